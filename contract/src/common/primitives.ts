@@ -1,0 +1,20 @@
+import { z } from 'zod';
+
+export const Uuid = z.string().uuid();
+export const Timestamp = z.string().describe('ISO-8601 timestamp in UTC.');
+
+/** Input timestamps accept any ISO-8601 offset; the service stores and answers them in UTC. */
+export const TimestampInput = z.string().datetime({ offset: true });
+
+export const Money = z.number().finite();
+export const CurrencyCode = z
+  .string()
+  .regex(/^[A-Za-z]{3}$/, 'Expected an ISO 4217 currency code such as USD')
+  .describe('ISO 4217 currency code; case-insensitive on input, upper case in responses.');
+
+/** Non-empty identifier strings chosen by the merchant or issued by the service. */
+export const Identifier = z.string().min(1).max(255);
+
+export const Deduped = z
+  .boolean()
+  .describe('True when this request repeated an earlier one and the existing record is returned unchanged; false when the record was created now.');

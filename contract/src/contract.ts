@@ -1,0 +1,37 @@
+import { initContract } from '@ts-rest/core';
+import { errorResponses } from './common/errors.js';
+import { adminContract } from './resources/admin.js';
+import { affiliatesContract } from './resources/affiliates.js';
+import { clicksContract } from './resources/clicks.js';
+import { conversionsContract } from './resources/conversions.js';
+import { customersContract } from './resources/customers.js';
+import { meContract } from './resources/me.js';
+import { programsContract } from './resources/programs.js';
+
+const c = initContract();
+
+/** Every merchant endpoint: authenticated by the organization API key. */
+export const merchantContract = c.router(
+  {
+    me: meContract,
+    programs: programsContract,
+    affiliates: affiliatesContract,
+    clicks: clicksContract,
+    customers: customersContract,
+    conversions: conversionsContract,
+  },
+  {
+    strictStatusCodes: true,
+    commonResponses: { 401: errorResponses[401], 500: errorResponses[500] },
+  },
+);
+
+export const contract = c.router(
+  {
+    ...merchantContract,
+    admin: adminContract,
+  },
+  { strictStatusCodes: true, commonResponses: { 500: errorResponses[500] } },
+);
+
+export type Contract = typeof contract;

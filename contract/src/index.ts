@@ -1,0 +1,12 @@
+export { contract, merchantContract, type Contract } from './contract.js';
+export * from './common/errors.js';
+export * from './common/pagination.js';
+export * from './common/primitives.js';
+export * from './common/attribution.js';
+export * from './resources/me.js';
+export * from './resources/programs.js';
+export * from './resources/affiliates.js';
+export * from './resources/clicks.js';
+export * from './resources/customers.js';
+export * from './resources/conversions.js';
+export * from './resources/admin.js';

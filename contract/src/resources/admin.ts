@@ -1,0 +1,77 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import { errorResponses } from '../common/errors.js';
+import { Timestamp, Uuid } from '../common/primitives.js';
+import { Organization } from './me.js';
+
+const c = initContract();
+
+export const ApiKeyInfo = z
+  .object({
+    id: Uuid.describe('Key id, used to revoke it.'),
+    redacted: z.string().describe('Display form of the key, e.g. `svc-AbCd…wXyZ`; the plain key is never shown again.'),
+    created_at: Timestamp,
+    revoked_at: Timestamp.nullable().describe('When the key was revoked; null while it is valid.'),
+  })
+  .describe('API key (without its secret)');
+
+const IssuedKey = {
+  api_key: z.string().describe('The plain API key (`svc-…`). Shown in this response only; store it now.'),
+  api_key_info: ApiKeyInfo,
+};
+
+const OrgIdParam = z.object({ id: z.string().describe('Organization id.') });
+
+export const adminContract = c.router(
+  {
+    createOrganization: {
+      method: 'POST',
+      path: '/admin/organizations',
+      summary: 'Create an organization (operator)',
+      description: 'Creates an organization and its first API key. Requires the operator token (`ADMIN_TOKEN`).',
+      body: z.object({ name: z.string().min(1).max(200).describe('Organization name.') }),
+      responses: {
+        201: z.object({ success: z.literal(true), data: z.object({ organization: Organization, ...IssuedKey }) }),
+        400: errorResponses[400],
+      },
+    },
+    issueApiKey: {
+      method: 'POST',
+      path: '/admin/organizations/:id/api-keys',
+      summary: 'Issue an additional API key (operator)',
+      description: 'Issues a new key for rotation: deploy the new key, then revoke the old one.',
+      pathParams: OrgIdParam,
+      body: c.noBody(),
+      responses: {
+        201: z.object({ success: z.literal(true), data: z.object(IssuedKey) }),
+        404: errorResponses[404],
+      },
+    },
+    listApiKeys: {
+      method: 'GET',
+      path: '/admin/organizations/:id/api-keys',
+      summary: 'List the API keys of an organization (operator)',
+      description: 'Lists keys in redacted form, revoked ones included.',
+      pathParams: OrgIdParam,
+      responses: {
+        200: z.object({ success: z.literal(true), data: z.object({ api_keys: z.array(ApiKeyInfo) }) }),
+        404: errorResponses[404],
+      },
+    },
+    revokeApiKey: {
+      method: 'DELETE',
+      path: '/admin/organizations/:id/api-keys/:keyId',
+      summary: 'Revoke an API key (operator)',
+      description: 'Revokes a key; it is refused everywhere within a few seconds.',
+      pathParams: OrgIdParam.extend({ keyId: z.string().describe('Key id.') }),
+      body: c.noBody(),
+      responses: {
+        200: z.object({ success: z.literal(true), data: z.object({ api_key_info: ApiKeyInfo }) }),
+        404: errorResponses[404],
+      },
+    },
+  },
+  { commonResponses: { 401: errorResponses[401].describe('Missing or invalid operator token.') } },
+);
+
+export type ApiKeyInfo = z.infer<typeof ApiKeyInfo>;

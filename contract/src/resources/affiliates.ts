@@ -1,0 +1,80 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import { errorResponses } from '../common/errors.js';
+import { NextCursor, PageQuery } from '../common/pagination.js';
+import { Deduped, Timestamp, Uuid } from '../common/primitives.js';
+
+const c = initContract();
+
+export const SLUG_PATTERN = /^[a-z0-9-]{2,64}$/;
+
+export const Slug = z
+  .string()
+  .regex(SLUG_PATTERN, 'Expected 2 to 64 lowercase letters, digits or "-"')
+  .describe('Referral link slug (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the organization.');
+
+export const Affiliate = z
+  .object({
+    id: Uuid.describe('Affiliate (membership) id.'),
+    email: z.string().describe('E-mail of the partner.'),
+    name: z.string().nullable().describe('Display name of the partner.'),
+    program_id: Uuid.describe('Program of this membership.'),
+    slug: Slug,
+    created_at: Timestamp,
+  })
+  .describe('Affiliate: a partner in one program, identified by (email, program).');
+
+export const CreateAffiliateBody = z.object({
+  email: z.string().email().max(320).describe('E-mail of the partner. With program_id it identifies the membership.'),
+  program_id: Uuid.describe('Program to join; must belong to the organization (else 404).'),
+  slug: Slug.optional().describe('Referral slug; generated when omitted. A slug used by another membership of the organization answers 409.'),
+  name: z.string().min(1).max(200).optional().describe('Display name of the partner.'),
+});
+
+const AffiliateEnvelope = z.object({ success: z.literal(true), data: z.object({ affiliate: Affiliate }) });
+const AffiliateWriteEnvelope = AffiliateEnvelope.extend({ deduped: Deduped });
+
+export const affiliatesContract = c.router({
+  create: {
+    method: 'POST',
+    path: '/api/affiliates',
+    summary: 'Add an affiliate to a program',
+    description:
+      'Creates the membership of a partner (email) in a program. Idempotent per (email, program): a repeat answers 200 with `deduped: true` and the existing membership unchanged (a different slug in the repeat is ignored).',
+    body: CreateAffiliateBody,
+    responses: {
+      200: AffiliateWriteEnvelope,
+      201: AffiliateWriteEnvelope,
+      400: errorResponses[400],
+      404: errorResponses[404],
+      409: errorResponses[409],
+    },
+  },
+  list: {
+    method: 'GET',
+    path: '/api/affiliates',
+    summary: 'List affiliates',
+    description: 'Lists the affiliates of the organization, oldest first, optionally filtered by program or e-mail.',
+    query: PageQuery.extend({
+      program_id: Uuid.optional().describe('Only memberships of this program.'),
+      email: z.string().optional().describe('Only memberships of this e-mail.'),
+    }),
+    responses: {
+      200: z.object({
+        success: z.literal(true),
+        data: z.object({ affiliates: z.array(Affiliate), next_cursor: NextCursor }),
+      }),
+      400: errorResponses[400],
+    },
+  },
+  get: {
+    method: 'GET',
+    path: '/api/affiliates/:id',
+    summary: 'Get an affiliate',
+    description: 'Returns one affiliate membership by id.',
+    pathParams: z.object({ id: z.string().describe('Affiliate id (UUID).') }),
+    responses: { 200: AffiliateEnvelope, 403: errorResponses[403], 404: errorResponses[404] },
+  },
+});
+
+export type Affiliate = z.infer<typeof Affiliate>;

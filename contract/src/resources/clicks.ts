@@ -1,0 +1,43 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import { errorResponses } from '../common/errors.js';
+import { Identifier, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
+
+const c = initContract();
+
+export const Click = z
+  .object({
+    id: Uuid.describe('Click id: the `click_id` usable for attribution.'),
+    cookie_id: z.string().describe('Opaque tracking id (`ck_…`) to store in the `svc_aff` cookie and send back as `cookie_id`.'),
+    affiliate_id: Uuid.describe('Affiliate credited with the click.'),
+    program_id: Uuid.describe('Program of that affiliate.'),
+    occurred_at: Timestamp.describe('When the click happened; the click window is measured from it.'),
+    created_at: Timestamp,
+  })
+  .describe('Click');
+
+export const CreateClickBody = z.object({
+  ref: Identifier.describe('Affiliate slug from the `?ref=` parameter.'),
+  landing_url: z.string().max(2048).optional().describe('Page the visitor landed on.'),
+  referrer: z.string().max(2048).optional().describe('HTTP referrer of the visit.'),
+  user_agent: z.string().max(1024).optional().describe("Visitor's user agent."),
+  ip: z.string().max(64).optional().describe("Visitor's IP address."),
+  occurred_at: TimestampInput.optional().describe('When the click happened (default now); for importing clicks captured elsewhere. At most 5 minutes in the future.'),
+});
+
+export const clicksContract = c.router({
+  create: {
+    method: 'POST',
+    path: '/api/clicks',
+    summary: 'Register a click server-side',
+    description: 'Records a click on an affiliate link and returns the `cookie_id` and click id to attribute later customers and conversions with. An unknown `ref` answers 404 "No attribution found".',
+    body: CreateClickBody,
+    responses: {
+      201: z.object({ success: z.literal(true), data: z.object({ click: Click }) }),
+      400: errorResponses[400],
+      404: errorResponses[404],
+    },
+  },
+});
+
+export type Click = z.infer<typeof Click>;

@@ -1,0 +1,26 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import { Uuid } from '../common/primitives.js';
+
+const c = initContract();
+
+export const Organization = z
+  .object({
+    id: Uuid.describe('Identifier of the organization; also used in webhook URLs and by the snippet.'),
+    name: z.string().describe('Organization name.'),
+  })
+  .describe('Organization');
+
+export const meContract = c.router({
+  get: {
+    method: 'GET',
+    path: '/api/me',
+    summary: 'The organization of the API key',
+    description: 'Returns the organization the API key belongs to. Usable as an authenticated health check.',
+    responses: {
+      200: z.object({ success: z.literal(true), data: z.object({ organization: Organization }) }),
+    },
+  },
+});
+
+export type Organization = z.infer<typeof Organization>;

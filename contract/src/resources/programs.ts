@@ -1,0 +1,101 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import { errorResponses } from '../common/errors.js';
+import { NextCursor, PageQuery } from '../common/pagination.js';
+import { CurrencyCode, Timestamp, Uuid } from '../common/primitives.js';
+
+const c = initContract();
+
+export const CommissionType = z
+  .enum(['percent', 'flat'])
+  .describe('`percent`: commission_value percent of each conversion amount; `flat`: commission_value per paid conversion.');
+
+const programFields = {
+  name: z.string().min(1).max(200).describe('Program name.'),
+  commission_type: CommissionType,
+  commission_value: z
+    .number()
+    .finite()
+    .min(0)
+    .describe('Percent of `amount` when commission_type is `percent` (30 means 30 %), else a flat amount in the program currency per paid conversion.'),
+  click_window_days: z
+    .number()
+    .int()
+    .min(0)
+    .max(3650)
+    .describe('Click attribution window in days: a conversion or customer attributed by a click older than this answers 410.'),
+  commission_window_months: z
+    .number()
+    .int()
+    .min(1)
+    .max(1200)
+    .nullable()
+    .describe("Commission window in months, counted from the customer's first conversion; after it, recurring charges earn no commission and the customer becomes `capped`. null means lifetime."),
+  currency: CurrencyCode,
+};
+
+export const Program = z
+  .object({
+    id: Uuid.describe('Program id.'),
+    ...programFields,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .describe('Program');
+
+export const CreateProgramBody = z.object({
+  name: programFields.name,
+  commission_type: programFields.commission_type.optional().describe('Default `percent`.'),
+  commission_value: programFields.commission_value,
+  click_window_days: programFields.click_window_days.optional().describe('Click attribution window in days; default 60.'),
+  commission_window_months: programFields.commission_window_months.optional().describe('Commission window in months from the first conversion; default null (lifetime).'),
+  currency: programFields.currency.optional().describe('ISO 4217 currency code; default USD.'),
+});
+
+export const UpdateProgramBody = CreateProgramBody.partial();
+
+const ProgramEnvelope = z.object({ success: z.literal(true), data: z.object({ program: Program }) });
+
+export const programsContract = c.router({
+  create: {
+    method: 'POST',
+    path: '/api/programs',
+    summary: 'Create a program',
+    description: 'Creates an affiliate program with its commission rule and windows.',
+    body: CreateProgramBody,
+    responses: { 201: ProgramEnvelope, 400: errorResponses[400] },
+  },
+  list: {
+    method: 'GET',
+    path: '/api/programs',
+    summary: 'List programs',
+    description: 'Lists the programs of the organization, oldest first, with cursor pagination.',
+    query: PageQuery,
+    responses: {
+      200: z.object({
+        success: z.literal(true),
+        data: z.object({ programs: z.array(Program), next_cursor: NextCursor }),
+      }),
+      400: errorResponses[400],
+    },
+  },
+  get: {
+    method: 'GET',
+    path: '/api/programs/:id',
+    summary: 'Get a program',
+    description: 'Returns one program by id.',
+    pathParams: z.object({ id: z.string().describe('Program id (UUID).') }),
+    responses: { 200: ProgramEnvelope, 403: errorResponses[403], 404: errorResponses[404] },
+  },
+  update: {
+    method: 'PATCH',
+    path: '/api/programs/:id',
+    summary: 'Update a program',
+    description: 'Changes any of the program fields. Commission already computed on past conversions is not recomputed.',
+    pathParams: z.object({ id: z.string().describe('Program id (UUID).') }),
+    body: UpdateProgramBody,
+    responses: { 200: ProgramEnvelope, 400: errorResponses[400], 403: errorResponses[403], 404: errorResponses[404] },
+  },
+});
+
+export type Program = z.infer<typeof Program>;

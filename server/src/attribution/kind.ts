@@ -1,0 +1,31 @@
+import { BadRequestError } from '../http/errors.js';
+
+export type ConversionKind = 'initial' | 'recurring';
+
+export interface KindInput {
+  requested: ConversionKind | undefined;
+  /** The conversion belongs to a customer (tracked before, or created by this conversion). */
+  hasCustomer: boolean;
+  /** The customer has no conversion yet. */
+  isFirstConversion: boolean;
+  /** Attributed by customer_id alone, without any click field. */
+  byCustomerIdOnly: boolean;
+}
+
+/**
+ * The kind of a conversion (decisions.md, Conversions 1 to 5):
+ * customer_id alone -> recurring unless `initial` is asked on the first conversion;
+ * click attribution -> initial on the customer's first conversion, else recurring.
+ */
+export function resolveConversionKind(input: KindInput): ConversionKind {
+  const { requested, hasCustomer, isFirstConversion, byCustomerIdOnly } = input;
+  if (requested === 'initial' && hasCustomer && !isFirstConversion) {
+    throw new BadRequestError('kind: "initial" is only allowed on the customer\'s first conversion');
+  }
+  if (requested === 'recurring' && !hasCustomer) {
+    throw new BadRequestError('kind: "recurring" requires a customer_id');
+  }
+  if (requested) return requested;
+  if (byCustomerIdOnly) return 'recurring';
+  return isFirstConversion ? 'initial' : 'recurring';
+}

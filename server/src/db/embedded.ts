@@ -1,0 +1,30 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+
+export interface EmbeddedPostgres {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * An embedded PostgreSQL (PGlite) served over a local TCP socket, so that the same
+ * @mikro-orm/postgresql driver talks to it as to a real server. For trying the service and for
+ * tests on a laptop without PostgreSQL; never the production setting. PGlite is single-connection:
+ * the pool must be sized 1 (see orm.ts).
+ * dataDir undefined keeps the database in memory.
+ */
+export async function startEmbeddedPostgres(dataDir?: string): Promise<EmbeddedPostgres> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const db = await PGlite.create(dataDir);
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0 });
+  await server.start();
+  const conn = server.getServerConn();
+  return {
+    url: `postgres://postgres@${conn}/postgres`,
+    async stop() {
+      await server.stop();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,77 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import type { Organization } from '@affiliate-attribution/contract';
+import { ErrorMessages } from '@affiliate-attribution/contract';
+import { hashApiKey, parseAuthorizationHeader } from '../modules/organizations/api-key.js';
+import type { OrganizationsService } from '../modules/organizations/organizations.service.js';
+import { UnauthorizedError } from './errors.js';
+
+interface CacheEntry {
+  organization: Organization;
+  expiresAt: number;
+}
+
+/**
+ * API key -> organization, cached for `ttlMs` so that the hot paths skip a database round trip.
+ * A revoked key is refused by this instance at once and by every other instance within ttlMs,
+ * since their entries expire and the next lookup finds the revocation in PostgreSQL.
+ */
+export class ApiKeyAuthenticator {
+  private readonly cache = new Map<string, CacheEntry>();
+  private static readonly MAX_ENTRIES = 10_000;
+
+  constructor(
+    private readonly organizations: OrganizationsService,
+    private readonly ttlMs: number,
+  ) {}
+
+  async authenticate(authorization: string | undefined): Promise<Organization> {
+    const key = parseAuthorizationHeader(authorization);
+    if (!key) throw new UnauthorizedError();
+    const keyHash = hashApiKey(key);
+    const now = Date.now();
+    const cached = this.cache.get(keyHash);
+    if (cached && cached.expiresAt > now) return cached.organization;
+    const organization = await this.organizations.findByKeyHash(keyHash);
+    if (!organization) {
+      this.cache.delete(keyHash);
+      throw new UnauthorizedError();
+    }
+    if (this.ttlMs > 0) {
+      if (this.cache.size >= ApiKeyAuthenticator.MAX_ENTRIES) this.cache.clear();
+      this.cache.set(keyHash, { organization, expiresAt: now + this.ttlMs });
+    }
+    return organization;
+  }
+
+  /** Called when this instance revokes a key, so that it stops working here immediately. */
+  forget(keyHash: string): void {
+    this.cache.delete(keyHash);
+  }
+
+  middleware(): RequestHandler {
+    return (req, _res, next) => {
+      this.authenticate(req.headers.authorization).then(
+        (organization) => {
+          req.organization = organization;
+          next();
+        },
+        next,
+      );
+    };
+  }
+}
+
+/** The operator token, compared in constant time (hashing first makes the lengths equal). */
+export function adminAuthentication(adminToken: string | undefined): RequestHandler {
+  const expected = adminToken ? createHash('sha256').update(adminToken).digest() : undefined;
+  return (req, _res, next) => {
+    const header = req.headers.authorization ?? '';
+    const presented = header.replace(/^bearer\s+/i, '').trim();
+    const ok =
+      expected !== undefined &&
+      presented.length > 0 &&
+      timingSafeEqual(createHash('sha256').update(presented).digest(), expected);
+    next(ok ? undefined : new UnauthorizedError(ErrorMessages.invalidAdminToken));
+  };
+}

@@ -1,0 +1,73 @@
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
+import { ErrorMessages, type ErrorBody } from '@affiliate-attribution/contract';
+import { HttpError } from './errors.js';
+
+export function sendError(res: Response, status: number, message: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return;
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  const body: ErrorBody = { success: false, message };
+  res.status(status).json(body);
+}
+
+/** Errors of body-parser, keyed by its `type`, in the envelope with the right status. */
+const bodyParserErrors: Record<string, [number, string]> = {
+  'entity.parse.failed': [400, 'Malformed JSON body'],
+  'entity.too.large': [413, 'Request body exceeds the 1 MiB limit'],
+  'encoding.unsupported': [415, 'Unsupported content encoding'],
+  'charset.unsupported': [415, 'Unsupported charset; send UTF-8 JSON'],
+  'request.aborted': [400, 'Request aborted'],
+  'request.size.invalid': [400, 'Request size did not match Content-Length'],
+  'stream.encoding.set': [500, ErrorMessages.internal],
+};
+
+const connectionErrorCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
+
+/**
+ * The database is down or restarting: the client may retry. PostgreSQL classes 08 (connection),
+ * 57P (operator intervention: shutdown, crash) and 53 (insufficient resources).
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const e = err as { code?: unknown; message?: unknown; cause?: unknown };
+  const code = typeof e.code === 'string' ? e.code : '';
+  if (connectionErrorCodes.has(code) || code.startsWith('08') || code.startsWith('57P') || code.startsWith('53')) return true;
+  const message = typeof e.message === 'string' ? e.message : '';
+  if (/Timeout acquiring a connection|Connection terminated|terminating connection|not queryable|Client was closed|connection is closed/i.test(message)) {
+    return true;
+  }
+  return e.cause !== undefined && e.cause !== err && isDatabaseUnavailable(e.cause);
+}
+
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    if (err instanceof HttpError) {
+      sendError(res, err.status, err.message, err.headers);
+      return;
+    }
+    const type = (err as { type?: unknown })?.type;
+    if (typeof type === 'string' && bodyParserErrors[type]) {
+      const [status, message] = bodyParserErrors[type];
+      sendError(res, status, message);
+      return;
+    }
+    if (isDatabaseUnavailable(err)) {
+      logger.warn({ err, reqId: req.requestId }, 'database unavailable');
+      sendError(res, 503, 'Service temporarily unavailable; safe to retry', { 'Retry-After': '1' });
+      return;
+    }
+    logger.error({ err, reqId: req.requestId }, 'unhandled error');
+    sendError(res, 500, ErrorMessages.internal);
+  };
+}
+
+export const notFoundHandler: RequestHandler = (req, res) => {
+  sendError(res, 404, `Not found: ${req.method} ${req.path}`);
+};
+
+/** Async route/middleware errors reach the error handler instead of crashing or hanging. */
+export function asyncHandler(fn: (...args: Parameters<RequestHandler>) => Promise<unknown>): RequestHandler {
+  return (req, res, next) => {
+    fn(req, res, next).catch(next);
+  };
+}

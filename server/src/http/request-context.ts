@@ -1,0 +1,18 @@
+import type { Organization } from '@affiliate-attribution/contract';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** Request id: the incoming X-Request-Id when sane, else a new UUID; on every log line. */
+      requestId: string;
+      /** The organization of the authenticated API key (merchant routes only). */
+      organization?: Organization;
+    }
+  }
+}
+
+export function requireOrganization(req: { organization?: Organization }): Organization {
+  if (!req.organization) throw new Error('route reached without authentication');
+  return req.organization;
+}

@@ -1,0 +1,16 @@
+/** Timestamps from the driver arrive as Date or as PostgreSQL text; the wire wants ISO-8601 UTC. */
+export function iso(value: Date | string): string {
+  return (value instanceof Date ? value : new Date(value)).toISOString();
+}
+
+export function isoOrNull(value: Date | string | null | undefined): string | null {
+  return value === null || value === undefined ? null : iso(value);
+}
+
+/** numeric columns arrive as strings so that no precision is lost in the database round trip. */
+export function decimalToNumber(value: string | number): number {
+  return typeof value === 'number' ? value : Number(value);
+}
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (value: string): boolean => UUID_PATTERN.test(value);

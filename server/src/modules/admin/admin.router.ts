@@ -1,0 +1,25 @@
+import { contract } from '@affiliate-attribution/contract';
+import { s } from '../../http/router-types.js';
+import type { ApiKeyAuthenticator } from '../../http/authentication.js';
+import type { OrganizationsService } from '../organizations/organizations.service.js';
+
+export const adminRouter = (organizations: OrganizationsService, authenticator: ApiKeyAuthenticator) =>
+  s.router(contract.admin, {
+    createOrganization: async ({ body }) => ({
+      status: 201,
+      body: { success: true, data: await organizations.create(body.name) },
+    }),
+    issueApiKey: async ({ params }) => ({
+      status: 201,
+      body: { success: true, data: await organizations.issueKey(params.id) },
+    }),
+    listApiKeys: async ({ params }) => ({
+      status: 200,
+      body: { success: true, data: { api_keys: await organizations.listKeys(params.id) } },
+    }),
+    revokeApiKey: async ({ params }) => {
+      const { key_hash, ...api_key_info } = await organizations.revokeKey(params.id, params.keyId);
+      authenticator.forget(key_hash);
+      return { status: 200, body: { success: true, data: { api_key_info } } };
+    },
+  });

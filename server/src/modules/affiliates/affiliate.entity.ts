@@ -1,0 +1,15 @@
+import { defineEntity } from '@mikro-orm/core';
+
+export const AffiliateEntity = defineEntity({
+  name: 'Affiliate',
+  tableName: 'affiliates',
+  properties: (p) => ({
+    id: p.uuid().primary(),
+    organization_id: p.uuid(),
+    program_id: p.uuid(),
+    email: p.text(),
+    name: p.text().nullable(),
+    slug: p.text(),
+    created_at: p.datetime().defaultRaw('now()'),
+  }),
+});

@@ -1,0 +1,19 @@
+import { defineEntity } from '@mikro-orm/core';
+
+export const ClickEntity = defineEntity({
+  name: 'Click',
+  tableName: 'clicks',
+  properties: (p) => ({
+    id: p.uuid().primary(),
+    organization_id: p.uuid(),
+    affiliate_id: p.uuid(),
+    program_id: p.uuid(),
+    cookie_id: p.text(),
+    landing_url: p.text().nullable(),
+    referrer: p.text().nullable(),
+    user_agent: p.text().nullable(),
+    ip: p.text().nullable(),
+    occurred_at: p.datetime(),
+    created_at: p.datetime().defaultRaw('now()'),
+  }),
+});

@@ -1,0 +1,12 @@
+import { contract } from '@affiliate-attribution/contract';
+import { s } from '../../http/router-types.js';
+import { requireOrganization } from '../../http/request-context.js';
+import type { ClicksService } from './clicks.service.js';
+
+export const clicksRouter = (clicks: ClicksService) =>
+  s.router(contract.clicks, {
+    create: async ({ req, body }) => {
+      const { click } = await clicks.create(requireOrganization(req).id, body);
+      return { status: 201, body: { success: true, data: { click } } };
+    },
+  });

@@ -1,0 +1,76 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Click } from '@affiliate-attribution/contract';
+import { COOKIE_ID_PREFIX, findAffiliateBySlug } from '../../attribution/resolve.js';
+import { Sql } from '../../db/sql.js';
+import { AttributionNotFoundError } from '../../http/errors.js';
+import { iso } from '../../http/serialize.js';
+import { resolveOccurredAt } from '../../attribution/occurred-at.js';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** `ck_` + 22 base62 characters (about 131 bits): opaque, unguessable, never a valid slug. */
+export function generateCookieId(): string {
+  const bytes = randomBytes(22);
+  let id = COOKIE_ID_PREFIX;
+  for (const byte of bytes) id += BASE62[byte % 62];
+  return id;
+}
+
+export interface CreateClickInput {
+  ref: string;
+  landing_url?: string;
+  referrer?: string;
+  user_agent?: string;
+  ip?: string;
+  occurred_at?: string;
+}
+
+export interface ClickResult {
+  click: Click;
+  /** The program's click window, so that the snippet can size the cookie's lifetime. */
+  click_window_days: number;
+}
+
+export class ClicksService {
+  constructor(private readonly orm: MikroORM) {}
+
+  /** One lookup (slug -> affiliate) and one insert; an unknown slug is 404 "No attribution found". */
+  async create(organizationId: string, input: CreateClickInput): Promise<ClickResult> {
+    const sql = new Sql(this.orm.em.fork());
+    const occurredAt = resolveOccurredAt(input.occurred_at);
+    const affiliate = await findAffiliateBySlug(sql, organizationId, input.ref);
+    if (!affiliate) throw new AttributionNotFoundError();
+    const id = randomUUID();
+    const cookieId = generateCookieId();
+    const createdAt = new Date();
+    await sql.rows(
+      `insert into clicks (id, organization_id, affiliate_id, program_id, cookie_id, landing_url, referrer, user_agent, ip, occurred_at, created_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        id,
+        organizationId,
+        affiliate.id,
+        affiliate.program_id,
+        cookieId,
+        input.landing_url ?? null,
+        input.referrer ?? null,
+        input.user_agent ?? null,
+        input.ip ?? null,
+        occurredAt,
+        createdAt,
+      ],
+    );
+    return {
+      click: {
+        id,
+        cookie_id: cookieId,
+        affiliate_id: affiliate.id,
+        program_id: affiliate.program_id,
+        occurred_at: iso(occurredAt),
+        created_at: iso(createdAt),
+      },
+      click_window_days: affiliate.click_window_days,
+    };
+  }
+}

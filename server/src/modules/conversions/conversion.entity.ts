@@ -1,0 +1,21 @@
+import { defineEntity } from '@mikro-orm/core';
+
+export const ConversionEntity = defineEntity({
+  name: 'Conversion',
+  tableName: 'conversions',
+  properties: (p) => ({
+    id: p.uuid().primary(),
+    organization_id: p.uuid(),
+    external_id: p.text(),
+    amount: p.decimal('string'),
+    currency: p.string(),
+    kind: p.enum(['initial', 'recurring'] as const),
+    commission_amount: p.decimal('string'),
+    customer_id: p.text().nullable(),
+    affiliate_id: p.uuid(),
+    program_id: p.uuid(),
+    click_id: p.uuid().nullable(),
+    occurred_at: p.datetime(),
+    created_at: p.datetime().defaultRaw('now()'),
+  }),
+});

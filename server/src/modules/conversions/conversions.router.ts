@@ -1,0 +1,20 @@
+import { contract } from '@affiliate-attribution/contract';
+import { s } from '../../http/router-types.js';
+import { requireOrganization } from '../../http/request-context.js';
+import type { ConversionsService } from './conversions.service.js';
+
+export const conversionsRouter = (conversions: ConversionsService) =>
+  s.router(contract.conversions, {
+    create: async ({ req, body }) => {
+      const { conversion, deduped } = await conversions.create(requireOrganization(req).id, body);
+      return { status: deduped ? 200 : 201, body: { success: true, data: { conversion }, deduped } };
+    },
+    list: async ({ req, query }) => ({
+      status: 200,
+      body: { success: true, data: await conversions.list(requireOrganization(req).id, query) },
+    }),
+    get: async ({ req, params }) => ({
+      status: 200,
+      body: { success: true, data: { conversion: await conversions.get(requireOrganization(req).id, params.id) } },
+    }),
+  });

@@ -1,0 +1,216 @@
+import { randomUUID } from 'node:crypto';
+import type { InferEntity } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Conversion } from '@affiliate-attribution/contract';
+import { computeCommission, type CommissionType } from '../../attribution/commission.js';
+import { resolveConversionKind, type ConversionKind } from '../../attribution/kind.js';
+import { resolveOccurredAt } from '../../attribution/occurred-at.js';
+import { hasClickAttribution, resolveClickAttribution, type Attribution, type ClickAttributionInput } from '../../attribution/resolve.js';
+import { isPastCommissionWindow } from '../../attribution/windows.js';
+import { Sql } from '../../db/sql.js';
+import { AttributionNotFoundError, BadRequestError, ForbiddenError, NotFoundError } from '../../http/errors.js';
+import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
+import { decimalToNumber, iso, isUuid } from '../../http/serialize.js';
+import { findCustomerInOrganization, insertCustomerOnce, type CustomerRecord, type CustomerStatus } from '../customers/customers.service.js';
+import type { ConversionEntity } from './conversion.entity.js';
+
+export type ConversionRecord = InferEntity<typeof ConversionEntity>;
+
+export function toConversionDto(c: ConversionRecord): Conversion {
+  return {
+    id: c.id,
+    external_id: c.external_id,
+    amount: decimalToNumber(c.amount),
+    currency: c.currency,
+    kind: c.kind,
+    commission_amount: decimalToNumber(c.commission_amount),
+    customer_id: c.customer_id ?? null,
+    affiliate_id: c.affiliate_id,
+    program_id: c.program_id,
+    click_id: c.click_id ?? null,
+    occurred_at: iso(c.occurred_at),
+    created_at: iso(c.created_at),
+  };
+}
+
+export interface CreateConversionInput extends ClickAttributionInput {
+  external_id: string;
+  amount: number | string;
+  currency?: string;
+  customer_id?: string;
+  kind?: ConversionKind;
+  occurred_at?: string;
+}
+
+interface ProgramRule {
+  commission_type: CommissionType;
+  commission_value: string;
+  commission_window_months: number | null;
+  currency: string;
+}
+
+export interface ConversionListQuery {
+  limit?: number;
+  cursor?: string;
+  customer_id?: string;
+  affiliate_id?: string;
+  program_id?: string;
+  from?: string;
+  to?: string;
+}
+
+const INSERT_CONVERSION = `insert into conversions
+  (id, organization_id, external_id, amount, currency, kind, commission_amount, customer_id, affiliate_id, program_id, click_id, occurred_at, created_at)
+  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  on conflict (organization_id, external_id) do nothing
+  returning *`;
+
+/** A paid conversion activates a trial or canceled customer; past the window it caps them; capped stays capped. */
+export function nextCustomerStatus(current: CustomerStatus, amount: number, pastCommissionWindow: boolean): CustomerStatus {
+  if (pastCommissionWindow) return 'capped';
+  if (amount > 0 && (current === 'trial' || current === 'canceled')) return 'active';
+  return current;
+}
+
+export class ConversionsService {
+  constructor(private readonly orm: MikroORM) {}
+
+  private sql(): Sql {
+    return new Sql(this.orm.em.fork());
+  }
+
+  /**
+   * Records a charge once per (organization, external_id). With a customer, its row is locked for
+   * the transaction, so that concurrent charges of one customer see each other's
+   * first_conversion_at and status; the customer is changed only when this call inserted the
+   * conversion, so a concurrent duplicate changes nothing.
+   */
+  async create(organizationId: string, input: CreateConversionInput): Promise<{ conversion: Conversion; deduped: boolean }> {
+    const occurredAt = resolveOccurredAt(input.occurred_at);
+    const byClick = hasClickAttribution(input);
+    if (!input.customer_id && !byClick) {
+      throw new BadRequestError('customer_id: one of customer_id, cookie_id, ref or click_id is required');
+    }
+    const existing = await this.findByExternalId(this.sql(), organizationId, input.external_id);
+    if (existing) return { conversion: toConversionDto(existing), deduped: true };
+
+    return this.sql().transaction(async (sql) => {
+      let customer: CustomerRecord | undefined;
+      let attribution: Attribution;
+      if (input.customer_id) {
+        customer = await findCustomerInOrganization(sql, organizationId, input.customer_id, true);
+        if (!customer) {
+          if (!byClick) throw new AttributionNotFoundError();
+          const fromClick = await resolveClickAttribution(sql, organizationId, input, occurredAt);
+          await insertCustomerOnce(sql, organizationId, { customer_id: input.customer_id, status: 'active' }, fromClick);
+          customer = await findCustomerInOrganization(sql, organizationId, input.customer_id, true);
+          if (!customer) throw new Error('customer vanished after insert');
+        }
+        attribution = { affiliate_id: customer.affiliate_id, program_id: customer.program_id, click_id: customer.click_id ?? null };
+      } else {
+        attribution = await resolveClickAttribution(sql, organizationId, input, occurredAt);
+      }
+
+      const isFirstConversion = !customer || customer.first_conversion_at == null;
+      const kind = resolveConversionKind({
+        requested: input.kind,
+        hasCustomer: customer !== undefined,
+        isFirstConversion,
+        byCustomerIdOnly: !byClick,
+      });
+
+      const program = await sql.one<ProgramRule>(
+        'select commission_type, commission_value, commission_window_months, currency from programs where id = ?',
+        [attribution.program_id],
+      );
+      if (!program) throw new Error('attributed program not found');
+      const firstConversionAt = customer?.first_conversion_at
+        ? new Date(Math.min(new Date(customer.first_conversion_at).getTime(), occurredAt.getTime()))
+        : occurredAt;
+      const pastWindow = customer !== undefined && isPastCommissionWindow(firstConversionAt, program.commission_window_months, occurredAt);
+      const commission = pastWindow ? '0.00' : computeCommission(program, input.amount);
+
+      const inserted = await sql.one<ConversionRecord>(INSERT_CONVERSION, [
+        randomUUID(),
+        organizationId,
+        input.external_id,
+        String(input.amount),
+        (input.currency ?? program.currency).toUpperCase(),
+        kind,
+        commission,
+        customer?.customer_id ?? null,
+        attribution.affiliate_id,
+        attribution.program_id,
+        attribution.click_id,
+        occurredAt,
+        new Date(),
+      ]);
+      if (!inserted) {
+        const raced = await this.findByExternalId(sql, organizationId, input.external_id);
+        if (!raced) throw new Error('conversion insert conflicted but no row was found');
+        return { conversion: toConversionDto(raced), deduped: true };
+      }
+      if (customer) {
+        const status = nextCustomerStatus(customer.status, Number(input.amount), pastWindow);
+        await sql.rows('update customers set first_conversion_at = ?, status = ?, updated_at = ? where id = ?', [
+          firstConversionAt,
+          status,
+          new Date(),
+          customer.id,
+        ]);
+      }
+      return { conversion: toConversionDto(inserted), deduped: false };
+    });
+  }
+
+  /** By the service's UUID or the merchant's external_id; 403 when only another organization has it. */
+  async get(organizationId: string, id: string): Promise<Conversion> {
+    const sql = this.sql();
+    const byUuid = isUuid(id);
+    const own = await sql.one<ConversionRecord>(
+      byUuid
+        ? 'select * from conversions where organization_id = ? and (id = ? or external_id = ?) order by (id::text = ?) desc limit 1'
+        : 'select * from conversions where organization_id = ? and external_id = ?',
+      byUuid ? [organizationId, id, id, id] : [organizationId, id],
+    );
+    if (own) return toConversionDto(own);
+    const elsewhere = await sql.one(
+      byUuid ? 'select 1 from conversions where id = ? or external_id = ? limit 1' : 'select 1 from conversions where external_id = ? limit 1',
+      byUuid ? [id, id] : [id],
+    );
+    if (elsewhere) throw new ForbiddenError();
+    throw new NotFoundError('Conversion not found');
+  }
+
+  async list(organizationId: string, query: ConversionListQuery): Promise<{ conversions: Conversion[]; next_cursor: string | null }> {
+    const limit = pageLimit(query.limit);
+    const before = decodeCursor(query.cursor);
+    const where: string[] = ['organization_id = ?'];
+    const params: unknown[] = [organizationId];
+    const filter = (clause: string, value: unknown) => {
+      where.push(clause);
+      params.push(value);
+    };
+    if (query.customer_id) filter('customer_id = ?', query.customer_id);
+    if (query.affiliate_id) filter('affiliate_id = ?', query.affiliate_id);
+    if (query.program_id) filter('program_id = ?', query.program_id);
+    if (query.from) filter('occurred_at >= ?', new Date(query.from));
+    if (query.to) filter('occurred_at < ?', new Date(query.to));
+    if (before) {
+      where.push('(occurred_at, id) < (?, ?)');
+      params.push(before.at, before.id);
+    }
+    params.push(limit + 1);
+    const rows = await this.sql().rows<ConversionRecord>(
+      `select * from conversions where ${where.join(' and ')} order by occurred_at desc, id desc limit ?`,
+      params,
+    );
+    const page = pageOf(rows, limit, (c) => ({ at: new Date(c.occurred_at), id: c.id }));
+    return { conversions: page.items.map(toConversionDto), next_cursor: page.next_cursor };
+  }
+
+  private findByExternalId(sql: Sql, organizationId: string, externalId: string): Promise<ConversionRecord | undefined> {
+    return sql.one<ConversionRecord>('select * from conversions where organization_id = ? and external_id = ?', [organizationId, externalId]);
+  }
+}
+

@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import type { InferEntity } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Customer } from '@affiliate-attribution/contract';
+import { hasClickAttribution, resolveClickAttribution, type Attribution, type ClickAttributionInput } from '../../attribution/resolve.js';
+import { Sql } from '../../db/sql.js';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../../http/errors.js';
+import { iso, isoOrNull, isUuid } from '../../http/serialize.js';
+import type { CustomerEntity } from './customer.entity.js';
+
+export type CustomerRecord = InferEntity<typeof CustomerEntity>;
+export type CustomerStatus = CustomerRecord['status'];
+
+export function toCustomerDto(c: CustomerRecord): Customer {
+  return {
+    id: c.id,
+    customer_id: c.customer_id,
+    status: c.status,
+    affiliate_id: c.affiliate_id,
+    program_id: c.program_id,
+    click_id: c.click_id ?? null,
+    email: c.email ?? null,
+    name: c.name ?? null,
+    first_conversion_at: isoOrNull(c.first_conversion_at),
+    created_at: iso(c.created_at),
+    updated_at: iso(c.updated_at),
+  };
+}
+
+export interface CreateCustomerInput extends ClickAttributionInput {
+  customer_id: string;
+  status?: CustomerStatus;
+  email?: string;
+  name?: string;
+}
+
+const INSERT_CUSTOMER = `insert into customers
+  (id, organization_id, customer_id, status, affiliate_id, program_id, click_id, email, name, created_at, updated_at)
+  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  on conflict (organization_id, customer_id) do nothing
+  returning *`;
+
+/**
+ * Inserts the customer unless (organization, customer_id) exists; the unique key makes concurrent
+ * identical requests create exactly one. Returns the row and whether this call created it.
+ */
+export async function insertCustomerOnce(
+  sql: Sql,
+  organizationId: string,
+  input: { customer_id: string; status: CustomerStatus; email?: string | null; name?: string | null },
+  attribution: Attribution,
+): Promise<{ customer: CustomerRecord; created: boolean }> {
+  const now = new Date();
+  const inserted = await sql.one<CustomerRecord>(INSERT_CUSTOMER, [
+    randomUUID(),
+    organizationId,
+    input.customer_id,
+    input.status,
+    attribution.affiliate_id,
+    attribution.program_id,
+    attribution.click_id,
+    input.email ?? null,
+    input.name ?? null,
+    now,
+    now,
+  ]);
+  if (inserted) return { customer: inserted, created: true };
+  const existing = await findCustomerInOrganization(sql, organizationId, input.customer_id);
+  if (!existing) throw new Error('customer insert conflicted but no row was found');
+  return { customer: existing, created: false };
+}
+
+export function findCustomerInOrganization(sql: Sql, organizationId: string, customerId: string, forUpdate = false): Promise<CustomerRecord | undefined> {
+  return sql.one<CustomerRecord>(
+    `select * from customers where organization_id = ? and customer_id = ?${forUpdate ? ' for update' : ''}`,
+    [organizationId, customerId],
+  );
+}
+
+export class CustomersService {
+  constructor(private readonly orm: MikroORM) {}
+
+  private sql(): Sql {
+    return new Sql(this.orm.em.fork());
+  }
+
+  async create(organizationId: string, input: CreateCustomerInput): Promise<{ customer: Customer; deduped: boolean }> {
+    if (!hasClickAttribution(input)) {
+      throw new BadRequestError('cookie_id: one of cookie_id, ref or click_id is required');
+    }
+    const sql = this.sql();
+    const existing = await findCustomerInOrganization(sql, organizationId, input.customer_id);
+    if (existing) return { customer: toCustomerDto(existing), deduped: true };
+    const attribution = await resolveClickAttribution(sql, organizationId, input, new Date());
+    const { customer, created } = await insertCustomerOnce(
+      sql,
+      organizationId,
+      { customer_id: input.customer_id, status: input.status ?? 'trial', email: input.email, name: input.name },
+      attribution,
+    );
+    return { customer: toCustomerDto(customer), deduped: !created };
+  }
+
+  async get(organizationId: string, id: string): Promise<Customer> {
+    return toCustomerDto(await this.findOwned(this.sql(), organizationId, id));
+  }
+
+  async updateStatus(organizationId: string, id: string, status: CustomerStatus): Promise<Customer> {
+    const sql = this.sql();
+    const customer = await this.findOwned(sql, organizationId, id);
+    const updated = await sql.one<CustomerRecord>('update customers set status = ?, updated_at = ? where id = ? returning *', [
+      status,
+      new Date(),
+      customer.id,
+    ]);
+    return toCustomerDto(updated ?? customer);
+  }
+
+  /**
+   * By the service's UUID or the merchant's customer_id, in the caller's organization first.
+   * Found only in another organization: 403; nowhere: 404.
+   */
+  private async findOwned(sql: Sql, organizationId: string, id: string): Promise<CustomerRecord> {
+    const byUuid = isUuid(id);
+    const own = await sql.one<CustomerRecord>(
+      byUuid
+        ? 'select * from customers where organization_id = ? and (id = ? or customer_id = ?) order by (id::text = ?) desc limit 1'
+        : 'select * from customers where organization_id = ? and customer_id = ?',
+      byUuid ? [organizationId, id, id, id] : [organizationId, id],
+    );
+    if (own) return own;
+    const elsewhere = await sql.one(
+      byUuid ? 'select 1 from customers where id = ? or customer_id = ? limit 1' : 'select 1 from customers where customer_id = ? limit 1',
+      byUuid ? [id, id] : [id],
+    );
+    if (elsewhere) throw new ForbiddenError();
+    throw new NotFoundError('Customer not found');
+  }
+}

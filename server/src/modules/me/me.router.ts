@@ -1,0 +1,7 @@
+import { contract } from '@affiliate-attribution/contract';
+import { s } from '../../http/router-types.js';
+import { requireOrganization } from '../../http/request-context.js';
+
+export const meRouter = s.router(contract.me, {
+  get: async ({ req }) => ({ status: 200, body: { success: true, data: { organization: requireOrganization(req) } } }),
+});

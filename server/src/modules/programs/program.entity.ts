@@ -1,0 +1,18 @@
+import { defineEntity } from '@mikro-orm/core';
+
+export const ProgramEntity = defineEntity({
+  name: 'Program',
+  tableName: 'programs',
+  properties: (p) => ({
+    id: p.uuid().primary(),
+    organization_id: p.uuid(),
+    name: p.text(),
+    commission_type: p.enum(['percent', 'flat'] as const),
+    commission_value: p.decimal('string'),
+    click_window_days: p.integer(),
+    commission_window_months: p.integer().nullable(),
+    currency: p.string(),
+    created_at: p.datetime().defaultRaw('now()'),
+    updated_at: p.datetime().defaultRaw('now()'),
+  }),
+});
