@@ -1,0 +1,32 @@
+import { MikroORM } from '@mikro-orm/postgresql';
+
+import { randomBytes } from 'node:crypto';
+import { MikroORM } from '@mikro-orm/postgresql';
+
+/** Each run names its databases aa_test_<run>_…, so concurrent runs never drop each other's. */
+const run = randomBytes(4).toString('hex');
+
+/** Drops the per-worker test databases this run left on the real PostgreSQL. */
+async function dropTestDatabases(): Promise<void> {
+  const url = process.env.DATABASE_URL;
+  if (!url) return;
+  const admin = await MikroORM.init({ clientUrl: url, entities: [], discovery: { warnWhenNoEntities: false }, allowGlobalContext: true });
+  try {
+    const rows = await admin.em
+      .getConnection()
+      .execute<{ datname: string }[]>(`select datname from pg_database where datname like 'aa\\_test\\_${run}\\_%'`);
+    for (const { datname } of rows) {
+      await admin.em.getConnection().execute(`drop database if exists "${datname}" with (force)`);
+    }
+  } finally {
+    await admin.close(true);
+  }
+}
+
+export function setup(): void {
+  process.env.AA_TEST_RUN = run;
+}
+
+export async function teardown(): Promise<void> {
+  await dropTestDatabases();
+}

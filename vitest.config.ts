@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // One database and one server per worker, shared by that worker's files (each test makes its
+    // own organization, so tests never see each other's data).
+    pool: 'forks',
+    poolOptions: { forks: { isolate: false, maxForks: 2, minForks: 1 } },
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    reporters: ['default'],
+    globalSetup: ['test/support/global-setup.ts'],
+  },
+});
