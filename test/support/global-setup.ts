@@ -1,5 +1,3 @@
-import { MikroORM } from '@mikro-orm/postgresql';
-
 import { randomBytes } from 'node:crypto';
 import { MikroORM } from '@mikro-orm/postgresql';
 
