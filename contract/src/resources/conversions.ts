@@ -11,6 +11,10 @@ export const ConversionKind = z
   .enum(['initial', 'recurring'])
   .describe("`initial`: the customer's first sale, attributed by click; `recurring`: a later charge attributed by customer.");
 
+export const ConversionStatus = z
+  .enum(['approved', 'reversed'])
+  .describe('`approved`: the commission stands (possibly reduced by a partial refund); `reversed`: the charge was fully refunded and no commission is owed.');
+
 export const Conversion = z
   .object({
     id: Uuid.describe('Service-side conversion id.'),
@@ -18,7 +22,12 @@ export const Conversion = z
     amount: Money.describe('Charge amount in major units (49.99).'),
     currency: z.string().describe('ISO 4217 currency code of amount and commission_amount.'),
     kind: ConversionKind,
-    commission_amount: Money.describe('Commission earned by the affiliate, rounded half-up to 2 decimals; 0 past the commission window.'),
+    commission_amount: Money.describe(
+      'Commission owed to the affiliate, rounded half-up to 2 decimals; 0 past the commission window. A partial refund reduces it in proportion to the amount refunded; a full refund makes it 0.',
+    ),
+    status: ConversionStatus,
+    refunded_amount: Money.describe('Amount of this charge refunded so far, in major units (0 when none); at most amount.'),
+    reversed_at: Timestamp.nullable().describe('When the charge was fully refunded and the commission reversed; null otherwise.'),
     customer_id: z.string().nullable().describe("The merchant's customer id, when the conversion belongs to a customer."),
     affiliate_id: Uuid.describe('Affiliate credited.'),
     program_id: Uuid.describe('Program whose commission rule applied.'),
@@ -40,6 +49,17 @@ export const CreateConversionBody = z.object({
     '`initial` is allowed only on the customer\'s first conversion; `recurring` only with a customer. Default: `recurring` when attributed by customer_id alone, else `initial` on the first conversion.',
   ),
   occurred_at: TimestampInput.optional().describe('When the charge happened (default now); windows are measured at this time. At most 5 minutes in the future.'),
+});
+
+export const RefundConversionBody = z.object({
+  amount: Money.min(0)
+    .optional()
+    .describe(
+      'Amount refunded, in major units, at most the conversion\'s amount. Default: the whole amount (a full refund reverses the commission). Without `refund_id` it is the total refunded for this charge so far.',
+    ),
+  refund_id: Identifier.optional().describe(
+    'Your id of this refund. Refunds with different ids add up; a repeat with the same id (or without any id) keeps the larger amount, so resending a refund never counts it twice.',
+  ),
 });
 
 const ConversionEnvelope = z.object({ success: z.literal(true), data: z.object({ conversion: Conversion }) });
@@ -81,6 +101,16 @@ export const conversionsContract = c.router({
       400: errorResponses[400],
     },
   },
+  refund: {
+    method: 'POST',
+    path: '/api/conversions/:id/refund',
+    summary: 'Report a refund of a conversion',
+    description:
+      'For merchants who do not use provider webhooks: records that the charge was refunded, in full or in part. A full refund sets `status` to `reversed` and the commission to 0; a partial refund reduces the commission in proportion. Idempotent: a repeat answers 200 with `deduped: true` and changes nothing. The conversion is addressed by UUID or external_id.',
+    pathParams: z.object({ id: z.string().min(1).describe("Conversion UUID or the merchant's external_id.") }),
+    body: RefundConversionBody,
+    responses: { 200: ConversionWriteEnvelope, 400: errorResponses[400], 403: errorResponses[403], 404: errorResponses[404] },
+  },
   get: {
     method: 'GET',
     path: '/api/conversions/:id',
@@ -93,4 +123,6 @@ export const conversionsContract = c.router({
 
 export type Conversion = z.infer<typeof Conversion>;
 export type ConversionKind = z.infer<typeof ConversionKind>;
+export type ConversionStatus = z.infer<typeof ConversionStatus>;
+export type RefundConversionBody = z.infer<typeof RefundConversionBody>;
 export type CreateConversionBody = z.infer<typeof CreateConversionBody>;

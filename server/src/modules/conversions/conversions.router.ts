@@ -13,6 +13,13 @@ export const conversionsRouter = (conversions: ConversionsService) =>
       status: 200,
       body: { success: true, data: await conversions.list(requireOrganization(req).id, query) },
     }),
+    refund: async ({ req, params, body }) => {
+      const { conversion, deduped } = await conversions.refund(requireOrganization(req).id, params.id, {
+        amount: body.amount,
+        refund_key: body.refund_id === undefined ? 'api' : `api:${body.refund_id}`,
+      });
+      return { status: 200, body: { success: true, data: { conversion }, deduped } };
+    },
     get: async ({ req, params }) => ({
       status: 200,
       body: { success: true, data: { conversion: await conversions.get(requireOrganization(req).id, params.id) } },

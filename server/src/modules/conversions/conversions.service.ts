@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Decimal } from 'decimal.js';
 import type { InferEntity } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Conversion } from '@affiliate-attribution/contract';
@@ -10,7 +11,7 @@ import { isPastCommissionWindow } from '../../attribution/windows.js';
 import { Sql } from '../../db/sql.js';
 import { AttributionNotFoundError, BadRequestError, ForbiddenError, NotFoundError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
-import { decimalToNumber, iso, isUuid } from '../../http/serialize.js';
+import { decimalToNumber, iso, isoOrNull, isUuid } from '../../http/serialize.js';
 import { findCustomerInOrganization, insertCustomerOnce, type CustomerRecord, type CustomerStatus } from '../customers/customers.service.js';
 import type { ConversionEntity } from './conversion.entity.js';
 
@@ -24,6 +25,9 @@ export function toConversionDto(c: ConversionRecord): Conversion {
     currency: c.currency,
     kind: c.kind,
     commission_amount: decimalToNumber(c.commission_amount),
+    status: c.status ?? 'approved',
+    refunded_amount: decimalToNumber(c.refunded_amount ?? '0'),
+    reversed_at: isoOrNull(c.reversed_at),
     customer_id: c.customer_id ?? null,
     affiliate_id: c.affiliate_id,
     program_id: c.program_id,
@@ -47,6 +51,28 @@ interface ProgramRule {
   commission_value: string;
   commission_window_months: number | null;
   currency: string;
+}
+
+export interface RefundInput {
+  /** Amount refunded by this refund, in major units; undefined means the whole charge. */
+  amount?: number | string;
+  /**
+   * Identifies the refund: each key counts once (the largest amount reported under it), and
+   * different keys add up. Providers report either a cumulative refunded total per charge or one
+   * event per refund; both fit.
+   */
+  refund_key: string;
+}
+
+/**
+ * The commission still owed after `refunded` of `amount` was refunded: none when fully refunded,
+ * else the original commission in proportion to what was kept, rounded half-up once.
+ */
+export function commissionAfterRefund(grossCommission: string, amount: string, refunded: string): string {
+  const total = new Decimal(amount);
+  const back = new Decimal(refunded);
+  if (back.greaterThanOrEqualTo(total)) return '0.00';
+  return new Decimal(grossCommission).times(total.minus(back)).dividedBy(total).toDecimalPlaces(2, Decimal.ROUND_HALF_UP).toFixed(2);
 }
 
 export interface ConversionListQuery {
@@ -163,9 +189,71 @@ export class ConversionsService {
     });
   }
 
+  /**
+   * Records a refund of the charge (by UUID or external_id). Refunds are kept per refund key with
+   * the largest amount reported under it, so a repeat or a redelivered event changes nothing; the
+   * conversion's refunded_amount is their sum (at most the amount). A full refund reverses the
+   * commission; a partial one reduces it in proportion. `deduped` is true when nothing changed.
+   */
+  async refund(organizationId: string, id: string, input: RefundInput): Promise<{ conversion: Conversion; deduped: boolean }> {
+    const target = await this.findOwned(this.sql(), organizationId, id);
+    if (input.amount !== undefined && new Decimal(input.amount).greaterThan(new Decimal(target.amount))) {
+      throw new BadRequestError(`amount: must not exceed the conversion amount (${decimalToNumber(target.amount)})`);
+    }
+    if (input.amount !== undefined && new Decimal(input.amount).isNegative()) {
+      throw new BadRequestError('amount: must be >= 0');
+    }
+    return this.sql().transaction(async (sql) => {
+      const conversion = await sql.one<ConversionRecord>('select * from conversions where id = ? for update', [target.id]);
+      if (!conversion) throw new NotFoundError('Conversion not found');
+      const amount = input.amount === undefined ? conversion.amount : new Decimal(input.amount).toString();
+      const now = new Date();
+      await sql.rows(
+        `insert into conversion_refunds (organization_id, conversion_id, refund_key, amount, created_at, updated_at)
+          values (?, ?, ?, ?, ?, ?)
+          on conflict (organization_id, conversion_id, refund_key)
+          do update set amount = excluded.amount, updated_at = excluded.updated_at
+          where conversion_refunds.amount < excluded.amount`,
+        [organizationId, conversion.id, input.refund_key, amount, now, now],
+      );
+      const totals = await sql.one<{ refunded: string }>(
+        'select coalesce(sum(amount), 0)::text as refunded from conversion_refunds where organization_id = ? and conversion_id = ?',
+        [organizationId, conversion.id],
+      );
+      const refunded = Decimal.min(new Decimal(totals?.refunded ?? '0'), new Decimal(conversion.amount));
+      if (refunded.equals(new Decimal(conversion.refunded_amount ?? '0'))) {
+        return { conversion: toConversionDto(conversion), deduped: true };
+      }
+      const gross = conversion.gross_commission_amount ?? conversion.commission_amount;
+      const fullyRefunded = refunded.greaterThanOrEqualTo(new Decimal(conversion.amount));
+      const updated = await sql.one<ConversionRecord>(
+        `update conversions set refunded_amount = ?, gross_commission_amount = ?, commission_amount = ?, status = ?, reversed_at = ?
+          where id = ? returning *`,
+        [
+          refunded.toString(),
+          gross,
+          commissionAfterRefund(String(gross), String(conversion.amount), refunded.toString()),
+          fullyRefunded ? 'reversed' : 'approved',
+          fullyRefunded ? (conversion.reversed_at ?? now) : null,
+          conversion.id,
+        ],
+      );
+      return { conversion: toConversionDto(updated ?? conversion), deduped: false };
+    });
+  }
+
+  /** The conversion of this organization with this external_id, if any. */
+  async findByExternal(organizationId: string, externalId: string): Promise<Conversion | undefined> {
+    const row = await this.findByExternalId(this.sql(), organizationId, externalId);
+    return row ? toConversionDto(row) : undefined;
+  }
+
   /** By the service's UUID or the merchant's external_id; 403 when only another organization has it. */
   async get(organizationId: string, id: string): Promise<Conversion> {
-    const sql = this.sql();
+    return toConversionDto(await this.findOwned(this.sql(), organizationId, id));
+  }
+
+  private async findOwned(sql: Sql, organizationId: string, id: string): Promise<ConversionRecord> {
     const byUuid = isUuid(id);
     const own = await sql.one<ConversionRecord>(
       byUuid
@@ -173,7 +261,7 @@ export class ConversionsService {
         : 'select * from conversions where organization_id = ? and external_id = ?',
       byUuid ? [organizationId, id, id, id] : [organizationId, id],
     );
-    if (own) return toConversionDto(own);
+    if (own) return own;
     const elsewhere = await sql.one(
       byUuid ? 'select 1 from conversions where id = ? or external_id = ? limit 1' : 'select 1 from conversions where external_id = ? limit 1',
       byUuid ? [id, id] : [id],

@@ -1,0 +1,129 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import { ErrorBody, errorResponses } from '../common/errors.js';
+import { Timestamp } from '../common/primitives.js';
+
+const c = initContract();
+
+export const WEBHOOK_PROVIDERS = ['stripe', 'paddle', 'lemonsqueezy', 'polar', 'chargebee'] as const;
+
+export const WebhookProvider = z
+  .enum(WEBHOOK_PROVIDERS)
+  .describe('Payment provider: `stripe`, `paddle` (Paddle Billing), `lemonsqueezy`, `polar` or `chargebee`.');
+
+export const Integration = z
+  .object({
+    provider: WebhookProvider,
+    configured: z.boolean().describe('True when a signing secret is stored for this provider; webhooks of an unconfigured provider answer 400.'),
+    webhook_path: z
+      .string()
+      .describe('Path to register in the provider\'s dashboard, under the service\'s base URL: `/webhooks/{provider}/{organization id}`.'),
+    updated_at: Timestamp.nullable().describe('When the secret was last stored; null when not configured.'),
+  })
+  .describe('Payment-provider integration (the signing secret itself is never returned)');
+
+export const PutIntegrationBody = z.object({
+  signing_secret: z
+    .string()
+    .min(8)
+    .max(1024)
+    .describe(
+      'The secret the provider uses for this webhook endpoint, exactly as the provider shows it: Stripe the endpoint\'s signing secret (`whsec_…`); Paddle the notification destination\'s secret key (`pdl_ntfset_…`); Lemon Squeezy the webhook\'s signing secret; Polar the webhook secret (`polar_whs_…`); Chargebee the basic-auth password set on the webhook. Write-only: never returned.',
+    ),
+});
+
+const ProviderParam = z.object({
+  provider: z.string().describe('Provider id: `stripe`, `paddle`, `lemonsqueezy`, `polar` or `chargebee`. Any other: 404.'),
+});
+
+const IntegrationEnvelope = z.object({ success: z.literal(true), data: z.object({ integration: Integration }) });
+
+export const integrationsContract = c.router({
+  list: {
+    method: 'GET',
+    path: '/api/integrations',
+    summary: 'List payment-provider integrations',
+    description: 'Lists every supported provider with whether a signing secret is configured for it. Secrets are never returned.',
+    responses: {
+      200: z.object({ success: z.literal(true), data: z.object({ integrations: z.array(Integration) }) }),
+    },
+  },
+  put: {
+    method: 'PUT',
+    path: '/api/integrations/:provider',
+    summary: "Store a provider's webhook signing secret",
+    description:
+      "Stores (or replaces, when the provider rotates it) the secret the service verifies this provider's webhooks with. Idempotent. The secret is write-only. Unknown provider: 404.",
+    pathParams: ProviderParam,
+    body: PutIntegrationBody,
+    responses: { 200: IntegrationEnvelope, 400: errorResponses[400], 404: errorResponses[404] },
+  },
+  delete: {
+    method: 'DELETE',
+    path: '/api/integrations/:provider',
+    summary: "Remove a provider's signing secret",
+    description: "Forgets the secret: from now on this provider's webhooks answer 400. Idempotent. Unknown provider: 404.",
+    pathParams: ProviderParam,
+    body: c.noBody(),
+    responses: { 200: IntegrationEnvelope, 404: errorResponses[404] },
+  },
+});
+
+export const WebhookOutcome = z
+  .enum(['processed', 'ignored', 'duplicate'])
+  .describe(
+    '`processed`: the event changed something (conversion, customer status, refund); `ignored`: an event type the service does not use, or one that concerns no referred customer (nothing recorded); `duplicate`: this event was handled before (nothing changed).',
+  );
+
+export const WebhookReceipt = z
+  .object({
+    provider: WebhookProvider,
+    event_id: z.string().describe("The provider's event id (Polar: the `webhook-id` header; Lemon Squeezy, which has none: a digest of the body)."),
+    event_type: z.string().describe("The provider's event type, e.g. `invoice.paid`."),
+    outcome: WebhookOutcome,
+    detail: z.string().nullable().describe('Why an event was ignored, or what it did.'),
+  })
+  .describe('Webhook receipt');
+
+/**
+ * Inbound provider webhooks. Documented here so that they appear in the OpenAPI document; the
+ * server does not implement them through ts-rest, because verification needs the raw body bytes.
+ */
+export const webhooksContract = c.router({
+  receive: {
+    method: 'POST',
+    path: '/webhooks/:provider/:organizationId',
+    summary: 'Receive a payment-provider webhook',
+    description: [
+      'Called by the payment provider, not by merchants: no API key. The body is verified on its raw bytes with the organization\'s signing secret for that provider (PUT /api/integrations/{provider}) as the provider documents it:',
+      'Stripe `Stripe-Signature` (HMAC-SHA256, 300 s tolerance); Paddle Billing `Paddle-Signature` (`ts`, `h1`, 300 s tolerance); Lemon Squeezy `X-Signature` (HMAC-SHA256 hex of the body); Polar Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`, 300 s tolerance); Chargebee HTTP basic auth whose password is the secret.',
+      'The referral is read from the metadata key `ref_svc_affiliate` (a cookie id, slug or click id). A first payment with a referral creates the customer and an `initial` conversion; a renewal becomes a `recurring` conversion by customer; a cancelled subscription makes the customer `canceled`; a refund reverses the commission. The provider\'s payment or invoice id is the conversion\'s `external_id`, so redelivery changes nothing.',
+      'Unknown provider: 404. No secret configured for the provider, or a missing, wrong or stale signature: 400, nothing recorded. Event types the service does not use: 200 with outcome `ignored`.',
+    ].join(' '),
+    pathParams: z.object({
+      provider: z.string().describe('`stripe`, `paddle`, `lemonsqueezy`, `polar` or `chargebee`.'),
+      organizationId: z.string().describe('Id of the organization the events belong to.'),
+    }),
+    headers: z.object({
+      'stripe-signature': z.string().optional().describe('Stripe: `t=<unix>,v1=<hex>[,v1=<hex>]`.'),
+      'paddle-signature': z.string().optional().describe('Paddle Billing: `ts=<unix>;h1=<hex>[;h1=<hex>]`.'),
+      'x-signature': z.string().optional().describe('Lemon Squeezy: hex HMAC-SHA256 of the body.'),
+      'webhook-id': z.string().optional().describe('Polar (Standard Webhooks): message id.'),
+      'webhook-timestamp': z.string().optional().describe('Polar (Standard Webhooks): unix seconds.'),
+      'webhook-signature': z.string().optional().describe('Polar (Standard Webhooks): `v1,<base64>` list.'),
+      authorization: z.string().optional().describe('Chargebee: `Basic base64(<username>:<secret>)`.'),
+    }),
+    body: z.record(z.unknown()).describe("The provider's event, exactly as the provider sends it."),
+    responses: {
+      200: z.object({ success: z.literal(true), data: z.object({ webhook: WebhookReceipt }) }),
+      400: errorResponses[400],
+      404: errorResponses[404],
+      413: ErrorBody.describe('Body over the 1 MiB limit.'),
+    },
+  },
+});
+
+export type Integration = z.infer<typeof Integration>;
+export type WebhookProvider = z.infer<typeof WebhookProvider>;
+export type WebhookReceipt = z.infer<typeof WebhookReceipt>;
+export type WebhookOutcome = z.infer<typeof WebhookOutcome>;

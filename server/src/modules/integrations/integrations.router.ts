@@ -1,0 +1,20 @@
+import { contract } from '@affiliate-attribution/contract';
+import { s } from '../../http/router-types.js';
+import { requireOrganization } from '../../http/request-context.js';
+import type { IntegrationsService } from './integrations.service.js';
+
+export const integrationsRouter = (integrations: IntegrationsService) =>
+  s.router(contract.integrations, {
+    list: async ({ req }) => ({
+      status: 200,
+      body: { success: true, data: { integrations: await integrations.list(requireOrganization(req).id) } },
+    }),
+    put: async ({ req, params, body }) => ({
+      status: 200,
+      body: { success: true, data: { integration: await integrations.put(requireOrganization(req).id, params.provider, body.signing_secret) } },
+    }),
+    delete: async ({ req, params }) => ({
+      status: 200,
+      body: { success: true, data: { integration: await integrations.remove(requireOrganization(req).id, params.provider) } },
+    }),
+  });

@@ -1,0 +1,159 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { Decimal } from 'decimal.js';
+import type { WebhookProvider } from '@affiliate-attribution/contract';
+
+/** The metadata key, set at checkout, that carries the referral (cookie id, slug or click id). */
+export const REFERRAL_METADATA_KEY = 'ref_svc_affiliate';
+
+/** Providers that sign with a timestamp: older (or further ahead) than this is refused. */
+export const TIMESTAMP_TOLERANCE_SECONDS = 300;
+
+export type Json = Record<string, unknown>;
+
+/** A provider event whose signature checked out, parsed. */
+export interface VerifiedEvent {
+  /** The provider's event id: what a redelivery repeats. */
+  id: string;
+  type: string;
+  payload: Json;
+}
+
+/** A charge: becomes a conversion (initial or recurring, by the service's rules). */
+export interface PaymentAction {
+  kind: 'payment';
+  /** The provider's payment or invoice id: the conversion's external_id. */
+  external_id: string;
+  /** Major units, exact decimal string, tax excluded. */
+  amount: string;
+  currency: string;
+  customer_id?: string | undefined;
+  referral?: string | undefined;
+  occurred_at?: Date | undefined;
+  email?: string | undefined;
+}
+
+/** A subscription cancelled: the customer becomes `canceled`. */
+export interface CancelAction {
+  kind: 'cancel';
+  customer_id: string;
+}
+
+/**
+ * A refund of a charge, found by the first candidate id that names a conversion (directly or
+ * through a payment reference). Either the whole charge, a fraction of it, or an amount in the
+ * conversion's own terms (major units, tax excluded).
+ */
+export interface RefundAction {
+  kind: 'refund';
+  candidates: string[];
+  refund_key: string;
+  refund: { full: true } | { fraction: string } | { amount: string };
+}
+
+/** Another id of the same charge (a Stripe payment intent of an invoice, say). */
+export interface ReferenceAction {
+  kind: 'reference';
+  reference: string;
+  external_id: string;
+}
+
+export type WebhookAction = PaymentAction | CancelAction | RefundAction | ReferenceAction;
+
+export interface ProviderAdapter {
+  readonly provider: WebhookProvider;
+  /** Verifies the raw bytes as the provider documents it and parses them; throws BadRequestError. */
+  verify(rawBody: Buffer, headers: IncomingHttpHeaders, secret: string, now?: Date): VerifiedEvent;
+  /** The actions an event asks for; none for event types the service does not use. */
+  map(event: VerifiedEvent): WebhookAction[];
+}
+
+// ---- reading untyped provider JSON -----------------------------------------------------------
+
+export const obj = (value: unknown): Json | undefined =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined;
+
+export const arr = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+/** A non-empty string, or a number as a string (Lemon Squeezy and Chargebee send numeric ids). */
+export function str(value: unknown): string | undefined {
+  if (typeof value === 'string') return value.trim().length > 0 ? value.trim() : undefined;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return undefined;
+}
+
+/** An id that may arrive expanded (`{ id, ... }`) or as a plain string. */
+export const idOf = (value: unknown): string | undefined => str(value) ?? str(obj(value)?.id);
+
+/** An integer amount in minor units (number or numeric string). */
+export function minor(value: unknown): Decimal | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return new Decimal(value);
+  if (typeof value === 'string' && /^-?\d+$/.test(value.trim())) return new Decimal(value.trim());
+  return undefined;
+}
+
+/** `metadata.ref_svc_affiliate`; metadata may arrive as an object or as a JSON string (Chargebee). */
+export function referralFrom(...metadatas: unknown[]): string | undefined {
+  for (const metadata of metadatas) {
+    let m = obj(metadata);
+    if (!m && typeof metadata === 'string') {
+      try {
+        m = obj(JSON.parse(metadata));
+      } catch {
+        m = undefined;
+      }
+    }
+    const value = str(m?.[REFERRAL_METADATA_KEY]);
+    if (value && value.length <= 255) return value;
+  }
+  return undefined;
+}
+
+export function parseJsonObject(rawBody: Buffer): Json | undefined {
+  try {
+    return obj(JSON.parse(rawBody.toString('utf8')));
+  } catch {
+    return undefined;
+  }
+}
+
+export const header = (headers: IncomingHttpHeaders, name: string): string | undefined => {
+  const value = headers[name];
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+};
+
+/** Unix seconds or an ISO string to a Date. */
+export function dateFrom(value: unknown): Date | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return new Date(value * 1000);
+  if (typeof value === 'string' && value.length > 0) {
+    const at = new Date(value);
+    return Number.isNaN(at.getTime()) ? undefined : at;
+  }
+  return undefined;
+}
+
+// ---- money -----------------------------------------------------------------------------------
+
+/** ISO 4217 minor-unit exponent (JPY 0, USD 2, KWD 3), from the ICU data Node ships. */
+export function isoExponent(currency: string): number {
+  try {
+    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+  } catch {
+    return 2;
+  }
+}
+
+/** Minor units to an exact major-unit decimal string: 4999 USD -> "49.99", 500 JPY -> "500". */
+export function toMajor(amountMinor: Decimal, exponent: number): string {
+  return amountMinor.dividedBy(new Decimal(10).pow(exponent)).toString();
+}
+
+export const currencyCode = (value: unknown): string | undefined => {
+  const code = str(value);
+  return code && /^[A-Za-z]{3}$/.test(code) ? code.toUpperCase() : undefined;
+};
+
+/** refunded / charged as a decimal string, or undefined when it cannot be known. */
+export function fractionOf(refunded: Decimal | undefined, charged: Decimal | undefined): string | undefined {
+  if (!refunded || !charged || charged.lessThanOrEqualTo(0)) return undefined;
+  return Decimal.min(refunded.dividedBy(charged), 1).toString();
+}
