@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Click } from '@affiliate-attribution/contract';
-import { COOKIE_ID_PREFIX, findAffiliateBySlug } from '../../attribution/resolve.js';
+import { COOKIE_ID_PREFIX, type AttributionResolver } from '../../attribution/resolver.js';
 import { Sql } from '../../db/sql.js';
 import { AttributionNotFoundError } from '../../http/errors.js';
 import { iso } from '../../http/serialize.js';
@@ -33,14 +33,21 @@ export interface ClickResult {
 }
 
 export class ClicksService {
-  constructor(private readonly orm: MikroORM) {}
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly resolver: AttributionResolver,
+  ) {}
 
-  /** One lookup (slug -> affiliate) and one insert; an unknown slug is 404 "No attribution found". */
+  /**
+   * One insert: the slug and the program's click window come from the resolver's caches. An
+   * unknown slug is 404 "No attribution found".
+   */
   async create(organizationId: string, input: CreateClickInput): Promise<ClickResult> {
     const sql = new Sql(this.orm.em.fork());
     const occurredAt = resolveOccurredAt(input.occurred_at);
-    const affiliate = await findAffiliateBySlug(sql, organizationId, input.ref);
+    const affiliate = await this.resolver.affiliateBySlug(sql, organizationId, input.ref);
     if (!affiliate) throw new AttributionNotFoundError();
+    const program = await this.resolver.programRule(sql, affiliate.program_id);
     const id = randomUUID();
     const cookieId = generateCookieId();
     const createdAt = new Date();
@@ -61,6 +68,7 @@ export class ClicksService {
         createdAt,
       ],
     );
+    this.resolver.rememberClick(organizationId, cookieId, { id, affiliate_id: affiliate.id, program_id: affiliate.program_id, occurred_at: occurredAt });
     return {
       click: {
         id,
@@ -70,7 +78,7 @@ export class ClicksService {
         occurred_at: iso(occurredAt),
         created_at: iso(createdAt),
       },
-      click_window_days: affiliate.click_window_days,
+      click_window_days: program.click_window_days,
     };
   }
 }

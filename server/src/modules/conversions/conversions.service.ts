@@ -3,16 +3,17 @@ import { Decimal } from 'decimal.js';
 import type { InferEntity } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Conversion } from '@affiliate-attribution/contract';
-import { computeCommission, type CommissionType } from '../../attribution/commission.js';
+import { computeCommission } from '../../attribution/commission.js';
+import type { ProgramRule } from '../../attribution/cache.js';
 import { resolveConversionKind, type ConversionKind } from '../../attribution/kind.js';
 import { resolveOccurredAt } from '../../attribution/occurred-at.js';
-import { hasClickAttribution, resolveClickAttribution, type Attribution, type ClickAttributionInput } from '../../attribution/resolve.js';
+import { hasClickAttribution, type AttributionResolver, type Attribution, type ClickAttributionInput } from '../../attribution/resolver.js';
 import { isPastCommissionWindow } from '../../attribution/windows.js';
 import { Sql } from '../../db/sql.js';
-import { AttributionNotFoundError, BadRequestError, ForbiddenError, NotFoundError } from '../../http/errors.js';
+import { AttributionNotFoundError, BadRequestError, ForbiddenError, HttpError, NotFoundError, ServiceUnavailableError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso, isoOrNull, isUuid } from '../../http/serialize.js';
-import { findCustomerInOrganization, insertCustomerOnce, type CustomerRecord, type CustomerStatus } from '../customers/customers.service.js';
+import { findCustomerInOrganization, insertCustomerOnce, type CustomerStatus } from '../customers/customers.service.js';
 import type { ConversionEntity } from './conversion.entity.js';
 
 export type ConversionRecord = InferEntity<typeof ConversionEntity>;
@@ -44,13 +45,6 @@ export interface CreateConversionInput extends ClickAttributionInput {
   customer_id?: string;
   kind?: ConversionKind;
   occurred_at?: string;
-}
-
-interface ProgramRule {
-  commission_type: CommissionType;
-  commission_value: string;
-  commission_window_months: number | null;
-  currency: string;
 }
 
 export interface RefundInput {
@@ -85,11 +79,47 @@ export interface ConversionListQuery {
   to?: string;
 }
 
-const INSERT_CONVERSION = `insert into conversions
-  (id, organization_id, external_id, amount, currency, kind, commission_amount, customer_id, affiliate_id, program_id, click_id, occurred_at, created_at)
+const CONVERSION_COLUMNS =
+  'id, organization_id, external_id, amount, currency, kind, commission_amount, customer_id, affiliate_id, program_id, click_id, occurred_at, created_at';
+
+const INSERT_CONVERSION = `insert into conversions (${CONVERSION_COLUMNS})
   values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   on conflict (organization_id, external_id) do nothing
   returning *`;
+
+/**
+ * One statement, so one round trip and no explicit transaction: lock the customer only if it is
+ * still in the observed state (first_conversion_at, status) the kind, commission and next status
+ * were decided on; insert the conversion only then; update the customer only if the conversion
+ * was inserted. Under READ COMMITTED, FOR UPDATE waits for a concurrent writer of the customer and
+ * re-checks the condition on the row it committed, so a decision made on a stale state never
+ * lands (`guarded` is false and the caller decides again). A duplicate external_id inserts
+ * nothing and leaves the customer untouched.
+ */
+const WRITE_FOR_CUSTOMER = `with guard as (
+    select id from customers where id = ? and first_conversion_at is not distinct from ?::timestamptz and status = ? for update
+  ), inserted as (
+    insert into conversions (${CONVERSION_COLUMNS})
+    select ?, ?, ?, ?, ?, ?, ?, ?, ?::uuid, ?::uuid, ?::uuid, ?::timestamptz, ?::timestamptz from guard
+    on conflict (organization_id, external_id) do nothing
+    returning *
+  ), customer_update as (
+    update customers set first_conversion_at = ?, status = ?, updated_at = ?
+    where id = ? and exists (select 1 from inserted)
+  )
+  select exists (select 1 from guard) as guarded, (select row_to_json(inserted) from inserted) as conversion`;
+
+/** A few re-decisions cover any realistic contention: each one follows another charge's success. */
+const MAX_OPTIMISTIC_ATTEMPTS = 20;
+
+/** row_to_json gives numbers for numeric columns; keep them as the exact decimal text the rest expects. */
+function parseConversionJson(row: ConversionRecord): ConversionRecord {
+  return {
+    ...row,
+    amount: String(row.amount),
+    commission_amount: String(row.commission_amount),
+  } as ConversionRecord;
+}
 
 /** A paid conversion activates a trial or canceled customer; past the window it caps them; capped stays capped. */
 export function nextCustomerStatus(current: CustomerStatus, amount: number, pastCommissionWindow: boolean): CustomerStatus {
@@ -99,17 +129,24 @@ export function nextCustomerStatus(current: CustomerStatus, amount: number, past
 }
 
 export class ConversionsService {
-  constructor(private readonly orm: MikroORM) {}
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly resolver: AttributionResolver,
+  ) {}
 
   private sql(): Sql {
     return new Sql(this.orm.em.fork());
   }
 
   /**
-   * Records a charge once per (organization, external_id). With a customer, its row is locked for
-   * the transaction, so that concurrent charges of one customer see each other's
-   * first_conversion_at and status; the customer is changed only when this call inserted the
-   * conversion, so a concurrent duplicate changes nothing.
+   * Records a charge once per (organization, external_id), in as few round trips as the rules
+   * allow. The rules themselves are the pure functions of attribution/ (kind, windows,
+   * commission, status); this method only gathers their inputs and writes their outcome:
+   * - by click alone: resolve (cached), then one INSERT ... ON CONFLICT;
+   * - with a customer: read it, decide, then one statement (writeForCustomer) that writes only if
+   *   the customer is still in the state the decision was made on, else decide again.
+   * A repeat of an earlier request returns the existing conversion (deduped), even when the same
+   * request would no longer be valid now (a click window has passed since, say).
    */
   async create(organizationId: string, input: CreateConversionInput): Promise<{ conversion: Conversion; deduped: boolean }> {
     const occurredAt = resolveOccurredAt(input.occurred_at);
@@ -117,76 +154,102 @@ export class ConversionsService {
     if (!input.customer_id && !byClick) {
       throw new BadRequestError('customer_id: one of customer_id, cookie_id, ref or click_id is required');
     }
-    const existing = await this.findByExternalId(this.sql(), organizationId, input.external_id);
-    if (existing) return { conversion: toConversionDto(existing), deduped: true };
-
-    return this.sql().transaction(async (sql) => {
-      let customer: CustomerRecord | undefined;
-      let attribution: Attribution;
-      if (input.customer_id) {
-        customer = await findCustomerInOrganization(sql, organizationId, input.customer_id, true);
-        if (!customer) {
-          if (!byClick) throw new AttributionNotFoundError();
-          const fromClick = await resolveClickAttribution(sql, organizationId, input, occurredAt);
-          await insertCustomerOnce(sql, organizationId, { customer_id: input.customer_id, status: 'active' }, fromClick);
-          customer = await findCustomerInOrganization(sql, organizationId, input.customer_id, true);
-          if (!customer) throw new Error('customer vanished after insert');
-        }
-        attribution = { affiliate_id: customer.affiliate_id, program_id: customer.program_id, click_id: customer.click_id ?? null };
-      } else {
-        attribution = await resolveClickAttribution(sql, organizationId, input, occurredAt);
-      }
-
-      const isFirstConversion = !customer || customer.first_conversion_at == null;
-      const kind = resolveConversionKind({
-        requested: input.kind,
-        hasCustomer: customer !== undefined,
-        isFirstConversion,
-        byCustomerIdOnly: !byClick,
-      });
-
-      const program = await sql.one<ProgramRule>(
-        'select commission_type, commission_value, commission_window_months, currency from programs where id = ?',
-        [attribution.program_id],
-      );
-      if (!program) throw new Error('attributed program not found');
-      const firstConversionAt = customer?.first_conversion_at
-        ? new Date(Math.min(new Date(customer.first_conversion_at).getTime(), occurredAt.getTime()))
-        : occurredAt;
-      const pastWindow = customer !== undefined && isPastCommissionWindow(firstConversionAt, program.commission_window_months, occurredAt);
-      const commission = pastWindow ? '0.00' : computeCommission(program, input.amount);
-
-      const inserted = await sql.one<ConversionRecord>(INSERT_CONVERSION, [
-        randomUUID(),
-        organizationId,
-        input.external_id,
-        String(input.amount),
-        (input.currency ?? program.currency).toUpperCase(),
-        kind,
-        commission,
-        customer?.customer_id ?? null,
-        attribution.affiliate_id,
-        attribution.program_id,
-        attribution.click_id,
-        occurredAt,
-        new Date(),
-      ]);
-      if (!inserted) {
+    const sql = this.sql();
+    try {
+      for (let attempt = 0; attempt < MAX_OPTIMISTIC_ATTEMPTS; attempt++) {
+        const outcome = input.customer_id
+          ? await this.createForCustomer(sql, organizationId, input, input.customer_id, byClick, occurredAt)
+          : await this.createByClick(sql, organizationId, input, occurredAt);
+        if (outcome === 'customer-changed') continue;
+        if (outcome) return { conversion: toConversionDto(outcome), deduped: false };
         const raced = await this.findByExternalId(sql, organizationId, input.external_id);
         if (!raced) throw new Error('conversion insert conflicted but no row was found');
         return { conversion: toConversionDto(raced), deduped: true };
       }
-      if (customer) {
-        const status = nextCustomerStatus(customer.status, Number(input.amount), pastWindow);
-        await sql.rows('update customers set first_conversion_at = ?, status = ?, updated_at = ? where id = ?', [
-          firstConversionAt,
-          status,
-          new Date(),
-          customer.id,
-        ]);
-      }
-      return { conversion: toConversionDto(inserted), deduped: false };
+      throw new ServiceUnavailableError('The customer is changing too fast; retry');
+    } catch (err) {
+      if (!(err instanceof HttpError) || err.status >= 500) throw err;
+      const existing = await this.findByExternalId(sql, organizationId, input.external_id);
+      if (existing) return { conversion: toConversionDto(existing), deduped: true };
+      throw err;
+    }
+  }
+
+  /** undefined: the external_id exists already. */
+  private async createByClick(sql: Sql, organizationId: string, input: CreateConversionInput, occurredAt: Date): Promise<ConversionRecord | undefined> {
+    const attribution = await this.resolver.resolveClick(sql, organizationId, input, occurredAt);
+    resolveConversionKind({ requested: input.kind, hasCustomer: false, isFirstConversion: true, byCustomerIdOnly: false });
+    const program = await this.resolver.programRule(sql, attribution.program_id);
+    return sql.one<ConversionRecord>(INSERT_CONVERSION, [
+      ...this.conversionValues(organizationId, input, program, 'initial', computeCommission(program, input.amount), null, attribution, occurredAt),
+    ]);
+  }
+
+  private async createForCustomer(
+    sql: Sql,
+    organizationId: string,
+    input: CreateConversionInput,
+    customerId: string,
+    byClick: boolean,
+    occurredAt: Date,
+  ): Promise<ConversionRecord | undefined | 'customer-changed'> {
+    let customer = await findCustomerInOrganization(sql, organizationId, customerId);
+    if (!customer) {
+      if (!byClick) throw new AttributionNotFoundError();
+      const fromClick = await this.resolver.resolveClick(sql, organizationId, input, occurredAt);
+      ({ customer } = await insertCustomerOnce(sql, organizationId, { customer_id: customerId, status: 'active' }, fromClick));
+    }
+    const kind = resolveConversionKind({
+      requested: input.kind,
+      hasCustomer: true,
+      isFirstConversion: customer.first_conversion_at == null,
+      byCustomerIdOnly: !byClick,
     });
+    const program = await this.resolver.programRule(sql, customer.program_id);
+    const observedFirst = customer.first_conversion_at == null ? null : new Date(customer.first_conversion_at);
+    const firstConversionAt = observedFirst && observedFirst < occurredAt ? observedFirst : occurredAt;
+    const pastWindow = isPastCommissionWindow(firstConversionAt, program.commission_window_months, occurredAt);
+    const commission = pastWindow ? '0.00' : computeCommission(program, input.amount);
+    const attribution = { affiliate_id: customer.affiliate_id, program_id: customer.program_id, click_id: customer.click_id ?? null };
+    const row = await sql.one<{ guarded: boolean; conversion: ConversionRecord | null }>(WRITE_FOR_CUSTOMER, [
+      customer.id,
+      observedFirst,
+      customer.status,
+      ...this.conversionValues(organizationId, input, program, kind, commission, customer.customer_id, attribution, occurredAt),
+      firstConversionAt,
+      nextCustomerStatus(customer.status, Number(input.amount), pastWindow),
+      new Date(),
+      customer.id,
+    ]);
+    if (!row?.guarded) return 'customer-changed';
+    return row.conversion ? parseConversionJson(row.conversion) : undefined;
+  }
+
+  private conversionValues(
+    organizationId: string,
+    input: CreateConversionInput,
+    program: ProgramRule,
+    kind: ConversionKind,
+    commission: string,
+    customerId: string | null,
+    attribution: Attribution,
+    occurredAt: Date,
+  ): unknown[] {
+    return [
+      randomUUID(),
+      organizationId,
+      input.external_id,
+      String(input.amount),
+      (input.currency ?? program.currency).toUpperCase(),
+      kind,
+      commission,
+      customerId,
+      attribution.affiliate_id,
+      attribution.program_id,
+      attribution.click_id,
+      occurredAt,
+      new Date(),
+    ];
   }
 
   /**

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { InferEntity } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Customer } from '@affiliate-attribution/contract';
-import { hasClickAttribution, resolveClickAttribution, type Attribution, type ClickAttributionInput } from '../../attribution/resolve.js';
+import { hasClickAttribution, type Attribution, type AttributionResolver, type ClickAttributionInput } from '../../attribution/resolver.js';
 import { Sql } from '../../db/sql.js';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../../http/errors.js';
+import { BadRequestError, ForbiddenError, HttpError, NotFoundError } from '../../http/errors.js';
 import { iso, isoOrNull, isUuid } from '../../http/serialize.js';
 import type { CustomerEntity } from './customer.entity.js';
 
@@ -78,20 +78,32 @@ export function findCustomerInOrganization(sql: Sql, organizationId: string, cus
 }
 
 export class CustomersService {
-  constructor(private readonly orm: MikroORM) {}
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly resolver: AttributionResolver,
+  ) {}
 
   private sql(): Sql {
     return new Sql(this.orm.em.fork());
   }
 
+  /**
+   * Resolve, then insert once (the unique key decides between concurrent repeats). A repeat
+   * answers the existing customer, even when its referral would no longer resolve now.
+   */
   async create(organizationId: string, input: CreateCustomerInput): Promise<{ customer: Customer; deduped: boolean }> {
     if (!hasClickAttribution(input)) {
       throw new BadRequestError('cookie_id: one of cookie_id, ref or click_id is required');
     }
     const sql = this.sql();
-    const existing = await findCustomerInOrganization(sql, organizationId, input.customer_id);
-    if (existing) return { customer: toCustomerDto(existing), deduped: true };
-    const attribution = await resolveClickAttribution(sql, organizationId, input, new Date());
+    let attribution: Attribution;
+    try {
+      attribution = await this.resolver.resolveClick(sql, organizationId, input, new Date());
+    } catch (err) {
+      const existing = err instanceof HttpError && err.status < 500 && (await findCustomerInOrganization(sql, organizationId, input.customer_id));
+      if (existing) return { customer: toCustomerDto(existing), deduped: true };
+      throw err;
+    }
     const { customer, created } = await insertCustomerOnce(
       sql,
       organizationId,

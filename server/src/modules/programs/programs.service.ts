@@ -6,6 +6,7 @@ import { ForbiddenError, NotFoundError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso, isUuid } from '../../http/serialize.js';
 import { ProgramEntity } from './program.entity.js';
+import type { AttributionResolver } from '../../attribution/resolver.js';
 
 type ProgramRecord = InferEntity<typeof ProgramEntity>;
 
@@ -40,7 +41,10 @@ export function toProgramDto(p: ProgramRecord): Program {
 }
 
 export class ProgramsService {
-  constructor(private readonly orm: MikroORM) {}
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly resolver: AttributionResolver,
+  ) {}
 
   private get em(): EntityManager {
     return this.orm.em;
@@ -92,6 +96,7 @@ export class ProgramsService {
     if (input.currency !== undefined) program.currency = input.currency.toUpperCase();
     program.updated_at = new Date();
     await this.em.flush();
+    this.resolver.forgetProgram(program.id);
     return toProgramDto(program);
   }
 

@@ -1,0 +1,22 @@
+// autocannon ships no types; this is the part of its API the benchmark uses.
+declare module 'autocannon' {
+  interface Histogram {
+    average: number;
+    p50: number;
+    p99: number;
+  }
+  interface Result {
+    requests: Histogram;
+    latency: Histogram;
+    errors: number;
+    timeouts: number;
+    non2xx: number;
+  }
+  interface Options {
+    url: string;
+    connections?: number;
+    duration?: number;
+    requests?: Array<Record<string, unknown>>;
+  }
+  export default function autocannon(options: Options): Promise<Result>;
+}

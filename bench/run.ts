@@ -1,0 +1,225 @@
+/**
+ * npm run bench: the service against a hand-written raw floor (bench/raw-server.ts), on the same
+ * fresh PostgreSQL database, alternated A B A B under the same load (autocannon, 32 connections,
+ * fixed duration). Prints requests/s, p50/p99 latency, errors and the service/raw ratio per
+ * endpoint, and the service's peak RSS. With --seeded it then stores 2 million clicks and 200
+ * thousand conversions and measures the service again against its empty-database figures.
+ *
+ * Environment: DATABASE_URL (a PostgreSQL the bench may create a database on; default the local
+ * one), BENCH_DURATION seconds per run (default 10), BENCH_CONNECTIONS (default 32).
+ * Targets only 127.0.0.1; every run is bounded in time.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const SEEDED = process.argv.includes('--seeded');
+const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+const SERVICE_PORT = 4101;
+const RAW_PORT = 4102;
+
+const dbName = `aa_bench_${randomBytes(3).toString('hex')}`;
+const dbUrl = (() => {
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${dbName}`;
+  return u.toString();
+})();
+
+interface Run {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+function startProcess(script: string, port: number): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: dbUrl, ADMIN_TOKEN, NODE_ENV: 'production' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  child.on('exit', (code, signal) => {
+    if (!stopping) console.error(`${script} exited early (${code ?? signal})`);
+  });
+  return child;
+}
+let stopping = false;
+
+/** Peak resident memory of a process, sampled from /proc (VmHWM is the kernel's high-water mark). */
+function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+async function json(method: string, url: string, body: unknown, auth: string): Promise<any> {
+  const res = await fetch(url, { method, headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const parsed = await res.json();
+  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(parsed)}`);
+  return parsed;
+}
+
+interface Scenario {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: (n: number) => unknown;
+}
+
+async function load(port: number, key: string, scenario: Scenario, seconds: number, prefix: string): Promise<Run> {
+  let n = 0;
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [
+      {
+        method: scenario.method,
+        path: scenario.path,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        ...(scenario.body
+          ? {
+              setupRequest: (req: any) => {
+                req.body = JSON.stringify(scenario.body!(n++)).replaceAll('$P', prefix);
+                return req;
+              },
+            }
+          : {}),
+      },
+    ],
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+  };
+}
+
+const fmt = (n: number, digits = 0) => n.toFixed(digits).padStart(8);
+
+async function measure(label: string, scenarios: Scenario[], key: string, includeRaw: boolean, service: ChildProcess) {
+  const results: Record<string, { service: Run[]; raw: Run[] }> = {};
+  let round = 0;
+  for (const scenario of scenarios) {
+    results[scenario.name] = { service: [], raw: [] };
+    // warm-up of both (JIT, pools, caches), not counted
+    await load(SERVICE_PORT, key, scenario, 2, `w${round}s`);
+    if (includeRaw) await load(RAW_PORT, key, scenario, 2, `w${round}r`);
+    for (let i = 0; i < 2; i++) {
+      round++;
+      results[scenario.name].service.push(await load(SERVICE_PORT, key, scenario, DURATION, `${label}${round}s`));
+      if (includeRaw) results[scenario.name].raw.push(await load(RAW_PORT, key, scenario, DURATION, `${label}${round}r`));
+    }
+  }
+  const avg = (runs: Run[], k: keyof Run) => runs.reduce((s, r) => s + r[k], 0) / Math.max(1, runs.length);
+  const sum = (runs: Run[], k: keyof Run) => runs.reduce((s, r) => s + r[k], 0);
+  console.log(`\n${label}: ${CONNECTIONS} connections, ${DURATION} s per run, A B A B (service, raw)`);
+  console.log('endpoint                          service rps  p50 ms  p99 ms  errors |  raw rps  p50 ms  p99 ms  errors | ratio');
+  const summary: Record<string, number> = {};
+  for (const [name, r] of Object.entries(results)) {
+    const s = avg(r.service, 'rps');
+    const raw = avg(r.raw, 'rps');
+    summary[name] = s;
+    console.log(
+      `${name.padEnd(32)} ${fmt(s)}   ${fmt(avg(r.service, 'p50'), 1)}${fmt(avg(r.service, 'p99'), 1)}${fmt(sum(r.service, 'errors'))} |` +
+        (includeRaw
+          ? `${fmt(raw)}${fmt(avg(r.raw, 'p50'), 1)}${fmt(avg(r.raw, 'p99'), 1)}${fmt(sum(r.raw, 'errors'))} | ${(s / raw).toFixed(2)}x`
+          : '       -       -       -       - |     -'),
+    );
+  }
+  console.log(`service peak RSS: ${peakRssMb(service.pid!)} MB`);
+  return summary;
+}
+
+async function main(): Promise<void> {
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database "${dbName}"`);
+  const service = startProcess('server/src/main.ts', SERVICE_PORT);
+  const raw = startProcess('bench/raw-server.ts', RAW_PORT);
+  try {
+    await waitFor(`http://127.0.0.1:${SERVICE_PORT}/api/me`);
+    await waitFor(`http://127.0.0.1:${RAW_PORT}/api/me`);
+    const base = `http://127.0.0.1:${SERVICE_PORT}`;
+    const org = await json('POST', `${base}/admin/organizations`, { name: 'Bench' }, `Bearer ${ADMIN_TOKEN}`);
+    const key: string = org.data.api_key;
+    const auth = `Bearer ${key}`;
+    const program = await json('POST', `${base}/api/programs`, { name: 'Bench', commission_value: 30 }, auth);
+    await json('POST', `${base}/api/affiliates`, { email: 'bench@example.com', program_id: program.data.program.id, slug: 'bench' }, auth);
+    const click = await json('POST', `${base}/api/clicks`, { ref: 'bench' }, auth);
+    const cookie: string = click.data.click.cookie_id;
+    const customers = 2000;
+    for (let i = 0; i < customers; i++) await json('POST', `${base}/api/customers`, { customer_id: `sub_${i}`, cookie_id: cookie }, auth);
+
+    const scenarios: Scenario[] = [
+      { name: 'POST /api/clicks', method: 'POST', path: '/api/clicks', body: () => ({ ref: 'bench', landing_url: 'https://shop.example.com/?ref=bench' }) },
+      { name: 'POST /api/customers', method: 'POST', path: '/api/customers', body: (n) => ({ customer_id: `$P_c${n}`, cookie_id: cookie }) },
+      { name: 'POST /api/conversions', method: 'POST', path: '/api/conversions', body: (n) => ({ external_id: `$P_o${n}`, amount: 49.99, cookie_id: cookie }) },
+      {
+        name: 'POST /api/conversions recurring',
+        method: 'POST',
+        path: '/api/conversions',
+        body: (n) => ({ external_id: `$P_r${n}`, amount: 19.99, customer_id: `sub_${n % customers}` }),
+      },
+      { name: 'GET /api/me', method: 'GET', path: '/api/me' },
+    ];
+
+    const empty = await measure('empty database', scenarios, key, true, service);
+
+    if (SEEDED) {
+      const db = new pg.Client({ connectionString: dbUrl });
+      await db.connect();
+      const started = Date.now();
+      const { rows } = await db.query('select id, organization_id, program_id from affiliates limit 1');
+      const a = rows[0];
+      await db.query(
+        `insert into clicks (id, organization_id, affiliate_id, program_id, cookie_id, occurred_at, created_at)
+         select gen_random_uuid(), $1, $2, $3, 'ck_seed' || g, now() - (g % 90) * interval '1 day', now()
+         from generate_series(1, 2000000) g`,
+        [a.organization_id, a.id, a.program_id],
+      );
+      await db.query(
+        `insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, affiliate_id, program_id, occurred_at, created_at)
+         select gen_random_uuid(), $1, 'seed_' || g, 49.99, 'USD', 'initial', 15.00, $2, $3, now() - (g % 365) * interval '1 day', now()
+         from generate_series(1, 200000) g`,
+        [a.organization_id, a.id, a.program_id],
+      );
+      await db.query('vacuum analyze');
+      const counts = await db.query('select (select count(*) from clicks) as clicks, (select count(*) from conversions) as conversions');
+      console.log(`\nseeded ${counts.rows[0].clicks} clicks and ${counts.rows[0].conversions} conversions in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      await db.end();
+      const seeded = await measure('seeded database', scenarios, key, true, service);
+      console.log('\nseeded vs empty (service requests/s)');
+      for (const name of Object.keys(empty)) {
+        console.log(`${name.padEnd(32)} ${(((seeded[name] - empty[name]) / empty[name]) * 100).toFixed(1).padStart(6)} %`);
+      }
+    }
+  } finally {
+    stopping = true;
+    service.kill('SIGTERM');
+    raw.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1500));
+    await admin.query(`drop database if exists "${dbName}" with (force)`);
+    await admin.end();
+  }
+}
+
+await main();

@@ -1,0 +1,82 @@
+/**
+ * Bounded in-process caches for the hot paths (every click and conversion resolves a slug or a
+ * cookie). What is cached and why it is safe:
+ * - slug -> affiliate, and cookie id / click id -> click: immutable once created (the API has no
+ *   way to change or delete them), so entries never go stale; only found rows are cached, so a
+ *   slug created later is found at once.
+ * - program -> commission rule and windows: a program can change (PATCH), so entries live
+ *   `programTtlMs` and this instance drops its entry on its own updates; other instances see a
+ *   change within the TTL.
+ */
+export class LruCache<K, V> {
+  private readonly map = new Map<K, { value: V; expiresAt: number }>();
+
+  constructor(
+    private readonly maxEntries: number,
+    private readonly ttlMs = Number.POSITIVE_INFINITY,
+  ) {}
+
+  get(key: K): V | undefined {
+    const entry = this.map.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= Date.now()) {
+      this.map.delete(key);
+      return undefined;
+    }
+    // re-insert: Map keeps insertion order, so the oldest entry is always first
+    this.map.delete(key);
+    this.map.set(key, entry);
+    return entry.value;
+  }
+
+  set(key: K, value: V): void {
+    if (this.map.has(key)) this.map.delete(key);
+    else if (this.map.size >= this.maxEntries) this.map.delete(this.map.keys().next().value as K);
+    this.map.set(key, { value, expiresAt: Date.now() + this.ttlMs });
+  }
+
+  delete(key: K): void {
+    this.map.delete(key);
+  }
+
+  clear(): void {
+    this.map.clear();
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+}
+
+export interface CachedAffiliate {
+  id: string;
+  program_id: string;
+}
+
+export interface CachedClick {
+  id: string;
+  affiliate_id: string;
+  program_id: string;
+  occurred_at: Date;
+}
+
+export interface ProgramRule {
+  commission_type: 'percent' | 'flat';
+  commission_value: string;
+  click_window_days: number;
+  commission_window_months: number | null;
+  currency: string;
+}
+
+export const PROGRAM_RULE_TTL_MS = 5_000;
+
+export class AttributionCache {
+  readonly affiliatesBySlug = new LruCache<string, CachedAffiliate>(50_000);
+  readonly clicksByCookie = new LruCache<string, CachedClick>(100_000);
+  readonly clicksById = new LruCache<string, CachedClick>(100_000);
+  readonly programs = new LruCache<string, ProgramRule>(10_000, PROGRAM_RULE_TTL_MS);
+
+  static key(organizationId: string, value: string): string {
+    return `${organizationId}:${value}`;
+  }
+}
