@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import { TEST_ADMIN_TOKEN, testServer } from './server.js';
+import { assertDocumentedResponse } from './openapi-validation.js';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -23,6 +24,8 @@ export async function request<T = any>(
   }
   const res = await fetch(baseUrl + path, { method, headers, body });
   const text = await res.text();
+  // Every response is held to openapi/openapi.json (operation, status, body schema).
+  assertDocumentedResponse(method, path, res.status, text, res.headers.get('content-type'));
   let parsed: unknown = text;
   try {
     parsed = text ? JSON.parse(text) : undefined;

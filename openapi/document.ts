@@ -1,0 +1,540 @@
+import { readFileSync } from 'node:fs';
+import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
+import { generateOpenApi } from '@ts-rest/open-api';
+import {
+  OpenApiBuilder,
+  type OpenAPIObject,
+  type OperationObject,
+  type ParameterObject,
+  type PathItemObject,
+  type ReferenceObject,
+  type RequestBodyObject,
+  type ResponseObject,
+  type SchemaObject,
+  type SecurityRequirementObject,
+  type ServerObject,
+  type TagObject,
+} from 'openapi3-ts/oas30';
+import { z } from 'zod';
+import * as contractModule from '@affiliate-attribution/contract';
+import { contract, merchantContract, ErrorMessages } from '@affiliate-attribution/contract';
+import { exampleFor, singular, type ExampleContext } from './examples.js';
+import { OpenApiSchemaValidator, pointerSegment } from './validator.js';
+
+/**
+ * Builds the OpenAPI 3.0 document of the service from the ts-rest contract. Nothing here lists
+ * paths or fields: ts-rest's generator turns each route's zod schemas into JSON schemas, and this
+ * module assembles the document around them (operation ids, tags, security, shared components,
+ * the responses the HTTP layer adds, examples). The output is deterministic: same contract, same
+ * bytes.
+ */
+
+export const OPENAPI_VERSION = '3.0.3';
+
+export interface BuildOptions {
+  /** `servers` of the document; default: a local instance. */
+  servers?: ServerObject[];
+}
+
+/**
+ * A relative server: the host the document is read from. The running service serves the document
+ * at `/openapi.json` with its absolute base URL (and the legacy host, when configured) instead;
+ * `npm run openapi -- --server-url … --legacy-server-url …` writes one for given hosts.
+ */
+export const DEFAULT_SERVERS: ServerObject[] = [
+  {
+    url: '/',
+    description: 'The service that serves this document (`{base_url}/openapi.json`). Paths carry no version segment.',
+  },
+];
+
+/** The licence of the root package.json, when the project declares one (an SPDX id). */
+function licenseOf(): { name: string; url: string } | undefined {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { license?: string };
+  if (!pkg.license || pkg.license === 'UNLICENSED') return undefined;
+  return { name: pkg.license, url: `https://spdx.org/licenses/${encodeURIComponent(pkg.license)}.html` };
+}
+
+/** The API's version is the contract package's. */
+const contractVersion: string = JSON.parse(readFileSync(new URL('../contract/package.json', import.meta.url), 'utf8')).version;
+
+// ---------------------------------------------------------------------------------------------
+// Security
+
+export const SECURITY_SCHEMES = {
+  ApiKey: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Authorization',
+    description:
+      'The organization API key, sent as `Authorization: svc-<key>`. It scopes every request to its organization. It is a server-side credential: never put it in a browser, a mobile app or a public repository.',
+  },
+  ApiKeyBearer: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'svc-<key>',
+    description: 'The same organization API key in the bearer form: `Authorization: Bearer svc-<key>`.',
+  },
+  AdminToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'The operator token (`ADMIN_TOKEN` of the service): `Authorization: Bearer <ADMIN_TOKEN>`. Only for `/admin/*`; unset, every `/admin/*` call answers 401.',
+  },
+} as const;
+
+export type SecurityKind = 'apiKey' | 'admin' | 'public';
+
+const SECURITY: Record<SecurityKind, SecurityRequirementObject[]> = {
+  apiKey: [{ ApiKey: [] }, { ApiKeyBearer: [] }],
+  admin: [{ AdminToken: [] }],
+  public: [],
+};
+
+// ---------------------------------------------------------------------------------------------
+// Tags: one per top-level router of the contract.
+
+const TAGS: Record<string, { name: string; description: string }> = {
+  me: { name: 'Organization', description: 'The organization an API key belongs to; an authenticated health check.' },
+  programs: { name: 'Programs', description: 'Affiliate programs: the commission rule, the click attribution window and the commission window.' },
+  affiliates: { name: 'Affiliates', description: 'Partners in a program, identified by (e-mail, program), each with a referral slug for `?ref=<slug>` links.' },
+  clicks: { name: 'Clicks', description: 'Clicks on referral links registered server-side; they issue the `cookie_id` and click id used for attribution.' },
+  customers: { name: 'Customers', description: "The merchant's customers, tied for life to the affiliate and program of the click they signed up with." },
+  conversions: { name: 'Conversions', description: 'Sales: initial ones attributed by click, recurring ones by customer, each with its commission.' },
+  integrations: { name: 'Integrations', description: 'Payment-provider integrations: the signing secret the service verifies provider webhooks with.' },
+  tracking: { name: 'Tracking', description: 'Public endpoints of the browser tracking snippet (`/snippet.js`). No API key: they take the public organization id.' },
+  webhooks: { name: 'Webhooks', description: 'Inbound payment-provider webhooks. The provider posts its events here; each is verified with the signing secret of the integration before anything is recorded.' },
+  admin: { name: 'Operator', description: 'Platform operator endpoints (organizations and their API keys), authenticated by the operator token.' },
+};
+
+function tagFor(routerKey: string, routes: RouteEntry[]): TagObject {
+  const known = TAGS[routerKey];
+  if (known) return { ...known };
+  const name = routerKey.charAt(0).toUpperCase() + routerKey.slice(1);
+  const summaries = routes.filter((r) => r.keyPath[0] === routerKey).map((r) => r.route.summary ?? `${r.route.method} ${r.route.path}`);
+  return { name, description: `${summaries.join('. ')}.` };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routes
+
+interface RouteEntry {
+  keyPath: string[];
+  route: AppRoute;
+  oasPath: string;
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+}
+
+function collectRoutes(router: AppRouter, prefix: string[] = []): RouteEntry[] {
+  const out: RouteEntry[] = [];
+  for (const [key, value] of Object.entries(router)) {
+    if (isAppRoute(value)) {
+      out.push({
+        keyPath: [...prefix, key],
+        route: value,
+        oasPath: value.path.replace(/:(\w+)/g, '{$1}'),
+        method: value.method.toLowerCase() as RouteEntry['method'],
+      });
+    } else {
+      out.push(...collectRoutes(value as AppRouter, [...prefix, key]));
+    }
+  }
+  return out;
+}
+
+function operationIdOf(keyPath: string[]): string {
+  return keyPath.map((part, i) => (i === 0 ? part : part.charAt(0).toUpperCase() + part.slice(1))).join('');
+}
+
+/**
+ * Who may call a route: `/admin/*` takes the operator token; the merchant routes (the routes of
+ * `merchantContract`, mounted behind the API-key middleware) take the API key; anything else in
+ * the contract (the snippet's tracking endpoints, provider webhooks) is public at the HTTP level.
+ * test/openapi/security.test.ts holds the server to this: a secured operation answers 401
+ * without credentials, a public one does not.
+ */
+export function securityKindOf(route: AppRoute, merchantRoutes: Set<string>): SecurityKind {
+  if (route.path === '/admin' || route.path.startsWith('/admin/')) return 'admin';
+  if (merchantRoutes.has(`${route.method} ${route.path}`)) return 'apiKey';
+  return 'public';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemas: zod -> OpenAPI through ts-rest's generator, and named components.
+
+type Schema = SchemaObject | ReferenceObject;
+
+/** ts-rest's own zod conversion, reached through its public API with a one-route contract. */
+function zodToSchema(schema: z.ZodTypeAny, mode: 'input' | 'output'): SchemaObject {
+  const route = { method: 'POST', path: '/x', body: schema, responses: { 200: schema } } as const;
+  const doc = generateOpenApi({ x: route } as unknown as AppRouter, { info: { title: 'x', version: '0' } });
+  const op = doc.paths['/x']!.post as OperationObject;
+  const raw =
+    mode === 'input'
+      ? (op.requestBody as RequestBodyObject).content['application/json']!.schema
+      : (op.responses['200'] as ResponseObject).content!['application/json']!.schema;
+  return normalizeSchemas(raw as SchemaObject);
+}
+
+/**
+ * Fixes two spots where the zod conversion is not valid OpenAPI 3.0: `z.unknown()` comes out as
+ * `{ nullable: true }` without a type (3.0 defines `nullable` only beside `type`): any value is `{}`;
+ * `z.null()` comes out as a string of format "null": a value that can only be null is written as
+ * `{ type: object, nullable: true, enum: [null] }`, the usual 3.0 idiom.
+ */
+export function normalizeSchemas<T>(node: T): T {
+  if (Array.isArray(node)) return node.map(normalizeSchemas) as T;
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) out[key] = normalizeSchemas(value);
+  if (out.format === 'null' && out.nullable === true) {
+    const { format: _f, type: _t, ...rest } = out;
+    return { type: 'object', ...rest, nullable: true, enum: [null] } as T;
+  }
+  if (out.nullable === true && out.type === undefined && !out.allOf && !out.oneOf && !out.anyOf && !out.$ref) delete out.nullable;
+  if (out.additionalProperties && typeof out.additionalProperties === 'object' && Object.keys(out.additionalProperties).length === 0) {
+    out.additionalProperties = true;
+  }
+  return out as T;
+}
+
+function stableStringify(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Identity of a schema for matching: its content, ignoring the description at its top. */
+function shapeKey(schema: SchemaObject): string {
+  const { description: _description, ...rest } = schema;
+  return stableStringify(rest);
+}
+
+interface ComponentCandidate {
+  name: string;
+  schema: SchemaObject;
+  key: string;
+}
+
+/**
+ * Every object schema the contract package exports by name (Organization, Program, Customer,
+ * Conversion, ErrorBody, request bodies, ...) is a candidate component; wherever the same schema
+ * appears in an operation it becomes a `$ref`, so generated clients get named types and the error
+ * envelope is one shared component. Candidates that no operation uses are not emitted.
+ */
+function componentCandidates(mode: 'input' | 'output'): ComponentCandidate[] {
+  const out: ComponentCandidate[] = [];
+  const seen = new Set<string>();
+  const names = Object.keys(contractModule).sort();
+  for (const name of names) {
+    const value = (contractModule as Record<string, unknown>)[name];
+    if (!/^[A-Z]/.test(name) || !(value instanceof z.ZodObject)) continue;
+    const schema = zodToSchema(value, mode);
+    if (!schema.properties || Object.keys(schema.properties).length === 0) continue;
+    const key = shapeKey(schema);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ name, schema, key });
+  }
+  return out;
+}
+
+class ComponentRegistry {
+  readonly used = new Map<string, SchemaObject>();
+  private readonly byKey: Record<'input' | 'output', Map<string, ComponentCandidate>>;
+
+  constructor() {
+    this.byKey = {
+      input: new Map(componentCandidates('input').map((c) => [c.key, c])),
+      output: new Map(componentCandidates('output').map((c) => [c.key, c])),
+    };
+  }
+
+  /** `schema` with every subtree that is a named component replaced by its `$ref`. */
+  factor(schema: Schema, mode: 'input' | 'output'): Schema {
+    if ('$ref' in schema) return schema;
+    const candidate = this.byKey[mode].get(shapeKey(schema));
+    if (candidate) {
+      const name = this.register(candidate, mode);
+      return { $ref: `#/components/schemas/${name}` };
+    }
+    const out: SchemaObject = { ...schema };
+    if (schema.properties) {
+      out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, this.factor(v, mode)]));
+    }
+    if (schema.items) out.items = this.factor(schema.items, mode);
+    for (const key of ['allOf', 'oneOf', 'anyOf'] as const) {
+      if (schema[key]) out[key] = schema[key]!.map((s) => this.factor(s, mode));
+    }
+    if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
+      out.additionalProperties = this.factor(schema.additionalProperties, mode);
+    }
+    return out;
+  }
+
+  private register(candidate: ComponentCandidate, mode: 'input' | 'output'): string {
+    let name = candidate.name;
+    const existing = this.used.get(name);
+    if (existing && shapeKey(existing) !== candidate.key) name = `${candidate.name}${mode === 'input' ? 'Input' : 'Output'}`;
+    if (!this.used.has(name)) {
+      this.used.set(name, candidate.schema);
+      // Nested components are factored too (e.g. Organization inside another named object).
+      this.used.set(name, this.factorInside(candidate.schema, mode));
+    }
+    return name;
+  }
+
+  private factorInside(schema: SchemaObject, mode: 'input' | 'output'): SchemaObject {
+    const out: SchemaObject = { ...schema };
+    if (schema.properties) {
+      out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, this.factor(v, mode)]));
+    }
+    if (schema.items) out.items = this.factor(schema.items, mode);
+    return out;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Responses the HTTP layer adds around the contract's routes (server/src/app.ts, http/).
+
+/** Paths behind `express.json` and the Content-Type check in app.ts. */
+const JSON_PARSED_PREFIXES = ['/api/', '/admin/'];
+const BODY_METHODS = new Set(['post', 'put', 'patch']);
+
+const STATUS_MESSAGES: Record<number, string> = {
+  401: ErrorMessages.invalidApiKey,
+  403: ErrorMessages.forbidden,
+  410: ErrorMessages.attributionWindowExpired,
+  413: 'Request body exceeds the 1 MiB limit',
+  415: 'Content-Type must be application/json',
+  429: 'Too many requests; retry later',
+  500: ErrorMessages.internal,
+  503: 'Service temporarily unavailable; safe to retry',
+};
+
+const TRANSPORT_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid request: malformed JSON, or a missing or malformed field, named in the message.',
+  413: 'The request body is larger than 1 MiB.',
+  415: 'The request body is not JSON (`Content-Type` must be `application/json`).',
+  429: 'Too many requests with this API key; retry after `Retry-After` seconds.',
+  500: 'Internal error; safe to retry.',
+  503: 'The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds.',
+};
+
+const RETRY_AFTER_HEADER = {
+  description: 'Seconds to wait before retrying.',
+  schema: { type: 'integer', minimum: 1 },
+  example: 1,
+} as const;
+
+function successDescription(status: number, hasDeduped: boolean, statuses: number[]): string {
+  if (status === 201) return hasDeduped ? 'Created (`deduped: false`).' : 'Created.';
+  if (status === 200 && hasDeduped && statuses.includes(201)) {
+    return 'The request repeated an earlier one: the existing record, unchanged, with `deduped: true`.';
+  }
+  if (status === 202) return 'Accepted.';
+  if (status === 204) return 'No content.';
+  return 'OK.';
+}
+
+function errorMessageFor(status: number, entry: RouteEntry, bodySchema: SchemaObject | undefined, security: SecurityKind): string {
+  const bodyFields = Object.keys(bodySchema?.properties ?? {});
+  if (status === 400) {
+    const required = bodySchema?.required?.[0];
+    if (required) return `${required}: Required`;
+    if (bodyFields.length > 0) return 'Malformed JSON body';
+    const query = (entry.route.query as z.AnyZodObject | undefined)?.shape as Record<string, unknown> | undefined;
+    if (query && 'limit' in query) return 'limit: Number must be less than or equal to 100';
+    return 'Malformed JSON body';
+  }
+  if (status === 401 && security === 'admin') return ErrorMessages.invalidAdminToken;
+  if (status === 404) {
+    const attributes = ['cookie_id', 'ref', 'click_id', 'cookieId'].some((f) => bodyFields.includes(f));
+    return attributes ? ErrorMessages.noAttribution : ErrorMessages.notFound;
+  }
+  if (status === 409 && bodyFields.includes('slug')) return 'slug: "jane-doe" is already taken';
+  return STATUS_MESSAGES[status] ?? 'Request failed';
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function sortObject<T>(obj: Record<string, T>, compare?: (a: string, b: string) => number): Record<string, T> {
+  return Object.fromEntries(Object.entries(obj).sort(([a], [b]) => (compare ? compare(a, b) : a < b ? -1 : a > b ? 1 : 0)));
+}
+
+const METHOD_ORDER = ['get', 'put', 'post', 'patch', 'delete'];
+
+const DESCRIPTION = `Affiliate attribution service: report clicks, customers and conversions so that the right affiliate is credited, including on recurring charges.
+
+**Integration methods** (they combine): the tracking snippet, served at \`{base_url}/snippet.js\` and embedded with the organization id in its \`data-organization\` attribute, captures \`?ref=<slug>\` into the first-party cookie \`svc_aff\`; this REST API is called server to server with the organization API key; payment providers post their events to \`/webhooks/{provider}/{organizationId}\`.
+
+**Authentication**: every \`/api/*\` request carries the organization API key in the \`Authorization\` header, as \`svc-<key>\` or \`Bearer svc-<key>\`. A missing or invalid key answers 401 \`{ "success": false, "message": "Missing or invalid API key" }\`; a record of another organization answers 403.
+
+**Envelopes**: success is \`{ "success": true, "data": { "<resource>": { ... } } }\`; lists add \`next_cursor\` (pass it as \`cursor\`; null on the last page). Every error, whatever its status, is \`{ "success": false, "message": "<human readable>" }\` (the \`ErrorBody\` schema). JSON field names are snake_case; timestamps are ISO-8601 in UTC; \`amount\` is a decimal in major units (49.99).
+
+**Idempotency**: customers are idempotent on \`customer_id\`, conversions on \`external_id\`, affiliates on (e-mail, program). A repeat answers 200 with the existing record and \`"deduped": true\`; a creation answers 201 with \`"deduped": false\`. Retrying a write after a timeout, a 500 or a 503 is therefore safe.
+
+**Attribution**: a first sale is attributed by click (\`cookie_id\`, \`ref\` or \`click_id\`); later charges by \`customer_id\` alone are \`recurring\` and reuse the customer's affiliate and program. Identifiers not issued by the service for this organization answer 404 "No attribution found"; a click older than the program's click window answers 410.`;
+
+/** The OpenAPI document of everything `contract` holds. */
+export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject {
+  const routes = collectRoutes(contract as unknown as AppRouter);
+  const merchantRoutes = new Set(collectRoutes(merchantContract as unknown as AppRouter).map((r) => `${r.route.method} ${r.route.path}`));
+  const generated = normalizeSchemas(generateOpenApi(contract, { info: { title: 'x', version: '0' } }, { setOperationId: 'concatenated-path' }));
+  const registry = new ComponentRegistry();
+
+  const builder = OpenApiBuilder.create({ openapi: OPENAPI_VERSION, info: { title: '', version: '' }, paths: {} })
+    .addTitle('Affiliate Attribution API')
+    .addVersion(contractVersion)
+    .addDescription(DESCRIPTION);
+  const license = licenseOf();
+  if (license) builder.addLicense(license);
+  for (const server of options.servers ?? DEFAULT_SERVERS) builder.addServer(server);
+  for (const [name, scheme] of Object.entries(SECURITY_SCHEMES)) builder.addSecurityScheme(name, { ...scheme });
+  builder.addHeader('RetryAfter', { ...RETRY_AFTER_HEADER });
+
+  const tagKeys: string[] = [];
+  const paths: Record<string, PathItemObject> = {};
+  const operationIds = new Map<string, string>();
+  const mediaWithExamples: string[] = [];
+
+  for (const entry of routes) {
+    const { route, keyPath, oasPath, method } = entry;
+    const raw = (generated.paths[oasPath] as PathItemObject | undefined)?.[method] as OperationObject | undefined;
+    if (!raw) throw new Error(`ts-rest generated no operation for ${route.method} ${route.path}`);
+    const operationId = operationIdOf(keyPath);
+    const clash = operationIds.get(operationId);
+    if (clash) throw new Error(`operationId ${operationId} of ${route.method} ${route.path} is already used by ${clash}`);
+    operationIds.set(operationId, `${route.method} ${route.path}`);
+    if (!tagKeys.includes(keyPath[0]!)) tagKeys.push(keyPath[0]!);
+    const tag = tagFor(keyPath[0]!, routes).name;
+    const security = securityKindOf(route, merchantRoutes);
+    const resource = singular(keyPath[0]!);
+    const pointerBase = `#/paths/${pointerSegment(oasPath)}/${method}`;
+    const exampleCtx = (kind: ExampleContext['kind'], extra: Partial<ExampleContext> = {}): ExampleContext => ({
+      kind,
+      entity: resource,
+      components: Object.fromEntries(registry.used),
+      ...extra,
+    });
+
+    // OpenAPI ignores header parameters named Accept, Content-Type and Authorization; credentials
+    // are security schemes, and the webhook's basic auth is described in its description.
+    const parameters: ParameterObject[] = ((raw.parameters ?? []) as ParameterObject[])
+      .filter((p) => !(p.in === 'header' && ['accept', 'content-type', 'authorization'].includes(p.name.toLowerCase())))
+      .map((p) => {
+      const param: ParameterObject = { ...p };
+      if (!param.description) param.description = `The \`${p.name}\` ${p.in === 'path' ? 'path segment' : 'parameter'}.`;
+      const schema = (p.schema ?? { type: 'string' }) as SchemaObject;
+      param.schema = schema;
+      param.example = exampleFor(schema, p.name, exampleCtx('request'));
+      return param;
+    });
+
+    let requestBody: RequestBodyObject | undefined;
+    let requestSchemaResolved: SchemaObject | undefined;
+    if (raw.requestBody) {
+      const rb = raw.requestBody as RequestBodyObject;
+      const [contentType, media] = Object.entries(rb.content)[0]!;
+      const resolvedSchema = (media.schema ?? {}) as SchemaObject;
+      requestSchemaResolved = resolvedSchema;
+      const schema = registry.factor(resolvedSchema, 'input');
+      const bodyZod = route.method !== 'GET' && 'body' in route ? route.body : undefined;
+      const required = bodyZod instanceof z.ZodType ? !bodyZod.isOptional() : true;
+      requestBody = {
+        description: resolvedSchema.description ?? `The ${resource} to ${route.method === 'PATCH' ? 'change' : 'send'}.`,
+        required,
+        content: { [contentType]: { schema, example: exampleFor(resolvedSchema, undefined, exampleCtx('request')) } },
+      };
+      mediaWithExamples.push(`${pointerBase}/requestBody/content/${pointerSegment(contentType)}`);
+    }
+
+    // Responses of the contract, then those the HTTP layer adds.
+    const responses: Record<string, ResponseObject> = {};
+    const rawResponses = raw.responses as Record<string, ResponseObject>;
+    const statuses = Object.keys(rawResponses).map(Number);
+    const takesJson = BODY_METHODS.has(method) && JSON_PARSED_PREFIXES.some((p) => route.path.startsWith(p));
+    // app.ts: the API key is rate limited on every /api route.
+    const extra = [...(takesJson ? [400, 413, 415] : []), ...(security === 'apiKey' ? [429] : []), 500, 503].filter((s) => !statuses.includes(s));
+    const errorSchemaRef = registry.factor(zodToSchema(contractModule.ErrorBody, 'output'), 'output');
+
+    for (const status of [...statuses, ...extra].sort((a, b) => a - b)) {
+      const rawResponse = rawResponses[String(status)];
+      const media = rawResponse?.content?.['application/json'];
+      const resolved = (media?.schema as SchemaObject | undefined) ?? (rawResponse ? undefined : (zodToSchema(contractModule.ErrorBody, 'output') as SchemaObject));
+      const isError = status >= 400;
+      const hasDeduped = Boolean(resolved?.properties && 'deduped' in resolved.properties);
+      const zodDescription = rawResponse && rawResponse.description !== String(status) ? rawResponse.description : undefined;
+      const description = zodDescription ?? (isError ? (TRANSPORT_DESCRIPTIONS[status] ?? `Error ${status}.`) : successDescription(status, hasDeduped, statuses));
+      const response: ResponseObject = { description };
+      if (resolved) {
+        const schema = rawResponse ? registry.factor(resolved, 'output') : errorSchemaRef;
+        const example = exampleFor(resolved, undefined, exampleCtx('response', {
+          status,
+          message: isError ? errorMessageFor(status, entry, requestSchemaResolved, security) : undefined,
+        }));
+        response.content = { 'application/json': { schema, example } };
+        mediaWithExamples.push(`${pointerBase}/responses/${status}/content/application~1json`);
+      } else if (rawResponse?.content) {
+        response.content = rawResponse.content;
+      }
+      if (status === 503 || status === 429) response.headers = { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } };
+      responses[String(status)] = response;
+    }
+
+    const operation: OperationObject = {
+      operationId,
+      summary: route.summary ?? `${route.method} ${route.path}`,
+      description: route.description ?? route.summary ?? `${route.method} ${route.path}`,
+      tags: [tag],
+      security: SECURITY[security],
+      ...(route.deprecated ? { deprecated: true } : {}),
+      ...(parameters.length > 0 ? { parameters } : {}),
+      ...(requestBody ? { requestBody } : {}),
+      responses,
+    };
+    paths[oasPath] = { ...paths[oasPath], [method]: operation };
+  }
+
+  for (const key of tagKeys) builder.addTag(tagFor(key, routes));
+  for (const [path, item] of Object.entries(sortObject(paths))) {
+    builder.addPath(path, sortObject(item as Record<string, unknown>, (a, b) => METHOD_ORDER.indexOf(a) - METHOD_ORDER.indexOf(b)) as PathItemObject);
+  }
+  for (const [name, schema] of Object.entries(sortObject(Object.fromEntries(registry.used)))) builder.addSchema(name, schema);
+
+  const doc = builder.getSpec();
+  assertExamplesValid(doc, mediaWithExamples);
+  return doc;
+}
+
+/** Every example in the document satisfies its schema; the build fails otherwise. */
+function assertExamplesValid(doc: OpenAPIObject, mediaPointers: string[]): void {
+  const validator = new OpenApiSchemaValidator(doc);
+  const problems: string[] = [];
+  for (const pointer of mediaPointers) {
+    const media = validator.at(pointer) as { example?: unknown };
+    const errors = validator.validate(`${pointer}/schema`, media.example);
+    if (errors.length > 0) problems.push(`${pointer}: ${OpenApiSchemaValidator.describe(errors)}`);
+  }
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    for (const [method, op] of Object.entries(item as Record<string, OperationObject>)) {
+      ((op.parameters ?? []) as ParameterObject[]).forEach((p, i) => {
+        const pointer = `#/paths/${pointerSegment(path)}/${method}/parameters/${i}/schema`;
+        const errors = validator.validate(pointer, p.example);
+        if (errors.length > 0) problems.push(`${pointer}: ${OpenApiSchemaValidator.describe(errors)}`);
+      });
+    }
+  }
+  if (problems.length > 0) {
+    throw new Error(`Generated examples do not match their schemas (add a realistic value in openapi/examples.ts):\n${problems.join('\n')}`);
+  }
+}
+
+/** The document as committed: two-space JSON, keys in the order built above, trailing newline. */
+export function serializeDocument(doc: OpenAPIObject): string {
+  return `${JSON.stringify(doc, null, 2)}\n`;
+}

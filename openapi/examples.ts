@@ -1,0 +1,175 @@
+import type { ReferenceObject, SchemaObject } from 'openapi3-ts/oas30';
+
+/**
+ * Realistic examples, derived from each schema and the names of its fields, so that a field
+ * added to the contract gets an example without anyone writing one by hand. One set of ids is
+ * used throughout, so the examples of different operations tell one consistent story (the
+ * customer of one example is the customer of the next). Every example is validated against its
+ * schema when the document is built (document.ts), so an example can never contradict the schema.
+ */
+
+/** The ids of one organization's records, shared by every example. */
+export const EXAMPLE_IDS: Record<string, string> = {
+  organization: '3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a',
+  program: '9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d',
+  affiliate: '6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e',
+  click: 'c4e6a8b0-2d4f-4b6a-8d0c-5e7a9b1d3f5a',
+  customer: '1a3c5e7b-9d2f-4e6a-b8c0-7d9f1b3e5a7c',
+  conversion: '8d0f2b4a-6c8e-4a1d-9f3b-5c7e9a1b3d5f',
+  api_key: '5c7e9a1b-3d5f-4b7a-8c9e-1f3a5c7e9b2d',
+  integration: '2e4a6c8b-0d1f-4a3c-9e5b-7d9f1a3c5e7b',
+};
+
+const TIMESTAMP = '2025-03-14T09:26:53.000Z';
+const MERCHANT_CUSTOMER_ID = 'cus_NffrFeUfNV2Hib';
+const SLUG = 'jane-doe';
+
+/** Values by field name, where the name alone says what a realistic value is. */
+const BY_FIELD: Record<string, unknown> = {
+  customer_id: MERCHANT_CUSTOMER_ID,
+  customerId: MERCHANT_CUSTOMER_ID,
+  external_id: 'in_1PQ7mZLkdIwHu7ixq2Vh8TcR',
+  cookie_id: 'ck_4fQ9xZ2mLp7TbW1sRk8Vn3',
+  cookieId: 'ck_4fQ9xZ2mLp7TbW1sRk8Vn3',
+  ref: SLUG,
+  slug: SLUG,
+  amount: 49.99,
+  commission_amount: 15,
+  commission_value: 30,
+  click_window_days: 60,
+  commission_window_months: 12,
+  currency: 'USD',
+  limit: 50,
+  landing_url: `https://www.acme.example/pricing?ref=${SLUG}`,
+  referrer: 'https://news.example.org/best-tools-2025',
+  user_agent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15',
+  ip: '203.0.113.42',
+  api_key: 'svc-Qm9xLWJ1dC1ub3QtYS1yZWFsLWtleS1mb3ItZG9jcw1',
+  redacted: 'svc-Qm9x…cw1',
+  revoked_at: null,
+  next_cursor: null,
+  signing_secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  provider: 'stripe',
+  organizationId: EXAMPLE_IDS.organization,
+  organization_id: EXAMPLE_IDS.organization,
+};
+
+/** Names and e-mails depend on whose they are. */
+const NAMES: Record<string, string> = {
+  organization: 'Acme Inc',
+  program: 'Partner program',
+  affiliate: 'Jane Doe',
+  customer: 'Alex Smith',
+};
+const EMAILS: Record<string, string> = {
+  affiliate: 'jane@partners.example',
+  customer: 'alex@customer.example',
+};
+
+export interface ExampleContext {
+  /** The record the current object is, e.g. `conversion` (from its property name or the operation's resource). */
+  entity?: string;
+  /** The response status the example is for; decides e.g. `deduped`. */
+  status?: number;
+  /** Request examples leave out alternatives so that they show one sensible call. */
+  kind: 'request' | 'response';
+  /** Text of `message` in an error body. */
+  message?: string;
+  /** Resolves `$ref`s. */
+  components: Record<string, SchemaObject | ReferenceObject>;
+}
+
+/**
+ * Optional request fields left out of request examples: the attribution alternatives (one
+ * identifier per call; the example shows `cookie_id`) and the rarely used overrides.
+ */
+const OPTIONAL_FIELDS_NOT_IN_REQUEST_EXAMPLES = new Set(['ref', 'click_id', 'kind', 'occurred_at', 'user_agent', 'ip', 'referrer', 'cursor']);
+
+export function singular(word: string): string {
+  if (word.endsWith('ies')) return `${word.slice(0, -3)}y`;
+  if (word.endsWith('ses')) return word.slice(0, -2);
+  return word.endsWith('s') ? word.slice(0, -1) : word;
+}
+
+function entityOfIdField(field: string): string | undefined {
+  const m = /^(.*?)_?[iI]d$/.exec(field);
+  if (!m || !m[1]) return undefined;
+  const name = m[1].replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  if (EXAMPLE_IDS[name]) return name;
+  return undefined;
+}
+
+function resolve(schema: SchemaObject | ReferenceObject, ctx: ExampleContext): SchemaObject {
+  let current = schema;
+  for (let depth = 0; '$ref' in current; depth++) {
+    if (depth > 20) throw new Error(`$ref cycle at ${current.$ref}`);
+    const name = current.$ref.replace('#/components/schemas/', '');
+    const target = ctx.components[name];
+    if (!target) throw new Error(`Unresolved $ref ${current.$ref}`);
+    current = target;
+  }
+  return current;
+}
+
+function stringExample(schema: SchemaObject, field: string | undefined, ctx: ExampleContext): string {
+  if (field === 'message' && ctx.message) return ctx.message;
+  if (schema.format === 'uuid' || field === 'id') {
+    const entity = (field && field !== 'id' && entityOfIdField(field)) || ctx.entity;
+    const known = entity && (EXAMPLE_IDS[entity] ?? EXAMPLE_IDS[entity.replace(/_info$/, '')]);
+    return known || EXAMPLE_IDS.organization;
+  }
+  if (schema.format === 'date-time' || field?.endsWith('_at') || field === 'from' || field === 'to') return TIMESTAMP;
+  if (schema.format === 'email' || field === 'email') return (ctx.entity && EMAILS[ctx.entity]) || EMAILS.affiliate;
+  if (field === 'name') return (ctx.entity && NAMES[ctx.entity]) || 'Acme Inc';
+  if (schema.format === 'uri' || field?.endsWith('_url')) return 'https://www.acme.example/';
+  const min = schema.minLength ?? 0;
+  const base = field ? field.replace(/_/g, '-') : 'value';
+  return base.length >= min ? base : base.padEnd(min, 'x');
+}
+
+export function exampleFor(schema: SchemaObject | ReferenceObject, field: string | undefined, ctx: ExampleContext): unknown {
+  const s = resolve(schema, ctx);
+  if (s.example !== undefined) return s.example;
+  if (s.enum && s.enum.length > 0) return s.enum[0];
+  if (field !== undefined && field in BY_FIELD) {
+    const value = BY_FIELD[field];
+    const fits =
+      value === null ? s.nullable === true : s.type === undefined || s.type === typeof value || (s.type === 'integer' && Number.isInteger(value));
+    if (fits) return value;
+  }
+  if (s.allOf) return Object.assign({}, ...s.allOf.map((part) => exampleFor(part, field, ctx)));
+  if (s.oneOf?.[0]) return exampleFor(s.oneOf[0], field, ctx);
+  if (s.anyOf?.[0]) return exampleFor(s.anyOf[0], field, ctx);
+  switch (s.type) {
+    case 'object': {
+      const entity = field && field !== 'data' ? singular(field) : ctx.entity;
+      const inner = { ...ctx, entity };
+      const out: Record<string, unknown> = {};
+      for (const [name, prop] of Object.entries(s.properties ?? {})) {
+        const required = s.required?.includes(name) ?? false;
+        if (ctx.kind === 'request' && !required && OPTIONAL_FIELDS_NOT_IN_REQUEST_EXAMPLES.has(name)) continue;
+        out[name] = exampleFor(prop, name, inner);
+      }
+      return out;
+    }
+    case 'array': {
+      if (!s.items) return [];
+      const entity = field ? singular(field) : ctx.entity;
+      const items = resolve(s.items, ctx);
+      const itemField = items.type === 'object' ? undefined : field ? singular(field) : undefined;
+      return [exampleFor(s.items, itemField, { ...ctx, entity })];
+    }
+    case 'boolean':
+      if (field === 'deduped') return ctx.status === 200;
+      return false;
+    case 'integer':
+    case 'number': {
+      const min = typeof s.minimum === 'number' ? s.minimum : 1;
+      return s.maximum !== undefined && s.maximum < min ? s.maximum : Math.max(min, 1);
+    }
+    case 'string':
+      return stringExample(s, field, ctx);
+    default:
+      return s.nullable ? null : {};
+  }
+}
