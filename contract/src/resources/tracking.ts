@@ -1,0 +1,99 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import { ErrorBody, errorResponses } from '../common/errors.js';
+import { Deduped, Identifier, Uuid } from '../common/primitives.js';
+
+const c = initContract();
+
+/**
+ * The public endpoints the tracking snippet calls from the merchant's pages. They take no API key
+ * (the organization id in the path is public), answer any origin (CORS), are rate limited per
+ * client address, and return only what the snippet needs: never a record of another organization,
+ * nor the stored fields of this organization's records.
+ *
+ * Request bodies use the snippet's wire names as the specification writes them (`customerId`,
+ * `cookieId`); responses follow the service's snake_case envelope.
+ */
+
+const TRACKING_NOTE =
+  ' Public: no API key; callable from any origin (CORS, preflight answered). The body may be sent as `application/json` or as `text/plain` holding JSON, which browsers send without a CORS preflight. Rate limited per client address (429 with Retry-After).';
+
+export const TrackingPathParams = z.object({
+  organizationId: Uuid.describe('Your organization id (public; it is what `data-organization` on the snippet tag holds).'),
+});
+
+export const TrackingClickBody = z.object({
+  ref: Identifier.describe('The affiliate slug from the landing URL (`?ref=<slug>`).'),
+  landingUrl: z.string().max(2048).optional().describe('The page the visitor landed on (`location.href`, at most 2048 characters).'),
+  referrer: z.string().max(2048).optional().describe('`document.referrer` of the visit, at most 2048 characters.'),
+});
+
+export const TrackingClick = z
+  .object({
+    cookie_id: z.string().describe('The tracking id (`ck_…`) to store in the first-party `svc_aff` cookie; the merchant backend passes it on as `cookie_id`.'),
+    cookie_max_age_seconds: z
+      .number()
+      .int()
+      .describe("The cookie's lifetime: the program's click window in seconds (0: a session cookie)."),
+  })
+  .describe('Tracked click (public view)');
+
+export const TrackingCustomerBody = z.object({
+  customerId: Identifier.describe("The merchant's (payment provider's) customer id, as `customer_id` in POST /api/customers."),
+  cookieId: Identifier.describe('The value of the `svc_aff` cookie: a `ck_…` tracking id, or the raw slug the snippet stores when the service was slow.'),
+});
+
+export const TrackingCustomer = z
+  .object({
+    customer_id: z.string().describe("The merchant's customer id, echoed back. Nothing else of the stored customer is returned by this public endpoint."),
+  })
+  .describe('Tracked customer (public view)');
+
+const publicErrors = {
+  400: errorResponses[400],
+  413: ErrorBody.describe('Request body too large (the public endpoints accept at most 16 KiB).'),
+  415: ErrorBody.describe('Content-Type is neither application/json nor text/plain.'),
+  429: ErrorBody.describe('Too many requests from this client address; retry after the `Retry-After` header\'s seconds.'),
+} as const;
+
+export const trackingContract = c.router({
+  createClick: {
+    method: 'POST',
+    path: '/public/organizations/:organizationId/clicks',
+    summary: 'Register a click from the tracking snippet',
+    description:
+      'Called by the snippet when a visitor lands with `?ref=<slug>`: records the click exactly as POST /api/clicks does (client address and user agent taken from the request) and returns the tracking id to store in the `svc_aff` cookie with its lifetime. Last click wins: every new visit with a `ref` records a new click and replaces the cookie. Requests from bots and crawlers (recognised by their user agent) are answered 200 with `click: null` and record nothing. An unknown `ref` and an unknown organization both answer 404 "No attribution found", so the answer never tells whether an organization exists.' +
+      TRACKING_NOTE,
+    pathParams: TrackingPathParams,
+    body: TrackingClickBody,
+    responses: {
+      201: z.object({ success: z.literal(true), data: z.object({ click: TrackingClick }) }),
+      200: z
+        .object({ success: z.literal(true), data: z.object({ click: z.null().describe('Null: the user agent is a bot; nothing was recorded.') }) })
+        .describe('Bot user agent: accepted, not recorded.'),
+      ...publicErrors,
+      404: errorResponses[404],
+    },
+  },
+  createCustomer: {
+    method: 'POST',
+    path: '/public/organizations/:organizationId/customers',
+    summary: 'Track a trial customer from the tracking snippet',
+    description:
+      "Called by `svc('trial', customerId)` / `svc('customer', customerId)` with the `svc_aff` cookie's value: creates the same `trial` customer as POST /api/customers with `{ customer_id, cookie_id, status: 'trial' }`, tied to the affiliate and program of that click (or slug). Idempotent on `customerId`: a repeat answers 200 with `deduped: true` and leaves the existing customer, its status and its attribution unchanged. 404 \"No attribution found\" when the cookie value was not issued by this organization (or the organization does not exist); 410 when the click is older than the program's click window." +
+      TRACKING_NOTE,
+    pathParams: TrackingPathParams,
+    body: TrackingCustomerBody,
+    responses: {
+      200: z.object({ success: z.literal(true), data: z.object({ customer: TrackingCustomer }), deduped: Deduped }),
+      201: z.object({ success: z.literal(true), data: z.object({ customer: TrackingCustomer }), deduped: Deduped }),
+      ...publicErrors,
+      404: errorResponses[404],
+      410: errorResponses[410],
+    },
+  },
+});
+
+export type TrackingClick = z.infer<typeof TrackingClick>;
+export type TrackingClickBody = z.infer<typeof TrackingClickBody>;
+export type TrackingCustomerBody = z.infer<typeof TrackingCustomerBody>;

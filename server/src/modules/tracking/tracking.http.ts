@@ -1,0 +1,64 @@
+import express, { type Express, type RequestHandler } from 'express';
+import { contract } from '@affiliate-attribution/contract';
+import { HttpError } from '../../http/errors.js';
+import { rateLimit, type RateLimiter } from '../../http/rate-limit.js';
+
+/** Everything under this prefix is public (no API key) and answers any origin. */
+export const PUBLIC_PREFIX = '/public';
+
+/** Snippet bodies are a few hundred bytes; anything near this is not the snippet. */
+export const PUBLIC_BODY_LIMIT_BYTES = 16 * 1024;
+
+/**
+ * CORS for any origin. No credentials: the snippet reads its cookie itself and sends the value in
+ * the body, so the service never needs the browser's cookies, and `*` stays valid. Preflights
+ * (sent when a caller uses Content-Type: application/json) are answered here and cached for two
+ * hours, the most Chromium honours.
+ */
+const cors: RequestHandler = (req, res, next) => {
+  res.setHeader('Access-Control-Allow-Origin', '*');
+  res.setHeader('Access-Control-Expose-Headers', 'Retry-After, RateLimit-Limit, RateLimit-Remaining, X-Request-Id');
+  if (req.method === 'OPTIONS') {
+    res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
+    res.setHeader('Access-Control-Allow-Headers', 'Content-Type, X-Request-Id');
+    res.setHeader('Access-Control-Max-Age', '7200');
+    res.setHeader('Vary', 'Access-Control-Request-Headers');
+    res.status(204).end();
+    return;
+  }
+  next();
+};
+
+const parseJson = express.json({
+  limit: PUBLIC_BODY_LIMIT_BYTES,
+  // text/plain is what the snippet sends: a CORS "simple" request, so no preflight round trip.
+  type: ['application/json', 'application/*+json', 'text/plain'],
+});
+
+/** JSON (or JSON in text/plain) only; an oversized body is 413 naming this endpoint's limit. */
+const body: RequestHandler = (req, res, next) => {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody && !req.is(['application/json', 'application/*+json', 'text/plain'])) {
+    next(new HttpError(415, 'Content-Type must be application/json (or text/plain holding JSON)'));
+    return;
+  }
+  parseJson(req, res, (err?: unknown) => {
+    if ((err as { type?: string } | undefined)?.type === 'entity.too.large') {
+      next(new HttpError(413, `Request body exceeds the ${PUBLIC_BODY_LIMIT_BYTES / 1024} KiB limit`));
+      return;
+    }
+    next(err);
+  });
+};
+
+/**
+ * Mounts CORS, per-address rate limiting (one budget per endpoint, so that a flood of clicks from
+ * an address does not block its signups) and body parsing in front of the public endpoints. Must
+ * run before their routes are registered; the API-key middleware (on /api) never sees them.
+ */
+export function mountPublicTrackingMiddleware(app: Express, limiter: RateLimiter): void {
+  app.use(PUBLIC_PREFIX, cors);
+  app.use(contract.tracking.createClick.path, rateLimit(limiter, { scope: 'public-clicks' }));
+  app.use(contract.tracking.createCustomer.path, rateLimit(limiter, { scope: 'public-customers' }));
+  app.use(PUBLIC_PREFIX, body);
+}

@@ -1,0 +1,45 @@
+import { contract } from '@affiliate-attribution/contract';
+import { s } from '../../http/router-types.js';
+import type { ClicksService } from '../clicks/clicks.service.js';
+import type { CustomersService } from '../customers/customers.service.js';
+import { isBotUserAgent } from './bots.js';
+
+const DAY_SECONDS = 86_400;
+const USER_AGENT_MAX = 1024;
+
+/**
+ * The snippet's public endpoints. They go through the same services as the merchant API, so a
+ * click or a customer tracked by the snippet is exactly what POST /api/clicks or POST
+ * /api/customers would have created; only the answers are narrowed to what the snippet needs.
+ */
+export const trackingRouter = (clicks: ClicksService, customers: CustomersService) =>
+  s.router(contract.tracking, {
+    createClick: async ({ req, params, body }) => {
+      const userAgent = req.headers['user-agent'];
+      if (isBotUserAgent(userAgent)) {
+        return { status: 200, body: { success: true, data: { click: null } } };
+      }
+      const { click, click_window_days } = await clicks.create(params.organizationId, {
+        ref: body.ref,
+        landing_url: body.landingUrl,
+        referrer: body.referrer,
+        user_agent: userAgent?.slice(0, USER_AGENT_MAX),
+        ip: req.ip,
+      });
+      return {
+        status: 201,
+        body: { success: true, data: { click: { cookie_id: click.cookie_id, cookie_max_age_seconds: click_window_days * DAY_SECONDS } } },
+      };
+    },
+    createCustomer: async ({ params, body }) => {
+      const { customer, deduped } = await customers.create(params.organizationId, {
+        customer_id: body.customerId,
+        cookie_id: body.cookieId,
+        status: 'trial',
+      });
+      return {
+        status: deduped ? 200 : 201,
+        body: { success: true, data: { customer: { customer_id: customer.customer_id } }, deduped },
+      };
+    },
+  });

@@ -1,0 +1,245 @@
+/**
+ * The tracking snippet, run in the merchant's pages (compiled by ../build.ts to a minified ES2017
+ * IIFE and served at /snippet.js). No dependencies, no globals besides `window.svc`, and nothing
+ * it does may throw into the page: every command answers a promise (and an optional callback)
+ * that always resolves with a {@link SvcResult}.
+ *
+ *   <script async src="{base_url}/snippet.js" data-organization="<organization id>"></script>
+ *
+ * Attributes: `data-organization` (required), `data-param` (the referral query parameter,
+ * default `ref`), `data-cookie-domain` (share the cookie across subdomains, e.g. `.example.com`).
+ */
+
+/** What every command resolves with (and passes to its callback). */
+interface SvcResult {
+  ok: boolean;
+  /** detect: the value now in the `svc_aff` cookie. */
+  cookieId?: string;
+  /** detect: true when the service was slow or failing and the raw slug was stored instead. */
+  fallback?: boolean;
+  /** trial/customer: true when the customer already existed. */
+  deduped?: boolean;
+  /** Why nothing (more) happened: `no_ref`, `no_cookie`, `bot`, or the service's message. */
+  error?: string;
+}
+
+type Callback = (result: SvcResult) => void;
+
+/** A queued call: the `arguments` of a call made before load, with the stub's resolver if any. */
+interface QueuedCall extends ArrayLike<unknown> {
+  r?: (result: SvcResult) => void;
+}
+
+interface Svc {
+  (command: string, ...args: unknown[]): Promise<SvcResult>;
+  loaded?: boolean;
+  q?: QueuedCall[];
+}
+
+interface Reply {
+  status: number;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+}
+
+const COOKIE = 'svc_aff';
+/** How long a click registration may take before the raw slug is stored instead. */
+const CLICK_TIMEOUT_MS = 1500;
+/** When a customer call takes this long its promise resolves (the request itself goes on). */
+const CUSTOMER_TIMEOUT_MS = 10000;
+/** Lifetime of a fallback (raw slug) cookie: the programs' default click window, 60 days. */
+const FALLBACK_MAX_AGE = 60 * 86400;
+const SLUG = /^[a-z0-9-]{2,64}$/;
+
+const w = window as unknown as { svc?: Svc };
+
+function warn(message: string): void {
+  try {
+    console.warn('[svc] ' + message);
+  } catch (e) {
+    // no console: nothing to say it on
+  }
+}
+
+(function () {
+  const existing = w.svc;
+  if (existing && existing.loaded) return;
+  try {
+    install(existing);
+  } catch (e) {
+    warn('not started: ' + e);
+  }
+})();
+
+/** Defines the real `svc`, detects the referral, then replays the calls queued before load. */
+function install(existing: Svc | undefined): void {
+  const script = (document.currentScript ||
+    document.querySelector('script[data-organization][src*="snippet.js"]')) as HTMLScriptElement | null;
+  const data = (name: string): string => (script && script.getAttribute('data-' + name)) || '';
+  const organization = data('organization');
+  const param = data('param') || 'ref';
+  const cookieDomain = data('cookie-domain');
+  // Endpoints live beside the snippet, so a service under a path prefix works unchanged.
+  const endpoint = (name: string): string =>
+    new URL('public/organizations/' + encodeURIComponent(organization) + '/' + name, script ? script.src : location.href).href;
+
+  let detected: Promise<SvcResult> | undefined;
+  let detectedRef: string | undefined;
+
+  function readCookie(): string {
+    const match = document.cookie.match(/(?:^|;\s*)svc_aff=([^;]*)/);
+    try {
+      return match ? decodeURIComponent(match[1]) : '';
+    } catch (e) {
+      return '';
+    }
+  }
+
+  function writeCookie(value: string, maxAge: number): void {
+    document.cookie =
+      COOKIE +
+      '=' +
+      encodeURIComponent(value) +
+      '; path=/' +
+      (maxAge > 0 ? '; max-age=' + maxAge : '') +
+      (cookieDomain ? '; domain=' + cookieDomain : '') +
+      '; SameSite=Lax' +
+      (location.protocol === 'https:' ? '; Secure' : '');
+  }
+
+  /**
+   * POSTs JSON as text/plain (a CORS "simple" request: no preflight round trip). Resolves with the
+   * reply, or null on a network failure or after `timeoutMs`; `abort` cancels the request then.
+   */
+  function post(name: string, body: object, timeoutMs: number, abort: boolean): Promise<Reply | null> {
+    return new Promise((resolve) => {
+      const controller = abort && typeof AbortController === 'function' ? new AbortController() : undefined;
+      const timer = setTimeout(() => {
+        resolve(null);
+        if (controller) controller.abort();
+      }, timeoutMs);
+      const done = (reply: Reply | null): void => {
+        clearTimeout(timer);
+        resolve(reply);
+      };
+      fetch(endpoint(name), {
+        method: 'POST',
+        body: JSON.stringify(body),
+        credentials: 'omit',
+        keepalive: true,
+        signal: controller && controller.signal,
+      }).then(
+        (res) =>
+          res.json().then(
+            (json) => done({ status: res.status, body: json }),
+            () => done({ status: res.status, body: {} }),
+          ),
+        () => done(null),
+      );
+    });
+  }
+
+  const failure = (reply: Reply): string => (reply.body && reply.body.message) || 'HTTP ' + reply.status;
+
+  function detect(): Promise<SvcResult> {
+    let ref = '';
+    try {
+      ref = (new URLSearchParams(location.search).get(param) || '').trim().toLowerCase();
+    } catch (e) {
+      // no URLSearchParams: no referral read
+    }
+    if (detected && detectedRef === ref) return detected;
+    detectedRef = ref;
+    if (!ref) return (detected = Promise.resolve({ ok: false, error: 'no_ref' }));
+    if (!organization) {
+      warn('the snippet tag has no data-organization attribute');
+      return (detected = Promise.resolve({ ok: false, error: 'no_organization' }));
+    }
+    if (!SLUG.test(ref)) {
+      warn('ignoring malformed ' + param + ' "' + ref + '"');
+      return (detected = Promise.resolve({ ok: false, error: 'No attribution found' }));
+    }
+    const landingUrl = location.href.slice(0, 2048);
+    return (detected = post('clicks', { ref, landingUrl, referrer: document.referrer.slice(0, 2048) }, CLICK_TIMEOUT_MS, true).then(
+      (reply): SvcResult => {
+        if (reply && reply.status === 201 && reply.body.data.click) {
+          const click = reply.body.data.click;
+          writeCookie(click.cookie_id, click.cookie_max_age_seconds);
+          return { ok: true, cookieId: click.cookie_id };
+        }
+        if (reply && reply.status === 200) return { ok: false, error: 'bot' };
+        if (reply && reply.status < 429) {
+          // The service answered: the referral is unknown or malformed. Keep any earlier cookie.
+          warn(param + ' "' + ref + '" not tracked: ' + failure(reply));
+          return { ok: false, error: failure(reply) };
+        }
+        // Slow, unreachable or failing service: the slug itself attributes (no click window).
+        writeCookie(ref, FALLBACK_MAX_AGE);
+        return { ok: true, cookieId: ref, fallback: true };
+      },
+    ));
+  }
+
+  function trackCustomer(customerId: unknown): Promise<SvcResult> {
+    // Wait for a click registration still in flight on this page, so its cookie is the one read.
+    return (detected || Promise.resolve()).then(() => {
+      if (typeof customerId === 'number') customerId = String(customerId);
+      if (typeof customerId !== 'string' || !customerId) {
+        warn("svc('trial', customerId) needs the customer id");
+        return { ok: false, error: 'no_customer_id' };
+      }
+      const cookieId = readCookie();
+      if (!cookieId) {
+        warn('no svc_aff cookie (no referral on this browser): customer ' + customerId + ' not tracked');
+        return { ok: false, error: 'no_cookie' };
+      }
+      if (!organization) {
+        warn('the snippet tag has no data-organization attribute');
+        return { ok: false, error: 'no_organization' };
+      }
+      return post('customers', { customerId, cookieId }, CUSTOMER_TIMEOUT_MS, false).then((reply): SvcResult => {
+        if (reply && reply.status < 300) return { ok: true, deduped: reply.body.deduped };
+        const error = reply ? failure(reply) : 'network error or timeout';
+        warn('customer ' + customerId + ' not tracked: ' + error);
+        return { ok: false, error };
+      });
+    });
+  }
+
+  const svc: Svc = function (command: string, ...args: unknown[]): Promise<SvcResult> {
+    const callback = typeof args[args.length - 1] === 'function' ? (args.pop() as Callback) : undefined;
+    let result: Promise<SvcResult>;
+    try {
+      result =
+        command === 'detect'
+          ? detect()
+          : command === 'trial' || command === 'customer'
+            ? trackCustomer(args[0])
+            : Promise.resolve({ ok: false, error: 'unknown command ' + command });
+    } catch (e) {
+      result = Promise.resolve({ ok: false, error: String(e) });
+    }
+    return result
+      .then(undefined, (e: unknown): SvcResult => ({ ok: false, error: String(e) }))
+      .then((r) => {
+        if (r.error && r.error.indexOf('unknown command') === 0) warn(r.error);
+        try {
+          if (callback) callback(r);
+        } catch (e) {
+          warn('callback failed: ' + e);
+        }
+        return r;
+      });
+  };
+  svc.loaded = true;
+  w.svc = svc;
+
+  svc('detect');
+  const queue = (existing && existing.q) || [];
+  for (let i = 0; i < queue.length; i++) {
+    const call = queue[i];
+    const done = call.r;
+    const replay = svc.apply(null, Array.prototype.slice.call(call) as [string, ...unknown[]]);
+    if (typeof done === 'function') replay.then(done);
+  }
+}
