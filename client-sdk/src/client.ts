@@ -1,0 +1,294 @@
+import { merchantContract } from '@affiliate-attribution/contract';
+import type { AppRoute } from '@ts-rest/core';
+import { APIPromise, type APIResponse } from './core/api-promise.js';
+import { Page, PagePromise } from './core/pagination.js';
+import { Transport, type Fetch, type RequestOptions } from './core/transport.js';
+import { isBrowserLike } from './environment.js';
+import type { PageItem, PathParams, RequestBody, RequestQuery, ResultOf } from './types.js';
+
+/** The merchant routes of the service's contract; every type of the SDK is computed from it. */
+type Routes = typeof merchantContract;
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_MAX_RETRIES = 2;
+
+export interface ClientOptions {
+  /** Organization API key (`svc-…`). Server-side only: the constructor refuses to run in a browser. */
+  apiKey: string;
+  /** Base address of the service, e.g. `https://affiliates.example.com`. */
+  baseUrl: string;
+  /** Milliseconds to wait for each attempt before a TimeoutError; default 30 000. */
+  timeoutMs?: number;
+  /** Retries after a connection error, a timeout, a 429 or a 5xx; default 2 (0 disables them). */
+  maxRetries?: number;
+  /** A Fetch implementation; default `globalThis.fetch`. */
+  fetch?: Fetch;
+  /** Headers sent with every request. */
+  headers?: Record<string, string>;
+}
+
+/** A POST can be repeated safely only when the contract marks it with `deduped`. */
+function isIdempotent(route: AppRoute): boolean {
+  if (route.method !== 'POST') return true;
+  return Object.values(route.responses).some((schema) => {
+    const shape = (schema as { shape?: unknown } | null)?.shape;
+    return typeof shape === 'object' && shape !== null && 'deduped' in shape;
+  });
+}
+
+function pathFor(route: AppRoute, params: Record<string, unknown> = {}): string {
+  return route.path.replace(/:([A-Za-z0-9_]+)/g, (_match, name: string) => {
+    const value = params[name];
+    if ((typeof value !== 'string' && typeof value !== 'number') || value === '') {
+      throw new TypeError(`${route.method} ${route.path}: path parameter "${name}" must be a non-empty string`);
+    }
+    return encodeURIComponent(String(value));
+  });
+}
+
+function unwrap(envelope: { data?: Record<string, unknown>; deduped?: unknown }): any {
+  const result: Record<string, unknown> = { ...(envelope.data ?? {}) };
+  if (typeof envelope.deduped === 'boolean') result.deduped = envelope.deduped;
+  return result;
+}
+
+interface CallArgs {
+  params?: Record<string, unknown>;
+  query?: Record<string, unknown>;
+  body?: unknown;
+}
+
+/** Sends requests for the resources; one per client. */
+class Requester {
+  constructor(private readonly transport: Transport) {}
+
+  call<R extends AppRoute>(route: R, args: CallArgs, options?: RequestOptions): APIPromise<ResultOf<R>> {
+    return new APIPromise(this.send(route, args, options, unwrap));
+  }
+
+  list<R extends AppRoute>(route: R, query: Record<string, unknown> | undefined, options?: RequestOptions): PagePromise<PageItem<R>> {
+    type Item = PageItem<R>;
+    const fetchPage = (cursor: string | undefined): Promise<APIResponse<Page<Item>>> =>
+      this.send(route, { query: { ...query, cursor } }, options, (envelope) => {
+        const data = (envelope.data ?? {}) as Record<string, unknown>;
+        const items = Object.entries(data).find(([key, value]) => key !== 'next_cursor' && Array.isArray(value))?.[1];
+        const next = typeof data.next_cursor === 'string' && data.next_cursor !== '' ? data.next_cursor : null;
+        return new Page<Item>((items ?? []) as Item[], next, fetchPage);
+      });
+    return new PagePromise(fetchPage(query?.cursor as string | undefined));
+  }
+
+  private send<R extends AppRoute, T>(route: R, args: CallArgs, options: RequestOptions | undefined, map: (envelope: any) => T) {
+    try {
+      const path = pathFor(route, args.params);
+      return this.transport.request({ method: route.method, path, query: args.query, body: args.body, idempotent: isIdempotent(route) }, options, map);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+}
+
+abstract class Resource {
+  constructor(protected readonly requester: Requester) {}
+}
+
+type R = Routes;
+
+export class Programs extends Resource {
+  /** Creates an affiliate program with its commission rule and windows. Resolves to `{ program }`. */
+  create(body: RequestBody<R['programs']['create']>, options?: RequestOptions) {
+    return this.requester.call(merchantContract.programs.create, { body }, options);
+  }
+
+  /** Lists programs, oldest first. Await for one page, or `for await` over every program. */
+  list(query?: RequestQuery<R['programs']['list']>, options?: RequestOptions) {
+    return this.requester.list(merchantContract.programs.list, query, options);
+  }
+
+  /** Returns one program by id. Resolves to `{ program }`. */
+  get(id: PathParams<R['programs']['get']>['id'], options?: RequestOptions) {
+    return this.requester.call(merchantContract.programs.get, { params: { id } }, options);
+  }
+
+  /** Changes program fields; past commissions are not recomputed. Resolves to `{ program }`. */
+  update(id: PathParams<R['programs']['update']>['id'], body: RequestBody<R['programs']['update']>, options?: RequestOptions) {
+    return this.requester.call(merchantContract.programs.update, { params: { id }, body }, options);
+  }
+}
+
+export class Affiliates extends Resource {
+  /**
+   * Adds a partner (email) to a program. Idempotent per (email, program): a repeat resolves to the
+   * existing membership with `deduped: true`. A slug taken by another membership: ConflictError.
+   * Resolves to `{ affiliate, deduped }`.
+   */
+  create(body: RequestBody<R['affiliates']['create']>, options?: RequestOptions) {
+    return this.requester.call(merchantContract.affiliates.create, { body }, options);
+  }
+
+  /** Lists affiliates, oldest first, optionally by program or e-mail. Await for one page, or `for await` over all. */
+  list(query?: RequestQuery<R['affiliates']['list']>, options?: RequestOptions) {
+    return this.requester.list(merchantContract.affiliates.list, query, options);
+  }
+
+  /** Returns one affiliate membership by id. Resolves to `{ affiliate }`. */
+  get(id: PathParams<R['affiliates']['get']>['id'], options?: RequestOptions) {
+    return this.requester.call(merchantContract.affiliates.get, { params: { id } }, options);
+  }
+}
+
+export class Clicks extends Resource {
+  /**
+   * Registers a click server-side. Resolves to `{ click }`; pass `click.cookie_id` (or `click.id`
+   * as `click_id`) when the visitor signs up or pays. An unknown `ref`: AttributionNotFoundError.
+   */
+  create(body: RequestBody<R['clicks']['create']>, options?: RequestOptions) {
+    return this.requester.call(merchantContract.clicks.create, { body }, options);
+  }
+}
+
+export class Customers extends Resource {
+  /**
+   * Tracks a customer attributed by `cookie_id`, `ref` or `click_id`. Idempotent on `customer_id`:
+   * a repeat resolves to the existing customer with `deduped: true`. Resolves to `{ customer, deduped }`.
+   */
+  create(body: RequestBody<R['customers']['create']>, options?: RequestOptions) {
+    return this.requester.call(merchantContract.customers.create, { body }, options);
+  }
+
+  /** Returns a customer by the service's UUID or your `customer_id`. Resolves to `{ customer }`. */
+  get(id: PathParams<R['customers']['get']>['id'], options?: RequestOptions) {
+    return this.requester.call(merchantContract.customers.get, { params: { id } }, options);
+  }
+
+  /** Sets the status (e.g. `canceled`, or `active` on reactivation). Resolves to `{ customer }`. */
+  update(id: PathParams<R['customers']['update']>['id'], body: RequestBody<R['customers']['update']>, options?: RequestOptions) {
+    return this.requester.call(merchantContract.customers.update, { params: { id }, body }, options);
+  }
+}
+
+export class Conversions extends Resource {
+  /**
+   * Records a sale and computes the commission: by click (`cookie_id`, `ref`, `click_id`) for a
+   * first sale, by `customer_id` for recurring charges. Idempotent on `external_id`: a repeat
+   * resolves to the existing conversion with `deduped: true`. Resolves to `{ conversion, deduped }`.
+   */
+  create(body: RequestBody<R['conversions']['create']>, options?: RequestOptions) {
+    return this.requester.call(merchantContract.conversions.create, { body }, options);
+  }
+
+  /** Lists conversions, newest first, with filters. Await for one page, or `for await` over all. */
+  list(query?: RequestQuery<R['conversions']['list']>, options?: RequestOptions) {
+    return this.requester.list(merchantContract.conversions.list, query, options);
+  }
+
+  /** Returns a conversion by the service's UUID or your `external_id`. Resolves to `{ conversion }`. */
+  get(id: PathParams<R['conversions']['get']>['id'], options?: RequestOptions) {
+    return this.requester.call(merchantContract.conversions.get, { params: { id } }, options);
+  }
+
+  /**
+   * Reports a refund of a conversion (by UUID or `external_id`), in full (no `amount`) or in part.
+   * A full refund reverses the commission. Idempotent: a repeat resolves with `deduped: true` and
+   * changes nothing. Resolves to `{ conversion, deduped }`.
+   */
+  refund(id: PathParams<R['conversions']['refund']>['id'], body: RequestBody<R['conversions']['refund']> = {}, options?: RequestOptions) {
+    return this.requester.call(merchantContract.conversions.refund, { params: { id }, body }, options);
+  }
+}
+
+/** A payment provider whose webhooks the service verifies: `stripe`, `paddle`, `lemonsqueezy`, `polar` or `chargebee`. */
+type Provider = ResultOf<R['integrations']['list']>['integrations'][number]['provider'];
+
+export class Integrations extends Resource {
+  /** Every supported payment provider and whether its signing secret is configured. Resolves to `{ integrations }`. */
+  list(options?: RequestOptions) {
+    return this.requester.call(merchantContract.integrations.list, {}, options);
+  }
+
+  /**
+   * Stores (or rotates) the webhook signing secret of a provider, exactly as the provider shows it.
+   * The secret is write-only. Resolves to `{ integration }`, whose `webhook_path` is the path to
+   * register in the provider's dashboard.
+   */
+  set(provider: Provider, body: RequestBody<R['integrations']['put']>, options?: RequestOptions) {
+    return this.requester.call(merchantContract.integrations.put, { params: { provider }, body }, options);
+  }
+
+  /** Forgets a provider's signing secret: its webhooks are refused from then on. Resolves to `{ integration }`. */
+  delete(provider: Provider, options?: RequestOptions) {
+    return this.requester.call(merchantContract.integrations.delete, { params: { provider } }, options);
+  }
+}
+
+/**
+ * The client of the Affiliate Attribution API.
+ *
+ * ```ts
+ * const client = new Client({ apiKey: process.env.SVC_API_KEY!, baseUrl: 'https://affiliates.example.com' });
+ * const { customer } = await client.customers.create({ customer_id: 'cus_123', cookie_id: getCookieId(req) });
+ * ```
+ */
+export class Client {
+  readonly programs: Programs;
+  readonly affiliates: Affiliates;
+  readonly clicks: Clicks;
+  readonly customers: Customers;
+  readonly conversions: Conversions;
+  readonly integrations: Integrations;
+  readonly #requester: Requester;
+
+  constructor(options: ClientOptions) {
+    if (isBrowserLike()) {
+      throw new Error(
+        'The Affiliate Attribution API key is a server-side secret and must never reach a browser. Call the API from your backend, and use the tracking snippet (/snippet.js) in pages.',
+      );
+    }
+    if (!options || typeof options !== 'object') throw new TypeError('new Client(options): options are required');
+    const { apiKey, baseUrl } = options;
+    if (typeof apiKey !== 'string' || apiKey.trim() === '') {
+      throw new TypeError('new Client({ apiKey }): apiKey is required (your organization API key, `svc-…`)');
+    }
+    if (typeof baseUrl !== 'string' || baseUrl === '') {
+      throw new TypeError('new Client({ baseUrl }): baseUrl is required, e.g. "https://affiliates.example.com"');
+    }
+    let url: URL;
+    try {
+      url = new URL(baseUrl);
+    } catch {
+      throw new TypeError(`new Client({ baseUrl }): "${baseUrl}" is not an absolute URL`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new TypeError(`new Client({ baseUrl }): "${baseUrl}" must be an http:// or https:// URL`);
+    }
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new TypeError('new Client({ timeoutMs }): expected a positive number of milliseconds');
+    const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
+    if (!Number.isInteger(maxRetries) || maxRetries < 0) throw new TypeError('new Client({ maxRetries }): expected an integer >= 0');
+    const fetchImpl = options.fetch ?? (globalThis.fetch as Fetch | undefined);
+    if (typeof fetchImpl !== 'function') {
+      throw new TypeError('new Client(): no global fetch in this runtime (Node.js 20 or later has one); pass options.fetch');
+    }
+
+    const transport = new Transport({
+      apiKey: apiKey.trim(),
+      baseUrl: (url.origin + url.pathname).replace(/\/+$/, ''),
+      timeoutMs,
+      maxRetries,
+      fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+      headers: { ...options.headers },
+    });
+    this.#requester = new Requester(transport);
+    this.programs = new Programs(this.#requester);
+    this.affiliates = new Affiliates(this.#requester);
+    this.clicks = new Clicks(this.#requester);
+    this.customers = new Customers(this.#requester);
+    this.conversions = new Conversions(this.#requester);
+    this.integrations = new Integrations(this.#requester);
+  }
+
+  /** The organization the API key belongs to; an authenticated health check. Resolves to `{ organization }`. */
+  me(options?: RequestOptions) {
+    return this.#requester.call(merchantContract.me.get, {}, options);
+  }
+}

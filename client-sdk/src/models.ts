@@ -1,0 +1,38 @@
+import type { merchantContract } from '@affiliate-attribution/contract';
+import type { PageItem, PathParams, RequestBody, RequestQuery, ResultOf } from './types.js';
+
+/** Named types of the API's objects and parameters, all computed from the contract. */
+type R = typeof merchantContract;
+
+export type Organization = ResultOf<R['me']['get']>['organization'];
+export type Program = ResultOf<R['programs']['get']>['program'];
+export type Affiliate = ResultOf<R['affiliates']['get']>['affiliate'];
+export type Click = ResultOf<R['clicks']['create']>['click'];
+export type Customer = ResultOf<R['customers']['get']>['customer'];
+export type CustomerStatus = Customer['status'];
+export type Conversion = ResultOf<R['conversions']['get']>['conversion'];
+export type ConversionKind = Conversion['kind'];
+export type ConversionStatus = Conversion['status'];
+export type Integration = ResultOf<R['integrations']['list']>['integrations'][number];
+export type WebhookProvider = Integration['provider'];
+
+export type ProgramCreateParams = RequestBody<R['programs']['create']>;
+export type ProgramUpdateParams = RequestBody<R['programs']['update']>;
+export type ProgramListParams = RequestQuery<R['programs']['list']>;
+export type AffiliateCreateParams = RequestBody<R['affiliates']['create']>;
+export type AffiliateListParams = RequestQuery<R['affiliates']['list']>;
+export type ClickCreateParams = RequestBody<R['clicks']['create']>;
+export type CustomerCreateParams = RequestBody<R['customers']['create']>;
+export type CustomerUpdateParams = RequestBody<R['customers']['update']>;
+export type ConversionCreateParams = RequestBody<R['conversions']['create']>;
+export type ConversionListParams = RequestQuery<R['conversions']['list']>;
+export type ConversionRefundParams = RequestBody<R['conversions']['refund']>;
+export type IntegrationSetParams = RequestBody<R['integrations']['put']>;
+
+
+/** Results of the write methods, with `deduped`. */
+export type AffiliateCreateResult = ResultOf<R['affiliates']['create']>;
+export type CustomerCreateResult = ResultOf<R['customers']['create']>;
+export type ConversionCreateResult = ResultOf<R['conversions']['create']>;
+export type ConversionRefundResult = ResultOf<R['conversions']['refund']>;
+
