@@ -5,8 +5,10 @@ import { affiliatesContract } from './resources/affiliates.js';
 import { clicksContract } from './resources/clicks.js';
 import { conversionsContract } from './resources/conversions.js';
 import { customersContract } from './resources/customers.js';
+import { integrationsContract, webhooksContract } from './resources/integrations.js';
 import { meContract } from './resources/me.js';
 import { programsContract } from './resources/programs.js';
+import { trackingContract } from './resources/tracking.js';
 
 const c = initContract();
 
@@ -19,6 +21,7 @@ export const merchantContract = c.router(
     clicks: clicksContract,
     customers: customersContract,
     conversions: conversionsContract,
+    integrations: integrationsContract,
   },
   {
     strictStatusCodes: true,
@@ -30,6 +33,9 @@ export const contract = c.router(
   {
     ...merchantContract,
     admin: adminContract,
+    webhooks: webhooksContract,
+    // Public (no API key): its own key so that it does not inherit the merchant 401.
+    tracking: trackingContract,
   },
   { strictStatusCodes: true, commonResponses: { 500: errorResponses[500] } },
 );

@@ -9,4 +9,6 @@ export * from './resources/affiliates.js';
 export * from './resources/clicks.js';
 export * from './resources/customers.js';
 export * from './resources/conversions.js';
+export * from './resources/integrations.js';
 export * from './resources/admin.js';
+export * from './resources/tracking.js';

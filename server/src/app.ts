@@ -6,12 +6,20 @@ import { createExpressEndpoints, type RequestValidationError } from '@ts-rest/ex
 import { contract } from '@affiliate-attribution/contract';
 import pino, { type Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
-import type { Config } from './config.js';
+import { API_RATE_LIMIT_DEFAULTS, PUBLIC_RATE_LIMIT_DEFAULTS, type Config } from './config.js';
 import { ApiKeyAuthenticator, adminAuthentication } from './http/authentication.js';
 import { errorHandler, notFoundHandler, sendError } from './http/error-handler.js';
+import { accessLogSerializers } from './http/logging.js';
 import { BadRequestError } from './http/errors.js';
 import { describeZodError } from './http/validation-message.js';
+import { docsRouter } from './http/docs.js';
+import { rateLimit, type RateLimiter } from './http/rate-limit.js';
+import { createRateLimiterFactory, type RateLimiterFactory } from './http/rate-limit-redis.js';
+import { Metrics } from './http/metrics.js';
+import { Readiness, healthHandler, readinessHandler } from './http/health.js';
+import { rejectNulCharacters, securityHeaders } from './http/security.js';
 import './http/request-context.js';
+import { AttributionResolver } from './attribution/resolver.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import { ProgramsService } from './modules/programs/programs.service.js';
 import { AffiliatesService } from './modules/affiliates/affiliates.service.js';
@@ -25,12 +33,30 @@ import { clicksRouter } from './modules/clicks/clicks.router.js';
 import { customersRouter } from './modules/customers/customers.router.js';
 import { conversionsRouter } from './modules/conversions/conversions.router.js';
 import { adminRouter } from './modules/admin/admin.router.js';
+import { IntegrationsService } from './modules/integrations/integrations.service.js';
+import { integrationsRouter } from './modules/integrations/integrations.router.js';
+import { WebhookDispatcher, webhooksRouter } from './webhooks/dispatcher.js';
+import { trackingRouter } from './modules/tracking/tracking.router.js';
+import { mountPublicTrackingMiddleware } from './modules/tracking/tracking.http.js';
+import { snippetHandler } from './snippet/serve.js';
 
 export interface AppDeps {
   orm: MikroORM;
-  config: Pick<Config, 'ADMIN_TOKEN' | 'API_KEY_CACHE_TTL_MS'>;
+  config: Pick<Config, 'ADMIN_TOKEN' | 'API_KEY_CACHE_TTL_MS'> &
+    Partial<Pick<Config, 'TRUST_PROXY' | 'PUBLIC_RATE_LIMIT_MAX' | 'PUBLIC_RATE_LIMIT_WINDOW_SECONDS' | 'PUBLIC_BASE_URL' | 'LEGACY_BASE_URL'>>;
+  /** Limiter of the public snippet endpoints; default: in memory (per instance), sized by config. */
+  publicRateLimiter?: RateLimiter;
+  /** Where rate limits are counted (main.ts: Redis when REDIS_URL is set); default: in memory. */
+  rateLimiters?: RateLimiterFactory;
+  /** Limiter per API key on /api; default: from rateLimiters, sized by config. */
+  apiKeyRateLimiter?: RateLimiter;
+  /** Shared with main.ts, which marks the instance as draining on SIGTERM. */
+  readiness?: Readiness;
+  metrics?: Metrics;
   logger?: Logger;
 }
+
+type OperationsConfig = Partial<Pick<Config, 'API_RATE_LIMIT_MAX' | 'API_RATE_LIMIT_WINDOW_SECONDS' | 'METRICS_TOKEN'>>;
 
 export interface Services {
   organizations: OrganizationsService;
@@ -39,18 +65,22 @@ export interface Services {
   clicks: ClicksService;
   customers: CustomersService;
   conversions: ConversionsService;
+  integrations: IntegrationsService;
   authenticator: ApiKeyAuthenticator;
 }
 
 export function createServices(orm: MikroORM, apiKeyCacheTtlMs: number): Services {
   const organizations = new OrganizationsService(orm);
+  // One resolver per instance, so that its caches serve every service.
+  const resolver = new AttributionResolver();
   return {
     organizations,
-    programs: new ProgramsService(orm),
+    programs: new ProgramsService(orm, resolver),
     affiliates: new AffiliatesService(orm),
-    clicks: new ClicksService(orm),
-    customers: new CustomersService(orm),
-    conversions: new ConversionsService(orm),
+    clicks: new ClicksService(orm, resolver),
+    customers: new CustomersService(orm, resolver),
+    conversions: new ConversionsService(orm, resolver),
+    integrations: new IntegrationsService(orm),
     authenticator: new ApiKeyAuthenticator(organizations, apiKeyCacheTtlMs),
   };
 }
@@ -88,25 +118,73 @@ function validationErrorHandler(err: RequestValidationError): never {
   throw new BadRequestError(describeZodError(zodError!, where));
 }
 
-export function createApp(deps: AppDeps): { app: Express; services: Services } {
+export function createApp(deps: AppDeps): { app: Express; services: Services; metrics: Metrics; readiness: Readiness } {
   const logger = deps.logger ?? pino({ level: 'silent' });
+  const config: AppDeps['config'] & OperationsConfig = deps.config;
   const services = createServices(deps.orm, deps.config.API_KEY_CACHE_TTL_MS);
+  const metrics = deps.metrics ?? new Metrics();
+  const readiness = deps.readiness ?? new Readiness();
+  const rateLimiters = deps.rateLimiters ?? createRateLimiterFactory({}, logger);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Behind a load balancer, req.ip (rate limits, click records) must be the client's, not the proxy's.
+  app.set('trust proxy', deps.config.TRUST_PROXY ?? false);
   app.use(requestId);
+  app.use(metrics.middleware());
+  app.use(securityHeaders());
+  // Draining (SIGTERM): answer what arrives, but tell keep-alive clients to reconnect elsewhere.
+  app.use((_req, res, next) => {
+    if (readiness.draining) res.setHeader('Connection', 'close');
+    next();
+  });
+  // Operational endpoints: no key, no database context.
+  app.get('/health', healthHandler);
+  app.get('/ready', readinessHandler(deps.orm, readiness));
+  app.get('/metrics', metrics.handler(config.METRICS_TOKEN));
   app.use(
     pinoHttp({
       logger,
       genReqId: (req) => (req as express.Request).requestId,
-      redact: ['req.headers.authorization', 'req.headers.cookie'],
+      serializers: accessLogSerializers,
     }),
   );
   app.use((_req, _res, next) => RequestContext.create(deps.orm.em, next));
 
+  // The tracking snippet and its public endpoints: outside /api, so no API key; any origin.
+  app.get('/snippet.js', snippetHandler());
+  app.use(docsRouter(deps.config));
+  mountPublicTrackingMiddleware(
+    app,
+    deps.publicRateLimiter ??
+      rateLimiters.create({
+        prefix: 'svc:rl:public',
+        limit: deps.config.PUBLIC_RATE_LIMIT_MAX ?? PUBLIC_RATE_LIMIT_DEFAULTS.max,
+        windowSeconds: deps.config.PUBLIC_RATE_LIMIT_WINDOW_SECONDS ?? PUBLIC_RATE_LIMIT_DEFAULTS.windowSeconds,
+      }),
+  );
+
+  // Provider webhooks read their raw body (signatures are over the bytes): before any JSON parser.
+  app.use('/webhooks', webhooksRouter(new WebhookDispatcher({ orm: deps.orm, ...services })));
   app.use(['/api', '/admin'], requireJsonBody, express.json({ limit: JSON_BODY_LIMIT }));
   app.use('/api', services.authenticator.middleware());
+  // Per API key, after authentication: an invalid key never consumes a real key's budget.
+  app.use(
+    '/api',
+    rateLimit(
+      deps.apiKeyRateLimiter ??
+        rateLimiters.create({
+          prefix: 'svc:rl:api',
+          limit: config.API_RATE_LIMIT_MAX ?? API_RATE_LIMIT_DEFAULTS.max,
+          windowSeconds: config.API_RATE_LIMIT_WINDOW_SECONDS ?? API_RATE_LIMIT_DEFAULTS.windowSeconds,
+        }),
+      { scope: 'api-key', key: (req) => req.apiKeyHash ?? 'none' },
+    ),
+  );
   app.use('/admin', adminAuthentication(deps.config.ADMIN_TOKEN));
+
+  // PostgreSQL text cannot hold U+0000: refused here as 400, not failed in the database.
+  app.use(rejectNulCharacters);
 
   const options = { requestValidationErrorHandler: validationErrorHandler, logInitialization: false } as const;
   createExpressEndpoints(contract.me, meRouter, app, options);
@@ -115,9 +193,11 @@ export function createApp(deps: AppDeps): { app: Express; services: Services } {
   createExpressEndpoints(contract.clicks, clicksRouter(services.clicks), app, options);
   createExpressEndpoints(contract.customers, customersRouter(services.customers), app, options);
   createExpressEndpoints(contract.conversions, conversionsRouter(services.conversions), app, options);
+  createExpressEndpoints(contract.integrations, integrationsRouter(services.integrations), app, options);
   createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator), app, options);
+  createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers), app, options);
 
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
-  return { app, services };
+  return { app, services, metrics, readiness };
 }

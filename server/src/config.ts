@@ -1,5 +1,11 @@
 import { z } from 'zod';
 
+/** Per client address and public endpoint (snippet clicks, snippet customers). */
+export const PUBLIC_RATE_LIMIT_DEFAULTS = { max: 120, windowSeconds: 60 } as const;
+
+/** Per API key, across every /api route: generous, it guards the service against one runaway client. */
+export const API_RATE_LIMIT_DEFAULTS = { max: 120_000, windowSeconds: 60 } as const;
+
 /**
  * The only reader of process.env. Every setting is documented in the README's configuration table.
  */
@@ -13,6 +19,24 @@ const EnvSchema = z.object({
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform((v): boolean | number | string => (v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v)),
+  PUBLIC_RATE_LIMIT_MAX: z.coerce.number().int().min(0).default(PUBLIC_RATE_LIMIT_DEFAULTS.max),
+  PUBLIC_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(PUBLIC_RATE_LIMIT_DEFAULTS.windowSeconds),
+  /** Per API key, on every /api route. 0 disables. */
+  API_RATE_LIMIT_MAX: z.coerce.number().int().min(0).default(API_RATE_LIMIT_DEFAULTS.max),
+  API_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(API_RATE_LIMIT_DEFAULTS.windowSeconds),
+  /** Set: rate limits are counted in this Redis, shared by every instance. Unset: per instance, in memory. */
+  REDIS_URL: z.string().url().optional(),
+  /** Set: GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
+  /** On SIGTERM, /ready answers 503 for this long before the listener closes (load balancer deregistration). */
+  SHUTDOWN_DRAIN_DELAY_MS: z.coerce.number().int().min(0).max(300_000).default(0),
+  /** `servers` of GET /openapi.json: the public base URL (default: the origin of the request) and the legacy host. */
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  LEGACY_BASE_URL: z.string().url().optional(),
 });
 
 export type Config = z.infer<typeof EnvSchema>;

@@ -1,12 +1,24 @@
 import type { Server } from 'node:http';
-import pino from 'pino';
 import { createApp } from './app.js';
 import { loadConfig } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { initOrm } from './db/orm.js';
+import { Readiness } from './http/health.js';
+import { createLogger } from './http/logging.js';
+import { configureHttpServer } from './http/http-server.js';
+import { createRateLimiterFactory } from './http/rate-limit-redis.js';
 
 const config = loadConfig();
-const logger = pino({ level: config.LOG_LEVEL });
+// JSON lines on stdout; request lines carry the request id (pino-http); secrets redacted.
+const logger = createLogger(config.LOG_LEVEL);
+
+process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
+process.on('uncaughtException', (err) => {
+  // State is unknown after an uncaught exception: log it and exit; the supervisor restarts us and
+  // every acknowledged write is already committed.
+  logger.fatal({ err }, 'uncaught exception; exiting');
+  process.exit(1);
+});
 
 let embedded: EmbeddedPostgres | undefined;
 let databaseUrl = config.DATABASE_URL;
@@ -18,7 +30,12 @@ if (!databaseUrl) {
 
 // PGlite is a single connection: one pooled connection, or transactions would interleave.
 const orm = await initOrm(databaseUrl, embedded ? 1 : config.DB_POOL_MAX);
-const { app } = createApp({ orm, config, logger });
+const readiness = new Readiness();
+const rateLimiters = createRateLimiterFactory(config, logger);
+if (rateLimiters.store === 'memory' && config.DATABASE_URL) {
+  logger.info('REDIS_URL is not set: rate limits are counted per instance; set it when running several instances.');
+}
+const { app } = createApp({ orm, config, logger, readiness, rateLimiters });
 if (!config.ADMIN_TOKEN) logger.warn('ADMIN_TOKEN is not set: /admin/* answers 401 and no organization can be created.');
 
 const server: Server = app.listen(config.PORT, config.HOST, () => {
@@ -26,23 +43,37 @@ const server: Server = app.listen(config.PORT, config.HOST, () => {
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   logger.info({ port }, `affiliate attribution service listening on http://localhost:${port}`);
 });
-server.keepAliveTimeout = 65_000;
+configureHttpServer(server, logger);
+
 
 let stopping = false;
+/**
+ * Graceful stop: /ready turns 503 (a load balancer stops routing here), after
+ * SHUTDOWN_DRAIN_DELAY_MS the listener closes, requests in flight finish (their writes commit
+ * before they are acknowledged), keep-alive connections are closed as they turn idle, then the
+ * pool closes. Past SHUTDOWN_TIMEOUT_MS the process exits anyway: a request cut then was never
+ * acknowledged, and every write is idempotent, so the client's retry is safe.
+ */
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
+  readiness.draining = true;
   logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
   const forced = setTimeout(() => {
     logger.error('shutdown timed out; exiting');
     process.exit(1);
-  }, config.SHUTDOWN_TIMEOUT_MS);
+  }, config.SHUTDOWN_TIMEOUT_MS + config.SHUTDOWN_DRAIN_DELAY_MS);
   forced.unref();
+  if (config.SHUTDOWN_DRAIN_DELAY_MS > 0) await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DRAIN_DELAY_MS));
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();
+    // A connection busy at close() turns idle once its response is sent: close it then.
+    const reaper = setInterval(() => server.closeIdleConnections(), 50);
+    server.once('close', () => clearInterval(reaper));
   });
   await orm.close();
+  await rateLimiters.close();
   await embedded?.stop();
   clearTimeout(forced);
   logger.info('stopped');

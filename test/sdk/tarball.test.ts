@@ -76,7 +76,8 @@ describe('the packed SDK in an empty project', () => {
 
     const packed = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: sdkDir });
     expectSuccess(packed, 'npm pack');
-    const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('[')));
+    // The prepack build logs to stdout first; npm's JSON report is the array that starts on a line of its own.
+    const [info] = JSON.parse(packed.stdout.slice(packed.stdout.search(/^\[$/m)));
     tarball = join(work, info.filename);
 
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'merchant-backend', private: true, type: 'module' }, null, 2));

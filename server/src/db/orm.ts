@@ -6,6 +6,7 @@ import { AffiliateEntity } from '../modules/affiliates/affiliate.entity.js';
 import { ClickEntity } from '../modules/clicks/click.entity.js';
 import { CustomerEntity } from '../modules/customers/customer.entity.js';
 import { ConversionEntity } from '../modules/conversions/conversion.entity.js';
+import { IntegrationEntity } from '../modules/integrations/integration.entity.js';
 import { migrationsList } from './migrations/index.js';
 
 export const entities = [
@@ -16,6 +17,7 @@ export const entities = [
   ClickEntity,
   CustomerEntity,
   ConversionEntity,
+  IntegrationEntity,
 ];
 
 export function ormOptions(clientUrl: string, poolMax: number): Options {

@@ -6,6 +6,16 @@ import { hashApiKey, parseAuthorizationHeader } from '../modules/organizations/a
 import type { OrganizationsService } from '../modules/organizations/organizations.service.js';
 import { UnauthorizedError } from './errors.js';
 
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** SHA-256 of the authenticated API key (merchant routes only). */
+      apiKeyHash?: string;
+    }
+  }
+}
+
 interface CacheEntry {
   organization: Organization;
   expiresAt: number;
@@ -54,6 +64,8 @@ export class ApiKeyAuthenticator {
       this.authenticate(req.headers.authorization).then(
         (organization) => {
           req.organization = organization;
+          // The per-key rate limit counts by this hash: the plain key never leaves this module.
+          req.apiKeyHash = hashApiKey(parseAuthorizationHeader(req.headers.authorization)!);
           next();
         },
         next,

@@ -21,6 +21,15 @@ const bodyParserErrors: Record<string, [number, string]> = {
   'stream.encoding.set': [500, ErrorMessages.internal],
 };
 
+const clientErrorMessages: Record<number, string> = {
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not found',
+  405: 'Method not allowed',
+  413: 'Request body too large',
+  415: 'Unsupported media type',
+};
+
 const connectionErrorCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
 
 /**
@@ -41,6 +50,12 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
+    if (res.headersSent) {
+      // Too late for an error body: cut the connection so the client sees a failure, not a truncated success.
+      logger.error({ err, reqId: req.requestId }, 'error after the response started');
+      res.destroy();
+      return;
+    }
     if (err instanceof HttpError) {
       sendError(res, err.status, err.message, err.headers);
       return;
@@ -49,6 +64,13 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (typeof type === 'string' && bodyParserErrors[type]) {
       const [status, message] = bodyParserErrors[type];
       sendError(res, status, message);
+      return;
+    }
+    // Errors Express and its parsers raise with a client status (a malformed %-escape in the path
+    // is a URIError with status 400): that status, with a generic message of our own.
+    const status = (err as { status?: unknown; statusCode?: unknown })?.status ?? (err as { statusCode?: unknown })?.statusCode;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      sendError(res, status, status === 400 ? 'Malformed request' : (clientErrorMessages[status] ?? 'Request refused'));
       return;
     }
     if (isDatabaseUnavailable(err)) {

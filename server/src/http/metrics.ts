@@ -1,0 +1,197 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { contract } from '@affiliate-attribution/contract';
+import { sendError } from './error-handler.js';
+
+interface RoutePattern {
+  method: string;
+  pattern: string;
+  regex: RegExp;
+}
+
+function isRoute(value: unknown): value is { method: string; path: string } {
+  return typeof value === 'object' && value !== null && 'method' in value && 'path' in value && typeof (value as { path: unknown }).path === 'string';
+}
+
+/** Every route of the contract, plus the operational ones, as label-safe patterns. */
+export function contractRoutePatterns(): RoutePattern[] {
+  const patterns: RoutePattern[] = [];
+  const walk = (node: unknown): void => {
+    if (isRoute(node)) {
+      const regex = new RegExp(
+        '^' +
+          node.path
+            .split('/')
+            .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+            .join('/') +
+          '/?$',
+      );
+      patterns.push({ method: node.method.toUpperCase(), pattern: node.path, regex });
+      return;
+    }
+    if (typeof node === 'object' && node !== null) for (const child of Object.values(node)) walk(child);
+  };
+  walk(contract);
+  for (const path of ['/health', '/ready', '/metrics', '/snippet.js']) {
+    patterns.push({ method: 'GET', pattern: path, regex: new RegExp(`^${path.replace('.', '\\.')}$`) });
+  }
+  return patterns;
+}
+
+/**
+ * The service's Prometheus metrics, on a registry of its own (several apps in one process, as in
+ * the tests, do not collide). Labels are route patterns (`/api/customers/:id`), never raw URLs,
+ * so their number stays bounded whatever clients send.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  readonly clicks: Counter<'source'>;
+  readonly conversions: Counter<'outcome'>;
+  readonly customers: Counter<'outcome'>;
+  readonly webhooks: Counter<'provider' | 'outcome'>;
+  readonly rateLimited: Counter<'limit'>;
+  private readonly routes = contractRoutePatterns();
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    const registers = [this.registry];
+    this.httpRequests = new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.httpDuration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time to answer HTTP requests, by method, route pattern and status.',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.clicks = new Counter({
+      name: 'clicks_recorded_total',
+      help: 'Clicks recorded, by source (api: POST /api/clicks; snippet: the public tracking endpoint).',
+      labelNames: ['source'],
+      registers,
+    });
+    this.conversions = new Counter({
+      name: 'conversions_total',
+      help: 'Conversion writes answered with success: created, or deduped (a repeat of an existing external_id).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.customers = new Counter({
+      name: 'customers_total',
+      help: 'Customer writes answered with success: created or deduped.',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.webhooks = new Counter({
+      name: 'webhook_events_total',
+      help: 'Provider webhook deliveries, by provider and outcome (processed, ignored, duplicate, rejected, failed).',
+      labelNames: ['provider', 'outcome'],
+      registers,
+    });
+    this.rateLimited = new Counter({
+      name: 'rate_limited_requests_total',
+      help: 'Requests refused with 429, by limit.',
+      labelNames: ['limit'],
+      registers,
+    });
+  }
+
+  routeOf(req: Request): string {
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    const path = fullPath(req);
+    for (const route of this.routes) if (route.method === method && route.regex.test(path)) return route.pattern;
+    if (req.route?.path && typeof req.route.path === 'string') return (req.baseUrl ?? '') + req.route.path;
+    return 'unmatched';
+  }
+
+  /** Counts every answered request (429s, 401s and 404s included) once the response is sent. */
+  middleware(): RequestHandler {
+    return (req, res, next) => {
+      const started = process.hrtime.bigint();
+      let webhookOutcome: string | undefined;
+      if (req.path.startsWith('/webhooks/')) captureWebhookOutcome(res, (outcome) => (webhookOutcome = outcome));
+      res.once('finish', () => {
+        const route = this.routeOf(req);
+        const status = res.statusCode;
+        const labels = { method: req.method, route, status: String(status) };
+        this.httpRequests.inc(labels);
+        this.httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+        this.countDomainEvent(req, route, status, webhookOutcome);
+      });
+      next();
+    };
+  }
+
+  private countDomainEvent(req: Request, route: string, status: number, webhookOutcome: string | undefined): void {
+    if (req.method !== 'POST') return;
+    if (status === 429) this.rateLimited.inc({ limit: route.startsWith('/public/') ? 'client_address' : 'api_key' });
+    const ok = status >= 200 && status < 300;
+    switch (route) {
+      case '/api/clicks':
+        if (status === 201) this.clicks.inc({ source: 'api' });
+        break;
+      case '/public/organizations/:organizationId/clicks':
+        if (status === 201) this.clicks.inc({ source: 'snippet' });
+        break;
+      case '/api/conversions':
+        if (ok) this.conversions.inc({ outcome: status === 201 ? 'created' : 'deduped' });
+        break;
+      case '/api/customers':
+      case '/public/organizations/:organizationId/customers':
+        if (ok) this.customers.inc({ outcome: status === 201 ? 'created' : 'deduped' });
+        break;
+      case '/webhooks/:provider/:organizationId': {
+        const provider = /^\/webhooks\/([a-z]+)\//.exec(fullPath(req))?.[1] ?? 'unknown';
+        const knownProvider = ['stripe', 'paddle', 'lemonsqueezy', 'polar', 'chargebee'].includes(provider) ? provider : 'unknown';
+        const outcome = ok ? (webhookOutcome ?? 'processed') : status >= 500 ? 'failed' : 'rejected';
+        this.webhooks.inc({ provider: knownProvider, outcome });
+        break;
+      }
+    }
+  }
+
+  /** GET /metrics in the Prometheus text format; behind a bearer token when one is configured. */
+  handler(token: string | undefined): RequestHandler {
+    const expected = token ? createHash('sha256').update(token).digest() : undefined;
+    return (req, res, next) => {
+      if (expected) {
+        const presented = (req.headers.authorization ?? '').replace(/^bearer\s+/i, '').trim();
+        if (!presented || !timingSafeEqual(createHash('sha256').update(presented).digest(), expected)) {
+          sendError(res, 401, 'Missing or invalid metrics token');
+          return;
+        }
+      }
+      this.registry.metrics().then((text) => {
+        res.setHeader('Content-Type', this.registry.contentType);
+        res.setHeader('Cache-Control', 'no-store');
+        res.status(200).send(text);
+      }, next);
+    };
+  }
+}
+
+/** The path as the client sent it: inside a mounted router `req.path` is relative to the mount point. */
+function fullPath(req: Request): string {
+  const url = req.originalUrl ?? req.url;
+  const end = url.indexOf('?');
+  return end === -1 ? url : url.slice(0, end);
+}
+
+const WEBHOOK_OUTCOMES = new Set(['processed', 'ignored', 'duplicate']);
+
+/** The webhook receipt's `outcome`, read from the JSON the webhook handler answers with. */
+function captureWebhookOutcome(res: Response, record: (outcome: string) => void): void {
+  const json = res.json.bind(res);
+  res.json = (body?: unknown) => {
+    const outcome = (body as { data?: { webhook?: { outcome?: unknown } } } | undefined)?.data?.webhook?.outcome;
+    if (typeof outcome === 'string' && WEBHOOK_OUTCOMES.has(outcome)) record(outcome);
+    return json(body);
+  };
+}

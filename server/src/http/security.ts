@@ -1,0 +1,45 @@
+import type { RequestHandler } from 'express';
+import helmet from 'helmet';
+import { BadRequestError } from './errors.js';
+
+/**
+ * Security headers. The API answers JSON only, so its policy forbids everything a browser could do
+ * with a response (no scripts, no framing, no cross-origin embedding). The tracking snippet and
+ * its public endpoints are loaded by merchants' pages on other origins, so they must be
+ * embeddable cross-origin (Cross-Origin-Resource-Policy: cross-origin); everything else stays
+ * same-origin. CORS itself is answered only under /public (see modules/tracking/tracking.http.ts):
+ * no other route sends Access-Control-Allow-Origin.
+ */
+export function securityHeaders(): RequestHandler {
+  const common = {
+    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+    strictTransportSecurity: { maxAge: 31_536_000, includeSubDomains: true },
+    referrerPolicy: { policy: 'no-referrer' as const },
+  };
+  const strict = helmet({ ...common, crossOriginResourcePolicy: { policy: 'same-origin' } });
+  const embeddable = helmet({ ...common, crossOriginResourcePolicy: { policy: 'cross-origin' } });
+  return (req, res, next) => {
+    const isPublic = req.path === '/snippet.js' || req.path === '/public' || req.path.startsWith('/public/');
+    (isPublic ? embeddable : strict)(req, res, next);
+  };
+}
+
+function containsNul(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (depth > 64 || value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some((item) => containsNul(item, depth + 1));
+  for (const [key, item] of Object.entries(value)) if (key.includes('\u0000') || containsNul(item, depth + 1)) return true;
+  return false;
+}
+
+/**
+ * PostgreSQL text cannot store U+0000, and a query carrying one fails in the driver: such input is
+ * refused up front with 400 (path, query string and parsed JSON body), never sent to the database.
+ */
+export const rejectNulCharacters: RequestHandler = (req, _res, next) => {
+  if (/%00/.test(req.originalUrl) || containsNul(req.query) || containsNul(req.body)) {
+    next(new BadRequestError('Malformed request: NUL characters (U+0000) are not allowed'));
+    return;
+  }
+  next();
+};

@@ -1,0 +1,248 @@
+import type { ZodTypeAny } from 'zod';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createMerchant, request, type ApiResponse } from '../support/api.js';
+import { testServer } from '../support/server.js';
+import { contractRoutes, fillPath, pathParamNames, type ContractRoute } from './support/contract-routes.js';
+import { isEnvelope } from './support/service.js';
+
+type Merchant = Awaited<ReturnType<typeof createMerchant>>;
+
+interface Victim extends Merchant {
+  click: { id: string; cookie_id: string };
+  customer: { id: string; customer_id: string };
+  conversion: { id: string; external_id: string };
+}
+
+/** The body's references, set one at a time to the victim's identifiers. */
+const BODY_REFERENCES = ['program_id', 'ref', 'cookie_id', 'click_id', 'customer_id', 'cookieId', 'customerId'] as const;
+
+function def(schema: ZodTypeAny): any {
+  return (schema as unknown as { _def: any })._def;
+}
+
+/** A minimal valid value of the schema (required fields only), with `fields` set where the schema has them. */
+function sample(schema: ZodTypeAny, fields: Record<string, unknown>): unknown {
+  const d = def(schema);
+  switch (d.typeName) {
+    case 'ZodObject': {
+      const out: Record<string, unknown> = {};
+      for (const [key, field] of Object.entries(d.shape() as Record<string, ZodTypeAny>)) {
+        if (key in fields) out[key] = fields[key];
+        else if (!field.isOptional()) out[key] = sample(field, fields);
+      }
+      return out;
+    }
+    case 'ZodString': {
+      const kinds = new Set((d.checks ?? []).map((c: { kind: string }) => c.kind));
+      if (kinds.has('uuid')) return '00000000-0000-4000-8000-000000000000';
+      if (kinds.has('email')) return `intruder-${Date.now()}@example.com`;
+      if (kinds.has('regex')) return 'USD';
+      return `intruder-${Math.random().toString(36).slice(2, 10)}`;
+    }
+    case 'ZodNumber':
+      return 10;
+    case 'ZodBoolean':
+      return true;
+    case 'ZodEnum':
+      return d.values[0];
+    case 'ZodLiteral':
+      return d.value;
+    case 'ZodOptional':
+    case 'ZodNullable':
+    case 'ZodDefault':
+      return sample(d.innerType, fields);
+    case 'ZodEffects':
+      return sample(d.schema, fields);
+    case 'ZodRecord':
+      return { type: 'checkout.session.completed', metadata: fields };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Every route of the contract, walked from the contract object, called with another
+ * organization's key and this organization's ids: never a success that carries or changes the
+ * victim's data.
+ */
+describe('cross-organization access on every route', () => {
+  let victim: Victim;
+  let intruder: Merchant;
+  let victimIds: string[];
+
+  beforeAll(async () => {
+    const a = await createMerchant();
+    const click = await a.api.post('/api/clicks', { ref: a.slug });
+    const customer = await a.api.post('/api/customers', { customer_id: `victim-cus-${Date.now()}`, cookie_id: click.body.data.click.cookie_id });
+    const conversion = await a.api.post('/api/conversions', {
+      external_id: `victim-order-${Date.now()}`,
+      amount: 100,
+      customer_id: customer.body.data.customer.customer_id,
+    });
+    const integration = await a.api.put('/api/integrations/stripe', { signing_secret: 'whsec_victim_secret_0123456789' });
+    expect([click.status, customer.status, conversion.status, integration.status]).toEqual([201, 201, 201, 200]);
+    victim = { ...a, click: click.body.data.click, customer: customer.body.data.customer, conversion: conversion.body.data.conversion };
+    intruder = await createMerchant();
+    // The intruder has data of its own, so that its lists are not trivially empty.
+    await intruder.api.post('/api/conversions', { external_id: `intruder-order-${Date.now()}`, amount: 5, ref: intruder.slug });
+    victimIds = [
+      victim.id,
+      victim.keyId,
+      victim.program.id,
+      victim.affiliate.id,
+      victim.slug,
+      victim.click.id,
+      victim.click.cookie_id,
+      victim.customer.id,
+      victim.customer.customer_id,
+      victim.conversion.id,
+      victim.conversion.external_id,
+      victim.affiliate.email,
+    ];
+  });
+
+  /** Values for the path parameters of a route, per resource: every victim id that path accepts. */
+  function pathVariants(name: string, path: string): Record<string, string>[] {
+    const resource = name.split('.')[0];
+    const params = pathParamNames(path);
+    if (params.length === 0) return [{}];
+    const byParam = (param: string): string[] => {
+      if (param === 'organizationId') return resource === 'tracking' ? [intruder.id] : [victim.id];
+      if (param === 'provider') return ['stripe'];
+      if (param === 'keyId') return [victim.keyId];
+      if (param === 'id') {
+        switch (resource) {
+          case 'programs':
+            return [victim.program.id];
+          case 'affiliates':
+            return [victim.affiliate.id];
+          case 'customers':
+            return [victim.customer.id, victim.customer.customer_id];
+          case 'conversions':
+            return [victim.conversion.id, victim.conversion.external_id];
+          case 'admin':
+            return [victim.id];
+        }
+      }
+      throw new Error(`route ${name} (${path}): no victim id known for :${param}; add it to this test`);
+    };
+    let variants: Record<string, string>[] = [{}];
+    for (const param of params) variants = variants.flatMap((v) => byParam(param).map((value) => ({ ...v, [param]: value })));
+    return variants;
+  }
+
+  function bodyVariants(route: ContractRoute['route']): (unknown | undefined)[] {
+    if (route.method === 'GET' || !('body' in route) || !route.body || typeof (route.body as { _def?: unknown })._def !== 'object') return [undefined];
+    const schema = route.body as ZodTypeAny;
+    const shape = def(schema).typeName === 'ZodObject' ? (def(schema).shape() as Record<string, unknown>) : {};
+    const references: Record<string, string> = {
+      program_id: victim.program.id,
+      ref: victim.slug,
+      cookie_id: victim.click.cookie_id,
+      click_id: victim.click.id,
+      customer_id: victim.customer.customer_id,
+      cookieId: victim.click.cookie_id,
+      customerId: victim.customer.customer_id,
+    };
+    const present = BODY_REFERENCES.filter((key) => key in shape);
+    if (present.length === 0) return [sample(schema, { ref_svc_affiliate: victim.click.cookie_id })];
+    return present.map((key) => sample(schema, { [key]: references[key] }));
+  }
+
+  function queryVariants(route: ContractRoute['route']): string[] {
+    if (route.method !== 'GET' || !route.query) return [''];
+    const shape = def(route.query as ZodTypeAny).shape() as Record<string, unknown>;
+    const filters: Record<string, string> = {
+      program_id: victim.program.id,
+      affiliate_id: victim.affiliate.id,
+      customer_id: victim.customer.customer_id,
+      email: victim.affiliate.email,
+    };
+    return ['', ...Object.keys(filters).filter((k) => k in shape).map((k) => `?${k}=${encodeURIComponent(filters[k])}`)];
+  }
+
+  async function victimSnapshot(): Promise<string> {
+    const { db } = await testServer();
+    const tables: { table_name: string }[] = await db.orm.em
+      .fork()
+      .getConnection()
+      .execute(`select table_name from information_schema.columns where column_name = 'organization_id' and table_schema = current_schema() order by table_name`);
+    const counts = await db.orm.em
+      .fork()
+      .getConnection()
+      .execute(`select ${tables.map((t) => `(select count(*) from "${t.table_name}" where organization_id = ?) as "${t.table_name}"`).join(', ')}`, tables.map(() => victim.id));
+    const reads = await Promise.all([
+      victim.api.get(`/api/programs/${victim.program.id}`),
+      victim.api.get(`/api/affiliates/${victim.affiliate.id}`),
+      victim.api.get(`/api/customers/${victim.customer.id}`),
+      victim.api.get(`/api/conversions/${victim.conversion.id}`),
+      victim.api.get('/api/integrations'),
+      victim.api.get('/api/me'),
+    ]);
+    for (const r of reads) expect(r.status).toBe(200);
+    return JSON.stringify([counts, reads.map((r) => r.body)]);
+  }
+
+  it('refuses the intruder everywhere and leaves the victim untouched', { timeout: 120_000 }, async () => {
+    const routes = contractRoutes();
+    expect(routes.length).toBeGreaterThanOrEqual(20);
+    const before = await victimSnapshot();
+    const outcomes: string[] = [];
+    let calls = 0;
+
+    for (const { name, route } of routes) {
+      for (const params of pathVariants(name, route.path)) {
+        for (const body of bodyVariants(route)) {
+          for (const query of queryVariants(route)) {
+            const path = fillPath(route.path, params) + query;
+            const carriesVictimId = Object.values(params).some((v) => victimIds.includes(v));
+            // A browser's user agent: the public endpoints answer bots without looking anything up.
+            const headers = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36' };
+            const res: ApiResponse = await request(route.method, path, { key: intruder.key, body, headers });
+            calls++;
+            const what = `${name}: ${route.method} ${path} ${JSON.stringify(body) ?? ''} -> ${res.status} ${JSON.stringify(res.body)}`;
+            outcomes.push(`${res.status} ${name}`);
+
+            expect(res.status, what).toBeLessThan(500);
+            if (res.status >= 400) expect(isEnvelope(res.body), what).toBe(true);
+            if (carriesVictimId) {
+              // The victim's id in the path: refused (404/403; 401 on operator routes; 400 for an unsigned webhook).
+              expect([400, 401, 403, 404], what).toContain(res.status);
+            } else if (body !== undefined && BODY_REFERENCES.some((k) => (body as Record<string, unknown>)[k] !== undefined)) {
+              // A reference to the victim's program, click, slug or customer: not resolvable by the intruder.
+              expect([400, 401, 404], what).toContain(res.status);
+            }
+            if (res.status < 300) {
+              const text = JSON.stringify(res.body);
+              for (const id of victimIds) expect(text.includes(id), `${what} leaks ${id}`).toBe(false);
+            }
+          }
+        }
+      }
+    }
+    expect(await victimSnapshot()).toBe(before);
+    console.info(`[cross-org] ${routes.length} routes, ${calls} calls with another organization's key and ids; outcomes ${JSON.stringify(count(outcomes))}`);
+  });
+
+  it('the same ids work for their own organization (the refusals above are not about bad ids)', async () => {
+    for (const path of [
+      `/api/programs/${victim.program.id}`,
+      `/api/affiliates/${victim.affiliate.id}`,
+      `/api/customers/${victim.customer.id}`,
+      `/api/customers/${victim.customer.customer_id}`,
+      `/api/conversions/${victim.conversion.id}`,
+      `/api/conversions/${victim.conversion.external_id}`,
+    ]) {
+      expect((await victim.api.get(path)).status, path).toBe(200);
+    }
+  });
+});
+
+function count(values: string[]): Record<string, number> {
+  const statuses: Record<string, number> = {};
+  for (const v of values) {
+    const status = v.split(' ')[0];
+    statuses[status] = (statuses[status] ?? 0) + 1;
+  }
+  return statuses;
+}
