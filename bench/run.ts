@@ -13,6 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import { bundle } from '../server/bundle.js';
 import pg from 'pg';
 
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -50,8 +51,9 @@ async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
   throw new Error(`${url} did not come up`);
 }
 
+/** Both servers run as plain JavaScript bundles, as `npm start` runs the service. */
 function startProcess(script: string, port: number): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const child = spawn(process.execPath, [script], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: dbUrl, ADMIN_TOKEN, NODE_ENV: 'production' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -153,8 +155,8 @@ async function main(): Promise<void> {
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();
   await admin.query(`create database "${dbName}"`);
-  const service = startProcess('server/src/main.ts', SERVICE_PORT);
-  const raw = startProcess('bench/raw-server.ts', RAW_PORT);
+  const service = startProcess(await bundle('server/src/main.ts', 'server/dist/main.mjs'), SERVICE_PORT);
+  const raw = startProcess(await bundle('bench/raw-server.ts', 'bench/dist/raw-server.mjs'), RAW_PORT);
   try {
     await waitFor(`http://127.0.0.1:${SERVICE_PORT}/api/me`);
     await waitFor(`http://127.0.0.1:${RAW_PORT}/api/me`);

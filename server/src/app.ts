@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Express, type RequestHandler } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { RequestContext } from '@mikro-orm/core';
 import { createExpressEndpoints, type RequestValidationError } from '@ts-rest/express';
 import { contract } from '@affiliate-attribution/contract';
 import pino, { type Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
 import { API_RATE_LIMIT_DEFAULTS, PUBLIC_RATE_LIMIT_DEFAULTS, type Config } from './config.js';
 import { ApiKeyAuthenticator, adminAuthentication } from './http/authentication.js';
 import { errorHandler, notFoundHandler, sendError } from './http/error-handler.js';
-import { accessLogSerializers } from './http/logging.js';
+import { accessLog } from './http/logging.js';
 import { BadRequestError } from './http/errors.js';
 import { describeZodError } from './http/validation-message.js';
 import { docsRouter } from './http/docs.js';
@@ -142,14 +140,7 @@ export function createApp(deps: AppDeps): { app: Express; services: Services; me
   app.get('/health', healthHandler);
   app.get('/ready', readinessHandler(deps.orm, readiness));
   app.get('/metrics', metrics.handler(config.METRICS_TOKEN));
-  app.use(
-    pinoHttp({
-      logger,
-      genReqId: (req) => (req as express.Request).requestId,
-      serializers: accessLogSerializers,
-    }),
-  );
-  app.use((_req, _res, next) => RequestContext.create(deps.orm.em, next));
+  app.use(accessLog(logger));
 
   // The tracking snippet and its public endpoints: outside /api, so no API key; any origin.
   app.get('/snippet.js', snippetHandler());

@@ -4,7 +4,7 @@ import { z } from 'zod';
 export const PUBLIC_RATE_LIMIT_DEFAULTS = { max: 120, windowSeconds: 60 } as const;
 
 /** Per API key, across every /api route: generous, it guards the service against one runaway client. */
-export const API_RATE_LIMIT_DEFAULTS = { max: 120_000, windowSeconds: 60 } as const;
+export const API_RATE_LIMIT_DEFAULTS = { max: 1_200_000, windowSeconds: 60 } as const;
 
 /**
  * The only reader of process.env. Every setting is documented in the README's configuration table.

@@ -9,7 +9,7 @@ import { configureHttpServer } from './http/http-server.js';
 import { createRateLimiterFactory } from './http/rate-limit-redis.js';
 
 const config = loadConfig();
-// JSON lines on stdout; request lines carry the request id (pino-http); secrets redacted.
+// JSON lines on stdout; request lines carry the request id (http/logging.ts); secrets redacted.
 const logger = createLogger(config.LOG_LEVEL);
 
 process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
@@ -77,6 +77,7 @@ async function shutdown(signal: string): Promise<void> {
   await embedded?.stop();
   clearTimeout(forced);
   logger.info('stopped');
+  await new Promise<void>((resolve) => logger.flush(() => resolve()));
   process.exit(0);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));

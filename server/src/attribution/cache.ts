@@ -5,7 +5,7 @@
  *   way to change or delete them), so entries never go stale; only found rows are cached, so a
  *   slug created later is found at once.
  * - program -> commission rule and windows: a program can change (PATCH), so entries live
- *   `programTtlMs` and this instance drops its entry on its own updates; other instances see a
+ *   PROGRAM_RULE_TTL_MS (5 s) and this instance drops its entry on its own updates; other instances see a
  *   change within the TTL.
  */
 export class LruCache<K, V> {
@@ -71,10 +71,12 @@ export interface ProgramRule {
 export const PROGRAM_RULE_TTL_MS = 5_000;
 
 export class AttributionCache {
-  readonly affiliatesBySlug = new LruCache<string, CachedAffiliate>(50_000);
-  readonly clicksByCookie = new LruCache<string, CachedClick>(100_000);
-  readonly clicksById = new LruCache<string, CachedClick>(100_000);
-  readonly programs = new LruCache<string, ProgramRule>(10_000, PROGRAM_RULE_TTL_MS);
+  // Sized to keep the process small (a few MB each when full): slugs are few and hot; a click is
+  // typically looked up once or twice (signup, first sale), so only recently used ones are worth keeping.
+  readonly affiliatesBySlug = new LruCache<string, CachedAffiliate>(20_000);
+  readonly clicksByCookie = new LruCache<string, CachedClick>(10_000);
+  readonly clicksById = new LruCache<string, CachedClick>(10_000);
+  readonly programs = new LruCache<string, ProgramRule>(5_000, PROGRAM_RULE_TTL_MS);
 
   static key(organizationId: string, value: string): string {
     return `${organizationId}:${value}`;

@@ -82,12 +82,6 @@ export class AttributionResolver {
     this.cache.programs.delete(programId);
   }
 
-  /** A click this instance just created, so that its first use costs no lookup. */
-  rememberClick(organizationId: string, cookieId: string, click: CachedClick): void {
-    this.cache.clicksByCookie.set(AttributionCache.key(organizationId, cookieId), click);
-    this.cache.clicksById.set(AttributionCache.key(organizationId, click.id), click);
-  }
-
   private async clickById(sql: Sql, organizationId: string, clickId: string): Promise<CachedClick | undefined> {
     if (!isUuid(clickId)) return undefined;
     const key = AttributionCache.key(organizationId, clickId.toLowerCase());

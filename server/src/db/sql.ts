@@ -1,24 +1,22 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Knex } from '@mikro-orm/knex';
+import type { MikroORM } from '@mikro-orm/postgresql';
 
 /**
- * Parameterised SQL on the entity manager's connection (and its transaction, if any). Used where
- * a single statement must be atomic (INSERT ... ON CONFLICT, SELECT ... FOR UPDATE) or where the
- * ORM's change-set computation would cost a hot path; placeholders are `?`.
+ * Parameterised SQL on MikroORM's connection pool, for the statements that must be atomic on
+ * their own (INSERT ... ON CONFLICT, guarded writes) and for the hot paths, where the ORM's unit
+ * of work would only cost time. Placeholders are `?`; values are bound by PostgreSQL ($1…), never
+ * formatted into the SQL text. It works on the pool directly, not through an EntityManager fork
+ * or MikroORM's AsyncLocalStorage contexts, which on Node 20 would put async hooks on every promise.
  */
 export class Sql {
-  constructor(readonly em: EntityManager) {}
+  constructor(private readonly knex: Knex | Knex.Transaction) {}
 
-  /**
-   * Sent as a parameterised query (`?` become `$1…` bound by PostgreSQL), on the entity manager's
-   * pool and transaction. MikroORM's own `execute` would inline the escaped values into the SQL
-   * text; binding them keeps values out of the SQL entirely and saves the escaping work.
-   */
+  static of(orm: MikroORM): Sql {
+    return new Sql(orm.em.getKnex());
+  }
+
   async rows<T = Record<string, unknown>>(query: string, params: readonly unknown[] = []): Promise<T[]> {
-    const raw = this.em.getKnex().raw(query, params as readonly Knex.RawBinding[]);
-    const transaction = this.em.getTransactionContext();
-    if (transaction) raw.transacting(transaction);
-    const result = (await raw) as { rows: T[] };
+    const result = (await this.knex.raw(query, params as readonly Knex.RawBinding[])) as { rows: T[] };
     return result.rows;
   }
 
@@ -27,9 +25,9 @@ export class Sql {
     return rows[0];
   }
 
-  /** Runs fn in one transaction; fn's Sql is bound to it. */
+  /** Runs fn in one transaction (a savepoint when already inside one); fn's Sql is bound to it. */
   transaction<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
-    return this.em.transactional((tem) => fn(new Sql(tem)));
+    return this.knex.transaction((trx) => fn(new Sql(trx)));
   }
 }
 

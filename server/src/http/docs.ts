@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { fromRepoRoot } from '../paths.js';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { Router, type Request } from 'express';
 
 /**
@@ -10,7 +10,7 @@ import { Router, type Request } from 'express';
  * page loads nothing from a CDN. Both are public.
  */
 
-const DOCUMENT_PATH = fileURLToPath(new URL('../../../openapi/openapi.json', import.meta.url));
+const DOCUMENT_PATH = fromRepoRoot('openapi/openapi.json');
 const SCALAR_BUNDLE_PATH = createRequire(import.meta.url).resolve('@scalar/api-reference/browser/standalone.js');
 
 export interface DocsOptions {

@@ -1,4 +1,5 @@
 import type { Organization } from '@affiliate-attribution/contract';
+import type { Logger } from 'pino';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -6,6 +7,8 @@ declare global {
     interface Request {
       /** Request id: the incoming X-Request-Id when sane, else a new UUID; on every log line. */
       requestId: string;
+      /** Logger bound to this request's id (http/logging.ts). */
+      log: Logger;
       /** The organization of the authenticated API key (merchant routes only). */
       organization?: Organization;
     }

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
+import { fromRepoRoot } from '../paths.js';
 import { build } from 'esbuild';
 
 /** The snippet's TypeScript source, compiled for browsers at server start. */
-export const SNIPPET_SOURCE = fileURLToPath(new URL('./browser/snippet.ts', import.meta.url));
+export const SNIPPET_SOURCE = fromRepoRoot('server/src/snippet/browser/snippet.ts');
 
 export interface BuiltSnippet {
   /** Minified ES2017 IIFE. */

@@ -58,7 +58,7 @@ export class WebhookDispatcher {
   constructor(private readonly deps: WebhookServices) {}
 
   private sql(): Sql {
-    return new Sql(this.deps.orm.em.fork());
+    return Sql.of(this.deps.orm);
   }
 
   async receive(providerName: string, organizationId: string, rawBody: Buffer, headers: import('node:http').IncomingHttpHeaders): Promise<WebhookReceipt> {

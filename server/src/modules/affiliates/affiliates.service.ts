@@ -48,8 +48,9 @@ const INSERT_AFFILIATE = `insert into affiliates (id, organization_id, program_i
 export class AffiliatesService {
   constructor(private readonly orm: MikroORM) {}
 
-  private get em(): EntityManager {
-    return this.orm.em;
+  /** A fresh EntityManager per use case: its identity map and unit of work serve that call only. */
+  private em(): EntityManager {
+    return this.orm.em.fork();
   }
 
   /**
@@ -57,7 +58,7 @@ export class AffiliatesService {
    * requests create one row. E-mails compare case-insensitively (stored lower case).
    */
   async create(organizationId: string, input: CreateAffiliateInput): Promise<{ affiliate: Affiliate; deduped: boolean }> {
-    const sql = new Sql(this.em.fork());
+    const sql = Sql.of(this.orm);
     const email = input.email.trim().toLowerCase();
     const program = isUuid(input.program_id)
       ? await sql.one<{ organization_id: string }>('select organization_id from programs where id = ?', [input.program_id])
@@ -100,7 +101,7 @@ export class AffiliatesService {
   ): Promise<{ affiliates: Affiliate[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
     const after = decodeCursor(query.cursor);
-    const rows = await this.em.find(
+    const rows = await this.em().find(
       AffiliateEntity,
       {
         organization_id: organizationId,
@@ -115,7 +116,7 @@ export class AffiliatesService {
   }
 
   async get(organizationId: string, id: string): Promise<Affiliate> {
-    const affiliate = isUuid(id) ? await this.em.findOne(AffiliateEntity, { id }) : null;
+    const affiliate = isUuid(id) ? await this.em().findOne(AffiliateEntity, { id }) : null;
     if (!affiliate) throw new NotFoundError('Affiliate not found');
     if (affiliate.organization_id !== organizationId) throw new ForbiddenError();
     return toAffiliateDto(affiliate);

@@ -43,7 +43,7 @@ export class ClicksService {
    * unknown slug is 404 "No attribution found".
    */
   async create(organizationId: string, input: CreateClickInput): Promise<ClickResult> {
-    const sql = new Sql(this.orm.em.fork());
+    const sql = Sql.of(this.orm);
     const occurredAt = resolveOccurredAt(input.occurred_at);
     const affiliate = await this.resolver.affiliateBySlug(sql, organizationId, input.ref);
     if (!affiliate) throw new AttributionNotFoundError();
@@ -68,7 +68,6 @@ export class ClicksService {
         createdAt,
       ],
     );
-    this.resolver.rememberClick(organizationId, cookieId, { id, affiliate_id: affiliate.id, program_id: affiliate.program_id, occurred_at: occurredAt });
     return {
       click: {
         id,

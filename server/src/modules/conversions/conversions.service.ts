@@ -135,7 +135,7 @@ export class ConversionsService {
   ) {}
 
   private sql(): Sql {
-    return new Sql(this.orm.em.fork());
+    return Sql.of(this.orm);
   }
 
   /**

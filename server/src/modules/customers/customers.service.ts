@@ -84,7 +84,7 @@ export class CustomersService {
   ) {}
 
   private sql(): Sql {
-    return new Sql(this.orm.em.fork());
+    return Sql.of(this.orm);
   }
 
   /**

@@ -33,7 +33,7 @@ export class IntegrationsService {
   constructor(private readonly orm: MikroORM) {}
 
   private sql(): Sql {
-    return new Sql(this.orm.em.fork());
+    return Sql.of(this.orm);
   }
 
   async list(organizationId: string): Promise<Integration[]> {

@@ -30,7 +30,7 @@ export class OrganizationsService {
   constructor(private readonly orm: MikroORM) {}
 
   private sql(): Sql {
-    return new Sql(this.orm.em.fork());
+    return Sql.of(this.orm);
   }
 
   async create(name: string): Promise<{ organization: Organization } & IssuedApiKey> {

@@ -46,13 +46,15 @@ export class ProgramsService {
     private readonly resolver: AttributionResolver,
   ) {}
 
-  private get em(): EntityManager {
-    return this.orm.em;
+  /** A fresh EntityManager per use case: its identity map and unit of work serve that call only. */
+  private em(): EntityManager {
+    return this.orm.em.fork();
   }
 
   async create(organizationId: string, input: ProgramInput): Promise<Program> {
     const now = new Date();
-    const program = this.em.create(ProgramEntity, {
+    const em = this.em();
+    const program = em.create(ProgramEntity, {
       id: randomUUID(),
       organization_id: organizationId,
       name: input.name,
@@ -64,14 +66,14 @@ export class ProgramsService {
       created_at: now,
       updated_at: now,
     });
-    await this.em.flush();
+    await em.flush();
     return toProgramDto(program);
   }
 
   async list(organizationId: string, query: { limit?: number; cursor?: string }): Promise<{ programs: Program[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
     const after = decodeCursor(query.cursor);
-    const rows = await this.em.find(
+    const rows = await this.em().find(
       ProgramEntity,
       after
         ? { organization_id: organizationId, $or: [{ created_at: { $gt: after.at } }, { created_at: after.at, id: { $gt: after.id } }] }
@@ -83,11 +85,12 @@ export class ProgramsService {
   }
 
   async get(organizationId: string, id: string): Promise<Program> {
-    return toProgramDto(await this.findOwned(organizationId, id));
+    return toProgramDto(await this.findOwned(this.em(), organizationId, id));
   }
 
   async update(organizationId: string, id: string, input: Partial<ProgramInput>): Promise<Program> {
-    const program = await this.findOwned(organizationId, id);
+    const em = this.em();
+    const program = await this.findOwned(em, organizationId, id);
     if (input.name !== undefined) program.name = input.name;
     if (input.commission_type !== undefined) program.commission_type = input.commission_type;
     if (input.commission_value !== undefined) program.commission_value = String(input.commission_value);
@@ -95,14 +98,14 @@ export class ProgramsService {
     if (input.commission_window_months !== undefined) program.commission_window_months = input.commission_window_months;
     if (input.currency !== undefined) program.currency = input.currency.toUpperCase();
     program.updated_at = new Date();
-    await this.em.flush();
+    await em.flush();
     this.resolver.forgetProgram(program.id);
     return toProgramDto(program);
   }
 
   /** 404 when no such program exists anywhere, 403 when it belongs to another organization. */
-  private async findOwned(organizationId: string, id: string): Promise<ProgramRecord> {
-    const program = isUuid(id) ? await this.em.findOne(ProgramEntity, { id }) : null;
+  private async findOwned(em: EntityManager, organizationId: string, id: string): Promise<ProgramRecord> {
+    const program = isUuid(id) ? await em.findOne(ProgramEntity, { id }) : null;
     if (!program) throw new NotFoundError('Program not found');
     if (program.organization_id !== organizationId) throw new ForbiddenError();
     return program;
