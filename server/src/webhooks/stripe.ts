@@ -3,7 +3,6 @@ import { Decimal } from 'decimal.js';
 import { BadRequestError } from '../http/errors.js';
 import {
   TIMESTAMP_TOLERANCE_SECONDS,
-
   currencyCode,
   dateFrom,
   fractionOf,

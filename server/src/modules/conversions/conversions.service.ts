@@ -93,11 +93,14 @@ const INSERT_CONVERSION = `insert into conversions (${CONVERSION_COLUMNS})
  * were decided on; insert the conversion only then; update the customer only if the conversion
  * was inserted. Under READ COMMITTED, FOR UPDATE waits for a concurrent writer of the customer and
  * re-checks the condition on the row it committed, so a decision made on a stale state never
- * lands (`guarded` is false and the caller decides again). A duplicate external_id inserts
+ * lands (`guarded` is false and the caller decides again; timestamps compare at the millisecond
+ * precision of the values the service writes). A duplicate external_id inserts
  * nothing and leaves the customer untouched.
  */
 const WRITE_FOR_CUSTOMER = `with guard as (
-    select id from customers where id = ? and first_conversion_at is not distinct from ?::timestamptz and status = ? for update
+    select id from customers
+    where id = ? and date_trunc('milliseconds', first_conversion_at) is not distinct from ?::timestamptz and status = ?
+    for update
   ), inserted as (
     insert into conversions (${CONVERSION_COLUMNS})
     select ?, ?, ?, ?, ?, ?, ?, ?, ?::uuid, ?::uuid, ?::uuid, ?::timestamptz, ?::timestamptz from guard
