@@ -1,6 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import pino from 'pino';
 import { createApp, type Services } from '../../server/src/app.js';
+import { configureHttpServer } from '../../server/src/http/http-server.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
@@ -29,6 +31,10 @@ async function start(): Promise<TestServer> {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
+  // The HTTP settings of production (main.ts). Among them a keep-alive timeout far above the
+  // client's (undici reuses idle sockets for up to 4 s): with Node's default 5 s, late timers on a
+  // saturated CI machine let the server close a socket the client is reusing (ECONNRESET).
+  configureHttpServer(server, pino({ level: 'silent' }));
   // Databases left on a real PostgreSQL are dropped by the global teardown (global-setup.ts).
   server.unref();
   return { baseUrl: `http://127.0.0.1:${port}`, db, services };
