@@ -16,6 +16,15 @@ import {
   type MerchantSite,
 } from './support/browser.js';
 
+/** The merchant page's globals these tests read: the snippet's `svc`, and what the test pages record. */
+declare global {
+  interface Window {
+    svc: (command: string, ...args: unknown[]) => Promise<{ ok: boolean; cookieId?: string; fallback?: boolean; deduped?: boolean; error?: string }>;
+    results: unknown[];
+    queuedBeforeLoad: number;
+  }
+}
+
 type Merchant = Awaited<ReturnType<typeof createMerchant>>;
 
 const DAY = 86_400;
@@ -85,7 +94,7 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
     const { context, page, pageErrors } = await openPage(browser);
 
     await page.goto(`${pages.landing}?ref=${merchant.slug}&utm_source=news`, { referer: 'https://partner.example/blog' });
-    const detected = await page.evaluate(() => (window as any).svc('detect'));
+    const detected = await page.evaluate(() => window.svc('detect'));
     const cookie = await svcCookie(context, pages.landing);
     expect(cookie, 'svc_aff cookie').toBeDefined();
     expect(detected).toEqual({ ok: true, cookieId: cookie!.value });
@@ -108,7 +117,7 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
     // Later, on another page of the site, the visitor signs up.
     await page.goto(pages.signup);
     const customerId = unique('cus');
-    const result = await page.evaluate((id) => (window as any).svc('trial', id), customerId);
+    const result = await page.evaluate((id) => window.svc('trial', id), customerId);
     expect(result).toEqual({ ok: true, deduped: false });
 
     const customer = await expectCustomer(merchant.api, customerId);
@@ -121,7 +130,7 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
     });
 
     // The same call again (a double submit): the same customer, reported as deduped.
-    expect(await page.evaluate((id) => (window as any).svc('customer', id), customerId)).toEqual({ ok: true, deduped: true });
+    expect(await page.evaluate((id) => window.svc('customer', id), customerId)).toEqual({ ok: true, deduped: true });
     expect(pageErrors).toEqual([]);
     await context.close();
   });
@@ -162,17 +171,17 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
 
     const { context, page, pageErrors } = await openPage(browser);
     await page.goto(`${readmePage}?ref=${merchant.slug}`);
-    await page.waitForFunction(() => (window as any).results.length === 1);
-    expect(await page.evaluate(() => (window as any).queuedBeforeLoad)).toBe(1);
-    expect(await page.evaluate(() => (window as any).results)).toEqual([{ ok: true, deduped: false }]);
+    await page.waitForFunction(() => window.results.length === 1);
+    expect(await page.evaluate(() => window.queuedBeforeLoad)).toBe(1);
+    expect(await page.evaluate(() => window.results)).toEqual([{ ok: true, deduped: false }]);
     const cookie = await svcCookie(context, readmePage);
     const [click] = await clickByCookie(cookie!.value);
     expect(await expectCustomer(merchant.api, first)).toMatchObject({ status: 'trial', affiliate_id: merchant.affiliate.id, click_id: click.id });
 
     await page.goto(plainPage);
-    await page.waitForFunction(() => (window as any).results.length === 1);
-    expect(await page.evaluate(() => (window as any).queuedBeforeLoad)).toBe(1);
-    expect(await page.evaluate(() => (window as any).results)).toEqual([{ ok: true, deduped: false }]);
+    await page.waitForFunction(() => window.results.length === 1);
+    expect(await page.evaluate(() => window.queuedBeforeLoad)).toBe(1);
+    expect(await page.evaluate(() => window.results)).toEqual([{ ok: true, deduped: false }]);
     expect(await expectCustomer(merchant.api, second)).toMatchObject({ status: 'trial', affiliate_id: merchant.affiliate.id, click_id: click.id });
     expect(pageErrors).toEqual([]);
     await context.close();
@@ -185,22 +194,22 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
     const { context, page } = await openPage(browser);
 
     await page.goto(`${pages.landing}?ref=${merchant.slug}`);
-    const firstCookie = (await page.evaluate(() => (window as any).svc('detect'))).cookieId;
+    const firstCookie = (await page.evaluate(() => window.svc('detect'))).cookieId;
     await page.goto(`${pages.landing}?ref=${other.slug}`);
-    const second = await page.evaluate(() => (window as any).svc('detect'));
+    const second = await page.evaluate(() => window.svc('detect'));
     expect(second.ok).toBe(true);
     expect(second.cookieId).not.toBe(firstCookie);
     expect((await svcCookie(context, pages.landing))!.value).toBe(second.cookieId);
-    expect((await clickByCookie(second.cookieId))[0].affiliate_id).toBe(other.id);
+    expect((await clickByCookie(second.cookieId!))[0].affiliate_id).toBe(other.id);
 
     // A visit without ref keeps the last click.
     await page.goto(pages.landing);
-    expect(await page.evaluate(() => (window as any).svc('detect'))).toEqual({ ok: false, error: 'no_ref' });
+    expect(await page.evaluate(() => window.svc('detect'))).toEqual({ ok: false, error: 'no_ref' });
     expect((await svcCookie(context, pages.landing))!.value).toBe(second.cookieId);
 
     const customerId = unique('cus');
     await page.goto(pages.signup);
-    expect(await page.evaluate((id) => (window as any).svc('trial', id), customerId)).toEqual({ ok: true, deduped: false });
+    expect(await page.evaluate((id) => window.svc('trial', id), customerId)).toEqual({ ok: true, deduped: false });
     expect((await expectCustomer(merchant.api, customerId)).affiliate_id).toBe(other.id);
     await context.close();
   });
@@ -211,18 +220,18 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
     const { context, page, warnings, pageErrors } = await openPage(browser);
 
     await page.goto(pages.landing);
-    expect(await page.evaluate(() => (window as any).svc('detect'))).toEqual({ ok: false, error: 'no_ref' });
+    expect(await page.evaluate(() => window.svc('detect'))).toEqual({ ok: false, error: 'no_ref' });
     expect(await svcCookie(context, pages.landing)).toBeUndefined();
     expect(await clickCount(merchant.id)).toBe(0);
 
     const customerId = unique('cus');
-    expect(await page.evaluate((id) => (window as any).svc('trial', id), customerId)).toEqual({ ok: false, error: 'no_cookie' });
+    expect(await page.evaluate((id) => window.svc('trial', id), customerId)).toEqual({ ok: false, error: 'no_cookie' });
     expect(warnings.some((w) => w.includes('[svc]') && w.includes('no svc_aff cookie') && w.includes(customerId))).toBe(true);
     expectError404(await merchant.api.get(`/api/customers/${customerId}`));
 
     // Misuse never throws into the page either.
-    expect(await page.evaluate(() => (window as any).svc('trial'))).toEqual({ ok: false, error: 'no_customer_id' });
-    expect(await page.evaluate(() => (window as any).svc('nonsense', 1))).toEqual({ ok: false, error: 'unknown command nonsense' });
+    expect(await page.evaluate(() => window.svc('trial'))).toEqual({ ok: false, error: 'no_customer_id' });
+    expect(await page.evaluate(() => window.svc('nonsense', 1))).toEqual({ ok: false, error: 'unknown command nonsense' });
     expect(pageErrors).toEqual([]);
     await context.close();
   });
@@ -233,15 +242,15 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
     const { context, page, warnings, pageErrors } = await openPage(browser);
 
     await page.goto(`${pages.landing}?ref=nobody-here`);
-    expect(await page.evaluate(() => (window as any).svc('detect'))).toEqual({ ok: false, error: 'No attribution found' });
+    expect(await page.evaluate(() => window.svc('detect'))).toEqual({ ok: false, error: 'No attribution found' });
     expect(await svcCookie(context, pages.landing)).toBeUndefined();
     expect(warnings.some((w) => w.includes('"nobody-here" not tracked: No attribution found'))).toBe(true);
 
     await page.goto(`${pages.landing}?ref=${merchant.slug}`);
-    const good = await page.evaluate(() => (window as any).svc('detect'));
+    const good = await page.evaluate(() => window.svc('detect'));
     expect(good.ok).toBe(true);
     await page.goto(`${pages.landing}?ref=still-nobody`);
-    expect((await page.evaluate(() => (window as any).svc('detect'))).ok).toBe(false);
+    expect((await page.evaluate(() => window.svc('detect'))).ok).toBe(false);
     expect((await svcCookie(context, pages.landing))!.value).toBe(good.cookieId);
     expect(await clickCount(merchant.id)).toBe(1);
     expect(pageErrors).toEqual([]);
@@ -259,7 +268,7 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
       const { context, page, pageErrors } = await openPage(browser);
       await page.goto(`${pages.landing}?ref=${merchant.slug.toUpperCase()}`);
       const started = Date.now();
-      const detected = await page.evaluate(() => (window as any).svc('detect'));
+      const detected = await page.evaluate(() => window.svc('detect'));
       const waited = Date.now() - started;
       expect(detected).toEqual({ ok: true, cookieId: merchant.slug, fallback: true });
       expect(waited).toBeLessThan(3_000); // the 1.5 s timeout, not the 6 s delay
@@ -279,7 +288,7 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
       // And the snippet's own signup call works with the slug too (customers are not delayed).
       const customerId = unique('cus');
       await page.goto(pages.signup);
-      expect(await page.evaluate((id) => (window as any).svc('trial', id), customerId)).toEqual({ ok: true, deduped: false });
+      expect(await page.evaluate((id) => window.svc('trial', id), customerId)).toEqual({ ok: true, deduped: false });
       expect(await expectCustomer(merchant.api, customerId)).toMatchObject({ affiliate_id: merchant.affiliate.id, status: 'trial', click_id: null });
       expect(pageErrors).toEqual([]);
       await context.close();
@@ -296,7 +305,7 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
       const { context, page } = await openPage(browser);
       await page.goto(`${pages.landing}?ref=${merchant.slug}`);
       const started = Date.now();
-      expect(await page.evaluate(() => (window as any).svc('detect'))).toEqual({ ok: true, cookieId: merchant.slug, fallback: true });
+      expect(await page.evaluate(() => window.svc('detect'))).toEqual({ ok: true, cookieId: merchant.slug, fallback: true });
       expect(Date.now() - started).toBeLessThan(1_500);
       expect((await svcCookie(context, pages.landing))!.value).toBe(merchant.slug);
       await context.close();
@@ -320,11 +329,11 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
     });
 
     await page.goto(`${shop}/pricing?ref=ignored-param&via=${merchant.slug}`);
-    const detected = await page.evaluate(() => (window as any).svc('detect'));
+    const detected = await page.evaluate(() => window.svc('detect'));
     expect(detected.ok).toBe(true);
     const cookie = await svcCookie(context, shop);
     expect(cookie).toMatchObject({ value: detected.cookieId, secure: true, sameSite: 'Lax', path: '/', domain: 'shop.example' });
-    expect((await clickByCookie(detected.cookieId))[0].affiliate_id).toBe(merchant.affiliate.id);
+    expect((await clickByCookie(detected.cookieId!))[0].affiliate_id).toBe(merchant.affiliate.id);
     expect(pageErrors).toEqual([]);
     await context.close();
   });
@@ -336,7 +345,7 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
       userAgent: 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
     });
     await page.goto(`${pages.landing}?ref=${merchant.slug}`);
-    expect(await page.evaluate(() => (window as any).svc('detect'))).toEqual({ ok: false, error: 'bot' });
+    expect(await page.evaluate(() => window.svc('detect'))).toEqual({ ok: false, error: 'bot' });
     expect(await svcCookie(context, pages.landing)).toBeUndefined();
     expect(await clickCount(merchant.id)).toBe(0);
     await context.close();
