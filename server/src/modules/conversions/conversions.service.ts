@@ -91,10 +91,11 @@ const INSERT_CONVERSION = `insert into conversions (${CONVERSION_COLUMNS})
  * One statement, so one round trip and no explicit transaction: lock the customer only if it is
  * still in the observed state (first_conversion_at, status) the kind, commission and next status
  * were decided on; insert the conversion only then; update the customer only if the conversion
- * was inserted. Under READ COMMITTED, FOR UPDATE waits for a concurrent writer of the customer and
- * re-checks the condition on the row it committed, so a decision made on a stale state never
- * lands (`guarded` is false and the caller decides again; timestamps compare at the millisecond
- * precision of the values the service writes). A duplicate external_id inserts
+ * was inserted and the customer actually changes (most renewals change nothing: no new row
+ * version, no WAL for it). Under READ COMMITTED, FOR UPDATE waits for a concurrent writer of the
+ * customer and re-checks the condition on the row it committed, so a decision made on a stale
+ * state never lands (`guarded` is false and the caller decides again; timestamps compare at the
+ * millisecond precision of the values the service writes). A duplicate external_id inserts
  * nothing and leaves the customer untouched.
  */
 const WRITE_FOR_CUSTOMER = `with guard as (
@@ -109,6 +110,7 @@ const WRITE_FOR_CUSTOMER = `with guard as (
   ), customer_update as (
     update customers set first_conversion_at = ?, status = ?, updated_at = ?
     where id = ? and exists (select 1 from inserted)
+      and (date_trunc('milliseconds', first_conversion_at) is distinct from ?::timestamptz or status is distinct from ?)
   )
   select exists (select 1 from guard) as guarded, (select row_to_json(inserted) from inserted) as conversion`;
 
@@ -214,15 +216,18 @@ export class ConversionsService {
     const pastWindow = isPastCommissionWindow(firstConversionAt, program.commission_window_months, occurredAt);
     const commission = pastWindow ? '0.00' : computeCommission(program, input.amount);
     const attribution = { affiliate_id: customer.affiliate_id, program_id: customer.program_id, click_id: customer.click_id ?? null };
+    const nextStatus = nextCustomerStatus(customer.status, Number(input.amount), pastWindow);
     const row = await sql.one<{ guarded: boolean; conversion: ConversionRecord | null }>(WRITE_FOR_CUSTOMER, [
       customer.id,
       observedFirst,
       customer.status,
       ...this.conversionValues(organizationId, input, program, kind, commission, customer.customer_id, attribution, occurredAt),
       firstConversionAt,
-      nextCustomerStatus(customer.status, Number(input.amount), pastWindow),
+      nextStatus,
       new Date(),
       customer.id,
+      firstConversionAt,
+      nextStatus,
     ]);
     if (!row?.guarded) return 'customer-changed';
     return row.conversion ? parseConversionJson(row.conversion) : undefined;
