@@ -1,3 +1,4 @@
+import type { Conversion } from '@affiliate-attribution/contract';
 import { expect } from 'vitest';
 import { createMerchant, request } from '../support/api.js';
 
@@ -24,8 +25,8 @@ export async function snapshot(m: Merchant, customerIds: string[] = []) {
     const c = await m.api.get(`/api/customers/${encodeURIComponent(id)}`);
     customers.push(c.status === 200 ? c.body.data.customer : c.status);
   }
-  const list = conversions.body.data.conversions as any[];
-  const total = (field: string) => list.reduce((sum, c) => sum + Math.round(c[field] * 100), 0) / 100;
+  const list = conversions.body.data.conversions as Conversion[];
+  const total = (field: 'amount' | 'commission_amount' | 'refunded_amount') => list.reduce((sum, c) => sum + Math.round(c[field] * 100), 0) / 100;
   return {
     conversions: list,
     customers,
