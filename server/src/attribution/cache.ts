@@ -1,52 +1,4 @@
-/**
- * Bounded in-process caches for the hot paths (every click and conversion resolves a slug or a
- * cookie). What is cached and why it is safe:
- * - slug -> affiliate, and cookie id / click id -> click: immutable once created (the API has no
- *   way to change or delete them), so entries never go stale; only found rows are cached, so a
- *   slug created later is found at once.
- * - program -> commission rule and windows: a program can change (PATCH), so entries live
- *   PROGRAM_RULE_TTL_MS (5 s) and this instance drops its entry on its own updates; other instances see a
- *   change within the TTL.
- */
-export class LruCache<K, V> {
-  private readonly map = new Map<K, { value: V; expiresAt: number }>();
-
-  constructor(
-    private readonly maxEntries: number,
-    private readonly ttlMs = Number.POSITIVE_INFINITY,
-  ) {}
-
-  get(key: K): V | undefined {
-    const entry = this.map.get(key);
-    if (!entry) return undefined;
-    if (entry.expiresAt <= Date.now()) {
-      this.map.delete(key);
-      return undefined;
-    }
-    // re-insert: Map keeps insertion order, so the oldest entry is always first
-    this.map.delete(key);
-    this.map.set(key, entry);
-    return entry.value;
-  }
-
-  set(key: K, value: V): void {
-    if (this.map.has(key)) this.map.delete(key);
-    else if (this.map.size >= this.maxEntries) this.map.delete(this.map.keys().next().value as K);
-    this.map.set(key, { value, expiresAt: Date.now() + this.ttlMs });
-  }
-
-  delete(key: K): void {
-    this.map.delete(key);
-  }
-
-  clear(): void {
-    this.map.clear();
-  }
-
-  get size(): number {
-    return this.map.size;
-  }
-}
+import { LruCache } from '../lru-cache.js';
 
 export interface CachedAffiliate {
   id: string;
@@ -70,6 +22,16 @@ export interface ProgramRule {
 
 export const PROGRAM_RULE_TTL_MS = 5_000;
 
+/**
+ * Bounded in-process caches for the hot paths (every click and conversion resolves a slug or a
+ * cookie). What is cached and why it is safe:
+ * - slug -> affiliate, and cookie id / click id -> click: immutable once created (the API has no
+ *   way to change or delete them), so entries never go stale; only found rows are cached, so a
+ *   slug created later is found at once.
+ * - program -> commission rule and windows: a program can change (PATCH), so entries live
+ *   PROGRAM_RULE_TTL_MS (5 s) and this instance drops its entry on its own updates; other
+ *   instances see a change within the TTL.
+ */
 export class AttributionCache {
   // Sized to keep the process small (a few MB each when full): slugs are few and hot; a click is
   // typically looked up once or twice (signup, first sale), so only recently used ones are worth keeping.

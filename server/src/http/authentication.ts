@@ -5,6 +5,7 @@ import { ErrorMessages } from '@affiliate-attribution/contract';
 import { hashApiKey, parseAuthorizationHeader } from '../modules/organizations/api-key.js';
 import type { OrganizationsService } from '../modules/organizations/organizations.service.js';
 import { UnauthorizedError } from './errors.js';
+import { LruCache } from '../lru-cache.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -16,41 +17,33 @@ declare global {
   }
 }
 
-interface CacheEntry {
-  organization: Organization;
-  expiresAt: number;
-}
-
 /**
  * API key -> organization, cached for `ttlMs` so that the hot paths skip a database round trip.
  * A revoked key is refused by this instance at once and by every other instance within ttlMs,
  * since their entries expire and the next lookup finds the revocation in PostgreSQL.
  */
 export class ApiKeyAuthenticator {
-  private readonly cache = new Map<string, CacheEntry>();
-  private static readonly MAX_ENTRIES = 10_000;
+  private readonly cache: LruCache<string, Organization>;
 
   constructor(
     private readonly organizations: OrganizationsService,
     private readonly ttlMs: number,
-  ) {}
+  ) {
+    this.cache = new LruCache(10_000, ttlMs);
+  }
 
   async authenticate(authorization: string | undefined): Promise<Organization> {
     const key = parseAuthorizationHeader(authorization);
     if (!key) throw new UnauthorizedError();
     const keyHash = hashApiKey(key);
-    const now = Date.now();
     const cached = this.cache.get(keyHash);
-    if (cached && cached.expiresAt > now) return cached.organization;
+    if (cached) return cached;
     const organization = await this.organizations.findByKeyHash(keyHash);
     if (!organization) {
       this.cache.delete(keyHash);
       throw new UnauthorizedError();
     }
-    if (this.ttlMs > 0) {
-      if (this.cache.size >= ApiKeyAuthenticator.MAX_ENTRIES) this.cache.clear();
-      this.cache.set(keyHash, { organization, expiresAt: now + this.ttlMs });
-    }
+    if (this.ttlMs > 0) this.cache.set(keyHash, organization);
     return organization;
   }
 

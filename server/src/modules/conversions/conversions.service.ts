@@ -183,11 +183,12 @@ export class ConversionsService {
   /** undefined: the external_id exists already. */
   private async createByClick(sql: Sql, organizationId: string, input: CreateConversionInput, occurredAt: Date): Promise<ConversionRecord | undefined> {
     const attribution = await this.resolver.resolveClick(sql, organizationId, input, occurredAt);
-    resolveConversionKind({ requested: input.kind, hasCustomer: false, isFirstConversion: true, byCustomerIdOnly: false });
+    const kind = resolveConversionKind({ requested: input.kind, hasCustomer: false, isFirstConversion: true, byCustomerIdOnly: false });
     const program = await this.resolver.programRule(sql, attribution.program_id);
-    return sql.one<ConversionRecord>(INSERT_CONVERSION, [
-      ...this.conversionValues(organizationId, input, program, 'initial', computeCommission(program, input.amount), null, attribution, occurredAt),
-    ]);
+    return sql.one<ConversionRecord>(
+      INSERT_CONVERSION,
+      this.conversionValues(organizationId, input, program, kind, computeCommission(program, input.amount), null, attribution, occurredAt),
+    );
   }
 
   private async createForCustomer(

@@ -70,11 +70,8 @@ export async function insertCustomerOnce(
   return { customer: existing, created: false };
 }
 
-export function findCustomerInOrganization(sql: Sql, organizationId: string, customerId: string, forUpdate = false): Promise<CustomerRecord | undefined> {
-  return sql.one<CustomerRecord>(
-    `select * from customers where organization_id = ? and customer_id = ?${forUpdate ? ' for update' : ''}`,
-    [organizationId, customerId],
-  );
+export function findCustomerInOrganization(sql: Sql, organizationId: string, customerId: string): Promise<CustomerRecord | undefined> {
+  return sql.one<CustomerRecord>('select * from customers where organization_id = ? and customer_id = ?', [organizationId, customerId]);
 }
 
 export class CustomersService {
