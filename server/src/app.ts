@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import type { RequestListener } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createExpressEndpoints, type RequestValidationError } from '@ts-rest/express';
@@ -11,12 +11,13 @@ import { accessLog } from './http/logging.js';
 import { BadRequestError } from './http/errors.js';
 import { describeZodError } from './http/validation-message.js';
 import { docsRouter } from './http/docs.js';
-import { rateLimit, type RateLimiter } from './http/rate-limit.js';
+import { API_KEY_RATE_LIMIT_SCOPE, rateLimit, type RateLimiter } from './http/rate-limit.js';
+import { HotLane, JSON_BODY_LIMIT_BYTES, hotRoute } from './http/hot-routes.js';
 import { createRateLimiterFactory, type RateLimiterFactory } from './http/rate-limit-redis.js';
 import { Metrics } from './http/metrics.js';
 import { Readiness, healthHandler, readinessHandler } from './http/health.js';
 import { rejectNulCharacters, securityHeaders } from './http/security.js';
-import './http/request-context.js';
+import { requestIdFrom } from './http/request-context.js';
 import { AttributionResolver } from './attribution/resolver.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import { ProgramsService } from './modules/programs/programs.service.js';
@@ -83,13 +84,8 @@ export function createServices(orm: MikroORM, apiKeyCacheTtlMs: number): Service
   };
 }
 
-export const JSON_BODY_LIMIT = '1mb';
-
-const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
-
 const requestId: RequestHandler = (req, res, next) => {
-  const incoming = req.headers['x-request-id'];
-  req.requestId = typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
+  req.requestId = requestIdFrom(req.headers['x-request-id']);
   res.setHeader('X-Request-Id', req.requestId);
   next();
 };
@@ -116,7 +112,17 @@ function validationErrorHandler(err: RequestValidationError): never {
   throw new BadRequestError(describeZodError(zodError!, where));
 }
 
-export function createApp(deps: AppDeps): { app: Express; services: Services; metrics: Metrics; readiness: Readiness } {
+export interface App {
+  /** The Express application: every route. */
+  app: Express;
+  /** What the HTTP server runs: the hot lane (http/hot-routes.ts) first, then Express. */
+  listener: RequestListener;
+  services: Services;
+  metrics: Metrics;
+  readiness: Readiness;
+}
+
+export function createApp(deps: AppDeps): App {
   const logger = deps.logger ?? pino({ level: 'silent' });
   const config: AppDeps['config'] & OperationsConfig = deps.config;
   const services = createServices(deps.orm, deps.config.API_KEY_CACHE_TTL_MS);
@@ -157,38 +163,52 @@ export function createApp(deps: AppDeps): { app: Express; services: Services; me
 
   // Provider webhooks read their raw body (signatures are over the bytes): before any JSON parser.
   app.use('/webhooks', webhooksRouter(new WebhookDispatcher({ orm: deps.orm, ...services })));
-  app.use(['/api', '/admin'], requireJsonBody, express.json({ limit: JSON_BODY_LIMIT }));
+  app.use(['/api', '/admin'], requireJsonBody, express.json({ limit: JSON_BODY_LIMIT_BYTES }));
   app.use('/api', services.authenticator.middleware());
   // Per API key, after authentication: an invalid key never consumes a real key's budget.
-  app.use(
-    '/api',
-    rateLimit(
-      deps.apiKeyRateLimiter ??
-        rateLimiters.create({
-          prefix: 'svc:rl:api',
-          limit: config.API_RATE_LIMIT_MAX ?? API_RATE_LIMIT_DEFAULTS.max,
-          windowSeconds: config.API_RATE_LIMIT_WINDOW_SECONDS ?? API_RATE_LIMIT_DEFAULTS.windowSeconds,
-        }),
-      { scope: 'api-key', key: (req) => req.apiKeyHash ?? 'none' },
-    ),
-  );
+  const apiKeyRateLimiter =
+    deps.apiKeyRateLimiter ??
+    rateLimiters.create({
+      prefix: 'svc:rl:api',
+      limit: config.API_RATE_LIMIT_MAX ?? API_RATE_LIMIT_DEFAULTS.max,
+      windowSeconds: config.API_RATE_LIMIT_WINDOW_SECONDS ?? API_RATE_LIMIT_DEFAULTS.windowSeconds,
+    });
+  app.use('/api', rateLimit(apiKeyRateLimiter, { scope: API_KEY_RATE_LIMIT_SCOPE, key: (req) => req.apiKeyHash ?? 'none' }));
   app.use('/admin', adminAuthentication(deps.config.ADMIN_TOKEN));
 
   // PostgreSQL text cannot hold U+0000: refused here as 400, not failed in the database.
   app.use(rejectNulCharacters);
 
   const options = { requestValidationErrorHandler: validationErrorHandler, logInitialization: false } as const;
+  const clicks = clicksRouter(services.clicks);
+  const customers = customersRouter(services.customers);
+  const conversions = conversionsRouter(services.conversions);
   createExpressEndpoints(contract.me, meRouter, app, options);
   createExpressEndpoints(contract.programs, programsRouter(services.programs), app, options);
   createExpressEndpoints(contract.affiliates, affiliatesRouter(services.affiliates), app, options);
-  createExpressEndpoints(contract.clicks, clicksRouter(services.clicks), app, options);
-  createExpressEndpoints(contract.customers, customersRouter(services.customers), app, options);
-  createExpressEndpoints(contract.conversions, conversionsRouter(services.conversions), app, options);
+  createExpressEndpoints(contract.clicks, clicks, app, options);
+  createExpressEndpoints(contract.customers, customers, app, options);
+  createExpressEndpoints(contract.conversions, conversions, app, options);
   createExpressEndpoints(contract.integrations, integrationsRouter(services.integrations), app, options);
   createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator), app, options);
   createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers), app, options);
 
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
-  return { app, services, metrics, readiness };
+
+  // The busiest endpoints, with the same implementations, served ahead of Express.
+  const hotLane = new HotLane({
+    routes: [
+      hotRoute(contract.me.get, meRouter.get),
+      hotRoute(contract.clicks.create, clicks.create),
+      hotRoute(contract.customers.create, customers.create),
+      hotRoute(contract.conversions.create, conversions.create),
+    ],
+    authenticator: services.authenticator,
+    apiKeyRateLimiter,
+    metrics,
+    readiness,
+    logger,
+  });
+  return { app, listener: hotLane.listener(app), services, metrics, readiness };
 }

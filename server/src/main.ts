@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { createApp } from './app.js';
 import { loadConfig } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
@@ -35,10 +35,10 @@ const rateLimiters = createRateLimiterFactory(config, logger);
 if (rateLimiters.store === 'memory' && config.DATABASE_URL) {
   logger.info('REDIS_URL is not set: rate limits are counted per instance; set it when running several instances.');
 }
-const { app } = createApp({ orm, config, logger, readiness, rateLimiters });
+const { listener } = createApp({ orm, config, logger, readiness, rateLimiters });
 if (!config.ADMIN_TOKEN) logger.warn('ADMIN_TOKEN is not set: /admin/* answers 401 and no organization can be created.');
 
-const server: Server = app.listen(config.PORT, config.HOST, () => {
+const server: Server = createServer(listener).listen(config.PORT, config.HOST, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   logger.info({ port }, `affiliate attribution service listening on http://localhost:${port}`);

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { type Server, createServer } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/src/app.js';
 import { TEST_ADMIN_TOKEN, testServer } from '../support/server.js';
@@ -11,8 +11,8 @@ const servers: Server[] = [];
 /** Another instance of the service on the same database, as behind a load balancer. */
 async function instance(): Promise<string> {
   const { db } = await testServer();
-  const { app } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: TTL_MS } });
-  const server = app.listen(0, '127.0.0.1');
+  const { listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: TTL_MS } });
+  const server = createServer(listener).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   servers.push(server);
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -1,4 +1,4 @@
-import { request as httpRequest, type Server } from 'node:http';
+import { request as httpRequest, type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createApp } from '../../server/src/app.js';
@@ -83,8 +83,8 @@ describe('fuzzing every route from the contract schemas', () => {
   beforeAll(async () => {
     // The worker's database, behind an HTTP server configured exactly as main.ts configures it.
     const { db } = await testServer();
-    const { app } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000 } });
-    server = app.listen(0, '127.0.0.1');
+    const { listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000 } });
+    server = createServer(listener).listen(0, '127.0.0.1');
     configureHttpServer(server, pino({ level: 'silent' }));
     await new Promise((resolve) => server.once('listening', resolve));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { type Server, createServer, type RequestListener } from 'node:http';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/src/app.js';
@@ -13,8 +13,8 @@ import { call, isEnvelope } from './support/service.js';
 const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36';
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
 
-async function listen(app: express.Express): Promise<{ url: string; server: Server }> {
-  const server = app.listen(0, '127.0.0.1');
+async function listen(listener: RequestListener): Promise<{ url: string; server: Server }> {
+  const server = createServer(listener).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
@@ -42,12 +42,12 @@ describe('operations and security surface', () => {
       },
     });
     const logger = createLogger('info', sink);
-    const { app } = createApp({
+    const { listener } = createApp({
       orm: db.orm,
       logger,
       config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000, METRICS_TOKEN } as never,
     });
-    ({ url, server } = await listen(app));
+    ({ url, server } = await listen(listener));
     merchant = await createMerchant();
   });
   afterAll(async () => {

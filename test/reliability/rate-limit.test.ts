@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { type Server, createServer } from 'node:http';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,8 +34,8 @@ const describeWithRedis = hasRedis ? describe : describe.skip;
 
 async function appWith(deps: Partial<Parameters<typeof createApp>[0]>, config: Record<string, unknown> = {}): Promise<{ url: string; server: Server }> {
   const { db } = await testServer();
-  const { app } = createApp({ orm: db.orm, logger: silent, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000, ...config } as never, ...deps });
-  const server = app.listen(0, '127.0.0.1');
+  const { listener } = createApp({ orm: db.orm, logger: silent, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000, ...config } as never, ...deps });
+  const server = createServer(listener).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }

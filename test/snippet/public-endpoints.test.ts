@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { type Server, createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/src/app.js';
 import { createMerchant, createOrganization, expectError, request } from '../support/api.js';
@@ -247,12 +247,12 @@ describe('rate limiting per client address', () => {
   beforeAll(async () => {
     const { db } = await testServer();
     // An app of its own with a small budget and a trusted proxy, on the worker's database.
-    const { app } = createApp({
+    const { listener } = createApp({
       orm: db.orm,
       config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 0, PUBLIC_RATE_LIMIT_MAX: 3, PUBLIC_RATE_LIMIT_WINDOW_SECONDS: 60, TRUST_PROXY: 'loopback' },
     });
     server = await new Promise<Server>((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+      const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));
     });
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });

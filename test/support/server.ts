@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { type Server, createServer } from 'node:http';
 import pino from 'pino';
 import { createApp, type Services } from '../../server/src/app.js';
 import { configureHttpServer } from '../../server/src/http/http-server.js';
@@ -23,12 +23,12 @@ export function testServer(): Promise<TestServer> {
 
 async function start(): Promise<TestServer> {
   const db = await createTestDatabase();
-  const { app, services } = createApp({
+  const { listener, services } = createApp({
     orm: db.orm,
     config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000 },
   });
   const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
   // The HTTP settings of production (main.ts). Among them a keep-alive timeout far above the

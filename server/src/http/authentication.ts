@@ -32,19 +32,23 @@ export class ApiKeyAuthenticator {
     this.cache = new LruCache(10_000, ttlMs);
   }
 
-  async authenticate(authorization: string | undefined): Promise<Organization> {
+  /**
+   * The organization of the key in an Authorization header, and the key's hash (the per-key rate
+   * limit counts by it: the plain key never leaves this module). 401 when there is no such key.
+   */
+  async authenticate(authorization: string | undefined): Promise<{ organization: Organization; keyHash: string }> {
     const key = parseAuthorizationHeader(authorization);
     if (!key) throw new UnauthorizedError();
     const keyHash = hashApiKey(key);
     const cached = this.cache.get(keyHash);
-    if (cached) return cached;
+    if (cached) return { organization: cached, keyHash };
     const organization = await this.organizations.findByKeyHash(keyHash);
     if (!organization) {
       this.cache.delete(keyHash);
       throw new UnauthorizedError();
     }
     if (this.ttlMs > 0) this.cache.set(keyHash, organization);
-    return organization;
+    return { organization, keyHash };
   }
 
   /** Called when this instance revokes a key, so that it stops working here immediately. */
@@ -55,10 +59,9 @@ export class ApiKeyAuthenticator {
   middleware(): RequestHandler {
     return (req, _res, next) => {
       this.authenticate(req.headers.authorization).then(
-        (organization) => {
+        ({ organization, keyHash }) => {
           req.organization = organization;
-          // The per-key rate limit counts by this hash: the plain key never leaves this module.
-          req.apiKeyHash = hashApiKey(parseAuthorizationHeader(req.headers.authorization)!);
+          req.apiKeyHash = keyHash;
           next();
         },
         next,

@@ -48,6 +48,44 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return e.cause !== undefined && e.cause !== err && isDatabaseUnavailable(e.cause);
 }
 
+export interface ErrorResponse {
+  status: number;
+  message: string;
+  headers?: Record<string, string>;
+  /** How the error is logged: client errors are not logged; these are. */
+  log?: { level: 'warn' | 'error'; msg: string };
+}
+
+/**
+ * The one mapping from a thrown error to the error envelope: domain errors with their status,
+ * body-parser's errors, client errors Express raises, an unavailable database (503, retry), and
+ * anything else (500). Both transports use it: Express's error handler below and the hot routes
+ * (hot-routes.ts).
+ */
+export function errorResponse(err: unknown): ErrorResponse {
+  if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers };
+  const type = (err as { type?: unknown })?.type;
+  if (typeof type === 'string' && bodyParserErrors[type]) {
+    const [status, message] = bodyParserErrors[type];
+    return { status, message };
+  }
+  // Errors Express and its parsers raise with a client status (a malformed %-escape in the path
+  // is a URIError with status 400): that status, with a generic message of our own.
+  const status = (err as { status?: unknown; statusCode?: unknown })?.status ?? (err as { statusCode?: unknown })?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return { status, message: status === 400 ? 'Malformed request' : (clientErrorMessages[status] ?? 'Request refused') };
+  }
+  if (isDatabaseUnavailable(err)) {
+    return {
+      status: 503,
+      message: 'Service temporarily unavailable; safe to retry',
+      headers: { 'Retry-After': '1' },
+      log: { level: 'warn', msg: 'database unavailable' },
+    };
+  }
+  return { status: 500, message: ErrorMessages.internal, log: { level: 'error', msg: 'unhandled error' } };
+}
+
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (res.headersSent) {
@@ -56,30 +94,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.destroy();
       return;
     }
-    if (err instanceof HttpError) {
-      sendError(res, err.status, err.message, err.headers);
-      return;
-    }
-    const type = (err as { type?: unknown })?.type;
-    if (typeof type === 'string' && bodyParserErrors[type]) {
-      const [status, message] = bodyParserErrors[type];
-      sendError(res, status, message);
-      return;
-    }
-    // Errors Express and its parsers raise with a client status (a malformed %-escape in the path
-    // is a URIError with status 400): that status, with a generic message of our own.
-    const status = (err as { status?: unknown; statusCode?: unknown })?.status ?? (err as { statusCode?: unknown })?.statusCode;
-    if (typeof status === 'number' && status >= 400 && status < 500) {
-      sendError(res, status, status === 400 ? 'Malformed request' : (clientErrorMessages[status] ?? 'Request refused'));
-      return;
-    }
-    if (isDatabaseUnavailable(err)) {
-      logger.warn({ err, reqId: req.requestId }, 'database unavailable');
-      sendError(res, 503, 'Service temporarily unavailable; safe to retry', { 'Retry-After': '1' });
-      return;
-    }
-    logger.error({ err, reqId: req.requestId }, 'unhandled error');
-    sendError(res, 500, ErrorMessages.internal);
+    const { status, message, headers, log } = errorResponse(err);
+    if (log) logger[log.level]({ err, reqId: req.requestId }, log.msg);
+    sendError(res, status, message, headers);
   };
 }
 

@@ -34,6 +34,25 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   return pino(options, destination ?? pino.destination({ dest: 1, sync: false }));
 }
 
+/** The access-log line of one answered request (see accessLog). */
+export function logRequestCompleted(
+  logger: Logger,
+  req: { requestId: string; method?: string; url?: string; socket: { remoteAddress?: string } },
+  url: string,
+  statusCode: number,
+  startedNs: bigint,
+): void {
+  if (!logger.isLevelEnabled('info')) return;
+  logger.info(
+    {
+      req: { id: req.requestId, method: req.method, url, remoteAddress: req.socket.remoteAddress },
+      res: { statusCode },
+      responseTime: Number(process.hrtime.bigint() - startedNs) / 1e6,
+    },
+    'request completed',
+  );
+}
+
 /**
  * The access log: one line per answered request, `{ req: { id, method, url, remoteAddress },
  * res: { statusCode }, responseTime }`. Deliberately not the headers: what is not logged cannot
@@ -48,17 +67,7 @@ export function accessLog(logger: Logger): RequestHandler {
       configurable: true,
       get: () => (child ??= logger.child({ reqId: req.requestId })),
     });
-    res.once('finish', () => {
-      if (!logger.isLevelEnabled('info')) return;
-      logger.info(
-        {
-          req: { id: req.requestId, method: req.method, url: req.originalUrl, remoteAddress: req.socket.remoteAddress },
-          res: { statusCode: res.statusCode },
-          responseTime: Number(process.hrtime.bigint() - started) / 1e6,
-        },
-        'request completed',
-      );
-    });
+    res.once('finish', () => logRequestCompleted(logger, req, req.originalUrl, res.statusCode, started));
     next();
   };
 }

@@ -117,20 +117,32 @@ export class Metrics {
       const started = process.hrtime.bigint();
       let webhookOutcome: string | undefined;
       if (req.path.startsWith('/webhooks/')) captureWebhookOutcome(res, (outcome) => (webhookOutcome = outcome));
-      res.once('finish', () => {
-        const route = this.routeOf(req);
-        const status = res.statusCode;
-        const labels = { method: req.method, route, status: String(status) };
-        this.httpRequests.inc(labels);
-        this.httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
-        this.countDomainEvent(req, route, status, webhookOutcome);
-      });
+      res.once('finish', () => this.record(req.method, this.routeOf(req), res.statusCode, fullPath(req), started, webhookOutcome));
       next();
     };
   }
 
-  private countDomainEvent(req: Request, route: string, status: number, webhookOutcome: string | undefined): void {
-    if (req.method !== 'POST') return;
+  private readonly series = new Map<string, { count: Counter.Internal; duration: Histogram.Internal<'method' | 'route' | 'status'> }>();
+
+  /**
+   * One answered request: its count and duration by method, route pattern and status, and the
+   * domain event it stands for. The labelled series are looked up once per combination.
+   */
+  record(method: string, route: string, status: number, path: string, startedNs: bigint, webhookOutcome?: string): void {
+    const id = `${method} ${route} ${status}`;
+    let series = this.series.get(id);
+    if (!series) {
+      const labels = { method, route, status: String(status) };
+      series = { count: this.httpRequests.labels(labels), duration: this.httpDuration.labels(labels) };
+      this.series.set(id, series);
+    }
+    series.count.inc();
+    series.duration.observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
+    this.countDomainEvent(method, route, status, path, webhookOutcome);
+  }
+
+  private countDomainEvent(method: string, route: string, status: number, path: string, webhookOutcome: string | undefined): void {
+    if (method !== 'POST') return;
     if (status === 429) this.rateLimited.inc({ limit: route.startsWith('/public/') ? 'client_address' : 'api_key' });
     const ok = status >= 200 && status < 300;
     switch (route) {
@@ -148,7 +160,7 @@ export class Metrics {
         if (ok) this.customers.inc({ outcome: status === 201 ? 'created' : 'deduped' });
         break;
       case '/webhooks/:provider/:organizationId': {
-        const provider = /^\/webhooks\/([a-z]+)\//.exec(fullPath(req))?.[1] ?? 'unknown';
+        const provider = /^\/webhooks\/([a-z]+)\//.exec(path)?.[1] ?? 'unknown';
         const knownProvider = ['stripe', 'paddle', 'lemonsqueezy', 'polar', 'chargebee'].includes(provider) ? provider : 'unknown';
         const outcome = ok ? (webhookOutcome ?? 'processed') : status >= 500 ? 'failed' : 'rejected';
         this.webhooks.inc({ provider: knownProvider, outcome });

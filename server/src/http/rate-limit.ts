@@ -158,28 +158,50 @@ export interface RateLimitMiddlewareOptions {
   key?: (req: Request) => string;
 }
 
+/** The per-API-key limit on /api counts under `api-key:<hash of the key>`. */
+export const API_KEY_RATE_LIMIT_SCOPE = 'api-key';
+
+/** What a request's rate limit adds to its response: the budget headers, and the refusal if any. */
+export interface RateLimitOutcome {
+  headers: [name: string, value: string][];
+  refusal?: TooManyRequestsError;
+}
+
 /**
- * Express middleware: refuses with 429 in the error envelope (with Retry-After) when the limiter
- * says so, and advertises the budget in RateLimit-Limit / RateLimit-Remaining. CORS preflights
- * are not counted. If the limiter itself fails (a shared store down), the request is let through:
- * tracking must not stop because the limiter's store is unavailable.
+ * Counts one request under `key`. The budget is advertised in RateLimit-Limit /
+ * RateLimit-Remaining; a refusal is 429 in the error envelope with Retry-After. If the limiter
+ * itself fails (a shared store down), the request is let through: tracking must not stop because
+ * the limiter's store is unavailable. Shared by the middleware below and the hot routes.
  */
+export async function countRequest(limiter: RateLimiter, key: string, onUnavailable: (err: unknown) => void): Promise<RateLimitOutcome> {
+  let decision: RateLimitDecision;
+  try {
+    decision = await limiter.hit(key);
+  } catch (err) {
+    onUnavailable(err);
+    return { headers: [] };
+  }
+  const headers: RateLimitOutcome['headers'] =
+    decision.limit > 0
+      ? [
+          ['RateLimit-Limit', String(decision.limit)],
+          ['RateLimit-Remaining', String(decision.remaining)],
+        ]
+      : [];
+  return decision.allowed ? { headers } : { headers, refusal: new TooManyRequestsError(decision.retryAfterSeconds) };
+}
+
+/** Express middleware of countRequest. CORS preflights are not counted. */
 export function rateLimit(limiter: RateLimiter, options: RateLimitMiddlewareOptions): RequestHandler {
   const keyOf = options.key ?? ((req: Request) => clientAddressKey(req.ip ?? req.socket.remoteAddress));
   return (req, res, next) => {
     if (req.method === 'OPTIONS') return next();
-    limiter.hit(`${options.scope}:${keyOf(req)}`).then(
-      (decision) => {
-        if (decision.limit > 0) {
-          res.setHeader('RateLimit-Limit', String(decision.limit));
-          res.setHeader('RateLimit-Remaining', String(decision.remaining));
-        }
-        next(decision.allowed ? undefined : new TooManyRequestsError(decision.retryAfterSeconds));
+    countRequest(limiter, `${options.scope}:${keyOf(req)}`, (err) => req.log?.warn({ err }, 'rate limiter unavailable; request allowed')).then(
+      ({ headers, refusal }) => {
+        for (const [name, value] of headers) res.setHeader(name, value);
+        next(refusal);
       },
-      (err: unknown) => {
-        req.log?.warn({ err }, 'rate limiter unavailable; request allowed');
-        next();
-      },
+      next,
     );
   };
 }

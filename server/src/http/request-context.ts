@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Organization } from '@affiliate-attribution/contract';
 import type { Logger } from 'pino';
 
@@ -18,4 +19,11 @@ declare global {
 export function requireOrganization(req: { organization?: Organization }): Organization {
   if (!req.organization) throw new Error('route reached without authentication');
   return req.organization;
+}
+
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The client's X-Request-Id when it is sane (echoed, logged), else a new UUID. */
+export function requestIdFrom(incoming: string | string[] | undefined): string {
+  return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
 }

@@ -10,21 +10,39 @@ import { BadRequestError } from './errors.js';
  * same-origin. CORS itself is answered only under /public (see modules/tracking/tracking.http.ts):
  * no other route sends Access-Control-Allow-Origin.
  */
-export function securityHeaders(): RequestHandler {
-  const common = {
-    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
-    strictTransportSecurity: { maxAge: 31_536_000, includeSubDomains: true },
-    referrerPolicy: { policy: 'no-referrer' as const },
+export type HeaderPairs = readonly (readonly [name: string, value: string])[];
+
+/** The headers helmet sets with these options, computed once: they do not depend on the request. */
+function helmetHeaders(options: Parameters<typeof helmet>[0]): HeaderPairs {
+  const pairs: [string, string][] = [];
+  const recorder = {
+    setHeader: (name: string, value: string) => void pairs.push([name, String(value)]),
+    removeHeader: () => undefined,
   };
-  const strict = helmet({ ...common, crossOriginResourcePolicy: { policy: 'same-origin' } });
-  const embeddable = helmet({ ...common, crossOriginResourcePolicy: { policy: 'cross-origin' } });
+  helmet(options)({} as never, recorder as never, () => undefined);
+  return pairs;
+}
+
+const commonPolicy = {
+  contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+  strictTransportSecurity: { maxAge: 31_536_000, includeSubDomains: true },
+  referrerPolicy: { policy: 'no-referrer' as const },
+};
+
+/** Every response outside the public tracking surface: same-origin only. */
+export const STRICT_SECURITY_HEADERS: HeaderPairs = helmetHeaders({ ...commonPolicy, crossOriginResourcePolicy: { policy: 'same-origin' } });
+/** The snippet and /public/*: embeddable by merchants' pages on other origins. */
+export const EMBEDDABLE_SECURITY_HEADERS: HeaderPairs = helmetHeaders({ ...commonPolicy, crossOriginResourcePolicy: { policy: 'cross-origin' } });
+
+export function securityHeaders(): RequestHandler {
   return (req, res, next) => {
     const isPublic = req.path === '/snippet.js' || req.path === '/public' || req.path.startsWith('/public/');
-    (isPublic ? embeddable : strict)(req, res, next);
+    for (const [name, value] of isPublic ? EMBEDDABLE_SECURITY_HEADERS : STRICT_SECURITY_HEADERS) res.setHeader(name, value);
+    next();
   };
 }
 
-function containsNul(value: unknown, depth = 0): boolean {
+export function containsNul(value: unknown, depth = 0): boolean {
   if (typeof value === 'string') return value.includes('\u0000');
   if (depth > 64 || value === null || typeof value !== 'object') return false;
   if (Array.isArray(value)) return value.some((item) => containsNul(item, depth + 1));
@@ -32,13 +50,15 @@ function containsNul(value: unknown, depth = 0): boolean {
   return false;
 }
 
+export const NUL_CHARACTERS_MESSAGE = 'Malformed request: NUL characters (U+0000) are not allowed';
+
 /**
  * PostgreSQL text cannot store U+0000, and a query carrying one fails in the driver: such input is
  * refused up front with 400 (path, query string and parsed JSON body), never sent to the database.
  */
 export const rejectNulCharacters: RequestHandler = (req, _res, next) => {
   if (/%00/.test(req.originalUrl) || containsNul(req.query) || containsNul(req.body)) {
-    next(new BadRequestError('Malformed request: NUL characters (U+0000) are not allowed'));
+    next(new BadRequestError(NUL_CHARACTERS_MESSAGE));
     return;
   }
   next();
