@@ -23,7 +23,7 @@ import { OrganizationsService } from './modules/organizations/organizations.serv
 import { ProgramsService } from './modules/programs/programs.service.js';
 import { AffiliatesService } from './modules/affiliates/affiliates.service.js';
 import { ClicksService } from './modules/clicks/clicks.service.js';
-import { CustomersService } from './modules/customers/customers.service.js';
+import { CustomerInserter, CustomersService } from './modules/customers/customers.service.js';
 import { ConversionsService } from './modules/conversions/conversions.service.js';
 import { meRouter } from './modules/me/me.router.js';
 import { programsRouter } from './modules/programs/programs.router.js';
@@ -72,13 +72,14 @@ export function createServices(orm: MikroORM, apiKeyCacheTtlMs: number): Service
   const organizations = new OrganizationsService(orm);
   // One resolver per instance, so that its caches serve every service.
   const resolver = new AttributionResolver();
+  const customerInserter = new CustomerInserter(orm);
   return {
     organizations,
     programs: new ProgramsService(orm, resolver),
     affiliates: new AffiliatesService(orm),
     clicks: new ClicksService(orm, resolver),
-    customers: new CustomersService(orm, resolver),
-    conversions: new ConversionsService(orm, resolver),
+    customers: new CustomersService(orm, resolver, customerInserter),
+    conversions: new ConversionsService(orm, resolver, customerInserter),
     integrations: new IntegrationsService(orm),
     authenticator: new ApiKeyAuthenticator(organizations, apiKeyCacheTtlMs),
   };

@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { ErrorMessages, type ErrorBody } from '@affiliate-attribution/contract';
 import { HttpError } from './errors.js';
+import { isDatabaseUnavailable } from '../db/sql.js';
 
 export function sendError(res: Response, status: number, message: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
@@ -29,24 +30,6 @@ const clientErrorMessages: Record<number, string> = {
   413: 'Request body too large',
   415: 'Unsupported media type',
 };
-
-const connectionErrorCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
-
-/**
- * The database is down or restarting: the client may retry. PostgreSQL classes 08 (connection),
- * 57P (operator intervention: shutdown, crash) and 53 (insufficient resources).
- */
-export function isDatabaseUnavailable(err: unknown): boolean {
-  if (!err || typeof err !== 'object') return false;
-  const e = err as { code?: unknown; message?: unknown; cause?: unknown };
-  const code = typeof e.code === 'string' ? e.code : '';
-  if (connectionErrorCodes.has(code) || code.startsWith('08') || code.startsWith('57P') || code.startsWith('53')) return true;
-  const message = typeof e.message === 'string' ? e.message : '';
-  if (/Timeout acquiring a connection|Connection terminated|terminating connection|not queryable|Client was closed|connection is closed/i.test(message)) {
-    return true;
-  }
-  return e.cause !== undefined && e.cause !== err && isDatabaseUnavailable(e.cause);
-}
 
 export interface ErrorResponse {
   status: number;

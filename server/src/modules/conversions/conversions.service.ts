@@ -10,10 +10,11 @@ import { resolveOccurredAt } from '../../attribution/occurred-at.js';
 import { hasClickAttribution, type AttributionResolver, type Attribution, type ClickAttributionInput } from '../../attribution/resolver.js';
 import { isPastCommissionWindow } from '../../attribution/windows.js';
 import { Sql } from '../../db/sql.js';
+import { InsertBatcher, UnnestInsert, WRITE_BATCHING } from '../../db/batched-insert.js';
 import { AttributionNotFoundError, BadRequestError, ForbiddenError, HttpError, NotFoundError, ServiceUnavailableError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso, isoOrNull, isUuid } from '../../http/serialize.js';
-import { findCustomerInOrganization, insertCustomerOnce, type CustomerStatus } from '../customers/customers.service.js';
+import { findCustomerInOrganization, type CustomerInserter, type CustomerStatus } from '../customers/customers.service.js';
 import type { ConversionEntity } from './conversion.entity.js';
 
 export type ConversionRecord = InferEntity<typeof ConversionEntity>;
@@ -82,10 +83,43 @@ export interface ConversionListQuery {
 const CONVERSION_COLUMNS =
   'id, organization_id, external_id, amount, currency, kind, commission_amount, customer_id, affiliate_id, program_id, click_id, occurred_at, created_at';
 
-const INSERT_CONVERSION = `insert into conversions (${CONVERSION_COLUMNS})
-  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-  on conflict (organization_id, external_id) do nothing
-  returning *`;
+type ConversionRow = [
+  id: string,
+  organizationId: string,
+  externalId: string,
+  amount: string,
+  currency: string,
+  kind: ConversionKind,
+  commissionAmount: string,
+  customerId: string | null,
+  affiliateId: string,
+  programId: string,
+  clickId: string | null,
+  occurredAt: Date,
+  createdAt: Date,
+];
+
+/** Conversions by click: inserted unless their (organization, external_id) exists. */
+const INSERT_CONVERSIONS = new UnnestInsert<ConversionRow>(
+  'conversions.insert',
+  'conversions',
+  [
+    { name: 'id', type: 'uuid' },
+    { name: 'organization_id', type: 'uuid' },
+    { name: 'external_id', type: 'text' },
+    { name: 'amount', type: 'numeric' },
+    { name: 'currency', type: 'text' },
+    { name: 'kind', type: 'text' },
+    { name: 'commission_amount', type: 'numeric' },
+    { name: 'customer_id', type: 'text' },
+    { name: 'affiliate_id', type: 'uuid' },
+    { name: 'program_id', type: 'uuid' },
+    { name: 'click_id', type: 'uuid' },
+    { name: 'occurred_at', type: 'timestamptz' },
+    { name: 'created_at', type: 'timestamptz' },
+  ],
+  'on conflict (organization_id, external_id) do nothing returning *',
+);
 
 /**
  * One statement, so one round trip and no explicit transaction: lock the customer only if it is
@@ -134,10 +168,20 @@ export function nextCustomerStatus(current: CustomerStatus, amount: number, past
 }
 
 export class ConversionsService {
+  /** Conversions by click of concurrent requests, stored together (db/batched-insert.ts). */
+  private readonly insertsByClick: InsertBatcher<ConversionRow, ConversionRecord | undefined>;
+
   constructor(
     private readonly orm: MikroORM,
     private readonly resolver: AttributionResolver,
-  ) {}
+    private readonly customers: CustomerInserter,
+  ) {
+    this.insertsByClick = new InsertBatcher(async (rows) => {
+      const inserted = await INSERT_CONVERSIONS.run<ConversionRecord>(Sql.of(this.orm), rows);
+      const byId = new Map(inserted.map((row) => [row.id, row]));
+      return rows.map(([id]) => byId.get(id));
+    }, WRITE_BATCHING);
+  }
 
   private sql(): Sql {
     return Sql.of(this.orm);
@@ -185,8 +229,7 @@ export class ConversionsService {
     const attribution = await this.resolver.resolveClick(sql, organizationId, input, occurredAt);
     const kind = resolveConversionKind({ requested: input.kind, hasCustomer: false, isFirstConversion: true, byCustomerIdOnly: false });
     const program = await this.resolver.programRule(sql, attribution.program_id);
-    return sql.one<ConversionRecord>(
-      INSERT_CONVERSION,
+    return this.insertsByClick.add(
       this.conversionValues(organizationId, input, program, kind, computeCommission(program, input.amount), null, attribution, occurredAt),
     );
   }
@@ -203,7 +246,7 @@ export class ConversionsService {
     if (!customer) {
       if (!byClick) throw new AttributionNotFoundError();
       const fromClick = await this.resolver.resolveClick(sql, organizationId, input, occurredAt);
-      ({ customer } = await insertCustomerOnce(sql, organizationId, { customer_id: customerId, status: 'active' }, fromClick));
+      ({ customer } = await this.customers.insertOnce(organizationId, { customer_id: customerId, status: 'active' }, fromClick));
     }
     const kind = resolveConversionKind({
       requested: input.kind,
@@ -243,7 +286,7 @@ export class ConversionsService {
     customerId: string | null,
     attribution: Attribution,
     occurredAt: Date,
-  ): unknown[] {
+  ): ConversionRow {
     return [
       randomUUID(),
       organizationId,

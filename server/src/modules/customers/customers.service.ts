@@ -4,6 +4,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Customer } from '@affiliate-attribution/contract';
 import { hasClickAttribution, type Attribution, type AttributionResolver, type ClickAttributionInput } from '../../attribution/resolver.js';
 import { Sql } from '../../db/sql.js';
+import { InsertBatcher, UnnestInsert, WRITE_BATCHING } from '../../db/batched-insert.js';
 import { BadRequestError, ForbiddenError, HttpError, NotFoundError } from '../../http/errors.js';
 import { iso, isoOrNull, isUuid } from '../../http/serialize.js';
 import type { CustomerEntity } from './customer.entity.js';
@@ -34,40 +35,80 @@ export interface CreateCustomerInput extends ClickAttributionInput {
   name?: string;
 }
 
-const INSERT_CUSTOMER = `insert into customers
-  (id, organization_id, customer_id, status, affiliate_id, program_id, click_id, email, name, created_at, updated_at)
-  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-  on conflict (organization_id, customer_id) do nothing
-  returning *`;
+type CustomerRow = [
+  id: string,
+  organizationId: string,
+  customerId: string,
+  status: CustomerStatus,
+  affiliateId: string,
+  programId: string,
+  clickId: string | null,
+  email: string | null,
+  name: string | null,
+  createdAt: Date,
+  updatedAt: Date,
+];
+
+const INSERT_CUSTOMERS = new UnnestInsert<CustomerRow>(
+  'customers.insert',
+  'customers',
+  [
+    { name: 'id', type: 'uuid' },
+    { name: 'organization_id', type: 'uuid' },
+    { name: 'customer_id', type: 'text' },
+    { name: 'status', type: 'text' },
+    { name: 'affiliate_id', type: 'uuid' },
+    { name: 'program_id', type: 'uuid' },
+    { name: 'click_id', type: 'uuid' },
+    { name: 'email', type: 'text' },
+    { name: 'name', type: 'text' },
+    { name: 'created_at', type: 'timestamptz' },
+    { name: 'updated_at', type: 'timestamptz' },
+  ],
+  'on conflict (organization_id, customer_id) do nothing returning *',
+);
 
 /**
- * Inserts the customer unless (organization, customer_id) exists; the unique key makes concurrent
- * identical requests create exactly one. Returns the row and whether this call created it.
+ * Creates customers once per (organization, customer_id): the unique key decides between
+ * concurrent identical requests, which all answer the one row. Inserts of concurrent requests
+ * are stored together (db/batched-insert.ts). Shared by the customers and conversions services.
  */
-export async function insertCustomerOnce(
-  sql: Sql,
-  organizationId: string,
-  input: { customer_id: string; status: CustomerStatus; email?: string | null; name?: string | null },
-  attribution: Attribution,
-): Promise<{ customer: CustomerRecord; created: boolean }> {
-  const now = new Date();
-  const inserted = await sql.one<CustomerRecord>(INSERT_CUSTOMER, [
-    randomUUID(),
-    organizationId,
-    input.customer_id,
-    input.status,
-    attribution.affiliate_id,
-    attribution.program_id,
-    attribution.click_id,
-    input.email ?? null,
-    input.name ?? null,
-    now,
-    now,
-  ]);
-  if (inserted) return { customer: inserted, created: true };
-  const existing = await findCustomerInOrganization(sql, organizationId, input.customer_id);
-  if (!existing) throw new Error('customer insert conflicted but no row was found');
-  return { customer: existing, created: false };
+export class CustomerInserter {
+  private readonly inserts: InsertBatcher<CustomerRow, CustomerRecord | undefined>;
+
+  constructor(private readonly orm: MikroORM) {
+    this.inserts = new InsertBatcher(async (rows) => {
+      const inserted = await INSERT_CUSTOMERS.run<CustomerRecord>(Sql.of(this.orm), rows);
+      const byId = new Map(inserted.map((row) => [row.id, row]));
+      return rows.map(([id]) => byId.get(id));
+    }, WRITE_BATCHING);
+  }
+
+  /** The row, and whether this call created it (false: it existed, and is answered as it is). */
+  async insertOnce(
+    organizationId: string,
+    input: { customer_id: string; status: CustomerStatus; email?: string | null; name?: string | null },
+    attribution: Attribution,
+  ): Promise<{ customer: CustomerRecord; created: boolean }> {
+    const now = new Date();
+    const inserted = await this.inserts.add([
+      randomUUID(),
+      organizationId,
+      input.customer_id,
+      input.status,
+      attribution.affiliate_id,
+      attribution.program_id,
+      attribution.click_id,
+      input.email ?? null,
+      input.name ?? null,
+      now,
+      now,
+    ]);
+    if (inserted) return { customer: inserted, created: true };
+    const existing = await findCustomerInOrganization(Sql.of(this.orm), organizationId, input.customer_id);
+    if (!existing) throw new Error('customer insert conflicted but no row was found');
+    return { customer: existing, created: false };
+  }
 }
 
 export function findCustomerInOrganization(sql: Sql, organizationId: string, customerId: string): Promise<CustomerRecord | undefined> {
@@ -78,6 +119,7 @@ export class CustomersService {
   constructor(
     private readonly orm: MikroORM,
     private readonly resolver: AttributionResolver,
+    private readonly inserter: CustomerInserter,
   ) {}
 
   private sql(): Sql {
@@ -101,8 +143,7 @@ export class CustomersService {
       if (existing) return { customer: toCustomerDto(existing), deduped: true };
       throw err;
     }
-    const { customer, created } = await insertCustomerOnce(
-      sql,
+    const { customer, created } = await this.inserter.insertOnce(
       organizationId,
       { customer_id: input.customer_id, status: input.status ?? 'trial', email: input.email, name: input.name },
       attribution,
