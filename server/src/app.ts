@@ -116,8 +116,10 @@ function validationErrorHandler(err: RequestValidationError): never {
 export interface App {
   /** The Express application: every route. */
   app: Express;
-  /** What the HTTP server runs: the hot lane (http/hot-routes.ts) first, then Express. */
+  /** What the HTTP server runs: the hot lane first, then Express (hotLane.listener(app)). */
   listener: RequestListener;
+  /** The busiest routes, served ahead of Express (http/hot-routes.ts). */
+  hotLane: HotLane;
   services: Services;
   metrics: Metrics;
   readiness: Readiness;
@@ -211,5 +213,5 @@ export function createApp(deps: AppDeps): App {
     readiness,
     logger,
   });
-  return { app, listener: hotLane.listener(app), services, metrics, readiness };
+  return { app, listener: hotLane.listener(app), hotLane, services, metrics, readiness };
 }

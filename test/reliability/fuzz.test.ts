@@ -83,7 +83,7 @@ describe('fuzzing every route from the contract schemas', () => {
   beforeAll(async () => {
     // The worker's database, behind an HTTP server configured exactly as main.ts configures it.
     const { db } = await testServer();
-    const { listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000 } });
+    const { listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000 }, logger: pino({ level: 'error' }, pino.destination(2)) });
     server = createServer(listener).listen(0, '127.0.0.1');
     configureHttpServer(server, pino({ level: 'silent' }));
     await new Promise((resolve) => server.once('listening', resolve));

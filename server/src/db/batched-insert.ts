@@ -6,6 +6,11 @@ export interface InsertBatcherOptions {
   maxRows: number;
   /** Statements in flight at once at most; further rows wait for one to return. */
   maxInFlight: number;
+  /**
+   * Rows with the same key never share a statement: a later one waits for the next. For writes
+   * that decide on a row's observed state (one guarded write per customer and statement).
+   */
+  exclusiveKey?: (row: never) => string;
 }
 
 /**
@@ -61,13 +66,34 @@ export class InsertBatcher<Row, Result> {
 
   private flush(): void {
     while (this.queue.length > 0 && this.inFlight < this.options.maxInFlight) {
-      const batch = this.queue.splice(0, this.options.maxRows);
+      const batch = this.takeBatch();
       this.inFlight++;
       void this.send(batch).finally(() => {
         this.inFlight--;
         this.schedule();
       });
     }
+  }
+
+  /** The next rows in arrival order, up to maxRows, at most one per exclusive key. */
+  private takeBatch(): Pending<Row, Result>[] {
+    const { maxRows, exclusiveKey } = this.options;
+    if (!exclusiveKey) return this.queue.splice(0, maxRows);
+    const keyOf = exclusiveKey as (row: Row) => string;
+    const batch: Pending<Row, Result>[] = [];
+    const waiting: Pending<Row, Result>[] = [];
+    const keys = new Set<string>();
+    for (const pending of this.queue) {
+      const key = keyOf(pending.row);
+      if (batch.length < maxRows && !keys.has(key)) {
+        keys.add(key);
+        batch.push(pending);
+      } else {
+        waiting.push(pending);
+      }
+    }
+    this.queue = waiting;
+    return batch;
   }
 
   private async send(batch: Pending<Row, Result>[]): Promise<void> {
@@ -92,6 +118,11 @@ export class InsertBatcher<Row, Result> {
   }
 }
 
+/** Rows (values in column order) as one array per column, the parameters of an unnest. */
+export function columnArrays(rows: readonly (readonly unknown[])[], columns: number): unknown[][] {
+  return Array.from({ length: columns }, (_, column) => rows.map((row) => row[column]));
+}
+
 export interface UnnestColumn {
   name: string;
   /** The column's PostgreSQL type, for the array parameter (`uuid`, `text`, `timestamptz`…). */
@@ -101,7 +132,9 @@ export interface UnnestColumn {
 /**
  * A multi-row INSERT whose text does not depend on the number of rows: one array parameter per
  * column, unnested into rows, so PostgreSQL can prepare it once per connection (`name`).
- * `suffix` follows the SELECT (ON CONFLICT …, RETURNING …).
+ * `suffix` follows the SELECT (ON CONFLICT …, RETURNING …). Rows are inserted in the order of
+ * `orderBy` when given: concurrent statements that insert the same unique keys then take them in
+ * the same order, and wait for each other instead of deadlocking.
  */
 export class UnnestInsert<Row extends readonly unknown[]> {
   private readonly text: string;
@@ -110,16 +143,16 @@ export class UnnestInsert<Row extends readonly unknown[]> {
     private readonly name: string,
     table: string,
     private readonly columns: readonly UnnestColumn[],
-    suffix = '',
+    options: { suffix?: string; orderBy?: string } = {},
   ) {
     const names = columns.map((c) => c.name).join(', ');
     const arrays = columns.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ');
-    this.text = `insert into ${table} (${names}) select * from unnest(${arrays}) ${suffix}`.trim();
+    const order = options.orderBy ? ` order by ${options.orderBy}` : '';
+    this.text = `insert into ${table} (${names}) select * from unnest(${arrays}) as input_rows(${names})${order} ${options.suffix ?? ''}`.trim();
   }
 
   /** Inserts the rows (values in column order); returns what the suffix's RETURNING returns. */
   async run<T = Record<string, unknown>>(sql: Sql, rows: readonly Row[]): Promise<T[]> {
-    const values = this.columns.map((_, column) => rows.map((row) => row[column]));
-    return (await sql.query<T>({ name: this.name, text: this.text, values })).rows;
+    return (await sql.query<T>({ name: this.name, text: this.text, values: columnArrays(rows, this.columns.length) })).rows;
   }
 }

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { InMemorySlidingWindowRateLimiter, type RateLimitDecision, type RateLimiter } from './rate-limit.js';
 
@@ -94,7 +95,9 @@ export class RedisSlidingWindowRateLimiter implements RateLimiter {
  * an unavailable Redis never stops tracking (and never makes requests wait on it).
  */
 export function connectRateLimitRedis(url: string, logger: Logger, commandTimeoutMs = 250): Redis {
-  const redis = new Redis(url, {
+  // Loaded only when REDIS_URL is set: an instance counting in memory does not carry the client.
+  const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  const redis = new RedisClient(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: commandTimeoutMs,

@@ -10,11 +10,12 @@ import { resolveOccurredAt } from '../../attribution/occurred-at.js';
 import { hasClickAttribution, type AttributionResolver, type Attribution, type ClickAttributionInput } from '../../attribution/resolver.js';
 import { isPastCommissionWindow } from '../../attribution/windows.js';
 import { Sql } from '../../db/sql.js';
-import { InsertBatcher, UnnestInsert, WRITE_BATCHING } from '../../db/batched-insert.js';
+import { LruCache } from '../../lru-cache.js';
+import { InsertBatcher, UnnestInsert, WRITE_BATCHING, columnArrays, type UnnestColumn } from '../../db/batched-insert.js';
 import { AttributionNotFoundError, BadRequestError, ForbiddenError, HttpError, NotFoundError, ServiceUnavailableError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso, isoOrNull, isUuid } from '../../http/serialize.js';
-import { findCustomerInOrganization, type CustomerInserter, type CustomerStatus } from '../customers/customers.service.js';
+import { findCustomerInOrganization, type CustomerInserter, type CustomerRecord, type CustomerStatus } from '../customers/customers.service.js';
 import type { ConversionEntity } from './conversion.entity.js';
 
 export type ConversionRecord = InferEntity<typeof ConversionEntity>;
@@ -80,9 +81,6 @@ export interface ConversionListQuery {
   to?: string;
 }
 
-const CONVERSION_COLUMNS =
-  'id, organization_id, external_id, amount, currency, kind, commission_amount, customer_id, affiliate_id, program_id, click_id, occurred_at, created_at';
-
 type ConversionRow = [
   id: string,
   organizationId: string,
@@ -99,11 +97,8 @@ type ConversionRow = [
   createdAt: Date,
 ];
 
-/** Conversions by click: inserted unless their (organization, external_id) exists. */
-const INSERT_CONVERSIONS = new UnnestInsert<ConversionRow>(
-  'conversions.insert',
-  'conversions',
-  [
+/** The columns a new conversion is written with, in ConversionRow's order. */
+const CONVERSION_COLUMN_TYPES: UnnestColumn[] = [
     { name: 'id', type: 'uuid' },
     { name: 'organization_id', type: 'uuid' },
     { name: 'external_id', type: 'text' },
@@ -117,36 +112,68 @@ const INSERT_CONVERSIONS = new UnnestInsert<ConversionRow>(
     { name: 'click_id', type: 'uuid' },
     { name: 'occurred_at', type: 'timestamptz' },
     { name: 'created_at', type: 'timestamptz' },
-  ],
-  'on conflict (organization_id, external_id) do nothing returning *',
+  ];
+const CONVERSION_COLUMNS = CONVERSION_COLUMN_TYPES.map((c) => c.name).join(', ');
+
+/** Conversions by click: inserted unless their (organization, external_id) exists. */
+const INSERT_CONVERSIONS = new UnnestInsert<ConversionRow>(
+  'conversions.insert',
+  'conversions',
+  CONVERSION_COLUMN_TYPES,
+  { suffix: 'on conflict (organization_id, external_id) do nothing returning *', orderBy: 'external_id' },
 );
 
 /**
- * One statement, so one round trip and no explicit transaction: lock the customer only if it is
- * still in the observed state (first_conversion_at, status) the kind, commission and next status
- * were decided on; insert the conversion only then; update the customer only if the conversion
- * was inserted and the customer actually changes (most renewals change nothing: no new row
- * version, no WAL for it). Under READ COMMITTED, FOR UPDATE waits for a concurrent writer of the
- * customer and re-checks the condition on the row it committed, so a decision made on a stale
- * state never lands (`guarded` is false and the caller decides again; timestamps compare at the
- * millisecond precision of the values the service writes). A duplicate external_id inserts
- * nothing and leaves the customer untouched.
+ * The guarded writes of conversions by customer, batched (db/batched-insert.ts), one statement
+ * for many requests (at most one per customer: each decides on its customer's observed state).
+ * Per row: lock the customer only if it is still in the observed state (first_conversion_at,
+ * status) the kind, commission and next status were decided on; insert the conversion only then;
+ * update the customer only if the conversion was inserted and the customer actually changes
+ * (most renewals change nothing: no new row version, no WAL for it). Under READ COMMITTED,
+ * FOR UPDATE waits for a concurrent writer of the customer and re-checks the condition on the row
+ * it committed, so a decision made on a stale state never lands (`guarded` is false and the
+ * caller decides again; timestamps compare at the millisecond precision of the values the service
+ * writes). Customers are locked in id order and conversions inserted in external_id order, so
+ * concurrent statements wait for each other rather than deadlock. A duplicate external_id
+ * inserts nothing and leaves the customer untouched. One result row per input row, by ordinality.
  */
-const WRITE_FOR_CUSTOMER = `with guard as (
-    select id from customers
-    where id = ? and date_trunc('milliseconds', first_conversion_at) is not distinct from ?::timestamptz and status = ?
-    for update
+const GUARDED_COLUMNS = [
+  'customer_pk uuid',
+  'observed_first timestamptz',
+  'observed_status text',
+  ...CONVERSION_COLUMN_TYPES.map(({ name, type }) => `${name} ${type}`),
+  'next_first timestamptz',
+  'next_status text',
+];
+const WRITE_FOR_CUSTOMERS = `with input as (
+    select * from unnest(${GUARDED_COLUMNS.map((c, i) => `$${i + 1}::${c.split(' ')[1]}[]`).join(', ')})
+      with ordinality as t(${GUARDED_COLUMNS.map((c) => c.split(' ')[0]).join(', ')}, ord)
+  ), guard as (
+    select c.id from customers c join input i on c.id = i.customer_pk
+    where date_trunc('milliseconds', c.first_conversion_at) is not distinct from i.observed_first and c.status = i.observed_status
+    order by c.id
+    for update of c
   ), inserted as (
     insert into conversions (${CONVERSION_COLUMNS})
-    select ?, ?, ?, ?, ?, ?, ?, ?, ?::uuid, ?::uuid, ?::uuid, ?::timestamptz, ?::timestamptz from guard
+    select ${CONVERSION_COLUMNS} from input where customer_pk in (select id from guard)
+    order by external_id
     on conflict (organization_id, external_id) do nothing
     returning *
   ), customer_update as (
-    update customers set first_conversion_at = ?, status = ?, updated_at = ?
-    where id = ? and exists (select 1 from inserted)
-      and (date_trunc('milliseconds', first_conversion_at) is distinct from ?::timestamptz or status is distinct from ?)
+    update customers c set first_conversion_at = i.next_first, status = i.next_status, updated_at = i.created_at
+    from input i
+    where c.id = i.customer_pk and i.id in (select id from inserted)
+      and (date_trunc('milliseconds', c.first_conversion_at) is distinct from i.next_first or c.status is distinct from i.next_status)
   )
-  select exists (select 1 from guard) as guarded, (select row_to_json(inserted) from inserted) as conversion`;
+  select i.ord, i.customer_pk in (select id from guard) as guarded,
+    (select row_to_json(x) from inserted x where x.id = i.id) as conversion
+  from input i order by i.ord`;
+
+type GuardedRow = [customerPk: string, observedFirst: Date | null, observedStatus: CustomerStatus, ...ConversionRow, nextFirst: Date, nextStatus: CustomerStatus];
+interface GuardedResult {
+  guarded: boolean;
+  conversion: ConversionRecord | null;
+}
 
 /** A few re-decisions cover any realistic contention: each one follows another charge's success. */
 const MAX_OPTIMISTIC_ATTEMPTS = 20;
@@ -170,6 +197,16 @@ export function nextCustomerStatus(current: CustomerStatus, amount: number, past
 export class ConversionsService {
   /** Conversions by click of concurrent requests, stored together (db/batched-insert.ts). */
   private readonly insertsByClick: InsertBatcher<ConversionRow, ConversionRecord | undefined>;
+  /**
+   * Customers as this instance last wrote or read them, by `organization:customer_id`: a renewal
+   * decides on this copy and skips reading the customer. Safe when stale (another instance, a
+   * status change, a webhook): the guarded write checks first_conversion_at and status in
+   * PostgreSQL, and on a mismatch the entry is dropped and the decision made again on a fresh read.
+   * The other fields (attribution) never change once a customer exists.
+   */
+  private readonly customerStates = new LruCache<string, CustomerRecord>(10_000);
+  /** Guarded writes by customer of concurrent requests, one statement for all (WRITE_FOR_CUSTOMERS). */
+  private readonly guardedWrites: InsertBatcher<GuardedRow, GuardedResult>;
 
   constructor(
     private readonly orm: MikroORM,
@@ -181,6 +218,17 @@ export class ConversionsService {
       const byId = new Map(inserted.map((row) => [row.id, row]));
       return rows.map(([id]) => byId.get(id));
     }, WRITE_BATCHING);
+    this.guardedWrites = new InsertBatcher<GuardedRow, GuardedResult>(
+      async (rows) =>
+        (
+          await Sql.of(this.orm).query<GuardedResult>({
+            name: 'conversions.write_for_customers',
+            text: WRITE_FOR_CUSTOMERS,
+            values: columnArrays(rows, GUARDED_COLUMNS.length),
+          })
+        ).rows,
+      { ...WRITE_BATCHING, exclusiveKey: ([customerPk]: GuardedRow) => customerPk },
+    );
   }
 
   private sql(): Sql {
@@ -192,8 +240,9 @@ export class ConversionsService {
    * allow. The rules themselves are the pure functions of attribution/ (kind, windows,
    * commission, status); this method only gathers their inputs and writes their outcome:
    * - by click alone: resolve (cached), then one INSERT ... ON CONFLICT;
-   * - with a customer: read it, decide, then one statement (writeForCustomer) that writes only if
-   *   the customer is still in the state the decision was made on, else decide again.
+   * - with a customer: read it (or take this instance's copy, customerStates), decide, then one
+   *   statement (WRITE_FOR_CUSTOMERS, batched) that writes only if the customer is still in the state the
+   *   decision was made on, else read it and decide again.
    * A repeat of an earlier request returns the existing conversion (deduped), even when the same
    * request would no longer be valid now (a click window has passed since, say).
    */
@@ -207,7 +256,7 @@ export class ConversionsService {
     try {
       for (let attempt = 0; attempt < MAX_OPTIMISTIC_ATTEMPTS; attempt++) {
         const outcome = input.customer_id
-          ? await this.createForCustomer(sql, organizationId, input, input.customer_id, byClick, occurredAt)
+          ? await this.createForCustomer(sql, organizationId, input, input.customer_id, byClick, occurredAt, attempt === 0)
           : await this.createByClick(sql, organizationId, input, occurredAt);
         if (outcome === 'customer-changed') continue;
         if (outcome) return { conversion: toConversionDto(outcome), deduped: false };
@@ -241,8 +290,10 @@ export class ConversionsService {
     customerId: string,
     byClick: boolean,
     occurredAt: Date,
+    mayUseCachedCustomer: boolean,
   ): Promise<ConversionRecord | undefined | 'customer-changed'> {
-    let customer = await findCustomerInOrganization(sql, organizationId, customerId);
+    const stateKey = `${organizationId}:${customerId}`;
+    let customer = (mayUseCachedCustomer ? this.customerStates.get(stateKey) : undefined) ?? (await findCustomerInOrganization(sql, organizationId, customerId));
     if (!customer) {
       if (!byClick) throw new AttributionNotFoundError();
       const fromClick = await this.resolver.resolveClick(sql, organizationId, input, occurredAt);
@@ -261,19 +312,20 @@ export class ConversionsService {
     const commission = pastWindow ? '0.00' : computeCommission(program, input.amount);
     const attribution = { affiliate_id: customer.affiliate_id, program_id: customer.program_id, click_id: customer.click_id ?? null };
     const nextStatus = nextCustomerStatus(customer.status, Number(input.amount), pastWindow);
-    const row = await sql.one<{ guarded: boolean; conversion: ConversionRecord | null }>(WRITE_FOR_CUSTOMER, [
+    const row = await this.guardedWrites.add([
       customer.id,
       observedFirst,
       customer.status,
       ...this.conversionValues(organizationId, input, program, kind, commission, customer.customer_id, attribution, occurredAt),
       firstConversionAt,
       nextStatus,
-      new Date(),
-      customer.id,
-      firstConversionAt,
-      nextStatus,
     ]);
-    if (!row?.guarded) return 'customer-changed';
+    if (!row.guarded) {
+      this.customerStates.delete(stateKey);
+      return 'customer-changed';
+    }
+    // The customer as it is now: updated by this write if the conversion was inserted, else as it was.
+    this.customerStates.set(stateKey, row.conversion ? { ...customer, first_conversion_at: firstConversionAt, status: nextStatus } : customer);
     return row.conversion ? parseConversionJson(row.conversion) : undefined;
   }
 

@@ -65,7 +65,7 @@ const INSERT_CUSTOMERS = new UnnestInsert<CustomerRow>(
     { name: 'created_at', type: 'timestamptz' },
     { name: 'updated_at', type: 'timestamptz' },
   ],
-  'on conflict (organization_id, customer_id) do nothing returning *',
+  { suffix: 'on conflict (organization_id, customer_id) do nothing returning *', orderBy: 'customer_id' },
 );
 
 /**

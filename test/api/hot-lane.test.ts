@@ -1,0 +1,195 @@
+import { request as httpRequest, createServer, type IncomingHttpHeaders, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../server/src/app.js';
+import { InMemorySlidingWindowRateLimiter } from '../../server/src/http/rate-limit.js';
+import { TEST_ADMIN_TOKEN, testServer } from '../support/server.js';
+import { createMerchant } from '../support/api.js';
+
+/**
+ * The hot lane (server/src/http/hot-routes.ts) must answer exactly as Express does. Both serve
+ * the same app on the worker's database: `express` is the Express application alone, `hot` is
+ * the service's listener (hot lane first). Every case goes to both and the answers are compared:
+ * status, body (generated ids and times aside) and headers (date, request id and the remaining
+ * rate budget aside). `expressCalls` tells which requests the hot lane left to Express.
+ */
+interface Answer {
+  status: number;
+  body: unknown;
+  headers: IncomingHttpHeaders;
+}
+
+function send(base: string, method: string, path: string, headers: Record<string, string>, body?: string | Buffer, chunked = false): Promise<Answer> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: url.hostname, port: url.port, method, path, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined, headers: res.headers });
+      });
+    });
+    req.on('error', reject);
+    if (body !== undefined) {
+      if (chunked) {
+        const bytes = Buffer.from(body);
+        req.write(bytes.subarray(0, 3));
+        req.end(bytes.subarray(3));
+      } else {
+        req.end(body);
+      }
+    } else {
+      req.end();
+    }
+  });
+}
+
+const GENERATED = [
+  [/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, '<uuid>'],
+  [/^ck_[A-Za-z0-9]{22}$/, '<cookie id>'],
+  [/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/, '<time>'],
+] as const;
+/** Ids a case makes distinct per side (`hot_exp_…`, `hot_hot_…`), so that each side creates its own record. */
+const PER_SIDE = /^hot_(exp|hot)_/;
+
+function normalize(value: unknown): unknown {
+  if (typeof value === 'string') return GENERATED.find(([pattern]) => pattern.test(value))?.[1] ?? value.replace(PER_SIDE, 'hot_<side>_');
+  if (Array.isArray(value)) return value.map(normalize);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalize(v)]));
+  return value;
+}
+
+const VARYING_HEADERS = new Set(['date', 'x-request-id', 'ratelimit-remaining']);
+const comparableHeaders = (headers: IncomingHttpHeaders) =>
+  Object.fromEntries(Object.entries(headers).filter(([name]) => !VARYING_HEADERS.has(name)).sort(([a], [b]) => a.localeCompare(b)));
+
+describe('the hot lane answers as Express does', () => {
+  const servers: Server[] = [];
+  let expressBase: string;
+  let hotBase: string;
+  let expressCalls = 0;
+  let merchant: Awaited<ReturnType<typeof createMerchant>>;
+  let cookieId: string;
+
+  async function listen(listener: RequestListener): Promise<string> {
+    const server = createServer(listener).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    servers.push(server);
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  beforeAll(async () => {
+    const { db } = await testServer();
+    const { app, hotLane } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000 } });
+    expressBase = await listen(app);
+    hotBase = await listen(
+      hotLane.listener((req, res) => {
+        expressCalls++;
+        app(req, res);
+      }),
+    );
+    merchant = await createMerchant();
+    const click = await merchant.api.post('/api/clicks', { ref: merchant.slug });
+    cookieId = click.body.data.click.cookie_id;
+  });
+
+  afterAll(() => {
+    for (const server of servers) server.close();
+  });
+
+  const auth = () => ({ authorization: `Bearer ${merchant.key}` });
+  const json = (extra: Record<string, string> = {}) => ({ ...auth(), 'content-type': 'application/json', ...extra });
+
+  /** The same request to both; their answers must match. Returns the hot lane's answer and whether Express served it. */
+  async function compare(method: string, path: string, headers: Record<string, string>, body?: (side: 'express' | 'hot') => string | Buffer, chunked = false) {
+    const viaExpress = await send(expressBase, method, path, headers, body?.('express'), chunked);
+    const callsBefore = expressCalls;
+    const viaHot = await send(hotBase, method, path, headers, body?.('hot'), chunked);
+    expect({ status: viaHot.status, body: normalize(viaHot.body) }).toEqual({ status: viaExpress.status, body: normalize(viaExpress.body) });
+    expect(comparableHeaders(viaHot.headers)).toEqual(comparableHeaders(viaExpress.headers));
+    return { answer: viaHot, servedByExpress: expressCalls > callsBefore };
+  }
+
+  it('GET /api/me: success, no key, an unknown key', async () => {
+    const ok = await compare('GET', '/api/me', auth());
+    expect(ok.answer.status).toBe(200);
+    expect(ok.servedByExpress).toBe(false);
+    expect((await compare('GET', '/api/me', {})).answer.status).toBe(401);
+    expect((await compare('GET', '/api/me', { authorization: 'Bearer svc-not-a-key' })).answer.status).toBe(401);
+  });
+
+  it('POST /api/clicks: created, unknown slug, validation, NUL characters', async () => {
+    const created = await compare('POST', '/api/clicks', json(), () => JSON.stringify({ ref: merchant.slug, landing_url: 'https://shop.example.com/?ref=x' }));
+    expect(created.answer.status).toBe(201);
+    expect(created.servedByExpress).toBe(false);
+    expect((await compare('POST', '/api/clicks', json(), () => JSON.stringify({ ref: 'nobody-here' }))).answer.status).toBe(404);
+    expect((await compare('POST', '/api/clicks', json(), () => JSON.stringify({ ref: 42, landing_url: 'x'.repeat(3000) }))).answer.status).toBe(400);
+    expect((await compare('POST', '/api/clicks', json(), () => JSON.stringify({ ref: `${merchant.slug}\u0000` }))).answer.status).toBe(400);
+  });
+
+  it('bodies: malformed JSON, a scalar, an array, empty, a byte order mark, a UTF-8 charset', async () => {
+    for (const raw of ['{"ref":', '"just a string"', '[]', '  ', '']) {
+      const { answer, servedByExpress } = await compare('POST', '/api/clicks', json(), () => raw);
+      expect(answer.status, raw).toBe(400);
+      expect(servedByExpress).toBe(false);
+    }
+    const bom = await compare('POST', '/api/clicks', json(), () => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ ref: merchant.slug }))]));
+    expect(bom.answer.status).toBe(201);
+    const charset = await compare('POST', '/api/clicks', json({ 'content-type': 'application/json; charset=UTF-8' }), () => JSON.stringify({ ref: merchant.slug }));
+    expect(charset.answer.status).toBe(201);
+    expect(charset.servedByExpress).toBe(false);
+  });
+
+  it('POST /api/customers and /api/conversions: created, then the repeat deduped', async () => {
+    for (const [path, body] of [
+      ['/api/customers', (side: string) => ({ customer_id: `hot_${side.slice(0, 3)}_cus`, cookie_id: cookieId })],
+      ['/api/conversions', (side: string) => ({ external_id: `hot_${side.slice(0, 3)}_ord`, amount: 49.99, cookie_id: cookieId })],
+      ['/api/conversions', (side: string) => ({ external_id: `hot_${side.slice(0, 3)}_renewal`, amount: 19.99, customer_id: `hot_${side.slice(0, 3)}_cus` })],
+    ] as const) {
+      const first = await compare('POST', path, json(), (side) => JSON.stringify(body(side)));
+      expect(first.answer.status, path).toBe(201);
+      expect(first.servedByExpress).toBe(false);
+      const repeat = await compare('POST', path, json(), (side) => JSON.stringify(body(side)));
+      expect(repeat.answer.status, path).toBe(200);
+      expect((repeat.answer.body as { deduped: boolean }).deduped).toBe(true);
+    }
+    const unattributed = await compare('POST', '/api/conversions', json(), () => JSON.stringify({ external_id: 'hot_none', amount: 1 }));
+    expect(unattributed.answer.status).toBe(400);
+  });
+
+  it('echoes a sane X-Request-Id as Express does', async () => {
+    const { answer } = await compare('GET', '/api/me', { ...auth(), 'x-request-id': 'trace-123' });
+    expect(answer.headers['x-request-id']).toBe('trace-123');
+  });
+
+  it('leaves to Express what it does not serve in the plain form: other content types, chunked bodies, query strings, HEAD', async () => {
+    const cases: [string, string, Record<string, string>, (() => string) | undefined, boolean][] = [
+      ['POST', '/api/clicks', json({ 'content-type': 'text/plain' }), () => JSON.stringify({ ref: merchant.slug }), false],
+      ['POST', '/api/clicks', json({ 'content-type': 'application/json; charset=latin1' }), () => JSON.stringify({ ref: merchant.slug }), false],
+      ['POST', '/api/clicks', json(), () => JSON.stringify({ ref: merchant.slug }), true],
+      ['POST', '/api/clicks?source=x', json(), () => JSON.stringify({ ref: merchant.slug }), false],
+      ['HEAD', '/api/me', auth(), undefined, false],
+    ];
+    for (const [method, path, headers, body, chunked] of cases) {
+      const callsBefore = expressCalls;
+      const answer = await send(hotBase, method, path, headers, body?.(), chunked);
+      expect(answer.status).toBeLessThan(500);
+      expect(expressCalls, `${method} ${path} ${JSON.stringify(headers)}`).toBe(callsBefore + 1);
+    }
+  });
+
+  it('refuses over the per-key rate limit with the same 429, Retry-After and budget headers', async () => {
+    const { db } = await testServer();
+    const limiter = new InMemorySlidingWindowRateLimiter({ limit: 1, windowMs: 60_000 });
+    const { app, listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000 }, apiKeyRateLimiter: limiter });
+    const [viaExpress, viaHot] = [await listen(app), await listen(listener)];
+    expect((await send(viaExpress, 'GET', '/api/me', auth())).status).toBe(200);
+    const refusedByExpress = await send(viaExpress, 'GET', '/api/me', auth());
+    const refusedByHot = await send(viaHot, 'GET', '/api/me', auth());
+    expect(refusedByHot.status).toBe(429);
+    expect(refusedByHot.body).toEqual(refusedByExpress.body);
+    expect(comparableHeaders(refusedByHot.headers)).toEqual(comparableHeaders(refusedByExpress.headers));
+    expect(refusedByHot.headers['retry-after']).toMatch(/^\d+$/);
+  });
+});
