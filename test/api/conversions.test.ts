@@ -80,6 +80,17 @@ describe('POST /api/conversions: attribution by click', () => {
     expect((await m.api.get('/api/conversions')).body.data.conversions).toEqual([]);
   });
 
+  it('amounts up to one trillion; above is 400, never a failed write', async () => {
+    const m = await merchantWithClick({ commission_value: 30 });
+    const top = await m.api.post('/api/conversions', { external_id: 'top', amount: 1e12, cookie_id: m.click.cookie_id });
+    expect(top.status).toBe(201);
+    expect(top.body.data.conversion.commission_amount).toBe(3e11);
+    for (const amount of [1e12 + 1, 1e19, 1.7e308]) {
+      expectError(await m.api.post('/api/conversions', { external_id: `big${amount}`, amount, cookie_id: m.click.cookie_id }), 400, /^amount: /);
+      expectError(await m.api.post('/api/conversions', { external_id: `big-c${amount}`, amount, customer_id: 'c-big', cookie_id: m.click.cookie_id }), 400, /^amount: /);
+    }
+  });
+
   it('kind "recurring" without a customer is 400', async () => {
     const m = await merchantWithClick();
     expectError(await m.api.post('/api/conversions', { external_id: 'r', amount: 1, cookie_id: m.click.cookie_id, kind: 'recurring' }), 400, /^kind: /);

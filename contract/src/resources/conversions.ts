@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ClickAttributionFields } from '../common/attribution.js';
 import { errorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
-import { CurrencyCode, Deduped, Identifier, Money, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
+import { CurrencyCode, Deduped, Identifier, Money, MoneyInput, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
 
 const c = initContract();
 
@@ -39,7 +39,7 @@ export const Conversion = z
 
 export const CreateConversionBody = z.object({
   external_id: Identifier.describe('Stable unique id of the charge (order or invoice id). Idempotency key: a repeat returns the existing conversion with `deduped: true`, never counted twice.'),
-  amount: Money.min(0).describe('Charge amount in major units (49.99); must be >= 0.'),
+  amount: MoneyInput.describe('Charge amount in major units (49.99); from 0 to 1000000000000.'),
   currency: CurrencyCode.optional().describe("ISO 4217 currency code; default the program's currency."),
   customer_id: Identifier.optional().describe(
     "The merchant's customer id. Alone, it attributes a recurring charge to the customer's original affiliate (the customer must have been tracked). With click attribution and an unknown customer_id, the customer is created.",
@@ -52,7 +52,7 @@ export const CreateConversionBody = z.object({
 });
 
 export const RefundConversionBody = z.object({
-  amount: Money.min(0)
+  amount: MoneyInput
     .optional()
     .describe(
       'Amount refunded, in major units, at most the conversion\'s amount. Default: the whole amount (a full refund reverses the commission). Without `refund_id` it is the total refunded for this charge so far.',

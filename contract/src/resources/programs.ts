@@ -17,7 +17,8 @@ const programFields = {
     .number()
     .finite()
     .min(0)
-    .describe('Percent of `amount` when commission_type is `percent` (30 means 30 %), else a flat amount in the program currency per paid conversion.'),
+    .max(1_000_000)
+    .describe('Percent of `amount` when commission_type is `percent` (30 means 30 %), else a flat amount in the program currency per paid conversion. At most 1000000.'),
   click_window_days: z
     .number()
     .int()

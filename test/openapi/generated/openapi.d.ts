@@ -558,7 +558,7 @@ export interface components {
         CreateConversionBody: {
             /** @description Stable unique id of the charge (order or invoice id). Idempotency key: a repeat returns the existing conversion with `deduped: true`, never counted twice. */
             external_id: string;
-            /** @description Charge amount in major units (49.99); must be >= 0. */
+            /** @description Charge amount in major units (49.99); from 0 to 1000000000000. */
             amount: number;
             /** @description ISO 4217 currency code; default the program's currency. */
             currency?: string;
@@ -608,7 +608,7 @@ export interface components {
              * @enum {string}
              */
             commission_type?: "percent" | "flat";
-            /** @description Percent of `amount` when commission_type is `percent` (30 means 30 %), else a flat amount in the program currency per paid conversion. */
+            /** @description Percent of `amount` when commission_type is `percent` (30 means 30 %), else a flat amount in the program currency per paid conversion. At most 1000000. */
             commission_value: number;
             /** @description Click attribution window in days; default 60. */
             click_window_days?: number;
@@ -705,7 +705,7 @@ export interface components {
              * @enum {string}
              */
             commission_type: "percent" | "flat";
-            /** @description Percent of `amount` when commission_type is `percent` (30 means 30 %), else a flat amount in the program currency per paid conversion. */
+            /** @description Percent of `amount` when commission_type is `percent` (30 means 30 %), else a flat amount in the program currency per paid conversion. At most 1000000. */
             commission_value: number;
             /** @description Click attribution window in days: a conversion or customer attributed by a click older than this answers 410. */
             click_window_days: number;
@@ -769,7 +769,7 @@ export interface components {
              * @enum {string}
              */
             commission_type?: "percent" | "flat";
-            /** @description Percent of `amount` when commission_type is `percent` (30 means 30 %), else a flat amount in the program currency per paid conversion. */
+            /** @description Percent of `amount` when commission_type is `percent` (30 means 30 %), else a flat amount in the program currency per paid conversion. At most 1000000. */
             commission_value?: number;
             /** @description Click attribution window in days; default 60. */
             click_window_days?: number;
