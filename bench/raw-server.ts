@@ -114,7 +114,7 @@ createServer((req, res) => {
   authenticate(req)
     .then((org) => (org ? route(org, req, res) : send(res, 401, { success: false, message: 'Missing or invalid API key' })))
     .catch((err) => {
-      if (req.destroyed && !req.complete) return; // the load generator closed the connection mid-request
+      if ((err as NodeJS.ErrnoException).code === 'ECONNRESET') return; // the load generator closed the connection mid-request
       console.error(err);
       send(res, 500, { success: false, message: 'Internal server error' });
     });

@@ -6,7 +6,8 @@
  * thousand conversions and measures the service again against its empty-database figures.
  *
  * Environment: DATABASE_URL (a PostgreSQL the bench may create a database on; default the local
- * one), BENCH_DURATION seconds per run (default 10), BENCH_CONNECTIONS (default 32), BENCH_ONLY
+ * one), BENCH_DURATION seconds per run (default 10), BENCH_WARMUP seconds of uncounted load per
+ * endpoint and server before its runs (default 5), BENCH_CONNECTIONS (default 32), BENCH_ONLY
  * (run only the endpoints whose name contains it, e.g. `clicks`, while tuning).
  * Targets only 127.0.0.1; every run is bounded in time.
  */
@@ -20,6 +21,7 @@ import pg from 'pg';
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
 const SEEDED = process.argv.includes('--seeded');
 const ONLY = process.env.BENCH_ONLY;
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
@@ -53,9 +55,20 @@ async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
   throw new Error(`${url} did not come up`);
 }
 
-/** Both servers run as plain JavaScript bundles, as `npm start` runs the service. */
+/**
+ * The node flags `npm start` runs the service with (package.json), so that the bench measures the
+ * service as it runs (--max-semi-space-size bounds the young generation, hence peak memory).
+ */
+function startNodeFlags(): string[] {
+  const start: string = JSON.parse(readFileSync('package.json', 'utf8')).scripts.start;
+  const command = /\bnode((?:\s+--\S+)*)\s+server\/dist\/main\.mjs/.exec(start);
+  if (!command) throw new Error(`bench: cannot find "node … server/dist/main.mjs" in the start script: ${start}`);
+  return command[1].trim().split(/\s+/).filter(Boolean);
+}
+
+/** Both servers run as plain JavaScript bundles, with the flags `npm start` gives the service. */
 function startProcess(script: string, port: number): ChildProcess {
-  const child = spawn(process.execPath, [script], {
+  const child = spawn(process.execPath, [...startNodeFlags(), script], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: dbUrl, ADMIN_TOKEN, NODE_ENV: 'production' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -124,9 +137,9 @@ async function measure(label: string, scenarios: Scenario[], key: string, includ
   let round = 0;
   for (const scenario of scenarios) {
     results[scenario.name] = { service: [], raw: [] };
-    // warm-up of both (JIT, pools, caches), not counted
-    await load(SERVICE_PORT, key, scenario, 2, `w${round}s`);
-    if (includeRaw) await load(RAW_PORT, key, scenario, 2, `w${round}r`);
+    // warm-up of both (JIT, pools, caches, the first autovacuum passes of young tables), not counted
+    await load(SERVICE_PORT, key, scenario, WARMUP, `w${round}s`);
+    if (includeRaw) await load(RAW_PORT, key, scenario, WARMUP, `w${round}r`);
     for (let i = 0; i < 2; i++) {
       round++;
       results[scenario.name].service.push(await load(SERVICE_PORT, key, scenario, DURATION, `${label}${round}s`));
