@@ -1,7 +1,7 @@
 import type { Sql } from './sql.js';
 import { isDatabaseUnavailable } from './sql.js';
 
-export interface InsertBatcherOptions {
+export interface InsertBatcherOptions<Row> {
   /** Rows per statement at most. */
   maxRows: number;
   /** Statements in flight at once at most; further rows wait for one to return. */
@@ -10,14 +10,14 @@ export interface InsertBatcherOptions {
    * Rows with the same key never share a statement: a later one waits for the next. For writes
    * that decide on a row's observed state (one guarded write per customer and statement).
    */
-  exclusiveKey?: (row: never) => string;
+  exclusiveKey?: (row: Row) => string;
 }
 
 /**
  * The batching of the hot inserts (clicks, customers, conversions by click): up to 4 statements
  * of up to 200 rows in flight per kind, which leaves the pool's other connections to the rest.
  */
-export const WRITE_BATCHING: InsertBatcherOptions = { maxRows: 200, maxInFlight: 4 };
+export const WRITE_BATCHING = { maxRows: 200, maxInFlight: 4 } as const;
 
 interface Pending<Row, Result> {
   row: Row;
@@ -45,7 +45,7 @@ export class InsertBatcher<Row, Result> {
 
   constructor(
     private readonly write: (rows: Row[]) => Promise<Result[]>,
-    private readonly options: InsertBatcherOptions,
+    private readonly options: InsertBatcherOptions<Row>,
   ) {}
 
   add(row: Row): Promise<Result> {
@@ -79,12 +79,11 @@ export class InsertBatcher<Row, Result> {
   private takeBatch(): Pending<Row, Result>[] {
     const { maxRows, exclusiveKey } = this.options;
     if (!exclusiveKey) return this.queue.splice(0, maxRows);
-    const keyOf = exclusiveKey as (row: Row) => string;
     const batch: Pending<Row, Result>[] = [];
     const waiting: Pending<Row, Result>[] = [];
     const keys = new Set<string>();
     for (const pending of this.queue) {
-      const key = keyOf(pending.row);
+      const key = exclusiveKey(pending.row);
       if (batch.length < maxRows && !keys.has(key)) {
         keys.add(key);
         batch.push(pending);
@@ -129,6 +128,11 @@ export interface UnnestColumn {
   type: string;
 }
 
+/** `$1::uuid[], $2::text[], …`: the array parameters of an unnest over these columns. */
+export function unnestParameters(columns: readonly UnnestColumn[]): string {
+  return columns.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ');
+}
+
 /**
  * A multi-row INSERT whose text does not depend on the number of rows: one array parameter per
  * column, unnested into rows, so PostgreSQL can prepare it once per connection (`name`).
@@ -146,9 +150,8 @@ export class UnnestInsert<Row extends readonly unknown[]> {
     options: { suffix?: string; orderBy?: string } = {},
   ) {
     const names = columns.map((c) => c.name).join(', ');
-    const arrays = columns.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ');
     const order = options.orderBy ? ` order by ${options.orderBy}` : '';
-    this.text = `insert into ${table} (${names}) select * from unnest(${arrays}) as input_rows(${names})${order} ${options.suffix ?? ''}`.trim();
+    this.text = `insert into ${table} (${names}) select * from unnest(${unnestParameters(columns)}) as input_rows(${names})${order} ${options.suffix ?? ''}`.trim();
   }
 
   /** Inserts the rows (values in column order); returns what the suffix's RETURNING returns. */

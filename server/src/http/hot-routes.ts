@@ -132,9 +132,9 @@ export class HotLane {
         ({ statusCode: status, body } = err as TsRestResponseError<AppRoute>);
       }
     } catch (err) {
-      if (req.socket.destroyed) return; // the client went away mid-request: nobody to answer
       const error = errorResponse(err);
       if (error.log) logger[error.log.level]({ err, reqId: request.requestId }, error.log.msg);
+      if (req.socket.destroyed) return; // the client went away mid-request: nobody to answer
       for (const [name, value] of Object.entries(error.headers ?? {})) headers.push(name, value);
       status = error.status;
       body = { success: false, message: error.message };

@@ -11,7 +11,7 @@ import { hasClickAttribution, type AttributionResolver, type Attribution, type C
 import { isPastCommissionWindow } from '../../attribution/windows.js';
 import { Sql } from '../../db/sql.js';
 import { LruCache } from '../../lru-cache.js';
-import { InsertBatcher, UnnestInsert, WRITE_BATCHING, columnArrays, type UnnestColumn } from '../../db/batched-insert.js';
+import { InsertBatcher, UnnestInsert, WRITE_BATCHING, columnArrays, unnestParameters, type UnnestColumn } from '../../db/batched-insert.js';
 import { AttributionNotFoundError, BadRequestError, ForbiddenError, HttpError, NotFoundError, ServiceUnavailableError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso, isoOrNull, isUuid } from '../../http/serialize.js';
@@ -99,20 +99,20 @@ type ConversionRow = [
 
 /** The columns a new conversion is written with, in ConversionRow's order. */
 const CONVERSION_COLUMN_TYPES: UnnestColumn[] = [
-    { name: 'id', type: 'uuid' },
-    { name: 'organization_id', type: 'uuid' },
-    { name: 'external_id', type: 'text' },
-    { name: 'amount', type: 'numeric' },
-    { name: 'currency', type: 'text' },
-    { name: 'kind', type: 'text' },
-    { name: 'commission_amount', type: 'numeric' },
-    { name: 'customer_id', type: 'text' },
-    { name: 'affiliate_id', type: 'uuid' },
-    { name: 'program_id', type: 'uuid' },
-    { name: 'click_id', type: 'uuid' },
-    { name: 'occurred_at', type: 'timestamptz' },
-    { name: 'created_at', type: 'timestamptz' },
-  ];
+  { name: 'id', type: 'uuid' },
+  { name: 'organization_id', type: 'uuid' },
+  { name: 'external_id', type: 'text' },
+  { name: 'amount', type: 'numeric' },
+  { name: 'currency', type: 'text' },
+  { name: 'kind', type: 'text' },
+  { name: 'commission_amount', type: 'numeric' },
+  { name: 'customer_id', type: 'text' },
+  { name: 'affiliate_id', type: 'uuid' },
+  { name: 'program_id', type: 'uuid' },
+  { name: 'click_id', type: 'uuid' },
+  { name: 'occurred_at', type: 'timestamptz' },
+  { name: 'created_at', type: 'timestamptz' },
+];
 const CONVERSION_COLUMNS = CONVERSION_COLUMN_TYPES.map((c) => c.name).join(', ');
 
 /** Conversions by click: inserted unless their (organization, external_id) exists. */
@@ -137,17 +137,17 @@ const INSERT_CONVERSIONS = new UnnestInsert<ConversionRow>(
  * concurrent statements wait for each other rather than deadlock. A duplicate external_id
  * inserts nothing and leaves the customer untouched. One result row per input row, by ordinality.
  */
-const GUARDED_COLUMNS = [
-  'customer_pk uuid',
-  'observed_first timestamptz',
-  'observed_status text',
-  ...CONVERSION_COLUMN_TYPES.map(({ name, type }) => `${name} ${type}`),
-  'next_first timestamptz',
-  'next_status text',
+const GUARDED_COLUMNS: UnnestColumn[] = [
+  { name: 'customer_pk', type: 'uuid' },
+  { name: 'observed_first', type: 'timestamptz' },
+  { name: 'observed_status', type: 'text' },
+  ...CONVERSION_COLUMN_TYPES,
+  { name: 'next_first', type: 'timestamptz' },
+  { name: 'next_status', type: 'text' },
 ];
 const WRITE_FOR_CUSTOMERS = `with input as (
-    select * from unnest(${GUARDED_COLUMNS.map((c, i) => `$${i + 1}::${c.split(' ')[1]}[]`).join(', ')})
-      with ordinality as t(${GUARDED_COLUMNS.map((c) => c.split(' ')[0]).join(', ')}, ord)
+    select * from unnest(${unnestParameters(GUARDED_COLUMNS)})
+      with ordinality as t(${GUARDED_COLUMNS.map((c) => c.name).join(', ')}, ord)
   ), guard as (
     select c.id from customers c join input i on c.id = i.customer_pk
     where date_trunc('milliseconds', c.first_conversion_at) is not distinct from i.observed_first and c.status = i.observed_status
