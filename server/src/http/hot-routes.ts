@@ -105,7 +105,7 @@ export class HotLane {
   private async serve(hot: HotRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const { authenticator, apiKeyRateLimiter, metrics, readiness, logger } = this.deps;
     const started = process.hrtime.bigint();
-    const request = req as IncomingMessage & { requestId: string; organization?: Organization; apiKeyHash?: string; log: Logger };
+    const request = req as IncomingMessage & { requestId: string; organization?: Organization; log: Logger };
     request.requestId = requestIdFrom(req.headers['x-request-id']);
     let child: Logger | undefined;
     Object.defineProperty(request, 'log', { configurable: true, get: () => (child ??= logger.child({ reqId: request.requestId })) });
@@ -118,7 +118,6 @@ export class HotLane {
       const parsed = hot.route.method === 'GET' ? {} : parseJsonBody(await readBody(req));
       const { organization, keyHash } = await authenticator.authenticate(req.headers.authorization);
       request.organization = organization;
-      request.apiKeyHash = keyHash;
       const limit = await countRequest(apiKeyRateLimiter, `${API_KEY_RATE_LIMIT_SCOPE}:${keyHash}`, (err) => request.log.warn({ err }, 'rate limiter unavailable; request allowed'));
       for (const [name, value] of limit.headers) headers.push(name, value);
       if (limit.refusal) throw limit.refusal;
