@@ -13,17 +13,9 @@ import {
   getCookieId,
 } from '../../client-sdk/src/index.js';
 import { sdkClient, sdkMerchant, sdkOrganization, uniqueId } from './support.js';
+import { rejection } from '../support/rejection.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe('SDK against the live server: the README quick start', () => {
   it('runs as written', async () => {

@@ -20,6 +20,7 @@ import {
   type FetchInit,
 } from '../../client-sdk/src/index.js';
 import { retryDelayMs } from '../../client-sdk/src/core/transport.js';
+import { rejection } from '../support/rejection.js';
 
 interface Call {
   url: string;
@@ -59,15 +60,6 @@ function networkError(code: string): Error {
 
 function client(fetch: Fetch, options: { maxRetries?: number; timeoutMs?: number } = {}) {
   return new Client({ apiKey: 'svc-test', baseUrl: 'https://affiliates.example.com', fetch, ...options });
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the call to fail');
 }
 
 describe('requests the SDK sends', () => {

@@ -158,4 +158,13 @@ export class UnnestInsert<Row extends readonly unknown[]> {
   async run<T = Record<string, unknown>>(sql: Sql, rows: readonly Row[]): Promise<T[]> {
     return (await sql.query<T>({ name: this.name, text: this.text, values: columnArrays(rows, this.columns.length) })).rows;
   }
+
+  /**
+   * For a statement `… ON CONFLICT DO NOTHING RETURNING *` whose first column is `id`: each input
+   * row's inserted row, in input order, or undefined where the conflict skipped it.
+   */
+  async insertedPerRow<T extends { id: string }>(sql: Sql, rows: readonly Row[]): Promise<(T | undefined)[]> {
+    const inserted = new Map((await this.run<T>(sql, rows)).map((row) => [row.id, row]));
+    return rows.map((row) => inserted.get(row[0] as string));
+  }
 }

@@ -9,7 +9,7 @@ import type { ApiKeyAuthenticator } from './authentication.js';
 import { errorResponse } from './error-handler.js';
 import { BadRequestError } from './errors.js';
 import type { Readiness } from './health.js';
-import { logRequestCompleted } from './logging.js';
+import { bindRequestLog, logRequestCompleted } from './logging.js';
 import type { Metrics } from './metrics.js';
 import { API_KEY_RATE_LIMIT_SCOPE, countRequest, type RateLimiter } from './rate-limit.js';
 import { requestIdFrom } from './request-context.js';
@@ -107,8 +107,7 @@ export class HotLane {
     const started = process.hrtime.bigint();
     const request = req as IncomingMessage & { requestId: string; organization?: Organization; log: Logger };
     request.requestId = requestIdFrom(req.headers['x-request-id']);
-    let child: Logger | undefined;
-    Object.defineProperty(request, 'log', { configurable: true, get: () => (child ??= logger.child({ reqId: request.requestId })) });
+    bindRequestLog(request, logger);
     const headers: string[] = [...SECURITY_HEADERS_FLAT, 'X-Request-Id', request.requestId];
     if (readiness.draining) headers.push('Connection', 'close');
 

@@ -34,6 +34,12 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   return pino(options, destination ?? pino.destination({ dest: 1, sync: false }));
 }
 
+/** `req.log`: a child logger bound to the request id, created only when something logs. */
+export function bindRequestLog(req: { requestId: string }, logger: Logger): void {
+  let child: Logger | undefined;
+  Object.defineProperty(req, 'log', { configurable: true, get: () => (child ??= logger.child({ reqId: req.requestId })) });
+}
+
 /** The access-log line of one answered request (see accessLog). */
 export function logRequestCompleted(
   logger: Logger,
@@ -62,11 +68,7 @@ export function logRequestCompleted(
 export function accessLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
-    let child: Logger | undefined;
-    Object.defineProperty(req, 'log', {
-      configurable: true,
-      get: () => (child ??= logger.child({ reqId: req.requestId })),
-    });
+    bindRequestLog(req, logger);
     res.once('finish', () => logRequestCompleted(logger, req, req.originalUrl, res.statusCode, started));
     next();
   };

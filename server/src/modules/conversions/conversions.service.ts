@@ -213,11 +213,7 @@ export class ConversionsService {
     private readonly resolver: AttributionResolver,
     private readonly customers: CustomerInserter,
   ) {
-    this.insertsByClick = new InsertBatcher(async (rows) => {
-      const inserted = await INSERT_CONVERSIONS.run<ConversionRecord>(Sql.of(this.orm), rows);
-      const byId = new Map(inserted.map((row) => [row.id, row]));
-      return rows.map(([id]) => byId.get(id));
-    }, WRITE_BATCHING);
+    this.insertsByClick = new InsertBatcher((rows) => INSERT_CONVERSIONS.insertedPerRow<ConversionRecord>(Sql.of(this.orm), rows), WRITE_BATCHING);
     this.guardedWrites = new InsertBatcher<GuardedRow, GuardedResult>(
       async (rows) =>
         (

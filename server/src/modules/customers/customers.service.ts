@@ -77,11 +77,7 @@ export class CustomerInserter {
   private readonly inserts: InsertBatcher<CustomerRow, CustomerRecord | undefined>;
 
   constructor(private readonly orm: MikroORM) {
-    this.inserts = new InsertBatcher(async (rows) => {
-      const inserted = await INSERT_CUSTOMERS.run<CustomerRecord>(Sql.of(this.orm), rows);
-      const byId = new Map(inserted.map((row) => [row.id, row]));
-      return rows.map(([id]) => byId.get(id));
-    }, WRITE_BATCHING);
+    this.inserts = new InsertBatcher((rows) => INSERT_CUSTOMERS.insertedPerRow<CustomerRecord>(Sql.of(this.orm), rows), WRITE_BATCHING);
   }
 
   /** The row, and whether this call created it (false: it existed, and is answered as it is). */
