@@ -135,7 +135,9 @@ export function unnestParameters(columns: readonly UnnestColumn[]): string {
 
 /**
  * A multi-row INSERT whose text does not depend on the number of rows: one array parameter per
- * column, unnested into rows, so PostgreSQL can prepare it once per connection (`name`).
+ * column, unnested into rows. Sent as an unnamed statement: a named (per-connection) prepared
+ * statement breaks behind a transaction pooler and on the embedded database, whose one session
+ * outlives the pool's connections (see Sql.query).
  * `suffix` follows the SELECT (ON CONFLICT …, RETURNING …). Rows are inserted in the order of
  * `orderBy` when given: concurrent statements that insert the same unique keys then take them in
  * the same order, and wait for each other instead of deadlocking.
@@ -144,7 +146,6 @@ export class UnnestInsert<Row extends readonly unknown[]> {
   private readonly text: string;
 
   constructor(
-    private readonly name: string,
     table: string,
     private readonly columns: readonly UnnestColumn[],
     options: { suffix?: string; orderBy?: string } = {},
@@ -156,7 +157,7 @@ export class UnnestInsert<Row extends readonly unknown[]> {
 
   /** Inserts the rows (values in column order); returns what the suffix's RETURNING returns. */
   async run<T = Record<string, unknown>>(sql: Sql, rows: readonly Row[]): Promise<T[]> {
-    return (await sql.query<T>({ name: this.name, text: this.text, values: columnArrays(rows, this.columns.length) })).rows;
+    return (await sql.query<T>({ text: this.text, values: columnArrays(rows, this.columns.length) })).rows;
   }
 
   /**

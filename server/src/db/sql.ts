@@ -1,6 +1,7 @@
-import type { Knex } from '@mikro-orm/knex';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type pg from 'pg';
+import pg from 'pg';
+
+const pgTypes = pg.types;
 
 /** The part of knex's client that lends pooled driver connections. */
 interface ConnectionLender {
@@ -8,7 +9,15 @@ interface ConnectionLender {
   releaseConnection(connection: pg.Client): Promise<unknown>;
 }
 
-/** `?` placeholders as PostgreSQL's `$1, $2…` (every `?` is one, as for knex), converted once per statement text. */
+/** knex's pool checks this mark when lending a connection and destroys a marked one instead. */
+function discard(connection: pg.Client, reason: unknown): void {
+  (connection as pg.Client & { __knex__disposed?: unknown }).__knex__disposed = reason;
+}
+
+/** A statement without per-connection state: no `name` (see Sql.query). */
+export type UnnamedQuery = Omit<pg.QueryConfig, 'name'> & { name?: never };
+
+/** `?` placeholders as PostgreSQL's `$1, $2…` (every `?` is one), converted once per statement text. */
 const positionalTexts = new Map<string, string>();
 
 function positional(query: string): string {
@@ -23,27 +32,37 @@ function positional(query: string): string {
 }
 
 /**
+ * How column values are read: pg's own parsers (numeric and bigint stay exact strings; json is
+ * parsed), so timestamps arrive as Date from pg's PostgreSQL-aware parser, not as the text that
+ * MikroORM's connection keeps them in: a later `new Date(text)` reads that text lossily (years
+ * before 100 or BC are not ISO-8601, and JavaScript's parser guesses them wrong).
+ */
+const VALUE_PARSERS: pg.CustomTypesConfig = { getTypeParser: pgTypes.getTypeParser };
+
+/**
  * Parameterised SQL on MikroORM's connection pool, for the statements that must be atomic on
- * their own (INSERT ... ON CONFLICT, guarded writes) and for the hot paths, where the ORM's unit
- * of work would only cost time. Placeholders are `?`; values are bound by PostgreSQL ($1…), never
- * formatted into the SQL text. Outside a transaction a statement goes straight to a pooled `pg`
- * connection (knex's query compilation would cost more than the statement on the hot paths);
- * inside one it goes through knex's transaction. It works on the pool directly, not through an
- * EntityManager fork or MikroORM's AsyncLocalStorage contexts, which on Node 20 would put async
- * hooks on every promise.
+ * their own (INSERT ... ON CONFLICT, guarded writes), transactions of a few statements, and the
+ * hot paths, where the ORM's unit of work would only cost time. Placeholders are `?`; values are
+ * bound by PostgreSQL ($1…), never formatted into the SQL text. Every statement goes straight to
+ * a pooled `pg` connection (knex's query compilation would cost more than the statement on the
+ * hot paths), unnamed and with no session state left behind (see query()). It works on the pool
+ * directly, not through an EntityManager fork or MikroORM's AsyncLocalStorage contexts, which on
+ * Node 20 would put async hooks on every promise.
  */
 export class Sql {
-  constructor(private readonly knex: Knex | Knex.Transaction) {}
+  private constructor(
+    private readonly lender: ConnectionLender,
+    /** Set inside a transaction: every statement runs on this connection. */
+    private readonly connection?: pg.Client,
+    private readonly savepoints = 0,
+  ) {}
 
   static of(orm: MikroORM): Sql {
-    return new Sql(orm.em.getKnex());
+    return new Sql(orm.em.getKnex().client as unknown as ConnectionLender);
   }
 
   async rows<T = Record<string, unknown>>(query: string, params: readonly unknown[] = []): Promise<T[]> {
-    if (!this.inTransaction && !params.some(Array.isArray)) return (await this.query<T>({ text: positional(query), values: params as unknown[] })).rows;
-    // knex expands an array bound to `?` into a list: that case keeps knex's meaning.
-    const result = (await this.knex.raw(query, params as readonly Knex.RawBinding[])) as { rows: T[] };
-    return result.rows;
+    return (await this.run<T>({ text: positional(query), values: params as unknown[] })).rows;
   }
 
   async one<T = Record<string, unknown>>(query: string, params: readonly unknown[] = []): Promise<T | undefined> {
@@ -52,27 +71,61 @@ export class Sql {
   }
 
   /**
-   * A statement in PostgreSQL's own terms (`$1` placeholders, array parameters as arrays, an
-   * optional `name` to prepare it once per connection), on a pooled connection. Not in a transaction.
+   * A statement in PostgreSQL's own terms (`$1` placeholders, array parameters as arrays), on a
+   * pooled connection. Not in a transaction. Never named: a named prepared statement lives on one
+   * server connection, and neither a transaction pooler (PgBouncer hands each transaction to any
+   * server connection) nor the embedded database (one session that outlives every client
+   * connection the pool opens and drops) keeps that promise, so the type leaves `name` out.
    */
-  async query<T = Record<string, unknown>>(config: pg.QueryConfig): Promise<pg.QueryResult<T & pg.QueryResultRow>> {
-    if (this.inTransaction) throw new Error('Sql.query runs outside transactions');
-    const lender = this.knex.client as unknown as ConnectionLender;
-    const connection = await lender.acquireConnection();
+  async query<T = Record<string, unknown>>(config: UnnamedQuery): Promise<pg.QueryResult<T & pg.QueryResultRow>> {
+    if (this.connection) throw new Error('Sql.query runs outside transactions');
+    return this.run<T>(config);
+  }
+
+  private async run<T>(config: UnnamedQuery): Promise<pg.QueryResult<T & pg.QueryResultRow>> {
+    const statement = { ...config, types: VALUE_PARSERS };
+    if (this.connection) return this.connection.query<T & pg.QueryResultRow>(statement);
+    const connection = await this.lender.acquireConnection();
     try {
-      return await connection.query<T & pg.QueryResultRow>(config);
+      return await connection.query<T & pg.QueryResultRow>(statement);
     } finally {
-      await lender.releaseConnection(connection);
+      await this.lender.releaseConnection(connection);
     }
   }
 
-  private get inTransaction(): boolean {
-    return (this.knex as Knex.Transaction).isTransaction === true;
-  }
-
-  /** Runs fn in one transaction (a savepoint when already inside one); fn's Sql is bound to it. */
-  transaction<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
-    return this.knex.transaction((trx) => fn(new Sql(trx)));
+  /**
+   * Runs fn in one transaction on one pooled connection (a savepoint when already inside one);
+   * fn's Sql is bound to it. Committed when fn resolves, rolled back when it throws.
+   */
+  async transaction<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+    if (this.connection) {
+      const savepoint = `sql_savepoint_${this.savepoints + 1}`;
+      await this.connection.query(`savepoint ${savepoint}`);
+      try {
+        const result = await fn(new Sql(this.lender, this.connection, this.savepoints + 1));
+        await this.connection.query(`release savepoint ${savepoint}`);
+        return result;
+      } catch (err) {
+        await this.connection.query(`rollback to savepoint ${savepoint}`);
+        throw err;
+      }
+    }
+    const connection = await this.lender.acquireConnection();
+    try {
+      await connection.query('begin');
+      let result: T;
+      try {
+        result = await fn(new Sql(this.lender, connection));
+      } catch (err) {
+        // A connection that cannot even roll back is in an unknown state: it never serves again.
+        await connection.query('rollback').catch((rollbackError: unknown) => discard(connection, rollbackError));
+        throw err;
+      }
+      await connection.query('commit');
+      return result;
+    } finally {
+      await this.lender.releaseConnection(connection);
+    }
   }
 }
 

@@ -47,7 +47,7 @@ type ClickRow = [
   createdAt: Date,
 ];
 
-const INSERT_CLICKS = new UnnestInsert<ClickRow>('clicks.insert', 'clicks', [
+const INSERT_CLICKS = new UnnestInsert<ClickRow>('clicks', [
   { name: 'id', type: 'uuid' },
   { name: 'organization_id', type: 'uuid' },
   { name: 'affiliate_id', type: 'uuid' },

@@ -117,7 +117,6 @@ const CONVERSION_COLUMNS = CONVERSION_COLUMN_TYPES.map((c) => c.name).join(', ')
 
 /** Conversions by click: inserted unless their (organization, external_id) exists. */
 const INSERT_CONVERSIONS = new UnnestInsert<ConversionRow>(
-  'conversions.insert',
   'conversions',
   CONVERSION_COLUMN_TYPES,
   { suffix: 'on conflict (organization_id, external_id) do nothing returning *', orderBy: 'external_id' },
@@ -218,7 +217,6 @@ export class ConversionsService {
       async (rows) =>
         (
           await Sql.of(this.orm).query<GuardedResult>({
-            name: 'conversions.write_for_customers',
             text: WRITE_FOR_CUSTOMERS,
             values: columnArrays(rows, GUARDED_COLUMNS.length),
           })

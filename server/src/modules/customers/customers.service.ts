@@ -50,7 +50,6 @@ type CustomerRow = [
 ];
 
 const INSERT_CUSTOMERS = new UnnestInsert<CustomerRow>(
-  'customers.insert',
   'customers',
   [
     { name: 'id', type: 'uuid' },
