@@ -18,7 +18,7 @@ import {
 import { z } from 'zod';
 import * as contractModule from '@affiliate-attribution/contract';
 import { contract, merchantContract, ErrorMessages } from '@affiliate-attribution/contract';
-import { exampleFor, singular, type ExampleContext } from './examples.js';
+import { EXAMPLE_CASES, exampleFor, singular, type ExampleCase, type ExampleContext } from './examples.js';
 import { OpenApiSchemaValidator, pointerSegment } from './validator.js';
 
 /**
@@ -37,22 +37,67 @@ export interface BuildOptions {
 }
 
 /**
- * A relative server: the host the document is read from. The running service serves the document
- * at `/openapi.json` with its absolute base URL (and the legacy host, when configured) instead;
- * `npm run openapi -- --server-url … --legacy-server-url …` writes one for given hosts.
+ * An absolute URL, so that a client generated from the committed file has a base URL that works
+ * out of the box: the local instance `npm start` serves (PORT's default, 3000; document.test.ts
+ * holds the two equal). A relative `/` would leave generators (openapi-generator, hey-api) with
+ * none. 127.0.0.1 rather than localhost: the service listens on IPv4 (HOST 0.0.0.0), and a client
+ * that resolves localhost to ::1 first would find nothing there. The running service serves the
+ * document at `/openapi.json` with its own base URL (`PUBLIC_BASE_URL`, else the origin of the
+ * request) and the legacy host instead (server/src/http/docs.ts); `npm run openapi --
+ * --server-url … --legacy-server-url …` writes one for given hosts.
  */
 export const DEFAULT_SERVERS: ServerObject[] = [
   {
-    url: '/',
-    description: 'The service that serves this document (`{base_url}/openapi.json`). Paths carry no version segment.',
+    url: 'http://127.0.0.1:3000',
+    description:
+      'A local instance (`npm start`). A deployment serves this document at `{base_url}/openapi.json` with its own base URL here. Paths carry no version segment.',
   },
 ];
 
-/** The licence of the root package.json, when the project declares one (an SPDX id). */
-function licenseOf(): { name: string; url: string } | undefined {
+/**
+ * Who answers for the API. A placeholder until the project has a public home (a repository's
+ * issue tracker or a support address): `.example` is a reserved domain, so nobody mistakes it
+ * for a real mailbox. Replace it with the project's own contact.
+ */
+export const CONTACT = {
+  name: 'Affiliate Attribution Service maintainers',
+  email: 'support@affiliate-attribution.example',
+} as const;
+
+/**
+ * The project's licence, from the root package.json (an SPDX id, the one place it is declared).
+ * OpenAPI 3.0 has no `identifier` (3.1 does): the SPDX id is the name, the SPDX page the URL.
+ */
+function licenseOf(): { name: string; url: string } {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { license?: string };
-  if (!pkg.license || pkg.license === 'UNLICENSED') return undefined;
+  if (!pkg.license || pkg.license === 'UNLICENSED') throw new Error('The root package.json declares no licence (`license`, an SPDX id); the document states it.');
   return { name: pkg.license, url: `https://spdx.org/licenses/${encodeURIComponent(pkg.license)}.html` };
+}
+
+/**
+ * Request content types a route accepts beyond the JSON ts-rest declares, from the route's
+ * `metadata.requestContentTypes` (the tracking endpoints also take `text/plain`: the snippet's
+ * JSON sent without a CORS preflight).
+ */
+function requestContentTypesOf(route: AppRoute): string[] | undefined {
+  const types = (route.metadata as { requestContentTypes?: readonly string[] } | undefined)?.requestContentTypes;
+  return types ? [...types] : undefined;
+}
+
+/** `text/plain` (and other text types) carry the JSON as text: the body is a string to a validator. */
+function isJsonMediaType(type: string): boolean {
+  return /^application\/(.+\+)?json$/.test(type);
+}
+
+/**
+ * A media type object's example(s): one case, or none, gives `example`; several give named
+ * `examples` (OpenAPI 3.0 allows one or the other), each with its summary.
+ */
+function exampleFields(cases: Record<string, ExampleCase> | undefined, derive: (c: ExampleCase | undefined) => unknown): { example?: unknown; examples?: Record<string, { summary: string; value: unknown }> } {
+  const entries = Object.entries(cases ?? {});
+  if (entries.length === 0) return { example: derive(undefined) };
+  if (entries.length === 1) return { example: derive(entries[0]![1]) };
+  return { examples: Object.fromEntries(entries.map(([name, c]) => [name, { summary: c.summary, value: derive(c) }])) };
 }
 
 /** The API's version is the contract package's. */
@@ -391,8 +436,7 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
     .addTitle('Affiliate Attribution API')
     .addVersion(contractVersion)
     .addDescription(DESCRIPTION);
-  const license = licenseOf();
-  if (license) builder.addLicense(license);
+  builder.addLicense(licenseOf()).addContact({ ...CONTACT });
   for (const server of options.servers ?? DEFAULT_SERVERS) builder.addServer(server);
   for (const [name, scheme] of Object.entries(SECURITY_SCHEMES)) builder.addSecurityScheme(name, { ...scheme });
   builder.addHeader('RetryAfter', { ...RETRY_AFTER_HEADER });
@@ -435,22 +479,41 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
       return param;
     });
 
+    const cases = EXAMPLE_CASES[operationId];
     let requestBody: RequestBodyObject | undefined;
     let requestSchemaResolved: SchemaObject | undefined;
     if (raw.requestBody) {
       const rb = raw.requestBody as RequestBodyObject;
       const [contentType, media] = Object.entries(rb.content)[0]!;
-      const resolvedSchema = (media.schema ?? {}) as SchemaObject;
+      const bodyZod = route.method !== 'GET' && 'body' in route ? route.body : undefined;
+      // A body the contract lets clients leave out (`.optional()`, or `.default({})`: the handler
+      // then sees `{}`) is not required; that is what `required: false` says, so the `default`
+      // zod puts on the schema of the whole body (not a field) is left out.
+      const required = bodyZod instanceof z.ZodType ? !bodyZod.isOptional() : true;
+      const { default: _absentBody, ...withoutDefault } = (media.schema ?? {}) as SchemaObject;
+      const resolvedSchema: SchemaObject = required ? ((media.schema ?? {}) as SchemaObject) : withoutDefault;
       requestSchemaResolved = resolvedSchema;
       const schema = registry.factor(resolvedSchema, 'input');
-      const bodyZod = route.method !== 'GET' && 'body' in route ? route.body : undefined;
-      const required = bodyZod instanceof z.ZodType ? !bodyZod.isOptional() : true;
+      const requestExample = (c: ExampleCase | undefined): unknown => c?.request ?? exampleFor(resolvedSchema, undefined, exampleCtx('request'));
+      const content: RequestBodyObject['content'] = {};
+      for (const type of requestContentTypesOf(route) ?? [contentType]) {
+        if (isJsonMediaType(type)) {
+          content[type] = { schema, ...exampleFields(cases, requestExample) };
+        } else {
+          // The same JSON, as text: to a validator (Prism, a generated client) the body is a string.
+          const ref = '$ref' in schema ? `\`${schema.$ref.replace('#/components/schemas/', '')}\`` : 'the `application/json` schema';
+          content[type] = {
+            schema: { type: 'string', description: `JSON text of ${ref}, exactly as with \`application/json\`.` },
+            ...exampleFields(cases, (c) => JSON.stringify(requestExample(c))),
+          };
+        }
+        mediaWithExamples.push(`${pointerBase}/requestBody/content/${pointerSegment(type)}`);
+      }
       requestBody = {
         description: resolvedSchema.description ?? `The ${resource} to ${route.method === 'PATCH' ? 'change' : 'send'}.`,
         required,
-        content: { [contentType]: { schema, example: exampleFor(resolvedSchema, undefined, exampleCtx('request')) } },
+        content,
       };
-      mediaWithExamples.push(`${pointerBase}/requestBody/content/${pointerSegment(contentType)}`);
     }
 
     // Responses of the contract, then those the HTTP layer adds.
@@ -473,11 +536,14 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
       const response: ResponseObject = { description };
       if (resolved) {
         const schema = rawResponse ? registry.factor(resolved, 'output') : errorSchemaRef;
-        const example = exampleFor(resolved, undefined, exampleCtx('response', {
+        const ctx = exampleCtx('response', {
           status,
+          repeat: status === 200 && hasDeduped && statuses.includes(201),
           message: isError ? errorMessageFor(status, entry, requestSchemaResolved, security) : undefined,
-        }));
-        response.content = { 'application/json': { schema, example } };
+        });
+        // A case shows its records in the success responses; errors keep one example.
+        const examples = exampleFields(isError ? undefined : cases, (c) => exampleFor(resolved, undefined, { ...ctx, records: c?.records }));
+        response.content = { 'application/json': { schema, ...examples } };
         mediaWithExamples.push(`${pointerBase}/responses/${status}/content/application~1json`);
       } else if (rawResponse?.content) {
         response.content = rawResponse.content;
@@ -500,6 +566,10 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
     paths[oasPath] = { ...paths[oasPath], [method]: operation };
   }
 
+  // A case of an operation that is gone or renamed would silently show nothing.
+  const unknownCases = Object.keys(EXAMPLE_CASES).filter((id) => !operationIds.has(id));
+  if (unknownCases.length > 0) throw new Error(`openapi/examples.ts has cases for operations the contract lacks: ${unknownCases.join(', ')}`);
+
   for (const key of tagKeys) builder.addTag(tagFor(key, routes));
   for (const [path, item] of Object.entries(sortObject(paths))) {
     builder.addPath(path, sortObject(item as Record<string, unknown>, (a, b) => METHOD_ORDER.indexOf(a) - METHOD_ORDER.indexOf(b)) as PathItemObject);
@@ -516,9 +586,14 @@ function assertExamplesValid(doc: OpenAPIObject, mediaPointers: string[]): void 
   const validator = new OpenApiSchemaValidator(doc);
   const problems: string[] = [];
   for (const pointer of mediaPointers) {
-    const media = validator.at(pointer) as { example?: unknown };
-    const errors = validator.validate(`${pointer}/schema`, media.example);
-    if (errors.length > 0) problems.push(`${pointer}: ${OpenApiSchemaValidator.describe(errors)}`);
+    const media = validator.at(pointer) as { example?: unknown; examples?: Record<string, { value: unknown }> };
+    const values: [string, unknown][] = media.examples
+      ? Object.entries(media.examples).map(([name, e]) => [`${pointer}/examples/${pointerSegment(name)}`, e.value])
+      : [[pointer, media.example]];
+    for (const [where, value] of values) {
+      const errors = validator.validate(`${pointer}/schema`, value);
+      if (errors.length > 0) problems.push(`${where}: ${OpenApiSchemaValidator.describe(errors)}`);
+    }
   }
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     for (const [method, op] of Object.entries(item as Record<string, OperationObject>)) {

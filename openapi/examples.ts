@@ -41,12 +41,16 @@ const BY_FIELD: Record<string, unknown> = {
   currency: 'USD',
   limit: 50,
   landing_url: `https://www.acme.example/pricing?ref=${SLUG}`,
+  landingUrl: `https://www.acme.example/pricing?ref=${SLUG}`,
   referrer: 'https://news.example.org/best-tools-2025',
   user_agent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15',
   ip: '203.0.113.42',
   api_key: 'svc-Qm9xLWJ1dC1ub3QtYS1yZWFsLWtleS1mb3ItZG9jcw1',
   redacted: 'svc-Qm9x…cw1',
   revoked_at: null,
+  // A conversion as recorded: nothing refunded, so nothing reversed (a refund is its own case below).
+  refunded_amount: 0,
+  reversed_at: null,
   next_cursor: null,
   signing_secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
   provider: 'stripe',
@@ -69,8 +73,17 @@ const EMAILS: Record<string, string> = {
 export interface ExampleContext {
   /** The record the current object is, e.g. `conversion` (from its property name or the operation's resource). */
   entity?: string;
-  /** The response status the example is for; decides e.g. `deduped`. */
+  /** The response status the example is for. */
   status?: number;
+  /** The response answers a repeat of an earlier request (200 beside a 201): `deduped: true`. */
+  repeat?: boolean;
+  /**
+   * Records a case shows, by entity: each entry overrides fields of the derived record; a list
+   * shows one record per entry (see EXAMPLE_CASES).
+   */
+  records?: Record<string, Record<string, unknown>[]>;
+  /** Which entry of `records` the object being built is (its index in a list). */
+  recordIndex?: number;
   /** Request examples leave out alternatives so that they show one sensible call. */
   kind: 'request' | 'response';
   /** Text of `message` in an error body. */
@@ -143,12 +156,21 @@ export function exampleFor(schema: SchemaObject | ReferenceObject, field: string
   switch (s.type) {
     case 'object': {
       const entity = field && field !== 'data' ? singular(field) : ctx.entity;
-      const inner = { ...ctx, entity };
+      const inner = { ...ctx, entity, recordIndex: undefined };
       const out: Record<string, unknown> = {};
       for (const [name, prop] of Object.entries(s.properties ?? {})) {
         const required = s.required?.includes(name) ?? false;
         if (ctx.kind === 'request' && !required && OPTIONAL_FIELDS_NOT_IN_REQUEST_EXAMPLES.has(name)) continue;
         out[name] = exampleFor(prop, name, inner);
+      }
+      // A record is an item of a list or the value of a field named after it (`conversion`), not
+      // the envelope around it.
+      const isRecord = ctx.recordIndex !== undefined || (field !== undefined && field !== 'data');
+      const override = isRecord && entity ? ctx.records?.[entity]?.[ctx.recordIndex ?? 0] : undefined;
+      for (const [name, value] of Object.entries(override ?? {})) {
+        // A case naming a field the schema lacks (renamed, removed) must not pass unnoticed.
+        if (!(name in out)) throw new Error(`Example case for ${entity}: no field ${name} in its schema`);
+        out[name] = value;
       }
       return out;
     }
@@ -157,10 +179,11 @@ export function exampleFor(schema: SchemaObject | ReferenceObject, field: string
       const entity = field ? singular(field) : ctx.entity;
       const items = resolve(s.items, ctx);
       const itemField = items.type === 'object' ? undefined : field ? singular(field) : undefined;
-      return [exampleFor(s.items, itemField, { ...ctx, entity })];
+      const count = (entity && ctx.records?.[entity]?.length) || 1;
+      return Array.from({ length: count }, (_, i) => exampleFor(s.items!, itemField, { ...ctx, entity, recordIndex: i }));
     }
     case 'boolean':
-      if (field === 'deduped') return ctx.status === 200;
+      if (field === 'deduped') return ctx.repeat === true;
       return false;
     case 'integer':
     case 'number': {
@@ -173,3 +196,83 @@ export function exampleFor(schema: SchemaObject | ReferenceObject, field: string
       return s.nullable ? null : {};
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Cases: operations whose examples show particular states of a record. The derived record is the
+// common case (a conversion approved, nothing refunded); a case overrides only the fields that
+// make it what it is, and every record of a case is consistent in itself (status, refunded_amount,
+// reversed_at and commission_amount agree; test/openapi/document.test.ts checks it against the
+// program example's commission rule: 30 % of 49.99 is 15.00).
+
+/** One case of an operation: a named example of its request and of its success responses. */
+export interface ExampleCase {
+  summary: string;
+  /** The request body as sent (replaces the derived request example). */
+  request?: Record<string, unknown>;
+  /** Records of the success responses, by entity: field overrides of the derived record, one per record. */
+  records?: Record<string, Record<string, unknown>[]>;
+}
+
+/** A charge of 49.99 whose commission (15.00) stands: the derived conversion, untouched. */
+const CONVERSION_APPROVED: Record<string, unknown> = {};
+
+/** 20.00 of 49.99 refunded: still approved, the commission reduced in proportion (15 × 29.99 / 49.99 = 9.00). */
+const CONVERSION_PARTIALLY_REFUNDED: Record<string, unknown> = {
+  status: 'approved',
+  refunded_amount: 20,
+  commission_amount: 9,
+  reversed_at: null,
+};
+
+/** Refunded in full: reversed when the refund was reported, no commission owed. */
+const CONVERSION_FULLY_REFUNDED: Record<string, unknown> = {
+  status: 'reversed',
+  refunded_amount: 49.99,
+  commission_amount: 0,
+  reversed_at: '2025-03-20T16:04:12.000Z',
+};
+
+/** Keyed by operationId. One case: the operation's `example`; several: its named `examples`. */
+export const EXAMPLE_CASES: Record<string, Record<string, ExampleCase>> = {
+  conversionsRefund: {
+    full: {
+      summary: 'Full refund: no body (or `{}`); the conversion is reversed and its commission is 0',
+      request: {},
+      records: { conversion: [CONVERSION_FULLY_REFUNDED] },
+    },
+    partial: {
+      summary: 'Partial refund of 20.00: still approved, the commission reduced in proportion',
+      request: { amount: 20, refund_id: 're_3PQ9aBLkdIwHu7ix0vKq4Wz8' },
+      records: { conversion: [CONVERSION_PARTIALLY_REFUNDED] },
+    },
+  },
+  conversionsList: {
+    // Newest occurred_at first: two renewals of the customer, one refunded in full and one in
+    // part, then the first sale, untouched.
+    history: {
+      summary: "A customer's conversions: a fully refunded renewal, a partly refunded renewal, the first sale",
+      records: {
+        conversion: [
+          {
+            ...CONVERSION_FULLY_REFUNDED,
+            id: 'b7d9f1a3-5c7e-4b9d-8f1a-3c5e7a9b1d3f',
+            external_id: 'in_1RAv2hLkdIwHu7ixYp4Tq9Ws',
+            kind: 'recurring',
+            occurred_at: '2025-05-14T09:26:53.000Z',
+            created_at: '2025-05-14T09:26:53.000Z',
+            reversed_at: '2025-05-16T11:40:02.000Z',
+          },
+          {
+            ...CONVERSION_PARTIALLY_REFUNDED,
+            id: 'e2a4c6e8-0b2d-4f4a-9c6e-8a0c2e4b6d8f',
+            external_id: 'in_1QyH3sLkdIwHu7ixWn2Ck5Rd',
+            kind: 'recurring',
+            occurred_at: '2025-04-14T09:26:53.000Z',
+            created_at: '2025-04-14T09:26:53.000Z',
+          },
+          CONVERSION_APPROVED,
+        ],
+      },
+    },
+  },
+};

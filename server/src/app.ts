@@ -13,10 +13,10 @@ import { describeZodError } from './http/validation-message.js';
 import { docsRouter } from './http/docs.js';
 import { API_KEY_RATE_LIMIT_SCOPE, rateLimit, type RateLimiter } from './http/rate-limit.js';
 import { HotLane, JSON_BODY_LIMIT_BYTES, hotRoute } from './http/hot-routes.js';
-import { createRateLimiterFactory, type RateLimiterFactory } from './http/rate-limit-redis.js';
+import { createRateLimiterFactory, type RateLimiterFactory } from './http/rate-limit-stores.js';
 import { Metrics } from './http/metrics.js';
 import { Readiness, healthHandler, readinessHandler } from './http/health.js';
-import { rejectNulCharacters, securityHeaders } from './http/security.js';
+import { jsonBodyParser, rejectNulCharacters, securityHeaders } from './http/security.js';
 import { requestIdFrom } from './http/request-context.js';
 import { AttributionResolver } from './attribution/resolver.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
@@ -45,7 +45,7 @@ export interface AppDeps {
     Partial<Pick<Config, 'TRUST_PROXY' | 'PUBLIC_RATE_LIMIT_MAX' | 'PUBLIC_RATE_LIMIT_WINDOW_SECONDS' | 'PUBLIC_BASE_URL' | 'LEGACY_BASE_URL'>>;
   /** Limiter of the public snippet endpoints; default: in memory (per instance), sized by config. */
   publicRateLimiter?: RateLimiter;
-  /** Where rate limits are counted (main.ts: Redis when REDIS_URL is set); default: in memory. */
+  /** Where rate limits are counted (main.ts: Redis, else PostgreSQL, shared by every instance); default: in memory. */
   rateLimiters?: RateLimiterFactory;
   /** Limiter per API key on /api; default: from rateLimiters, sized by config. */
   apiKeyRateLimiter?: RateLimiter;
@@ -166,7 +166,8 @@ export function createApp(deps: AppDeps): App {
 
   // Provider webhooks read their raw body (signatures are over the bytes): before any JSON parser.
   app.use('/webhooks', webhooksRouter(new WebhookDispatcher({ orm: deps.orm, ...services })));
-  app.use(['/api', '/admin'], requireJsonBody, express.json({ limit: JSON_BODY_LIMIT_BYTES }));
+  // Credentials first, from the headers alone: no body is read (let alone buffered) for a request
+  // without a valid key or admin token. Same order as the hot lane (http/hot-routes.ts).
   app.use('/api', services.authenticator.middleware());
   // Per API key, after authentication: an invalid key never consumes a real key's budget.
   const apiKeyRateLimiter =
@@ -178,6 +179,8 @@ export function createApp(deps: AppDeps): App {
     });
   app.use('/api', rateLimit(apiKeyRateLimiter, { scope: API_KEY_RATE_LIMIT_SCOPE, key: (req) => req.apiKeyHash ?? 'none' }));
   app.use('/admin', adminAuthentication(deps.config.ADMIN_TOKEN));
+  // Then the body: 415, a declared length over the limit (413) before a byte is read, UTF-8, JSON.
+  app.use(['/api', '/admin'], requireJsonBody, jsonBodyParser({ limit: JSON_BODY_LIMIT_BYTES }));
 
   // PostgreSQL text cannot hold U+0000: refused here as 400, not failed in the database.
   app.use(rejectNulCharacters);

@@ -7,6 +7,20 @@ export const PUBLIC_RATE_LIMIT_DEFAULTS = { max: 120, windowSeconds: 60 } as con
 export const API_RATE_LIMIT_DEFAULTS = { max: 1_200_000, windowSeconds: 60 } as const;
 
 /**
+ * Bounds on every wait for PostgreSQL, so that a database that stops answering (frozen, partitioned,
+ * overloaded) turns into 503 + Retry-After within seconds instead of requests that hang for as long
+ * as it does. Each is longer than any statement the service sends in normal operation (its
+ * statements take milliseconds; migrations run without the statement bounds, see db/orm.ts).
+ */
+export const DATABASE_TIMEOUT_DEFAULTS = {
+  statementMs: 5_000,
+  /** How much longer than the statement timeout the service waits for an answer (the cancel's round trip). */
+  answerGraceMs: 1_000,
+  acquireMs: 5_000,
+  connectMs: 3_000,
+} as const;
+
+/**
  * The only reader of process.env. Every setting is documented in the README's configuration table.
  */
 const EnvSchema = z.object({
@@ -37,9 +51,29 @@ const EnvSchema = z.object({
   /** `servers` of GET /openapi.json: the public base URL (default: the origin of the request) and the legacy host. */
   PUBLIC_BASE_URL: z.string().url().optional(),
   LEGACY_BASE_URL: z.string().url().optional(),
-});
+  /** PostgreSQL cancels a statement running longer (the `statement_timeout` start-up parameter); 0: not sent. */
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(DATABASE_TIMEOUT_DEFAULTS.statementMs),
+  /** The service stops waiting for a statement's answer and discards its connection; default: the statement timeout + 1 s. */
+  DB_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).optional(),
+  /** Longest wait for a pooled connection, opening one included. */
+  DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(DATABASE_TIMEOUT_DEFAULTS.acquireMs),
+  /** Longest wait to open one connection (TCP, TLS, authentication). */
+  DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(DATABASE_TIMEOUT_DEFAULTS.connectMs),
+})
+  .superRefine((env, ctx) => {
+    // A client that gives up first would discard the connection of a statement PostgreSQL was about
+    // to cancel cleanly, and report a slow statement as an unreachable database.
+    if (env.DB_QUERY_TIMEOUT_MS !== undefined && env.DB_STATEMENT_TIMEOUT_MS > 0 && env.DB_QUERY_TIMEOUT_MS <= env.DB_STATEMENT_TIMEOUT_MS) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['DB_QUERY_TIMEOUT_MS'], message: 'must be longer than DB_STATEMENT_TIMEOUT_MS' });
+    }
+  })
+  .transform((env) => ({
+    ...env,
+    DB_QUERY_TIMEOUT_MS:
+      env.DB_QUERY_TIMEOUT_MS ?? (env.DB_STATEMENT_TIMEOUT_MS || DATABASE_TIMEOUT_DEFAULTS.statementMs) + DATABASE_TIMEOUT_DEFAULTS.answerGraceMs,
+  }));
 
-export type Config = z.infer<typeof EnvSchema>;
+export type Config = z.output<typeof EnvSchema>;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));

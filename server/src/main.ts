@@ -1,12 +1,12 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { createApp } from './app.js';
 import { loadConfig } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
-import { initOrm } from './db/orm.js';
+import { databaseTimeouts, initOrm } from './db/orm.js';
 import { Readiness } from './http/health.js';
 import { createLogger } from './http/logging.js';
-import { configureHttpServer } from './http/http-server.js';
-import { createRateLimiterFactory } from './http/rate-limit-redis.js';
+import { createHttpServer } from './http/http-server.js';
+import { createRateLimiterFactory } from './http/rate-limit-stores.js';
 
 const config = loadConfig();
 // JSON lines on stdout; request lines carry the request id (http/logging.ts); secrets redacted.
@@ -29,21 +29,20 @@ if (!databaseUrl) {
 }
 
 // PGlite is a single connection: one pooled connection, or transactions would interleave.
-const orm = await initOrm(databaseUrl, embedded ? 1 : config.DB_POOL_MAX);
+// Every wait for the database is bounded (DB_*_TIMEOUT_MS): a frozen database answers 503, never a hang.
+const orm = await initOrm(databaseUrl, embedded ? 1 : config.DB_POOL_MAX, databaseTimeouts(config));
 const readiness = new Readiness();
-const rateLimiters = createRateLimiterFactory(config, logger);
-if (rateLimiters.store === 'memory' && config.DATABASE_URL) {
-  logger.info('REDIS_URL is not set: rate limits are counted per instance; set it when running several instances.');
-}
+// Redis when REDIS_URL is set, else the real PostgreSQL (both shared by every instance), else memory.
+const rateLimiters = createRateLimiterFactory(config, logger, orm);
+logger.info({ store: rateLimiters.store }, `rate limits are counted in ${rateLimiters.store === 'memory' ? 'memory, per instance' : `${rateLimiters.store}, shared by every instance`}`);
 const { listener } = createApp({ orm, config, logger, readiness, rateLimiters });
 if (!config.ADMIN_TOKEN) logger.warn('ADMIN_TOKEN is not set: /admin/* answers 401 and no organization can be created.');
 
-const server: Server = createServer(listener).listen(config.PORT, config.HOST, () => {
+const server: Server = createHttpServer(listener, logger).listen(config.PORT, config.HOST, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   logger.info({ port }, `affiliate attribution service listening on http://localhost:${port}`);
 });
-configureHttpServer(server, logger);
 
 
 let stopping = false;

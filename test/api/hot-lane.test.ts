@@ -2,7 +2,7 @@ import { request as httpRequest, createServer, type IncomingHttpHeaders, type Re
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/src/app.js';
-import { InMemorySlidingWindowRateLimiter } from '../../server/src/http/rate-limit.js';
+import { memoryRateLimiter } from '../../server/src/http/rate-limit-flexible.js';
 import { TEST_ADMIN_TOKEN, testServer } from '../support/server.js';
 import { createMerchant } from '../support/api.js';
 
@@ -141,6 +141,19 @@ describe('the hot lane answers as Express does', () => {
     expect(charset.servedByExpress).toBe(false);
   });
 
+  it('headers before the body: a bad key with malformed JSON is 401; then UTF-8, then JSON', async () => {
+    // The key is checked before the body is read (so an unauthenticated body is never buffered):
+    // a malformed body with a bad or missing key is 401 now, where it was 400 when parsing came first.
+    for (const headers of [{ authorization: 'Bearer svc-not-a-key', 'content-type': 'application/json' }, { 'content-type': 'application/json' }] as Record<string, string>[]) {
+      const refused = await compare('POST', '/api/clicks', headers, () => '{"ref":');
+      expect([refused.answer.status, refused.servedByExpress]).toEqual([401, false]);
+    }
+    const notUtf8 = await compare('POST', '/api/clicks', json(), () => Buffer.concat([Buffer.from('{"ref":"'), Buffer.from([0xff]), Buffer.from('"}')]));
+    expect([notUtf8.answer.status, notUtf8.answer.body, notUtf8.servedByExpress]).toEqual([400, { success: false, message: 'Body is not valid UTF-8' }, false]);
+    const longEnum = await compare('POST', '/api/conversions', json(), () => JSON.stringify({ external_id: 'hot_long', amount: 1, ref: merchant.slug, kind: 'k'.repeat(100_000) }));
+    expect([longEnum.answer.status, (longEnum.answer.body as { message: string }).message.length < 200]).toEqual([400, true]);
+  });
+
   it('POST /api/customers and /api/conversions: created, then the repeat deduped', async () => {
     for (const [path, body] of [
       ['/api/customers', (side: string) => ({ customer_id: `hot_${side.slice(0, 3)}_cus`, cookie_id: cookieId })],
@@ -181,7 +194,7 @@ describe('the hot lane answers as Express does', () => {
 
   it('refuses over the per-key rate limit with the same 429, Retry-After and budget headers', async () => {
     const { db } = await testServer();
-    const limiter = new InMemorySlidingWindowRateLimiter({ limit: 1, windowMs: 60_000 });
+    const limiter = memoryRateLimiter({ limit: 1, windowSeconds: 60 });
     const { app, listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000 }, apiKeyRateLimiter: limiter });
     const [viaExpress, viaHot] = [await listen(app), await listen(listener)];
     expect((await send(viaExpress, 'GET', '/api/me', auth())).status).toBe(200);
@@ -191,5 +204,10 @@ describe('the hot lane answers as Express does', () => {
     expect(refusedByHot.body).toEqual(refusedByExpress.body);
     expect(comparableHeaders(refusedByHot.headers)).toEqual(comparableHeaders(refusedByExpress.headers));
     expect(refusedByHot.headers['retry-after']).toMatch(/^\d+$/);
+    // The rate limit, like the key, comes before the body is read: a malformed body over the limit is 429.
+    const malformed = (base: string) => send(base, 'POST', '/api/clicks', json(), '{"ref":');
+    const [malformedByExpress, malformedByHot] = [await malformed(viaExpress), await malformed(viaHot)];
+    expect([malformedByHot.status, malformedByHot.body]).toEqual([429, malformedByExpress.body]);
+    expect(comparableHeaders(malformedByHot.headers)).toEqual(comparableHeaders(malformedByExpress.headers));
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computeCommission } from '../../server/src/attribution/commission.js';
+import { commissionAfterRefund, computeCommission } from '../../server/src/attribution/commission.js';
 import { resolveConversionKind } from '../../server/src/attribution/kind.js';
 import { MAX_FUTURE_SKEW_MS, resolveOccurredAt } from '../../server/src/attribution/occurred-at.js';
 import { addMonthsUtc, isClickWindowExpired, isPastCommissionWindow } from '../../server/src/attribution/windows.js';
@@ -38,21 +38,32 @@ describe('commission window', () => {
 
 describe('commission amount', () => {
   it('percent of the amount, exact decimal, half-up to 2 decimals', () => {
-    expect(computeCommission({ commission_type: 'percent', commission_value: 30 }, 49.99)).toBe('15.00');
+    expect(computeCommission({ commission_type: 'percent', commission_value: 30 }, 49.99, 'USD')).toBe('15.00');
     // 1.05 * 50% = 0.525 exactly: half-up gives 0.53 (binary floats would give 0.52)
-    expect(computeCommission({ commission_type: 'percent', commission_value: 50 }, 1.05)).toBe('0.53');
-    expect(computeCommission({ commission_type: 'percent', commission_value: 15 }, 33.35)).toBe('5.00');
-    expect(computeCommission({ commission_type: 'percent', commission_value: 12.5 }, 0.1)).toBe('0.01');
-    expect(computeCommission({ commission_type: 'percent', commission_value: '33.333' }, 100)).toBe('33.33');
-    expect(computeCommission({ commission_type: 'percent', commission_value: 0 }, 100)).toBe('0.00');
+    expect(computeCommission({ commission_type: 'percent', commission_value: 50 }, 1.05, 'USD')).toBe('0.53');
+    expect(computeCommission({ commission_type: 'percent', commission_value: 15 }, 33.35, 'USD')).toBe('5.00');
+    expect(computeCommission({ commission_type: 'percent', commission_value: 12.5 }, 0.1, 'USD')).toBe('0.01');
+    expect(computeCommission({ commission_type: 'percent', commission_value: '33.333' }, 100, 'USD')).toBe('33.33');
+    expect(computeCommission({ commission_type: 'percent', commission_value: 0 }, 100, 'USD')).toBe('0.00');
   });
   it('flat per paid conversion; nothing on a zero amount', () => {
-    expect(computeCommission({ commission_type: 'flat', commission_value: 25 }, 99)).toBe('25.00');
-    expect(computeCommission({ commission_type: 'flat', commission_value: 2.345 }, 1)).toBe('2.35');
-    expect(computeCommission({ commission_type: 'flat', commission_value: 25 }, 0)).toBe('0.00');
+    expect(computeCommission({ commission_type: 'flat', commission_value: 25 }, 99, 'USD')).toBe('25.00');
+    expect(computeCommission({ commission_type: 'flat', commission_value: 2.345 }, 1, 'USD')).toBe('2.35');
+    expect(computeCommission({ commission_type: 'flat', commission_value: 25 }, 0, 'USD')).toBe('0.00');
+  });
+  it("rounds to the currency's ISO 4217 minor unit: none for JPY, three decimals for BHD", () => {
+    expect(computeCommission({ commission_type: 'percent', commission_value: 30 }, 1001, 'JPY')).toBe('300');
+    expect(computeCommission({ commission_type: 'percent', commission_value: 50 }, 1001, 'jpy')).toBe('501');
+    expect(computeCommission({ commission_type: 'percent', commission_value: 30 }, 10.005, 'BHD')).toBe('3.002');
+    expect(computeCommission({ commission_type: 'flat', commission_value: 2.5 }, 1, 'HUF')).toBe('2.50');
+  });
+  it('a partial refund reduces the commission in proportion, rounded the same way; a full one to zero', () => {
+    expect(commissionAfterRefund('30.00', '100', '40', 'USD')).toBe('18.00');
+    expect(commissionAfterRefund('300', '1001', '1', 'JPY')).toBe('300');
+    expect(commissionAfterRefund('300', '1001', '1001', 'JPY')).toBe('0');
   });
   it('handles amounts beyond float precision exactly', () => {
-    expect(computeCommission({ commission_type: 'percent', commission_value: 10 }, '12345678901234.55')).toBe('1234567890123.46');
+    expect(computeCommission({ commission_type: 'percent', commission_value: 10 }, '12345678901234.55', 'USD')).toBe('1234567890123.46');
   });
 });
 

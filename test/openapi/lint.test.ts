@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -22,4 +23,10 @@ describe('redocly lint (recommended rules)', () => {
       const problems = json.problems.map((p) => `${p.ruleId}: ${p.message}`).join('\n');
       expect(json.totals, problems).toMatchObject({ errors: 0, warnings: 0 });
   }, 60_000);
+
+  it('runs the recommended rules without exceptions (the one for the missing licence is gone with it)', () => {
+    const config = readFileSync(join(root, 'openapi', 'redocly.yaml'), 'utf8');
+    const settings = config.split('\n').filter((line) => line.trim() !== '' && !line.trimStart().startsWith('#'));
+    expect(settings).toEqual(['extends:', '  - recommended']);
+  });
 });

@@ -6,6 +6,30 @@ export const Timestamp = z.string().describe('ISO-8601 timestamp in UTC.');
 /** Input timestamps accept any ISO-8601 offset; the service stores and answers them in UTC. */
 export const TimestampInput = z.string().datetime({ offset: true });
 
+/**
+ * The earliest `occurred_at` accepted: no click or charge of an affiliate program predates it, and
+ * every timestamp from it on has the same four-digit, ISO-8601 form in PostgreSQL and JavaScript
+ * (years 0000-0099 do not: PostgreSQL has no year 0 and JavaScript reads years below 100 as 19xx).
+ */
+export const OCCURRED_AT_MIN = '2000-01-01T00:00:00Z';
+/** Clocks drift; a client's "now" may run a little ahead of ours, but no further than this. */
+export const MAX_FUTURE_SKEW_MS = 5 * 60 * 1000;
+const OCCURRED_AT_MIN_MS = Date.parse(OCCURRED_AT_MIN);
+
+/** Why an `occurred_at` (epoch ms) is refused, or undefined: from OCCURRED_AT_MIN to 5 minutes after now. */
+export function occurredAtProblem(at: number, now: number = Date.now()): string | undefined {
+  if (Number.isNaN(at)) return 'Invalid datetime';
+  if (at < OCCURRED_AT_MIN_MS) return `must not be before ${OCCURRED_AT_MIN}`;
+  if (at - now > MAX_FUTURE_SKEW_MS) return 'must not be more than 5 minutes in the future';
+  return undefined;
+}
+
+/** When something happened, as a client reports it (see occurredAtProblem). */
+export const OccurredAtInput = TimestampInput.superRefine((value, ctx) => {
+  const problem = occurredAtProblem(Date.parse(value));
+  if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
+});
+
 export const Money = z.number().finite();
 
 /**

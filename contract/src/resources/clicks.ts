@@ -1,7 +1,7 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { errorResponses } from '../common/errors.js';
-import { Identifier, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
+import { Identifier, OccurredAtInput, Timestamp, Uuid } from '../common/primitives.js';
 
 const c = initContract();
 
@@ -22,7 +22,7 @@ export const CreateClickBody = z.object({
   referrer: z.string().max(2048).optional().describe('HTTP referrer of the visit.'),
   user_agent: z.string().max(1024).optional().describe("Visitor's user agent."),
   ip: z.string().max(64).optional().describe("Visitor's IP address."),
-  occurred_at: TimestampInput.optional().describe('When the click happened (default now); for importing clicks captured elsewhere. At most 5 minutes in the future.'),
+  occurred_at: OccurredAtInput.optional().describe('When the click happened (default now); for importing clicks captured elsewhere. From 2000-01-01T00:00:00Z to at most 5 minutes in the future.'),
 });
 
 export const clicksContract = c.router({

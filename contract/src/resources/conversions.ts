@@ -1,9 +1,9 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { ClickAttributionFields } from '../common/attribution.js';
-import { errorResponses } from '../common/errors.js';
+import { ErrorBody, errorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
-import { CurrencyCode, Deduped, Identifier, Money, MoneyInput, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
+import { CurrencyCode, Deduped, Identifier, Money, MoneyInput, OccurredAtInput, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
 
 const c = initContract();
 
@@ -48,7 +48,7 @@ export const CreateConversionBody = z.object({
   kind: ConversionKind.optional().describe(
     '`initial` is allowed only on the customer\'s first conversion; `recurring` only with a customer. Default: `recurring` when attributed by customer_id alone, else `initial` on the first conversion.',
   ),
-  occurred_at: TimestampInput.optional().describe('When the charge happened (default now); windows are measured at this time. At most 5 minutes in the future.'),
+  occurred_at: OccurredAtInput.optional().describe('When the charge happened (default now); windows are measured at this time. From 2000-01-01T00:00:00Z to at most 5 minutes in the future.'),
 });
 
 export const RefundConversionBody = z.object({
@@ -108,8 +108,19 @@ export const conversionsContract = c.router({
     description:
       'For merchants who do not use provider webhooks: records that the charge was refunded, in full or in part. A full refund sets `status` to `reversed` and the commission to 0; a partial refund reduces the commission in proportion. Idempotent: a repeat answers 200 with `deduped: true` and changes nothing. The conversion is addressed by UUID or external_id.',
     pathParams: z.object({ id: z.string().min(1).describe("Conversion UUID or the merchant's external_id.") }),
-    body: RefundConversionBody,
-    responses: { 200: ConversionWriteEnvelope, 400: errorResponses[400], 403: errorResponses[403], 404: errorResponses[404] },
+    // Optional on the wire: a POST without a body (or with `{}`) refunds the whole charge.
+    // `.default({})`: the handler still gets an object, clients may leave the body out, and the
+    // OpenAPI document marks it not required.
+    body: RefundConversionBody.default({}).describe(
+      'Optional: without a body (or with `{}`) the whole charge is refunded; send `amount` for a partial refund.',
+    ),
+    responses: {
+      200: ConversionWriteEnvelope,
+      400: errorResponses[400],
+      403: errorResponses[403],
+      404: errorResponses[404],
+      409: ErrorBody.describe("The refunds of this conversion would total more than its amount (refunds with different `refund_id`s add up); the message says how much was already refunded."),
+    },
   },
   get: {
     method: 'GET',

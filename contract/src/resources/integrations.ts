@@ -72,7 +72,7 @@ export const integrationsContract = c.router({
 export const WebhookOutcome = z
   .enum(['processed', 'ignored', 'duplicate'])
   .describe(
-    '`processed`: the event changed something (conversion, customer status, refund); `ignored`: an event type the service does not use, or one that concerns no referred customer (nothing recorded); `duplicate`: this event was handled before (nothing changed).',
+    '`processed`: the event changed something (conversion, customer status, refund); `ignored`: an event type the service does not use, one that concerns no referred customer, one whose data breaks the API’s input rules, or one the API would refuse with a 4xx (nothing recorded; the reason is in `detail`; answered 200 so that the provider stops retrying a payload that can never succeed); `duplicate`: this event was handled before (nothing changed).',
   );
 
 export const WebhookReceipt = z
@@ -98,7 +98,7 @@ export const webhooksContract = c.router({
       'Called by the payment provider, not by merchants: no API key. The body is verified on its raw bytes with the organization\'s signing secret for that provider (PUT /api/integrations/{provider}) as the provider documents it:',
       'Stripe `Stripe-Signature` (HMAC-SHA256, 300 s tolerance); Paddle Billing `Paddle-Signature` (`ts`, `h1`, 300 s tolerance); Lemon Squeezy `X-Signature` (HMAC-SHA256 hex of the body); Polar Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`, 300 s tolerance); Chargebee HTTP basic auth whose password is the secret.',
       'The referral is read from the metadata key `ref_svc_affiliate` (a cookie id, slug or click id). A first payment with a referral creates the customer and an `initial` conversion; a renewal becomes a `recurring` conversion by customer; a cancelled subscription makes the customer `canceled`; a refund reverses the commission. The provider\'s payment or invoice id is the conversion\'s `external_id`, so redelivery changes nothing.',
-      'Unknown provider: 404. No secret configured for the provider, or a missing, wrong or stale signature: 400, nothing recorded. Event types the service does not use: 200 with outcome `ignored`.',
+      'Unknown provider: 404. No secret configured for the provider, or a missing or wrong signature, or a signature timestamp more than 300 s old or more than 300 s ahead: 400, nothing recorded. Event types the service does not use: 200 with outcome `ignored`.',
     ].join(' '),
     pathParams: z.object({
       provider: z.string().describe('`stripe`, `paddle`, `lemonsqueezy`, `polar` or `chargebee`.'),

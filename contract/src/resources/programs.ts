@@ -18,7 +18,7 @@ const programFields = {
     .finite()
     .min(0)
     .max(1_000_000)
-    .describe('Percent of `amount` when commission_type is `percent` (30 means 30 %), else a flat amount in the program currency per paid conversion. At most 1000000.'),
+    .describe('Percent of `amount` when commission_type is `percent` (30 means 30 %), else a flat amount in the program currency per paid conversion. At most 100 for `percent` (a commission never exceeds the charge), at most 1000000 for `flat`.'),
   click_window_days: z
     .number()
     .int()

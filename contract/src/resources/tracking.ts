@@ -18,6 +18,15 @@ const c = initContract();
 const TRACKING_NOTE =
   ' Public: no API key; callable from any origin (CORS, preflight answered). The body may be sent as `application/json` or as `text/plain` holding JSON, which browsers send without a CORS preflight. Rate limited per client address (429 with Retry-After).';
 
+/**
+ * The request content types the public endpoints accept (server/src/modules/tracking/
+ * tracking.http.ts parses both as JSON): `text/plain` is what the snippet sends, a CORS "simple"
+ * request with no preflight. ts-rest's `contentType` names one type and not this one, so the
+ * route's metadata carries the list; the OpenAPI document declares each (openapi/document.ts).
+ */
+export const TRACKING_REQUEST_CONTENT_TYPES = ['application/json', 'text/plain'] as const;
+const trackingMetadata = { requestContentTypes: TRACKING_REQUEST_CONTENT_TYPES } as const;
+
 export const TrackingPathParams = z.object({
   organizationId: Uuid.describe('Your organization id (public; it is what `data-organization` on the snippet tag holds).'),
 });
@@ -66,6 +75,7 @@ export const trackingContract = c.router({
       TRACKING_NOTE,
     pathParams: TrackingPathParams,
     body: TrackingClickBody,
+    metadata: trackingMetadata,
     responses: {
       201: z.object({ success: z.literal(true), data: z.object({ click: TrackingClick }) }),
       200: z
@@ -84,6 +94,7 @@ export const trackingContract = c.router({
       TRACKING_NOTE,
     pathParams: TrackingPathParams,
     body: TrackingCustomerBody,
+    metadata: trackingMetadata,
     responses: {
       200: z.object({ success: z.literal(true), data: z.object({ customer: TrackingCustomer }), deduped: Deduped }),
       201: z.object({ success: z.literal(true), data: z.object({ customer: TrackingCustomer }), deduped: Deduped }),

@@ -1,4 +1,4 @@
-import { LruCache } from '../lru-cache.js';
+import { LRUCache } from 'lru-cache';
 
 export interface CachedAffiliate {
   id: string;
@@ -35,10 +35,10 @@ export const PROGRAM_RULE_TTL_MS = 5_000;
 export class AttributionCache {
   // Sized to keep the process small (a few MB each when full): slugs are few and hot; a click is
   // typically looked up once or twice (signup, first sale), so only recently used ones are worth keeping.
-  readonly affiliatesBySlug = new LruCache<string, CachedAffiliate>(20_000);
-  readonly clicksByCookie = new LruCache<string, CachedClick>(10_000);
-  readonly clicksById = new LruCache<string, CachedClick>(10_000);
-  readonly programs = new LruCache<string, ProgramRule>(5_000, PROGRAM_RULE_TTL_MS);
+  readonly affiliatesBySlug = new LRUCache<string, CachedAffiliate>({ max: 20_000 });
+  readonly clicksByCookie = new LRUCache<string, CachedClick>({ max: 10_000 });
+  readonly clicksById = new LRUCache<string, CachedClick>({ max: 10_000 });
+  readonly programs = new LRUCache<string, ProgramRule>({ max: 5_000, ttl: PROGRAM_RULE_TTL_MS });
 
   static key(organizationId: string, value: string): string {
     return `${organizationId}:${value}`;

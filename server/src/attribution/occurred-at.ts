@@ -1,15 +1,17 @@
+import { occurredAtProblem } from '@affiliate-attribution/contract';
 import { BadRequestError } from '../http/errors.js';
 
-/** Clocks drift; a client's "now" may run a little ahead of ours, but no further than this. */
-export const MAX_FUTURE_SKEW_MS = 5 * 60 * 1000;
+export { MAX_FUTURE_SKEW_MS } from '@affiliate-attribution/contract';
 
-/** `occurred_at` of a click or conversion: default now, never more than 5 minutes ahead. */
+/**
+ * `occurred_at` of a click or conversion, from any channel (the API's contract checks the same
+ * rule first; provider webhooks and imports arrive here directly): default now, else within the
+ * contract's range (occurredAtProblem: not before 2000, at most 5 minutes ahead).
+ */
 export function resolveOccurredAt(value: string | undefined, now: Date = new Date()): Date {
   if (value === undefined) return now;
   const at = new Date(value);
-  if (Number.isNaN(at.getTime())) throw new BadRequestError('occurred_at: Invalid datetime');
-  if (at.getTime() - now.getTime() > MAX_FUTURE_SKEW_MS) {
-    throw new BadRequestError('occurred_at: must not be more than 5 minutes in the future');
-  }
+  const problem = occurredAtProblem(at.getTime(), now.getTime());
+  if (problem) throw new BadRequestError(`occurred_at: ${problem}`);
   return at;
 }

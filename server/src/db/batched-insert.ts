@@ -1,5 +1,6 @@
 import type { Sql } from './sql.js';
 import { isDatabaseUnavailable } from './sql.js';
+import { StoredStatement } from './stored-statement.js';
 
 export interface InsertBatcherOptions<Row> {
   /** Rows per statement at most. */
@@ -135,15 +136,15 @@ export function unnestParameters(columns: readonly UnnestColumn[]): string {
 
 /**
  * A multi-row INSERT whose text does not depend on the number of rows: one array parameter per
- * column, unnested into rows. Sent as an unnamed statement: a named (per-connection) prepared
- * statement breaks behind a transaction pooler and on the embedded database, whose one session
- * outlives the pool's connections (see Sql.query).
- * `suffix` follows the SELECT (ON CONFLICT …, RETURNING …). Rows are inserted in the order of
- * `orderBy` when given: concurrent statements that insert the same unique keys then take them in
- * the same order, and wait for each other instead of deadlocking.
+ * column, unnested into rows, kept in PostgreSQL as a function so that it is planned once per
+ * server connection (db/stored-statement.ts), never as a named prepared statement.
+ * `suffix` follows the SELECT (ON CONFLICT …, RETURNING *: then the inserted rows are returned).
+ * Rows are inserted in the order of `orderBy` when given: concurrent statements that insert the
+ * same unique keys then take them in the same order, and wait for each other instead of
+ * deadlocking.
  */
 export class UnnestInsert<Row extends readonly unknown[]> {
-  private readonly text: string;
+  private readonly statement: StoredStatement;
 
   constructor(
     table: string,
@@ -152,12 +153,15 @@ export class UnnestInsert<Row extends readonly unknown[]> {
   ) {
     const names = columns.map((c) => c.name).join(', ');
     const order = options.orderBy ? ` order by ${options.orderBy}` : '';
-    this.text = `insert into ${table} (${names}) select * from unnest(${unnestParameters(columns)}) as input_rows(${names})${order} ${options.suffix ?? ''}`.trim();
+    const suffix = options.suffix ?? '';
+    const text = `insert into ${table} (${names}) select * from unnest(${unnestParameters(columns)}) as input_rows(${names})${order} ${suffix}`.trim();
+    const returnsRows = /returning \*$/i.test(suffix.trim());
+    this.statement = new StoredStatement(`${table}_insert`, columns.map((c) => `${c.type}[]`), returnsRows ? `setof ${table}` : undefined, text);
   }
 
   /** Inserts the rows (values in column order); returns what the suffix's RETURNING returns. */
   async run<T = Record<string, unknown>>(sql: Sql, rows: readonly Row[]): Promise<T[]> {
-    return (await sql.query<T>({ text: this.text, values: columnArrays(rows, this.columns.length) })).rows;
+    return this.statement.run<T>(sql, columnArrays(rows, this.columns.length));
   }
 
   /**

@@ -146,7 +146,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   const code = typeof e.code === 'string' ? e.code : '';
   if (connectionErrorCodes.has(code) || code.startsWith('08') || code.startsWith('57P') || code.startsWith('53')) return true;
   const message = typeof e.message === 'string' ? e.message : '';
-  if (/Timeout acquiring a connection|Connection terminated|terminating connection|not queryable|Client was closed|connection is closed/i.test(message)) {
+  if (/Timeout acquiring a connection|Connection terminated|terminating connection|not queryable|Client was closed|connection is closed|Query read timeout|timeout expired|due to statement timeout/i.test(message)) {
     return true;
   }
   return e.cause !== undefined && e.cause !== err && isDatabaseUnavailable(e.cause);

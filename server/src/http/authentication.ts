@@ -5,7 +5,7 @@ import { ErrorMessages } from '@affiliate-attribution/contract';
 import { hashApiKey, parseAuthorizationHeader } from '../modules/organizations/api-key.js';
 import type { OrganizationsService } from '../modules/organizations/organizations.service.js';
 import { UnauthorizedError } from './errors.js';
-import { LruCache } from '../lru-cache.js';
+import { LRUCache } from 'lru-cache';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -23,13 +23,14 @@ declare global {
  * since their entries expire and the next lookup finds the revocation in PostgreSQL.
  */
 export class ApiKeyAuthenticator {
-  private readonly cache: LruCache<string, Organization>;
+  private readonly cache: LRUCache<string, Organization>;
 
   constructor(
     private readonly organizations: OrganizationsService,
     private readonly ttlMs: number,
   ) {
-    this.cache = new LruCache(10_000, ttlMs);
+    // ttl 0 is lru-cache's "no expiry", but with ttlMs 0 nothing is ever stored (authenticate).
+    this.cache = new LRUCache({ max: 10_000, ttl: ttlMs });
   }
 
   /**

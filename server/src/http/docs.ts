@@ -6,8 +6,8 @@ import { Router, type Request } from 'express';
 /**
  * GET /openapi.json: the committed document (openapi/openapi.json, kept equal to the contract by
  * `npm run openapi:check`), with `servers` set to this deployment's base URL and legacy host.
- * GET /docs: the interactive API reference (Scalar), its script served from node_modules, so the
- * page loads nothing from a CDN. Both are public.
+ * GET /docs: the interactive API reference (Scalar), its script served from node_modules and its
+ * text in system fonts, so the page asks nothing of any origin but this one. Both are public.
  */
 
 const DOCUMENT_PATH = fromRepoRoot('openapi/openapi.json');
@@ -36,15 +36,24 @@ const DOCS_CSP = [
   "form-action 'none'",
 ].join('; ');
 
+// Not "api-reference": the standalone bundle, as it loads, looks for an element with that id and
+// mounts a second, unconfigured reference beside it (its HTML API: no document, so grey loading
+// placeholders fill the first screen; default fonts and the hosted AI agent, so requests to
+// fonts.scalar.com and proxy.scalar.com that the policy above blocks, each a console error).
+const MOUNT_ID = 'reference';
+
+// The empty data: icon, because without one browsers ask for /favicon.ico and log its 404 as a
+// console error.
 const DOCS_HTML = `<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>Affiliate Attribution API reference</title>
+    <link rel="icon" href="data:," />
   </head>
   <body>
-    <div id="api-reference"></div>
+    <div id="${MOUNT_ID}"></div>
     <script src="/docs/scalar.js"></script>
     <script src="/docs/init.js"></script>
   </body>
@@ -53,8 +62,10 @@ const DOCS_HTML = `<!doctype html>
 
 // A separate file rather than an inline script, so that a strict Content-Security-Policy holds.
 // No default fonts (they come from Scalar's CDN), no telemetry, no developer toolbar, no hosted AI
-// agent; every tag open, so the whole reference reads (and searches) as one page.
-const INIT_JS = `Scalar.createApiReference('#api-reference', {
+// agent (it searches Scalar's registry through proxy.scalar.com); every tag open, so the whole
+// reference reads (and searches) as one page. No proxyUrl: in the reference's request modal Scalar
+// then sends requests directly, never through proxy.scalar.com.
+const INIT_JS = `Scalar.createApiReference('#${MOUNT_ID}', {
   url: '/openapi.json',
   withDefaultFonts: false,
   telemetry: false,

@@ -1,12 +1,33 @@
+import type { IncomingMessage } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { ErrorMessages, type ErrorBody } from '@affiliate-attribution/contract';
 import { HttpError } from './errors.js';
+import { declaredBodyLength } from './security.js';
+import { echoInput } from './validation-message.js';
 import { isDatabaseUnavailable } from '../db/sql.js';
+
+/** A refused body up to this size is read off and discarded, so the connection serves the client's next request. */
+const DRAIN_MAX_BYTES = 64 * 1024;
+
+/**
+ * Whether an answer given now must close the connection: the request was refused from its headers
+ * (no key, a declared length over the limit, ...) while a large body (or a chunked one, of unknown
+ * length) is still to come. Kept alive, Node would read all of it, however large, before the
+ * connection could serve another request; with `Connection: close`, node:http ends the connection
+ * once the answer is written and then destroys the socket, so it is never left half-open. Small
+ * bodies are drained instead: cheaper than a new connection, and the answer does not depend on
+ * whether their last bytes happened to arrive before it. Both lanes ask this before answering.
+ */
+export function mustCloseForUnreadBody(req: IncomingMessage): boolean {
+  if (req.complete) return false;
+  return req.headers['transfer-encoding'] !== undefined || declaredBodyLength(req) > DRAIN_MAX_BYTES;
+}
 
 export function sendError(res: Response, status: number, message: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  if (mustCloseForUnreadBody(res.req)) res.setHeader('Connection', 'close');
   const body: ErrorBody = { success: false, message };
   res.status(status).json(body);
 }
@@ -84,7 +105,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
 }
 
 export const notFoundHandler: RequestHandler = (req, res) => {
-  sendError(res, 404, `Not found: ${req.method} ${req.path}`);
+  sendError(res, 404, `Not found: ${req.method} ${echoInput(req.path)}`);
 };
 
 /** Async route/middleware errors reach the error handler instead of crashing or hanging. */

@@ -6,14 +6,14 @@ import type { Logger } from 'pino';
 import type { ZodTypeAny } from 'zod';
 import type { Organization } from '@affiliate-attribution/contract';
 import type { ApiKeyAuthenticator } from './authentication.js';
-import { errorResponse } from './error-handler.js';
+import { errorResponse, mustCloseForUnreadBody } from './error-handler.js';
 import { BadRequestError } from './errors.js';
 import type { Readiness } from './health.js';
 import { bindRequestLog, logRequestCompleted } from './logging.js';
 import type { Metrics } from './metrics.js';
 import { API_KEY_RATE_LIMIT_SCOPE, countRequest, type RateLimiter } from './rate-limit.js';
 import { requestIdFrom } from './request-context.js';
-import { containsNul, NUL_CHARACTERS_MESSAGE, STRICT_SECURITY_HEADERS } from './security.js';
+import { assertUtf8Body, containsNul, NUL_CHARACTERS_MESSAGE, STRICT_SECURITY_HEADERS } from './security.js';
 import { describeZodError } from './validation-message.js';
 
 /** Largest JSON body accepted on /api (body-parser's `1mb`: 1 MiB). */
@@ -72,9 +72,14 @@ const SECURITY_HEADERS_FLAT = STRICT_SECURITY_HEADERS.flat();
  * goes to Express untouched, which answers it as it answers every route.
  *
  * It answers exactly as the Express stack does (test/api/hot-lane.test.ts compares the two
- * response by response): the same steps in the same order (body parsed, API key, per-key rate
- * limit, NUL characters, contract validation, the route's implementation), the same error
- * mapping (errorResponse), security headers, request id, access log and metrics.
+ * response by response): the same steps in the same order (API key, from the Authorization
+ * header; per-key rate limit; then the body read and parsed: UTF-8, JSON; NUL characters;
+ * contract validation; the route's implementation), the same error mapping (errorResponse),
+ * security headers, request id, access log and metrics. Nothing of the body is read before the
+ * key is known: a refused request's body is never buffered, and the answer closes the connection
+ * while a large body is still arriving (mustCloseForUnreadBody). Bodies it leaves to Express (over the limit, other types) go
+ * through the same order there: API key, rate limit, then 415 and a declared length over the
+ * limit (413) before a byte is read.
  */
 export class HotLane {
   private readonly routes = new Map<string, HotRoute>();
@@ -114,12 +119,13 @@ export class HotLane {
     let status: number;
     let body: unknown;
     try {
-      const parsed = hot.route.method === 'GET' ? {} : parseJsonBody(await readBody(req));
+      // The key first, from the headers: a body is read only for a request that may be served.
       const { organization, keyHash } = await authenticator.authenticate(req.headers.authorization);
       request.organization = organization;
       const limit = await countRequest(apiKeyRateLimiter, `${API_KEY_RATE_LIMIT_SCOPE}:${keyHash}`, (err) => request.log.warn({ err }, 'rate limiter unavailable; request allowed'));
       for (const [name, value] of limit.headers) headers.push(name, value);
       if (limit.refusal) throw limit.refusal;
+      const parsed = hot.route.method === 'GET' ? {} : parseJsonBody(await readBody(req));
       if (containsNul(parsed)) throw new BadRequestError(NUL_CHARACTERS_MESSAGE);
       const valid = hot.route.method === 'GET' ? { success: true as const, data: parsed } : (hot.route as { body: ZodTypeAny }).body.safeParse(parsed);
       if (!valid.success) throw new BadRequestError(describeZodError(valid.error, 'body'));
@@ -137,6 +143,7 @@ export class HotLane {
       status = error.status;
       body = { success: false, message: error.message };
     }
+    if (!readiness.draining && mustCloseForUnreadBody(req)) headers.push('Connection', 'close');
     const json = JSON.stringify(body);
     headers.push('Content-Type', JSON_CONTENT_TYPE, 'Content-Length', String(Buffer.byteLength(json)));
     res.writeHead(status, headers);
@@ -184,10 +191,12 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 }
 
 /**
- * JSON as body-parser's strict parser reads it: a leading BOM dropped, an empty body is `{}`,
- * anything but an object or array (after whitespace) refused, like malformed JSON, as 400.
+ * JSON as body-parser's strict parser reads it (with the `verify` of security.ts's jsonBodyParser):
+ * bytes that are not UTF-8 refused as 400, a leading BOM dropped, an empty body is `{}`, anything
+ * but an object or array (after whitespace) refused, like malformed JSON, as 400.
  */
 function parseJsonBody(raw: Buffer): unknown {
+  assertUtf8Body(raw);
   let text = raw.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.length === 0) return {};

@@ -1,6 +1,31 @@
-import type { Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
+
+/**
+ * How long Node waits on a client, in ms. Only idle keep-alive sockets are subject to
+ * keepAliveTimeout; a request being received is subject to headersTimeout until its headers are
+ * complete and to requestTimeout until its body is: so headersTimeout must be the shorter, or a
+ * client trickling its headers (slowloris) holds the socket for the full requestTimeout.
+ */
+export const HTTP_TIMEOUTS = {
+  /** Above the usual load balancer idle timeout (60 s), so that the balancer, not us, closes an idle connection it might be reusing. */
+  keepAliveTimeout: 65_000,
+  /** A header section is at most 16 KiB: seconds even on a poor mobile link. */
+  headersTimeout: 20_000,
+  /** Headers and a body of up to 1 MiB. */
+  requestTimeout: 60_000,
+  /** How often Node checks the two above (default 30 s, which would let either run up to 30 s late). */
+  connectionsCheckingInterval: 2_000,
+} as const;
+
+/** The service's HTTP server (main.ts): the timeouts above, and error envelopes for what Node answers itself. */
+export function createHttpServer(listener: RequestListener, logger: Logger): Server {
+  // As options, so that Node itself refuses a headersTimeout above requestTimeout.
+  const server = createServer(HTTP_TIMEOUTS, listener);
+  configureHttpServer(server, logger);
+  return server;
+}
 
 const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 413: 'Payload Too Large', 431: 'Request Header Fields Too Large' };
 
@@ -10,9 +35,9 @@ const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request 
  * empty body. These answer the error envelope like every other error.
  */
 export function configureHttpServer(server: Server, logger: Logger): void {
-  server.keepAliveTimeout = 65_000; // above the usual load balancer idle timeout (60 s)
-  server.headersTimeout = 66_000;
-  server.requestTimeout = 60_000;
+  server.keepAliveTimeout = HTTP_TIMEOUTS.keepAliveTimeout;
+  server.headersTimeout = HTTP_TIMEOUTS.headersTimeout;
+  server.requestTimeout = HTTP_TIMEOUTS.requestTimeout;
   server.on('clientError', (err: NodeJS.ErrnoException & { bytesParsed?: number }, socket: Socket) => {
     if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();

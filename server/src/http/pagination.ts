@@ -16,8 +16,12 @@ export function decodeCursor(cursor: string | undefined): CursorPosition | undef
   if (cursor === undefined) return undefined;
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
-    const date = new Date(String(at));
-    if (typeof at === 'string' && typeof id === 'string' && isUuid(id) && !Number.isNaN(date.getTime())) return { at: date, id };
+    if (typeof at === 'string' && typeof id === 'string' && isUuid(id)) {
+      const date = new Date(at);
+      // Only what encodeCursor writes: a four-digit year in ISO-8601 form, which PostgreSQL reads
+      // as the same instant (years outside 1-9999 are beyond its range or read differently).
+      if (!Number.isNaN(date.getTime()) && date.toISOString() === at && date.getUTCFullYear() >= 1 && date.getUTCFullYear() <= 9999) return { at: date, id };
+    }
   } catch {
     // fall through: a cursor we did not issue
   }

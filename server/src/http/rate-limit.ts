@@ -14,119 +14,12 @@ export interface RateLimitDecision {
 }
 
 /**
- * Counts requests per key (a client address, usually). The in-memory implementation below limits
- * per instance; a shared store (Redis, PostgreSQL) can implement the same interface to limit
- * across instances, which is why `hit` is asynchronous.
+ * Counts requests per key (an API key's hash, a client address). Implemented on
+ * rate-limiter-flexible's stores (rate-limit-flexible.ts): memory per instance, or Redis or
+ * PostgreSQL shared by every instance, which is why `hit` is asynchronous.
  */
 export interface RateLimiter {
   hit(key: string): Promise<RateLimitDecision>;
-}
-
-export interface SlidingWindowOptions {
-  /** Requests allowed per window and key. 0 disables limiting. */
-  limit: number;
-  windowMs: number;
-  /** Keys tracked at most; beyond it the least recently started windows are forgotten. */
-  maxKeys?: number;
-  /** Injectable clock (milliseconds), for tests. */
-  now?: () => number;
-}
-
-interface WindowCounts {
-  /** Start of the current fixed window (ms, a multiple of windowMs). */
-  start: number;
-  current: number;
-  previous: number;
-}
-
-/**
- * Sliding-window counter: the count of the current fixed window plus the previous window's count
- * weighted by how much of it still overlaps the sliding window. It avoids the double burst a fixed
- * window allows at its boundary, with O(1) memory per key. Refused requests are not counted, so a
- * client that backs off for Retry-After seconds gets through.
- */
-export class InMemorySlidingWindowRateLimiter implements RateLimiter {
-  private readonly windows = new Map<string, WindowCounts>();
-  private readonly maxKeys: number;
-  private readonly now: () => number;
-  private lastSweep = 0;
-
-  constructor(private readonly options: SlidingWindowOptions) {
-    if (!(options.windowMs > 0)) throw new Error('rate limit window must be positive');
-    if (!(options.limit >= 0)) throw new Error('rate limit must be >= 0');
-    this.maxKeys = options.maxKeys ?? 100_000;
-    this.now = options.now ?? Date.now;
-  }
-
-  hit(key: string): Promise<RateLimitDecision> {
-    return Promise.resolve(this.hitSync(key));
-  }
-
-  hitSync(key: string): RateLimitDecision {
-    const { limit, windowMs } = this.options;
-    if (limit === 0) return { allowed: true, limit, remaining: 0, retryAfterSeconds: 0 };
-    const now = this.now();
-    const start = Math.floor(now / windowMs) * windowMs;
-    this.sweep(start);
-
-    let counts = this.windows.get(key);
-    if (!counts) {
-      if (this.windows.size >= this.maxKeys) this.evictOldest();
-      counts = { start, current: 0, previous: 0 };
-      this.windows.set(key, counts);
-    } else if (counts.start !== start) {
-      counts.previous = counts.start === start - windowMs ? counts.current : 0;
-      counts.current = 0;
-      counts.start = start;
-    }
-
-    const elapsed = now - start;
-    const previousWeight = (windowMs - elapsed) / windowMs;
-    const estimate = counts.previous * previousWeight + counts.current;
-    if (estimate + 1 <= limit) {
-      counts.current += 1;
-      return { allowed: true, limit, remaining: Math.max(0, Math.floor(limit - estimate - 1)), retryAfterSeconds: 0 };
-    }
-    return { allowed: false, limit, remaining: 0, retryAfterSeconds: Math.max(1, Math.ceil(this.waitMs(counts, elapsed) / 1000)) };
-  }
-
-  /** Milliseconds until `previous * weight(t) + current + 1 <= limit` holds again. */
-  private waitMs(counts: WindowCounts, elapsed: number): number {
-    const { limit, windowMs } = this.options;
-    if (counts.current + 1 <= limit) {
-      // Within this window, once enough of the previous window has slid out.
-      const t = windowMs * (1 - (limit - 1 - counts.current) / counts.previous);
-      return Math.max(0, t - elapsed);
-    }
-    // Only in the next window, where this window's count becomes the weighted "previous".
-    const t = windowMs * (1 - (limit - 1) / counts.current);
-    return windowMs - elapsed + Math.max(0, t);
-  }
-
-  /** Drops keys whose windows can no longer count (older than the previous window), once per window. */
-  private sweep(start: number): void {
-    if (start === this.lastSweep) return;
-    this.lastSweep = start;
-    const horizon = start - this.options.windowMs;
-    for (const [key, counts] of this.windows) {
-      if (counts.start < horizon) this.windows.delete(key);
-    }
-  }
-
-  private evictOldest(): void {
-    // Map iteration follows insertion order: the first keys are the longest tracked.
-    const excess = this.windows.size - this.maxKeys + 1;
-    let removed = 0;
-    for (const key of this.windows.keys()) {
-      if (removed++ >= Math.max(excess, Math.ceil(this.maxKeys / 100))) break;
-      this.windows.delete(key);
-    }
-  }
-
-  /** Keys currently tracked (for tests and metrics). */
-  get size(): number {
-    return this.windows.size;
-  }
 }
 
 /**
@@ -138,7 +31,11 @@ export function clientAddressKey(address: string | undefined): string {
   if (!address) return 'unknown';
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped) return mapped[1];
-  if (isIP(address) !== 6) return address;
+  const version = isIP(address);
+  // Not an address: only what a trusted proxy's X-Forwarded-For said, bounded in length for the
+  // store's key column (255 characters), since a client may have written it.
+  if (version === 0) return address.slice(0, 100);
+  if (version === 4) return address;
   return `${expandIpv6(address).slice(0, 4).join(':')}::/64`;
 }
 
@@ -170,8 +67,9 @@ export interface RateLimitOutcome {
 /**
  * Counts one request under `key`. The budget is advertised in RateLimit-Limit /
  * RateLimit-Remaining; a refusal is 429 in the error envelope with Retry-After. If the limiter
- * itself fails (a shared store down), the request is let through: tracking must not stop because
- * the limiter's store is unavailable. Shared by the middleware below and the hot routes.
+ * itself fails, the request is let through: tracking must not stop because of the limiter (a
+ * shared store that is down is normally covered by the in-memory insurance limiter first, see
+ * rate-limit-stores.ts; this is the last resort). Shared by the middleware below and the hot routes.
  */
 export async function countRequest(limiter: RateLimiter, key: string, onUnavailable: (err: unknown) => void): Promise<RateLimitOutcome> {
   let decision: RateLimitDecision;

@@ -1,4 +1,6 @@
-import type { RequestHandler } from 'express';
+import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage } from 'node:http';
+import express, { type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { BadRequestError } from './errors.js';
 
@@ -63,3 +65,46 @@ export const rejectNulCharacters: RequestHandler = (req, _res, next) => {
   }
   next();
 };
+
+export const INVALID_UTF8_MESSAGE = 'Body is not valid UTF-8';
+
+/**
+ * A body must be well-formed UTF-8 (RFC 8259). A lenient decoder turns every malformed sequence into
+ * U+FFFD, so two different byte strings would become one string: one idempotency key, one
+ * customer id. Such bodies are refused with 400 instead. Both lanes call this on the raw bytes,
+ * before JSON parsing (body-parser's `verify` runs at the same point).
+ */
+export function assertUtf8Body(raw: Uint8Array): void {
+  if (!isUtf8(raw)) throw new BadRequestError(INVALID_UTF8_MESSAGE);
+}
+
+/** The Content-Length a request declares (0 without one: chunked bodies are limited as they are read). */
+export function declaredBodyLength(req: IncomingMessage): number {
+  return Number(req.headers['content-length'] ?? 0);
+}
+
+/**
+ * Express's JSON body parser for /api, /admin and /public: a declared Content-Length over `limit`
+ * is refused with 413 before a byte is read (body-parser itself would read a refused body to its
+ * end before answering), then body-parser reads and parses, refusing bodies that are not UTF-8.
+ * Other charsets body-parser would decode (UTF-16, UTF-32) are refused with 415: one encoding,
+ * checked strictly, and the hot lane (which serves UTF-8 only) answers the same.
+ */
+export function jsonBodyParser(options: { limit: number; type?: string[] }): RequestHandler {
+  const parse = express.json({
+    limit: options.limit,
+    type: options.type,
+    verify: (_req, _res, raw, charset) => {
+      if (charset !== 'utf-8') throw Object.assign(new Error(`unsupported charset "${charset.slice(0, 32)}"`), { status: 415, type: 'charset.unsupported' });
+      assertUtf8Body(raw);
+    },
+  });
+  return (req, res, next) => {
+    if (declaredBodyLength(req) > options.limit) {
+      // The error body-parser raises for a body over its limit, so that each route maps it as before.
+      next(Object.assign(new Error('request entity too large'), { status: 413, type: 'entity.too.large' }));
+      return;
+    }
+    parse(req, res, next);
+  };
+}

@@ -10,6 +10,7 @@ import {
   header,
   isoExponent,
   minor,
+  netOfTax,
   obj,
   parseJsonObject,
   referralFrom,
@@ -17,6 +18,7 @@ import {
   toMajor,
   type Json,
   type ProviderAdapter,
+  type RefundAction,
   type VerifiedEvent,
   type WebhookAction,
 } from './types.js';
@@ -53,7 +55,9 @@ function paymentSucceeded(content: Json, occurredAt: Date | undefined): WebhookA
   const transaction = obj(content.transaction);
   const externalId = str(invoice?.id) ?? str(transaction?.id);
   const currency = currencyCode(invoice?.currency_code ?? transaction?.currency_code);
-  const paid = invoice ? (minor(invoice.amount_paid) ?? minor(invoice.total))?.minus(minor(invoice.tax) ?? 0) : minor(transaction?.amount);
+  // amount_paid is less than total when credits paid part of the invoice: tax comes off in proportion.
+  const invoicePaid = minor(invoice?.amount_paid) ?? minor(invoice?.total);
+  const paid = invoice ? invoicePaid && netOfTax(invoicePaid, minor(invoice.total), minor(invoice.tax) ?? new Decimal(0)) : minor(transaction?.amount);
   if (!externalId || !currency || !paid) return [];
   return [
     {
@@ -81,15 +85,18 @@ function paymentRefunded(content: Json): WebhookAction[] {
     str(invoice?.id),
   ].filter((c): c is string => c !== undefined);
   if (candidates.length === 0) return [];
-  const fraction = fractionOf(minor(transaction?.amount), minor(invoice?.total));
+  // Each refund is a transaction of its own (its amount, tax included): its share of what the
+  // invoice charged. Chargebee's published sample abbreviates the invoice to amount_paid (no
+  // total), so amount_paid stands in for total. Failing both, the credit note's sub_total (tax
+  // excluded) is the amount; with neither, the refund's size is unknown and nothing is reversed
+  // (never the whole charge on a guess).
+  const fraction = fractionOf(minor(transaction?.amount), minor(invoice?.total) ?? minor(invoice?.amount_paid));
   const currency = currencyCode(creditNote?.currency_code);
   const creditSubtotal = minor(creditNote?.sub_total);
-  const refund =
-    fraction !== undefined
-      ? { fraction }
-      : currency && creditSubtotal
-        ? { amount: major(creditSubtotal, currency) }
-        : { full: true as const };
+  let refund: RefundAction['refund'];
+  if (fraction !== undefined) refund = { fraction };
+  else if (currency && creditSubtotal) refund = { amount: major(creditSubtotal, currency) };
+  else return [];
   return [{ kind: 'refund', candidates: [...new Set(candidates)], refund_key: `chargebee:refund:${transactionId}`, refund }];
 }
 

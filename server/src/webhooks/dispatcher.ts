@@ -4,8 +4,8 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { WebhookOutcome, WebhookProvider, WebhookReceipt } from '@affiliate-attribution/contract';
 import { Sql } from '../db/sql.js';
 import { asyncHandler } from '../http/error-handler.js';
-import { AttributionNotFoundError, AttributionWindowExpiredError, BadRequestError } from '../http/errors.js';
-import { isUuid } from '../http/serialize.js';
+import { BadRequestError, HttpError } from '../http/errors.js';
+import { echoInput } from '../http/validation-message.js';
 import type { ConversionsService, CreateConversionInput } from '../modules/conversions/conversions.service.js';
 import { findCustomerInOrganization, type CustomersService } from '../modules/customers/customers.service.js';
 import { requireProvider, type IntegrationsService } from '../modules/integrations/integrations.service.js';
@@ -14,7 +14,8 @@ import { lemonSqueezyAdapter } from './lemonsqueezy.js';
 import { paddleAdapter } from './paddle.js';
 import { polarAdapter } from './polar.js';
 import { stripeAdapter } from './stripe.js';
-import type { CancelAction, PaymentAction, ProviderAdapter, ReferenceAction, RefundAction, VerifiedEvent, WebhookAction } from './types.js';
+import { checkAction, checkEvent, type CheckedAction, type CheckedPayment } from './input-rules.js';
+import { isoExponent, type CancelAction, type ProviderAdapter, type ReferenceAction, type RefundAction, type VerifiedEvent, type WebhookAction } from './types.js';
 
 export const adapters: Record<WebhookProvider, ProviderAdapter> = {
   stripe: stripeAdapter,
@@ -34,11 +35,29 @@ interface ActionResult {
 const ignored = (detail: string): ActionResult => ({ changed: false, detail });
 const changed = (detail: string): ActionResult => ({ changed: true, detail });
 
-/** The referral is a click id (UUID), or a cookie id or slug (the service tells those apart). */
-const referralFields = (referral: string) => (isUuid(referral) ? { click_id: referral } : { cookie_id: referral });
+/**
+ * A refusal the API would answer with a 4xx (no attribution, a click window passed, an input rule
+ * of a service) is refused the same way on every retry of the same event: permanent. A 429 or a
+ * 5xx may pass later, so those still fail the delivery and the provider retries.
+ */
+const isPermanentRefusal = (err: unknown): err is HttpError => err instanceof HttpError && err.status >= 400 && err.status < 500 && err.status !== 429;
 
-/** Provider times are trusted for windows, but never ahead of our clock (the API refuses the future). */
-const notAfterNow = (at: Date | undefined): string | undefined => (at ? new Date(Math.min(at.getTime(), Date.now())).toISOString() : undefined);
+/** What an action concerns, for its detail: values already checked (no NUL, at most 255 characters). */
+function subjectOf(action: CheckedAction): string {
+  switch (action.kind) {
+    case 'payment':
+      return action.conversion.external_id;
+    case 'cancel':
+      return action.customer_id;
+    case 'refund':
+      return action.candidates.join(' / ');
+    case 'reference':
+      return action.reference;
+  }
+}
+
+/** An id as a receipt may repeat it when it broke the rules: bounded, and without NUL characters. */
+const printable = (value: string) => echoInput(value.replaceAll('\u0000', '\ufffd'));
 
 export interface WebhookServices {
   orm: MikroORM;
@@ -53,6 +72,12 @@ export interface WebhookServices {
  * event id), so a redelivery is answered `duplicate` and changes nothing, even where replaying it
  * would (a cancel redelivered after a reactivation); every action is idempotent on its own as well
  * (conversions by external_id, refunds by refund key), which covers two deliveries racing.
+ *
+ * What an adapter maps passes the API's own input rules first (input-rules.ts). A genuine event
+ * that breaks them, or that a service refuses as the API would with a 4xx, will never succeed:
+ * it is answered 200 `ignored` with the reason and remembered like any handled event, so the
+ * provider stops retrying it (a 4xx or 5xx would make it retry for days) and a redelivery is a
+ * `duplicate`. Only a failure on our side (5xx) makes the provider retry.
  */
 export class WebhookDispatcher {
   constructor(private readonly deps: WebhookServices) {}
@@ -67,6 +92,12 @@ export class WebhookDispatcher {
     if (!secret) throw new BadRequestError(`No ${provider} signing secret is configured for this organization (PUT /api/integrations/${provider})`);
     const adapter = adapters[provider];
     const event = adapter.verify(rawBody, headers, secret);
+    const eventKeys = checkEvent(event);
+    if (!eventKeys.ok) {
+      // Its id cannot be stored, so it cannot be remembered either: ignored again on every redelivery.
+      const shown = { ...event, id: printable(event.id), type: printable(event.type) };
+      return this.receipt(provider, shown, 'ignored', `Not recorded, refused by the API's input rules: ${eventKeys.reason}`);
+    }
 
     const seen = await this.sql().one<{ outcome: string }>(
       'select outcome from webhook_events where organization_id = ? and provider = ? and event_id = ?',
@@ -78,7 +109,7 @@ export class WebhookDispatcher {
     const results: ActionResult[] = [];
     for (const action of actions) results.push(await this.apply(organizationId, action));
     const outcome: WebhookOutcome = results.some((r) => r.changed) ? 'processed' : 'ignored';
-    const detail = actions.length === 0 ? 'Event type not used by the service' : results.map((r) => r.detail).join('; ');
+    const detail = actions.length === 0 ? 'Event type not used by the service, or nothing in it to record' : results.map((r) => r.detail).join('; ');
     await this.sql().rows(
       `insert into webhook_events (organization_id, provider, event_id, event_type, outcome, detail, received_at)
         values (?, ?, ?, ?, ?, ?, ?) on conflict do nothing`,
@@ -91,55 +122,50 @@ export class WebhookDispatcher {
     return { provider, event_id: event.id, event_type: event.type, outcome, detail };
   }
 
-  private apply(organizationId: string, action: WebhookAction): Promise<ActionResult> {
-    switch (action.kind) {
-      case 'payment':
-        return this.payment(organizationId, action);
-      case 'cancel':
-        return this.cancel(organizationId, action);
-      case 'refund':
-        return this.refund(organizationId, action);
-      case 'reference':
-        return this.reference(organizationId, action);
+  private async apply(organizationId: string, action: WebhookAction): Promise<ActionResult> {
+    const checked = checkAction(action);
+    if (!checked.ok) return ignored(`Refused by the API's input rules: ${checked.reason}`);
+    const valid = checked.value;
+    try {
+      switch (valid.kind) {
+        case 'payment':
+          return await this.payment(organizationId, valid);
+        case 'cancel':
+          return await this.cancel(organizationId, valid);
+        case 'refund':
+          return await this.refund(organizationId, valid);
+        case 'reference':
+          return await this.reference(organizationId, valid);
+      }
+    } catch (err) {
+      if (isPermanentRefusal(err)) return ignored(`${err.message} for ${subjectOf(valid)}`);
+      throw err;
     }
   }
 
-  private async payment(organizationId: string, p: PaymentAction): Promise<ActionResult> {
-    try {
-      if (new Decimal(p.amount).isZero()) {
-        // A free trial's checkout or a fully discounted charge: no sale, but a referred signup.
-        if (!p.referral || !p.customer_id) return ignored(`Zero-amount charge ${p.external_id}: no conversion`);
-        const { customer, deduped } = await this.deps.customers.create(organizationId, {
-          customer_id: p.customer_id,
-          ...referralFields(p.referral),
-          status: 'trial',
-          email: p.email,
-        });
-        return deduped ? ignored(`Customer ${customer.customer_id} already tracked`) : changed(`Customer ${customer.customer_id} tracked (trial)`);
-      }
-      const base = { external_id: p.external_id, amount: p.amount, currency: p.currency, occurred_at: notAfterNow(p.occurred_at) };
-      let input: CreateConversionInput;
-      if (p.referral) {
-        input = { ...base, customer_id: p.customer_id, ...referralFields(p.referral) };
-      } else if (p.customer_id) {
-        const customer = await findCustomerInOrganization(this.sql(), organizationId, p.customer_id);
-        if (!customer) return ignored(`Customer ${p.customer_id} was not referred: no conversion`);
-        // A tracked customer's first payment (after a trial, say) is its initial sale; later ones recur.
-        input = { ...base, customer_id: p.customer_id, kind: customer.first_conversion_at == null ? 'initial' : undefined };
-      } else {
-        return ignored(`Charge ${p.external_id} carries no referral and no customer`);
-      }
-      const { conversion, deduped } = await this.createConversion(organizationId, input);
-      return deduped
-        ? ignored(`Conversion ${conversion.external_id} already recorded`)
-        : changed(`Conversion ${conversion.external_id} recorded (${conversion.kind}, commission ${conversion.commission_amount} ${conversion.currency})`);
-    } catch (err) {
-      // A referral that does not resolve never will: retrying the delivery cannot help.
-      if (err instanceof AttributionNotFoundError || err instanceof AttributionWindowExpiredError) {
-        return ignored(`${err.message} for ${p.external_id}`);
-      }
-      throw err;
+  private async payment(organizationId: string, p: CheckedPayment): Promise<ActionResult> {
+    const { conversion: base, referral } = p;
+    if (new Decimal(base.amount).isZero()) {
+      // A free trial's checkout or a fully discounted charge: no sale, but a referred signup.
+      if (!referral || !base.customer_id) return ignored(`Zero-amount charge ${base.external_id}: no conversion`);
+      const { customer, deduped } = await this.deps.customers.create(organizationId, { customer_id: base.customer_id, ...referral, status: 'trial', email: p.email });
+      return deduped ? ignored(`Customer ${customer.customer_id} already tracked`) : changed(`Customer ${customer.customer_id} tracked (trial)`);
     }
+    let input: CreateConversionInput;
+    if (referral) {
+      input = { ...base, ...referral };
+    } else if (base.customer_id) {
+      const customer = await findCustomerInOrganization(this.sql(), organizationId, base.customer_id);
+      if (!customer) return ignored(`Customer ${base.customer_id} was not referred: no conversion`);
+      // A tracked customer's first payment (after a trial, say) is its initial sale; later ones recur.
+      input = { ...base, kind: customer.first_conversion_at == null ? 'initial' : undefined };
+    } else {
+      return ignored(`Charge ${base.external_id} carries no referral and no customer`);
+    }
+    const { conversion, deduped } = await this.createConversion(organizationId, input);
+    return deduped
+      ? ignored(`Conversion ${conversion.external_id} already recorded`)
+      : changed(`Conversion ${conversion.external_id} recorded (${conversion.kind}, commission ${conversion.commission_amount} ${conversion.currency})`);
   }
 
   private async createConversion(organizationId: string, input: CreateConversionInput) {
@@ -167,9 +193,12 @@ export class WebhookDispatcher {
     if (!externalId) return ignored(`No conversion for ${r.candidates.join(' / ')}`);
     const conversion = await this.deps.conversions.findByExternal(organizationId, externalId);
     if (!conversion) return ignored(`No conversion for ${externalId}`);
+    // A part of the charge, in the conversion's own terms (tax apart), to the currency's minor unit:
+    // the provider refunded whole cents (or yen), and the API takes amounts in those units.
+    const exponent = isoExponent(conversion.currency);
     let amount: string | undefined;
-    if ('fraction' in r.refund) amount = new Decimal(conversion.amount).times(r.refund.fraction).toDecimalPlaces(6, Decimal.ROUND_HALF_UP).toString();
-    else if ('amount' in r.refund) amount = Decimal.min(new Decimal(r.refund.amount), new Decimal(conversion.amount)).toString();
+    if ('fraction' in r.refund) amount = new Decimal(conversion.amount).times(r.refund.fraction).toDecimalPlaces(exponent, Decimal.ROUND_HALF_UP).toString();
+    else if ('amount' in r.refund) amount = Decimal.min(new Decimal(r.refund.amount), new Decimal(conversion.amount)).toDecimalPlaces(exponent, Decimal.ROUND_HALF_UP).toString();
     const result = await this.deps.conversions.refund(organizationId, conversion.id, { amount, refund_key: r.refund_key });
     return result.deduped
       ? ignored(`Refund of ${externalId} already recorded`)

@@ -8,6 +8,7 @@ import {
   header,
   isoExponent,
   minor,
+  netOfTax,
   obj,
   parseJsonObject,
   referralFrom,
@@ -44,6 +45,9 @@ export function verifyPaddleSignature(rawBody: Buffer, signatureHeader: string |
 
 const major = (amountMinor: Decimal, currency: string) => toMajor(Decimal.max(amountMinor, 0), isoExponent(currency));
 
+/** Paddle writes "0001-01-01T00:00:00Z" for a time not set yet (adjustment.created's updated_at): no time. */
+const paddleDate = (value: unknown): Date | undefined => (typeof value === 'string' && value.startsWith('0001-01-01') ? undefined : dateFrom(value));
+
 function transactionCompleted(t: Json): WebhookAction[] {
   const id = str(t.id);
   const currency = currencyCode(t.currency_code);
@@ -51,15 +55,17 @@ function transactionCompleted(t: Json): WebhookAction[] {
   const total = minor(totals?.total);
   if (!id || !currency || !total) return [];
   const tax = minor(totals?.tax) ?? new Decimal(0);
+  // grand_total is what was charged: total less a credit from an earlier change of plan.
+  const charged = minor(totals?.grand_total) ?? total;
   return [
     {
       kind: 'payment',
       external_id: id,
-      amount: major(total.minus(tax), currency),
+      amount: major(netOfTax(charged, total, tax), currency),
       currency,
       customer_id: str(t.customer_id),
       referral: referralFrom(t.custom_data),
-      occurred_at: dateFrom(t.billed_at) ?? dateFrom(t.updated_at),
+      occurred_at: paddleDate(t.billed_at) ?? paddleDate(t.updated_at) ?? paddleDate(t.created_at),
     },
   ];
 }

@@ -9,6 +9,7 @@ import {
   header,
   idOf,
   minor,
+  netOfTax,
   obj,
   referralFrom,
   str,
@@ -27,22 +28,48 @@ export const stripeExponent = (currency: string): number => (ZERO_DECIMAL.has(cu
 const major = (amountMinor: Decimal, currency: string) => toMajor(Decimal.max(amountMinor, 0), stripeExponent(currency));
 
 function invoiceTax(invoice: Json): Decimal {
-  // Newer API versions list taxes in total_taxes; older ones had a single `tax`.
+  // total_excluding_tax (every API version since 2022) excludes inclusive and exclusive taxes alike.
+  const total = minor(invoice.total);
+  const excludingTax = minor(invoice.total_excluding_tax);
+  if (total && excludingTax) return Decimal.max(total.minus(excludingTax), 0);
+  // Otherwise: newer API versions list taxes in total_taxes; older ones had a single `tax`.
   const totalTaxes = invoice.total_taxes;
   if (Array.isArray(totalTaxes)) return totalTaxes.reduce<Decimal>((sum, t) => sum.plus(minor(obj(t)?.amount) ?? 0), new Decimal(0));
   return minor(invoice.tax) ?? new Decimal(0);
 }
 
+/**
+ * The session's charge, tax excluded, in the merchant's currency. Sessions created before
+ * 2025-03-31 with Adaptive Pricing state amount_total, total_details and currency in the currency
+ * the customer chose, and the merchant's own under currency_conversion (source_currency,
+ * amount_total: tax included); tax is then taken off in the same proportion. Later sessions (and
+ * API versions from 2025-09-30, which dropped currency_conversion) keep the merchant's currency.
+ */
+function sessionCharge(session: Json): { net: Decimal; currency: string } | undefined {
+  const presented = minor(session.amount_total);
+  const presentedCurrency = currencyCode(session.currency);
+  if (!presented || !presentedCurrency) return undefined;
+  const tax = minor(obj(session.total_details)?.amount_tax) ?? new Decimal(0);
+  const conversion = obj(session.currency_conversion);
+  const sourceTotal = minor(conversion?.amount_total);
+  const sourceCurrency = currencyCode(conversion?.source_currency);
+  if (sourceTotal && sourceCurrency) {
+    const net = presented.isZero() ? new Decimal(0) : sourceTotal.times(presented.minus(tax)).dividedBy(presented).toDecimalPlaces(0, Decimal.ROUND_HALF_UP);
+    return { net, currency: sourceCurrency };
+  }
+  return { net: netOfTax(presented, presented, tax), currency: presentedCurrency };
+}
+
 function checkoutCompleted(session: Json, type: string): WebhookAction[] {
   // Delayed payment methods complete the session unpaid; async_payment_succeeded follows.
   if (type === 'checkout.session.completed' && session.payment_status === 'unpaid') return [];
-  const currency = currencyCode(session.currency);
-  const total = minor(session.amount_total);
-  if (!currency || !total) return [];
-  const tax = minor(obj(session.total_details)?.amount_tax) ?? new Decimal(0);
+  const charge = sessionCharge(session);
+  if (!charge) return [];
+  const { net, currency } = charge;
   const customerId = idOf(session.customer);
   const referral = referralFrom(session.metadata);
   let externalId: string | undefined;
+  const references: WebhookAction[] = [];
   if (session.mode === 'subscription') {
     // The session's invoice is also announced by invoice.paid (billing_reason subscription_create):
     // both use the invoice id, so the charge is counted once, whichever arrives first.
@@ -54,7 +81,13 @@ function checkoutCompleted(session: Json, type: string): WebhookAction[] {
         : [];
     }
   } else if (session.mode === 'payment') {
-    externalId = idOf(session.payment_intent) ?? str(session.id);
+    // With invoice_creation enabled the payment also gets a paid invoice, announced by its own
+    // invoice.paid: both name the invoice, so the charge counts once. Refunds name the payment
+    // intent, linked to the invoice here.
+    const paymentIntent = idOf(session.payment_intent);
+    const invoiceId = idOf(session.invoice);
+    externalId = invoiceId ?? paymentIntent ?? str(session.id);
+    if (invoiceId && paymentIntent) references.push({ kind: 'reference', reference: paymentIntent, external_id: invoiceId });
   } else {
     return [];
   }
@@ -63,13 +96,14 @@ function checkoutCompleted(session: Json, type: string): WebhookAction[] {
     {
       kind: 'payment',
       external_id: externalId,
-      amount: major(total.minus(tax), currency),
+      amount: major(net, currency),
       currency,
       customer_id: customerId,
       referral,
       occurred_at: dateFrom(session.created),
       email: str(obj(session.customer_details)?.email),
     },
+    ...references,
   ];
 }
 
@@ -85,7 +119,9 @@ function invoicePaid(invoice: Json): WebhookAction[] {
     {
       kind: 'payment',
       external_id: invoiceId,
-      amount: major(paid.minus(invoiceTax(invoice)), currency),
+      // amount_paid is what the customer paid now: less than total when the customer's balance or a
+      // credit note paid part of it.
+      amount: major(netOfTax(paid, minor(invoice.total), invoiceTax(invoice)), currency),
       currency,
       customer_id: idOf(invoice.customer),
       referral: referralFrom(subscriptionDetails?.metadata, invoice.metadata),
@@ -114,7 +150,9 @@ function chargeRefunded(charge: Json): WebhookAction[] {
   const chargeId = str(charge.id);
   if (!chargeId) return [];
   const candidates = [idOf(charge.invoice), idOf(charge.payment_intent), chargeId].filter((c): c is string => c !== undefined);
-  const amount = minor(charge.amount);
+  // A partly captured charge refunds out of what was captured.
+  const captured = minor(charge.amount_captured);
+  const amount = captured && captured.greaterThan(0) ? captured : minor(charge.amount);
   const refunded = minor(charge.amount_refunded);
   const fraction = fractionOf(refunded, amount);
   const full = charge.refunded === true || (refunded !== undefined && amount !== undefined && refunded.greaterThanOrEqualTo(amount));
@@ -134,6 +172,12 @@ export const stripeAdapter: ProviderAdapter = {
       event = Stripe.webhooks.constructEvent(rawBody, signature, secret, TIMESTAMP_TOLERANCE_SECONDS, undefined, now.getTime());
     } catch (err) {
       throw new BadRequestError(`Invalid Stripe-Signature: ${(err as Error).message}`);
+    }
+    // stripe-node refuses only timestamps too far in the past. One far ahead is refused as well: a
+    // signature made for a future time would otherwise stay replayable until that time passes.
+    const timestamp = Number(/(?:^|,)\s*t=(\d+)/.exec(signature)?.[1]);
+    if (timestamp - Math.floor(now.getTime() / 1000) > TIMESTAMP_TOLERANCE_SECONDS) {
+      throw new BadRequestError('Invalid Stripe-Signature: Timestamp outside the tolerance zone (ahead of our clock)');
     }
     const payload = obj(event);
     const id = str(payload?.id);

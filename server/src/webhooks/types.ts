@@ -18,7 +18,11 @@ export interface VerifiedEvent {
   payload: Json;
 }
 
-/** A charge: becomes a conversion (initial or recurring, by the service's rules). */
+/**
+ * A charge: becomes a conversion (initial or recurring, by the service's rules). Adapters map what
+ * the provider sent without judging sizes or characters; input-rules.ts holds every action to the
+ * API's schemas before anything is looked up or written.
+ */
 export interface PaymentAction {
   kind: 'payment';
   /** The provider's payment or invoice id: the conversion's external_id. */
@@ -28,6 +32,7 @@ export interface PaymentAction {
   currency: string;
   customer_id?: string | undefined;
   referral?: string | undefined;
+  /** The provider's time of the charge; an invalid Date when it sent one that is not a time. */
   occurred_at?: Date | undefined;
   email?: string | undefined;
 }
@@ -84,9 +89,12 @@ export function str(value: unknown): string | undefined {
 /** An id that may arrive expanded (`{ id, ... }`) or as a plain string. */
 export const idOf = (value: unknown): string | undefined => str(value) ?? str(obj(value)?.id);
 
-/** An integer amount in minor units (number or numeric string). */
+/**
+ * An integer amount in minor units (number or numeric string). Its size is not judged here: the
+ * major-unit amount it becomes passes the API's own rules (input-rules.ts).
+ */
 export function minor(value: unknown): Decimal | undefined {
-  if (typeof value === 'number' && Number.isFinite(value)) return new Decimal(value);
+  if (typeof value === 'number' && Number.isInteger(value)) return new Decimal(value);
   if (typeof value === 'string' && /^-?\d+$/.test(value.trim())) return new Decimal(value.trim());
   return undefined;
 }
@@ -121,13 +129,14 @@ export const header = (headers: IncomingHttpHeaders, name: string): string | und
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 };
 
-/** Unix seconds or an ISO string to a Date. */
+/**
+ * Unix seconds or an ISO string to a Date; undefined when absent. A value that is present but no
+ * valid time stays an invalid Date, so that input-rules.ts refuses it as the API would, rather than
+ * the event silently taking another time.
+ */
 export function dateFrom(value: unknown): Date | undefined {
-  if (typeof value === 'number' && Number.isFinite(value)) return new Date(value * 1000);
-  if (typeof value === 'string' && value.length > 0) {
-    const at = new Date(value);
-    return Number.isNaN(at.getTime()) ? undefined : at;
-  }
+  if (typeof value === 'number') return new Date(value * 1000);
+  if (typeof value === 'string' && value.length > 0) return new Date(value);
   return undefined;
 }
 
@@ -147,10 +156,20 @@ export function toMajor(amountMinor: Decimal, exponent: number): string {
   return amountMinor.dividedBy(new Decimal(10).pow(exponent)).toString();
 }
 
-export const currencyCode = (value: unknown): string | undefined => {
-  const code = str(value);
-  return code && /^[A-Za-z]{3}$/.test(code) ? code.toUpperCase() : undefined;
-};
+/** The currency as the provider wrote it, upper case; whether it is an ISO 4217 code is judged by input-rules.ts. */
+export const currencyCode = (value: unknown): string | undefined => str(value)?.toUpperCase();
+
+/**
+ * The part of a payment that is not tax, in minor units rounded half-up: paid x (total - tax) / total.
+ * It is paid - tax when the whole total was paid; when a customer balance or credits paid part of
+ * the invoice, tax is taken off in proportion instead of whole from the part paid. Anything paid
+ * beyond the total (an overpayment, kept as the customer's balance) is no sale.
+ */
+export function netOfTax(paid: Decimal, total: Decimal | undefined, tax: Decimal): Decimal {
+  if (!total || total.lessThanOrEqualTo(0)) return Decimal.max(paid.minus(tax), 0);
+  const charged = Decimal.min(paid, total);
+  return Decimal.max(charged.times(total.minus(tax)).dividedBy(total).toDecimalPlaces(0, Decimal.ROUND_HALF_UP), 0);
+}
 
 /** refunded / charged as a decimal string, or undefined when it cannot be known. */
 export function fractionOf(refunded: Decimal | undefined, charged: Decimal | undefined): string | undefined {

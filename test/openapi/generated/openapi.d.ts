@@ -399,7 +399,7 @@ export interface paths {
         put?: never;
         /**
          * Receive a payment-provider webhook
-         * @description Called by the payment provider, not by merchants: no API key. The body is verified on its raw bytes with the organization's signing secret for that provider (PUT /api/integrations/{provider}) as the provider documents it: Stripe `Stripe-Signature` (HMAC-SHA256, 300 s tolerance); Paddle Billing `Paddle-Signature` (`ts`, `h1`, 300 s tolerance); Lemon Squeezy `X-Signature` (HMAC-SHA256 hex of the body); Polar Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`, 300 s tolerance); Chargebee HTTP basic auth whose password is the secret. The referral is read from the metadata key `ref_svc_affiliate` (a cookie id, slug or click id). A first payment with a referral creates the customer and an `initial` conversion; a renewal becomes a `recurring` conversion by customer; a cancelled subscription makes the customer `canceled`; a refund reverses the commission. The provider's payment or invoice id is the conversion's `external_id`, so redelivery changes nothing. Unknown provider: 404. No secret configured for the provider, or a missing, wrong or stale signature: 400, nothing recorded. Event types the service does not use: 200 with outcome `ignored`.
+         * @description Called by the payment provider, not by merchants: no API key. The body is verified on its raw bytes with the organization's signing secret for that provider (PUT /api/integrations/{provider}) as the provider documents it: Stripe `Stripe-Signature` (HMAC-SHA256, 300 s tolerance); Paddle Billing `Paddle-Signature` (`ts`, `h1`, 300 s tolerance); Lemon Squeezy `X-Signature` (HMAC-SHA256 hex of the body); Polar Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`, 300 s tolerance); Chargebee HTTP basic auth whose password is the secret. The referral is read from the metadata key `ref_svc_affiliate` (a cookie id, slug or click id). A first payment with a referral creates the customer and an `initial` conversion; a renewal becomes a `recurring` conversion by customer; a cancelled subscription makes the customer `canceled`; a refund reverses the commission. The provider's payment or invoice id is the conversion's `external_id`, so redelivery changes nothing. Unknown provider: 404. No secret configured for the provider, or a missing or wrong signature, or a signature timestamp more than 300 s old or more than 300 s ahead: 400, nothing recorded. Event types the service does not use: 200 with outcome `ignored`.
          */
         post: operations["webhooksReceive"];
         delete?: never;
@@ -551,7 +551,7 @@ export interface components {
             ip?: string;
             /**
              * Format: date-time
-             * @description When the click happened (default now); for importing clicks captured elsewhere. At most 5 minutes in the future.
+             * @description When the click happened (default now); for importing clicks captured elsewhere. From 2000-01-01T00:00:00Z to at most 5 minutes in the future.
              */
             occurred_at?: string;
         };
@@ -577,7 +577,7 @@ export interface components {
             kind?: "initial" | "recurring";
             /**
              * Format: date-time
-             * @description When the charge happened (default now); windows are measured at this time. At most 5 minutes in the future.
+             * @description When the charge happened (default now); windows are measured at this time. From 2000-01-01T00:00:00Z to at most 5 minutes in the future.
              */
             occurred_at?: string;
         };
@@ -608,7 +608,7 @@ export interface components {
              * @enum {string}
              */
             commission_type?: "percent" | "flat";
-            /** @description Percent of `amount` when commission_type is `percent` (30 means 30 %), else a flat amount in the program currency per paid conversion. At most 1000000. */
+            /** @description Percent of `amount` when commission_type is `percent` (30 means 30 %), else a flat amount in the program currency per paid conversion. At most 100 for `percent` (a commission never exceeds the charge), at most 1000000 for `flat`. */
             commission_value: number;
             /** @description Click attribution window in days; default 60. */
             click_window_days?: number;
@@ -705,7 +705,7 @@ export interface components {
              * @enum {string}
              */
             commission_type: "percent" | "flat";
-            /** @description Percent of `amount` when commission_type is `percent` (30 means 30 %), else a flat amount in the program currency per paid conversion. At most 1000000. */
+            /** @description Percent of `amount` when commission_type is `percent` (30 means 30 %), else a flat amount in the program currency per paid conversion. At most 100 for `percent` (a commission never exceeds the charge), at most 1000000 for `flat`. */
             commission_value: number;
             /** @description Click attribution window in days: a conversion or customer attributed by a click older than this answers 410. */
             click_window_days: number;
@@ -769,7 +769,7 @@ export interface components {
              * @enum {string}
              */
             commission_type?: "percent" | "flat";
-            /** @description Percent of `amount` when commission_type is `percent` (30 means 30 %), else a flat amount in the program currency per paid conversion. At most 1000000. */
+            /** @description Percent of `amount` when commission_type is `percent` (30 means 30 %), else a flat amount in the program currency per paid conversion. At most 100 for `percent` (a commission never exceeds the charge), at most 1000000 for `flat`. */
             commission_value?: number;
             /** @description Click attribution window in days; default 60. */
             click_window_days?: number;
@@ -790,7 +790,7 @@ export interface components {
             /** @description The provider's event type, e.g. `invoice.paid`. */
             event_type: string;
             /**
-             * @description `processed`: the event changed something (conversion, customer status, refund); `ignored`: an event type the service does not use, or one that concerns no referred customer (nothing recorded); `duplicate`: this event was handled before (nothing changed).
+             * @description `processed`: the event changed something (conversion, customer status, refund); `ignored`: an event type the service does not use, one that concerns no referred customer, one whose data breaks the API’s input rules, or one the API would refuse with a 4xx (nothing recorded; the reason is in `detail`; answered 200 so that the provider stops retrying a payload that can never succeed); `duplicate`: this event was handled before (nothing changed).
              * @enum {string}
              */
             outcome: "processed" | "ignored" | "duplicate";
@@ -2077,6 +2077,40 @@ export interface operations {
                      *       "data": {
                      *         "conversions": [
                      *           {
+                     *             "id": "b7d9f1a3-5c7e-4b9d-8f1a-3c5e7a9b1d3f",
+                     *             "external_id": "in_1RAv2hLkdIwHu7ixYp4Tq9Ws",
+                     *             "amount": 49.99,
+                     *             "currency": "USD",
+                     *             "kind": "recurring",
+                     *             "commission_amount": 0,
+                     *             "status": "reversed",
+                     *             "refunded_amount": 49.99,
+                     *             "reversed_at": "2025-05-16T11:40:02.000Z",
+                     *             "customer_id": "cus_NffrFeUfNV2Hib",
+                     *             "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *             "click_id": "c4e6a8b0-2d4f-4b6a-8d0c-5e7a9b1d3f5a",
+                     *             "occurred_at": "2025-05-14T09:26:53.000Z",
+                     *             "created_at": "2025-05-14T09:26:53.000Z"
+                     *           },
+                     *           {
+                     *             "id": "e2a4c6e8-0b2d-4f4a-9c6e-8a0c2e4b6d8f",
+                     *             "external_id": "in_1QyH3sLkdIwHu7ixWn2Ck5Rd",
+                     *             "amount": 49.99,
+                     *             "currency": "USD",
+                     *             "kind": "recurring",
+                     *             "commission_amount": 9,
+                     *             "status": "approved",
+                     *             "refunded_amount": 20,
+                     *             "reversed_at": null,
+                     *             "customer_id": "cus_NffrFeUfNV2Hib",
+                     *             "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *             "click_id": "c4e6a8b0-2d4f-4b6a-8d0c-5e7a9b1d3f5a",
+                     *             "occurred_at": "2025-04-14T09:26:53.000Z",
+                     *             "created_at": "2025-04-14T09:26:53.000Z"
+                     *           },
+                     *           {
                      *             "id": "8d0f2b4a-6c8e-4a1d-9f3b-5c7e9a1b3d5f",
                      *             "external_id": "in_1PQ7mZLkdIwHu7ixq2Vh8TcR",
                      *             "amount": 49.99,
@@ -2084,8 +2118,8 @@ export interface operations {
                      *             "kind": "initial",
                      *             "commission_amount": 15,
                      *             "status": "approved",
-                     *             "refunded_amount": 1,
-                     *             "reversed_at": "2025-03-14T09:26:53.000Z",
+                     *             "refunded_amount": 0,
+                     *             "reversed_at": null,
                      *             "customer_id": "cus_NffrFeUfNV2Hib",
                      *             "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
@@ -2229,8 +2263,8 @@ export interface operations {
                      *           "kind": "initial",
                      *           "commission_amount": 15,
                      *           "status": "approved",
-                     *           "refunded_amount": 1,
-                     *           "reversed_at": "2025-03-14T09:26:53.000Z",
+                     *           "refunded_amount": 0,
+                     *           "reversed_at": null,
                      *           "customer_id": "cus_NffrFeUfNV2Hib",
                      *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
@@ -2271,8 +2305,8 @@ export interface operations {
                      *           "kind": "initial",
                      *           "commission_amount": 15,
                      *           "status": "approved",
-                     *           "refunded_amount": 1,
-                     *           "reversed_at": "2025-03-14T09:26:53.000Z",
+                     *           "refunded_amount": 0,
+                     *           "reversed_at": null,
                      *           "customer_id": "cus_NffrFeUfNV2Hib",
                      *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
@@ -2467,8 +2501,8 @@ export interface operations {
                      *           "kind": "initial",
                      *           "commission_amount": 15,
                      *           "status": "approved",
-                     *           "refunded_amount": 1,
-                     *           "reversed_at": "2025-03-14T09:26:53.000Z",
+                     *           "refunded_amount": 0,
+                     *           "reversed_at": null,
                      *           "customer_id": "cus_NffrFeUfNV2Hib",
                      *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
@@ -2595,15 +2629,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The conversion to send. */
-        requestBody: {
+        /** @description Optional: without a body (or with `{}`) the whole charge is refunded; send `amount` for a partial refund. */
+        requestBody?: {
             content: {
-                /**
-                 * @example {
-                 *       "amount": 49.99,
-                 *       "refund_id": "refund-id"
-                 *     }
-                 */
                 "application/json": components["schemas"]["RefundConversionBody"];
             };
         };
@@ -2614,31 +2642,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "conversion": {
-                     *           "id": "8d0f2b4a-6c8e-4a1d-9f3b-5c7e9a1b3d5f",
-                     *           "external_id": "in_1PQ7mZLkdIwHu7ixq2Vh8TcR",
-                     *           "amount": 49.99,
-                     *           "currency": "USD",
-                     *           "kind": "initial",
-                     *           "commission_amount": 15,
-                     *           "status": "approved",
-                     *           "refunded_amount": 1,
-                     *           "reversed_at": "2025-03-14T09:26:53.000Z",
-                     *           "customer_id": "cus_NffrFeUfNV2Hib",
-                     *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
-                     *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
-                     *           "click_id": "c4e6a8b0-2d4f-4b6a-8d0c-5e7a9b1d3f5a",
-                     *           "occurred_at": "2025-03-14T09:26:53.000Z",
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
-                     *         }
-                     *       },
-                     *       "deduped": true
-                     *     }
-                     */
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
@@ -2705,6 +2708,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The refunds of this conversion would total more than its amount (refunds with different `refund_id`s add up); the message says how much was already refunded. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -4537,10 +4555,12 @@ export interface operations {
                 /**
                  * @example {
                  *       "ref": "jane-doe",
-                 *       "landingUrl": "landingUrl"
+                 *       "landingUrl": "https://www.acme.example/pricing?ref=jane-doe"
                  *     }
                  */
                 "application/json": components["schemas"]["TrackingClickBody"];
+                /** @example {"ref":"jane-doe","landingUrl":"https://www.acme.example/pricing?ref=jane-doe"} */
+                "text/plain": string;
             };
         };
         responses: {
@@ -4729,6 +4749,8 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["TrackingCustomerBody"];
+                /** @example {"customerId":"cus_NffrFeUfNV2Hib","cookieId":"ck_4fQ9xZ2mLp7TbW1sRk8Vn3"} */
+                "text/plain": string;
             };
         };
         responses: {

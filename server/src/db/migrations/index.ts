@@ -1,9 +1,13 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261122000000_initial } from './Migration20261122000000_initial.js';
 import { Migration20261201000000_webhooks } from './Migration20261201000000_webhooks.js';
+import { Migration20261202000000_money_minor_units } from './Migration20261202000000_money_minor_units.js';
+import { Migration20261210000000_rate_limits } from './Migration20261210000000_rate_limits.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_initial', class: Migration20261122000000_initial },
   { name: 'Migration20261201000000_webhooks', class: Migration20261201000000_webhooks },
+  { name: 'Migration20261202000000_money_minor_units', class: Migration20261202000000_money_minor_units },
+  { name: 'Migration20261210000000_rate_limits', class: Migration20261210000000_rate_limits },
 ];

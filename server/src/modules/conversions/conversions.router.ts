@@ -15,8 +15,9 @@ export const conversionsRouter = (conversions: ConversionsService) =>
     }),
     refund: async ({ req, params, body }) => {
       const { conversion, deduped } = await conversions.refund(requireOrganization(req).id, params.id, {
-        amount: body.amount,
-        refund_key: body.refund_id === undefined ? 'api' : `api:${body.refund_id}`,
+        amount: body?.amount,
+        refund_key: body?.refund_id === undefined ? 'api' : `api:${body.refund_id}`,
+        overRefund: 'refuse',
       });
       return { status: 200, body: { success: true, data: { conversion }, deduped } };
     },

@@ -3,18 +3,21 @@ import { Decimal } from 'decimal.js';
 import type { InferEntity } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Conversion } from '@affiliate-attribution/contract';
-import { computeCommission } from '../../attribution/commission.js';
+import { commissionAfterRefund, computeCommission } from '../../attribution/commission.js';
+import { assertWholeMinorUnits } from '../../attribution/money.js';
 import type { ProgramRule } from '../../attribution/cache.js';
 import { resolveConversionKind, type ConversionKind } from '../../attribution/kind.js';
 import { resolveOccurredAt } from '../../attribution/occurred-at.js';
 import { hasClickAttribution, type AttributionResolver, type Attribution, type ClickAttributionInput } from '../../attribution/resolver.js';
 import { isPastCommissionWindow } from '../../attribution/windows.js';
 import { Sql } from '../../db/sql.js';
-import { LruCache } from '../../lru-cache.js';
+import { LRUCache } from 'lru-cache';
+import { CONVERSIONS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
+import { StoredStatement } from '../../db/stored-statement.js';
 import { InsertBatcher, UnnestInsert, WRITE_BATCHING, columnArrays, unnestParameters, type UnnestColumn } from '../../db/batched-insert.js';
-import { AttributionNotFoundError, BadRequestError, ForbiddenError, HttpError, NotFoundError, ServiceUnavailableError } from '../../http/errors.js';
+import { AttributionNotFoundError, BadRequestError, ConflictError, HttpError, NotFoundError, ServiceUnavailableError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
-import { decimalToNumber, iso, isoOrNull, isUuid } from '../../http/serialize.js';
+import { decimalToNumber, iso, isoOrNull } from '../../http/serialize.js';
 import { findCustomerInOrganization, type CustomerInserter, type CustomerRecord, type CustomerStatus } from '../customers/customers.service.js';
 import type { ConversionEntity } from './conversion.entity.js';
 
@@ -49,26 +52,24 @@ export interface CreateConversionInput extends ClickAttributionInput {
   occurred_at?: string;
 }
 
+/**
+ * What a refund that would take the refunds of a charge past its amount does. The API refuses it
+ * (409: the merchant's books are off, and saying so beats a silent cap); a payment provider's
+ * report is the record of what the provider actually refunded, so it is capped at the amount.
+ */
+export type OverRefundPolicy = 'refuse' | 'cap';
+
 export interface RefundInput {
   /** Amount refunded by this refund, in major units; undefined means the whole charge. */
   amount?: number | string;
+  /** Default `cap` (provider reports); the API sends `refuse`. */
+  overRefund?: OverRefundPolicy;
   /**
    * Identifies the refund: each key counts once (the largest amount reported under it), and
    * different keys add up. Providers report either a cumulative refunded total per charge or one
    * event per refund; both fit.
    */
   refund_key: string;
-}
-
-/**
- * The commission still owed after `refunded` of `amount` was refunded: none when fully refunded,
- * else the original commission in proportion to what was kept, rounded half-up once.
- */
-export function commissionAfterRefund(grossCommission: string, amount: string, refunded: string): string {
-  const total = new Decimal(amount);
-  const back = new Decimal(refunded);
-  if (back.greaterThanOrEqualTo(total)) return '0.00';
-  return new Decimal(grossCommission).times(total.minus(back)).dividedBy(total).toDecimalPlaces(2, Decimal.ROUND_HALF_UP).toFixed(2);
 }
 
 export interface ConversionListQuery {
@@ -144,7 +145,7 @@ const GUARDED_COLUMNS: UnnestColumn[] = [
   { name: 'next_first', type: 'timestamptz' },
   { name: 'next_status', type: 'text' },
 ];
-const WRITE_FOR_CUSTOMERS = `with input as (
+const WRITE_FOR_CUSTOMERS_TEXT = `with input as (
     select * from unnest(${unnestParameters(GUARDED_COLUMNS)})
       with ordinality as t(${GUARDED_COLUMNS.map((c) => c.name).join(', ')}, ord)
   ), guard as (
@@ -167,6 +168,12 @@ const WRITE_FOR_CUSTOMERS = `with input as (
   select i.ord, i.customer_pk in (select id from guard) as guarded,
     (select row_to_json(x) from inserted x where x.id = i.id) as conversion
   from input i order by i.ord`;
+const WRITE_FOR_CUSTOMERS = new StoredStatement(
+  'conversions_write_for_customers',
+  GUARDED_COLUMNS.map((c) => `${c.type}[]`),
+  'table(ord bigint, guarded boolean, conversion json)',
+  WRITE_FOR_CUSTOMERS_TEXT,
+);
 
 type GuardedRow = [customerPk: string, observedFirst: Date | null, observedStatus: CustomerStatus, ...ConversionRow, nextFirst: Date, nextStatus: CustomerStatus];
 interface GuardedResult {
@@ -193,6 +200,33 @@ export function nextCustomerStatus(current: CustomerStatus, amount: number, past
   return current;
 }
 
+/**
+ * 409 when recording this refund would take the charge's refunds past its amount: its own key
+ * counts with the larger of its earlier and new amount (a repeat changes nothing), other keys add.
+ * Runs with the conversion locked, so concurrent refunds are checked one after the other.
+ */
+async function assertRefundsWithinAmount(sql: Sql, conversion: ConversionRecord, refundKey: string, amount: string): Promise<void> {
+  const earlier = await sql.one<{ other_keys: string; same_key: string | null }>(
+    `select coalesce(sum(amount) filter (where refund_key <> ?), 0)::text as other_keys, max(amount) filter (where refund_key = ?)::text as same_key
+      from conversion_refunds where organization_id = ? and conversion_id = ?`,
+    [refundKey, refundKey, conversion.organization_id, conversion.id],
+  );
+  const otherKeys = new Decimal(earlier?.other_keys ?? '0');
+  const total = otherKeys.plus(Decimal.max(new Decimal(amount), new Decimal(earlier?.same_key ?? '0')));
+  if (total.greaterThan(new Decimal(conversion.amount))) {
+    throw new ConflictError(
+      `amount: refunds would total ${total.toString()}, more than the conversion amount (${new Decimal(conversion.amount).toString()}); ${otherKeys.toString()} was already refunded under other refund ids`,
+    );
+  }
+}
+
+/** The charge's currency (the program's unless given), its amount checked against its minor unit. */
+function chargeCurrency(input: CreateConversionInput, program: ProgramRule): string {
+  const currency = (input.currency ?? program.currency).toUpperCase();
+  assertWholeMinorUnits('amount', input.amount, currency);
+  return currency;
+}
+
 export class ConversionsService {
   /** Conversions by click of concurrent requests, stored together (db/batched-insert.ts). */
   private readonly insertsByClick: InsertBatcher<ConversionRow, ConversionRecord | undefined>;
@@ -203,7 +237,7 @@ export class ConversionsService {
    * PostgreSQL, and on a mismatch the entry is dropped and the decision made again on a fresh read.
    * The other fields (attribution) never change once a customer exists.
    */
-  private readonly customerStates = new LruCache<string, CustomerRecord>(10_000);
+  private readonly customerStates = new LRUCache<string, CustomerRecord>({ max: 10_000 });
   /** Guarded writes by customer of concurrent requests, one statement for all (WRITE_FOR_CUSTOMERS). */
   private readonly guardedWrites: InsertBatcher<GuardedRow, GuardedResult>;
 
@@ -214,13 +248,7 @@ export class ConversionsService {
   ) {
     this.insertsByClick = new InsertBatcher((rows) => INSERT_CONVERSIONS.insertedPerRow<ConversionRecord>(Sql.of(this.orm), rows), WRITE_BATCHING);
     this.guardedWrites = new InsertBatcher<GuardedRow, GuardedResult>(
-      async (rows) =>
-        (
-          await Sql.of(this.orm).query<GuardedResult>({
-            text: WRITE_FOR_CUSTOMERS,
-            values: columnArrays(rows, GUARDED_COLUMNS.length),
-          })
-        ).rows,
+      (rows) => WRITE_FOR_CUSTOMERS.run<GuardedResult>(Sql.of(this.orm), columnArrays(rows, GUARDED_COLUMNS.length)),
       { ...WRITE_BATCHING, exclusiveKey: ([customerPk]: GuardedRow) => customerPk },
     );
   }
@@ -272,8 +300,9 @@ export class ConversionsService {
     const attribution = await this.resolver.resolveClick(sql, organizationId, input, occurredAt);
     const kind = resolveConversionKind({ requested: input.kind, hasCustomer: false, isFirstConversion: true, byCustomerIdOnly: false });
     const program = await this.resolver.programRule(sql, attribution.program_id);
+    const currency = chargeCurrency(input, program);
     return this.insertsByClick.add(
-      this.conversionValues(organizationId, input, program, kind, computeCommission(program, input.amount), null, attribution, occurredAt),
+      this.conversionValues(organizationId, input, currency, kind, computeCommission(program, input.amount, currency), null, attribution, occurredAt),
     );
   }
 
@@ -291,6 +320,8 @@ export class ConversionsService {
     if (!customer) {
       if (!byClick) throw new AttributionNotFoundError();
       const fromClick = await this.resolver.resolveClick(sql, organizationId, input, occurredAt);
+      // The charge is checked before the customer is created: a refused request writes nothing.
+      chargeCurrency(input, await this.resolver.programRule(sql, fromClick.program_id));
       ({ customer } = await this.customers.insertOnce(organizationId, { customer_id: customerId, status: 'active' }, fromClick));
     }
     const kind = resolveConversionKind({
@@ -303,14 +334,15 @@ export class ConversionsService {
     const observedFirst = customer.first_conversion_at == null ? null : new Date(customer.first_conversion_at);
     const firstConversionAt = observedFirst && observedFirst < occurredAt ? observedFirst : occurredAt;
     const pastWindow = isPastCommissionWindow(firstConversionAt, program.commission_window_months, occurredAt);
-    const commission = pastWindow ? '0.00' : computeCommission(program, input.amount);
+    const currency = chargeCurrency(input, program);
+    const commission = computeCommission(program, pastWindow ? 0 : input.amount, currency);
     const attribution = { affiliate_id: customer.affiliate_id, program_id: customer.program_id, click_id: customer.click_id ?? null };
     const nextStatus = nextCustomerStatus(customer.status, Number(input.amount), pastWindow);
     const row = await this.guardedWrites.add([
       customer.id,
       observedFirst,
       customer.status,
-      ...this.conversionValues(organizationId, input, program, kind, commission, customer.customer_id, attribution, occurredAt),
+      ...this.conversionValues(organizationId, input, currency, kind, commission, customer.customer_id, attribution, occurredAt),
       firstConversionAt,
       nextStatus,
     ]);
@@ -326,7 +358,7 @@ export class ConversionsService {
   private conversionValues(
     organizationId: string,
     input: CreateConversionInput,
-    program: ProgramRule,
+    currency: string,
     kind: ConversionKind,
     commission: string,
     customerId: string | null,
@@ -338,7 +370,7 @@ export class ConversionsService {
       organizationId,
       input.external_id,
       String(input.amount),
-      (input.currency ?? program.currency).toUpperCase(),
+      currency,
       kind,
       commission,
       customerId,
@@ -364,10 +396,12 @@ export class ConversionsService {
     if (input.amount !== undefined && new Decimal(input.amount).isNegative()) {
       throw new BadRequestError('amount: must be >= 0');
     }
+    if (input.amount !== undefined) assertWholeMinorUnits('amount', input.amount, target.currency);
     return this.sql().transaction(async (sql) => {
       const conversion = await sql.one<ConversionRecord>('select * from conversions where id = ? for update', [target.id]);
       if (!conversion) throw new NotFoundError('Conversion not found');
       const amount = input.amount === undefined ? conversion.amount : new Decimal(input.amount).toString();
+      if ((input.overRefund ?? 'cap') === 'refuse') await assertRefundsWithinAmount(sql, conversion, input.refund_key, amount);
       const now = new Date();
       await sql.rows(
         `insert into conversion_refunds (organization_id, conversion_id, refund_key, amount, created_at, updated_at)
@@ -393,7 +427,7 @@ export class ConversionsService {
         [
           refunded.toString(),
           gross,
-          commissionAfterRefund(String(gross), String(conversion.amount), refunded.toString()),
+          commissionAfterRefund(String(gross), String(conversion.amount), refunded.toString(), conversion.currency),
           fullyRefunded ? 'reversed' : 'approved',
           fullyRefunded ? (conversion.reversed_at ?? now) : null,
           conversion.id,
@@ -414,22 +448,10 @@ export class ConversionsService {
     return toConversionDto(await this.findOwned(this.sql(), organizationId, id));
   }
 
-  private async findOwned(sql: Sql, organizationId: string, id: string): Promise<ConversionRecord> {
-    const byUuid = isUuid(id);
-    const own = await sql.one<ConversionRecord>(
-      byUuid
-        ? 'select * from conversions where organization_id = ? and (id = ? or external_id = ?) order by (id::text = ?) desc limit 1'
-        : 'select * from conversions where organization_id = ? and external_id = ?',
-      byUuid ? [organizationId, id, id, id] : [organizationId, id],
-    );
-    if (own) return own;
-    const elsewhere = await sql.one(
-      byUuid ? 'select 1 from conversions where id = ? or external_id = ? limit 1' : 'select 1 from conversions where external_id = ? limit 1',
-      byUuid ? [id, id] : [id],
-    );
-    if (elsewhere) throw new ForbiddenError();
-    throw new NotFoundError('Conversion not found');
+  private findOwned(sql: Sql, organizationId: string, id: string): Promise<ConversionRecord> {
+    return findOwnedRow<ConversionRecord>(sql, CONVERSIONS_BY_MERCHANT_ID, organizationId, id);
   }
+
 
   async list(organizationId: string, query: ConversionListQuery): Promise<{ conversions: Conversion[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);

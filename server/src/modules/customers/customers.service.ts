@@ -4,9 +4,10 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Customer } from '@affiliate-attribution/contract';
 import { hasClickAttribution, type Attribution, type AttributionResolver, type ClickAttributionInput } from '../../attribution/resolver.js';
 import { Sql } from '../../db/sql.js';
+import { CUSTOMERS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
 import { InsertBatcher, UnnestInsert, WRITE_BATCHING } from '../../db/batched-insert.js';
-import { BadRequestError, ForbiddenError, HttpError, NotFoundError } from '../../http/errors.js';
-import { iso, isoOrNull, isUuid } from '../../http/serialize.js';
+import { BadRequestError, HttpError } from '../../http/errors.js';
+import { iso, isoOrNull } from '../../http/serialize.js';
 import type { CustomerEntity } from './customer.entity.js';
 
 export type CustomerRecord = InferEntity<typeof CustomerEntity>;
@@ -110,6 +111,15 @@ export function findCustomerInOrganization(sql: Sql, organizationId: string, cus
   return sql.one<CustomerRecord>('select * from customers where organization_id = ? and customer_id = ?', [organizationId, customerId]);
 }
 
+/**
+ * What a customer creation whose referral does not resolve answers when the customer exists.
+ * `answer-existing` (the API: an authenticated merchant repeating its own request) answers the
+ * existing customer, deduped. `refuse` (the public snippet endpoint, which anyone can call with
+ * any customer id) answers the referral's 404/410 whether or not the customer exists, so that it
+ * never tells a stranger which customer ids exist.
+ */
+export type RepeatWithoutAttribution = 'answer-existing' | 'refuse';
+
 export class CustomersService {
   constructor(
     private readonly orm: MikroORM,
@@ -122,10 +132,15 @@ export class CustomersService {
   }
 
   /**
-   * Resolve, then insert once (the unique key decides between concurrent repeats). A repeat
-   * answers the existing customer, even when its referral would no longer resolve now.
+   * Resolve, then insert once (the unique key decides between concurrent repeats). Under
+   * `answer-existing` a repeat answers the existing customer even when its referral would no
+   * longer resolve now (see RepeatWithoutAttribution).
    */
-  async create(organizationId: string, input: CreateCustomerInput): Promise<{ customer: Customer; deduped: boolean }> {
+  async create(
+    organizationId: string,
+    input: CreateCustomerInput,
+    repeatWithoutAttribution: RepeatWithoutAttribution = 'answer-existing',
+  ): Promise<{ customer: Customer; deduped: boolean }> {
     if (!hasClickAttribution(input)) {
       throw new BadRequestError('cookie_id: one of cookie_id, ref or click_id is required');
     }
@@ -134,7 +149,11 @@ export class CustomersService {
     try {
       attribution = await this.resolver.resolveClick(sql, organizationId, input, new Date());
     } catch (err) {
-      const existing = err instanceof HttpError && err.status < 500 && (await findCustomerInOrganization(sql, organizationId, input.customer_id));
+      const existing =
+        repeatWithoutAttribution === 'answer-existing' &&
+        err instanceof HttpError &&
+        err.status < 500 &&
+        (await findCustomerInOrganization(sql, organizationId, input.customer_id));
       if (existing) return { customer: toCustomerDto(existing), deduped: true };
       throw err;
     }
@@ -161,24 +180,8 @@ export class CustomersService {
     return toCustomerDto(updated ?? customer);
   }
 
-  /**
-   * By the service's UUID or the merchant's customer_id, in the caller's organization first.
-   * Found only in another organization: 403; nowhere: 404.
-   */
-  private async findOwned(sql: Sql, organizationId: string, id: string): Promise<CustomerRecord> {
-    const byUuid = isUuid(id);
-    const own = await sql.one<CustomerRecord>(
-      byUuid
-        ? 'select * from customers where organization_id = ? and (id = ? or customer_id = ?) order by (id::text = ?) desc limit 1'
-        : 'select * from customers where organization_id = ? and customer_id = ?',
-      byUuid ? [organizationId, id, id, id] : [organizationId, id],
-    );
-    if (own) return own;
-    const elsewhere = await sql.one(
-      byUuid ? 'select 1 from customers where id = ? or customer_id = ? limit 1' : 'select 1 from customers where customer_id = ? limit 1',
-      byUuid ? [id, id] : [id],
-    );
-    if (elsewhere) throw new ForbiddenError();
-    throw new NotFoundError('Customer not found');
+  /** By the service's UUID or the merchant's customer_id; 403 when only another organization has it. */
+  private findOwned(sql: Sql, organizationId: string, id: string): Promise<CustomerRecord> {
+    return findOwnedRow<CustomerRecord>(sql, CUSTOMERS_BY_MERCHANT_ID, organizationId, id);
   }
 }

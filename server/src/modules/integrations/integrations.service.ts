@@ -6,13 +6,14 @@ import { Sql } from '../../db/sql.js';
 import { NotFoundError } from '../../http/errors.js';
 import { iso, isUuid } from '../../http/serialize.js';
 import type { IntegrationEntity } from './integration.entity.js';
+import { echoInput } from '../../http/validation-message.js';
 
 export type IntegrationRecord = InferEntity<typeof IntegrationEntity>;
 
 export const isWebhookProvider = (value: string): value is WebhookProvider => (WEBHOOK_PROVIDERS as readonly string[]).includes(value);
 
 export function requireProvider(value: string): WebhookProvider {
-  if (!isWebhookProvider(value)) throw new NotFoundError(`Unknown provider: ${value}. Supported: ${WEBHOOK_PROVIDERS.join(', ')}`);
+  if (!isWebhookProvider(value)) throw new NotFoundError(`Unknown provider: ${echoInput(value)}. Supported: ${WEBHOOK_PROVIDERS.join(', ')}`);
   return value;
 }
 

@@ -7,6 +7,7 @@ import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso, isUuid } from '../../http/serialize.js';
 import { ProgramEntity } from './program.entity.js';
 import type { AttributionResolver } from '../../attribution/resolver.js';
+import { assertCommissionRule } from '../../attribution/commission.js';
 
 type ProgramRecord = InferEntity<typeof ProgramEntity>;
 
@@ -54,6 +55,7 @@ export class ProgramsService {
   async create(organizationId: string, input: ProgramInput): Promise<Program> {
     const now = new Date();
     const em = this.em();
+    assertCommissionRule({ commission_type: input.commission_type ?? PROGRAM_DEFAULTS.commission_type, commission_value: input.commission_value });
     const program = em.create(ProgramEntity, {
       id: randomUUID(),
       organization_id: organizationId,
@@ -97,6 +99,7 @@ export class ProgramsService {
     if (input.click_window_days !== undefined) program.click_window_days = input.click_window_days;
     if (input.commission_window_months !== undefined) program.commission_window_months = input.commission_window_months;
     if (input.currency !== undefined) program.currency = input.currency.toUpperCase();
+    assertCommissionRule(program);
     program.updated_at = new Date();
     await em.flush();
     this.resolver.forgetProgram(program.id);

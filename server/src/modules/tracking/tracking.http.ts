@@ -1,7 +1,8 @@
-import express, { type Express, type RequestHandler } from 'express';
+import type { Express, RequestHandler } from 'express';
 import { contract } from '@affiliate-attribution/contract';
 import { HttpError } from '../../http/errors.js';
 import { rateLimit, type RateLimiter } from '../../http/rate-limit.js';
+import { jsonBodyParser } from '../../http/security.js';
 
 /** Everything under this prefix is public (no API key) and answers any origin. */
 export const PUBLIC_PREFIX = '/public';
@@ -29,13 +30,14 @@ const cors: RequestHandler = (req, res, next) => {
   next();
 };
 
-const parseJson = express.json({
+// Refuses a declared length over the limit before reading, and bodies that are not UTF-8 (400).
+const parseJson = jsonBodyParser({
   limit: PUBLIC_BODY_LIMIT_BYTES,
   // text/plain is what the snippet sends: a CORS "simple" request, so no preflight round trip.
   type: ['application/json', 'application/*+json', 'text/plain'],
 });
 
-/** JSON (or JSON in text/plain) only; an oversized body is 413 naming this endpoint's limit. */
+/** JSON (or JSON in text/plain) only, UTF-8 only; an oversized body is 413 naming this endpoint's limit. */
 const body: RequestHandler = (req, res, next) => {
   const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
   if (hasBody && !req.is(['application/json', 'application/*+json', 'text/plain'])) {

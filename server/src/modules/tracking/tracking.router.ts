@@ -32,11 +32,11 @@ export const trackingRouter = (clicks: ClicksService, customers: CustomersServic
       };
     },
     createCustomer: async ({ params, body }) => {
-      const { customer, deduped } = await customers.create(params.organizationId, {
-        customer_id: body.customerId,
-        cookie_id: body.cookieId,
-        status: 'trial',
-      });
+      const { customer, deduped } = await customers.create(
+        params.organizationId,
+        { customer_id: body.customerId, cookie_id: body.cookieId, status: 'trial' },
+        'refuse',
+      );
       return {
         status: deduped ? 200 : 201,
         body: { success: true, data: { customer: { customer_id: customer.customer_id } }, deduped },
