@@ -123,6 +123,15 @@ describe('money edges', () => {
     expectError(await m.api.post('/api/conversions/sale-100/refund', { amount: 0.01, refund_id: 're_more' }), 409);
   });
 
+  it('a refund without refund_id states the running total: after a partial refund by id, a full one still reverses', async () => {
+    const m = await createMerchant();
+    await m.api.post('/api/conversions', { external_id: 'sale-total', amount: 100, ref: m.slug });
+    expect((await m.api.post('/api/conversions/sale-total/refund', { amount: 60, refund_id: 're_1' })).status).toBe(200);
+    const full = await request('POST', '/api/conversions/sale-total/refund', { key: m.key });
+    expect(full.status, JSON.stringify(full.body)).toBe(200);
+    expect(full.body.data.conversion).toMatchObject({ refunded_amount: 100, commission_amount: 0, status: 'reversed' });
+  });
+
   it("amounts finer than the currency's minor unit are refused: 0.005 USD, 0.5 JPY, 0.0005 BHD", async () => {
     const m = await createMerchant();
     expectError(await m.api.post('/api/conversions', { external_id: 'usd-fine', amount: 0.005, ref: m.slug }), 400, 'amount: USD amounts have at most 2 decimals');

@@ -17,7 +17,9 @@ export const conversionsRouter = (conversions: ConversionsService) =>
       const { conversion, deduped } = await conversions.refund(requireOrganization(req).id, params.id, {
         amount: body?.amount,
         refund_key: body?.refund_id === undefined ? 'api' : `api:${body.refund_id}`,
-        overRefund: 'refuse',
+        // A refund with its own id adds to the others: one past the amount is a mistake, refused.
+        // Without an id the amount is the charge's running total (contract), never past the amount.
+        overRefund: body?.refund_id === undefined ? 'cap' : 'refuse',
       });
       return { status: 200, body: { success: true, data: { conversion }, deduped } };
     },
