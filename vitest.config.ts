@@ -6,7 +6,8 @@ export default defineConfig({
     // One database and one server per worker, shared by that worker's files (each test makes its
     // own organization, so tests never see each other's data).
     pool: 'forks',
-    poolOptions: { forks: { isolate: false, maxForks: 2, minForks: 1 } },
+    isolate: false,
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 120_000,
     reporters: ['default'],
