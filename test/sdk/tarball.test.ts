@@ -104,11 +104,11 @@ describe('the packed SDK in an empty project', () => {
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  it('holds the build and README only, and depends on no private package', async () => {
+  it('holds the build, README and licence only, and depends on no private package', async () => {
     const listing = await run('tar', ['-tzf', tarball], { cwd: work });
     expectSuccess(listing, 'tar');
     expect(listing.stdout.trim().split('\n').sort()).toEqual(
-      ['package/README.md', 'package/dist/index.cjs', 'package/dist/index.d.cts', 'package/dist/index.d.ts', 'package/dist/index.js', 'package/package.json'].sort(),
+      ['package/LICENSE', 'package/README.md', 'package/dist/index.cjs', 'package/dist/index.d.cts', 'package/dist/index.d.ts', 'package/dist/index.js', 'package/package.json'].sort(),
     );
     const manifest = JSON.parse(readFileSync(join(project, 'node_modules', '@affiliate-attribution', 'sdk', 'package.json'), 'utf8'));
     expect(Object.keys(manifest.dependencies).sort()).toEqual(['@ts-rest/core', 'zod']);
