@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { createApp } from './app.js';
 import { loadConfig } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
-import { databaseTimeouts, initOrm } from './db/orm.js';
+import { closeOrm, databaseTimeouts, initOrm } from './db/orm.js';
 import { Readiness } from './http/health.js';
 import { createLogger } from './http/logging.js';
 import { createHttpServer } from './http/http-server.js';
@@ -71,7 +71,7 @@ async function shutdown(signal: string): Promise<void> {
     const reaper = setInterval(() => server.closeIdleConnections(), 50);
     server.once('close', () => clearInterval(reaper));
   });
-  await orm.close();
+  await closeOrm(orm);
   await rateLimiters.close();
   await embedded?.stop();
   clearTimeout(forced);

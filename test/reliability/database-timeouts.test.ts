@@ -1,7 +1,7 @@
-import { MikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/src/config.js';
-import { ormOptions, type DatabaseTimeouts } from '../../server/src/db/orm.js';
+import { connectOrm, ormOptions, type DatabaseTimeouts } from '../../server/src/db/orm.js';
 import { errorResponse } from '../../server/src/http/error-handler.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { describeWithPostgres } from './support/service.js';
@@ -36,7 +36,7 @@ describeWithPostgres('database timeouts: a statement that runs too long', () => 
   let db: TestDatabase;
   const orms: MikroORM[] = [];
   const connect = async (timeouts: Partial<DatabaseTimeouts>) => {
-    const orm = await MikroORM.init(ormOptions(db.url, 1, { statementMs: 0, queryMs: 0, acquireMs: 5_000, connectMs: 5_000, ...timeouts }));
+    const orm = await connectOrm(ormOptions(db.url, 1, { statementMs: 0, queryMs: 0, acquireMs: 5_000, connectMs: 5_000, ...timeouts }));
     orms.push(orm);
     return orm.em.getConnection();
   };

@@ -1,10 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/src/app.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../server/src/db/embedded.js';
-import { ormOptions } from '../../server/src/db/orm.js';
+import { closeOrm, connectOrm, ormOptions } from '../../server/src/db/orm.js';
 import { ADMIN_TOKEN, call, createMerchantOn } from './support/service.js';
 
 /** Short, so the test idles past it in seconds; the product's default drops idle connections after 30 s the same way. */
@@ -27,8 +27,8 @@ describe('embedded database: writes after the pool dropped its idle connection',
   beforeAll(async () => {
     embedded = await startEmbeddedPostgres();
     const options = ormOptions(embedded.url, 1);
-    orm = await MikroORM.init({ ...options, pool: { ...options.pool, idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS, reapIntervalMillis: 50 } });
-    await orm.getMigrator().up();
+    orm = await connectOrm({ ...options, pool: { ...options.pool, idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS } });
+    await orm.migrator.up();
     const { listener } = createApp({ orm, config: { ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000 } });
     server = await new Promise<Server>((resolve) => {
       const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));
@@ -38,7 +38,7 @@ describe('embedded database: writes after the pool dropped its idle connection',
 
   afterAll(async () => {
     await new Promise((resolve) => server?.close(resolve));
-    await orm?.close(true);
+    if (orm) await closeOrm(orm, true);
     await embedded?.stop();
   });
 

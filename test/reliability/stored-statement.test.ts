@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { kyselyOf } from '../../server/src/db/database.js';
 import { Sql } from '../../server/src/db/sql.js';
 import { StoredStatement } from '../../server/src/db/stored-statement.js';
 import { createMerchant } from '../support/api.js';
@@ -13,7 +14,7 @@ describe('stored statements', () => {
     const { db } = await testServer();
     const sql = Sql.of(db.orm);
     const statement = new StoredStatement('test_sum', ['int[]'], 'table(total bigint)', `select sum(v)::bigint as total from unnest($1::int[]) as t(v)`);
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => statement.run<{ total: string }>(sql, [[i, 1, 2]])));
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => statement.run<{ total: string }>(kyselyOf(db.orm), [[i, 1, 2]])));
     expect(answers.map((rows) => rows[0]!.total)).toEqual(Array.from({ length: 8 }, (_, i) => String(i + 3)));
     const created = await sql.rows('select 1 from pg_proc where proname = ?', [statement.functionName]);
     expect(created).toHaveLength(1);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { startEmbeddedPostgres } from '../../server/src/db/embedded.js';
-import { initOrm } from '../../server/src/db/orm.js';
+import { closeOrm, initOrm } from '../../server/src/db/orm.js';
 
 export interface TestDatabase {
   url: string;
@@ -27,7 +27,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       orm,
       embedded: true,
       async stop() {
-        await orm.close(true);
+        await closeOrm(orm, true);
         await embedded.stop();
       },
     };

@@ -1,4 +1,5 @@
-import type { Sql } from '../db/sql.js';
+import type { Kysely } from 'kysely';
+import type { Tables } from '../db/database.js';
 import { AttributionNotFoundError, AttributionWindowExpiredError } from '../http/errors.js';
 import { isUuid } from '../http/serialize.js';
 import { AttributionCache, type CachedAffiliate, type CachedClick, type ProgramRule } from './cache.js';
@@ -22,11 +23,11 @@ export interface Attribution {
 export const hasClickAttribution = (input: ClickAttributionInput): boolean =>
   Boolean(input.click_id || input.cookie_id || input.ref);
 
-const CLICK_COLUMNS = 'id, affiliate_id, program_id, occurred_at';
-
 /**
  * Where a referral identifier leads, with the caches of cache.ts in front of PostgreSQL. The one
- * place that knows how cookie ids, slugs and click ids resolve, and when a click is too old.
+ * place that knows how cookie ids, slugs and click ids resolve, and when a click is too old. Its
+ * reads are on the hot paths: they run on MikroORM's kysely (db/database.ts, kyselyOf), outside
+ * any transaction.
  */
 export class AttributionResolver {
   constructor(readonly cache = new AttributionCache()) {}
@@ -37,41 +38,47 @@ export class AttributionResolver {
    * slug the snippet stored in `cookie_id`) credits its affiliate now, with no window. Anything
    * this organization did not issue: 404 "No attribution found".
    */
-  async resolveClick(sql: Sql, organizationId: string, input: ClickAttributionInput, at: Date): Promise<Attribution> {
+  async resolveClick(db: Kysely<Tables>, organizationId: string, input: ClickAttributionInput, at: Date): Promise<Attribution> {
     let click: CachedClick | undefined;
     if (input.click_id) {
-      click = await this.clickById(sql, organizationId, input.click_id);
+      click = await this.clickById(db, organizationId, input.click_id);
     } else if (input.cookie_id?.startsWith(COOKIE_ID_PREFIX)) {
-      click = await this.clickByCookie(sql, organizationId, input.cookie_id);
+      click = await this.clickByCookie(db, organizationId, input.cookie_id);
     } else {
       const slug = input.cookie_id ?? input.ref;
-      const affiliate = slug ? await this.affiliateBySlug(sql, organizationId, slug) : undefined;
+      const affiliate = slug ? await this.affiliateBySlug(db, organizationId, slug) : undefined;
       if (!affiliate) throw new AttributionNotFoundError();
       return { affiliate_id: affiliate.id, program_id: affiliate.program_id, click_id: null };
     }
     if (!click) throw new AttributionNotFoundError();
-    const program = await this.programRule(sql, click.program_id);
+    const program = await this.programRule(db, click.program_id);
     if (isClickWindowExpired(click.occurred_at, program.click_window_days, at)) throw new AttributionWindowExpiredError();
     return { affiliate_id: click.affiliate_id, program_id: click.program_id, click_id: click.id };
   }
 
-  async affiliateBySlug(sql: Sql, organizationId: string, rawSlug: string): Promise<CachedAffiliate | undefined> {
+  async affiliateBySlug(db: Kysely<Tables>, organizationId: string, rawSlug: string): Promise<CachedAffiliate | undefined> {
     const slug = rawSlug.toLowerCase();
     const key = AttributionCache.key(organizationId, slug);
     const cached = this.cache.affiliatesBySlug.get(key);
     if (cached) return cached;
-    const found = await sql.one<CachedAffiliate>('select id, program_id from affiliates where organization_id = ? and slug = ?', [organizationId, slug]);
+    const found = await db
+      .selectFrom('affiliates')
+      .select(['id', 'program_id'])
+      .where('organization_id', '=', organizationId)
+      .where('slug', '=', slug)
+      .executeTakeFirst();
     if (found) this.cache.affiliatesBySlug.set(key, found);
     return found;
   }
 
-  async programRule(sql: Sql, programId: string): Promise<ProgramRule> {
+  async programRule(db: Kysely<Tables>, programId: string): Promise<ProgramRule> {
     const cached = this.cache.programs.get(programId);
     if (cached) return cached;
-    const rule = await sql.one<ProgramRule>(
-      'select commission_type, commission_value, click_window_days, commission_window_months, currency from programs where id = ?',
-      [programId],
-    );
+    const rule: ProgramRule | undefined = await db
+      .selectFrom('programs')
+      .select(['commission_type', 'commission_value', 'click_window_days', 'commission_window_months', 'currency'])
+      .where('id', '=', programId)
+      .executeTakeFirst();
     if (!rule) throw new Error(`program ${programId} not found`);
     this.cache.programs.set(programId, rule);
     return rule;
@@ -82,31 +89,32 @@ export class AttributionResolver {
     this.cache.programs.delete(programId);
   }
 
-  private async clickById(sql: Sql, organizationId: string, clickId: string): Promise<CachedClick | undefined> {
+  private async clickById(db: Kysely<Tables>, organizationId: string, clickId: string): Promise<CachedClick | undefined> {
     if (!isUuid(clickId)) return undefined;
     const key = AttributionCache.key(organizationId, clickId.toLowerCase());
-    return this.cache.clicksById.get(key) ?? this.loadClick(sql, key, this.cache.clicksById, 'id', organizationId, clickId);
+    return this.cache.clicksById.get(key) ?? this.loadClick(db, key, this.cache.clicksById, 'id', organizationId, clickId);
   }
 
-  private async clickByCookie(sql: Sql, organizationId: string, cookieId: string): Promise<CachedClick | undefined> {
+  private async clickByCookie(db: Kysely<Tables>, organizationId: string, cookieId: string): Promise<CachedClick | undefined> {
     const key = AttributionCache.key(organizationId, cookieId);
-    return this.cache.clicksByCookie.get(key) ?? this.loadClick(sql, key, this.cache.clicksByCookie, 'cookie_id', organizationId, cookieId);
+    return this.cache.clicksByCookie.get(key) ?? this.loadClick(db, key, this.cache.clicksByCookie, 'cookie_id', organizationId, cookieId);
   }
 
   private async loadClick(
-    sql: Sql,
+    db: Kysely<Tables>,
     key: string,
     into: AttributionCache['clicksById'],
     column: 'id' | 'cookie_id',
     organizationId: string,
     value: string,
   ): Promise<CachedClick | undefined> {
-    const row = await sql.one<Omit<CachedClick, 'occurred_at'> & { occurred_at: Date | string }>(
-      `select ${CLICK_COLUMNS} from clicks where organization_id = ? and ${column} = ?`,
-      [organizationId, value],
-    );
-    if (!row) return undefined;
-    const click: CachedClick = { ...row, occurred_at: new Date(row.occurred_at) };
+    const click: CachedClick | undefined = await db
+      .selectFrom('clicks')
+      .select(['id', 'affiliate_id', 'program_id', 'occurred_at'])
+      .where('organization_id', '=', organizationId)
+      .where(column, '=', value)
+      .executeTakeFirst();
+    if (!click) return undefined;
     into.set(key, click);
     return click;
   }

@@ -1,4 +1,6 @@
-import type { Sql } from './sql.js';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { sql, type Kysely } from 'kysely';
+import { kyselyOf, metadataOf, type ColumnOf, type Entity, type NewRow, type StoredRow, type TableOf } from './database.js';
 import { isDatabaseUnavailable } from './sql.js';
 import { StoredStatement } from './stored-statement.js';
 
@@ -118,58 +120,111 @@ export class InsertBatcher<Row, Result> {
   }
 }
 
-/** Rows (values in column order) as one array per column, the parameters of an unnest. */
-export function columnArrays(rows: readonly (readonly unknown[])[], columns: number): unknown[][] {
-  return Array.from({ length: columns }, (_, column) => rows.map((row) => row[column]));
-}
-
+/** A column of an unnest: its name, and its PostgreSQL type for the array parameter (`uuid`, `text`, `timestamptz`…). */
 export interface UnnestColumn {
   name: string;
-  /** The column's PostgreSQL type, for the array parameter (`uuid`, `text`, `timestamptz`…). */
   type: string;
 }
 
-/** `$1::uuid[], $2::text[], …`: the array parameters of an unnest over these columns. */
-export function unnestParameters(columns: readonly UnnestColumn[]): string {
-  return columns.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ');
+/**
+ * The columns new rows of this entity provide: the keys of the first row (rows of one batch are
+ * built by one function, so all alike), in the entity's property order, each with its column type
+ * from the entity's metadata, without a type modifier (`numeric(10,2)` → `numeric`: the array
+ * parameter must not round what the column itself would store).
+ */
+export function providedColumns(orm: MikroORM, entity: Entity, row: object): UnnestColumn[] {
+  const columns: UnnestColumn[] = [];
+  for (const property of metadataOf(orm, entity).props) {
+    const [name] = property.fieldNames;
+    const [type] = property.columnTypes;
+    if (name === undefined || !(name in row)) continue;
+    if (type === undefined) throw new Error(`${entity.meta.className}.${property.name}: no column type in the metadata`);
+    columns.push({ name, type: type.replace(/\(.*\)$/, '') });
+  }
+  const unknown = Object.keys(row).filter((key) => !columns.some((c) => c.name === key));
+  if (unknown.length > 0) throw new Error(`${entity.meta.className}: no such columns: ${unknown.join(', ')}`);
+  return columns;
+}
+
+/** Rows as one array per column, the parameters of an unnest; every row must provide exactly these columns. */
+export function columnArrays(rows: readonly object[], columns: readonly UnnestColumn[]): unknown[][] {
+  for (const row of rows) {
+    if (Object.keys(row).length !== columns.length || !columns.every((c) => c.name in row)) {
+      throw new Error(`rows of one batch must provide the same columns (${columns.map((c) => c.name).join(', ')})`);
+    }
+  }
+  return columns.map((column) => rows.map((row) => (row as Record<string, unknown>)[column.name] ?? null));
+}
+
+/** `unnest($1::uuid[]) as id, unnest($2::text[]) as cookie_id, …`: parameter i is column i's array. */
+export function unnestSelections(columns: readonly UnnestColumn[]) {
+  return columns.map((column, i) => sql`unnest(${sql.raw(`$${i + 1}`)}::${sql.raw(column.type)}[])`.as(column.name));
+}
+
+export interface UnnestInsertOptions<E extends Entity> {
+  /** ON CONFLICT (these columns) DO NOTHING. */
+  skipConflictsOn?: readonly ColumnOf<E>[];
+  /**
+   * Rows are inserted in this column's order: concurrent statements that insert the same unique
+   * keys then take them in the same order, and wait for each other instead of deadlocking.
+   */
+  orderBy?: ColumnOf<E>;
+  /** RETURNING *: the inserted rows are returned. */
+  returning?: boolean;
 }
 
 /**
- * A multi-row INSERT whose text does not depend on the number of rows: one array parameter per
- * column, unnested into rows, kept in PostgreSQL as a function so that it is planned once per
- * server connection (db/stored-statement.ts), never as a named prepared statement.
- * `suffix` follows the SELECT (ON CONFLICT …, RETURNING *: then the inserted rows are returned).
- * Rows are inserted in the order of `orderBy` when given: concurrent statements that insert the
- * same unique keys then take them in the same order, and wait for each other instead of
- * deadlocking.
+ * A multi-row INSERT of an entity's rows whose text does not depend on the number of rows: one
+ * array parameter per column, unnested into rows. It is built with MikroORM's kysely from the
+ * entity's metadata (the columns are those the rows provide, typed from the entity definition) and
+ * kept in PostgreSQL as a function, so that it is planned once per server connection
+ * (db/stored-statement.ts), never as a named prepared statement.
  */
-export class UnnestInsert<Row extends readonly unknown[]> {
-  private readonly statement: StoredStatement;
+export class UnnestInsert<E extends Entity> {
+  /** One statement per set of columns provided (in practice, one per call site). */
+  private readonly statements = new Map<string, { columns: UnnestColumn[]; statement: StoredStatement }>();
 
   constructor(
-    table: string,
-    private readonly columns: readonly UnnestColumn[],
-    options: { suffix?: string; orderBy?: string } = {},
-  ) {
-    const names = columns.map((c) => c.name).join(', ');
-    const order = options.orderBy ? ` order by ${options.orderBy}` : '';
-    const suffix = options.suffix ?? '';
-    const text = `insert into ${table} (${names}) select * from unnest(${unnestParameters(columns)}) as input_rows(${names})${order} ${suffix}`.trim();
-    const returnsRows = /returning \*$/i.test(suffix.trim());
-    this.statement = new StoredStatement(`${table}_insert`, columns.map((c) => `${c.type}[]`), returnsRows ? `setof ${table}` : undefined, text);
-  }
+    private readonly entity: E,
+    private readonly options: UnnestInsertOptions<E> = {},
+  ) {}
 
-  /** Inserts the rows (values in column order); returns what the suffix's RETURNING returns. */
-  async run<T = Record<string, unknown>>(sql: Sql, rows: readonly Row[]): Promise<T[]> {
-    return this.statement.run<T>(sql, columnArrays(rows, this.columns.length));
+  /** Inserts the rows; returns the inserted rows with `returning`, else nothing. */
+  async run(orm: MikroORM, rows: readonly NewRow<TableOf<E>>[]): Promise<StoredRow<TableOf<E>>[]> {
+    if (rows.length === 0) return [];
+    const { columns, statement } = this.statementFor(orm, rows[0]);
+    return statement.run<StoredRow<TableOf<E>>>(kyselyOf(orm), columnArrays(rows, columns));
   }
 
   /**
-   * For a statement `… ON CONFLICT DO NOTHING RETURNING *` whose first column is `id`: each input
-   * row's inserted row, in input order, or undefined where the conflict skipped it.
+   * With `skipConflictsOn` and `returning`: each input row's inserted row, in input order, or
+   * undefined where the conflict skipped it.
    */
-  async insertedPerRow<T extends { id: string }>(sql: Sql, rows: readonly Row[]): Promise<(T | undefined)[]> {
-    const inserted = new Map((await this.run<T>(sql, rows)).map((row) => [row.id, row]));
-    return rows.map((row) => inserted.get(row[0] as string));
+  async insertedPerRow(orm: MikroORM, rows: readonly (NewRow<TableOf<E>> & { id: string })[]): Promise<(StoredRow<TableOf<E>> | undefined)[]> {
+    const inserted = new Map((await this.run(orm, rows)).map((row) => [(row as { id: string }).id, row]));
+    return rows.map((row) => inserted.get(row.id));
+  }
+
+  private statementFor(orm: MikroORM, row: object): { columns: UnnestColumn[]; statement: StoredStatement } {
+    const key = Object.keys(row).join(',');
+    let entry = this.statements.get(key);
+    if (!entry) {
+      const columns = providedColumns(orm, this.entity, row);
+      const table = metadataOf(orm, this.entity).tableName;
+      const { skipConflictsOn, orderBy, returning } = this.options;
+      const db = kyselyOf(orm) as unknown as Kysely<Record<string, Record<string, unknown>>>;
+      let rowsInOrder = db.selectNoFrom(unnestSelections(columns));
+      if (orderBy) rowsInOrder = rowsInOrder.orderBy(sql.ref(orderBy));
+      let insert = db
+        .insertInto(table)
+        .columns(columns.map((c) => c.name))
+        .expression(rowsInOrder);
+      if (skipConflictsOn) insert = insert.onConflict((conflict) => conflict.columns([...skipConflictsOn]).doNothing());
+      const text = (returning ? insert.returningAll() : insert).compile().sql;
+      const statement = new StoredStatement(`${table}_insert`, columns.map((c) => `${c.type}[]`), returning ? `setof ${table}` : undefined, text);
+      entry = { columns, statement };
+      this.statements.set(key, entry);
+    }
+    return entry;
   }
 }

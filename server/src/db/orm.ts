@@ -1,6 +1,6 @@
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
-import type pg from 'pg';
+import pg from 'pg';
 import { DATABASE_TIMEOUT_DEFAULTS } from '../config.js';
 import { ApiKeyEntity, OrganizationEntity } from '../modules/organizations/organization.entity.js';
 import { ProgramEntity } from '../modules/programs/program.entity.js';
@@ -10,6 +10,7 @@ import { CustomerEntity } from '../modules/customers/customer.entity.js';
 import { ConversionEntity } from '../modules/conversions/conversion.entity.js';
 import { IntegrationEntity } from '../modules/integrations/integration.entity.js';
 import { migrationsList } from './migrations/index.js';
+import { registerConnection } from './database.js';
 
 export const entities = [
   OrganizationEntity,
@@ -41,42 +42,73 @@ export const defaultDatabaseTimeouts: DatabaseTimeouts = {
   connectMs: DATABASE_TIMEOUT_DEFAULTS.connectMs,
 };
 
+/**
+ * How column values are read, on every connection of the pool (the ORM's own statements
+ * included): pg's own parsers. numeric and bigint stay exact strings, json is parsed, and
+ * timestamps arrive as Date from pg's PostgreSQL-aware parser rather than as the text MikroORM's
+ * default parsers keep them in: a later `new Date(text)` reads that text lossily (years before 100
+ * or BC are not ISO-8601, and JavaScript's parser guesses them wrong).
+ */
+const VALUE_PARSERS: pg.CustomTypesConfig = { getTypeParser: pg.types.getTypeParser };
+
 /** pg's error for a statement unanswered within query_timeout (node_modules/pg/lib/client.js). */
 const QUERY_TIMEOUT_MESSAGE = 'Query read timeout';
 
-/** Connections whose statement timed out: the pool's `validate` refuses them (see endOnQueryTimeout). */
-const timedOut = new WeakSet<pg.Client>();
+/** The pool's client class (see boundedClient), which knows its open connections. */
+interface BoundedClientClass {
+  new (config?: pg.ClientConfig): pg.Client;
+  /**
+   * Resolves once every connection opened with this class has closed its socket. pg-pool's end()
+   * (hence MikroORM's close()) resolves as soon as it has asked each connection to end; the
+   * embedded database accepts one connection at a time, so a new pool must not connect before the
+   * last one's socket has closed.
+   */
+  allClosed(): Promise<void>;
+}
 
 /**
- * pg's query_timeout fails the caller but leaves the connection waiting for that statement's
- * answer: whatever is sent on it next (the transaction's ROLLBACK, the next request's statement
- * once the pool lends it again) would queue behind a statement that may never be answered. So a
- * connection whose statement timed out is ended at once (with a statement in flight, pg's end()
- * destroys the socket, which fails anything queued on it immediately) and the pool refuses it
- * from that moment, before pg has even emitted its 'end'.
+ * The `pg` client class the pool opens its connections with (pg's `Client` pool option), with
+ * the two bounds pg-pool cannot express on its own:
+ *
+ * - Opening one connection is bounded by DB_CONNECT_TIMEOUT_MS, while the pool's own
+ *   `connectionTimeoutMillis` bounds the whole wait for a connection (DB_ACQUIRE_TIMEOUT_MS).
+ * - pg's query_timeout fails the caller but leaves the connection waiting for that statement's
+ *   answer: whatever is sent on it next (the transaction's ROLLBACK, the next request's statement
+ *   once the pool lends it again) would queue behind a statement that may never be answered. So a
+ *   connection whose statement timed out is ended at once (with a statement in flight, pg's end()
+ *   destroys the socket, which fails anything queued on it immediately); pg-pool drops a client
+ *   that is ending when it comes back, so it never serves again.
  */
-function endOnQueryTimeout(connection: pg.Client): void {
-  const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;
-  const endIfTimedOut = (err: unknown) => {
-    if (!(err instanceof Error) || !err.message.endsWith(QUERY_TIMEOUT_MESSAGE) || timedOut.has(connection)) return;
-    timedOut.add(connection);
-    connection.end().catch(() => undefined);
-  };
-  // Both of pg's forms are in use: knex passes a callback, db/sql.ts awaits the promise.
-  (connection as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-    const last = args.length - 1;
-    const callback = args[last];
-    if (typeof callback === 'function') {
-      args[last] = (err: unknown, result: unknown) => {
-        if (err) endIfTimedOut(err);
-        return (callback as (err: unknown, result: unknown) => unknown)(err, result);
-      };
-      return query(...args);
+function boundedClient(timeouts: DatabaseTimeouts): BoundedClientClass {
+  const open = new Set<pg.Client>();
+  return class BoundedClient extends pg.Client {
+    static async allClosed(): Promise<void> {
+      await Promise.all([...open].map((client) => new Promise((resolve) => client.once('end', resolve))));
     }
-    const result = query(...args);
-    // Registered before the caller's own handler, so the connection is refused before it is released.
-    if (result instanceof Promise) result.catch(endIfTimedOut);
-    return result;
+
+    constructor(config: pg.ClientConfig = {}) {
+      super({ ...config, connectionTimeoutMillis: timeouts.connectMs });
+      this.once('connect', () => open.add(this));
+      this.once('end', () => open.delete(this));
+    }
+
+    override query(...args: unknown[]): never {
+      const endIfTimedOut = (err: unknown) => {
+        if (err instanceof Error && err.message.endsWith(QUERY_TIMEOUT_MESSAGE)) this.end().catch(() => undefined);
+      };
+      const last = args.length - 1;
+      const callback = args[last];
+      if (typeof callback === 'function') {
+        args[last] = (err: unknown, result: unknown) => {
+          if (err) endIfTimedOut(err);
+          return (callback as (err: unknown, result: unknown) => unknown)(err, result);
+        };
+      }
+      const result = (super.query as (...a: unknown[]) => unknown)(...args);
+      // Registered before the caller's own handler, so the connection is ending before it is released.
+      if (result instanceof Promise) result.catch(endIfTimedOut);
+      return result as never;
+    }
   };
 }
 
@@ -86,35 +118,34 @@ export function ormOptions(clientUrl: string, poolMax: number, timeouts: Databas
     entities,
     extensions: [Migrator],
     migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false, silent: true },
-    pool: {
-      min: 0,
-      max: poolMax,
-      // tarn's wait for a free connection or a new one; knex takes the smaller of this and
-      // acquireConnectionTimeout below (default 60 s), so both are set.
-      acquireTimeoutMillis: timeouts.acquireMs,
-      afterCreate: (connection: pg.Client, done: (err: Error | null, connection: pg.Client) => void) => {
-        if (timeouts.queryMs > 0) endOnQueryTimeout(connection);
-        done(null, connection);
-      },
-    },
+    pool: { min: 0, max: poolMax },
+    // pg.PoolConfig, given to the pool MikroORM opens. No session `SET` on pooled connections
+    // (PgBouncer in transaction mode would carry it to other clients): statement_timeout goes in
+    // the start-up packet, and the client-side bounds hold whether or not the server (or a pooler
+    // in front) applies it.
     driverOptions: {
-      // knex's pool option, merged into `pool` above (MikroORM's type of `pool` does not list it).
-      pool: { validate: (connection: pg.Client) => !timedOut.has(connection) },
-      acquireConnectionTimeout: timeouts.acquireMs,
-      // pg.ClientConfig. No session `SET` on pooled connections (PgBouncer in transaction mode
-      // would carry it to other clients): statement_timeout goes in the start-up packet, and the
-      // client-side bounds hold whether or not the server (or a pooler in front) applies it.
-      connection: {
-        connectionTimeoutMillis: timeouts.connectMs,
-        ...(timeouts.queryMs > 0 ? { query_timeout: timeouts.queryMs } : {}),
-        ...(timeouts.statementMs > 0 ? { statement_timeout: timeouts.statementMs } : {}),
-      },
-    },
+      Client: boundedClient(timeouts),
+      connectionTimeoutMillis: timeouts.acquireMs,
+      types: VALUE_PARSERS,
+      ...(timeouts.queryMs > 0 ? { query_timeout: timeouts.queryMs } : {}),
+      ...(timeouts.statementMs > 0 ? { statement_timeout: timeouts.statementMs } : {}),
+    } satisfies pg.PoolConfig,
     forceUtcTimezone: true,
     allowGlobalContext: false,
     debug: false,
     discovery: { warnWhenNoEntities: false },
   };
+}
+
+/**
+ * Connects with these options and registers the connection (db/database.ts), so that db/sql.ts
+ * and MikroORM's kysely serve this ORM's statements. Every ORM the service or a test opens comes
+ * from here.
+ */
+export async function connectOrm(options: Options): Promise<MikroORM> {
+  const orm = await MikroORM.init(options);
+  await registerConnection(orm);
+  return orm;
 }
 
 /**
@@ -126,11 +157,20 @@ export function ormOptions(clientUrl: string, poolMax: number, timeouts: Databas
 export async function initOrm(clientUrl: string, poolMax: number, timeouts: DatabaseTimeouts = defaultDatabaseTimeouts): Promise<MikroORM> {
   const migrating = await MikroORM.init(ormOptions(clientUrl, poolMax, { ...timeouts, statementMs: 0, queryMs: 0 }));
   try {
-    await migrating.getMigrator().up();
+    await migrating.migrator.up();
   } finally {
-    await migrating.close();
+    await closeOrm(migrating);
   }
-  return MikroORM.init(ormOptions(clientUrl, poolMax, timeouts));
+  return connectOrm(ormOptions(clientUrl, poolMax, timeouts));
+}
+
+/**
+ * Closes the ORM, and resolves once its connections' sockets have closed (BoundedClientClass):
+ * then the embedded database takes a new connection (the next start's, or the next ORM's).
+ */
+export async function closeOrm(orm: MikroORM, force = false): Promise<void> {
+  await orm.close(force);
+  await (orm.config.get('driverOptions') as { Client?: Partial<BoundedClientClass> }).Client?.allClosed?.();
 }
 
 /** The bounds as configured (config.ts). */

@@ -1,18 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import pg from 'pg';
-
-const pgTypes = pg.types;
-
-/** The part of knex's client that lends pooled driver connections. */
-interface ConnectionLender {
-  acquireConnection(): Promise<pg.Client>;
-  releaseConnection(connection: pg.Client): Promise<unknown>;
-}
-
-/** knex's pool checks this mark when lending a connection and destroys a marked one instead. */
-function discard(connection: pg.Client, reason: unknown): void {
-  (connection as pg.Client & { __knex__disposed?: unknown }).__knex__disposed = reason;
-}
+import type pg from 'pg';
+import { poolOf } from './database.js';
 
 /** A statement without per-connection state: no `name` (see Sql.query). */
 export type UnnamedQuery = Omit<pg.QueryConfig, 'name'> & { name?: never };
@@ -23,7 +11,7 @@ const positionalTexts = new Map<string, string>();
 function positional(query: string): string {
   let text = positionalTexts.get(query);
   if (text === undefined) {
-    if (/\?\?|\\\?/.test(query)) throw new Error(`Sql: knex's ?? identifiers and escaped \\? are not supported: ${query}`);
+    if (/\?\?|\\\?/.test(query)) throw new Error(`Sql: ?? identifiers and escaped \\? are not supported: ${query}`);
     let n = 0;
     text = query.replace(/\?/g, () => `$${++n}`);
     if (positionalTexts.size < 1000) positionalTexts.set(query, text);
@@ -32,33 +20,25 @@ function positional(query: string): string {
 }
 
 /**
- * How column values are read: pg's own parsers (numeric and bigint stay exact strings; json is
- * parsed), so timestamps arrive as Date from pg's PostgreSQL-aware parser, not as the text that
- * MikroORM's connection keeps them in: a later `new Date(text)` reads that text lossily (years
- * before 100 or BC are not ISO-8601, and JavaScript's parser guesses them wrong).
- */
-const VALUE_PARSERS: pg.CustomTypesConfig = { getTypeParser: pgTypes.getTypeParser };
-
-/**
- * Parameterised SQL on MikroORM's connection pool, for the statements that must be atomic on
- * their own (INSERT ... ON CONFLICT, guarded writes), transactions of a few statements, and the
- * hot paths, where the ORM's unit of work would only cost time. Placeholders are `?`; values are
- * bound by PostgreSQL ($1…), never formatted into the SQL text. Every statement goes straight to
- * a pooled `pg` connection (knex's query compilation would cost more than the statement on the
- * hot paths), unnamed and with no session state left behind (see query()). It works on the pool
- * directly, not through an EntityManager fork or MikroORM's AsyncLocalStorage contexts, which on
- * Node 20 would put async hooks on every promise.
+ * Parameterised SQL on MikroORM's connection pool (the one its kysely runs on), for the statements
+ * that must be atomic on their own (INSERT ... ON CONFLICT, guarded writes) and transactions of a
+ * few statements, where the ORM's unit of work would only cost time. Placeholders are `?`; values
+ * are bound by PostgreSQL ($1…), never formatted into the SQL text. Every statement goes straight
+ * to a pooled `pg` connection, unnamed and with no session state left behind (see query()). It
+ * works on the pool directly, not through an EntityManager fork or MikroORM's AsyncLocalStorage
+ * contexts. The hot and batched statements are built with kysely instead (db/batched-insert.ts).
  */
 export class Sql {
   private constructor(
-    private readonly lender: ConnectionLender,
+    private readonly pool: pg.Pool,
     /** Set inside a transaction: every statement runs on this connection. */
-    private readonly connection?: pg.Client,
+    private readonly connection?: pg.PoolClient,
     private readonly savepoints = 0,
   ) {}
 
+  /** On the ORM's pool; an ORM that has been closed fails every statement (its pool has ended). */
   static of(orm: MikroORM): Sql {
-    return new Sql(orm.em.getKnex().client as unknown as ConnectionLender);
+    return new Sql(poolOf(orm));
   }
 
   async rows<T = Record<string, unknown>>(query: string, params: readonly unknown[] = []): Promise<T[]> {
@@ -83,13 +63,12 @@ export class Sql {
   }
 
   private async run<T>(config: UnnamedQuery): Promise<pg.QueryResult<T & pg.QueryResultRow>> {
-    const statement = { ...config, types: VALUE_PARSERS };
-    if (this.connection) return this.connection.query<T & pg.QueryResultRow>(statement);
-    const connection = await this.lender.acquireConnection();
+    if (this.connection) return this.connection.query<T & pg.QueryResultRow>(config);
+    const connection = await this.pool.connect();
     try {
-      return await connection.query<T & pg.QueryResultRow>(statement);
+      return await connection.query<T & pg.QueryResultRow>(config);
     } finally {
-      await this.lender.releaseConnection(connection);
+      connection.release();
     }
   }
 
@@ -102,7 +81,7 @@ export class Sql {
       const savepoint = `sql_savepoint_${this.savepoints + 1}`;
       await this.connection.query(`savepoint ${savepoint}`);
       try {
-        const result = await fn(new Sql(this.lender, this.connection, this.savepoints + 1));
+        const result = await fn(new Sql(this.pool, this.connection, this.savepoints + 1));
         await this.connection.query(`release savepoint ${savepoint}`);
         return result;
       } catch (err) {
@@ -110,21 +89,25 @@ export class Sql {
         throw err;
       }
     }
-    const connection = await this.lender.acquireConnection();
+    const connection = await this.pool.connect();
+    // A connection that cannot even roll back is in an unknown state: released with the error,
+    // pg-pool closes it instead of lending it again.
+    let broken: Error | undefined;
     try {
       await connection.query('begin');
       let result: T;
       try {
-        result = await fn(new Sql(this.lender, connection));
+        result = await fn(new Sql(this.pool, connection));
       } catch (err) {
-        // A connection that cannot even roll back is in an unknown state: it never serves again.
-        await connection.query('rollback').catch((rollbackError: unknown) => discard(connection, rollbackError));
+        await connection.query('rollback').catch((rollbackError: unknown) => {
+          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+        });
         throw err;
       }
       await connection.query('commit');
       return result;
     } finally {
-      await this.lender.releaseConnection(connection);
+      connection.release(broken);
     }
   }
 }
@@ -146,7 +129,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   const code = typeof e.code === 'string' ? e.code : '';
   if (connectionErrorCodes.has(code) || code.startsWith('08') || code.startsWith('57P') || code.startsWith('53')) return true;
   const message = typeof e.message === 'string' ? e.message : '';
-  if (/Timeout acquiring a connection|Connection terminated|terminating connection|not queryable|Client was closed|connection is closed|Query read timeout|timeout expired|due to statement timeout/i.test(message)) {
+  if (/Timeout acquiring a connection|timeout exceeded when trying to connect|Cannot use a pool after calling end|Connection terminated|terminating connection|not queryable|Client was closed|connection is closed|Query read timeout|timeout expired|due to statement timeout/i.test(message)) {
     return true;
   }
   return e.cause !== undefined && e.cause !== err && isDatabaseUnavailable(e.cause);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Sql } from './sql.js';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
+import type { Tables } from './database.js';
 
 /** PostgreSQL's undefined_function: the statement's function is not (yet) in this database. */
 const UNDEFINED_FUNCTION = '42883';
@@ -53,23 +54,27 @@ $svc$`;
     this.callText = returns === undefined ? `select ${this.functionName}(${parameters})` : `select * from ${this.functionName}(${parameters})`;
   }
 
-  /** Runs the statement with these parameters (in order); creates its function first if this database lacks it. */
-  async run<T>(sql: Sql, values: unknown[]): Promise<T[]> {
+  /**
+   * Runs the statement with these parameters (in order) on MikroORM's kysely; creates its
+   * function first if this database lacks it.
+   */
+  async run<T>(kysely: Kysely<Tables>, values: readonly unknown[]): Promise<T[]> {
+    const call = CompiledQuery.raw(this.callText, [...values]);
     try {
-      return (await sql.query<T>({ text: this.callText, values })).rows;
+      return (await kysely.executeQuery<T>(call)).rows;
     } catch (err) {
       if ((err as { code?: unknown }).code !== UNDEFINED_FUNCTION) throw err;
-      await this.install(sql);
-      return (await sql.query<T>({ text: this.callText, values })).rows;
+      await this.install(kysely);
+      return (await kysely.executeQuery<T>(call)).rows;
     }
   }
 
   /** Creates the function unless it exists; concurrent callers (other instances too) wait for one another. */
-  async install(sql: Sql): Promise<void> {
-    await sql.transaction(async (tx) => {
-      await tx.rows("select pg_advisory_xact_lock(hashtext('svc_stored_statement'), hashtext(?))", [this.lockKey]);
-      const existing = await tx.one<{ oid: string | null }>('select to_regprocedure(?)::text as oid', [this.signature]);
-      if (!existing?.oid) await tx.rows(this.definition);
+  async install(kysely: Kysely<Tables>): Promise<void> {
+    await kysely.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(hashtext('svc_stored_statement'), hashtext(${this.lockKey}))`.execute(trx);
+      const existing = await sql<{ oid: string | null }>`select to_regprocedure(${this.signature})::text as oid`.execute(trx);
+      if (!existing.rows[0]?.oid) await sql.raw(this.definition).execute(trx);
     });
   }
 }

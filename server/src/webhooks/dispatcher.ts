@@ -155,7 +155,7 @@ export class WebhookDispatcher {
     if (referral) {
       input = { ...base, ...referral };
     } else if (base.customer_id) {
-      const customer = await findCustomerInOrganization(this.sql(), organizationId, base.customer_id);
+      const customer = await findCustomerInOrganization(this.deps.orm, organizationId, base.customer_id);
       if (!customer) return ignored(`Customer ${base.customer_id} was not referred: no conversion`);
       // A tracked customer's first payment (after a trial, say) is its initial sale; later ones recur.
       input = { ...base, kind: customer.first_conversion_at == null ? 'initial' : undefined };
@@ -181,7 +181,7 @@ export class WebhookDispatcher {
   }
 
   private async cancel(organizationId: string, c: CancelAction): Promise<ActionResult> {
-    const customer = await findCustomerInOrganization(this.sql(), organizationId, c.customer_id);
+    const customer = await findCustomerInOrganization(this.deps.orm, organizationId, c.customer_id);
     if (!customer) return ignored(`Customer ${c.customer_id} was not referred`);
     if (customer.status === 'canceled') return ignored(`Customer ${c.customer_id} already canceled`);
     await this.deps.customers.updateStatus(organizationId, customer.id, 'canceled');

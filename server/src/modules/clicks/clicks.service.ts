@@ -2,8 +2,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Click } from '@affiliate-attribution/contract';
 import { COOKIE_ID_PREFIX, type AttributionResolver } from '../../attribution/resolver.js';
-import { Sql } from '../../db/sql.js';
 import { InsertBatcher, UnnestInsert, WRITE_BATCHING } from '../../db/batched-insert.js';
+import { kyselyOf, type NewRow } from '../../db/database.js';
+import { ClickEntity } from './click.entity.js';
 import { AttributionNotFoundError } from '../../http/errors.js';
 import { iso } from '../../http/serialize.js';
 import { resolveOccurredAt } from '../../attribution/occurred-at.js';
@@ -33,43 +34,17 @@ export interface ClickResult {
   click_window_days: number;
 }
 
-type ClickRow = [
-  id: string,
-  organizationId: string,
-  affiliateId: string,
-  programId: string,
-  cookieId: string,
-  landingUrl: string | null,
-  referrer: string | null,
-  userAgent: string | null,
-  ip: string | null,
-  occurredAt: Date,
-  createdAt: Date,
-];
-
-const INSERT_CLICKS = new UnnestInsert<ClickRow>('clicks', [
-  { name: 'id', type: 'uuid' },
-  { name: 'organization_id', type: 'uuid' },
-  { name: 'affiliate_id', type: 'uuid' },
-  { name: 'program_id', type: 'uuid' },
-  { name: 'cookie_id', type: 'text' },
-  { name: 'landing_url', type: 'text' },
-  { name: 'referrer', type: 'text' },
-  { name: 'user_agent', type: 'text' },
-  { name: 'ip', type: 'text' },
-  { name: 'occurred_at', type: 'timestamptz' },
-  { name: 'created_at', type: 'timestamptz' },
-]);
+const INSERT_CLICKS = new UnnestInsert(ClickEntity);
 
 export class ClicksService {
-  private readonly inserts: InsertBatcher<ClickRow, undefined>;
+  private readonly inserts: InsertBatcher<NewRow<'clicks'>, undefined>;
 
   constructor(
     private readonly orm: MikroORM,
     private readonly resolver: AttributionResolver,
   ) {
     this.inserts = new InsertBatcher(async (rows) => {
-      await INSERT_CLICKS.run(Sql.of(this.orm), rows);
+      await INSERT_CLICKS.run(this.orm, rows);
       return rows.map(() => undefined);
     }, WRITE_BATCHING);
   }
@@ -79,27 +54,26 @@ export class ClicksService {
    * window come from the resolver's caches. An unknown slug is 404 "No attribution found".
    */
   async create(organizationId: string, input: CreateClickInput): Promise<ClickResult> {
-    const sql = Sql.of(this.orm);
     const occurredAt = resolveOccurredAt(input.occurred_at);
-    const affiliate = await this.resolver.affiliateBySlug(sql, organizationId, input.ref);
+    const affiliate = await this.resolver.affiliateBySlug(kyselyOf(this.orm), organizationId, input.ref);
     if (!affiliate) throw new AttributionNotFoundError();
-    const program = await this.resolver.programRule(sql, affiliate.program_id);
+    const program = await this.resolver.programRule(kyselyOf(this.orm), affiliate.program_id);
     const id = randomUUID();
     const cookieId = generateCookieId();
     const createdAt = new Date();
-    await this.inserts.add([
+    await this.inserts.add({
       id,
-      organizationId,
-      affiliate.id,
-      affiliate.program_id,
-      cookieId,
-      input.landing_url ?? null,
-      input.referrer ?? null,
-      input.user_agent ?? null,
-      input.ip ?? null,
-      occurredAt,
-      createdAt,
-    ]);
+      organization_id: organizationId,
+      affiliate_id: affiliate.id,
+      program_id: affiliate.program_id,
+      cookie_id: cookieId,
+      landing_url: input.landing_url ?? null,
+      referrer: input.referrer ?? null,
+      user_agent: input.user_agent ?? null,
+      ip: input.ip ?? null,
+      occurred_at: occurredAt,
+      created_at: createdAt,
+    });
     return {
       click: {
         id,

@@ -13,13 +13,14 @@ import { isPastCommissionWindow } from '../../attribution/windows.js';
 import { Sql } from '../../db/sql.js';
 import { LRUCache } from 'lru-cache';
 import { CONVERSIONS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
-import { InsertBatcher, WRITE_BATCHING, columnArrays } from '../../db/batched-insert.js';
+import { InsertBatcher, WRITE_BATCHING } from '../../db/batched-insert.js';
+import { kyselyOf } from '../../db/database.js';
 import { AttributionNotFoundError, BadRequestError, ConflictError, HttpError, NotFoundError, ServiceUnavailableError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso, isoOrNull } from '../../http/serialize.js';
 import { findCustomerInOrganization, type CustomerInserter, type CustomerRecord, type CustomerStatus } from '../customers/customers.service.js';
 import type { ConversionEntity } from './conversion.entity.js';
-import { GUARDED_COLUMNS, INSERT_CONVERSIONS, WRITE_FOR_CUSTOMERS, type ConversionRow, type GuardedResult, type GuardedRow } from './conversion-statements.js';
+import { GuardedConversionWrites, INSERT_CONVERSIONS, type GuardedResult, type GuardedWrite, type NewConversion } from './conversion-statements.js';
 
 export type ConversionRecord = InferEntity<typeof ConversionEntity>;
 
@@ -130,7 +131,7 @@ function chargeCurrency(input: CreateConversionInput, program: ProgramRule): str
 
 export class ConversionsService {
   /** Conversions by click of concurrent requests, stored together (db/batched-insert.ts). */
-  private readonly insertsByClick: InsertBatcher<ConversionRow, ConversionRecord | undefined>;
+  private readonly insertsByClick: InsertBatcher<NewConversion, ConversionRecord | undefined>;
   /**
    * Customers as this instance last wrote or read them, by `organization:customer_id`: a renewal
    * decides on this copy and skips reading the customer. Safe when stale (another instance, a
@@ -139,19 +140,23 @@ export class ConversionsService {
    * The other fields (attribution) never change once a customer exists.
    */
   private readonly customerStates = new LRUCache<string, CustomerRecord>({ max: 10_000 });
-  /** Guarded writes by customer of concurrent requests, one statement for all (WRITE_FOR_CUSTOMERS). */
-  private readonly guardedWrites: InsertBatcher<GuardedRow, GuardedResult>;
+  /** Guarded writes by customer of concurrent requests, one statement for all (GuardedConversionWrites). */
+  private readonly guardedWrites: InsertBatcher<GuardedWrite, GuardedResult>;
 
   constructor(
     private readonly orm: MikroORM,
     private readonly resolver: AttributionResolver,
     private readonly customers: CustomerInserter,
   ) {
-    this.insertsByClick = new InsertBatcher((rows) => INSERT_CONVERSIONS.insertedPerRow<ConversionRecord>(Sql.of(this.orm), rows), WRITE_BATCHING);
-    this.guardedWrites = new InsertBatcher<GuardedRow, GuardedResult>(
-      (rows) => WRITE_FOR_CUSTOMERS.run<GuardedResult>(Sql.of(this.orm), columnArrays(rows, GUARDED_COLUMNS.length)),
-      { ...WRITE_BATCHING, exclusiveKey: ([customerPk]: GuardedRow) => customerPk },
+    this.insertsByClick = new InsertBatcher(
+      (rows) => INSERT_CONVERSIONS.insertedPerRow(this.orm, rows) as Promise<(ConversionRecord | undefined)[]>,
+      WRITE_BATCHING,
     );
+    const guarded = new GuardedConversionWrites();
+    this.guardedWrites = new InsertBatcher((writes) => guarded.run(this.orm, writes), {
+      ...WRITE_BATCHING,
+      exclusiveKey: (write) => write.customer.id,
+    });
   }
 
   private sql(): Sql {
@@ -198,9 +203,9 @@ export class ConversionsService {
 
   /** undefined: the external_id exists already. */
   private async createByClick(sql: Sql, organizationId: string, input: CreateConversionInput, occurredAt: Date): Promise<ConversionRecord | undefined> {
-    const attribution = await this.resolver.resolveClick(sql, organizationId, input, occurredAt);
+    const attribution = await this.resolver.resolveClick(kyselyOf(this.orm), organizationId, input, occurredAt);
     const kind = resolveConversionKind({ requested: input.kind, hasCustomer: false, isFirstConversion: true, byCustomerIdOnly: false });
-    const program = await this.resolver.programRule(sql, attribution.program_id);
+    const program = await this.resolver.programRule(kyselyOf(this.orm), attribution.program_id);
     const currency = chargeCurrency(input, program);
     return this.insertsByClick.add(
       this.conversionValues(organizationId, input, currency, kind, computeCommission(program, input.amount, currency), null, attribution, occurredAt),
@@ -217,12 +222,12 @@ export class ConversionsService {
     mayUseCachedCustomer: boolean,
   ): Promise<ConversionRecord | undefined | 'customer-changed'> {
     const stateKey = `${organizationId}:${customerId}`;
-    let customer = (mayUseCachedCustomer ? this.customerStates.get(stateKey) : undefined) ?? (await findCustomerInOrganization(sql, organizationId, customerId));
+    let customer = (mayUseCachedCustomer ? this.customerStates.get(stateKey) : undefined) ?? (await findCustomerInOrganization(this.orm, organizationId, customerId));
     if (!customer) {
       if (!byClick) throw new AttributionNotFoundError();
-      const fromClick = await this.resolver.resolveClick(sql, organizationId, input, occurredAt);
+      const fromClick = await this.resolver.resolveClick(kyselyOf(this.orm), organizationId, input, occurredAt);
       // The charge is checked before the customer is created: a refused request writes nothing.
-      chargeCurrency(input, await this.resolver.programRule(sql, fromClick.program_id));
+      chargeCurrency(input, await this.resolver.programRule(kyselyOf(this.orm), fromClick.program_id));
       ({ customer } = await this.customers.insertOnce(organizationId, { customer_id: customerId, status: 'active' }, fromClick));
     }
     const kind = resolveConversionKind({
@@ -231,7 +236,7 @@ export class ConversionsService {
       isFirstConversion: customer.first_conversion_at == null,
       byCustomerIdOnly: !byClick,
     });
-    const program = await this.resolver.programRule(sql, customer.program_id);
+    const program = await this.resolver.programRule(kyselyOf(this.orm), customer.program_id);
     const observedFirst = customer.first_conversion_at == null ? null : new Date(customer.first_conversion_at);
     const firstConversionAt = observedFirst && observedFirst < occurredAt ? observedFirst : occurredAt;
     const pastWindow = isPastCommissionWindow(firstConversionAt, program.commission_window_months, occurredAt);
@@ -239,14 +244,16 @@ export class ConversionsService {
     const commission = computeCommission(program, pastWindow ? 0 : input.amount, currency);
     const attribution = { affiliate_id: customer.affiliate_id, program_id: customer.program_id, click_id: customer.click_id ?? null };
     const nextStatus = nextCustomerStatus(customer.status, Number(input.amount), pastWindow);
-    const row = await this.guardedWrites.add([
-      customer.id,
-      observedFirst,
-      customer.status,
-      ...this.conversionValues(organizationId, input, currency, kind, commission, customer.customer_id, attribution, occurredAt),
-      firstConversionAt,
-      nextStatus,
-    ]);
+    const row = await this.guardedWrites.add({
+      customer: {
+        id: customer.id,
+        observedFirstConversionAt: observedFirst,
+        observedStatus: customer.status,
+        nextFirstConversionAt: firstConversionAt,
+        nextStatus,
+      },
+      conversion: this.conversionValues(organizationId, input, currency, kind, commission, customer.customer_id, attribution, occurredAt),
+    });
     if (!row.guarded) {
       this.customerStates.delete(stateKey);
       return 'customer-changed';
@@ -265,22 +272,22 @@ export class ConversionsService {
     customerId: string | null,
     attribution: Attribution,
     occurredAt: Date,
-  ): ConversionRow {
-    return [
-      randomUUID(),
-      organizationId,
-      input.external_id,
-      String(input.amount),
+  ): NewConversion {
+    return {
+      id: randomUUID(),
+      organization_id: organizationId,
+      external_id: input.external_id,
+      amount: String(input.amount),
       currency,
       kind,
-      commission,
-      customerId,
-      attribution.affiliate_id,
-      attribution.program_id,
-      attribution.click_id,
-      occurredAt,
-      new Date(),
-    ];
+      commission_amount: commission,
+      customer_id: customerId,
+      affiliate_id: attribution.affiliate_id,
+      program_id: attribution.program_id,
+      click_id: attribution.click_id,
+      occurred_at: occurredAt,
+      created_at: new Date(),
+    };
   }
 
   /**

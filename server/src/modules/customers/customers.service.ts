@@ -6,9 +6,10 @@ import { hasClickAttribution, type Attribution, type AttributionResolver, type C
 import { Sql } from '../../db/sql.js';
 import { CUSTOMERS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
 import { InsertBatcher, UnnestInsert, WRITE_BATCHING } from '../../db/batched-insert.js';
+import { kyselyOf, type NewRow } from '../../db/database.js';
 import { BadRequestError, HttpError } from '../../http/errors.js';
 import { iso, isoOrNull } from '../../http/serialize.js';
-import type { CustomerEntity } from './customer.entity.js';
+import { CustomerEntity } from './customer.entity.js';
 
 export type CustomerRecord = InferEntity<typeof CustomerEntity>;
 export type CustomerStatus = CustomerRecord['status'];
@@ -36,37 +37,11 @@ export interface CreateCustomerInput extends ClickAttributionInput {
   name?: string;
 }
 
-type CustomerRow = [
-  id: string,
-  organizationId: string,
-  customerId: string,
-  status: CustomerStatus,
-  affiliateId: string,
-  programId: string,
-  clickId: string | null,
-  email: string | null,
-  name: string | null,
-  createdAt: Date,
-  updatedAt: Date,
-];
-
-const INSERT_CUSTOMERS = new UnnestInsert<CustomerRow>(
-  'customers',
-  [
-    { name: 'id', type: 'uuid' },
-    { name: 'organization_id', type: 'uuid' },
-    { name: 'customer_id', type: 'text' },
-    { name: 'status', type: 'text' },
-    { name: 'affiliate_id', type: 'uuid' },
-    { name: 'program_id', type: 'uuid' },
-    { name: 'click_id', type: 'uuid' },
-    { name: 'email', type: 'text' },
-    { name: 'name', type: 'text' },
-    { name: 'created_at', type: 'timestamptz' },
-    { name: 'updated_at', type: 'timestamptz' },
-  ],
-  { suffix: 'on conflict (organization_id, customer_id) do nothing returning *', orderBy: 'customer_id' },
-);
+const INSERT_CUSTOMERS = new UnnestInsert(CustomerEntity, {
+  skipConflictsOn: ['organization_id', 'customer_id'],
+  orderBy: 'customer_id',
+  returning: true,
+});
 
 /**
  * Creates customers once per (organization, customer_id): the unique key decides between
@@ -74,10 +49,10 @@ const INSERT_CUSTOMERS = new UnnestInsert<CustomerRow>(
  * are stored together (db/batched-insert.ts). Shared by the customers and conversions services.
  */
 export class CustomerInserter {
-  private readonly inserts: InsertBatcher<CustomerRow, CustomerRecord | undefined>;
+  private readonly inserts: InsertBatcher<NewRow<'customers'> & { id: string }, CustomerRecord | undefined>;
 
   constructor(private readonly orm: MikroORM) {
-    this.inserts = new InsertBatcher((rows) => INSERT_CUSTOMERS.insertedPerRow<CustomerRecord>(Sql.of(this.orm), rows), WRITE_BATCHING);
+    this.inserts = new InsertBatcher((rows) => INSERT_CUSTOMERS.insertedPerRow(this.orm, rows) as Promise<(CustomerRecord | undefined)[]>, WRITE_BATCHING);
   }
 
   /** The row, and whether this call created it (false: it existed, and is answered as it is). */
@@ -87,28 +62,34 @@ export class CustomerInserter {
     attribution: Attribution,
   ): Promise<{ customer: CustomerRecord; created: boolean }> {
     const now = new Date();
-    const inserted = await this.inserts.add([
-      randomUUID(),
-      organizationId,
-      input.customer_id,
-      input.status,
-      attribution.affiliate_id,
-      attribution.program_id,
-      attribution.click_id,
-      input.email ?? null,
-      input.name ?? null,
-      now,
-      now,
-    ]);
+    const inserted = await this.inserts.add({
+      id: randomUUID(),
+      organization_id: organizationId,
+      customer_id: input.customer_id,
+      status: input.status,
+      affiliate_id: attribution.affiliate_id,
+      program_id: attribution.program_id,
+      click_id: attribution.click_id,
+      email: input.email ?? null,
+      name: input.name ?? null,
+      created_at: now,
+      updated_at: now,
+    });
     if (inserted) return { customer: inserted, created: true };
-    const existing = await findCustomerInOrganization(Sql.of(this.orm), organizationId, input.customer_id);
+    const existing = await findCustomerInOrganization(this.orm, organizationId, input.customer_id);
     if (!existing) throw new Error('customer insert conflicted but no row was found');
     return { customer: existing, created: false };
   }
 }
 
-export function findCustomerInOrganization(sql: Sql, organizationId: string, customerId: string): Promise<CustomerRecord | undefined> {
-  return sql.one<CustomerRecord>('select * from customers where organization_id = ? and customer_id = ?', [organizationId, customerId]);
+/** A customer by the merchant's id for it; on the hot path of every renewal, so on MikroORM's kysely. */
+export function findCustomerInOrganization(orm: MikroORM, organizationId: string, customerId: string): Promise<CustomerRecord | undefined> {
+  return kyselyOf(orm)
+    .selectFrom('customers')
+    .selectAll()
+    .where('organization_id', '=', organizationId)
+    .where('customer_id', '=', customerId)
+    .executeTakeFirst() as Promise<CustomerRecord | undefined>;
 }
 
 /**
@@ -147,13 +128,13 @@ export class CustomersService {
     const sql = this.sql();
     let attribution: Attribution;
     try {
-      attribution = await this.resolver.resolveClick(sql, organizationId, input, new Date());
+      attribution = await this.resolver.resolveClick(kyselyOf(this.orm), organizationId, input, new Date());
     } catch (err) {
       const existing =
         repeatWithoutAttribution === 'answer-existing' &&
         err instanceof HttpError &&
         err.status < 500 &&
-        (await findCustomerInOrganization(sql, organizationId, input.customer_id));
+        (await findCustomerInOrganization(this.orm, organizationId, input.customer_id));
       if (existing) return { customer: toCustomerDto(existing), deduped: true };
       throw err;
     }

@@ -1,0 +1,60 @@
+import type { EntityMetadata, EntityName, InferKyselyDB, MikroORM } from '@mikro-orm/postgresql';
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type pg from 'pg';
+import type { entities } from './orm.js';
+
+/**
+ * The tables as kysely sees them, inferred from the entity definitions (`defineEntity`): table
+ * names from `tableName`, columns and their value types from the properties. A column added to an
+ * entity is in every statement built on these types, and one renamed fails the type check.
+ */
+export type Tables = InferKyselyDB<Entity>;
+export type TableName = keyof Tables & string;
+/** An entity definition (db/orm.ts lists them). */
+export type Entity = (typeof entities)[number];
+/** An entity's table. */
+export type TableOf<E extends Entity> = keyof InferKyselyDB<E> & TableName;
+/** A column of an entity's table. */
+export type ColumnOf<E extends Entity> = keyof Tables[TableOf<E>] & string;
+/** A row as inserted: columns with a database default or NULL may be left out. */
+export type NewRow<T extends TableName> = Insertable<Tables[T]>;
+/** A row as read back. */
+export type StoredRow<T extends TableName> = Selectable<Tables[T]>;
+
+/** What an ORM connected to: the pool MikroORM opened, and MikroORM's kysely on that pool. */
+interface Connection {
+  pool: pg.Pool;
+  kysely: Kysely<Tables>;
+}
+
+const connections = new WeakMap<MikroORM, Connection>();
+
+/**
+ * Called once per ORM, once it has connected (db/orm.ts, connectOrm). Both handles are taken
+ * then and kept: statements on an ORM that has since been closed fail (its pool has ended) rather
+ * than open a new pool behind the caller's back.
+ */
+export async function registerConnection(orm: MikroORM): Promise<void> {
+  const pool = await orm.em.getConnection().getNativeClient();
+  connections.set(orm, { pool, kysely: orm.em.getKysely<Tables>() });
+}
+
+function connectionOf(orm: MikroORM): Connection {
+  const connection = connections.get(orm);
+  if (!connection) throw new Error('This ORM was not opened by connectOrm (db/orm.ts)');
+  return connection;
+}
+
+/** The pg pool MikroORM opened: db/sql.ts lends its connections. */
+export const poolOf = (orm: MikroORM): pg.Pool => connectionOf(orm).pool;
+
+/**
+ * MikroORM's kysely (`em.getKysely()`), typed from the entities, without MikroORM's plugin (the
+ * tables' own names are used, and values are read by the pool's parsers, db/orm.ts). Outside any
+ * transaction: each statement takes a pooled connection and returns it.
+ */
+export const kyselyOf = (orm: MikroORM): Kysely<Tables> => connectionOf(orm).kysely;
+
+/** An entity's metadata as MikroORM discovered it: table name, and each property's column name and type. */
+export const metadataOf = (orm: MikroORM, entity: Entity): EntityMetadata =>
+  orm.getMetadata(entity as unknown as EntityName<object>) as EntityMetadata;
