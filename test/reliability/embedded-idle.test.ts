@@ -7,7 +7,7 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../server/src/d
 import { closeOrm, connectOrm, ormOptions } from '../../server/src/db/orm.js';
 import { ADMIN_TOKEN, call, createMerchantOn } from './support/service.js';
 
-/** Short, so the test idles past it in seconds; the product's default drops idle connections after 30 s the same way. */
+/** Short, so the test idles past it in seconds; the product's pool (pg-pool's default) drops idle connections after 10 s the same way. */
 const POOL_IDLE_TIMEOUT_MS = 300;
 
 /**
