@@ -192,6 +192,42 @@ describe('Stripe webhooks', () => {
     expect(c).toMatchObject({ status: 'reversed', refunded_amount: 100, commission_amount: 0 });
   });
 
+  it('one refund reported by the API and by Stripe counts once (issue 13: it was counted twice)', async () => {
+    const pi = uid('pi');
+    const session = { ...subscriptionCheckout({ customer: uid('cus'), invoice: '', subscription: '', amount: 10000, ref: m.slug }), mode: 'payment', invoice: null, subscription: null, payment_intent: pi };
+    await send(m.id, stripeEvent('checkout.session.completed', session));
+    // The merchant records the refund through the API (the running total, no refund_id)…
+    const api = await m.api.post(`/api/conversions/${pi}/refund`, { amount: 40 });
+    expect(api.body.data.conversion).toMatchObject({ refunded_amount: 40, commission_amount: 18 });
+    // …and Stripe reports the same refund: still 40 refunded, commission 18 (before: 80 and 6).
+    const charge = { id: uid('ch'), object: 'charge', amount: 10000, amount_refunded: 4000, currency: 'usd', payment_intent: pi, refunded: false, metadata: {} };
+    const event = await send(m.id, stripeEvent('charge.refunded', charge));
+    expect(event.body.data.webhook.outcome).toBe('ignored');
+    expect((await m.api.get(`/api/conversions/${pi}`)).body.data.conversion).toMatchObject({ refunded_amount: 40, commission_amount: 18, status: 'approved' });
+    // The merchant names the refund by its Stripe id afterwards: still the same 40.
+    const named = await m.api.post(`/api/conversions/${pi}/refund`, { amount: 40, refund_id: 're_named' });
+    expect(named.body).toMatchObject({ deduped: true, data: { conversion: { refunded_amount: 40, commission_amount: 18 } } });
+    // A second refund, reported by Stripe's running total: 70 in all.
+    await send(m.id, stripeEvent('charge.refunded', { ...charge, amount_refunded: 7000 }));
+    expect((await m.api.get(`/api/conversions/${pi}`)).body.data.conversion).toMatchObject({ refunded_amount: 70, commission_amount: 9 });
+  });
+
+  it('a partial refund of a tax-inclusive charge is stored in whole cents, as the API would (issue 13: it stored 8.403361)', async () => {
+    const pi = uid('pi');
+    const session = {
+      ...subscriptionCheckout({ customer: uid('cus'), invoice: '', subscription: '', amount: 1000, tax: 190, ref: m.slug }),
+      mode: 'payment',
+      invoice: null,
+      subscription: null,
+      payment_intent: pi,
+    };
+    await send(m.id, stripeEvent('checkout.session.completed', session));
+    const charge = { id: uid('ch'), object: 'charge', amount: 1190, amount_refunded: 1000, currency: 'usd', payment_intent: pi, refunded: false, metadata: {} };
+    await send(m.id, stripeEvent('charge.refunded', charge));
+    // 10.00 x 1000 / 1190 = 8.403361…: 8.40, and the commission on what was kept (1.60 of 10.00: 30 % of 3.00 -> 0.48).
+    expect((await m.api.get(`/api/conversions/${pi}`)).body.data.conversion).toMatchObject({ amount: 10, refunded_amount: 8.4, commission_amount: 0.48 });
+  });
+
   it('converts zero-decimal currencies exactly (JPY)', async () => {
     const pi = uid('pi');
     const session = { ...subscriptionCheckout({ customer: uid('cus'), invoice: '', subscription: '', amount: 5000, ref: m.slug }), mode: 'payment', currency: 'jpy', invoice: null, payment_intent: pi };

@@ -2,6 +2,16 @@ import { BadRequestError } from '../http/errors.js';
 
 export type ConversionKind = 'initial' | 'recurring';
 
+/**
+ * What a customer's first charge reported by customer alone (no click field, no `kind`) is: the
+ * one difference between channels, named here and chosen by each channel.
+ * - `recurring`, the API's (decisions.md, Conversions): a merchant's backend reports renewals by
+ *   customer_id, and marks a first sale with `kind: "initial"`.
+ * - `initial`, the payment providers': a provider's first payment of a customer tracked at signup
+ *   (after a trial, say) is the sale the referral earned.
+ */
+export type FirstChargeByCustomerPolicy = 'recurring' | 'initial';
+
 export interface KindInput {
   requested: ConversionKind | undefined;
   /** The conversion belongs to a customer (tracked before, or created by this conversion). */
@@ -10,15 +20,18 @@ export interface KindInput {
   isFirstConversion: boolean;
   /** Attributed by customer_id alone, without any click field. */
   byCustomerIdOnly: boolean;
+  /** The channel's policy for a first charge by customer alone; the API's by default. */
+  firstChargeByCustomer?: FirstChargeByCustomerPolicy;
 }
 
 /**
  * The kind of a conversion (decisions.md, Conversions 1 to 5):
- * customer_id alone -> recurring unless `initial` is asked on the first conversion;
+ * customer_id alone -> recurring unless `initial` is asked on the first conversion (or the
+ * channel's policy makes the first one initial);
  * click attribution -> initial on the customer's first conversion, else recurring.
  */
 export function resolveConversionKind(input: KindInput): ConversionKind {
-  const { requested, hasCustomer, isFirstConversion, byCustomerIdOnly } = input;
+  const { requested, hasCustomer, isFirstConversion, byCustomerIdOnly, firstChargeByCustomer = 'recurring' } = input;
   if (requested === 'initial' && hasCustomer && !isFirstConversion) {
     throw new BadRequestError('kind: "initial" is only allowed on the customer\'s first conversion');
   }
@@ -26,6 +39,6 @@ export function resolveConversionKind(input: KindInput): ConversionKind {
     throw new BadRequestError('kind: "recurring" requires a customer_id');
   }
   if (requested) return requested;
-  if (byCustomerIdOnly) return 'recurring';
+  if (byCustomerIdOnly) return isFirstConversion && firstChargeByCustomer === 'initial' ? 'initial' : 'recurring';
   return isFirstConversion ? 'initial' : 'recurring';
 }

@@ -8,14 +8,13 @@ import {
   dateFrom,
   fractionOf,
   header,
-  isoExponent,
+  isoMajor,
   minor,
   netOfTax,
   obj,
   parseJsonObject,
   referralFrom,
   str,
-  toMajor,
   type Json,
   type ProviderAdapter,
   type RefundAction,
@@ -41,7 +40,7 @@ export function verifyBasicAuth(authorization: string | undefined, secret: strin
   if (!timingSafeEqual(sha256(decoded.slice(colon + 1)), sha256(secret))) throw new BadRequestError('Invalid basic auth credentials');
 }
 
-const major = (amountMinor: Decimal, currency: string) => toMajor(Decimal.max(amountMinor, 0), isoExponent(currency));
+const major = isoMajor;
 
 function referral(content: Json): string | undefined {
   const subscription = obj(content.subscription);
@@ -97,7 +96,7 @@ function paymentRefunded(content: Json): WebhookAction[] {
   if (fraction !== undefined) refund = { fraction };
   else if (currency && creditSubtotal) refund = { amount: major(creditSubtotal, currency) };
   else return [];
-  return [{ kind: 'refund', candidates: [...new Set(candidates)], refund_key: `chargebee:refund:${transactionId}`, refund }];
+  return [{ kind: 'refund', candidates: [...new Set(candidates)], refund_id: transactionId, refund }];
 }
 
 export const chargebeeAdapter: ProviderAdapter = {

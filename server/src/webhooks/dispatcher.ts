@@ -15,7 +15,7 @@ import { paddleAdapter } from './paddle.js';
 import { polarAdapter } from './polar.js';
 import { stripeAdapter } from './stripe.js';
 import { checkAction, checkEvent, type CheckedAction, type CheckedPayment } from './input-rules.js';
-import { isoExponent, type CancelAction, type ProviderAdapter, type ReferenceAction, type RefundAction, type VerifiedEvent, type WebhookAction } from './types.js';
+import { type CancelAction, type ProviderAdapter, type ReferenceAction, type RefundAction, type VerifiedEvent, type WebhookAction } from './types.js';
 
 export const adapters: Record<WebhookProvider, ProviderAdapter> = {
   stripe: stripeAdapter,
@@ -158,26 +158,14 @@ export class WebhookDispatcher {
       const customer = await findCustomerInOrganization(this.deps.orm, organizationId, base.customer_id);
       if (!customer) return ignored(`Customer ${base.customer_id} was not referred: no conversion`);
       // A tracked customer's first payment (after a trial, say) is its initial sale; later ones recur.
-      input = { ...base, kind: customer.first_conversion_at == null ? 'initial' : undefined };
+      input = { ...base, firstChargeByCustomer: 'initial' };
     } else {
       return ignored(`Charge ${base.external_id} carries no referral and no customer`);
     }
-    const { conversion, deduped } = await this.createConversion(organizationId, input);
+    const { conversion, deduped } = await this.deps.conversions.create(organizationId, input);
     return deduped
       ? ignored(`Conversion ${conversion.external_id} already recorded`)
       : changed(`Conversion ${conversion.external_id} recorded (${conversion.kind}, commission ${conversion.commission_amount} ${conversion.currency})`);
-  }
-
-  private async createConversion(organizationId: string, input: CreateConversionInput) {
-    try {
-      return await this.deps.conversions.create(organizationId, input);
-    } catch (err) {
-      // Another event of the same customer recorded its first conversion meanwhile: this one recurs.
-      if (input.kind === 'initial' && err instanceof BadRequestError && err.message.startsWith('kind:')) {
-        return this.deps.conversions.create(organizationId, { ...input, kind: undefined });
-      }
-      throw err;
-    }
   }
 
   private async cancel(organizationId: string, c: CancelAction): Promise<ActionResult> {
@@ -193,13 +181,8 @@ export class WebhookDispatcher {
     if (!externalId) return ignored(`No conversion for ${r.candidates.join(' / ')}`);
     const conversion = await this.deps.conversions.findByExternal(organizationId, externalId);
     if (!conversion) return ignored(`No conversion for ${externalId}`);
-    // A part of the charge, in the conversion's own terms (tax apart), to the currency's minor unit:
-    // the provider refunded whole cents (or yen), and the API takes amounts in those units.
-    const exponent = isoExponent(conversion.currency);
-    let amount: string | undefined;
-    if ('fraction' in r.refund) amount = new Decimal(conversion.amount).times(r.refund.fraction).toDecimalPlaces(exponent, Decimal.ROUND_HALF_UP).toString();
-    else if ('amount' in r.refund) amount = Decimal.min(new Decimal(r.refund.amount), new Decimal(conversion.amount)).toDecimalPlaces(exponent, Decimal.ROUND_HALF_UP).toString();
-    const result = await this.deps.conversions.refund(organizationId, conversion.id, { amount, refund_key: r.refund_key });
+    // The same rules as the API's refunds (attribution/refunds.ts): amount, rounding, refusal.
+    const result = await this.deps.conversions.refund(organizationId, conversion.id, { measure: r.refund, refundId: r.refund_id });
     return result.deduped
       ? ignored(`Refund of ${externalId} already recorded`)
       : changed(`Refund of ${externalId} recorded (status ${result.conversion.status}, commission ${result.conversion.commission_amount})`);

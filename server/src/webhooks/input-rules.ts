@@ -104,8 +104,10 @@ function checkRefund(r: RefundAction): Checked<RefundAction> {
   const checks = r.candidates.map((c) => field<string>('external_id', CreateConversionBody.shape.external_id, c));
   const candidates = r.candidates.filter((_, i) => checks[i]!.ok);
   if (candidates.length === 0) return invalid(checks.map((c) => (c.ok ? '' : c.reason)).find((reason) => reason) ?? 'external_id: Required');
-  const key = field<string>('refund_id', RefundConversionBody.shape.refund_id, r.refund_key);
-  if (!key.ok) return key;
+  if (r.refund_id !== undefined) {
+    const id = field<string>('refund_id', RefundConversionBody.shape.refund_id, r.refund_id);
+    if (!id.ok) return id;
+  }
   if ('amount' in r.refund) {
     const amount = field('amount', RefundConversionBody.shape.amount, Number(r.refund.amount));
     if (!amount.ok) return amount;

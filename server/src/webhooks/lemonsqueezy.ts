@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { Decimal } from 'decimal.js';
 import { BadRequestError } from '../http/errors.js';
 import { hexDigestEquals, hmacSha256Hex } from './hmac.js';
 import {
@@ -7,13 +6,12 @@ import {
   dateFrom,
   fractionOf,
   header,
-  isoExponent,
+  isoMajor,
   minor,
   obj,
   parseJsonObject,
   referralFrom,
   str,
-  toMajor,
   type Json,
   type ProviderAdapter,
   type VerifiedEvent,
@@ -24,7 +22,7 @@ import {
 export const lemonOrderExternalId = (id: string) => `lemonsqueezy:order:${id}`;
 export const lemonInvoiceExternalId = (id: string) => `lemonsqueezy:subscription-invoice:${id}`;
 
-const major = (amountMinor: Decimal, currency: string) => toMajor(Decimal.max(amountMinor, 0), isoExponent(currency));
+const major = isoMajor;
 
 function payment(externalId: string, attributes: Json, meta: Json): WebhookAction[] {
   const currency = currencyCode(attributes.currency);
@@ -50,8 +48,8 @@ function refund(externalId: string, attributes: Json): WebhookAction[] {
   const full = attributes.status === 'refunded' || (refunded !== undefined && total !== undefined && refunded.greaterThanOrEqualTo(total));
   const fraction = fractionOf(refunded, total);
   if (!full && fraction === undefined) return [];
-  // refunded_amount is cumulative per order or invoice: one key each keeps the latest total.
-  return [{ kind: 'refund', candidates: [externalId], refund_key: externalId, refund: full ? { full: true } : { fraction: fraction! } }];
+  // refunded_amount is cumulative per order or invoice: reported as the running total.
+  return [{ kind: 'refund', candidates: [externalId], refund: full ? { full: true } : { fraction: fraction! } }];
 }
 
 export const lemonSqueezyAdapter: ProviderAdapter = {

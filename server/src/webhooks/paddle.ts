@@ -6,14 +6,13 @@ import {
   currencyCode,
   dateFrom,
   header,
-  isoExponent,
+  isoMajor,
   minor,
   netOfTax,
   obj,
   parseJsonObject,
   referralFrom,
   str,
-  toMajor,
   type Json,
   type ProviderAdapter,
   type VerifiedEvent,
@@ -43,7 +42,7 @@ export function verifyPaddleSignature(rawBody: Buffer, signatureHeader: string |
   }
 }
 
-const major = (amountMinor: Decimal, currency: string) => toMajor(Decimal.max(amountMinor, 0), isoExponent(currency));
+const major = isoMajor;
 
 /** Paddle writes "0001-01-01T00:00:00Z" for a time not set yet (adjustment.created's updated_at): no time. */
 const paddleDate = (value: unknown): Date | undefined => (typeof value === 'string' && value.startsWith('0001-01-01') ? undefined : dateFrom(value));
@@ -83,7 +82,7 @@ function adjustment(a: Json): WebhookAction[] {
     {
       kind: 'refund',
       candidates: [transactionId],
-      refund_key: `paddle:adjustment:${id}`,
+      refund_id: id,
       refund: a.type === 'full' ? { full: true } : { amount: major(subtotal!, currency!) },
     },
   ];

@@ -1,4 +1,3 @@
-import { Decimal } from 'decimal.js';
 import { Webhook } from 'standardwebhooks';
 import { BadRequestError } from '../http/errors.js';
 import {
@@ -6,12 +5,11 @@ import {
   dateFrom,
   fractionOf,
   header,
-  isoExponent,
+  isoMajor,
   minor,
   obj,
   referralFrom,
   str,
-  toMajor,
   type Json,
   type ProviderAdapter,
   type VerifiedEvent,
@@ -25,7 +23,7 @@ import {
  */
 export const polarWebhook = (secret: string) => new Webhook(Buffer.from(secret, 'utf8').toString('base64'));
 
-const major = (amountMinor: Decimal, currency: string) => toMajor(Decimal.max(amountMinor, 0), isoExponent(currency));
+const major = isoMajor;
 
 function orderPaid(order: Json): WebhookAction[] {
   const id = str(order.id);
@@ -57,7 +55,7 @@ function orderRefunded(order: Json): WebhookAction[] {
   const fraction = fractionOf(refunded, net);
   if (!full && fraction === undefined) return [];
   // refunded_amount is the order's cumulative refunded total (tax apart).
-  return [{ kind: 'refund', candidates: [id], refund_key: `polar:order:${id}`, refund: full ? { full: true } : { fraction: fraction! } }];
+  return [{ kind: 'refund', candidates: [id], refund: full ? { full: true } : { fraction: fraction! } }];
 }
 
 export const polarAdapter: ProviderAdapter = {

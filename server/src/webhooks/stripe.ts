@@ -157,8 +157,8 @@ function chargeRefunded(charge: Json): WebhookAction[] {
   const fraction = fractionOf(refunded, amount);
   const full = charge.refunded === true || (refunded !== undefined && amount !== undefined && refunded.greaterThanOrEqualTo(amount));
   if (!full && fraction === undefined) return [];
-  // amount_refunded is the charge's cumulative total: one key per charge keeps the latest total.
-  return [{ kind: 'refund', candidates, refund_key: `stripe:charge:${chargeId}`, refund: full ? { full: true } : { fraction } as { fraction: string } }];
+  // amount_refunded is the charge's cumulative total: reported as the running total.
+  return [{ kind: 'refund', candidates, refund: full ? { full: true } : ({ fraction } as { fraction: string }) }];
 }
 
 export const stripeAdapter: ProviderAdapter = {

@@ -1,3 +1,5 @@
+import { minorUnitDigits } from '../attribution/money.js';
+import type { RefundMeasure } from '../attribution/refunds.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Decimal } from 'decimal.js';
 import type { WebhookProvider } from '@affiliate-attribution/contract';
@@ -46,13 +48,15 @@ export interface CancelAction {
 /**
  * A refund of a charge, found by the first candidate id that names a conversion (directly or
  * through a payment reference). Either the whole charge, a fraction of it, or an amount in the
- * conversion's own terms (major units, tax excluded).
+ * conversion's own terms (major units, tax excluded). `refund_id` is the provider's id of this one
+ * refund; undefined when the provider reports the charge's cumulative refunded total instead
+ * (attribution/refunds.ts: either way, one refund counts once).
  */
 export interface RefundAction {
   kind: 'refund';
   candidates: string[];
-  refund_key: string;
-  refund: { full: true } | { fraction: string } | { amount: string };
+  refund_id?: string;
+  refund: RefundMeasure;
 }
 
 /** Another id of the same charge (a Stripe payment intent of an invoice, say). */
@@ -142,19 +146,16 @@ export function dateFrom(value: unknown): Date | undefined {
 
 // ---- money -----------------------------------------------------------------------------------
 
-/** ISO 4217 minor-unit exponent (JPY 0, USD 2, KWD 3), from the ICU data Node ships. */
-export function isoExponent(currency: string): number {
-  try {
-    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
-  } catch {
-    return 2;
-  }
-}
-
 /** Minor units to an exact major-unit decimal string: 4999 USD -> "49.99", 500 JPY -> "500". */
 export function toMajor(amountMinor: Decimal, exponent: number): string {
   return amountMinor.dividedBy(new Decimal(10).pow(exponent)).toString();
 }
+
+/**
+ * Minor units (never below 0) to major units by the currency's ISO 4217 exponent, the service's one
+ * table of minor units (attribution/money.ts): how Paddle, Lemon Squeezy, Polar and Chargebee count.
+ */
+export const isoMajor = (amountMinor: Decimal, currency: string): string => toMajor(Decimal.max(amountMinor, 0), minorUnitDigits(currency));
 
 /** The currency as the provider wrote it, upper case; whether it is an ISO 4217 code is judged by input-rules.ts. */
 export const currencyCode = (value: unknown): string | undefined => str(value)?.toUpperCase();

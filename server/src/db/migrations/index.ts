@@ -3,6 +3,7 @@ import { Migration20261122000000_initial } from './Migration20261122000000_initi
 import { Migration20261201000000_webhooks } from './Migration20261201000000_webhooks.js';
 import { Migration20261202000000_money_minor_units } from './Migration20261202000000_money_minor_units.js';
 import { Migration20261210000000_rate_limits } from './Migration20261210000000_rate_limits.js';
+import { Migration20261224000000_refund_identity } from './Migration20261224000000_refund_identity.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
 export const migrationsList: MigrationObject[] = [
@@ -10,4 +11,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261201000000_webhooks', class: Migration20261201000000_webhooks },
   { name: 'Migration20261202000000_money_minor_units', class: Migration20261202000000_money_minor_units },
   { name: 'Migration20261210000000_rate_limits', class: Migration20261210000000_rate_limits },
+  { name: 'Migration20261224000000_refund_identity', class: Migration20261224000000_refund_identity },
 ];

@@ -15,11 +15,8 @@ export const conversionsRouter = (conversions: ConversionsService) =>
     }),
     refund: async ({ req, params, body }) => {
       const { conversion, deduped } = await conversions.refund(requireOrganization(req).id, params.id, {
-        amount: body?.amount,
-        refund_key: body?.refund_id === undefined ? 'api' : `api:${body.refund_id}`,
-        // A refund with its own id adds to the others: one past the amount is a mistake, refused.
-        // Without an id the amount is the charge's running total (contract), never past the amount.
-        overRefund: body?.refund_id === undefined ? 'cap' : 'refuse',
+        measure: body?.amount === undefined ? { full: true } : { amount: String(body.amount) },
+        refundId: body?.refund_id,
       });
       return { status: 200, body: { success: true, data: { conversion }, deduped } };
     },

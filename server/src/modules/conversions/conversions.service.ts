@@ -3,10 +3,21 @@ import { Decimal } from 'decimal.js';
 import type { InferEntity } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Conversion } from '@affiliate-attribution/contract';
-import { commissionAfterRefund, computeCommission } from '../../attribution/commission.js';
+import { computeCommission } from '../../attribution/commission.js';
+import {
+  assertIdentifiedWithinAmount,
+  assertRefundAmount,
+  refundAmount,
+  refundOutcome,
+  reportKey,
+  withReport,
+  type RecordedRefund,
+  type RefundIdentity,
+  type RefundMeasure,
+} from '../../attribution/refunds.js';
 import { assertWholeMinorUnits } from '../../attribution/money.js';
 import type { ProgramRule } from '../../attribution/cache.js';
-import { resolveConversionKind, type ConversionKind } from '../../attribution/kind.js';
+import { resolveConversionKind, type ConversionKind, type FirstChargeByCustomerPolicy } from '../../attribution/kind.js';
 import { resolveOccurredAt } from '../../attribution/occurred-at.js';
 import { hasClickAttribution, type AttributionResolver, type Attribution, type ClickAttributionInput } from '../../attribution/resolver.js';
 import { isPastCommissionWindow } from '../../attribution/windows.js';
@@ -51,26 +62,15 @@ export interface CreateConversionInput extends ClickAttributionInput {
   customer_id?: string;
   kind?: ConversionKind;
   occurred_at?: string;
+  /** The channel's policy for a customer's first charge by customer alone (attribution/kind.ts); the API's by default. */
+  firstChargeByCustomer?: FirstChargeByCustomerPolicy;
 }
 
-/**
- * What a refund that would take the refunds of a charge past its amount does. The API refuses it
- * (409: the merchant's books are off, and saying so beats a silent cap); a payment provider's
- * report is the record of what the provider actually refunded, so it is capped at the amount.
- */
-export type OverRefundPolicy = 'refuse' | 'cap';
-
 export interface RefundInput {
-  /** Amount refunded by this refund, in major units; undefined means the whole charge. */
-  amount?: number | string;
-  /** Default `cap` (provider reports); the API sends `refuse`. */
-  overRefund?: OverRefundPolicy;
-  /**
-   * Identifies the refund: each key counts once (the largest amount reported under it), and
-   * different keys add up. Providers report either a cumulative refunded total per charge or one
-   * event per refund; both fit.
-   */
-  refund_key: string;
+  /** How much: the whole charge, a part of it, or an amount in major units (refunds.ts). */
+  measure: RefundMeasure;
+  /** The refund's own id (the provider's refund id, or the merchant's refund_id); undefined: the charge's running total. */
+  refundId: RefundIdentity;
 }
 
 export interface ConversionListQuery {
@@ -100,26 +100,6 @@ export function nextCustomerStatus(current: CustomerStatus, amount: number, past
   if (pastCommissionWindow) return 'capped';
   if (amount > 0 && (current === 'trial' || current === 'canceled')) return 'active';
   return current;
-}
-
-/**
- * 409 when recording this refund would take the charge's refunds past its amount: its own key
- * counts with the larger of its earlier and new amount (a repeat changes nothing), other keys add.
- * Runs with the conversion locked, so concurrent refunds are checked one after the other.
- */
-async function assertRefundsWithinAmount(sql: Sql, conversion: ConversionRecord, refundKey: string, amount: string): Promise<void> {
-  const earlier = await sql.one<{ other_keys: string; same_key: string | null }>(
-    `select coalesce(sum(amount) filter (where refund_key <> ?), 0)::text as other_keys, max(amount) filter (where refund_key = ?)::text as same_key
-      from conversion_refunds where organization_id = ? and conversion_id = ?`,
-    [refundKey, refundKey, conversion.organization_id, conversion.id],
-  );
-  const otherKeys = new Decimal(earlier?.other_keys ?? '0');
-  const total = otherKeys.plus(Decimal.max(new Decimal(amount), new Decimal(earlier?.same_key ?? '0')));
-  if (total.greaterThan(new Decimal(conversion.amount))) {
-    throw new ConflictError(
-      `amount: refunds would total ${total.toString()}, more than the conversion amount (${new Decimal(conversion.amount).toString()}); ${otherKeys.toString()} was already refunded under other refund ids`,
-    );
-  }
 }
 
 /** The charge's currency (the program's unless given), its amount checked against its minor unit. */
@@ -235,6 +215,7 @@ export class ConversionsService {
       hasCustomer: true,
       isFirstConversion: customer.first_conversion_at == null,
       byCustomerIdOnly: !byClick,
+      firstChargeByCustomer: input.firstChargeByCustomer,
     });
     const program = await this.resolver.programRule(kyselyOf(this.orm), customer.program_id);
     const observedFirst = customer.first_conversion_at == null ? null : new Date(customer.first_conversion_at);
@@ -291,25 +272,25 @@ export class ConversionsService {
   }
 
   /**
-   * Records a refund of the charge (by UUID or external_id). Refunds are kept per refund key with
-   * the largest amount reported under it, so a repeat or a redelivered event changes nothing; the
-   * conversion's refunded_amount is their sum (at most the amount). A full refund reverses the
-   * commission; a partial one reduces it in proportion. `deduped` is true when nothing changed.
+   * Records a refund of the charge (by UUID or external_id), by the rules of attribution/refunds.ts,
+   * the same for the API and every provider: each report keeps the largest amount reported under
+   * its key (a repeat changes nothing), the refunded amount is the larger of the running total and
+   * the identified refunds' sum, and the commission follows. `deduped` is true when nothing changed.
    */
   async refund(organizationId: string, id: string, input: RefundInput): Promise<{ conversion: Conversion; deduped: boolean }> {
     const target = await this.findOwned(this.sql(), organizationId, id);
-    if (input.amount !== undefined && new Decimal(input.amount).greaterThan(new Decimal(target.amount))) {
-      throw new BadRequestError(`amount: must not exceed the conversion amount (${decimalToNumber(target.amount)})`);
-    }
-    if (input.amount !== undefined && new Decimal(input.amount).isNegative()) {
-      throw new BadRequestError('amount: must be >= 0');
-    }
-    if (input.amount !== undefined) assertWholeMinorUnits('amount', input.amount, target.currency);
+    const amount = refundAmount(input.measure, target);
+    assertRefundAmount(amount, target);
+    const key = reportKey(input.measure, input.refundId);
     return this.sql().transaction(async (sql) => {
+      // Locked: concurrent refunds of one charge are decided one after the other.
       const conversion = await sql.one<ConversionRecord>('select * from conversions where id = ? for update', [target.id]);
       if (!conversion) throw new NotFoundError('Conversion not found');
-      const amount = input.amount === undefined ? conversion.amount : new Decimal(input.amount).toString();
-      if ((input.overRefund ?? 'cap') === 'refuse') await assertRefundsWithinAmount(sql, conversion, input.refund_key, amount);
+      const recorded = await sql.rows<RecordedRefund>(
+        'select refund_key as key, amount::text as amount from conversion_refunds where organization_id = ? and conversion_id = ?',
+        [organizationId, conversion.id],
+      );
+      assertIdentifiedWithinAmount(recorded, key, amount, conversion);
       const now = new Date();
       await sql.rows(
         `insert into conversion_refunds (organization_id, conversion_id, refund_key, amount, created_at, updated_at)
@@ -317,27 +298,22 @@ export class ConversionsService {
           on conflict (organization_id, conversion_id, refund_key)
           do update set amount = excluded.amount, updated_at = excluded.updated_at
           where conversion_refunds.amount < excluded.amount`,
-        [organizationId, conversion.id, input.refund_key, amount, now, now],
+        [organizationId, conversion.id, key, amount, now, now],
       );
-      const totals = await sql.one<{ refunded: string }>(
-        'select coalesce(sum(amount), 0)::text as refunded from conversion_refunds where organization_id = ? and conversion_id = ?',
-        [organizationId, conversion.id],
-      );
-      const refunded = Decimal.min(new Decimal(totals?.refunded ?? '0'), new Decimal(conversion.amount));
-      if (refunded.equals(new Decimal(conversion.refunded_amount ?? '0'))) {
+      const gross = conversion.gross_commission_amount ?? conversion.commission_amount;
+      const outcome = refundOutcome(withReport(recorded, key, amount), { amount: conversion.amount, currency: conversion.currency, grossCommission: gross });
+      if (new Decimal(outcome.refunded).equals(new Decimal(conversion.refunded_amount ?? '0'))) {
         return { conversion: toConversionDto(conversion), deduped: true };
       }
-      const gross = conversion.gross_commission_amount ?? conversion.commission_amount;
-      const fullyRefunded = refunded.greaterThanOrEqualTo(new Decimal(conversion.amount));
       const updated = await sql.one<ConversionRecord>(
         `update conversions set refunded_amount = ?, gross_commission_amount = ?, commission_amount = ?, status = ?, reversed_at = ?
           where id = ? returning *`,
         [
-          refunded.toString(),
+          outcome.refunded,
           gross,
-          commissionAfterRefund(String(gross), String(conversion.amount), refunded.toString(), conversion.currency),
-          fullyRefunded ? 'reversed' : 'approved',
-          fullyRefunded ? (conversion.reversed_at ?? now) : null,
+          outcome.commission,
+          outcome.reversed ? 'reversed' : 'approved',
+          outcome.reversed ? (conversion.reversed_at ?? now) : null,
           conversion.id,
         ],
       );
