@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { sql, type Kysely } from 'kysely';
-import { kyselyOf, metadataOf, type ColumnOf, type Entity, type NewRow, type StoredRow, type TableOf } from './database.js';
+import type { LimitFunction } from 'p-limit';
+import { batchedWritesOf, kyselyOf, metadataOf, type ColumnOf, type Entity, type NewRow, type StoredRow, type TableOf } from './database.js';
 import { isDatabaseUnavailable } from './sql.js';
 import { StoredStatement } from './stored-statement.js';
 
@@ -14,13 +15,23 @@ export interface InsertBatcherOptions<Row> {
    * that decide on a row's observed state (one guarded write per customer and statement).
    */
   exclusiveKey?: (row: Row) => string;
+  /**
+   * Shared by every batcher of one database (db/database.ts, batchedWritesOf): each statement,
+   * a row-by-row retry included, runs only within it, so batching never holds more connections
+   * than it leaves to the rest of the service.
+   */
+  connections?: LimitFunction;
 }
 
 /**
- * The batching of the hot inserts (clicks, customers, conversions by click): up to 4 statements
- * of up to 200 rows in flight per kind, which leaves the pool's other connections to the rest.
+ * The batching of the hot inserts (clicks, customers, conversions by click and by customer): up to
+ * 4 statements of up to 200 rows formed per kind, run within the connections every batcher shares
+ * (writeBatching).
  */
 export const WRITE_BATCHING = { maxRows: 200, maxInFlight: 4 } as const;
+
+/** WRITE_BATCHING within this database's shared bound on batched-write connections. */
+export const writeBatching = (orm: MikroORM) => ({ ...WRITE_BATCHING, connections: batchedWritesOf(orm) });
 
 interface Pending<Row, Result> {
   row: Row;
@@ -99,8 +110,9 @@ export class InsertBatcher<Row, Result> {
   }
 
   private async send(batch: Pending<Row, Result>[]): Promise<void> {
+    const write = (rows: Row[]) => (this.options.connections ? this.options.connections(() => this.write(rows)) : this.write(rows));
     try {
-      const results = await this.write(batch.map((pending) => pending.row));
+      const results = await write(batch.map((pending) => pending.row));
       batch.forEach((pending, i) => pending.resolve(results[i]));
     } catch (err) {
       if (batch.length === 1 || isDatabaseUnavailable(err)) {
@@ -110,7 +122,7 @@ export class InsertBatcher<Row, Result> {
       await Promise.all(
         batch.map(async (pending) => {
           try {
-            pending.resolve((await this.write([pending.row]))[0]);
+            pending.resolve((await write([pending.row]))[0]);
           } catch (rowError) {
             pending.reject(rowError);
           }

@@ -1,5 +1,6 @@
 import type { EntityMetadata, EntityName, InferKyselyDB, MikroORM } from '@mikro-orm/postgresql';
 import type { Insertable, Kysely, Selectable } from 'kysely';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type pg from 'pg';
 import type { entities } from './orm.js';
 
@@ -25,7 +26,16 @@ export type StoredRow<T extends TableName> = Selectable<Tables[T]>;
 interface Connection {
   pool: pg.Pool;
   kysely: Kysely<Tables>;
+  batchedWrites: LimitFunction;
 }
+
+/**
+ * The connections the batched writes of one ORM may hold at once, shared by every batcher
+ * (db/batched-insert.ts): half the pool, at least one. The other half is left to everything else
+ * (reads, refunds, webhooks, health checks), however many batchers there are and however their
+ * statements fail and are retried.
+ */
+export const batchedWriteConnections = (poolMax: number): number => Math.max(1, Math.floor(poolMax / 2));
 
 const connections = new WeakMap<MikroORM, Connection>();
 
@@ -36,7 +46,7 @@ const connections = new WeakMap<MikroORM, Connection>();
  */
 export async function registerConnection(orm: MikroORM): Promise<void> {
   const pool = await orm.em.getConnection().getNativeClient();
-  connections.set(orm, { pool, kysely: orm.em.getKysely<Tables>() });
+  connections.set(orm, { pool, kysely: orm.em.getKysely<Tables>(), batchedWrites: pLimit(batchedWriteConnections(pool.options.max ?? 10)) });
 }
 
 function connectionOf(orm: MikroORM): Connection {
@@ -44,6 +54,9 @@ function connectionOf(orm: MikroORM): Connection {
   if (!connection) throw new Error('This ORM was not opened by connectOrm (db/orm.ts)');
   return connection;
 }
+
+/** The bound on the connections this ORM's batched writes hold at once (batchedWriteConnections). */
+export const batchedWritesOf = (orm: MikroORM): LimitFunction => connectionOf(orm).batchedWrites;
 
 /** The pg pool MikroORM opened: db/sql.ts lends its connections. */
 export const poolOf = (orm: MikroORM): pg.Pool => connectionOf(orm).pool;

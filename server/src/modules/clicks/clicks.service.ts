@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Click } from '@affiliate-attribution/contract';
 import { COOKIE_ID_PREFIX, type AttributionResolver } from '../../attribution/resolver.js';
-import { InsertBatcher, UnnestInsert, WRITE_BATCHING } from '../../db/batched-insert.js';
+import { InsertBatcher, UnnestInsert, writeBatching } from '../../db/batched-insert.js';
 import { kyselyOf, type NewRow } from '../../db/database.js';
 import { ClickEntity } from './click.entity.js';
 import { AttributionNotFoundError } from '../../http/errors.js';
@@ -46,7 +46,7 @@ export class ClicksService {
     this.inserts = new InsertBatcher(async (rows) => {
       await INSERT_CLICKS.run(this.orm, rows);
       return rows.map(() => undefined);
-    }, WRITE_BATCHING);
+    }, writeBatching(this.orm));
   }
 
   /**

@@ -24,7 +24,7 @@ import { isPastCommissionWindow } from '../../attribution/windows.js';
 import { Sql } from '../../db/sql.js';
 import { LRUCache } from 'lru-cache';
 import { CONVERSIONS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
-import { InsertBatcher, WRITE_BATCHING } from '../../db/batched-insert.js';
+import { InsertBatcher, writeBatching } from '../../db/batched-insert.js';
 import { kyselyOf } from '../../db/database.js';
 import { AttributionNotFoundError, BadRequestError, ConflictError, HttpError, NotFoundError, ServiceUnavailableError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
@@ -130,11 +130,11 @@ export class ConversionsService {
   ) {
     this.insertsByClick = new InsertBatcher(
       (rows) => INSERT_CONVERSIONS.insertedPerRow(this.orm, rows) as Promise<(ConversionRecord | undefined)[]>,
-      WRITE_BATCHING,
+      writeBatching(this.orm),
     );
     const guarded = new GuardedConversionWrites();
     this.guardedWrites = new InsertBatcher((writes) => guarded.run(this.orm, writes), {
-      ...WRITE_BATCHING,
+      ...writeBatching(this.orm),
       exclusiveKey: (write) => write.customer.id,
     });
   }

@@ -5,7 +5,7 @@ import type { Customer } from '@affiliate-attribution/contract';
 import { hasClickAttribution, type Attribution, type AttributionResolver, type ClickAttributionInput } from '../../attribution/resolver.js';
 import { Sql } from '../../db/sql.js';
 import { CUSTOMERS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
-import { InsertBatcher, UnnestInsert, WRITE_BATCHING } from '../../db/batched-insert.js';
+import { InsertBatcher, UnnestInsert, writeBatching } from '../../db/batched-insert.js';
 import { kyselyOf, type NewRow } from '../../db/database.js';
 import { BadRequestError, HttpError } from '../../http/errors.js';
 import { iso, isoOrNull } from '../../http/serialize.js';
@@ -52,7 +52,7 @@ export class CustomerInserter {
   private readonly inserts: InsertBatcher<NewRow<'customers'> & { id: string }, CustomerRecord | undefined>;
 
   constructor(private readonly orm: MikroORM) {
-    this.inserts = new InsertBatcher((rows) => INSERT_CUSTOMERS.insertedPerRow(this.orm, rows) as Promise<(CustomerRecord | undefined)[]>, WRITE_BATCHING);
+    this.inserts = new InsertBatcher((rows) => INSERT_CUSTOMERS.insertedPerRow(this.orm, rows) as Promise<(CustomerRecord | undefined)[]>, writeBatching(this.orm));
   }
 
   /** The row, and whether this call created it (false: it existed, and is answered as it is). */
