@@ -8,6 +8,7 @@ import {
   parseChange,
   type CacheChange,
 } from '../../server/src/db/change-notifications.js';
+import { loadConfig } from '../../server/src/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startFreezableProxy } from '../support/freezable-proxy.js';
 import { describeWithPostgres, waitFor, withDatabase } from './support/service.js';
@@ -19,6 +20,21 @@ describe('parseChange', () => {
     for (const payload of [undefined, '', 'not json', 'null', '42', '{"kind":"program"}', '{"kind":"api_key","keyHash":1}', '{"kind":"other","id":"x"}']) {
       expect(parseChange(payload), String(payload)).toBeUndefined();
     }
+  });
+});
+
+describe('configuration of the caches across instances (config.ts)', () => {
+  it('keeps both TTLs as 5 s safety nets by default, up to 60 s', () => {
+    const defaults = loadConfig({});
+    expect([defaults.API_KEY_CACHE_TTL_MS, defaults.PROGRAM_RULE_CACHE_TTL_MS]).toEqual([5_000, 5_000]);
+    expect(loadConfig({ PROGRAM_RULE_CACHE_TTL_MS: '60000' }).PROGRAM_RULE_CACHE_TTL_MS).toBe(60_000);
+    expect(() => loadConfig({ PROGRAM_RULE_CACHE_TTL_MS: '60001' })).toThrow(/PROGRAM_RULE_CACHE_TTL_MS/);
+  });
+
+  it('refuses a listener URL without DATABASE_URL: the embedded database has no listener', () => {
+    expect(() => loadConfig({ DATABASE_LISTEN_URL: 'postgres://db:5432/app' })).toThrow(/DATABASE_LISTEN_URL: requires DATABASE_URL/);
+    const both = loadConfig({ DATABASE_URL: 'postgres://pgbouncer:6432/app', DATABASE_LISTEN_URL: 'postgres://db:5432/app' });
+    expect(both.DATABASE_LISTEN_URL).toBe('postgres://db:5432/app');
   });
 });
 
