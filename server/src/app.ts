@@ -19,6 +19,8 @@ import { Readiness, healthHandler, readinessHandler } from './http/health.js';
 import { jsonBodyParser, rejectNulCharacters, securityHeaders } from './http/security.js';
 import { requestIdFrom } from './http/request-context.js';
 import { AttributionResolver } from './attribution/resolver.js';
+import { AttributionCache } from './attribution/cache.js';
+import { ChangeListener, type CacheChangeHandler } from './db/change-notifications.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import { ProgramsService } from './modules/programs/programs.service.js';
 import { AffiliatesService } from './modules/affiliates/affiliates.service.js';
@@ -39,10 +41,21 @@ import { trackingRouter } from './modules/tracking/tracking.router.js';
 import { mountPublicTrackingMiddleware } from './modules/tracking/tracking.http.js';
 import { snippetHandler } from './snippet/serve.js';
 
+/**
+ * How this instance learns that a cached program rule or API key changed on another instance:
+ * - `{ listenUrl }`: LISTEN on a dedicated session connection to that URL
+ *   (db/change-notifications.ts); createApp returns the listener, the caller starts and closes it
+ *   (main.ts).
+ * - `'this-instance-only'`: no listener. For the embedded database (it accepts one connection, so
+ *   it serves one instance) and tests of one instance: this instance's own changes apply at once;
+ *   another instance's would apply only after the caches' TTLs.
+ */
+export type CacheInvalidation = { listenUrl: string; connectTimeoutMs?: number } | 'this-instance-only';
+
 export interface AppDeps {
   orm: MikroORM;
   config: Pick<Config, 'ADMIN_TOKEN' | 'API_KEY_CACHE_TTL_MS'> &
-    Partial<Pick<Config, 'TRUST_PROXY' | 'PUBLIC_RATE_LIMIT_MAX' | 'PUBLIC_RATE_LIMIT_WINDOW_SECONDS' | 'PUBLIC_BASE_URL' | 'LEGACY_BASE_URL'>>;
+    Partial<Pick<Config, 'PROGRAM_RULE_CACHE_TTL_MS' | 'TRUST_PROXY' | 'PUBLIC_RATE_LIMIT_MAX' | 'PUBLIC_RATE_LIMIT_WINDOW_SECONDS' | 'PUBLIC_BASE_URL' | 'LEGACY_BASE_URL'>>;
   /** Limiter of the public snippet endpoints; default: in memory (per instance), sized by config. */
   publicRateLimiter?: RateLimiter;
   /** Where rate limits are counted (main.ts: Redis, else PostgreSQL, shared by every instance); default: in memory. */
@@ -53,6 +66,8 @@ export interface AppDeps {
   readiness?: Readiness;
   metrics?: Metrics;
   logger?: Logger;
+  /** Default 'this-instance-only'; main.ts always chooses (embedded database or not). */
+  cacheInvalidation?: CacheInvalidation;
 }
 
 type OperationsConfig = Partial<Pick<Config, 'API_RATE_LIMIT_MAX' | 'API_RATE_LIMIT_WINDOW_SECONDS' | 'METRICS_TOKEN'>>;
@@ -66,12 +81,21 @@ export interface Services {
   conversions: ConversionsService;
   integrations: IntegrationsService;
   authenticator: ApiKeyAuthenticator;
+  /** The caches a change notification reaches (db/change-notifications.ts): program rules and API keys. */
+  caches: CacheChangeHandler;
 }
 
-export function createServices(orm: MikroORM, apiKeyCacheTtlMs: number): Services {
+/** How long cached program rules and API keys live at most (the safety net behind change notifications). */
+export interface CacheTtls {
+  apiKeyCacheTtlMs: number;
+  programRuleCacheTtlMs?: number;
+}
+
+export function createServices(orm: MikroORM, ttls: CacheTtls): Services {
   const organizations = new OrganizationsService(orm);
   // One resolver per instance, so that its caches serve every service.
-  const resolver = new AttributionResolver();
+  const resolver = new AttributionResolver(new AttributionCache(ttls.programRuleCacheTtlMs));
+  const authenticator = new ApiKeyAuthenticator(organizations, ttls.apiKeyCacheTtlMs);
   const customerInserter = new CustomerInserter(orm);
   return {
     organizations,
@@ -81,7 +105,14 @@ export function createServices(orm: MikroORM, apiKeyCacheTtlMs: number): Service
     customers: new CustomersService(orm, resolver, customerInserter),
     conversions: new ConversionsService(orm, resolver, customerInserter),
     integrations: new IntegrationsService(orm),
-    authenticator: new ApiKeyAuthenticator(organizations, apiKeyCacheTtlMs),
+    authenticator,
+    caches: {
+      changed: (change) => (change.kind === 'program' ? resolver.forgetProgram(change.id) : authenticator.forget(change.keyHash)),
+      reset: () => {
+        resolver.forgetAllPrograms();
+        authenticator.forgetAll();
+      },
+    },
   };
 }
 
@@ -123,12 +154,27 @@ export interface App {
   services: Services;
   metrics: Metrics;
   readiness: Readiness;
+  /** Set with `cacheInvalidation: { listenUrl }`: not yet started; the caller starts and closes it. */
+  changeListener: ChangeListener | undefined;
 }
 
 export function createApp(deps: AppDeps): App {
   const logger = deps.logger ?? pino({ level: 'silent' });
   const config: AppDeps['config'] & OperationsConfig = deps.config;
-  const services = createServices(deps.orm, deps.config.API_KEY_CACHE_TTL_MS);
+  const services = createServices(deps.orm, {
+    apiKeyCacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
+    programRuleCacheTtlMs: deps.config.PROGRAM_RULE_CACHE_TTL_MS,
+  });
+  const cacheInvalidation = deps.cacheInvalidation ?? 'this-instance-only';
+  const changeListener =
+    cacheInvalidation === 'this-instance-only'
+      ? undefined
+      : new ChangeListener({
+          connectionString: cacheInvalidation.listenUrl,
+          connectTimeoutMs: cacheInvalidation.connectTimeoutMs,
+          handler: services.caches,
+          logger,
+        });
   const metrics = deps.metrics ?? new Metrics();
   const readiness = deps.readiness ?? new Readiness();
   const rateLimiters = deps.rateLimiters ?? createRateLimiterFactory({}, logger);
@@ -216,5 +262,5 @@ export function createApp(deps: AppDeps): App {
     readiness,
     logger,
   });
-  return { app, listener: hotLane.listener(app), hotLane, services, metrics, readiness };
+  return { app, listener: hotLane.listener(app), hotLane, services, metrics, readiness, changeListener };
 }

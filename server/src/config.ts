@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PROGRAM_RULE_TTL_MS } from './attribution/cache.js';
 
 /** Per client address and public endpoint (snippet clicks, snippet customers). */
 export const PUBLIC_RATE_LIMIT_DEFAULTS = { max: 120, windowSeconds: 60 } as const;
@@ -31,7 +32,11 @@ const EnvSchema = z.object({
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /** Safety nets of the caches: changes reach every instance by notification (db/change-notifications.ts). */
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+  PROGRAM_RULE_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(PROGRAM_RULE_TTL_MS),
+  /** A session connection for LISTEN (behind PgBouncer in transaction mode: a direct one); default DATABASE_URL. */
+  DATABASE_LISTEN_URL: z.string().url().optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   TRUST_PROXY: z
     .string()
@@ -61,6 +66,10 @@ const EnvSchema = z.object({
   DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(DATABASE_TIMEOUT_DEFAULTS.connectMs),
 })
   .superRefine((env, ctx) => {
+    // The embedded database (DATABASE_URL unset) accepts one connection: nothing to listen on.
+    if (env.DATABASE_LISTEN_URL !== undefined && env.DATABASE_URL === undefined) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['DATABASE_LISTEN_URL'], message: 'requires DATABASE_URL (the embedded database has no listener)' });
+    }
     // A client that gives up first would discard the connection of a statement PostgreSQL was about
     // to cancel cleanly, and report a slow statement as an unreachable database.
     if (env.DB_QUERY_TIMEOUT_MS !== undefined && env.DB_STATEMENT_TIMEOUT_MS > 0 && env.DB_QUERY_TIMEOUT_MS <= env.DB_STATEMENT_TIMEOUT_MS) {

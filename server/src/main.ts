@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { createApp } from './app.js';
+import { createApp, type CacheInvalidation } from './app.js';
 import { loadConfig } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { closeOrm, databaseTimeouts, initOrm } from './db/orm.js';
@@ -35,7 +35,15 @@ const readiness = new Readiness();
 // Redis when REDIS_URL is set, else the real PostgreSQL (both shared by every instance), else memory.
 const rateLimiters = createRateLimiterFactory(config, logger, orm);
 logger.info({ store: rateLimiters.store }, `rate limits are counted in ${rateLimiters.store === 'memory' ? 'memory, per instance' : `${rateLimiters.store}, shared by every instance`}`);
-const { listener } = createApp({ orm, config, logger, readiness, rateLimiters });
+// Program rules and API keys are cached per instance; a change reaches every instance by
+// LISTEN/NOTIFY on a dedicated session connection (db/change-notifications.ts). The embedded
+// database accepts one connection, hence serves one instance: nothing to listen for there.
+const cacheInvalidation: CacheInvalidation = embedded
+  ? 'this-instance-only'
+  : { listenUrl: config.DATABASE_LISTEN_URL ?? databaseUrl, connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS };
+if (embedded) logger.info('embedded database: one instance, so cached program rules and API keys are invalidated on this instance only');
+const { listener, changeListener } = createApp({ orm, config, logger, readiness, rateLimiters, cacheInvalidation });
+await changeListener?.start();
 if (!config.ADMIN_TOKEN) logger.warn('ADMIN_TOKEN is not set: /admin/* answers 401 and no organization can be created.');
 
 const server: Server = createHttpServer(listener, logger).listen(config.PORT, config.HOST, () => {
@@ -71,6 +79,7 @@ async function shutdown(signal: string): Promise<void> {
     const reaper = setInterval(() => server.closeIdleConnections(), 50);
     server.once('close', () => clearInterval(reaper));
   });
+  await changeListener?.close();
   await closeOrm(orm);
   await rateLimiters.close();
   await embedded?.stop();

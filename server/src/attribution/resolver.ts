@@ -80,13 +80,18 @@ export class AttributionResolver {
       .where('id', '=', programId)
       .executeTakeFirst();
     if (!rule) throw new Error(`program ${programId} not found`);
-    this.cache.programs.set(programId, rule);
+    if (this.cache.programRuleTtlMs > 0) this.cache.programs.set(programId, rule);
     return rule;
   }
 
-  /** A program changed on this instance: its next use reads it again. */
+  /** A program changed (here, or on another instance: db/change-notifications.ts): its next use reads it again. */
   forgetProgram(programId: string): void {
     this.cache.programs.delete(programId);
+  }
+
+  /** Change notifications may have been missed (the listener reconnected): every rule is read again. */
+  forgetAllPrograms(): void {
+    this.cache.programs.clear();
   }
 
   private async clickById(db: Kysely<Tables>, organizationId: string, clickId: string): Promise<CachedClick | undefined> {

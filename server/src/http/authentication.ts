@@ -19,8 +19,10 @@ declare global {
 
 /**
  * API key -> organization, cached for `ttlMs` so that the hot paths skip a database round trip.
- * A revoked key is refused by this instance at once and by every other instance within ttlMs,
- * since their entries expire and the next lookup finds the revocation in PostgreSQL.
+ * A revoked key is refused by this instance at once, and by every other instance as soon as the
+ * revocation's notification arrives (db/change-notifications.ts calls forget); ttlMs is the bound
+ * when notifications are lost or not listened for: entries expire, and the next lookup finds the
+ * revocation in PostgreSQL.
  */
 export class ApiKeyAuthenticator {
   private readonly cache: LRUCache<string, Organization>;
@@ -52,9 +54,14 @@ export class ApiKeyAuthenticator {
     return { organization, keyHash };
   }
 
-  /** Called when this instance revokes a key, so that it stops working here immediately. */
+  /** Called when a key is revoked (here, or elsewhere via a change notification): it stops working here immediately. */
   forget(keyHash: string): void {
     this.cache.delete(keyHash);
+  }
+
+  /** Change notifications may have been missed (the listener reconnected): every key is checked again. */
+  forgetAll(): void {
+    this.cache.clear();
   }
 
   middleware(): RequestHandler {

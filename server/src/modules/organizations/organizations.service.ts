@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ApiKeyInfo, Organization } from '@affiliate-attribution/contract';
+import { notifyChange } from '../../db/change-notifications.js';
 import { Sql } from '../../db/sql.js';
 import { NotFoundError } from '../../http/errors.js';
 import { iso, isoOrNull, isUuid } from '../../http/serialize.js';
@@ -58,14 +59,23 @@ export class OrganizationsService {
     return rows.map(toApiKeyInfo);
   }
 
+  /**
+   * Revokes a key (again: a no-op). Every instance caches keys (http/authentication.ts): the change
+   * notification goes out in the revocation's transaction, so every instance drops the key once it
+   * commits; the caller drops it on this instance (admin.router.ts) with the returned key_hash.
+   */
   async revokeKey(organizationId: string, keyId: string): Promise<ApiKeyInfo & { key_hash: string }> {
     if (!isUuid(organizationId) || !isUuid(keyId)) throw new NotFoundError('API key not found');
-    const row = await this.sql().one<ApiKeyRow & { key_hash: string }>(
-      `update api_keys set revoked_at = coalesce(revoked_at, ?)
-        where organization_id = ? and id = ?
-        returning id, organization_id, redacted, created_at, revoked_at, key_hash`,
-      [new Date(), organizationId, keyId],
-    );
+    const row = await this.sql().transaction(async (sql) => {
+      const revoked = await sql.one<ApiKeyRow & { key_hash: string }>(
+        `update api_keys set revoked_at = coalesce(revoked_at, ?)
+          where organization_id = ? and id = ?
+          returning id, organization_id, redacted, created_at, revoked_at, key_hash`,
+        [new Date(), organizationId, keyId],
+      );
+      if (revoked) await notifyChange((query, params) => sql.rows(query, params), { kind: 'api_key', keyHash: revoked.key_hash });
+      return revoked;
+    });
     if (!row) throw new NotFoundError('API key not found');
     return { ...toApiKeyInfo(row), key_hash: row.key_hash };
   }

@@ -8,6 +8,7 @@ import { decimalToNumber, iso, isUuid } from '../../http/serialize.js';
 import { ProgramEntity } from './program.entity.js';
 import type { AttributionResolver } from '../../attribution/resolver.js';
 import { assertCommissionRule } from '../../attribution/commission.js';
+import { notifyChange } from '../../db/change-notifications.js';
 
 type ProgramRecord = InferEntity<typeof ProgramEntity>;
 
@@ -90,18 +91,26 @@ export class ProgramsService {
     return toProgramDto(await this.findOwned(this.em(), organizationId, id));
   }
 
+  /**
+   * Every instance caches program rules (attribution/cache.ts): the change notification goes out
+   * in the update's own transaction, so every instance drops its copy once it commits; this one
+   * drops its own at once, before answering.
+   */
   async update(organizationId: string, id: string, input: Partial<ProgramInput>): Promise<Program> {
-    const em = this.em();
-    const program = await this.findOwned(em, organizationId, id);
-    if (input.name !== undefined) program.name = input.name;
-    if (input.commission_type !== undefined) program.commission_type = input.commission_type;
-    if (input.commission_value !== undefined) program.commission_value = String(input.commission_value);
-    if (input.click_window_days !== undefined) program.click_window_days = input.click_window_days;
-    if (input.commission_window_months !== undefined) program.commission_window_months = input.commission_window_months;
-    if (input.currency !== undefined) program.currency = input.currency.toUpperCase();
-    assertCommissionRule(program);
-    program.updated_at = new Date();
-    await em.flush();
+    const program = await this.em().transactional(async (em) => {
+      const program = await this.findOwned(em, organizationId, id);
+      if (input.name !== undefined) program.name = input.name;
+      if (input.commission_type !== undefined) program.commission_type = input.commission_type;
+      if (input.commission_value !== undefined) program.commission_value = String(input.commission_value);
+      if (input.click_window_days !== undefined) program.click_window_days = input.click_window_days;
+      if (input.commission_window_months !== undefined) program.commission_window_months = input.commission_window_months;
+      if (input.currency !== undefined) program.currency = input.currency.toUpperCase();
+      assertCommissionRule(program);
+      program.updated_at = new Date();
+      await em.flush();
+      await notifyChange((query, params) => em.execute(query, params), { kind: 'program', id: program.id });
+      return program;
+    });
     this.resolver.forgetProgram(program.id);
     return toProgramDto(program);
   }

@@ -1,0 +1,190 @@
+import pg from 'pg';
+import type { Logger } from 'pino';
+
+/**
+ * Cache invalidation across instances with PostgreSQL's LISTEN/NOTIFY.
+ *
+ * Every instance caches program rules (attribution/cache.ts) and API keys
+ * (http/authentication.ts). A write that changes one of them sends a notification on
+ * CACHE_CHANGES_CHANNEL in its own transaction (notifyChange), which PostgreSQL delivers on commit
+ * and never for a rolled-back write; each instance's ChangeListener, on a dedicated connection,
+ * drops its cached entry as soon as the notification arrives. The TTLs of the caches stay as the
+ * safety net for notifications lost while a listener was disconnected: on every (re)connect the
+ * listener drops everything it caches, and in between the TTLs bound how long an entry can live.
+ */
+
+/** The one channel every instance LISTENs on (an identifier: no quoting needed). */
+export const CACHE_CHANGES_CHANNEL = 'aa_cache_changes';
+
+/** `application_name` of the listener's connection: how an operator finds it in pg_stat_activity. */
+export const CHANGE_LISTENER_APPLICATION_NAME = 'affiliate-attribution cache listener';
+
+/** What changed: a program (its rule is cached by id) or an API key (cached by its SHA-256). */
+export type CacheChange = { kind: 'program'; id: string } | { kind: 'api_key'; keyHash: string };
+
+/** Runs one statement (`?` placeholders) on the writer's transaction: Sql.rows, or MikroORM's em.execute. */
+export type StatementRunner = (query: string, params: unknown[]) => Promise<unknown>;
+
+/**
+ * Sends `change` to every listening instance, the sender's included. Inside a transaction it is
+ * delivered when that transaction commits (never if it rolls back); outside one, at once.
+ */
+export async function notifyChange(run: StatementRunner, change: CacheChange): Promise<void> {
+  await run('select pg_notify(?, ?)', [CACHE_CHANGES_CHANNEL, JSON.stringify(change)]);
+}
+
+/** A notification's payload as a change, or undefined when it is not one this version sends. */
+export function parseChange(payload: string | undefined): CacheChange | undefined {
+  try {
+    const value: unknown = JSON.parse(payload ?? '');
+    if (typeof value !== 'object' || value === null) return undefined;
+    const { kind, id, keyHash } = value as Record<string, unknown>;
+    if (kind === 'program' && typeof id === 'string') return { kind, id };
+    if (kind === 'api_key' && typeof keyHash === 'string') return { kind, keyHash };
+  } catch {
+    // not JSON: ignored below
+  }
+  return undefined;
+}
+
+/** What the listener drives: the caches of one instance (app.ts, createServices). */
+export interface CacheChangeHandler {
+  /** One cached entry changed somewhere: drop it. */
+  changed(change: CacheChange): void;
+  /** Notifications may have been missed (the listener has just (re)connected): drop everything. */
+  reset(): void;
+}
+
+export interface ChangeListenerOptions {
+  /** A session connection (LISTEN is session state): direct, or through PgBouncer in session mode. */
+  connectionString: string;
+  handler: CacheChangeHandler;
+  logger: Logger;
+  /** Longest wait to open the connection, and for the answer to LISTEN or a heartbeat. */
+  connectTimeoutMs?: number | undefined;
+  /** Reconnection delays: doubling from initialMs up to maxMs, with jitter. */
+  retry?: { initialMs: number; maxMs: number };
+  /** A `select 1` this often, so that a connection that died silently (no RST) is noticed. */
+  heartbeatMs?: number;
+}
+
+const DEFAULTS = { connectTimeoutMs: 3_000, retry: { initialMs: 100, maxMs: 5_000 }, heartbeatMs: 10_000 } as const;
+
+/**
+ * LISTENs on CACHE_CHANGES_CHANNEL on one dedicated `pg.Client` (not a pooled connection: a pool
+ * hands connections out and LISTEN would stay on whichever it was). When the connection drops
+ * (PostgreSQL restarted, the backend terminated, a heartbeat unanswered) it reconnects with
+ * backoff, and after every successful LISTEN it resets the caches, since whatever was notified
+ * while it was away is lost.
+ */
+export class ChangeListener {
+  private readonly options: Required<ChangeListenerOptions>;
+  private client: pg.Client | undefined;
+  private closed = false;
+  /** Failed attempts since the last successful LISTEN (the backoff's exponent). */
+  private failures = 0;
+  private connections = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+
+  constructor(options: ChangeListenerOptions) {
+    this.options = {
+      ...options,
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
+      retry: options.retry ?? DEFAULTS.retry,
+      heartbeatMs: options.heartbeatMs ?? DEFAULTS.heartbeatMs,
+    };
+  }
+
+  /** True while LISTEN is in effect on a live connection. */
+  get listening(): boolean {
+    return this.client !== undefined && this.heartbeatTimer !== undefined;
+  }
+
+  /**
+   * Connects and LISTENs. Resolves once listening, or after the first attempt failed (logged; the
+   * attempts go on in the background, and the TTLs bound every cached entry meanwhile).
+   */
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  /** Stops listening and reconnecting (shutdown). */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = undefined;
+    const client = this.client;
+    this.client = undefined;
+    if (!client) return;
+    // Bounded: a connection that stopped answering is not waited for.
+    const giveUp = new Promise<void>((resolve) => setTimeout(resolve, this.options.connectTimeoutMs).unref());
+    await Promise.race([client.end().catch(() => undefined), giveUp]);
+  }
+
+  private async connect(): Promise<void> {
+    this.retryTimer = undefined;
+    if (this.closed) return;
+    const { connectionString, connectTimeoutMs, handler, logger } = this.options;
+    const client = new pg.Client({
+      connectionString,
+      application_name: CHANGE_LISTENER_APPLICATION_NAME,
+      connectionTimeoutMillis: connectTimeoutMs,
+      query_timeout: connectTimeoutMs,
+      keepAlive: true,
+    });
+    this.client = client;
+    // Kept for the client's whole life: an 'error' without a listener would crash the process.
+    client.on('error', (err) => logger.warn({ err }, 'cache change listener: connection error'));
+    client.on('end', () => this.lost(client));
+    client.on('notification', (message) => {
+      if (message.channel !== CACHE_CHANGES_CHANNEL) return;
+      const change = parseChange(message.payload);
+      if (change) handler.changed(change);
+      else logger.warn({ payload: message.payload }, 'cache change listener: unknown notification ignored');
+    });
+    try {
+      await client.connect();
+      await client.query(`listen ${CACHE_CHANGES_CHANNEL}`);
+    } catch (err) {
+      this.lost(client, err);
+      return;
+    }
+    if (this.closed || this.client !== client) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    // Listening from here on: what changed before now may have been missed, so forget it all.
+    handler.reset();
+    this.heartbeatTimer = setInterval(() => {
+      client.query('select 1').catch((err: unknown) => this.lost(client, err));
+    }, this.options.heartbeatMs).unref();
+    this.connections++;
+    const retried = this.failures;
+    this.failures = 0;
+    if (this.connections === 1 && retried === 0) logger.info({ channel: CACHE_CHANGES_CHANNEL }, 'cache change listener: listening');
+    else logger.warn({ channel: CACHE_CHANGES_CHANNEL, attempts: retried + 1 }, 'cache change listener: reconnected; every cached program rule and API key dropped');
+  }
+
+  /** The connection is gone or unusable: discard it and try again after a backoff. */
+  private lost(client: pg.Client, err?: unknown): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = undefined;
+    // With a statement in flight pg destroys the socket; a dead one is already closed.
+    client.end().catch(() => undefined);
+    if (this.closed) return;
+    const { initialMs, maxMs } = this.options.retry;
+    const backoff = Math.min(maxMs, initialMs * 2 ** this.failures);
+    const delayMs = Math.round(backoff / 2 + Math.random() * (backoff / 2));
+    this.failures++;
+    this.options.logger.warn(
+      { err, attempt: this.failures, retryInMs: delayMs },
+      'cache change listener: disconnected; reconnecting (cached entries live at most their TTL meanwhile)',
+    );
+    this.retryTimer = setTimeout(() => void this.connect(), delayMs);
+    this.retryTimer.unref();
+  }
+}
