@@ -9,6 +9,8 @@ import { ClickEntity } from '../modules/clicks/click.entity.js';
 import { CustomerEntity } from '../modules/customers/customer.entity.js';
 import { ConversionEntity } from '../modules/conversions/conversion.entity.js';
 import { IntegrationEntity } from '../modules/integrations/integration.entity.js';
+import { ConversionRefundEntity } from '../modules/conversions/conversion-refund.entity.js';
+import { PaymentReferenceEntity, WebhookEventEntity } from '../webhooks/webhook.entities.js';
 import { migrationsList } from './migrations/index.js';
 import { registerConnection } from './database.js';
 
@@ -21,6 +23,9 @@ export const entities = [
   CustomerEntity,
   ConversionEntity,
   IntegrationEntity,
+  ConversionRefundEntity,
+  WebhookEventEntity,
+  PaymentReferenceEntity,
 ];
 
 /** The bounds on waits for PostgreSQL (config.ts: DB_*_TIMEOUT_MS). */

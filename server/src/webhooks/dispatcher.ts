@@ -2,7 +2,6 @@ import express, { Router } from 'express';
 import { Decimal } from 'decimal.js';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { WebhookOutcome, WebhookProvider, WebhookReceipt } from '@affiliate-attribution/contract';
-import { Sql } from '../db/sql.js';
 import { asyncHandler } from '../http/error-handler.js';
 import { BadRequestError, HttpError } from '../http/errors.js';
 import { echoInput } from '../http/validation-message.js';
@@ -10,6 +9,7 @@ import type { ConversionsService, CreateConversionInput } from '../modules/conve
 import { findCustomerInOrganization, type CustomersService } from '../modules/customers/customers.service.js';
 import { requireProvider, type IntegrationsService } from '../modules/integrations/integrations.service.js';
 import { chargebeeAdapter } from './chargebee.js';
+import { WebhookRecords } from './webhook-records.js';
 import { lemonSqueezyAdapter } from './lemonsqueezy.js';
 import { paddleAdapter } from './paddle.js';
 import { polarAdapter } from './polar.js';
@@ -80,10 +80,10 @@ export interface WebhookServices {
  * `duplicate`. Only a failure on our side (5xx) makes the provider retry.
  */
 export class WebhookDispatcher {
-  constructor(private readonly deps: WebhookServices) {}
+  private readonly records: WebhookRecords;
 
-  private sql(): Sql {
-    return Sql.of(this.deps.orm);
+  constructor(private readonly deps: WebhookServices) {
+    this.records = new WebhookRecords(deps.orm);
   }
 
   async receive(providerName: string, organizationId: string, rawBody: Buffer, headers: import('node:http').IncomingHttpHeaders): Promise<WebhookReceipt> {
@@ -99,22 +99,14 @@ export class WebhookDispatcher {
       return this.receipt(provider, shown, 'ignored', `Not recorded, refused by the API's input rules: ${eventKeys.reason}`);
     }
 
-    const seen = await this.sql().one<{ outcome: string }>(
-      'select outcome from webhook_events where organization_id = ? and provider = ? and event_id = ?',
-      [organizationId, provider, event.id],
-    );
-    if (seen) return this.receipt(provider, event, 'duplicate', 'Event already handled; nothing changed');
+    if (await this.records.handled(organizationId, provider, event.id)) return this.receipt(provider, event, 'duplicate', 'Event already handled; nothing changed');
 
     const actions = adapter.map(event);
     const results: ActionResult[] = [];
     for (const action of actions) results.push(await this.apply(organizationId, action));
     const outcome: WebhookOutcome = results.some((r) => r.changed) ? 'processed' : 'ignored';
     const detail = actions.length === 0 ? 'Event type not used by the service, or nothing in it to record' : results.map((r) => r.detail).join('; ');
-    await this.sql().rows(
-      `insert into webhook_events (organization_id, provider, event_id, event_type, outcome, detail, received_at)
-        values (?, ?, ?, ?, ?, ?, ?) on conflict do nothing`,
-      [organizationId, provider, event.id, event.type, outcome, detail, new Date()],
-    );
+    await this.records.remember({ organizationId, provider, eventId: event.id, eventType: event.type, outcome, detail });
     return this.receipt(provider, event, outcome, detail);
   }
 
@@ -177,7 +169,7 @@ export class WebhookDispatcher {
   }
 
   private async refund(organizationId: string, r: RefundAction): Promise<ActionResult> {
-    const externalId = await this.findExternalId(organizationId, r.candidates);
+    const externalId = await this.records.externalIdFor(organizationId, r.candidates);
     if (!externalId) return ignored(`No conversion for ${r.candidates.join(' / ')}`);
     const conversion = await this.deps.conversions.findByExternal(organizationId, externalId);
     if (!conversion) return ignored(`No conversion for ${externalId}`);
@@ -188,27 +180,8 @@ export class WebhookDispatcher {
       : changed(`Refund of ${externalId} recorded (status ${result.conversion.status}, commission ${result.conversion.commission_amount})`);
   }
 
-  private async findExternalId(organizationId: string, candidates: string[]): Promise<string | undefined> {
-    const sql = this.sql();
-    for (const candidate of candidates) {
-      const direct = await sql.one('select 1 from conversions where organization_id = ? and external_id = ?', [organizationId, candidate]);
-      if (direct) return candidate;
-      const ref = await sql.one<{ external_id: string }>('select external_id from payment_references where organization_id = ? and reference = ?', [
-        organizationId,
-        candidate,
-      ]);
-      if (ref) return ref.external_id;
-    }
-    return undefined;
-  }
-
   private async reference(organizationId: string, r: ReferenceAction): Promise<ActionResult> {
-    const rows = await this.sql().rows(
-      `insert into payment_references (organization_id, reference, external_id, created_at) values (?, ?, ?, ?)
-        on conflict do nothing returning reference`,
-      [organizationId, r.reference, r.external_id, new Date()],
-    );
-    return rows.length > 0 ? changed(`Payment ${r.reference} linked to ${r.external_id}`) : ignored(`Payment ${r.reference} already linked`);
+    return (await this.records.linkReference(organizationId, r.reference, r.external_id)) ? changed(`Payment ${r.reference} linked to ${r.external_id}`) : ignored(`Payment ${r.reference} already linked`);
   }
 }
 
