@@ -26,7 +26,8 @@ import { LRUCache } from 'lru-cache';
 import { CONVERSIONS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
 import { InsertBatcher, writeBatching } from '../../db/batched-insert.js';
 import { kyselyOf } from '../../db/database.js';
-import { AttributionNotFoundError, BadRequestError, ConflictError, HttpError, NotFoundError, ServiceUnavailableError } from '../../http/errors.js';
+import { AttributionNotFoundError, BadRequestError, NotFoundError, ServiceUnavailableError } from '../../http/errors.js';
+import { orRepeatOnRefusal } from '../idempotent-repeat.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso, isoOrNull } from '../../http/serialize.js';
 import { findCustomerInOrganization, type CustomerInserter, type CustomerRecord, type CustomerStatus } from '../customers/customers.service.js';
@@ -161,24 +162,23 @@ export class ConversionsService {
       throw new BadRequestError('customer_id: one of customer_id, cookie_id, ref or click_id is required');
     }
     const sql = this.sql();
-    try {
-      for (let attempt = 0; attempt < MAX_OPTIMISTIC_ATTEMPTS; attempt++) {
-        const outcome = input.customer_id
-          ? await this.createForCustomer(sql, organizationId, input, input.customer_id, byClick, occurredAt, attempt === 0)
-          : await this.createByClick(sql, organizationId, input, occurredAt);
-        if (outcome === 'customer-changed') continue;
-        if (outcome) return { conversion: toConversionDto(outcome), deduped: false };
-        const raced = await this.findByExternalId(sql, organizationId, input.external_id);
-        if (!raced) throw new Error('conversion insert conflicted but no row was found');
-        return { conversion: toConversionDto(raced), deduped: true };
-      }
-      throw new ServiceUnavailableError('The customer is changing too fast; retry');
-    } catch (err) {
-      if (!(err instanceof HttpError) || err.status >= 500) throw err;
-      const existing = await this.findByExternalId(sql, organizationId, input.external_id);
-      if (existing) return { conversion: toConversionDto(existing), deduped: true };
-      throw err;
-    }
+    const created = await orRepeatOnRefusal(
+      async () => {
+        for (let attempt = 0; attempt < MAX_OPTIMISTIC_ATTEMPTS; attempt++) {
+          const outcome = input.customer_id
+            ? await this.createForCustomer(sql, organizationId, input, input.customer_id, byClick, occurredAt, attempt === 0)
+            : await this.createByClick(sql, organizationId, input, occurredAt);
+          if (outcome === 'customer-changed') continue;
+          if (outcome) return { conversion: toConversionDto(outcome), deduped: false };
+          const raced = await this.findByExternalId(sql, organizationId, input.external_id);
+          if (!raced) throw new Error('conversion insert conflicted but no row was found');
+          return { conversion: toConversionDto(raced), deduped: true };
+        }
+        throw new ServiceUnavailableError('The customer is changing too fast; retry');
+      },
+      () => this.findByExternalId(sql, organizationId, input.external_id),
+    );
+    return 'repeat' in created ? { conversion: toConversionDto(created.repeat), deduped: true } : created.done;
   }
 
   /** undefined: the external_id exists already. */

@@ -7,7 +7,8 @@ import { Sql } from '../../db/sql.js';
 import { CUSTOMERS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
 import { InsertBatcher, UnnestInsert, writeBatching } from '../../db/batched-insert.js';
 import { kyselyOf, type NewRow } from '../../db/database.js';
-import { BadRequestError, HttpError } from '../../http/errors.js';
+import { orRepeatOnRefusal } from '../idempotent-repeat.js';
+import { BadRequestError } from '../../http/errors.js';
 import { iso, isoOrNull } from '../../http/serialize.js';
 import { CustomerEntity } from './customer.entity.js';
 
@@ -125,19 +126,12 @@ export class CustomersService {
     if (!hasClickAttribution(input)) {
       throw new BadRequestError('cookie_id: one of cookie_id, ref or click_id is required');
     }
-    const sql = this.sql();
-    let attribution: Attribution;
-    try {
-      attribution = await this.resolver.resolveClick(kyselyOf(this.orm), organizationId, input, new Date());
-    } catch (err) {
-      const existing =
-        repeatWithoutAttribution === 'answer-existing' &&
-        err instanceof HttpError &&
-        err.status < 500 &&
-        (await findCustomerInOrganization(this.orm, organizationId, input.customer_id));
-      if (existing) return { customer: toCustomerDto(existing), deduped: true };
-      throw err;
-    }
+    const resolved = await orRepeatOnRefusal(
+      () => this.resolver.resolveClick(kyselyOf(this.orm), organizationId, input, new Date()),
+      async () => (repeatWithoutAttribution === 'answer-existing' ? findCustomerInOrganization(this.orm, organizationId, input.customer_id) : undefined),
+    );
+    if ('repeat' in resolved) return { customer: toCustomerDto(resolved.repeat), deduped: true };
+    const attribution: Attribution = resolved.done;
     const { customer, created } = await this.inserter.insertOnce(
       organizationId,
       { customer_id: input.customer_id, status: input.status ?? 'trial', email: input.email, name: input.name },
