@@ -148,14 +148,20 @@ export function providedColumns(orm: MikroORM, entity: Entity, row: object): Unn
   const columns: UnnestColumn[] = [];
   for (const property of metadataOf(orm, entity).props) {
     const [name] = property.fieldNames;
-    const [type] = property.columnTypes;
     if (name === undefined || !(name in row)) continue;
-    if (type === undefined) throw new Error(`${entity.meta.className}.${property.name}: no column type in the metadata`);
-    columns.push({ name, type: type.replace(/\(.*\)$/, '') });
+    columns.push({ name, type: columnTypeOf(orm, entity, name) });
   }
   const unknown = Object.keys(row).filter((key) => !columns.some((c) => c.name === key));
   if (unknown.length > 0) throw new Error(`${entity.meta.className}: no such columns: ${unknown.join(', ')}`);
   return columns;
+}
+
+/** A column's PostgreSQL type from the entity's metadata, without a type modifier (`numeric(10,2)` → `numeric`). */
+export function columnTypeOf(orm: MikroORM, entity: Entity, column: string): string {
+  const property = metadataOf(orm, entity).props.find((p) => p.fieldNames[0] === column);
+  const type = property?.columnTypes[0];
+  if (type === undefined) throw new Error(`${entity.meta.className}: no column type for ${column} in the metadata`);
+  return type.replace(/\(.*\)$/, '');
 }
 
 /** Rows as one array per column, the parameters of an unnest; every row must provide exactly these columns. */

@@ -97,10 +97,15 @@ function boundedClient(timeouts: DatabaseTimeouts): BoundedClientClass {
       this.once('end', () => open.delete(this));
     }
 
+    /** Ends this connection when a statement's answer did not come within query_timeout (one handler per connection). */
+    private readonly endIfTimedOut = (err: unknown): void => {
+      if (err instanceof Error && err.message.endsWith(QUERY_TIMEOUT_MESSAGE)) this.end().catch(() => undefined);
+    };
+
     override query(...args: unknown[]): never {
-      const endIfTimedOut = (err: unknown) => {
-        if (err instanceof Error && err.message.endsWith(QUERY_TIMEOUT_MESSAGE)) this.end().catch(() => undefined);
-      };
+      // Without a client-side bound no statement times out: every statement goes straight through.
+      if (timeouts.queryMs <= 0) return (super.query as (...a: unknown[]) => unknown)(...args) as never;
+      const { endIfTimedOut } = this;
       const last = args.length - 1;
       const callback = args[last];
       if (typeof callback === 'function') {

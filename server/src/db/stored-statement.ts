@@ -58,8 +58,8 @@ $svc$`;
    * Runs the statement with these parameters (in order) on MikroORM's kysely; creates its
    * function first if this database lacks it.
    */
-  async run<T>(kysely: Kysely<Tables>, values: readonly unknown[]): Promise<T[]> {
-    const call = CompiledQuery.raw(this.callText, [...values]);
+  async run<T>(kysely: Kysely<Tables>, values: unknown[]): Promise<T[]> {
+    const call = CompiledQuery.raw(this.callText, values);
     try {
       return (await kysely.executeQuery<T>(call)).rows;
     } catch (err) {

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { sql } from 'kysely';
-import { UnnestInsert, columnArrays, providedColumns, type UnnestColumn } from '../../db/batched-insert.js';
+import { UnnestInsert, columnArrays, columnTypeOf, providedColumns, type UnnestColumn } from '../../db/batched-insert.js';
 import { kyselyOf, metadataOf, type NewRow } from '../../db/database.js';
 import { StoredStatement } from '../../db/stored-statement.js';
 import { CustomerEntity } from '../customers/customer.entity.js';
@@ -78,8 +78,7 @@ export class GuardedConversionWrites {
   /** The statement, built once from the entities' metadata (every write provides the same conversion columns). */
   private build(orm: MikroORM, conversion: NewConversion): { conversionColumns: UnnestColumn[]; statement: StoredStatement } {
     if (this.built) return this.built;
-    const customerColumns = providedColumns(orm, CustomerEntity, { id: null, first_conversion_at: null, status: null });
-    const type = (name: string) => customerColumns.find((c) => c.name === name)!.type;
+    const type = (column: string) => columnTypeOf(orm, CustomerEntity, column);
     const conversionColumns = providedColumns(orm, ConversionEntity, conversion);
     const inputColumns: UnnestColumn[] = [
       { name: 'customer_pk', type: type('id') },
