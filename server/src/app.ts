@@ -22,10 +22,15 @@ import { AttributionResolver } from './attribution/resolver.js';
 import { AttributionCache } from './attribution/cache.js';
 import { ChangeListener, type CacheChangeHandler } from './db/change-notifications.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
+import { OrganizationsRepository } from './modules/organizations/organizations.repository.js';
 import { ProgramsService } from './modules/programs/programs.service.js';
+import { ProgramsRepository } from './modules/programs/programs.repository.js';
 import { AffiliatesService } from './modules/affiliates/affiliates.service.js';
+import { AffiliatesRepository } from './modules/affiliates/affiliates.repository.js';
 import { ClicksService } from './modules/clicks/clicks.service.js';
+import { ClicksRepository } from './modules/clicks/clicks.repository.js';
 import { CustomerInserter, CustomersService } from './modules/customers/customers.service.js';
+import { CustomersRepository } from './modules/customers/customers.repository.js';
 import { ConversionsService } from './modules/conversions/conversions.service.js';
 import { meRouter } from './modules/me/me.router.js';
 import { programsRouter } from './modules/programs/programs.router.js';
@@ -35,6 +40,7 @@ import { customersRouter } from './modules/customers/customers.router.js';
 import { conversionsRouter } from './modules/conversions/conversions.router.js';
 import { adminRouter } from './modules/admin/admin.router.js';
 import { IntegrationsService } from './modules/integrations/integrations.service.js';
+import { IntegrationsRepository } from './modules/integrations/integrations.repository.js';
 import { integrationsRouter } from './modules/integrations/integrations.router.js';
 import { WebhookDispatcher, webhooksRouter } from './webhooks/dispatcher.js';
 import { trackingRouter } from './modules/tracking/tracking.router.js';
@@ -92,19 +98,28 @@ export interface CacheTtls {
 }
 
 export function createServices(orm: MikroORM, ttls: CacheTtls): Services {
-  const organizations = new OrganizationsService(orm);
+  // One repository per module, the module's only way to the database; the batched ones (clicks,
+  // customers) exist once per instance, so that concurrent requests share their statements.
+  const programsRepository = new ProgramsRepository(orm);
+  const affiliatesRepository = new AffiliatesRepository(orm);
+  const clicksRepository = new ClicksRepository(orm);
+  const customersRepository = new CustomersRepository(orm);
+  const organizations = new OrganizationsService(new OrganizationsRepository(orm));
   // One resolver per instance, so that its caches serve every service.
-  const resolver = new AttributionResolver(new AttributionCache(ttls.programRuleCacheTtlMs));
+  const resolver = new AttributionResolver(
+    { programs: programsRepository, affiliates: affiliatesRepository, clicks: clicksRepository },
+    new AttributionCache(ttls.programRuleCacheTtlMs),
+  );
   const authenticator = new ApiKeyAuthenticator(organizations, ttls.apiKeyCacheTtlMs);
-  const customerInserter = new CustomerInserter(orm);
+  const customerInserter = new CustomerInserter(customersRepository);
   return {
     organizations,
-    programs: new ProgramsService(orm, resolver),
-    affiliates: new AffiliatesService(orm),
-    clicks: new ClicksService(orm, resolver),
-    customers: new CustomersService(orm, resolver, customerInserter),
+    programs: new ProgramsService(programsRepository, resolver),
+    affiliates: new AffiliatesService(affiliatesRepository, programsRepository),
+    clicks: new ClicksService(clicksRepository, resolver),
+    customers: new CustomersService(customersRepository, resolver, customerInserter),
     conversions: new ConversionsService(orm, resolver, customerInserter),
-    integrations: new IntegrationsService(orm),
+    integrations: new IntegrationsService(new IntegrationsRepository(orm)),
     authenticator,
     caches: {
       changed: (change) => (change.kind === 'program' ? resolver.forgetProgram(change.id) : authenticator.forget(change.keyHash)),

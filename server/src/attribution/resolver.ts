@@ -1,5 +1,6 @@
-import type { Kysely } from 'kysely';
-import type { Tables } from '../db/database.js';
+import type { AffiliatesRepository } from '../modules/affiliates/affiliates.repository.js';
+import type { ClicksRepository } from '../modules/clicks/clicks.repository.js';
+import type { ProgramsRepository } from '../modules/programs/programs.repository.js';
 import { AttributionNotFoundError, AttributionWindowExpiredError } from '../http/errors.js';
 import { isUuid } from '../http/serialize.js';
 import { AttributionCache, type CachedAffiliate, type CachedClick, type ProgramRule } from './cache.js';
@@ -23,14 +24,23 @@ export interface Attribution {
 export const hasClickAttribution = (input: ClickAttributionInput): boolean =>
   Boolean(input.click_id || input.cookie_id || input.ref);
 
+/** Where the resolver reads what its caches do not hold: the repositories of the modules that own those rows. */
+export interface AttributionSources {
+  programs: Pick<ProgramsRepository, 'findRule'>;
+  affiliates: Pick<AffiliatesRepository, 'findBySlug'>;
+  clicks: Pick<ClicksRepository, 'findForAttribution'>;
+}
+
 /**
  * Where a referral identifier leads, with the caches of cache.ts in front of PostgreSQL. The one
  * place that knows how cookie ids, slugs and click ids resolve, and when a click is too old. Its
- * reads are on the hot paths: they run on MikroORM's kysely (db/database.ts, kyselyOf), outside
- * any transaction.
+ * reads are on the hot paths: single index lookups through the repositories (AttributionSources).
  */
 export class AttributionResolver {
-  constructor(readonly cache = new AttributionCache()) {}
+  constructor(
+    private readonly sources: AttributionSources,
+    readonly cache = new AttributionCache(),
+  ) {}
 
   /**
    * Click-side attribution within one organization, in the order click_id, cookie_id, ref.
@@ -38,47 +48,38 @@ export class AttributionResolver {
    * slug the snippet stored in `cookie_id`) credits its affiliate now, with no window. Anything
    * this organization did not issue: 404 "No attribution found".
    */
-  async resolveClick(db: Kysely<Tables>, organizationId: string, input: ClickAttributionInput, at: Date): Promise<Attribution> {
+  async resolveClick(organizationId: string, input: ClickAttributionInput, at: Date): Promise<Attribution> {
     let click: CachedClick | undefined;
     if (input.click_id) {
-      click = await this.clickById(db, organizationId, input.click_id);
+      click = await this.clickById(organizationId, input.click_id);
     } else if (input.cookie_id?.startsWith(COOKIE_ID_PREFIX)) {
-      click = await this.clickByCookie(db, organizationId, input.cookie_id);
+      click = await this.clickByCookie(organizationId, input.cookie_id);
     } else {
       const slug = input.cookie_id ?? input.ref;
-      const affiliate = slug ? await this.affiliateBySlug(db, organizationId, slug) : undefined;
+      const affiliate = slug ? await this.affiliateBySlug(organizationId, slug) : undefined;
       if (!affiliate) throw new AttributionNotFoundError();
       return { affiliate_id: affiliate.id, program_id: affiliate.program_id, click_id: null };
     }
     if (!click) throw new AttributionNotFoundError();
-    const program = await this.programRule(db, click.program_id);
+    const program = await this.programRule(click.program_id);
     if (isClickWindowExpired(click.occurred_at, program.click_window_days, at)) throw new AttributionWindowExpiredError();
     return { affiliate_id: click.affiliate_id, program_id: click.program_id, click_id: click.id };
   }
 
-  async affiliateBySlug(db: Kysely<Tables>, organizationId: string, rawSlug: string): Promise<CachedAffiliate | undefined> {
+  async affiliateBySlug(organizationId: string, rawSlug: string): Promise<CachedAffiliate | undefined> {
     const slug = rawSlug.toLowerCase();
     const key = AttributionCache.key(organizationId, slug);
     const cached = this.cache.affiliatesBySlug.get(key);
     if (cached) return cached;
-    const found = await db
-      .selectFrom('affiliates')
-      .select(['id', 'program_id'])
-      .where('organization_id', '=', organizationId)
-      .where('slug', '=', slug)
-      .executeTakeFirst();
+    const found = await this.sources.affiliates.findBySlug(organizationId, slug);
     if (found) this.cache.affiliatesBySlug.set(key, found);
     return found;
   }
 
-  async programRule(db: Kysely<Tables>, programId: string): Promise<ProgramRule> {
+  async programRule(programId: string): Promise<ProgramRule> {
     const cached = this.cache.programs.get(programId);
     if (cached) return cached;
-    const rule: ProgramRule | undefined = await db
-      .selectFrom('programs')
-      .select(['commission_type', 'commission_value', 'click_window_days', 'commission_window_months', 'currency'])
-      .where('id', '=', programId)
-      .executeTakeFirst();
+    const rule = await this.sources.programs.findRule(programId);
     if (!rule) throw new Error(`program ${programId} not found`);
     if (this.cache.programRuleTtlMs > 0) this.cache.programs.set(programId, rule);
     return rule;
@@ -94,31 +95,25 @@ export class AttributionResolver {
     this.cache.programs.clear();
   }
 
-  private async clickById(db: Kysely<Tables>, organizationId: string, clickId: string): Promise<CachedClick | undefined> {
+  private async clickById(organizationId: string, clickId: string): Promise<CachedClick | undefined> {
     if (!isUuid(clickId)) return undefined;
     const key = AttributionCache.key(organizationId, clickId.toLowerCase());
-    return this.cache.clicksById.get(key) ?? this.loadClick(db, key, this.cache.clicksById, 'id', organizationId, clickId);
+    return this.cache.clicksById.get(key) ?? this.loadClick(key, this.cache.clicksById, 'id', organizationId, clickId);
   }
 
-  private async clickByCookie(db: Kysely<Tables>, organizationId: string, cookieId: string): Promise<CachedClick | undefined> {
+  private async clickByCookie(organizationId: string, cookieId: string): Promise<CachedClick | undefined> {
     const key = AttributionCache.key(organizationId, cookieId);
-    return this.cache.clicksByCookie.get(key) ?? this.loadClick(db, key, this.cache.clicksByCookie, 'cookie_id', organizationId, cookieId);
+    return this.cache.clicksByCookie.get(key) ?? this.loadClick(key, this.cache.clicksByCookie, 'cookie_id', organizationId, cookieId);
   }
 
   private async loadClick(
-    db: Kysely<Tables>,
     key: string,
     into: AttributionCache['clicksById'],
     column: 'id' | 'cookie_id',
     organizationId: string,
     value: string,
   ): Promise<CachedClick | undefined> {
-    const click: CachedClick | undefined = await db
-      .selectFrom('clicks')
-      .select(['id', 'affiliate_id', 'program_id', 'occurred_at'])
-      .where('organization_id', '=', organizationId)
-      .where(column, '=', value)
-      .executeTakeFirst();
+    const click = await this.sources.clicks.findForAttribution(organizationId, column, value);
     if (!click) return undefined;
     into.set(key, click);
     return click;

@@ -2,18 +2,20 @@ import { ForbiddenError, NotFoundError } from '../http/errors.js';
 import { isUuid } from '../http/serialize.js';
 import type { Sql } from './sql.js';
 
-/** A tenant table whose rows are addressed by the service's UUID or by an id the merchant chose. */
-export interface MerchantAddressedTable {
-  table: 'customers' | 'conversions';
-  /** The merchant's own id column (unique per organization, indexed on its own too). */
-  merchantIdColumn: 'customer_id' | 'external_id';
+/** A tenant table whose rows a merchant addresses in a path: by the service's UUID, and for some also by an id it chose. */
+export interface OwnedTable {
+  table: 'customers' | 'conversions' | 'programs' | 'affiliates';
+  /** The merchant's own id column (unique per organization, indexed on its own too); none: addressed by UUID only. */
+  merchantIdColumn?: 'customer_id' | 'external_id';
   /** The 404 message: "Customer not found". */
   notFound: string;
 }
 
 /**
- * The row of this organization addressed by `id` (the service's UUID, else the merchant's id);
- * found only in another organization: 403 (the spec's rule); nowhere: 404.
+ * The ownership rule, the same for every row a path names (the spec's): the row of this
+ * organization addressed by `id` (the service's UUID, else the merchant's id where the table has
+ * one); found only in another organization: 403; nowhere: 404 with the table's message. An id
+ * that cannot name a row (not a UUID, and no merchant id column) is 404 without a statement.
  *
  * One statement, so one snapshot: the own-organization lookup and the anywhere lookup see the same
  * rows. (Two statements answered a false 403 for a row committed between them: not visible to the
@@ -21,24 +23,25 @@ export interface MerchantAddressedTable {
  * LIMIT above the UNION ALL stops at the first row. A UUID that is also another row's merchant id
  * prefers the UUID match.
  */
-export async function findOwnedRow<T>(sql: Sql, spec: MerchantAddressedTable, organizationId: string, id: string): Promise<T> {
+export async function findOwnedRow<R>(sql: Sql, spec: OwnedTable, organizationId: string, id: string): Promise<R> {
   const { table, merchantIdColumn } = spec;
   const byUuid = isUuid(id);
-  const match = byUuid ? `(id = ?::uuid or ${merchantIdColumn} = ?)` : `${merchantIdColumn} = ?`;
-  const matchParams = byUuid ? [id, id] : [id];
-  const preferUuid = byUuid ? `order by (id = ?::uuid) desc ` : '';
-  const row = await sql.one<T & { owned_by_caller: boolean }>(
+  if (!byUuid && !merchantIdColumn) throw new NotFoundError(spec.notFound);
+  const match = !merchantIdColumn ? 'id = ?::uuid' : byUuid ? `(id = ?::uuid or ${merchantIdColumn} = ?)` : `${merchantIdColumn} = ?`;
+  const matchParams = byUuid && merchantIdColumn ? [id, id] : [id];
+  const preferUuid = byUuid && merchantIdColumn ? `order by (id = ?::uuid) desc ` : '';
+  const row = await sql.one<Record<string, unknown> & { owned_by_caller: boolean }>(
     `(select t.*, true as owned_by_caller from ${table} t where organization_id = ? and ${match} ${preferUuid}limit 1)
       union all
       (select t.*, false from ${table} t where ${match} limit 1)
       limit 1`,
-    [organizationId, ...matchParams, ...(byUuid ? [id] : []), ...matchParams],
+    [organizationId, ...matchParams, ...(preferUuid ? [id] : []), ...matchParams],
   );
   if (!row) throw new NotFoundError(spec.notFound);
   if (!row.owned_by_caller) throw new ForbiddenError();
   const { owned_by_caller: _owned, ...own } = row;
-  return own as T;
+  return own as R;
 }
 
-export const CUSTOMERS_BY_MERCHANT_ID: MerchantAddressedTable = { table: 'customers', merchantIdColumn: 'customer_id', notFound: 'Customer not found' };
-export const CONVERSIONS_BY_MERCHANT_ID: MerchantAddressedTable = { table: 'conversions', merchantIdColumn: 'external_id', notFound: 'Conversion not found' };
+/** Conversions by UUID or external_id (the conversions module's; kept here until it has a repository). */
+export const CONVERSIONS_BY_MERCHANT_ID: OwnedTable = { table: 'conversions', merchantIdColumn: 'external_id', notFound: 'Conversion not found' };

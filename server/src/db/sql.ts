@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { CompiledQuery } from 'kysely';
 import type pg from 'pg';
 import { poolOf } from './database.js';
 
@@ -48,6 +49,15 @@ export class Sql {
   async one<T = Record<string, unknown>>(query: string, params: readonly unknown[] = []): Promise<T | undefined> {
     const rows = await this.rows<T>(query, params);
     return rows[0];
+  }
+
+  /**
+   * A statement built with kysely (db/database.ts, kyselyOf), typed by its builder, run here: on
+   * this transaction's connection inside one. Only the compiled text and parameters are used.
+   */
+  async execute<R>(query: { compile(): CompiledQuery<R> }): Promise<R[]> {
+    const { sql, parameters } = query.compile();
+    return (await this.run<R>({ text: sql, values: parameters as unknown[] })).rows;
   }
 
   /**

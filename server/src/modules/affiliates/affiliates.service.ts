@@ -1,14 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { InferEntity } from '@mikro-orm/core';
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Affiliate } from '@affiliate-attribution/contract';
-import { Sql, isUniqueViolation } from '../../db/sql.js';
-import { ConflictError, ForbiddenError, NotFoundError } from '../../http/errors.js';
+import { ConflictError, NotFoundError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
-import { iso, isUuid } from '../../http/serialize.js';
-import { AffiliateEntity } from './affiliate.entity.js';
-
-type AffiliateRecord = InferEntity<typeof AffiliateEntity>;
+import { iso } from '../../http/serialize.js';
+import type { ProgramsRepository } from '../programs/programs.repository.js';
+import { SlugTakenError, type AffiliateRecord, type AffiliatesRepository } from './affiliates.repository.js';
 
 export function toAffiliateDto(a: AffiliateRecord): Affiliate {
   return {
@@ -40,57 +36,40 @@ export function generateSlug(email: string): string {
   return base.length >= 2 ? `${base}-${suffix}` : `aff-${suffix}`;
 }
 
-const INSERT_AFFILIATE = `insert into affiliates (id, organization_id, program_id, email, name, slug, created_at)
-  values (?, ?, ?, ?, ?, ?, ?)
-  on conflict (organization_id, program_id, email) do nothing
-  returning *`;
+/** Generated slugs tried before giving up: each collides with an existing one with odds of a few in a billion. */
+const SLUG_ATTEMPTS = 5;
 
 export class AffiliatesService {
-  constructor(private readonly orm: MikroORM) {}
-
-  /** A fresh EntityManager per use case: its identity map and unit of work serve that call only. */
-  private em(): EntityManager {
-    return this.orm.em.fork();
-  }
+  constructor(
+    private readonly affiliates: AffiliatesRepository,
+    private readonly programs: ProgramsRepository,
+  ) {}
 
   /**
-   * Idempotent per (email, program): the membership unique key decides, so concurrent identical
-   * requests create one row. E-mails compare case-insensitively (stored lower case).
+   * Idempotent per (email, program): the membership unique key decides (db/insert-once.ts), so
+   * concurrent identical requests create one row. E-mails compare case-insensitively (stored lower
+   * case). A program of another organization is 404, as if it did not exist.
    */
   async create(organizationId: string, input: CreateAffiliateInput): Promise<{ affiliate: Affiliate; deduped: boolean }> {
-    const sql = Sql.of(this.orm);
     const email = input.email.trim().toLowerCase();
-    const program = isUuid(input.program_id)
-      ? await sql.one<{ organization_id: string }>('select organization_id from programs where id = ?', [input.program_id])
-      : undefined;
-    if (!program || program.organization_id !== organizationId) throw new NotFoundError('Program not found');
-
-    const existing = await this.findMembership(sql, organizationId, input.program_id, email);
-    if (existing) return { affiliate: toAffiliateDto(existing), deduped: true };
-
-    for (let attempt = 0; attempt < 5; attempt++) {
+    if (!(await this.programs.isInOrganization(organizationId, input.program_id))) throw new NotFoundError('Program not found');
+    for (let attempt = 0; attempt < SLUG_ATTEMPTS; attempt++) {
       const slug = input.slug ?? generateSlug(email);
       try {
-        const inserted = await sql.one<AffiliateRecord>(INSERT_AFFILIATE, [
-          randomUUID(),
-          organizationId,
-          input.program_id,
+        const { row, deduped } = await this.affiliates.insertMembership({
+          id: randomUUID(),
+          organization_id: organizationId,
+          program_id: input.program_id,
           email,
-          input.name ?? null,
+          name: input.name ?? null,
           slug,
-          new Date(),
-        ]);
-        if (inserted) return { affiliate: toAffiliateDto(inserted), deduped: false };
+          created_at: new Date(),
+        });
+        return { affiliate: toAffiliateDto(row), deduped };
       } catch (err) {
-        if (!isUniqueViolation(err, 'affiliates_slug_unique')) throw err;
-        // The slug may have been taken by this very membership in a concurrent request.
-        const raced = await this.findMembership(sql, organizationId, input.program_id, email);
-        if (raced) return { affiliate: toAffiliateDto(raced), deduped: true };
+        if (!(err instanceof SlugTakenError)) throw err;
         if (input.slug) throw new ConflictError(`slug: "${input.slug}" is already taken`);
-        continue;
       }
-      const raced = await this.findMembership(sql, organizationId, input.program_id, email);
-      if (raced) return { affiliate: toAffiliateDto(raced), deduped: true };
     }
     throw new Error('could not allocate a unique slug');
   }
@@ -100,33 +79,14 @@ export class AffiliatesService {
     query: { limit?: number; cursor?: string; program_id?: string; email?: string },
   ): Promise<{ affiliates: Affiliate[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
-    const after = decodeCursor(query.cursor);
-    const rows = await this.em().find(
-      AffiliateEntity,
-      {
-        organization_id: organizationId,
-        ...(query.program_id ? { program_id: query.program_id } : {}),
-        ...(query.email ? { email: query.email.trim().toLowerCase() } : {}),
-        ...(after ? { $or: [{ created_at: { $gt: after.at } }, { created_at: after.at, id: { $gt: after.id } }] } : {}),
-      },
-      { orderBy: { created_at: 'asc', id: 'asc' }, limit: limit + 1 },
-    );
+    const filter = { program_id: query.program_id, email: query.email?.trim().toLowerCase() };
+    const rows = await this.affiliates.page(organizationId, filter, decodeCursor(query.cursor), limit);
     const page = pageOf(rows, limit, (a) => ({ at: a.created_at, id: a.id }));
     return { affiliates: page.items.map(toAffiliateDto), next_cursor: page.next_cursor };
   }
 
+  /** 404 when no such affiliate exists anywhere, 403 when it belongs to another organization. */
   async get(organizationId: string, id: string): Promise<Affiliate> {
-    const affiliate = isUuid(id) ? await this.em().findOne(AffiliateEntity, { id }) : null;
-    if (!affiliate) throw new NotFoundError('Affiliate not found');
-    if (affiliate.organization_id !== organizationId) throw new ForbiddenError();
-    return toAffiliateDto(affiliate);
-  }
-
-  private findMembership(sql: Sql, organizationId: string, programId: string, email: string): Promise<AffiliateRecord | undefined> {
-    return sql.one<AffiliateRecord>('select * from affiliates where organization_id = ? and program_id = ? and email = ?', [
-      organizationId,
-      programId,
-      email,
-    ]);
+    return toAffiliateDto(await this.affiliates.findOwned(organizationId, id));
   }
 }

@@ -1,10 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Click } from '@affiliate-attribution/contract';
 import { COOKIE_ID_PREFIX, type AttributionResolver } from '../../attribution/resolver.js';
-import { InsertBatcher, UnnestInsert, writeBatching } from '../../db/batched-insert.js';
-import { kyselyOf, type NewRow } from '../../db/database.js';
-import { ClickEntity } from './click.entity.js';
+import type { ClicksRepository } from './clicks.repository.js';
 import { AttributionNotFoundError } from '../../http/errors.js';
 import { iso } from '../../http/serialize.js';
 import { resolveOccurredAt } from '../../attribution/occurred-at.js';
@@ -34,20 +31,11 @@ export interface ClickResult {
   click_window_days: number;
 }
 
-const INSERT_CLICKS = new UnnestInsert(ClickEntity);
-
 export class ClicksService {
-  private readonly inserts: InsertBatcher<NewRow<'clicks'>, undefined>;
-
   constructor(
-    private readonly orm: MikroORM,
+    private readonly clicks: ClicksRepository,
     private readonly resolver: AttributionResolver,
-  ) {
-    this.inserts = new InsertBatcher(async (rows) => {
-      await INSERT_CLICKS.run(this.orm, rows);
-      return rows.map(() => undefined);
-    }, writeBatching(this.orm));
-  }
+  ) {}
 
   /**
    * One insert, batched with the clicks of concurrent requests: the slug and the program's click
@@ -55,13 +43,13 @@ export class ClicksService {
    */
   async create(organizationId: string, input: CreateClickInput): Promise<ClickResult> {
     const occurredAt = resolveOccurredAt(input.occurred_at);
-    const affiliate = await this.resolver.affiliateBySlug(kyselyOf(this.orm), organizationId, input.ref);
+    const affiliate = await this.resolver.affiliateBySlug(organizationId, input.ref);
     if (!affiliate) throw new AttributionNotFoundError();
-    const program = await this.resolver.programRule(kyselyOf(this.orm), affiliate.program_id);
+    const program = await this.resolver.programRule(affiliate.program_id);
     const id = randomUUID();
     const cookieId = generateCookieId();
     const createdAt = new Date();
-    await this.inserts.add({
+    await this.clicks.insert({
       id,
       organization_id: organizationId,
       affiliate_id: affiliate.id,

@@ -25,7 +25,6 @@ import { Sql } from '../../db/sql.js';
 import { LRUCache } from 'lru-cache';
 import { CONVERSIONS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
 import { InsertBatcher, writeBatching } from '../../db/batched-insert.js';
-import { kyselyOf } from '../../db/database.js';
 import { AttributionNotFoundError, BadRequestError, NotFoundError, ServiceUnavailableError } from '../../http/errors.js';
 import { orRepeatOnRefusal } from '../idempotent-repeat.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
@@ -183,9 +182,9 @@ export class ConversionsService {
 
   /** undefined: the external_id exists already. */
   private async createByClick(sql: Sql, organizationId: string, input: CreateConversionInput, occurredAt: Date): Promise<ConversionRecord | undefined> {
-    const attribution = await this.resolver.resolveClick(kyselyOf(this.orm), organizationId, input, occurredAt);
+    const attribution = await this.resolver.resolveClick(organizationId, input, occurredAt);
     const kind = resolveConversionKind({ requested: input.kind, hasCustomer: false, isFirstConversion: true, byCustomerIdOnly: false });
-    const program = await this.resolver.programRule(kyselyOf(this.orm), attribution.program_id);
+    const program = await this.resolver.programRule(attribution.program_id);
     const currency = chargeCurrency(input, program);
     return this.insertsByClick.add(
       this.conversionValues(organizationId, input, currency, kind, computeCommission(program, input.amount, currency), null, attribution, occurredAt),
@@ -205,9 +204,9 @@ export class ConversionsService {
     let customer = (mayUseCachedCustomer ? this.customerStates.get(stateKey) : undefined) ?? (await findCustomerInOrganization(this.orm, organizationId, customerId));
     if (!customer) {
       if (!byClick) throw new AttributionNotFoundError();
-      const fromClick = await this.resolver.resolveClick(kyselyOf(this.orm), organizationId, input, occurredAt);
+      const fromClick = await this.resolver.resolveClick(organizationId, input, occurredAt);
       // The charge is checked before the customer is created: a refused request writes nothing.
-      chargeCurrency(input, await this.resolver.programRule(kyselyOf(this.orm), fromClick.program_id));
+      chargeCurrency(input, await this.resolver.programRule(fromClick.program_id));
       ({ customer } = await this.customers.insertOnce(organizationId, { customer_id: customerId, status: 'active' }, fromClick));
     }
     const kind = resolveConversionKind({
@@ -217,7 +216,7 @@ export class ConversionsService {
       byCustomerIdOnly: !byClick,
       firstChargeByCustomer: input.firstChargeByCustomer,
     });
-    const program = await this.resolver.programRule(kyselyOf(this.orm), customer.program_id);
+    const program = await this.resolver.programRule(customer.program_id);
     const observedFirst = customer.first_conversion_at == null ? null : new Date(customer.first_conversion_at);
     const firstConversionAt = observedFirst && observedFirst < occurredAt ? observedFirst : occurredAt;
     const pastWindow = isPastCommissionWindow(firstConversionAt, program.commission_window_months, occurredAt);

@@ -1,19 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { InferEntity } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Customer } from '@affiliate-attribution/contract';
 import { hasClickAttribution, type Attribution, type AttributionResolver, type ClickAttributionInput } from '../../attribution/resolver.js';
-import { Sql } from '../../db/sql.js';
-import { CUSTOMERS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
-import { InsertBatcher, UnnestInsert, writeBatching } from '../../db/batched-insert.js';
-import { kyselyOf, type NewRow } from '../../db/database.js';
 import { orRepeatOnRefusal } from '../idempotent-repeat.js';
 import { BadRequestError } from '../../http/errors.js';
 import { iso, isoOrNull } from '../../http/serialize.js';
-import { CustomerEntity } from './customer.entity.js';
+import { findByCustomerId, type CustomerRecord, type CustomersRepository, type CustomerStatus } from './customers.repository.js';
 
-export type CustomerRecord = InferEntity<typeof CustomerEntity>;
-export type CustomerStatus = CustomerRecord['status'];
+export type { CustomerRecord, CustomerStatus } from './customers.repository.js';
 
 export function toCustomerDto(c: CustomerRecord): Customer {
   return {
@@ -38,23 +32,13 @@ export interface CreateCustomerInput extends ClickAttributionInput {
   name?: string;
 }
 
-const INSERT_CUSTOMERS = new UnnestInsert(CustomerEntity, {
-  skipConflictsOn: ['organization_id', 'customer_id'],
-  orderBy: 'customer_id',
-  returning: true,
-});
-
 /**
  * Creates customers once per (organization, customer_id): the unique key decides between
- * concurrent identical requests, which all answer the one row. Inserts of concurrent requests
- * are stored together (db/batched-insert.ts). Shared by the customers and conversions services.
+ * concurrent identical requests, which all answer the one row (db/insert-once.ts). Shared by the
+ * customers and conversions services.
  */
 export class CustomerInserter {
-  private readonly inserts: InsertBatcher<NewRow<'customers'> & { id: string }, CustomerRecord | undefined>;
-
-  constructor(private readonly orm: MikroORM) {
-    this.inserts = new InsertBatcher((rows) => INSERT_CUSTOMERS.insertedPerRow(this.orm, rows) as Promise<(CustomerRecord | undefined)[]>, writeBatching(this.orm));
-  }
+  constructor(private readonly customers: CustomersRepository) {}
 
   /** The row, and whether this call created it (false: it existed, and is answered as it is). */
   async insertOnce(
@@ -63,7 +47,7 @@ export class CustomerInserter {
     attribution: Attribution,
   ): Promise<{ customer: CustomerRecord; created: boolean }> {
     const now = new Date();
-    const inserted = await this.inserts.add({
+    const { row, deduped } = await this.customers.insertOnce({
       id: randomUUID(),
       organization_id: organizationId,
       customer_id: input.customer_id,
@@ -76,21 +60,13 @@ export class CustomerInserter {
       created_at: now,
       updated_at: now,
     });
-    if (inserted) return { customer: inserted, created: true };
-    const existing = await findCustomerInOrganization(this.orm, organizationId, input.customer_id);
-    if (!existing) throw new Error('customer insert conflicted but no row was found');
-    return { customer: existing, created: false };
+    return { customer: row, created: !deduped };
   }
 }
 
-/** A customer by the merchant's id for it; on the hot path of every renewal, so on MikroORM's kysely. */
+/** A customer by the merchant's id for it (customers.repository.ts); on the hot path of every renewal. */
 export function findCustomerInOrganization(orm: MikroORM, organizationId: string, customerId: string): Promise<CustomerRecord | undefined> {
-  return kyselyOf(orm)
-    .selectFrom('customers')
-    .selectAll()
-    .where('organization_id', '=', organizationId)
-    .where('customer_id', '=', customerId)
-    .executeTakeFirst() as Promise<CustomerRecord | undefined>;
+  return findByCustomerId(orm, organizationId, customerId);
 }
 
 /**
@@ -104,14 +80,10 @@ export type RepeatWithoutAttribution = 'answer-existing' | 'refuse';
 
 export class CustomersService {
   constructor(
-    private readonly orm: MikroORM,
+    private readonly customers: CustomersRepository,
     private readonly resolver: AttributionResolver,
     private readonly inserter: CustomerInserter,
   ) {}
-
-  private sql(): Sql {
-    return Sql.of(this.orm);
-  }
 
   /**
    * Resolve, then insert once (the unique key decides between concurrent repeats). Under
@@ -127,8 +99,8 @@ export class CustomersService {
       throw new BadRequestError('cookie_id: one of cookie_id, ref or click_id is required');
     }
     const resolved = await orRepeatOnRefusal(
-      () => this.resolver.resolveClick(kyselyOf(this.orm), organizationId, input, new Date()),
-      async () => (repeatWithoutAttribution === 'answer-existing' ? findCustomerInOrganization(this.orm, organizationId, input.customer_id) : undefined),
+      () => this.resolver.resolveClick(organizationId, input, new Date()),
+      async () => (repeatWithoutAttribution === 'answer-existing' ? this.customers.findByCustomerId(organizationId, input.customer_id) : undefined),
     );
     if ('repeat' in resolved) return { customer: toCustomerDto(resolved.repeat), deduped: true };
     const attribution: Attribution = resolved.done;
@@ -140,23 +112,12 @@ export class CustomersService {
     return { customer: toCustomerDto(customer), deduped: !created };
   }
 
+  /** By the service's UUID or the merchant's customer_id; 403 when only another organization has it. */
   async get(organizationId: string, id: string): Promise<Customer> {
-    return toCustomerDto(await this.findOwned(this.sql(), organizationId, id));
+    return toCustomerDto(await this.customers.findOwned(organizationId, id));
   }
 
   async updateStatus(organizationId: string, id: string, status: CustomerStatus): Promise<Customer> {
-    const sql = this.sql();
-    const customer = await this.findOwned(sql, organizationId, id);
-    const updated = await sql.one<CustomerRecord>('update customers set status = ?, updated_at = ? where id = ? returning *', [
-      status,
-      new Date(),
-      customer.id,
-    ]);
-    return toCustomerDto(updated ?? customer);
-  }
-
-  /** By the service's UUID or the merchant's customer_id; 403 when only another organization has it. */
-  private findOwned(sql: Sql, organizationId: string, id: string): Promise<CustomerRecord> {
-    return findOwnedRow<CustomerRecord>(sql, CUSTOMERS_BY_MERCHANT_ID, organizationId, id);
+    return toCustomerDto(await this.customers.updateOwnedStatus(organizationId, id, status, new Date()));
   }
 }

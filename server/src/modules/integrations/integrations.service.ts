@@ -1,14 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { InferEntity } from '@mikro-orm/core';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { WEBHOOK_PROVIDERS, type Integration, type WebhookProvider } from '@affiliate-attribution/contract';
-import { Sql } from '../../db/sql.js';
 import { NotFoundError } from '../../http/errors.js';
 import { iso, isUuid } from '../../http/serialize.js';
-import type { IntegrationEntity } from './integration.entity.js';
 import { echoInput } from '../../http/validation-message.js';
+import type { IntegrationRecord, IntegrationsRepository } from './integrations.repository.js';
 
-export type IntegrationRecord = InferEntity<typeof IntegrationEntity>;
 
 export const isWebhookProvider = (value: string): value is WebhookProvider => (WEBHOOK_PROVIDERS as readonly string[]).includes(value);
 
@@ -31,14 +27,10 @@ function toIntegrationDto(organizationId: string, provider: WebhookProvider, row
  * HMAC can use, so it is stored as given; it is write-only through the API.
  */
 export class IntegrationsService {
-  constructor(private readonly orm: MikroORM) {}
-
-  private sql(): Sql {
-    return Sql.of(this.orm);
-  }
+  constructor(private readonly integrations: IntegrationsRepository) {}
 
   async list(organizationId: string): Promise<Integration[]> {
-    const rows = await this.sql().rows<IntegrationRecord>('select * from integrations where organization_id = ?', [organizationId]);
+    const rows = await this.integrations.list(organizationId);
     return WEBHOOK_PROVIDERS.map((provider) =>
       toIntegrationDto(
         organizationId,
@@ -51,29 +43,19 @@ export class IntegrationsService {
   async put(organizationId: string, providerName: string, signingSecret: string): Promise<Integration> {
     const provider = requireProvider(providerName);
     const now = new Date();
-    const row = await this.sql().one<IntegrationRecord>(
-      `insert into integrations (id, organization_id, provider, signing_secret, created_at, updated_at)
-        values (?, ?, ?, ?, ?, ?)
-        on conflict (organization_id, provider) do update set signing_secret = excluded.signing_secret, updated_at = excluded.updated_at
-        returning *`,
-      [randomUUID(), organizationId, provider, signingSecret, now, now],
-    );
+    const row = await this.integrations.upsert({ id: randomUUID(), organization_id: organizationId, provider, signing_secret: signingSecret, created_at: now, updated_at: now });
     return toIntegrationDto(organizationId, provider, row);
   }
 
   async remove(organizationId: string, providerName: string): Promise<Integration> {
     const provider = requireProvider(providerName);
-    await this.sql().rows('delete from integrations where organization_id = ? and provider = ?', [organizationId, provider]);
+    await this.integrations.remove(organizationId, provider);
     return toIntegrationDto(organizationId, provider, undefined);
   }
 
   /** The secret webhooks of this provider are verified with; undefined when none is stored. */
   async signingSecret(organizationId: string, provider: WebhookProvider): Promise<string | undefined> {
     if (!isUuid(organizationId)) return undefined;
-    const row = await this.sql().one<{ signing_secret: string }>(
-      'select signing_secret from integrations where organization_id = ? and provider = ?',
-      [organizationId, provider],
-    );
-    return row?.signing_secret;
+    return this.integrations.signingSecret(organizationId, provider);
   }
 }

@@ -1,16 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { InferEntity } from '@mikro-orm/core';
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Program } from '@affiliate-attribution/contract';
-import { ForbiddenError, NotFoundError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
-import { decimalToNumber, iso, isUuid } from '../../http/serialize.js';
-import { ProgramEntity } from './program.entity.js';
+import { decimalToNumber, iso } from '../../http/serialize.js';
 import type { AttributionResolver } from '../../attribution/resolver.js';
 import { assertCommissionRule } from '../../attribution/commission.js';
-import { notifyChange } from '../../db/change-notifications.js';
-
-type ProgramRecord = InferEntity<typeof ProgramEntity>;
+import type { ProgramRecord, ProgramsRepository } from './programs.repository.js';
 
 export const PROGRAM_DEFAULTS = {
   commission_type: 'percent',
@@ -44,24 +38,19 @@ export function toProgramDto(p: ProgramRecord): Program {
 
 export class ProgramsService {
   constructor(
-    private readonly orm: MikroORM,
+    private readonly programs: ProgramsRepository,
     private readonly resolver: AttributionResolver,
   ) {}
 
-  /** A fresh EntityManager per use case: its identity map and unit of work serve that call only. */
-  private em(): EntityManager {
-    return this.orm.em.fork();
-  }
-
   async create(organizationId: string, input: ProgramInput): Promise<Program> {
     const now = new Date();
-    const em = this.em();
-    assertCommissionRule({ commission_type: input.commission_type ?? PROGRAM_DEFAULTS.commission_type, commission_value: input.commission_value });
-    const program = em.create(ProgramEntity, {
+    const commissionType = input.commission_type ?? PROGRAM_DEFAULTS.commission_type;
+    assertCommissionRule({ commission_type: commissionType, commission_value: input.commission_value });
+    const program = await this.programs.insert({
       id: randomUUID(),
       organization_id: organizationId,
       name: input.name,
-      commission_type: input.commission_type ?? PROGRAM_DEFAULTS.commission_type,
+      commission_type: commissionType,
       commission_value: String(input.commission_value),
       click_window_days: input.click_window_days ?? PROGRAM_DEFAULTS.click_window_days,
       commission_window_months: input.commission_window_months ?? PROGRAM_DEFAULTS.commission_window_months,
@@ -69,57 +58,42 @@ export class ProgramsService {
       created_at: now,
       updated_at: now,
     });
-    await em.flush();
     return toProgramDto(program);
   }
 
   async list(organizationId: string, query: { limit?: number; cursor?: string }): Promise<{ programs: Program[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
-    const after = decodeCursor(query.cursor);
-    const rows = await this.em().find(
-      ProgramEntity,
-      after
-        ? { organization_id: organizationId, $or: [{ created_at: { $gt: after.at } }, { created_at: after.at, id: { $gt: after.id } }] }
-        : { organization_id: organizationId },
-      { orderBy: { created_at: 'asc', id: 'asc' }, limit: limit + 1 },
-    );
+    const rows = await this.programs.page(organizationId, decodeCursor(query.cursor), limit);
     const page = pageOf(rows, limit, (p) => ({ at: p.created_at, id: p.id }));
     return { programs: page.items.map(toProgramDto), next_cursor: page.next_cursor };
   }
 
+  /** 404 when no such program exists anywhere, 403 when it belongs to another organization. */
   async get(organizationId: string, id: string): Promise<Program> {
-    return toProgramDto(await this.findOwned(this.em(), organizationId, id));
+    return toProgramDto(await this.programs.findOwned(organizationId, id));
   }
 
   /**
-   * Every instance caches program rules (attribution/cache.ts): the change notification goes out
-   * in the update's own transaction, so every instance drops its copy once it commits; this one
-   * drops its own at once, before answering.
+   * The stored program with the given fields changed, checked against the commission rule as a
+   * whole. Every instance caches program rules (attribution/cache.ts): the repository notifies
+   * every instance in the update's own transaction; this one drops its copy at once, before
+   * answering.
    */
   async update(organizationId: string, id: string, input: Partial<ProgramInput>): Promise<Program> {
-    const program = await this.em().transactional(async (em) => {
-      const program = await this.findOwned(em, organizationId, id);
-      if (input.name !== undefined) program.name = input.name;
-      if (input.commission_type !== undefined) program.commission_type = input.commission_type;
-      if (input.commission_value !== undefined) program.commission_value = String(input.commission_value);
-      if (input.click_window_days !== undefined) program.click_window_days = input.click_window_days;
-      if (input.commission_window_months !== undefined) program.commission_window_months = input.commission_window_months;
-      if (input.currency !== undefined) program.currency = input.currency.toUpperCase();
-      assertCommissionRule(program);
-      program.updated_at = new Date();
-      await em.flush();
-      await notifyChange((query, params) => em.execute(query, params), { kind: 'program', id: program.id });
-      return program;
+    const program = await this.programs.updateOwned(organizationId, id, (current) => {
+      const next = {
+        name: input.name ?? current.name,
+        commission_type: input.commission_type ?? current.commission_type,
+        commission_value: input.commission_value !== undefined ? String(input.commission_value) : current.commission_value,
+        click_window_days: input.click_window_days ?? current.click_window_days,
+        commission_window_months: input.commission_window_months !== undefined ? input.commission_window_months : current.commission_window_months,
+        currency: input.currency !== undefined ? input.currency.toUpperCase() : current.currency,
+        updated_at: new Date(),
+      };
+      assertCommissionRule(next);
+      return next;
     });
     this.resolver.forgetProgram(program.id);
     return toProgramDto(program);
-  }
-
-  /** 404 when no such program exists anywhere, 403 when it belongs to another organization. */
-  private async findOwned(em: EntityManager, organizationId: string, id: string): Promise<ProgramRecord> {
-    const program = isUuid(id) ? await em.findOne(ProgramEntity, { id }) : null;
-    if (!program) throw new NotFoundError('Program not found');
-    if (program.organization_id !== organizationId) throw new ForbiddenError();
-    return program;
   }
 }

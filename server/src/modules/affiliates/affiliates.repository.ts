@@ -1,0 +1,85 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { CachedAffiliate } from '../../attribution/cache.js';
+import { pageInCreationOrder } from '../../db/created-order.js';
+import { kyselyOf, type NewRow, type StoredRow } from '../../db/database.js';
+import { insertOnce, type Once } from '../../db/insert-once.js';
+import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
+import { Sql, isUniqueViolation } from '../../db/sql.js';
+import type { CursorPosition } from '../../http/pagination.js';
+
+export type AffiliateRecord = StoredRow<'affiliates'>;
+
+const AFFILIATES_BY_ID: OwnedTable = { table: 'affiliates', notFound: 'Affiliate not found' };
+
+/** Another membership of the organization has this slug (affiliates_slug_unique). */
+export class SlugTakenError extends Error {
+  constructor(readonly slug: string) {
+    super(`slug "${slug}" is taken`);
+  }
+}
+
+/** The affiliates module's only way to the database. */
+export class AffiliatesRepository {
+  constructor(private readonly orm: MikroORM) {}
+
+  /**
+   * One membership per (organization, program, email), by the idempotency rule (db/insert-once.ts):
+   * the row this call created, or the one an earlier or concurrent request did (deduped). A slug
+   * held by another membership is a SlugTakenError; a slug that the same membership took in a
+   * concurrent request answers that membership.
+   */
+  async insertMembership(row: NewRow<'affiliates'> & { slug: string }): Promise<Once<AffiliateRecord>> {
+    const existing = () => this.findMembership(row.organization_id, row.program_id, row.email);
+    try {
+      return await insertOnce(
+        'affiliate',
+        () =>
+          kyselyOf(this.orm)
+            .insertInto('affiliates')
+            .values(row)
+            .onConflict((conflict) => conflict.columns(['organization_id', 'program_id', 'email']).doNothing())
+            .returningAll()
+            .executeTakeFirst(),
+        existing,
+      );
+    } catch (err) {
+      if (!isUniqueViolation(err, 'affiliates_slug_unique')) throw err;
+      const raced = await existing();
+      if (raced) return { row: raced, deduped: true };
+      throw new SlugTakenError(row.slug);
+    }
+  }
+
+  /** One page of the organization's affiliates, oldest first, optionally of one program or e-mail. */
+  page(organizationId: string, filter: { program_id?: string; email?: string }, after: CursorPosition | undefined, limit: number): Promise<AffiliateRecord[]> {
+    let query = kyselyOf(this.orm).selectFrom('affiliates').selectAll().where('organization_id', '=', organizationId);
+    if (filter.program_id) query = query.where('program_id', '=', filter.program_id);
+    if (filter.email) query = query.where('email', '=', filter.email);
+    return pageInCreationOrder(query, after, limit).execute();
+  }
+
+  /** The ownership rule (db/owned-row.ts): 403 for another organization's affiliate, 404 for none. */
+  findOwned(organizationId: string, id: string): Promise<AffiliateRecord> {
+    return findOwnedRow<AffiliateRecord>(Sql.of(this.orm), AFFILIATES_BY_ID, organizationId, id);
+  }
+
+  /** What attribution needs of the affiliate behind a slug (attribution/resolver.ts caches it). */
+  findBySlug(organizationId: string, slug: string): Promise<CachedAffiliate | undefined> {
+    return kyselyOf(this.orm)
+      .selectFrom('affiliates')
+      .select(['id', 'program_id'])
+      .where('organization_id', '=', organizationId)
+      .where('slug', '=', slug)
+      .executeTakeFirst();
+  }
+
+  private findMembership(organizationId: string, programId: string, email: string): Promise<AffiliateRecord | undefined> {
+    return kyselyOf(this.orm)
+      .selectFrom('affiliates')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('program_id', '=', programId)
+      .where('email', '=', email)
+      .executeTakeFirst();
+  }
+}

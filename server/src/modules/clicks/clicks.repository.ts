@@ -1,0 +1,38 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { CachedClick } from '../../attribution/cache.js';
+import { InsertBatcher, UnnestInsert, writeBatching } from '../../db/batched-insert.js';
+import { kyselyOf, type NewRow } from '../../db/database.js';
+import { ClickEntity } from './click.entity.js';
+
+const INSERT_CLICKS = new UnnestInsert(ClickEntity);
+
+/**
+ * The clicks module's only way to the database. Clicks are on the hottest path: inserts of
+ * concurrent requests leave together (db/batched-insert.ts), and the attribution reads are single
+ * index lookups on MikroORM's kysely, outside any transaction.
+ */
+export class ClicksRepository {
+  private readonly inserts: InsertBatcher<NewRow<'clicks'>, undefined>;
+
+  constructor(private readonly orm: MikroORM) {
+    this.inserts = new InsertBatcher(async (rows) => {
+      await INSERT_CLICKS.run(this.orm, rows);
+      return rows.map(() => undefined);
+    }, writeBatching(this.orm));
+  }
+
+  /** Stored once this call resolves (its statement committed). */
+  insert(row: NewRow<'clicks'>): Promise<void> {
+    return this.inserts.add(row);
+  }
+
+  /** What attribution needs of a click this organization issued, by its id or its cookie id. */
+  findForAttribution(organizationId: string, by: 'id' | 'cookie_id', value: string): Promise<CachedClick | undefined> {
+    return kyselyOf(this.orm)
+      .selectFrom('clicks')
+      .select(['id', 'affiliate_id', 'program_id', 'occurred_at'])
+      .where('organization_id', '=', organizationId)
+      .where(by, '=', value)
+      .executeTakeFirst();
+  }
+}

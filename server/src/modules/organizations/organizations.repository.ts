@@ -1,0 +1,71 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { notifyChange } from '../../db/change-notifications.js';
+import { kyselyOf, type NewRow, type StoredRow } from '../../db/database.js';
+import { Sql } from '../../db/sql.js';
+import { isUuid } from '../../http/serialize.js';
+
+export type OrganizationRecord = StoredRow<'organizations'>;
+/** An API key as it may be shown: everything but its hash. */
+export type ApiKeyRecord = Omit<StoredRow<'api_keys'>, 'key_hash'>;
+
+const API_KEY_SHOWN = ['id', 'organization_id', 'redacted', 'created_at', 'revoked_at'] as const;
+
+/** The organizations module's only way to the database: organizations and their API keys. */
+export class OrganizationsRepository {
+  constructor(private readonly orm: MikroORM) {}
+
+  /** An organization and its first key, together or not at all. */
+  insertWithKey(organization: NewRow<'organizations'>, key: NewRow<'api_keys'>): Promise<void> {
+    return Sql.of(this.orm).transaction(async (sql) => {
+      const db = kyselyOf(this.orm);
+      await sql.execute(db.insertInto('organizations').values(organization));
+      await sql.execute(db.insertInto('api_keys').values(key));
+    });
+  }
+
+  async exists(organizationId: string): Promise<boolean> {
+    if (!isUuid(organizationId)) return false;
+    const found = await kyselyOf(this.orm).selectFrom('organizations').select('id').where('id', '=', organizationId).executeTakeFirst();
+    return found !== undefined;
+  }
+
+  async insertKey(key: NewRow<'api_keys'>): Promise<void> {
+    await kyselyOf(this.orm).insertInto('api_keys').values(key).execute();
+  }
+
+  listKeys(organizationId: string): Promise<ApiKeyRecord[]> {
+    return kyselyOf(this.orm).selectFrom('api_keys').select(API_KEY_SHOWN).where('organization_id', '=', organizationId).orderBy('created_at').orderBy('id').execute();
+  }
+
+  /**
+   * Marks the key revoked (a revoked key keeps its first revocation time) and, in the same
+   * transaction, notifies every instance, which drop the key from their caches once it commits
+   * (db/change-notifications.ts). Undefined when the organization has no such key.
+   */
+  revokeKey(organizationId: string, keyId: string, at: Date): Promise<(ApiKeyRecord & { key_hash: string }) | undefined> {
+    if (!isUuid(organizationId) || !isUuid(keyId)) return Promise.resolve(undefined);
+    return Sql.of(this.orm).transaction(async (sql) => {
+      const [revoked] = await sql.execute(
+        kyselyOf(this.orm)
+          .updateTable('api_keys')
+          .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(at)) }))
+          .where('organization_id', '=', organizationId)
+          .where('id', '=', keyId)
+          .returning([...API_KEY_SHOWN, 'key_hash']),
+      );
+      if (revoked) await notifyChange((query, params) => sql.rows(query, params), { kind: 'api_key', keyHash: revoked.key_hash });
+      return revoked;
+    });
+  }
+
+  /** The organization of a valid, unrevoked key hash, or undefined. */
+  findByKeyHash(keyHash: string): Promise<Pick<OrganizationRecord, 'id' | 'name'> | undefined> {
+    return kyselyOf(this.orm)
+      .selectFrom('api_keys as k')
+      .innerJoin('organizations as o', 'o.id', 'k.organization_id')
+      .select(['o.id', 'o.name'])
+      .where('k.key_hash', '=', keyHash)
+      .where('k.revoked_at', 'is', null)
+      .executeTakeFirst();
+  }
+}

@@ -1,0 +1,66 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { ProgramRule } from '../../attribution/cache.js';
+import { notifyChange } from '../../db/change-notifications.js';
+import { pageInCreationOrder } from '../../db/created-order.js';
+import { kyselyOf, type NewRow, type StoredRow } from '../../db/database.js';
+import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
+import { Sql } from '../../db/sql.js';
+import type { CursorPosition } from '../../http/pagination.js';
+import { isUuid } from '../../http/serialize.js';
+
+export type ProgramRecord = StoredRow<'programs'>;
+
+/** The columns a change to a program may write. */
+export type ProgramChanges = Pick<ProgramRecord, 'name' | 'commission_type' | 'commission_value' | 'click_window_days' | 'commission_window_months' | 'currency' | 'updated_at'>;
+
+const PROGRAMS_BY_ID: OwnedTable = { table: 'programs', notFound: 'Program not found' };
+
+/** The programs module's only way to the database. */
+export class ProgramsRepository {
+  constructor(private readonly orm: MikroORM) {}
+
+  insert(row: NewRow<'programs'>): Promise<ProgramRecord> {
+    return kyselyOf(this.orm).insertInto('programs').values(row).returningAll().executeTakeFirstOrThrow();
+  }
+
+  /** One page of the organization's programs, oldest first (db/created-order.ts). */
+  page(organizationId: string, after: CursorPosition | undefined, limit: number): Promise<ProgramRecord[]> {
+    const query = kyselyOf(this.orm).selectFrom('programs').selectAll().where('organization_id', '=', organizationId);
+    return pageInCreationOrder(query, after, limit).execute();
+  }
+
+  /** The ownership rule (db/owned-row.ts): 403 for another organization's program, 404 for none. */
+  findOwned(organizationId: string, id: string): Promise<ProgramRecord> {
+    return findOwnedRow<ProgramRecord>(Sql.of(this.orm), PROGRAMS_BY_ID, organizationId, id);
+  }
+
+  /**
+   * Changes an owned program in one transaction: `change` decides the new values from the stored
+   * ones (and may refuse), and the change notification goes out with the update, so every
+   * instance drops its cached rule once it commits (db/change-notifications.ts).
+   */
+  updateOwned(organizationId: string, id: string, change: (current: ProgramRecord) => ProgramChanges): Promise<ProgramRecord> {
+    return Sql.of(this.orm).transaction(async (sql) => {
+      const current = await findOwnedRow<ProgramRecord>(sql, PROGRAMS_BY_ID, organizationId, id);
+      const [updated] = await sql.execute(kyselyOf(this.orm).updateTable('programs').set(change(current)).where('id', '=', current.id).returningAll());
+      await notifyChange((query, params) => sql.rows(query, params), { kind: 'program', id: current.id });
+      return updated;
+    });
+  }
+
+  /** Whether a program of this id belongs to this organization (a reference in a request body). */
+  async isInOrganization(organizationId: string, id: string): Promise<boolean> {
+    if (!isUuid(id)) return false;
+    const found = await kyselyOf(this.orm).selectFrom('programs').select('id').where('id', '=', id).where('organization_id', '=', organizationId).executeTakeFirst();
+    return found !== undefined;
+  }
+
+  /** What attribution needs of a program (attribution/resolver.ts caches it). */
+  findRule(id: string): Promise<ProgramRule | undefined> {
+    return kyselyOf(this.orm)
+      .selectFrom('programs')
+      .select(['commission_type', 'commission_value', 'click_window_days', 'commission_window_months', 'currency'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+}
