@@ -115,7 +115,7 @@ export function createServices(orm: MikroORM, ttls: CacheTtls): Services {
   return {
     organizations,
     programs: new ProgramsService(programsRepository, resolver),
-    affiliates: new AffiliatesService(affiliatesRepository, programsRepository),
+    affiliates: new AffiliatesService(affiliatesRepository),
     clicks: new ClicksService(clicksRepository, resolver),
     customers: new CustomersService(customersRepository, resolver, customerInserter),
     conversions: new ConversionsService(orm, resolver, customerInserter),

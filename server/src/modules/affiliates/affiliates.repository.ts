@@ -6,6 +6,7 @@ import { insertOnce, type Once } from '../../db/insert-once.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql, isUniqueViolation } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
+import { isUuid } from '../../http/serialize.js';
 
 export type AffiliateRecord = StoredRow<'affiliates'>;
 
@@ -29,7 +30,7 @@ export class AffiliatesRepository {
    * concurrent request answers that membership.
    */
   async insertMembership(row: NewRow<'affiliates'> & { slug: string }): Promise<Once<AffiliateRecord>> {
-    const existing = () => this.findMembership(row.organization_id, row.program_id, row.email);
+    const existing = async () => (await this.findMembership(row.organization_id, row.program_id, row.email)).membership;
     try {
       return await insertOnce(
         'affiliate',
@@ -73,13 +74,20 @@ export class AffiliatesRepository {
       .executeTakeFirst();
   }
 
-  private findMembership(organizationId: string, programId: string, email: string): Promise<AffiliateRecord | undefined> {
-    return kyselyOf(this.orm)
-      .selectFrom('affiliates')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .where('program_id', '=', programId)
-      .where('email', '=', email)
+  /**
+   * Whether the program is this organization's and, if so, its membership of this e-mail: one
+   * statement, so that a repeat is answered by it alone.
+   */
+  async findMembership(organizationId: string, programId: string, email: string): Promise<{ programFound: boolean; membership?: AffiliateRecord }> {
+    if (!isUuid(programId)) return { programFound: false };
+    const found = await kyselyOf(this.orm)
+      .selectFrom('programs as p')
+      .leftJoin('affiliates as a', (join) => join.onRef('a.program_id', '=', 'p.id').onRef('a.organization_id', '=', 'p.organization_id').on('a.email', '=', email))
+      .selectAll('a')
+      .where('p.id', '=', programId)
+      .where('p.organization_id', '=', organizationId)
       .executeTakeFirst();
+    if (!found) return { programFound: false };
+    return { programFound: true, membership: found.id === null ? undefined : (found as AffiliateRecord) };
   }
 }

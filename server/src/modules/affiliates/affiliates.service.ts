@@ -3,7 +3,6 @@ import type { Affiliate } from '@affiliate-attribution/contract';
 import { ConflictError, NotFoundError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { iso } from '../../http/serialize.js';
-import type { ProgramsRepository } from '../programs/programs.repository.js';
 import { SlugTakenError, type AffiliateRecord, type AffiliatesRepository } from './affiliates.repository.js';
 
 export function toAffiliateDto(a: AffiliateRecord): Affiliate {
@@ -40,19 +39,19 @@ export function generateSlug(email: string): string {
 const SLUG_ATTEMPTS = 5;
 
 export class AffiliatesService {
-  constructor(
-    private readonly affiliates: AffiliatesRepository,
-    private readonly programs: ProgramsRepository,
-  ) {}
+  constructor(private readonly affiliates: AffiliatesRepository) {}
 
   /**
-   * Idempotent per (email, program): the membership unique key decides (db/insert-once.ts), so
-   * concurrent identical requests create one row. E-mails compare case-insensitively (stored lower
-   * case). A program of another organization is 404, as if it did not exist.
+   * Idempotent per (email, program): a repeat is answered from the read that checks the program,
+   * and the membership unique key decides between concurrent requests (db/insert-once.ts), which
+   * create one row. E-mails compare case-insensitively (stored lower case). A program of another
+   * organization is 404, as if it did not exist.
    */
   async create(organizationId: string, input: CreateAffiliateInput): Promise<{ affiliate: Affiliate; deduped: boolean }> {
     const email = input.email.trim().toLowerCase();
-    if (!(await this.programs.isInOrganization(organizationId, input.program_id))) throw new NotFoundError('Program not found');
+    const { programFound, membership } = await this.affiliates.findMembership(organizationId, input.program_id, email);
+    if (!programFound) throw new NotFoundError('Program not found');
+    if (membership) return { affiliate: toAffiliateDto(membership), deduped: true };
     for (let attempt = 0; attempt < SLUG_ATTEMPTS; attempt++) {
       const slug = input.slug ?? generateSlug(email);
       try {

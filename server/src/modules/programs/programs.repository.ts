@@ -6,7 +6,6 @@ import { kyselyOf, type NewRow, type StoredRow } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
-import { isUuid } from '../../http/serialize.js';
 
 export type ProgramRecord = StoredRow<'programs'>;
 
@@ -46,13 +45,6 @@ export class ProgramsRepository {
       await notifyChange((query, params) => sql.rows(query, params), { kind: 'program', id: current.id });
       return updated;
     });
-  }
-
-  /** Whether a program of this id belongs to this organization (a reference in a request body). */
-  async isInOrganization(organizationId: string, id: string): Promise<boolean> {
-    if (!isUuid(id)) return false;
-    const found = await kyselyOf(this.orm).selectFrom('programs').select('id').where('id', '=', id).where('organization_id', '=', organizationId).executeTakeFirst();
-    return found !== undefined;
   }
 
   /** What attribution needs of a program (attribution/resolver.ts caches it). */
