@@ -29,7 +29,7 @@ export class AffiliatesRepository {
    * held by another membership is a SlugTakenError; a slug that the same membership took in a
    * concurrent request answers that membership.
    */
-  async insertMembership(row: NewRow<'affiliates'> & { slug: string }): Promise<Once<AffiliateRecord>> {
+  async insertMembership(row: NewRow<'affiliates'>): Promise<Once<AffiliateRecord>> {
     const existing = async () => (await this.findMembership(row.organization_id, row.program_id, row.email)).membership;
     try {
       return await insertOnce(

@@ -35,7 +35,7 @@ export function generateSlug(email: string): string {
   return base.length >= 2 ? `${base}-${suffix}` : `aff-${suffix}`;
 }
 
-/** Generated slugs tried before giving up: each collides with an existing one with odds of a few in a billion. */
+/** Generated slugs tried before giving up (their random suffix makes a collision rare). */
 const SLUG_ATTEMPTS = 5;
 
 export class AffiliatesService {
