@@ -1,5 +1,5 @@
-import type { RequestHandler } from 'express';
 import pino, { type DestinationStream, type Logger } from 'pino';
+import type { Stage } from './pipeline.js';
 
 /**
  * Paths censored on every log line, whatever logs them: request headers, should anything log them
@@ -40,7 +40,7 @@ export function bindRequestLog(req: { requestId: string }, logger: Logger): void
   Object.defineProperty(req, 'log', { configurable: true, get: () => (child ??= logger.child({ reqId: req.requestId })) });
 }
 
-/** The access-log line of one answered request (see accessLog). */
+/** The access-log line of one answered request (see accessLogStage). */
 export function logRequestCompleted(
   logger: Logger,
   req: { requestId: string; method?: string; url?: string; socket: { remoteAddress?: string } },
@@ -65,11 +65,14 @@ export function logRequestCompleted(
  * leak, and serialising them was the largest part of logging's cost on the hot paths. `req.log`
  * is a child logger bound to the request id, created only when something logs during the request.
  */
-export function accessLog(logger: Logger): RequestHandler {
-  return (req, res, next) => {
-    const started = process.hrtime.bigint();
-    bindRequestLog(req, logger);
-    res.once('finish', () => logRequestCompleted(logger, req, req.originalUrl, res.statusCode, started));
-    next();
+export function accessLogStage(logger: Logger): Stage {
+  return {
+    name: 'access log',
+    run(req) {
+      bindRequestLog(req, logger);
+    },
+    answered(req, status) {
+      logRequestCompleted(logger, req, req.originalUrl ?? req.url!, status, req.startedNs);
+    },
   };
 }

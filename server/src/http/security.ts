@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import express, { type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { BadRequestError } from './errors.js';
+import type { Stage } from './pipeline.js';
 
 /**
  * Security headers. The API answers JSON only, so its policy forbids everything a browser could do
@@ -36,13 +37,21 @@ export const STRICT_SECURITY_HEADERS: HeaderPairs = helmetHeaders({ ...commonPol
 /** The snippet and /public/*: embeddable by merchants' pages on other origins. */
 export const EMBEDDABLE_SECURITY_HEADERS: HeaderPairs = helmetHeaders({ ...commonPolicy, crossOriginResourcePolicy: { policy: 'cross-origin' } });
 
-export function securityHeaders(): RequestHandler {
-  return (req, res, next) => {
-    const isPublic = req.path === '/snippet.js' || req.path === '/public' || req.path.startsWith('/public/');
-    for (const [name, value] of isPublic ? EMBEDDABLE_SECURITY_HEADERS : STRICT_SECURITY_HEADERS) res.setHeader(name, value);
-    next();
-  };
+/** The path of a request without its query string, as the client sent it (whichever lane, whatever mount path). */
+export function pathOf(req: { url?: string; originalUrl?: string }): string {
+  const url = req.originalUrl ?? req.url ?? '/';
+  const end = url.indexOf('?');
+  return end === -1 ? url : url.slice(0, end);
 }
+
+export const securityHeadersStage: Stage = {
+  name: 'security headers',
+  run(req, _res, headers) {
+    const path = pathOf(req);
+    const isPublic = path === '/snippet.js' || path === '/public' || path.startsWith('/public/');
+    for (const [name, value] of isPublic ? EMBEDDABLE_SECURITY_HEADERS : STRICT_SECURITY_HEADERS) headers.setHeader(name, value);
+  },
+};
 
 export function containsNul(value: unknown, depth = 0): boolean {
   if (typeof value === 'string') return value.includes('\u0000');
@@ -57,13 +66,17 @@ export const NUL_CHARACTERS_MESSAGE = 'Malformed request: NUL characters (U+0000
 /**
  * PostgreSQL text cannot store U+0000, and a query carrying one fails in the driver: such input is
  * refused up front with 400 (path, query string and parsed JSON body), never sent to the database.
+ * A request in the hot lane's plain form is its route's path exactly, without a query string: only
+ * a body can hold one there.
  */
-export const rejectNulCharacters: RequestHandler = (req, _res, next) => {
-  if (/%00/.test(req.originalUrl) || containsNul(req.query) || containsNul(req.body)) {
-    next(new BadRequestError(NUL_CHARACTERS_MESSAGE));
-    return;
-  }
-  next();
+export const nulCharactersStage: Stage = {
+  name: 'NUL characters',
+  needed: (route) => route.method !== 'GET',
+  run(req) {
+    if ((req.originalUrl ?? req.url ?? '').includes('%00') || containsNul((req as { query?: unknown }).query) || containsNul(req.body)) {
+      throw new BadRequestError(NUL_CHARACTERS_MESSAGE);
+    }
+  },
 };
 
 export const INVALID_UTF8_MESSAGE = 'Body is not valid UTF-8';
