@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import express, { type RequestHandler } from 'express';
 import helmet from 'helmet';
+import { ErrorMessages } from '@affiliate-attribution/contract';
 import { BadRequestError } from './errors.js';
 import type { Stage } from './pipeline.js';
 
@@ -61,8 +62,6 @@ export function containsNul(value: unknown, depth = 0): boolean {
   return false;
 }
 
-export const NUL_CHARACTERS_MESSAGE = 'Malformed request: NUL characters (U+0000) are not allowed';
-
 /**
  * PostgreSQL text cannot store U+0000, and a query carrying one fails in the driver: such input is
  * refused up front with 400 (path, query string and parsed JSON body), never sent to the database.
@@ -74,7 +73,7 @@ export const nulCharactersStage: Stage = {
   needed: (route) => route.method !== 'GET',
   run(req) {
     if ((req.originalUrl ?? req.url ?? '').includes('%00') || containsNul((req as { query?: unknown }).query) || containsNul(req.body)) {
-      throw new BadRequestError(NUL_CHARACTERS_MESSAGE);
+      throw new BadRequestError(ErrorMessages.nulCharacters);
     }
   },
 };
