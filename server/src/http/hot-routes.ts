@@ -7,7 +7,7 @@ import type { ZodTypeAny } from 'zod';
 import { errorResponse, mustCloseForUnreadBody } from './error-handler.js';
 import { BadRequestError } from './errors.js';
 import { isPlainJsonBody, JSON_BODY_LIMIT_BYTES } from './json-body.js';
-import { HeaderList, stagesOf, type PipelineRequest, type PipelineStep } from './pipeline.js';
+import { HeaderList, stagesOf, type HotStages, type PipelineRequest, type PipelineStep } from './pipeline.js';
 import { describeZodError } from './validation-message.js';
 
 type LooseImplementation = (input: {
@@ -55,7 +55,7 @@ interface CompiledRoute {
   route: AppRoute;
   body: ZodTypeAny | undefined;
   implementation: LooseImplementation;
-  stages: ReturnType<typeof stagesOf>;
+  stages: HotStages;
 }
 
 /**
@@ -84,6 +84,11 @@ export class HotLane {
     }
   }
 
+  /** The stages the hot lane runs for a route (`GET /api/me`), by name, in order. */
+  stageNames(methodAndPath: string): string[] | undefined {
+    return this.routes.get(methodAndPath)?.stages.names;
+  }
+
   /** Serves the request if it is a hot route in the plain form; false: Express should answer it. */
   handle(req: IncomingMessage, res: ServerResponse): boolean {
     const hot = this.routes.get(`${req.method} ${req.url}`);
@@ -109,8 +114,9 @@ export class HotLane {
     let status: number;
     let body: unknown;
     try {
-      for (const run of hot.stages.run) {
-        const pending = run(req, res, headers);
+      const { run } = hot.stages;
+      for (let i = 0; i < run.length; i++) {
+        const pending = run[i]!(req, res, headers);
         if (pending !== undefined) await pending;
       }
       const valid = hot.body === undefined ? { success: true as const, data: {} } : hot.body.safeParse(req.body);

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, RequestHandler } from 'express';
-import type { Logger } from 'pino';
 import type { Organization } from '@affiliate-attribution/contract';
+import type { RequestLog } from './logging.js';
 
 /**
  * The request pipeline's building blocks. The ordered list of stages is in stages.ts; both lanes
@@ -14,7 +14,7 @@ export interface PipelineRequest extends IncomingMessage {
   requestId: string;
   /** process.hrtime.bigint() when the pipeline took the request (the access log's and metrics' duration). */
   startedNs: bigint;
-  log: Logger;
+  log: RequestLog;
   organization?: Organization;
   apiKeyHash?: string;
   /** The parsed JSON body (the JSON body stage). */
@@ -97,19 +97,26 @@ export function mountPipeline(app: Express, steps: readonly PipelineStep[], slot
 }
 
 /** The stages of `route` in the hot lane, in order: those under its path that it needs (see Stage.needed). */
-export function stagesOf(steps: readonly PipelineStep[], route: { method: string; path: string }): { run: NonNullable<Stage['run']>[]; answered: NonNullable<Stage['answered']>[] } {
-  const run: NonNullable<Stage['run']>[] = [];
-  const answered: NonNullable<Stage['answered']>[] = [];
+export function stagesOf(steps: readonly PipelineStep[], route: { method: string; path: string }): HotStages {
+  const stages: Stage[] = [];
   for (const step of steps) {
     if (isSlot(step)) {
       if (under(route.path, step.paths)) throw new Error(`${route.method} ${route.path}: a hot route cannot lie under the Express-only ${step.slot} (${step.paths.join(', ')})`);
-      continue;
+    } else if (under(route.path, step.paths) && step.needed?.(route) !== false) {
+      stages.push(step);
     }
-    if (!under(route.path, step.paths) || step.needed?.(route) === false) continue;
-    if (step.run) run.push(step.run);
-    if (step.answered) answered.push(step.answered);
   }
-  return { run, answered };
+  return {
+    names: stages.map((stage) => stage.name),
+    run: stages.flatMap((stage) => (stage.run ? [stage.run] : [])),
+    answered: stages.flatMap((stage) => (stage.answered ? [stage.answered] : [])),
+  };
+}
+
+export interface HotStages {
+  names: string[];
+  run: NonNullable<Stage['run']>[];
+  answered: NonNullable<Stage['answered']>[];
 }
 
 /**

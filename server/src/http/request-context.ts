@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Organization } from '@affiliate-attribution/contract';
-import type { Logger } from 'pino';
+import type { RequestLog } from './logging.js';
 import type { Stage } from './pipeline.js';
 
 declare global {
@@ -9,8 +9,8 @@ declare global {
     interface Request {
       /** Request id: the incoming X-Request-Id when sane, else a new UUID; on every log line. */
       requestId: string;
-      /** Logger bound to this request's id (http/logging.ts). */
-      log: Logger;
+      /** Logs bound to this request's id (http/logging.ts). */
+      log: RequestLog;
       /** The organization of the authenticated API key (merchant routes only). */
       organization?: Organization;
       /** process.hrtime.bigint() when the request entered the pipeline (http/pipeline.ts). */

@@ -6,25 +6,15 @@ import { ErrorMessages } from '@affiliate-attribution/contract';
 import { BadRequestError } from './errors.js';
 import type { Stage } from './pipeline.js';
 
-/**
- * Security headers. The API answers JSON only, so its policy forbids everything a browser could do
- * with a response (no scripts, no framing, no cross-origin embedding). The tracking snippet and
- * its public endpoints are loaded by merchants' pages on other origins, so they must be
- * embeddable cross-origin (Cross-Origin-Resource-Policy: cross-origin); everything else stays
- * same-origin. CORS itself is answered only under /public (see modules/tracking/tracking.http.ts):
- * no other route sends Access-Control-Allow-Origin.
- */
-export type HeaderPairs = readonly (readonly [name: string, value: string])[];
-
-/** The headers helmet sets with these options, computed once: they do not depend on the request. */
-function helmetHeaders(options: Parameters<typeof helmet>[0]): HeaderPairs {
-  const pairs: [string, string][] = [];
+/** The headers helmet sets with these options, as [name, value, ...], computed once: they do not depend on the request. */
+function helmetHeaders(options: Parameters<typeof helmet>[0]): readonly string[] {
+  const flat: string[] = [];
   const recorder = {
-    setHeader: (name: string, value: string) => void pairs.push([name, String(value)]),
+    setHeader: (name: string, value: string) => void flat.push(name, String(value)),
     removeHeader: () => undefined,
   };
   helmet(options)({} as never, recorder as never, () => undefined);
-  return pairs;
+  return flat;
 }
 
 const commonPolicy = {
@@ -34,9 +24,9 @@ const commonPolicy = {
 };
 
 /** Every response outside the public tracking surface: same-origin only. */
-export const STRICT_SECURITY_HEADERS: HeaderPairs = helmetHeaders({ ...commonPolicy, crossOriginResourcePolicy: { policy: 'same-origin' } });
+const STRICT_SECURITY_HEADERS = helmetHeaders({ ...commonPolicy, crossOriginResourcePolicy: { policy: 'same-origin' } });
 /** The snippet and /public/*: embeddable by merchants' pages on other origins. */
-export const EMBEDDABLE_SECURITY_HEADERS: HeaderPairs = helmetHeaders({ ...commonPolicy, crossOriginResourcePolicy: { policy: 'cross-origin' } });
+const EMBEDDABLE_SECURITY_HEADERS = helmetHeaders({ ...commonPolicy, crossOriginResourcePolicy: { policy: 'cross-origin' } });
 
 /** The path of a request without its query string, as the client sent it (whichever lane, whatever mount path). */
 export function pathOf(req: { url?: string; originalUrl?: string }): string {
@@ -45,12 +35,21 @@ export function pathOf(req: { url?: string; originalUrl?: string }): string {
   return end === -1 ? url : url.slice(0, end);
 }
 
+/**
+ * Security headers. The API answers JSON only, so its policy forbids everything a browser could do
+ * with a response (no scripts, no framing, no cross-origin embedding). The tracking snippet and
+ * its public endpoints are loaded by merchants' pages on other origins, so they must be
+ * embeddable cross-origin (Cross-Origin-Resource-Policy: cross-origin); everything else stays
+ * same-origin. CORS itself is answered only under /public (see modules/tracking/tracking.http.ts):
+ * no other route sends Access-Control-Allow-Origin.
+ */
 export const securityHeadersStage: Stage = {
   name: 'security headers',
   run(req, _res, headers) {
     const path = pathOf(req);
     const isPublic = path === '/snippet.js' || path === '/public' || path.startsWith('/public/');
-    for (const [name, value] of isPublic ? EMBEDDABLE_SECURITY_HEADERS : STRICT_SECURITY_HEADERS) headers.setHeader(name, value);
+    const flat = isPublic ? EMBEDDABLE_SECURITY_HEADERS : STRICT_SECURITY_HEADERS;
+    for (let i = 0; i < flat.length; i += 2) headers.setHeader(flat[i]!, flat[i + 1]!);
   },
 };
 
