@@ -3,19 +3,18 @@ import { type AppRoute, type AppRouter } from '@ts-rest/core';
 import { generateOpenApi } from '@ts-rest/open-api';
 import { OpenApiBuilder, type OpenAPIObject, type OperationObject, type ParameterObject, type PathItemObject, type RequestBodyObject, type ResponseObject, type SchemaObject, type ServerObject } from 'openapi3-ts/oas30';
 import { z } from 'zod';
-import * as contractModule from '@affiliate-attribution/contract';
-import { contract, merchantContract } from '@affiliate-attribution/contract';
+import { contract, merchantContract, RETRY_AFTER_STATUSES } from '@affiliate-attribution/contract';
 import { EXAMPLE_CASES, exampleFor, singular, type ExampleCase, type ExampleContext } from './examples.js';
 import { OpenApiSchemaValidator, pointerSegment } from './validator.js';
 import { SECURITY_SCHEMES, SECURITY, tagFor, collectRoutes, operationIdOf, securityKindOf } from './routes.js';
-import { zodToSchema, normalizeSchemas, ComponentRegistry } from './schemas.js';
-import { JSON_PARSED_PREFIXES, BODY_METHODS, TRANSPORT_DESCRIPTIONS, RETRY_AFTER_HEADER, successDescription, errorMessageFor } from './responses.js';
+import { normalizeSchemas, ComponentRegistry } from './schemas.js';
+import { RETRY_AFTER_HEADER, successDescription, errorMessageFor } from './responses.js';
 /**
  * Builds the OpenAPI 3.0 document of the service from the ts-rest contract. Nothing here lists
  * paths or fields: ts-rest's generator turns each route's zod schemas into JSON schemas, and this
  * module assembles the document around them (operation ids, tags, security, shared components,
- * the responses the HTTP layer adds, examples). The output is deterministic: same contract, same
- * bytes.
+ * examples). Every response, error statuses included, is the contract's. The output is
+ * deterministic: same contract, same bytes.
  */
 
 export const OPENAPI_VERSION = '3.0.3';
@@ -201,26 +200,22 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
       };
     }
 
-    // Responses of the contract, then those the HTTP layer adds.
+    // The contract's responses: every status, errors included, is declared there.
     const responses: Record<string, ResponseObject> = {};
     const rawResponses = raw.responses as Record<string, ResponseObject>;
     const statuses = Object.keys(rawResponses).map(Number);
-    const takesJson = BODY_METHODS.has(method) && JSON_PARSED_PREFIXES.some((p) => route.path.startsWith(p));
-    // app.ts: the API key is rate limited on every /api route.
-    const extra = [...(takesJson ? [400, 413, 415] : []), ...(security === 'apiKey' ? [429] : []), 500, 503].filter((s) => !statuses.includes(s));
-    const errorSchemaRef = registry.factor(zodToSchema(contractModule.ErrorBody, 'output'), 'output');
 
-    for (const status of [...statuses, ...extra].sort((a, b) => a - b)) {
-      const rawResponse = rawResponses[String(status)];
-      const media = rawResponse?.content?.['application/json'];
-      const resolved = (media?.schema as SchemaObject | undefined) ?? (rawResponse ? undefined : (zodToSchema(contractModule.ErrorBody, 'output') as SchemaObject));
+    for (const status of [...statuses].sort((a, b) => a - b)) {
+      const rawResponse = rawResponses[String(status)]!;
+      const media = rawResponse.content?.['application/json'];
+      const resolved = media?.schema as SchemaObject | undefined;
       const isError = status >= 400;
       const hasDeduped = Boolean(resolved?.properties && 'deduped' in resolved.properties);
-      const zodDescription = rawResponse && rawResponse.description !== String(status) ? rawResponse.description : undefined;
-      const description = zodDescription ?? (isError ? (TRANSPORT_DESCRIPTIONS[status] ?? `Error ${status}.`) : successDescription(status, hasDeduped, statuses));
+      const zodDescription = rawResponse.description !== String(status) ? rawResponse.description : undefined;
+      const description = zodDescription ?? (isError ? `Error ${status}.` : successDescription(status, hasDeduped, statuses));
       const response: ResponseObject = { description };
       if (resolved) {
-        const schema = rawResponse ? registry.factor(resolved, 'output') : errorSchemaRef;
+        const schema = registry.factor(resolved, 'output');
         const ctx = exampleCtx('response', {
           status,
           repeat: status === 200 && hasDeduped && statuses.includes(201),
@@ -230,10 +225,10 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
         const examples = exampleFields(isError ? undefined : cases, (c) => exampleFor(resolved, undefined, { ...ctx, records: c?.records }));
         response.content = { 'application/json': { schema, ...examples } };
         mediaWithExamples.push(`${pointerBase}/responses/${status}/content/application~1json`);
-      } else if (rawResponse?.content) {
+      } else if (rawResponse.content) {
         response.content = rawResponse.content;
       }
-      if (status === 503 || status === 429) response.headers = { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } };
+      if (RETRY_AFTER_STATUSES.includes(status)) response.headers = { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } };
       responses[String(status)] = response;
     }
 

@@ -4,13 +4,10 @@ import { ErrorMessages } from '@affiliate-attribution/contract';
 import type { RouteEntry, SecurityKind } from './routes.js';
 
 /**
- * The responses the HTTP layer adds around the contract's routes (server/src/app.ts, http/).
+ * How the document describes the contract's responses: success descriptions, the Retry-After
+ * header, and the messages of the error examples.
  */
 
-
-/** Paths behind `express.json` and the Content-Type check in app.ts. */
-export const JSON_PARSED_PREFIXES = ['/api/', '/admin/'];
-export const BODY_METHODS = new Set(['post', 'put', 'patch']);
 
 export const STATUS_MESSAGES: Record<number, string> = {
   401: ErrorMessages.invalidApiKey,
@@ -21,15 +18,6 @@ export const STATUS_MESSAGES: Record<number, string> = {
   429: 'Too many requests; retry later',
   500: ErrorMessages.internal,
   503: 'Service temporarily unavailable; safe to retry',
-};
-
-export const TRANSPORT_DESCRIPTIONS: Record<number, string> = {
-  400: 'Invalid request: malformed JSON, or a missing or malformed field, named in the message.',
-  413: 'The request body is larger than 1 MiB.',
-  415: 'The request body is not JSON (`Content-Type` must be `application/json`).',
-  429: 'Too many requests with this API key; retry after `Retry-After` seconds.',
-  500: 'Internal error; safe to retry.',
-  503: 'The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds.',
 };
 
 export const RETRY_AFTER_HEADER = {
@@ -56,7 +44,7 @@ export function errorMessageFor(status: number, entry: RouteEntry, bodySchema: S
     if (bodyFields.length > 0) return 'Malformed JSON body';
     const query = (entry.route.query as z.AnyZodObject | undefined)?.shape as Record<string, unknown> | undefined;
     if (query && 'limit' in query) return 'limit: Number must be less than or equal to 100';
-    return 'Malformed JSON body';
+    return entry.route.method === 'GET' || entry.route.method === 'DELETE' ? ErrorMessages.nulCharacters : 'Malformed JSON body';
   }
   if (status === 401 && security === 'admin') return ErrorMessages.invalidAdminToken;
   if (status === 404) {

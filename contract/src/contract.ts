@@ -1,5 +1,5 @@
 import { initContract } from '@ts-rest/core';
-import { errorResponses } from './common/errors.js';
+import { apiKeyErrorResponses, everyRouteErrorResponses } from './common/errors.js';
 import { adminContract } from './resources/admin.js';
 import { affiliatesContract } from './resources/affiliates.js';
 import { clicksContract } from './resources/clicks.js';
@@ -25,7 +25,7 @@ export const merchantContract = c.router(
   },
   {
     strictStatusCodes: true,
-    commonResponses: { 401: errorResponses[401], 500: errorResponses[500] },
+    commonResponses: apiKeyErrorResponses,
   },
 );
 
@@ -34,10 +34,10 @@ export const contract = c.router(
     ...merchantContract,
     admin: adminContract,
     webhooks: webhooksContract,
-    // Public (no API key): its own key so that it does not inherit the merchant 401.
+    // Public (no API key): its own key so that it does not inherit the merchant 401 and 429.
     tracking: trackingContract,
   },
-  { strictStatusCodes: true, commonResponses: { 500: errorResponses[500] } },
+  { strictStatusCodes: true, commonResponses: everyRouteErrorResponses },
 );
 
 export type Contract = typeof contract;

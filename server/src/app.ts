@@ -1,23 +1,22 @@
 import type { RequestListener } from 'node:http';
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createExpressEndpoints, type RequestValidationError } from '@ts-rest/express';
 import { contract } from '@affiliate-attribution/contract';
 import pino, { type Logger } from 'pino';
 import { API_RATE_LIMIT_DEFAULTS, PUBLIC_RATE_LIMIT_DEFAULTS, type Config } from './config.js';
-import { ApiKeyAuthenticator, adminAuthentication } from './http/authentication.js';
-import { errorHandler, notFoundHandler, sendError } from './http/error-handler.js';
-import { accessLog } from './http/logging.js';
+import { ApiKeyAuthenticator } from './http/authentication.js';
+import { errorHandler, notFoundHandler } from './http/error-handler.js';
 import { BadRequestError } from './http/errors.js';
 import { describeZodError } from './http/validation-message.js';
 import { docsRouter } from './http/docs.js';
-import { API_KEY_RATE_LIMIT_SCOPE, rateLimit, type RateLimiter } from './http/rate-limit.js';
-import { HotLane, JSON_BODY_LIMIT_BYTES, hotRoute } from './http/hot-routes.js';
+import type { RateLimiter } from './http/rate-limit.js';
+import { HotLane, hotRoute } from './http/hot-routes.js';
 import { createRateLimiterFactory, type RateLimiterFactory } from './http/rate-limit-stores.js';
 import { Metrics } from './http/metrics.js';
 import { Readiness, healthHandler, readinessHandler } from './http/health.js';
-import { jsonBodyParser, rejectNulCharacters, securityHeaders } from './http/security.js';
-import { requestIdFrom } from './http/request-context.js';
+import { mountPipeline } from './http/pipeline.js';
+import { requestPipeline } from './http/stages.js';
 import { AttributionResolver } from './attribution/resolver.js';
 import { AttributionCache } from './attribution/cache.js';
 import { ChangeListener, type CacheChangeHandler } from './db/change-notifications.js';
@@ -131,22 +130,6 @@ export function createServices(orm: MikroORM, ttls: CacheTtls): Services {
   };
 }
 
-const requestId: RequestHandler = (req, res, next) => {
-  req.requestId = requestIdFrom(req.headers['x-request-id']);
-  res.setHeader('X-Request-Id', req.requestId);
-  next();
-};
-
-/** A body that is not JSON where JSON is expected: 415 rather than a confusing validation error. */
-const requireJsonBody: RequestHandler = (req, res, next) => {
-  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-  if (hasBody && ['POST', 'PUT', 'PATCH'].includes(req.method) && !req.is(['application/json', 'application/*+json'])) {
-    sendError(res, 415, 'Content-Type must be application/json');
-    return;
-  }
-  next();
-};
-
 function validationErrorHandler(err: RequestValidationError): never {
   const [where, zodError] = (
     [
@@ -193,44 +176,6 @@ export function createApp(deps: AppDeps): App {
   const metrics = deps.metrics ?? new Metrics();
   const readiness = deps.readiness ?? new Readiness();
   const rateLimiters = deps.rateLimiters ?? createRateLimiterFactory({}, logger);
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  // Behind a load balancer, req.ip (rate limits, click records) must be the client's, not the proxy's.
-  app.set('trust proxy', deps.config.TRUST_PROXY ?? false);
-  app.use(requestId);
-  app.use(metrics.middleware());
-  app.use(securityHeaders());
-  // Draining (SIGTERM): answer what arrives, but tell keep-alive clients to reconnect elsewhere.
-  app.use((_req, res, next) => {
-    if (readiness.draining) res.setHeader('Connection', 'close');
-    next();
-  });
-  // Operational endpoints: no key, no database context.
-  app.get('/health', healthHandler);
-  app.get('/ready', readinessHandler(deps.orm, readiness));
-  app.get('/metrics', metrics.handler(config.METRICS_TOKEN));
-  app.use(accessLog(logger));
-
-  // The tracking snippet and its public endpoints: outside /api, so no API key; any origin.
-  app.get('/snippet.js', snippetHandler());
-  app.use(docsRouter(deps.config));
-  mountPublicTrackingMiddleware(
-    app,
-    deps.publicRateLimiter ??
-      rateLimiters.create({
-        prefix: 'svc:rl:public',
-        limit: deps.config.PUBLIC_RATE_LIMIT_MAX ?? PUBLIC_RATE_LIMIT_DEFAULTS.max,
-        windowSeconds: deps.config.PUBLIC_RATE_LIMIT_WINDOW_SECONDS ?? PUBLIC_RATE_LIMIT_DEFAULTS.windowSeconds,
-      }),
-  );
-
-  // Provider webhooks read their raw body (signatures are over the bytes): before any JSON parser.
-  app.use('/webhooks', webhooksRouter(new WebhookDispatcher({ orm: deps.orm, ...services })));
-  // Credentials first, from the headers alone: no body is read (let alone buffered) for a request
-  // without a valid key or admin token. Same order as the hot lane (http/hot-routes.ts).
-  app.use('/api', services.authenticator.middleware());
-  // Per API key, after authentication: an invalid key never consumes a real key's budget.
   const apiKeyRateLimiter =
     deps.apiKeyRateLimiter ??
     rateLimiters.create({
@@ -238,13 +183,36 @@ export function createApp(deps: AppDeps): App {
       limit: config.API_RATE_LIMIT_MAX ?? API_RATE_LIMIT_DEFAULTS.max,
       windowSeconds: config.API_RATE_LIMIT_WINDOW_SECONDS ?? API_RATE_LIMIT_DEFAULTS.windowSeconds,
     });
-  app.use('/api', rateLimit(apiKeyRateLimiter, { scope: API_KEY_RATE_LIMIT_SCOPE, key: (req) => req.apiKeyHash ?? 'none' }));
-  app.use('/admin', adminAuthentication(deps.config.ADMIN_TOKEN));
-  // Then the body: 415, a declared length over the limit (413) before a byte is read, UTF-8, JSON.
-  app.use(['/api', '/admin'], requireJsonBody, jsonBodyParser({ limit: JSON_BODY_LIMIT_BYTES }));
+  const pipeline = requestPipeline({ authenticator: services.authenticator, apiKeyRateLimiter, adminToken: deps.config.ADMIN_TOKEN, metrics, readiness, logger });
 
-  // PostgreSQL text cannot hold U+0000: refused here as 400, not failed in the database.
-  app.use(rejectNulCharacters);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  // Behind a load balancer, req.ip (rate limits, click records) must be the client's, not the proxy's.
+  app.set('trust proxy', deps.config.TRUST_PROXY ?? false);
+  mountPipeline(app, pipeline, {
+    'operational endpoints': () => {
+      app.get('/health', healthHandler);
+      app.get('/ready', readinessHandler(deps.orm, readiness));
+      app.get('/metrics', metrics.handler(config.METRICS_TOKEN));
+    },
+    'public surface': () => {
+      // The tracking snippet and its public endpoints: outside /api, so no API key; any origin.
+      app.get('/snippet.js', snippetHandler());
+      app.use(docsRouter(deps.config));
+      mountPublicTrackingMiddleware(
+        app,
+        deps.publicRateLimiter ??
+          rateLimiters.create({
+            prefix: 'svc:rl:public',
+            limit: deps.config.PUBLIC_RATE_LIMIT_MAX ?? PUBLIC_RATE_LIMIT_DEFAULTS.max,
+            windowSeconds: deps.config.PUBLIC_RATE_LIMIT_WINDOW_SECONDS ?? PUBLIC_RATE_LIMIT_DEFAULTS.windowSeconds,
+          }),
+      );
+      // Provider webhooks read their raw body (signatures are over the bytes): before any JSON parser.
+      app.use('/webhooks', metrics.webhookOutcomes(), webhooksRouter(new WebhookDispatcher({ orm: deps.orm, ...services })));
+    },
+  });
 
   const options = { requestValidationErrorHandler: validationErrorHandler, logInitialization: false } as const;
   const clicks = clicksRouter(services.clicks);
@@ -263,7 +231,7 @@ export function createApp(deps: AppDeps): App {
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
 
-  // The busiest endpoints, with the same implementations, served ahead of Express.
+  // The busiest endpoints, with the same implementations and the same pipeline, served ahead of Express.
   const hotLane = new HotLane({
     routes: [
       hotRoute(contract.me.get, meRouter.get),
@@ -271,10 +239,7 @@ export function createApp(deps: AppDeps): App {
       hotRoute(contract.customers.create, customers.create),
       hotRoute(contract.conversions.create, conversions.create),
     ],
-    authenticator: services.authenticator,
-    apiKeyRateLimiter,
-    metrics,
-    readiness,
+    pipeline,
     logger,
   });
   return { app, listener: hotLane.listener(app), hotLane, services, metrics, readiness, changeListener };

@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { errorResponses } from '../common/errors.js';
+import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { Timestamp, Uuid } from '../common/primitives.js';
 import { Organization } from './me.js';
 
@@ -32,7 +32,7 @@ export const adminContract = c.router(
       body: z.object({ name: z.string().min(1).max(200).describe('Organization name.') }),
       responses: {
         201: z.object({ success: z.literal(true), data: z.object({ organization: Organization, ...IssuedKey }) }),
-        400: errorResponses[400],
+        ...jsonBodyErrorResponses,
       },
     },
     issueApiKey: {
@@ -44,6 +44,7 @@ export const adminContract = c.router(
       body: c.noBody(),
       responses: {
         201: z.object({ success: z.literal(true), data: z.object(IssuedKey) }),
+        ...jsonBodyErrorResponses,
         404: errorResponses[404],
       },
     },
@@ -71,7 +72,8 @@ export const adminContract = c.router(
       },
     },
   },
-  { commonResponses: { 401: errorResponses[401].describe('Missing or invalid operator token.') } },
+  // The operator token, and the JSON body limit (any method may carry a body).
+  { commonResponses: { 401: errorResponses[401].describe('Missing or invalid operator token.'), 413: errorResponses[413] } },
 );
 
 export type ApiKeyInfo = z.infer<typeof ApiKeyInfo>;

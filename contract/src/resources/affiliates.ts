@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { errorResponses } from '../common/errors.js';
+import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
 import { Deduped, Timestamp, Uuid } from '../common/primitives.js';
 
@@ -45,7 +45,7 @@ export const affiliatesContract = c.router({
     responses: {
       200: AffiliateWriteEnvelope,
       201: AffiliateWriteEnvelope,
-      400: errorResponses[400],
+      ...jsonBodyErrorResponses,
       404: errorResponses[404],
       409: errorResponses[409],
     },

@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { errorResponses } from '../common/errors.js';
+import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { Identifier, OccurredAtInput, Timestamp, Uuid } from '../common/primitives.js';
 
 const c = initContract();
@@ -34,7 +34,7 @@ export const clicksContract = c.router({
     body: CreateClickBody,
     responses: {
       201: z.object({ success: z.literal(true), data: z.object({ click: Click }) }),
-      400: errorResponses[400],
+      ...jsonBodyErrorResponses,
       404: errorResponses[404],
     },
   },

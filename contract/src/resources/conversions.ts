@@ -1,7 +1,7 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { ClickAttributionFields } from '../common/attribution.js';
-import { ErrorBody, errorResponses } from '../common/errors.js';
+import { ErrorBody, errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
 import { CurrencyCode, Deduped, Identifier, Money, MoneyInput, OccurredAtInput, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
 
@@ -76,7 +76,7 @@ export const conversionsContract = c.router({
     responses: {
       200: ConversionWriteEnvelope,
       201: ConversionWriteEnvelope,
-      400: errorResponses[400],
+      ...jsonBodyErrorResponses,
       404: errorResponses[404],
       410: errorResponses[410],
     },
@@ -116,7 +116,7 @@ export const conversionsContract = c.router({
     ),
     responses: {
       200: ConversionWriteEnvelope,
-      400: errorResponses[400],
+      ...jsonBodyErrorResponses,
       403: errorResponses[403],
       404: errorResponses[404],
       409: ErrorBody.describe("The refunds of this conversion would total more than its amount (refunds with different `refund_id`s add up); the message says how much was already refunded."),

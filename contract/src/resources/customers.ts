@@ -1,7 +1,7 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { ClickAttributionFields } from '../common/attribution.js';
-import { errorResponses } from '../common/errors.js';
+import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { Deduped, Identifier, Timestamp, Uuid } from '../common/primitives.js';
 
 const c = initContract();
@@ -56,7 +56,7 @@ export const customersContract = c.router({
     responses: {
       200: CustomerWriteEnvelope,
       201: CustomerWriteEnvelope,
-      400: errorResponses[400],
+      ...jsonBodyErrorResponses,
       404: errorResponses[404],
       410: errorResponses[410],
     },
@@ -76,7 +76,7 @@ export const customersContract = c.router({
     description: 'Sets the status, e.g. `canceled` when a subscription cancels or `active` when it reactivates. Any status may follow any other.',
     pathParams: CustomerIdParam,
     body: UpdateCustomerBody,
-    responses: { 200: CustomerEnvelope, 400: errorResponses[400], 403: errorResponses[403], 404: errorResponses[404] },
+    responses: { 200: CustomerEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404] },
   },
 });
 

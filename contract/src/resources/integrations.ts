@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { ErrorBody, errorResponses } from '../common/errors.js';
+import { ErrorBody, errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { Timestamp } from '../common/primitives.js';
 
 const c = initContract();
@@ -56,7 +56,7 @@ export const integrationsContract = c.router({
       "Stores (or replaces, when the provider rotates it) the secret the service verifies this provider's webhooks with. Idempotent. The secret is write-only. Unknown provider: 404.",
     pathParams: ProviderParam,
     body: PutIntegrationBody,
-    responses: { 200: IntegrationEnvelope, 400: errorResponses[400], 404: errorResponses[404] },
+    responses: { 200: IntegrationEnvelope, ...jsonBodyErrorResponses, 404: errorResponses[404] },
   },
   delete: {
     method: 'DELETE',

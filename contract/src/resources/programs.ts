@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { errorResponses } from '../common/errors.js';
+import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
 import { CurrencyCode, Timestamp, Uuid } from '../common/primitives.js';
 
@@ -64,7 +64,7 @@ export const programsContract = c.router({
     summary: 'Create a program',
     description: 'Creates an affiliate program with its commission rule and windows.',
     body: CreateProgramBody,
-    responses: { 201: ProgramEnvelope, 400: errorResponses[400] },
+    responses: { 201: ProgramEnvelope, ...jsonBodyErrorResponses },
   },
   list: {
     method: 'GET',
@@ -95,7 +95,7 @@ export const programsContract = c.router({
     description: 'Changes any of the program fields. Commission already computed on past conversions is not recomputed.',
     pathParams: z.object({ id: z.string().describe('Program id (UUID).') }),
     body: UpdateProgramBody,
-    responses: { 200: ProgramEnvelope, 400: errorResponses[400], 403: errorResponses[403], 404: errorResponses[404] },
+    responses: { 200: ProgramEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404] },
   },
 });
 

@@ -1,10 +1,10 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
-import type { RequestHandler } from 'express';
 import type { Organization } from '@affiliate-attribution/contract';
 import { ErrorMessages } from '@affiliate-attribution/contract';
 import { hashApiKey, parseAuthorizationHeader } from '../modules/organizations/api-key.js';
 import type { OrganizationsService } from '../modules/organizations/organizations.service.js';
 import { UnauthorizedError } from './errors.js';
+import type { PipelineRequest, Stage } from './pipeline.js';
 import { LRUCache } from 'lru-cache';
 
 declare global {
@@ -38,20 +38,22 @@ export class ApiKeyAuthenticator {
   /**
    * The organization of the key in an Authorization header, and the key's hash (the per-key rate
    * limit counts by it: the plain key never leaves this module). 401 when there is no such key.
+   * A cached key is answered synchronously (no promise on the busiest path).
    */
-  async authenticate(authorization: string | undefined): Promise<{ organization: Organization; keyHash: string }> {
+  lookup(authorization: string | undefined): ApiKeyIdentity | Promise<ApiKeyIdentity> {
     const key = parseAuthorizationHeader(authorization);
     if (!key) throw new UnauthorizedError();
     const keyHash = hashApiKey(key);
     const cached = this.cache.get(keyHash);
     if (cached) return { organization: cached, keyHash };
-    const organization = await this.organizations.findByKeyHash(keyHash);
-    if (!organization) {
-      this.cache.delete(keyHash);
-      throw new UnauthorizedError();
-    }
-    if (this.ttlMs > 0) this.cache.set(keyHash, organization);
-    return { organization, keyHash };
+    return this.organizations.findByKeyHash(keyHash).then((organization) => {
+      if (!organization) {
+        this.cache.delete(keyHash);
+        throw new UnauthorizedError();
+      }
+      if (this.ttlMs > 0) this.cache.set(keyHash, organization);
+      return { organization, keyHash };
+    });
   }
 
   /** Called when a key is revoked (here, or elsewhere via a change notification): it stops working here immediately. */
@@ -63,31 +65,44 @@ export class ApiKeyAuthenticator {
   forgetAll(): void {
     this.cache.clear();
   }
+}
 
-  middleware(): RequestHandler {
-    return (req, _res, next) => {
-      this.authenticate(req.headers.authorization).then(
-        ({ organization, keyHash }) => {
-          req.organization = organization;
-          req.apiKeyHash = keyHash;
-          next();
-        },
-        next,
-      );
-    };
-  }
+export interface ApiKeyIdentity {
+  organization: Organization;
+  keyHash: string;
+}
+
+/** /api: the organization API key from the Authorization header, before anything else of the request is read. */
+export function apiKeyStage(authenticator: ApiKeyAuthenticator): Stage {
+  return {
+    name: 'API key',
+    paths: ['/api'],
+    run(req) {
+      const found = authenticator.lookup(req.headers.authorization);
+      return found instanceof Promise ? found.then((identity) => identify(req, identity)) : identify(req, found);
+    },
+  };
+}
+
+function identify(req: PipelineRequest, { organization, keyHash }: ApiKeyIdentity): void {
+  req.organization = organization;
+  req.apiKeyHash = keyHash;
 }
 
 /** The operator token, compared in constant time (hashing first makes the lengths equal). */
-export function adminAuthentication(adminToken: string | undefined): RequestHandler {
+export function adminTokenStage(adminToken: string | undefined): Stage {
   const expected = adminToken ? createHash('sha256').update(adminToken).digest() : undefined;
-  return (req, _res, next) => {
-    const header = req.headers.authorization ?? '';
-    const presented = header.replace(/^bearer\s+/i, '').trim();
-    const ok =
-      expected !== undefined &&
-      presented.length > 0 &&
-      timingSafeEqual(createHash('sha256').update(presented).digest(), expected);
-    next(ok ? undefined : new UnauthorizedError(ErrorMessages.invalidAdminToken));
+  return {
+    name: 'admin token',
+    paths: ['/admin'],
+    run(req) {
+      const header = req.headers.authorization ?? '';
+      const presented = header.replace(/^bearer\s+/i, '').trim();
+      const ok =
+        expected !== undefined &&
+        presented.length > 0 &&
+        timingSafeEqual(createHash('sha256').update(presented).digest(), expected);
+      if (!ok) throw new UnauthorizedError(ErrorMessages.invalidAdminToken);
+    },
   };
 }

@@ -1,10 +1,21 @@
 import type { RequestHandler } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { sendError } from './error-handler.js';
+import type { Stage } from './pipeline.js';
 
 /** What /ready reports on; main.ts flips `draining` on SIGTERM. */
 export class Readiness {
   draining = false;
+}
+
+/** Draining (SIGTERM): answer what arrives, but tell keep-alive clients to reconnect elsewhere. */
+export function drainingStage(readiness: Readiness): Stage {
+  return {
+    name: 'draining',
+    run(_req, _res, headers) {
+      if (readiness.draining) headers.setHeader('Connection', 'close');
+    },
+  };
 }
 
 /** GET /health: the process is up and serving HTTP. No dependency is checked (that is /ready). */

@@ -1,8 +1,20 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
-import type { Request, RequestHandler, Response } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { contract } from '@affiliate-attribution/contract';
 import { sendError } from './error-handler.js';
+import type { PipelineRequest, Stage } from './pipeline.js';
+import { pathOf } from './security.js';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** A provider webhook's receipt outcome (processed, ignored, duplicate), for the metrics. */
+      webhookOutcome?: string;
+    }
+  }
+}
 
 interface RoutePattern {
   method: string;
@@ -103,21 +115,26 @@ export class Metrics {
     });
   }
 
-  routeOf(req: Request): string {
+  routeOf(req: PipelineRequest & { route?: { path?: unknown }; baseUrl?: string }): string {
     const method = req.method === 'HEAD' ? 'GET' : req.method;
-    const path = fullPath(req);
+    const path = pathOf(req);
     for (const route of this.routes) if (route.method === method && route.regex.test(path)) return route.pattern;
     if (req.route?.path && typeof req.route.path === 'string') return (req.baseUrl ?? '') + req.route.path;
     return 'unmatched';
   }
 
-  /** Counts every answered request (429s, 401s and 404s included) once the response is sent. */
-  middleware(): RequestHandler {
+  /** Counts every answered request (429s, 401s and 404s included) once the response is written. */
+  stage(): Stage {
+    return {
+      name: 'metrics',
+      answered: (req, status) => this.record(req.method!, req.routePattern ?? this.routeOf(req), status, pathOf(req), req.startedNs, (req as { webhookOutcome?: string }).webhookOutcome),
+    };
+  }
+
+  /** Express only, in front of the provider webhooks: the receipt's outcome, for webhook_events_total. */
+  webhookOutcomes(): RequestHandler {
     return (req, res, next) => {
-      const started = process.hrtime.bigint();
-      let webhookOutcome: string | undefined;
-      if (req.path.startsWith('/webhooks/')) captureWebhookOutcome(res, (outcome) => (webhookOutcome = outcome));
-      res.once('finish', () => this.record(req.method, this.routeOf(req), res.statusCode, fullPath(req), started, webhookOutcome));
+      captureWebhookOutcome(res, (outcome) => (req.webhookOutcome = outcome));
       next();
     };
   }
@@ -187,13 +204,6 @@ export class Metrics {
       }, next);
     };
   }
-}
-
-/** The path as the client sent it: inside a mounted router `req.path` is relative to the mount point. */
-function fullPath(req: Request): string {
-  const url = req.originalUrl ?? req.url;
-  const end = url.indexOf('?');
-  return end === -1 ? url : url.slice(0, end);
 }
 
 const WEBHOOK_OUTCOMES = new Set(['processed', 'ignored', 'duplicate']);

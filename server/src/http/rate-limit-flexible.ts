@@ -6,8 +6,8 @@ import type { RateLimitDecision, RateLimiter } from './rate-limit.js';
  * Our RateLimiter on top of rate-limiter-flexible. Its limiters count `points` per key in a
  * fixed window of `duration` seconds that starts at the key's first request; `consume` resolves
  * while the key is within its points and rejects with a RateLimiterRes once it is over. Any other
- * rejection is the store failing with no insurance limiter to take over; countRequest then lets
- * the request through.
+ * rejection is the store failing with no insurance limiter to take over; rateLimitStage
+ * (rate-limit.ts) then lets the request through.
  */
 
 const UNLIMITED: RateLimitDecision = { allowed: true, limit: 0, remaining: 0, retryAfterSeconds: 0 };

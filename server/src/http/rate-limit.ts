@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
+import { expressMiddleware, type PipelineRequest, type Stage } from './pipeline.js';
 import { TooManyRequestsError } from './errors.js';
 
 /** What a limiter decided about one request. */
@@ -48,58 +49,49 @@ function expandIpv6(address: string): string[] {
   return [...headParts, ...Array<string>(missing).fill('0'), ...tailParts].map((part) => (parseInt(part, 16) || 0).toString(16));
 }
 
-export interface RateLimitMiddlewareOptions {
+export interface RateLimitOptions {
   /** Namespaces the key, so that several limits can share one limiter. */
   scope: string;
   /** The client key; default: the client address (honouring Express's `trust proxy`). */
-  key?: (req: Request) => string;
+  key?: (req: PipelineRequest & { ip?: string }) => string;
+  /** Path prefixes it applies to; every request when absent. */
+  paths?: readonly string[];
 }
 
 /** The per-API-key limit on /api counts under `api-key:<hash of the key>`. */
 export const API_KEY_RATE_LIMIT_SCOPE = 'api-key';
 
-/** What a request's rate limit adds to its response: the budget headers, and the refusal if any. */
-export interface RateLimitOutcome {
-  headers: [name: string, value: string][];
-  refusal?: TooManyRequestsError;
-}
-
 /**
- * Counts one request under `key`. The budget is advertised in RateLimit-Limit /
+ * Counts one request under its key. The budget is advertised in RateLimit-Limit /
  * RateLimit-Remaining; a refusal is 429 in the error envelope with Retry-After. If the limiter
  * itself fails, the request is let through: tracking must not stop because of the limiter (a
  * shared store that is down is normally covered by the in-memory insurance limiter first, see
- * rate-limit-stores.ts; this is the last resort). Shared by the middleware below and the hot routes.
+ * rate-limit-stores.ts; this is the last resort). CORS preflights are not counted.
  */
-export async function countRequest(limiter: RateLimiter, key: string, onUnavailable: (err: unknown) => void): Promise<RateLimitOutcome> {
-  let decision: RateLimitDecision;
-  try {
-    decision = await limiter.hit(key);
-  } catch (err) {
-    onUnavailable(err);
-    return { headers: [] };
-  }
-  const headers: RateLimitOutcome['headers'] =
-    decision.limit > 0
-      ? [
-          ['RateLimit-Limit', String(decision.limit)],
-          ['RateLimit-Remaining', String(decision.remaining)],
-        ]
-      : [];
-  return decision.allowed ? { headers } : { headers, refusal: new TooManyRequestsError(decision.retryAfterSeconds) };
+export function rateLimitStage(limiter: RateLimiter, options: RateLimitOptions): Stage {
+  const keyOf = options.key ?? ((req: PipelineRequest & { ip?: string }) => clientAddressKey(req.ip ?? req.socket.remoteAddress));
+  return {
+    name: `rate limit (${options.scope})`,
+    paths: options.paths,
+    async run(req, _res, headers) {
+      if (req.method === 'OPTIONS') return;
+      let decision: RateLimitDecision;
+      try {
+        decision = await limiter.hit(`${options.scope}:${keyOf(req)}`);
+      } catch (err) {
+        req.log?.warn({ err }, 'rate limiter unavailable; request allowed');
+        return;
+      }
+      if (decision.limit > 0) {
+        headers.setHeader('RateLimit-Limit', String(decision.limit));
+        headers.setHeader('RateLimit-Remaining', String(decision.remaining));
+      }
+      if (!decision.allowed) throw new TooManyRequestsError(decision.retryAfterSeconds);
+    },
+  };
 }
 
-/** Express middleware of countRequest. CORS preflights are not counted. */
-export function rateLimit(limiter: RateLimiter, options: RateLimitMiddlewareOptions): RequestHandler {
-  const keyOf = options.key ?? ((req: Request) => clientAddressKey(req.ip ?? req.socket.remoteAddress));
-  return (req, res, next) => {
-    if (req.method === 'OPTIONS') return next();
-    countRequest(limiter, `${options.scope}:${keyOf(req)}`, (err) => req.log?.warn({ err }, 'rate limiter unavailable; request allowed')).then(
-      ({ headers, refusal }) => {
-        for (const [name, value] of headers) res.setHeader(name, value);
-        next(refusal);
-      },
-      next,
-    );
-  };
+/** rateLimitStage as Express middleware, for the public surface's own limits. */
+export function rateLimit(limiter: RateLimiter, options: RateLimitOptions): RequestHandler {
+  return expressMiddleware(rateLimitStage(limiter, options));
 }

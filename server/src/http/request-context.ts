@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Organization } from '@affiliate-attribution/contract';
-import type { Logger } from 'pino';
+import type { RequestLog } from './logging.js';
+import type { Stage } from './pipeline.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -8,10 +9,14 @@ declare global {
     interface Request {
       /** Request id: the incoming X-Request-Id when sane, else a new UUID; on every log line. */
       requestId: string;
-      /** Logger bound to this request's id (http/logging.ts). */
-      log: Logger;
+      /** Logs bound to this request's id (http/logging.ts). */
+      log: RequestLog;
       /** The organization of the authenticated API key (merchant routes only). */
       organization?: Organization;
+      /** process.hrtime.bigint() when the request entered the pipeline (http/pipeline.ts). */
+      startedNs: bigint;
+      /** The route's pattern, when the lane knows it before answering (the hot lane). */
+      routePattern?: string;
     }
   }
 }
@@ -27,3 +32,13 @@ const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 export function requestIdFrom(incoming: string | string[] | undefined): string {
   return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
 }
+
+/** The first stage: the request's id (echoed in X-Request-Id) and the time it arrived. */
+export const requestIdStage: Stage = {
+  name: 'request id',
+  run(req, _res, headers) {
+    req.startedNs = process.hrtime.bigint();
+    req.requestId = requestIdFrom(req.headers['x-request-id']);
+    headers.setHeader('X-Request-Id', req.requestId);
+  },
+};

@@ -2,27 +2,19 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import express, { type RequestHandler } from 'express';
 import helmet from 'helmet';
+import { ErrorMessages } from '@affiliate-attribution/contract';
 import { BadRequestError } from './errors.js';
+import type { Stage } from './pipeline.js';
 
-/**
- * Security headers. The API answers JSON only, so its policy forbids everything a browser could do
- * with a response (no scripts, no framing, no cross-origin embedding). The tracking snippet and
- * its public endpoints are loaded by merchants' pages on other origins, so they must be
- * embeddable cross-origin (Cross-Origin-Resource-Policy: cross-origin); everything else stays
- * same-origin. CORS itself is answered only under /public (see modules/tracking/tracking.http.ts):
- * no other route sends Access-Control-Allow-Origin.
- */
-export type HeaderPairs = readonly (readonly [name: string, value: string])[];
-
-/** The headers helmet sets with these options, computed once: they do not depend on the request. */
-function helmetHeaders(options: Parameters<typeof helmet>[0]): HeaderPairs {
-  const pairs: [string, string][] = [];
+/** The headers helmet sets with these options, as [name, value, ...], computed once: they do not depend on the request. */
+function helmetHeaders(options: Parameters<typeof helmet>[0]): readonly string[] {
+  const flat: string[] = [];
   const recorder = {
-    setHeader: (name: string, value: string) => void pairs.push([name, String(value)]),
+    setHeader: (name: string, value: string) => void flat.push(name, String(value)),
     removeHeader: () => undefined,
   };
   helmet(options)({} as never, recorder as never, () => undefined);
-  return pairs;
+  return flat;
 }
 
 const commonPolicy = {
@@ -32,17 +24,34 @@ const commonPolicy = {
 };
 
 /** Every response outside the public tracking surface: same-origin only. */
-export const STRICT_SECURITY_HEADERS: HeaderPairs = helmetHeaders({ ...commonPolicy, crossOriginResourcePolicy: { policy: 'same-origin' } });
+const STRICT_SECURITY_HEADERS = helmetHeaders({ ...commonPolicy, crossOriginResourcePolicy: { policy: 'same-origin' } });
 /** The snippet and /public/*: embeddable by merchants' pages on other origins. */
-export const EMBEDDABLE_SECURITY_HEADERS: HeaderPairs = helmetHeaders({ ...commonPolicy, crossOriginResourcePolicy: { policy: 'cross-origin' } });
+const EMBEDDABLE_SECURITY_HEADERS = helmetHeaders({ ...commonPolicy, crossOriginResourcePolicy: { policy: 'cross-origin' } });
 
-export function securityHeaders(): RequestHandler {
-  return (req, res, next) => {
-    const isPublic = req.path === '/snippet.js' || req.path === '/public' || req.path.startsWith('/public/');
-    for (const [name, value] of isPublic ? EMBEDDABLE_SECURITY_HEADERS : STRICT_SECURITY_HEADERS) res.setHeader(name, value);
-    next();
-  };
+/** The path of a request without its query string, as the client sent it (whichever lane, whatever mount path). */
+export function pathOf(req: { url?: string; originalUrl?: string }): string {
+  const url = req.originalUrl ?? req.url ?? '/';
+  const end = url.indexOf('?');
+  return end === -1 ? url : url.slice(0, end);
 }
+
+/**
+ * Security headers. The API answers JSON only, so its policy forbids everything a browser could do
+ * with a response (no scripts, no framing, no cross-origin embedding). The tracking snippet and
+ * its public endpoints are loaded by merchants' pages on other origins, so they must be
+ * embeddable cross-origin (Cross-Origin-Resource-Policy: cross-origin); everything else stays
+ * same-origin. CORS itself is answered only under /public (see modules/tracking/tracking.http.ts):
+ * no other route sends Access-Control-Allow-Origin.
+ */
+export const securityHeadersStage: Stage = {
+  name: 'security headers',
+  run(req, _res, headers) {
+    const path = pathOf(req);
+    const isPublic = path === '/snippet.js' || path === '/public' || path.startsWith('/public/');
+    const flat = isPublic ? EMBEDDABLE_SECURITY_HEADERS : STRICT_SECURITY_HEADERS;
+    for (let i = 0; i < flat.length; i += 2) headers.setHeader(flat[i]!, flat[i + 1]!);
+  },
+};
 
 export function containsNul(value: unknown, depth = 0): boolean {
   if (typeof value === 'string') return value.includes('\u0000');
@@ -52,18 +61,20 @@ export function containsNul(value: unknown, depth = 0): boolean {
   return false;
 }
 
-export const NUL_CHARACTERS_MESSAGE = 'Malformed request: NUL characters (U+0000) are not allowed';
-
 /**
  * PostgreSQL text cannot store U+0000, and a query carrying one fails in the driver: such input is
  * refused up front with 400 (path, query string and parsed JSON body), never sent to the database.
+ * A request in the hot lane's plain form is its route's path exactly, without a query string: only
+ * a body can hold one there.
  */
-export const rejectNulCharacters: RequestHandler = (req, _res, next) => {
-  if (/%00/.test(req.originalUrl) || containsNul(req.query) || containsNul(req.body)) {
-    next(new BadRequestError(NUL_CHARACTERS_MESSAGE));
-    return;
-  }
-  next();
+export const nulCharactersStage: Stage = {
+  name: 'NUL characters',
+  needed: (route) => route.method !== 'GET',
+  run(req) {
+    if ((req.originalUrl ?? req.url ?? '').includes('%00') || containsNul((req as { query?: unknown }).query) || containsNul(req.body)) {
+      throw new BadRequestError(ErrorMessages.nulCharacters);
+    }
+  },
 };
 
 export const INVALID_UTF8_MESSAGE = 'Body is not valid UTF-8';

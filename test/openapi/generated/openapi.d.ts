@@ -870,7 +870,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: a missing or malformed field, named in the message. */
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1008,6 +1008,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Missing or invalid operator token. */
             401: {
                 headers: {
@@ -1033,6 +1048,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -1273,6 +1303,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Missing or invalid operator token. */
             401: {
                 headers: {
@@ -1298,6 +1343,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -1426,6 +1486,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -1568,7 +1643,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: a missing or malformed field, named in the message. */
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1752,6 +1827,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
@@ -1792,6 +1882,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -1896,7 +2001,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: a missing or malformed field, named in the message. */
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2173,6 +2278,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -2329,7 +2449,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: a missing or malformed field, named in the message. */
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2522,6 +2642,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
@@ -2562,6 +2697,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -2653,7 +2803,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: a missing or malformed field, named in the message. */
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2906,7 +3056,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: a missing or malformed field, named in the message. */
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3095,6 +3245,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
@@ -3135,6 +3300,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -3249,7 +3429,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: a missing or malformed field, named in the message. */
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3427,6 +3607,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
@@ -3437,6 +3632,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -3544,7 +3754,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: a missing or malformed field, named in the message. */
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3711,6 +3921,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
@@ -3736,6 +3961,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -3825,6 +4065,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
@@ -3835,6 +4090,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -3977,6 +4247,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -4083,7 +4368,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: a missing or malformed field, named in the message. */
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4240,6 +4525,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
@@ -4280,6 +4580,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -4397,7 +4712,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: a missing or malformed field, named in the message. */
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
