@@ -27,6 +27,7 @@ import { AffiliatesService } from './modules/affiliates/affiliates.service.js';
 import { ClicksService } from './modules/clicks/clicks.service.js';
 import { CustomerInserter, CustomersService } from './modules/customers/customers.service.js';
 import { ConversionsService } from './modules/conversions/conversions.service.js';
+import { ChargeRecorder } from './charges/record.js';
 import { meRouter } from './modules/me/me.router.js';
 import { programsRouter } from './modules/programs/programs.router.js';
 import { affiliatesRouter } from './modules/affiliates/affiliates.router.js';
@@ -79,6 +80,8 @@ export interface Services {
   clicks: ClicksService;
   customers: CustomersService;
   conversions: ConversionsService;
+  /** Recording charges, refunds and cancellations for every channel (charges/record.ts). */
+  charges: ChargeRecorder;
   integrations: IntegrationsService;
   authenticator: ApiKeyAuthenticator;
   /** The caches a change notification reaches (db/change-notifications.ts): program rules and API keys. */
@@ -97,13 +100,16 @@ export function createServices(orm: MikroORM, ttls: CacheTtls): Services {
   const resolver = new AttributionResolver(new AttributionCache(ttls.programRuleCacheTtlMs));
   const authenticator = new ApiKeyAuthenticator(organizations, ttls.apiKeyCacheTtlMs);
   const customerInserter = new CustomerInserter(orm);
+  const customers = new CustomersService(orm, resolver, customerInserter);
+  const conversions = new ConversionsService(orm, resolver, customerInserter);
   return {
     organizations,
     programs: new ProgramsService(orm, resolver),
     affiliates: new AffiliatesService(orm),
     clicks: new ClicksService(orm, resolver),
-    customers: new CustomersService(orm, resolver, customerInserter),
-    conversions: new ConversionsService(orm, resolver, customerInserter),
+    customers,
+    conversions,
+    charges: new ChargeRecorder(orm, conversions, customers),
     integrations: new IntegrationsService(orm),
     authenticator,
     caches: {
@@ -234,7 +240,7 @@ export function createApp(deps: AppDeps): App {
   const options = { requestValidationErrorHandler: validationErrorHandler, logInitialization: false } as const;
   const clicks = clicksRouter(services.clicks);
   const customers = customersRouter(services.customers);
-  const conversions = conversionsRouter(services.conversions);
+  const conversions = conversionsRouter(services.conversions, services.charges);
   createExpressEndpoints(contract.me, meRouter, app, options);
   createExpressEndpoints(contract.programs, programsRouter(services.programs), app, options);
   createExpressEndpoints(contract.affiliates, affiliatesRouter(services.affiliates), app, options);
