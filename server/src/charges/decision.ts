@@ -85,7 +85,7 @@ export function chargeCurrency(amount: string | number, currency: string | undef
  */
 export function statusAfterCharge(current: CustomerStatus, amount: string | number, pastCommissionWindow: boolean): CustomerStatus {
   if (pastCommissionWindow) return 'capped';
-  if (new Decimal(amount).greaterThan(0) && (current === 'trial' || current === 'canceled')) return 'active';
+  if (Number(amount) > 0 && (current === 'trial' || current === 'canceled')) return 'active';
   return current;
 }
 

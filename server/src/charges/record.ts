@@ -63,15 +63,15 @@ export type CancellationOutcome<C extends ChannelPolicy> = OrNothing<C, Recorded
 /** A refusal that is final (a 4xx): the same request is refused the same way every time. A 429 may pass later. */
 const isFinalRefusal = (err: unknown): err is HttpError => err instanceof HttpError && err.status >= 400 && err.status < 500 && err.status !== 429;
 
-/** A refusal, answered by the channel's policy: thrown, or recorded as nothing with this reason. */
+/** A refusal under the `ignore` policy: recorded as nothing, with this reason. */
 class Refusal extends Error {
-  constructor(
-    readonly error: HttpError,
-    readonly reason: string,
-  ) {
+  constructor(readonly reason: string) {
     super(reason);
   }
 }
+
+/** A refusal the rules make, as the channel answers it: the API's 4xx, or a reason to record nothing with. */
+const refused = (channel: ChannelPolicy, error: HttpError, reason: string): Error => (channel.refusals === 'answer' ? error : new Refusal(reason));
 
 export class ChargeRecorder {
   constructor(
@@ -89,9 +89,10 @@ export class ChargeRecorder {
     const reason = (err: HttpError) =>
       err instanceof AttributionNotFoundError && !byClick ? `Customer ${charge.customer_id} was not referred: no conversion` : `${err.message} for ${charge.external_id}`;
     return this.underPolicy(channel, reason, async (): Promise<RecordedConversion | RecordedSignup> => {
-      if (channel.zeroAmountCharge === 'trial-signup' && new Decimal(charge.amount).isZero()) return this.signup(organizationId, charge);
+      if (channel.zeroAmountCharge === 'trial-signup' && new Decimal(charge.amount).isZero()) return this.signup(organizationId, charge, channel);
       if (!charge.customer_id && !byClick) {
-        throw new Refusal(
+        throw refused(
+          channel,
           new BadRequestError('customer_id: one of customer_id, cookie_id, ref or click_id is required'),
           `Charge ${charge.external_id} carries no referral and no customer`,
         );
@@ -113,7 +114,7 @@ export class ChargeRecorder {
   recordCancellation<C extends ChannelPolicy>(organizationId: string, customerId: string, channel: C): Promise<CancellationOutcome<C>> {
     return this.underPolicy(channel, (err) => `${err.message} for ${customerId}`, async (): Promise<RecordedCancellation> => {
       const customer = await findCustomerInOrganization(this.orm, organizationId, customerId);
-      if (!customer) throw new Refusal(new NotFoundError('Customer not found'), `Customer ${customerId} was not referred`);
+      if (!customer) throw refused(channel, new NotFoundError('Customer not found'), `Customer ${customerId} was not referred`);
       const next = statusAfterCancellation(customer.status);
       if (!next) return { recorded: 'cancellation', customer: toCustomerDto(customer), deduped: true };
       return { recorded: 'cancellation', customer: await this.customers.updateStatus(organizationId, customer.id, next), deduped: false };
@@ -121,10 +122,11 @@ export class ChargeRecorder {
   }
 
   /** A zero-amount charge with a referral and a customer: no sale, the referred customer tracked as `trial`. */
-  private async signup(organizationId: string, charge: ChargeReport): Promise<RecordedSignup> {
+  private async signup(organizationId: string, charge: ChargeReport, channel: ChannelPolicy): Promise<RecordedSignup> {
     const { customer_id, cookie_id, ref, click_id, email } = charge;
     if (!customer_id || !hasClickAttribution(charge)) {
-      throw new Refusal(
+      throw refused(
+        channel,
         new BadRequestError('amount: a zero-amount charge records no conversion, only the signup of a referred customer'),
         `Zero-amount charge ${charge.external_id}: no conversion`,
       );
@@ -133,17 +135,16 @@ export class ChargeRecorder {
     return { recorded: 'signup', customer, deduped };
   }
 
-  /** Runs `record` and answers its refusals by the channel's policy. */
-  private async underPolicy<T>(channel: ChannelPolicy, reasonFor: (err: HttpError) => string, record: () => Promise<T>): Promise<T | NothingRecorded> {
-    try {
-      return await record();
-    } catch (err) {
-      if (err instanceof Refusal) {
-        if (channel.refusals === 'answer') throw err.error;
-        return { recorded: 'nothing', reason: err.reason };
-      }
-      if (channel.refusals === 'ignore' && isFinalRefusal(err)) return { recorded: 'nothing', reason: reasonFor(err) };
+  /**
+   * Runs `record` and answers its refusals by the channel's policy: under `answer` they are thrown
+   * as they are (refused() throws the HttpError itself), under `ignore` they become the outcome.
+   */
+  private underPolicy<T>(channel: ChannelPolicy, reasonFor: (err: HttpError) => string, record: () => Promise<T>): Promise<T | NothingRecorded> {
+    if (channel.refusals === 'answer') return record();
+    return record().catch((err: unknown): NothingRecorded => {
+      if (err instanceof Refusal) return { recorded: 'nothing', reason: err.reason };
+      if (isFinalRefusal(err)) return { recorded: 'nothing', reason: reasonFor(err) };
       throw err;
-    }
+    });
   }
 }
