@@ -31,6 +31,7 @@ import { ClicksRepository } from './modules/clicks/clicks.repository.js';
 import { CustomerInserter, CustomersService } from './modules/customers/customers.service.js';
 import { CustomersRepository } from './modules/customers/customers.repository.js';
 import { ConversionsService } from './modules/conversions/conversions.service.js';
+import { ChargeRecorder } from './charges/record.js';
 import { meRouter } from './modules/me/me.router.js';
 import { programsRouter } from './modules/programs/programs.router.js';
 import { affiliatesRouter } from './modules/affiliates/affiliates.router.js';
@@ -84,6 +85,8 @@ export interface Services {
   clicks: ClicksService;
   customers: CustomersService;
   conversions: ConversionsService;
+  /** Recording charges, refunds and cancellations for every channel (charges/record.ts). */
+  charges: ChargeRecorder;
   integrations: IntegrationsService;
   authenticator: ApiKeyAuthenticator;
   /** The caches a change notification reaches (db/change-notifications.ts): program rules and API keys. */
@@ -111,13 +114,16 @@ export function createServices(orm: MikroORM, ttls: CacheTtls): Services {
   );
   const authenticator = new ApiKeyAuthenticator(organizations, ttls.apiKeyCacheTtlMs);
   const customerInserter = new CustomerInserter(customersRepository);
+  const customers = new CustomersService(customersRepository, resolver, customerInserter);
+  const conversions = new ConversionsService(orm, resolver, customerInserter);
   return {
     organizations,
     programs: new ProgramsService(programsRepository, resolver),
     affiliates: new AffiliatesService(affiliatesRepository),
     clicks: new ClicksService(clicksRepository, resolver),
-    customers: new CustomersService(customersRepository, resolver, customerInserter),
-    conversions: new ConversionsService(orm, resolver, customerInserter),
+    customers,
+    conversions,
+    charges: new ChargeRecorder(orm, conversions, customers),
     integrations: new IntegrationsService(new IntegrationsRepository(orm)),
     authenticator,
     caches: {
@@ -217,7 +223,7 @@ export function createApp(deps: AppDeps): App {
   const options = { requestValidationErrorHandler: validationErrorHandler, logInitialization: false } as const;
   const clicks = clicksRouter(services.clicks);
   const customers = customersRouter(services.customers);
-  const conversions = conversionsRouter(services.conversions);
+  const conversions = conversionsRouter(services.conversions, services.charges);
   createExpressEndpoints(contract.me, meRouter, app, options);
   createExpressEndpoints(contract.programs, programsRouter(services.programs), app, options);
   createExpressEndpoints(contract.affiliates, affiliatesRouter(services.affiliates), app, options);

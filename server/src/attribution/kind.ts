@@ -4,11 +4,8 @@ export type ConversionKind = 'initial' | 'recurring';
 
 /**
  * What a customer's first charge reported by customer alone (no click field, no `kind`) is: the
- * one difference between channels, named here and chosen by each channel.
- * - `recurring`, the API's (decisions.md, Conversions): a merchant's backend reports renewals by
- *   customer_id, and marks a first sale with `kind: "initial"`.
- * - `initial`, the payment providers': a provider's first payment of a customer tracked at signup
- *   (after a trial, say) is the sale the referral earned.
+ * one difference between channels in the kind rule, chosen by each channel's policy
+ * (charges/channels.ts: `recurring` for the API, `initial` for payment providers).
  */
 export type FirstChargeByCustomerPolicy = 'recurring' | 'initial';
 
@@ -20,8 +17,8 @@ export interface KindInput {
   isFirstConversion: boolean;
   /** Attributed by customer_id alone, without any click field. */
   byCustomerIdOnly: boolean;
-  /** The channel's policy for a first charge by customer alone; the API's by default. */
-  firstChargeByCustomer?: FirstChargeByCustomerPolicy;
+  /** The channel's policy for a first charge by customer alone. */
+  firstChargeByCustomer: FirstChargeByCustomerPolicy;
 }
 
 /**
@@ -31,7 +28,7 @@ export interface KindInput {
  * click attribution -> initial on the customer's first conversion, else recurring.
  */
 export function resolveConversionKind(input: KindInput): ConversionKind {
-  const { requested, hasCustomer, isFirstConversion, byCustomerIdOnly, firstChargeByCustomer = 'recurring' } = input;
+  const { requested, hasCustomer, isFirstConversion, byCustomerIdOnly, firstChargeByCustomer } = input;
   if (requested === 'initial' && hasCustomer && !isFirstConversion) {
     throw new BadRequestError('kind: "initial" is only allowed on the customer\'s first conversion');
   }

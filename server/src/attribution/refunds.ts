@@ -6,8 +6,8 @@ import { assertWholeMinorUnits, roundToMinorUnit } from './money.js';
 /**
  * The refund rules, the same for every channel (the API, each provider's webhooks): how a refund
  * is identified, how much it is in the charge's own terms, when it is refused, and what the
- * charge's refunded amount and commission become. Pure functions; conversions.service.ts stores
- * their outcome.
+ * charge's refunded amount and commission become. Pure functions, combined in
+ * charges/decision.ts (decideRefund); the conversions service stores their outcome.
  *
  * A refund is reported either with its own identity (the provider's refund id, or the merchant's
  * `refund_id`) or as the charge's running total (the API without `refund_id`; providers such as
@@ -66,10 +66,15 @@ export function assertRefundAmount(amount: string, charge: Charge): void {
   assertWholeMinorUnits('amount', amount, charge.currency);
 }
 
+/** A report as large as this one is recorded under its key already: this one changes nothing. */
+export function isCovered(recorded: readonly RecordedRefund[], key: string, amount: string): boolean {
+  const earlier = recorded.find((r) => r.key === key);
+  return earlier !== undefined && new Decimal(earlier.amount).greaterThanOrEqualTo(new Decimal(amount));
+}
+
 /** The reports with this one recorded: a key keeps the largest amount reported under it. */
 export function withReport(recorded: readonly RecordedRefund[], key: string, amount: string): RecordedRefund[] {
-  const earlier = recorded.find((r) => r.key === key);
-  if (earlier && new Decimal(earlier.amount).greaterThanOrEqualTo(new Decimal(amount))) return [...recorded];
+  if (isCovered(recorded, key, amount)) return [...recorded];
   return [...recorded.filter((r) => r.key !== key), { key, amount }];
 }
 

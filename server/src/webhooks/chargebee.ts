@@ -4,6 +4,7 @@ import { BadRequestError } from '../http/errors.js';
 import {
   REFERRAL_METADATA_KEY,
   arr,
+  cancelOf,
   currencyCode,
   dateFrom,
   fractionOf,
@@ -115,10 +116,8 @@ export const chargebeeAdapter: ProviderAdapter = {
     switch (event.type) {
       case 'payment_succeeded':
         return paymentSucceeded(content, dateFrom(event.payload.occurred_at));
-      case 'subscription_cancelled': {
-        const customerId = str(obj(content.subscription)?.customer_id) ?? str(obj(content.customer)?.id);
-        return customerId ? [{ kind: 'cancel', customer_id: customerId }] : [];
-      }
+      case 'subscription_cancelled':
+        return cancelOf(str(obj(content.subscription)?.customer_id) ?? str(obj(content.customer)?.id));
       case 'payment_refunded':
         return paymentRefunded(content);
       default:

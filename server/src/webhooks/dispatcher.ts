@@ -1,12 +1,11 @@
 import express, { Router } from 'express';
-import { Decimal } from 'decimal.js';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { WebhookOutcome, WebhookProvider, WebhookReceipt } from '@affiliate-attribution/contract';
+import { PROVIDER_CHANNEL } from '../charges/channels.js';
+import type { CancellationOutcome, ChargeOutcome, ChargeRecorder, RefundOutcome } from '../charges/record.js';
 import { asyncHandler } from '../http/error-handler.js';
-import { BadRequestError, HttpError } from '../http/errors.js';
+import { BadRequestError } from '../http/errors.js';
 import { echoInput } from '../http/validation-message.js';
-import type { ConversionsService, CreateConversionInput } from '../modules/conversions/conversions.service.js';
-import { findCustomerInOrganization, type CustomersService } from '../modules/customers/customers.service.js';
 import { requireProvider, type IntegrationsService } from '../modules/integrations/integrations.service.js';
 import { chargebeeAdapter } from './chargebee.js';
 import { WebhookRecords } from './webhook-records.js';
@@ -14,8 +13,8 @@ import { lemonSqueezyAdapter } from './lemonsqueezy.js';
 import { paddleAdapter } from './paddle.js';
 import { polarAdapter } from './polar.js';
 import { stripeAdapter } from './stripe.js';
-import { checkAction, checkEvent, type CheckedAction, type CheckedPayment } from './input-rules.js';
-import { type CancelAction, type ProviderAdapter, type ReferenceAction, type RefundAction, type VerifiedEvent, type WebhookAction } from './types.js';
+import { checkAction, checkEvent } from './input-rules.js';
+import type { ProviderAdapter, VerifiedEvent, WebhookAction } from './types.js';
 
 export const adapters: Record<WebhookProvider, ProviderAdapter> = {
   stripe: stripeAdapter,
@@ -35,25 +34,30 @@ interface ActionResult {
 const ignored = (detail: string): ActionResult => ({ changed: false, detail });
 const changed = (detail: string): ActionResult => ({ changed: true, detail });
 
-/**
- * A refusal the API would answer with a 4xx (no attribution, a click window passed, an input rule
- * of a service) is refused the same way on every retry of the same event: permanent. A 429 or a
- * 5xx may pass later, so those still fail the delivery and the provider retries.
- */
-const isPermanentRefusal = (err: unknown): err is HttpError => err instanceof HttpError && err.status >= 400 && err.status < 500 && err.status !== 429;
-
-/** What an action concerns, for its detail: values already checked (no NUL, at most 255 characters). */
-function subjectOf(action: CheckedAction): string {
-  switch (action.kind) {
-    case 'payment':
-      return action.conversion.external_id;
-    case 'cancel':
-      return action.customer_id;
-    case 'refund':
-      return action.candidates.join(' / ');
-    case 'reference':
-      return action.reference;
+function chargeResult(outcome: ChargeOutcome<typeof PROVIDER_CHANNEL>): ActionResult {
+  switch (outcome.recorded) {
+    case 'nothing':
+      return ignored(outcome.reason);
+    case 'signup':
+      return outcome.deduped ? ignored(`Customer ${outcome.customer.customer_id} already tracked`) : changed(`Customer ${outcome.customer.customer_id} tracked (trial)`);
+    case 'conversion': {
+      const c = outcome.conversion;
+      return outcome.deduped
+        ? ignored(`Conversion ${c.external_id} already recorded`)
+        : changed(`Conversion ${c.external_id} recorded (${c.kind}, commission ${c.commission_amount} ${c.currency})`);
+    }
   }
+}
+
+function refundResult(externalId: string, outcome: RefundOutcome<typeof PROVIDER_CHANNEL>): ActionResult {
+  if (outcome.recorded === 'nothing') return ignored(outcome.reason);
+  const c = outcome.conversion;
+  return outcome.deduped ? ignored(`Refund of ${externalId} already recorded`) : changed(`Refund of ${externalId} recorded (status ${c.status}, commission ${c.commission_amount})`);
+}
+
+function cancellationResult(customerId: string, outcome: CancellationOutcome<typeof PROVIDER_CHANNEL>): ActionResult {
+  if (outcome.recorded === 'nothing') return ignored(outcome.reason);
+  return outcome.deduped ? ignored(`Customer ${customerId} already canceled`) : changed(`Customer ${customerId} canceled`);
 }
 
 /** An id as a receipt may repeat it when it broke the rules: bounded, and without NUL characters. */
@@ -62,22 +66,24 @@ const printable = (value: string) => echoInput(value.replaceAll('\u0000', '\ufff
 export interface WebhookServices {
   orm: MikroORM;
   integrations: IntegrationsService;
-  customers: CustomersService;
-  conversions: ConversionsService;
+  charges: ChargeRecorder;
 }
 
 /**
- * Verifies provider events and maps them onto the same services the REST API uses: the
- * attribution rules live there only. Each handled event is recorded by (organization, provider,
- * event id), so a redelivery is answered `duplicate` and changes nothing, even where replaying it
- * would (a cancel redelivered after a reactivation); every action is idempotent on its own as well
- * (conversions by external_id, refunds by refund key), which covers two deliveries racing.
+ * A provider's webhook: verify (the adapter, with the organization's signing secret), map (the
+ * adapter: the event's charges, refunds, cancellations, other ids of a charge), check what was
+ * mapped against the API's input rules (input-rules.ts), and record it through charges/record.ts
+ * under the providers' policy (charges/channels.ts, PROVIDER_CHANNEL): what a payment, a refund or
+ * a cancel means is decided there, the same as for the API. What stays here is the event itself:
+ * each handled event is remembered by (organization, provider, event id), so a redelivery is
+ * answered `duplicate` and changes nothing, even where replaying it would (a cancel redelivered
+ * after a reactivation); every action is idempotent on its own as well (conversions by
+ * external_id, refunds by refund key), which covers two deliveries racing; and the receipt.
  *
- * What an adapter maps passes the API's own input rules first (input-rules.ts). A genuine event
- * that breaks them, or that a service refuses as the API would with a 4xx, will never succeed:
- * it is answered 200 `ignored` with the reason and remembered like any handled event, so the
- * provider stops retrying it (a 4xx or 5xx would make it retry for days) and a redelivery is a
- * `duplicate`. Only a failure on our side (5xx) makes the provider retry.
+ * An event the rules refuse will never succeed: it is answered 200 `ignored` with the reason and
+ * remembered like any handled event, so the provider stops retrying it (a 4xx or 5xx would make it
+ * retry for days) and a redelivery is a `duplicate`. Only a failure on our side (5xx) makes the
+ * provider retry.
  */
 export class WebhookDispatcher {
   private readonly records: WebhookRecords;
@@ -114,74 +120,28 @@ export class WebhookDispatcher {
     return { provider, event_id: event.id, event_type: event.type, outcome, detail };
   }
 
+  /** Verified and mapped: the action, checked against the API's input rules, recorded by charges/record.ts under the providers' policy. */
   private async apply(organizationId: string, action: WebhookAction): Promise<ActionResult> {
     const checked = checkAction(action);
     if (!checked.ok) return ignored(`Refused by the API's input rules: ${checked.reason}`);
+    const { charges } = this.deps;
     const valid = checked.value;
-    try {
-      switch (valid.kind) {
-        case 'payment':
-          return await this.payment(organizationId, valid);
-        case 'cancel':
-          return await this.cancel(organizationId, valid);
-        case 'refund':
-          return await this.refund(organizationId, valid);
-        case 'reference':
-          return await this.reference(organizationId, valid);
+    switch (valid.kind) {
+      case 'payment':
+        return chargeResult(await charges.recordCharge(organizationId, { ...valid.conversion, ...valid.referral, email: valid.email }, PROVIDER_CHANNEL));
+      case 'cancel':
+        return cancellationResult(valid.customer_id, await charges.recordCancellation(organizationId, valid.customer_id, PROVIDER_CHANNEL));
+      case 'refund': {
+        const externalId = await this.records.externalIdFor(organizationId, valid.candidates);
+        if (!externalId) return ignored(`No conversion for ${valid.candidates.join(' / ')}`);
+        const report = { measure: valid.refund, refundId: valid.refund_id };
+        return refundResult(externalId, await charges.recordRefund(organizationId, externalId, report, PROVIDER_CHANNEL));
       }
-    } catch (err) {
-      if (isPermanentRefusal(err)) return ignored(`${err.message} for ${subjectOf(valid)}`);
-      throw err;
+      case 'reference':
+        return (await this.records.linkReference(organizationId, valid.reference, valid.external_id))
+          ? changed(`Payment ${valid.reference} linked to ${valid.external_id}`)
+          : ignored(`Payment ${valid.reference} already linked`);
     }
-  }
-
-  private async payment(organizationId: string, p: CheckedPayment): Promise<ActionResult> {
-    const { conversion: base, referral } = p;
-    if (new Decimal(base.amount).isZero()) {
-      // A free trial's checkout or a fully discounted charge: no sale, but a referred signup.
-      if (!referral || !base.customer_id) return ignored(`Zero-amount charge ${base.external_id}: no conversion`);
-      const { customer, deduped } = await this.deps.customers.create(organizationId, { customer_id: base.customer_id, ...referral, status: 'trial', email: p.email });
-      return deduped ? ignored(`Customer ${customer.customer_id} already tracked`) : changed(`Customer ${customer.customer_id} tracked (trial)`);
-    }
-    let input: CreateConversionInput;
-    if (referral) {
-      input = { ...base, ...referral };
-    } else if (base.customer_id) {
-      const customer = await findCustomerInOrganization(this.deps.orm, organizationId, base.customer_id);
-      if (!customer) return ignored(`Customer ${base.customer_id} was not referred: no conversion`);
-      // A tracked customer's first payment (after a trial, say) is its initial sale; later ones recur.
-      input = { ...base, firstChargeByCustomer: 'initial' };
-    } else {
-      return ignored(`Charge ${base.external_id} carries no referral and no customer`);
-    }
-    const { conversion, deduped } = await this.deps.conversions.create(organizationId, input);
-    return deduped
-      ? ignored(`Conversion ${conversion.external_id} already recorded`)
-      : changed(`Conversion ${conversion.external_id} recorded (${conversion.kind}, commission ${conversion.commission_amount} ${conversion.currency})`);
-  }
-
-  private async cancel(organizationId: string, c: CancelAction): Promise<ActionResult> {
-    const customer = await findCustomerInOrganization(this.deps.orm, organizationId, c.customer_id);
-    if (!customer) return ignored(`Customer ${c.customer_id} was not referred`);
-    if (customer.status === 'canceled') return ignored(`Customer ${c.customer_id} already canceled`);
-    await this.deps.customers.updateStatus(organizationId, customer.id, 'canceled');
-    return changed(`Customer ${c.customer_id} canceled`);
-  }
-
-  private async refund(organizationId: string, r: RefundAction): Promise<ActionResult> {
-    const externalId = await this.records.externalIdFor(organizationId, r.candidates);
-    if (!externalId) return ignored(`No conversion for ${r.candidates.join(' / ')}`);
-    const conversion = await this.deps.conversions.findByExternal(organizationId, externalId);
-    if (!conversion) return ignored(`No conversion for ${externalId}`);
-    // The same rules as the API's refunds (attribution/refunds.ts): amount, rounding, refusal.
-    const result = await this.deps.conversions.refund(organizationId, conversion.id, { measure: r.refund, refundId: r.refund_id });
-    return result.deduped
-      ? ignored(`Refund of ${externalId} already recorded`)
-      : changed(`Refund of ${externalId} recorded (status ${result.conversion.status}, commission ${result.conversion.commission_amount})`);
-  }
-
-  private async reference(organizationId: string, r: ReferenceAction): Promise<ActionResult> {
-    return (await this.records.linkReference(organizationId, r.reference, r.external_id)) ? changed(`Payment ${r.reference} linked to ${r.external_id}`) : ignored(`Payment ${r.reference} already linked`);
   }
 }
 

@@ -2,15 +2,16 @@ import { createHash } from 'node:crypto';
 import { BadRequestError } from '../http/errors.js';
 import { hexDigestEquals, hmacSha256Hex } from './hmac.js';
 import {
+  cancelOf,
   currencyCode,
   dateFrom,
-  fractionOf,
   header,
   isoMajor,
   minor,
   obj,
   parseJsonObject,
   referralFrom,
+  runningTotalRefund,
   str,
   type Json,
   type ProviderAdapter,
@@ -43,13 +44,8 @@ function payment(externalId: string, attributes: Json, meta: Json): WebhookActio
 }
 
 function refund(externalId: string, attributes: Json): WebhookAction[] {
-  const total = minor(attributes.total);
-  const refunded = minor(attributes.refunded_amount);
-  const full = attributes.status === 'refunded' || (refunded !== undefined && total !== undefined && refunded.greaterThanOrEqualTo(total));
-  const fraction = fractionOf(refunded, total);
-  if (!full && fraction === undefined) return [];
   // refunded_amount is cumulative per order or invoice: reported as the running total.
-  return [{ kind: 'refund', candidates: [externalId], refund: full ? { full: true } : { fraction: fraction! } }];
+  return runningTotalRefund([externalId], minor(attributes.refunded_amount), minor(attributes.total), attributes.status === 'refunded');
 }
 
 export const lemonSqueezyAdapter: ProviderAdapter = {
@@ -80,10 +76,8 @@ export const lemonSqueezyAdapter: ProviderAdapter = {
         if (attributes.billing_reason === 'initial') return [];
         return payment(lemonInvoiceExternalId(id), attributes, meta);
       case 'subscription_cancelled':
-      case 'subscription_expired': {
-        const customerId = str(attributes.customer_id);
-        return customerId ? [{ kind: 'cancel', customer_id: customerId }] : [];
-      }
+      case 'subscription_expired':
+        return cancelOf(str(attributes.customer_id));
       case 'order_refunded':
         return refund(lemonOrderExternalId(id), attributes);
       case 'subscription_payment_refunded':

@@ -3,6 +3,7 @@ import { BadRequestError } from '../http/errors.js';
 import { hexDigestEquals, hmacSha256Hex } from './hmac.js';
 import {
   TIMESTAMP_TOLERANCE_SECONDS,
+  cancelOf,
   currencyCode,
   dateFrom,
   header,
@@ -104,10 +105,8 @@ export const paddleAdapter: ProviderAdapter = {
     switch (event.type) {
       case 'transaction.completed':
         return transactionCompleted(data);
-      case 'subscription.canceled': {
-        const customerId = str(data.customer_id);
-        return customerId ? [{ kind: 'cancel', customer_id: customerId }] : [];
-      }
+      case 'subscription.canceled':
+        return cancelOf(str(data.customer_id));
       case 'adjustment.created':
       case 'adjustment.updated':
         return adjustment(data);

@@ -1,14 +1,15 @@
 import { Webhook } from 'standardwebhooks';
 import { BadRequestError } from '../http/errors.js';
 import {
+  cancelOf,
   currencyCode,
   dateFrom,
-  fractionOf,
   header,
   isoMajor,
   minor,
   obj,
   referralFrom,
+  runningTotalRefund,
   str,
   type Json,
   type ProviderAdapter,
@@ -49,13 +50,8 @@ function orderPaid(order: Json): WebhookAction[] {
 function orderRefunded(order: Json): WebhookAction[] {
   const id = str(order.id);
   if (!id) return [];
-  const net = minor(order.net_amount);
-  const refunded = minor(order.refunded_amount);
-  const full = order.status === 'refunded' || (refunded !== undefined && net !== undefined && refunded.greaterThanOrEqualTo(net));
-  const fraction = fractionOf(refunded, net);
-  if (!full && fraction === undefined) return [];
   // refunded_amount is the order's cumulative refunded total (tax apart).
-  return [{ kind: 'refund', candidates: [id], refund: full ? { full: true } : { fraction: fraction! } }];
+  return runningTotalRefund([id], minor(order.refunded_amount), minor(order.net_amount), order.status === 'refunded');
 }
 
 export const polarAdapter: ProviderAdapter = {
@@ -89,10 +85,8 @@ export const polarAdapter: ProviderAdapter = {
       case 'order.refunded':
         return orderRefunded(data);
       case 'subscription.canceled':
-      case 'subscription.revoked': {
-        const customerId = str(data.customer_id) ?? str(obj(data.customer)?.id);
-        return customerId ? [{ kind: 'cancel', customer_id: customerId }] : [];
-      }
+      case 'subscription.revoked':
+        return cancelOf(str(data.customer_id) ?? str(obj(data.customer)?.id));
       default:
         return [];
     }

@@ -3,15 +3,16 @@ import { Decimal } from 'decimal.js';
 import { BadRequestError } from '../http/errors.js';
 import {
   TIMESTAMP_TOLERANCE_SECONDS,
+  cancelOf,
   currencyCode,
   dateFrom,
-  fractionOf,
   header,
   idOf,
   minor,
   netOfTax,
   obj,
   referralFrom,
+  runningTotalRefund,
   str,
   toMajor,
   type Json,
@@ -153,12 +154,8 @@ function chargeRefunded(charge: Json): WebhookAction[] {
   // A partly captured charge refunds out of what was captured.
   const captured = minor(charge.amount_captured);
   const amount = captured && captured.greaterThan(0) ? captured : minor(charge.amount);
-  const refunded = minor(charge.amount_refunded);
-  const fraction = fractionOf(refunded, amount);
-  const full = charge.refunded === true || (refunded !== undefined && amount !== undefined && refunded.greaterThanOrEqualTo(amount));
-  if (!full && fraction === undefined) return [];
   // amount_refunded is the charge's cumulative total: reported as the running total.
-  return [{ kind: 'refund', candidates, refund: full ? { full: true } : ({ fraction } as { fraction: string }) }];
+  return runningTotalRefund(candidates, minor(charge.amount_refunded), amount, charge.refunded === true);
 }
 
 export const stripeAdapter: ProviderAdapter = {
@@ -197,10 +194,8 @@ export const stripeAdapter: ProviderAdapter = {
         return invoicePaid(object);
       case 'invoice_payment.paid':
         return invoicePaymentPaid(object);
-      case 'customer.subscription.deleted': {
-        const customerId = idOf(object.customer);
-        return customerId ? [{ kind: 'cancel', customer_id: customerId }] : [];
-      }
+      case 'customer.subscription.deleted':
+        return cancelOf(idOf(object.customer));
       case 'charge.refunded':
         return chargeRefunded(object);
       default:

@@ -177,3 +177,19 @@ export function fractionOf(refunded: Decimal | undefined, charged: Decimal | und
   if (!refunded || !charged || charged.lessThanOrEqualTo(0)) return undefined;
   return Decimal.min(refunded.dividedBy(charged), 1).toString();
 }
+
+/**
+ * A charge's cumulative refunded amount, as Stripe, Lemon Squeezy and Polar report it: the
+ * running total (no refund id), the whole charge once it is all refunded, else the refunded share
+ * of what was charged (both in the provider's minor units, tax included or not alike); nothing when
+ * its size cannot be known.
+ */
+export function runningTotalRefund(candidates: string[], refunded: Decimal | undefined, charged: Decimal | undefined, fullyRefunded: boolean): RefundAction[] {
+  const full = fullyRefunded || (refunded !== undefined && charged !== undefined && refunded.greaterThanOrEqualTo(charged));
+  const fraction = fractionOf(refunded, charged);
+  if (full) return [{ kind: 'refund', candidates, refund: { full: true } }];
+  return fraction === undefined ? [] : [{ kind: 'refund', candidates, refund: { fraction } }];
+}
+
+/** A subscription cancelled for this customer; nothing when the event names none. */
+export const cancelOf = (customerId: string | undefined): CancelAction[] => (customerId ? [{ kind: 'cancel', customer_id: customerId }] : []);

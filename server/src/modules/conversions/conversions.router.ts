@@ -1,12 +1,14 @@
 import { contract } from '@affiliate-attribution/contract';
+import { API_CHANNEL } from '../../charges/channels.js';
+import type { ChargeRecorder } from '../../charges/record.js';
 import { s } from '../../http/router-types.js';
 import { requireOrganization } from '../../http/request-context.js';
 import type { ConversionsService } from './conversions.service.js';
 
-export const conversionsRouter = (conversions: ConversionsService) =>
+export const conversionsRouter = (conversions: ConversionsService, charges: ChargeRecorder) =>
   s.router(contract.conversions, {
     create: async ({ req, body }) => {
-      const { conversion, deduped } = await conversions.create(requireOrganization(req).id, body);
+      const { conversion, deduped } = await charges.recordCharge(requireOrganization(req).id, body, API_CHANNEL);
       return { status: deduped ? 200 : 201, body: { success: true, data: { conversion }, deduped } };
     },
     list: async ({ req, query }) => ({
@@ -14,10 +16,12 @@ export const conversionsRouter = (conversions: ConversionsService) =>
       body: { success: true, data: await conversions.list(requireOrganization(req).id, query) },
     }),
     refund: async ({ req, params, body }) => {
-      const { conversion, deduped } = await conversions.refund(requireOrganization(req).id, params.id, {
-        measure: body?.amount === undefined ? { full: true } : { amount: String(body.amount) },
-        refundId: body?.refund_id,
-      });
+      const { conversion, deduped } = await charges.recordRefund(
+        requireOrganization(req).id,
+        params.id,
+        { measure: body?.amount === undefined ? { full: true } : { amount: String(body.amount) }, refundId: body?.refund_id },
+        API_CHANNEL,
+      );
       return { status: 200, body: { success: true, data: { conversion }, deduped } };
     },
     get: async ({ req, params }) => ({

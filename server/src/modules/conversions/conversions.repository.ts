@@ -1,0 +1,264 @@
+import type { InferEntity } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { sql, type Kysely } from 'kysely';
+import type { RecordedRefund } from '../../attribution/refunds.js';
+import type { RefundDecision } from '../../charges/decision.js';
+import { InsertBatcher, UnnestInsert, columnArrays, columnTypeOf, providedColumns, writeBatching, type UnnestColumn } from '../../db/batched-insert.js';
+import { kyselyOf, metadataOf, type NewRow, type Tables } from '../../db/database.js';
+import { CONVERSIONS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
+import { Sql } from '../../db/sql.js';
+import { StoredStatement } from '../../db/stored-statement.js';
+import { NotFoundError } from '../../http/errors.js';
+import { CustomerEntity } from '../customers/customer.entity.js';
+import type { CustomerStatus } from '../customers/customers.service.js';
+import { ConversionEntity } from './conversion.entity.js';
+
+/**
+ * The conversions module's way to the database, and the only code of the module that touches it:
+ * the hot writes (batched across concurrent requests: by click, a plain idempotent insert; by
+ * customer, the guarded write below), the reads, and a refund's transaction. Rows are typed from
+ * the entity definitions (conversion.entity.ts, conversion-refund.entity.ts), and the batched
+ * statements' columns are those a new conversion's row provides.
+ */
+
+export type ConversionRecord = InferEntity<typeof ConversionEntity>;
+
+/** A new conversion as the hot paths write it. */
+export type NewConversion = NewRow<'conversions'> & { id: string };
+
+/** The customer state a conversion by customer was decided on, and the state it leaves the customer in. */
+export interface CustomerGuard {
+  id: string;
+  observedFirstConversionAt: Date | null;
+  observedStatus: CustomerStatus;
+  nextFirstConversionAt: Date;
+  nextStatus: CustomerStatus;
+}
+
+export interface GuardedResult {
+  /** The customer was still in the observed state: the decision stands (the conversion is inserted unless its external_id exists). */
+  guarded: boolean;
+  /** undefined: not inserted (not guarded, or the external_id exists). */
+  conversion: ConversionRecord | undefined;
+}
+
+export interface ConversionFilter {
+  customer_id?: string;
+  affiliate_id?: string;
+  program_id?: string;
+  from?: Date;
+  to?: Date;
+  /** Keyset: only conversions before this (occurred_at, id). */
+  before?: { at: Date; id: string };
+}
+
+/** Conversions by click: inserted unless their (organization, external_id) exists. */
+const INSERT_CONVERSIONS = new UnnestInsert(ConversionEntity, {
+  skipConflictsOn: ['organization_id', 'external_id'],
+  orderBy: 'external_id',
+  returning: true,
+});
+
+interface GuardedWrite {
+  customer: CustomerGuard;
+  conversion: NewConversion;
+}
+
+interface GuardedRow {
+  guarded: boolean;
+  conversion: ConversionRecord | null;
+}
+
+/** row_to_json gives numbers for numeric columns; keep them as the exact decimal text the rest expects. */
+function fromJson(row: ConversionRecord): ConversionRecord {
+  return { ...row, amount: String(row.amount), commission_amount: String(row.commission_amount) } as ConversionRecord;
+}
+
+export class ConversionsRepository {
+  /** Conversions by click of concurrent requests, stored together (db/batched-insert.ts). */
+  private readonly insertsByClick: InsertBatcher<NewConversion, ConversionRecord | undefined>;
+  /** Guarded writes by customer of concurrent requests, one statement for all (GuardedConversionWrites). */
+  private readonly guardedWrites: InsertBatcher<GuardedWrite, GuardedRow>;
+
+  constructor(private readonly orm: MikroORM) {
+    this.insertsByClick = new InsertBatcher(
+      (rows) => INSERT_CONVERSIONS.insertedPerRow(this.orm, rows) as Promise<(ConversionRecord | undefined)[]>,
+      writeBatching(this.orm),
+    );
+    const guarded = new GuardedConversionWrites();
+    this.guardedWrites = new InsertBatcher((writes) => guarded.run(this.orm, writes), {
+      ...writeBatching(this.orm),
+      exclusiveKey: (write) => write.customer.id,
+    });
+  }
+
+  private db(): Kysely<Tables> {
+    return kyselyOf(this.orm);
+  }
+
+  /** Inserts a conversion by click; undefined: its external_id exists already. */
+  insertByClick(conversion: NewConversion): Promise<ConversionRecord | undefined> {
+    return this.insertsByClick.add(conversion);
+  }
+
+  /** Inserts a conversion by customer only if the customer is still as observed, and moves the customer on. */
+  async insertForCustomer(customer: CustomerGuard, conversion: NewConversion): Promise<GuardedResult> {
+    const row = await this.guardedWrites.add({ customer, conversion });
+    return { guarded: row.guarded, conversion: row.conversion ? fromJson(row.conversion) : undefined };
+  }
+
+  findByExternalId(organizationId: string, externalId: string): Promise<ConversionRecord | undefined> {
+    return this.db()
+      .selectFrom('conversions')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('external_id', '=', externalId)
+      .executeTakeFirst() as Promise<ConversionRecord | undefined>;
+  }
+
+  /** By the service's UUID or the merchant's external_id; 403 when only another organization has it, else 404. */
+  findOwned(organizationId: string, id: string): Promise<ConversionRecord> {
+    return findOwnedRow<ConversionRecord>(Sql.of(this.orm), CONVERSIONS_BY_MERCHANT_ID, organizationId, id);
+  }
+
+  /** Newest occurred_at first, at most `limit` rows. */
+  list(organizationId: string, filter: ConversionFilter, limit: number): Promise<ConversionRecord[]> {
+    let query = this.db().selectFrom('conversions').selectAll().where('organization_id', '=', organizationId);
+    if (filter.customer_id) query = query.where('customer_id', '=', filter.customer_id);
+    if (filter.affiliate_id) query = query.where('affiliate_id', '=', filter.affiliate_id);
+    if (filter.program_id) query = query.where('program_id', '=', filter.program_id);
+    if (filter.from) query = query.where('occurred_at', '>=', filter.from);
+    if (filter.to) query = query.where('occurred_at', '<', filter.to);
+    const before = filter.before;
+    if (before) query = query.where((eb) => eb(eb.refTuple('occurred_at', 'id'), '<', eb.tuple(before.at, before.id)));
+    return query.orderBy('occurred_at', 'desc').orderBy('id', 'desc').limit(limit).execute() as Promise<ConversionRecord[]>;
+  }
+
+  /**
+   * A refund of the conversion `id` in one transaction: the conversion locked (concurrent refunds
+   * of one charge are decided one after the other), `decide` given it and the refunds recorded for
+   * it, and what it decided stored: the report under its key (keeping the larger amount), and the
+   * conversion's new refunded amount, commission and status. A refusal thrown by `decide` writes
+   * nothing. `changed` is false when the conversion stays as it was.
+   */
+  async refund(
+    organizationId: string,
+    id: string,
+    decide: (conversion: ConversionRecord, recorded: readonly RecordedRefund[]) => RefundDecision,
+  ): Promise<{ conversion: ConversionRecord; changed: boolean }> {
+    const target = await this.findOwned(organizationId, id);
+    return this.db()
+      .transaction()
+      .execute(async (trx) => {
+        const conversion = (await trx.selectFrom('conversions').selectAll().where('id', '=', target.id).forUpdate().executeTakeFirst()) as ConversionRecord | undefined;
+        if (!conversion) throw new NotFoundError(CONVERSIONS_BY_MERCHANT_ID.notFound);
+        const recorded = await trx
+          .selectFrom('conversion_refunds')
+          .select(['refund_key as key', sql<string>`amount::text`.as('amount')])
+          .where('organization_id', '=', organizationId)
+          .where('conversion_id', '=', conversion.id)
+          .execute();
+        const { report, next } = decide(conversion, recorded);
+        const now = new Date();
+        if (report) {
+          await trx
+            .insertInto('conversion_refunds')
+            .values({ organization_id: organizationId, conversion_id: conversion.id, refund_key: report.key, amount: report.amount, created_at: now, updated_at: now })
+            .onConflict((conflict) =>
+              conflict
+                .columns(['organization_id', 'conversion_id', 'refund_key'])
+                .doUpdateSet((eb) => ({ amount: eb.ref('excluded.amount'), updated_at: eb.ref('excluded.updated_at') }))
+                .where('conversion_refunds.amount', '<', (eb) => eb.ref('excluded.amount')),
+            )
+            .execute();
+        }
+        if (!next) return { conversion, changed: false };
+        const updated = (await trx.updateTable('conversions').set(next).where('id', '=', conversion.id).returningAll().executeTakeFirstOrThrow()) as ConversionRecord;
+        return { conversion: updated, changed: true };
+      });
+  }
+}
+
+/**
+ * The guarded writes of conversions by customer, batched (db/batched-insert.ts), one statement
+ * for many requests (at most one per customer: each decides on its customer's observed state).
+ * Per row: lock the customer only if it is still in the observed state (first_conversion_at,
+ * status) the kind, commission and next status were decided on; insert the conversion only then;
+ * update the customer only if the conversion was inserted and the customer actually changes
+ * (most renewals change nothing: no new row version, no WAL for it). Under READ COMMITTED,
+ * FOR UPDATE waits for a concurrent writer of the customer and re-checks the condition on the row
+ * it committed, so a decision made on a stale state never lands (`guarded` is false and the
+ * caller decides again; timestamps compare at the millisecond precision of the values the service
+ * writes). Customers are locked in id order and conversions inserted in external_id order, so
+ * concurrent statements wait for each other rather than deadlock. A duplicate external_id
+ * inserts nothing and leaves the customer untouched. One result row per input row, by ordinality.
+ */
+class GuardedConversionWrites {
+  private built?: { conversionColumns: UnnestColumn[]; statement: StoredStatement };
+
+  async run(orm: MikroORM, writes: readonly GuardedWrite[]): Promise<GuardedRow[]> {
+    const { conversionColumns, statement } = this.build(orm, writes[0]!.conversion);
+    const customers = writes.map((w) => w.customer);
+    const values = [
+      customers.map((c) => c.id),
+      customers.map((c) => c.observedFirstConversionAt),
+      customers.map((c) => c.observedStatus),
+      ...columnArrays(
+        writes.map((w) => w.conversion),
+        conversionColumns,
+      ),
+      customers.map((c) => c.nextFirstConversionAt),
+      customers.map((c) => c.nextStatus),
+    ];
+    return statement.run<GuardedRow>(kyselyOf(orm), values);
+  }
+
+  /** The statement, built once from the entities' metadata (every write provides the same conversion columns). */
+  private build(orm: MikroORM, conversion: NewConversion): { conversionColumns: UnnestColumn[]; statement: StoredStatement } {
+    if (this.built) return this.built;
+    const type = (column: string) => columnTypeOf(orm, CustomerEntity, column);
+    const conversionColumns = providedColumns(orm, ConversionEntity, conversion);
+    const inputColumns: UnnestColumn[] = [
+      { name: 'customer_pk', type: type('id') },
+      { name: 'observed_first', type: type('first_conversion_at') },
+      { name: 'observed_status', type: type('status') },
+      ...conversionColumns,
+      { name: 'next_first', type: type('first_conversion_at') },
+      { name: 'next_status', type: type('status') },
+    ];
+    const list = (columns: readonly UnnestColumn[]) => sql.join(columns.map((c) => sql.id(c.name)));
+    const parameters = sql.join(inputColumns.map((c, i) => sql.raw(`$${i + 1}::${c.type}[]`)));
+    const customers = sql.table(metadataOf(orm, CustomerEntity).tableName);
+    const conversions = sql.table(metadataOf(orm, ConversionEntity).tableName);
+    const text = sql`with input as (
+    select * from unnest(${parameters}) with ordinality as t(${list(inputColumns)}, ord)
+  ), guard as (
+    select c.id from ${customers} c join input i on c.id = i.customer_pk
+    where date_trunc('milliseconds', c.first_conversion_at) is not distinct from i.observed_first and c.status = i.observed_status
+    order by c.id
+    for update of c
+  ), inserted as (
+    insert into ${conversions} (${list(conversionColumns)})
+    select ${list(conversionColumns)} from input where customer_pk in (select id from guard)
+    order by external_id
+    on conflict (organization_id, external_id) do nothing
+    returning *
+  ), customer_update as (
+    update ${customers} c set first_conversion_at = i.next_first, status = i.next_status, updated_at = i.created_at
+    from input i
+    where c.id = i.customer_pk and i.id in (select id from inserted)
+      and (date_trunc('milliseconds', c.first_conversion_at) is distinct from i.next_first or c.status is distinct from i.next_status)
+  )
+  select i.ord, i.customer_pk in (select id from guard) as guarded,
+    (select row_to_json(x) from inserted x where x.id = i.id) as conversion
+  from input i order by i.ord`.compile(kyselyOf(orm)).sql;
+    const statement = new StoredStatement(
+      'conversions_write_for_customers',
+      inputColumns.map((c) => `${c.type}[]`),
+      'table(ord bigint, guarded boolean, conversion json)',
+      text,
+    );
+    this.built = { conversionColumns, statement };
+    return this.built;
+  }
+}
