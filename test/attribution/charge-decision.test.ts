@@ -121,20 +121,15 @@ describe('a charge: commission window and the cap past it', () => {
   it('earns commission up to the end of the window, from the first conversion; strictly after it, nothing, and the customer is capped', () => {
     const first = new Date('2026-01-10T00:00:00Z');
     const renewal = (occurredAt: Date) => decideCharge(facts({ byClick: false, customer: tracked(first), program: program({ commission_window_months: 3 }), occurredAt }), API_CHANNEL);
-    expect(renewal(new Date('2026-04-10T00:00:00Z'))).toEqual({
+    const decided = (commission: string, pastCommissionWindow: boolean, status: string) => ({
       currency: 'USD',
       kind: 'recurring',
-      commission: '30.00',
-      pastCommissionWindow: false,
-      customer: { status: 'active', firstConversionAt: first },
+      commission,
+      pastCommissionWindow,
+      customer: { status, firstConversionAt: first },
     });
-    expect(renewal(new Date('2026-04-10T00:00:00.001Z'))).toEqual({
-      currency: 'USD',
-      kind: 'recurring',
-      commission: '0.00',
-      pastCommissionWindow: true,
-      customer: { status: 'capped', firstConversionAt: first },
-    });
+    expect(renewal(new Date('2026-04-10T00:00:00Z'))).toEqual(decided('30.00', false, 'active'));
+    expect(renewal(new Date('2026-04-10T00:00:00.001Z'))).toEqual(decided('0.00', true, 'capped'));
   });
 
   it("a customer's first charge starts the window; one reported late for an earlier time moves its start back", () => {
