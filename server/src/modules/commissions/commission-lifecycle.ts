@@ -1,0 +1,73 @@
+import { Decimal } from 'decimal.js';
+import type { CommissionStatus } from '@affiliate-attribution/contract';
+import { ConflictError } from '../../http/errors.js';
+
+/**
+ * The ledger's lifecycle rules (shared/spec/ledger.md, "Commissions"), as pure functions: what a
+ * status becomes, what a refund does to an entry. The commissions repository stores their outcome.
+ */
+
+/** An entry as the rules see it. */
+export interface LedgerEntryState {
+  status: CommissionStatus;
+  /** Exact decimal text. */
+  amount: string;
+  /** The payout carrying it (pending or paid), if any. */
+  payoutId: string | null;
+  /** When a pending entry approves itself; null when the program waits for the merchant. */
+  approvesAt: Date | null;
+}
+
+/**
+ * The status as a merchant sees it now: a `pending` entry whose `approves_at` has passed is
+ * `approved`, with no job to flip it (queries apply the same rule in SQL, so it holds across
+ * restarts and instances the moment the time passes).
+ */
+export function effectiveStatus(entry: Pick<LedgerEntryState, 'status' | 'approvesAt'>, now: Date): CommissionStatus {
+  return entry.status === 'pending' && entry.approvesAt !== null && entry.approvesAt.getTime() <= now.getTime() ? 'approved' : entry.status;
+}
+
+/** POST /approve: pending or on_hold -> approved; approved stays (a repeat); anything else is a conflict. */
+export function approved(entry: LedgerEntryState, now: Date): { status: 'approved'; changed: boolean } {
+  const status = effectiveStatus(entry, now);
+  if (status === 'approved') return { status, changed: entry.status !== 'approved' };
+  if (status === 'pending' || status === 'on_hold') return { status: 'approved', changed: true };
+  throw new ConflictError(`A ${status} commission cannot be approved`);
+}
+
+/** POST /reject: pending, approved or on_hold and in no payout -> rejected; rejected stays; anything else is a conflict. */
+export function rejected(entry: LedgerEntryState, now: Date): { status: 'rejected'; changed: boolean } {
+  const status = effectiveStatus(entry, now);
+  if (status === 'rejected') return { status, changed: false };
+  if (entry.payoutId !== null) throw new ConflictError('This commission is in a payout: cancel the payout first');
+  if (status === 'pending' || status === 'approved' || status === 'on_hold') return { status: 'rejected', changed: true };
+  throw new ConflictError(`A ${status} commission cannot be rejected`);
+}
+
+/** What a refund of its conversion does to a sale entry. */
+export type RefundEffect =
+  /** Nothing owed changes (the entry was rejected or reversed already, or the commission did not move). */
+  | { kind: 'none' }
+  /** Before payment, part refunded: the entry owes the reduced commission. */
+  | { kind: 'reduce'; amount: string }
+  /** Before payment, all refunded: reversed, its amount kept for the record, nothing owed. */
+  | { kind: 'reverse' }
+  /** Already carried by a payout (pending or paid): the entry stays as it is, a negative clawback takes back the difference. */
+  | { kind: 'clawback'; amount: string };
+
+/**
+ * The sale entry after a refund moved its conversion's commission from `before` to `after`
+ * (attribution/refunds.ts computes both, to the currency's minor unit). An entry in a payout is
+ * frozen (the payout's amount must stay what it was): the refunded part becomes a clawback, netted
+ * in the next payout, which is also right if that payout is canceled later (the entry comes back
+ * whole, the clawback stays).
+ */
+export function refundEffect(sale: LedgerEntryState, before: string, after: string, fullyRefunded: boolean): RefundEffect {
+  const delta = new Decimal(after).minus(new Decimal(before));
+  if (sale.status === 'rejected' || sale.status === 'reversed' || delta.isZero()) return { kind: 'none' };
+  if (sale.payoutId !== null || sale.status === 'paid') return { kind: 'clawback', amount: delta.toString() };
+  return fullyRefunded ? { kind: 'reverse' } : { kind: 'reduce', amount: new Decimal(after).toString() };
+}
+
+/** Statuses whose amount is owed to the affiliate (or already paid): the others count zero. */
+export const OWING_STATUSES: readonly CommissionStatus[] = ['pending', 'approved', 'on_hold', 'paid'];
