@@ -12,3 +12,6 @@ export * from './resources/conversions.js';
 export * from './resources/integrations.js';
 export * from './resources/admin.js';
 export * from './resources/tracking.js';
+export * from './resources/commissions.js';
+export * from './resources/payouts.js';
+export * from './resources/reports.js';
