@@ -11,6 +11,8 @@ import { ConversionEntity } from '../modules/conversions/conversion.entity.js';
 import { IntegrationEntity } from '../modules/integrations/integration.entity.js';
 import { ConversionRefundEntity } from '../modules/conversions/conversion-refund.entity.js';
 import { PaymentReferenceEntity, WebhookEventEntity } from '../webhooks/webhook.entities.js';
+import { CommissionEntity } from '../modules/commissions/commission.entity.js';
+import { PayoutEntity } from '../modules/payouts/payout.entity.js';
 import { migrationsList } from './migrations/index.js';
 import { registerConnection } from './database.js';
 
@@ -26,6 +28,8 @@ export const entities = [
   ConversionRefundEntity,
   WebhookEventEntity,
   PaymentReferenceEntity,
+  CommissionEntity,
+  PayoutEntity,
 ];
 
 /** The bounds on waits for PostgreSQL (config.ts: DB_*_TIMEOUT_MS). */

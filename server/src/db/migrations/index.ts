@@ -4,6 +4,7 @@ import { Migration20261201000000_webhooks } from './Migration20261201000000_webh
 import { Migration20261202000000_money_minor_units } from './Migration20261202000000_money_minor_units.js';
 import { Migration20261210000000_rate_limits } from './Migration20261210000000_rate_limits.js';
 import { Migration20261224000000_refund_identity } from './Migration20261224000000_refund_identity.js';
+import { Migration20261225000000_ledger } from './Migration20261225000000_ledger.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
 export const migrationsList: MigrationObject[] = [
@@ -12,4 +13,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261202000000_money_minor_units', class: Migration20261202000000_money_minor_units },
   { name: 'Migration20261210000000_rate_limits', class: Migration20261210000000_rate_limits },
   { name: 'Migration20261224000000_refund_identity', class: Migration20261224000000_refund_identity },
+  { name: 'Migration20261225000000_ledger', class: Migration20261225000000_ledger },
 ];

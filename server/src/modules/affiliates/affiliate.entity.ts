@@ -10,6 +10,8 @@ export const AffiliateEntity = defineEntity({
     email: p.text(),
     name: p.text().nullable(),
     slug: p.text(),
+    status: p.enum(['active', 'pending', 'disabled'] as const).default('active'),
+    payout_email: p.text().nullable(),
     created_at: p.datetime().defaultRaw('now()'),
   }),
 });

@@ -1,0 +1,25 @@
+import { defineEntity } from '@mikro-orm/core';
+
+/** One ledger entry (shared/spec/ledger.md, "Commissions"); the rules are in commission-lifecycle.ts. */
+export const CommissionEntity = defineEntity({
+  name: 'Commission',
+  tableName: 'commissions',
+  properties: (p) => ({
+    id: p.uuid().primary(),
+    organization_id: p.uuid(),
+    type: p.enum(['sale', 'clawback', 'adjustment'] as const),
+    status: p.enum(['pending', 'approved', 'paid', 'reversed', 'rejected', 'on_hold'] as const),
+    amount: p.decimal('string'),
+    currency: p.string(),
+    affiliate_id: p.uuid(),
+    program_id: p.uuid(),
+    conversion_id: p.uuid().nullable(),
+    customer_id: p.text().nullable(),
+    description: p.text().nullable(),
+    rejection_reason: p.text().nullable(),
+    approves_at: p.datetime().nullable(),
+    payout_id: p.uuid().nullable(),
+    created_at: p.datetime().defaultRaw('now()'),
+    updated_at: p.datetime().defaultRaw('now()'),
+  }),
+});
