@@ -10,7 +10,8 @@ import { Migration } from '@mikro-orm/migrations';
  *   or paid entry may carry one (check).
  * - "Approved by itself" is not a stored transition: a `pending` entry whose `approves_at` has
  *   passed is approved in every query (commission-lifecycle.ts effectiveStatus), so nothing has to
- *   run at that moment, on any instance.
+ *   run at that moment, on any instance. `approved_at` records an approval that was an act (the
+ *   merchant's, or an adjustment's creation); an entry was approved at coalesce(approved_at, approves_at).
  * - Existing conversions that earned a commission get their sale entry, their hold counted from
  *   their occurred_at (the default 30 days; a fully refunded one is `reversed`).
  */
@@ -56,6 +57,7 @@ create table commissions (
   description text null,
   rejection_reason text null,
   approves_at timestamptz null,
+  approved_at timestamptz null,
   payout_id uuid null references payouts (id),
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),

@@ -18,6 +18,7 @@ export const CommissionEntity = defineEntity({
     description: p.text().nullable(),
     rejection_reason: p.text().nullable(),
     approves_at: p.datetime().nullable(),
+    approved_at: p.datetime().nullable(),
     payout_id: p.uuid().nullable(),
     created_at: p.datetime().defaultRaw('now()'),
     updated_at: p.datetime().defaultRaw('now()'),
