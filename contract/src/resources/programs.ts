@@ -33,6 +33,19 @@ const programFields = {
     .nullable()
     .describe("Commission window in months, counted from the customer's first conversion; after it, recurring charges earn no commission and the customer becomes `capped`. null means lifetime."),
   currency: CurrencyCode,
+  hold_days: z
+    .number()
+    .int()
+    .min(0)
+    .max(365)
+    .describe("Days a sale's commission stays `pending` after the sale's occurred_at, while a refund is still likely; then it is `approved` (with auto_approve)."),
+  auto_approve: z.boolean().describe('true: a pending commission becomes `approved` by itself when its hold ends; false: it waits for POST /api/commissions/{id}/approve.'),
+  minimum_payout: z
+    .number()
+    .finite()
+    .min(0)
+    .max(1_000_000_000)
+    .describe("Smallest net amount, in the program's currency, that POST /api/payouts pays an affiliate; below it the commissions wait for the next payout."),
 };
 
 export const Program = z
@@ -51,6 +64,9 @@ export const CreateProgramBody = z.object({
   click_window_days: programFields.click_window_days.optional().describe('Click attribution window in days; default 60.'),
   commission_window_months: programFields.commission_window_months.optional().describe('Commission window in months from the first conversion; default null (lifetime).'),
   currency: programFields.currency.optional().describe('ISO 4217 currency code; default USD.'),
+  hold_days: programFields.hold_days.optional().describe('Hold before a commission is approved, in days; default 30.'),
+  auto_approve: programFields.auto_approve.optional().describe('Default true.'),
+  minimum_payout: programFields.minimum_payout.optional().describe('Default 0: every positive net amount is paid.'),
 });
 
 export const UpdateProgramBody = CreateProgramBody.partial();

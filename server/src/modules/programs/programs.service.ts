@@ -4,6 +4,7 @@ import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso } from '../../http/serialize.js';
 import type { AttributionResolver } from '../../attribution/resolver.js';
 import { assertCommissionRule } from '../../attribution/commission.js';
+import { assertWholeMinorUnits } from '../../attribution/money.js';
 import type { ProgramRecord, ProgramsRepository } from './programs.repository.js';
 
 export const PROGRAM_DEFAULTS = {
@@ -11,6 +12,9 @@ export const PROGRAM_DEFAULTS = {
   click_window_days: 60,
   commission_window_months: null,
   currency: 'USD',
+  hold_days: 30,
+  auto_approve: true,
+  minimum_payout: 0,
 } as const;
 
 export interface ProgramInput {
@@ -20,6 +24,9 @@ export interface ProgramInput {
   click_window_days?: number;
   commission_window_months?: number | null;
   currency?: string;
+  hold_days?: number;
+  auto_approve?: boolean;
+  minimum_payout?: number;
 }
 
 export function toProgramDto(p: ProgramRecord): Program {
@@ -31,6 +38,9 @@ export function toProgramDto(p: ProgramRecord): Program {
     click_window_days: p.click_window_days,
     commission_window_months: p.commission_window_months ?? null,
     currency: p.currency,
+    hold_days: p.hold_days,
+    auto_approve: p.auto_approve,
+    minimum_payout: decimalToNumber(p.minimum_payout),
     created_at: iso(p.created_at),
     updated_at: iso(p.updated_at),
   };
@@ -46,6 +56,8 @@ export class ProgramsService {
     const now = new Date();
     const commissionType = input.commission_type ?? PROGRAM_DEFAULTS.commission_type;
     assertCommissionRule({ commission_type: commissionType, commission_value: input.commission_value });
+    const currency = (input.currency ?? PROGRAM_DEFAULTS.currency).toUpperCase();
+    assertWholeMinorUnits('minimum_payout', input.minimum_payout ?? 0, currency);
     const program = await this.programs.insert({
       id: randomUUID(),
       organization_id: organizationId,
@@ -54,7 +66,10 @@ export class ProgramsService {
       commission_value: String(input.commission_value),
       click_window_days: input.click_window_days ?? PROGRAM_DEFAULTS.click_window_days,
       commission_window_months: input.commission_window_months ?? PROGRAM_DEFAULTS.commission_window_months,
-      currency: (input.currency ?? PROGRAM_DEFAULTS.currency).toUpperCase(),
+      currency,
+      hold_days: input.hold_days ?? PROGRAM_DEFAULTS.hold_days,
+      auto_approve: input.auto_approve ?? PROGRAM_DEFAULTS.auto_approve,
+      minimum_payout: String(input.minimum_payout ?? PROGRAM_DEFAULTS.minimum_payout),
       created_at: now,
       updated_at: now,
     });
@@ -88,9 +103,13 @@ export class ProgramsService {
         click_window_days: input.click_window_days ?? current.click_window_days,
         commission_window_months: input.commission_window_months !== undefined ? input.commission_window_months : current.commission_window_months,
         currency: input.currency !== undefined ? input.currency.toUpperCase() : current.currency,
+        hold_days: input.hold_days ?? current.hold_days,
+        auto_approve: input.auto_approve ?? current.auto_approve,
+        minimum_payout: input.minimum_payout !== undefined ? String(input.minimum_payout) : current.minimum_payout,
         updated_at: new Date(),
       };
       assertCommissionRule(next);
+      assertWholeMinorUnits('minimum_payout', next.minimum_payout, next.currency);
       return next;
     });
     this.resolver.forgetProgram(program.id);
