@@ -13,6 +13,10 @@ export const Slug = z
   .regex(SLUG_PATTERN, 'Expected 2 to 64 lowercase letters, digits or "-"')
   .describe('Referral link slug (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the organization.');
 
+export const AffiliateStatus = z
+  .enum(['active', 'pending', 'disabled'])
+  .describe("`active`: the partner's links attribute; `pending`: an application awaiting the merchant's approval; `disabled`: the links record no new click and attribute no new customer (404 `No attribution found`), while the customers already referred keep earning on their renewals.");
+
 export const Affiliate = z
   .object({
     id: Uuid.describe('Affiliate (membership) id.'),
@@ -20,6 +24,8 @@ export const Affiliate = z
     name: z.string().nullable().describe('Display name of the partner.'),
     program_id: Uuid.describe('Program of this membership.'),
     slug: Slug,
+    status: AffiliateStatus,
+    payout_email: z.string().nullable().describe("Where payouts are sent (PayPal or Wise e-mail); null: the partner's e-mail."),
     created_at: Timestamp,
   })
   .describe('Affiliate: a partner in one program, identified by (email, program).');
@@ -29,6 +35,14 @@ export const CreateAffiliateBody = z.object({
   program_id: Uuid.describe('Program to join; must belong to the organization (else 404).'),
   slug: Slug.optional().describe('Referral slug; generated when omitted. A slug used by another membership of the organization answers 409.'),
   name: z.string().min(1).max(200).optional().describe('Display name of the partner.'),
+  payout_email: z.string().email().max(320).optional().describe("Where payouts are sent; default the partner's e-mail."),
+  status: AffiliateStatus.optional().describe('Default `active`.'),
+});
+
+export const UpdateAffiliateBody = z.object({
+  name: z.string().min(1).max(200).nullable().optional().describe('Display name; null clears it.'),
+  payout_email: z.string().email().max(320).nullable().optional().describe("Where payouts are sent; null: the partner's e-mail."),
+  status: AffiliateStatus.optional(),
 });
 
 const AffiliateEnvelope = z.object({ success: z.literal(true), data: z.object({ affiliate: Affiliate }) });
@@ -75,6 +89,17 @@ export const affiliatesContract = c.router({
     pathParams: z.object({ id: z.string().describe('Affiliate id (UUID).') }),
     responses: { 200: AffiliateEnvelope, 403: errorResponses[403], 404: errorResponses[404] },
   },
+  update: {
+    method: 'PATCH',
+    path: '/api/affiliates/:id',
+    summary: 'Update an affiliate',
+    description: "Changes the partner's name, payout e-mail or status (approve an application: `active`; stop the links: `disabled`). Fields left out are unchanged.",
+    pathParams: z.object({ id: z.string().describe('Affiliate id (UUID).') }),
+    body: UpdateAffiliateBody,
+    responses: { 200: AffiliateEnvelope, 400: errorResponses[400], 403: errorResponses[403], 404: errorResponses[404] },
+  },
 });
 
 export type Affiliate = z.infer<typeof Affiliate>;
+export type AffiliateStatus = z.infer<typeof AffiliateStatus>;
+export type UpdateAffiliateBody = z.infer<typeof UpdateAffiliateBody>;

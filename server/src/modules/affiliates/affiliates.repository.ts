@@ -64,6 +64,19 @@ export class AffiliatesRepository {
     return findOwnedRow<AffiliateRecord>(Sql.of(this.orm), AFFILIATES_BY_ID, organizationId, id);
   }
 
+  /**
+   * Changes an owned membership in one transaction; `change` decides from the stored row.
+   * TODO(issue 14): attribution does not read `status` yet; a disabled affiliate must stop
+   * attributing on every instance (a change notification, as programs have).
+   */
+  updateOwned(organizationId: string, id: string, change: (current: AffiliateRecord) => Pick<AffiliateRecord, 'name' | 'payout_email' | 'status'>): Promise<AffiliateRecord> {
+    return Sql.of(this.orm).transaction(async (sql) => {
+      const current = await findOwnedRow<AffiliateRecord>(sql, AFFILIATES_BY_ID, organizationId, id);
+      const [updated] = await sql.execute(kyselyOf(this.orm).updateTable('affiliates').set(change(current)).where('id', '=', current.id).returningAll());
+      return updated!;
+    });
+  }
+
   /** What attribution needs of the affiliate behind a slug (attribution/resolver.ts caches it). */
   findBySlug(organizationId: string, slug: string): Promise<CachedAffiliate | undefined> {
     return kyselyOf(this.orm)

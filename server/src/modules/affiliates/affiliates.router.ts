@@ -17,4 +17,8 @@ export const affiliatesRouter = (affiliates: AffiliatesService) =>
       status: 200,
       body: { success: true, data: { affiliate: await affiliates.get(requireOrganization(req).id, params.id) } },
     }),
+    update: async ({ req, params, body }) => ({
+      status: 200,
+      body: { success: true, data: { affiliate: await affiliates.update(requireOrganization(req).id, params.id, body) } },
+    }),
   });

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Affiliate } from '@affiliate-attribution/contract';
+import type { Affiliate, AffiliateStatus, UpdateAffiliateBody } from '@affiliate-attribution/contract';
 import { ConflictError, NotFoundError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { iso } from '../../http/serialize.js';
@@ -12,6 +12,8 @@ export function toAffiliateDto(a: AffiliateRecord): Affiliate {
     name: a.name ?? null,
     program_id: a.program_id,
     slug: a.slug,
+    status: a.status,
+    payout_email: a.payout_email ?? null,
     created_at: iso(a.created_at),
   };
 }
@@ -21,6 +23,8 @@ export interface CreateAffiliateInput {
   program_id: string;
   slug?: string;
   name?: string;
+  payout_email?: string;
+  status?: AffiliateStatus;
 }
 
 /** A readable slug from the e-mail's local part plus a random suffix: `jane-doe-x7k2`. */
@@ -62,6 +66,8 @@ export class AffiliatesService {
           email,
           name: input.name ?? null,
           slug,
+          status: input.status ?? 'active',
+          payout_email: input.payout_email?.trim().toLowerCase() ?? null,
           created_at: new Date(),
         });
         return { affiliate: toAffiliateDto(row), deduped };
@@ -82,6 +88,17 @@ export class AffiliatesService {
     const rows = await this.affiliates.page(organizationId, filter, decodeCursor(query.cursor), limit);
     const page = pageOf(rows, limit, (a) => ({ at: a.created_at, id: a.id }));
     return { affiliates: page.items.map(toAffiliateDto), next_cursor: page.next_cursor };
+  }
+
+  /** Name, payout e-mail, status: the fields given, the rest unchanged (403/404 by the ownership rule). */
+  async update(organizationId: string, id: string, input: UpdateAffiliateBody): Promise<Affiliate> {
+    return toAffiliateDto(
+      await this.affiliates.updateOwned(organizationId, id, (current) => ({
+        name: input.name !== undefined ? input.name : current.name,
+        payout_email: input.payout_email !== undefined ? (input.payout_email?.trim().toLowerCase() ?? null) : current.payout_email,
+        status: input.status ?? current.status,
+      })),
+    );
   }
 
   /** 404 when no such affiliate exists anywhere, 403 when it belongs to another organization. */
