@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { createMerchant, createOrganization, expectError, request } from '../support/api.js';
+
+type Merchant = Awaited<ReturnType<typeof createMerchant>>;
+
+async function adjust(m: Merchant, amount: number, over: Record<string, unknown> = {}) {
+  const res = await m.api.post('/api/commissions', { affiliate_id: m.affiliate.id, amount, description: `adjustment ${amount}`, ...over });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.data.commission;
+}
+
+async function secondAffiliate(m: Merchant, over: Record<string, unknown> = {}) {
+  const res = await m.api.post('/api/affiliates', { email: `b-${Math.random().toString(36).slice(2)}@example.com`, program_id: m.program.id, ...over });
+  expect(res.status).toBe(201);
+  return res.body.data.affiliate;
+}
+
+describe('commissions: adjustments, approve, reject', () => {
+  it('an adjustment is approved at once, in the program currency, and listed', async () => {
+    const m = await createMerchant({ currency: 'EUR' });
+    const c = await adjust(m, 12.5);
+    expect(c).toMatchObject({ type: 'adjustment', status: 'approved', amount: 12.5, currency: 'EUR', affiliate_id: m.affiliate.id, program_id: m.program.id, conversion_id: null, payout_id: null, description: 'adjustment 12.5' });
+    const list = await m.api.get('/api/commissions?type=adjustment&status=approved');
+    expect(list.body.data.commissions.map((x: { id: string }) => x.id)).toEqual([c.id]);
+    expect((await m.api.get(`/api/commissions/${c.id}`)).body.data.commission).toEqual(c);
+  });
+
+  it('refuses an adjustment of 0, finer than the currency, or for an affiliate of another organization', async () => {
+    const m = await createMerchant();
+    const other = await createMerchant();
+    expectError(await m.api.post('/api/commissions', { affiliate_id: m.affiliate.id, amount: 0, description: 'x' }), 400, /amount/);
+    expectError(await m.api.post('/api/commissions', { affiliate_id: m.affiliate.id, amount: 1.005, description: 'x' }), 400, /at most 2 decimals/);
+    expectError(await m.api.post('/api/commissions', { affiliate_id: other.affiliate.id, amount: 5, description: 'x' }), 404, 'Affiliate not found');
+  });
+
+  it('reject keeps a reason; a rejected entry cannot be approved; another organization gets 403', async () => {
+    const m = await createMerchant();
+    const c = await adjust(m, 5);
+    const rejected = await m.api.post(`/api/commissions/${c.id}/reject`, { reason: 'duplicate' });
+    expect(rejected.body.data.commission).toMatchObject({ status: 'rejected', rejection_reason: 'duplicate' });
+    expect((await m.api.post(`/api/commissions/${c.id}/reject`, {})).status).toBe(200);
+    expectError(await m.api.post(`/api/commissions/${c.id}/approve`), 409, 'A rejected commission cannot be approved');
+    const other = await createOrganization();
+    expectError(await other.api.get(`/api/commissions/${c.id}`), 403);
+    expectError(await other.api.post(`/api/commissions/${c.id}/approve`), 403);
+    expectError(await m.api.get('/api/commissions/00000000-0000-4000-8000-000000000000'), 404, 'Commission not found');
+  });
+});
+
+describe('payouts', () => {
+  it('one payout per affiliate and currency, net of negative entries; minimum_payout and a negative net wait', async () => {
+    const m = await createMerchant({ minimum_payout: 20 });
+    const b = await secondAffiliate(m);
+    const c = await secondAffiliate(m);
+    await adjust(m, 30);
+    await adjust(m, -5);
+    await adjust(m, 7, { currency: 'EUR' }); // another currency: its own group, below the minimum
+    await adjust(m, 10, { affiliate_id: b.id }); // below the minimum: waits
+    await adjust(m, -3, { affiliate_id: c.id }); // negative net: waits
+    const res = await m.api.post('/api/payouts', {});
+    expect(res.status).toBe(201);
+    expect(res.body.data.payouts).toEqual([
+      expect.objectContaining({ affiliate_id: m.affiliate.id, program_id: m.program.id, currency: 'USD', amount: 25, status: 'pending', commission_count: 2, reference: null, paid_at: null }),
+    ]);
+    const payoutId = res.body.data.payouts[0].id;
+    const carried = await m.api.get(`/api/commissions?affiliate_id=${m.affiliate.id}`);
+    for (const entry of carried.body.data.commissions) expect(entry.payout_id).toBe(entry.currency === 'USD' ? payoutId : null);
+    // Nothing left to gather for that affiliate: a second run creates nothing.
+    expect((await m.api.post('/api/payouts', {})).body.data.payouts).toEqual([]);
+  });
+
+  it('paid: entries paid for good; cancel: entries released to the next payout; 409s between them', async () => {
+    const m = await createMerchant();
+    const entry = await adjust(m, 40);
+    const [payout] = (await m.api.post('/api/payouts', {})).body.data.payouts;
+    expectError(await m.api.post(`/api/commissions/${entry.id}/reject`, {}), 409, /in a payout/);
+    const canceled = await m.api.post(`/api/payouts/${payout.id}/cancel`);
+    expect(canceled.body.data.payout).toMatchObject({ status: 'canceled', canceled_at: expect.any(String) });
+    expect((await m.api.get(`/api/commissions/${entry.id}`)).body.data.commission).toMatchObject({ status: 'approved', payout_id: null });
+    expectError(await m.api.post(`/api/payouts/${payout.id}/paid`, {}), 409, 'A canceled payout cannot be marked paid');
+
+    const [again] = (await m.api.post('/api/payouts', {})).body.data.payouts;
+    expect(again).toMatchObject({ amount: 40, commission_count: 1 });
+    const paid = await m.api.post(`/api/payouts/${again.id}/paid`, { reference: 'PP-BATCH-1' });
+    expect(paid.body.data.payout).toMatchObject({ status: 'paid', reference: 'PP-BATCH-1', paid_at: expect.any(String) });
+    expect((await m.api.post(`/api/payouts/${again.id}/paid`, {})).body.data.payout).toEqual(paid.body.data.payout);
+    expect((await m.api.get(`/api/commissions/${entry.id}`)).body.data.commission).toMatchObject({ status: 'paid', payout_id: again.id });
+    expectError(await m.api.post(`/api/payouts/${again.id}/cancel`), 409, 'A paid payout cannot be canceled');
+    expect((await m.api.get('/api/payouts?status=paid')).body.data.payouts.map((p: { id: string }) => p.id)).toEqual([again.id]);
+  });
+
+  it('concurrent payout runs never put an entry in two payouts', async () => {
+    const m = await createMerchant();
+    const others = await Promise.all([secondAffiliate(m), secondAffiliate(m), secondAffiliate(m)]);
+    for (const a of [m.affiliate, ...others]) for (const amount of [10, 20, -4]) await adjust(m, amount, { affiliate_id: a.id });
+    const runs = await Promise.all(Array.from({ length: 6 }, () => m.api.post('/api/payouts', {})));
+    for (const r of runs) expect(r.status).toBe(201);
+    const payouts = runs.flatMap((r) => r.body.data.payouts);
+    expect(payouts).toHaveLength(4);
+    expect(new Set(payouts.map((p: { affiliate_id: string }) => p.affiliate_id)).size).toBe(4);
+    for (const p of payouts) expect(p).toMatchObject({ amount: 26, commission_count: 3 });
+  });
+
+  it('exports the pending payouts as CSV, PayPal and Wise files', async () => {
+    const m = await createMerchant();
+    await m.api.patch(`/api/affiliates/${m.affiliate.id}`, { payout_email: 'jane.pay@example.com', name: 'Jane' });
+    await adjust(m, 12.3);
+    const [payout] = (await m.api.post('/api/payouts', {})).body.data.payouts;
+    const paypal = await request('GET', '/api/payouts/export?format=paypal', { key: m.key });
+    expect(paypal.status).toBe(200);
+    expect(paypal.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(paypal.body).toBe(`jane.pay@example.com,12.30,USD,${payout.id.replaceAll('-', '').slice(0, 30)},"Affiliate commissions, payout ${payout.id}",PAYPAL\n`);
+    const wise = await request('GET', '/api/payouts/export?format=wise', { key: m.key });
+    expect(String(wise.body).split('\n')[1]).toBe(`Jane,jane.pay@example.com,Payout ${payout.id.slice(0, 8)},PERSON,target,12.30,USD,USD`);
+    const csv = await request('GET', '/api/payouts/export', { key: m.key });
+    expect(String(csv.body)).toContain(`${payout.id},${m.affiliate.id}`);
+    expectError(await m.api.get('/api/payouts/export?format=xls'), 400, /format/);
+  });
+});
