@@ -227,6 +227,10 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
         mediaWithExamples.push(`${pointerBase}/responses/${status}/content/application~1json`);
       } else if (rawResponse.content) {
         response.content = rawResponse.content;
+      } else {
+        // A response that is not JSON (c.otherResponse: a CSV file) is text of its content type.
+        const other = (route.responses as Record<number, unknown>)[status] as { contentType?: string } | undefined;
+        if (other?.contentType) response.content = { [other.contentType]: { schema: { type: 'string' } } };
       }
       if (RETRY_AFTER_STATUSES.includes(status)) response.headers = { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } };
       responses[String(status)] = response;

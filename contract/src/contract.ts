@@ -3,6 +3,8 @@ import { apiKeyErrorResponses, everyRouteErrorResponses } from './common/errors.
 import { adminContract } from './resources/admin.js';
 import { affiliatesContract } from './resources/affiliates.js';
 import { clicksContract } from './resources/clicks.js';
+import { commissionsContract } from './resources/commissions.js';
+import { payoutsContract } from './resources/payouts.js';
 import { conversionsContract } from './resources/conversions.js';
 import { customersContract } from './resources/customers.js';
 import { integrationsContract, webhooksContract } from './resources/integrations.js';
@@ -22,6 +24,8 @@ export const merchantContract = c.router(
     customers: customersContract,
     conversions: conversionsContract,
     integrations: integrationsContract,
+    commissions: commissionsContract,
+    payouts: payoutsContract,
   },
   {
     strictStatusCodes: true,

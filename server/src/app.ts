@@ -46,6 +46,12 @@ import { WebhookDispatcher, webhooksRouter } from './webhooks/dispatcher.js';
 import { trackingRouter } from './modules/tracking/tracking.router.js';
 import { mountPublicTrackingMiddleware } from './modules/tracking/tracking.http.js';
 import { snippetHandler } from './snippet/serve.js';
+import { CommissionsRepository } from './modules/commissions/commissions.repository.js';
+import { CommissionsService } from './modules/commissions/commissions.service.js';
+import { commissionsRouter } from './modules/commissions/commissions.router.js';
+import { PayoutsRepository } from './modules/payouts/payouts.repository.js';
+import { PayoutsService } from './modules/payouts/payouts.service.js';
+import { payoutsRouter } from './modules/payouts/payouts.router.js';
 
 /**
  * How this instance learns that a cached program rule or API key changed on another instance:
@@ -88,6 +94,8 @@ export interface Services {
   /** Recording charges, refunds and cancellations for every channel (charges/record.ts). */
   charges: ChargeRecorder;
   integrations: IntegrationsService;
+  commissions: CommissionsService;
+  payouts: PayoutsService;
   authenticator: ApiKeyAuthenticator;
   /** The caches a change notification reaches (db/change-notifications.ts): program rules and API keys. */
   caches: CacheChangeHandler;
@@ -125,6 +133,8 @@ export function createServices(orm: MikroORM, ttls: CacheTtls): Services {
     conversions,
     charges: new ChargeRecorder(orm, conversions, customers),
     integrations: new IntegrationsService(new IntegrationsRepository(orm)),
+    commissions: new CommissionsService(new CommissionsRepository(orm)),
+    payouts: new PayoutsService(new PayoutsRepository(orm)),
     authenticator,
     caches: {
       changed: (change) => (change.kind === 'program' ? resolver.forgetProgram(change.id) : authenticator.forget(change.keyHash)),
@@ -231,6 +241,8 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.customers, customers, app, options);
   createExpressEndpoints(contract.conversions, conversions, app, options);
   createExpressEndpoints(contract.integrations, integrationsRouter(services.integrations), app, options);
+  createExpressEndpoints(contract.commissions, commissionsRouter(services.commissions), app, options);
+  createExpressEndpoints(contract.payouts, payoutsRouter(services.payouts), app, options);
   createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator), app, options);
   createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers), app, options);
 

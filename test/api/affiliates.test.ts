@@ -11,7 +11,8 @@ describe('affiliates', () => {
       success: true,
       deduped: false,
       data: {
-        affiliate: { id: expect.any(String), email: 'ann@example.com', name: 'Ann', program_id: program.id, slug: 'ann', created_at: expect.any(String) },
+        // status and payout_email: the ledger's fields (issue 14).
+        affiliate: { id: expect.any(String), email: 'ann@example.com', name: 'Ann', program_id: program.id, slug: 'ann', status: 'active', payout_email: null, created_at: expect.any(String) },
       },
     });
   });

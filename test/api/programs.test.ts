@@ -17,6 +17,10 @@ describe('programs', () => {
           click_window_days: 60,
           commission_window_months: null,
           currency: 'USD',
+          // The ledger's settings (issue 14): a 30-day hold, approved by itself, every amount paid.
+          hold_days: 30,
+          auto_approve: true,
+          minimum_payout: 0,
           created_at: expect.any(String),
           updated_at: expect.any(String),
         },

@@ -36,13 +36,11 @@ export const CreateAffiliateBody = z.object({
   slug: Slug.optional().describe('Referral slug; generated when omitted. A slug used by another membership of the organization answers 409.'),
   name: z.string().min(1).max(200).optional().describe('Display name of the partner.'),
   payout_email: z.string().email().max(320).optional().describe("Where payouts are sent; default the partner's e-mail."),
-  status: AffiliateStatus.optional().describe('Default `active`.'),
 });
 
 export const UpdateAffiliateBody = z.object({
   name: z.string().min(1).max(200).nullable().optional().describe('Display name; null clears it.'),
   payout_email: z.string().email().max(320).nullable().optional().describe("Where payouts are sent; null: the partner's e-mail."),
-  status: AffiliateStatus.optional(),
 });
 
 const AffiliateEnvelope = z.object({ success: z.literal(true), data: z.object({ affiliate: Affiliate }) });
@@ -93,10 +91,10 @@ export const affiliatesContract = c.router({
     method: 'PATCH',
     path: '/api/affiliates/:id',
     summary: 'Update an affiliate',
-    description: "Changes the partner's name, payout e-mail or status (approve an application: `active`; stop the links: `disabled`). Fields left out are unchanged.",
+    description: "Changes the partner's name or payout e-mail. Fields left out are unchanged.",
     pathParams: z.object({ id: z.string().describe('Affiliate id (UUID).') }),
     body: UpdateAffiliateBody,
-    responses: { 200: AffiliateEnvelope, 400: errorResponses[400], 403: errorResponses[403], 404: errorResponses[404] },
+    responses: { 200: AffiliateEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404] },
   },
 });
 

@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { errorResponses } from '../common/errors.js';
+import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
 import { CurrencyCode, Money, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
 
@@ -95,7 +95,7 @@ export const commissionsContract = c.router({
     summary: 'Add an adjustment',
     description: 'Adds a manual `adjustment` entry (a bonus or a correction), `approved` at once: the next payout carries it.',
     body: CreateAdjustmentBody,
-    responses: { 201: CommissionEnvelope, 400: errorResponses[400], 404: errorResponses[404] },
+    responses: { 201: CommissionEnvelope, ...jsonBodyErrorResponses, 404: errorResponses[404] },
   },
   approve: {
     method: 'POST',
@@ -104,7 +104,7 @@ export const commissionsContract = c.router({
     description: 'A `pending` or `on_hold` entry becomes `approved` at once. Approving an `approved` entry changes nothing; any other status answers 409.',
     pathParams: idParam,
     body: z.object({}).default({}),
-    responses: { 200: CommissionEnvelope, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
+    responses: { 200: CommissionEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
   },
   reject: {
     method: 'POST',
@@ -113,7 +113,7 @@ export const commissionsContract = c.router({
     description: 'A `pending`, `approved` or `on_hold` entry that no payout carries becomes `rejected`: it is never paid. Rejecting a `rejected` entry changes nothing; an entry in a payout, `paid` or `reversed` answers 409.',
     pathParams: idParam,
     body: RejectCommissionBody.default({}),
-    responses: { 200: CommissionEnvelope, 400: errorResponses[400], 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
+    responses: { 200: CommissionEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
   },
 });
 

@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { errorResponses } from '../common/errors.js';
+import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
 import { CurrencyCode, Money, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
 
@@ -47,7 +47,7 @@ export const payoutsContract = c.router({
     description:
       "Gathers every `approved` commission that no payout carries and creates one `pending` payout per (affiliate, program, currency) whose net amount is above 0 and reaches the program's `minimum_payout`; the rest waits for the next run (a negative net carries over). A commission is in at most one pending or paid payout, also when two calls run at once. Answers the payouts created, possibly none.",
     body: CreatePayoutsBody.default({}),
-    responses: { 201: z.object({ success: z.literal(true), data: z.object({ payouts: z.array(Payout) }) }), 400: errorResponses[400] },
+    responses: { 201: z.object({ success: z.literal(true), data: z.object({ payouts: z.array(Payout) }) }), ...jsonBodyErrorResponses },
   },
   list: {
     method: 'GET',
@@ -89,7 +89,7 @@ export const payoutsContract = c.router({
     description: 'A `pending` payout becomes `paid` and its commissions `paid`, for good. Marking a `paid` payout again changes nothing; a `canceled` one answers 409.',
     pathParams: idParam,
     body: z.object({ reference: z.string().min(1).max(255).optional().describe('Your reference of the transfer.') }).default({}),
-    responses: { 200: PayoutEnvelope, 400: errorResponses[400], 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
+    responses: { 200: PayoutEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
   },
   cancel: {
     method: 'POST',
@@ -98,7 +98,7 @@ export const payoutsContract = c.router({
     description: 'A `pending` payout becomes `canceled` and releases its commissions back to `approved`, for the next payout. Canceling a `canceled` payout changes nothing; a `paid` one answers 409.',
     pathParams: idParam,
     body: z.object({}).default({}),
-    responses: { 200: PayoutEnvelope, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
+    responses: { 200: PayoutEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
   },
 });
 

@@ -105,7 +105,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update an affiliate
+         * @description Changes the partner's name or payout e-mail. Fields left out are unchanged.
+         */
+        patch: operations["affiliatesUpdate"];
         trace?: never;
     };
     "/api/clicks": {
@@ -122,6 +126,90 @@ export interface paths {
          * @description Records a click on an affiliate link and returns the `cookie_id` and click id to attribute later customers and conversions with. An unknown `ref` answers 404 "No attribution found".
          */
         post: operations["clicksCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/commissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List commissions
+         * @description Lists ledger entries, newest first, with filters and cursor pagination. A `pending` entry whose `approves_at` has passed is listed (and filtered) as `approved`.
+         */
+        get: operations["commissionsList"];
+        put?: never;
+        /**
+         * Add an adjustment
+         * @description Adds a manual `adjustment` entry (a bonus or a correction), `approved` at once: the next payout carries it.
+         */
+        post: operations["commissionsCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/commissions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a commission
+         * @description Returns one ledger entry.
+         */
+        get: operations["commissionsGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/commissions/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a commission
+         * @description A `pending` or `on_hold` entry becomes `approved` at once. Approving an `approved` entry changes nothing; any other status answers 409.
+         */
+        post: operations["commissionsApprove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/commissions/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a commission
+         * @description A `pending`, `approved` or `on_hold` entry that no payout carries becomes `rejected`: it is never paid. Rejecting a `rejected` entry changes nothing; an entry in a payout, `paid` or `reversed` answers 409.
+         */
+        post: operations["commissionsReject"];
         delete?: never;
         options?: never;
         head?: never;
@@ -300,6 +388,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/payouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List payouts
+         * @description Lists payouts, newest first, with filters and cursor pagination.
+         */
+        get: operations["payoutsList"];
+        put?: never;
+        /**
+         * Create payouts
+         * @description Gathers every `approved` commission that no payout carries and creates one `pending` payout per (affiliate, program, currency) whose net amount is above 0 and reaches the program's `minimum_payout`; the rest waits for the next run (a negative net carries over). A commission is in at most one pending or paid payout, also when two calls run at once. Answers the payouts created, possibly none.
+         */
+        post: operations["payoutsCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payouts/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export payouts as a batch file
+         * @description A CSV file of the payouts matching the filters, one row per payout, paid to the affiliate's `payout_email` (else its e-mail). PayPal takes one currency per file (filter with `currency`), at most 5,000 rows; Wise at most 1,000: past those limits the answer is 400, asking to narrow the export.
+         */
+        get: operations["payoutsExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payouts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a payout
+         * @description Returns one payout.
+         */
+        get: operations["payoutsGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payouts/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a payout
+         * @description A `pending` payout becomes `canceled` and releases its commissions back to `approved`, for the next payout. Canceling a `canceled` payout changes nothing; a `paid` one answers 409.
+         */
+        post: operations["payoutsCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payouts/{id}/paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a payout paid
+         * @description A `pending` payout becomes `paid` and its commissions `paid`, for good. Marking a `paid` payout again changes nothing; a `canceled` one answers 409.
+         */
+        post: operations["payoutsMarkPaid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/programs": {
         parameters: {
             query?: never;
@@ -430,6 +622,13 @@ export interface components {
             program_id: string;
             /** @description Referral link slug (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the organization. */
             slug: string;
+            /**
+             * @description `active`: the partner's links attribute; `pending`: an application awaiting the merchant's approval; `disabled`: the links record no new click and attribute no new customer (404 `No attribution found`), while the customers already referred keep earning on their renewals.
+             * @enum {string}
+             */
+            status: "active" | "pending" | "disabled";
+            /** @description Where payouts are sent (PayPal or Wise e-mail); null: the partner's e-mail. */
+            payout_email: string | null;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
         };
@@ -470,6 +669,60 @@ export interface components {
             occurred_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
+        };
+        /** @description Commission: one entry of the ledger, what an affiliate earned or owes back. */
+        Commission: {
+            /**
+             * Format: uuid
+             * @description Commission (ledger entry) id.
+             */
+            id: string;
+            /**
+             * @description `sale`: earned by a conversion; `clawback`: negative, what a refund takes back from a sale whose commission was already paid; `adjustment`: a manual entry by the merchant (a bonus or a correction), positive or negative.
+             * @enum {string}
+             */
+            type: "sale" | "clawback" | "adjustment";
+            /**
+             * @description `pending`: in the program's hold period, until `approves_at`; `approved`: owed, waiting for a payout; `paid`: carried by a payout marked paid (never changes again); `reversed`: the sale was fully refunded before payment, nothing owed; `rejected`: refused by the merchant, never paid; `on_hold`: a fraud signal fired, waiting for the merchant's approve or reject.
+             * @enum {string}
+             */
+            status: "pending" | "approved" | "paid" | "reversed" | "rejected" | "on_hold";
+            /** @description Exact amount in major units, 2 decimals (the currency's minor unit); negative only for a `clawback` or a negative `adjustment`. A partial refund before payment reduces it in proportion; a `reversed` entry keeps its amount for the record and owes nothing. */
+            amount: number;
+            /** @description ISO 4217 currency code. */
+            currency: string;
+            /**
+             * Format: uuid
+             * @description Affiliate who earned it (or owes it back).
+             */
+            affiliate_id: string;
+            /**
+             * Format: uuid
+             * @description Program whose rule computed it.
+             */
+            program_id: string;
+            /**
+             * Format: uuid
+             * @description The conversion of a `sale` or `clawback`; null for an `adjustment`.
+             */
+            conversion_id: string | null;
+            /** @description The merchant's customer id of that conversion, when it has one. */
+            customer_id: string | null;
+            /** @description An adjustment's description; null otherwise. */
+            description: string | null;
+            /** @description Why the merchant rejected it; null unless `rejected`. */
+            rejection_reason: string | null;
+            /** @description When a `pending` entry becomes `approved` by itself: the sale's `occurred_at` plus the program's `hold_days`; null when the program does not approve by itself (`auto_approve: false`) and for entries that were never pending. */
+            approves_at: string | null;
+            /**
+             * Format: uuid
+             * @description The payout that carries it (pending or paid); null when in none.
+             */
+            payout_id: string | null;
+            /** @description ISO-8601 timestamp in UTC. */
+            created_at: string;
+            /** @description ISO-8601 timestamp in UTC. */
+            updated_at: string;
         };
         /** @description Conversion */
         Conversion: {
@@ -522,6 +775,19 @@ export interface components {
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
         };
+        CreateAdjustmentBody: {
+            /**
+             * Format: uuid
+             * @description Affiliate credited (or debited); must belong to the organization (else 404).
+             */
+            affiliate_id: string;
+            /** @description In major units, at most the currency's minor unit (2 decimals for USD); negative for a correction that takes back. */
+            amount: number;
+            /** @description Default: the affiliate's program currency. */
+            currency?: string;
+            /** @description What it is for; shown to the partner. */
+            description: string;
+        };
         CreateAffiliateBody: {
             /**
              * Format: email
@@ -537,6 +803,11 @@ export interface components {
             slug?: string;
             /** @description Display name of the partner. */
             name?: string;
+            /**
+             * Format: email
+             * @description Where payouts are sent; default the partner's e-mail.
+             */
+            payout_email?: string;
         };
         CreateClickBody: {
             /** @description Affiliate slug from the `?ref=` parameter. */
@@ -600,6 +871,20 @@ export interface components {
             /** @description Customer name. */
             name?: string;
         };
+        CreatePayoutsBody: {
+            /**
+             * Format: uuid
+             * @description Only this program; default every program.
+             */
+            program_id?: string;
+            /** @description Only commissions in this currency; default every currency. */
+            currency?: string;
+            /**
+             * Format: date-time
+             * @description Only commissions approved before this time (e.g. the end of last month); default now.
+             */
+            approved_before?: string;
+        };
         CreateProgramBody: {
             /** @description Program name. */
             name: string;
@@ -616,6 +901,12 @@ export interface components {
             commission_window_months?: number | null;
             /** @description ISO 4217 currency code; default USD. */
             currency?: string;
+            /** @description Hold before a commission is approved, in days; default 30. */
+            hold_days?: number;
+            /** @description Default true. */
+            auto_approve?: boolean;
+            /** @description Default 0: every positive net amount is paid. */
+            minimum_payout?: number;
         };
         /** @description Customer */
         Customer: {
@@ -691,6 +982,43 @@ export interface components {
             /** @description Organization name. */
             name: string;
         };
+        /** @description Payout: approved commissions of one affiliate, program and currency, paid together. */
+        Payout: {
+            /**
+             * Format: uuid
+             * @description Payout id.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Affiliate paid.
+             */
+            affiliate_id: string;
+            /**
+             * Format: uuid
+             * @description Program whose commissions it carries.
+             */
+            program_id: string;
+            /** @description ISO 4217 code: a payout is in one currency, never summed across currencies. */
+            currency: string;
+            /** @description Net amount paid, exact: the sum of its commissions (clawbacks and negative adjustments included); always above 0. */
+            amount: number;
+            /**
+             * @description `pending`: created, money not yet sent; `paid`: marked paid, its commissions are `paid`; `canceled`: its commissions went back to `approved`.
+             * @enum {string}
+             */
+            status: "pending" | "paid" | "canceled";
+            /** @description How many commissions it carries. */
+            commission_count: number;
+            /** @description The merchant's reference of the transfer (a PayPal batch id, a bank reference), given when marking it paid. */
+            reference: string | null;
+            /** @description ISO-8601 timestamp in UTC. */
+            created_at: string;
+            /** @description When it was marked paid. */
+            paid_at: string | null;
+            /** @description When it was canceled. */
+            canceled_at: string | null;
+        };
         /** @description Program */
         Program: {
             /**
@@ -713,6 +1041,12 @@ export interface components {
             commission_window_months: number | null;
             /** @description ISO 4217 currency code; case-insensitive on input, upper case in responses. */
             currency: string;
+            /** @description Days a sale's commission stays `pending` after the sale's occurred_at, while a refund is still likely; then it is `approved` (with auto_approve). */
+            hold_days: number;
+            /** @description true: a pending commission becomes `approved` by itself when its hold ends; false: it waits for POST /api/commissions/{id}/approve. */
+            auto_approve: boolean;
+            /** @description Smallest net amount, in the program's currency, that POST /api/payouts pays an affiliate; below it the commissions wait for the next payout. */
+            minimum_payout: number;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
@@ -727,6 +1061,10 @@ export interface components {
             amount?: number;
             /** @description Your id of this refund. Refunds with different ids add up; a repeat with the same id (or without any id) keeps the larger amount, so resending a refund never counts it twice. */
             refund_id?: string;
+        };
+        RejectCommissionBody: {
+            /** @description Why; kept on the entry as `rejection_reason`. */
+            reason?: string;
         };
         /** @description Tracked click (public view) */
         TrackingClick: {
@@ -754,6 +1092,15 @@ export interface components {
             /** @description The value of the `svc_aff` cookie: a `ck_…` tracking id, or the raw slug the snippet stores when the service was slow. */
             cookieId: string;
         };
+        UpdateAffiliateBody: {
+            /** @description Display name; null clears it. */
+            name?: string | null;
+            /**
+             * Format: email
+             * @description Where payouts are sent; null: the partner's e-mail.
+             */
+            payout_email?: string | null;
+        };
         UpdateCustomerBody: {
             /**
              * @description New status, e.g. `canceled` when the subscription cancels or `active` when it reactivates.
@@ -777,6 +1124,12 @@ export interface components {
             commission_window_months?: number | null;
             /** @description ISO 4217 currency code; default USD. */
             currency?: string;
+            /** @description Hold before a commission is approved, in days; default 30. */
+            hold_days?: number;
+            /** @description Default true. */
+            auto_approve?: boolean;
+            /** @description Default 0: every positive net amount is paid. */
+            minimum_payout?: number;
         };
         /** @description Webhook receipt */
         WebhookReceipt: {
@@ -1443,6 +1796,8 @@ export interface operations {
                      *             "name": "Jane Doe",
                      *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *             "slug": "jane-doe",
+                     *             "status": "active",
+                     *             "payout_email": "payout-email",
                      *             "created_at": "2025-03-14T09:26:53.000Z"
                      *           }
                      *         ],
@@ -1570,7 +1925,8 @@ export interface operations {
                  *       "email": "jane@partners.example",
                  *       "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                  *       "slug": "jane-doe",
-                 *       "name": "Jane Doe"
+                 *       "name": "Jane Doe",
+                 *       "payout_email": "jane@partners.example"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateAffiliateBody"];
@@ -1593,6 +1949,8 @@ export interface operations {
                      *           "name": "Jane Doe",
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *           "slug": "jane-doe",
+                     *           "status": "active",
+                     *           "payout_email": "payout-email",
                      *           "created_at": "2025-03-14T09:26:53.000Z"
                      *         }
                      *       },
@@ -1626,6 +1984,8 @@ export interface operations {
                      *           "name": "Jane Doe",
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *           "slug": "jane-doe",
+                     *           "status": "active",
+                     *           "payout_email": "payout-email",
                      *           "created_at": "2025-03-14T09:26:53.000Z"
                      *         }
                      *       },
@@ -1813,6 +2173,8 @@ export interface operations {
                      *           "name": "Jane Doe",
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *           "slug": "jane-doe",
+                     *           "status": "active",
+                     *           "payout_email": "payout-email",
                      *           "created_at": "2025-03-14T09:26:53.000Z"
                      *         }
                      *       }
@@ -1897,6 +2259,203 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    affiliatesUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Affiliate id (UUID).
+                 * @example 6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The affiliate to change. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Jane Doe",
+                 *       "payout_email": "jane@partners.example"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateAffiliateBody"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "affiliate": {
+                     *           "id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *           "email": "jane@partners.example",
+                     *           "name": "Jane Doe",
+                     *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *           "slug": "jane-doe",
+                     *           "status": "active",
+                     *           "payout_email": "payout-email",
+                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            affiliate: components["schemas"]["Affiliate"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -2041,6 +2600,989 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "No attribution found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    commissionsList: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 100; default 50.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description The `next_cursor` of the previous page; omit for the first page.
+                 * @example cursor
+                 */
+                cursor?: string;
+                /**
+                 * @description Only entries in this status.
+                 * @example pending
+                 */
+                status?: "pending" | "approved" | "paid" | "reversed" | "rejected" | "on_hold";
+                /**
+                 * @description Only entries of this type.
+                 * @example sale
+                 */
+                type?: "sale" | "clawback" | "adjustment";
+                /**
+                 * @description Only entries of this affiliate.
+                 * @example 6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e
+                 */
+                affiliate_id?: string;
+                /**
+                 * @description Only entries of this program.
+                 * @example 9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d
+                 */
+                program_id?: string;
+                /**
+                 * @description Only entries created at or after this time.
+                 * @example 2025-03-14T09:26:53.000Z
+                 */
+                created_after?: string;
+                /**
+                 * @description Only entries created before this time.
+                 * @example 2025-03-14T09:26:53.000Z
+                 */
+                created_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "commissions": [
+                     *           {
+                     *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *             "type": "sale",
+                     *             "status": "pending",
+                     *             "amount": 49.99,
+                     *             "currency": "USD",
+                     *             "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *             "conversion_id": "8d0f2b4a-6c8e-4a1d-9f3b-5c7e9a1b3d5f",
+                     *             "customer_id": "cus_NffrFeUfNV2Hib",
+                     *             "description": "description",
+                     *             "rejection_reason": "rejection-reason",
+                     *             "approves_at": "2025-03-14T09:26:53.000Z",
+                     *             "payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *             "created_at": "2025-03-14T09:26:53.000Z",
+                     *             "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           }
+                     *         ],
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            commissions: components["schemas"]["Commission"][];
+                            /** @description Pass as `cursor` to get the next page; null on the last page. */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "limit: Number must be less than or equal to 100"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    commissionsCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The commission to send. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                 *       "amount": 49.99,
+                 *       "currency": "USD",
+                 *       "description": "description"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateAdjustmentBody"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "commission": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "type": "sale",
+                     *           "status": "pending",
+                     *           "amount": 49.99,
+                     *           "currency": "USD",
+                     *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *           "conversion_id": "8d0f2b4a-6c8e-4a1d-9f3b-5c7e9a1b3d5f",
+                     *           "customer_id": "cus_NffrFeUfNV2Hib",
+                     *           "description": "description",
+                     *           "rejection_reason": "rejection-reason",
+                     *           "approves_at": "2025-03-14T09:26:53.000Z",
+                     *           "payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            commission: components["schemas"]["Commission"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "affiliate_id: Required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    commissionsGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Commission id (UUID).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "commission": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "type": "sale",
+                     *           "status": "pending",
+                     *           "amount": 49.99,
+                     *           "currency": "USD",
+                     *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *           "conversion_id": "8d0f2b4a-6c8e-4a1d-9f3b-5c7e9a1b3d5f",
+                     *           "customer_id": "cus_NffrFeUfNV2Hib",
+                     *           "description": "description",
+                     *           "rejection_reason": "rejection-reason",
+                     *           "approves_at": "2025-03-14T09:26:53.000Z",
+                     *           "payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            commission: components["schemas"]["Commission"];
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    commissionsApprove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Commission id (UUID).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The commission to send. */
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "commission": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "type": "sale",
+                     *           "status": "pending",
+                     *           "amount": 49.99,
+                     *           "currency": "USD",
+                     *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *           "conversion_id": "8d0f2b4a-6c8e-4a1d-9f3b-5c7e9a1b3d5f",
+                     *           "customer_id": "cus_NffrFeUfNV2Hib",
+                     *           "description": "description",
+                     *           "rejection_reason": "rejection-reason",
+                     *           "approves_at": "2025-03-14T09:26:53.000Z",
+                     *           "payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            commission: components["schemas"]["Commission"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict, e.g. the slug is already taken. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    commissionsReject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Commission id (UUID).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The commission to send. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "reason"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RejectCommissionBody"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "commission": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "type": "sale",
+                     *           "status": "pending",
+                     *           "amount": 49.99,
+                     *           "currency": "USD",
+                     *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *           "conversion_id": "8d0f2b4a-6c8e-4a1d-9f3b-5c7e9a1b3d5f",
+                     *           "customer_id": "cus_NffrFeUfNV2Hib",
+                     *           "description": "description",
+                     *           "rejection_reason": "rejection-reason",
+                     *           "approves_at": "2025-03-14T09:26:53.000Z",
+                     *           "payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            commission: components["schemas"]["Commission"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict, e.g. the slug is already taken. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -4159,6 +5701,1076 @@ export interface operations {
             };
         };
     };
+    payoutsList: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 100; default 50.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description The `next_cursor` of the previous page; omit for the first page.
+                 * @example cursor
+                 */
+                cursor?: string;
+                /**
+                 * @description Only payouts in this status.
+                 * @example pending
+                 */
+                status?: "pending" | "paid" | "canceled";
+                /**
+                 * @description Only payouts of this affiliate.
+                 * @example 6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e
+                 */
+                affiliate_id?: string;
+                /**
+                 * @description Only payouts of this program.
+                 * @example 9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d
+                 */
+                program_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "payouts": [
+                     *           {
+                     *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *             "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *             "currency": "USD",
+                     *             "amount": 49.99,
+                     *             "status": "pending",
+                     *             "commission_count": 1,
+                     *             "reference": "reference",
+                     *             "created_at": "2025-03-14T09:26:53.000Z",
+                     *             "paid_at": "2025-03-14T09:26:53.000Z",
+                     *             "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *           }
+                     *         ],
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            payouts: components["schemas"]["Payout"][];
+                            /** @description Pass as `cursor` to get the next page; null on the last page. */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "limit: Number must be less than or equal to 100"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    payoutsCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The payout to send. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                 *       "currency": "USD",
+                 *       "approved_before": "2025-03-14T09:26:53.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreatePayoutsBody"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "payouts": [
+                     *           {
+                     *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *             "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *             "currency": "USD",
+                     *             "amount": 49.99,
+                     *             "status": "pending",
+                     *             "commission_count": 1,
+                     *             "reference": "reference",
+                     *             "created_at": "2025-03-14T09:26:53.000Z",
+                     *             "paid_at": "2025-03-14T09:26:53.000Z",
+                     *             "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            payouts: components["schemas"]["Payout"][];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    payoutsExport: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Default `pending`: what is still to be paid.
+                 * @example pending
+                 */
+                status?: "pending" | "paid" | "canceled";
+                /**
+                 * @description Default `csv`.
+                 * @example csv
+                 */
+                format?: "csv" | "paypal" | "wise";
+                /**
+                 * @description Only payouts of this program.
+                 * @example 9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d
+                 */
+                program_id?: string;
+                /**
+                 * @description Only payouts in this currency.
+                 * @example USD
+                 */
+                currency?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    payoutsGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Payout id (UUID).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "payout": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *           "currency": "USD",
+                     *           "amount": 49.99,
+                     *           "status": "pending",
+                     *           "commission_count": 1,
+                     *           "reference": "reference",
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "paid_at": "2025-03-14T09:26:53.000Z",
+                     *           "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            payout: components["schemas"]["Payout"];
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    payoutsCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Payout id (UUID).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The payout to send. */
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "payout": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *           "currency": "USD",
+                     *           "amount": 49.99,
+                     *           "status": "pending",
+                     *           "commission_count": 1,
+                     *           "reference": "reference",
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "paid_at": "2025-03-14T09:26:53.000Z",
+                     *           "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            payout: components["schemas"]["Payout"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict, e.g. the slug is already taken. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    payoutsMarkPaid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Payout id (UUID).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The payout to send. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "reference": "reference"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Your reference of the transfer. */
+                    reference?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "payout": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *           "currency": "USD",
+                     *           "amount": 49.99,
+                     *           "status": "pending",
+                     *           "commission_count": 1,
+                     *           "reference": "reference",
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "paid_at": "2025-03-14T09:26:53.000Z",
+                     *           "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            payout: components["schemas"]["Payout"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict, e.g. the slug is already taken. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     programsList: {
         parameters: {
             query?: {
@@ -4198,6 +6810,9 @@ export interface operations {
                      *             "click_window_days": 60,
                      *             "commission_window_months": 12,
                      *             "currency": "USD",
+                     *             "hold_days": 1,
+                     *             "auto_approve": false,
+                     *             "minimum_payout": 1,
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "updated_at": "2025-03-14T09:26:53.000Z"
                      *           }
@@ -4328,7 +6943,10 @@ export interface operations {
                  *       "commission_value": 30,
                  *       "click_window_days": 60,
                  *       "commission_window_months": 12,
-                 *       "currency": "USD"
+                 *       "currency": "USD",
+                 *       "hold_days": 1,
+                 *       "auto_approve": false,
+                 *       "minimum_payout": 1
                  *     }
                  */
                 "application/json": components["schemas"]["CreateProgramBody"];
@@ -4353,6 +6971,9 @@ export interface operations {
                      *           "click_window_days": 60,
                      *           "commission_window_months": 12,
                      *           "currency": "USD",
+                     *           "hold_days": 1,
+                     *           "auto_approve": false,
+                     *           "minimum_payout": 1,
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "updated_at": "2025-03-14T09:26:53.000Z"
                      *         }
@@ -4510,6 +7131,9 @@ export interface operations {
                      *           "click_window_days": 60,
                      *           "commission_window_months": 12,
                      *           "currency": "USD",
+                     *           "hold_days": 1,
+                     *           "auto_approve": false,
+                     *           "minimum_payout": 1,
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "updated_at": "2025-03-14T09:26:53.000Z"
                      *         }
@@ -4672,7 +7296,10 @@ export interface operations {
                  *       "commission_value": 30,
                  *       "click_window_days": 60,
                  *       "commission_window_months": 12,
-                 *       "currency": "USD"
+                 *       "currency": "USD",
+                 *       "hold_days": 1,
+                 *       "auto_approve": false,
+                 *       "minimum_payout": 1
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateProgramBody"];
@@ -4697,6 +7324,9 @@ export interface operations {
                      *           "click_window_days": 60,
                      *           "commission_window_months": 12,
                      *           "currency": "USD",
+                     *           "hold_days": 1,
+                     *           "auto_approve": false,
+                     *           "minimum_payout": 1,
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "updated_at": "2025-03-14T09:26:53.000Z"
                      *         }

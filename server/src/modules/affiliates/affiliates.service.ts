@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Affiliate, AffiliateStatus, UpdateAffiliateBody } from '@affiliate-attribution/contract';
+import type { Affiliate, UpdateAffiliateBody } from '@affiliate-attribution/contract';
 import { ConflictError, NotFoundError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { iso } from '../../http/serialize.js';
@@ -24,7 +24,6 @@ export interface CreateAffiliateInput {
   slug?: string;
   name?: string;
   payout_email?: string;
-  status?: AffiliateStatus;
 }
 
 /** A readable slug from the e-mail's local part plus a random suffix: `jane-doe-x7k2`. */
@@ -66,7 +65,7 @@ export class AffiliatesService {
           email,
           name: input.name ?? null,
           slug,
-          status: input.status ?? 'active',
+          status: 'active',
           payout_email: input.payout_email?.trim().toLowerCase() ?? null,
           created_at: new Date(),
         });
@@ -90,13 +89,13 @@ export class AffiliatesService {
     return { affiliates: page.items.map(toAffiliateDto), next_cursor: page.next_cursor };
   }
 
-  /** Name, payout e-mail, status: the fields given, the rest unchanged (403/404 by the ownership rule). */
+  /** Name, payout e-mail: the fields given, the rest unchanged (403/404 by the ownership rule). */
   async update(organizationId: string, id: string, input: UpdateAffiliateBody): Promise<Affiliate> {
     return toAffiliateDto(
       await this.affiliates.updateOwned(organizationId, id, (current) => ({
         name: input.name !== undefined ? input.name : current.name,
         payout_email: input.payout_email !== undefined ? (input.payout_email?.trim().toLowerCase() ?? null) : current.payout_email,
-        status: input.status ?? current.status,
+        status: current.status,
       })),
     );
   }
