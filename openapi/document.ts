@@ -110,6 +110,13 @@ const DESCRIPTION = `Affiliate attribution service: report clicks, customers and
 **Attribution**: a first sale is attributed by click (\`cookie_id\`, \`ref\` or \`click_id\`); later charges by \`customer_id\` alone are \`recurring\` and reuse the customer's affiliate and program. Identifiers not issued by the service for this organization answer 404 "No attribution found"; a click older than the program's click window answers 410.`;
 
 /** The OpenAPI document of everything `contract` holds. */
+/** Examples of the responses that are not JSON, by content type. */
+const OTHER_CONTENT_EXAMPLES: Record<string, string> = {
+  'text/csv':
+    'payout_id,affiliate_id,program_id,name,payout_email,amount,currency,commission_count,status,reference,created_at,paid_at\n' +
+    '0b7d4c3e-5f1a-4d2b-9c8e-7a6b5c4d3e2f,11111111-1111-4111-8111-111111111111,22222222-2222-4222-8222-222222222222,Jane Doe,jane@example.com,100.50,USD,3,pending,,2026-11-01T00:00:00.000Z,\n',
+};
+
 export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject {
   const routes = collectRoutes(contract as unknown as AppRouter);
   const merchantRoutes = new Set(collectRoutes(merchantContract as unknown as AppRouter).map((r) => `${r.route.method} ${r.route.path}`));
@@ -230,7 +237,7 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
       } else {
         // A response that is not JSON (c.otherResponse: a CSV file) is text of its content type.
         const other = (route.responses as Record<number, unknown>)[status] as { contentType?: string } | undefined;
-        if (other?.contentType) response.content = { [other.contentType]: { schema: { type: 'string' } } };
+        if (other?.contentType) response.content = { [other.contentType]: { schema: { type: 'string' }, example: OTHER_CONTENT_EXAMPLES[other.contentType] } };
       }
       if (RETRY_AFTER_STATUSES.includes(status)) response.headers = { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } };
       responses[String(status)] = response;

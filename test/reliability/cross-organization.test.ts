@@ -11,10 +11,12 @@ interface Victim extends Merchant {
   click: { id: string; cookie_id: string };
   customer: { id: string; customer_id: string };
   conversion: { id: string; external_id: string };
+  commission: { id: string };
+  payout: { id: string };
 }
 
 /** The body's references, set one at a time to the victim's identifiers. */
-const BODY_REFERENCES = ['program_id', 'ref', 'cookie_id', 'click_id', 'customer_id', 'cookieId', 'customerId'] as const;
+const BODY_REFERENCES = ['program_id', 'affiliate_id', 'ref', 'cookie_id', 'click_id', 'customer_id', 'cookieId', 'customerId'] as const;
 
 function def(schema: ZodTypeAny): any {
   return (schema as unknown as { _def: any })._def;
@@ -80,8 +82,19 @@ describe('cross-organization access on every route', () => {
       customer_id: customer.body.data.customer.customer_id,
     });
     const integration = await a.api.put('/api/integrations/stripe', { signing_secret: 'whsec_victim_secret_0123456789' });
-    expect([click.status, customer.status, conversion.status, integration.status]).toEqual([201, 201, 201, 200]);
-    victim = { ...a, click: click.body.data.click, customer: customer.body.data.customer, conversion: conversion.body.data.conversion };
+    // A payout (it takes the first adjustment), and an entry no payout carries.
+    const paid = await a.api.post('/api/commissions', { affiliate_id: a.affiliate.id, amount: 10, description: 'victim bonus' });
+    const payout = await a.api.post('/api/payouts', {});
+    const commission = await a.api.post('/api/commissions', { affiliate_id: a.affiliate.id, amount: 5, description: 'victim correction' });
+    expect([click.status, customer.status, conversion.status, integration.status, paid.status, payout.status, commission.status]).toEqual([201, 201, 201, 200, 201, 201, 201]);
+    victim = {
+      ...a,
+      click: click.body.data.click,
+      customer: customer.body.data.customer,
+      conversion: conversion.body.data.conversion,
+      commission: commission.body.data.commission,
+      payout: payout.body.data.payouts[0],
+    };
     intruder = await createMerchant();
     // The intruder has data of its own, so that its lists are not trivially empty.
     await intruder.api.post('/api/conversions', { external_id: `intruder-order-${Date.now()}`, amount: 5, ref: intruder.slug });
@@ -97,6 +110,8 @@ describe('cross-organization access on every route', () => {
       victim.customer.customer_id,
       victim.conversion.id,
       victim.conversion.external_id,
+      victim.commission.id,
+      victim.payout.id,
       victim.affiliate.email,
     ];
   });
@@ -120,6 +135,10 @@ describe('cross-organization access on every route', () => {
             return [victim.customer.id, victim.customer.customer_id];
           case 'conversions':
             return [victim.conversion.id, victim.conversion.external_id];
+          case 'commissions':
+            return [victim.commission.id];
+          case 'payouts':
+            return [victim.payout.id];
           case 'admin':
             return [victim.id];
         }
@@ -137,6 +156,7 @@ describe('cross-organization access on every route', () => {
     const shape = def(schema).typeName === 'ZodObject' ? (def(schema).shape() as Record<string, unknown>) : {};
     const references: Record<string, string> = {
       program_id: victim.program.id,
+      affiliate_id: victim.affiliate.id,
       ref: victim.slug,
       cookie_id: victim.click.cookie_id,
       click_id: victim.click.id,
@@ -176,6 +196,8 @@ describe('cross-organization access on every route', () => {
       victim.api.get(`/api/affiliates/${victim.affiliate.id}`),
       victim.api.get(`/api/customers/${victim.customer.id}`),
       victim.api.get(`/api/conversions/${victim.conversion.id}`),
+      victim.api.get(`/api/commissions/${victim.commission.id}`),
+      victim.api.get(`/api/payouts/${victim.payout.id}`),
       victim.api.get('/api/integrations'),
       victim.api.get('/api/me'),
     ]);

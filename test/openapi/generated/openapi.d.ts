@@ -6073,6 +6073,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example payout_id,affiliate_id,program_id,name,payout_email,amount,currency,commission_count,status,reference,created_at,paid_at
+                     *     0b7d4c3e-5f1a-4d2b-9c8e-7a6b5c4d3e2f,11111111-1111-4111-8111-111111111111,22222222-2222-4222-8222-222222222222,Jane Doe,jane@example.com,100.50,USD,3,pending,,2026-11-01T00:00:00.000Z,
+                     */
                     "text/csv": string;
                 };
             };
