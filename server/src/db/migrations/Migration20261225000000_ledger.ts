@@ -12,8 +12,8 @@ import { Migration } from '@mikro-orm/migrations';
  *   passed is approved in every query (commission-lifecycle.ts effectiveStatus), so nothing has to
  *   run at that moment, on any instance. `approved_at` records an approval that was an act (the
  *   merchant's, or an adjustment's creation); an entry was approved at coalesce(approved_at, approves_at).
- * - Existing conversions that earned a commission get their sale entry, their hold counted from
- *   their occurred_at (the default 30 days; a fully refunded one is `reversed`).
+ * - Sale entries are not written here: they come with the conversions' write path, whose
+ *   migration gives every conversion that earned a commission and has no entry its own.
  */
 export class Migration20261225000000_ledger extends Migration {
   override async up(): Promise<void> {
@@ -75,17 +75,6 @@ create index commissions_payout_idx on commissions (payout_id) where payout_id i
 create index commissions_unpaid_idx on commissions (organization_id, affiliate_id, program_id, currency)
   where payout_id is null and status in ('pending', 'approved');
 
-insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id,
-                         conversion_id, customer_id, approves_at, created_at, updated_at)
-select gen_random_uuid(), c.organization_id, 'sale',
-       case when c.status = 'reversed' then 'reversed' else 'pending' end,
-       case when c.status = 'reversed' then coalesce(c.gross_commission_amount, c.commission_amount) else c.commission_amount end,
-       c.currency, c.affiliate_id, c.program_id, c.id, c.customer_id,
-       c.occurred_at + make_interval(days => p.hold_days), c.created_at, now()
-from conversions c
-join programs p on p.id = c.program_id
-where (c.status = 'reversed' and coalesce(c.gross_commission_amount, c.commission_amount) > 0)
-   or (c.status <> 'reversed' and c.commission_amount > 0);
 `);
   }
 }
