@@ -47,6 +47,28 @@ describe('commissions: adjustments, approve, reject', () => {
   });
 });
 
+describe('ledger lists', () => {
+  it('commissions and payouts page newest first with next_cursor, each entry once', async () => {
+    const m = await createMerchant();
+    const created = [];
+    for (const amount of [1, 2, 3]) created.push(await adjust(m, amount));
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { body: { data: { commissions: { id: string }[]; next_cursor: string | null } } } = await m.api.get(`/api/commissions?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      seen.push(...page.body.data.commissions.map((c) => c.id));
+      cursor = page.body.data.next_cursor;
+    } while (cursor);
+    // Every entry exactly once (entries created in the same millisecond are ordered by id).
+    expect(seen).toHaveLength(3);
+    expect([...seen].sort()).toEqual(created.map((c) => c.id).sort());
+    await m.api.post('/api/payouts', {});
+    const payouts = await m.api.get('/api/payouts?limit=1');
+    expect(payouts.body.data.payouts).toHaveLength(1);
+    expect(payouts.body.data.next_cursor).toBeNull();
+  });
+});
+
 describe('payouts', () => {
   it('one payout per affiliate and currency, net of negative entries; minimum_payout and a negative net wait', async () => {
     const m = await createMerchant({ minimum_payout: 20 });

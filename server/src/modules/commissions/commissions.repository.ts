@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { CommissionEntryType, CommissionStatus } from '@affiliate-attribution/contract';
 import { sql as raw, type ExpressionBuilder } from 'kysely';
+import { pageNewestFirst } from '../../db/created-order.js';
 import { kyselyOf, type NewRow, type StoredRow, type Tables } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
@@ -49,8 +50,7 @@ export class CommissionsRepository {
     if (filter.program_id) query = query.where('program_id', '=', filter.program_id);
     if (filter.created_after) query = query.where('created_at', '>=', filter.created_after);
     if (filter.created_before) query = query.where('created_at', '<', filter.created_before);
-    if (after) query = query.where(raw<boolean>`(created_at, id) < (${after.at}, ${after.id})`);
-    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    return pageNewestFirst(query, after, limit).execute();
   }
 
   /** The affiliate credited by an adjustment, with its program's currency; undefined unless it is this organization's. */

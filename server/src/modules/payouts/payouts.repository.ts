@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { PayoutStatus } from '@affiliate-attribution/contract';
 import { sql as raw } from 'kysely';
+import { pageNewestFirst } from '../../db/created-order.js';
 import { kyselyOf, type StoredRow } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
@@ -88,8 +89,7 @@ export class PayoutsRepository {
     if (filter.status) query = query.where('status', '=', filter.status);
     if (filter.affiliate_id) query = query.where('affiliate_id', '=', filter.affiliate_id);
     if (filter.program_id) query = query.where('program_id', '=', filter.program_id);
-    if (after) query = query.where(raw<boolean>`(created_at, id) < (${after.at}, ${after.id})`);
-    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    return pageNewestFirst(query, after, limit).execute();
   }
 
   /** What a payout file says of each payout matching the filter, with its affiliate. */
