@@ -135,6 +135,11 @@ export class Affiliates extends Resource {
   get(id: PathParams<R['affiliates']['get']>['id'], options?: RequestOptions) {
     return this.requester.call(merchantContract.affiliates.get, { params: { id } }, options);
   }
+
+  /** Changes the partner's `name` or `payout_email` (null clears it). Resolves to `{ affiliate }`. */
+  update(id: PathParams<R['affiliates']['update']>['id'], body: RequestBody<R['affiliates']['update']>, options?: RequestOptions) {
+    return this.requester.call(merchantContract.affiliates.update, { params: { id }, body }, options);
+  }
 }
 
 export class Clicks extends Resource {
@@ -221,6 +226,60 @@ export class Integrations extends Resource {
   }
 }
 
+export class Commissions extends Resource {
+  /** Lists ledger entries, newest first, with filters (`status`, `type`, `affiliate_id`, …). Await for one page, or `for await` over all. */
+  list(query?: RequestQuery<R['commissions']['list']>, options?: RequestOptions) {
+    return this.requester.list(merchantContract.commissions.list, query, options);
+  }
+
+  /** Returns one ledger entry. Resolves to `{ commission }`. */
+  get(id: PathParams<R['commissions']['get']>['id'], options?: RequestOptions) {
+    return this.requester.call(merchantContract.commissions.get, { params: { id } }, options);
+  }
+
+  /** Adds a manual `adjustment` (a bonus, or a negative correction), approved at once. Resolves to `{ commission }`. */
+  adjust(body: RequestBody<R['commissions']['create']>, options?: RequestOptions) {
+    return this.requester.call(merchantContract.commissions.create, { body }, options);
+  }
+
+  /** Approves a `pending` or `on_hold` entry now (a repeat changes nothing; other statuses: ConflictError). Resolves to `{ commission }`. */
+  approve(id: PathParams<R['commissions']['approve']>['id'], options?: RequestOptions) {
+    return this.requester.call(merchantContract.commissions.approve, { params: { id }, body: {} }, options);
+  }
+
+  /** Rejects an entry no payout carries, with an optional `reason`. Resolves to `{ commission }`. */
+  reject(id: PathParams<R['commissions']['reject']>['id'], body: RequestBody<R['commissions']['reject']> = {}, options?: RequestOptions) {
+    return this.requester.call(merchantContract.commissions.reject, { params: { id }, body }, options);
+  }
+}
+
+export class Payouts extends Resource {
+  /** Gathers approved entries into one payout per (affiliate, program, currency). Resolves to `{ payouts }` (possibly empty). */
+  create(body: RequestBody<R['payouts']['create']> = {}, options?: RequestOptions) {
+    return this.requester.call(merchantContract.payouts.create, { body }, options);
+  }
+
+  /** Lists payouts, newest first, with filters. Await for one page, or `for await` over all. */
+  list(query?: RequestQuery<R['payouts']['list']>, options?: RequestOptions) {
+    return this.requester.list(merchantContract.payouts.list, query, options);
+  }
+
+  /** Returns one payout. Resolves to `{ payout }`. */
+  get(id: PathParams<R['payouts']['get']>['id'], options?: RequestOptions) {
+    return this.requester.call(merchantContract.payouts.get, { params: { id } }, options);
+  }
+
+  /** Marks a pending payout paid, with your transfer's `reference`: its entries are paid for good. Resolves to `{ payout }`. */
+  markPaid(id: PathParams<R['payouts']['markPaid']>['id'], body: RequestBody<R['payouts']['markPaid']> = {}, options?: RequestOptions) {
+    return this.requester.call(merchantContract.payouts.markPaid, { params: { id }, body }, options);
+  }
+
+  /** Cancels a pending payout: its entries go back to `approved`. Resolves to `{ payout }`. */
+  cancel(id: PathParams<R['payouts']['cancel']>['id'], options?: RequestOptions) {
+    return this.requester.call(merchantContract.payouts.cancel, { params: { id }, body: {} }, options);
+  }
+}
+
 /**
  * The client of the Affiliate Attribution API.
  *
@@ -236,6 +295,8 @@ export class Client {
   readonly customers: Customers;
   readonly conversions: Conversions;
   readonly integrations: Integrations;
+  readonly commissions: Commissions;
+  readonly payouts: Payouts;
   readonly #requester: Requester;
 
   constructor(options: ClientOptions) {
@@ -285,6 +346,8 @@ export class Client {
     this.customers = new Customers(this.#requester);
     this.conversions = new Conversions(this.#requester);
     this.integrations = new Integrations(this.#requester);
+    this.commissions = new Commissions(this.#requester);
+    this.payouts = new Payouts(this.#requester);
   }
 
   /** The organization the API key belongs to; an authenticated health check. Resolves to `{ organization }`. */
