@@ -78,8 +78,12 @@ export class CommissionsService {
 
   async approve(organizationId: string, id: string): Promise<Commission> {
     const row = await this.commissions.updateOwned(organizationId, id, (current) => {
-      const outcome = approved(stateOf(current), new Date());
-      return outcome.changed ? { status: 'approved', approved_at: new Date() } : undefined;
+      const now = new Date();
+      const outcome = approved(stateOf(current), now);
+      if (!outcome.changed) return undefined;
+      // Already approved by the passing of its hold: it was approved then, not now.
+      const approvedAt = current.approves_at && current.approves_at.getTime() <= now.getTime() ? current.approves_at : now;
+      return { status: 'approved', approved_at: approvedAt };
     });
     return toCommissionDto(row);
   }
