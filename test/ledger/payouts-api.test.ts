@@ -91,6 +91,24 @@ describe('payouts', () => {
     expect((await m.api.post('/api/payouts', {})).body.data.payouts).toEqual([]);
   });
 
+  it('a run gathers only the program, currency and approval time it is scoped to', async () => {
+    const m = await createMerchant();
+    const before = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 20));
+    await adjust(m, 8);
+    await adjust(m, 9, { currency: 'EUR' });
+    expect((await m.api.post('/api/payouts', { approved_before: before })).body.data.payouts).toEqual([]);
+    const other = await m.api.post('/api/programs', { name: 'Other', commission_value: 5 });
+    expect((await m.api.post('/api/payouts', { program_id: other.body.data.program.id })).body.data.payouts).toEqual([]);
+    const eur = (await m.api.post('/api/payouts', { currency: 'eur' })).body.data.payouts;
+    expect(eur).toEqual([expect.objectContaining({ currency: 'EUR', amount: 9 })]);
+    const rest = (await m.api.post('/api/payouts', { program_id: m.program.id })).body.data.payouts;
+    expect(rest).toEqual([expect.objectContaining({ currency: 'USD', amount: 8 })]);
+    // The export writes its times as every answer does: ISO-8601 in UTC.
+    const csv = await request('GET', '/api/payouts/export', { key: m.key });
+    expect(String(csv.body)).toContain(`,${rest[0].created_at},`);
+  });
+
   it('paid: entries paid for good; cancel: entries released to the next payout; 409s between them', async () => {
     const m = await createMerchant();
     const entry = await adjust(m, 40);

@@ -65,9 +65,10 @@ export class AffiliatesRepository {
   }
 
   /**
-   * Changes an owned membership in one transaction; `change` decides from the stored row.
-   * TODO(issue 14): attribution does not read `status` yet; a disabled affiliate must stop
-   * attributing on every instance (a change notification, as programs have).
+   * Changes an owned membership in one transaction; `change` decides from the stored row. Only
+   * `name` and `payout_email` change through the API: `status` is not settable, because attribution
+   * does not read it (a status that stops a partner's links has to reach every instance's slug
+   * cache first, as a program change does).
    */
   updateOwned(organizationId: string, id: string, change: (current: AffiliateRecord) => Pick<AffiliateRecord, 'name' | 'payout_email' | 'status'>): Promise<AffiliateRecord> {
     return Sql.of(this.orm).transaction(async (sql) => {

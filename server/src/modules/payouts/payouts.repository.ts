@@ -9,6 +9,9 @@ import { ConflictError } from '../../http/errors.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import type { PayoutFileRow } from './payout-files.js';
 
+/** A payout file's row as stored: its times as timestamps (the service writes them as ISO-8601, like every answer). */
+export type StoredPayoutFileRow = Omit<PayoutFileRow, 'created_at' | 'paid_at'> & { created_at: Date; paid_at: Date | null };
+
 export type PayoutRecord = StoredRow<'payouts'>;
 
 const PAYOUTS_BY_ID: OwnedTable = { table: 'payouts', notFound: 'Payout not found' };
@@ -93,12 +96,12 @@ export class PayoutsRepository {
   }
 
   /** What a payout file says of each payout matching the filter, with its affiliate. */
-  fileRows(organizationId: string, filter: PayoutFilter, limit: number): Promise<PayoutFileRow[]> {
+  fileRows(organizationId: string, filter: PayoutFilter, limit: number): Promise<StoredPayoutFileRow[]> {
     let query = kyselyOf(this.orm)
       .selectFrom('payouts as p')
       .innerJoin('affiliates as a', 'a.id', 'p.affiliate_id')
-      .select(['p.id', 'p.affiliate_id', 'p.program_id', 'a.name', 'a.email', 'a.payout_email', 'p.currency', 'p.commission_count', 'p.status', 'p.reference'])
-      .select([raw<string>`p.amount::text`.as('amount'), raw<string>`to_json(p.created_at)#>>'{}'`.as('created_at'), raw<string | null>`to_json(p.paid_at)#>>'{}'`.as('paid_at')])
+      .select(['p.id', 'p.affiliate_id', 'p.program_id', 'a.name', 'a.email', 'a.payout_email', 'p.currency', 'p.commission_count', 'p.status', 'p.reference', 'p.created_at', 'p.paid_at'])
+      .select(raw<string>`p.amount::text`.as('amount'))
       .where('p.organization_id', '=', organizationId);
     if (filter.status) query = query.where('p.status', '=', filter.status);
     if (filter.program_id) query = query.where('p.program_id', '=', filter.program_id);

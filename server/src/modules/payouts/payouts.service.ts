@@ -76,6 +76,9 @@ export class PayoutsService {
       { status: query.status ?? 'pending', program_id: query.program_id, currency: query.currency?.toUpperCase() },
       MAX_ROWS_PER_FILE[format] + 1,
     );
-    return payoutFile(format, rows);
+    return payoutFile(
+      format,
+      rows.map((r) => ({ ...r, created_at: iso(r.created_at), paid_at: isoOrNull(r.paid_at) })),
+    );
   }
 }
