@@ -18,6 +18,10 @@ export interface ProgramRule {
   click_window_days: number;
   commission_window_months: number | null;
   currency: string;
+  /** Days a sale's commission entry stays pending (modules/commissions/commission-lifecycle.ts). */
+  hold_days: number;
+  /** false: entries wait for the merchant's approval. */
+  auto_approve: boolean;
 }
 
 /** Default of PROGRAM_RULE_CACHE_TTL_MS (config.ts): the safety net behind change notifications. */

@@ -1,11 +1,13 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { CommissionEntryType, CommissionStatus } from '@affiliate-attribution/contract';
-import { sql as raw, type ExpressionBuilder } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { sql as raw, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
 import { pageNewestFirst } from '../../db/created-order.js';
 import { kyselyOf, type NewRow, type StoredRow, type Tables } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
+import { refundEffect } from './commission-lifecycle.js';
 
 export type CommissionRecord = StoredRow<'commissions'>;
 
@@ -31,6 +33,35 @@ function whereEffectiveStatus(status: CommissionStatus) {
     if (status === 'pending') return eb.and([eb('status', '=', 'pending'), eb.not(due)]);
     return eb('status', '=', status);
   };
+}
+
+/**
+ * The sale entries of conversions a statement has just inserted, as a data-modifying CTE of that
+ * same statement (the conversions repository's batched writes): one `pending` entry per inserted
+ * conversion whose commission is above zero (commission-lifecycle.ts earnsSaleEntry), held until
+ * the input's `sale_approves_at` (saleApprovesAt; null waits for the merchant). `inserted` names
+ * the CTE returning the new conversion rows, `input` the one carrying `id` and `sale_approves_at`
+ * per conversion. No conversion is committed without its entry, nor an entry without its
+ * conversion, and no second round trip is made.
+ */
+export function saleEntriesOfInserted(inserted: string, input: string): RawBuilder<unknown> {
+  return raw`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approves_at, created_at, updated_at)
+    select gen_random_uuid(), x.organization_id, 'sale', 'pending', x.commission_amount, x.currency, x.affiliate_id, x.program_id, x.id, x.customer_id, i.sale_approves_at, x.created_at, x.created_at
+    from ${raw.table(inserted)} x join ${raw.table(input)} i on i.id = x.id
+    where x.commission_amount > 0`;
+}
+
+/** The conversion a refund changed, as its sale entry needs it. */
+export interface RefundedSale {
+  organization_id: string;
+  id: string;
+  affiliate_id: string;
+  program_id: string;
+  currency: string;
+  customer_id: string | null;
+  /** The conversion's commission before this refund and after it. */
+  commissionBefore: string;
+  commissionAfter: string;
 }
 
 /** The commissions module's only way to the database. */
@@ -93,5 +124,56 @@ export class CommissionsRepository {
       );
       return updated!;
     });
+  }
+
+  /**
+   * A refund's effect on its conversion's sale entry (commission-lifecycle.ts refundEffect), in the
+   * refund's transaction `trx`, which holds the conversion's lock: the entry is locked too, so a
+   * payout taking it either committed first (the refund claws back) or waits and sees the entry
+   * reduced or reversed. A conversion without an entry (it earned nothing) has nothing to change.
+   */
+  async applyRefund(trx: Kysely<Tables>, sale: RefundedSale, now: Date): Promise<void> {
+    const entry = await trx
+      .selectFrom('commissions')
+      .selectAll()
+      .where('conversion_id', '=', sale.id)
+      .where('type', '=', 'sale')
+      .forUpdate()
+      .executeTakeFirst();
+    if (!entry) return;
+    const effect = refundEffect(
+      { status: entry.status, amount: String(entry.amount), payoutId: entry.payout_id ?? null, approvesAt: entry.approves_at ?? null },
+      sale.commissionBefore,
+      sale.commissionAfter,
+    );
+    switch (effect.kind) {
+      case 'none':
+        return;
+      case 'reduce':
+        await trx.updateTable('commissions').set({ amount: effect.amount, updated_at: now }).where('id', '=', entry.id).execute();
+        return;
+      case 'reverse':
+        await trx.updateTable('commissions').set({ status: 'reversed', updated_at: now }).where('id', '=', entry.id).execute();
+        return;
+      case 'clawback':
+        await trx
+          .insertInto('commissions')
+          .values({
+            id: randomUUID(),
+            organization_id: sale.organization_id,
+            type: 'clawback',
+            status: 'approved',
+            amount: effect.amount,
+            currency: sale.currency,
+            affiliate_id: sale.affiliate_id,
+            program_id: sale.program_id,
+            conversion_id: sale.id,
+            customer_id: sale.customer_id,
+            approved_at: now,
+            created_at: now,
+            updated_at: now,
+          })
+          .execute();
+    }
   }
 }
