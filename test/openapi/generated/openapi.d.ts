@@ -107,7 +107,7 @@ export interface paths {
         head?: never;
         /**
          * Update an affiliate
-         * @description Changes the partner's name or payout e-mail. Fields left out are unchanged.
+         * @description Changes the partner's name, payout e-mail or status (approve an application, disable or re-enable a partner). Fields left out are unchanged.
          */
         patch: operations["affiliatesUpdate"];
         trace?: never;
@@ -1100,6 +1100,11 @@ export interface components {
              * @description Where payouts are sent; null: the partner's e-mail.
              */
             payout_email?: string | null;
+            /**
+             * @description `active` approves an application or re-enables a partner; `disabled` stops their links attributing new visitors (their referred customers keep earning on renewals). Takes effect on every instance within the program-rule cache bound (typically milliseconds).
+             * @enum {string}
+             */
+            status?: "active" | "pending" | "disabled";
         };
         UpdateCustomerBody: {
             /**
@@ -2332,7 +2337,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "name": "Jane Doe",
-                 *       "payout_email": "jane@partners.example"
+                 *       "payout_email": "jane@partners.example",
+                 *       "status": "active"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateAffiliateBody"];
