@@ -35,11 +35,17 @@ export function approved(entry: LedgerEntryState, now: Date): { status: 'approve
   throw new ConflictError(`A ${status} commission cannot be approved`);
 }
 
-/** POST /reject: pending, approved or on_hold and in no payout -> rejected; rejected stays; anything else is a conflict. */
-export function rejected(entry: LedgerEntryState, now: Date): { status: 'rejected'; changed: boolean } {
+/**
+ * POST /reject: pending, approved or on_hold and in no payout -> rejected; rejected stays; anything
+ * else is a conflict. A sale's clawbacks (refunds after it went into a payout that was canceled
+ * since) take back part of a commission that is no longer owed once the sale is rejected: they are
+ * rejected with it (the repository does), so none may be in a payout yet.
+ */
+export function rejected(entry: LedgerEntryState, now: Date, clawbacks: readonly Pick<LedgerEntryState, 'payoutId'>[] = []): { status: 'rejected'; changed: boolean } {
   const status = effectiveStatus(entry, now);
   if (status === 'rejected') return { status, changed: false };
   if (entry.payoutId !== null) throw new ConflictError('This commission is in a payout: cancel the payout first');
+  if (clawbacks.some((c) => c.payoutId !== null)) throw new ConflictError("A clawback of this commission is in a payout: cancel that payout first");
   if (status === 'pending' || status === 'approved' || status === 'on_hold') return { status: 'rejected', changed: true };
   throw new ConflictError(`A ${status} commission cannot be rejected`);
 }

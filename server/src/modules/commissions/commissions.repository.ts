@@ -101,19 +101,33 @@ export class CommissionsRepository {
   }
 
   /**
-   * Changes an owned entry in one transaction, its row locked: `change` decides from the stored
-   * row (and may refuse, or answer undefined for no change); concurrent changes, a payout taking
-   * the entry or a refund reducing it, wait for this one and see its outcome.
+   * Changes an owned entry in one transaction, its row locked (and a sale's clawbacks with it):
+   * `change` decides from the stored rows (and may refuse, or answer undefined for no change);
+   * concurrent changes, a payout taking the entry or a refund reducing it, wait for this one and
+   * see its outcome. A sale rejected takes its clawbacks with it (commission-lifecycle.ts rejected).
    */
   updateOwned(
     organizationId: string,
     id: string,
-    change: (current: CommissionRecord) => Partial<Pick<CommissionRecord, 'status' | 'approved_at' | 'rejection_reason'>> | undefined,
+    change: (current: CommissionRecord, clawbacks: CommissionRecord[]) => Partial<Pick<CommissionRecord, 'status' | 'approved_at' | 'rejection_reason'>> | undefined,
   ): Promise<CommissionRecord> {
     return Sql.of(this.orm).transaction(async (sql) => {
       const found = await findOwnedRow<CommissionRecord>(sql, COMMISSIONS_BY_ID, organizationId, id);
       const [current] = await sql.execute(kyselyOf(this.orm).selectFrom('commissions').selectAll().where('id', '=', found.id).forUpdate());
-      const changes = change(current!);
+      const clawbacks =
+        current!.type === 'sale' && current!.conversion_id
+          ? await sql.execute(
+              kyselyOf(this.orm)
+                .selectFrom('commissions')
+                .selectAll()
+                .where('conversion_id', '=', current!.conversion_id)
+                .where('type', '=', 'clawback')
+                .where('status', '!=', 'rejected')
+                .orderBy('id')
+                .forUpdate(),
+            )
+          : [];
+      const changes = change(current!, clawbacks);
       if (!changes) return current!;
       const [updated] = await sql.execute(
         kyselyOf(this.orm)
@@ -122,6 +136,14 @@ export class CommissionsRepository {
           .where('id', '=', found.id)
           .returningAll(),
       );
+      if (changes.status === 'rejected' && clawbacks.length > 0) {
+        await sql.execute(
+          kyselyOf(this.orm)
+            .updateTable('commissions')
+            .set({ status: 'rejected', rejection_reason: changes.rejection_reason ?? null, updated_at: raw<Date>`now()` })
+            .where('id', 'in', clawbacks.map((c) => c.id)),
+        );
+      }
       return updated!;
     });
   }
