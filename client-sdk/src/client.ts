@@ -280,6 +280,51 @@ export class Payouts extends Resource {
   }
 }
 
+export class WebhookEndpoints extends Resource {
+  /**
+   * Registers an `https://` URL for the given event types. Resolves to `{ webhook_endpoint, secret }`:
+   * the `whsec_…` secret is shown this once; verify deliveries with it (the `standardwebhooks` package).
+   */
+  create(body: RequestBody<R['webhookEndpoints']['create']>, options?: RequestOptions) {
+    return this.requester.call(merchantContract.webhookEndpoints.create, { body }, options);
+  }
+
+  /** Lists endpoints, oldest first (secrets are never listed). Await for one page, or `for await` over all. */
+  list(query?: RequestQuery<R['webhookEndpoints']['list']>, options?: RequestOptions) {
+    return this.requester.list(merchantContract.webhookEndpoints.list, query, options);
+  }
+
+  /** Returns one endpoint. Resolves to `{ webhook_endpoint }`. */
+  get(id: PathParams<R['webhookEndpoints']['get']>['id'], options?: RequestOptions) {
+    return this.requester.call(merchantContract.webhookEndpoints.get, { params: { id } }, options);
+  }
+
+  /** Changes `url`, `events`, `description` or `enabled`. Resolves to `{ webhook_endpoint }`. */
+  update(id: PathParams<R['webhookEndpoints']['update']>['id'], body: RequestBody<R['webhookEndpoints']['update']>, options?: RequestOptions) {
+    return this.requester.call(merchantContract.webhookEndpoints.update, { params: { id }, body }, options);
+  }
+
+  /** Deletes an endpoint and its delivery log. Resolves to `{ webhook_endpoint }` as it was. */
+  delete(id: PathParams<R['webhookEndpoints']['delete']>['id'], options?: RequestOptions) {
+    return this.requester.call(merchantContract.webhookEndpoints.delete, { params: { id } }, options);
+  }
+
+  /** Issues a new secret (shown once); the old one keeps signing alongside for 24 hours. Resolves to `{ webhook_endpoint, secret }`. */
+  rotateSecret(id: PathParams<R['webhookEndpoints']['rotateSecret']>['id'], options?: RequestOptions) {
+    return this.requester.call(merchantContract.webhookEndpoints.rotateSecret, { params: { id }, body: {} }, options);
+  }
+
+  /** The endpoint's delivery log, newest first (filter by `status`). Await for one page, or `for await` over all. */
+  deliveries(id: PathParams<R['webhookEndpoints']['listDeliveries']>['id'], query?: RequestQuery<R['webhookEndpoints']['listDeliveries']>, options?: RequestOptions) {
+    return this.requester.list({ ...merchantContract.webhookEndpoints.listDeliveries, path: pathFor(merchantContract.webhookEndpoints.listDeliveries, { id }) }, query, options);
+  }
+
+  /** Sends a delivery's event again now, with the same `webhook-id`. Resolves to `{ delivery }`. */
+  retryDelivery(id: PathParams<R['webhookEndpoints']['retryDelivery']>['id'], options?: RequestOptions) {
+    return this.requester.call(merchantContract.webhookEndpoints.retryDelivery, { params: { id }, body: {} }, options);
+  }
+}
+
 /**
  * The client of the Affiliate Attribution API.
  *
@@ -297,6 +342,7 @@ export class Client {
   readonly integrations: Integrations;
   readonly commissions: Commissions;
   readonly payouts: Payouts;
+  readonly webhookEndpoints: WebhookEndpoints;
   readonly #requester: Requester;
 
   constructor(options: ClientOptions) {
@@ -348,6 +394,7 @@ export class Client {
     this.integrations = new Integrations(this.#requester);
     this.commissions = new Commissions(this.#requester);
     this.payouts = new Payouts(this.#requester);
+    this.webhookEndpoints = new WebhookEndpoints(this.#requester);
   }
 
   /** The organization the API key belongs to; an authenticated health check. Resolves to `{ organization }`. */

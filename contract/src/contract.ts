@@ -11,6 +11,7 @@ import { integrationsContract, webhooksContract } from './resources/integrations
 import { meContract } from './resources/me.js';
 import { programsContract } from './resources/programs.js';
 import { trackingContract } from './resources/tracking.js';
+import { webhookEndpointsContract } from './resources/webhook-endpoints.js';
 
 const c = initContract();
 
@@ -26,6 +27,7 @@ export const merchantContract = c.router(
     integrations: integrationsContract,
     commissions: commissionsContract,
     payouts: payoutsContract,
+    webhookEndpoints: webhookEndpointsContract,
   },
   {
     strictStatusCodes: true,
