@@ -52,6 +52,11 @@ import { commissionsRouter } from './modules/commissions/commissions.router.js';
 import { PayoutsRepository } from './modules/payouts/payouts.repository.js';
 import { PayoutsService } from './modules/payouts/payouts.service.js';
 import { payoutsRouter } from './modules/payouts/payouts.router.js';
+import { SecretBox } from './security/secret-box.js';
+import { EndpointsRepository } from './modules/events/endpoints.repository.js';
+import { EndpointsService } from './modules/events/endpoints.service.js';
+import { webhookEndpointsRouter } from './modules/events/endpoints.router.js';
+import { UrlGuard } from './modules/events/url-guard.js';
 
 /**
  * How this instance learns that a cached program rule or API key changed on another instance:
@@ -67,7 +72,8 @@ export type CacheInvalidation = { listenUrl: string; connectTimeoutMs?: number }
 export interface AppDeps {
   orm: MikroORM;
   config: Pick<Config, 'ADMIN_TOKEN' | 'API_KEY_CACHE_TTL_MS'> &
-    Partial<Pick<Config, 'PROGRAM_RULE_CACHE_TTL_MS' | 'TRUST_PROXY' | 'PUBLIC_RATE_LIMIT_MAX' | 'PUBLIC_RATE_LIMIT_WINDOW_SECONDS' | 'PUBLIC_BASE_URL' | 'LEGACY_BASE_URL'>>;
+    Partial<Pick<Config, 'PROGRAM_RULE_CACHE_TTL_MS' | 'TRUST_PROXY' | 'PUBLIC_RATE_LIMIT_MAX' | 'PUBLIC_RATE_LIMIT_WINDOW_SECONDS' | 'PUBLIC_BASE_URL' | 'LEGACY_BASE_URL'>> &
+    Partial<Pick<Config, 'ENCRYPTION_KEY' | 'WEBHOOK_ALLOW_PRIVATE_URLS'>>;
   /** Limiter of the public snippet endpoints; default: in memory (per instance), sized by config. */
   publicRateLimiter?: RateLimiter;
   /** Where rate limits are counted (main.ts: Redis, else PostgreSQL, shared by every instance); default: in memory. */
@@ -96,6 +102,8 @@ export interface Services {
   integrations: IntegrationsService;
   commissions: CommissionsService;
   payouts: PayoutsService;
+  /** Merchants' webhook endpoints and their delivery log (modules/events). */
+  webhookEndpoints: EndpointsService;
   authenticator: ApiKeyAuthenticator;
   /** The caches a change notification reaches (db/change-notifications.ts): program rules and API keys. */
   caches: CacheChangeHandler;
@@ -107,7 +115,14 @@ export interface CacheTtls {
   programRuleCacheTtlMs?: number;
 }
 
-export function createServices(orm: MikroORM, ttls: CacheTtls): Services {
+/** Secrets at rest (ENCRYPTION_KEY) and which URLs webhook endpoints may have (WEBHOOK_ALLOW_PRIVATE_URLS). */
+export interface SecretSettings {
+  encryptionKey?: string;
+  allowPrivateWebhookUrls?: boolean;
+}
+
+export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: SecretSettings = {}): Services {
+  const secrets = new SecretBox(secretSettings.encryptionKey);
   // One repository per module, the module's only way to the database; the batched ones (clicks,
   // customers) exist once per instance, so that concurrent requests share their statements.
   const programsRepository = new ProgramsRepository(orm);
@@ -132,9 +147,10 @@ export function createServices(orm: MikroORM, ttls: CacheTtls): Services {
     customers,
     conversions,
     charges: new ChargeRecorder(orm, conversions, customers),
-    integrations: new IntegrationsService(new IntegrationsRepository(orm)),
+    integrations: new IntegrationsService(new IntegrationsRepository(orm), secrets),
     commissions: new CommissionsService(new CommissionsRepository(orm)),
     payouts: new PayoutsService(new PayoutsRepository(orm)),
+    webhookEndpoints: new EndpointsService(new EndpointsRepository(orm), secrets, new UrlGuard(secretSettings.allowPrivateWebhookUrls ?? false)),
     authenticator,
     caches: {
       changed: (change) => {
@@ -182,7 +198,7 @@ export function createApp(deps: AppDeps): App {
   const services = createServices(deps.orm, {
     apiKeyCacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
     programRuleCacheTtlMs: deps.config.PROGRAM_RULE_CACHE_TTL_MS,
-  });
+  }, { encryptionKey: deps.config.ENCRYPTION_KEY, allowPrivateWebhookUrls: deps.config.WEBHOOK_ALLOW_PRIVATE_URLS });
   const cacheInvalidation = deps.cacheInvalidation ?? 'this-instance-only';
   const changeListener =
     cacheInvalidation === 'this-instance-only'
@@ -247,6 +263,7 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.integrations, integrationsRouter(services.integrations), app, options);
   createExpressEndpoints(contract.commissions, commissionsRouter(services.commissions), app, options);
   createExpressEndpoints(contract.payouts, payoutsRouter(services.payouts), app, options);
+  createExpressEndpoints(contract.webhookEndpoints, webhookEndpointsRouter(services.webhookEndpoints), app, options);
   createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator), app, options);
   createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers), app, options);
 

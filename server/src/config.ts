@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PROGRAM_RULE_TTL_MS } from './attribution/cache.js';
+import { parseEncryptionKey } from './security/secret-box.js';
 
 /** Per client address and public endpoint (snippet clicks, snippet customers). */
 export const PUBLIC_RATE_LIMIT_DEFAULTS = { max: 120, windowSeconds: 60 } as const;
@@ -64,6 +65,15 @@ const EnvSchema = z.object({
   DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(DATABASE_TIMEOUT_DEFAULTS.acquireMs),
   /** Longest wait to open one connection (TCP, TLS, authentication). */
   DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(DATABASE_TIMEOUT_DEFAULTS.connectMs),
+  /** 32 bytes (64 hex or 44 base64 characters): secrets the service keeps are encrypted with it (security/secret-box.ts). */
+  ENCRYPTION_KEY: z
+    .string()
+    .refine((v) => parseEncryptionKey(v) !== undefined, 'must be 32 bytes: 64 hex characters or 44 base64 characters')
+    .optional(),
+  /** Outbound webhooks may target http:// and private addresses: development and tests only. */
+  WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /** `in-process`: this process delivers outbound events; `off`: another process does (`npm run worker`). */
+  WEBHOOK_DELIVERY: z.enum(['in-process', 'off']).default('in-process'),
 })
   .superRefine((env, ctx) => {
     // The embedded database (DATABASE_URL unset) accepts one connection: nothing to listen on.

@@ -6,6 +6,8 @@ import { Migration20261210000000_rate_limits } from './Migration20261210000000_r
 import { Migration20261224000000_refund_identity } from './Migration20261224000000_refund_identity.js';
 import { Migration20261225000000_ledger } from './Migration20261225000000_ledger.js';
 import { Migration20261226000000_ledger_sale_entries } from './Migration20261226000000_ledger_sale_entries.js';
+import { Migration20261229000000_outbound_events } from './Migration20261229000000_outbound_events.js';
+import { Migration20261229000100_encrypt_integration_secrets } from './Migration20261229000100_encrypt_integration_secrets.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
 export const migrationsList: MigrationObject[] = [
@@ -16,4 +18,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261224000000_refund_identity', class: Migration20261224000000_refund_identity },
   { name: 'Migration20261225000000_ledger', class: Migration20261225000000_ledger },
   { name: 'Migration20261226000000_ledger_sale_entries', class: Migration20261226000000_ledger_sale_entries },
+  { name: 'Migration20261229000000_outbound_events', class: Migration20261229000000_outbound_events },
+  { name: 'Migration20261229000100_encrypt_integration_secrets', class: Migration20261229000100_encrypt_integration_secrets },
 ];

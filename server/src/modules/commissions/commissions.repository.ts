@@ -48,7 +48,8 @@ export function saleEntriesOfInserted(inserted: string, input: string): RawBuild
   return raw`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approves_at, created_at, updated_at)
     select gen_random_uuid(), x.organization_id, 'sale', 'pending', x.commission_amount, x.currency, x.affiliate_id, x.program_id, x.id, x.customer_id, i.sale_approves_at, x.created_at, x.created_at
     from ${raw.table(inserted)} x join ${raw.table(input)} i on i.id = x.id
-    where x.commission_amount > 0`;
+    where x.commission_amount > 0
+    returning *`;
 }
 
 /** The conversion a refund changed, as its sale entry needs it. */

@@ -11,6 +11,7 @@ import { StoredStatement } from '../../db/stored-statement.js';
 import { NotFoundError } from '../../http/errors.js';
 import { CommissionsRepository, saleEntriesOfInserted } from '../commissions/commissions.repository.js';
 import { CommissionEntity } from '../commissions/commission.entity.js';
+import { eventsOfRows } from '../events/outbox.js';
 import { CustomerEntity } from '../customers/customer.entity.js';
 import type { CustomerStatus } from '../customers/customers.service.js';
 import { ConversionEntity } from './conversion.entity.js';
@@ -212,6 +213,8 @@ function conversionWriteParts(orm: MikroORM, conversion: NewConversion, before: 
     conversions: sql.table(metadataOf(orm, ConversionEntity).tableName),
     input: sql`input as (select * from unnest(${parameters}) with ordinality as t(${list(inputColumns)}, ord))`,
     saleEntries: sql`sale_entries as (${saleEntriesOfInserted('inserted', 'input')})`,
+    // The outbox rows of the new conversions and their entries (modules/events/outbox.ts), in this same statement.
+    events: sql`conversion_events as (${eventsOfRows('conversion.created', 'inserted')}), commission_events as (${eventsOfRows('commission.created', 'sale_entries')})`,
     parameterTypes: inputColumns.map((c) => `${c.type}[]`),
   };
 }
@@ -253,7 +256,7 @@ class ConversionsByClickWrites {
     order by external_id
     on conflict (organization_id, external_id) do nothing
     returning *
-  ), ${parts.saleEntries}
+  ), ${parts.saleEntries}, ${parts.events}
   select * from inserted`.compile(kyselyOf(orm)).sql;
     const statement = new StoredStatement('conversions_insert_by_click', parts.parameterTypes, `setof ${metadataOf(orm, ConversionEntity).tableName}`, text);
     this.built = { conversionColumns, statement };
@@ -321,7 +324,7 @@ class GuardedConversionWrites {
     order by external_id
     on conflict (organization_id, external_id) do nothing
     returning *
-  ), ${parts.saleEntries}, customer_update as (
+  ), ${parts.saleEntries}, ${parts.events}, customer_update as (
     update ${customers} c set first_conversion_at = i.next_first, status = i.next_status, updated_at = i.created_at
     from input i
     where c.id = i.customer_pk and i.id in (select id from inserted)

@@ -3,6 +3,7 @@ import { WEBHOOK_PROVIDERS, type Integration, type WebhookProvider } from '@affi
 import { NotFoundError } from '../../http/errors.js';
 import { iso, isUuid } from '../../http/serialize.js';
 import { echoInput } from '../../http/validation-message.js';
+import { SECRET_PURPOSE, SecretBox } from '../../security/secret-box.js';
 import type { IntegrationRecord, IntegrationsRepository } from './integrations.repository.js';
 
 
@@ -24,10 +25,14 @@ function toIntegrationDto(organizationId: string, provider: WebhookProvider, row
 
 /**
  * One webhook signing secret per (organization, provider). The secret must be kept in a form the
- * HMAC can use, so it is stored as given; it is write-only through the API.
+ * HMAC can use, so it is encrypted at rest under ENCRYPTION_KEY (security/secret-box.ts; stored as
+ * given without a key); it is write-only through the API.
  */
 export class IntegrationsService {
-  constructor(private readonly integrations: IntegrationsRepository) {}
+  constructor(
+    private readonly integrations: IntegrationsRepository,
+    private readonly secrets: SecretBox = new SecretBox(undefined),
+  ) {}
 
   async list(organizationId: string): Promise<Integration[]> {
     const rows = await this.integrations.list(organizationId);
@@ -43,7 +48,7 @@ export class IntegrationsService {
   async put(organizationId: string, providerName: string, signingSecret: string): Promise<Integration> {
     const provider = requireProvider(providerName);
     const now = new Date();
-    const row = await this.integrations.upsert({ id: randomUUID(), organization_id: organizationId, provider, signing_secret: signingSecret, created_at: now, updated_at: now });
+    const row = await this.integrations.upsert({ id: randomUUID(), organization_id: organizationId, provider, signing_secret: this.secrets.seal(signingSecret, SECRET_PURPOSE.integration), created_at: now, updated_at: now });
     return toIntegrationDto(organizationId, provider, row);
   }
 
@@ -56,6 +61,7 @@ export class IntegrationsService {
   /** The secret webhooks of this provider are verified with; undefined when none is stored. */
   async signingSecret(organizationId: string, provider: WebhookProvider): Promise<string | undefined> {
     if (!isUuid(organizationId)) return undefined;
-    return this.integrations.signingSecret(organizationId, provider);
+    const stored = await this.integrations.signingSecret(organizationId, provider);
+    return stored === undefined ? undefined : this.secrets.open(stored, SECRET_PURPOSE.integration);
   }
 }

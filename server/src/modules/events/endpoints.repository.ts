@@ -1,0 +1,184 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { OutboundEventType, WebhookDeliveryStatus } from '@affiliate-attribution/contract';
+import { Sql } from '../../db/sql.js';
+import { ForbiddenError, NotFoundError } from '../../http/errors.js';
+import type { CursorPosition } from '../../http/pagination.js';
+import { isUuid } from '../../http/serialize.js';
+
+/**
+ * The events module's way to the endpoints and the delivery log, in plain SQL on the service's
+ * pool (db/sql.ts): these tables have no entities, so that the module stays within its own files.
+ */
+export interface EndpointRecord {
+  id: string;
+  organization_id: string;
+  url: string;
+  description: string | null;
+  events: OutboundEventType[];
+  enabled: boolean;
+  disabled_reason: string | null;
+  /** Stored form (security/secret-box.ts): encrypted when ENCRYPTION_KEY is set. */
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  secret_rotated_at: Date | null;
+  failing_since: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface DeliveryRecord {
+  id: string;
+  organization_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: OutboundEventType;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  last_response_status: number | null;
+  last_response_body: string | null;
+  last_error: string | null;
+  last_attempt_at: Date | null;
+  next_attempt_at: Date | null;
+  created_at: Date;
+}
+
+export interface EndpointChanges {
+  url?: string;
+  events?: OutboundEventType[];
+  description?: string | null;
+  enabled?: boolean;
+}
+
+const DELIVERY_COLUMNS = `d.id, d.organization_id, d.endpoint_id, d.event_id, ev.type as event_type, d.status, d.attempts, d.last_response_status,
+  d.last_response_body, d.last_error, d.last_attempt_at, d.next_attempt_at, d.created_at`;
+
+export class EndpointsRepository {
+  constructor(private readonly orm: MikroORM) {}
+
+  private sql(): Sql {
+    return Sql.of(this.orm);
+  }
+
+  async insert(row: Pick<EndpointRecord, 'id' | 'organization_id' | 'url' | 'description' | 'events' | 'secret'>): Promise<EndpointRecord> {
+    const [created] = await this.sql().rows<EndpointRecord>(
+      `insert into webhook_endpoints (id, organization_id, url, description, events, secret) values (?, ?, ?, ?, ?::text[], ?) returning *`,
+      [row.id, row.organization_id, row.url, row.description, row.events, row.secret],
+    );
+    return created!;
+  }
+
+  /** Oldest first, one more than the page. */
+  page(organizationId: string, after: CursorPosition | undefined, limit: number): Promise<EndpointRecord[]> {
+    return after
+      ? this.sql().rows<EndpointRecord>(
+          `select * from webhook_endpoints where organization_id = ? and (created_at, id) > (?, ?::uuid) order by created_at, id limit ?`,
+          [organizationId, after.at, after.id, limit + 1],
+        )
+      : this.sql().rows<EndpointRecord>(`select * from webhook_endpoints where organization_id = ? order by created_at, id limit ?`, [organizationId, limit + 1]);
+  }
+
+  /** The ownership rule (as db/owned-row.ts): this organization's endpoint; another's: 403; none: 404. One statement. */
+  async findOwned(organizationId: string, id: string, sql: Sql = this.sql()): Promise<EndpointRecord> {
+    return owned<EndpointRecord>(sql, 'webhook_endpoints', 'Webhook endpoint not found', organizationId, id);
+  }
+
+  update(organizationId: string, id: string, changes: EndpointChanges): Promise<EndpointRecord> {
+    return this.sql().transaction(async (sql) => {
+      const current = await this.findOwned(organizationId, id, sql);
+      const enabling = changes.enabled === true && !current.enabled;
+      const [updated] = await sql.rows<EndpointRecord>(
+        `update webhook_endpoints set url = ?, events = ?::text[], description = ?, enabled = ?,
+           disabled_reason = case when ? then null else disabled_reason end,
+           failing_since = case when ? then null else failing_since end,
+           updated_at = now()
+         where id = ? returning *`,
+        [
+          changes.url ?? current.url,
+          changes.events ?? current.events,
+          changes.description === undefined ? current.description : changes.description,
+          changes.enabled ?? current.enabled,
+          enabling || changes.enabled === false,
+          enabling,
+          current.id,
+        ],
+      );
+      return updated!;
+    });
+  }
+
+  async delete(organizationId: string, id: string): Promise<EndpointRecord> {
+    return this.sql().transaction(async (sql) => {
+      const current = await this.findOwned(organizationId, id, sql);
+      await sql.rows(`delete from webhook_endpoints where id = ?`, [current.id]);
+      return current;
+    });
+  }
+
+  /** The new secret signs from now on; the current one alongside it until `previousUntil`. */
+  rotate(organizationId: string, id: string, secret: string, previousUntil: Date): Promise<EndpointRecord> {
+    return this.sql().transaction(async (sql) => {
+      const current = await this.findOwned(organizationId, id, sql);
+      const [updated] = await sql.rows<EndpointRecord>(
+        `update webhook_endpoints set previous_secret = secret, previous_secret_expires_at = ?, secret = ?, secret_rotated_at = now(), updated_at = now()
+         where id = ? returning *`,
+        [previousUntil, secret, current.id],
+      );
+      return updated!;
+    });
+  }
+
+  /** Newest first, one more than the page. */
+  deliveries(endpointId: string, status: WebhookDeliveryStatus | undefined, before: CursorPosition | undefined, limit: number): Promise<DeliveryRecord[]> {
+    const params: unknown[] = [endpointId];
+    let where = 'd.endpoint_id = ?';
+    if (status) {
+      where += ' and d.status = ?';
+      params.push(status);
+    }
+    if (before) {
+      where += ' and (d.created_at, d.id) < (?, ?::uuid)';
+      params.push(before.at, before.id);
+    }
+    params.push(limit + 1);
+    return this.sql().rows<DeliveryRecord>(
+      `select ${DELIVERY_COLUMNS} from webhook_deliveries d join outbound_events ev on ev.id = d.event_id
+       where ${where} order by d.created_at desc, d.id desc limit ?`,
+      params,
+    );
+  }
+
+  /**
+   * Marks an owned delivery for sending again now: the relay (delivery.ts) queues it. Refused (409)
+   * when its endpoint is disabled.
+   */
+  requeue(organizationId: string, id: string): Promise<{ delivery: DeliveryRecord; endpointEnabled: boolean }> {
+    return this.sql().transaction(async (sql) => {
+      const found = await owned<{ id: string; endpoint_id: string }>(sql, 'webhook_deliveries', 'Webhook delivery not found', organizationId, id);
+      const [endpoint] = await sql.rows<{ enabled: boolean }>(`select enabled from webhook_endpoints where id = ? for share`, [found.endpoint_id]);
+      if (endpoint?.enabled) {
+        await sql.rows(`update webhook_deliveries set requeue = true, status = 'pending', next_attempt_at = now() where id = ?`, [found.id]);
+      }
+      const [delivery] = await sql.rows<DeliveryRecord>(
+        `select ${DELIVERY_COLUMNS} from webhook_deliveries d join outbound_events ev on ev.id = d.event_id where d.id = ?`,
+        [found.id],
+      );
+      return { delivery: delivery!, endpointEnabled: !!endpoint?.enabled };
+    });
+  }
+}
+
+async function owned<R>(sql: Sql, table: 'webhook_endpoints' | 'webhook_deliveries', notFound: string, organizationId: string, id: string): Promise<R> {
+  if (!isUuid(id)) throw new NotFoundError(notFound);
+  const row = await sql.one<Record<string, unknown> & { owned_by_caller: boolean }>(
+    `(select t.*, true as owned_by_caller from ${table} t where organization_id = ? and id = ?::uuid)
+      union all
+      (select t.*, false from ${table} t where id = ?::uuid)
+      limit 1`,
+    [organizationId, id, id],
+  );
+  if (!row) throw new NotFoundError(notFound);
+  if (!row.owned_by_caller) throw new ForbiddenError();
+  const { owned_by_caller: _owned, ...own } = row;
+  return own as R;
+}

@@ -1,0 +1,43 @@
+import type { OutboundEventType } from '@affiliate-attribution/contract';
+import { sql as raw, type Kysely, type RawBuilder } from 'kysely';
+import type { Tables } from '../../db/database.js';
+
+/**
+ * The transactional outbox (table `outbound_events`): an event row is written by the very statement
+ * or transaction that makes the change it describes, so a committed change always has its event
+ * and a rolled-back one never does. The row carries the resource as that statement wrote it (a
+ * snapshot, `to_jsonb` of the row), never anything read from a cache or rebuilt later; delivery
+ * turns it into the REST API's shape with the module's own serializer (payloads.ts).
+ *
+ * An event is written only when the organization has an enabled endpoint subscribed to its type:
+ * decided inside the same statement (an index probe on webhook_endpoints), so an organization
+ * without endpoints pays no extra row and no extra round trip.
+ */
+function subscribed(type: OutboundEventType, organizationId: RawBuilder<unknown>): RawBuilder<unknown> {
+  return raw`exists (select 1 from webhook_endpoints e where e.organization_id = ${organizationId} and e.enabled and ${raw.lit(type)} = any (e.events))`;
+}
+
+/**
+ * The body of a data-modifying CTE that writes one `type` event per row of the CTE `source` (which
+ * returns whole rows of the resource's table, with `organization_id`). For the batched statements
+ * (conversions by click and by customer): `, outbox_x as (${eventsOfRows(...)})`.
+ */
+export function eventsOfRows(type: OutboundEventType, source: string): RawBuilder<unknown> {
+  return raw`insert into outbound_events (id, organization_id, type, resource, created_at)
+    select gen_random_uuid(), x.organization_id, ${raw.lit(type)}, to_jsonb(x), statement_timestamp()
+    from ${raw.table(source)} x
+    where ${subscribed(type, raw.ref('x.organization_id'))}`;
+}
+
+/**
+ * Writes `type` events for rows just written in the transaction `trx` (a refund's, a payout's):
+ * one statement, in that transaction, never a transaction of its own. `rows` are whole rows of the
+ * resource's table as returned by the change (RETURNING *).
+ */
+export async function recordEvents(trx: Kysely<Tables>, type: OutboundEventType, rows: readonly { organization_id: string }[]): Promise<void> {
+  if (rows.length === 0) return;
+  await raw`insert into outbound_events (id, organization_id, type, resource, created_at)
+    select gen_random_uuid(), (r ->> 'organization_id')::uuid, ${raw.lit(type)}, r, statement_timestamp()
+    from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) r
+    where ${subscribed(type, raw`(r ->> 'organization_id')::uuid`)}`.execute(trx);
+}
