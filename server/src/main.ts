@@ -7,6 +7,7 @@ import { Readiness } from './http/health.js';
 import { createLogger } from './http/logging.js';
 import { createHttpServer } from './http/http-server.js';
 import { createRateLimiterFactory } from './http/rate-limit-stores.js';
+import { startEventDelivery } from './jobs/event-delivery.js';
 
 const config = loadConfig();
 // JSON lines on stdout; request lines carry the request id (http/logging.ts); secrets redacted.
@@ -44,6 +45,8 @@ const cacheInvalidation: CacheInvalidation = embedded
 if (embedded) logger.info('embedded database: one instance, so cached program rules and API keys are invalidated on this instance only');
 const { listener, changeListener } = createApp({ orm, config, logger, readiness, rateLimiters, cacheInvalidation });
 await changeListener?.start();
+// Outbound events: delivered from this process unless WEBHOOK_DELIVERY=off (then by `npm run worker`).
+const eventDelivery = config.WEBHOOK_DELIVERY === 'in-process' ? await startEventDelivery(orm, config, logger) : undefined;
 if (!config.ADMIN_TOKEN) logger.warn('ADMIN_TOKEN is not set: /admin/* answers 401 and no organization can be created.');
 
 const server: Server = createHttpServer(listener, logger).listen(config.PORT, config.HOST, () => {
@@ -80,6 +83,7 @@ async function shutdown(signal: string): Promise<void> {
     server.once('close', () => clearInterval(reaper));
   });
   await changeListener?.close();
+  await eventDelivery?.stop();
   await closeOrm(orm);
   await rateLimiters.close();
   await embedded?.stop();
