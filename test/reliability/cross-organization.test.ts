@@ -13,6 +13,8 @@ interface Victim extends Merchant {
   conversion: { id: string; external_id: string };
   commission: { id: string };
   payout: { id: string };
+  webhookEndpoint: { id: string };
+  webhookDelivery: { id: string };
 }
 
 /** The body's references, set one at a time to the victim's identifiers. */
@@ -86,7 +88,15 @@ describe('cross-organization access on every route', () => {
     const paid = await a.api.post('/api/commissions', { affiliate_id: a.affiliate.id, amount: 10, description: 'victim bonus' });
     const payout = await a.api.post('/api/payouts', {});
     const commission = await a.api.post('/api/commissions', { affiliate_id: a.affiliate.id, amount: 5, description: 'victim correction' });
-    expect([click.status, customer.status, conversion.status, integration.status, paid.status, payout.status, commission.status]).toEqual([201, 201, 201, 200, 201, 201, 201]);
+    const endpoint = await a.api.post('/api/webhook-endpoints', { url: 'http://127.0.0.1:9/victim-hooks', events: ['conversion.created'] });
+    expect([click.status, customer.status, conversion.status, integration.status, paid.status, payout.status, commission.status, endpoint.status]).toEqual([201, 201, 201, 200, 201, 201, 201, 201]);
+    // A delivery in the victim's log (no delivery worker runs on this server: written as the relay would).
+    const { db } = await testServer();
+    const [delivery] = await db.orm.em.fork().getConnection().execute(
+      `with ev as (insert into outbound_events (id, organization_id, type, resource) values (gen_random_uuid(), ?, 'conversion.created', '{}'::jsonb) returning id)
+       insert into webhook_deliveries (id, organization_id, endpoint_id, event_id) select gen_random_uuid(), ?, ?, id from ev returning id`,
+      [a.id, a.id, endpoint.body.data.webhook_endpoint.id],
+    );
     victim = {
       ...a,
       click: click.body.data.click,
@@ -94,6 +104,8 @@ describe('cross-organization access on every route', () => {
       conversion: conversion.body.data.conversion,
       commission: commission.body.data.commission,
       payout: payout.body.data.payouts[0],
+      webhookEndpoint: endpoint.body.data.webhook_endpoint,
+      webhookDelivery: delivery as { id: string },
     };
     intruder = await createMerchant();
     // The intruder has data of its own, so that its lists are not trivially empty.
@@ -112,6 +124,8 @@ describe('cross-organization access on every route', () => {
       victim.conversion.external_id,
       victim.commission.id,
       victim.payout.id,
+      victim.webhookEndpoint.id,
+      victim.webhookDelivery.id,
       victim.affiliate.email,
     ];
   });
@@ -139,6 +153,8 @@ describe('cross-organization access on every route', () => {
             return [victim.commission.id];
           case 'payouts':
             return [victim.payout.id];
+          case 'webhookEndpoints':
+            return path.startsWith('/api/webhook-deliveries/') ? [victim.webhookDelivery.id] : [victim.webhookEndpoint.id];
           case 'admin':
             return [victim.id];
         }
@@ -198,6 +214,8 @@ describe('cross-organization access on every route', () => {
       victim.api.get(`/api/conversions/${victim.conversion.id}`),
       victim.api.get(`/api/commissions/${victim.commission.id}`),
       victim.api.get(`/api/payouts/${victim.payout.id}`),
+      victim.api.get(`/api/webhook-endpoints/${victim.webhookEndpoint.id}`),
+      victim.api.get(`/api/webhook-endpoints/${victim.webhookEndpoint.id}/deliveries`),
       victim.api.get('/api/integrations'),
       victim.api.get('/api/me'),
     ]);

@@ -25,7 +25,8 @@ async function start(): Promise<TestServer> {
   const db = await createTestDatabase();
   const { listener, services } = createApp({
     orm: db.orm,
-    config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000 },
+    // Webhook endpoints on 127.0.0.1 (no delivery runs here: test/events starts its own).
+    config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000, WEBHOOK_ALLOW_PRIVATE_URLS: true },
   });
   const server: Server = await new Promise((resolve) => {
     const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));

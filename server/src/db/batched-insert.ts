@@ -189,6 +189,12 @@ export interface UnnestInsertOptions<E extends Entity> {
   orderBy?: ColumnOf<E>;
   /** RETURNING *: the inserted rows are returned. */
   returning?: boolean;
+  /**
+   * Another write of the same statement, given the name of the CTE that holds the inserted rows:
+   * the body of a data-modifying CTE (an outbox row per inserted row: modules/events/outbox.ts).
+   * Needs `returning`.
+   */
+  alsoWrite?: (inserted: string) => string;
 }
 
 /**
@@ -238,7 +244,11 @@ export class UnnestInsert<E extends Entity> {
         .columns(columns.map((c) => c.name))
         .expression(rowsInOrder);
       if (skipConflictsOn) insert = insert.onConflict((conflict) => conflict.columns([...skipConflictsOn]).doNothing());
-      const text = (returning ? insert.returningAll() : insert).compile().sql;
+      let text = (returning ? insert.returningAll() : insert).compile().sql;
+      if (this.options.alsoWrite) {
+        if (!returning) throw new Error('UnnestInsert: alsoWrite needs returning');
+        text = `with inserted as (${text}), also_written as (${this.options.alsoWrite('inserted')}) select * from inserted`;
+      }
       const statement = new StoredStatement(`${table}_insert`, columns.map((c) => `${c.type}[]`), returning ? `setof ${table}` : undefined, text);
       entry = { columns, statement };
       this.statements.set(key, entry);

@@ -54,7 +54,7 @@ export class Receiver {
     return this;
   }
 
-  events(): { type: string; data: Record<string, any> }[] {
+  events(): any[] {
     return this.received.map((r) => JSON.parse(r.body));
   }
 

@@ -8,6 +8,7 @@ import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql, isUniqueViolation } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import { isUuid } from '../../http/serialize.js';
+import { withEvents } from '../events/outbox.js';
 
 export type AffiliateRecord = StoredRow<'affiliates'>;
 
@@ -35,13 +36,15 @@ export class AffiliatesRepository {
     try {
       return await insertOnce(
         'affiliate',
-        () =>
-          kyselyOf(this.orm)
+        // The affiliate.created event rides the insert (modules/events/outbox.ts).
+        async () => {
+          const insert = kyselyOf(this.orm)
             .insertInto('affiliates')
             .values(row)
             .onConflict((conflict) => conflict.columns(['organization_id', 'program_id', 'email']).doNothing())
-            .returningAll()
-            .executeTakeFirst(),
+            .returningAll();
+          return (await withEvents(insert, 'affiliate.created').execute(kyselyOf(this.orm))).rows[0];
+        },
         existing,
       );
     } catch (err) {
@@ -75,7 +78,8 @@ export class AffiliatesRepository {
     return Sql.of(this.orm).transaction(async (sql) => {
       const current = await findOwnedRow<AffiliateRecord>(sql, AFFILIATES_BY_ID, organizationId, id);
       const changes = change(current);
-      const [updated] = await sql.execute(kyselyOf(this.orm).updateTable('affiliates').set(changes).where('id', '=', current.id).returningAll());
+      const update = kyselyOf(this.orm).updateTable('affiliates').set(changes).where('id', '=', current.id).returningAll();
+      const [updated] = await sql.execute({ compile: () => withEvents(update, 'affiliate.updated').compile(kyselyOf(this.orm)) });
       if (updated!.status !== current.status) await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate', id: current.id });
       return updated!;
     });

@@ -8,6 +8,7 @@ import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import { refundEffect } from './commission-lifecycle.js';
+import { recordEvents, withEvents } from '../events/outbox.js';
 
 export type CommissionRecord = StoredRow<'commissions'>;
 
@@ -70,7 +71,10 @@ export class CommissionsRepository {
   constructor(private readonly orm: MikroORM) {}
 
   insert(row: NewRow<'commissions'>): Promise<CommissionRecord> {
-    return kyselyOf(this.orm).insertInto('commissions').values(row).returningAll().executeTakeFirstOrThrow();
+    const insert = kyselyOf(this.orm).insertInto('commissions').values(row).returningAll();
+    return withEvents(insert, 'commission.created')
+      .execute(kyselyOf(this.orm))
+      .then((result) => result.rows[0]!);
   }
 
   /** One page of the organization's entries, newest first. */
@@ -130,20 +134,20 @@ export class CommissionsRepository {
           : [];
       const changes = change(current!, clawbacks);
       if (!changes) return current!;
-      const [updated] = await sql.execute(
-        kyselyOf(this.orm)
-          .updateTable('commissions')
-          .set({ ...changes, updated_at: raw<Date>`now()` })
-          .where('id', '=', found.id)
-          .returningAll(),
-      );
+      // commission.updated events ride each update (modules/events/outbox.ts).
+      const update = kyselyOf(this.orm)
+        .updateTable('commissions')
+        .set({ ...changes, updated_at: raw<Date>`now()` })
+        .where('id', '=', found.id)
+        .returningAll();
+      const [updated] = await sql.execute({ compile: () => withEvents(update, 'commission.updated').compile(kyselyOf(this.orm)) });
       if (changes.status === 'rejected' && clawbacks.length > 0) {
-        await sql.execute(
-          kyselyOf(this.orm)
-            .updateTable('commissions')
-            .set({ status: 'rejected', rejection_reason: changes.rejection_reason ?? null, updated_at: raw<Date>`now()` })
-            .where('id', 'in', clawbacks.map((c) => c.id)),
-        );
+        const rejectClawbacks = kyselyOf(this.orm)
+          .updateTable('commissions')
+          .set({ status: 'rejected', rejection_reason: changes.rejection_reason ?? null, updated_at: raw<Date>`now()` })
+          .where('id', 'in', clawbacks.map((c) => c.id))
+          .returningAll();
+        await sql.execute({ compile: () => withEvents(rejectClawbacks, 'commission.updated').compile(kyselyOf(this.orm)) });
       }
       return updated!;
     });
@@ -173,10 +177,10 @@ export class CommissionsRepository {
       case 'none':
         return;
       case 'reduce':
-        await trx.updateTable('commissions').set({ amount: effect.amount, updated_at: now }).where('id', '=', entry.id).execute();
+        await recordEvents(trx, 'commission.updated', await trx.updateTable('commissions').set({ amount: effect.amount, updated_at: now }).where('id', '=', entry.id).returningAll().execute());
         return;
       case 'reverse':
-        await trx.updateTable('commissions').set({ status: 'reversed', updated_at: now }).where('id', '=', entry.id).execute();
+        await recordEvents(trx, 'commission.updated', await trx.updateTable('commissions').set({ status: 'reversed', updated_at: now }).where('id', '=', entry.id).returningAll().execute());
         return;
       case 'clawback':
         await trx
@@ -196,7 +200,9 @@ export class CommissionsRepository {
             created_at: now,
             updated_at: now,
           })
-          .execute();
+          .returningAll()
+          .execute()
+          .then((rows) => recordEvents(trx, 'commission.created', rows));
     }
   }
 }

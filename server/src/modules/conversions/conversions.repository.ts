@@ -11,7 +11,7 @@ import { StoredStatement } from '../../db/stored-statement.js';
 import { NotFoundError } from '../../http/errors.js';
 import { CommissionsRepository, saleEntriesOfInserted } from '../commissions/commissions.repository.js';
 import { CommissionEntity } from '../commissions/commission.entity.js';
-import { eventsOfRows } from '../events/outbox.js';
+import { eventsOfRows, recordEvents } from '../events/outbox.js';
 import { CustomerEntity } from '../customers/customer.entity.js';
 import type { CustomerStatus } from '../customers/customers.service.js';
 import { ConversionEntity } from './conversion.entity.js';
@@ -179,6 +179,7 @@ export class ConversionsRepository {
         }
         if (!next) return { conversion, changed: false };
         const updated = (await trx.updateTable('conversions').set(next).where('id', '=', conversion.id).returningAll().executeTakeFirstOrThrow()) as ConversionRecord;
+        await recordEvents(trx, 'conversion.refunded', [updated]);
         await this.commissions.applyRefund(
           trx,
           { ...updated, customer_id: updated.customer_id ?? null, commissionBefore: String(conversion.commission_amount), commissionAfter: String(updated.commission_amount) },
@@ -329,7 +330,8 @@ class GuardedConversionWrites {
     from input i
     where c.id = i.customer_pk and i.id in (select id from inserted)
       and (date_trunc('milliseconds', c.first_conversion_at) is distinct from i.next_first or c.status is distinct from i.next_status)
-  )
+    returning c.*
+  ), customer_events as (${eventsOfRows('customer.updated', 'customer_update')})
   select i.ord, i.customer_pk in (select id from guard) as guarded,
     (select row_to_json(x) from inserted x where x.id = i.id) as conversion
   from input i order by i.ord`.compile(kyselyOf(orm)).sql;

@@ -5,6 +5,7 @@ import { insertOnce, type Once } from '../../db/insert-once.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import { CustomerEntity } from './customer.entity.js';
+import { eventsOf, withEvents } from '../events/outbox.js';
 
 export type CustomerRecord = StoredRow<'customers'>;
 export type CustomerStatus = CustomerRecord['status'];
@@ -17,6 +18,8 @@ const INSERT_CUSTOMERS = new UnnestInsert(CustomerEntity, {
   skipConflictsOn: ['organization_id', 'customer_id'],
   orderBy: 'customer_id',
   returning: true,
+  // customer.created rides the batched insert (modules/events/outbox.ts): no extra round trip.
+  alsoWrite: (inserted) => eventsOf('customer.created', inserted),
 });
 
 /** A customer by the merchant's id for it; on the hot path of every renewal, so one index lookup on MikroORM's kysely. */
@@ -57,7 +60,8 @@ export class CustomersRepository {
   /** The owned customer with its status set (the ownership rule first: 403/404). */
   async updateOwnedStatus(organizationId: string, id: string, status: CustomerStatus, at: Date): Promise<CustomerRecord> {
     const customer = await this.findOwned(organizationId, id);
-    const updated = await kyselyOf(this.orm).updateTable('customers').set({ status, updated_at: at }).where('id', '=', customer.id).returningAll().executeTakeFirst();
+    const update = kyselyOf(this.orm).updateTable('customers').set({ status, updated_at: at }).where('id', '=', customer.id).returningAll();
+    const updated = (await withEvents(update, 'customer.updated').execute(kyselyOf(this.orm))).rows[0];
     return updated ?? customer;
   }
 }

@@ -1,5 +1,5 @@
 import type { OutboundEventType } from '@affiliate-attribution/contract';
-import { sql as raw, type Kysely, type RawBuilder } from 'kysely';
+import { sql as raw, type Compilable, type Kysely, type RawBuilder } from 'kysely';
 import type { Tables } from '../../db/database.js';
 
 /**
@@ -13,31 +13,46 @@ import type { Tables } from '../../db/database.js';
  * decided inside the same statement (an index probe on webhook_endpoints), so an organization
  * without endpoints pays no extra row and no extra round trip.
  */
-function subscribed(type: OutboundEventType, organizationId: RawBuilder<unknown>): RawBuilder<unknown> {
-  return raw`exists (select 1 from webhook_endpoints e where e.organization_id = ${organizationId} and e.enabled and ${raw.lit(type)} = any (e.events))`;
+function subscribed(type: OutboundEventType, organizationId: string): string {
+  return `exists (select 1 from webhook_endpoints e where e.organization_id = ${organizationId} and e.enabled and '${type}' = any (e.events))`;
 }
 
 /**
- * The body of a data-modifying CTE that writes one `type` event per row of the CTE `source` (which
- * returns whole rows of the resource's table, with `organization_id`). For the batched statements
- * (conversions by click and by customer): `, outbox_x as (${eventsOfRows(...)})`.
+ * The SQL text of a data-modifying CTE's body that writes one `type` event per row of the CTE
+ * `source` (whole rows of the resource's table, with `organization_id`), for statements written
+ * as text: `…, payout_events as (${eventsOf('payout.created', 'created')}) select …`. `type` and
+ * `source` come from code (an event name of the contract, a CTE name), never from input.
  */
+export function eventsOf(type: OutboundEventType, source: string): string {
+  if (!/^[a-z_]+$/.test(source)) throw new Error(`eventsOf: not a CTE name: ${source}`);
+  return `insert into outbound_events (id, organization_id, type, resource, created_at)
+    select gen_random_uuid(), x.organization_id, '${type}', to_jsonb(x), statement_timestamp()
+    from ${source} x
+    where ${subscribed(type, 'x.organization_id')}`;
+}
+
+/** The same for statements built with kysely (the conversions' batched writes): `, outbox_x as (${eventsOfRows(...)})`. */
 export function eventsOfRows(type: OutboundEventType, source: string): RawBuilder<unknown> {
-  return raw`insert into outbound_events (id, organization_id, type, resource, created_at)
-    select gen_random_uuid(), x.organization_id, ${raw.lit(type)}, to_jsonb(x), statement_timestamp()
-    from ${raw.table(source)} x
-    where ${subscribed(type, raw.ref('x.organization_id'))}`;
+  return raw.raw(eventsOf(type, source));
 }
 
 /**
- * Writes `type` events for rows just written in the transaction `trx` (a refund's, a payout's):
- * one statement, in that transaction, never a transaction of its own. `rows` are whole rows of the
- * resource's table as returned by the change (RETURNING *).
+ * A statement that changes rows (an INSERT, UPDATE or DELETE … RETURNING *) with its `type` events
+ * written by the same statement: `with changed as (<query>), events as (…) select * from changed`.
+ */
+export function withEvents<R>(query: Compilable<R>, type: OutboundEventType): RawBuilder<R> {
+  return raw<R>`with changed as (${query}), changed_events as (${eventsOfRows(type, 'changed')}) select * from changed`;
+}
+
+/**
+ * Writes `type` events for rows just written in the transaction `trx` (a refund's): one statement,
+ * in that transaction, never a transaction of its own. `rows` are whole rows of the resource's
+ * table as returned by the change (RETURNING *).
  */
 export async function recordEvents(trx: Kysely<Tables>, type: OutboundEventType, rows: readonly { organization_id: string }[]): Promise<void> {
   if (rows.length === 0) return;
   await raw`insert into outbound_events (id, organization_id, type, resource, created_at)
     select gen_random_uuid(), (r ->> 'organization_id')::uuid, ${raw.lit(type)}, r, statement_timestamp()
     from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) r
-    where ${subscribed(type, raw`(r ->> 'organization_id')::uuid`)}`.execute(trx);
+    where ${raw.raw(subscribed(type, "(r ->> 'organization_id')::uuid"))}`.execute(trx);
 }

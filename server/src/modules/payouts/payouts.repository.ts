@@ -8,6 +8,7 @@ import { Sql } from '../../db/sql.js';
 import { ConflictError } from '../../http/errors.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import type { PayoutFileRow } from './payout-files.js';
+import { eventsOf } from '../events/outbox.js';
 
 /** A payout file's row as stored: its times as timestamps (the service writes them as ISO-8601, like every answer). */
 export type StoredPayoutFileRow = Omit<PayoutFileRow, 'created_at' | 'paid_at'> & { created_at: Date; paid_at: Date | null };
@@ -72,7 +73,9 @@ with payable as (
   from payable pa
   join eligible e on e.affiliate_id = pa.affiliate_id and e.program_id = pa.program_id and e.currency = pa.currency
   where c.id = pa.id
-  returning c.id
+  returning c.*
+), payout_events as (${eventsOf('payout.created', 'created')}
+), commission_events as (${eventsOf('commission.updated', 'claimed')}
 )
 select * from created order by amount desc, id`;
 
@@ -122,16 +125,19 @@ export class PayoutsRepository {
    */
   markPaid(organizationId: string, id: string, reference: string | undefined): Promise<PayoutRecord> {
     return this.settle(organizationId, id, 'paid', async (sql, payout) => {
-      await sql.rows(`update commissions set status = 'paid', updated_at = now() where payout_id = ?`, [payout.id]);
-      return sql.one<PayoutRecord>(`update payouts set status = 'paid', paid_at = now(), reference = coalesce(?, reference) where id = ? returning *`, [reference ?? null, payout.id]);
+      await sql.rows(`with changed as (update commissions set status = 'paid', updated_at = now() where payout_id = ? returning *), ev as (${eventsOf('commission.updated', 'changed')}) select 1`, [payout.id]);
+      return sql.one<PayoutRecord>(
+        `with changed as (update payouts set status = 'paid', paid_at = now(), reference = coalesce(?, reference) where id = ? returning *), ev as (${eventsOf('payout.paid', 'changed')}) select * from changed`,
+        [reference ?? null, payout.id],
+      );
     });
   }
 
   /** A pending payout canceled: its entries released (approved, in no payout). Canceled again: unchanged. Paid: 409. */
   cancel(organizationId: string, id: string): Promise<PayoutRecord> {
     return this.settle(organizationId, id, 'canceled', async (sql, payout) => {
-      await sql.rows(`update commissions set payout_id = null, updated_at = now() where payout_id = ?`, [payout.id]);
-      return sql.one<PayoutRecord>(`update payouts set status = 'canceled', canceled_at = now() where id = ? returning *`, [payout.id]);
+      await sql.rows(`with changed as (update commissions set payout_id = null, updated_at = now() where payout_id = ? returning *), ev as (${eventsOf('commission.updated', 'changed')}) select 1`, [payout.id]);
+      return sql.one<PayoutRecord>(`with changed as (update payouts set status = 'canceled', canceled_at = now() where id = ? returning *), ev as (${eventsOf('payout.canceled', 'changed')}) select * from changed`, [payout.id]);
     });
   }
 
