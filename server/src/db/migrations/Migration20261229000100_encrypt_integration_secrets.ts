@@ -10,12 +10,19 @@ import { SECRET_PURPOSE, SecretBox, isEncrypted } from '../../security/secret-bo
  */
 export class Migration20261229000100_encrypt_integration_secrets extends Migration {
   override async up(): Promise<void> {
-    const box = new SecretBox(loadConfig().ENCRYPTION_KEY);
-    if (!box.encrypts) return;
-    const rows = (await this.execute('select id, signing_secret from integrations')) as { id: string; signing_secret: string }[];
-    for (const row of rows) {
-      if (isEncrypted(row.signing_secret)) continue;
-      await this.execute('update integrations set signing_secret = ? where id = ?', [box.seal(row.signing_secret, SECRET_PURPOSE.integration), row.id]);
-    }
+    await encryptIntegrationSecrets(new SecretBox(loadConfig().ENCRYPTION_KEY), (query, params) => this.execute(query, params));
   }
+}
+
+/** Encrypts the providers' signing secrets stored in plain text; nothing without a key. Answers how many. */
+export async function encryptIntegrationSecrets(box: SecretBox, execute: (query: string, params?: unknown[]) => Promise<unknown[]>): Promise<number> {
+  if (!box.encrypts) return 0;
+  const rows = (await execute('select id, signing_secret from integrations')) as { id: string; signing_secret: string }[];
+  let encrypted = 0;
+  for (const row of rows) {
+    if (isEncrypted(row.signing_secret)) continue;
+    await execute('update integrations set signing_secret = ? where id = ?', [box.seal(row.signing_secret, SECRET_PURPOSE.integration), row.id]);
+    encrypted++;
+  }
+  return encrypted;
 }

@@ -10,7 +10,10 @@ import { BlockList, isIP, type LookupFunction } from 'node:net';
  * again at every delivery, on the addresses the connection actually uses (the lookup below is
  * the socket's own), since DNS can change between the two (rebinding).
  */
-const blocked = new BlockList();
+// Two lists: Node's BlockList also matches an IPv4 address against IPv6 rules in their mapped form,
+// so one list with ::ffff:0:0/96 would refuse every IPv4 address.
+const blockedV4 = new BlockList();
+const blockedV6 = new BlockList();
 for (const [network, prefix] of [
   ['0.0.0.0', 8],
   ['10.0.0.0', 8],
@@ -27,7 +30,7 @@ for (const [network, prefix] of [
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
 ] as const) {
-  blocked.addSubnet(network, prefix, 'ipv4');
+  blockedV4.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
   ['::', 96], // unspecified, loopback (::1) and IPv4-compatible
@@ -41,13 +44,13 @@ for (const [network, prefix] of [
   ['fec0::', 10], // site-local (deprecated)
   ['ff00::', 8], // multicast
 ] as const) {
-  blocked.addSubnet(network, prefix, 'ipv6');
+  blockedV6.addSubnet(network, prefix, 'ipv6');
 }
 
 export function isForbiddenAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return true;
-  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  return family === 4 ? blockedV4.check(address, 'ipv4') : blockedV6.check(address, 'ipv6');
 }
 
 export class UrlRefusedError extends Error {}
