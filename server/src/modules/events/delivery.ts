@@ -154,6 +154,7 @@ export class EventDelivery {
   private relayTimer: NodeJS.Timeout | undefined;
   private relaying: Promise<void> | undefined;
   private stopping = false;
+  private readonly workerIds: string[] = [];
 
   constructor(
     private readonly orm: MikroORM,
@@ -194,11 +195,13 @@ export class EventDelivery {
       retryDelayMax: 60,
       deleteAfterSeconds: 24 * 60 * 60,
     });
-    await boss.work<JobData>(
-      DELIVERY_QUEUE,
-      { batchSize: this.options.batchSize, localConcurrency: this.options.workers, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true },
-      (jobs) => this.attemptJobs(jobs),
-    );
+    // Separate workers (not localConcurrency), so that the relay can wake each one by id as soon as
+    // it has queued something, instead of letting them wait out their poll.
+    for (let i = 0; i < this.options.workers; i++) {
+      this.workerIds.push(
+        await boss.work<JobData>(DELIVERY_QUEUE, { batchSize: this.options.batchSize, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true }, (jobs) => this.attemptJobs(jobs)),
+      );
+    }
     this.scheduleRelay(0);
   }
 
@@ -215,7 +218,8 @@ export class EventDelivery {
     if (this.stopping) return;
     this.relayTimer = setTimeout(() => {
       this.relaying = this.relayOnce()
-        .then((moved) => this.scheduleRelay(moved >= DELIVERY_DEFAULTS.relayBatch ? 0 : this.options.relayIntervalMs))
+        // Something moved: look again at once (more may have committed meanwhile); nothing: wait.
+        .then((moved) => this.scheduleRelay(moved > 0 ? 0 : this.options.relayIntervalMs))
         .catch((err: unknown) => {
           this.logger.warn({ err }, 'outbound events: relay failed; trying again');
           this.scheduleRelay(1_000);
@@ -241,6 +245,7 @@ export class EventDelivery {
           );
         }
         await client.query('commit');
+        if (rows.length > 0) for (const id of this.workerIds) boss.notifyWorker(id);
         return rows.length;
       } catch (err) {
         await client.query('rollback').catch((rollbackError: unknown) => {

@@ -1,0 +1,211 @@
+/**
+ * npm run bench:events: outbound events under the conversion benchmark's load. The service (the
+ * `npm start` bundle, delivering in process) on a fresh PostgreSQL database, a local receiver that
+ * verifies every delivery with `standardwebhooks`, and conversions posted by autocannon, alternated
+ * A B A B: A by an organization without endpoints, B by one with an endpoint subscribed to every
+ * event (each conversion then writes conversion.created and commission.created with it).
+ *
+ * Prints conversions/s and latency for A and B (the cost of the outbox on the hot path), the
+ * deliveries/s the receiver got while B's load ran and overall, and the time from commit to
+ * receipt (p50, p99: receipt time minus the conversion's `created_at`, the statement's time, so
+ * slightly more than from the commit).
+ *
+ * Environment: DATABASE_URL (a PostgreSQL the bench may create a database on; default the local
+ * one), BENCH_DURATION seconds per run (default 10), BENCH_CONNECTIONS (default 32). Its own ports
+ * (4201 service, 4202 receiver), only on 127.0.0.1; every run is bounded in time, and so is the wait
+ * for the last deliveries (60 s).
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { Webhook } from 'standardwebhooks';
+import { bundle } from '../server/bundle.js';
+import { OUTBOUND_EVENT_TYPES } from '../contract/src/index.js';
+
+const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const SERVICE_PORT = 4201;
+const RECEIVER_PORT = 4202;
+const ADMIN_TOKEN = 'bench-events-admin-token-0123456789';
+const dbName = `aa_bench_events_${randomBytes(3).toString('hex')}`;
+const dbUrl = (() => {
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${dbName}`;
+  return u.toString();
+})();
+
+interface Receipt {
+  at: number;
+  latencyMs?: number;
+}
+
+const receipts: Receipt[] = [];
+const webhookIds = new Set<string>();
+/** BENCH_EVENTS_DELIVERY=off: the service writes the outbox but does not deliver (the hot path's cost alone). */
+const DELIVERY = process.env.BENCH_EVENTS_DELIVERY === 'off' ? 'off' : 'in-process';
+let rejected = 0;
+let verifier: Webhook | undefined;
+
+const receiver = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const at = Date.now();
+    const body = Buffer.concat(chunks).toString('utf8');
+    try {
+      verifier!.verify(body, req.headers as Record<string, string>);
+    } catch {
+      rejected++;
+      res.writeHead(400).end();
+      return;
+    }
+    const event = JSON.parse(body) as { type: string; data: { conversion?: { created_at: string } } };
+    webhookIds.add(String(req.headers['webhook-id']));
+    receipts.push({ at, latencyMs: event.type === 'conversion.created' ? at - Date.parse(event.data.conversion!.created_at) : undefined });
+    res.writeHead(204).end();
+  });
+});
+
+async function json(method: string, path: string, body: unknown, auth: string): Promise<any> {
+  const res = await fetch(`http://127.0.0.1:${SERVICE_PORT}${path}`, { method, headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const parsed = await res.json();
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(parsed)}`);
+  return parsed;
+}
+
+async function merchant(name: string): Promise<{ key: string; slug: string }> {
+  const org = await json('POST', '/admin/organizations', { name }, `Bearer ${ADMIN_TOKEN}`);
+  const key = `Bearer ${org.data.api_key}`;
+  const program = await json('POST', '/api/programs', { name: 'Main', commission_value: 30 }, key);
+  const slug = `bench-${randomBytes(4).toString('hex')}`;
+  await json('POST', '/api/affiliates', { email: `${slug}@example.com`, program_id: program.data.program.id, slug }, key);
+  return { key: org.data.api_key, slug };
+}
+
+async function conversions(key: string, slug: string, seconds: number, prefix: string) {
+  let n = 0;
+  const result = await autocannon({
+    url: `http://127.0.0.1:${SERVICE_PORT}`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        path: '/api/conversions',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        setupRequest: (req: any) => {
+          req.body = JSON.stringify({ external_id: `${prefix}-${n++}`, amount: 49.99, ref: slug });
+          return req;
+        },
+      },
+    ],
+  });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx };
+}
+
+const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
+
+async function main(): Promise<void> {
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database "${dbName}"`);
+  // In the repository, so that its npm packages resolve from node_modules (the bundle leaves them external).
+  const script = await bundle('server/src/main.ts', 'server/dist/bench-events-main.mjs');
+  const service = spawn(process.execPath, ['--max-semi-space-size=8', script], {
+    env: {
+      ...process.env,
+      PORT: String(SERVICE_PORT),
+      HOST: '127.0.0.1',
+      DATABASE_URL: dbUrl,
+      ADMIN_TOKEN,
+      LOG_LEVEL: 'warn',
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      WEBHOOK_DELIVERY: DELIVERY,
+      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      NODE_ENV: 'production',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    await new Promise<void>((resolve) => receiver.listen(RECEIVER_PORT, '127.0.0.1', resolve));
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        await fetch(`http://127.0.0.1:${SERVICE_PORT}/health`);
+        break;
+      } catch {
+        if (Date.now() > deadline) throw new Error('the service did not start');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    const quiet = await merchant('Without endpoints');
+    const subscribed = await merchant('With an endpoint');
+    const endpoint = await json('POST', '/api/webhook-endpoints', { url: `http://127.0.0.1:${RECEIVER_PORT}/hooks`, events: [...OUTBOUND_EVENT_TYPES] }, `Bearer ${subscribed.key}`);
+    verifier = new Webhook(endpoint.data.secret);
+
+    // Warm-up (JIT, pools, the stored statements of both shapes), not counted.
+    await conversions(quiet.key, quiet.slug, 3, 'warm-a');
+    await conversions(subscribed.key, subscribed.slug, 3, 'warm-b');
+    const settle = async () => {
+      const until = Date.now() + 60_000;
+      let last = -1;
+      while (Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 500));
+        if (receipts.length === last) return;
+        last = receipts.length;
+      }
+    };
+    await settle();
+    receipts.length = 0;
+    webhookIds.clear();
+    const measuredFrom = Date.now();
+
+    const runs: Record<'A' | 'B', Awaited<ReturnType<typeof conversions>>[]> = { A: [], B: [] };
+    let loadStart = 0;
+    let loadTime = 0;
+    let deliveredDuringLoad = 0;
+    for (let round = 1; round <= 2; round++) {
+      runs.A.push(await conversions(quiet.key, quiet.slug, DURATION, `a${round}`));
+      const before = receipts.length;
+      loadStart = Date.now();
+      runs.B.push(await conversions(subscribed.key, subscribed.slug, DURATION, `b${round}`));
+      loadTime += Date.now() - loadStart;
+      deliveredDuringLoad += receipts.length - before;
+    }
+    const db = new pg.Client({ connectionString: dbUrl });
+    await db.connect();
+    const outbox = await db.query<{ n: number }>(`select count(*)::int as n from outbound_events where created_at > $1`, [new Date(measuredFrom)]);
+    await db.end();
+    const expected = outbox.rows[0]!.n;
+    const drainUntil = Date.now() + (DELIVERY === 'off' ? 0 : 60_000);
+    while (receipts.length < expected && Date.now() < drainUntil) await new Promise((r) => setTimeout(r, 200));
+
+    const avg = (rs: { rps: number }[]) => rs.reduce((s, r) => s + r.rps, 0) / rs.length;
+    const a = avg(runs.A);
+    const b = avg(runs.B);
+    const latencies = receipts.flatMap((r) => (r.latencyMs === undefined ? [] : [r.latencyMs])).sort((x, y) => x - y);
+    const first = Math.min(...receipts.map((r) => r.at));
+    const last = Math.max(...receipts.map((r) => r.at));
+    console.log(`\nconversions, ${CONNECTIONS} connections, ${DURATION} s per run, A B A B`);
+    console.log(`A without endpoints:          ${a.toFixed(0)} conversions/s, p50 ${runs.A[0]!.p50} ms, p99 ${runs.A[0]!.p99} ms, errors ${runs.A.reduce((s, r) => s + r.errors, 0)}`);
+    console.log(`B one endpoint, every event:  ${b.toFixed(0)} conversions/s, p50 ${runs.B[0]!.p50} ms, p99 ${runs.B[0]!.p99} ms, errors ${runs.B.reduce((s, r) => s + r.errors, 0)}  (B/A ${(b / a).toFixed(3)})`);
+    console.log(`delivery: ${DELIVERY}`);
+    if (DELIVERY === 'off') return;
+    console.log(`\ndeliveries: ${receipts.length} of the ${expected} outbox rows written, ${webhookIds.size} distinct webhook-ids (${rejected} failed verification)`);
+    console.log(`  during B's load: ${(deliveredDuringLoad / (loadTime / 1000)).toFixed(0)} deliveries/s`);
+    console.log(`  overall, first to last receipt: ${(receipts.length / ((last - first) / 1000)).toFixed(0)} deliveries/s`);
+    console.log(`  commit -> receipt (conversion.created): p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms`);
+  } finally {
+    service.kill('SIGTERM');
+    await new Promise((r) => service.once('exit', r));
+    receiver.close();
+    await admin.query(`drop database if exists "${dbName}" with (force)`);
+    await admin.end();
+  }
+}
+
+await main();
+process.exit(0);
