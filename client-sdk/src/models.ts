@@ -15,6 +15,10 @@ export type ConversionKind = Conversion['kind'];
 export type ConversionStatus = Conversion['status'];
 export type Integration = ResultOf<R['integrations']['list']>['integrations'][number];
 export type WebhookProvider = Integration['provider'];
+export type WebhookEndpoint = ResultOf<R['webhookEndpoints']['get']>['webhook_endpoint'];
+/** An outbound event's type, e.g. `conversion.created`. */
+export type OutboundEventType = WebhookEndpoint['events'][number];
+export type WebhookDelivery = ResultOf<R['webhookEndpoints']['retryDelivery']>['delivery'];
 
 export type ProgramCreateParams = RequestBody<R['programs']['create']>;
 export type ProgramUpdateParams = RequestBody<R['programs']['update']>;
@@ -28,6 +32,8 @@ export type ConversionCreateParams = RequestBody<R['conversions']['create']>;
 export type ConversionListParams = RequestQuery<R['conversions']['list']>;
 export type ConversionRefundParams = RequestBody<R['conversions']['refund']>;
 export type IntegrationSetParams = RequestBody<R['integrations']['put']>;
+export type WebhookEndpointCreateParams = RequestBody<R['webhookEndpoints']['create']>;
+export type WebhookEndpointUpdateParams = RequestBody<R['webhookEndpoints']['update']>;
 
 
 /** Results of the write methods, with `deduped`. */
