@@ -403,7 +403,7 @@ export interface paths {
         put?: never;
         /**
          * Create payouts
-         * @description Gathers every `approved` commission that no payout carries and creates one `pending` payout per (affiliate, program, currency) whose net amount is above 0 and reaches the program's `minimum_payout`; the rest waits for the next run (a negative net carries over). A commission is in at most one pending or paid payout, also when two calls run at once. Answers the payouts created, possibly none.
+         * @description Gathers every `approved` commission that no payout carries and creates one `pending` payout per (affiliate, program, currency) whose net amount is above 0 and, in the program's currency, reaches the program's `minimum_payout`; the rest waits for the next run (a negative net carries over). A commission is in at most one pending or paid payout, also when two calls run at once. Answers the payouts created, possibly none.
          */
         post: operations["payoutsCreate"];
         delete?: never;
@@ -1045,7 +1045,7 @@ export interface components {
             hold_days: number;
             /** @description true: a pending commission becomes `approved` by itself when its hold ends; false: it waits for POST /api/commissions/{id}/approve. */
             auto_approve: boolean;
-            /** @description Smallest net amount, in the program's currency, that POST /api/payouts pays an affiliate; below it the commissions wait for the next payout. */
+            /** @description Smallest net amount, in the program's currency, that POST /api/payouts pays an affiliate; below it the commissions wait for the next payout. Nothing is converted between currencies: commissions in another currency (sales reported in it) are paid at any positive net. */
             minimum_payout: number;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
