@@ -9,7 +9,7 @@ import { poolOf } from '../../db/database.js';
 import { databaseOn, startQueue } from '../../jobs/queue.js';
 import { SECRET_PURPOSE, type SecretBox } from '../../security/secret-box.js';
 import { eventBody } from './payloads.js';
-import { signedHeaders, webhookIdOf } from './signing.js';
+import { Signers, signedHeaders, webhookIdOf } from './signing.js';
 import { UrlGuard, UrlRefusedError } from './url-guard.js';
 
 /** The pg-boss queue of delivery attempts: each job is "attempt delivery d, its attempt n, now". */
@@ -155,6 +155,7 @@ export class EventDelivery {
   private relaying: Promise<void> | undefined;
   private stopping = false;
   private readonly workerIds: string[] = [];
+  private readonly signers: Signers;
 
   constructor(
     private readonly orm: MikroORM,
@@ -175,6 +176,7 @@ export class EventDelivery {
       workers: options.workers ?? DELIVERY_DEFAULTS.workers,
     };
     this.urls = new UrlGuard(this.options.allowPrivateUrls);
+    this.signers = new Signers((stored) => this.secrets.open(stored, SECRET_PURPOSE.webhookEndpoint));
     // Keep-alive: a busy endpoint gets its events over a few reused connections. The socket's
     // lookup (UrlGuard.lookup) checks the addresses of every new connection.
     this.agents = { http: new http.Agent({ keepAlive: true, maxSockets: 32 }), https: new https.Agent({ keepAlive: true, maxSockets: 32 }) };
@@ -293,18 +295,18 @@ export class EventDelivery {
 
   private async attempt(row: DeliveryRow): Promise<Outcome> {
     if (!row.enabled) return { error: 'The endpoint is disabled' };
-    let secrets: string[];
+    let signers;
     try {
-      secrets = [this.secrets.open(row.secret, SECRET_PURPOSE.webhookEndpoint)];
+      signers = [this.signers.get(row.secret)];
       if (row.previous_secret && row.previous_secret_expires_at && new Date(row.previous_secret_expires_at) > new Date()) {
-        secrets.push(this.secrets.open(row.previous_secret, SECRET_PURPOSE.webhookEndpoint));
+        signers.push(this.signers.get(row.previous_secret));
       }
     } catch (err) {
       this.logger.error({ err, endpointId: row.endpoint_id }, 'outbound events: the endpoint secret cannot be read');
       return { error: 'The signing secret cannot be read (ENCRYPTION_KEY)' };
     }
     const body = eventBody(row.type, new Date(row.event_at), row.resource);
-    const headers = signedHeaders(secrets, webhookIdOf(row.event_id), new Date(), body);
+    const headers = signedHeaders(signers, webhookIdOf(row.event_id), new Date(), body);
     return this.post(row.url, headers, body);
   }
 
