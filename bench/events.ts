@@ -114,7 +114,7 @@ async function main(): Promise<void> {
   await admin.query(`create database "${dbName}"`);
   // In the repository, so that its npm packages resolve from node_modules (the bundle leaves them external).
   const script = await bundle('server/src/main.ts', 'server/dist/bench-events-main.mjs');
-  const service = spawn(process.execPath, ['--max-semi-space-size=8', script], {
+  const service = spawn(process.execPath, [...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), '--max-semi-space-size=8', script], {
     env: {
       ...process.env,
       PORT: String(SERVICE_PORT),

@@ -33,8 +33,9 @@ export const DELIVERY_DEFAULTS = {
   disableAfterFailingMs: 3 * 24 * HOUR,
   /** How often the relay looks for new outbox rows when it found none. */
   relayIntervalMs: 100,
-  relayBatch: 500,
-  batchSize: 50,
+  relayBatch: 1000,
+  /** Jobs per fetch (each up to JOB_DELIVERIES first attempts). */
+  batchSize: 4,
   workers: 4,
   responseBodyBytes: 1024,
 } as const;
@@ -54,11 +55,22 @@ export interface DeliveryOptions {
   workers?: number;
 }
 
-interface JobData {
+/** One attempt of a delivery: `attempt` is its attempts when queued, so an attempt made already is not made again. */
+interface DueAttempt {
   delivery_id: string;
-  /** The delivery's attempts when the job was queued: a job whose attempt was made already does nothing. */
   attempt: number;
 }
+
+/**
+ * A job: the first attempts of up to JOB_DELIVERIES deliveries the relay created together, or one
+ * retry. Grouping first attempts keeps the queue's own writes (insert, fetch, complete) to a few
+ * rows per hundred deliveries instead of three per delivery.
+ */
+interface JobData {
+  attempts: DueAttempt[];
+}
+
+const JOB_DELIVERIES = 50;
 
 interface DeliveryRow {
   id: string;
@@ -240,11 +252,11 @@ export class EventDelivery {
       try {
         const { rows } = await client.query<{ id: string; attempts: number }>(RELAY, [DELIVERY_DEFAULTS.relayBatch]);
         if (rows.length > 0) {
-          await boss.insert(
-            DELIVERY_QUEUE,
-            rows.map((r) => ({ data: { delivery_id: r.id, attempt: r.attempts } })),
-            { db: databaseOn(client) },
-          );
+          const jobs: { data: JobData }[] = [];
+          for (let i = 0; i < rows.length; i += JOB_DELIVERIES) {
+            jobs.push({ data: { attempts: rows.slice(i, i + JOB_DELIVERIES).map((r) => ({ delivery_id: r.id, attempt: r.attempts })) } });
+          }
+          await boss.insert(DELIVERY_QUEUE, jobs, { db: databaseOn(client) });
         }
         await client.query('commit');
         if (rows.length > 0) for (const id of this.workerIds) boss.notifyWorker(id);
@@ -262,12 +274,15 @@ export class EventDelivery {
 
   /** A batch of jobs: each delivery attempted (concurrently), the outcomes recorded. */
   private async attemptJobs(jobs: Job<JobData>[]): Promise<void> {
-    const { rows } = await this.pool.query<DeliveryRow>(LOAD, [jobs.map((j) => j.data.delivery_id)]);
+    const attempts = jobs.flatMap((job) => job.data.attempts);
+    const { rows } = await this.pool.query<DeliveryRow>(LOAD, [attempts.map((a) => a.delivery_id)]);
     const byId = new Map(rows.map((r) => [r.id, r]));
-    const due = jobs
-      .map((job) => ({ job, row: byId.get(job.data.delivery_id) }))
+    const due = attempts
+      .map((attempt) => ({ attempt, row: byId.get(attempt.delivery_id) }))
       // Gone (the endpoint was deleted), or this attempt was made already (a job run again after a crash).
-      .filter((x): x is { job: Job<JobData>; row: DeliveryRow } => !!x.row && x.row.status === 'pending' && x.row.attempts === x.job.data.attempt);
+      .filter((x): x is { attempt: DueAttempt; row: DeliveryRow } => !!x.row && x.row.status === 'pending' && x.row.attempts === x.attempt.attempt)
+      // Twice in the jobs (a manual retry next to a scheduled one): once.
+      .filter((x, i, all) => all.findIndex((y) => y.row.id === x.row.id) === i);
     const outcomes = await Promise.all(
       due.map(async ({ row }) => {
         const at = new Date();
@@ -395,7 +410,10 @@ export class EventDelivery {
           row.attempts,
         ]);
         if (rows.length > 0) {
-          if (nextAt) await boss.send(DELIVERY_QUEUE, { delivery_id: row.id, attempt: row.attempts + 1 }, { startAfter: nextAt, db: databaseOn(client) });
+          if (nextAt) {
+            const retry: JobData = { attempts: [{ delivery_id: row.id, attempt: row.attempts + 1 }] };
+            await boss.send(DELIVERY_QUEUE, retry, { startAfter: nextAt, db: databaseOn(client) });
+          }
           if (row.enabled) await client.query(ENDPOINT_FAILED, [row.endpoint_id, at, gone, this.options.disableAfterFailingMs]);
         }
         await client.query('commit');
