@@ -30,6 +30,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SERVICE_PORT = 4201;
 const RECEIVER_PORT = 4202;
 const ADMIN_TOKEN = 'bench-events-admin-token-0123456789';
+const ENCRYPTION_KEY_FOR_RUN = randomBytes(32).toString('hex');
 const dbName = `aa_bench_events_${randomBytes(3).toString('hex')}`;
 const dbUrl = (() => {
   const u = new URL(ADMIN_URL);
@@ -44,8 +45,12 @@ interface Receipt {
 
 const receipts: Receipt[] = [];
 const webhookIds = new Set<string>();
-/** BENCH_EVENTS_DELIVERY=off: the service writes the outbox but does not deliver (the hot path's cost alone). */
-const DELIVERY = process.env.BENCH_EVENTS_DELIVERY === 'off' ? 'off' : 'in-process';
+/**
+ * BENCH_EVENTS_DELIVERY: `in-process` (default); `off`: the service writes the outbox but does not
+ * deliver (the hot path's cost alone); `worker`: the service does not deliver, a separate
+ * `npm run worker` process (the same bundle's entry, its own pool) does.
+ */
+const DELIVERY = (['off', 'worker'] as const).find((d) => d === process.env.BENCH_EVENTS_DELIVERY) ?? 'in-process';
 let rejected = 0;
 let verifier: Webhook | undefined;
 
@@ -114,6 +119,7 @@ async function main(): Promise<void> {
   await admin.query(`create database "${dbName}"`);
   // In the repository, so that its npm packages resolve from node_modules (the bundle leaves them external).
   const script = await bundle('server/src/main.ts', 'server/dist/bench-events-main.mjs');
+  const workerScript = DELIVERY === 'worker' ? await bundle('server/src/jobs/worker.ts', 'server/dist/bench-events-worker.mjs') : undefined;
   const service = spawn(process.execPath, [...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), '--max-semi-space-size=8', script], {
     env: {
       ...process.env,
@@ -123,12 +129,13 @@ async function main(): Promise<void> {
       ADMIN_TOKEN,
       LOG_LEVEL: 'warn',
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-      WEBHOOK_DELIVERY: DELIVERY,
-      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      WEBHOOK_DELIVERY: DELIVERY === 'in-process' ? 'in-process' : 'off',
+      ENCRYPTION_KEY: ENCRYPTION_KEY_FOR_RUN,
       NODE_ENV: 'production',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  let worker: ReturnType<typeof spawn> | undefined;
   try {
     await new Promise<void>((resolve) => receiver.listen(RECEIVER_PORT, '127.0.0.1', resolve));
     const deadline = Date.now() + 60_000;
@@ -140,6 +147,12 @@ async function main(): Promise<void> {
         if (Date.now() > deadline) throw new Error('the service did not start');
         await new Promise((r) => setTimeout(r, 200));
       }
+    }
+    if (workerScript) {
+      worker = spawn(process.execPath, [workerScript], {
+        env: { ...process.env, DATABASE_URL: dbUrl, LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ENCRYPTION_KEY: ENCRYPTION_KEY_FOR_RUN, NODE_ENV: 'production' },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
     }
     const quiet = await merchant('Without endpoints');
     const subscribed = await merchant('With an endpoint');
@@ -199,6 +212,10 @@ async function main(): Promise<void> {
     console.log(`  overall, first to last receipt: ${(receipts.length / ((last - first) / 1000)).toFixed(0)} deliveries/s`);
     console.log(`  commit -> receipt (conversion.created): p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms`);
   } finally {
+    if (worker) {
+      worker.kill('SIGTERM');
+      await new Promise((r) => worker!.once('exit', r));
+    }
     service.kill('SIGTERM');
     await new Promise((r) => service.once('exit', r));
     receiver.close();

@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { LimitFunction } from 'p-limit';
 import type pg from 'pg';
 import { PgBoss, type Db as IDatabase } from 'pg-boss';
 import type { Logger } from 'pino';
@@ -19,19 +20,22 @@ import { poolOf } from '../db/database.js';
 export const QUEUE_SCHEMA = 'pgboss';
 
 /** A pg-boss database handle on a pg pool (each statement takes a pooled connection) or on one connection (a transaction). */
-export function databaseOn(client: pg.Pool | pg.PoolClient): IDatabase {
-  return { executeSql: (text, values) => client.query(text, values as unknown[] | undefined) };
+export function databaseOn(client: pg.Pool | pg.PoolClient, limit?: LimitFunction): IDatabase {
+  const run = (text: string, values: unknown[] | undefined) => client.query(text, values);
+  return { executeSql: (text, values) => (limit ? limit(() => run(text, values as unknown[] | undefined)) : run(text, values as unknown[] | undefined)) };
 }
 
 export interface QueueOptions {
   /** How often pg-boss looks for jobs whose worker stopped heart-beating (a crash): seconds, at least 1. */
   superviseIntervalSeconds?: number;
+  /** Bounds the pooled connections the queue's own statements hold at once (shared with its caller's). */
+  connections?: LimitFunction;
 }
 
 /** Starts pg-boss on the ORM's pool (its schema installed or migrated first). */
 export async function startQueue(orm: MikroORM, logger: Logger, options: QueueOptions = {}): Promise<PgBoss> {
   const boss = new PgBoss({
-    db: databaseOn(poolOf(orm)),
+    db: databaseOn(poolOf(orm), options.connections),
     schema: QUEUE_SCHEMA,
     schedule: false,
     superviseIntervalSeconds: options.superviseIntervalSeconds ?? 10,

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { OutboundEventType } from '@affiliate-attribution/contract';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type pg from 'pg';
 import type { Job, PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
@@ -168,6 +169,11 @@ export class EventDelivery {
   private stopping = false;
   private readonly workerIds: string[] = [];
   private readonly signers: Signers;
+  /**
+   * The pooled connections delivery holds at once (relay, delivery log, the queue's statements):
+   * a third of the pool, at least one, so that requests keep the rest however much is queued.
+   */
+  private readonly connections: LimitFunction;
 
   constructor(
     private readonly orm: MikroORM,
@@ -176,6 +182,7 @@ export class EventDelivery {
     options: DeliveryOptions = {},
   ) {
     this.pool = poolOf(orm);
+    this.connections = pLimit(Math.max(1, Math.floor((this.pool.options.max ?? 10) / 3)));
     this.options = {
       timeoutMs: options.timeoutMs ?? DELIVERY_DEFAULTS.timeoutMs,
       retryDelaysMs: options.retryDelaysMs ?? RETRY_DELAYS_MS,
@@ -195,7 +202,7 @@ export class EventDelivery {
   }
 
   async start(): Promise<void> {
-    const boss = await startQueue(this.orm, this.logger, { superviseIntervalSeconds: this.options.superviseIntervalSeconds });
+    const boss = await startQueue(this.orm, this.logger, { superviseIntervalSeconds: this.options.superviseIntervalSeconds, connections: this.connections });
     this.boss = boss;
     await boss.createQueue(DELIVERY_QUEUE, {
       // A job whose worker stops heart-beating (killed) is attempted again, soon: at least once.
@@ -242,7 +249,11 @@ export class EventDelivery {
   }
 
   /** One relay pass; answers how many deliveries it queued. */
-  async relayOnce(): Promise<number> {
+  relayOnce(): Promise<number> {
+    return this.connections(() => this.relay());
+  }
+
+  private async relay(): Promise<number> {
     const boss = this.boss;
     if (!boss) throw new Error('EventDelivery not started');
     const client = await this.pool.connect();
@@ -275,7 +286,7 @@ export class EventDelivery {
   /** A batch of jobs: each delivery attempted (concurrently), the outcomes recorded. */
   private async attemptJobs(jobs: Job<JobData>[]): Promise<void> {
     const attempts = jobs.flatMap((job) => job.data.attempts);
-    const { rows } = await this.pool.query<DeliveryRow>(LOAD, [attempts.map((a) => a.delivery_id)]);
+    const { rows } = await this.connections(() => this.pool.query<DeliveryRow>(LOAD, [attempts.map((a) => a.delivery_id)]));
     const byId = new Map(rows.map((r) => [r.id, r]));
     const due = attempts
       .map((attempt) => ({ attempt, row: byId.get(attempt.delivery_id) }))
@@ -297,13 +308,15 @@ export class EventDelivery {
     );
     const succeeded = outcomes.filter((o) => isSuccess(o.outcome));
     if (succeeded.length > 0) {
-      await this.pool.query(SUCCEEDED, [
-        succeeded.map((o) => o.row.id),
-        succeeded.map((o) => o.outcome.status),
-        succeeded.map((o) => o.outcome.body ?? null),
-        succeeded.map((o) => o.row.attempts),
-        succeeded.map((o) => o.at),
-      ]);
+      await this.connections(() =>
+        this.pool.query(SUCCEEDED, [
+          succeeded.map((o) => o.row.id),
+          succeeded.map((o) => o.outcome.status),
+          succeeded.map((o) => o.outcome.body ?? null),
+          succeeded.map((o) => o.row.attempts),
+          succeeded.map((o) => o.at),
+        ]),
+      );
     }
     for (const failed of outcomes.filter((o) => !isSuccess(o.outcome))) await this.recordFailure(failed.row, failed.at, failed.outcome);
   }
@@ -388,7 +401,11 @@ export class EventDelivery {
   }
 
   /** A failed attempt recorded, its retry queued and its endpoint's failure streak kept, in one transaction. */
-  private async recordFailure(row: DeliveryRow, at: Date, outcome: Outcome): Promise<void> {
+  private recordFailure(row: DeliveryRow, at: Date, outcome: Outcome): Promise<void> {
+    return this.connections(() => this.recordFailureNow(row, at, outcome));
+  }
+
+  private async recordFailureNow(row: DeliveryRow, at: Date, outcome: Outcome): Promise<void> {
     const boss = this.boss!;
     const gone = outcome.status === 410;
     const delays = this.options.retryDelaysMs;
