@@ -110,6 +110,7 @@ describe('outbound events', () => {
     const m = await merchant(app.baseUrl);
     const r = await receiver();
     r.answer = () => 503;
+    r.responseBody = `${'é'.repeat(600)}tail`;
     const created = await subscribe(m, r.url, ['conversion.created']);
     await m.api('POST', '/api/conversions', { external_id: 'fail-1', amount: 10, ref: m.slug });
     const endpoint = created.webhook_endpoint.id;
@@ -118,6 +119,10 @@ describe('outbound events', () => {
       return d;
     }, 20_000, 'the delivery to fail for good');
     expect(failed).toMatchObject({ attempts: 4, last_response_status: 503, next_attempt_at: null });
+    expect(Buffer.byteLength(failed.last_response_body)).toBeLessThanOrEqual(1024);
+    expect(failed.last_response_body.startsWith('éé')).toBe(true);
+    expect(failed.last_response_body).not.toContain('tail');
+    r.responseBody = undefined;
     expect(r.received).toHaveLength(4);
     const stillEnabled = await m.api('GET', `/api/webhook-endpoints/${endpoint}`);
     expect(stillEnabled.body.data.webhook_endpoint.enabled).toBe(true);
@@ -203,5 +208,40 @@ describe('outbound events', () => {
     await m.api('POST', '/api/conversions', { external_id: 'quiet-1', amount: 10, ref: m.slug });
     const rows = await app.db.orm.em.getConnection().execute(`select count(*)::int as n from outbound_events where organization_id = ?`, [m.organizationId]);
     expect(rows[0].n).toBe(0);
+  });
+});
+
+describe('an endpoint failing for the whole window', () => {
+  let app: EventsApp;
+  let r: Receiver;
+  beforeAll(async () => {
+    // The 3 days of production shortened to 1 s; retries every 300 ms.
+    app = await startEventsApp({ retryDelaysMs: Array(20).fill(300), timeoutMs: 1_000, jitter: 0, disableAfterFailingMs: 1_000 });
+    r = await new Receiver().start();
+  }, 60_000);
+  afterAll(async () => {
+    await r?.stop();
+    await app?.stop();
+  });
+
+  it('is disabled, and says why; its pending delivery fails', async () => {
+    const m = await merchant(app.baseUrl);
+    r.answer = () => 500;
+    const created = await m.api('POST', '/api/webhook-endpoints', { url: r.url, events: ['conversion.created'] });
+    await m.api('POST', '/api/conversions', { external_id: 'down-1', amount: 10, ref: m.slug });
+    const endpoint = await until(async () => {
+      const e = (await m.api('GET', `/api/webhook-endpoints/${created.body.data.webhook_endpoint.id}`)).body.data.webhook_endpoint;
+      return e.enabled ? undefined : e;
+    }, 20_000, 'the endpoint disabled');
+    expect(endpoint.disabled_reason).toBe('Every delivery failed for 3 days');
+    const attempts = r.received.length;
+    expect(attempts).toBeGreaterThanOrEqual(2);
+    const delivery = await until(async () => {
+      const d = (await m.api('GET', `/api/webhook-endpoints/${endpoint.id}/deliveries`)).body.data.deliveries[0];
+      return d?.status === 'failed' ? d : undefined;
+    }, 10_000, 'the delivery failed');
+    expect(delivery).toMatchObject({ next_attempt_at: null, last_response_status: 500, last_error: 'The endpoint is disabled', attempts });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(r.received.length).toBeLessThanOrEqual(attempts + 1);
   });
 });

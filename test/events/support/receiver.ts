@@ -18,6 +18,8 @@ export class Receiver {
   readonly received: Received[] = [];
   secret: string | undefined;
   answer: (request: Received, index: number) => number | 'hang' = () => 200;
+  /** The body of every answer; default a short text. */
+  responseBody: string | undefined;
   private server: Server | undefined;
   private readonly hanging = new Set<() => void>();
   url = '';
@@ -46,7 +48,7 @@ export class Receiver {
           res.on('close', () => this.hanging.delete(release));
           return;
         }
-        res.writeHead(answer, { 'content-type': 'text/plain' }).end(verified === true ? `ok ${answer}` : `rejected: ${verified}`);
+        res.writeHead(answer, { 'content-type': 'text/plain' }).end(this.responseBody ?? (verified === true ? `ok ${answer}` : `rejected: ${verified}`));
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));

@@ -406,6 +406,15 @@ export class EventDelivery {
   }
 
   private async recordFailureNow(row: DeliveryRow, at: Date, outcome: Outcome): Promise<void> {
+    if (!row.enabled) {
+      // Not attempted: the log keeps the last real attempt's answer, and says why it stops.
+      await this.pool.query(`update webhook_deliveries set status = 'failed', next_attempt_at = null, last_error = $3 where id = $1 and attempts = $2`, [
+        row.id,
+        row.attempts,
+        outcome.error ?? 'The endpoint is disabled',
+      ]);
+      return;
+    }
     const boss = this.boss!;
     const gone = outcome.status === 410;
     const delays = this.options.retryDelaysMs;
