@@ -230,7 +230,9 @@ export class EventDelivery {
     this.stopping = true;
     clearTimeout(this.relayTimer);
     await this.relaying;
-    await this.boss?.stop({ graceful: true, timeout: this.options.timeoutMs + 5_000, close: false });
+    // Attempts still in flight after 5 s are cut: their jobs come back to another worker (at least
+    // once), so a stop never waits for a slow receiver past the service's own shutdown bound.
+    await this.boss?.stop({ graceful: true, timeout: 5_000, close: false });
     this.agents.http.destroy();
     this.agents.https.destroy();
   }
