@@ -13,7 +13,7 @@ export interface PeopleServer {
 }
 
 /** A service of its own (the shared test server's sign-in budget is per address, and every test is 127.0.0.1). */
-export async function startService(config: Partial<AppDeps['config']> = {}, db?: TestDatabase): Promise<PeopleServer> {
+export async function startService(config: Partial<AppDeps['config']> & Record<string, unknown> = {}, db?: TestDatabase): Promise<PeopleServer> {
   const database = db ?? (await createTestDatabase());
   const { listener } = createApp({
     orm: database.orm,

@@ -1,4 +1,4 @@
-import express, { type Express } from 'express';
+import type { Express } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { contract } from '@affiliate-attribution/contract';
 import { createExpressEndpoints, type RequestValidationError } from '@ts-rest/express';
@@ -7,7 +7,9 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { kyselyOf } from '../../db/database.js';
 import type { ApiKeyAuthenticator } from '../../http/authentication.js';
-import type { Stage } from '../../http/pipeline.js';
+import { expressMiddleware, type Stage } from '../../http/pipeline.js';
+import { JSON_BODY_LIMIT_BYTES, jsonBodyStage } from '../../http/json-body.js';
+import { nulCharactersStage } from '../../http/security.js';
 import { rateLimit, type RateLimiter } from '../../http/rate-limit.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
 import { AUTH_BASE_PATH, authSecret, createAuth, type Auth } from './auth.js';
@@ -66,11 +68,15 @@ export class People {
     // Every state-changing /auth request comes from the dashboard's own pages: sign-in (login
     // CSRF), sign-out and the rest. better-auth checks the origin of some of them; this is all.
     const publicOrigin = this.config.PUBLIC_BASE_URL ? new URL(this.config.PUBLIC_BASE_URL).origin : undefined;
+    // Accepting an invitation is exempt: it carries no ambient credential (the token is in the
+    // body) and signs nobody in.
     app.use(AUTH_BASE_PATH, (req, _res, next) => {
-      next(req.method === 'GET' || req.method === 'HEAD' || sameOrigin(req.headers, publicOrigin) ? undefined : new ForbiddenError('Cross-site request refused'));
+      const exempt = req.method === 'GET' || req.method === 'HEAD' || req.path.startsWith('/invitations/');
+      next(exempt || sameOrigin(req.headers, publicOrigin) ? undefined : new ForbiddenError('Cross-site request refused'));
     });
     app.use(SIGN_IN_PATHS, rateLimit(signInLimiter, { scope: 'sign-in' }));
-    app.use(`${AUTH_BASE_PATH}/invitations`, express.json({ limit: '16kb' }));
+    // The same body rules as /api (JSON only, UTF-8, the size limit, no NUL characters).
+    app.use(`${AUTH_BASE_PATH}/invitations`, expressMiddleware(jsonBodyStage(JSON_BODY_LIMIT_BYTES)), expressMiddleware(nulCharactersStage));
     createExpressEndpoints(contract.account, accountRouter(this.service), app, options);
     app.all(`${AUTH_BASE_PATH}/*`, toNodeHandler(this.auth));
   }

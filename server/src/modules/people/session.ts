@@ -81,6 +81,8 @@ export function sessionStage(deps: { auth: Auth; people: PeopleRepository; publi
   return {
     name: 'session',
     paths: ['/api'],
+    // The hot lane hands session requests to Express (hot-routes.ts, isPlainRequest).
+    needed: () => false,
     run(req) {
       if (req.headers.authorization !== undefined) return;
       if (!req.headers.cookie?.includes(SESSION_COOKIE)) return;
