@@ -51,7 +51,7 @@ export class ProgramsRepository {
   findRule(id: string): Promise<ProgramRule | undefined> {
     return kyselyOf(this.orm)
       .selectFrom('programs')
-      .select(['commission_type', 'commission_value', 'click_window_days', 'commission_window_months', 'currency'])
+      .select(['commission_type', 'commission_value', 'click_window_days', 'commission_window_months', 'currency', 'hold_days', 'auto_approve'])
       .where('id', '=', id)
       .executeTakeFirst();
   }
