@@ -26,15 +26,16 @@ export const toApiError = (error: unknown): ApiError => (error instanceof ApiErr
  * A form whose submit calls the API: the service's error goes next to the field it names
  * (`FieldError`), or above the buttons when it names none.
  */
-export function useSubmit<T>(action: () => Promise<T>, onDone?: (result: T) => void) {
+export function useSubmit<T, A = undefined>(action: (arg?: A) => Promise<T>, onDone?: (result: T) => void) {
   const [error, setError] = useState<ApiError>();
   const [busy, setBusy] = useState(false);
-  const submit = async (event?: FormEvent) => {
-    event?.preventDefault();
+  const submit = async (eventOrArg?: FormEvent | A) => {
+    const isEvent = typeof eventOrArg === 'object' && eventOrArg !== null && 'preventDefault' in eventOrArg;
+    if (isEvent) (eventOrArg as FormEvent).preventDefault();
     setBusy(true);
     setError(undefined);
     try {
-      const result = await action();
+      const result = await action(isEvent ? undefined : (eventOrArg as A));
       onDone?.(result);
     } catch (err) {
       setError(toApiError(err));

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import type { Affiliate, Program } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
-import { CopyButton, Empty, Field, FormError, Loading, PageHeader, Pager, Status, TableWrap, date, money, useLoad, usePages, useSubmit } from '../ui';
+import { CopyButton, Empty, Field, FormError, Loading, PageHeader, Pager, Status, TableWrap, date, money, useConfirm, useLoad, usePages, useSubmit } from '../ui';
 
 const SITE_KEY = 'dashboard.site-url';
 
@@ -21,6 +21,32 @@ export const referralLink = (site: string, slug: string): string => {
     return `${site}?ref=${slug}`;
   }
 };
+
+/** Approve an application, disable a partner (confirmed), or enable them again. */
+export function StatusActions({ affiliate, onChanged }: { affiliate: Affiliate; onChanged: () => void }) {
+  const confirm = useConfirm();
+  const who = affiliate.name ?? affiliate.email;
+  const change = useSubmit(async (status?: 'active' | 'disabled') => {
+    if (status === 'disabled' && !(await confirm({ title: `Disable ${who}?`, body: 'Their links stop attributing new visitors; customers they already referred keep earning them commissions.', confirm: 'Disable' })))
+      return;
+    return data(await api.affiliates.update({ params: { id: affiliate.id }, body: { status } }));
+  }, onChanged);
+  return (
+    <span className="nowrap">
+      {affiliate.status !== 'active' && (
+        <button type="button" className="small" onClick={() => void change.submit('active')} disabled={change.busy} aria-label={`${affiliate.status === 'pending' ? 'Approve' : 'Enable'} ${who}`}>
+          {affiliate.status === 'pending' ? 'Approve' : 'Enable'}
+        </button>
+      )}
+      {affiliate.status !== 'disabled' && (
+        <button type="button" className="danger small" onClick={() => void change.submit('disabled')} disabled={change.busy} aria-label={`Disable ${who}`}>
+          Disable
+        </button>
+      )}
+      <FormError error={change.error} />
+    </span>
+  );
+}
 
 function usePrograms() {
   return useLoad(async () => data(await api.programs.list({ query: { limit: 100 } })).programs, []);
@@ -152,6 +178,9 @@ export function Affiliates() {
                 <th scope="col">Status</th>
                 <th scope="col">Referral link</th>
                 <th scope="col">Since</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -174,6 +203,9 @@ export function Affiliates() {
                     <code>?ref={a.slug}</code> <CopyButton text={referralLink(site, a.slug)} label="Copy link" />
                   </td>
                   <td>{date(a.created_at)}</td>
+                  <td>
+                    <StatusActions affiliate={a} onChanged={list.reload} />
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -207,7 +239,7 @@ export function AffiliateDetail() {
           <dd>{a.email}</dd>
           <dt>Status</dt>
           <dd>
-            <Status value={a.status} />
+            <Status value={a.status} /> <StatusActions affiliate={a} onChanged={affiliate.reload} />
           </dd>
           <dt>Referral link</dt>
           <dd>

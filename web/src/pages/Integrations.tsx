@@ -27,7 +27,7 @@ function ProviderCard({ integration, onChanged }: { integration: Integration; on
         Webhook URL: <code>{url}</code> <CopyButton text={url} label="Copy URL" />
       </p>
       {integration.updated_at && <p className="muted">Secret stored {dateTime(integration.updated_at)}.</p>}
-      <form className="inline-form" onSubmit={save.submit} noValidate aria-label={`${name} signing secret`}>
+      <form className="inline-form" onSubmit={save.submit} noValidate>
         <Field label={`${name} signing secret`} name="signing_secret" type="password" autoComplete="off" value={secret} onChange={setSecret} error={save.error} />
         <button type="submit" disabled={save.busy}>
           {integration.configured ? 'Replace secret' : 'Store secret'}
