@@ -320,18 +320,29 @@ describeInBrowser('the dashboard in Chromium', () => {
       const program = await call(base, 'POST', '/api/programs', { headers: key, body: { name: 'Main', commission_value: 20 } });
       await call(base, 'POST', '/api/affiliates', { headers: key, body: { email: 'p@example.com', program_id: program.body.data.program.id, slug: 'pat' } });
       await call(base, 'POST', '/api/conversions', { headers: key, body: { external_id: 'o-1', amount: 50, ref: 'pat' } });
+      const timings: string[] = [];
       for (const path of ['overview', 'programs', 'affiliates', 'customers', 'commissions', 'integrations', 'developers', 'team']) {
         for (const viewport of [DESKTOP, PHONE]) {
           await page.setViewportSize(viewport);
           await page.goto(`${base}/dashboard/${path}`);
           await page.locator('main h1').waitFor();
           await page.waitForLoadState('networkidle');
+          if (viewport === DESKTOP) {
+            // The browser's own clock: the page interactive, and its API calls answered (slowest).
+            const t = await page.evaluate(() => {
+              const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
+              const api = performance.getEntriesByType('resource').filter((r) => /\/(api|auth)\//.test(r.name));
+              return { interactive: nav.domInteractive, settled: Math.max(nav.loadEventEnd, ...api.map((r) => r.responseEnd)), slowestApi: Math.max(0, ...api.map((r) => r.duration)), calls: api.length };
+            });
+            timings.push(`${path}: interactive ${t.interactive.toFixed(0)} ms, data shown by ${t.settled.toFixed(0)} ms, ${t.calls} API calls, slowest ${t.slowestApi.toFixed(0)} ms`);
+          }
           problems.push(...(await seriousViolations(page)).map((v) => `${path} @${viewport.width}: ${v}`));
           // Nothing wider than the screen but the tables' own scrolling regions.
           const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
           expect(overflow, `${path} @${viewport.width}px scrolls sideways`).toBeLessThanOrEqual(0);
         }
       }
+      console.info(`[dashboard] page timings (small test database, not the seeded one):\n  ${timings.join('\n  ')}`);
       expect(problems).toEqual([]);
       // Keyboard: the skip link first, then the menu; a program created without a mouse.
       await page.setViewportSize(DESKTOP);
