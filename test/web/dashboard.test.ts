@@ -331,7 +331,7 @@ describeInBrowser('the dashboard in Chromium', () => {
             // The browser's own clock: the page interactive, and its API calls answered (slowest).
             const t = await page.evaluate(() => {
               const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
-              const api = performance.getEntriesByType('resource').filter((r) => /\/(api|auth)\//.test(r.name));
+              const api = (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).filter((r) => /\/(api|auth)\//.test(r.name));
               return { interactive: nav.domInteractive, settled: Math.max(nav.loadEventEnd, ...api.map((r) => r.responseEnd)), slowestApi: Math.max(0, ...api.map((r) => r.duration)), calls: api.length };
             });
             timings.push(`${path}: interactive ${t.interactive.toFixed(0)} ms, data shown by ${t.settled.toFixed(0)} ms, ${t.calls} API calls, slowest ${t.slowestApi.toFixed(0)} ms`);
