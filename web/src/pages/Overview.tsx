@@ -159,6 +159,7 @@ export default function Overview() {
               </Empty>
             ) : (
               <>
+                <div className="filters">
                 <Field label="Chart" name="metric">
                   {(attrs) => (
                     <select {...attrs} value={metric} onChange={(e) => setMetric(e.target.value as MetricKey)}>
@@ -170,6 +171,7 @@ export default function Overview() {
                     </select>
                   )}
                 </Field>
+                </div>
                 <LineChart points={points} metric={metric} currency={shown!} interval={PERIODS[period].interval} />
               </>
             )}
