@@ -183,6 +183,31 @@ describe('API keys from the dashboard', () => {
   });
 });
 
+describe('password reset', () => {
+  it('an e-mailed (logged) link sets a new password and ends every session', async () => {
+    const lines: string[] = [];
+    const logged = await startService({}, service.db, { write: (line: string) => void lines.push(line) });
+    try {
+      const owner = await ownerSession(logged.baseUrl);
+      const requested = await call(logged.baseUrl, 'POST', '/auth/request-password-reset', { body: { email: owner.email } });
+      expect(requested.status).toBe(200);
+      const mail = lines.map((l) => JSON.parse(l)).find((l) => l.mail?.to === owner.email && /Reset/.test(l.mail.subject));
+      const link = new URL(/(http\S+reset-password\S+)/.exec(mail.mail.text)![1]!);
+      expect(link.pathname).toBe('/dashboard/reset-password');
+      const reset = await call(logged.baseUrl, 'POST', '/auth/reset-password', { body: { token: link.searchParams.get('token'), newPassword: 'a brand new passphrase' } });
+      expect(reset.status).toBe(200);
+      expect((await call(logged.baseUrl, 'GET', '/api/me', { headers: { cookie: owner.cookie } })).status).toBe(401);
+      await expect(signIn(logged.baseUrl, owner.email, PASSWORD)).rejects.toThrow(/401/);
+      expect(await signIn(logged.baseUrl, owner.email, 'a brand new passphrase')).toMatch(/^svc\.session_token=/);
+      // the link works once
+      const again = await call(logged.baseUrl, 'POST', '/auth/reset-password', { body: { token: link.searchParams.get('token'), newPassword: 'yet another passphrase' } });
+      expect(again.status).toBe(400);
+    } finally {
+      await logged.close();
+    }
+  });
+});
+
 describe('sign-in rate limit', () => {
   it('a wrong password 10 times is slowed down: 429 with Retry-After past the limit, the right one too', async () => {
     const limited = await startService({ SIGN_IN_RATE_LIMIT_MAX: 5, SIGN_IN_RATE_LIMIT_WINDOW_SECONDS: 60 }, service.db);

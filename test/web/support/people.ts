@@ -13,10 +13,16 @@ export interface PeopleServer {
 }
 
 /** A service of its own (the shared test server's sign-in budget is per address, and every test is 127.0.0.1). */
-export async function startService(config: Partial<AppDeps['config']> & Record<string, unknown> = {}, db?: TestDatabase): Promise<PeopleServer> {
+export async function startService(
+  config: Partial<AppDeps['config']> & Record<string, unknown> = {},
+  db?: TestDatabase,
+  /** Where its log lines go (JSON, one per write): e-mails are logged. Default: silent. */
+  logTo?: { write: (line: string) => void },
+): Promise<PeopleServer> {
   const database = db ?? (await createTestDatabase());
   const { listener } = createApp({
     orm: database.orm,
+    logger: logTo ? pino({ level: 'info' }, logTo) : undefined,
     config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000, SIGN_IN_RATE_LIMIT_MAX: 1000, ...config } as AppDeps['config'],
   });
   const server: Server = await new Promise((resolve) => {
