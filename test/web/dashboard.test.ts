@@ -128,6 +128,16 @@ describeInBrowser('the dashboard in Chromium', () => {
       await page.getByRole('link', { name: 'Customers' }).click();
       await page.getByRole('row', { name: /order-1001/ }).waitFor();
       expect(await page.getByRole('row', { name: /order-1001/ }).textContent()).toMatch(/\$100\.00.*\$30\.00.*by click/);
+      // The overview counts the click (where the reports endpoints are mounted; else it says they are not).
+      await page.getByRole('link', { name: 'Overview' }).click();
+      const reports = await call(base, 'GET', `/api/reports/timeseries?from=2026-01-01T00:00:00Z&to=${new Date(Date.now() + 86_400_000).toISOString()}`, { headers: key });
+      if (reports.status === 200) {
+        await expect.poll(() => page.locator('.kpi', { hasText: 'Clicks' }).textContent()).toBe('Clicks1');
+        await expect.poll(() => page.locator('.kpi', { hasText: 'Revenue' }).textContent()).toBe('Revenue$100.00');
+      } else {
+        await page.getByText('Reports are not available on this server yet').waitFor();
+      }
+      await page.getByRole('link', { name: 'Customers' }).click();
       await page.getByLabel("Your customer_id or a charge's external_id").fill('order-1001');
       await page.getByRole('button', { name: 'Find' }).click();
       await page.getByRole('region', { name: 'Conversions found' }).waitFor();

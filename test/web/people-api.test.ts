@@ -208,6 +208,39 @@ describe('password reset', () => {
   });
 });
 
+describe('sign-in by e-mailed link', () => {
+  it('signs an existing user in once; an unknown address gets no account', async () => {
+    const lines: string[] = [];
+    const logged = await startService({}, service.db, { write: (line: string) => void lines.push(line) });
+    try {
+      const owner = await ownerSession(logged.baseUrl);
+      const requested = await call(logged.baseUrl, 'POST', '/auth/sign-in/magic-link', { body: { email: owner.email, callbackURL: '/dashboard/overview' } });
+      expect(requested.status).toBe(200);
+      const mail = lines.map((l) => JSON.parse(l)).find((l) => l.mail?.to === owner.email && /sign-in link/.test(l.mail.subject));
+      const link = /(http\S+)/.exec(mail.mail.text)![1]!;
+      const verified = await fetch(link, { redirect: 'manual' });
+      expect(verified.status).toBe(302);
+      expect(verified.headers.get('location')).toMatch(/\/dashboard\/overview$/);
+      const cookie = sessionCookieOf(verified.headers);
+      const me = await call(logged.baseUrl, 'GET', '/api/me', { headers: { cookie } });
+      expect(me.body.data.organization.id).toBe(owner.organization.id);
+      const again = await fetch(link, { redirect: 'manual' });
+      expect(again.headers.getSetCookie().some((c) => c.includes('session_token=') && !c.includes('Max-Age=0'))).toBe(false);
+
+      const stranger = `nobody-${Date.now()}@example.com`;
+      expect((await call(logged.baseUrl, 'POST', '/auth/sign-in/magic-link', { body: { email: stranger, callbackURL: '/dashboard/overview' } })).status).toBe(200);
+      const strangerMail = lines.map((l) => JSON.parse(l)).find((l) => l.mail?.to === stranger);
+      if (strangerMail) {
+        const res = await fetch(/(http\S+)/.exec(strangerMail.mail.text)![1]!, { redirect: 'manual' });
+        expect(res.headers.getSetCookie().some((c) => c.includes('session_token=') && !c.includes('Max-Age=0'))).toBe(false);
+      }
+      expect((await service.db.orm.em.fork().getConnection().execute('select count(*)::int as n from users where email = ?', [stranger]))[0].n).toBe(0);
+    } finally {
+      await logged.close();
+    }
+  });
+});
+
 describe('sign-in rate limit', () => {
   it('a wrong password 10 times is slowed down: 429 with Retry-After past the limit, the right one too', async () => {
     const limited = await startService({ SIGN_IN_RATE_LIMIT_MAX: 5, SIGN_IN_RATE_LIMIT_WINDOW_SECONDS: 60 }, service.db);

@@ -19,7 +19,7 @@ export interface Session {
   organization: { id: string; name: string };
 }
 
-const SessionContext = createContext<{ session: Session; signOut: () => Promise<void> } | null>(null);
+const SessionContext = createContext<{ session: Session; signOut: (everywhere?: boolean) => Promise<void> } | null>(null);
 export const useSession = () => useContext(SessionContext)!;
 
 const NAV = [
@@ -54,8 +54,9 @@ export function App() {
     return () => window.removeEventListener('session-ended', ended);
   }, [load]);
 
-  const signOut = useCallback(async () => {
-    await auth('/sign-out', {});
+  const signOut = useCallback(async (everywhere = false) => {
+    if (everywhere) await auth('/revoke-sessions', {});
+    else await auth('/sign-out', {});
     setSession(null);
   }, []);
 
@@ -127,6 +128,16 @@ function Shell() {
             }}
           >
             Sign out
+          </button>
+          <button
+            type="button"
+            className="link small on-dark"
+            onClick={async () => {
+              await signOut(true);
+              navigate('/sign-in');
+            }}
+          >
+            Sign out everywhere
           </button>
         </div>
       </nav>

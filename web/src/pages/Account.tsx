@@ -29,19 +29,34 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => Promise<void> }) {
     },
   );
   const reset = useSubmit(() => auth('/request-password-reset', { email }), () => setResetSent(true));
+  const [linkSent, setLinkSent] = useState(false);
+  const link = useSubmit(
+    () => auth('/sign-in/magic-link', { email, callbackURL: '/dashboard/overview', errorCallbackURL: '/dashboard/sign-in?link=invalid' }),
+    () => setLinkSent(true),
+  );
+  const invalidLink = new URLSearchParams(useLocation().search).get('link') === 'invalid';
   return (
     <AccountPage title="Sign in">
       <form onSubmit={signIn.submit} noValidate>
         <Field label="E-mail" name="email" type="email" autoComplete="username" value={email} onChange={setEmail} required error={signIn.error} />
         <Field label="Password" name="password" type="password" autoComplete="current-password" value={password} onChange={setPassword} required error={signIn.error} />
-        <FormError error={signIn.error ?? reset.error} />
+        <FormError error={signIn.error ?? reset.error ?? link.error} />
+        {invalidLink && !signIn.error && (
+          <p className="error" role="alert">
+            That sign-in link is not valid any more (used, or older than 15 minutes): ask for another one.
+          </p>
+        )}
         {resetSent && <p role="status">If this address has an account, a link to reset its password is on its way.</p>}
+        {linkSent && <p role="status">If this address has an account, a sign-in link is on its way (valid 15 minutes).</p>}
         <div className="actions">
           <button type="submit" disabled={signIn.busy}>
             Sign in
           </button>
-          <button type="button" className="link" onClick={() => (email ? void reset.submit() : signIn.setError(undefined))} disabled={reset.busy}>
+          <button type="button" className="link" onClick={() => void reset.submit()} disabled={reset.busy || !email}>
             Forgot your password?
+          </button>
+          <button type="button" className="link" onClick={() => void link.submit()} disabled={link.busy || !email}>
+            E-mail me a sign-in link
           </button>
         </div>
         <p className="muted small">No account? Your organization's owner invites you from the Team page; the first owner is invited by the service's operator.</p>

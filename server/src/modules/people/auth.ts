@@ -1,12 +1,13 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import { betterAuth } from 'better-auth';
+import { magicLink } from 'better-auth/plugins/magic-link';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Mailer } from './mailer.js';
 
 /**
- * Sign-in, sessions, password reset and sign-out everywhere: better-auth (the library RefRef
+ * Sign-in (password or e-mailed link), sessions, password reset and sign-out everywhere: better-auth (the library RefRef
  * uses), on our PostgreSQL through MikroORM's own kysely (so the embedded database's single
  * connection is shared, and sessions live in the `sessions` table every instance reads). Its
  * endpoints are served under /auth (app.ts); it owns no schema: our migration creates its tables
@@ -112,6 +113,18 @@ export function createAuth(options: AuthOptions) {
       modelName: 'verifications',
       fields: { expiresAt: 'expires_at', createdAt: 'created_at', updatedAt: 'updated_at' },
     },
+    plugins: [
+      // Sign-in by an e-mailed one-time link, for users that exist (no sign-up through it): valid
+      // 15 minutes, once, stored hashed.
+      magicLink({
+        disableSignUp: true,
+        expiresIn: 15 * 60,
+        storeToken: 'hashed',
+        sendMagicLink: async ({ email, url }) => {
+          await options.mailer.send({ to: email, subject: 'Your dashboard sign-in link', text: `Sign in (the link works once, for 15 minutes): ${url}` });
+        },
+      }),
+    ],
     rateLimit: { enabled: false },
     telemetry: { enabled: false },
     logger: {
