@@ -141,6 +141,12 @@ describe('the team', () => {
       expect(res, `${method} ${path}`).toEqual(expect.objectContaining({ status: 403, body: { success: false, message: 'Only an owner can manage API keys, integrations and the team' } }));
     }
     expect((await call(base, 'POST', '/api/programs', { headers: m, body: { name: 'by member', commission_value: 5 } })).status).toBe(201);
+    // better-auth's profile update cannot make a member an owner, nor move them to another organization
+    const other = await ownerSession(base);
+    const escalate = await call(base, 'POST', '/auth/update-user', { headers: { cookie: member }, body: { role: 'owner', organizationId: other.organization.id, name: 'Max' } });
+    expect(escalate.status).toBe(400);
+    expect((await call(base, 'GET', '/api/api-keys', { headers: m })).status).toBe(403);
+    expect((await call(base, 'GET', '/api/me', { headers: m })).body.data.organization.id).toBe(owner.organization.id);
 
     // roles: the last owner stays
     const users = (await call(base, 'GET', '/api/users', { headers })).body.data.users as { id: string; email: string }[];
