@@ -40,6 +40,15 @@ const EnvSchema = z.object({
   PROGRAM_RULE_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(PROGRAM_RULE_TTL_MS),
   /** A session connection for LISTEN (behind PgBouncer in transaction mode: a direct one); default DATABASE_URL. */
   DATABASE_LISTEN_URL: z.string().url().optional(),
+  /**
+   * Read replicas (comma-separated URLs) for the reads that tolerate lag (lists and reports:
+   * db/database.ts, laggingReadsOf); every other read and every write stays on DATABASE_URL.
+   */
+  DATABASE_REPLICA_URLS: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? '').split(',').map((u) => u.trim()).filter(Boolean))
+    .pipe(z.array(z.string().url('DATABASE_REPLICA_URLS: each entry must be a URL'))),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   TRUST_PROXY: z
     .string()
@@ -77,6 +86,9 @@ const EnvSchema = z.object({
     // The embedded database (DATABASE_URL unset) accepts one connection: nothing to listen on.
     if (env.DATABASE_LISTEN_URL !== undefined && env.DATABASE_URL === undefined) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['DATABASE_LISTEN_URL'], message: 'requires DATABASE_URL (the embedded database has no listener)' });
+    }
+    if (env.DATABASE_REPLICA_URLS.length > 0 && env.DATABASE_URL === undefined) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['DATABASE_REPLICA_URLS'], message: 'requires DATABASE_URL (the embedded database has no replicas)' });
     }
     // A client that gives up first would discard the connection of a statement PostgreSQL was about
     // to cancel cleanly, and report a slow statement as an unreachable database.

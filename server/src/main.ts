@@ -30,7 +30,7 @@ if (!databaseUrl) {
 
 // PGlite is a single connection: one pooled connection, or transactions would interleave.
 // Every wait for the database is bounded (DB_*_TIMEOUT_MS): a frozen database answers 503, never a hang.
-const orm = await initOrm(databaseUrl, embedded ? 1 : config.DB_POOL_MAX, databaseTimeouts(config));
+const orm = await initOrm(databaseUrl, embedded ? 1 : config.DB_POOL_MAX, databaseTimeouts(config), config.DATABASE_REPLICA_URLS);
 const readiness = new Readiness();
 // Redis when REDIS_URL is set, else the real PostgreSQL (both shared by every instance), else memory.
 const rateLimiters = createRateLimiterFactory(config, logger, orm);

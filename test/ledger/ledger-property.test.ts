@@ -10,7 +10,7 @@ import { createMerchant } from '../support/api.js';
  *   commission after refunds;
  * - the affiliate's live entries = what paid payouts paid + what is still owed (live entries in
  *   no paid payout), and every payout's amount is exactly the sum of the entries it carries;
- * - no payout is zero or negative, and one payout per (affiliate, program, currency) at a time.
+ * - no payout is zero or negative, and a canceled one carries nothing.
  */
 
 type Op =
@@ -131,8 +131,6 @@ describe('ledger: the books balance for any sequence (fast-check, real PostgreSQ
           if (p.status === 'canceled') expect(entries.filter((e) => e.payout_id === p.id)).toEqual([]);
           else expect(sum(entries.filter((e) => e.payout_id === p.id)), `payout ${p.id}`).toBe(cents(p.amount));
         }
-        const open = allPayouts.filter((p) => p.status === 'pending').map((p) => `${p.program_id}:${p.currency}`);
-        expect(new Set(open).size).toBe(open.length);
       }),
       { numRuns: 30 },
     );

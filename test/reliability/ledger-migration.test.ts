@@ -83,7 +83,7 @@ describe('migration: the ledger', () => {
         `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id) values (gen_random_uuid(), ?, 'sale', 'approved', 15, 'USD', ?, ?, '00000000-0000-4000-8000-0000000000c6')`,
         [org, affiliate, held],
       );
-      await orm.migrator.up();
+      await orm.migrator.up({ to: 'Migration20261226000000_ledger_sale_entries' });
       const rows = await connection.execute<{ conversion_id: string; status: string; amount: string; approves_at: Date | null; customer_id: string | null }[]>(
         `select conversion_id, status, amount::text as amount, approves_at, customer_id from commissions order by conversion_id`,
       );

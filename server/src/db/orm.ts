@@ -126,9 +126,13 @@ function boundedClient(timeouts: DatabaseTimeouts): BoundedClientClass {
   };
 }
 
-export function ormOptions(clientUrl: string, poolMax: number, timeouts: DatabaseTimeouts = defaultDatabaseTimeouts): Options {
+export function ormOptions(clientUrl: string, poolMax: number, timeouts: DatabaseTimeouts = defaultDatabaseTimeouts, replicaUrls: readonly string[] = []): Options {
   return {
     clientUrl,
+    // Each replica gets a pool like the primary's (same bounds, parsers and timeouts); only the
+    // statements asked for as lagging reads go there (db/database.ts, laggingReadsOf).
+    replicas: replicaUrls.map((url, i) => ({ clientUrl: url, name: `replica-${i + 1}` })),
+    preferReadReplicas: false,
     entities,
     extensions: [Migrator],
     migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false, silent: true },
@@ -168,14 +172,14 @@ export async function connectOrm(options: Options): Promise<MikroORM> {
  * rightly take minutes, and start-up is not a request anyone waits on with a 503 in hand. Opening
  * the connection is still bounded, so an unreachable database fails the start quickly.
  */
-export async function initOrm(clientUrl: string, poolMax: number, timeouts: DatabaseTimeouts = defaultDatabaseTimeouts): Promise<MikroORM> {
+export async function initOrm(clientUrl: string, poolMax: number, timeouts: DatabaseTimeouts = defaultDatabaseTimeouts, replicaUrls: readonly string[] = []): Promise<MikroORM> {
   const migrating = await MikroORM.init(ormOptions(clientUrl, poolMax, { ...timeouts, statementMs: 0, queryMs: 0 }));
   try {
     await migrating.migrator.up();
   } finally {
     await closeOrm(migrating);
   }
-  return connectOrm(ormOptions(clientUrl, poolMax, timeouts));
+  return connectOrm(ormOptions(clientUrl, poolMax, timeouts, replicaUrls));
 }
 
 /**

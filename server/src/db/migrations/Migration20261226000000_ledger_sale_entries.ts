@@ -14,6 +14,10 @@ import { Migration } from '@mikro-orm/migrations';
  *
  * The ledger's amounts follow the conversions' (Migration20261202000000_money_minor_units): a
  * currency's minor unit may have 3 decimals (BHD), so no column fixes 2.
+ *
+ * Every sale now writes an entry on the hot path, so the entries carry no index they do not need:
+ * a sale is found by its conversion through commissions_one_sale_per_conversion already; only
+ * clawbacks (found when their sale is rejected) need their own index by conversion.
  */
 export class Migration20261226000000_ledger_sale_entries extends Migration {
   override async up(): Promise<void> {
@@ -21,6 +25,9 @@ export class Migration20261226000000_ledger_sale_entries extends Migration {
 alter table commissions alter column amount type numeric;
 alter table payouts alter column amount type numeric;
 alter table programs alter column minimum_payout type numeric;
+
+drop index commissions_conversion_idx;
+create index commissions_clawbacks_idx on commissions (conversion_id) where type = 'clawback';
 
 insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approves_at, created_at, updated_at)
 select gen_random_uuid(), c.organization_id, 'sale',

@@ -9,7 +9,8 @@ import { Migration } from '@mikro-orm/migrations';
  * is unique across the service: one person working for two organizations uses two addresses.
  * Sessions, accounts (the argon2id password hash) and verification tokens hang off the user (or
  * an e-mail, for verifications) and live as long as it does; they carry no organization_id
- * because they are looked up by their token, never listed per organization.
+ * because they are looked up by their token, never listed per organization. All five are Citus
+ * reference tables (db/distribution.ts): sign-in finds them before the organization is known.
  */
 export class Migration20261228000000_people extends Migration {
   override async up(): Promise<void> {

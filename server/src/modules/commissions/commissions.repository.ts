@@ -3,7 +3,7 @@ import type { CommissionEntryType, CommissionStatus } from '@affiliate-attributi
 import { randomUUID } from 'node:crypto';
 import { sql as raw, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
 import { pageNewestFirst } from '../../db/created-order.js';
-import { kyselyOf, type NewRow, type StoredRow, type Tables } from '../../db/database.js';
+import { kyselyOf, laggingReadsOf, type NewRow, type StoredRow, type Tables } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
@@ -74,7 +74,7 @@ export class CommissionsRepository {
 
   /** One page of the organization's entries, newest first. */
   page(organizationId: string, filter: CommissionFilter, after: CursorPosition | undefined, limit: number): Promise<CommissionRecord[]> {
-    let query = kyselyOf(this.orm).selectFrom('commissions').selectAll().where('organization_id', '=', organizationId);
+    let query = laggingReadsOf(this.orm).selectFrom('commissions').selectAll().where('organization_id', '=', organizationId);
     if (filter.status) query = query.where(whereEffectiveStatus(filter.status));
     if (filter.type) query = query.where('type', '=', filter.type);
     if (filter.affiliate_id) query = query.where('affiliate_id', '=', filter.affiliate_id);

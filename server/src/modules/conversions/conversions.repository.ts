@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely';
 import type { RecordedRefund } from '../../attribution/refunds.js';
 import type { RefundDecision } from '../../charges/decision.js';
 import { InsertBatcher, columnArrays, columnTypeOf, providedColumns, writeBatching, type UnnestColumn } from '../../db/batched-insert.js';
-import { kyselyOf, metadataOf, type NewRow, type Tables } from '../../db/database.js';
+import { kyselyOf, laggingReadsOf, metadataOf, type NewRow, type Tables } from '../../db/database.js';
 import { CONVERSIONS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import { StoredStatement } from '../../db/stored-statement.js';
@@ -127,7 +127,7 @@ export class ConversionsRepository {
 
   /** Newest occurred_at first, at most `limit` rows. */
   list(organizationId: string, filter: ConversionFilter, limit: number): Promise<ConversionRecord[]> {
-    let query = this.db().selectFrom('conversions').selectAll().where('organization_id', '=', organizationId);
+    let query = laggingReadsOf(this.orm).selectFrom('conversions').selectAll().where('organization_id', '=', organizationId);
     if (filter.customer_id) query = query.where('customer_id', '=', filter.customer_id);
     if (filter.affiliate_id) query = query.where('affiliate_id', '=', filter.affiliate_id);
     if (filter.program_id) query = query.where('program_id', '=', filter.program_id);

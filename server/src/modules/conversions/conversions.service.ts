@@ -183,31 +183,23 @@ export class ConversionsService {
     occurredAt: Date,
     program: SaleEntryProgram,
   ): NewSale {
-    return { conversion: this.newConversion(organizationId, input, decision, customerId, attribution, occurredAt), saleApprovesAt: saleApprovesAt(occurredAt, program) };
-  }
-
-  private newConversion(
-    organizationId: string,
-    input: CreateConversionInput,
-    decision: ChargeDecision,
-    customerId: string | null,
-    attribution: Attribution,
-    occurredAt: Date,
-  ): NewSale['conversion'] {
     return {
-      id: randomUUID(),
-      organization_id: organizationId,
-      external_id: input.external_id,
-      amount: String(input.amount),
-      currency: decision.currency,
-      kind: decision.kind,
-      commission_amount: decision.commission,
-      customer_id: customerId,
-      affiliate_id: attribution.affiliate_id,
-      program_id: attribution.program_id,
-      click_id: attribution.click_id,
-      occurred_at: occurredAt,
-      created_at: new Date(),
+      conversion: {
+        id: randomUUID(),
+        organization_id: organizationId,
+        external_id: input.external_id,
+        amount: String(input.amount),
+        currency: decision.currency,
+        kind: decision.kind,
+        commission_amount: decision.commission,
+        customer_id: customerId,
+        affiliate_id: attribution.affiliate_id,
+        program_id: attribution.program_id,
+        click_id: attribution.click_id,
+        occurred_at: occurredAt,
+        created_at: new Date(),
+      },
+      saleApprovesAt: saleApprovesAt(occurredAt, program),
     };
   }
 

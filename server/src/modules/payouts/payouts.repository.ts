@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { PayoutStatus } from '@affiliate-attribution/contract';
 import { sql as raw } from 'kysely';
 import { pageNewestFirst } from '../../db/created-order.js';
-import { kyselyOf, type StoredRow } from '../../db/database.js';
+import { kyselyOf, laggingReadsOf, type StoredRow } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import { ConflictError } from '../../http/errors.js';
@@ -90,7 +90,7 @@ export class PayoutsRepository {
 
   /** One page of the organization's payouts, newest first. */
   page(organizationId: string, filter: PayoutFilter, after: CursorPosition | undefined, limit: number): Promise<PayoutRecord[]> {
-    let query = kyselyOf(this.orm).selectFrom('payouts').selectAll().where('organization_id', '=', organizationId);
+    let query = laggingReadsOf(this.orm).selectFrom('payouts').selectAll().where('organization_id', '=', organizationId);
     if (filter.status) query = query.where('status', '=', filter.status);
     if (filter.affiliate_id) query = query.where('affiliate_id', '=', filter.affiliate_id);
     if (filter.program_id) query = query.where('program_id', '=', filter.program_id);
