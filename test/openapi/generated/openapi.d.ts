@@ -271,7 +271,7 @@ export interface paths {
         put?: never;
         /**
          * Reject a commission
-         * @description A `pending`, `approved` or `on_hold` entry that no payout carries becomes `rejected`: it is never paid. Rejecting a `rejected` entry changes nothing; an entry in a payout, `paid` or `reversed` answers 409.
+         * @description A `pending`, `approved` or `on_hold` entry that no payout carries becomes `rejected`: it is never paid. Rejecting a `rejected` entry changes nothing; an entry in a payout, `paid` or `reversed` answers 409. Rejecting a `sale` also rejects its clawbacks (they took back part of a commission that is no longer owed); 409 when one of them is in a payout.
          */
         post: operations["commissionsReject"];
         delete?: never;
