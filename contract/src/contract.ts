@@ -10,6 +10,7 @@ import { customersContract } from './resources/customers.js';
 import { integrationsContract, webhooksContract } from './resources/integrations.js';
 import { meContract } from './resources/me.js';
 import { programsContract } from './resources/programs.js';
+import { accountContract, operatorPeopleContract, peopleContract } from './resources/people.js';
 import { trackingContract } from './resources/tracking.js';
 import { webhookEndpointsContract } from './resources/webhook-endpoints.js';
 
@@ -28,6 +29,7 @@ export const merchantContract = c.router(
     commissions: commissionsContract,
     payouts: payoutsContract,
     webhookEndpoints: webhookEndpointsContract,
+    people: peopleContract,
   },
   {
     strictStatusCodes: true,
@@ -39,6 +41,9 @@ export const contract = c.router(
   {
     ...merchantContract,
     admin: adminContract,
+    adminPeople: operatorPeopleContract,
+    // Accepting an invitation (no credential but the invitation's token): no API-key 401 either.
+    account: accountContract,
     webhooks: webhooksContract,
     // Public (no API key): its own key so that it does not inherit the merchant 401 and 429.
     tracking: trackingContract,

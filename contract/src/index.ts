@@ -16,3 +16,4 @@ export * from './resources/commissions.js';
 export * from './resources/payouts.js';
 export * from './resources/reports.js';
 export * from './resources/webhook-endpoints.js';
+export * from './resources/people.js';

@@ -57,6 +57,9 @@ import { EndpointsRepository } from './modules/events/endpoints.repository.js';
 import { EndpointsService } from './modules/events/endpoints.service.js';
 import { webhookEndpointsRouter } from './modules/events/endpoints.router.js';
 import { UrlGuard } from './modules/events/url-guard.js';
+import { People } from './modules/people/people.module.js';
+import { dashboardRouter } from './http/dashboard.js';
+import { SIGN_IN_RATE_LIMIT_DEFAULTS } from './config.js';
 
 /**
  * How this instance learns that a cached program rule or API key changed on another instance:
@@ -88,7 +91,9 @@ export interface AppDeps {
   cacheInvalidation?: CacheInvalidation;
 }
 
-type OperationsConfig = Partial<Pick<Config, 'API_RATE_LIMIT_MAX' | 'API_RATE_LIMIT_WINDOW_SECONDS' | 'METRICS_TOKEN'>>;
+type OperationsConfig = Partial<
+  Pick<Config, 'API_RATE_LIMIT_MAX' | 'API_RATE_LIMIT_WINDOW_SECONDS' | 'METRICS_TOKEN' | 'AUTH_SECRET' | 'SIGN_IN_RATE_LIMIT_MAX' | 'SIGN_IN_RATE_LIMIT_WINDOW_SECONDS'>
+>;
 
 export interface Services {
   organizations: OrganizationsService;
@@ -219,7 +224,10 @@ export function createApp(deps: AppDeps): App {
       limit: config.API_RATE_LIMIT_MAX ?? API_RATE_LIMIT_DEFAULTS.max,
       windowSeconds: config.API_RATE_LIMIT_WINDOW_SECONDS ?? API_RATE_LIMIT_DEFAULTS.windowSeconds,
     });
-  const pipeline = requestPipeline({ authenticator: services.authenticator, apiKeyRateLimiter, adminToken: deps.config.ADMIN_TOKEN, metrics, readiness, logger });
+  // The dashboard's users and sessions: a second credential on the same /api routes.
+  const people = new People(deps.orm, config, logger);
+  const pipeline = requestPipeline({ authenticator: services.authenticator, apiKeyRateLimiter, adminToken: deps.config.ADMIN_TOKEN, metrics, readiness, logger, session: people.stage });
+  const options = { requestValidationErrorHandler: validationErrorHandler, logInitialization: false } as const;
 
   const app = express();
   app.disable('x-powered-by');
@@ -247,10 +255,19 @@ export function createApp(deps: AppDeps): App {
       );
       // Provider webhooks read their raw body (signatures are over the bytes): before any JSON parser.
       app.use('/webhooks', metrics.webhookOutcomes(), webhooksRouter(new WebhookDispatcher({ orm: deps.orm, ...services })));
+      people.mountPublic(
+        app,
+        rateLimiters.create({
+          prefix: 'svc:rl:sign-in',
+          limit: config.SIGN_IN_RATE_LIMIT_MAX ?? SIGN_IN_RATE_LIMIT_DEFAULTS.max,
+          windowSeconds: config.SIGN_IN_RATE_LIMIT_WINDOW_SECONDS ?? SIGN_IN_RATE_LIMIT_DEFAULTS.windowSeconds,
+        }),
+        options,
+      );
+      app.use(dashboardRouter());
     },
   });
 
-  const options = { requestValidationErrorHandler: validationErrorHandler, logInitialization: false } as const;
   const clicks = clicksRouter(services.clicks);
   const customers = customersRouter(services.customers);
   const conversions = conversionsRouter(services.conversions, services.charges);
@@ -266,6 +283,7 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.webhookEndpoints, webhookEndpointsRouter(services.webhookEndpoints), app, options);
   createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator), app, options);
   createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers), app, options);
+  people.mountRoutes(app, services, options);
 
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
