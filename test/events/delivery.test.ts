@@ -202,6 +202,18 @@ describe('outbound events', () => {
     expect((await b.api('POST', `/api/webhook-deliveries/${delivery.id}/retry`, {})).status).toBe(403);
   });
 
+  it('an event only for a change that committed: a repeat or a refused change writes none', async () => {
+    const m = await merchant(app.baseUrl);
+    await subscribe(m, 'http://127.0.0.1:9/x', ['conversion.created', 'conversion.refunded']);
+    const first = await m.api('POST', '/api/conversions', { external_id: 'once-1', amount: 10, ref: m.slug });
+    const repeat = await m.api('POST', '/api/conversions', { external_id: 'once-1', amount: 10, ref: m.slug });
+    expect([first.status, repeat.status, repeat.body.deduped]).toEqual([201, 200, true]);
+    const refused = await m.api('POST', '/api/conversions/once-1/refund', { amount: 50 });
+    expect(refused.status).toBe(400);
+    const rows = await app.db.orm.em.getConnection().execute(`select type, count(*)::int as n from outbound_events where organization_id = ? group by type`, [m.organizationId]);
+    expect(rows).toEqual([{ type: 'conversion.created', n: 1 }]);
+  });
+
   it('writes no outbox row for an organization without a subscribed endpoint', async () => {
     const m = await merchant(app.baseUrl);
     await subscribe(m, 'http://127.0.0.1:9/x', ['payout.paid']);
