@@ -8,7 +8,10 @@
  * Environment: DATABASE_URL (a PostgreSQL the bench may create a database on; default the local
  * one), BENCH_DURATION seconds per run (default 10), BENCH_WARMUP seconds of uncounted load per
  * endpoint and server before its runs (default 5), BENCH_CONNECTIONS (default 32), BENCH_ONLY
- * (run only the endpoints whose name contains it, e.g. `clicks`, while tuning).
+ * (run only the endpoints whose name contains it, e.g. `clicks`, while tuning), BENCH_ENDPOINT=1 (the
+ * organization gets a webhook endpoint subscribed to every event, so each write also writes its
+ * outbox rows; run with WEBHOOK_ALLOW_PRIVATE_URLS=true, and WEBHOOK_DELIVERY=off to measure the
+ * writes without the delivery work: `npm run bench:events` measures that).
  * Targets only 127.0.0.1; every run is bounded in time.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -17,6 +20,7 @@ import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { bundle } from '../server/bundle.js';
 import pg from 'pg';
+import { OUTBOUND_EVENT_TYPES } from '../contract/src/index.js';
 
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -181,6 +185,9 @@ async function main(): Promise<void> {
     const auth = `Bearer ${key}`;
     const program = await json('POST', `${base}/api/programs`, { name: 'Bench', commission_value: 30 }, auth);
     await json('POST', `${base}/api/affiliates`, { email: 'bench@example.com', program_id: program.data.program.id, slug: 'bench' }, auth);
+    if (process.env.BENCH_ENDPOINT) {
+      await json('POST', `${base}/api/webhook-endpoints`, { url: 'http://127.0.0.1:9/bench-sink', events: [...OUTBOUND_EVENT_TYPES] }, auth);
+    }
     const click = await json('POST', `${base}/api/clicks`, { ref: 'bench' }, auth);
     const cookie: string = click.data.click.cookie_id;
     const customers = 2000;

@@ -33,7 +33,7 @@ export const DELIVERY_DEFAULTS = {
   /** An endpoint whose deliveries have all failed for this long is disabled. */
   disableAfterFailingMs: 3 * 24 * HOUR,
   /** How often the relay looks for new outbox rows when it found none. */
-  relayIntervalMs: 100,
+  relayIntervalMs: 200,
   relayBatch: 1000,
   /** Jobs per fetch (each up to JOB_DELIVERIES first attempts). */
   batchSize: 4,
