@@ -35,7 +35,12 @@ const EnvSchema = z.object({
   /** Safety nets of the caches: changes reach every instance by notification (db/change-notifications.ts). */
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   PROGRAM_RULE_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(PROGRAM_RULE_TTL_MS),
-  /** A session connection for LISTEN (behind PgBouncer in transaction mode: a direct one); default DATABASE_URL. */
+  /**
+   * The connection for what needs session state (LISTEN for cache changes): behind PgBouncer in
+   * transaction mode, PostgreSQL directly or a session-mode pool. Default DATABASE_URL.
+   */
+  DATABASE_DIRECT_URL: z.string().url().optional(),
+  /** The former name of DATABASE_DIRECT_URL, still read. */
   DATABASE_LISTEN_URL: z.string().url().optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   TRUST_PROXY: z
@@ -67,8 +72,17 @@ const EnvSchema = z.object({
 })
   .superRefine((env, ctx) => {
     // The embedded database (DATABASE_URL unset) accepts one connection: nothing to listen on.
-    if (env.DATABASE_LISTEN_URL !== undefined && env.DATABASE_URL === undefined) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['DATABASE_LISTEN_URL'], message: 'requires DATABASE_URL (the embedded database has no listener)' });
+    for (const name of ['DATABASE_DIRECT_URL', 'DATABASE_LISTEN_URL'] as const) {
+      if (env[name] !== undefined && env.DATABASE_URL === undefined) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: [name], message: 'requires DATABASE_URL (the embedded database has no listener)' });
+      }
+    }
+    if (env.DATABASE_DIRECT_URL !== undefined && env.DATABASE_LISTEN_URL !== undefined && env.DATABASE_DIRECT_URL !== env.DATABASE_LISTEN_URL) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['DATABASE_LISTEN_URL'],
+        message: 'is the former name of DATABASE_DIRECT_URL, which is set to another URL: set only DATABASE_DIRECT_URL',
+      });
     }
     // A client that gives up first would discard the connection of a statement PostgreSQL was about
     // to cancel cleanly, and report a slow statement as an unreachable database.
@@ -78,6 +92,7 @@ const EnvSchema = z.object({
   })
   .transform((env) => ({
     ...env,
+    DATABASE_DIRECT_URL: env.DATABASE_DIRECT_URL ?? env.DATABASE_LISTEN_URL ?? env.DATABASE_URL,
     DB_QUERY_TIMEOUT_MS:
       env.DB_QUERY_TIMEOUT_MS ?? (env.DB_STATEMENT_TIMEOUT_MS || DATABASE_TIMEOUT_DEFAULTS.statementMs) + DATABASE_TIMEOUT_DEFAULTS.answerGraceMs,
   }));
