@@ -30,7 +30,11 @@ if (!databaseUrl) {
 
 // PGlite is a single connection: one pooled connection, or transactions would interleave.
 // Every wait for the database is bounded (DB_*_TIMEOUT_MS): a frozen database answers 503, never a hang.
-const orm = await initOrm(databaseUrl, embedded ? 1 : config.DB_POOL_MAX, databaseTimeouts(config));
+// Instances starting together apply pending migrations once, under a lock (db/orm.ts, migrateOnce).
+const orm = await initOrm(databaseUrl, embedded ? 1 : config.DB_POOL_MAX, databaseTimeouts(config), {
+  concurrentStarts: !embedded,
+  onWait: () => logger.info('another instance is applying migrations; waiting for it'),
+});
 const readiness = new Readiness();
 // Redis when REDIS_URL is set, else the real PostgreSQL (both shared by every instance), else memory.
 const rateLimiters = createRateLimiterFactory(config, logger, orm);
@@ -40,7 +44,7 @@ logger.info({ store: rateLimiters.store }, `rate limits are counted in ${rateLim
 // database accepts one connection, hence serves one instance: nothing to listen for there.
 const cacheInvalidation: CacheInvalidation = embedded
   ? 'this-instance-only'
-  : { listenUrl: config.DATABASE_LISTEN_URL ?? databaseUrl, connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS };
+  : { listenUrl: config.DATABASE_DIRECT_URL ?? databaseUrl, connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS };
 if (embedded) logger.info('embedded database: one instance, so cached program rules and API keys are invalidated on this instance only');
 const { listener, changeListener } = createApp({ orm, config, logger, readiness, rateLimiters, cacheInvalidation });
 await changeListener?.start();

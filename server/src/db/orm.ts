@@ -162,20 +162,70 @@ export async function connectOrm(options: Options): Promise<MikroORM> {
   return orm;
 }
 
+/** How initOrm applies the migrations. */
+export interface MigrationOptions {
+  /**
+   * Several processes may start at once on this database (any real PostgreSQL): migrations are
+   * applied under a lock, by whichever process takes it first (see migrateOnce). Off for the
+   * embedded database, which serves one process over one connection.
+   */
+  concurrentStarts?: boolean;
+  /** Told when this process waits for another one's migrations, and when it applied some. */
+  onWait?: () => void;
+}
+
 /**
  * Applies every pending committed migration, then connects for serving. Migrations run on a
  * connection of their own without the statement bounds: building an index on a large table may
  * rightly take minutes, and start-up is not a request anyone waits on with a 503 in hand. Opening
  * the connection is still bounded, so an unreachable database fails the start quickly.
  */
-export async function initOrm(clientUrl: string, poolMax: number, timeouts: DatabaseTimeouts = defaultDatabaseTimeouts): Promise<MikroORM> {
-  const migrating = await MikroORM.init(ormOptions(clientUrl, poolMax, { ...timeouts, statementMs: 0, queryMs: 0 }));
+export async function initOrm(
+  clientUrl: string,
+  poolMax: number,
+  timeouts: DatabaseTimeouts = defaultDatabaseTimeouts,
+  migrations: MigrationOptions = {},
+): Promise<MikroORM> {
+  const migrating = await MikroORM.init(ormOptions(clientUrl, Math.max(poolMax, migrations.concurrentStarts ? 2 : 1), { ...timeouts, statementMs: 0, queryMs: 0 }));
   try {
-    await migrating.migrator.up();
+    if (migrations.concurrentStarts) await migrateOnce(migrating, migrations.onWait);
+    else await migrating.migrator.up();
   } finally {
     await closeOrm(migrating);
   }
   return connectOrm(ormOptions(clientUrl, poolMax, timeouts));
+}
+
+/** The advisory lock (one bigint key, per database) under which migrations are applied. */
+const MIGRATION_LOCK = "hashtext('affiliate-attribution migrations')";
+/** How often a process whose migrations wait for another's tries the lock again. */
+const MIGRATION_LOCK_RETRY_MS = 200;
+
+/**
+ * Applies the pending migrations in one transaction that holds a transaction-scoped advisory lock,
+ * so that processes starting together on one database apply them once: the first to take the lock
+ * applies them and commits (the lock goes with the commit), each other one then finds nothing
+ * pending. A session lock would not do: behind PgBouncer in transaction mode the session that took
+ * it is not the one that would release it. A process that finds the lock taken does not wait in
+ * PostgreSQL, holding a server connection (behind a pooler the one that applies the migrations may
+ * need it): it rolls back and tries again shortly. Should the process holding it die, PostgreSQL
+ * rolls its transaction back and releases the lock; the next one applies everything.
+ */
+async function migrateOnce(orm: MikroORM, onWait?: () => void): Promise<void> {
+  const connection = orm.em.getConnection();
+  let told = false;
+  for (;;) {
+    const applied = await connection.transactional(async (trx) => {
+      const [{ locked }] = await connection.execute<{ locked: boolean }[]>(`select pg_try_advisory_xact_lock(${MIGRATION_LOCK}) as locked`, [], 'all', trx);
+      if (!locked) return false;
+      await orm.migrator.up({ transaction: trx });
+      return true;
+    });
+    if (applied) return;
+    if (!told) onWait?.();
+    told = true;
+    await new Promise((resolve) => setTimeout(resolve, MIGRATION_LOCK_RETRY_MS));
+  }
 }
 
 /**
