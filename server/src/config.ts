@@ -8,6 +8,13 @@ export const PUBLIC_RATE_LIMIT_DEFAULTS = { max: 120, windowSeconds: 60 } as con
 export const API_RATE_LIMIT_DEFAULTS = { max: 1_200_000, windowSeconds: 60 } as const;
 
 /**
+ * How long an instance told to stop keeps serving with /ready at 503 before it closes its listener:
+ * enough for a load balancer checking /ready every second, down after 2 failures (the README's
+ * haproxy recipe), with room for a check in flight; see the README's "Shutdown".
+ */
+export const SHUTDOWN_DRAIN_DELAY_DEFAULT_MS = 5_000;
+
+/**
  * Bounds on every wait for PostgreSQL, so that a database that stops answering (frozen, partitioned,
  * overloaded) turns into 503 + Retry-After within seconds instead of requests that hang for as long
  * as it does. Each is longer than any statement the service sends in normal operation (its
@@ -56,8 +63,11 @@ const EnvSchema = z.object({
   REDIS_URL: z.string().url().optional(),
   /** Set: GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
-  /** On SIGTERM, /ready answers 503 for this long before the listener closes (load balancer deregistration). */
-  SHUTDOWN_DRAIN_DELAY_MS: z.coerce.number().int().min(0).max(300_000).default(0),
+  /**
+   * On SIGTERM, /ready answers 503 for this long before the listener closes (load balancer
+   * deregistration): longer than a balancer's health-check interval x failures to mark it down.
+   */
+  SHUTDOWN_DRAIN_DELAY_MS: z.coerce.number().int().min(0).max(300_000).default(SHUTDOWN_DRAIN_DELAY_DEFAULT_MS),
   /** `servers` of GET /openapi.json: the public base URL (default: the origin of the request) and the legacy host. */
   PUBLIC_BASE_URL: z.string().url().optional(),
   LEGACY_BASE_URL: z.string().url().optional(),

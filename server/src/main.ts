@@ -58,24 +58,45 @@ const server: Server = createHttpServer(listener, logger).listen(config.PORT, co
 
 
 let stopping = false;
+/** Set during the drain delay: ends it early (a second signal, e.g. Ctrl-C twice). */
+let endDrainDelay: (() => void) | undefined;
 /**
- * Graceful stop: /ready turns 503 (a load balancer stops routing here), after
- * SHUTDOWN_DRAIN_DELAY_MS the listener closes, requests in flight finish (their writes commit
- * before they are acknowledged), keep-alive connections are closed as they turn idle, then the
- * pool closes. Past SHUTDOWN_TIMEOUT_MS the process exits anyway: a request cut then was never
- * acknowledged, and every write is idempotent, so the client's retry is safe.
+ * Graceful stop: /ready turns 503 and, for SHUTDOWN_DRAIN_DELAY_MS, the instance keeps serving
+ * while load balancers notice and stop routing here; then the listener closes, requests in flight
+ * finish (their writes commit before they are acknowledged), keep-alive connections are closed as
+ * they turn idle, then the pool closes. Past SHUTDOWN_TIMEOUT_MS the process exits anyway: a
+ * request cut then was never acknowledged, and every write is idempotent, so the client's retry is
+ * safe. A second signal skips what is left of the drain delay.
  */
 async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
+  if (stopping) {
+    endDrainDelay?.();
+    return;
+  }
   stopping = true;
   readiness.draining = true;
-  logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+  logger.info(
+    { signal, drainDelayMs: config.SHUTDOWN_DRAIN_DELAY_MS },
+    config.SHUTDOWN_DRAIN_DELAY_MS > 0
+      ? 'shutting down: /ready answers 503 while load balancers stop routing here (a second signal skips the wait), then no new connections'
+      : 'shutting down: no new connections, finishing in-flight requests',
+  );
   const forced = setTimeout(() => {
     logger.error('shutdown timed out; exiting');
     process.exit(1);
   }, config.SHUTDOWN_TIMEOUT_MS + config.SHUTDOWN_DRAIN_DELAY_MS);
   forced.unref();
-  if (config.SHUTDOWN_DRAIN_DELAY_MS > 0) await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DRAIN_DELAY_MS));
+  if (config.SHUTDOWN_DRAIN_DELAY_MS > 0) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, config.SHUTDOWN_DRAIN_DELAY_MS);
+      endDrainDelay = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    endDrainDelay = undefined;
+    logger.info('shutting down: no new connections, finishing in-flight requests');
+  }
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();

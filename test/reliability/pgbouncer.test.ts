@@ -56,7 +56,7 @@ describeWithPgBouncer('behind PgBouncer in transaction mode', () => {
       settings: { server_idle_timeout: SERVER_IDLE_TIMEOUT_S },
     });
     // The pooled connections go through PgBouncer; LISTEN goes straight to PostgreSQL.
-    env = { DATABASE_URL: bouncer.urlFor(db.url), DATABASE_DIRECT_URL: db.url, DB_POOL_MAX: '10' };
+    env = { DATABASE_URL: bouncer.urlFor(db.url), DATABASE_DIRECT_URL: db.url, DB_POOL_MAX: '10', SHUTDOWN_DRAIN_DELAY_MS: '0' };
     instances = await Promise.all([startService(env.DATABASE_URL, env), startService(env.DATABASE_URL, env)]);
     merchant = await createMerchantOn(instances[0].url);
   }, 120_000);
