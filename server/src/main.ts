@@ -34,6 +34,11 @@ if (!databaseUrl) {
 const orm = await initOrm(databaseUrl, embedded ? 1 : config.DB_POOL_MAX, databaseTimeouts(config), {
   concurrentStarts: !embedded,
   onWait: () => logger.info('another instance is applying migrations; waiting for it'),
+  onStatementTimeoutRefused: (err) =>
+    logger.warn(
+      { err, code: (err as { code?: unknown }).code },
+      'the database (PgBouncer?) refuses the statement_timeout start-up parameter: connecting without it. PostgreSQL no longer bounds statements unless the role does (ALTER ROLE ... SET statement_timeout); DB_QUERY_TIMEOUT_MS still bounds every wait. Set DB_STATEMENT_TIMEOUT_MS=0 to silence this.',
+    ),
 });
 const readiness = new Readiness();
 // Redis when REDIS_URL is set, else the real PostgreSQL (both shared by every instance), else memory.

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { contractRoutes, fillPath } from './support/contract-routes.js';
-import { describeWithPgBouncer, PGBOUNCER_PATH, startPgBouncer, type PgBouncer } from './support/pgbouncer.js';
-import { call, createMerchantOn, isEnvelope, startService, stopService, withDatabase, type JsonResponse, type ServiceProcess } from './support/service.js';
+import { describeWithPgBouncer, freePort, PGBOUNCER_PATH, startPgBouncer, type PgBouncer } from './support/pgbouncer.js';
+import { call, createMerchantOn, isEnvelope, startService, stopService, waitFor, withDatabase, type JsonResponse, type ServiceProcess } from './support/service.js';
 
 /** PgBouncer's server connections for the test database: fewer than the two instances' pools, so every server connection serves many clients. */
 const SERVER_CONNECTIONS = 4;
@@ -10,6 +10,7 @@ const SERVER_CONNECTIONS = 4;
 const SERVICE_POOL_IDLE_MS = 10_000;
 /** PgBouncer closes server connections idle this long (short here: its default is 600 s). */
 const SERVER_IDLE_TIMEOUT_S = 2;
+const LONG_TTL_MS = 60_000;
 
 type Merchant = Awaited<ReturnType<typeof createMerchantOn>>;
 
@@ -43,6 +44,8 @@ describeWithPgBouncer('behind PgBouncer in transaction mode', () => {
   let db: TestDatabase;
   let bouncer: PgBouncer;
   let instances: ServiceProcess[] = [];
+  /** Instances started with other settings, outside the tally. */
+  const others: ServiceProcess[] = [];
   let env: Record<string, string>;
   let merchant: Merchant;
   const tally = new Tally();
@@ -56,13 +59,21 @@ describeWithPgBouncer('behind PgBouncer in transaction mode', () => {
       settings: { server_idle_timeout: SERVER_IDLE_TIMEOUT_S },
     });
     // The pooled connections go through PgBouncer; LISTEN goes straight to PostgreSQL.
-    env = { DATABASE_URL: bouncer.urlFor(db.url), DATABASE_DIRECT_URL: db.url, DB_POOL_MAX: '10', SHUTDOWN_DRAIN_DELAY_MS: '0' };
+    env = {
+      DATABASE_URL: bouncer.urlFor(db.url),
+      DATABASE_DIRECT_URL: db.url,
+      DB_POOL_MAX: '10',
+      SHUTDOWN_DRAIN_DELAY_MS: '0',
+      // Only a change notification can make a change apply sooner than this.
+      PROGRAM_RULE_CACHE_TTL_MS: String(LONG_TTL_MS),
+      API_KEY_CACHE_TTL_MS: String(LONG_TTL_MS),
+    };
     instances = await Promise.all([startService(env.DATABASE_URL, env), startService(env.DATABASE_URL, env)]);
     merchant = await createMerchantOn(instances[0].url);
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.all(instances.map(stopService));
+    await Promise.all([...instances, ...others].map(stopService));
     await bouncer?.stop();
     await db?.stop();
   });
@@ -165,12 +176,62 @@ describeWithPgBouncer('behind PgBouncer in transaction mode', () => {
     }
   }
 
+  /** The commission an instance computes for a new 100.00 sale by the merchant's affiliate. */
+  async function commissionOn(instance: ServiceProcess): Promise<number> {
+    const res = await call(instance.url, 'POST', '/api/conversions', {
+      key: merchant.key,
+      body: { external_id: `rule-${Date.now()}-${Math.random()}`, amount: 100, ref: merchant.slug },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body.data.conversion.commission_amount as number;
+  }
+
+  async function setCommission(instance: ServiceProcess, value: number): Promise<void> {
+    const res = await call(instance.url, 'PATCH', `/api/programs/${merchant.programId}`, { key: merchant.key, body: { commission_value: value } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+  }
+
   it('core routes, idempotency races and a click/conversion load: no 5xx', { timeout: 90_000 }, async () => {
     await coreChecks('fresh');
     await races('fresh');
     const sent = await load('fresh', 4_000);
     expectNoServerErrors();
+    // PgBouncer (by default) refuses the statement_timeout start-up parameter: each instance said
+    // so once and connected without it.
+    for (const instance of instances) {
+      expect(instance.logs.filter((l) => /refuses the statement_timeout start-up parameter/.test(String(l.msg)))).toHaveLength(1);
+    }
     console.info(`[pgbouncer] fresh: ${tally.total} requests (${sent} in the load) through ${SERVER_CONNECTIONS} server connections: ${JSON.stringify(tally.statuses)}`);
+  });
+
+  it('a program changed on one instance applies on the other at once: LISTEN on DATABASE_DIRECT_URL', { timeout: 30_000 }, async () => {
+    const [a, b] = instances;
+    await setCommission(a, 30);
+    expect(await commissionOn(b)).toBe(30);
+    await setCommission(a, 10);
+    const from = Date.now();
+    await waitFor(async () => (await commissionOn(b)) === 10, 2_000, 'B to pay the new commission');
+    console.info(`[pgbouncer] a program change applied on the other instance after ${Date.now() - from} ms (TTL ${LONG_TTL_MS} ms)`);
+  });
+
+  it('DATABASE_DIRECT_URL unreachable: the instance serves, and a change applies within its TTL', { timeout: 30_000 }, async () => {
+    const ttlMs = 1_000;
+    const deaf = await startService(env.DATABASE_URL, {
+      ...env,
+      DATABASE_DIRECT_URL: `postgres://postgres@127.0.0.1:${await freePort()}/nowhere`,
+      PROGRAM_RULE_CACHE_TTL_MS: String(ttlMs),
+    });
+    others.push(deaf);
+    await setCommission(instances[0], 20);
+    expect(await commissionOn(deaf)).toBe(20);
+    await setCommission(instances[0], 15);
+    const from = Date.now();
+    await waitFor(async () => (await commissionOn(deaf)) === 15, ttlMs + 1_500, 'the instance without a listener to pay the new commission');
+    const ms = Date.now() - from;
+    expect(deaf.logs.some((l) => /cache change listener: disconnected/.test(String(l.msg)))).toBe(true);
+    expect(deaf.logs.filter((l) => typeof l.level === 'number' && l.level >= 50)).toEqual([]);
+    console.info(`[pgbouncer] listener down: a program change applied after ${ms} ms (TTL ${ttlMs} ms)`);
+    await setCommission(instances[0], 7);
   });
 
   it('after both instances restarted on the same PgBouncer and idled past both idle timeouts: no 5xx', { timeout: 120_000 }, async () => {
@@ -182,6 +243,10 @@ describeWithPgBouncer('behind PgBouncer in transaction mode', () => {
       }),
     );
     instances = await Promise.all([startService(env.DATABASE_URL, env), startService(env.DATABASE_URL, env)]);
+    // One more, misconfigured: no DATABASE_DIRECT_URL, so it LISTENs through PgBouncer.
+    const { DATABASE_DIRECT_URL: _direct, ...pooledListener } = env;
+    const misconfigured = await startService(env.DATABASE_URL, pooledListener);
+    others.push(misconfigured);
     await coreChecks('restarted');
     await load('restarted', 2_000);
     // Past pg-pool's idle timeout (the service's connections to PgBouncer close) and PgBouncer's
@@ -197,5 +262,8 @@ describeWithPgBouncer('behind PgBouncer in transaction mode', () => {
       client.query("select external_id from conversions where external_id like 'race-%' group by organization_id, external_id having count(*) > 1"),
     );
     expect(dupes.rows).toEqual([]);
+    // The misconfigured instance noticed (its heartbeat met another server process than its
+    // LISTEN, once PgBouncer had closed that one as idle) and said what to set.
+    await waitFor(() => misconfigured.logs.some((l) => /set DATABASE_DIRECT_URL/.test(String(l.msg))), 15_000, 'the pooled listener to be reported');
   });
 });

@@ -162,16 +162,21 @@ export async function connectOrm(options: Options): Promise<MikroORM> {
   return orm;
 }
 
-/** How initOrm applies the migrations. */
-export interface MigrationOptions {
+/** How initOrm starts: applying the migrations, and what it tells the caller. */
+export interface StartOptions {
   /**
    * Several processes may start at once on this database (any real PostgreSQL): migrations are
    * applied under a lock, by whichever process takes it first (see migrateOnce). Off for the
    * embedded database, which serves one process over one connection.
    */
   concurrentStarts?: boolean;
-  /** Told when this process waits for another one's migrations, and when it applied some. */
+  /** Told when this process waits for another one's migrations. */
   onWait?: () => void;
+  /**
+   * Told when the server refused the `statement_timeout` start-up parameter (PgBouncer does,
+   * unless it is listed in its `ignore_startup_parameters`): the service then connects without it.
+   */
+  onStatementTimeoutRefused?: (err: Error) => void;
 }
 
 /**
@@ -184,16 +189,44 @@ export async function initOrm(
   clientUrl: string,
   poolMax: number,
   timeouts: DatabaseTimeouts = defaultDatabaseTimeouts,
-  migrations: MigrationOptions = {},
+  start: StartOptions = {},
 ): Promise<MikroORM> {
-  const migrating = await MikroORM.init(ormOptions(clientUrl, Math.max(poolMax, migrations.concurrentStarts ? 2 : 1), { ...timeouts, statementMs: 0, queryMs: 0 }));
+  // Under the lock, the migrator checks for its table on a second connection (MikroORM's init).
+  const migrating = await MikroORM.init(ormOptions(clientUrl, Math.max(poolMax, start.concurrentStarts ? 2 : 1), { ...timeouts, statementMs: 0, queryMs: 0 }));
   try {
-    if (migrations.concurrentStarts) await migrateOnce(migrating, migrations.onWait);
+    if (start.concurrentStarts) await migrateOnce(migrating, start.onWait);
     else await migrating.migrator.up();
   } finally {
     await closeOrm(migrating);
   }
-  return connectOrm(ormOptions(clientUrl, poolMax, timeouts));
+  let serving = timeouts;
+  if (timeouts.statementMs > 0) {
+    const refused = await statementTimeoutRefused(clientUrl, timeouts);
+    if (refused) {
+      start.onStatementTimeoutRefused?.(refused);
+      serving = { ...timeouts, statementMs: 0 };
+    }
+  }
+  return connectOrm(ormOptions(clientUrl, poolMax, serving));
+}
+
+/**
+ * Whether the server refuses the `statement_timeout` start-up parameter: PgBouncer answers
+ * "unsupported startup parameter" (08P01) for any parameter it neither tracks nor is told to
+ * ignore, and would refuse every connection of the pool. Any other failure is not this one's to
+ * report: the pool meets it again.
+ */
+async function statementTimeoutRefused(clientUrl: string, timeouts: DatabaseTimeouts): Promise<Error | undefined> {
+  const probe = new pg.Client({ connectionString: clientUrl, statement_timeout: timeouts.statementMs, connectionTimeoutMillis: timeouts.connectMs });
+  probe.on('error', () => undefined);
+  try {
+    await probe.connect();
+    return undefined;
+  } catch (err) {
+    return err instanceof Error && /unsupported startup parameter: statement_timeout/i.test(err.message) ? err : undefined;
+  } finally {
+    await probe.end().catch(() => undefined);
+  }
 }
 
 /** The advisory lock (one bigint key, per database) under which migrations are applied. */

@@ -58,9 +58,9 @@ export interface PgBouncer {
 
 /**
  * Starts Debian's pgbouncer on a free port of 127.0.0.1, with a config file written to a temp dir:
- * every database of the target server (`* =`), `auth_type = trust` for the users in its auth file.
- * These are the settings the README's "Scaling out" section gives an operator, plus whatever the
- * test overrides. pgbouncer refuses to run as root, so under root it runs as `postgres`.
+ * every database of the target server (`* =`), `auth_type = trust` for the users in its auth file,
+ * the pool mode, and otherwise PgBouncer's defaults (e.g. no `ignore_startup_parameters`) unless
+ * the test sets more. pgbouncer refuses to run as root, so under root it runs as `postgres`.
  */
 export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBouncer> {
   if (!PGBOUNCER_PATH) throw new Error('pgbouncer is not installed (apt-get install -y pgbouncer; .ci/run does)');
@@ -75,9 +75,6 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
     pool_mode: options.poolMode ?? 'transaction',
     default_pool_size: options.poolSize ?? 10,
     max_client_conn: 500,
-    // What the service sends at connection start: statement_timeout (DB_STATEMENT_TIMEOUT_MS) is not
-    // a parameter PgBouncer tracks, so it must be ignored (see the README).
-    ignore_startup_parameters: 'statement_timeout',
     ...options.settings,
   };
   const databases = `* = host=${options.target.hostname} port=${options.target.port || 5432}`;
