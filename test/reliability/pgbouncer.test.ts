@@ -266,4 +266,26 @@ describeWithPgBouncer('behind PgBouncer in transaction mode', () => {
     // LISTEN, once PgBouncer had closed that one as idle) and said what to set.
     await waitFor(() => misconfigured.logs.some((l) => /set DATABASE_DIRECT_URL/.test(String(l.msg))), 15_000, 'the pooled listener to be reported');
   });
+
+  it('an unexpected database error is logged with its code, and the route serves again once its cause is gone, without a restart', { timeout: 30_000 }, async () => {
+    const [a] = instances;
+    const click = () => call(a.url, 'POST', '/api/clicks', { key: merchant.key, body: { ref: merchant.slug } });
+    expect((await click()).status).toBe(201);
+    // An operator's mistake the service cannot foresee: the table is renamed under it.
+    await withDatabase(db.url, (client) => client.query('alter table clicks rename to clicks_elsewhere'));
+    let broken: JsonResponse[];
+    try {
+      broken = await Promise.all([click(), click(), click()]);
+      expect((await call(a.url, 'GET', '/api/me', { key: merchant.key })).status).toBe(200);
+    } finally {
+      await withDatabase(db.url, (client) => client.query('alter table clicks_elsewhere rename to clicks'));
+    }
+    expect(broken.map((r) => r.status)).toEqual([500, 500, 500]);
+    expect(broken.every((r) => isEnvelope(r.body))).toBe(true);
+    const logged = a.logs.filter((l) => l.level === 50);
+    console.info(`[pgbouncer] unexpected error logged as: ${JSON.stringify(logged[0]).slice(0, 600)}`);
+    expect(logged.some((l) => (l.err as { code?: unknown } | undefined)?.code === '42P01' || l.code === '42P01')).toBe(true);
+    const again = await Promise.all([click(), click(), click()]);
+    expect(again.map((r) => r.status)).toEqual([201, 201, 201]);
+  });
 });
