@@ -74,7 +74,6 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
     auth_file: join(dir, 'userlist.txt'),
     pool_mode: options.poolMode ?? 'transaction',
     default_pool_size: options.poolSize ?? 10,
-    max_client_conn: 500,
     ...options.settings,
   };
   const databases = `* = host=${options.target.hostname} port=${options.target.port || 5432}`;
