@@ -49,7 +49,7 @@ describeWithPgBouncer('instances starting at the same instant', () => {
     }
   }
 
-  it(`${INSTANCES} processes, ${ROUNDS} rounds: all start, each migration applied once`, { timeout: 180_000 }, async () => {
+  it(`${INSTANCES} processes, ${ROUNDS} rounds: all start, each migration applied once`, { timeout: 300_000 }, async () => {
     const outcomes: string[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const url = await freshDatabase(round);
