@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { freePort } from './support/pgbouncer.js';
-import { call, conversionCounts, createMerchantOn, startService, stopService, waitFor, type ServiceProcess } from './support/service.js';
+import { call, conversionCounts, createMerchantOn, describeWithPostgres, startService, stopService, waitFor, type ServiceProcess } from './support/service.js';
 
 /** Debian's haproxy (`apt-get install -y haproxy`, which .ci/run does). */
 const HAPROXY_PATH = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((path) => existsSync(path));
@@ -178,3 +178,34 @@ describeWithHaproxy('rolling restart behind haproxy (the README recipe)', () => 
     expect(acknowledged.filter((id) => counts.get(id) !== 1)).toEqual([]);
   });
 });
+
+describeWithPostgres('the drain delay', () => {
+  let db: TestDatabase;
+  let service: ServiceProcess | undefined;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await stopService(service);
+    await db?.stop();
+  });
+
+  it('after SIGTERM: /ready 503 while requests are still served (drain delay 5 s by default); a second signal ends the wait', { timeout: 60_000 }, async () => {
+    service = await startService(db.url);
+    const running = service;
+    const signalledAt = Date.now();
+    running.child.kill('SIGTERM');
+    await waitFor(async () => (await call(running.url, 'GET', '/ready')).status === 503, 2_000, '/ready to answer 503');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Still serving (a balancer that has not yet noticed loses nothing), telling clients to reconnect.
+    const health = await call(running.url, 'GET', '/health');
+    expect(health.status).toBe(200);
+    expect(health.headers.get('connection')).toBe('close');
+    expect(running.logs.find((l) => l.signal === 'SIGTERM')?.drainDelayMs).toBe(5_000);
+    running.child.kill('SIGINT');
+    const exit = await running.exited;
+    expect(exit.code).toBe(0);
+    expect(Date.now() - signalledAt).toBeLessThan(4_500);
+  });
+});
+
