@@ -33,12 +33,16 @@ class Tally {
 }
 
 /**
- * Two service processes on one PostgreSQL through Debian's PgBouncer in transaction mode (the
- * README's settings), with fewer server connections than clients: any transaction of any client
- * may land on any server connection. The core routes, the idempotency races and a click and
- * conversion load answer no 5xx; then both processes are replaced by new ones on the same
- * PgBouncer (its server connections keep whatever the old ones left on them) and everything idles
- * past the service pool's and PgBouncer's idle timeouts: still no 5xx.
+ * Two service processes on one PostgreSQL through Debian's PgBouncer in transaction mode
+ * (PgBouncer's defaults otherwise, so it refuses the statement_timeout start-up parameter), with
+ * fewer server connections than clients: any transaction of any client may land on any server
+ * connection. Their LISTEN goes straight to PostgreSQL (DATABASE_DIRECT_URL). The core routes, the
+ * idempotency races and a click and conversion load answer no 5xx; a change on one instance
+ * reaches the other at once, or within the TTL when the direct connection is unreachable; then
+ * both processes are replaced by new ones on the same PgBouncer (its server connections keep
+ * whatever the old ones left on them) and everything idles past the service pool's and
+ * PgBouncer's idle timeouts: still no 5xx. A third process without DATABASE_DIRECT_URL reports
+ * its pooled listener; an unexpected database error is logged with its code and heals.
  */
 describeWithPgBouncer('behind PgBouncer in transaction mode', () => {
   let db: TestDatabase;
