@@ -210,7 +210,10 @@ describeWithPgBouncer('behind PgBouncer in transaction mode', () => {
 
   it('a program changed on one instance applies on the other at once: LISTEN on DATABASE_DIRECT_URL', { timeout: 30_000 }, async () => {
     const [a, b] = instances;
+    // B has cached the program's rule during the load; the notification is delivered after A's
+    // commit, asynchronously, so B applies a change milliseconds after A has answered.
     await setCommission(a, 30);
+    await waitFor(async () => (await commissionOn(b)) === 30, 2_000, 'B to pay 30');
     expect(await commissionOn(b)).toBe(30);
     await setCommission(a, 10);
     const from = Date.now();
