@@ -127,7 +127,7 @@ export function createServices(orm: MikroORM, ttls: CacheTtls): Services {
   return {
     organizations,
     programs: new ProgramsService(programsRepository, resolver),
-    affiliates: new AffiliatesService(affiliatesRepository),
+    affiliates: new AffiliatesService(affiliatesRepository, resolver),
     clicks: new ClicksService(clicksRepository, resolver),
     customers,
     conversions,
@@ -137,9 +137,13 @@ export function createServices(orm: MikroORM, ttls: CacheTtls): Services {
     payouts: new PayoutsService(new PayoutsRepository(orm)),
     authenticator,
     caches: {
-      changed: (change) => (change.kind === 'program' ? resolver.forgetProgram(change.id) : authenticator.forget(change.keyHash)),
+      changed: (change) => {
+        if (change.kind === 'program') resolver.forgetProgram(change.id);
+        else if (change.kind === 'affiliate') resolver.forgetAffiliate(change.id);
+        else authenticator.forget(change.keyHash);
+      },
       reset: () => {
-        resolver.forgetAllPrograms();
+        resolver.forgetAllChangeable();
         authenticator.forgetAll();
       },
     },

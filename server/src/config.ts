@@ -49,6 +49,15 @@ const EnvSchema = z.object({
   DATABASE_DIRECT_URL: z.string().url().optional(),
   /** The former name of DATABASE_DIRECT_URL, still read. */
   DATABASE_LISTEN_URL: z.string().url().optional(),
+  /**
+   * Read replicas (comma-separated URLs) for the reads that tolerate lag (lists and reports:
+   * db/database.ts, laggingReadsOf); every other read and every write stays on DATABASE_URL.
+   */
+  DATABASE_REPLICA_URLS: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? '').split(',').map((u) => u.trim()).filter(Boolean))
+    .pipe(z.array(z.string().url('DATABASE_REPLICA_URLS: each entry must be a URL'))),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   TRUST_PROXY: z
     .string()
@@ -93,6 +102,9 @@ const EnvSchema = z.object({
         path: ['DATABASE_LISTEN_URL'],
         message: 'is the former name of DATABASE_DIRECT_URL, which is set to another URL: set only DATABASE_DIRECT_URL',
       });
+    }
+    if (env.DATABASE_REPLICA_URLS.length > 0 && env.DATABASE_URL === undefined) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['DATABASE_REPLICA_URLS'], message: 'requires DATABASE_URL (the embedded database has no replicas)' });
     }
     // A client that gives up first would discard the connection of a statement PostgreSQL was about
     // to cancel cleanly, and report a slow statement as an unreachable database.

@@ -33,6 +33,7 @@ if (!databaseUrl) {
 // Instances starting together apply pending migrations once, under a lock (db/orm.ts, migrateOnce).
 const orm = await initOrm(databaseUrl, embedded ? 1 : config.DB_POOL_MAX, databaseTimeouts(config), {
   concurrentStarts: !embedded,
+  replicaUrls: config.DATABASE_REPLICA_URLS,
   onWait: () => logger.info('another instance is applying migrations; waiting for it'),
   onStatementTimeoutRefused: (err) =>
     logger.warn(

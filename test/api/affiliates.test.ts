@@ -94,4 +94,32 @@ describe('affiliates', () => {
     expectError(await other.api.get(`/api/affiliates/${m.affiliate.id}`), 403);
     expectError(await other.api.get('/api/affiliates/00000000-0000-4000-8000-000000000000'), 404);
   });
+
+  it("a disabled affiliate's links attribute no new visitor (404), its referred customers keep earning; pending ones do not attribute; re-enabled, they do", async () => {
+    const m = await createMerchant();
+    const cookie = (await m.api.post('/api/clicks', { ref: m.slug })).body.data.click.cookie_id;
+    expect((await m.api.post('/api/customers', { customer_id: 'cus_before', ref: m.slug })).status).toBe(201);
+
+    const disabled = await m.api.patch(`/api/affiliates/${m.affiliate.id}`, { status: 'disabled' });
+    expect(disabled.status).toBe(200);
+    expect(disabled.body.data.affiliate).toMatchObject({ id: m.affiliate.id, status: 'disabled' });
+    expectError(await m.api.post('/api/clicks', { ref: m.slug }), 404, 'No attribution found');
+    expectError(await m.api.post('/api/customers', { customer_id: 'cus_after', ref: m.slug }), 404, 'No attribution found');
+    expectError(await m.api.post('/api/customers', { customer_id: 'cus_cookie', cookie_id: cookie }), 404, 'No attribution found');
+    expectError(await m.api.post('/api/conversions', { external_id: 'ch_ref', amount: 10, ref: m.slug }), 404, 'No attribution found');
+    // The customer referred before: its charges still earn, with their ledger entries.
+    const renewal = await m.api.post('/api/conversions', { external_id: 'ch_renewal', amount: 100, customer_id: 'cus_before' });
+    expect(renewal.status).toBe(201);
+    expect(renewal.body.data.conversion).toMatchObject({ affiliate_id: m.affiliate.id, commission_amount: 30 });
+    const entries = await m.api.get(`/api/commissions?affiliate_id=${m.affiliate.id}`);
+    expect(entries.body.data.commissions).toEqual([expect.objectContaining({ conversion_id: renewal.body.data.conversion.id, amount: 30 })]);
+
+    expect((await m.api.patch(`/api/affiliates/${m.affiliate.id}`, { status: 'pending' })).status).toBe(200);
+    expectError(await m.api.post('/api/clicks', { ref: m.slug }), 404, 'No attribution found');
+    expect((await m.api.patch(`/api/affiliates/${m.affiliate.id}`, { status: 'active' })).body.data.affiliate.status).toBe('active');
+    expect((await m.api.post('/api/clicks', { ref: m.slug })).status).toBe(201);
+    expect((await m.api.post('/api/customers', { customer_id: 'cus_cookie', cookie_id: cookie })).status).toBe(201);
+
+    expectError(await m.api.patch(`/api/affiliates/${m.affiliate.id}`, { status: 'gone' }), 400, /status/);
+  });
 });

@@ -31,19 +31,27 @@ describe('commission lifecycle', () => {
   });
 
   it('a refund before payment reduces the entry, or reverses it when the whole charge is refunded', () => {
-    expect(refundEffect(entry(), '30', '18', false)).toEqual({ kind: 'reduce', amount: '18' });
-    expect(refundEffect(entry({ status: 'approved' }), '18', '0', true)).toEqual({ kind: 'reverse' });
-    expect(refundEffect(entry({ status: 'on_hold' }), '30', '0', true)).toEqual({ kind: 'reverse' });
+    expect(refundEffect(entry(), '30', '18')).toEqual({ kind: 'reduce', amount: '18' });
+    expect(refundEffect(entry({ status: 'approved', amount: '18' }), '18', '0')).toEqual({ kind: 'reverse' });
+    expect(refundEffect(entry({ status: 'on_hold' }), '30', '0')).toEqual({ kind: 'reverse' });
+  });
+
+  it('a refund after a canceled payout released an entry with a clawback reduces by the difference, never below what the clawback took', () => {
+    // 30 earned; refunded down to 18 while in a payout (clawback -12); the payout canceled: entry 30 + clawback -12.
+    // Refunded down to 6: the entry owes 12 less (18), so entry + clawback = 6.
+    expect(refundEffect(entry({ amount: '30' }), '18', '6')).toEqual({ kind: 'reduce', amount: '18' });
+    // Then all refunded: the entry owes 6 less (12), netting the clawback's -12 to 0.
+    expect(refundEffect(entry({ amount: '18' }), '6', '0')).toEqual({ kind: 'reduce', amount: '12' });
   });
 
   it('a refund after the entry went into a payout (pending or paid) leaves it whole and claws back the difference', () => {
-    expect(refundEffect(entry({ status: 'paid', payoutId: 'p1' }), '30', '18', false)).toEqual({ kind: 'clawback', amount: '-12' });
-    expect(refundEffect(entry({ status: 'approved', payoutId: 'p1' }), '18', '0', true)).toEqual({ kind: 'clawback', amount: '-18' });
+    expect(refundEffect(entry({ status: 'paid', payoutId: 'p1' }), '30', '18')).toEqual({ kind: 'clawback', amount: '-12' });
+    expect(refundEffect(entry({ status: 'approved', payoutId: 'p1' }), '18', '0')).toEqual({ kind: 'clawback', amount: '-18' });
   });
 
   it('nothing changes for a rejected or reversed entry, or when the commission did not move', () => {
-    expect(refundEffect(entry({ status: 'rejected' }), '30', '0', true)).toEqual({ kind: 'none' });
-    expect(refundEffect(entry({ status: 'reversed' }), '30', '0', true)).toEqual({ kind: 'none' });
-    expect(refundEffect(entry({ status: 'paid', payoutId: 'p1' }), '30', '30', false)).toEqual({ kind: 'none' });
+    expect(refundEffect(entry({ status: 'rejected' }), '30', '0')).toEqual({ kind: 'none' });
+    expect(refundEffect(entry({ status: 'reversed' }), '30', '0')).toEqual({ kind: 'none' });
+    expect(refundEffect(entry({ status: 'paid', payoutId: 'p1' }), '30', '30')).toEqual({ kind: 'none' });
   });
 });

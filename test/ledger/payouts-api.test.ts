@@ -76,17 +76,18 @@ describe('payouts', () => {
     const c = await secondAffiliate(m);
     await adjust(m, 30);
     await adjust(m, -5);
-    await adjust(m, 7, { currency: 'EUR' }); // another currency: its own group, below the minimum
+    await adjust(m, 7, { currency: 'EUR' }); // another currency: its own group; the USD minimum does not apply to it
     await adjust(m, 10, { affiliate_id: b.id }); // below the minimum: waits
     await adjust(m, -3, { affiliate_id: c.id }); // negative net: waits
     const res = await m.api.post('/api/payouts', {});
     expect(res.status).toBe(201);
-    expect(res.body.data.payouts).toEqual([
-      expect.objectContaining({ affiliate_id: m.affiliate.id, program_id: m.program.id, currency: 'USD', amount: 25, status: 'pending', commission_count: 2, reference: null, paid_at: null }),
-    ]);
-    const payoutId = res.body.data.payouts[0].id;
+    expect(res.body.data.payouts).toHaveLength(2);
+    const usd = res.body.data.payouts.find((p: { currency: string }) => p.currency === 'USD');
+    const eur = res.body.data.payouts.find((p: { currency: string }) => p.currency === 'EUR');
+    expect(usd).toEqual(expect.objectContaining({ affiliate_id: m.affiliate.id, program_id: m.program.id, amount: 25, status: 'pending', commission_count: 2, reference: null, paid_at: null }));
+    expect(eur).toEqual(expect.objectContaining({ affiliate_id: m.affiliate.id, amount: 7, commission_count: 1 }));
     const carried = await m.api.get(`/api/commissions?affiliate_id=${m.affiliate.id}`);
-    for (const entry of carried.body.data.commissions) expect(entry.payout_id).toBe(entry.currency === 'USD' ? payoutId : null);
+    for (const entry of carried.body.data.commissions) expect(entry.payout_id).toBe(entry.currency === 'USD' ? usd.id : eur.id);
     // Nothing left to gather for that affiliate: a second run creates nothing.
     expect((await m.api.post('/api/payouts', {})).body.data.payouts).toEqual([]);
   });

@@ -114,4 +114,20 @@ describeWithPostgres('cache invalidation across two instances (LISTEN/NOTIFY)', 
     const ms = await millisecondsUntil(async () => (await commissionOn(b!)) === 20, 'B to pay 20 % after its listener reconnected');
     console.info(`[cache-invalidation] after a reconnect, program change applied on the other instance after ${ms} ms`);
   });
+
+  it("an affiliate disabled on A stops attributing on B at once; re-enabled, its links work again", { timeout: 30_000 }, async () => {
+    const clickOn = async (instance: ServiceProcess) => (await call(instance.url, 'POST', '/api/clicks', { key: merchant.key, body: { ref: merchant.slug } })).status;
+    const setStatus = async (status: string) => {
+      const res = await call(a!.url, 'PATCH', `/api/affiliates/${merchant.affiliateId}`, { key: merchant.key, body: { status } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+    };
+    // B caches the affiliate's status for 60 s.
+    expect(await clickOn(b!)).toBe(201);
+    await setStatus('disabled');
+    expect(await clickOn(a!)).toBe(404);
+    const ms = await millisecondsUntil(async () => (await clickOn(b!)) === 404, 'B to refuse the disabled affiliate');
+    console.info(`[cache-invalidation] affiliate disabled on the other instance after ${ms} ms (TTL ${LONG_TTL_MS} ms)`);
+    await setStatus('active');
+    await millisecondsUntil(async () => (await clickOn(b!)) === 201, 'B to attribute to the re-enabled affiliate');
+  });
 });

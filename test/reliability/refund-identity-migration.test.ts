@@ -33,7 +33,7 @@ describe('migration: refunds keyed by identity', () => {
       for (const [conversion, key, amount] of rows) {
         await connection.execute('insert into conversion_refunds (organization_id, conversion_id, refund_key, amount) values (?, ?, ?, ?)', [org, conversion, key, amount]);
       }
-      await orm.migrator.up();
+      await orm.migrator.up({ to: 'Migration20261224000000_refund_identity' });
       const after = await connection.execute<{ conversion_id: string; refund_key: string; amount: string }[]>(
         'select conversion_id, refund_key, amount::text as amount from conversion_refunds order by conversion_id, refund_key',
       );

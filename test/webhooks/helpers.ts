@@ -16,10 +16,12 @@ export function deliver(provider: string, organizationId: string, rawBody: strin
   return request('POST', `/webhooks/${provider}/${organizationId}`, { rawBody, headers: { 'content-type': 'application/json', ...headers } });
 }
 
-/** Everything a redelivery must leave unchanged: conversions (with status/refunds) and customers. */
+/** Everything a redelivery must leave unchanged: conversions (with status/refunds), their commission entries, and customers. */
 export async function snapshot(m: Merchant, customerIds: string[] = []) {
   const conversions = await m.api.get('/api/conversions?limit=100');
   expect(conversions.status).toBe(200);
+  const commissions = await m.api.get('/api/commissions?limit=100');
+  expect(commissions.status).toBe(200);
   const customers = [];
   for (const id of customerIds) {
     const c = await m.api.get(`/api/customers/${encodeURIComponent(id)}`);
@@ -29,6 +31,7 @@ export async function snapshot(m: Merchant, customerIds: string[] = []) {
   const total = (field: 'amount' | 'commission_amount' | 'refunded_amount') => list.reduce((sum, c) => sum + Math.round(c[field] * 100), 0) / 100;
   return {
     conversions: list,
+    commissions: commissions.body.data.commissions,
     customers,
     totals: { count: list.length, amount: total('amount'), commission: total('commission_amount'), refunded: total('refunded_amount') },
   };

@@ -142,6 +142,12 @@ describe('Stripe webhooks', () => {
     const cust = await m.api.get(`/api/customers/${customer}`);
     expect(cust.body.data.customer).toMatchObject({ status: 'canceled', affiliate_id: m.affiliate.id });
 
+    // The ledger: one sale entry per conversion that earned, held 30 days; the fully refunded one reversed.
+    const entries = (await m.api.get(`/api/commissions?affiliate_id=${m.affiliate.id}&type=sale&limit=100`)).body.data.commissions;
+    const entryOf = (conversionId: string) => entries.filter((e: { conversion_id: string }) => e.conversion_id === conversionId);
+    expect(entryOf(first.body.data.conversion.id)).toEqual([expect.objectContaining({ status: 'pending', amount: 15, currency: 'USD', customer_id: customer })]);
+    expect(entryOf(second.body.data.conversion.id)).toEqual([expect.objectContaining({ status: 'reversed', amount: 15 })]);
+
     const before = await snapshot(m, [customer]);
     expect(before.totals).toEqual({ count: 2, amount: 99.98, commission: 15, refunded: 49.99 });
     for (const e of events) {

@@ -41,6 +41,9 @@ export const CreateAffiliateBody = z.object({
 export const UpdateAffiliateBody = z.object({
   name: z.string().min(1).max(200).nullable().optional().describe('Display name; null clears it.'),
   payout_email: z.string().email().max(320).nullable().optional().describe("Where payouts are sent; null: the partner's e-mail."),
+  status: AffiliateStatus.optional().describe(
+    '`active` approves an application or re-enables a partner; `disabled` stops their links attributing new visitors (their referred customers keep earning on renewals). Takes effect on every instance within the program-rule cache bound (typically milliseconds).',
+  ),
 });
 
 const AffiliateEnvelope = z.object({ success: z.literal(true), data: z.object({ affiliate: Affiliate }) });
@@ -91,7 +94,7 @@ export const affiliatesContract = c.router({
     method: 'PATCH',
     path: '/api/affiliates/:id',
     summary: 'Update an affiliate',
-    description: "Changes the partner's name or payout e-mail. Fields left out are unchanged.",
+    description: "Changes the partner's name, payout e-mail or status (approve an application, disable or re-enable a partner). Fields left out are unchanged.",
     pathParams: z.object({ id: z.string().describe('Affiliate id (UUID).') }),
     body: UpdateAffiliateBody,
     responses: { 200: AffiliateEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404] },

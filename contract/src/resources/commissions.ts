@@ -110,7 +110,7 @@ export const commissionsContract = c.router({
     method: 'POST',
     path: '/api/commissions/:id/reject',
     summary: 'Reject a commission',
-    description: 'A `pending`, `approved` or `on_hold` entry that no payout carries becomes `rejected`: it is never paid. Rejecting a `rejected` entry changes nothing; an entry in a payout, `paid` or `reversed` answers 409.',
+    description: 'A `pending`, `approved` or `on_hold` entry that no payout carries becomes `rejected`: it is never paid. Rejecting a `rejected` entry changes nothing; an entry in a payout, `paid` or `reversed` answers 409. Rejecting a `sale` also rejects its clawbacks (they took back part of a commission that is no longer owed); 409 when one of them is in a payout.',
     pathParams: idParam,
     body: RejectCommissionBody.default({}),
     responses: { 200: CommissionEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },

@@ -45,7 +45,7 @@ export const payoutsContract = c.router({
     path: '/api/payouts',
     summary: 'Create payouts',
     description:
-      "Gathers every `approved` commission that no payout carries and creates one `pending` payout per (affiliate, program, currency) whose net amount is above 0 and reaches the program's `minimum_payout`; the rest waits for the next run (a negative net carries over). A commission is in at most one pending or paid payout, also when two calls run at once. Answers the payouts created, possibly none.",
+      "Gathers every `approved` commission that no payout carries and creates one `pending` payout per (affiliate, program, currency) whose net amount is above 0 and, in the program's currency, reaches the program's `minimum_payout`; the rest waits for the next run (a negative net carries over). A commission is in at most one pending or paid payout, also when two calls run at once. Answers the payouts created, possibly none.",
     body: CreatePayoutsBody.default({}),
     responses: { 201: z.object({ success: z.literal(true), data: z.object({ payouts: z.array(Payout) }) }), ...jsonBodyErrorResponses },
   },

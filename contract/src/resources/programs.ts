@@ -45,7 +45,9 @@ const programFields = {
     .finite()
     .min(0)
     .max(1_000_000_000)
-    .describe("Smallest net amount, in the program's currency, that POST /api/payouts pays an affiliate; below it the commissions wait for the next payout."),
+    .describe(
+      "Smallest net amount, in the program's currency, that POST /api/payouts pays an affiliate; below it the commissions wait for the next payout. Nothing is converted between currencies: commissions in another currency (sales reported in it) are paid at any positive net.",
+    ),
 };
 
 export const Program = z

@@ -5,6 +5,9 @@ export interface CachedAffiliate {
   program_id: string;
 }
 
+/** An affiliate's status (shared/spec/ledger.md): only `active` ones' links attribute. */
+export type AffiliateStatus = 'active' | 'pending' | 'disabled';
+
 export interface CachedClick {
   id: string;
   affiliate_id: string;
@@ -18,9 +21,13 @@ export interface ProgramRule {
   click_window_days: number;
   commission_window_months: number | null;
   currency: string;
+  /** Days a sale's commission entry stays pending (modules/commissions/commission-lifecycle.ts). */
+  hold_days: number;
+  /** false: entries wait for the merchant's approval. */
+  auto_approve: boolean;
 }
 
-/** Default of PROGRAM_RULE_CACHE_TTL_MS (config.ts): the safety net behind change notifications. */
+/** Default of PROGRAM_RULE_CACHE_TTL_MS (config.ts): the safety net behind change notifications, for program rules and affiliates' statuses. */
 export const PROGRAM_RULE_TTL_MS = 5_000;
 
 /**
@@ -29,11 +36,11 @@ export const PROGRAM_RULE_TTL_MS = 5_000;
  * - slug -> affiliate, and cookie id / click id -> click: immutable once created (the API has no
  *   way to change or delete them), so entries never go stale; only found rows are cached, so a
  *   slug created later is found at once.
- * - program -> commission rule and windows: a program can change (PATCH). The instance that
- *   changes it drops its entry at once, and every instance drops it when the change notification
- *   arrives (db/change-notifications.ts, typically milliseconds later). Entries also expire after
- *   `programRuleTtlMs` (PROGRAM_RULE_CACHE_TTL_MS, 5 s by default): the bound when notifications
- *   are lost (a listener reconnecting) or not listened for (the embedded database).
+ * - program -> commission rule and windows, and affiliate -> status: both can change (PATCH). The
+ *   instance that changes one drops its entry at once, and every instance drops it when the change
+ *   notification arrives (db/change-notifications.ts, typically milliseconds later). Entries also
+ *   expire after `programRuleTtlMs` (PROGRAM_RULE_CACHE_TTL_MS, 5 s by default): the bound when
+ *   notifications are lost (a listener reconnecting) or not listened for (the embedded database).
  */
 export class AttributionCache {
   // Sized to keep the process small (a few MB each when full): slugs are few and hot; a click is
@@ -42,10 +49,12 @@ export class AttributionCache {
   readonly clicksByCookie = new LRUCache<string, CachedClick>({ max: 10_000 });
   readonly clicksById = new LRUCache<string, CachedClick>({ max: 10_000 });
   readonly programs: LRUCache<string, ProgramRule>;
+  readonly affiliateStatuses: LRUCache<string, AffiliateStatus>;
 
   /** programRuleTtlMs 0: program rules are not cached (lru-cache's ttl 0 would mean "no expiry"). */
   constructor(readonly programRuleTtlMs: number = PROGRAM_RULE_TTL_MS) {
     this.programs = new LRUCache<string, ProgramRule>({ max: 5_000, ttl: programRuleTtlMs });
+    this.affiliateStatuses = new LRUCache<string, AffiliateStatus>({ max: 20_000, ttl: programRuleTtlMs });
   }
 
   static key(organizationId: string, value: string): string {

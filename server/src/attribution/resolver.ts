@@ -27,7 +27,7 @@ export const hasClickAttribution = (input: ClickAttributionInput): boolean =>
 /** Where the resolver reads what its caches do not hold: the repositories of the modules that own those rows. */
 export interface AttributionSources {
   programs: Pick<ProgramsRepository, 'findRule'>;
-  affiliates: Pick<AffiliatesRepository, 'findBySlug'>;
+  affiliates: Pick<AffiliatesRepository, 'findBySlug' | 'findStatus'>;
   clicks: Pick<ClicksRepository, 'findForAttribution'>;
 }
 
@@ -46,7 +46,9 @@ export class AttributionResolver {
    * Click-side attribution within one organization, in the order click_id, cookie_id, ref.
    * A click is subject to its program's click window at `at` (410); a slug (in `ref`, or a raw
    * slug the snippet stored in `cookie_id`) credits its affiliate now, with no window. Anything
-   * this organization did not issue: 404 "No attribution found".
+   * this organization did not issue, or whose affiliate is not `active` (disabled, or an
+   * application awaiting approval): 404 "No attribution found". Renewals of customers already
+   * attributed do not come here: they keep earning whatever the affiliate's status.
    */
   async resolveClick(organizationId: string, input: ClickAttributionInput, at: Date): Promise<Attribution> {
     let click: CachedClick | undefined;
@@ -60,20 +62,39 @@ export class AttributionResolver {
       if (!affiliate) throw new AttributionNotFoundError();
       return { affiliate_id: affiliate.id, program_id: affiliate.program_id, click_id: null };
     }
-    if (!click) throw new AttributionNotFoundError();
+    if (!click || !(await this.isAttributing(click.affiliate_id))) throw new AttributionNotFoundError();
     const program = await this.programRule(click.program_id);
     if (isClickWindowExpired(click.occurred_at, program.click_window_days, at)) throw new AttributionWindowExpiredError();
     return { affiliate_id: click.affiliate_id, program_id: click.program_id, click_id: click.id };
   }
 
+  /** The affiliate a slug credits now: undefined when no affiliate of the organization has it, or when that affiliate is not `active`. */
   async affiliateBySlug(organizationId: string, rawSlug: string): Promise<CachedAffiliate | undefined> {
     const slug = rawSlug.toLowerCase();
     const key = AttributionCache.key(organizationId, slug);
-    const cached = this.cache.affiliatesBySlug.get(key);
-    if (cached) return cached;
-    const found = await this.sources.affiliates.findBySlug(organizationId, slug);
-    if (found) this.cache.affiliatesBySlug.set(key, found);
-    return found;
+    let affiliate = this.cache.affiliatesBySlug.get(key);
+    if (!affiliate) {
+      affiliate = await this.sources.affiliates.findBySlug(organizationId, slug);
+      if (!affiliate) return undefined;
+      this.cache.affiliatesBySlug.set(key, affiliate);
+    }
+    return (await this.isAttributing(affiliate.id)) ? affiliate : undefined;
+  }
+
+  /** Only an `active` affiliate's links attribute new visitors (shared/spec/ledger.md). */
+  private async isAttributing(affiliateId: string): Promise<boolean> {
+    let status = this.cache.affiliateStatuses.get(affiliateId);
+    if (status === undefined) {
+      status = await this.sources.affiliates.findStatus(affiliateId);
+      if (status === undefined) return false;
+      if (this.cache.programRuleTtlMs > 0) this.cache.affiliateStatuses.set(affiliateId, status);
+    }
+    return status === 'active';
+  }
+
+  /** An affiliate's status changed (here, or on another instance): its next use reads it again. */
+  forgetAffiliate(affiliateId: string): void {
+    this.cache.affiliateStatuses.delete(affiliateId);
   }
 
   async programRule(programId: string): Promise<ProgramRule> {
@@ -90,9 +111,10 @@ export class AttributionResolver {
     this.cache.programs.delete(programId);
   }
 
-  /** Change notifications may have been missed (the listener reconnected): every rule is read again. */
-  forgetAllPrograms(): void {
+  /** Change notifications may have been missed (the listener reconnected): every rule and status is read again. */
+  forgetAllChangeable(): void {
     this.cache.programs.clear();
+    this.cache.affiliateStatuses.clear();
   }
 
   private async clickById(organizationId: string, clickId: string): Promise<CachedClick | undefined> {

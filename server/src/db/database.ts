@@ -64,9 +64,18 @@ export const poolOf = (orm: MikroORM): pg.Pool => connectionOf(orm).pool;
 /**
  * MikroORM's kysely (`em.getKysely()`), typed from the entities, without MikroORM's plugin (the
  * tables' own names are used, and values are read by the pool's parsers, db/orm.ts). Outside any
- * transaction: each statement takes a pooled connection and returns it.
+ * transaction: each statement takes a pooled connection and returns it. Always the primary.
  */
 export const kyselyOf = (orm: MikroORM): Kysely<Tables> => connectionOf(orm).kysely;
+
+/**
+ * A kysely for the reads that tolerate lag: one of the read replicas (DATABASE_REPLICA_URLS;
+ * MikroORM picks one per call), else the primary. Only for what a merchant reads to look, never
+ * for what a write depends on: lists and reports may be behind by the replicas' lag (a conversion
+ * just recorded may not be listed yet); idempotency, attribution, ownership checks, reads by id
+ * and anything read to decide a write stay on kyselyOf.
+ */
+export const laggingReadsOf = (orm: MikroORM): Kysely<Tables> => (orm.config.get('replicas')?.length ? orm.em.getKysely<Tables>({ type: 'read' }) : connectionOf(orm).kysely);
 
 /** An entity's metadata as MikroORM discovered it: table name, and each property's column name and type. */
 export const metadataOf = (orm: MikroORM, entity: Entity): EntityMetadata =>

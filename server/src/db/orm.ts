@@ -126,9 +126,13 @@ function boundedClient(timeouts: DatabaseTimeouts): BoundedClientClass {
   };
 }
 
-export function ormOptions(clientUrl: string, poolMax: number, timeouts: DatabaseTimeouts = defaultDatabaseTimeouts): Options {
+export function ormOptions(clientUrl: string, poolMax: number, timeouts: DatabaseTimeouts = defaultDatabaseTimeouts, replicaUrls: readonly string[] = []): Options {
   return {
     clientUrl,
+    // Each replica gets a pool like the primary's (same bounds, parsers and timeouts); only the
+    // statements asked for as lagging reads go there (db/database.ts, laggingReadsOf).
+    replicas: replicaUrls.map((url, i) => ({ clientUrl: url, name: `replica-${i + 1}` })),
+    preferReadReplicas: false,
     entities,
     extensions: [Migrator],
     migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false, silent: true },
@@ -177,6 +181,8 @@ export interface StartOptions {
    * unless it is listed in its `ignore_startup_parameters`): the service then connects without it.
    */
   onStatementTimeoutRefused?: (err: Error) => void;
+  /** Read replicas (DATABASE_REPLICA_URLS): MikroORM's, for the reads that tolerate lag. */
+  replicaUrls?: readonly string[];
 }
 
 /**
@@ -207,7 +213,7 @@ export async function initOrm(
       serving = { ...timeouts, statementMs: 0 };
     }
   }
-  return connectOrm(ormOptions(clientUrl, poolMax, serving));
+  return connectOrm(ormOptions(clientUrl, poolMax, serving, start.replicaUrls));
 }
 
 /**

@@ -107,7 +107,7 @@ export interface paths {
         head?: never;
         /**
          * Update an affiliate
-         * @description Changes the partner's name or payout e-mail. Fields left out are unchanged.
+         * @description Changes the partner's name, payout e-mail or status (approve an application, disable or re-enable a partner). Fields left out are unchanged.
          */
         patch: operations["affiliatesUpdate"];
         trace?: never;
@@ -207,7 +207,7 @@ export interface paths {
         put?: never;
         /**
          * Reject a commission
-         * @description A `pending`, `approved` or `on_hold` entry that no payout carries becomes `rejected`: it is never paid. Rejecting a `rejected` entry changes nothing; an entry in a payout, `paid` or `reversed` answers 409.
+         * @description A `pending`, `approved` or `on_hold` entry that no payout carries becomes `rejected`: it is never paid. Rejecting a `rejected` entry changes nothing; an entry in a payout, `paid` or `reversed` answers 409. Rejecting a `sale` also rejects its clawbacks (they took back part of a commission that is no longer owed); 409 when one of them is in a payout.
          */
         post: operations["commissionsReject"];
         delete?: never;
@@ -403,7 +403,7 @@ export interface paths {
         put?: never;
         /**
          * Create payouts
-         * @description Gathers every `approved` commission that no payout carries and creates one `pending` payout per (affiliate, program, currency) whose net amount is above 0 and reaches the program's `minimum_payout`; the rest waits for the next run (a negative net carries over). A commission is in at most one pending or paid payout, also when two calls run at once. Answers the payouts created, possibly none.
+         * @description Gathers every `approved` commission that no payout carries and creates one `pending` payout per (affiliate, program, currency) whose net amount is above 0 and, in the program's currency, reaches the program's `minimum_payout`; the rest waits for the next run (a negative net carries over). A commission is in at most one pending or paid payout, also when two calls run at once. Answers the payouts created, possibly none.
          */
         post: operations["payoutsCreate"];
         delete?: never;
@@ -1045,7 +1045,7 @@ export interface components {
             hold_days: number;
             /** @description true: a pending commission becomes `approved` by itself when its hold ends; false: it waits for POST /api/commissions/{id}/approve. */
             auto_approve: boolean;
-            /** @description Smallest net amount, in the program's currency, that POST /api/payouts pays an affiliate; below it the commissions wait for the next payout. */
+            /** @description Smallest net amount, in the program's currency, that POST /api/payouts pays an affiliate; below it the commissions wait for the next payout. Nothing is converted between currencies: commissions in another currency (sales reported in it) are paid at any positive net. */
             minimum_payout: number;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
@@ -1100,6 +1100,11 @@ export interface components {
              * @description Where payouts are sent; null: the partner's e-mail.
              */
             payout_email?: string | null;
+            /**
+             * @description `active` approves an application or re-enables a partner; `disabled` stops their links attributing new visitors (their referred customers keep earning on renewals). Takes effect on every instance within the program-rule cache bound (typically milliseconds).
+             * @enum {string}
+             */
+            status?: "active" | "pending" | "disabled";
         };
         UpdateCustomerBody: {
             /**
@@ -2332,7 +2337,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "name": "Jane Doe",
-                 *       "payout_email": "jane@partners.example"
+                 *       "payout_email": "jane@partners.example",
+                 *       "status": "active"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateAffiliateBody"];

@@ -5,6 +5,8 @@ import { Migration20261202000000_money_minor_units } from './Migration2026120200
 import { Migration20261210000000_rate_limits } from './Migration20261210000000_rate_limits.js';
 import { Migration20261224000000_refund_identity } from './Migration20261224000000_refund_identity.js';
 import { Migration20261225000000_ledger } from './Migration20261225000000_ledger.js';
+import { Migration20261226000000_ledger_sale_entries } from './Migration20261226000000_ledger_sale_entries.js';
+import { Migration20261226100000_distribution_keys } from './Migration20261226100000_distribution_keys.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
 export const migrationsList: MigrationObject[] = [
@@ -14,4 +16,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261210000000_rate_limits', class: Migration20261210000000_rate_limits },
   { name: 'Migration20261224000000_refund_identity', class: Migration20261224000000_refund_identity },
   { name: 'Migration20261225000000_ledger', class: Migration20261225000000_ledger },
+  { name: 'Migration20261226000000_ledger_sale_entries', class: Migration20261226000000_ledger_sale_entries },
+  { name: 'Migration20261226100000_distribution_keys', class: Migration20261226100000_distribution_keys },
 ];

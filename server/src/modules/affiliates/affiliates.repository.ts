@@ -1,7 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { CachedAffiliate } from '../../attribution/cache.js';
+import type { AffiliateStatus, CachedAffiliate } from '../../attribution/cache.js';
+import { notifyChange } from '../../db/change-notifications.js';
 import { pageInCreationOrder } from '../../db/created-order.js';
-import { kyselyOf, type NewRow, type StoredRow } from '../../db/database.js';
+import { kyselyOf, laggingReadsOf, type NewRow, type StoredRow } from '../../db/database.js';
 import { insertOnce, type Once } from '../../db/insert-once.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql, isUniqueViolation } from '../../db/sql.js';
@@ -53,7 +54,7 @@ export class AffiliatesRepository {
 
   /** One page of the organization's affiliates, oldest first, optionally of one program or e-mail. */
   page(organizationId: string, filter: { program_id?: string; email?: string }, after: CursorPosition | undefined, limit: number): Promise<AffiliateRecord[]> {
-    let query = kyselyOf(this.orm).selectFrom('affiliates').selectAll().where('organization_id', '=', organizationId);
+    let query = laggingReadsOf(this.orm).selectFrom('affiliates').selectAll().where('organization_id', '=', organizationId);
     if (filter.program_id) query = query.where('program_id', '=', filter.program_id);
     if (filter.email) query = query.where('email', '=', filter.email);
     return pageInCreationOrder(query, after, limit).execute();
@@ -65,15 +66,17 @@ export class AffiliatesRepository {
   }
 
   /**
-   * Changes an owned membership in one transaction; `change` decides from the stored row. Only
-   * `name` and `payout_email` change through the API: `status` is not settable, because attribution
-   * does not read it (a status that stops a partner's links has to reach every instance's slug
-   * cache first, as a program change does).
+   * Changes an owned membership in one transaction; `change` decides from the stored row. A status
+   * change is announced to every instance (db/change-notifications.ts) when it commits, as a
+   * program change is: each drops the affiliate's cached status, so a disabled partner's links
+   * stop attributing everywhere within the caches' bound.
    */
   updateOwned(organizationId: string, id: string, change: (current: AffiliateRecord) => Pick<AffiliateRecord, 'name' | 'payout_email' | 'status'>): Promise<AffiliateRecord> {
     return Sql.of(this.orm).transaction(async (sql) => {
       const current = await findOwnedRow<AffiliateRecord>(sql, AFFILIATES_BY_ID, organizationId, id);
-      const [updated] = await sql.execute(kyselyOf(this.orm).updateTable('affiliates').set(change(current)).where('id', '=', current.id).returningAll());
+      const changes = change(current);
+      const [updated] = await sql.execute(kyselyOf(this.orm).updateTable('affiliates').set(changes).where('id', '=', current.id).returningAll());
+      if (updated!.status !== current.status) await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate', id: current.id });
       return updated!;
     });
   }
@@ -86,6 +89,12 @@ export class AffiliatesRepository {
       .where('organization_id', '=', organizationId)
       .where('slug', '=', slug)
       .executeTakeFirst();
+  }
+
+  /** An affiliate's status, for attribution (attribution/resolver.ts caches it); undefined when there is no such affiliate. */
+  async findStatus(id: string): Promise<AffiliateStatus | undefined> {
+    const row = await kyselyOf(this.orm).selectFrom('affiliates').select('status').where('id', '=', id).executeTakeFirst();
+    return row?.status as AffiliateStatus | undefined;
   }
 
   /**

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Affiliate, UpdateAffiliateBody } from '@affiliate-attribution/contract';
+import type { AttributionResolver } from '../../attribution/resolver.js';
 import { ConflictError, NotFoundError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { iso } from '../../http/serialize.js';
@@ -42,7 +43,11 @@ export function generateSlug(email: string): string {
 const SLUG_ATTEMPTS = 5;
 
 export class AffiliatesService {
-  constructor(private readonly affiliates: AffiliatesRepository) {}
+  constructor(
+    private readonly affiliates: AffiliatesRepository,
+    /** This instance's attribution caches: a status change drops the affiliate's cached status at once. */
+    private readonly attribution: Pick<AttributionResolver, 'forgetAffiliate'>,
+  ) {}
 
   /**
    * Idempotent per (email, program): a repeat is answered from the read that checks the program,
@@ -89,15 +94,19 @@ export class AffiliatesService {
     return { affiliates: page.items.map(toAffiliateDto), next_cursor: page.next_cursor };
   }
 
-  /** Name, payout e-mail: the fields given, the rest unchanged (403/404 by the ownership rule). */
+  /**
+   * Name, payout e-mail, status: the fields given, the rest unchanged (403/404 by the ownership
+   * rule). Approving an application or disabling a partner is a status change; it takes effect on
+   * this instance's attribution at once, on the others when its notification arrives.
+   */
   async update(organizationId: string, id: string, input: UpdateAffiliateBody): Promise<Affiliate> {
-    return toAffiliateDto(
-      await this.affiliates.updateOwned(organizationId, id, (current) => ({
-        name: input.name !== undefined ? input.name : current.name,
-        payout_email: input.payout_email !== undefined ? (input.payout_email?.trim().toLowerCase() ?? null) : current.payout_email,
-        status: current.status,
-      })),
-    );
+    const updated = await this.affiliates.updateOwned(organizationId, id, (current) => ({
+      name: input.name !== undefined ? input.name : current.name,
+      payout_email: input.payout_email !== undefined ? (input.payout_email?.trim().toLowerCase() ?? null) : current.payout_email,
+      status: input.status ?? current.status,
+    }));
+    this.attribution.forgetAffiliate(updated.id);
+    return toAffiliateDto(updated);
   }
 
   /** 404 when no such affiliate exists anywhere, 403 when it belongs to another organization. */

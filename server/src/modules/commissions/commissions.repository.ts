@@ -1,11 +1,13 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { CommissionEntryType, CommissionStatus } from '@affiliate-attribution/contract';
-import { sql as raw, type ExpressionBuilder } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { sql as raw, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
 import { pageNewestFirst } from '../../db/created-order.js';
-import { kyselyOf, type NewRow, type StoredRow, type Tables } from '../../db/database.js';
+import { kyselyOf, laggingReadsOf, type NewRow, type StoredRow, type Tables } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
+import { refundEffect } from './commission-lifecycle.js';
 
 export type CommissionRecord = StoredRow<'commissions'>;
 
@@ -33,6 +35,35 @@ function whereEffectiveStatus(status: CommissionStatus) {
   };
 }
 
+/**
+ * The sale entries of conversions a statement has just inserted, as a data-modifying CTE of that
+ * same statement (the conversions repository's batched writes): one `pending` entry per inserted
+ * conversion whose commission is above zero (commission-lifecycle.ts earnsSaleEntry), held until
+ * the input's `sale_approves_at` (saleApprovesAt; null waits for the merchant). `inserted` names
+ * the CTE returning the new conversion rows, `input` the one carrying `id` and `sale_approves_at`
+ * per conversion. No conversion is committed without its entry, nor an entry without its
+ * conversion, and no second round trip is made.
+ */
+export function saleEntriesOfInserted(inserted: string, input: string): RawBuilder<unknown> {
+  return raw`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approves_at, created_at, updated_at)
+    select gen_random_uuid(), x.organization_id, 'sale', 'pending', x.commission_amount, x.currency, x.affiliate_id, x.program_id, x.id, x.customer_id, i.sale_approves_at, x.created_at, x.created_at
+    from ${raw.table(inserted)} x join ${raw.table(input)} i on i.id = x.id
+    where x.commission_amount > 0`;
+}
+
+/** The conversion a refund changed, as its sale entry needs it. */
+export interface RefundedSale {
+  organization_id: string;
+  id: string;
+  affiliate_id: string;
+  program_id: string;
+  currency: string;
+  customer_id: string | null;
+  /** The conversion's commission before this refund and after it. */
+  commissionBefore: string;
+  commissionAfter: string;
+}
+
 /** The commissions module's only way to the database. */
 export class CommissionsRepository {
   constructor(private readonly orm: MikroORM) {}
@@ -43,7 +74,7 @@ export class CommissionsRepository {
 
   /** One page of the organization's entries, newest first. */
   page(organizationId: string, filter: CommissionFilter, after: CursorPosition | undefined, limit: number): Promise<CommissionRecord[]> {
-    let query = kyselyOf(this.orm).selectFrom('commissions').selectAll().where('organization_id', '=', organizationId);
+    let query = laggingReadsOf(this.orm).selectFrom('commissions').selectAll().where('organization_id', '=', organizationId);
     if (filter.status) query = query.where(whereEffectiveStatus(filter.status));
     if (filter.type) query = query.where('type', '=', filter.type);
     if (filter.affiliate_id) query = query.where('affiliate_id', '=', filter.affiliate_id);
@@ -70,19 +101,33 @@ export class CommissionsRepository {
   }
 
   /**
-   * Changes an owned entry in one transaction, its row locked: `change` decides from the stored
-   * row (and may refuse, or answer undefined for no change); concurrent changes, a payout taking
-   * the entry or a refund reducing it, wait for this one and see its outcome.
+   * Changes an owned entry in one transaction, its row locked (and a sale's clawbacks with it):
+   * `change` decides from the stored rows (and may refuse, or answer undefined for no change);
+   * concurrent changes, a payout taking the entry or a refund reducing it, wait for this one and
+   * see its outcome. A sale rejected takes its clawbacks with it (commission-lifecycle.ts rejected).
    */
   updateOwned(
     organizationId: string,
     id: string,
-    change: (current: CommissionRecord) => Partial<Pick<CommissionRecord, 'status' | 'approved_at' | 'rejection_reason'>> | undefined,
+    change: (current: CommissionRecord, clawbacks: CommissionRecord[]) => Partial<Pick<CommissionRecord, 'status' | 'approved_at' | 'rejection_reason'>> | undefined,
   ): Promise<CommissionRecord> {
     return Sql.of(this.orm).transaction(async (sql) => {
       const found = await findOwnedRow<CommissionRecord>(sql, COMMISSIONS_BY_ID, organizationId, id);
       const [current] = await sql.execute(kyselyOf(this.orm).selectFrom('commissions').selectAll().where('id', '=', found.id).forUpdate());
-      const changes = change(current!);
+      const clawbacks =
+        current!.type === 'sale' && current!.conversion_id
+          ? await sql.execute(
+              kyselyOf(this.orm)
+                .selectFrom('commissions')
+                .selectAll()
+                .where('conversion_id', '=', current!.conversion_id)
+                .where('type', '=', 'clawback')
+                .where('status', '!=', 'rejected')
+                .orderBy('id')
+                .forUpdate(),
+            )
+          : [];
+      const changes = change(current!, clawbacks);
       if (!changes) return current!;
       const [updated] = await sql.execute(
         kyselyOf(this.orm)
@@ -91,7 +136,66 @@ export class CommissionsRepository {
           .where('id', '=', found.id)
           .returningAll(),
       );
+      if (changes.status === 'rejected' && clawbacks.length > 0) {
+        await sql.execute(
+          kyselyOf(this.orm)
+            .updateTable('commissions')
+            .set({ status: 'rejected', rejection_reason: changes.rejection_reason ?? null, updated_at: raw<Date>`now()` })
+            .where('id', 'in', clawbacks.map((c) => c.id)),
+        );
+      }
       return updated!;
     });
+  }
+
+  /**
+   * A refund's effect on its conversion's sale entry (commission-lifecycle.ts refundEffect), in the
+   * refund's transaction `trx`, which holds the conversion's lock: the entry is locked too, so a
+   * payout taking it either committed first (the refund claws back) or waits and sees the entry
+   * reduced or reversed. A conversion without an entry (it earned nothing) has nothing to change.
+   */
+  async applyRefund(trx: Kysely<Tables>, sale: RefundedSale, now: Date): Promise<void> {
+    const entry = await trx
+      .selectFrom('commissions')
+      .selectAll()
+      .where('conversion_id', '=', sale.id)
+      .where('type', '=', 'sale')
+      .forUpdate()
+      .executeTakeFirst();
+    if (!entry) return;
+    const effect = refundEffect(
+      { status: entry.status, amount: String(entry.amount), payoutId: entry.payout_id ?? null, approvesAt: entry.approves_at ?? null },
+      sale.commissionBefore,
+      sale.commissionAfter,
+    );
+    switch (effect.kind) {
+      case 'none':
+        return;
+      case 'reduce':
+        await trx.updateTable('commissions').set({ amount: effect.amount, updated_at: now }).where('id', '=', entry.id).execute();
+        return;
+      case 'reverse':
+        await trx.updateTable('commissions').set({ status: 'reversed', updated_at: now }).where('id', '=', entry.id).execute();
+        return;
+      case 'clawback':
+        await trx
+          .insertInto('commissions')
+          .values({
+            id: randomUUID(),
+            organization_id: sale.organization_id,
+            type: 'clawback',
+            status: 'approved',
+            amount: effect.amount,
+            currency: sale.currency,
+            affiliate_id: sale.affiliate_id,
+            program_id: sale.program_id,
+            conversion_id: sale.id,
+            customer_id: sale.customer_id,
+            approved_at: now,
+            created_at: now,
+            updated_at: now,
+          })
+          .execute();
+    }
   }
 }

@@ -89,8 +89,8 @@ export class CommissionsService {
   }
 
   async reject(organizationId: string, id: string, reason: string | undefined): Promise<Commission> {
-    const row = await this.commissions.updateOwned(organizationId, id, (current) => {
-      const outcome = rejected(stateOf(current), new Date());
+    const row = await this.commissions.updateOwned(organizationId, id, (current, clawbacks) => {
+      const outcome = rejected(stateOf(current), new Date(), clawbacks.map(stateOf));
       return outcome.changed ? { status: 'rejected', rejection_reason: reason ?? null } : undefined;
     });
     return toCommissionDto(row);

@@ -3,12 +3,14 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { sql, type Kysely } from 'kysely';
 import type { RecordedRefund } from '../../attribution/refunds.js';
 import type { RefundDecision } from '../../charges/decision.js';
-import { InsertBatcher, UnnestInsert, columnArrays, columnTypeOf, providedColumns, writeBatching, type UnnestColumn } from '../../db/batched-insert.js';
-import { kyselyOf, metadataOf, type NewRow, type Tables } from '../../db/database.js';
+import { InsertBatcher, columnArrays, columnTypeOf, providedColumns, writeBatching, type UnnestColumn } from '../../db/batched-insert.js';
+import { kyselyOf, laggingReadsOf, metadataOf, type NewRow, type Tables } from '../../db/database.js';
 import { CONVERSIONS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import { StoredStatement } from '../../db/stored-statement.js';
 import { NotFoundError } from '../../http/errors.js';
+import { CommissionsRepository, saleEntriesOfInserted } from '../commissions/commissions.repository.js';
+import { CommissionEntity } from '../commissions/commission.entity.js';
 import { CustomerEntity } from '../customers/customer.entity.js';
 import type { CustomerStatus } from '../customers/customers.service.js';
 import { ConversionEntity } from './conversion.entity.js';
@@ -25,6 +27,15 @@ export type ConversionRecord = InferEntity<typeof ConversionEntity>;
 
 /** A new conversion as the hot paths write it. */
 export type NewConversion = NewRow<'conversions'> & { id: string };
+
+/**
+ * A new conversion and what its sale entry is written with (modules/commissions: saleApprovesAt):
+ * the entry comes in the same statement, when the commission is above zero.
+ */
+export interface NewSale {
+  conversion: NewConversion;
+  saleApprovesAt: Date | null;
+}
 
 /** The customer state a conversion by customer was decided on, and the state it leaves the customer in. */
 export interface CustomerGuard {
@@ -52,16 +63,8 @@ export interface ConversionFilter {
   before?: { at: Date; id: string };
 }
 
-/** Conversions by click: inserted unless their (organization, external_id) exists. */
-const INSERT_CONVERSIONS = new UnnestInsert(ConversionEntity, {
-  skipConflictsOn: ['organization_id', 'external_id'],
-  orderBy: 'external_id',
-  returning: true,
-});
-
-interface GuardedWrite {
+interface GuardedWrite extends NewSale {
   customer: CustomerGuard;
-  conversion: NewConversion;
 }
 
 interface GuardedRow {
@@ -75,16 +78,17 @@ function fromJson(row: ConversionRecord): ConversionRecord {
 }
 
 export class ConversionsRepository {
-  /** Conversions by click of concurrent requests, stored together (db/batched-insert.ts). */
-  private readonly insertsByClick: InsertBatcher<NewConversion, ConversionRecord | undefined>;
+  /** Conversions by click of concurrent requests, stored together with their sale entries (ConversionsByClickWrites). */
+  private readonly insertsByClick: InsertBatcher<NewSale, ConversionRecord | undefined>;
   /** Guarded writes by customer of concurrent requests, one statement for all (GuardedConversionWrites). */
   private readonly guardedWrites: InsertBatcher<GuardedWrite, GuardedRow>;
 
+  private readonly commissions: CommissionsRepository;
+
   constructor(private readonly orm: MikroORM) {
-    this.insertsByClick = new InsertBatcher(
-      (rows) => INSERT_CONVERSIONS.insertedPerRow(this.orm, rows) as Promise<(ConversionRecord | undefined)[]>,
-      writeBatching(this.orm),
-    );
+    this.commissions = new CommissionsRepository(orm);
+    const byClick = new ConversionsByClickWrites();
+    this.insertsByClick = new InsertBatcher((sales) => byClick.run(this.orm, sales), writeBatching(this.orm));
     const guarded = new GuardedConversionWrites();
     this.guardedWrites = new InsertBatcher((writes) => guarded.run(this.orm, writes), {
       ...writeBatching(this.orm),
@@ -96,14 +100,14 @@ export class ConversionsRepository {
     return kyselyOf(this.orm);
   }
 
-  /** Inserts a conversion by click; undefined: its external_id exists already. */
-  insertByClick(conversion: NewConversion): Promise<ConversionRecord | undefined> {
-    return this.insertsByClick.add(conversion);
+  /** Inserts a conversion by click, with its sale entry; undefined: its external_id exists already. */
+  insertByClick(sale: NewSale): Promise<ConversionRecord | undefined> {
+    return this.insertsByClick.add(sale);
   }
 
-  /** Inserts a conversion by customer only if the customer is still as observed, and moves the customer on. */
-  async insertForCustomer(customer: CustomerGuard, conversion: NewConversion): Promise<GuardedResult> {
-    const row = await this.guardedWrites.add({ customer, conversion });
+  /** Inserts a conversion by customer, with its sale entry, only if the customer is still as observed, and moves the customer on. */
+  async insertForCustomer(customer: CustomerGuard, sale: NewSale): Promise<GuardedResult> {
+    const row = await this.guardedWrites.add({ customer, ...sale });
     return { guarded: row.guarded, conversion: row.conversion ? fromJson(row.conversion) : undefined };
   }
 
@@ -123,7 +127,7 @@ export class ConversionsRepository {
 
   /** Newest occurred_at first, at most `limit` rows. */
   list(organizationId: string, filter: ConversionFilter, limit: number): Promise<ConversionRecord[]> {
-    let query = this.db().selectFrom('conversions').selectAll().where('organization_id', '=', organizationId);
+    let query = laggingReadsOf(this.orm).selectFrom('conversions').selectAll().where('organization_id', '=', organizationId);
     if (filter.customer_id) query = query.where('customer_id', '=', filter.customer_id);
     if (filter.affiliate_id) query = query.where('affiliate_id', '=', filter.affiliate_id);
     if (filter.program_id) query = query.where('program_id', '=', filter.program_id);
@@ -174,8 +178,86 @@ export class ConversionsRepository {
         }
         if (!next) return { conversion, changed: false };
         const updated = (await trx.updateTable('conversions').set(next).where('id', '=', conversion.id).returningAll().executeTakeFirstOrThrow()) as ConversionRecord;
+        await this.commissions.applyRefund(
+          trx,
+          { ...updated, customer_id: updated.customer_id ?? null, commissionBefore: String(conversion.commission_amount), commissionAfter: String(updated.commission_amount) },
+          now,
+        );
         return { conversion: updated, changed: true };
       });
+  }
+}
+
+/**
+ * The start every batched conversion write shares: `input`, the rows of the statement's array
+ * parameters (the conversion's columns and `sale_approves_at`, among the write's own), numbered by
+ * ordinality; and how `inserted`'s new conversions get their sale entries (`sale_entries`, from
+ * the commissions module). Built once per statement from the entities' metadata (every write of a
+ * statement provides the same conversion columns).
+ */
+function conversionWriteParts(orm: MikroORM, conversion: NewConversion, before: UnnestColumn[], after: UnnestColumn[]) {
+  const conversionColumns = providedColumns(orm, ConversionEntity, conversion);
+  const inputColumns: UnnestColumn[] = [
+    ...before,
+    ...conversionColumns,
+    { name: 'sale_approves_at', type: columnTypeOf(orm, CommissionEntity, 'approves_at') },
+    ...after,
+  ];
+  const list = (columns: readonly UnnestColumn[]) => sql.join(columns.map((c) => sql.id(c.name)));
+  const parameters = sql.join(inputColumns.map((c, i) => sql.raw(`$${i + 1}::${c.type}[]`)));
+  return {
+    conversionColumns,
+    inputColumns,
+    list,
+    conversions: sql.table(metadataOf(orm, ConversionEntity).tableName),
+    input: sql`input as (select * from unnest(${parameters}) with ordinality as t(${list(inputColumns)}, ord))`,
+    saleEntries: sql`sale_entries as (${saleEntriesOfInserted('inserted', 'input')})`,
+    parameterTypes: inputColumns.map((c) => `${c.type}[]`),
+  };
+}
+
+/** The parameters of a write's `input`: the columns' arrays, in order. */
+function inputArrays(writes: readonly NewSale[], conversionColumns: readonly UnnestColumn[]): unknown[][] {
+  return [
+    ...columnArrays(
+      writes.map((w) => w.conversion),
+      conversionColumns,
+    ),
+    writes.map((w) => w.saleApprovesAt),
+  ];
+}
+
+/**
+ * Conversions by click, batched (db/batched-insert.ts): inserted in external_id order unless their
+ * (organization, external_id) exists (concurrent statements inserting the same keys then wait for
+ * each other rather than deadlock), each with its sale entry. Answers each input's inserted
+ * conversion, or undefined where the external_id existed.
+ */
+class ConversionsByClickWrites {
+  private built?: { conversionColumns: UnnestColumn[]; statement: StoredStatement };
+
+  async run(orm: MikroORM, sales: readonly NewSale[]): Promise<(ConversionRecord | undefined)[]> {
+    const { conversionColumns, statement } = this.build(orm, sales[0]!.conversion);
+    const inserted = await statement.run<ConversionRecord>(kyselyOf(orm), inputArrays(sales, conversionColumns));
+    const byId = new Map(inserted.map((row) => [row.id, row]));
+    return sales.map((sale) => byId.get(sale.conversion.id));
+  }
+
+  private build(orm: MikroORM, conversion: NewConversion): { conversionColumns: UnnestColumn[]; statement: StoredStatement } {
+    if (this.built) return this.built;
+    const parts = conversionWriteParts(orm, conversion, [], []);
+    const { conversionColumns, list, conversions } = parts;
+    const text = sql`with ${parts.input}, inserted as (
+    insert into ${conversions} (${list(conversionColumns)})
+    select ${list(conversionColumns)} from input
+    order by external_id
+    on conflict (organization_id, external_id) do nothing
+    returning *
+  ), ${parts.saleEntries}
+  select * from inserted`.compile(kyselyOf(orm)).sql;
+    const statement = new StoredStatement('conversions_insert_by_click', parts.parameterTypes, `setof ${metadataOf(orm, ConversionEntity).tableName}`, text);
+    this.built = { conversionColumns, statement };
+    return this.built;
   }
 }
 
@@ -183,14 +265,14 @@ export class ConversionsRepository {
  * The guarded writes of conversions by customer, batched (db/batched-insert.ts), one statement
  * for many requests (at most one per customer: each decides on its customer's observed state).
  * Per row: lock the customer only if it is still in the observed state (first_conversion_at,
- * status) the kind, commission and next status were decided on; insert the conversion only then;
- * update the customer only if the conversion was inserted and the customer actually changes
- * (most renewals change nothing: no new row version, no WAL for it). Under READ COMMITTED,
- * FOR UPDATE waits for a concurrent writer of the customer and re-checks the condition on the row
- * it committed, so a decision made on a stale state never lands (`guarded` is false and the
- * caller decides again; timestamps compare at the millisecond precision of the values the service
- * writes). Customers are locked in id order and conversions inserted in external_id order, so
- * concurrent statements wait for each other rather than deadlock. A duplicate external_id
+ * status) the kind, commission and next status were decided on; insert the conversion, and its
+ * sale entry, only then; update the customer only if the conversion was inserted and the customer
+ * actually changes (most renewals change nothing: no new row version, no WAL for it). Under READ
+ * COMMITTED, FOR UPDATE waits for a concurrent writer of the customer and re-checks the condition
+ * on the row it committed, so a decision made on a stale state never lands (`guarded` is false and
+ * the caller decides again; timestamps compare at the millisecond precision of the values the
+ * service writes). Customers are locked in id order and conversions inserted in external_id order,
+ * so concurrent statements wait for each other rather than deadlock. A duplicate external_id
  * inserts nothing and leaves the customer untouched. One result row per input row, by ordinality.
  */
 class GuardedConversionWrites {
@@ -203,36 +285,32 @@ class GuardedConversionWrites {
       customers.map((c) => c.id),
       customers.map((c) => c.observedFirstConversionAt),
       customers.map((c) => c.observedStatus),
-      ...columnArrays(
-        writes.map((w) => w.conversion),
-        conversionColumns,
-      ),
+      ...inputArrays(writes, conversionColumns),
       customers.map((c) => c.nextFirstConversionAt),
       customers.map((c) => c.nextStatus),
     ];
     return statement.run<GuardedRow>(kyselyOf(orm), values);
   }
 
-  /** The statement, built once from the entities' metadata (every write provides the same conversion columns). */
   private build(orm: MikroORM, conversion: NewConversion): { conversionColumns: UnnestColumn[]; statement: StoredStatement } {
     if (this.built) return this.built;
     const type = (column: string) => columnTypeOf(orm, CustomerEntity, column);
-    const conversionColumns = providedColumns(orm, ConversionEntity, conversion);
-    const inputColumns: UnnestColumn[] = [
-      { name: 'customer_pk', type: type('id') },
-      { name: 'observed_first', type: type('first_conversion_at') },
-      { name: 'observed_status', type: type('status') },
-      ...conversionColumns,
-      { name: 'next_first', type: type('first_conversion_at') },
-      { name: 'next_status', type: type('status') },
-    ];
-    const list = (columns: readonly UnnestColumn[]) => sql.join(columns.map((c) => sql.id(c.name)));
-    const parameters = sql.join(inputColumns.map((c, i) => sql.raw(`$${i + 1}::${c.type}[]`)));
+    const parts = conversionWriteParts(
+      orm,
+      conversion,
+      [
+        { name: 'customer_pk', type: type('id') },
+        { name: 'observed_first', type: type('first_conversion_at') },
+        { name: 'observed_status', type: type('status') },
+      ],
+      [
+        { name: 'next_first', type: type('first_conversion_at') },
+        { name: 'next_status', type: type('status') },
+      ],
+    );
+    const { conversionColumns, list, conversions } = parts;
     const customers = sql.table(metadataOf(orm, CustomerEntity).tableName);
-    const conversions = sql.table(metadataOf(orm, ConversionEntity).tableName);
-    const text = sql`with input as (
-    select * from unnest(${parameters}) with ordinality as t(${list(inputColumns)}, ord)
-  ), guard as (
+    const text = sql`with ${parts.input}, guard as (
     select c.id from ${customers} c join input i on c.id = i.customer_pk
     where date_trunc('milliseconds', c.first_conversion_at) is not distinct from i.observed_first and c.status = i.observed_status
     order by c.id
@@ -243,7 +321,7 @@ class GuardedConversionWrites {
     order by external_id
     on conflict (organization_id, external_id) do nothing
     returning *
-  ), customer_update as (
+  ), ${parts.saleEntries}, customer_update as (
     update ${customers} c set first_conversion_at = i.next_first, status = i.next_status, updated_at = i.created_at
     from input i
     where c.id = i.customer_pk and i.id in (select id from inserted)
@@ -252,12 +330,7 @@ class GuardedConversionWrites {
   select i.ord, i.customer_pk in (select id from guard) as guarded,
     (select row_to_json(x) from inserted x where x.id = i.id) as conversion
   from input i order by i.ord`.compile(kyselyOf(orm)).sql;
-    const statement = new StoredStatement(
-      'conversions_write_for_customers',
-      inputColumns.map((c) => `${c.type}[]`),
-      'table(ord bigint, guarded boolean, conversion json)',
-      text,
-    );
+    const statement = new StoredStatement('conversions_write_for_customers', parts.parameterTypes, 'table(ord bigint, guarded boolean, conversion json)', text);
     this.built = { conversionColumns, statement };
     return this.built;
   }

@@ -10,9 +10,10 @@ import { chargeCurrency, decideCharge, decideRefund, type ChargeDecision, type R
 import { AttributionNotFoundError, ServiceUnavailableError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso, isoOrNull } from '../../http/serialize.js';
+import { saleApprovesAt, type SaleEntryProgram } from '../commissions/commission-lifecycle.js';
 import { findCustomerInOrganization, type CustomerInserter, type CustomerRecord } from '../customers/customers.service.js';
 import { orRepeatOnRefusal } from '../idempotent-repeat.js';
-import { ConversionsRepository, type ConversionRecord, type NewConversion } from './conversions.repository.js';
+import { ConversionsRepository, type ConversionRecord, type NewSale } from './conversions.repository.js';
 
 export type { ConversionRecord } from './conversions.repository.js';
 
@@ -122,7 +123,7 @@ export class ConversionsService {
       { amount: input.amount, currency: input.currency, requestedKind: input.kind, byClick: true, customer: undefined, program, occurredAt },
       channel,
     );
-    return this.repository.insertByClick(this.newConversion(organizationId, input, decision, null, attribution, occurredAt));
+    return this.repository.insertByClick(this.newSale(organizationId, input, decision, null, attribution, occurredAt, program));
   }
 
   private async createForCustomer(
@@ -161,7 +162,7 @@ export class ConversionsService {
     const attribution = { affiliate_id: customer.affiliate_id, program_id: customer.program_id, click_id: customer.click_id ?? null };
     const row = await this.repository.insertForCustomer(
       { id: customer.id, observedFirstConversionAt: observedFirst, observedStatus: customer.status, nextFirstConversionAt: next.firstConversionAt, nextStatus: next.status },
-      this.newConversion(organizationId, input, decision, customer.customer_id, attribution, occurredAt),
+      this.newSale(organizationId, input, decision, customer.customer_id, attribution, occurredAt, program),
     );
     if (!row.guarded) {
       this.customerStates.delete(stateKey);
@@ -172,28 +173,33 @@ export class ConversionsService {
     return row.conversion;
   }
 
-  private newConversion(
+  /** The conversion to store, and when its sale entry (written with it when it earned something) approves itself. */
+  private newSale(
     organizationId: string,
     input: CreateConversionInput,
     decision: ChargeDecision,
     customerId: string | null,
     attribution: Attribution,
     occurredAt: Date,
-  ): NewConversion {
+    program: SaleEntryProgram,
+  ): NewSale {
     return {
-      id: randomUUID(),
-      organization_id: organizationId,
-      external_id: input.external_id,
-      amount: String(input.amount),
-      currency: decision.currency,
-      kind: decision.kind,
-      commission_amount: decision.commission,
-      customer_id: customerId,
-      affiliate_id: attribution.affiliate_id,
-      program_id: attribution.program_id,
-      click_id: attribution.click_id,
-      occurred_at: occurredAt,
-      created_at: new Date(),
+      conversion: {
+        id: randomUUID(),
+        organization_id: organizationId,
+        external_id: input.external_id,
+        amount: String(input.amount),
+        currency: decision.currency,
+        kind: decision.kind,
+        commission_amount: decision.commission,
+        customer_id: customerId,
+        affiliate_id: attribution.affiliate_id,
+        program_id: attribution.program_id,
+        click_id: attribution.click_id,
+        occurred_at: occurredAt,
+        created_at: new Date(),
+      },
+      saleApprovesAt: saleApprovesAt(occurredAt, program),
     };
   }
 

@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { PayoutStatus } from '@affiliate-attribution/contract';
 import { sql as raw } from 'kysely';
 import { pageNewestFirst } from '../../db/created-order.js';
-import { kyselyOf, type StoredRow } from '../../db/database.js';
+import { kyselyOf, laggingReadsOf, type StoredRow } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import { ConflictError } from '../../http/errors.js';
@@ -37,8 +37,10 @@ export interface PayoutFilter {
  *   Under READ COMMITTED, a concurrent call that locked an entry first makes this one wait, then
  *   see it taken (payout_id set) and leave it out: no entry is ever in two payouts.
  * - `eligible`: one group per (affiliate, program, currency), netted (clawbacks and negative
- *   adjustments included); kept when above 0 and at least the program's minimum_payout. The other
- *   groups wait (a negative net carries over to the next run).
+ *   adjustments included); kept when above 0 and, in the program's currency, at least its
+ *   minimum_payout. The minimum is an amount in the program's currency and the service converts
+ *   nothing, so a group in another currency (sales reported in it) is paid at any positive net.
+ *   The other groups wait (a negative net carries over to the next run).
  * - `created` and `claimed`: the payouts, and their entries marked (approved, payout_id); a
  *   data-modifying CTE runs whether or not the final SELECT reads it. `eligible` is read twice, so
  *   it is computed once: each group keeps its one generated payout id.
@@ -60,7 +62,7 @@ with payable as (
     from payable group by affiliate_id, program_id, currency
   ) g
   join programs p on p.id = g.program_id
-  where g.net > 0 and g.net >= p.minimum_payout
+  where g.net > 0 and (g.currency <> p.currency or g.net >= p.minimum_payout)
 ), created as (
   insert into payouts (id, organization_id, affiliate_id, program_id, currency, amount, status, commission_count, created_at)
   select payout_id, $1, affiliate_id, program_id, currency, net, 'pending', n, now() from eligible
@@ -88,7 +90,7 @@ export class PayoutsRepository {
 
   /** One page of the organization's payouts, newest first. */
   page(organizationId: string, filter: PayoutFilter, after: CursorPosition | undefined, limit: number): Promise<PayoutRecord[]> {
-    let query = kyselyOf(this.orm).selectFrom('payouts').selectAll().where('organization_id', '=', organizationId);
+    let query = laggingReadsOf(this.orm).selectFrom('payouts').selectAll().where('organization_id', '=', organizationId);
     if (filter.status) query = query.where('status', '=', filter.status);
     if (filter.affiliate_id) query = query.where('affiliate_id', '=', filter.affiliate_id);
     if (filter.program_id) query = query.where('program_id', '=', filter.program_id);

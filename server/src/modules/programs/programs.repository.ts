@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ProgramRule } from '../../attribution/cache.js';
 import { notifyChange } from '../../db/change-notifications.js';
 import { pageInCreationOrder } from '../../db/created-order.js';
-import { kyselyOf, type NewRow, type StoredRow } from '../../db/database.js';
+import { kyselyOf, laggingReadsOf, type NewRow, type StoredRow } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
@@ -24,7 +24,7 @@ export class ProgramsRepository {
 
   /** One page of the organization's programs, oldest first (db/created-order.ts). */
   page(organizationId: string, after: CursorPosition | undefined, limit: number): Promise<ProgramRecord[]> {
-    const query = kyselyOf(this.orm).selectFrom('programs').selectAll().where('organization_id', '=', organizationId);
+    const query = laggingReadsOf(this.orm).selectFrom('programs').selectAll().where('organization_id', '=', organizationId);
     return pageInCreationOrder(query, after, limit).execute();
   }
 
@@ -51,7 +51,7 @@ export class ProgramsRepository {
   findRule(id: string): Promise<ProgramRule | undefined> {
     return kyselyOf(this.orm)
       .selectFrom('programs')
-      .select(['commission_type', 'commission_value', 'click_window_days', 'commission_window_months', 'currency'])
+      .select(['commission_type', 'commission_value', 'click_window_days', 'commission_window_months', 'currency', 'hold_days', 'auto_approve'])
       .where('id', '=', id)
       .executeTakeFirst();
   }

@@ -1,0 +1,48 @@
+/**
+ * How the schema distributes over Citus (distributed PostgreSQL), by `organization_id`: the one
+ * place that says which table is which. The catalog test (test/reliability/distribution-keys.test.ts)
+ * reads PostgreSQL's catalog and fails on any table missing from here, and on any primary, unique
+ * or foreign key of a distributed table that does not include `organization_id`; the README's
+ * "Scaling out" section prints the Citus calls from these lists.
+ */
+
+/** The column every tenant table is distributed by: an organization's rows live together on one node. */
+export const DISTRIBUTION_COLUMN = 'organization_id';
+
+/** Organization-level tables: small, read on every request, copied to every node (create_reference_table). */
+export const REFERENCE_TABLES = ['organizations', 'api_keys'] as const;
+
+/**
+ * Tables that stay on the coordinator, not distributed: operational state that is no tenant's data
+ * (rate-limit counters keyed by API-key hash or client address; the migrations' own record).
+ */
+export const LOCAL_TABLES = ['rate_limits', 'mikro_orm_migrations'] as const;
+
+/**
+ * Tenant tables, distributed by DISTRIBUTION_COLUMN and co-located with one another (so joins and
+ * foreign keys between them stay on one node), in the order a Citus deployment distributes them:
+ * a referenced table before the tables that reference it.
+ */
+export const DISTRIBUTED_TABLES = [
+  'programs',
+  'affiliates',
+  'clicks',
+  'customers',
+  'conversions',
+  'conversion_refunds',
+  'integrations',
+  'webhook_events',
+  'payment_references',
+  'payouts',
+  'commissions',
+] as const;
+
+/** The SQL a Citus deployment runs once, after the migrations, to distribute the schema. */
+export function citusDistributionSql(): string[] {
+  const [first, ...rest] = DISTRIBUTED_TABLES;
+  return [
+    ...REFERENCE_TABLES.map((t) => `select create_reference_table('${t}');`),
+    `select create_distributed_table('${first}', '${DISTRIBUTION_COLUMN}');`,
+    ...rest.map((t) => `select create_distributed_table('${t}', '${DISTRIBUTION_COLUMN}', colocate_with => '${first}');`),
+  ];
+}
