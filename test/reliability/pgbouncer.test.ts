@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../server/src/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { contractRoutes, fillPath } from './support/contract-routes.js';
 import { describeWithPgBouncer, freePort, PGBOUNCER_PATH, startPgBouncer, type PgBouncer } from './support/pgbouncer.js';
@@ -296,3 +297,28 @@ describeWithPgBouncer('behind PgBouncer in transaction mode', () => {
     expect(again.map((r) => r.status)).toEqual([201, 201, 201]);
   });
 });
+
+describe('DATABASE_DIRECT_URL (and its former name DATABASE_LISTEN_URL)', () => {
+  const pooled = 'postgres://app@pgbouncer:6432/app';
+  const direct = 'postgres://app@db:5432/app';
+
+  it('defaults to DATABASE_URL, and is unset on the embedded database', () => {
+    expect(loadConfig({ DATABASE_URL: pooled }).DATABASE_DIRECT_URL).toBe(pooled);
+    expect(loadConfig({}).DATABASE_DIRECT_URL).toBeUndefined();
+  });
+
+  it('is read under either name; both set to different URLs is refused', () => {
+    expect(loadConfig({ DATABASE_URL: pooled, DATABASE_DIRECT_URL: direct }).DATABASE_DIRECT_URL).toBe(direct);
+    expect(loadConfig({ DATABASE_URL: pooled, DATABASE_LISTEN_URL: direct }).DATABASE_DIRECT_URL).toBe(direct);
+    expect(loadConfig({ DATABASE_URL: pooled, DATABASE_LISTEN_URL: direct, DATABASE_DIRECT_URL: direct }).DATABASE_DIRECT_URL).toBe(direct);
+    expect(() => loadConfig({ DATABASE_URL: pooled, DATABASE_LISTEN_URL: direct, DATABASE_DIRECT_URL: pooled })).toThrow(
+      /DATABASE_LISTEN_URL: is the former name of DATABASE_DIRECT_URL/,
+    );
+    expect(() => loadConfig({ DATABASE_DIRECT_URL: direct })).toThrow(/DATABASE_DIRECT_URL: requires DATABASE_URL/);
+  });
+
+  it('the drain delay defaults to 5 s', () => {
+    expect(loadConfig({}).SHUTDOWN_DRAIN_DELAY_MS).toBe(5_000);
+  });
+});
+
