@@ -207,7 +207,9 @@ export async function initOrm(
   }
   let serving = timeouts;
   if (timeouts.statementMs > 0) {
-    const refused = await statementTimeoutRefused(clientUrl, timeouts);
+    // The replicas' pools share these bounds: one that refuses the parameter drops it for all.
+    const refusals = await Promise.all([clientUrl, ...(start.replicaUrls ?? [])].map((url) => statementTimeoutRefused(url, timeouts)));
+    const refused = refusals.find((err) => err !== undefined);
     if (refused) {
       start.onStatementTimeoutRefused?.(refused);
       serving = { ...timeouts, statementMs: 0 };
