@@ -10,6 +10,7 @@ import { customersContract } from './resources/customers.js';
 import { integrationsContract, webhooksContract } from './resources/integrations.js';
 import { meContract } from './resources/me.js';
 import { programsContract } from './resources/programs.js';
+import { accountContract, operatorPeopleContract, peopleContract } from './resources/people.js';
 import { trackingContract } from './resources/tracking.js';
 
 const c = initContract();
@@ -26,6 +27,7 @@ export const merchantContract = c.router(
     integrations: integrationsContract,
     commissions: commissionsContract,
     payouts: payoutsContract,
+    people: peopleContract,
   },
   {
     strictStatusCodes: true,
@@ -37,6 +39,9 @@ export const contract = c.router(
   {
     ...merchantContract,
     admin: adminContract,
+    adminPeople: operatorPeopleContract,
+    // Accepting an invitation (no credential but the invitation's token): no API-key 401 either.
+    account: accountContract,
     webhooks: webhooksContract,
     // Public (no API key): its own key so that it does not inherit the merchant 401 and 429.
     tracking: trackingContract,

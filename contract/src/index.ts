@@ -15,3 +15,4 @@ export * from './resources/tracking.js';
 export * from './resources/commissions.js';
 export * from './resources/payouts.js';
 export * from './resources/reports.js';
+export * from './resources/people.js';

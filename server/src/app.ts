@@ -52,6 +52,9 @@ import { commissionsRouter } from './modules/commissions/commissions.router.js';
 import { PayoutsRepository } from './modules/payouts/payouts.repository.js';
 import { PayoutsService } from './modules/payouts/payouts.service.js';
 import { payoutsRouter } from './modules/payouts/payouts.router.js';
+import { People } from './modules/people/people.module.js';
+import { dashboardRouter } from './http/dashboard.js';
+import { SIGN_IN_RATE_LIMIT_DEFAULTS } from './config.js';
 
 /**
  * How this instance learns that a cached program rule or API key changed on another instance:
@@ -82,7 +85,9 @@ export interface AppDeps {
   cacheInvalidation?: CacheInvalidation;
 }
 
-type OperationsConfig = Partial<Pick<Config, 'API_RATE_LIMIT_MAX' | 'API_RATE_LIMIT_WINDOW_SECONDS' | 'METRICS_TOKEN'>>;
+type OperationsConfig = Partial<
+  Pick<Config, 'API_RATE_LIMIT_MAX' | 'API_RATE_LIMIT_WINDOW_SECONDS' | 'METRICS_TOKEN' | 'AUTH_SECRET' | 'SIGN_IN_RATE_LIMIT_MAX' | 'SIGN_IN_RATE_LIMIT_WINDOW_SECONDS'>
+>;
 
 export interface Services {
   organizations: OrganizationsService;
@@ -203,7 +208,10 @@ export function createApp(deps: AppDeps): App {
       limit: config.API_RATE_LIMIT_MAX ?? API_RATE_LIMIT_DEFAULTS.max,
       windowSeconds: config.API_RATE_LIMIT_WINDOW_SECONDS ?? API_RATE_LIMIT_DEFAULTS.windowSeconds,
     });
-  const pipeline = requestPipeline({ authenticator: services.authenticator, apiKeyRateLimiter, adminToken: deps.config.ADMIN_TOKEN, metrics, readiness, logger });
+  // The dashboard's users and sessions: a second credential on the same /api routes.
+  const people = new People(deps.orm, config, logger);
+  const pipeline = requestPipeline({ authenticator: services.authenticator, apiKeyRateLimiter, adminToken: deps.config.ADMIN_TOKEN, metrics, readiness, logger, session: people.stage });
+  const options = { requestValidationErrorHandler: validationErrorHandler, logInitialization: false } as const;
 
   const app = express();
   app.disable('x-powered-by');
@@ -231,10 +239,19 @@ export function createApp(deps: AppDeps): App {
       );
       // Provider webhooks read their raw body (signatures are over the bytes): before any JSON parser.
       app.use('/webhooks', metrics.webhookOutcomes(), webhooksRouter(new WebhookDispatcher({ orm: deps.orm, ...services })));
+      people.mountPublic(
+        app,
+        rateLimiters.create({
+          prefix: 'svc:rl:sign-in',
+          limit: config.SIGN_IN_RATE_LIMIT_MAX ?? SIGN_IN_RATE_LIMIT_DEFAULTS.max,
+          windowSeconds: config.SIGN_IN_RATE_LIMIT_WINDOW_SECONDS ?? SIGN_IN_RATE_LIMIT_DEFAULTS.windowSeconds,
+        }),
+        options,
+      );
+      app.use(dashboardRouter());
     },
   });
 
-  const options = { requestValidationErrorHandler: validationErrorHandler, logInitialization: false } as const;
   const clicks = clicksRouter(services.clicks);
   const customers = customersRouter(services.customers);
   const conversions = conversionsRouter(services.conversions, services.charges);
@@ -249,6 +266,7 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.payouts, payoutsRouter(services.payouts), app, options);
   createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator), app, options);
   createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers), app, options);
+  people.mountRoutes(app, services, options);
 
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

@@ -4,6 +4,9 @@ import { PROGRAM_RULE_TTL_MS } from './attribution/cache.js';
 /** Per client address and public endpoint (snippet clicks, snippet customers). */
 export const PUBLIC_RATE_LIMIT_DEFAULTS = { max: 120, windowSeconds: 60 } as const;
 
+/** Per client address, every way to try a dashboard password or token (sign-in, password reset, invitations). */
+export const SIGN_IN_RATE_LIMIT_DEFAULTS = { max: 5, windowSeconds: 60 } as const;
+
 /** Per API key, across every /api route: generous, it guards the service against one runaway client. */
 export const API_RATE_LIMIT_DEFAULTS = { max: 1_200_000, windowSeconds: 60 } as const;
 
@@ -88,6 +91,11 @@ const EnvSchema = z.object({
   DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(DATABASE_TIMEOUT_DEFAULTS.acquireMs),
   /** Longest wait to open one connection (TCP, TLS, authentication). */
   DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(DATABASE_TIMEOUT_DEFAULTS.connectMs),
+  /** Signs dashboard session cookies; default: derived from ADMIN_TOKEN (modules/people/auth.ts). */
+  AUTH_SECRET: z.string().min(32, 'AUTH_SECRET must be at least 32 characters').optional(),
+  /** Dashboard sign-in attempts per client address and window; 0 disables. */
+  SIGN_IN_RATE_LIMIT_MAX: z.coerce.number().int().min(0).default(SIGN_IN_RATE_LIMIT_DEFAULTS.max),
+  SIGN_IN_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(SIGN_IN_RATE_LIMIT_DEFAULTS.windowSeconds),
 })
   .superRefine((env, ctx) => {
     // The embedded database (DATABASE_URL unset) accepts one connection: nothing to listen on.

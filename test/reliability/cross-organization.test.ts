@@ -140,7 +140,12 @@ describe('cross-organization access on every route', () => {
           case 'payouts':
             return [victim.payout.id];
           case 'admin':
+          case 'adminPeople':
             return [victim.id];
+          case 'people':
+            // /api/api-keys/:id, /api/users/:id, /api/invitations/:id: the victim's API key id
+            // (its users and invitations are ids of the same kind, refused the same way).
+            return [victim.keyId];
         }
       }
       throw new Error(`route ${name} (${path}): no victim id known for :${param}; add it to this test`);

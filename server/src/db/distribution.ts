@@ -9,8 +9,12 @@
 /** The column every tenant table is distributed by: an organization's rows live together on one node. */
 export const DISTRIBUTION_COLUMN = 'organization_id';
 
-/** Organization-level tables: small, read on every request, copied to every node (create_reference_table). */
-export const REFERENCE_TABLES = ['organizations', 'api_keys'] as const;
+/**
+ * Organization-level tables: small, read on every request, copied to every node (create_reference_table).
+ * The dashboard's people (modules/people) are found by e-mail or token before the organization is
+ * known (sign-in, a session cookie, an invitation's link), so they are reference tables too.
+ */
+export const REFERENCE_TABLES = ['organizations', 'api_keys', 'users', 'sessions', 'accounts', 'verifications', 'invitations'] as const;
 
 /**
  * Tables that stay on the coordinator, not distributed: operational state that is no tenant's data

@@ -78,6 +78,7 @@ export function apiKeyStage(authenticator: ApiKeyAuthenticator): Stage {
     name: 'API key',
     paths: ['/api'],
     run(req) {
+      if (req.user) return; // authenticated by a dashboard session (modules/people/session.ts)
       const found = authenticator.lookup(req.headers.authorization);
       return found instanceof Promise ? found.then((identity) => identify(req, identity)) : identify(req, found);
     },

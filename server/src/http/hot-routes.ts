@@ -145,8 +145,11 @@ export class HotLane {
   }
 }
 
-/** The form the hot lane serves: a GET without a body, or a plain-form JSON body (isPlainJsonBody). */
+/** The form the hot lane serves: an API-key request, a GET without a body or a plain-form JSON body (isPlainJsonBody). */
 function isPlainRequest(req: IncomingMessage): boolean {
+  // A dashboard session (a cookie and no Authorization header) goes to Express, whose pipeline
+  // has the session stage: the hot lane serves the integrations' API keys, as it always did.
+  if (req.headers.authorization === undefined && req.headers.cookie !== undefined) return false;
   if (req.method === 'GET') return req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined;
   return isPlainJsonBody(req, JSON_BODY_LIMIT_BYTES);
 }

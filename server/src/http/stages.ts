@@ -4,7 +4,7 @@ import { drainingStage, type Readiness } from './health.js';
 import { JSON_BODY_LIMIT_BYTES, jsonBodyStage } from './json-body.js';
 import { accessLogStage } from './logging.js';
 import type { Metrics } from './metrics.js';
-import type { PipelineStep } from './pipeline.js';
+import type { PipelineStep, Stage } from './pipeline.js';
 import { API_KEY_RATE_LIMIT_SCOPE, rateLimitStage, type RateLimiter } from './rate-limit.js';
 import { requestIdStage } from './request-context.js';
 import { nulCharactersStage, securityHeadersStage } from './security.js';
@@ -16,6 +16,8 @@ export interface PipelineDeps {
   metrics: Metrics;
   readiness: Readiness;
   logger: Logger;
+  /** The dashboard's session credential (modules/people/session.ts), tried before the API key. */
+  session?: Stage;
 }
 
 /**
@@ -39,10 +41,13 @@ export function requestPipeline(deps: PipelineDeps): PipelineStep[] {
     accessLogStage(deps.logger),
     // The snippet, the documentation, the snippet's /public endpoints (their own CORS, limits and
     // body rules) and provider webhooks (raw bodies, verified before anything is parsed).
-    { slot: 'public surface', paths: ['/snippet.js', '/docs', '/openapi.json', '/public', '/webhooks'] },
+    // The dashboard (/dashboard) and its sign-in (/auth) are public surface too.
+    { slot: 'public surface', paths: ['/snippet.js', '/docs', '/openapi.json', '/public', '/webhooks', '/auth', '/dashboard'] },
+    // A dashboard session (no Authorization header, a session cookie); the API key stage leaves its requests alone.
+    ...(deps.session ? [deps.session] : []),
     apiKeyStage(deps.authenticator),
-    // Per API key, after authentication: an invalid key never consumes a real key's budget.
-    rateLimitStage(deps.apiKeyRateLimiter, { scope: API_KEY_RATE_LIMIT_SCOPE, key: (req) => req.apiKeyHash ?? 'none', paths: ['/api'] }),
+    // Per API key (or per dashboard user), after authentication: an invalid key never consumes a real key's budget.
+    rateLimitStage(deps.apiKeyRateLimiter, { scope: API_KEY_RATE_LIMIT_SCOPE, key: (req) => req.apiKeyHash ?? (req.user ? `user:${req.user.id}` : 'none'), paths: ['/api'] }),
     adminTokenStage(deps.adminToken),
     jsonBodyStage(JSON_BODY_LIMIT_BYTES),
     nulCharactersStage,

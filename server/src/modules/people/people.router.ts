@@ -1,0 +1,55 @@
+import { contract } from '@affiliate-attribution/contract';
+import type { Request } from 'express';
+import type { ApiKeyAuthenticator } from '../../http/authentication.js';
+import { requireOrganization } from '../../http/request-context.js';
+import { s } from '../../http/router-types.js';
+import type { OrganizationsService } from '../organizations/organizations.service.js';
+import type { PeopleService } from './people.service.js';
+
+/** `{base_url}` of links we hand out: PUBLIC_BASE_URL, else the origin the request came to. */
+export const baseUrlOf = (req: Request, publicBaseUrl: string | undefined): string => publicBaseUrl ?? `${req.protocol}://${req.get('host')}`;
+
+export const peopleRouter = (deps: { people: PeopleService; organizations: OrganizationsService; authenticator: ApiKeyAuthenticator; publicBaseUrl?: string }) =>
+  s.router(contract.people, {
+    listUsers: async ({ req, query }) => ({ status: 200, body: { success: true, data: await deps.people.listUsers(requireOrganization(req).id, query) } }),
+    updateUser: async ({ req, params, body }) => ({
+      status: 200,
+      body: { success: true, data: { user: await deps.people.changeRole(requireOrganization(req).id, params.id, body.role) } },
+    }),
+    removeUser: async ({ req, params }) => ({
+      status: 200,
+      body: { success: true, data: { user: await deps.people.removeUser(requireOrganization(req).id, params.id) } },
+    }),
+    listInvitations: async ({ req, query }) => ({ status: 200, body: { success: true, data: await deps.people.listInvitations(requireOrganization(req).id, query) } }),
+    createInvitation: async ({ req, body }) => ({
+      status: 201,
+      body: {
+        success: true,
+        data: await deps.people.invite(requireOrganization(req).id, { email: body.email, role: body.role, invitedBy: req.user?.id ?? null }, baseUrlOf(req, deps.publicBaseUrl)),
+      },
+    }),
+    revokeInvitation: async ({ req, params }) => ({
+      status: 200,
+      body: { success: true, data: { invitation: await deps.people.revokeInvitation(requireOrganization(req).id, params.id) } },
+    }),
+    listApiKeys: async ({ req }) => ({ status: 200, body: { success: true, data: { api_keys: await deps.organizations.listKeys(requireOrganization(req).id) } } }),
+    createApiKey: async ({ req }) => ({ status: 201, body: { success: true, data: await deps.organizations.issueKey(requireOrganization(req).id) } }),
+    revokeApiKey: async ({ req, params }) => {
+      const { key_hash, ...api_key_info } = await deps.organizations.revokeKey(requireOrganization(req).id, params.id);
+      deps.authenticator.forget(key_hash);
+      return { status: 200, body: { success: true, data: { api_key_info } } };
+    },
+  });
+
+export const accountRouter = (people: PeopleService) =>
+  s.router(contract.account, {
+    acceptInvitation: async ({ body }) => ({ status: 201, body: { success: true, data: await people.accept(body) } }),
+  });
+
+export const operatorPeopleRouter = (people: PeopleService, publicBaseUrl: string | undefined) =>
+  s.router(contract.adminPeople, {
+    inviteOwner: async ({ req, params, body }) => ({
+      status: 201,
+      body: { success: true, data: await people.invite(params.id, { email: body.email, role: 'owner', invitedBy: null }, baseUrlOf(req, publicBaseUrl)) },
+    }),
+  });

@@ -1,0 +1,174 @@
+import { createContext, lazy, Suspense, useCallback, useContext, useEffect, useState } from 'react';
+import { Navigate, NavLink, Route, Routes, useLocation, useNavigate } from 'react-router';
+import { api, auth, data, type SessionUser } from './api';
+import { ConfirmProvider, Loading } from './ui';
+import { SignIn, AcceptInvitation, ResetPassword } from './pages/Account';
+import { Programs } from './pages/Programs';
+import { Affiliates, AffiliateDetail } from './pages/Affiliates';
+import { Customers } from './pages/Customers';
+import { Commissions } from './pages/Commissions';
+import { Developers } from './pages/Developers';
+import { Integrations } from './pages/Integrations';
+import { Team } from './pages/Team';
+
+// The chart library is only needed on the overview: loaded with it, not with the app.
+const Overview = lazy(() => import('./pages/Overview'));
+
+export interface Session {
+  user: SessionUser;
+  organization: { id: string; name: string };
+}
+
+const SessionContext = createContext<{ session: Session; signOut: (everywhere?: boolean) => Promise<void> } | null>(null);
+export const useSession = () => useContext(SessionContext)!;
+
+const NAV = [
+  { to: '/overview', label: 'Overview' },
+  { to: '/programs', label: 'Programs' },
+  { to: '/affiliates', label: 'Affiliates' },
+  { to: '/customers', label: 'Customers' },
+  { to: '/commissions', label: 'Commissions & payouts' },
+  { to: '/integrations', label: 'Integrations', owner: true },
+  { to: '/developers', label: 'Developers', owner: true },
+  { to: '/team', label: 'Team', owner: true },
+];
+
+export function App() {
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const location = useLocation();
+
+  const load = useCallback(async () => {
+    try {
+      const found = await auth<{ user: SessionUser } | null>('/get-session');
+      if (!found) return setSession(null);
+      const me = data(await api.me.get());
+      setSession({ user: found.user, organization: me.organization });
+    } catch {
+      setSession(null);
+    }
+  }, []);
+  useEffect(() => {
+    void load();
+    const ended = () => setSession(null);
+    window.addEventListener('session-ended', ended);
+    return () => window.removeEventListener('session-ended', ended);
+  }, [load]);
+
+  const signOut = useCallback(async (everywhere = false) => {
+    if (everywhere) await auth('/revoke-sessions', {});
+    else await auth('/sign-out', {});
+    setSession(null);
+  }, []);
+
+  if (session === undefined) return <Loading />;
+  return (
+    <ConfirmProvider>
+      <Routes>
+        <Route path="/sign-in" element={session ? <Navigate to="/" replace /> : <SignIn onSignedIn={load} />} />
+        <Route path="/accept-invitation" element={<AcceptInvitation onSignedIn={load} />} />
+        <Route path="/reset-password" element={<ResetPassword />} />
+        <Route
+          path="*"
+          element={
+            session ? (
+              <SessionContext.Provider value={{ session, signOut }}>
+                <Shell />
+              </SessionContext.Provider>
+            ) : (
+              <Navigate to="/sign-in" replace state={{ from: location.pathname }} />
+            )
+          }
+        />
+      </Routes>
+    </ConfirmProvider>
+  );
+}
+
+function Shell() {
+  const { session, signOut } = useSession();
+  const owner = session.user.role === 'owner';
+  const navigate = useNavigate();
+  const location = useLocation();
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [location.pathname]);
+  return (
+    <div className="shell">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <span className="brand">{session.organization.name}</span>
+        <button type="button" className="menu-toggle secondary small" aria-expanded={menuOpen} aria-controls="nav" onClick={() => setMenuOpen((o) => !o)}>
+          Menu
+        </button>
+      </header>
+      <nav id="nav" className={`sidebar ${menuOpen ? 'open' : ''}`} aria-label="Dashboard">
+        <p className="brand wide">{session.organization.name}</p>
+        <ul>
+          {NAV.filter((item) => owner || !item.owner).map((item) => (
+            <li key={item.to}>
+              <NavLink to={item.to}>{item.label}</NavLink>
+            </li>
+          ))}
+        </ul>
+        <div className="who">
+          <span>
+            {session.user.name}
+            <br />
+            <small>
+              {session.user.email} · {session.user.role}
+            </small>
+          </span>
+          <button
+            type="button"
+            className="secondary small"
+            onClick={async () => {
+              await signOut();
+              navigate('/sign-in');
+            }}
+          >
+            Sign out
+          </button>
+          <button
+            type="button"
+            className="link small on-dark"
+            onClick={async () => {
+              await signOut(true);
+              navigate('/sign-in');
+            }}
+          >
+            Sign out everywhere
+          </button>
+        </div>
+      </nav>
+      <main id="main" tabIndex={-1}>
+        <Suspense fallback={<Loading />}>
+          <Routes>
+            <Route path="/" element={<Navigate to="/overview" replace />} />
+            <Route path="/overview" element={<Overview />} />
+            <Route path="/programs" element={<Programs />} />
+            <Route path="/affiliates" element={<Affiliates />} />
+            <Route path="/affiliates/:id" element={<AffiliateDetail />} />
+            <Route path="/customers" element={<Customers />} />
+            <Route path="/commissions" element={<Commissions />} />
+            {owner && <Route path="/integrations" element={<Integrations />} />}
+            {owner && <Route path="/developers" element={<Developers />} />}
+            {owner && <Route path="/team" element={<Team />} />}
+            <Route path="*" element={<NotFound />} />
+          </Routes>
+        </Suspense>
+      </main>
+    </div>
+  );
+}
+
+function NotFound() {
+  return (
+    <section>
+      <h1>Not found</h1>
+      <p>
+        This page does not exist{useSession().session.user.role === 'member' ? ', or only an owner can open it' : ''}. <NavLink to="/overview">Back to the overview</NavLink>
+      </p>
+    </section>
+  );
+}

@@ -1,0 +1,71 @@
+import { initClient } from '@ts-rest/core';
+import { contract } from '@affiliate-attribution/contract';
+
+/**
+ * The dashboard's API: a typed ts-rest client of the service's own contract, on the same /api
+ * routes merchants' backends call. Its credential is the session cookie (HttpOnly: this code never
+ * sees it); the browser sends it, and Origin, which the service checks against CSRF.
+ */
+export const api = initClient(contract, {
+  baseUrl: '',
+  baseHeaders: {},
+  credentials: 'same-origin',
+  throwOnUnknownStatus: false,
+});
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+  /** The field a validation message names (`name: Required` -> `name`), if any. */
+  get field(): string | undefined {
+    const match = /^([a-z_][a-z0-9_.]*): /.exec(this.message);
+    return match?.[1];
+  }
+  get detail(): string {
+    return this.field ? this.message.slice(this.field.length + 2) : this.message;
+  }
+}
+
+type Answer = { status: number; body: unknown };
+
+/** The `data` of a success, else an ApiError with the service's message (401: back to sign-in). */
+export function data<R extends Answer>(res: R): Extract<R, { status: 200 | 201 }>['body'] extends { data: infer D } ? D : never {
+  if (res.status === 200 || res.status === 201) return (res.body as { data: never }).data;
+  if (res.status === 401 && !location.pathname.endsWith('/sign-in')) {
+    window.dispatchEvent(new Event('session-ended'));
+  }
+  const message = typeof res.body === 'object' && res.body !== null && 'message' in res.body ? String((res.body as { message: unknown }).message) : `Request failed (${res.status})`;
+  throw new ApiError(res.status, message);
+}
+
+/** better-auth's endpoints (under /auth): sign-in, sign-out, session, password reset. */
+export async function auth<T = unknown>(path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`/auth${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    credentials: 'same-origin',
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  const parsed = text ? (JSON.parse(text) as unknown) : null;
+  if (!res.ok) {
+    const message =
+      res.status === 429
+        ? `Too many attempts; try again in ${res.headers.get('retry-after') ?? 'a few'} seconds`
+        : ((parsed as { message?: string } | null)?.message ?? `Request failed (${res.status})`);
+    throw new ApiError(res.status, message);
+  }
+  return parsed as T;
+}
+
+export interface SessionUser {
+  id: string;
+  email: string;
+  name: string;
+  role: 'owner' | 'member';
+  organizationId: string;
+}

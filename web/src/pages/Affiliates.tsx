@@ -1,0 +1,317 @@
+import { useState } from 'react';
+import { Link, useParams } from 'react-router';
+import type { Affiliate, Program } from '@affiliate-attribution/contract';
+import { api, data } from '../api';
+import { CopyButton, Empty, Field, FormError, Loading, PageHeader, Pager, Status, TableWrap, date, money, useConfirm, useLoad, usePages, useSubmit } from '../ui';
+
+const SITE_KEY = 'dashboard.site-url';
+
+/** The merchant's landing page, remembered in this browser: referral links are `<site>?ref=<slug>`. */
+export function useSiteUrl(): [string, (v: string) => void] {
+  const [site, setSite] = useState(() => localStorage.getItem(SITE_KEY) ?? 'https://your-site.example');
+  return [site, (v) => (localStorage.setItem(SITE_KEY, v), setSite(v))];
+}
+
+export const referralLink = (site: string, slug: string): string => {
+  try {
+    const url = new URL(site);
+    url.searchParams.set('ref', slug);
+    return url.toString();
+  } catch {
+    return `${site}?ref=${slug}`;
+  }
+};
+
+/** Approve an application, disable a partner (confirmed), or enable them again. */
+export function StatusActions({ affiliate, onChanged }: { affiliate: Affiliate; onChanged: () => void }) {
+  const confirm = useConfirm();
+  const who = affiliate.name ?? affiliate.email;
+  const change = useSubmit(async (status?: 'active' | 'disabled') => {
+    if (status === 'disabled' && !(await confirm({ title: `Disable ${who}?`, body: 'Their links stop attributing new visitors; customers they already referred keep earning them commissions.', confirm: 'Disable' })))
+      return;
+    return data(await api.affiliates.update({ params: { id: affiliate.id }, body: { status } }));
+  }, onChanged);
+  return (
+    <span className="nowrap">
+      {affiliate.status !== 'active' && (
+        <button type="button" className="small" onClick={() => void change.submit('active')} disabled={change.busy} aria-label={`${affiliate.status === 'pending' ? 'Approve' : 'Enable'} ${who}`}>
+          {affiliate.status === 'pending' ? 'Approve' : 'Enable'}
+        </button>
+      )}
+      {affiliate.status !== 'disabled' && (
+        <button type="button" className="danger small" onClick={() => void change.submit('disabled')} disabled={change.busy} aria-label={`Disable ${who}`}>
+          Disable
+        </button>
+      )}
+      <FormError error={change.error} />
+    </span>
+  );
+}
+
+function usePrograms() {
+  return useLoad(async () => data(await api.programs.list({ query: { limit: 100 } })).programs, []);
+}
+
+function AddAffiliate({ programs, onAdded, onCancel }: { programs: Program[]; onAdded: () => void; onCancel: () => void }) {
+  const [draft, setDraft] = useState({ email: '', name: '', slug: '', program_id: programs[0]?.id ?? '' });
+  const set = (k: keyof typeof draft) => (v: string) => setDraft((d) => ({ ...d, [k]: v }));
+  const add = useSubmit(
+    async () =>
+      data(
+        await api.affiliates.create({
+          body: { email: draft.email.trim(), program_id: draft.program_id, name: draft.name.trim() || undefined, slug: draft.slug.trim() || undefined },
+        }),
+      ),
+    onAdded,
+  );
+  return (
+    <form className="card form-grid" onSubmit={add.submit} noValidate aria-label="Add an affiliate">
+      <h2>Add an affiliate</h2>
+      <Field label="E-mail" name="email" type="email" value={draft.email} onChange={set('email')} error={add.error} required />
+      <Field label="Name" name="name" value={draft.name} onChange={set('name')} error={add.error} />
+      <Field label="Program" name="program_id" error={add.error}>
+        {(attrs) => (
+          <select {...attrs} value={draft.program_id} onChange={(e) => set('program_id')(e.target.value)}>
+            {programs.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label="Referral slug" name="slug" value={draft.slug} onChange={set('slug')} error={add.error} hint="Empty: generated" />
+      <FormError error={add.error} fields={['email', 'name', 'program_id', 'slug']} />
+      <div className="actions span">
+        <button type="submit" disabled={add.busy}>
+          Add affiliate
+        </button>
+        <button type="button" className="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function Affiliates() {
+  const programs = usePrograms();
+  const pages = usePages();
+  const [filter, setFilter] = useState({ email: '', program_id: '' });
+  const [applied, setApplied] = useState(filter);
+  const [adding, setAdding] = useState(false);
+  const [site, setSite] = useSiteUrl();
+  const list = useLoad(
+    async () => data(await api.affiliates.list({ query: { cursor: pages.cursor, email: applied.email.trim() || undefined, program_id: applied.program_id || undefined } })),
+    [pages.cursor, applied],
+  );
+  const programName = (id: string) => programs.data?.find((p) => p.id === id)?.name ?? '—';
+  if (programs.data?.length === 0)
+    return (
+      <section>
+        <PageHeader title="Affiliates" />
+        <Empty title="Create a program first">
+          <p>
+            Affiliates join a program. <Link to="/programs">Create your first program</Link>.
+          </p>
+        </Empty>
+      </section>
+    );
+  return (
+    <section>
+      <PageHeader title="Affiliates">
+        <button type="button" onClick={() => setAdding(true)} disabled={!programs.data}>
+          Add affiliate
+        </button>
+      </PageHeader>
+      {adding && programs.data && (
+        <AddAffiliate
+          programs={programs.data}
+          onCancel={() => setAdding(false)}
+          onAdded={() => {
+            setAdding(false);
+            list.reload();
+          }}
+        />
+      )}
+      <form
+        className="filters"
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          pages.reset();
+          setApplied(filter);
+        }}
+      >
+        <Field label="E-mail" name="email" type="email" value={filter.email} onChange={(v) => setFilter((f) => ({ ...f, email: v }))} error={list.error} />
+        <Field label="Program" name="program_id" error={list.error}>
+          {(attrs) => (
+            <select {...attrs} value={filter.program_id} onChange={(e) => setFilter((f) => ({ ...f, program_id: e.target.value }))}>
+              <option value="">All programs</option>
+              {programs.data?.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <button type="submit" className="secondary">
+          Search
+        </button>
+        <Field label="Your site (for referral links)" name="site" value={site} onChange={setSite} />
+      </form>
+      <FormError error={list.error} fields={['email', 'program_id']} />
+      {list.loading && !list.data ? (
+        <Loading />
+      ) : list.data?.affiliates.length === 0 ? (
+        <Empty title={applied.email || applied.program_id ? 'No affiliate matches' : 'No affiliate yet'}>
+          <p>Add a partner: they get a referral link to share, and every sale it brings earns them a commission.</p>
+        </Empty>
+      ) : (
+        <>
+          <TableWrap label="Affiliates">
+            <thead>
+              <tr>
+                <th scope="col">Affiliate</th>
+                <th scope="col">Program</th>
+                <th scope="col">Status</th>
+                <th scope="col">Referral link</th>
+                <th scope="col">Since</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data?.affiliates.map((a) => (
+                <tr key={a.id}>
+                  <th scope="row">
+                    <Link to={`/affiliates/${a.id}`}>{a.name ?? a.email}</Link>
+                    {a.name && (
+                      <>
+                        <br />
+                        <small className="muted">{a.email}</small>
+                      </>
+                    )}
+                  </th>
+                  <td>{programName(a.program_id)}</td>
+                  <td>
+                    <Status value={a.status} />
+                  </td>
+                  <td className="nowrap">
+                    <code>?ref={a.slug}</code> <CopyButton text={referralLink(site, a.slug)} label="Copy link" />
+                  </td>
+                  <td>{date(a.created_at)}</td>
+                  <td>
+                    <StatusActions affiliate={a} onChanged={list.reload} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </TableWrap>
+          <Pager pages={pages} nextCursor={list.data?.next_cursor} />
+        </>
+      )}
+    </section>
+  );
+}
+
+export function AffiliateDetail() {
+  const { id = '' } = useParams();
+  const [site] = useSiteUrl();
+  const affiliate = useLoad(async () => data(await api.affiliates.get({ params: { id } })).affiliate, [id]);
+  const conversionPages = usePages();
+  const commissionPages = usePages();
+  const conversions = useLoad(async () => data(await api.conversions.list({ query: { affiliate_id: id, cursor: conversionPages.cursor, limit: 20 } })), [id, conversionPages.cursor]);
+  const commissions = useLoad(async () => data(await api.commissions.list({ query: { affiliate_id: id, cursor: commissionPages.cursor, limit: 20 } })), [id, commissionPages.cursor]);
+  const a: Affiliate | undefined = affiliate.data;
+  return (
+    <section>
+      <PageHeader title={a ? (a.name ?? a.email) : 'Affiliate'} />
+      <p>
+        <Link to="/affiliates">← All affiliates</Link>
+      </p>
+      <FormError error={affiliate.error} />
+      {a && (
+        <dl className="card facts">
+          <dt>E-mail</dt>
+          <dd>{a.email}</dd>
+          <dt>Status</dt>
+          <dd>
+            <Status value={a.status} /> <StatusActions affiliate={a} onChanged={affiliate.reload} />
+          </dd>
+          <dt>Referral link</dt>
+          <dd>
+            <code>{referralLink(site, a.slug)}</code> <CopyButton text={referralLink(site, a.slug)} />
+          </dd>
+          <dt>Payouts to</dt>
+          <dd>{a.payout_email ?? a.email}</dd>
+        </dl>
+      )}
+      <h2>Conversions</h2>
+      {conversions.data?.conversions.length === 0 ? (
+        <Empty title="No conversion yet">
+          <p>Sales of the customers this affiliate referred appear here.</p>
+        </Empty>
+      ) : (
+        <>
+          <TableWrap label="Conversions of this affiliate">
+            <thead>
+              <tr>
+                <th scope="col">Charge</th>
+                <th scope="col">Customer</th>
+                <th scope="col">Amount</th>
+                <th scope="col">Commission</th>
+                <th scope="col">When</th>
+              </tr>
+            </thead>
+            <tbody>
+              {conversions.data?.conversions.map((c) => (
+                <tr key={c.id}>
+                  <th scope="row">{c.external_id}</th>
+                  <td>{c.customer_id ?? '—'}</td>
+                  <td>{money(c.amount, c.currency)}</td>
+                  <td>{money(c.commission_amount, c.currency)}</td>
+                  <td>{date(c.occurred_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </TableWrap>
+          <Pager pages={conversionPages} nextCursor={conversions.data?.next_cursor} />
+        </>
+      )}
+      <h2>Commissions</h2>
+      {commissions.data?.commissions.length === 0 ? (
+        <Empty title="No commission yet" />
+      ) : (
+        <>
+          <TableWrap label="Commissions of this affiliate">
+            <thead>
+              <tr>
+                <th scope="col">Type</th>
+                <th scope="col">Amount</th>
+                <th scope="col">Status</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {commissions.data?.commissions.map((c) => (
+                <tr key={c.id}>
+                  <th scope="row">{c.type}</th>
+                  <td>{money(c.amount, c.currency)}</td>
+                  <td>
+                    <Status value={c.status} />
+                  </td>
+                  <td>{date(c.created_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </TableWrap>
+          <Pager pages={commissionPages} nextCursor={commissions.data?.next_cursor} />
+        </>
+      )}
+      {(conversions.loading || commissions.loading) && <Loading />}
+    </section>
+  );
+}

@@ -1,0 +1,298 @@
+import { useState } from 'react';
+import { Link } from 'react-router';
+import type { Commission, Payout } from '@affiliate-attribution/contract';
+import { api, data } from '../api';
+import { Empty, Field, FormError, Loading, PageHeader, Pager, Status, TableWrap, date, money, useConfirm, useLoad, usePages, useSubmit } from '../ui';
+
+const COMMISSION_STATUSES = ['on_hold', 'pending', 'approved', 'paid', 'rejected', 'reversed'] as const;
+type CommissionStatus = (typeof COMMISSION_STATUSES)[number];
+const PAYOUT_STATUSES = ['pending', 'paid', 'canceled'] as const;
+
+function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void }) {
+  const [status, setStatus] = useState<CommissionStatus | ''>('');
+  const pages = usePages();
+  const list = useLoad(async () => data(await api.commissions.list({ query: { status: status || undefined, cursor: pages.cursor } })), [status, pages.cursor]);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const confirm = useConfirm();
+  const decidable = (c: Commission) => c.status === 'pending' || c.status === 'on_hold' || (c.status === 'approved' && !c.payout_id);
+  const rows = list.data?.commissions ?? [];
+  const chosen = rows.filter((c) => selected.has(c.id));
+
+  const act = useSubmit(async () => undefined);
+  async function decide(kind: 'approve' | 'reject', entries: Commission[]) {
+    if (entries.length === 0) return;
+    if (kind === 'reject' && !(await confirm({ title: `Reject ${entries.length} commission${entries.length > 1 ? 's' : ''}?`, body: 'A rejected commission is never paid. This cannot be undone.', confirm: 'Reject' }))) return;
+    act.setError(undefined);
+    try {
+      for (const c of entries) {
+        const params = { id: c.id };
+        data(kind === 'approve' ? await api.commissions.approve({ params, body: {} }) : await api.commissions.reject({ params, body: {} }));
+      }
+    } catch (err) {
+      act.setError(err as never);
+    }
+    setSelected(new Set());
+    list.reload();
+    onPayoutsChanged();
+  }
+
+  return (
+    <section aria-labelledby="commissions-title">
+      <h2 id="commissions-title">Commissions</h2>
+      <div className="filters">
+        <Field label="Status" name="status">
+          {(attrs) => (
+            <select
+              {...attrs}
+              value={status}
+              onChange={(e) => {
+                setStatus(e.target.value as CommissionStatus | '');
+                pages.reset();
+                setSelected(new Set());
+              }}
+            >
+              <option value="">Every status</option>
+              {COMMISSION_STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {s.replace('_', ' ')}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <button type="button" onClick={() => void decide('approve', chosen.filter((c) => c.status !== 'approved'))} disabled={chosen.length === 0}>
+          Approve selected
+        </button>
+        <button type="button" className="danger" onClick={() => void decide('reject', chosen)} disabled={chosen.length === 0}>
+          Reject selected
+        </button>
+      </div>
+      <FormError error={list.error ?? act.error} />
+      {list.loading && !list.data ? (
+        <Loading />
+      ) : rows.length === 0 ? (
+        <Empty title={status ? `No ${status.replace('_', ' ')} commission` : 'No commission yet'}>
+          <p>Commissions are earned by affiliates' sales; they appear here to approve before payouts.</p>
+        </Empty>
+      ) : (
+        <>
+          <TableWrap label="Commissions">
+            <thead>
+              <tr>
+                <th scope="col">
+                  <input
+                    type="checkbox"
+                    aria-label="Select every commission that can be approved or rejected"
+                    checked={rows.filter(decidable).length > 0 && rows.filter(decidable).every((c) => selected.has(c.id))}
+                    onChange={(e) => setSelected(new Set(e.target.checked ? rows.filter(decidable).map((c) => c.id) : []))}
+                  />
+                </th>
+                <th scope="col">Amount</th>
+                <th scope="col">Status</th>
+                <th scope="col">Type</th>
+                <th scope="col">Affiliate</th>
+                <th scope="col">Created</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((c) => (
+                <tr key={c.id}>
+                  <td>
+                    {decidable(c) && (
+                      <input
+                        type="checkbox"
+                        aria-label={`Select the commission of ${money(c.amount, c.currency)} created ${date(c.created_at)}`}
+                        checked={selected.has(c.id)}
+                        onChange={(e) =>
+                          setSelected((s) => {
+                            const next = new Set(s);
+                            if (e.target.checked) next.add(c.id);
+                            else next.delete(c.id);
+                            return next;
+                          })
+                        }
+                      />
+                    )}
+                  </td>
+                  <th scope="row">{money(c.amount, c.currency)}</th>
+                  <td>
+                    <Status value={c.status} />
+                    {c.rejection_reason && <small className="muted"> {c.rejection_reason}</small>}
+                  </td>
+                  <td>
+                    {c.type}
+                    {c.description && <small className="muted"> · {c.description}</small>}
+                  </td>
+                  <td>
+                    <Link to={`/affiliates/${c.affiliate_id}`}>view</Link>
+                  </td>
+                  <td>{date(c.created_at)}</td>
+                  <td className="nowrap">
+                    {(c.status === 'pending' || c.status === 'on_hold') && (
+                      <button type="button" className="small" onClick={() => void decide('approve', [c])}>
+                        Approve
+                      </button>
+                    )}{' '}
+                    {decidable(c) && (
+                      <button type="button" className="danger small" onClick={() => void decide('reject', [c])}>
+                        Reject
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </TableWrap>
+          <Pager pages={pages} nextCursor={list.data?.next_cursor} />
+        </>
+      )}
+    </section>
+  );
+}
+
+function PayoutActions({ payout, onChanged }: { payout: Payout; onChanged: () => void }) {
+  const confirm = useConfirm();
+  const [reference, setReference] = useState('');
+  const [paying, setPaying] = useState(false);
+  const pay = useSubmit(async () => data(await api.payouts.markPaid({ params: { id: payout.id }, body: reference.trim() ? { reference: reference.trim() } : {} })), onChanged);
+  const cancel = useSubmit(async () => {
+    if (!(await confirm({ title: 'Cancel this payout?', body: `Its ${payout.commission_count} commissions go back to approved, for the next payout.`, confirm: 'Cancel payout' }))) return;
+    return data(await api.payouts.cancel({ params: { id: payout.id }, body: {} }));
+  }, onChanged);
+  if (payout.status !== 'pending') return null;
+  if (paying)
+    return (
+      <form className="inline-form" onSubmit={pay.submit} noValidate>
+        <Field label="Transfer reference (optional)" name="reference" value={reference} onChange={setReference} error={pay.error} />
+        <button type="submit" className="small" disabled={pay.busy}>
+          Mark paid
+        </button>
+        <FormError error={pay.error} fields={['reference']} />
+      </form>
+    );
+  return (
+    <span className="nowrap">
+      <button type="button" className="small" onClick={() => setPaying(true)}>
+        Mark paid…
+      </button>{' '}
+      <button type="button" className="danger small" onClick={() => void cancel.submit()} disabled={cancel.busy}>
+        Cancel
+      </button>
+      <FormError error={cancel.error} />
+    </span>
+  );
+}
+
+function PayoutsSection({ version, onChanged }: { version: number; onChanged: () => void }) {
+  const [status, setStatus] = useState<(typeof PAYOUT_STATUSES)[number] | ''>('pending');
+  const pages = usePages();
+  const list = useLoad(async () => data(await api.payouts.list({ query: { status: status || undefined, cursor: pages.cursor } })), [status, pages.cursor, version]);
+  const confirm = useConfirm();
+  const create = useSubmit(async () => {
+    if (!(await confirm({ title: 'Create payouts?', body: "Gathers every approved commission into one payout per affiliate, program and currency at or above the program's minimum payout.", confirm: 'Create payouts' })))
+      return;
+    return data(await api.payouts.create({ body: {} }));
+  }, onChanged);
+  const rows = list.data?.payouts ?? [];
+  return (
+    <section aria-labelledby="payouts-title">
+      <h2 id="payouts-title">Payouts</h2>
+      <div className="filters">
+        <Field label="Status" name="payout-status">
+          {(attrs) => (
+            <select
+              {...attrs}
+              value={status}
+              onChange={(e) => {
+                setStatus(e.target.value as typeof status);
+                pages.reset();
+              }}
+            >
+              <option value="">Every status</option>
+              {PAYOUT_STATUSES.map((s) => (
+                <option key={s}>{s}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <button type="button" onClick={() => void create.submit()} disabled={create.busy}>
+          Create payouts
+        </button>
+        <span className="exports">
+          Export pending:{' '}
+          <a href="/api/payouts/export?format=csv" download="payouts.csv">
+            CSV
+          </a>{' '}
+          ·{' '}
+          <a href="/api/payouts/export?format=paypal" download="payouts-paypal.csv">
+            PayPal
+          </a>{' '}
+          ·{' '}
+          <a href="/api/payouts/export?format=wise" download="payouts-wise.csv">
+            Wise
+          </a>
+        </span>
+      </div>
+      <FormError error={list.error ?? create.error} />
+      {list.loading && !list.data ? (
+        <Loading />
+      ) : rows.length === 0 ? (
+        <Empty title={status ? `No ${status} payout` : 'No payout yet'}>
+          <p>Approve commissions, then create payouts: each gathers what one affiliate is owed.</p>
+        </Empty>
+      ) : (
+        <>
+          <TableWrap label="Payouts">
+            <thead>
+              <tr>
+                <th scope="col">Amount</th>
+                <th scope="col">Status</th>
+                <th scope="col">Commissions</th>
+                <th scope="col">Affiliate</th>
+                <th scope="col">Created</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((p) => (
+                <tr key={p.id}>
+                  <th scope="row">{money(p.amount, p.currency)}</th>
+                  <td>
+                    <Status value={p.status} />
+                    {p.reference && <small className="muted"> {p.reference}</small>}
+                  </td>
+                  <td>{p.commission_count}</td>
+                  <td>
+                    <Link to={`/affiliates/${p.affiliate_id}`}>view</Link>
+                  </td>
+                  <td>{date(p.created_at)}</td>
+                  <td>
+                    <PayoutActions payout={p} onChanged={onChanged} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </TableWrap>
+          <Pager pages={pages} nextCursor={list.data?.next_cursor} />
+        </>
+      )}
+    </section>
+  );
+}
+
+export function Commissions() {
+  const [version, setVersion] = useState(0);
+  const bump = () => setVersion((v) => v + 1);
+  return (
+    <section>
+      <PageHeader title="Commissions and payouts" />
+      <CommissionsSection key={`c${version}`} onPayoutsChanged={bump} />
+      <PayoutsSection version={version} onChanged={bump} />
+    </section>
+  );
+}

@@ -1,0 +1,186 @@
+import { useState } from 'react';
+import { Link } from 'react-router';
+import type { Conversion, Customer } from '@affiliate-attribution/contract';
+import { api, ApiError, data } from '../api';
+import { Empty, Field, FormError, Loading, PageHeader, Pager, Status, TableWrap, dateTime, money, toApiError, useConfirm, useLoad, usePages, useSubmit } from '../ui';
+
+const STATUSES = ['trial', 'active', 'capped', 'canceled'] as const;
+
+function RefundButton({ conversion, onDone }: { conversion: Conversion; onDone: () => void }) {
+  const confirm = useConfirm();
+  const [open, setOpen] = useState(false);
+  const [amount, setAmount] = useState('');
+  const refund = useSubmit(async () => {
+    const partial = amount.trim() !== '';
+    const ok = await confirm({
+      title: `Refund ${conversion.external_id}?`,
+      body: partial
+        ? `Records a refund of ${money(Number(amount), conversion.currency)}: the commission is reduced in proportion.`
+        : `Records a full refund of ${money(conversion.amount, conversion.currency)}: the commission is reversed.`,
+      confirm: 'Record refund',
+    });
+    if (!ok) return;
+    return data(await api.conversions.refund({ params: { id: conversion.id }, body: partial ? { amount: Number(amount) } : {} }));
+  }, onDone);
+  if (conversion.status === 'reversed') return <span className="muted">refunded</span>;
+  if (!open)
+    return (
+      <button type="button" className="secondary small" onClick={() => setOpen(true)} aria-label={`Refund ${conversion.external_id}`}>
+        Refund…
+      </button>
+    );
+  return (
+    <form className="inline-form" onSubmit={refund.submit} noValidate>
+      <Field label="Amount (empty: all)" name="amount" inputMode="decimal" value={amount} onChange={setAmount} error={refund.error} />
+      <button type="submit" className="danger small" disabled={refund.busy}>
+        Refund
+      </button>
+      <FormError error={refund.error} fields={['amount']} />
+    </form>
+  );
+}
+
+function ConversionsTable({ conversions, label, onChanged }: { conversions: Conversion[]; label: string; onChanged: () => void }) {
+  return (
+    <TableWrap label={label}>
+      <thead>
+        <tr>
+          <th scope="col">Charge</th>
+          <th scope="col">Customer</th>
+          <th scope="col">Kind</th>
+          <th scope="col">Amount</th>
+          <th scope="col">Commission</th>
+          <th scope="col">Affiliate</th>
+          <th scope="col">When</th>
+          <th scope="col">
+            <span className="visually-hidden">Actions</span>
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {conversions.map((c) => (
+          <tr key={c.id}>
+            <th scope="row">
+              {c.external_id}
+              {c.refunded_amount > 0 && c.status !== 'reversed' && (
+                <>
+                  <br />
+                  <small className="muted">refunded {money(c.refunded_amount, c.currency)}</small>
+                </>
+              )}
+            </th>
+            <td>{c.customer_id ?? '—'}</td>
+            <td>{c.kind}</td>
+            <td>{money(c.amount, c.currency)}</td>
+            <td>{money(c.commission_amount, c.currency)}</td>
+            <td>
+              <Link to={`/affiliates/${c.affiliate_id}`}>view</Link>
+              {c.click_id ? <small className="muted"> · by click</small> : null}
+            </td>
+            <td>{dateTime(c.occurred_at)}</td>
+            <td>
+              <RefundButton conversion={c} onDone={onChanged} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </TableWrap>
+  );
+}
+
+function CustomerCard({ customer, onChanged }: { customer: Customer; onChanged: (c: Customer) => void }) {
+  const [status, setStatus] = useState(customer.status);
+  const save = useSubmit(async () => data(await api.customers.update({ params: { id: customer.id }, body: { status } })).customer, onChanged);
+  return (
+    <div className="card">
+      <h2>Customer {customer.customer_id}</h2>
+      <dl className="facts">
+        <dt>Attributed to</dt>
+        <dd>
+          <Link to={`/affiliates/${customer.affiliate_id}`}>the affiliate</Link> {customer.click_id ? '(by a click)' : '(by referral slug)'}
+        </dd>
+        <dt>E-mail</dt>
+        <dd>{customer.email ?? '—'}</dd>
+        <dt>First paid</dt>
+        <dd>{dateTime(customer.first_conversion_at)}</dd>
+        <dt>Status</dt>
+        <dd>
+          <Status value={customer.status} />
+        </dd>
+      </dl>
+      <form className="inline-form" onSubmit={save.submit}>
+        <Field label="Change status" name="status" error={save.error}>
+          {(attrs) => (
+            <select {...attrs} value={status} onChange={(e) => setStatus(e.target.value as Customer['status'])}>
+              {STATUSES.map((s) => (
+                <option key={s}>{s}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <button type="submit" className="secondary" disabled={save.busy || status === customer.status}>
+          Save status
+        </button>
+        <FormError error={save.error} fields={['status']} />
+      </form>
+    </div>
+  );
+}
+
+export function Customers() {
+  const [query, setQuery] = useState('');
+  const [found, setFound] = useState<{ customer?: Customer; conversions: Conversion[] }>();
+  const [notFound, setNotFound] = useState<ApiError>();
+  const pages = usePages();
+  const recent = useLoad(async () => data(await api.conversions.list({ query: { cursor: pages.cursor, limit: 25 } })), [pages.cursor]);
+
+  async function find(id: string) {
+    setNotFound(undefined);
+    setFound(undefined);
+    if (!id.trim()) return;
+    const customer = await api.customers.get({ params: { id: id.trim() } });
+    if (customer.status === 200) {
+      const conversions = data(await api.conversions.list({ query: { customer_id: customer.body.data.customer.customer_id, limit: 100 } })).conversions;
+      return setFound({ customer: customer.body.data.customer, conversions });
+    }
+    const conversion = await api.conversions.get({ params: { id: id.trim() } });
+    if (conversion.status === 200) return setFound({ conversions: [conversion.body.data.conversion] });
+    setNotFound(toApiError(new ApiError(404, `No customer or conversion "${id.trim()}" in this organization`)));
+  }
+  const search = useSubmit(() => find(query));
+
+  return (
+    <section>
+      <PageHeader title="Customers and conversions" />
+      <form className="filters" role="search" onSubmit={search.submit}>
+        <Field label="Your customer_id or a charge's external_id" name="id" value={query} onChange={setQuery} />
+        <button type="submit" className="secondary" disabled={search.busy}>
+          Find
+        </button>
+      </form>
+      <FormError error={search.error ?? notFound} />
+      {found?.customer && <CustomerCard customer={found.customer} onChanged={(customer) => setFound((f) => f && { ...f, customer })} />}
+      {found && found.conversions.length > 0 && (
+        <ConversionsTable conversions={found.conversions} label="Conversions found" onChanged={() => void find(query)} />
+      )}
+      {found?.customer && found.conversions.length === 0 && <p className="muted">This customer has no conversion yet.</p>}
+
+      <h2>Recent conversions</h2>
+      <FormError error={recent.error} />
+      {recent.loading && !recent.data ? (
+        <Loading />
+      ) : recent.data?.conversions.length === 0 ? (
+        <Empty title="No conversion yet">
+          <p>
+            Record sales with <code>POST /api/conversions</code> from your backend, or connect a payment provider on the Integrations page.
+          </p>
+        </Empty>
+      ) : (
+        <>
+          <ConversionsTable conversions={recent.data?.conversions ?? []} label="Recent conversions" onChanged={recent.reload} />
+          <Pager pages={pages} nextCursor={recent.data?.next_cursor} />
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,115 @@
+import { useState } from 'react';
+import type { ApiKeyInfo } from '@affiliate-attribution/contract';
+import { useSession } from '../App';
+import { api, data } from '../api';
+import { CopyButton, Empty, FormError, Loading, PageHeader, Status, TableWrap, dateTime, useConfirm, useLoad, useSubmit } from '../ui';
+
+export function Developers() {
+  const { session } = useSession();
+  const keys = useLoad(async () => data(await api.people.listApiKeys()).api_keys, []);
+  const [issued, setIssued] = useState<{ key: string; info: ApiKeyInfo }>();
+  const confirm = useConfirm();
+  const create = useSubmit(async () => data(await api.people.createApiKey({})), (result) => {
+    setIssued({ key: result.api_key, info: result.api_key_info });
+    keys.reload();
+  });
+  const revoke = useSubmit(async () => undefined);
+  async function revokeKey(key: ApiKeyInfo) {
+    if (!(await confirm({ title: `Revoke ${key.redacted}?`, body: 'Every request with this key is refused from now on, on every instance. Deploy its replacement first.', confirm: 'Revoke key' }))) return;
+    revoke.setError(undefined);
+    try {
+      data(await api.people.revokeApiKey({ params: { id: key.id } }));
+      if (issued?.info.id === key.id) setIssued(undefined);
+    } catch (err) {
+      revoke.setError(err as never);
+    }
+    keys.reload();
+  }
+  const origin = window.location.origin;
+  const snippet = `<script>
+  window.svc = window.svc || function () { var a = arguments; return new Promise(function (r) { a.r = r; (svc.q = svc.q || []).push(a); }); };
+</script>
+<script async src="${origin}/snippet.js" data-organization="${session.organization.id}"></script>`;
+  return (
+    <section>
+      <PageHeader title="Developers" />
+      <section aria-labelledby="keys-title">
+        <h2 id="keys-title">API keys</h2>
+        <p>
+          Your backend calls the API with a key: keep it on your servers. To rotate a key, create a new one, deploy it, then revoke the old one.
+        </p>
+        <button type="button" onClick={() => void create.submit()} disabled={create.busy}>
+          Create API key
+        </button>
+        <FormError error={create.error ?? revoke.error ?? keys.error} />
+        {issued && (
+          <div className="card notice" role="status">
+            <p>
+              <strong>Your new key, shown this once.</strong> Copy it now: the service keeps only its hash.
+            </p>
+            <p className="secret">
+              <code data-testid="new-api-key">{issued.key}</code> <CopyButton text={issued.key} />
+            </p>
+            <button type="button" className="secondary small" onClick={() => setIssued(undefined)}>
+              I have stored it
+            </button>
+          </div>
+        )}
+        {keys.loading && !keys.data ? (
+          <Loading />
+        ) : keys.data?.length === 0 ? (
+          <Empty title="No API key">
+            <p>Create one to call the API from your backend.</p>
+          </Empty>
+        ) : (
+          <TableWrap label="API keys">
+            <thead>
+              <tr>
+                <th scope="col">Key</th>
+                <th scope="col">Created</th>
+                <th scope="col">Status</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.data?.map((k) => (
+                <tr key={k.id}>
+                  <th scope="row">
+                    <code>{k.redacted}</code>
+                  </th>
+                  <td>{dateTime(k.created_at)}</td>
+                  <td>{k.revoked_at ? <Status value="revoked" /> : <Status value="active" />}</td>
+                  <td>
+                    {!k.revoked_at && (
+                      <button type="button" className="danger small" onClick={() => void revokeKey(k)} aria-label={`Revoke ${k.redacted}`}>
+                        Revoke
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </TableWrap>
+        )}
+      </section>
+      <section aria-labelledby="snippet-title">
+        <h2 id="snippet-title">Tracking snippet</h2>
+        <p>Add it to the &lt;head&gt; of your landing and signup pages: it keeps the referral in a first-party cookie. Your organization id is public; no key is needed.</p>
+        <pre className="code" tabIndex={0} aria-label="Snippet tag">
+          {snippet}
+        </pre>
+        <CopyButton text={snippet} label="Copy snippet" />
+      </section>
+      <section aria-labelledby="docs-title">
+        <h2 id="docs-title">API reference</h2>
+        <p>
+          Every endpoint, with examples: <a href="/docs">the API reference</a> (and <a href="/openapi.json">openapi.json</a> for client generators). Organization id:{' '}
+          <code>{session.organization.id}</code> <CopyButton text={session.organization.id} />
+        </p>
+        <p className="muted">Outbound webhooks (the service calling your endpoints) are not built yet.</p>
+      </section>
+    </section>
+  );
+}

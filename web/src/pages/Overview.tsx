@@ -1,0 +1,234 @@
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { Link } from 'react-router';
+import { initClient } from '@ts-rest/core';
+import { reportsContract, type AffiliateReportRow, type TimeseriesPoint } from '@affiliate-attribution/contract';
+import { BarController, BarElement, CategoryScale, Chart, Filler, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip } from 'chart.js';
+import { api, data } from '../api';
+import { Empty, Field, FormError, Loading, PageHeader, TableWrap, money, useLoad } from '../ui';
+
+Chart.register(LineController, LineElement, PointElement, BarController, BarElement, CategoryScale, LinearScale, Filler, Legend, Tooltip);
+
+// The reports resource of the same contract (GET /api/reports/…), on the same session.
+const reports = initClient(reportsContract, { baseUrl: '', baseHeaders: {}, credentials: 'same-origin', throwOnUnknownStatus: false });
+
+const PERIODS = {
+  '30d': { label: 'Last 30 days', days: 30, interval: 'day' },
+  '90d': { label: 'Last 90 days', days: 90, interval: 'week' },
+  '12m': { label: 'Last 12 months', days: 365, interval: 'month' },
+} as const;
+type PeriodKey = keyof typeof PERIODS;
+
+const METRICS = {
+  revenue: { label: 'Revenue', money: true, of: (p: TimeseriesPoint) => p.revenue },
+  commission: { label: 'Commission earned', money: true, of: (p: TimeseriesPoint) => earned(p.commissions) },
+  clicks: { label: 'Clicks', money: false, of: (p: TimeseriesPoint) => p.clicks },
+  customers: { label: 'Signups', money: false, of: (p: TimeseriesPoint) => p.customers },
+  conversions: { label: 'Conversions', money: false, of: (p: TimeseriesPoint) => p.conversions },
+} as const;
+type MetricKey = keyof typeof METRICS;
+
+/** Commission earned: everything but what was rejected or reversed. */
+const earned = (c: TimeseriesPoint['commissions']) => round(c.pending + c.approved + c.paid + c.on_hold);
+const round = (n: number) => Math.round(n * 1e6) / 1e6;
+const dayStart = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
+
+function periodLabel(iso: string, interval: string): string {
+  const d = new Date(iso);
+  return interval === 'month'
+    ? d.toLocaleDateString(undefined, { month: 'short', year: '2-digit', timeZone: 'UTC' })
+    : d.toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+}
+
+function LineChart({ points, metric, currency, interval }: { points: TimeseriesPoint[]; metric: MetricKey; currency: string; interval: string }) {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const m = METRICS[metric];
+  useEffect(() => {
+    if (!canvas.current) return;
+    const chart = new Chart(canvas.current, {
+      type: interval === 'day' ? 'line' : 'bar',
+      data: {
+        labels: points.map((p) => periodLabel(p.period, interval)),
+        datasets: [{ label: m.label, data: points.map(m.of), borderColor: '#2350c8', backgroundColor: 'rgba(35, 80, 200, 0.18)', fill: true, tension: 0.25, pointRadius: 2 }],
+      },
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        animation: false,
+        plugins: { legend: { display: false }, tooltip: { callbacks: { label: (ctx) => (m.money ? money(Number(ctx.parsed.y), currency) : String(ctx.parsed.y)) } } },
+        scales: { y: { beginAtZero: true, ticks: { precision: m.money ? undefined : 0 } } },
+      },
+    });
+    return () => chart.destroy();
+  }, [points, metric, currency, interval, m]);
+  const total = points.reduce((sum, p) => sum + m.of(p), 0);
+  return (
+    <div className="chart">
+      <canvas ref={canvas} role="img" aria-label={`${m.label} per ${interval}, ${points.length} periods, total ${m.money ? money(total, currency) : total}`} />
+    </div>
+  );
+}
+
+export default function Overview() {
+  const [period, setPeriod] = useState<PeriodKey>('30d');
+  const [metric, setMetric] = useState<MetricKey>('revenue');
+  const [currency, setCurrency] = useState<string>();
+  const range = useMemo(() => {
+    const to = new Date(dayStart(new Date()).getTime() + 86_400_000);
+    return { from: new Date(to.getTime() - PERIODS[period].days * 86_400_000).toISOString(), to: to.toISOString() };
+  }, [period]);
+  const series = useLoad(async () => data(await reports.timeseries({ query: { ...range, interval: PERIODS[period].interval } })), [range]);
+  const top = useLoad(async () => data(await reports.affiliates({ query: { ...range, limit: 5 } })).affiliates, [range]);
+  // What is owed now: approved commissions not yet paid, over the longest period a report covers.
+  const owed = useLoad(async () => {
+    const to = new Date(dayStart(new Date()).getTime() + 86_400_000);
+    const points = data(await reports.timeseries({ query: { from: new Date(to.getTime() - 1095 * 86_400_000).toISOString(), to: to.toISOString(), interval: 'month' } })).points;
+    const byCurrency = new Map<string, number>();
+    for (const p of points) byCurrency.set(p.currency, round((byCurrency.get(p.currency) ?? 0) + p.commissions.approved));
+    return byCurrency;
+  }, []);
+  const names = useLoad(async () => {
+    const rows = top.data ?? [];
+    const found = await Promise.all(rows.map(async (r) => [r.affiliate_id, (await api.affiliates.get({ params: { id: r.affiliate_id } })).body] as const));
+    return new Map(found.map(([id, body]) => [id, 'data' in body ? (body.data.affiliate.name ?? body.data.affiliate.email) : id]));
+  }, [top.data]);
+
+  const currencies = [...new Set((series.data?.points ?? []).map((p) => p.currency))];
+  const shown = currency && currencies.includes(currency) ? currency : currencies[0];
+  const points = (series.data?.points ?? []).filter((p) => p.currency === shown);
+  const sum = (of: (p: TimeseriesPoint) => number) => round(points.reduce((s, p) => s + of(p), 0));
+  const notBuilt = series.error?.status === 404 && !series.error.message.includes('rogram');
+
+  return (
+    <section>
+      <PageHeader title="Overview" />
+      <div className="filters">
+        <Field label="Period" name="period">
+          {(attrs) => (
+            <select {...attrs} value={period} onChange={(e) => setPeriod(e.target.value as PeriodKey)}>
+              {Object.entries(PERIODS).map(([key, p]) => (
+                <option key={key} value={key}>
+                  {p.label}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        {currencies.length > 1 && (
+          <Field label="Currency" name="currency">
+            {(attrs) => (
+              <select {...attrs} value={shown} onChange={(e) => setCurrency(e.target.value)}>
+                {currencies.map((c) => (
+                  <option key={c}>{c}</option>
+                ))}
+              </select>
+            )}
+          </Field>
+        )}
+      </div>
+      {notBuilt ? (
+        <Empty title="Reports are not available on this server yet">
+          <p>
+            Meanwhile, see <Link to="/customers">conversions</Link> and <Link to="/commissions">commissions</Link>.
+          </p>
+        </Empty>
+      ) : (
+        <FormError error={series.error} />
+      )}
+      {series.loading && !series.data ? (
+        <Loading />
+      ) : (
+        series.data && (
+          <>
+            <div className="kpis">
+              <Kpi label="Clicks" value={String(sum((p) => p.clicks))} />
+              <Kpi label="Signups" value={String(sum((p) => p.customers))} />
+              <Kpi label="Conversions" value={String(sum((p) => p.conversions))} />
+              <Kpi label="Revenue" value={shown ? money(sum((p) => p.revenue), shown) : '—'} />
+              <Kpi label="Commission earned" value={shown ? money(sum((p) => earned(p.commissions)), shown) : '—'} />
+              <Kpi
+                label="Owed now (approved)"
+                value={owed.data && owed.data.size > 0 ? [...owed.data].map(([c, v]) => money(v, c)).join(' · ') : shown ? money(0, shown) : '—'}
+                to="/commissions"
+              />
+            </div>
+            {points.length === 0 ? (
+              <Empty title="Nothing in this period yet">
+                <p>
+                  Create a <Link to="/programs">program</Link>, add <Link to="/affiliates">affiliates</Link> and install the tracking snippet: clicks, signups and sales appear here.
+                </p>
+              </Empty>
+            ) : (
+              <>
+                <div className="filters">
+                <Field label="Chart" name="metric">
+                  {(attrs) => (
+                    <select {...attrs} value={metric} onChange={(e) => setMetric(e.target.value as MetricKey)}>
+                      {Object.entries(METRICS).map(([key, m]) => (
+                        <option key={key} value={key}>
+                          {m.label}
+                        </option>
+                      ))}
+                    </select>
+                  )}
+                </Field>
+                </div>
+                <LineChart points={points} metric={metric} currency={shown!} interval={PERIODS[period].interval} />
+              </>
+            )}
+          </>
+        )
+      )}
+      {!notBuilt && (
+        <>
+          <h2>Top affiliates</h2>
+          <FormError error={top.error} />
+          {top.data?.length === 0 ? (
+            <p className="muted">No affiliate activity in this period.</p>
+          ) : (
+            top.data && <TopAffiliates rows={top.data} names={names.data} />
+          )}
+        </>
+      )}
+    </section>
+  );
+}
+
+function Kpi({ label, value, to }: { label: string; value: string; to?: string }) {
+  return (
+    <div className="kpi">
+      <div className="label">{to ? <Link to={to}>{label}</Link> : label}</div>
+      <div className="value">{value}</div>
+    </div>
+  );
+}
+
+function TopAffiliates({ rows, names }: { rows: AffiliateReportRow[]; names?: Map<string, string> }) {
+  return (
+    <TableWrap label="Top affiliates">
+      <thead>
+        <tr>
+          <th scope="col">Affiliate</th>
+          <th scope="col">Clicks</th>
+          <th scope="col">Signups</th>
+          <th scope="col">Conversions</th>
+          <th scope="col">Revenue</th>
+          <th scope="col">Commission</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((r) => (
+          <tr key={`${r.affiliate_id}-${r.currency}`}>
+            <th scope="row">
+              <Link to={`/affiliates/${r.affiliate_id}`}>{names?.get(r.affiliate_id) ?? 'Affiliate'}</Link>
+            </th>
+            <td>{r.clicks}</td>
+            <td>{r.customers}</td>
+            <td>{r.conversions}</td>
+            <td>{money(r.revenue, r.currency)}</td>
+            <td>{money(earned(r.commissions), r.currency)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </TableWrap>
+  );
+}
