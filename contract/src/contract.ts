@@ -10,6 +10,7 @@ import { customersContract } from './resources/customers.js';
 import { integrationsContract, webhooksContract } from './resources/integrations.js';
 import { meContract } from './resources/me.js';
 import { programsContract } from './resources/programs.js';
+import { reportsContract } from './resources/reports.js';
 import { trackingContract } from './resources/tracking.js';
 
 const c = initContract();
@@ -26,6 +27,7 @@ export const merchantContract = c.router(
     integrations: integrationsContract,
     commissions: commissionsContract,
     payouts: payoutsContract,
+    reports: reportsContract,
   },
   {
     strictStatusCodes: true,

@@ -52,6 +52,10 @@ import { commissionsRouter } from './modules/commissions/commissions.router.js';
 import { PayoutsRepository } from './modules/payouts/payouts.repository.js';
 import { PayoutsService } from './modules/payouts/payouts.service.js';
 import { payoutsRouter } from './modules/payouts/payouts.router.js';
+import { ReportsRepository } from './modules/reports/reports.repository.js';
+import { ReportsService } from './modules/reports/reports.service.js';
+import { reportsRouter } from './modules/reports/reports.router.js';
+import { ReportFolder } from './modules/reports/report-folder.js';
 
 /**
  * How this instance learns that a cached program rule or API key changed on another instance:
@@ -96,6 +100,9 @@ export interface Services {
   integrations: IntegrationsService;
   commissions: CommissionsService;
   payouts: PayoutsService;
+  reports: ReportsService;
+  /** Folds raw rows into the report summaries in the background (main.ts starts it). */
+  reportFolder: ReportFolder;
   authenticator: ApiKeyAuthenticator;
   /** The caches a change notification reaches (db/change-notifications.ts): program rules and API keys. */
   caches: CacheChangeHandler;
@@ -105,6 +112,8 @@ export interface Services {
 export interface CacheTtls {
   apiKeyCacheTtlMs: number;
   programRuleCacheTtlMs?: number;
+  /** Where background work (the report folder) logs. */
+  logger?: Logger;
 }
 
 export function createServices(orm: MikroORM, ttls: CacheTtls): Services {
@@ -114,6 +123,7 @@ export function createServices(orm: MikroORM, ttls: CacheTtls): Services {
   const affiliatesRepository = new AffiliatesRepository(orm);
   const clicksRepository = new ClicksRepository(orm);
   const customersRepository = new CustomersRepository(orm);
+  const reportsRepository = new ReportsRepository(orm);
   const organizations = new OrganizationsService(new OrganizationsRepository(orm));
   // One resolver per instance, so that its caches serve every service.
   const resolver = new AttributionResolver(
@@ -135,6 +145,8 @@ export function createServices(orm: MikroORM, ttls: CacheTtls): Services {
     integrations: new IntegrationsService(new IntegrationsRepository(orm)),
     commissions: new CommissionsService(new CommissionsRepository(orm)),
     payouts: new PayoutsService(new PayoutsRepository(orm)),
+    reports: new ReportsService(reportsRepository),
+    reportFolder: new ReportFolder(reportsRepository, { logger: ttls.logger }),
     authenticator,
     caches: {
       changed: (change) => (change.kind === 'program' ? resolver.forgetProgram(change.id) : authenticator.forget(change.keyHash)),
@@ -178,6 +190,7 @@ export function createApp(deps: AppDeps): App {
   const services = createServices(deps.orm, {
     apiKeyCacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
     programRuleCacheTtlMs: deps.config.PROGRAM_RULE_CACHE_TTL_MS,
+    logger,
   });
   const cacheInvalidation = deps.cacheInvalidation ?? 'this-instance-only';
   const changeListener =
@@ -243,6 +256,7 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.integrations, integrationsRouter(services.integrations), app, options);
   createExpressEndpoints(contract.commissions, commissionsRouter(services.commissions), app, options);
   createExpressEndpoints(contract.payouts, payoutsRouter(services.payouts), app, options);
+  createExpressEndpoints(contract.reports, reportsRouter(services.reports), app, options);
   createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator), app, options);
   createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers), app, options);
 

@@ -5,6 +5,7 @@ import { Migration20261202000000_money_minor_units } from './Migration2026120200
 import { Migration20261210000000_rate_limits } from './Migration20261210000000_rate_limits.js';
 import { Migration20261224000000_refund_identity } from './Migration20261224000000_refund_identity.js';
 import { Migration20261225000000_ledger } from './Migration20261225000000_ledger.js';
+import { Migration20261227000000_reports } from './Migration20261227000000_reports.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
 export const migrationsList: MigrationObject[] = [
@@ -14,4 +15,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261210000000_rate_limits', class: Migration20261210000000_rate_limits },
   { name: 'Migration20261224000000_refund_identity', class: Migration20261224000000_refund_identity },
   { name: 'Migration20261225000000_ledger', class: Migration20261225000000_ledger },
+  { name: 'Migration20261227000000_reports', class: Migration20261227000000_reports },
 ];
