@@ -6,10 +6,16 @@ import { Migration } from '@mikro-orm/migrations';
  * summaries (what is folded) to a live aggregation of the rest, in one statement, so it is exact
  * and as fresh as the raw tables.
  *
- * - `report_affiliate_months` (per organization, affiliate, UTC month, currency) and
- *   `report_program_days` (per organization, program, UTC day, currency): clicks, customers,
- *   conversions, revenue, refunded, and commission amounts by status. Clicks and customers carry no
- *   currency (`''`): a report shows them in the currency of the affiliate's program.
+ * - `report_affiliate_totals`: per organization, affiliate, currency and UTC month boundary
+ *   (`before`), the running totals of everything before that boundary: clicks, customers,
+ *   conversions, revenue, refunded, commission amounts by status, and `entries` (rows folded, so
+ *   that a key with any activity in a period is known). A period of whole months is the difference
+ *   of two boundaries: two rows per affiliate, however long the period. Every key has a row at
+ *   every boundary from the one after its first month to `report_fold_state.totals_through` (the
+ *   fold adds the next boundary when a month begins, as a copy of the last).
+ * - `report_program_days` (per organization, program, UTC day, currency): the same figures per
+ *   day, for the time series. Clicks and customers carry no currency (`''`): a report shows them
+ *   in the currency of the affiliate's program.
  * - `report_fold_state`: the watermark. Every click, customer, conversion and commission created
  *   before `folded_before` has been folded, except the commissions listed in
  *   `report_deferred_commissions`: entries still `pending` whose `approves_at` was after the fold
@@ -36,16 +42,18 @@ export class Migration20261227000000_reports extends Migration {
 create table report_fold_state (
   singleton boolean primary key default true check (singleton),
   folded_before timestamptz not null,
-  folded_at timestamptz null
+  folded_at timestamptz null,
+  totals_through date null
 );
-insert into report_fold_state (singleton, folded_before, folded_at) values (true, '-infinity', null);
+insert into report_fold_state (singleton, folded_before, folded_at, totals_through) values (true, '-infinity', null, null);
 
-create table report_affiliate_months (
+create table report_affiliate_totals (
   organization_id uuid not null,
-  month date not null,
+  before date not null,
   affiliate_id uuid not null,
   currency text not null,
   program_id uuid not null,
+  entries bigint not null default 0,
   clicks bigint not null default 0,
   customers bigint not null default 0,
   conversions bigint not null default 0,
@@ -57,9 +65,8 @@ create table report_affiliate_months (
   reversed numeric not null default 0,
   rejected numeric not null default 0,
   on_hold numeric not null default 0,
-  constraint report_affiliate_months_pkey primary key (organization_id, month, affiliate_id, currency)
+  constraint report_affiliate_totals_pkey primary key (organization_id, before, affiliate_id, currency)
 );
-create index report_affiliate_months_affiliate_idx on report_affiliate_months (organization_id, affiliate_id, month);
 
 create table report_program_days (
   organization_id uuid not null,
@@ -104,7 +111,8 @@ create index commissions_created_at_brin on commissions using brin (created_at);
 create type report_delta as (
   organization_id uuid, affiliate_id uuid, program_id uuid, currency text, at timestamptz,
   clicks bigint, customers bigint, conversions bigint, revenue numeric, refunded numeric,
-  pending numeric, approved numeric, paid numeric, reversed numeric, rejected numeric, on_hold numeric
+  pending numeric, approved numeric, paid numeric, reversed numeric, rejected numeric, on_hold numeric,
+  entries bigint
 );
 
 -- The status bucket of a folded commission. A folded entry stored pending with an approves_at
@@ -123,23 +131,51 @@ as $$ select status = 'pending' and coalesce(approves_at > at, false) $$;
 create function report_apply(deltas report_delta[]) returns void
 language plpgsql
 as $$
+declare
+  through date;
+  grouped report_delta[];
 begin
-  insert into report_affiliate_months as r (organization_id, month, affiliate_id, currency, program_id,
-    clicks, customers, conversions, revenue, refunded, pending, approved, paid, reversed, rejected, on_hold)
-  select d.organization_id, date_trunc('month', d.at at time zone 'UTC')::date, d.affiliate_id, d.currency, min(d.program_id::text)::uuid,
-    sum(d.clicks), sum(d.customers), sum(d.conversions), sum(d.revenue), sum(d.refunded),
-    sum(d.pending), sum(d.approved), sum(d.paid), sum(d.reversed), sum(d.rejected), sum(d.on_hold)
-  from unnest(deltas) d
-  group by 1, 2, 3, 4
-  having sum(d.clicks) <> 0 or sum(d.customers) <> 0 or sum(d.conversions) <> 0 or sum(d.revenue) <> 0 or sum(d.refunded) <> 0
-    or sum(d.pending) <> 0 or sum(d.approved) <> 0 or sum(d.paid) <> 0 or sum(d.reversed) <> 0 or sum(d.rejected) <> 0 or sum(d.on_hold) <> 0
-  on conflict (organization_id, month, affiliate_id, currency) do update set
-    clicks = r.clicks + excluded.clicks, customers = r.customers + excluded.customers,
-    conversions = r.conversions + excluded.conversions, revenue = r.revenue + excluded.revenue,
-    refunded = r.refunded + excluded.refunded, pending = r.pending + excluded.pending,
-    approved = r.approved + excluded.approved, paid = r.paid + excluded.paid,
-    reversed = r.reversed + excluded.reversed, rejected = r.rejected + excluded.rejected,
-    on_hold = r.on_hold + excluded.on_hold;
+  select totals_through into through from report_fold_state;
+  -- The deltas per key and month (rows that sum to zero dropped).
+  select array_agg(g) into grouped from (
+    select row(d.organization_id, d.affiliate_id, min(d.program_id::text)::uuid, d.currency, date_trunc('month', d.at at time zone 'UTC') at time zone 'UTC',
+      sum(d.clicks), sum(d.customers), sum(d.conversions), sum(d.revenue), sum(d.refunded),
+      sum(d.pending), sum(d.approved), sum(d.paid), sum(d.reversed), sum(d.rejected), sum(d.on_hold), sum(d.entries))::report_delta as g
+    from unnest(deltas) d
+    group by d.organization_id, d.affiliate_id, d.currency, date_trunc('month', d.at at time zone 'UTC')
+    having sum(d.clicks) <> 0 or sum(d.customers) <> 0 or sum(d.conversions) <> 0 or sum(d.revenue) <> 0 or sum(d.refunded) <> 0
+      or sum(d.pending) <> 0 or sum(d.approved) <> 0 or sum(d.paid) <> 0 or sum(d.reversed) <> 0 or sum(d.rejected) <> 0
+      or sum(d.on_hold) <> 0 or sum(d.entries) <> 0
+  ) x;
+  if grouped is not null then
+    -- Every key has a row at each month boundary from the one after its first month up to
+    -- totals_through: a new key (or an older month of a known one) gets its rows, at zero.
+    insert into report_affiliate_totals (organization_id, before, affiliate_id, currency, program_id)
+    select k.organization_id, b::date, k.affiliate_id, k.currency, k.program_id
+    from (
+      select g.organization_id, g.affiliate_id, g.currency, min(g.program_id::text)::uuid as program_id, min(g.at) as first_month
+      from unnest(grouped) g group by 1, 2, 3
+    ) k
+    cross join lateral generate_series((k.first_month at time zone 'UTC') + interval '1 month', through::timestamp, interval '1 month') b
+    on conflict (organization_id, before, affiliate_id, currency) do nothing;
+    -- Each month's delta added to every boundary after it.
+    update report_affiliate_totals t set
+      entries = t.entries + x.entries, clicks = t.clicks + x.clicks, customers = t.customers + x.customers,
+      conversions = t.conversions + x.conversions, revenue = t.revenue + x.revenue, refunded = t.refunded + x.refunded,
+      pending = t.pending + x.pending, approved = t.approved + x.approved, paid = t.paid + x.paid,
+      reversed = t.reversed + x.reversed, rejected = t.rejected + x.rejected, on_hold = t.on_hold + x.on_hold
+    from (
+      select t2.organization_id, t2.before, t2.affiliate_id, t2.currency,
+        sum(g.entries) as entries, sum(g.clicks) as clicks, sum(g.customers) as customers, sum(g.conversions) as conversions,
+        sum(g.revenue) as revenue, sum(g.refunded) as refunded, sum(g.pending) as pending, sum(g.approved) as approved,
+        sum(g.paid) as paid, sum(g.reversed) as reversed, sum(g.rejected) as rejected, sum(g.on_hold) as on_hold
+      from unnest(grouped) g
+      join report_affiliate_totals t2 on t2.organization_id = g.organization_id and t2.affiliate_id = g.affiliate_id and t2.currency = g.currency
+        and t2.before > (g.at at time zone 'UTC')::date
+      group by 1, 2, 3, 4
+    ) x
+    where t.organization_id = x.organization_id and t.before = x.before and t.affiliate_id = x.affiliate_id and t.currency = x.currency;
+  end if;
 
   insert into report_program_days as r (organization_id, day, program_id, currency,
     clicks, customers, conversions, revenue, refunded, pending, approved, paid, reversed, rejected, on_hold)
@@ -171,7 +207,7 @@ as $$
     case when bucket = 'paid' then sign * amount else 0 end,
     case when bucket = 'reversed' then sign * amount else 0 end,
     case when bucket = 'rejected' then sign * amount else 0 end,
-    case when bucket = 'on_hold' then sign * amount else 0 end)::report_delta
+    case when bucket = 'on_hold' then sign * amount else 0 end, sign)::report_delta
 $$;
 
 -- Folds what was created in [folded_before, least(now() - lag, folded_before + span, the start of
@@ -184,6 +220,8 @@ declare
   w_old timestamptz;
   w_new timestamptz;
   oldest timestamptz;
+  through date;
+  target date;
   deltas report_delta[];
 begin
   perform pg_advisory_xact_lock(7262010001);
@@ -200,21 +238,37 @@ begin
   w_new := least(now() - lag, w_old + span, coalesce(oldest, 'infinity'));
   if w_new < w_old then w_new := w_old; end if;
 
+  -- Month boundaries up to the one after tomorrow's month (occurred_at may run a few minutes
+  -- ahead): a new boundary starts as a copy of the last one (nothing happened in between).
+  select totals_through into through from report_fold_state;
+  target := (date_trunc('month', (now() + interval '1 day') at time zone 'UTC') + interval '1 month')::date;
+  if through is null then
+    update report_fold_state set totals_through = target;
+  elsif through < target then
+    insert into report_affiliate_totals
+    select t.organization_id, b::date, t.affiliate_id, t.currency, t.program_id, t.entries, t.clicks, t.customers, t.conversions,
+      t.revenue, t.refunded, t.pending, t.approved, t.paid, t.reversed, t.rejected, t.on_hold
+    from report_affiliate_totals t
+    cross join generate_series(through::timestamp + interval '1 month', target::timestamp, interval '1 month') b
+    where t.before = through;
+    update report_fold_state set totals_through = target;
+  end if;
+
   insert into report_deferred_commissions (organization_id, commission_id, affiliate_id, program_id, currency, period_at, amount, approves_at)
   select k.organization_id, k.id, k.affiliate_id, k.program_id, k.currency::text, coalesce(v.occurred_at, k.created_at), k.amount, k.approves_at
   from commissions k left join conversions v on v.id = k.conversion_id
   where k.created_at >= w_old and k.created_at < w_new and report_deferred(k.status, k.approves_at, now());
 
   select array_agg(d) into deltas from (
-    select row(organization_id, affiliate_id, program_id, '', occurred_at, count(*), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)::report_delta as d
+    select row(organization_id, affiliate_id, program_id, '', occurred_at, count(*), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, count(*))::report_delta as d
     from clicks where created_at >= w_old and created_at < w_new
     group by organization_id, affiliate_id, program_id, occurred_at
     union all
-    select row(organization_id, affiliate_id, program_id, '', created_at, 0, count(*), 0, 0, 0, 0, 0, 0, 0, 0, 0)::report_delta
+    select row(organization_id, affiliate_id, program_id, '', created_at, 0, count(*), 0, 0, 0, 0, 0, 0, 0, 0, 0, count(*))::report_delta
     from customers where created_at >= w_old and created_at < w_new
     group by organization_id, affiliate_id, program_id, created_at
     union all
-    select row(organization_id, affiliate_id, program_id, currency::text, occurred_at, 0, 0, 1, amount, refunded_amount, 0, 0, 0, 0, 0, 0)::report_delta
+    select row(organization_id, affiliate_id, program_id, currency::text, occurred_at, 0, 0, 1, amount, refunded_amount, 0, 0, 0, 0, 0, 0, 1)::report_delta
     from conversions where created_at >= w_old and created_at < w_new
     union all
     select report_commission_delta(k.organization_id, k.affiliate_id, k.program_id, k.currency::text, coalesce(v.occurred_at, k.created_at), k.amount, report_bucket(k.status, k.approves_at), 1)
@@ -232,6 +286,20 @@ begin
 end
 $$;
 
+-- Starts the summaries over: the next folds rebuild them from the raw tables, oldest first. For
+-- rows written with a created_at already behind the watermark (a bulk import or a backfill
+-- migration that back-dates them), which the fold would otherwise never see. Reports stay exact
+-- meanwhile (everything is live until folded again), only slower.
+create function report_reset() returns void
+language plpgsql
+as $$
+begin
+  perform pg_advisory_xact_lock(7262010001);
+  truncate report_affiliate_totals, report_program_days, report_deferred_commissions;
+  update report_fold_state set folded_before = '-infinity', folded_at = null, totals_through = null;
+end
+$$;
+
 -- Refunds (refunded_amount) and any other change of a folded conversion: out with the old row, in with the new.
 create function report_conversions_changed() returns trigger
 language plpgsql
@@ -244,12 +312,12 @@ begin
   perform pg_advisory_xact_lock_shared(7262010001);
   select folded_before into w from report_fold_state;
   select array_agg(d) into deltas from (
-    select row(o.organization_id, o.affiliate_id, o.program_id, o.currency::text, o.occurred_at, 0, 0, -1, -o.amount, -o.refunded_amount, 0, 0, 0, 0, 0, 0)::report_delta as d
+    select row(o.organization_id, o.affiliate_id, o.program_id, o.currency::text, o.occurred_at, 0, 0, -1, -o.amount, -o.refunded_amount, 0, 0, 0, 0, 0, 0, -1)::report_delta as d
     from changed_old o join changed_new n on n.id = o.id
     where o.created_at < w
       and (o.amount, o.refunded_amount, o.affiliate_id, o.program_id, o.currency, o.occurred_at) is distinct from (n.amount, n.refunded_amount, n.affiliate_id, n.program_id, n.currency, n.occurred_at)
     union all
-    select row(n.organization_id, n.affiliate_id, n.program_id, n.currency::text, n.occurred_at, 0, 0, 1, n.amount, n.refunded_amount, 0, 0, 0, 0, 0, 0)::report_delta
+    select row(n.organization_id, n.affiliate_id, n.program_id, n.currency::text, n.occurred_at, 0, 0, 1, n.amount, n.refunded_amount, 0, 0, 0, 0, 0, 0, 1)::report_delta
     from changed_old o join changed_new n on n.id = o.id
     where o.created_at < w
       and (o.amount, o.refunded_amount, o.affiliate_id, o.program_id, o.currency, o.occurred_at) is distinct from (n.amount, n.refunded_amount, n.affiliate_id, n.program_id, n.currency, n.occurred_at)

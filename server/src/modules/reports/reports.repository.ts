@@ -4,7 +4,8 @@ import { effectiveStatusSql } from '../commissions/commission-lifecycle.js';
 
 /**
  * The reports' read model (migration 20261227000000_reports): summaries folded in the background
- * (report_affiliate_months, report_program_days) plus a live aggregation of what is not folded yet,
+ * (report_affiliate_totals: running totals per affiliate at each month boundary; report_program_days)
+ * plus a live aggregation of what is not folded yet,
  * in one statement, so one snapshot: exact, and as fresh as the raw tables.
  *
  * A report over [from, to) splits the period at the summaries' boundaries (months for the
@@ -82,7 +83,7 @@ const buckets = (status: string, amount: string) =>
  * sequential scans).
  */
 const LIVE_CTES = `
-st as materialized (select folded_before as w from report_fold_state),
+st as materialized (select folded_before as w, totals_through as through from report_fold_state),
 tail_clicks as materialized (
   select organization_id, affiliate_id, program_id, occurred_at from clicks where created_at >= (select w from st)),
 edge_clicks as materialized (
@@ -165,24 +166,74 @@ export class ReportsRepository {
    */
   private reading<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
     return Sql.of(this.orm).transaction(async (sql) => {
-      await sql.rows(`select set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true), set_config('work_mem', '64MB', true)`);
+      await sql.rows(READING_SETTINGS);
       return fn(sql);
     });
   }
 
   /**
-   * One page of the affiliates report, ranked by revenue: first every (affiliate, currency) of
-   * the period with its revenue only (cheap), then all the figures for the page's affiliates alone.
+   * One page of the affiliates report, ranked by revenue. Its whole months are the difference of
+   * two boundaries of report_affiliate_totals (two rows per affiliate, however long the period);
+   * every (affiliate, currency) of the period is ranked by revenue, then the page's rows summed.
    */
   affiliatesPage(window: ReportWindow, after: AffiliateCursor | undefined, limit: number): Promise<AffiliateFigureRow[]> {
+    const { text, values } = affiliatesStatement(window, after, limit);
+    return this.reading((sql) => sql.rows<AffiliateFigureRow>(text, values));
+  }
+
+  /** The time series: one point per period and currency, periods without activity as zeros. */
+  timeseries(window: ReportWindow, interval: 'day' | 'week' | 'month'): Promise<PointRow[]> {
+    const { text, values } = timeseriesStatement(window, interval);
+    return this.reading((sql) => sql.rows<PointRow>(text, values));
+  }
+
+  /**
+   * One fold step (report_fold in the migration), if no other instance is folding: answers the new
+   * watermark, or undefined when another instance holds the fold. Its own transaction, with a
+   * statement timeout of its own (a catch-up step may take longer than a request's statement).
+   */
+  fold(lagSeconds: number, spanSeconds: number): Promise<Date | undefined> {
+    return Sql.of(this.orm).transaction(async (sql) => {
+      const [lock] = await sql.rows<{ locked: boolean }>(`select pg_try_advisory_xact_lock(7262010002) as locked, set_config('statement_timeout', '60s', true), set_config('jit', 'off', true)`);
+      if (!lock?.locked) return undefined;
+      // New BRIN ranges summarized here, not by VACUUM (autovacuum may be off); needs the tables'
+      // owner, as the migrations are. The plan of the fold's scans by created_at relies on it.
+      await sql.transaction((s) => s.rows(`select brin_summarize_new_values(i::regclass) from unnest(?::text[]) i`, [BRIN_INDEXES])).catch(() => undefined);
+      const [row] = await sql.rows<{ w: Date }>(`select report_fold(make_interval(secs => ?), make_interval(secs => ?)) as w`, [lagSeconds, spanSeconds]);
+      return row!.w;
+    });
+  }
+
+  /** The watermark and the time of the last fold. */
+  async foldState(): Promise<{ folded_before: Date; folded_at: Date | null }> {
+    return (await Sql.of(this.orm).one<{ folded_before: Date; folded_at: Date | null }>(`select folded_before, folded_at from report_fold_state`))!;
+  }
+}
+
+/** The settings of a report's transaction (see ReportsRepository.reading). */
+export const READING_SETTINGS = `select set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true), set_config('work_mem', '64MB', true)`;
+
+const BRIN_INDEXES = ['clicks_created_at_brin', 'clicks_occurred_at_brin', 'customers_created_at_brin', 'conversions_created_at_brin', 'commissions_created_at_brin'];
+
+const utcDate = (d: Date): string => d.toISOString().slice(0, 10);
+
+/** The affiliates report's statement (exported for the benchmark's EXPLAIN). */
+export function affiliatesStatement(window: ReportWindow, after: AffiliateCursor | undefined, limit: number): { text: string; values: unknown[] } {
     const text = `
 with ${LIVE_CTES},
+totals as materialized (
+  select t2.affiliate_id, t2.program_id, nullif(t2.currency, '') as currency,
+    ${FIGURES.map((f) => `t2.${f} - coalesce(t1.${f}, 0) as ${f}`).join(', ')}
+  from report_affiliate_totals t2
+  left join report_affiliate_totals t1
+    on t1.organization_id = $1 and t1.before = least($8::date, (select through from st)) and t1.affiliate_id = t2.affiliate_id and t1.currency = t2.currency
+  where t2.organization_id = $1 and t2.before = least($9::date, (select through from st))
+    and t2.entries > coalesce(t1.entries, 0) and ($2::uuid is null or t2.program_id = $2::uuid)
+),
 keyed as (
   select x.affiliate_id, coalesce(x.currency, p.currency) as currency, x.revenue
   from (
-    select r.affiliate_id, r.program_id, nullif(r.currency, '') as currency, r.revenue
-    from report_affiliate_months r
-    where r.organization_id = $1 and r.month >= $8::date and r.month < $9::date and ($2::uuid is null or r.program_id = $2::uuid)
+    select t.affiliate_id, t.program_id, t.currency, t.revenue from totals t
     union all
     select l.affiliate_id, l.program_id, l.currency, l.revenue from live l where ($2::uuid is null or l.program_id = $2::uuid)
   ) x
@@ -202,10 +253,8 @@ page as (
 figures as (
   select x.affiliate_id, coalesce(x.currency, p.currency) as currency, min(x.program_id::text) as program_id, ${sums('x')}
   from (
-    select r.affiliate_id, r.program_id, nullif(r.currency, '') as currency, ${figureList('r')}
-    from report_affiliate_months r
-    where r.organization_id = $1 and r.affiliate_id in (select affiliate_id from page) and r.month >= $8::date and r.month < $9::date
-      and ($2::uuid is null or r.program_id = $2::uuid)
+    select t.affiliate_id, t.program_id, t.currency, ${figureList('t')}
+    from totals t where t.affiliate_id in (select affiliate_id from page)
     union all
     select l.affiliate_id, l.program_id, l.currency, ${figureList('l')}
     from live l where l.affiliate_id in (select affiliate_id from page) and ($2::uuid is null or l.program_id = $2::uuid)
@@ -230,11 +279,11 @@ order by page.revenue desc, page.affiliate_id, page.currency`;
       after?.currency ?? null,
       limit,
     ];
-    return this.reading((sql) => sql.rows<AffiliateFigureRow>(text, values));
-  }
+  return { text, values };
+}
 
-  /** The time series: one point per period and currency, periods without activity as zeros. */
-  timeseries(window: ReportWindow, interval: 'day' | 'week' | 'month'): Promise<PointRow[]> {
+/** The time series' statement (exported for the benchmark's EXPLAIN). */
+export function timeseriesStatement(window: ReportWindow, interval: 'day' | 'week' | 'month'): { text: string; values: unknown[] } {
     const text = `
 with ${LIVE_CTES},
 rows_of as (
@@ -281,32 +330,5 @@ order by pe.period, c.currency`;
       utcDate(window.r2),
       interval,
     ];
-    return this.reading((sql) => sql.rows<PointRow>(text, values));
-  }
-
-  /**
-   * One fold step (report_fold in the migration), if no other instance is folding: answers the new
-   * watermark, or undefined when another instance holds the fold. Its own transaction, with a
-   * statement timeout of its own (a catch-up step may take longer than a request's statement).
-   */
-  fold(lagSeconds: number, spanSeconds: number): Promise<Date | undefined> {
-    return Sql.of(this.orm).transaction(async (sql) => {
-      const [lock] = await sql.rows<{ locked: boolean }>(`select pg_try_advisory_xact_lock(7262010002) as locked, set_config('statement_timeout', '60s', true), set_config('jit', 'off', true)`);
-      if (!lock?.locked) return undefined;
-      // New BRIN ranges summarized here, not by VACUUM (autovacuum may be off); needs the tables'
-      // owner, as the migrations are. The plan of the fold's scans by created_at relies on it.
-      await sql.transaction((s) => s.rows(`select brin_summarize_new_values(i::regclass) from unnest(?::text[]) i`, [BRIN_INDEXES])).catch(() => undefined);
-      const [row] = await sql.rows<{ w: Date }>(`select report_fold(make_interval(secs => ?), make_interval(secs => ?)) as w`, [lagSeconds, spanSeconds]);
-      return row!.w;
-    });
-  }
-
-  /** The watermark and the time of the last fold. */
-  async foldState(): Promise<{ folded_before: Date; folded_at: Date | null }> {
-    return (await Sql.of(this.orm).one<{ folded_before: Date; folded_at: Date | null }>(`select folded_before, folded_at from report_fold_state`))!;
-  }
+  return { text, values };
 }
-
-const BRIN_INDEXES = ['clicks_created_at_brin', 'clicks_occurred_at_brin', 'customers_created_at_brin', 'conversions_created_at_brin', 'commissions_created_at_brin'];
-
-const utcDate = (d: Date): string => d.toISOString().slice(0, 10);
