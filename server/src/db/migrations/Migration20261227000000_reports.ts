@@ -11,8 +11,9 @@ import { Migration } from '@mikro-orm/migrations';
  *   conversions, revenue, refunded, commission amounts by status, and `entries` (rows folded, so
  *   that a key with any activity in a period is known). A period of whole months is the difference
  *   of two boundaries: two rows per affiliate, however long the period. Every key has a row at
- *   every boundary from the one after its first month to `report_fold_state.totals_through` (the
- *   fold adds the next boundary when a month begins, as a copy of the last).
+ *   every boundary from the one after its first month to `report_fold_state.totals_through`, the
+ *   boundary after the watermark's month (the fold adds the next one, as a copy of the last, when
+ *   the watermark enters a new month): folding oldest first touches one boundary per key.
  * - `report_program_days` (per organization, program, UTC day, currency): the same figures per
  *   day, for the time series. Clicks and customers carry no currency (`''`): a report shows them
  *   in the currency of the affiliate's program.
@@ -238,22 +239,6 @@ begin
   w_new := least(now() - lag, w_old + span, coalesce(oldest, 'infinity'));
   if w_new < w_old then w_new := w_old; end if;
 
-  -- Month boundaries up to the one after tomorrow's month (occurred_at may run a few minutes
-  -- ahead): a new boundary starts as a copy of the last one (nothing happened in between).
-  select totals_through into through from report_fold_state;
-  target := (date_trunc('month', (now() + interval '1 day') at time zone 'UTC') + interval '1 month')::date;
-  if through is null then
-    update report_fold_state set totals_through = target;
-  elsif through < target then
-    insert into report_affiliate_totals
-    select t.organization_id, b::date, t.affiliate_id, t.currency, t.program_id, t.entries, t.clicks, t.customers, t.conversions,
-      t.revenue, t.refunded, t.pending, t.approved, t.paid, t.reversed, t.rejected, t.on_hold
-    from report_affiliate_totals t
-    cross join generate_series(through::timestamp + interval '1 month', target::timestamp, interval '1 month') b
-    where t.before = through;
-    update report_fold_state set totals_through = target;
-  end if;
-
   insert into report_deferred_commissions (organization_id, commission_id, affiliate_id, program_id, currency, period_at, amount, approves_at)
   select k.organization_id, k.id, k.affiliate_id, k.program_id, k.currency::text, coalesce(v.occurred_at, k.created_at), k.amount, k.approves_at
   from commissions k left join conversions v on v.id = k.conversion_id
@@ -278,6 +263,27 @@ begin
     select report_commission_delta(organization_id, affiliate_id, program_id, currency, period_at, amount, 'approved', 1)
     from report_deferred_commissions where approves_at <= now()
   ) s;
+
+  -- Boundaries up to the one after the last month folded into (the watermark's, a day ahead:
+  -- occurred_at may run minutes ahead of created_at): a new boundary starts as a copy of the last
+  -- one (nothing was folded in between). Later months are all live (created after the watermark),
+  -- and a report reads the totals at no later boundary than totals_through.
+  select totals_through into through from report_fold_state;
+  select greatest((date_trunc('month', (w_new + interval '1 day') at time zone 'UTC') + interval '1 month')::date,
+                  (max(date_trunc('month', d.at at time zone 'UTC')) + interval '1 month')::date)
+    into target from unnest(coalesce(deltas, '{}')) d;
+  if through is null then
+    update report_fold_state set totals_through = target;
+  elsif through < target then
+    insert into report_affiliate_totals
+    select t.organization_id, b::date, t.affiliate_id, t.currency, t.program_id, t.entries, t.clicks, t.customers, t.conversions,
+      t.revenue, t.refunded, t.pending, t.approved, t.paid, t.reversed, t.rejected, t.on_hold
+    from report_affiliate_totals t
+    cross join generate_series(through::timestamp + interval '1 month', target::timestamp, interval '1 month') b
+    where t.before = through;
+    update report_fold_state set totals_through = target;
+  end if;
+
   if deltas is not null then perform report_apply(deltas); end if;
   delete from report_deferred_commissions where approves_at <= now();
 
