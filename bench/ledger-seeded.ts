@@ -229,12 +229,13 @@ async function main(): Promise<void> {
     for (;;) {
       const { rows } = await db.query(`select folded_before > now() - interval '90 seconds' as caught_up, folded_before from report_fold_state`);
       if (rows[0].caught_up) break;
+      if (process.env.BENCH_VERBOSE) console.log(`  fold at ${(rows[0].folded_before as Date).toISOString?.() ?? rows[0].folded_before} after ${((Date.now() - foldStarted) / 1000).toFixed(0)} s`);
       if (Date.now() - foldStarted > 30 * 60_000) throw new Error('the fold did not catch up in 30 minutes');
-      await new Promise((r) => setTimeout(r, 2000));
+      await new Promise((r) => setTimeout(r, 5000));
     }
-    const summaries = (await db.query(`select (select count(*) from report_affiliate_months) as months, (select count(*) from report_program_days) as days, (select count(*) from report_deferred_commissions) as deferred`)).rows[0];
+    const summaries = (await db.query(`select (select count(*) from report_affiliate_totals) as months, (select count(*) from report_program_days) as days, (select count(*) from report_deferred_commissions) as deferred`)).rows[0];
     console.log(
-      `background fold caught up in ${((Date.now() - foldStarted) / 1000).toFixed(0)} s: ${summaries.months} affiliate-month rows, ${summaries.days} program-day rows, ${summaries.deferred} deferred (pending) entries`,
+      `background fold caught up in ${((Date.now() - foldStarted) / 1000).toFixed(0)} s: ${summaries.months} affiliate running-total rows, ${summaries.days} program-day rows, ${summaries.deferred} deferred (pending) entries`,
     );
 
     const now = new Date();

@@ -68,6 +68,8 @@ create table report_affiliate_totals (
   on_hold numeric not null default 0,
   constraint report_affiliate_totals_pkey primary key (organization_id, before, affiliate_id, currency)
 );
+-- A change in one month moves every later boundary of that key (report_apply).
+create index report_affiliate_totals_key_idx on report_affiliate_totals (organization_id, affiliate_id, currency, before);
 
 create table report_program_days (
   organization_id uuid not null,

@@ -221,19 +221,19 @@ const utcDate = (d: Date): string => d.toISOString().slice(0, 10);
 export function affiliatesStatement(window: ReportWindow, after: AffiliateCursor | undefined, limit: number): { text: string; values: unknown[] } {
     const text = `
 with ${LIVE_CTES},
-totals as materialized (
-  select t2.affiliate_id, t2.program_id, nullif(t2.currency, '') as currency,
-    ${FIGURES.map((f) => `t2.${f} - coalesce(t1.${f}, 0) as ${f}`).join(', ')}
+bounds as materialized (select least($8::date, through) as b1, least($9::date, through) as b2 from st),
+ranked_totals as materialized (
+  select t2.affiliate_id, t2.program_id, nullif(t2.currency, '') as currency, t2.revenue - coalesce(t1.revenue, 0) as revenue
   from report_affiliate_totals t2
   left join report_affiliate_totals t1
-    on t1.organization_id = $1 and t1.before = least($8::date, (select through from st)) and t1.affiliate_id = t2.affiliate_id and t1.currency = t2.currency
-  where t2.organization_id = $1 and t2.before = least($9::date, (select through from st))
+    on t1.organization_id = $1 and t1.before = (select b1 from bounds) and t1.affiliate_id = t2.affiliate_id and t1.currency = t2.currency
+  where t2.organization_id = $1 and t2.before = (select b2 from bounds)
     and t2.entries > coalesce(t1.entries, 0) and ($2::uuid is null or t2.program_id = $2::uuid)
 ),
 keyed as (
   select x.affiliate_id, coalesce(x.currency, p.currency) as currency, x.revenue
   from (
-    select t.affiliate_id, t.program_id, t.currency, t.revenue from totals t
+    select t.affiliate_id, t.program_id, t.currency, t.revenue from ranked_totals t
     union all
     select l.affiliate_id, l.program_id, l.currency, l.revenue from live l where ($2::uuid is null or l.program_id = $2::uuid)
   ) x
@@ -253,8 +253,12 @@ page as (
 figures as (
   select x.affiliate_id, coalesce(x.currency, p.currency) as currency, min(x.program_id::text) as program_id, ${sums('x')}
   from (
-    select t.affiliate_id, t.program_id, t.currency, ${figureList('t')}
-    from totals t where t.affiliate_id in (select affiliate_id from page)
+    select t2.affiliate_id, t2.program_id, nullif(t2.currency, '') as currency, ${FIGURES.map((f) => `t2.${f} - coalesce(t1.${f}, 0) as ${f}`).join(', ')}
+    from report_affiliate_totals t2
+    left join report_affiliate_totals t1
+      on t1.organization_id = $1 and t1.before = (select b1 from bounds) and t1.affiliate_id = t2.affiliate_id and t1.currency = t2.currency
+    where t2.organization_id = $1 and t2.before = (select b2 from bounds) and t2.affiliate_id in (select affiliate_id from page)
+      and t2.entries > coalesce(t1.entries, 0) and ($2::uuid is null or t2.program_id = $2::uuid)
     union all
     select l.affiliate_id, l.program_id, l.currency, ${figureList('l')}
     from live l where l.affiliate_id in (select affiliate_id from page) and ($2::uuid is null or l.program_id = $2::uuid)
