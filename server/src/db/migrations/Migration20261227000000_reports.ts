@@ -110,6 +110,11 @@ create index customers_created_at_brin on customers using brin (created_at);
 create index conversions_created_at_brin on conversions using brin (created_at);
 create index commissions_created_at_brin on commissions using brin (created_at);
 
+-- The functions below run with sequential scans off (a SET of the function, undone on return):
+-- their rows are picked by index (BRIN on created_at, primary keys), whatever the statistics
+-- say; without statistics the planner would scan whole tables. And no JIT, which that cost
+-- would trigger.
+
 -- One row of figures, as folded: the unit report_apply adds to both summaries.
 create type report_delta as (
   organization_id uuid, affiliate_id uuid, program_id uuid, currency text, at timestamptz,
@@ -133,6 +138,8 @@ as $$ select status = 'pending' and coalesce(approves_at > at, false) $$;
 -- Adds the deltas to both summaries (rows whose figures sum to zero are skipped).
 create function report_apply(deltas report_delta[]) returns void
 language plpgsql
+set enable_seqscan = off
+set jit = off
 as $$
 declare
   through date;
@@ -218,6 +225,8 @@ $$;
 -- lock (reports.repository.ts). Answers the new watermark.
 create function report_fold(lag interval, span interval) returns timestamptz
 language plpgsql
+set enable_seqscan = off
+set jit = off
 as $$
 declare
   w_old timestamptz;
@@ -311,6 +320,8 @@ $$;
 -- Refunds (refunded_amount) and any other change of a folded conversion: out with the old row, in with the new.
 create function report_conversions_changed() returns trigger
 language plpgsql
+set enable_seqscan = off
+set jit = off
 as $$
 declare
   w timestamptz;
@@ -343,6 +354,8 @@ create trigger report_conversions_changed after update on conversions
 -- one that is or becomes pending with approves_at still ahead is (or stays) deferred.
 create function report_commissions_changed() returns trigger
 language plpgsql
+set enable_seqscan = off
+set jit = off
 as $$
 declare
   w timestamptz;
