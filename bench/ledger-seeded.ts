@@ -245,43 +245,53 @@ async function main(): Promise<void> {
     const q = (from: Date, to: Date) => `from=${from.toISOString()}&to=${to.toISOString()}`;
     const reads: [string, string][] = [
       ['reports/affiliates, last month (calendar)', `/api/reports/affiliates?${q(lastMonth, monthStart)}`],
-      ['reports/affiliates, last 30 days (rolling)', `/api/reports/affiliates?${q(new Date(now.getTime() - 30 * DAY), now)}`],
       ['reports/affiliates, 12 months (calendar)', `/api/reports/affiliates?${q(yearAgo, monthStart)}`],
-      ['reports/affiliates, last 365 days (rolling)', `/api/reports/affiliates?${q(new Date(now.getTime() - 365 * DAY), now)}`],
       ['reports/affiliates, 12 months, page 2', ''],
       ['reports/timeseries day, last 365 days', `/api/reports/timeseries?interval=day&${q(new Date(now.getTime() - 365 * DAY), now)}`],
       ['reports/timeseries month, 12 months, 1 program', `/api/reports/timeseries?interval=month&program_id=${programs[0]!.id}&${q(yearAgo, monthStart)}`],
       ['commissions?status=approved, first page', `/api/commissions?status=approved`],
+      // Partial months at both ends are aggregated from the raw rows: the slow case (see README).
+      ['reports/affiliates, last 30 days (rolling)', `/api/reports/affiliates?${q(new Date(now.getTime() - 30 * DAY), now)}`],
+      ['reports/affiliates, last 365 days (rolling)', `/api/reports/affiliates?${q(new Date(now.getTime() - 365 * DAY), now)}`],
     ];
-    const firstPage = await call('GET', `${base}${reads[2]![1]}`, auth);
-    if (firstPage.body.data.next_cursor) reads[4]![1] = `${reads[2]![1]}&cursor=${firstPage.body.data.next_cursor as string}`;
-    else reads.splice(4, 1);
+    const firstPage = await call('GET', `${base}${reads[1]![1]}`, auth);
+    if (firstPage.body.data.next_cursor) reads[2]![1] = `${reads[1]![1]}&cursor=${firstPage.body.data.next_cursor as string}`;
+    else reads.splice(2, 1);
 
     console.log(`\n${REQUESTS} sequential requests each (after 3 unmeasured), through HTTP:`);
     console.log('read                                              p50 ms   p95 ms   max ms  rows');
     for (const [name, path] of reads) {
-      for (let i = 0; i < 3; i++) await call('GET', `${base}${path}`, auth);
       const times: number[] = [];
       let rows = 0;
-      for (let i = 0; i < REQUESTS; i++) {
-        const r = await call('GET', `${base}${path}`, auth);
-        times.push(r.ms);
-        rows = (r.body.data.affiliates ?? r.body.data.points ?? r.body.data.commissions ?? []).length;
+      try {
+        for (let i = 0; i < 3; i++) await call('GET', `${base}${path}`, auth);
+        for (let i = 0; i < REQUESTS; i++) {
+          const r = await call('GET', `${base}${path}`, auth);
+          times.push(r.ms);
+          rows = (r.body.data.affiliates ?? r.body.data.points ?? r.body.data.commissions ?? []).length;
+        }
+      } catch (err) {
+        console.log(`${name.padEnd(48)} failed: ${(err as Error).message.slice(0, 160)}`);
+        continue;
       }
       times.sort((a, b) => a - b);
       console.log(`${name.padEnd(48)} ${percentile(times, 50).toFixed(1).padStart(7)}  ${percentile(times, 95).toFixed(1).padStart(7)}  ${times[times.length - 1]!.toFixed(1).padStart(7)}  ${rows}`);
     }
 
+    const approved = (await db.query(`select count(*) as n, sum(amount) as total from commissions where organization_id = $1 and payout_id is null and (status = 'approved' or (status = 'pending' and approves_at <= now()))`, [organizationId])).rows[0];
+    try {
+      const payout = await call('POST', `${base}/api/payouts`, auth, {});
+      const payouts = payout.body.data.payouts as { amount: number; commission_count: number }[];
+      console.log(
+        `\nPOST /api/payouts (every approved entry: ${approved.n} entries, ${approved.total} in total): ${payout.ms.toFixed(0)} ms, ${payouts.length} payouts carrying ${payouts.reduce((s, p) => s + p.commission_count, 0)} entries`,
+      );
+      const after = await call('GET', `${base}${reads[1]![1]}`, auth);
+      console.log(`reports/affiliates, 12 months, right after the payout run: ${after.ms.toFixed(1)} ms`);
+    } catch (err) {
+      console.log(`\nPOST /api/payouts (every approved entry: ${approved.n} entries) failed: ${(err as Error).message.slice(0, 200)}`);
+    }
     if (process.env.BENCH_EXPLAIN) await explain(db, organizationId, { lastMonth, monthStart, yearAgo, now });
 
-    const approved = (await db.query(`select count(*) as n, sum(amount) as total from commissions where organization_id = $1 and payout_id is null and (status = 'approved' or (status = 'pending' and approves_at <= now()))`, [organizationId])).rows[0];
-    const payout = await call('POST', `${base}/api/payouts`, auth, {});
-    const payouts = payout.body.data.payouts as { amount: number; commission_count: number }[];
-    console.log(
-      `\nPOST /api/payouts (every approved entry: ${approved.n} entries, ${approved.total} in total): ${payout.ms.toFixed(0)} ms, ${payouts.length} payouts carrying ${payouts.reduce((s, p) => s + p.commission_count, 0)} entries`,
-    );
-    const after = await call('GET', `${base}${reads[2]![1]}`, auth);
-    console.log(`reports/affiliates, 12 months, right after the payout run: ${after.ms.toFixed(1)} ms`);
   } finally {
     stopping = true;
     service.kill('SIGTERM');
