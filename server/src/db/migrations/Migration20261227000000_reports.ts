@@ -45,7 +45,7 @@ create table report_fold_state (
   folded_before timestamptz not null,
   folded_at timestamptz null,
   totals_through date null
-);
+) with (fillfactor = 10); -- updated by every fold: room for its updates on its own page (HOT), without VACUUM
 insert into report_fold_state (singleton, folded_before, folded_at, totals_through) values (true, '-infinity', null, null);
 
 create table report_affiliate_totals (
