@@ -11,6 +11,7 @@ import { integrationsContract, webhooksContract } from './resources/integrations
 import { meContract } from './resources/me.js';
 import { programsContract } from './resources/programs.js';
 import { accountContract, operatorPeopleContract, peopleContract } from './resources/people.js';
+import { reportsContract } from './resources/reports.js';
 import { trackingContract } from './resources/tracking.js';
 
 const c = initContract();
@@ -28,6 +29,7 @@ export const merchantContract = c.router(
     commissions: commissionsContract,
     payouts: payoutsContract,
     people: peopleContract,
+    reports: reportsContract,
   },
   {
     strictStatusCodes: true,

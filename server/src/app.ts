@@ -55,6 +55,10 @@ import { payoutsRouter } from './modules/payouts/payouts.router.js';
 import { People } from './modules/people/people.module.js';
 import { dashboardRouter } from './http/dashboard.js';
 import { SIGN_IN_RATE_LIMIT_DEFAULTS } from './config.js';
+import { ReportsRepository } from './modules/reports/reports.repository.js';
+import { ReportsService } from './modules/reports/reports.service.js';
+import { reportsRouter } from './modules/reports/reports.router.js';
+import { ReportFolder } from './modules/reports/report-folder.js';
 
 /**
  * How this instance learns that a cached program rule or API key changed on another instance:
@@ -101,6 +105,9 @@ export interface Services {
   integrations: IntegrationsService;
   commissions: CommissionsService;
   payouts: PayoutsService;
+  reports: ReportsService;
+  /** Folds raw rows into the report summaries in the background (main.ts starts it). */
+  reportFolder: ReportFolder;
   authenticator: ApiKeyAuthenticator;
   /** The caches a change notification reaches (db/change-notifications.ts): program rules and API keys. */
   caches: CacheChangeHandler;
@@ -110,6 +117,8 @@ export interface Services {
 export interface CacheTtls {
   apiKeyCacheTtlMs: number;
   programRuleCacheTtlMs?: number;
+  /** Where background work (the report folder) logs. */
+  logger?: Logger;
 }
 
 export function createServices(orm: MikroORM, ttls: CacheTtls): Services {
@@ -119,6 +128,7 @@ export function createServices(orm: MikroORM, ttls: CacheTtls): Services {
   const affiliatesRepository = new AffiliatesRepository(orm);
   const clicksRepository = new ClicksRepository(orm);
   const customersRepository = new CustomersRepository(orm);
+  const reportsRepository = new ReportsRepository(orm);
   const organizations = new OrganizationsService(new OrganizationsRepository(orm));
   // One resolver per instance, so that its caches serve every service.
   const resolver = new AttributionResolver(
@@ -140,6 +150,8 @@ export function createServices(orm: MikroORM, ttls: CacheTtls): Services {
     integrations: new IntegrationsService(new IntegrationsRepository(orm)),
     commissions: new CommissionsService(new CommissionsRepository(orm)),
     payouts: new PayoutsService(new PayoutsRepository(orm)),
+    reports: new ReportsService(reportsRepository),
+    reportFolder: new ReportFolder(reportsRepository, { logger: ttls.logger }),
     authenticator,
     caches: {
       changed: (change) => {
@@ -187,6 +199,7 @@ export function createApp(deps: AppDeps): App {
   const services = createServices(deps.orm, {
     apiKeyCacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
     programRuleCacheTtlMs: deps.config.PROGRAM_RULE_CACHE_TTL_MS,
+    logger,
   });
   const cacheInvalidation = deps.cacheInvalidation ?? 'this-instance-only';
   const changeListener =
@@ -264,6 +277,7 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.integrations, integrationsRouter(services.integrations), app, options);
   createExpressEndpoints(contract.commissions, commissionsRouter(services.commissions), app, options);
   createExpressEndpoints(contract.payouts, payoutsRouter(services.payouts), app, options);
+  createExpressEndpoints(contract.reports, reportsRouter(services.reports), app, options);
   createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator), app, options);
   createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers), app, options);
   people.mountRoutes(app, services, options);

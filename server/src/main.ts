@@ -52,8 +52,10 @@ const cacheInvalidation: CacheInvalidation = embedded
   ? 'this-instance-only'
   : { listenUrl: config.DATABASE_DIRECT_URL ?? databaseUrl, connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS };
 if (embedded) logger.info('embedded database: one instance, so cached program rules and API keys are invalidated on this instance only');
-const { listener, changeListener } = createApp({ orm, config, logger, readiness, rateLimiters, cacheInvalidation });
+const { listener, changeListener, services } = createApp({ orm, config, logger, readiness, rateLimiters, cacheInvalidation });
 await changeListener?.start();
+// Report summaries are folded in the background by whichever instance holds the fold's lock.
+services.reportFolder.start();
 if (!config.ADMIN_TOKEN) logger.warn('ADMIN_TOKEN is not set: /admin/* answers 401 and no organization can be created.');
 
 const server: Server = createHttpServer(listener, logger).listen(config.PORT, config.HOST, () => {
@@ -111,6 +113,7 @@ async function shutdown(signal: string): Promise<void> {
     server.once('close', () => clearInterval(reaper));
   });
   await changeListener?.close();
+  await services.reportFolder.stop();
   await closeOrm(orm);
   await rateLimiters.close();
   await embedded?.stop();
