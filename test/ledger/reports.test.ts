@@ -21,12 +21,13 @@ describe('GET /api/reports/affiliates', () => {
     const to = new Date(Date.now() + 3_600_000).toISOString();
     const res = await m.api.get(`/api/reports/affiliates?from=${FROM}&to=${to}`);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const zero = { pending: 0, paid: 0, reversed: 0, on_hold: 0 };
+    // Each sale's entry is pending (30 days' hold): 30 % of 100; of 80 refunded down to 60; of 30.
+    const zero = { paid: 0, reversed: 0, on_hold: 0 };
     expect(res.body.data).toEqual({
       affiliates: [
-        { affiliate_id: m.affiliate.id, program_id: m.program.id, currency: 'USD', clicks: 0, customers: 0, conversions: 1, revenue: 100, refunded: 0, commissions: { ...zero, approved: 0, rejected: 0 } },
-        { affiliate_id: m.affiliate.id, program_id: m.program.id, currency: 'EUR', clicks: 1, customers: 1, conversions: 1, revenue: 80, refunded: 20, commissions: { ...zero, approved: 0, rejected: 0 } },
-        { affiliate_id: b.id, program_id: m.program.id, currency: 'EUR', clicks: 0, customers: 0, conversions: 1, revenue: 30, refunded: 0, commissions: { ...zero, approved: 2.25, rejected: 7.5 } },
+        { affiliate_id: m.affiliate.id, program_id: m.program.id, currency: 'USD', clicks: 0, customers: 0, conversions: 1, revenue: 100, refunded: 0, commissions: { ...zero, pending: 30, approved: 0, rejected: 0 } },
+        { affiliate_id: m.affiliate.id, program_id: m.program.id, currency: 'EUR', clicks: 1, customers: 1, conversions: 1, revenue: 80, refunded: 20, commissions: { ...zero, pending: 18, approved: 0, rejected: 0 } },
+        { affiliate_id: b.id, program_id: m.program.id, currency: 'EUR', clicks: 0, customers: 0, conversions: 1, revenue: 30, refunded: 0, commissions: { ...zero, pending: 9, approved: 2.25, rejected: 7.5 } },
       ],
       next_cursor: null,
     });
