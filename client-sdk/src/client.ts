@@ -325,6 +325,25 @@ export class WebhookEndpoints extends Resource {
   }
 }
 
+export class Reports extends Resource {
+  /**
+   * Clicks, customers, conversions, revenue, refunds and commissions by status per affiliate and
+   * currency over `[from, to)` (ISO-8601), highest revenue first; optionally one `program_id` or
+   * `currency`. Exact and current. Await for one page, or `for await` over every row.
+   */
+  affiliates(query: RequestQuery<R['reports']['affiliates']>, options?: RequestOptions) {
+    return this.requester.list(merchantContract.reports.affiliates, query, options);
+  }
+
+  /**
+   * The same figures per `interval` (`day`, `week` from Monday, `month`; UTC) over `[from, to)`,
+   * one point per period and currency, empty periods as zeros, for charts. Resolves to `{ interval, points }`.
+   */
+  timeseries(query: RequestQuery<R['reports']['timeseries']>, options?: RequestOptions) {
+    return this.requester.call(merchantContract.reports.timeseries, { query }, options);
+  }
+}
+
 /**
  * The client of the Affiliate Attribution API.
  *
@@ -343,6 +362,7 @@ export class Client {
   readonly commissions: Commissions;
   readonly payouts: Payouts;
   readonly webhookEndpoints: WebhookEndpoints;
+  readonly reports: Reports;
   readonly #requester: Requester;
 
   constructor(options: ClientOptions) {
@@ -395,6 +415,7 @@ export class Client {
     this.commissions = new Commissions(this.#requester);
     this.payouts = new Payouts(this.#requester);
     this.webhookEndpoints = new WebhookEndpoints(this.#requester);
+    this.reports = new Reports(this.#requester);
   }
 
   /** The organization the API key belongs to; an authenticated health check. Resolves to `{ organization }`. */

@@ -11,6 +11,7 @@ import { integrationsContract, webhooksContract } from './resources/integrations
 import { meContract } from './resources/me.js';
 import { programsContract } from './resources/programs.js';
 import { accountContract, operatorPeopleContract, peopleContract } from './resources/people.js';
+import { reportsContract } from './resources/reports.js';
 import { trackingContract } from './resources/tracking.js';
 import { webhookEndpointsContract } from './resources/webhook-endpoints.js';
 
@@ -30,6 +31,7 @@ export const merchantContract = c.router(
     payouts: payoutsContract,
     webhookEndpoints: webhookEndpointsContract,
     people: peopleContract,
+    reports: reportsContract,
   },
   {
     strictStatusCodes: true,

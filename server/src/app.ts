@@ -60,6 +60,10 @@ import { UrlGuard } from './modules/events/url-guard.js';
 import { People } from './modules/people/people.module.js';
 import { dashboardRouter } from './http/dashboard.js';
 import { SIGN_IN_RATE_LIMIT_DEFAULTS } from './config.js';
+import { ReportsRepository } from './modules/reports/reports.repository.js';
+import { ReportsService } from './modules/reports/reports.service.js';
+import { reportsRouter } from './modules/reports/reports.router.js';
+import { ReportFolder } from './modules/reports/report-folder.js';
 
 /**
  * How this instance learns that a cached program rule or API key changed on another instance:
@@ -109,6 +113,9 @@ export interface Services {
   payouts: PayoutsService;
   /** Merchants' webhook endpoints and their delivery log (modules/events). */
   webhookEndpoints: EndpointsService;
+  reports: ReportsService;
+  /** Folds raw rows into the report summaries in the background (main.ts starts it). */
+  reportFolder: ReportFolder;
   authenticator: ApiKeyAuthenticator;
   /** The caches a change notification reaches (db/change-notifications.ts): program rules and API keys. */
   caches: CacheChangeHandler;
@@ -118,6 +125,8 @@ export interface Services {
 export interface CacheTtls {
   apiKeyCacheTtlMs: number;
   programRuleCacheTtlMs?: number;
+  /** Where background work (the report folder) logs. */
+  logger?: Logger;
 }
 
 /** Secrets at rest (ENCRYPTION_KEY) and which URLs webhook endpoints may have (WEBHOOK_ALLOW_PRIVATE_URLS). */
@@ -134,6 +143,7 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
   const affiliatesRepository = new AffiliatesRepository(orm);
   const clicksRepository = new ClicksRepository(orm);
   const customersRepository = new CustomersRepository(orm);
+  const reportsRepository = new ReportsRepository(orm);
   const organizations = new OrganizationsService(new OrganizationsRepository(orm));
   // One resolver per instance, so that its caches serve every service.
   const resolver = new AttributionResolver(
@@ -156,6 +166,8 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
     commissions: new CommissionsService(new CommissionsRepository(orm)),
     payouts: new PayoutsService(new PayoutsRepository(orm)),
     webhookEndpoints: new EndpointsService(new EndpointsRepository(orm), secrets, new UrlGuard(secretSettings.allowPrivateWebhookUrls ?? false)),
+    reports: new ReportsService(reportsRepository),
+    reportFolder: new ReportFolder(reportsRepository, { logger: ttls.logger }),
     authenticator,
     caches: {
       changed: (change) => {
@@ -203,6 +215,7 @@ export function createApp(deps: AppDeps): App {
   const services = createServices(deps.orm, {
     apiKeyCacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
     programRuleCacheTtlMs: deps.config.PROGRAM_RULE_CACHE_TTL_MS,
+    logger,
   }, { encryptionKey: deps.config.ENCRYPTION_KEY, allowPrivateWebhookUrls: deps.config.WEBHOOK_ALLOW_PRIVATE_URLS });
   const cacheInvalidation = deps.cacheInvalidation ?? 'this-instance-only';
   const changeListener =
@@ -281,6 +294,7 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.commissions, commissionsRouter(services.commissions), app, options);
   createExpressEndpoints(contract.payouts, payoutsRouter(services.payouts), app, options);
   createExpressEndpoints(contract.webhookEndpoints, webhookEndpointsRouter(services.webhookEndpoints), app, options);
+  createExpressEndpoints(contract.reports, reportsRouter(services.reports), app, options);
   createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator), app, options);
   createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers), app, options);
   people.mountRoutes(app, services, options);

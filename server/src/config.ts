@@ -12,6 +12,13 @@ export const SIGN_IN_RATE_LIMIT_DEFAULTS = { max: 5, windowSeconds: 60 } as cons
 export const API_RATE_LIMIT_DEFAULTS = { max: 1_200_000, windowSeconds: 60 } as const;
 
 /**
+ * How long an instance told to stop keeps serving with /ready at 503 before it closes its listener:
+ * enough for a load balancer checking /ready every second, down after 2 failures (the README's
+ * haproxy recipe), with room for a check in flight; see the README's "Shutdown".
+ */
+export const SHUTDOWN_DRAIN_DELAY_DEFAULT_MS = 5_000;
+
+/**
  * Bounds on every wait for PostgreSQL, so that a database that stops answering (frozen, partitioned,
  * overloaded) turns into 503 + Retry-After within seconds instead of requests that hang for as long
  * as it does. Each is longer than any statement the service sends in normal operation (its
@@ -39,7 +46,12 @@ const EnvSchema = z.object({
   /** Safety nets of the caches: changes reach every instance by notification (db/change-notifications.ts). */
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   PROGRAM_RULE_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(PROGRAM_RULE_TTL_MS),
-  /** A session connection for LISTEN (behind PgBouncer in transaction mode: a direct one); default DATABASE_URL. */
+  /**
+   * The connection for what needs session state (LISTEN for cache changes): behind PgBouncer in
+   * transaction mode, PostgreSQL directly or a session-mode pool. Default DATABASE_URL.
+   */
+  DATABASE_DIRECT_URL: z.string().url().optional(),
+  /** The former name of DATABASE_DIRECT_URL, still read. */
   DATABASE_LISTEN_URL: z.string().url().optional(),
   /**
    * Read replicas (comma-separated URLs) for the reads that tolerate lag (lists and reports:
@@ -64,8 +76,11 @@ const EnvSchema = z.object({
   REDIS_URL: z.string().url().optional(),
   /** Set: GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
-  /** On SIGTERM, /ready answers 503 for this long before the listener closes (load balancer deregistration). */
-  SHUTDOWN_DRAIN_DELAY_MS: z.coerce.number().int().min(0).max(300_000).default(0),
+  /**
+   * On SIGTERM, /ready answers 503 for this long before the listener closes (load balancer
+   * deregistration): longer than a balancer's health-check interval x failures to mark it down.
+   */
+  SHUTDOWN_DRAIN_DELAY_MS: z.coerce.number().int().min(0).max(300_000).default(SHUTDOWN_DRAIN_DELAY_DEFAULT_MS),
   /** `servers` of GET /openapi.json: the public base URL (default: the origin of the request) and the legacy host. */
   PUBLIC_BASE_URL: z.string().url().optional(),
   LEGACY_BASE_URL: z.string().url().optional(),
@@ -94,8 +109,17 @@ const EnvSchema = z.object({
 })
   .superRefine((env, ctx) => {
     // The embedded database (DATABASE_URL unset) accepts one connection: nothing to listen on.
-    if (env.DATABASE_LISTEN_URL !== undefined && env.DATABASE_URL === undefined) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['DATABASE_LISTEN_URL'], message: 'requires DATABASE_URL (the embedded database has no listener)' });
+    for (const name of ['DATABASE_DIRECT_URL', 'DATABASE_LISTEN_URL'] as const) {
+      if (env[name] !== undefined && env.DATABASE_URL === undefined) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: [name], message: 'requires DATABASE_URL (the embedded database has no listener)' });
+      }
+    }
+    if (env.DATABASE_DIRECT_URL !== undefined && env.DATABASE_LISTEN_URL !== undefined && env.DATABASE_DIRECT_URL !== env.DATABASE_LISTEN_URL) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['DATABASE_LISTEN_URL'],
+        message: 'is the former name of DATABASE_DIRECT_URL, which is set to another URL: set only DATABASE_DIRECT_URL',
+      });
     }
     if (env.DATABASE_REPLICA_URLS.length > 0 && env.DATABASE_URL === undefined) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['DATABASE_REPLICA_URLS'], message: 'requires DATABASE_URL (the embedded database has no replicas)' });
@@ -108,6 +132,7 @@ const EnvSchema = z.object({
   })
   .transform((env) => ({
     ...env,
+    DATABASE_DIRECT_URL: env.DATABASE_DIRECT_URL ?? env.DATABASE_LISTEN_URL ?? env.DATABASE_URL,
     DB_QUERY_TIMEOUT_MS:
       env.DB_QUERY_TIMEOUT_MS ?? (env.DB_STATEMENT_TIMEOUT_MS || DATABASE_TIMEOUT_DEFAULTS.statementMs) + DATABASE_TIMEOUT_DEFAULTS.answerGraceMs,
   }));

@@ -31,7 +31,17 @@ if (!databaseUrl) {
 
 // PGlite is a single connection: one pooled connection, or transactions would interleave.
 // Every wait for the database is bounded (DB_*_TIMEOUT_MS): a frozen database answers 503, never a hang.
-const orm = await initOrm(databaseUrl, embedded ? 1 : config.DB_POOL_MAX, databaseTimeouts(config), config.DATABASE_REPLICA_URLS);
+// Instances starting together apply pending migrations once, under a lock (db/orm.ts, migrateOnce).
+const orm = await initOrm(databaseUrl, embedded ? 1 : config.DB_POOL_MAX, databaseTimeouts(config), {
+  concurrentStarts: !embedded,
+  replicaUrls: config.DATABASE_REPLICA_URLS,
+  onWait: () => logger.info('another instance is applying migrations; waiting for it'),
+  onStatementTimeoutRefused: (err) =>
+    logger.warn(
+      { err, code: (err as { code?: unknown }).code },
+      'the database (PgBouncer?) refuses the statement_timeout start-up parameter: connecting without it. PostgreSQL no longer bounds statements unless the role does (ALTER ROLE ... SET statement_timeout); DB_QUERY_TIMEOUT_MS still bounds every wait. Set DB_STATEMENT_TIMEOUT_MS=0 to silence this.',
+    ),
+});
 const readiness = new Readiness();
 // Redis when REDIS_URL is set, else the real PostgreSQL (both shared by every instance), else memory.
 const rateLimiters = createRateLimiterFactory(config, logger, orm);
@@ -41,12 +51,14 @@ logger.info({ store: rateLimiters.store }, `rate limits are counted in ${rateLim
 // database accepts one connection, hence serves one instance: nothing to listen for there.
 const cacheInvalidation: CacheInvalidation = embedded
   ? 'this-instance-only'
-  : { listenUrl: config.DATABASE_LISTEN_URL ?? databaseUrl, connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS };
+  : { listenUrl: config.DATABASE_DIRECT_URL ?? databaseUrl, connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS };
 if (embedded) logger.info('embedded database: one instance, so cached program rules and API keys are invalidated on this instance only');
-const { listener, changeListener } = createApp({ orm, config, logger, readiness, rateLimiters, cacheInvalidation });
+const { listener, changeListener, services } = createApp({ orm, config, logger, readiness, rateLimiters, cacheInvalidation });
 await changeListener?.start();
 // Outbound events: delivered from this process unless WEBHOOK_DELIVERY=off (then by `npm run worker`).
 const eventDelivery = config.WEBHOOK_DELIVERY === 'in-process' ? await startEventDelivery(orm, config, logger) : undefined;
+// Report summaries are folded in the background by whichever instance holds the fold's lock.
+services.reportFolder.start();
 if (!config.ADMIN_TOKEN) logger.warn('ADMIN_TOKEN is not set: /admin/* answers 401 and no organization can be created.');
 
 const server: Server = createHttpServer(listener, logger).listen(config.PORT, config.HOST, () => {
@@ -57,24 +69,45 @@ const server: Server = createHttpServer(listener, logger).listen(config.PORT, co
 
 
 let stopping = false;
+/** Set during the drain delay: ends it early (a second signal, e.g. Ctrl-C twice). */
+let endDrainDelay: (() => void) | undefined;
 /**
- * Graceful stop: /ready turns 503 (a load balancer stops routing here), after
- * SHUTDOWN_DRAIN_DELAY_MS the listener closes, requests in flight finish (their writes commit
- * before they are acknowledged), keep-alive connections are closed as they turn idle, then the
- * pool closes. Past SHUTDOWN_TIMEOUT_MS the process exits anyway: a request cut then was never
- * acknowledged, and every write is idempotent, so the client's retry is safe.
+ * Graceful stop: /ready turns 503 and, for SHUTDOWN_DRAIN_DELAY_MS, the instance keeps serving
+ * while load balancers notice and stop routing here; then the listener closes, requests in flight
+ * finish (their writes commit before they are acknowledged), keep-alive connections are closed as
+ * they turn idle, then the pool closes. Past SHUTDOWN_TIMEOUT_MS the process exits anyway: a
+ * request cut then was never acknowledged, and every write is idempotent, so the client's retry is
+ * safe. A second signal skips what is left of the drain delay.
  */
 async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
+  if (stopping) {
+    endDrainDelay?.();
+    return;
+  }
   stopping = true;
   readiness.draining = true;
-  logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+  logger.info(
+    { signal, drainDelayMs: config.SHUTDOWN_DRAIN_DELAY_MS },
+    config.SHUTDOWN_DRAIN_DELAY_MS > 0
+      ? 'shutting down: /ready answers 503 while load balancers stop routing here (a second signal skips the wait), then no new connections'
+      : 'shutting down: no new connections, finishing in-flight requests',
+  );
   const forced = setTimeout(() => {
     logger.error('shutdown timed out; exiting');
     process.exit(1);
   }, config.SHUTDOWN_TIMEOUT_MS + config.SHUTDOWN_DRAIN_DELAY_MS);
   forced.unref();
-  if (config.SHUTDOWN_DRAIN_DELAY_MS > 0) await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DRAIN_DELAY_MS));
+  if (config.SHUTDOWN_DRAIN_DELAY_MS > 0) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, config.SHUTDOWN_DRAIN_DELAY_MS);
+      endDrainDelay = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    endDrainDelay = undefined;
+    logger.info('shutting down: no new connections, finishing in-flight requests');
+  }
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();
@@ -84,6 +117,7 @@ async function shutdown(signal: string): Promise<void> {
   });
   await changeListener?.close();
   await eventDelivery?.stop();
+  await services.reportFolder.stop();
   await closeOrm(orm);
   await rateLimiters.close();
   await embedded?.stop();

@@ -15,27 +15,33 @@ export const CommissionTotals = z
     rejected: Money,
     on_hold: Money,
   })
-  .describe("Sum of the period's commission entries by status, exact, in the row's currency (clawbacks count negative).");
+  .describe(
+    "Sum of the amounts of the period's commission entries by status (as `GET /api/commissions` shows it now: a `pending` entry whose `approves_at` has passed is `approved`), exact, in the row's currency; clawbacks and negative adjustments count negative. A sale's entries (and its clawbacks) fall in the period of the conversion's `occurred_at`, an adjustment in the period of its `created_at`.",
+  );
 
 const figures = {
-  clicks: z.number().int().describe('Clicks recorded.'),
-  customers: z.number().int().describe('Customers (signups) attributed.'),
-  conversions: z.number().int().describe('Conversions (paid charges) recorded.'),
+  clicks: z.number().int().describe("Clicks whose `occurred_at` is in the period; counted in the row of the program's currency."),
+  customers: z.number().int().describe("Customers (signups) attributed, by their creation time; counted in the row of the program's currency."),
+  conversions: z.number().int().describe('Conversions (charges) whose `occurred_at` is in the period, refunded ones included.'),
   currency: z.string().describe('ISO 4217 code of every amount in the row; figures are never converted between currencies.'),
-  revenue: Money.describe('Sum of conversion amounts, gross of refunds.'),
-  refunded: Money.describe('Sum refunded of those conversions.'),
+  revenue: Money.describe('Sum of those conversions\' amounts, gross of refunds.'),
+  refunded: Money.describe('Sum refunded of those conversions (whenever the refund came).'),
   commissions: CommissionTotals,
 };
 
-export const AffiliateReportRow = z.object({ affiliate_id: Uuid, ...figures }).describe('One affiliate in one currency over the period.');
-export const TimeseriesPoint = z.object({ period: z.string().describe('Start of the period, ISO-8601 UTC (a day, a Monday, or the 1st of a month).'), ...figures });
+export const AffiliateReportRow = z
+  .object({ affiliate_id: Uuid.describe('The affiliate.'), program_id: Uuid.describe("The affiliate's program."), ...figures })
+  .describe('One affiliate in one currency over the period.');
+export const TimeseriesPoint = z
+  .object({ period: z.string().describe('Start of the period, ISO-8601 UTC (midnight of a day, of a Monday, or of the 1st of a month); the first period may start before `from`, and counts only what is at or after `from`.'), ...figures })
+  .describe('One period in one currency.');
 
 export const ReportInterval = z.enum(['day', 'week', 'month']).describe('Periods in UTC; weeks start on Monday.');
 
 const periodQuery = {
-  program_id: Uuid.optional().describe('Only this program; default every program.'),
-  from: TimestampInput.describe('Start of the period, inclusive.'),
-  to: TimestampInput.describe('End of the period, exclusive; at most 3 years after `from`.'),
+  program_id: Uuid.optional().describe('Only this program (404 unless it is one of yours); default every program.'),
+  from: TimestampInput.describe('Start of the period, inclusive, ISO-8601 (e.g. `2026-10-01T00:00:00Z`).'),
+  to: TimestampInput.describe('End of the period, exclusive; after `from`, at most 3 years (1096 days) later.'),
   currency: CurrencyCode.optional().describe('Only figures in this currency.'),
 };
 
@@ -44,25 +50,30 @@ export const reportsContract = c.router({
     method: 'GET',
     path: '/api/reports/affiliates',
     summary: 'Report per affiliate',
-    description: 'Clicks, customers, conversions, revenue, refunds and commissions by status per affiliate over a period, by revenue (highest first), one row per affiliate and currency; cursor pagination.',
+    description:
+      'Clicks, customers, conversions, revenue, refunds and commissions by status per affiliate over a period: one row per affiliate and currency with any activity in the period, by revenue (highest first, then affiliate id and currency); cursor pagination. Exact and current: it sums the summaries folded in the background and, live, whatever was recorded or changed since.',
     query: PageQuery.extend(periodQuery),
     responses: {
       200: z.object({ success: z.literal(true), data: z.object({ affiliates: z.array(AffiliateReportRow), next_cursor: NextCursor }) }),
       400: errorResponses[400],
+      404: errorResponses[404],
     },
   },
   timeseries: {
     method: 'GET',
     path: '/api/reports/timeseries',
     summary: 'Time series',
-    description: 'The same figures per day, week or month over a period, for charts: one point per period and currency (periods without activity included, with zeros, for the program currency).',
+    description:
+      "The same figures per day, week (starting Monday) or month, UTC, over a period, for charts: one point per period and currency, oldest first. Periods without activity are included with zeros, in the program's currency (every program's currency without `program_id`, or the `currency` asked for).",
     query: z.object({ ...periodQuery, interval: ReportInterval.optional().describe('Default `day`.') }),
     responses: {
-      200: z.object({ success: z.literal(true), data: z.object({ points: z.array(TimeseriesPoint) }) }),
+      200: z.object({ success: z.literal(true), data: z.object({ interval: ReportInterval, points: z.array(TimeseriesPoint) }) }),
       400: errorResponses[400],
+      404: errorResponses[404],
     },
   },
 });
 
 export type AffiliateReportRow = z.infer<typeof AffiliateReportRow>;
 export type TimeseriesPoint = z.infer<typeof TimeseriesPoint>;
+export type ReportInterval = z.infer<typeof ReportInterval>;

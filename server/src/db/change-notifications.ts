@@ -64,11 +64,20 @@ export interface ChangeListenerOptions {
   connectTimeoutMs?: number | undefined;
   /** Reconnection delays: doubling from initialMs up to maxMs, with jitter. */
   retry?: { initialMs: number; maxMs: number };
-  /** A `select 1` this often, so that a connection that died silently (no RST) is noticed. */
+  /**
+   * A heartbeat (`select pg_backend_pid()`) this often, so that a connection that died silently
+   * (no RST) is noticed, and one pooled per transaction too.
+   */
   heartbeatMs?: number;
 }
 
 const DEFAULTS = { connectTimeoutMs: 3_000, retry: { initialMs: 100, maxMs: 5_000 }, heartbeatMs: 10_000 } as const;
+
+/** The PostgreSQL server process answering on this connection. */
+async function backendOf(client: pg.Client): Promise<number> {
+  const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
+  return rows[0]!.pid;
+}
 
 /**
  * LISTENs on CACHE_CHANGES_CHANNEL on one dedicated `pg.Client` (not a pooled connection: a pool
@@ -85,6 +94,7 @@ export class ChangeListener {
   private failures = 0;
   private connections = 0;
   private retryTimer: NodeJS.Timeout | undefined;
+  private warnedPooled = false;
   private heartbeatTimer: NodeJS.Timeout | undefined;
 
   constructor(options: ChangeListenerOptions) {
@@ -144,9 +154,11 @@ export class ChangeListener {
       if (change) handler.changed(change);
       else logger.warn({ payload: message.payload }, 'cache change listener: unknown notification ignored');
     });
+    let backend: number;
     try {
       await client.connect();
       await client.query(`listen ${CACHE_CHANGES_CHANNEL}`);
+      backend = await backendOf(client);
     } catch (err) {
       this.lost(client, err);
       return;
@@ -157,14 +169,36 @@ export class ChangeListener {
     }
     // Listening from here on: what changed before now may have been missed, so forget it all.
     handler.reset();
+    // The heartbeat asks which server process answers: another one than the one that ran LISTEN
+    // means a transaction pooler sits in between (PgBouncer in transaction mode), and notifications
+    // go to whichever client holds that process then, never reliably here. Under light load the
+    // pooler may hand the same process back, so this can miss it for a while; it never cries wolf.
     this.heartbeatTimer = setInterval(() => {
-      client.query('select 1').catch((err: unknown) => this.lost(client, err));
+      backendOf(client).then(
+        (answered) => {
+          if (answered !== backend) this.pooled(client, backend, answered);
+        },
+        (err: unknown) => this.lost(client, err),
+      );
     }, this.options.heartbeatMs).unref();
     this.connections++;
     const retried = this.failures;
     this.failures = 0;
     if (this.connections === 1 && retried === 0) logger.info({ channel: CACHE_CHANGES_CHANNEL }, 'cache change listener: listening');
     else logger.warn({ channel: CACHE_CHANGES_CHANNEL, attempts: retried + 1 }, 'cache change listener: reconnected; every cached program rule and API key dropped');
+  }
+
+  /** LISTEN went through a transaction pooler: say so (once), then start over (which drops every cached entry). */
+  private pooled(client: pg.Client, listenedOn: number, answeredBy: number): void {
+    if (!this.warnedPooled) {
+      this.warnedPooled = true;
+      this.options.logger.error(
+        { listenedOn, answeredBy },
+        'cache change listener: its connection is pooled per transaction (PgBouncer in transaction mode?), so change notifications cannot reach it; ' +
+          'set DATABASE_DIRECT_URL to PostgreSQL directly or to a session-mode pool. Until then a change applies on other instances within the caches\' TTLs.',
+      );
+    }
+    this.lost(client, new Error(`LISTEN ran on server process ${listenedOn}, the heartbeat on ${answeredBy}`));
   }
 
   /** The connection is gone or unusable: discard it and try again after a backoff. */

@@ -18,9 +18,10 @@ export const REFERENCE_TABLES = ['organizations', 'api_keys', 'users', 'sessions
 
 /**
  * Tables that stay on the coordinator, not distributed: operational state that is no tenant's data
- * (rate-limit counters keyed by API-key hash or client address; the migrations' own record).
+ * (rate-limit counters keyed by API-key hash or client address; the migrations' own record; how
+ * far the reports' background fold has got).
  */
-export const LOCAL_TABLES = ['rate_limits', 'mikro_orm_migrations'] as const;
+export const LOCAL_TABLES = ['rate_limits', 'mikro_orm_migrations', 'report_fold_state'] as const;
 
 /**
  * Tenant tables, distributed by DISTRIBUTION_COLUMN and co-located with one another (so joins and
@@ -42,6 +43,9 @@ export const DISTRIBUTED_TABLES = [
   'webhook_endpoints',
   'outbound_events',
   'webhook_deliveries',
+  'report_affiliate_totals',
+  'report_program_days',
+  'report_deferred_commissions',
 ] as const;
 
 /** The SQL a Citus deployment runs once, after the migrations, to distribute the schema. */

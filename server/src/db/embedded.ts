@@ -17,7 +17,12 @@ export async function startEmbeddedPostgres(dataDir?: string): Promise<EmbeddedP
   // Loaded only when used: a service on a real PostgreSQL does not carry PGlite in its memory.
   const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-socket')]);
   const db = await PGlite.create(dataDir);
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0 });
+  // The pool holds one connection (PGlite is one session), but a connection the pool has just
+  // dropped (idle, or a start-up probe) may still be closing on this side when the next one
+  // arrives: with the socket server's default of one connection, that one would be refused ("Too
+  // many connections", a 503 for nothing). The server queues every connection's statements on the
+  // one session and keeps a transaction's statements together, so a few are safe.
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 4 });
   await server.start();
   const conn = server.getServerConn();
   return {

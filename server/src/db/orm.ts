@@ -166,20 +166,107 @@ export async function connectOrm(options: Options): Promise<MikroORM> {
   return orm;
 }
 
+/** How initOrm starts: applying the migrations, and what it tells the caller. */
+export interface StartOptions {
+  /**
+   * Several processes may start at once on this database (any real PostgreSQL): migrations are
+   * applied under a lock, by whichever process takes it first (see migrateOnce). Off for the
+   * embedded database, which serves one process over one connection.
+   */
+  concurrentStarts?: boolean;
+  /** Told when this process waits for another one's migrations. */
+  onWait?: () => void;
+  /**
+   * Told when the server refused the `statement_timeout` start-up parameter (PgBouncer does,
+   * unless it is listed in its `ignore_startup_parameters`): the service then connects without it.
+   */
+  onStatementTimeoutRefused?: (err: Error) => void;
+  /** Read replicas (DATABASE_REPLICA_URLS): MikroORM's, for the reads that tolerate lag. */
+  replicaUrls?: readonly string[];
+}
+
 /**
  * Applies every pending committed migration, then connects for serving. Migrations run on a
  * connection of their own without the statement bounds: building an index on a large table may
  * rightly take minutes, and start-up is not a request anyone waits on with a 503 in hand. Opening
  * the connection is still bounded, so an unreachable database fails the start quickly.
  */
-export async function initOrm(clientUrl: string, poolMax: number, timeouts: DatabaseTimeouts = defaultDatabaseTimeouts, replicaUrls: readonly string[] = []): Promise<MikroORM> {
-  const migrating = await MikroORM.init(ormOptions(clientUrl, poolMax, { ...timeouts, statementMs: 0, queryMs: 0 }));
+export async function initOrm(
+  clientUrl: string,
+  poolMax: number,
+  timeouts: DatabaseTimeouts = defaultDatabaseTimeouts,
+  start: StartOptions = {},
+): Promise<MikroORM> {
+  // Under the lock, the migrator checks for its table on a second connection (MikroORM's init).
+  const migrating = await MikroORM.init(ormOptions(clientUrl, Math.max(poolMax, start.concurrentStarts ? 2 : 1), { ...timeouts, statementMs: 0, queryMs: 0 }));
   try {
-    await migrating.migrator.up();
+    if (start.concurrentStarts) await migrateOnce(migrating, start.onWait);
+    else await migrating.migrator.up();
   } finally {
     await closeOrm(migrating);
   }
-  return connectOrm(ormOptions(clientUrl, poolMax, timeouts, replicaUrls));
+  let serving = timeouts;
+  if (timeouts.statementMs > 0) {
+    // The replicas' pools share these bounds: one that refuses the parameter drops it for all.
+    const refusals = await Promise.all([clientUrl, ...(start.replicaUrls ?? [])].map((url) => statementTimeoutRefused(url, timeouts)));
+    const refused = refusals.find((err) => err !== undefined);
+    if (refused) {
+      start.onStatementTimeoutRefused?.(refused);
+      serving = { ...timeouts, statementMs: 0 };
+    }
+  }
+  return connectOrm(ormOptions(clientUrl, poolMax, serving, start.replicaUrls));
+}
+
+/**
+ * Whether the server refuses the `statement_timeout` start-up parameter: PgBouncer answers
+ * "unsupported startup parameter" (08P01) for any parameter it neither tracks nor is told to
+ * ignore, and would refuse every connection of the pool. Any other failure is not this one's to
+ * report: the pool meets it again.
+ */
+async function statementTimeoutRefused(clientUrl: string, timeouts: DatabaseTimeouts): Promise<Error | undefined> {
+  const probe = new pg.Client({ connectionString: clientUrl, statement_timeout: timeouts.statementMs, connectionTimeoutMillis: timeouts.connectMs });
+  probe.on('error', () => undefined);
+  try {
+    await probe.connect();
+    return undefined;
+  } catch (err) {
+    return err instanceof Error && /unsupported startup parameter: statement_timeout/i.test(err.message) ? err : undefined;
+  } finally {
+    await probe.end().catch(() => undefined);
+  }
+}
+
+/** The advisory lock (one bigint key, per database) under which migrations are applied. */
+const MIGRATION_LOCK = "hashtext('affiliate-attribution migrations')";
+/** How often a process whose migrations wait for another's tries the lock again. */
+const MIGRATION_LOCK_RETRY_MS = 200;
+
+/**
+ * Applies the pending migrations in one transaction that holds a transaction-scoped advisory lock,
+ * so that processes starting together on one database apply them once: the first to take the lock
+ * applies them and commits (the lock goes with the commit), each other one then finds nothing
+ * pending. A session lock would not do: behind PgBouncer in transaction mode the session that took
+ * it is not the one that would release it. A process that finds the lock taken does not wait in
+ * PostgreSQL, holding a server connection (behind a pooler the one that applies the migrations may
+ * need it): it rolls back and tries again shortly. Should the process holding it die, PostgreSQL
+ * rolls its transaction back and releases the lock; the next one applies everything.
+ */
+async function migrateOnce(orm: MikroORM, onWait?: () => void): Promise<void> {
+  const connection = orm.em.getConnection();
+  let told = false;
+  for (;;) {
+    const applied = await connection.transactional(async (trx) => {
+      const [{ locked }] = await connection.execute<{ locked: boolean }[]>(`select pg_try_advisory_xact_lock(${MIGRATION_LOCK}) as locked`, [], 'all', trx);
+      if (!locked) return false;
+      await orm.migrator.up({ transaction: trx });
+      return true;
+    });
+    if (applied) return;
+    if (!told) onWait?.();
+    told = true;
+    await new Promise((resolve) => setTimeout(resolve, MIGRATION_LOCK_RETRY_MS));
+  }
 }
 
 /**

@@ -648,6 +648,46 @@ export interface paths {
         patch: operations["programsUpdate"];
         trace?: never;
     };
+    "/api/reports/affiliates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Report per affiliate
+         * @description Clicks, customers, conversions, revenue, refunds and commissions by status per affiliate over a period: one row per affiliate and currency with any activity in the period, by revenue (highest first, then affiliate id and currency); cursor pagination. Exact and current: it sums the summaries folded in the background and, live, whatever was recorded or changed since.
+         */
+        get: operations["reportsAffiliates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reports/timeseries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Time series
+         * @description The same figures per day, week (starting Monday) or month, UTC, over a period, for charts: one point per period and currency, oldest first. Periods without activity are included with zeros, in the program's currency (every program's currency without `program_id`, or the `currency` asked for).
+         */
+        get: operations["reportsTimeseries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users": {
         parameters: {
             query?: never;
@@ -916,6 +956,32 @@ export interface components {
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
         };
+        /** @description One affiliate in one currency over the period. */
+        AffiliateReportRow: {
+            /**
+             * Format: uuid
+             * @description The affiliate.
+             */
+            affiliate_id: string;
+            /**
+             * Format: uuid
+             * @description The affiliate's program.
+             */
+            program_id: string;
+            /** @description Clicks whose `occurred_at` is in the period; counted in the row of the program's currency. */
+            clicks: number;
+            /** @description Customers (signups) attributed, by their creation time; counted in the row of the program's currency. */
+            customers: number;
+            /** @description Conversions (charges) whose `occurred_at` is in the period, refunded ones included. */
+            conversions: number;
+            /** @description ISO 4217 code of every amount in the row; figures are never converted between currencies. */
+            currency: string;
+            /** @description Sum of those conversions' amounts, gross of refunds. */
+            revenue: number;
+            /** @description Sum refunded of those conversions (whenever the refund came). */
+            refunded: number;
+            commissions: components["schemas"]["CommissionTotals"];
+        };
         /** @description API key (without its secret) */
         ApiKeyInfo: {
             /**
@@ -1007,6 +1073,15 @@ export interface components {
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             updated_at: string;
+        };
+        /** @description Sum of the amounts of the period's commission entries by status (as `GET /api/commissions` shows it now: a `pending` entry whose `approves_at` has passed is `approved`), exact, in the row's currency; clawbacks and negative adjustments count negative. A sale's entries (and its clawbacks) fall in the period of the conversion's `occurred_at`, an adjustment in the period of its `created_at`. */
+        CommissionTotals: {
+            pending: number;
+            approved: number;
+            paid: number;
+            reversed: number;
+            rejected: number;
+            on_hold: number;
         };
         /** @description Conversion */
         Conversion: {
@@ -1401,6 +1476,24 @@ export interface components {
         RejectCommissionBody: {
             /** @description Why; kept on the entry as `rejection_reason`. */
             reason?: string;
+        };
+        /** @description One period in one currency. */
+        TimeseriesPoint: {
+            /** @description Start of the period, ISO-8601 UTC (midnight of a day, of a Monday, or of the 1st of a month); the first period may start before `from`, and counts only what is at or after `from`. */
+            period: string;
+            /** @description Clicks whose `occurred_at` is in the period; counted in the row of the program's currency. */
+            clicks: number;
+            /** @description Customers (signups) attributed, by their creation time; counted in the row of the program's currency. */
+            customers: number;
+            /** @description Conversions (charges) whose `occurred_at` is in the period, refunded ones included. */
+            conversions: number;
+            /** @description ISO 4217 code of every amount in the row; figures are never converted between currencies. */
+            currency: string;
+            /** @description Sum of those conversions' amounts, gross of refunds. */
+            revenue: number;
+            /** @description Sum refunded of those conversions (whenever the refund came). */
+            refunded: number;
+            commissions: components["schemas"]["CommissionTotals"];
         };
         /** @description Tracked click (public view) */
         TrackingClick: {
@@ -9059,6 +9152,391 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    reportsAffiliates: {
+        parameters: {
+            query: {
+                /**
+                 * @description Page size, 1 to 100; default 50.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description The `next_cursor` of the previous page; omit for the first page.
+                 * @example cursor
+                 */
+                cursor?: string;
+                /**
+                 * @description Only this program (404 unless it is one of yours); default every program.
+                 * @example 9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d
+                 */
+                program_id?: string;
+                /**
+                 * @description Start of the period, inclusive, ISO-8601 (e.g. `2026-10-01T00:00:00Z`).
+                 * @example 2025-03-14T09:26:53.000Z
+                 */
+                from: string;
+                /**
+                 * @description End of the period, exclusive; after `from`, at most 3 years (1096 days) later.
+                 * @example 2025-03-14T09:26:53.000Z
+                 */
+                to: string;
+                /**
+                 * @description Only figures in this currency.
+                 * @example USD
+                 */
+                currency?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "affiliates": [
+                     *           {
+                     *             "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *             "clicks": 1,
+                     *             "customers": 1,
+                     *             "conversions": 1,
+                     *             "currency": "USD",
+                     *             "revenue": 1,
+                     *             "refunded": 1,
+                     *             "commissions": {
+                     *               "pending": 1,
+                     *               "approved": 1,
+                     *               "paid": 1,
+                     *               "reversed": 1,
+                     *               "rejected": 1,
+                     *               "on_hold": 1
+                     *             }
+                     *           }
+                     *         ],
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            affiliates: components["schemas"]["AffiliateReportRow"][];
+                            /** @description Pass as `cursor` to get the next page; null on the last page. */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "limit: Number must be less than or equal to 100"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    reportsTimeseries: {
+        parameters: {
+            query: {
+                /**
+                 * @description Only this program (404 unless it is one of yours); default every program.
+                 * @example 9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d
+                 */
+                program_id?: string;
+                /**
+                 * @description Start of the period, inclusive, ISO-8601 (e.g. `2026-10-01T00:00:00Z`).
+                 * @example 2025-03-14T09:26:53.000Z
+                 */
+                from: string;
+                /**
+                 * @description End of the period, exclusive; after `from`, at most 3 years (1096 days) later.
+                 * @example 2025-03-14T09:26:53.000Z
+                 */
+                to: string;
+                /**
+                 * @description Only figures in this currency.
+                 * @example USD
+                 */
+                currency?: string;
+                /**
+                 * @description Default `day`.
+                 * @example day
+                 */
+                interval?: "day" | "week" | "month";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "interval": "day",
+                     *         "points": [
+                     *           {
+                     *             "period": "period",
+                     *             "clicks": 1,
+                     *             "customers": 1,
+                     *             "conversions": 1,
+                     *             "currency": "USD",
+                     *             "revenue": 1,
+                     *             "refunded": 1,
+                     *             "commissions": {
+                     *               "pending": 1,
+                     *               "approved": 1,
+                     *               "paid": 1,
+                     *               "reversed": 1,
+                     *               "rejected": 1,
+                     *               "on_hold": 1
+                     *             }
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * @description Periods in UTC; weeks start on Monday.
+                             * @enum {string}
+                             */
+                            interval: "day" | "week" | "month";
+                            points: components["schemas"]["TimeseriesPoint"][];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

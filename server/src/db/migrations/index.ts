@@ -7,6 +7,7 @@ import { Migration20261224000000_refund_identity } from './Migration202612240000
 import { Migration20261225000000_ledger } from './Migration20261225000000_ledger.js';
 import { Migration20261226000000_ledger_sale_entries } from './Migration20261226000000_ledger_sale_entries.js';
 import { Migration20261226100000_distribution_keys } from './Migration20261226100000_distribution_keys.js';
+import { Migration20261227000000_reports } from './Migration20261227000000_reports.js';
 import { Migration20261228000000_people } from './Migration20261228000000_people.js';
 import { Migration20261229000000_outbound_events } from './Migration20261229000000_outbound_events.js';
 import { Migration20261229000100_encrypt_integration_secrets } from './Migration20261229000100_encrypt_integration_secrets.js';
@@ -21,6 +22,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261225000000_ledger', class: Migration20261225000000_ledger },
   { name: 'Migration20261226000000_ledger_sale_entries', class: Migration20261226000000_ledger_sale_entries },
   { name: 'Migration20261226100000_distribution_keys', class: Migration20261226100000_distribution_keys },
+  { name: 'Migration20261227000000_reports', class: Migration20261227000000_reports },
   { name: 'Migration20261228000000_people', class: Migration20261228000000_people },
   { name: 'Migration20261229000000_outbound_events', class: Migration20261229000000_outbound_events },
   { name: 'Migration20261229000100_encrypt_integration_secrets', class: Migration20261229000100_encrypt_integration_secrets },

@@ -98,3 +98,11 @@ export const earnsSaleEntry = (commission: string): boolean => new Decimal(commi
 
 /** Statuses whose amount is owed to the affiliate (or already paid): the others count zero. */
 export const OWING_STATUSES: readonly CommissionStatus[] = ['pending', 'approved', 'on_hold', 'paid'];
+
+/**
+ * effectiveStatus in SQL, for statements that read commissions (the reports' live part): the
+ * status of the row aliased `alias` as of the statement's now(). `alias` must provide `status`
+ * and `approves_at`.
+ */
+export const effectiveStatusSql = (alias: string): string =>
+  `(case when ${alias}.status = 'pending' and ${alias}.approves_at <= now() then 'approved' else ${alias}.status end)`;

@@ -44,7 +44,10 @@ export interface PayoutFilter {
  *   The other groups wait (a negative net carries over to the next run).
  * - `created` and `claimed`: the payouts, and their entries marked (approved, payout_id); a
  *   data-modifying CTE runs whether or not the final SELECT reads it. `eligible` is read twice, so
- *   it is computed once: each group keeps its one generated payout id.
+ *   it is computed once: each group keeps its one generated payout id. Each group carries its
+ *   entries' ids, so that marking them is one primary-key lookup per entry: joining `payable` back
+ *   to `eligible` by (affiliate, program, currency) was planned as a nested loop without table
+ *   statistics (50 s for 11 000 entries in 6 000 groups; bench/ledger-seeded.ts).
  */
 const CREATE_PAYOUTS = `
 with payable as (
@@ -59,7 +62,7 @@ with payable as (
 ), eligible as (
   select gen_random_uuid() as payout_id, g.*
   from (
-    select affiliate_id, program_id, currency, sum(amount) as net, count(*)::int as n
+    select affiliate_id, program_id, currency, sum(amount) as net, count(*)::int as n, array_agg(id) as ids
     from payable group by affiliate_id, program_id, currency
   ) g
   join programs p on p.id = g.program_id
@@ -70,9 +73,8 @@ with payable as (
   returning *
 ), claimed as (
   update commissions c set payout_id = e.payout_id, status = 'approved', updated_at = now()
-  from payable pa
-  join eligible e on e.affiliate_id = pa.affiliate_id and e.program_id = pa.program_id and e.currency = pa.currency
-  where c.id = pa.id
+  from (select payout_id, unnest(ids) as id from eligible) e
+  where c.id = e.id
   returning c.*
 ), payout_events as (${eventsOf('payout.created', 'created')}
 ), commission_events as (${eventsOf('commission.updated', 'claimed')}

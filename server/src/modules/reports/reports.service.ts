@@ -1,0 +1,111 @@
+import type { AffiliateReportRow, ReportInterval, TimeseriesPoint } from '@affiliate-attribution/contract';
+import { BadRequestError, NotFoundError } from '../../http/errors.js';
+import { pageLimit } from '../../http/pagination.js';
+import { decimalToNumber, isUuid } from '../../http/serialize.js';
+import type { AffiliateCursor, FigureRow, ReportWindow, ReportsRepository } from './reports.repository.js';
+
+/** The longest period a report covers: three years (of 366 days). */
+export const MAX_REPORT_DAYS = 1096;
+const DAY_MS = 86_400_000;
+
+export interface ReportQuery {
+  program_id?: string;
+  from: string;
+  to: string;
+  currency?: string;
+}
+
+/** The first instant of the UTC month (or day) of `d`. */
+const monthStart = (d: Date): Date => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
+const dayStart = (d: Date): Date => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
+const nextMonth = (d: Date): Date => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
+const nextDay = (d: Date): Date => new Date(d.getTime() + DAY_MS);
+
+/**
+ * [r1, r2): the whole months (or days) inside [from, to), read from the summaries; the rest, at
+ * most a part of a month (day) at each end, is aggregated from the raw rows. None inside: r1 = r2 = to.
+ */
+export function summarySpan(from: Date, to: Date, grain: 'month' | 'day'): { r1: Date; r2: Date } {
+  const start = grain === 'month' ? monthStart : dayStart;
+  const next = grain === 'month' ? nextMonth : nextDay;
+  const r1 = start(from).getTime() === from.getTime() ? from : next(start(from));
+  const r2 = start(to);
+  return r1.getTime() < r2.getTime() ? { r1, r2 } : { r1: to, r2: to };
+}
+
+function figures(row: FigureRow) {
+  return {
+    clicks: Number(row.clicks),
+    customers: Number(row.customers),
+    conversions: Number(row.conversions),
+    currency: row.currency,
+    revenue: decimalToNumber(row.revenue),
+    refunded: decimalToNumber(row.refunded),
+    commissions: {
+      pending: decimalToNumber(row.pending),
+      approved: decimalToNumber(row.approved),
+      paid: decimalToNumber(row.paid),
+      reversed: decimalToNumber(row.reversed),
+      rejected: decimalToNumber(row.rejected),
+      on_hold: decimalToNumber(row.on_hold),
+    },
+  };
+}
+
+function encodeCursor(c: AffiliateCursor): string {
+  return Buffer.from(JSON.stringify([c.revenue, c.affiliateId, c.currency])).toString('base64url');
+}
+
+function decodeCursor(cursor: string | undefined): AffiliateCursor | undefined {
+  if (cursor === undefined) return undefined;
+  try {
+    const [revenue, affiliateId, currency] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    if (typeof revenue === 'string' && /^-?\d{1,30}(\.\d{1,20})?$/.test(revenue) && typeof affiliateId === 'string' && isUuid(affiliateId) && typeof currency === 'string' && /^[A-Z]{3}$/.test(currency)) {
+      return { revenue, affiliateId, currency };
+    }
+  } catch {
+    // fall through: a cursor we did not issue
+  }
+  throw new BadRequestError('cursor: Invalid cursor');
+}
+
+/** Reports: per affiliate and over time, for one program or all, over a period. */
+export class ReportsService {
+  constructor(private readonly reports: ReportsRepository) {}
+
+  async affiliates(organizationId: string, query: ReportQuery & { limit?: number; cursor?: string }): Promise<{ affiliates: AffiliateReportRow[]; next_cursor: string | null }> {
+    const after = decodeCursor(query.cursor);
+    const window = await this.window(organizationId, query, 'month');
+    const limit = pageLimit(query.limit);
+    const rows = await this.reports.affiliatesPage(window, after, limit + 1);
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      affiliates: page.map((r) => ({ affiliate_id: r.affiliate_id, program_id: r.program_id, ...figures(r) })),
+      next_cursor: rows.length > limit && last ? encodeCursor({ revenue: last.revenue, affiliateId: last.affiliate_id, currency: last.currency }) : null,
+    };
+  }
+
+  async timeseries(organizationId: string, query: ReportQuery & { interval?: ReportInterval }): Promise<{ interval: ReportInterval; points: TimeseriesPoint[] }> {
+    const interval = query.interval ?? 'day';
+    const window = await this.window(organizationId, query, 'day');
+    const rows = await this.reports.timeseries(window, interval);
+    return { interval, points: rows.map((r) => ({ period: `${r.period}T00:00:00.000Z`, ...figures(r) })) };
+  }
+
+  private async window(organizationId: string, query: ReportQuery, grain: 'month' | 'day'): Promise<ReportWindow> {
+    const from = new Date(query.from);
+    const to = new Date(query.to);
+    if (!(from.getTime() < to.getTime())) throw new BadRequestError('to: must be after from');
+    if (to.getTime() - from.getTime() > MAX_REPORT_DAYS * DAY_MS) throw new BadRequestError(`to: a report covers at most 3 years (${MAX_REPORT_DAYS} days) from from`);
+    if (query.program_id && !(await this.reports.programExists(organizationId, query.program_id))) throw new NotFoundError('Program not found');
+    return {
+      organizationId,
+      programId: query.program_id ?? null,
+      currency: query.currency?.toUpperCase() ?? null,
+      from,
+      to,
+      ...summarySpan(from, to, grain),
+    };
+  }
+}
