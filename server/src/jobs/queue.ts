@@ -32,8 +32,33 @@ export interface QueueOptions {
   connections?: LimitFunction;
 }
 
-/** Starts pg-boss on the ORM's pool (its schema installed or migrated first). */
+/** How many times a start that failed is tried again (instances starting together race to install pg-boss's schema). */
+const START_ATTEMPTS = 5;
+
+/**
+ * Starts pg-boss on the ORM's pool (its schema installed or migrated first). Instances started at
+ * the same moment on a fresh database race to install that schema; pg-boss expects the loser to
+ * see its own "already installed" message, but a loser can also meet PostgreSQL's duplicate-object
+ * errors (two CREATE SCHEMA at once), which would end the process. So a failed start is tried
+ * again a few times, after a short wait: by then the winner has installed the schema, and the
+ * retry finds it.
+ */
 export async function startQueue(orm: MikroORM, logger: Logger, options: QueueOptions = {}): Promise<PgBoss> {
+  for (let attempt = 1; ; attempt++) {
+    const boss = newQueue(orm, logger, options);
+    try {
+      await boss.start();
+      return boss;
+    } catch (err) {
+      await boss.stop({ graceful: false }).catch(() => undefined);
+      if (attempt >= START_ATTEMPTS) throw err;
+      logger.warn({ err, attempt }, 'job queue did not start (another instance may be installing its schema); trying again');
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+    }
+  }
+}
+
+function newQueue(orm: MikroORM, logger: Logger, options: QueueOptions): PgBoss {
   const boss = new PgBoss({
     db: databaseOn(poolOf(orm), options.connections),
     schema: QUEUE_SCHEMA,
@@ -42,6 +67,5 @@ export async function startQueue(orm: MikroORM, logger: Logger, options: QueueOp
     monitorIntervalSeconds: 60,
   });
   boss.on('error', (err) => logger.error({ err }, 'job queue error'));
-  await boss.start();
   return boss;
 }

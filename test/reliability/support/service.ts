@@ -63,7 +63,7 @@ export async function startService(databaseUrl: string, env: Record<string, stri
   const port = await Promise.race([
     portKnown,
     exited.then((e) => {
-      throw new Error(`service exited before listening (${JSON.stringify(e)}): ${stderr.join('\n')}`);
+      throw new Error(`service exited before listening (${JSON.stringify(e)}): ${stderr.join('\n')} ${logs.slice(-3).map((l) => JSON.stringify(l)).join('\n')}`);
     }),
     new Promise<never>((_, reject) => setTimeout(() => reject(new Error('service did not start within 60 s')), 60_000).unref()),
   ]);
