@@ -9,37 +9,17 @@ import type { Logger } from 'pino';
 import { poolOf } from '../../db/database.js';
 import { databaseOn, startQueue } from '../../jobs/queue.js';
 import { SECRET_PURPOSE, type SecretBox } from '../../security/secret-box.js';
+import { DELIVERY_DEFAULTS, RETRY_DELAYS_MS, jittered } from './delivery-settings.js';
+import { ENDPOINT_FAILED, FAILED, LOAD, RELAY, SUCCEEDED } from './delivery-statements.js';
 import { eventBody } from './payloads.js';
 import { Signers, signedHeaders, webhookIdOf } from './signing.js';
 import { UrlGuard, UrlRefusedError } from './url-guard.js';
 
 /** The pg-boss queue of delivery attempts: each job is "attempt delivery d, its attempt n, now". */
+export { DELIVERY_DEFAULTS, RETRY_DELAYS_MS } from './delivery-settings.js';
+
 export const DELIVERY_QUEUE = 'webhook-delivery';
 
-const SECOND = 1000;
-const MINUTE = 60 * SECOND;
-const HOUR = 60 * MINUTE;
-
-/**
- * The waits before each retry: 5 s, 5 min, 30 min, 2 h, 5 h, then 10 h seven times, each ±20 %
- * (jitter, so that an endpoint back from an outage is not hit by every retry at once): 13 attempts
- * over about 3 days (77.6 h at the nominal delays; the first retry within 4 to 6 s).
- */
-export const RETRY_DELAYS_MS: readonly number[] = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, ...Array<number>(7).fill(10 * HOUR)];
-
-export const DELIVERY_DEFAULTS = {
-  timeoutMs: 10 * SECOND,
-  jitter: 0.2,
-  /** An endpoint whose deliveries have all failed for this long is disabled. */
-  disableAfterFailingMs: 3 * 24 * HOUR,
-  /** How often the relay looks for new outbox rows when it found none. */
-  relayIntervalMs: 200,
-  relayBatch: 1000,
-  /** Jobs per fetch (each up to JOB_DELIVERIES first attempts). */
-  batchSize: 4,
-  workers: 4,
-  responseBodyBytes: 1024,
-} as const;
 
 export interface DeliveryOptions {
   /** Per attempt, from connecting to the end of the answer's first 1 KB. */
@@ -94,62 +74,6 @@ interface Outcome {
   body?: string;
   error?: string;
 }
-
-/**
- * Moves outbox rows into deliveries, one per enabled endpoint subscribed to the event, and queues
- * their first attempt, in one transaction (a crash before commit leaves the rows for the next
- * pass); also queues the deliveries a merchant asked to retry.
- */
-const RELAY = `with ev as (
-  select id, organization_id, type from outbound_events
-  where dispatched_at is null order by created_at, id limit $1 for update skip locked
-), marked as (
-  update outbound_events o set dispatched_at = now() from ev where o.id = ev.id
-), fresh as (
-  insert into webhook_deliveries (id, organization_id, endpoint_id, event_id, next_attempt_at, created_at)
-  select gen_random_uuid(), ev.organization_id, e.id, ev.id, now(), now()
-  from ev join webhook_endpoints e on e.organization_id = ev.organization_id and e.enabled and ev.type = any (e.events)
-  on conflict on constraint webhook_deliveries_once do nothing
-  returning id, attempts
-), again as (
-  update webhook_deliveries d set requeue = false
-  where d.id in (select id from webhook_deliveries where requeue order by created_at limit $1 for update skip locked)
-  returning d.id, d.attempts
-)
-select id, attempts from fresh union all select id, attempts from again`;
-
-const LOAD = `select d.id, d.endpoint_id, d.event_id, d.attempts, d.status, ev.type, ev.resource, ev.created_at as event_at,
-  e.url, e.enabled, e.secret, e.previous_secret, e.previous_secret_expires_at
-from webhook_deliveries d
-join outbound_events ev on ev.id = d.event_id
-join webhook_endpoints e on e.id = d.endpoint_id
-where d.id = any ($1::uuid[])`;
-
-/** Successful attempts of a batch, in one statement: the deliveries, and their endpoints no longer failing. */
-const SUCCEEDED = `with done as (
-  update webhook_deliveries d set status = 'succeeded', attempts = d.attempts + 1, last_response_status = u.status,
-    last_response_body = u.body, last_error = null, last_attempt_at = u.at, next_attempt_at = null
-  from unnest($1::uuid[], $2::int[], $3::text[], $4::int[], $5::timestamptz[]) as u (id, status, body, attempts, at)
-  where d.id = u.id and d.attempts = u.attempts
-  returning d.endpoint_id
-)
-update webhook_endpoints set failing_since = null where id in (select endpoint_id from done) and failing_since is not null`;
-
-const FAILED = `update webhook_deliveries set status = $2, attempts = attempts + 1, last_response_status = $3, last_response_body = $4,
-  last_error = $5, last_attempt_at = $6, next_attempt_at = $7
-where id = $1 and attempts = $8 returning attempts`;
-
-/** A failed attempt's endpoint: failing since its first failure; disabled by a 410, or after failing for `$4` ms. */
-const ENDPOINT_FAILED = `update webhook_endpoints set
-  failing_since = coalesce(failing_since, $2),
-  disabled_reason = case
-    when not enabled then disabled_reason
-    when $3 then 'The endpoint answered 410 Gone'
-    when coalesce(failing_since, $2) <= $2 - $4 * interval '1 millisecond' then 'Every delivery failed for 3 days'
-    else disabled_reason end,
-  enabled = enabled and not $3 and coalesce(failing_since, $2) > $2 - $4 * interval '1 millisecond',
-  updated_at = case when enabled and ($3 or coalesce(failing_since, $2) <= $2 - $4 * interval '1 millisecond') then now() else updated_at end
-where id = $1`;
 
 /**
  * Delivery of outbound events: the relay (outbox to deliveries and queued jobs) and the pg-boss
@@ -459,9 +383,6 @@ export class EventDelivery {
 
 const isSuccess = (outcome: Outcome): boolean => outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300;
 
-function jittered(delayMs: number, jitter: number): number {
-  return Math.round(delayMs * (1 + jitter * (2 * Math.random() - 1)));
-}
 
 function describe(err: unknown): string {
   const e = err as { code?: string; message?: string };
