@@ -6,7 +6,7 @@ import { describeInBrowser, html, launchChromium, openPage, readmeEmbedCode, sta
 
 declare global {
   interface Window {
-    svc: (command: string, ...args: unknown[]) => Promise<{ ok: boolean; cookieId?: string; error?: string }>;
+    svc: (command: string, ...args: unknown[]) => Promise<{ ok: boolean; cookieId?: string; fallback?: boolean; deduped?: boolean; error?: string }>;
   }
 }
 
