@@ -1,4 +1,5 @@
 import { defineEntity } from '@mikro-orm/core';
+import { clickProperties } from './click.entity.js';
 
 /**
  * A click flood's surplus (fraud rule click_flood), kept for the record with the columns of a
@@ -7,17 +8,5 @@ import { defineEntity } from '@mikro-orm/core';
 export const SuppressedClickEntity = defineEntity({
   name: 'SuppressedClick',
   tableName: 'suppressed_clicks',
-  properties: (p) => ({
-    id: p.uuid().primary(),
-    organization_id: p.uuid(),
-    affiliate_id: p.uuid(),
-    program_id: p.uuid(),
-    cookie_id: p.text(),
-    landing_url: p.text().nullable(),
-    referrer: p.text().nullable(),
-    user_agent: p.text().nullable(),
-    ip: p.text().nullable(),
-    occurred_at: p.datetime(),
-    created_at: p.datetime().defaultRaw('now()'),
-  }),
+  properties: clickProperties(),
 });
