@@ -42,4 +42,5 @@ export const DELIVERY_DEFAULTS = {
   batchSize: 25,
   workers: 2,
   responseBodyBytes: 1024,
+  retentionDays: 30,
 } as const;

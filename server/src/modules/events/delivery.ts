@@ -11,6 +11,7 @@ import { DELIVERY_DEFAULTS, RETRY_DELAYS_MS, jittered } from './delivery-setting
 import { ENDPOINT_FAILED, FAILED, LOAD, RELAY, SUCCEEDED } from './delivery-statements.js';
 import { eventBody } from './payloads.js';
 import { WebhookPoster, isSuccess, type Outcome } from './poster.js';
+import { startRetention } from './retention.js';
 import { Signers, signedHeaders, webhookIdOf } from './signing.js';
 import { UrlGuard } from './url-guard.js';
 
@@ -37,6 +38,8 @@ export interface DeliveryOptions {
   maxPending?: number;
   /** How long after the relay queued them the backstop job makes first attempts that were never recorded (a crash). */
   backstopAfterMs?: number;
+  /** Events and their finished deliveries are deleted this many days after dispatch (0: kept). */
+  retentionDays?: number;
 }
 
 /** One attempt of a delivery: `attempt` is its attempts when queued, so an attempt made already is not made again. */
@@ -138,6 +141,7 @@ export class EventDelivery {
       maxPending: options.maxPending ?? DELIVERY_DEFAULTS.maxPending,
       // Long enough for every attempt taken to be made and recorded (queued behind maxPending, cut at the timeout).
       backstopAfterMs: options.backstopAfterMs ?? Math.max(30_000, 3 * timeoutMs),
+      retentionDays: options.retentionDays ?? DELIVERY_DEFAULTS.retentionDays,
     };
     this.inFlight = pLimit(this.options.maxInFlight);
     this.poster = new WebhookPoster(new UrlGuard(this.options.allowPrivateUrls), timeoutMs, DELIVERY_DEFAULTS.socketsPerOrigin);
@@ -145,7 +149,11 @@ export class EventDelivery {
   }
 
   async start(): Promise<void> {
-    const boss = await startQueue(this.orm, this.logger, { superviseIntervalSeconds: this.options.superviseIntervalSeconds, connections: this.connections });
+    const boss = await startQueue(this.orm, this.logger, {
+      superviseIntervalSeconds: this.options.superviseIntervalSeconds,
+      connections: this.connections,
+      schedule: true,
+    });
     this.boss = boss;
     await boss.createQueue(DELIVERY_QUEUE, {
       // A job whose worker stops heart-beating (killed) is attempted again, soon: at least once.
@@ -162,6 +170,7 @@ export class EventDelivery {
     for (let i = 0; i < this.options.workers; i++) {
       await boss.work<JobData>(DELIVERY_QUEUE, { batchSize: this.options.batchSize, pollingIntervalSeconds: 0.5 }, (jobs) => this.attemptJobs(jobs));
     }
+    await startRetention(boss, (text, values) => this.connections(() => this.pool.query(text, values)), this.options.retentionDays, this.logger);
     this.scheduleRelay(0);
   }
 
