@@ -254,6 +254,17 @@ async function main(): Promise<void> {
     if (DELIVERY === 'off') return;
     console.log(`\ndeliveries: ${receipts.length} of the ${expected} outbox rows written, ${distinct} distinct webhook-ids (${rejected} failed verification)`);
     console.log(`  during B's load: ${(receipts.filter((r) => during(r.at)).length / loadSeconds).toFixed(0)} deliveries/s (outbox rows written meanwhile: ${(writtenDuringLoad / loadSeconds).toFixed(0)}/s)`);
+    // The CPU of the process(es) that deliver, per delivery made during B, beyond what B's conversions cost at A's rate.
+    const seconds = (side: 'A' | 'B', names: string[]) => cpu[side].reduce((sum, c) => sum + names.reduce((s2, n) => s2 + (c[n] ?? 0), 0), 0);
+    const deliveredDuringLoad = receipts.filter((r) => during(r.at)).length;
+    const conversionsA = runs.A.reduce((sum, r) => sum + r.rps * DURATION, 0);
+    const conversionsB = runs.B.reduce((sum, r) => sum + r.rps * DURATION, 0);
+    const perDelivery = (names: string[]) => ((seconds('B', names) - (seconds('A', names) / conversionsA) * conversionsB) * 1000) / deliveredDuringLoad;
+    console.log(
+      `  CPU per delivery during B: ${perDelivery(['service', 'worker']).toFixed(3)} ms in the service${DELIVERY === 'worker' ? ' and the worker' : ''}, ${perDelivery(['postgres']).toFixed(3)} ms in PostgreSQL, ` +
+        `${perDelivery(['receiver']).toFixed(3)} ms in the receiver; a conversion during A: ${((seconds('A', ['service']) * 1000) / conversionsA).toFixed(3)} ms in the service, ` +
+        `${((seconds('A', ['postgres']) * 1000) / conversionsA).toFixed(3)} ms in PostgreSQL`,
+    );
     console.log(`  commit -> receipt (every measured conversion.created): p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms`);
   } finally {
     if (worker) {
