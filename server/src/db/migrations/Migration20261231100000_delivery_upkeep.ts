@@ -11,7 +11,7 @@ import { Migration } from '@mikro-orm/migrations';
  *   entry in each of the table's four indexes (a 100-row insert-then-update test: 0 % HOT at the
  *   default fillfactor, 97 % at 50, for 10 % more space).
  */
-export class Migration20261229000200_delivery_upkeep extends Migration {
+export class Migration20261231100000_delivery_upkeep extends Migration {
   override async up(): Promise<void> {
     this.addSql(`create index outbound_events_dispatched_idx on outbound_events (dispatched_at) where dispatched_at is not null;
 alter table webhook_deliveries set (fillfactor = 50);`);
