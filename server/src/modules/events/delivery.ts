@@ -8,10 +8,12 @@ import { poolOf } from '../../db/database.js';
 import { databaseOn, startQueue } from '../../jobs/queue.js';
 import { SECRET_PURPOSE, type SecretBox } from '../../security/secret-box.js';
 import { DELIVERY_DEFAULTS, RETRY_DELAYS_MS, jittered } from './delivery-settings.js';
-import { ENDPOINT_FAILED, FAILED, LOAD, RELAY, SUCCEEDED } from './delivery-statements.js';
+import { DEFERRED, ENDPOINT_FAILED, FAILED, LOAD, RELAY, SUCCEEDED } from './delivery-statements.js';
+import { EndpointSlots } from './endpoint-slots.js';
 import { eventBody } from './payloads.js';
 import { WebhookPoster, isSuccess, type Outcome } from './poster.js';
 import { startRetention } from './retention.js';
+import { SuccessBatch } from './success-batch.js';
 import { Signers, signedHeaders, webhookIdOf } from './signing.js';
 import { UrlGuard } from './url-guard.js';
 
@@ -36,6 +38,9 @@ export interface DeliveryOptions {
   workers?: number;
   maxInFlight?: number;
   maxPending?: number;
+  /** Attempts in flight to one endpoint, and waiting for it; more are deferred (EndpointSlots). */
+  endpointConcurrency?: number;
+  endpointQueue?: number;
   /** How long after the relay queued them the backstop job makes first attempts that were never recorded (a crash). */
   backstopAfterMs?: number;
   /** Events and their finished deliveries are deleted this many days after dispatch (0: kept). */
@@ -72,13 +77,6 @@ interface DeliveryRow {
   previous_secret_expires_at: Date | null;
 }
 
-interface Succeeded {
-  row: DeliveryRow;
-  at: Date;
-  outcome: Outcome;
-  recorded: () => void;
-}
-
 /**
  * Delivery of outbound events. Runs in the service process by default (main.ts), or on its own
  * (`npm run worker`, jobs/worker.ts); any number of either share the work through the database
@@ -111,11 +109,11 @@ export class EventDelivery {
   private readonly connections: LimitFunction;
   /** The attempts in flight at once. */
   private readonly inFlight: LimitFunction;
+  private readonly endpoints: EndpointSlots;
   /** Deliveries taken (by the relay or a job) and not yet recorded. */
   private pending = 0;
   private idle: (() => void) | undefined;
-  private succeeded: Succeeded[] = [];
-  private recordTimer: NodeJS.Timeout | undefined;
+  private readonly successes: SuccessBatch;
 
   constructor(
     private readonly orm: MikroORM,
@@ -139,12 +137,23 @@ export class EventDelivery {
       workers: options.workers ?? DELIVERY_DEFAULTS.workers,
       maxInFlight: options.maxInFlight ?? DELIVERY_DEFAULTS.maxInFlight,
       maxPending: options.maxPending ?? DELIVERY_DEFAULTS.maxPending,
+      endpointConcurrency: options.endpointConcurrency ?? DELIVERY_DEFAULTS.endpointConcurrency,
+      endpointQueue: options.endpointQueue ?? DELIVERY_DEFAULTS.endpointQueue,
       // Long enough for every attempt taken to be made and recorded (queued behind maxPending, cut at the timeout).
       backstopAfterMs: options.backstopAfterMs ?? Math.max(30_000, 3 * timeoutMs),
       retentionDays: options.retentionDays ?? DELIVERY_DEFAULTS.retentionDays,
     };
     this.inFlight = pLimit(this.options.maxInFlight);
+    this.endpoints = new EndpointSlots(this.options.endpointConcurrency, this.options.endpointQueue);
     this.poster = new WebhookPoster(new UrlGuard(this.options.allowPrivateUrls), timeoutMs, DELIVERY_DEFAULTS.socketsPerOrigin);
+    this.successes = new SuccessBatch(
+      (batch) =>
+        this.connections(() =>
+          this.pool.query(SUCCEEDED, [batch.map((o) => o.id), batch.map((o) => o.status), batch.map((o) => o.body), batch.map((o) => o.attempts), batch.map((o) => o.at)]),
+        ),
+      logger,
+      { max: DELIVERY_DEFAULTS.recordBatch, afterMs: DELIVERY_DEFAULTS.recordAfterMs },
+    );
     this.signers = new Signers((stored) => this.secrets.open(stored, SECRET_PURPOSE.webhookEndpoint));
   }
 
@@ -184,7 +193,7 @@ export class EventDelivery {
     const drained = this.pending === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.idle = resolve));
     await Promise.all([this.boss?.stop({ graceful: true, timeout: 5_000, close: false }), Promise.race([drained, deadline])]);
     this.cut = true;
-    clearTimeout(this.recordTimer);
+    this.successes.drop();
     await this.poster.close();
   }
 
@@ -213,18 +222,26 @@ export class EventDelivery {
   private async relay(limit: number): Promise<DeliveryRow[]> {
     const boss = this.boss;
     if (!boss) throw new Error('EventDelivery not started');
+    return this.transaction(async (client) => {
+      const { rows } = await client.query<DeliveryRow>(RELAY, [limit]);
+      if (rows.length > 0) {
+        const backstop: JobData = { attempts: rows.map((r) => ({ delivery_id: r.id, attempt: r.attempts })) };
+        await boss.insert(DELIVERY_QUEUE, [{ data: backstop, startAfter: new Date(Date.now() + this.options.backstopAfterMs) }], { db: databaseOn(client) });
+      }
+      return rows;
+    });
+  }
+
+  /** `work` in one transaction on one pooled connection (a connection whose rollback failed is discarded). */
+  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
       await client.query('begin');
       try {
-        const { rows } = await client.query<DeliveryRow>(RELAY, [limit]);
-        if (rows.length > 0) {
-          const backstop: JobData = { attempts: rows.map((r) => ({ delivery_id: r.id, attempt: r.attempts })) };
-          await boss.insert(DELIVERY_QUEUE, [{ data: backstop, startAfter: new Date(Date.now() + this.options.backstopAfterMs) }], { db: databaseOn(client) });
-        }
+        const result = await work(client);
         await client.query('commit');
-        return rows;
+        return result;
       } catch (err) {
         await client.query('rollback').catch((rollbackError: unknown) => {
           broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
@@ -234,6 +251,21 @@ export class EventDelivery {
     } finally {
       client.release(broken);
     }
+  }
+
+  /**
+   * An attempt not made because its endpoint is busy (EndpointSlots): queued as a job due after
+   * the first retry delay, at the same attempt number (no attempt is counted), so it waits in the
+   * database, not in this process's memory.
+   */
+  private defer(row: DeliveryRow): Promise<void> {
+    const boss = this.boss!;
+    const nextAt = new Date(Date.now() + jittered(this.options.retryDelaysMs[0] ?? 5_000, this.options.jitter));
+    return this.transaction(async (client) => {
+      const { rows } = await client.query(DEFERRED, [row.id, row.attempts, nextAt]);
+      const again: JobData = { attempts: [{ delivery_id: row.id, attempt: row.attempts }] };
+      if (rows.length > 0) await boss.send(DELIVERY_QUEUE, again, { startAfter: nextAt, db: databaseOn(client) });
+    });
   }
 
   /** Retry and backstop jobs: their deliveries still pending at the expected attempt, attempted; the job ends once all are recorded. */
@@ -253,19 +285,30 @@ export class EventDelivery {
   /** One attempt, made within the in-flight bound, then recorded. Resolves once recorded (or given up on: logged). */
   private async deliver(row: DeliveryRow): Promise<void> {
     this.pending++;
+    const queuedAt = Date.now();
     try {
-      const { at, outcome } = await this.inFlight(async () => {
-        const at = new Date();
-        try {
-          return { at, outcome: await this.attempt(row) };
-        } catch (err) {
-          // One delivery that cannot be made (a payload that cannot be built) fails alone.
-          this.logger.error({ err, deliveryId: row.id }, 'outbound events: attempt failed');
-          return { at, outcome: { error: 'Internal error building the event' } as Outcome };
-        }
-      });
+      const made = await this.endpoints.run(row.endpoint_id, () =>
+        // Waited a whole timeout behind its endpoint's other attempts: deferred, like one that found no room.
+        Date.now() - queuedAt > this.options.timeoutMs
+          ? Promise.resolve(undefined)
+          : this.inFlight(async () => {
+              const at = new Date();
+              try {
+                return { at, outcome: await this.attempt(row) };
+              } catch (err) {
+                // One delivery that cannot be made (a payload that cannot be built) fails alone.
+                this.logger.error({ err, deliveryId: row.id }, 'outbound events: attempt failed');
+                return { at, outcome: { error: 'Internal error building the event' } as Outcome };
+              }
+            }),
+      );
       if (this.cut) return;
-      if (isSuccess(outcome)) await new Promise<void>((recorded) => this.recordSuccess({ row, at, outcome, recorded }));
+      if (!made) {
+        await this.connections(() => this.defer(row));
+        return;
+      }
+      const { at, outcome } = made;
+      if (isSuccess(outcome)) await this.successes.record({ id: row.id, attempts: row.attempts, at, status: outcome.status!, body: outcome.body ?? null });
       else await this.recordFailure(row, at, outcome);
     } catch (err) {
       // Not recorded: the backstop or the job, run again, makes the attempt again (same webhook-id).
@@ -293,36 +336,6 @@ export class EventDelivery {
     return this.poster.post(row.url, headers, body);
   }
 
-  /** Successes are written together: one statement per `recordBatch`, or `recordAfterMs` after the first. */
-  private recordSuccess(success: Succeeded): void {
-    this.succeeded.push(success);
-    if (this.succeeded.length >= DELIVERY_DEFAULTS.recordBatch) this.flushSuccesses();
-    else this.recordTimer ??= setTimeout(() => this.flushSuccesses(), DELIVERY_DEFAULTS.recordAfterMs);
-  }
-
-  private flushSuccesses(): void {
-    clearTimeout(this.recordTimer);
-    this.recordTimer = undefined;
-    const batch = this.succeeded;
-    this.succeeded = [];
-    if (batch.length === 0) return;
-    this.connections(() =>
-      this.pool.query(SUCCEEDED, [
-        batch.map((o) => o.row.id),
-        batch.map((o) => o.outcome.status),
-        batch.map((o) => o.outcome.body ?? null),
-        batch.map((o) => o.row.attempts),
-        batch.map((o) => o.at),
-      ]),
-    ).then(
-      () => batch.forEach((o) => o.recorded()),
-      (err: unknown) => {
-        this.logger.warn({ err, deliveries: batch.length }, 'outbound events: successful attempts could not be recorded; they will be made again');
-        batch.forEach((o) => o.recorded());
-      },
-    );
-  }
-
   /** A failed attempt recorded, its retry queued and its endpoint's failure streak kept, in one transaction. */
   private recordFailure(row: DeliveryRow, at: Date, outcome: Outcome): Promise<void> {
     return this.connections(() => this.recordFailureNow(row, at, outcome));
@@ -343,37 +356,24 @@ export class EventDelivery {
     const delays = this.options.retryDelaysMs;
     const final = !row.enabled || gone || row.attempts >= delays.length;
     const nextAt = final ? null : new Date(at.getTime() + jittered(delays[row.attempts]!, this.options.jitter));
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('begin');
-      try {
-        const { rows } = await client.query(FAILED, [
-          row.id,
-          final ? 'failed' : 'pending',
-          outcome.status ?? null,
-          outcome.body ?? null,
-          outcome.status === undefined ? (outcome.error ?? null) : null,
-          at,
-          nextAt,
-          row.attempts,
-        ]);
-        if (rows.length > 0) {
-          if (nextAt) {
-            const retry: JobData = { attempts: [{ delivery_id: row.id, attempt: row.attempts + 1 }] };
-            await boss.send(DELIVERY_QUEUE, retry, { startAfter: nextAt, db: databaseOn(client) });
-          }
-          if (row.enabled) await client.query(ENDPOINT_FAILED, [row.endpoint_id, at, gone, this.options.disableAfterFailingMs]);
+    await this.transaction(async (client) => {
+      const { rows } = await client.query(FAILED, [
+        row.id,
+        final ? 'failed' : 'pending',
+        outcome.status ?? null,
+        outcome.body ?? null,
+        outcome.status === undefined ? (outcome.error ?? null) : null,
+        at,
+        nextAt,
+        row.attempts,
+      ]);
+      if (rows.length > 0) {
+        if (nextAt) {
+          const retry: JobData = { attempts: [{ delivery_id: row.id, attempt: row.attempts + 1 }] };
+          await boss.send(DELIVERY_QUEUE, retry, { startAfter: nextAt, db: databaseOn(client) });
         }
-        await client.query('commit');
-      } catch (err) {
-        await client.query('rollback').catch((rollbackError: unknown) => {
-          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-        });
-        throw err;
+        if (row.enabled) await client.query(ENDPOINT_FAILED, [row.endpoint_id, at, gone, this.options.disableAfterFailingMs]);
       }
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 }
