@@ -33,11 +33,8 @@ export const DELIVERY_DEFAULTS = {
   maxInFlight: 64,
   /** Deliveries taken by this process and not yet recorded: the relay takes no more beyond it. */
   maxPending: 1000,
-  /** Attempts in flight to one endpoint, and waiting for it (more are deferred to the queue). */
-  endpointConcurrency: 16,
-  endpointQueue: 64,
-  /** Connections kept open to one endpoint (keep-alive). */
-  socketsPerOrigin: 16,
+  /** Attempts in flight to one endpoint (and connections kept open to it: keep-alive). */
+  endpointConcurrency: 32,
   /** Successful attempts are recorded together, at most this long after the first of them. */
   recordAfterMs: 20,
   recordBatch: 500,

@@ -69,6 +69,3 @@ export const ENDPOINT_FAILED = `update webhook_endpoints set
   enabled = enabled and not $3 and coalesce(failing_since, $2) > $2 - $4 * interval '1 millisecond',
   updated_at = case when enabled and ($3 or coalesce(failing_since, $2) <= $2 - $4 * interval '1 millisecond') then now() else updated_at end
 where id = $1`;
-
-/** A delivery deferred without an attempt (its endpoint busy): due again at `$3`, its attempts unchanged. */
-export const DEFERRED = `update webhook_deliveries set next_attempt_at = $3 where id = $1 and attempts = $2 and status = 'pending' returning id`;

@@ -8,7 +8,7 @@ import { poolOf } from '../../db/database.js';
 import { databaseOn, startQueue } from '../../jobs/queue.js';
 import { SECRET_PURPOSE, type SecretBox } from '../../security/secret-box.js';
 import { DELIVERY_DEFAULTS, RETRY_DELAYS_MS, jittered } from './delivery-settings.js';
-import { DEFERRED, ENDPOINT_FAILED, FAILED, LOAD, RELAY, SUCCEEDED } from './delivery-statements.js';
+import { ENDPOINT_FAILED, FAILED, LOAD, RELAY, SUCCEEDED } from './delivery-statements.js';
 import { EndpointSlots } from './endpoint-slots.js';
 import { eventBody } from './payloads.js';
 import { WebhookPoster, isSuccess, type Outcome } from './poster.js';
@@ -38,9 +38,8 @@ export interface DeliveryOptions {
   workers?: number;
   maxInFlight?: number;
   maxPending?: number;
-  /** Attempts in flight to one endpoint, and waiting for it; more are deferred (EndpointSlots). */
+  /** Attempts in flight to one endpoint (EndpointSlots). */
   endpointConcurrency?: number;
-  endpointQueue?: number;
   /** How long after the relay queued them the backstop job makes first attempts that were never recorded (a crash). */
   backstopAfterMs?: number;
   /** Events and their finished deliveries are deleted this many days after dispatch (0: kept). */
@@ -138,14 +137,13 @@ export class EventDelivery {
       maxInFlight: options.maxInFlight ?? DELIVERY_DEFAULTS.maxInFlight,
       maxPending: options.maxPending ?? DELIVERY_DEFAULTS.maxPending,
       endpointConcurrency: options.endpointConcurrency ?? DELIVERY_DEFAULTS.endpointConcurrency,
-      endpointQueue: options.endpointQueue ?? DELIVERY_DEFAULTS.endpointQueue,
       // Long enough for every attempt taken to be made and recorded (queued behind maxPending, cut at the timeout).
       backstopAfterMs: options.backstopAfterMs ?? Math.max(30_000, 3 * timeoutMs),
       retentionDays: options.retentionDays ?? DELIVERY_DEFAULTS.retentionDays,
     };
     this.inFlight = pLimit(this.options.maxInFlight);
-    this.endpoints = new EndpointSlots(this.options.endpointConcurrency, this.options.endpointQueue);
-    this.poster = new WebhookPoster(new UrlGuard(this.options.allowPrivateUrls), timeoutMs, DELIVERY_DEFAULTS.socketsPerOrigin);
+    this.endpoints = new EndpointSlots(this.options.endpointConcurrency);
+    this.poster = new WebhookPoster(new UrlGuard(this.options.allowPrivateUrls), timeoutMs, this.options.endpointConcurrency);
     this.successes = new SuccessBatch(
       (batch) =>
         this.connections(() =>
@@ -253,61 +251,23 @@ export class EventDelivery {
     }
   }
 
-  /**
-   * An attempt not made because its endpoint is busy (EndpointSlots): queued as a job due after
-   * the first retry delay, at the same attempt number (no attempt is counted), so it waits in the
-   * database, not in this process's memory.
-   */
-  private defer(row: DeliveryRow): Promise<void> {
-    const boss = this.boss!;
-    const nextAt = new Date(Date.now() + jittered(this.options.retryDelaysMs[0] ?? 5_000, this.options.jitter));
-    return this.transaction(async (client) => {
-      const { rows } = await client.query(DEFERRED, [row.id, row.attempts, nextAt]);
-      const again: JobData = { attempts: [{ delivery_id: row.id, attempt: row.attempts }] };
-      if (rows.length > 0) await boss.send(DELIVERY_QUEUE, again, { startAfter: nextAt, db: databaseOn(client) });
-    });
-  }
-
-  /** Retry and backstop jobs: their deliveries still pending at the expected attempt, attempted; the job ends once all are recorded. */
-  private async attemptJobs(jobs: Job<JobData>[]): Promise<void> {
-    const attempts = jobs.flatMap((job) => job.data.attempts);
-    const { rows } = await this.connections(() => this.pool.query<DeliveryRow>(LOAD, [attempts.map((a) => a.delivery_id)]));
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    const due = attempts
-      .map((attempt) => ({ attempt, row: byId.get(attempt.delivery_id) }))
-      // Gone (the endpoint was deleted), or this attempt was made already (by the relay's process, or a job run again after a crash).
-      .filter((x): x is { attempt: DueAttempt; row: DeliveryRow } => !!x.row && x.row.attempts === x.attempt.attempt)
-      // Twice in the jobs (a manual retry next to a scheduled one): once.
-      .filter((x, i, all) => all.findIndex((y) => y.row.id === x.row.id) === i);
-    await Promise.all(due.map(({ row }) => this.deliver(row)));
-  }
-
   /** One attempt, made within the in-flight bound, then recorded. Resolves once recorded (or given up on: logged). */
   private async deliver(row: DeliveryRow): Promise<void> {
     this.pending++;
-    const queuedAt = Date.now();
     try {
-      const made = await this.endpoints.run(row.endpoint_id, () =>
-        // Waited a whole timeout behind its endpoint's other attempts: deferred, like one that found no room.
-        Date.now() - queuedAt > this.options.timeoutMs
-          ? Promise.resolve(undefined)
-          : this.inFlight(async () => {
-              const at = new Date();
-              try {
-                return { at, outcome: await this.attempt(row) };
-              } catch (err) {
-                // One delivery that cannot be made (a payload that cannot be built) fails alone.
-                this.logger.error({ err, deliveryId: row.id }, 'outbound events: attempt failed');
-                return { at, outcome: { error: 'Internal error building the event' } as Outcome };
-              }
-            }),
+      const { at, outcome } = await this.endpoints.run(row.endpoint_id, () =>
+        this.inFlight(async () => {
+          const at = new Date();
+          try {
+            return { at, outcome: await this.attempt(row) };
+          } catch (err) {
+            // One delivery that cannot be made (a payload that cannot be built) fails alone.
+            this.logger.error({ err, deliveryId: row.id }, 'outbound events: attempt failed');
+            return { at, outcome: { error: 'Internal error building the event' } as Outcome };
+          }
+        }),
       );
       if (this.cut) return;
-      if (!made) {
-        await this.connections(() => this.defer(row));
-        return;
-      }
-      const { at, outcome } = made;
       if (isSuccess(outcome)) await this.successes.record({ id: row.id, attempts: row.attempts, at, status: outcome.status!, body: outcome.body ?? null });
       else await this.recordFailure(row, at, outcome);
     } catch (err) {
