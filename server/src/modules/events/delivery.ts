@@ -111,6 +111,7 @@ export class EventDelivery {
   private readonly endpoints: EndpointSlots;
   /** Deliveries taken (by the relay or a job) and not yet recorded. */
   private pending = 0;
+  private readonly underWay = new Set<string>();
   private idle: (() => void) | undefined;
   private readonly successes: SuccessBatch;
 
@@ -253,6 +254,9 @@ export class EventDelivery {
 
   /** One attempt, made within the in-flight bound, then recorded. Resolves once recorded (or given up on: logged). */
   private async deliver(row: DeliveryRow): Promise<void> {
+    // Already under way here (its backstop came due while it waited behind a slow endpoint): once.
+    if (this.underWay.has(row.id)) return;
+    this.underWay.add(row.id);
     this.pending++;
     try {
       const { at, outcome } = await this.endpoints.run(row.endpoint_id, () =>
@@ -274,6 +278,7 @@ export class EventDelivery {
       // Not recorded: the backstop or the job, run again, makes the attempt again (same webhook-id).
       this.logger.warn({ err, deliveryId: row.id }, 'outbound events: an attempt could not be recorded; it will be made again');
     } finally {
+      this.underWay.delete(row.id);
       this.pending--;
       if (this.pending === 0) this.idle?.();
     }
