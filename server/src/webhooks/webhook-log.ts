@@ -70,7 +70,8 @@ export class WebhookLog {
 
   /** A request refused before its body was verified: counted under its reason, nothing else kept. */
   async rejected(organizationId: string, provider: WebhookProvider, reason: string, at = new Date()): Promise<void> {
-    await this.records.rememberRejection(organizationId, provider, reason.slice(0, REASON_MAX), at);
+    const kept = reason.length > REASON_MAX ? `${reason.slice(0, REASON_MAX - 1)}…` : reason;
+    await this.records.rememberRejection(organizationId, provider, kept, at);
   }
 
   async list(
