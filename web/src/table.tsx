@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import { ApiError } from './api';
-import { FormError, Loading, Pager, TableWrap, useLoad, usePages } from './ui';
+import { Field, FormError, Loading, Pager, TableWrap, useLoad, usePages } from './ui';
 
 /** One column of a DataTable: its header, and what a row shows in it. */
 export interface Column<T> {
@@ -94,5 +94,35 @@ export function DataTable<T>(props: {
         </>
       )}
     </>
+  );
+}
+
+/**
+ * A list's filter: a select whose first choice is "every" (''); choosing another value starts the
+ * list again at its first page (`onChange` gets it; the caller resets its pages there).
+ */
+export function FilterSelect<V extends string>(props: {
+  label: string;
+  name: string;
+  value: V | '';
+  every: string;
+  options: readonly V[];
+  /** How an option reads; default: its value, underscores as spaces. */
+  optionLabel?: (value: V) => string;
+  onChange: (value: V | '') => void;
+}) {
+  return (
+    <Field label={props.label} name={props.name}>
+      {(attrs) => (
+        <select {...attrs} value={props.value} onChange={(e) => props.onChange(e.target.value as V | '')}>
+          <option value="">{props.every}</option>
+          {props.options.map((o) => (
+            <option key={o} value={o}>
+              {props.optionLabel ? props.optionLabel(o) : o.replace('_', ' ')}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
   );
 }

@@ -3,7 +3,7 @@ import { Link } from 'react-router';
 import type { Commission, Payout } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
 import { Empty, Field, FormError, PageHeader, Status, date, money, useConfirm, useSubmit } from '../ui';
-import { DataTable, usePagedList } from '../table';
+import { DataTable, FilterSelect, usePagedList } from '../table';
 
 const COMMISSION_STATUSES = ['on_hold', 'pending', 'approved', 'paid', 'rejected', 'reversed'] as const;
 type CommissionStatus = (typeof COMMISSION_STATUSES)[number];
@@ -44,26 +44,18 @@ function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void
     <section aria-labelledby="commissions-title">
       <h2 id="commissions-title">Commissions</h2>
       <div className="filters">
-        <Field label="Status" name="status">
-          {(attrs) => (
-            <select
-              {...attrs}
-              value={status}
-              onChange={(e) => {
-                setStatus(e.target.value as CommissionStatus | '');
-                pages.reset();
-                setSelected(new Set());
-              }}
-            >
-              <option value="">Every status</option>
-              {COMMISSION_STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s.replace('_', ' ')}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <FilterSelect
+          label="Status"
+          name="status"
+          value={status}
+          every="Every status"
+          options={COMMISSION_STATUSES}
+          onChange={(value) => {
+            setStatus(value);
+            pages.reset();
+            setSelected(new Set());
+          }}
+        />
         <button type="button" onClick={() => void decide('approve', chosen.filter((c) => c.status !== 'approved'))} disabled={chosen.length === 0}>
           Approve selected
         </button>
@@ -204,23 +196,17 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
     <section aria-labelledby="payouts-title">
       <h2 id="payouts-title">Payouts</h2>
       <div className="filters">
-        <Field label="Status" name="payout-status">
-          {(attrs) => (
-            <select
-              {...attrs}
-              value={status}
-              onChange={(e) => {
-                setStatus(e.target.value as typeof status);
-                pages.reset();
-              }}
-            >
-              <option value="">Every status</option>
-              {PAYOUT_STATUSES.map((s) => (
-                <option key={s}>{s}</option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <FilterSelect
+          label="Status"
+          name="payout-status"
+          value={status}
+          every="Every status"
+          options={PAYOUT_STATUSES}
+          onChange={(value) => {
+            setStatus(value);
+            pages.reset();
+          }}
+        />
         <button type="button" onClick={() => void create.submit()} disabled={create.busy}>
           Create payouts
         </button>

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { WEBHOOK_PROVIDERS, type Integration, type ReceivedWebhookOutcome, type WebhookProvider } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
 import { CopyButton, Empty, Field, FormError, Loading, PageHeader, Status, dateTime, useConfirm, useLoad, useSubmit } from '../ui';
-import { DataTable, usePagedList } from '../table';
+import { DataTable, FilterSelect, usePagedList } from '../table';
 
 const NAMES: Record<Integration['provider'], string> = { stripe: 'Stripe', paddle: 'Paddle', lemonsqueezy: 'Lemon Squeezy', polar: 'Polar', chargebee: 'Chargebee' };
 
@@ -75,42 +75,29 @@ function ReceivedEvents() {
       <h2 id="received-title">Webhooks received</h2>
       <p>The last events your providers sent, newest first, and what the service made of them. A wrong or missing signing secret shows here as rejected.</p>
       <div className="filters">
-        <Field label="Provider" name="provider">
-          {(attrs) => (
-            <select
-              {...attrs}
-              value={provider}
-              onChange={(e) => {
-                setProvider(e.target.value as WebhookProvider | '');
-                events.pages.reset();
-              }}
-            >
-              <option value="">Every provider</option>
-              {WEBHOOK_PROVIDERS.map((p) => (
-                <option key={p} value={p}>
-                  {NAMES[p]}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <Field label="Outcome" name="outcome">
-          {(attrs) => (
-            <select
-              {...attrs}
-              value={outcome}
-              onChange={(e) => {
-                setOutcome(e.target.value as ReceivedWebhookOutcome | '');
-                events.pages.reset();
-              }}
-            >
-              <option value="">Every outcome</option>
-              {OUTCOMES.map((o) => (
-                <option key={o}>{o}</option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <FilterSelect
+          label="Provider"
+          name="provider"
+          value={provider}
+          every="Every provider"
+          options={WEBHOOK_PROVIDERS}
+          optionLabel={(p) => NAMES[p]}
+          onChange={(value) => {
+            setProvider(value);
+            events.pages.reset();
+          }}
+        />
+        <FilterSelect
+          label="Outcome"
+          name="outcome"
+          value={outcome}
+          every="Every outcome"
+          options={OUTCOMES}
+          onChange={(value) => {
+            setOutcome(value);
+            events.pages.reset();
+          }}
+        />
         <button type="button" className="secondary" onClick={events.reload}>
           Refresh
         </button>

@@ -2,7 +2,7 @@ import { useEffect, useId, useState } from 'react';
 import { OUTBOUND_EVENT_TYPES, type OutboundEventType, type WebhookDelivery, type WebhookDeliveryStatus, type WebhookEndpoint } from '@affiliate-attribution/contract';
 import { api, data, type ApiError } from '../api';
 import { CopyButton, Empty, Field, FormError, Status, dateTime, toApiError, useConfirm, useSubmit } from '../ui';
-import { DataTable, usePagedList } from '../table';
+import { DataTable, FilterSelect, usePagedList } from '../table';
 
 /** The event checkboxes: the API's message about `events` (or one of them, `events.2`) goes under them. */
 function EventsField({ value, onChange, error }: { value: OutboundEventType[]; onChange: (v: OutboundEventType[]) => void; error?: ApiError }) {
@@ -123,23 +123,17 @@ function DeliveryLog({ endpoint, onClose }: { endpoint: WebhookEndpoint; onClose
         Deliveries to <code>{endpoint.url}</code>
       </h3>
       <div className="filters">
-        <Field label="Delivery status" name="delivery-status">
-          {(attrs) => (
-            <select
-              {...attrs}
-              value={status}
-              onChange={(e) => {
-                setStatus(e.target.value as WebhookDeliveryStatus | '');
-                log.pages.reset();
-              }}
-            >
-              <option value="">Every status</option>
-              {DELIVERY_STATUSES.map((s) => (
-                <option key={s}>{s}</option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <FilterSelect
+          label="Delivery status"
+          name="delivery-status"
+          value={status}
+          every="Every status"
+          options={DELIVERY_STATUSES}
+          onChange={(value) => {
+            setStatus(value);
+            log.pages.reset();
+          }}
+        />
         <button type="button" className="secondary" onClick={reload}>
           Refresh
         </button>
