@@ -141,7 +141,7 @@ export interface paths {
         };
         /**
          * List API keys
-         * @description The organization's keys in redacted form, revoked ones included, oldest first.
+         * @description The organization's keys in redacted form, revoked ones included, oldest first, with cursor pagination.
          */
         get: operations["peopleListApiKeys"];
         put?: never;
@@ -3266,7 +3266,18 @@ export interface operations {
     };
     peopleListApiKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Page size, 1 to 100; default 50.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description The `next_cursor` of the previous page; omit for the first page.
+                 * @example cursor
+                 */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3290,7 +3301,8 @@ export interface operations {
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "revoked_at": null
                      *           }
-                     *         ]
+                     *         ],
+                     *         "next_cursor": null
                      *       }
                      *     }
                      */
@@ -3299,11 +3311,13 @@ export interface operations {
                         success: true;
                         data: {
                             api_keys: components["schemas"]["ApiKeyInfo"][];
+                            /** @description Pass as `cursor` to get the next page; null on the last page. */
+                            next_cursor: string | null;
                         };
                     };
                 };
             };
-            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            /** @description Invalid request: a missing or malformed field, named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3312,7 +3326,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *       "message": "limit: Number must be less than or equal to 100"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

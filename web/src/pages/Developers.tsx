@@ -2,12 +2,15 @@ import { useState } from 'react';
 import type { ApiKeyInfo } from '@affiliate-attribution/contract';
 import { useSession } from '../App';
 import { api, data } from '../api';
-import { CopyButton, Empty, FormError, PageHeader, Status, dateTime, useConfirm, useLoad, useSubmit } from '../ui';
-import { DataTable } from '../table';
+import { CopyButton, Empty, FormError, PageHeader, Status, dateTime, useConfirm, useSubmit } from '../ui';
+import { DataTable, usePagedList } from '../table';
 import { WebhookEndpoints } from './WebhookEndpoints';
 
 function ApiKeys() {
-  const keys = useLoad(async () => data(await api.people.listApiKeys()).api_keys, []);
+  const keys = usePagedList(async (cursor) => {
+    const page = data(await api.people.listApiKeys({ query: { cursor } }));
+    return { items: page.api_keys, next_cursor: page.next_cursor };
+  }, []);
   const [issued, setIssued] = useState<{ key: string; info: ApiKeyInfo }>();
   const confirm = useConfirm();
   const create = useSubmit(async () => data(await api.people.createApiKey({})), (result) => {
@@ -35,7 +38,7 @@ function ApiKeys() {
       <button type="button" onClick={() => void create.submit()} disabled={create.busy}>
         Create API key
       </button>
-      <FormError error={create.error ?? revoke.error ?? keys.error} />
+      <FormError error={create.error ?? revoke.error} />
       {issued && (
         <div className="card notice" role="status">
           <p>
@@ -51,8 +54,7 @@ function ApiKeys() {
       )}
       <DataTable
         label="API keys"
-        rows={keys.data}
-        loading={keys.loading}
+        list={keys}
         rowKey={(k) => k.id}
         empty={
           <Empty title="No API key">
