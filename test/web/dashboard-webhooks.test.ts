@@ -15,6 +15,9 @@ import { call, ownerSession, startService, type PeopleServer } from './support/p
  * outbound endpoints and their delivery log on Developers, provider webhooks received on
  * Integrations.
  */
+/** The page's data may take a few seconds on a loaded machine. */
+const POLL = { timeout: 10_000 };
+
 let service: PeopleServer;
 let delivery: EventDelivery;
 let base: string;
@@ -89,11 +92,11 @@ describeInBrowser('webhooks in the dashboard', () => {
       await form.getByLabel('Endpoint URL').fill('not a url');
       await form.getByRole('button', { name: 'Add endpoint' }).click();
       const urlField = form.locator('.field', { has: page.getByLabel('Endpoint URL') });
-      await expect.poll(() => urlField.getByRole('alert').textContent()).toMatch(/Invalid url/i);
+      await expect.poll(() => urlField.getByRole('alert').textContent(), POLL).toMatch(/Invalid url/i);
       await form.getByLabel('Endpoint URL').fill(receiver.url);
       await form.getByLabel('Every event').uncheck();
       await form.getByRole('button', { name: 'Add endpoint' }).click();
-      await expect.poll(() => form.getByRole('group', { name: 'Events' }).getByRole('alert').textContent()).toMatch(/at least 1/);
+      await expect.poll(() => form.getByRole('group', { name: 'Events' }).getByRole('alert').textContent(), POLL).toMatch(/at least 1/);
       await capture(page, 'webhook-endpoint-form');
       await form.getByLabel('affiliate.created').check();
       await form.getByLabel('Description (optional)').fill('CRM sync');
@@ -103,7 +106,7 @@ describeInBrowser('webhooks in the dashboard', () => {
       const secret = (await page.getByTestId('new-endpoint-secret').textContent())!;
       expect(secret).toMatch(/^whsec_/);
       const row = page.getByRole('region', { name: 'Webhook endpoints' }).getByRole('row', { name: new RegExp(receiver.url) });
-      await expect.poll(() => row.textContent()).toMatch(/CRM sync.*affiliate\.created.*enabled/);
+      await expect.poll(() => row.textContent(), POLL).toMatch(/CRM sync.*affiliate\.created.*enabled/);
       await capture(page, 'webhook-endpoints-secret');
       await page.getByRole('button', { name: 'I have stored it' }).click();
 
@@ -145,7 +148,7 @@ describeInBrowser('webhooks in the dashboard', () => {
       const rotated = (await page.getByTestId('new-endpoint-secret').textContent())!;
       expect(rotated).toMatch(/^whsec_/);
       expect(rotated).not.toBe(secret);
-      await expect.poll(() => row.textContent()).toMatch(/previous secret valid until/);
+      await expect.poll(() => row.textContent(), POLL).toMatch(/previous secret valid until/);
 
       // Deleting asks first; Cancel keeps it.
       await row.getByRole('button', { name: `Delete ${receiver.url}` }).click();
@@ -202,15 +205,15 @@ describeInBrowser('webhooks in the dashboard', () => {
       await page.goto(`${base}/dashboard/integrations`);
       const received = page.getByRole('region', { name: 'Received webhooks' });
       const processed = received.getByRole('row', { name: /invoice\.paid/ });
-      await expect.poll(() => processed.textContent()).toMatch(/Stripe.*evt_dash_paid.*processed.*Conversion in_dash_1 recorded/);
+      await expect.poll(() => processed.textContent(), POLL).toMatch(/Stripe.*evt_dash_paid.*processed.*Conversion in_dash_1 recorded/);
       const rejected = received.getByRole('row', { name: /rejected/ });
-      await expect.poll(() => rejected.textContent()).toMatch(/Stripe.*not read \(unverified\).*rejected.*Invalid Stripe-Signature/);
+      await expect.poll(() => rejected.textContent(), POLL).toMatch(/Stripe.*not read \(unverified\).*rejected.*Invalid Stripe-Signature/);
       expect(await received.textContent()).not.toContain('evt_dash_forged');
       await capture(page, 'webhooks-received');
       const problems = await checkBothWidths(page, 'integrations');
 
       await page.getByLabel('Outcome').selectOption('rejected');
-      await expect.poll(() => received.getByRole('row').count()).toBe(2); // the header and the rejection
+      await expect.poll(() => received.getByRole('row').count(), POLL).toBe(2); // the header and the rejection
       await rejected.waitFor();
       await page.getByLabel('Outcome').selectOption('ignored');
       await page.getByText('No webhook matches').waitFor();
