@@ -12,6 +12,7 @@ import { Migration20261228000000_people } from './Migration20261228000000_people
 import { Migration20261229000000_outbound_events } from './Migration20261229000000_outbound_events.js';
 import { Migration20261229000100_encrypt_integration_secrets } from './Migration20261229000100_encrypt_integration_secrets.js';
 import { Migration20261230000000_program_rules } from './Migration20261230000000_program_rules.js';
+import { Migration20261230050000_webhook_log } from './Migration20261230050000_webhook_log.js';
 import { Migration20261231100000_delivery_upkeep } from './Migration20261231100000_delivery_upkeep.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
@@ -29,5 +30,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261229000000_outbound_events', class: Migration20261229000000_outbound_events },
   { name: 'Migration20261229000100_encrypt_integration_secrets', class: Migration20261229000100_encrypt_integration_secrets },
   { name: 'Migration20261230000000_program_rules', class: Migration20261230000000_program_rules },
+  { name: 'Migration20261230050000_webhook_log', class: Migration20261230050000_webhook_log },
   { name: 'Migration20261231100000_delivery_upkeep', class: Migration20261231100000_delivery_upkeep },
 ];
