@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
 import { CurrencyCode, Timestamp, Uuid } from '../common/primitives.js';
+import { programJoiningFields } from './program-joining.js';
 
 const c = initContract();
 
@@ -48,6 +49,7 @@ const programFields = {
     .describe(
       "Smallest net amount, in the program's currency, that POST /api/payouts pays an affiliate; below it the commissions wait for the next payout. Nothing is converted between currencies: commissions in another currency (sales reported in it) are paid at any positive net.",
     ),
+  ...programJoiningFields,
 };
 
 export const Program = z
@@ -69,6 +71,9 @@ export const CreateProgramBody = z.object({
   hold_days: programFields.hold_days.optional().describe('Hold before a commission is approved, in days; default 30.'),
   auto_approve: programFields.auto_approve.optional().describe('Default true.'),
   minimum_payout: programFields.minimum_payout.optional().describe('Default 0: every positive net amount is paid.'),
+  signup: programFields.signup.optional().describe('Default `approval`.'),
+  terms: programFields.terms.optional().describe('Default null: no terms to accept.'),
+  website_url: programFields.website_url.optional().describe('Default null.'),
 });
 
 export const UpdateProgramBody = CreateProgramBody.partial();

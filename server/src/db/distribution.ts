@@ -46,6 +46,8 @@ export const DISTRIBUTED_TABLES = [
   'report_affiliate_totals',
   'report_program_days',
   'report_deferred_commissions',
+  'partner_sign_in_links',
+  'partner_sessions',
 ] as const;
 
 /** The SQL a Citus deployment runs once, after the migrations, to distribute the schema. */

@@ -4,7 +4,7 @@ import express, { Router } from 'express';
 import { fromRepoRoot } from '../paths.js';
 
 /**
- * The merchant dashboard (web/): a single-page app built by `npm run build` (Vite) into web/dist,
+ * The merchant dashboard (web/) and the partner portal (web/src/portal, at /portal): single-page apps built by `npm run build` (Vite) into web/dist,
  * served here with no CDN. Hashed assets (`/dashboard/assets/*-<hash>.js`) are cached for a year
  * (`immutable`); the page itself is revalidated on every load, so a new build is picked up at once.
  * Every other path under /dashboard answers the page: the app routes in the browser.
@@ -17,9 +17,13 @@ export const DASHBOARD_CSP =
 
 export function dashboardRouter(distDir: string = fromRepoRoot('web/dist')): Router {
   const router = Router();
-  const indexPath = join(distDir, 'index.html');
-  let page: string | undefined;
-  const pageHtml = (): string | undefined => (page ??= existsSync(indexPath) ? readFileSync(indexPath, 'utf8') : undefined);
+  const pages = new Map<string, string>();
+  const pageOf = (file: string) => (): string | undefined => {
+    const path = join(distDir, file);
+    if (!pages.has(file) && existsSync(path)) pages.set(file, readFileSync(path, 'utf8'));
+    return pages.get(file);
+  };
+  const pageHtml = pageOf('index.html');
 
   router.use(
     '/dashboard/assets',
@@ -39,6 +43,19 @@ export function dashboardRouter(distDir: string = fromRepoRoot('web/dist')): Rou
       return;
     }
     res.setHeader('Content-Security-Policy', DASHBOARD_CSP);
+    res.type('html').send(html);
+  });
+  // The partner portal: the same build (its own entry, portal.html, sharing the hashed assets), the same policy.
+  const portalHtml = pageOf('portal.html');
+  router.get(['/portal', '/portal/*'], (_req, res) => {
+    const html = portalHtml();
+    res.setHeader('Cache-Control', 'no-cache');
+    if (html === undefined) {
+      res.status(503).type('text/plain').send('The partner portal is not built: run `npm run build` (npm start does it).');
+      return;
+    }
+    res.setHeader('Content-Security-Policy', DASHBOARD_CSP);
+    res.setHeader('Referrer-Policy', 'no-referrer');
     res.type('html').send(html);
   });
   return router;

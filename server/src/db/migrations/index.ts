@@ -11,6 +11,7 @@ import { Migration20261227000000_reports } from './Migration20261227000000_repor
 import { Migration20261228000000_people } from './Migration20261228000000_people.js';
 import { Migration20261229000000_outbound_events } from './Migration20261229000000_outbound_events.js';
 import { Migration20261229000100_encrypt_integration_secrets } from './Migration20261229000100_encrypt_integration_secrets.js';
+import { Migration20261230100000_partner_portal } from './Migration20261230100000_partner_portal.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
 export const migrationsList: MigrationObject[] = [
@@ -26,4 +27,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261228000000_people', class: Migration20261228000000_people },
   { name: 'Migration20261229000000_outbound_events', class: Migration20261229000000_outbound_events },
   { name: 'Migration20261229000100_encrypt_integration_secrets', class: Migration20261229000100_encrypt_integration_secrets },
+  { name: 'Migration20261230100000_partner_portal', class: Migration20261230100000_partner_portal },
 ];

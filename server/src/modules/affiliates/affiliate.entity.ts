@@ -12,6 +12,7 @@ export const AffiliateEntity = defineEntity({
     slug: p.text(),
     status: p.enum(['active', 'pending', 'disabled'] as const).default('active'),
     payout_email: p.text().nullable(),
+    terms_accepted_at: p.datetime().nullable(),
     created_at: p.datetime().defaultRaw('now()'),
   }),
 });

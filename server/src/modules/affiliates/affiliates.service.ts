@@ -25,6 +25,10 @@ export interface CreateAffiliateInput {
   slug?: string;
   name?: string;
   payout_email?: string;
+  /** Default `active`; `pending` for an application to a program that approves its partners (modules/partners). */
+  status?: 'active' | 'pending';
+  /** When the partner accepted the program's terms (an application through the join page). */
+  terms_accepted_at?: Date;
 }
 
 /** A readable slug from the e-mail's local part plus a random suffix: `jane-doe-x7k2`. */
@@ -70,7 +74,8 @@ export class AffiliatesService {
           email,
           name: input.name ?? null,
           slug,
-          status: 'active',
+          status: input.status ?? 'active',
+          terms_accepted_at: input.terms_accepted_at ?? null,
           payout_email: input.payout_email?.trim().toLowerCase() ?? null,
           created_at: new Date(),
         });

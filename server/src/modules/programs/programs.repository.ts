@@ -10,7 +10,7 @@ import type { CursorPosition } from '../../http/pagination.js';
 export type ProgramRecord = StoredRow<'programs'>;
 
 /** The columns a change to a program may write. */
-export type ProgramChanges = Pick<ProgramRecord, 'name' | 'commission_type' | 'commission_value' | 'click_window_days' | 'commission_window_months' | 'currency' | 'hold_days' | 'auto_approve' | 'minimum_payout' | 'updated_at'>;
+export type ProgramChanges = Pick<ProgramRecord, 'name' | 'commission_type' | 'commission_value' | 'click_window_days' | 'commission_window_months' | 'currency' | 'hold_days' | 'auto_approve' | 'minimum_payout' | 'signup' | 'terms' | 'website_url' | 'updated_at'>;
 
 const PROGRAMS_BY_ID: OwnedTable = { table: 'programs', notFound: 'Program not found' };
 

@@ -15,6 +15,7 @@ export const PROGRAM_DEFAULTS = {
   hold_days: 30,
   auto_approve: true,
   minimum_payout: 0,
+  signup: 'approval',
 } as const;
 
 export interface ProgramInput {
@@ -27,6 +28,9 @@ export interface ProgramInput {
   hold_days?: number;
   auto_approve?: boolean;
   minimum_payout?: number;
+  signup?: 'open' | 'approval' | 'closed';
+  terms?: string | null;
+  website_url?: string | null;
 }
 
 export function toProgramDto(p: ProgramRecord): Program {
@@ -41,6 +45,9 @@ export function toProgramDto(p: ProgramRecord): Program {
     hold_days: p.hold_days,
     auto_approve: p.auto_approve,
     minimum_payout: decimalToNumber(p.minimum_payout),
+    signup: p.signup,
+    terms: p.terms ?? null,
+    website_url: p.website_url ?? null,
     created_at: iso(p.created_at),
     updated_at: iso(p.updated_at),
   };
@@ -70,6 +77,9 @@ export class ProgramsService {
       hold_days: input.hold_days ?? PROGRAM_DEFAULTS.hold_days,
       auto_approve: input.auto_approve ?? PROGRAM_DEFAULTS.auto_approve,
       minimum_payout: String(input.minimum_payout ?? PROGRAM_DEFAULTS.minimum_payout),
+      signup: input.signup ?? PROGRAM_DEFAULTS.signup,
+      terms: input.terms ?? null,
+      website_url: input.website_url ?? null,
       created_at: now,
       updated_at: now,
     });
@@ -106,6 +116,9 @@ export class ProgramsService {
         hold_days: input.hold_days ?? current.hold_days,
         auto_approve: input.auto_approve ?? current.auto_approve,
         minimum_payout: input.minimum_payout !== undefined ? String(input.minimum_payout) : current.minimum_payout,
+        signup: input.signup ?? current.signup,
+        terms: input.terms !== undefined ? input.terms : current.terms,
+        website_url: input.website_url !== undefined ? input.website_url : current.website_url,
         updated_at: new Date(),
       };
       assertCommissionRule(next);
