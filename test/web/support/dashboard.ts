@@ -8,8 +8,8 @@ import { fromRepoRoot } from '../../../server/src/paths.js';
 export const WEB_DIST = fromRepoRoot('web/dist');
 
 /** `npm run build`'s web half (vite build into web/dist), as a child process: the tests serve what npm start would. */
-export function buildDashboard(): void {
-  execFileSync(process.execPath, [fromRepoRoot('node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'], {
+export function buildDashboard(outDir: string = WEB_DIST): void {
+  execFileSync(process.execPath, [fromRepoRoot('node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn', '--outDir', outDir, '--emptyOutDir'], {
     cwd: fromRepoRoot('web'),
     stdio: 'pipe',
     // vitest sets NODE_ENV=test, which would bundle React's development build.

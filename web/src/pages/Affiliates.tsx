@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import type { Affiliate, Program } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
+import { InvitePartner } from '../partners/InvitePartner';
 import { CopyButton, Empty, Field, FormError, Loading, PageHeader, Pager, Status, TableWrap, date, money, useConfirm, useLoad, usePages, useSubmit } from '../ui';
 
 const SITE_KEY = 'dashboard.site-url';
@@ -27,8 +28,11 @@ export function StatusActions({ affiliate, onChanged }: { affiliate: Affiliate; 
   const confirm = useConfirm();
   const who = affiliate.name ?? affiliate.email;
   const change = useSubmit(async (status?: 'active' | 'disabled') => {
-    if (status === 'disabled' && !(await confirm({ title: `Disable ${who}?`, body: 'Their links stop attributing new visitors; customers they already referred keep earning them commissions.', confirm: 'Disable' })))
-      return;
+    const reject = affiliate.status === 'pending';
+    const question = reject
+      ? { title: `Reject ${who}'s application?`, body: 'Their link never attributes anything (status disabled); you can still enable them later.', confirm: 'Reject' }
+      : { title: `Disable ${who}?`, body: 'Their links stop attributing new visitors; customers they already referred keep earning them commissions.', confirm: 'Disable' };
+    if (status === 'disabled' && !(await confirm(question))) return;
     return data(await api.affiliates.update({ params: { id: affiliate.id }, body: { status } }));
   }, onChanged);
   return (
@@ -39,8 +43,8 @@ export function StatusActions({ affiliate, onChanged }: { affiliate: Affiliate; 
         </button>
       )}
       {affiliate.status !== 'disabled' && (
-        <button type="button" className="danger small" onClick={() => void change.submit('disabled')} disabled={change.busy} aria-label={`Disable ${who}`}>
-          Disable
+        <button type="button" className="danger small" onClick={() => void change.submit('disabled')} disabled={change.busy} aria-label={`${affiliate.status === 'pending' ? 'Reject' : 'Disable'} ${who}`}>
+          {affiliate.status === 'pending' ? 'Reject' : 'Disable'}
         </button>
       )}
       <FormError error={change.error} />
@@ -247,6 +251,10 @@ export function AffiliateDetail() {
           </dd>
           <dt>Payouts to</dt>
           <dd>{a.payout_email ?? a.email}</dd>
+          <dt>Partner portal</dt>
+          <dd>
+            <InvitePartner affiliate={a} />
+          </dd>
         </dl>
       )}
       <h2>Conversions</h2>
