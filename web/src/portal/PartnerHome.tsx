@@ -240,11 +240,10 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
             <TableWrap label="Commissions">
               <thead>
                 <tr>
-                  <th scope="col">Date</th>
+                  <th scope="col">Sale</th>
                   <th scope="col">Customer</th>
                   <th scope="col">Amount</th>
                   <th scope="col">Status</th>
-                  <th scope="col">Approved on</th>
                 </tr>
               </thead>
               <tbody>
@@ -255,8 +254,13 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
                     <td>{money(c.amount, c.currency)}</td>
                     <td>
                       <Status value={c.status} />
+                      {c.status === 'pending' && c.approves_at && (
+                        <>
+                          <br />
+                          <small className="muted nowrap">approved on {date(c.approves_at)}</small>
+                        </>
+                      )}
                     </td>
-                    <td>{c.status === 'pending' ? date(c.approves_at) : '—'}</td>
                   </tr>
                 ))}
               </tbody>
