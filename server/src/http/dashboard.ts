@@ -17,14 +17,6 @@ export const DASHBOARD_CSP =
 
 export function dashboardRouter(distDir: string = fromRepoRoot('web/dist')): Router {
   const router = Router();
-  const pages = new Map<string, string>();
-  const pageOf = (file: string) => (): string | undefined => {
-    const path = join(distDir, file);
-    if (!pages.has(file) && existsSync(path)) pages.set(file, readFileSync(path, 'utf8'));
-    return pages.get(file);
-  };
-  const pageHtml = pageOf('index.html');
-
   router.use(
     '/dashboard/assets',
     express.static(join(distDir, 'assets'), {
@@ -35,28 +27,26 @@ export function dashboardRouter(distDir: string = fromRepoRoot('web/dist')): Rou
       setHeaders: (res) => res.setHeader('Cross-Origin-Resource-Policy', 'same-origin'),
     }),
   );
-  router.get(['/dashboard', '/dashboard/*'], (_req, res) => {
-    const html = pageHtml();
-    res.setHeader('Cache-Control', 'no-cache');
-    if (html === undefined) {
-      res.status(503).type('text/plain').send('The dashboard is not built: run `npm run build` (npm start does it).');
-      return;
-    }
-    res.setHeader('Content-Security-Policy', DASHBOARD_CSP);
-    res.type('html').send(html);
-  });
-  // The partner portal: the same build (its own entry, portal.html, sharing the hashed assets), the same policy.
-  const portalHtml = pageOf('portal.html');
-  router.get(['/portal', '/portal/*'], (_req, res) => {
-    const html = portalHtml();
-    res.setHeader('Cache-Control', 'no-cache');
-    if (html === undefined) {
-      res.status(503).type('text/plain').send('The partner portal is not built: run `npm run build` (npm start does it).');
-      return;
-    }
-    res.setHeader('Content-Security-Policy', DASHBOARD_CSP);
-    res.setHeader('Referrer-Policy', 'no-referrer');
-    res.type('html').send(html);
-  });
+  // Two entries of one build, sharing the hashed assets and the policy: the dashboard, and the
+  // partner portal (whose sign-in links carry a token in the URL: no Referer leaves the page).
+  servePage(router, distDir, { mount: '/dashboard', file: 'index.html', name: 'The dashboard' });
+  servePage(router, distDir, { mount: '/portal', file: 'portal.html', name: 'The partner portal', headers: { 'Referrer-Policy': 'no-referrer' } });
   return router;
+}
+
+/** A single-page app's page for every path under `mount`, read once, revalidated on every load. */
+function servePage(router: Router, distDir: string, page: { mount: string; file: string; name: string; headers?: Record<string, string> }): void {
+  const path = join(distDir, page.file);
+  let html: string | undefined;
+  router.get([page.mount, `${page.mount}/*`], (_req, res) => {
+    html ??= existsSync(path) ? readFileSync(path, 'utf8') : undefined;
+    res.setHeader('Cache-Control', 'no-cache');
+    if (html === undefined) {
+      res.status(503).type('text/plain').send(`${page.name} is not built: run \`npm run build\` (npm start does it).`);
+      return;
+    }
+    res.setHeader('Content-Security-Policy', DASHBOARD_CSP);
+    for (const [name, value] of Object.entries(page.headers ?? {})) res.setHeader(name, value);
+    res.type('html').send(html);
+  });
 }

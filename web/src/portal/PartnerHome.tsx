@@ -257,7 +257,7 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
                       {c.status === 'pending' && c.approves_at && (
                         <>
                           <br />
-                          <small className="muted nowrap">approved on {date(c.approves_at)}</small>
+                          <small className="muted">approved on {date(c.approves_at)}</small>
                         </>
                       )}
                     </td>

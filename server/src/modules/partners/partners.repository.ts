@@ -3,6 +3,7 @@ import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import { isUuid } from '../../http/serialize.js';
 import { effectiveStatusSql } from '../commissions/commission-lifecycle.js';
+import { PeopleRepository } from '../people/people.repository.js';
 
 /** A partner: one e-mail within one organization (its memberships are the affiliates rows of that e-mail). */
 export interface PartnerKey {
@@ -52,15 +53,19 @@ const membershipFilter = (alias: string, first: number) =>
 
 /** The partner portal's only way to the database: it reads only rows of the partner's own memberships. */
 export class PartnersRepository {
-  constructor(private readonly orm: MikroORM) {}
+  /** The organization's name, as the dashboard's people module reads it. */
+  private readonly people: PeopleRepository;
+
+  constructor(private readonly orm: MikroORM) {
+    this.people = new PeopleRepository(orm);
+  }
 
   private get sql(): Sql {
     return Sql.of(this.orm);
   }
 
-  async organizationName(organizationId: string): Promise<string | undefined> {
-    if (!isUuid(organizationId)) return undefined;
-    return (await this.sql.one<{ name: string }>('select name from organizations where id = ?', [organizationId]))?.name;
+  organizationName(organizationId: string): Promise<string | undefined> {
+    return this.people.organizationName(organizationId);
   }
 
   async program(organizationId: string, programId: string): Promise<ProgramRow | undefined> {
