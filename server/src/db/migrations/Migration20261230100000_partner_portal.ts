@@ -30,7 +30,7 @@ create table partner_sign_in_links (
   primary key (organization_id, id),
   constraint partner_sign_in_links_token_unique unique (organization_id, token_hash)
 );
-create index partner_sign_in_links_expiry on partner_sign_in_links (expires_at);
+create index partner_sign_in_links_expiry on partner_sign_in_links (organization_id, expires_at);
 
 create table partner_sessions (
   id uuid not null,

@@ -160,10 +160,10 @@ export class PartnersRepository {
     await this.sql.rows('delete from partner_sessions where organization_id = ? and id = ?', [organizationId, id]);
   }
 
-  /** Sessions and links past their expiry are of no use: removed when new ones are written (bounded). */
-  async pruneExpired(): Promise<void> {
-    await this.sql.rows(`delete from partner_sign_in_links where ctid = any(array(select ctid from partner_sign_in_links where expires_at < now() - interval '1 day' limit 500))`);
-    await this.sql.rows(`delete from partner_sessions where ctid = any(array(select ctid from partner_sessions where expires_at < now() limit 500))`);
+  /** An organization's links and sessions past their expiry are of no use: removed when it issues new ones (one shard on Citus). */
+  async pruneExpired(organizationId: string): Promise<void> {
+    await this.sql.rows(`delete from partner_sign_in_links where organization_id = ? and expires_at < now() - interval '1 day'`, [organizationId]);
+    await this.sql.rows('delete from partner_sessions where organization_id = ? and expires_at < now()', [organizationId]);
   }
 
   customers(partner: PartnerKey, programId: string | null, after: CursorPosition | undefined, limit: number) {

@@ -143,7 +143,7 @@ export class PartnersService {
     const token = newToken();
     const expiresAt = new Date(Date.now() + validMs);
     await this.partners.insertSignInLink({ id: randomUUID(), organization_id: partner.organizationId, email: partner.email, token_hash: hashToken(token), expires_at: expiresAt });
-    this.partners.pruneExpired().catch((err: unknown) => this.logger.warn({ err }, 'could not prune expired partner sign-in links and sessions'));
+    this.partners.pruneExpired(partner.organizationId).catch((err: unknown) => this.logger.warn({ err }, 'could not prune expired partner sign-in links and sessions'));
     return { url: `${baseUrl}/portal/${partner.organizationId}/sign-in/link?token=${token}`, expiresAt };
   }
 
