@@ -307,7 +307,7 @@ export function createApp(deps: AppDeps): App {
   const conversions = conversionsRouter(services.conversions, services.charges);
   createExpressEndpoints(contract.me, meRouter, app, options);
   createExpressEndpoints(contract.programs, programsRouter(services.programs), app, options);
-  createExpressEndpoints(contract.affiliates, affiliatesRouter(services.affiliates), app, options);
+  createExpressEndpoints(contract.affiliates, affiliatesRouter(services.affiliates, deps.config.PUBLIC_BASE_URL), app, options);
   createExpressEndpoints(contract.clicks, clicks, app, options);
   createExpressEndpoints(contract.customers, customers, app, options);
   createExpressEndpoints(contract.conversions, conversions, app, options);

@@ -48,7 +48,18 @@ describe('joining a program', () => {
     expect((await call(base, 'POST', '/api/clicks', { headers: approval.key, body: { ref: slug } })).status).toBe(404);
     const approved = await call(base, 'PATCH', `/api/affiliates/${pending.body.data.application.affiliate_id}`, { headers: approval.key, body: { status: 'active' } });
     expect(approved.body.data.affiliate.status).toBe('active');
+    const news = await smtp.next(`${slug}@partners.example`);
+    expect(news.subject).toMatch(/^You're approved/);
+    signInLinkOf(news);
     expect((await call(base, 'POST', '/api/clicks', { headers: approval.key, body: { ref: slug } })).status).toBe(201);
+
+    // A rejected application: the partner is told, and the membership is disabled.
+    const declined = unique('dan');
+    const application = await apply(base, approval.organizationId, approval.program.id, { name: 'Dan', email: `${declined}@partners.example`, slug: declined });
+    await smtp.next(`${declined}@partners.example`);
+    const rejected = await call(base, 'PATCH', `/api/affiliates/${application.body.data.application.affiliate_id}`, { headers: approval.key, body: { status: 'disabled' } });
+    expect(rejected.body.data.affiliate.status).toBe('disabled');
+    expect((await smtp.next(`${declined}@partners.example`)).text).toContain('did not approve your application');
 
     const closed = await merchantWithProgram(base, { signup: 'closed' });
     const refused = await apply(base, closed.organizationId, closed.program.id, { name: 'Cy', email: 'cy@partners.example', slug: unique('cy') });

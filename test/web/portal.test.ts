@@ -133,6 +133,7 @@ describeInBrowser('the partner portal in Chromium', () => {
         await row.getByRole('button', { name: 'Reject Jane Partner' }).waitFor();
         await row.getByRole('button', { name: 'Approve Jane Partner' }).click();
         await row.getByText('active').waitFor();
+        expect((await smtp.next(email)).subject).toBe("You're approved: Acme Analytics's partner program");
         // The program's join link and terms, in the program form.
         await merchant.goto(`${base}/dashboard/programs`);
         await merchant.getByRole('button', { name: 'Edit Acme Partners' }).click();

@@ -46,7 +46,19 @@ export function generateSlug(email: string): string {
 /** Generated slugs tried before giving up (their random suffix makes a collision rare). */
 const SLUG_ATTEMPTS = 5;
 
+/** A membership's status changed (an application approved or rejected, a partner disabled or enabled). */
+export interface AffiliateStatusChange {
+  organizationId: string;
+  previous: Affiliate['status'];
+  affiliate: Affiliate;
+  /** The service's base URL as the request that changed it reached it (links in e-mails). */
+  baseUrl: string;
+}
+
 export class AffiliatesService {
+  /** Told of every status change once it is committed (the partner portal e-mails the partner). */
+  readonly statusListeners: ((change: AffiliateStatusChange) => Promise<void>)[] = [];
+
   constructor(
     private readonly affiliates: AffiliatesRepository,
     /** This instance's attribution caches: a status change drops the affiliate's cached status at once. */
@@ -104,14 +116,19 @@ export class AffiliatesService {
    * rule). Approving an application or disabling a partner is a status change; it takes effect on
    * this instance's attribution at once, on the others when its notification arrives.
    */
-  async update(organizationId: string, id: string, input: UpdateAffiliateBody): Promise<Affiliate> {
-    const updated = await this.affiliates.updateOwned(organizationId, id, (current) => ({
+  async update(organizationId: string, id: string, input: UpdateAffiliateBody, context: { baseUrl: string }): Promise<Affiliate> {
+    let previous: Affiliate['status'] | undefined;
+    const updated = await this.affiliates.updateOwned(organizationId, id, (current) => ((previous = current.status), {
       name: input.name !== undefined ? input.name : current.name,
       payout_email: input.payout_email !== undefined ? (input.payout_email?.trim().toLowerCase() ?? null) : current.payout_email,
       status: input.status ?? current.status,
     }));
     this.attribution.forgetAffiliate(updated.id);
-    return toAffiliateDto(updated);
+    const affiliate = toAffiliateDto(updated);
+    if (previous !== undefined && previous !== affiliate.status) {
+      for (const listener of this.statusListeners) await listener({ organizationId, previous, affiliate, baseUrl: context.baseUrl });
+    }
+    return affiliate;
   }
 
   /** 404 when no such affiliate exists anywhere, 403 when it belongs to another organization. */

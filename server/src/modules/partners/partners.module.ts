@@ -43,6 +43,9 @@ export class Partners {
   ) {
     this.service = new PartnersService(new PartnersRepository(orm), deps.affiliates, deps.mailer, deps.logger);
     this.cookie = new PartnerCookie(deps.publicBaseUrl);
+    deps.affiliates.statusListeners.push((change) =>
+      this.service.applicationDecided(change).catch((err: unknown) => deps.logger.error({ err, affiliate_id: change.affiliate.id }, 'could not tell the partner of the decision on their application')),
+    );
   }
 
   private baseUrl(req: Request): string {

@@ -5,8 +5,8 @@ import type { Logger } from 'pino';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso, isoOrNull } from '../../http/serialize.js';
-import type { AffiliatesService } from '../affiliates/affiliates.service.js';
-import type { Mailer } from '../people/mailer.js';
+import type { AffiliateStatusChange, AffiliatesService } from '../affiliates/affiliates.service.js';
+import type { Mail, Mailer } from '../people/mailer.js';
 import { linkOnSite, maskCustomer, nextPayout, periodStarts, withRef } from './partner-views.js';
 import type { MembershipRow, PartnerKey, PartnersRepository, ProgramRow } from './partners.repository.js';
 
@@ -137,6 +137,29 @@ export class PartnersService {
       text: `${program.organization_name} invites you to its partner portal for "${program.name}": your referral links, the customers you referred, your commissions and payouts.\n\nSign in (the link works once, for ${INVITATION_LINK_DAYS} days): ${url}\n\nLater, ask for a new link at ${baseUrl}/portal/${organizationId}/sign-in`,
     });
     return { email: affiliate.email, expires_at: iso(expiresAt) };
+  }
+
+  /**
+   * The merchant decided on an application: the partner hears of it by e-mail, with a link that
+   * signs them in (valid 7 days, once) when approved. Sent without holding up the merchant's request.
+   */
+  async applicationDecided(change: AffiliateStatusChange): Promise<void> {
+    if (change.previous !== 'pending' || change.affiliate.status === 'pending') return;
+    const program = await this.partners.program(change.organizationId, change.affiliate.program_id);
+    if (!program) return;
+    const to = change.affiliate.email;
+    let mail: Mail;
+    if (change.affiliate.status === 'active') {
+      const { url } = await this.createLink({ organizationId: change.organizationId, email: to }, INVITATION_LINK_DAYS * DAY_MS, change.baseUrl);
+      mail = {
+        to,
+        subject: `You're approved: ${program.organization_name}'s partner program`,
+        text: `${program.organization_name} approved your application to "${program.name}": your referral link works now.\n\nSign in to your partner portal (the link works once, for ${INVITATION_LINK_DAYS} days): ${url}`,
+      };
+    } else {
+      mail = { to, subject: `Your application to ${program.organization_name}`, text: `${program.organization_name} did not approve your application to "${program.name}".` };
+    }
+    void this.mailer.send(mail).catch(() => undefined); // logged by the mailer
   }
 
   private async createLink(partner: PartnerKey, validMs: number, baseUrl: string): Promise<{ url: string; expiresAt: Date }> {
