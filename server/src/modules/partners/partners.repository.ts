@@ -81,24 +81,21 @@ export class PartnersRepository {
   }
 
   async memberships(partner: PartnerKey): Promise<MembershipRow[]> {
-    const rows = await this.sql.rows<Omit<MembershipRow, 'program'> & ProgramRow & { program_id: string }>(
-      `select a.id as affiliate_id, a.status, a.slug, a.name as partner_name, a.payout_email, a.created_at as joined_at, ${PROGRAM_COLUMNS}
+    const rows = await this.sql.rows<ProgramRow & { affiliate_id: string; affiliate_status: MembershipRow['status']; slug: string; partner_name: string | null; payout_email: string | null; joined_at: Date }>(
+      `select a.id as affiliate_id, a.status as affiliate_status, a.slug, a.name as partner_name, a.payout_email, a.created_at as joined_at, ${PROGRAM_COLUMNS}
          from affiliates a join programs p on p.organization_id = a.organization_id and p.id = a.program_id join organizations o on o.id = a.organization_id
         where a.organization_id = ? and a.email = ? order by a.created_at, a.id`,
       [partner.organizationId, partner.email],
     );
-    return rows.map((r) => {
-      const row = r as unknown as Record<string, unknown>;
-      return {
-        affiliate_id: row.affiliate_id as string,
-        status: row.status as MembershipRow['status'],
-        slug: row.slug as string,
-        name: row.partner_name as string | null,
-        payout_email: row.payout_email as string | null,
-        created_at: row.joined_at as Date,
-        program: r as unknown as ProgramRow,
-      };
-    });
+    return rows.map(({ affiliate_id, affiliate_status, slug, partner_name, payout_email, joined_at, ...program }) => ({
+      affiliate_id,
+      status: affiliate_status,
+      slug,
+      name: partner_name,
+      payout_email,
+      created_at: joined_at,
+      program,
+    }));
   }
 
   async setPayoutEmail(partner: PartnerKey, payoutEmail: string): Promise<void> {
