@@ -21,6 +21,10 @@ describe('programs', () => {
           hold_days: 30,
           auto_approve: true,
           minimum_payout: 0,
+          // The partner portal's (issue 17): partners apply and the merchant approves; no terms, no site yet.
+          signup: 'approval',
+          terms: null,
+          website_url: null,
           created_at: expect.any(String),
           updated_at: expect.any(String),
         },

@@ -168,82 +168,86 @@ export const PartnerPoint = z
 
 const partnerQuery = { program_id: Uuid.optional().describe('Only this program of yours (404 otherwise); default all of them.') };
 
-export const partnerPublicContract = c.router({
-  joinPage: {
-    method: 'GET',
-    path: '/partner/api/organizations/:organizationId/programs/:programId',
-    summary: "A program's join page",
-    description: 'What the public join page shows: the merchant, the program, its commission, hold, minimum payout and terms, and whether it takes applications (`signup`).',
-    pathParams: z.object({ organizationId: OrganizationId, programId: ProgramId }),
-    responses: { 200: z.object({ success: z.literal(true), data: JoinPage }), 404: errorResponses[404] },
-  },
-  slugAvailability: {
-    method: 'GET',
-    path: '/partner/api/organizations/:organizationId/slugs/:slug',
-    summary: 'Is a referral slug free?',
-    description: 'Checks a desired slug as an applicant types it: 400 naming `slug` when malformed, else whether it is free with this merchant. Rate limited per address.',
-    pathParams: z.object({ organizationId: OrganizationId, slug: Slug }),
-    responses: { 200: z.object({ success: z.literal(true), data: SlugAvailability }), 400: errorResponses[400], 404: errorResponses[404], 429: tooMany },
-  },
-  apply: {
-    method: 'POST',
-    path: '/partner/api/organizations/:organizationId/programs/:programId/applications',
-    summary: 'Apply to a program',
-    description:
-      "Joins the program: `active` at once when its `signup` is `open`, `pending` until the merchant approves when it is `approval`; a `closed` program answers 403. A sign-in link is e-mailed to the applicant. 409 when the slug is taken or the e-mail is already in the program. Rate limited per address.",
-    pathParams: z.object({ organizationId: OrganizationId, programId: ProgramId }),
-    body: ApplicationBody,
-    responses: {
-      201: z.object({ success: z.literal(true), data: z.object({ application: Application }) }),
-      ...jsonBodyErrorResponses,
-      403: ErrorBody.describe('The program takes no applications (`signup: closed`), or the request came from another site.'),
-      404: errorResponses[404],
-      409: errorResponses[409],
-      429: tooMany,
+export const partnerPublicContract = c.router(
+  {
+    joinPage: {
+      method: 'GET',
+      path: '/partner/api/organizations/:organizationId/programs/:programId',
+      summary: "A program's join page",
+      description: 'What the public join page shows: the merchant, the program, its commission, hold, minimum payout and terms, and whether it takes applications (`signup`).',
+      pathParams: z.object({ organizationId: OrganizationId, programId: ProgramId }),
+      responses: { 200: z.object({ success: z.literal(true), data: JoinPage }), 404: errorResponses[404] },
+    },
+    slugAvailability: {
+      method: 'GET',
+      path: '/partner/api/organizations/:organizationId/slugs/:slug',
+      summary: 'Is a referral slug free?',
+      description: 'Checks a desired slug as an applicant types it: 400 naming `slug` when malformed, else whether it is free with this merchant. Rate limited per address.',
+      pathParams: z.object({ organizationId: OrganizationId, slug: Slug }),
+      responses: { 200: z.object({ success: z.literal(true), data: SlugAvailability }), 400: errorResponses[400], 404: errorResponses[404], 429: tooMany },
+    },
+    apply: {
+      method: 'POST',
+      path: '/partner/api/organizations/:organizationId/programs/:programId/applications',
+      summary: 'Apply to a program',
+      description:
+        "Joins the program: `active` at once when its `signup` is `open`, `pending` until the merchant approves when it is `approval`; a `closed` program answers 403. A sign-in link is e-mailed to the applicant. 409 when the slug is taken or the e-mail is already in the program. Rate limited per address.",
+      pathParams: z.object({ organizationId: OrganizationId, programId: ProgramId }),
+      body: ApplicationBody,
+      responses: {
+        201: z.object({ success: z.literal(true), data: z.object({ application: Application }) }),
+        ...jsonBodyErrorResponses,
+        403: ErrorBody.describe('The program takes no applications (`signup: closed`), or the request came from another site.'),
+        404: errorResponses[404],
+        409: errorResponses[409],
+        429: tooMany,
+      },
+    },
+    requestSignInLink: {
+      method: 'POST',
+      path: '/partner/api/organizations/:organizationId/sign-in-links',
+      summary: 'E-mail me a sign-in link',
+      description:
+        "E-mails a one-time sign-in link (valid 15 minutes, once) to a partner of this merchant. The answer is the same whether or not the e-mail is a partner's (no one learns who is). Rate limited per e-mail and per address.",
+      pathParams: z.object({ organizationId: OrganizationId }),
+      body: z.object({ email: z.string().trim().email().max(320).describe('The e-mail you joined with.') }),
+      responses: {
+        202: z.object({ success: z.literal(true), data: z.object({ expires_in_seconds: z.number().int().describe('How long the link is valid.') }) }),
+        ...jsonBodyErrorResponses,
+        403: crossSite,
+        404: errorResponses[404],
+        429: tooMany,
+      },
+    },
+    signIn: {
+      method: 'POST',
+      path: '/partner/api/sign-in',
+      summary: 'Sign in with an e-mailed link',
+      description: "Exchanges the link's token for a session: sets the HttpOnly cookie `svc.partner_session` (SameSite=Lax). A used, expired or unknown token answers 401. Rate limited per address.",
+      body: z.object({
+        organization_id: Uuid.describe('The organization of the link.'),
+        token: z.string().min(16).max(200).describe('The token of the link.'),
+      }),
+      responses: {
+        200: PartnerEnvelope,
+        ...jsonBodyErrorResponses,
+        401: ErrorBody.describe('This sign-in link is not valid: it was used, has expired, or never existed.'),
+        403: crossSite,
+        429: tooMany,
+      },
+    },
+    signOut: {
+      method: 'POST',
+      path: '/partner/api/sign-out',
+      summary: 'Sign out',
+      description: 'Ends the partner session (everywhere it is used) and clears its cookie.',
+      body: z.object({}).optional(),
+      responses: { 200: z.object({ success: z.literal(true), data: z.object({}) }), ...jsonBodyErrorResponses, 403: crossSite },
     },
   },
-  requestSignInLink: {
-    method: 'POST',
-    path: '/partner/api/organizations/:organizationId/sign-in-links',
-    summary: 'E-mail me a sign-in link',
-    description:
-      "E-mails a one-time sign-in link (valid 15 minutes, once) to a partner of this merchant. The answer is the same whether or not the e-mail is a partner's (no one learns who is). Rate limited per e-mail and per address.",
-    pathParams: z.object({ organizationId: OrganizationId }),
-    body: z.object({ email: z.string().trim().email().max(320).describe('The e-mail you joined with.') }),
-    responses: {
-      202: z.object({ success: z.literal(true), data: z.object({ expires_in_seconds: z.number().int().describe('How long the link is valid.') }) }),
-      ...jsonBodyErrorResponses,
-      403: crossSite,
-      404: errorResponses[404],
-      429: tooMany,
-    },
-  },
-  signIn: {
-    method: 'POST',
-    path: '/partner/api/sign-in',
-    summary: 'Sign in with an e-mailed link',
-    description: "Exchanges the link's token for a session: sets the HttpOnly cookie `svc.partner_session` (SameSite=Lax). A used, expired or unknown token answers 401. Rate limited per address.",
-    body: z.object({
-      organization_id: Uuid.describe('The organization of the link.'),
-      token: z.string().min(16).max(200).describe('The token of the link.'),
-    }),
-    responses: {
-      200: PartnerEnvelope,
-      ...jsonBodyErrorResponses,
-      401: ErrorBody.describe('This sign-in link is not valid: it was used, has expired, or never existed.'),
-      403: crossSite,
-      429: tooMany,
-    },
-  },
-  signOut: {
-    method: 'POST',
-    path: '/partner/api/sign-out',
-    summary: 'Sign out',
-    description: 'Ends the partner session (everywhere it is used) and clears its cookie.',
-    body: z.object({}).optional(),
-    responses: { 200: z.object({ success: z.literal(true), data: z.object({}) }), ...jsonBodyErrorResponses, 403: crossSite },
-  },
-});
+  // Any method may carry a body, read (and limited) before the route's own rules.
+  { commonResponses: { 413: errorResponses[413] } },
+);
 
 export const partnerContract = c.router(
   {

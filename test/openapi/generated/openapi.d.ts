@@ -13562,6 +13562,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Internal error; safe to retry. */
             500: {
                 headers: {
@@ -14043,6 +14058,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

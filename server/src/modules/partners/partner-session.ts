@@ -62,13 +62,10 @@ export class PartnerCookie {
 }
 
 /**
- * Authentication and CSRF for /partner/api, before any body is read: the session behind the
- * cookie (renewed daily while used), 401 on the routes that need one (`protectedPaths`), and,
- * for every state-changing request, the service's own origin (`Origin`, else
- * `Sec-Fetch-Site: same-origin`), else 403, as for the dashboard (modules/people/session.ts).
+ * Authentication for /partner/api, before any body is read: the session behind the cookie
+ * (renewed daily while used), and 401 on the routes that need one (`protectedPaths`).
  */
-export function partnerSessionMiddleware(deps: { partners: PartnersService; cookie: PartnerCookie; protectedPaths: ReadonlySet<string>; publicBaseUrl?: string }): RequestHandler {
-  const publicOrigin = deps.publicBaseUrl ? new URL(deps.publicBaseUrl).origin : undefined;
+export function partnerSessionMiddleware(deps: { partners: PartnersService; cookie: PartnerCookie; protectedPaths: ReadonlySet<string> }): RequestHandler {
   return (req, res, next) => {
     const found = deps.cookie.read(req.headers.cookie);
     const lookup = found ? deps.partners.session(found.organizationId, found.token) : Promise.resolve(undefined);
@@ -79,12 +76,21 @@ export function partnerSessionMiddleware(deps: { partners: PartnersService; cook
           if (result.renewed) deps.cookie.set(res, result.session, found.token);
         }
         if (!req.partner && deps.protectedPaths.has(`${PARTNER_API}${req.path}`)) throw new UnauthorizedError('Not signed in to the partner portal');
-        if (!SAFE_METHODS.has(req.method) && !sameOrigin(req.headers, publicOrigin)) {
-          throw new ForbiddenError('Cross-site request refused: the partner portal only works from its own pages');
-        }
         next();
       })
       .catch(next);
+  };
+}
+
+/**
+ * CSRF: every state-changing /partner/api request must come from the service's own origin
+ * (`Origin`, else `Sec-Fetch-Site: same-origin`), else 403, as for the dashboard
+ * (modules/people/session.ts). After the body rules, so a malformed request is told what is wrong with it.
+ */
+export function partnerSameOrigin(publicBaseUrl: string | undefined): RequestHandler {
+  const publicOrigin = publicBaseUrl ? new URL(publicBaseUrl).origin : undefined;
+  return (req, _res, next) => {
+    next(SAFE_METHODS.has(req.method) || sameOrigin(req.headers, publicOrigin) ? undefined : new ForbiddenError('Cross-site request refused: the partner portal only works from its own pages'));
   };
 }
 

@@ -13,7 +13,7 @@ import { nulCharactersStage } from '../../http/security.js';
 import type { AffiliatesService } from '../affiliates/affiliates.service.js';
 import type { Mailer } from '../people/mailer.js';
 import { baseUrlOf } from '../people/people.router.js';
-import { PARTNER_API, PartnerCookie, partnerSessionMiddleware, requirePartner } from './partner-session.js';
+import { PARTNER_API, PartnerCookie, partnerSameOrigin, partnerSessionMiddleware, requirePartner } from './partner-session.js';
 import { PartnersRepository } from './partners.repository.js';
 import { normalizeEmail, PartnersService, SIGN_IN_LINK_MINUTES } from './partners.service.js';
 
@@ -55,12 +55,12 @@ export class Partners {
   mountPublic(app: Express, limiters: PartnerLimiters, options: EndpointOptions): void {
     const routes = contract.partnerPublic;
     const protectedPaths = new Set(Object.values(contract.partner).map((route) => route.path));
-    app.use(PARTNER_API, partnerSessionMiddleware({ partners: this.service, cookie: this.cookie, protectedPaths, publicBaseUrl: this.deps.publicBaseUrl }));
+    app.use(PARTNER_API, partnerSessionMiddleware({ partners: this.service, cookie: this.cookie, protectedPaths }));
     const signInLimit = rateLimit(limiters.signIn, { scope: 'partner-sign-in' });
     const signInPaths = [routes.apply.path, routes.requestSignInLink.path, routes.signIn.path];
     app.post(signInPaths, signInLimit);
     app.get(routes.slugAvailability.path, rateLimit(limiters.slugChecks, { scope: 'partner-slug' }));
-    app.use(PARTNER_API, expressMiddleware(jsonBodyStage(JSON_BODY_LIMIT_BYTES)), expressMiddleware(nulCharactersStage));
+    app.use(PARTNER_API, expressMiddleware(jsonBodyStage(JSON_BODY_LIMIT_BYTES)), expressMiddleware(nulCharactersStage), partnerSameOrigin(this.deps.publicBaseUrl));
 
     const perEmail = async (organizationId: string, email: string) => {
       let decision;
