@@ -1,6 +1,6 @@
 import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
 import { type SecurityRequirementObject, type TagObject } from 'openapi3-ts/oas30';
-import { contract, merchantContract } from '@affiliate-attribution/contract';
+import { contract, merchantContract, partnerContract } from '@affiliate-attribution/contract';
 
 /**
  * The contract's routes as the document lists them: their operation ids, tags and security.
@@ -21,6 +21,13 @@ export const SECURITY_SCHEMES = {
     bearerFormat: 'svc-<key>',
     description: 'The same organization API key in the bearer form: `Authorization: Bearer svc-<key>`.',
   },
+  PartnerSession: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'svc.partner_session',
+    description:
+      'A partner portal session: the HttpOnly cookie `POST /partner/api/sign-in` sets (`__Secure-svc.partner_session` over HTTPS). Only for `/partner/api/*`; state-changing requests must also come from the service\'s own origin (`Origin`).',
+  },
   AdminToken: {
     type: 'http',
     scheme: 'bearer',
@@ -28,11 +35,12 @@ export const SECURITY_SCHEMES = {
   },
 } as const;
 
-export type SecurityKind = 'apiKey' | 'admin' | 'public';
+export type SecurityKind = 'apiKey' | 'admin' | 'partner' | 'public';
 
 export const SECURITY: Record<SecurityKind, SecurityRequirementObject[]> = {
   apiKey: [{ ApiKey: [] }, { ApiKeyBearer: [] }],
   admin: [{ AdminToken: [] }],
+  partner: [{ PartnerSession: [] }],
   public: [],
 };
 
@@ -48,6 +56,9 @@ export const TAGS: Record<string, { name: string; description: string }> = {
   integrations: { name: 'Integrations', description: 'Payment-provider integrations: the signing secret the service verifies provider webhooks with.' },
   tracking: { name: 'Tracking', description: 'Public endpoints of the browser tracking snippet (`/snippet.js`). No API key: they take the public organization id.' },
   webhooks: { name: 'Webhooks', description: 'Inbound payment-provider webhooks. The provider posts its events here; each is verified with the signing secret of the integration before anything is recorded.' },
+  partnerPublic: { name: 'Partner portal: joining', description: "A program's public join page, slug checks, applications and partners' sign-in by e-mailed link. No credential." },
+  partner: { name: 'Partner portal', description: "What a signed-in partner sees of their own memberships: links, activity, masked customers, commissions, payouts. The partner session cookie, never an API key." },
+  partnerInvitations: { name: 'Partner invitations', description: 'Inviting an affiliate to the partner portal by e-mail.' },
   admin: { name: 'Operator', description: 'Platform operator endpoints (organizations and their API keys), authenticated by the operator token.' },
 };
 
@@ -96,9 +107,13 @@ export function operationIdOf(keyPath: string[]): string {
  * test/openapi/security.test.ts holds the server to this: a secured operation answers 401
  * without credentials, a public one does not.
  */
+/** The routes a partner session reaches (contract.partner). */
+const partnerRoutes = new Set(Object.values(partnerContract).map((route) => `${route.method} ${route.path}`));
+
 export function securityKindOf(route: AppRoute, merchantRoutes: Set<string>): SecurityKind {
   if (route.path === '/admin' || route.path.startsWith('/admin/')) return 'admin';
   if (merchantRoutes.has(`${route.method} ${route.path}`)) return 'apiKey';
+  if (partnerRoutes.has(`${route.method} ${route.path}`)) return 'partner';
   return 'public';
 }
 

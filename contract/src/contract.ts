@@ -13,6 +13,7 @@ import { meContract } from './resources/me.js';
 import { programsContract } from './resources/programs.js';
 import { accountContract, operatorPeopleContract, peopleContract } from './resources/people.js';
 import { reportsContract } from './resources/reports.js';
+import { partnerContract, partnerInvitationsContract, partnerPublicContract } from './resources/partner.js';
 import { trackingContract } from './resources/tracking.js';
 import { webhookEndpointsContract } from './resources/webhook-endpoints.js';
 
@@ -34,6 +35,7 @@ export const merchantContract = c.router(
     webhookEndpoints: webhookEndpointsContract,
     people: peopleContract,
     reports: reportsContract,
+    partnerInvitations: partnerInvitationsContract,
   },
   {
     strictStatusCodes: true,
@@ -51,6 +53,9 @@ export const contract = c.router(
     webhooks: webhooksContract,
     // Public (no API key): its own key so that it does not inherit the merchant 401 and 429.
     tracking: trackingContract,
+    // The partner portal (/partner/api): its own credential, the partner session; never an API key.
+    partnerPublic: partnerPublicContract,
+    partner: partnerContract,
   },
   { strictStatusCodes: true, commonResponses: everyRouteErrorResponses },
 );

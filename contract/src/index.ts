@@ -18,3 +18,5 @@ export * from './resources/payouts.js';
 export * from './resources/reports.js';
 export * from './resources/webhook-endpoints.js';
 export * from './resources/people.js';
+export * from './resources/program-joining.js';
+export * from './resources/partner.js';

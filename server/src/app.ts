@@ -63,7 +63,9 @@ import { webhookEndpointsRouter } from './modules/events/endpoints.router.js';
 import { UrlGuard } from './modules/events/url-guard.js';
 import { People } from './modules/people/people.module.js';
 import { dashboardRouter } from './http/dashboard.js';
-import { SIGN_IN_RATE_LIMIT_DEFAULTS } from './config.js';
+import { SIGN_IN_LINKS_PER_EMAIL_DEFAULTS, SIGN_IN_RATE_LIMIT_DEFAULTS } from './config.js';
+import { createMailer } from './modules/people/mailer.js';
+import { Partners } from './modules/partners/partners.module.js';
 import { ReportsRepository } from './modules/reports/reports.repository.js';
 import { ReportsService } from './modules/reports/reports.service.js';
 import { reportsRouter } from './modules/reports/reports.router.js';
@@ -95,12 +97,15 @@ export interface AppDeps {
   readiness?: Readiness;
   metrics?: Metrics;
   logger?: Logger;
+  /** Where the built web app is (dashboard and partner portal); default web/dist. Tests build their own. */
+  webDist?: string;
   /** Default 'this-instance-only'; main.ts always chooses (embedded database or not). */
   cacheInvalidation?: CacheInvalidation;
 }
 
 type OperationsConfig = Partial<
-  Pick<Config, 'API_RATE_LIMIT_MAX' | 'API_RATE_LIMIT_WINDOW_SECONDS' | 'METRICS_TOKEN' | 'AUTH_SECRET' | 'SIGN_IN_RATE_LIMIT_MAX' | 'SIGN_IN_RATE_LIMIT_WINDOW_SECONDS'>
+  Pick<Config, 'API_RATE_LIMIT_MAX' | 'API_RATE_LIMIT_WINDOW_SECONDS' | 'METRICS_TOKEN' | 'AUTH_SECRET' | 'SIGN_IN_RATE_LIMIT_MAX' | 'SIGN_IN_RATE_LIMIT_WINDOW_SECONDS'> &
+    Pick<Config, 'SIGN_IN_LINKS_PER_EMAIL_MAX' | 'SIGN_IN_LINKS_PER_EMAIL_WINDOW_SECONDS' | 'SMTP_URL' | 'MAIL_FROM'>
 >;
 
 export interface Services {
@@ -245,7 +250,14 @@ export function createApp(deps: AppDeps): App {
       windowSeconds: config.API_RATE_LIMIT_WINDOW_SECONDS ?? API_RATE_LIMIT_DEFAULTS.windowSeconds,
     });
   // The dashboard's users and sessions: a second credential on the same /api routes.
-  const people = new People(deps.orm, config, logger);
+  const mailer = createMailer(config, logger);
+  const people = new People(deps.orm, config, logger, mailer);
+  // The partner portal: partners' sign-in and their own routes under /partner/api.
+  const partners = new Partners(deps.orm, { affiliates: services.affiliates, mailer, logger, publicBaseUrl: config.PUBLIC_BASE_URL });
+  const signInLimit = {
+    limit: config.SIGN_IN_RATE_LIMIT_MAX ?? SIGN_IN_RATE_LIMIT_DEFAULTS.max,
+    windowSeconds: config.SIGN_IN_RATE_LIMIT_WINDOW_SECONDS ?? SIGN_IN_RATE_LIMIT_DEFAULTS.windowSeconds,
+  };
   const pipeline = requestPipeline({ authenticator: services.authenticator, apiKeyRateLimiter, adminToken: deps.config.ADMIN_TOKEN, metrics, readiness, logger, session: people.stage });
   const options = { requestValidationErrorHandler: validationErrorHandler, logInitialization: false } as const;
 
@@ -275,16 +287,25 @@ export function createApp(deps: AppDeps): App {
       );
       // Provider webhooks read their raw body (signatures are over the bytes): before any JSON parser.
       app.use('/webhooks', metrics.webhookOutcomes(), webhooksRouter(new WebhookDispatcher({ orm: deps.orm, ...services })));
-      people.mountPublic(
+      people.mountPublic(app, rateLimiters.create({ prefix: 'svc:rl:sign-in', ...signInLimit }), options);
+      partners.mountPublic(
         app,
-        rateLimiters.create({
-          prefix: 'svc:rl:sign-in',
-          limit: config.SIGN_IN_RATE_LIMIT_MAX ?? SIGN_IN_RATE_LIMIT_DEFAULTS.max,
-          windowSeconds: config.SIGN_IN_RATE_LIMIT_WINDOW_SECONDS ?? SIGN_IN_RATE_LIMIT_DEFAULTS.windowSeconds,
-        }),
+        {
+          signIn: rateLimiters.create({ prefix: 'svc:rl:partner-sign-in', ...signInLimit }),
+          linksPerEmail: rateLimiters.create({
+            prefix: 'svc:rl:partner-link-email',
+            limit: config.SIGN_IN_LINKS_PER_EMAIL_MAX ?? SIGN_IN_LINKS_PER_EMAIL_DEFAULTS.max,
+            windowSeconds: config.SIGN_IN_LINKS_PER_EMAIL_WINDOW_SECONDS ?? SIGN_IN_LINKS_PER_EMAIL_DEFAULTS.windowSeconds,
+          }),
+          slugChecks: rateLimiters.create({
+            prefix: 'svc:rl:partner-slug',
+            limit: deps.config.PUBLIC_RATE_LIMIT_MAX ?? PUBLIC_RATE_LIMIT_DEFAULTS.max,
+            windowSeconds: deps.config.PUBLIC_RATE_LIMIT_WINDOW_SECONDS ?? PUBLIC_RATE_LIMIT_DEFAULTS.windowSeconds,
+          }),
+        },
         options,
       );
-      app.use(dashboardRouter());
+      app.use(dashboardRouter(deps.webDist));
     },
   });
 
@@ -293,7 +314,7 @@ export function createApp(deps: AppDeps): App {
   const conversions = conversionsRouter(services.conversions, services.charges);
   createExpressEndpoints(contract.me, meRouter, app, options);
   createExpressEndpoints(contract.programs, programsRouter(services.programs), app, options);
-  createExpressEndpoints(contract.affiliates, affiliatesRouter(services.affiliates), app, options);
+  createExpressEndpoints(contract.affiliates, affiliatesRouter(services.affiliates, deps.config.PUBLIC_BASE_URL), app, options);
   createExpressEndpoints(contract.clicks, clicks, app, options);
   createExpressEndpoints(contract.customers, customers, app, options);
   createExpressEndpoints(contract.conversions, conversions, app, options);
@@ -306,6 +327,7 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator), app, options);
   createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers), app, options);
   people.mountRoutes(app, services, options);
+  partners.mountRoutes(app, options);
 
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

@@ -8,6 +8,9 @@ export const PUBLIC_RATE_LIMIT_DEFAULTS = { max: 120, windowSeconds: 60 } as con
 /** Per client address, every way to try a dashboard password or token (sign-in, password reset, invitations). */
 export const SIGN_IN_RATE_LIMIT_DEFAULTS = { max: 5, windowSeconds: 60 } as const;
 
+/** Per partner e-mail (and organization), requests for a portal sign-in link. */
+export const SIGN_IN_LINKS_PER_EMAIL_DEFAULTS = { max: 3, windowSeconds: 900 } as const;
+
 /** Per API key, across every /api route: generous, it guards the service against one runaway client. */
 export const API_RATE_LIMIT_DEFAULTS = { max: 1_200_000, windowSeconds: 60 } as const;
 
@@ -108,6 +111,12 @@ const EnvSchema = z.object({
   /** Dashboard sign-in attempts per client address and window; 0 disables. */
   SIGN_IN_RATE_LIMIT_MAX: z.coerce.number().int().min(0).default(SIGN_IN_RATE_LIMIT_DEFAULTS.max),
   SIGN_IN_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(SIGN_IN_RATE_LIMIT_DEFAULTS.windowSeconds),
+  /** Partner portal sign-in links e-mailed per address and window; 0 disables. */
+  SIGN_IN_LINKS_PER_EMAIL_MAX: z.coerce.number().int().min(0).default(SIGN_IN_LINKS_PER_EMAIL_DEFAULTS.max),
+  SIGN_IN_LINKS_PER_EMAIL_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(SIGN_IN_LINKS_PER_EMAIL_DEFAULTS.windowSeconds),
+  /** Set: e-mails go out through this SMTP server (nodemailer); unset: they are written to the log. */
+  SMTP_URL: z.string().url().refine((v) => /^smtps?:\/\//.test(v), 'must be smtp:// or smtps://').optional(),
+  MAIL_FROM: z.string().min(3).optional(),
 })
   .superRefine((env, ctx) => {
     // The embedded database (DATABASE_URL unset) accepts one connection: nothing to listen on.

@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
@@ -72,12 +73,35 @@ describe('every error the pipeline answers is declared in the contract', () => {
   let key: string;
   const servers: Server[] = [];
 
+  let partnerCookie: string;
+  const partnerRoutes = new Set(routesOf(contract.partner));
   const credentials = (route: AppRoute): Record<string, string> =>
-    isUnder(route, '/api') ? { authorization: `Bearer ${key}` } : isUnder(route, '/admin') ? { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } : {};
+    isUnder(route, '/api')
+      ? { authorization: `Bearer ${key}` }
+      : isUnder(route, '/admin')
+        ? { authorization: `Bearer ${TEST_ADMIN_TOKEN}` }
+        : partnerRoutes.has(route)
+          ? { cookie: partnerCookie }
+          : {};
 
   beforeAll(async () => {
     ({ baseUrl: base } = await testServer());
-    ({ key } = await createOrganization());
+    const organization = await createOrganization();
+    key = organization.key;
+    // A partner's session, as signing in by an e-mailed link makes it (test/web/portal-api.test.ts does that).
+    const program = await organization.api.post('/api/programs', { name: 'Partners', commission_value: 10 });
+    const email = `declared-${Date.now()}@partners.example`;
+    await organization.api.post('/api/affiliates', { email, program_id: program.body.data.program.id });
+    const token = randomBytes(32).toString('base64url');
+    const { db } = await testServer();
+    await db.orm.em
+      .getConnection()
+      .execute(`insert into partner_sessions (id, organization_id, email, token_hash, expires_at) values (gen_random_uuid(), ?, ?, ?, now() + interval '1 hour')`, [
+        organization.id,
+        email,
+        createHash('sha256').update(token).digest('hex'),
+      ]);
+    partnerCookie = `svc.partner_session=${organization.id}.${token}`;
   });
 
   afterAll(() => {

@@ -26,6 +26,10 @@ describe('programs', () => {
           commission_max_conversions: null,
           commission_tiers: null,
           fraud_rules: { self_referral: true, disposable_email: true, click_flood: true, fast_conversion: false },
+          // The partner portal's (issue 17): partners apply and the merchant approves; no terms, no site yet.
+          signup: 'approval',
+          terms: null,
+          website_url: null,
           created_at: expect.any(String),
           updated_at: expect.any(String),
         },

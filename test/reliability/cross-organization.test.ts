@@ -143,7 +143,12 @@ describe('cross-organization access on every route', () => {
     const params = pathParamNames(path);
     if (params.length === 0) return [{}];
     const byParam = (param: string): string[] => {
-      if (param === 'organizationId') return resource === 'tracking' ? [intruder.id] : [victim.id];
+      // The public routes (the snippet's, the partner portal's join page and sign-in) take the
+      // organization in the path and no key: the intruder calls them for its own organization.
+      const isPublic = resource === 'tracking' || resource === 'partnerPublic';
+      if (param === 'organizationId') return isPublic ? [intruder.id] : [victim.id];
+      if (param === 'programId' && isPublic) return [intruder.program.id];
+      if (param === 'slug') return ['any-slug'];
       if (param === 'provider') return ['stripe'];
       if (param === 'keyId') return [victim.keyId];
       if (param === 'id') {
@@ -151,6 +156,7 @@ describe('cross-organization access on every route', () => {
           case 'programs':
             return [victim.program.id];
           case 'affiliates':
+          case 'partnerInvitations':
             return [victim.affiliate.id];
           case 'customers':
             return [victim.customer.id, victim.customer.customer_id];

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { type Server, createServer } from 'node:http';
 import pino from 'pino';
-import { createApp, type Services } from '../../server/src/app.js';
+import { createApp, type AppDeps, type Services } from '../../server/src/app.js';
 import { configureHttpServer } from '../../server/src/http/http-server.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
@@ -26,7 +26,8 @@ async function start(): Promise<TestServer> {
   const { listener, services } = createApp({
     orm: db.orm,
     // Webhook endpoints on 127.0.0.1 (no delivery runs here: test/events starts its own).
-    config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000, WEBHOOK_ALLOW_PRIVATE_URLS: true },
+    // Every test is 127.0.0.1: the per-address sign-in limit (dashboard, partner portal) has tests of its own.
+    config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000, WEBHOOK_ALLOW_PRIVATE_URLS: true, SIGN_IN_RATE_LIMIT_MAX: 1000 } as AppDeps['config'],
   });
   const server: Server = await new Promise((resolve) => {
     const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));

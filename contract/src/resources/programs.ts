@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
 import { CurrencyCode, Timestamp, Uuid } from '../common/primitives.js';
+import { programJoiningFields } from './program-joining.js';
 
 const c = initContract();
 
@@ -91,6 +92,7 @@ const programFields = {
     "Tiered rates: the affiliate's metric over the previous calendar month (UTC) of each sale's occurred_at picks the highest tier whose `from` it reaches; below every tier, `commission_value`. A tier reached mid-month pays from the next month on. null: no tiers.",
   ),
   fraud_rules: FraudRules,
+  ...programJoiningFields,
 };
 
 export const Program = z
@@ -116,6 +118,9 @@ export const CreateProgramBody = z.object({
   commission_max_conversions: programFields.commission_max_conversions.optional().describe('Default null (no cap by count).'),
   commission_tiers: programFields.commission_tiers.optional().describe('Default null (no tiers).'),
   fraud_rules: FraudRules.partial().optional().describe('Rules to turn on or off; a partial object changes only the rules it names. Default self_referral, disposable_email and click_flood on, fast_conversion off.'),
+  signup: programFields.signup.optional().describe('Default `approval`.'),
+  terms: programFields.terms.optional().describe('Default null: no terms to accept.'),
+  website_url: programFields.website_url.optional().describe('Default null.'),
 });
 
 export const UpdateProgramBody = CreateProgramBody.partial();

@@ -49,6 +49,8 @@ export const DISTRIBUTED_TABLES = [
   'report_deferred_commissions',
   'coupons',
   'suppressed_clicks',
+  'partner_sign_in_links',
+  'partner_sessions',
 ] as const;
 
 /** The SQL a Citus deployment runs once, after the migrations, to distribute the schema. */

@@ -41,8 +41,9 @@ export function requestPipeline(deps: PipelineDeps): PipelineStep[] {
     accessLogStage(deps.logger),
     // The snippet, the documentation, the snippet's /public endpoints (their own CORS, limits and
     // body rules) and provider webhooks (raw bodies, verified before anything is parsed).
-    // The dashboard (/dashboard) and its sign-in (/auth) are public surface too.
-    { slot: 'public surface', paths: ['/snippet.js', '/docs', '/openapi.json', '/public', '/webhooks', '/auth', '/dashboard'] },
+    // The dashboard (/dashboard) and its sign-in (/auth) are public surface too, as is the partner
+    // portal (/portal) and its API (/partner: its own session credential, modules/partners).
+    { slot: 'public surface', paths: ['/snippet.js', '/docs', '/openapi.json', '/public', '/webhooks', '/auth', '/dashboard', '/portal', '/partner'] },
     // A dashboard session (no Authorization header, a session cookie); the API key stage leaves its requests alone.
     ...(deps.session ? [deps.session] : []),
     apiKeyStage(deps.authenticator),

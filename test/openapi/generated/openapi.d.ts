@@ -132,6 +132,26 @@ export interface paths {
         patch: operations["affiliatesUpdate"];
         trace?: never;
     };
+    "/api/affiliates/{id}/invitation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invite an affiliate to the partner portal
+         * @description E-mails the affiliate a link that signs them in to the partner portal (valid 7 days, once), where they see their links, customers (masked), commissions and payouts. The link is never in the answer: only the partner's mailbox has it.
+         */
+        post: operations["partnerInvitationsInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/api-keys": {
         parameters: {
             query?: never;
@@ -928,6 +948,250 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/partner/api/commissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My commissions
+         * @description The partner's commission entries, newest first, with the date each pending one is approved.
+         */
+        get: operations["partnerCommissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/api/customers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My customers
+         * @description The customers the partner referred, newest first, masked (never an e-mail).
+         */
+        get: operations["partnerCustomers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/api/link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Build a referral link
+         * @description A referral link to any page of the merchant's site: the page with `ref=<slug>` added. 400 naming `url` when it is not on the program's website (its host or a subdomain).
+         */
+        get: operations["partnerLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/api/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in partner
+         * @description Who is signed in, with which merchant, their payout e-mail and their programs with their referral links.
+         */
+        get: operations["partnerMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change my payout e-mail
+         * @description Sets where payouts go, for every program of the partner with this merchant.
+         */
+        patch: operations["partnerUpdateMe"];
+        trace?: never;
+    };
+    "/partner/api/organizations/{organizationId}/programs/{programId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A program's join page
+         * @description What the public join page shows: the merchant, the program, its commission, hold, minimum payout and terms, and whether it takes applications (`signup`).
+         */
+        get: operations["partnerPublicJoinPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/api/organizations/{organizationId}/programs/{programId}/applications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply to a program
+         * @description Joins the program: `active` at once when its `signup` is `open`, `pending` until the merchant approves when it is `approval`; a `closed` program answers 403. A sign-in link is e-mailed to the applicant. 409 when the slug is taken or the e-mail is already in the program. Rate limited per address.
+         */
+        post: operations["partnerPublicApply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/api/organizations/{organizationId}/sign-in-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * E-mail me a sign-in link
+         * @description E-mails a one-time sign-in link (valid 15 minutes, once) to a partner of this merchant. The answer is the same whether or not the e-mail is a partner's (no one learns who is). Rate limited per e-mail and per address.
+         */
+        post: operations["partnerPublicRequestSignInLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/api/organizations/{organizationId}/slugs/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Is a referral slug free?
+         * @description Checks a desired slug as an applicant types it: 400 naming `slug` when malformed, else whether it is free with this merchant. Rate limited per address.
+         */
+        get: operations["partnerPublicSlugAvailability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/api/payouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My payouts and balance
+         * @description The partner's payouts, newest first, and (on the first page) their balance per program and currency with when the next payout is due given the program's minimum.
+         */
+        get: operations["partnerPayouts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/api/sign-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with an e-mailed link
+         * @description Exchanges the link's token for a session: sets the HttpOnly cookie `svc.partner_session` (SameSite=Lax). A used, expired or unknown token answers 401. Rate limited per address.
+         */
+        post: operations["partnerPublicSignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/api/sign-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out
+         * @description Ends the partner session (everywhere it is used) and clears its cookie.
+         */
+        post: operations["partnerPublicSignOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/api/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My activity over time
+         * @description Clicks, signups, conversions and earnings per day, week or month (UTC), oldest first, periods without activity included; at most 366 days.
+         */
+        get: operations["partnerStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/public/organizations/{organizationId}/clicks": {
         parameters: {
             query?: never;
@@ -1061,6 +1325,49 @@ export interface components {
             created_at: string;
             /** @description When the key was revoked; null while it is valid. */
             revoked_at: string | null;
+        };
+        /** @description An application to a program. */
+        Application: {
+            /**
+             * Format: uuid
+             * @description The membership created.
+             */
+            affiliate_id: string;
+            /**
+             * Format: uuid
+             * @description The program joined.
+             */
+            program_id: string;
+            /** @description The e-mail applied with. */
+            email: string;
+            /** @description Referral link slug (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the organization. */
+            slug: string;
+            /**
+             * @description `active`: the program is `open`, the links work now; `pending`: the merchant approves applications first.
+             * @enum {string}
+             */
+            status: "active" | "pending" | "disabled";
+        };
+        ApplicationBody: {
+            /** @description Your name, as the merchant will see it. */
+            name: string;
+            /**
+             * Format: email
+             * @description Your e-mail: the sign-in links are sent there.
+             */
+            email: string;
+            /** @description The referral slug you want (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the merchant. */
+            slug: string;
+            /**
+             * Format: email
+             * @description Where payouts go (PayPal or Wise e-mail); default your e-mail.
+             */
+            payout_email?: string;
+            /**
+             * @description Acceptance of the program's terms: must be true.
+             * @enum {boolean}
+             */
+            accept_terms: true;
         };
         /** @description Click */
         Click: {
@@ -1496,6 +1803,18 @@ export interface components {
                 /** @description Hold a click-attributed sale whose occurred_at is within 10 seconds of its click. Default false. */
                 fast_conversion?: boolean;
             };
+            /**
+             * @description Default `approval`.
+             * @enum {string}
+             */
+            signup?: "open" | "approval" | "closed";
+            /** @description Default null: no terms to accept. */
+            terms?: string | null;
+            /**
+             * Format: uri
+             * @description Default null.
+             */
+            website_url?: string | null;
         };
         CreateWebhookEndpointBody: {
             /**
@@ -1627,6 +1946,16 @@ export interface components {
             /** @description The link that accepts it (`{base_url}/dashboard/accept-invitation?token=…`): shown in this response only, and e-mailed (or logged when no mail is configured). */
             accept_url: string;
         };
+        /** @description A program's public join page. */
+        JoinPage: {
+            /** @description The merchant. */
+            organization: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            };
+            program: components["schemas"]["PartnerProgram"];
+        };
         /** @description Organization */
         Organization: {
             /**
@@ -1643,6 +1972,241 @@ export interface components {
              * @description E-mail address of the person invited.
              */
             email: string;
+        };
+        /** @description The signed-in partner: one e-mail with one merchant. */
+        Partner: {
+            /** @description The e-mail the partner signs in with. */
+            email: string;
+            /** @description Their name. */
+            name: string | null;
+            /** @description Where their payouts go. */
+            payout_email: string;
+            /** @description The merchant. */
+            organization: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            };
+            /** @description Their programs with this merchant, oldest first. */
+            memberships: components["schemas"]["PartnerMembership"][];
+        };
+        /** @description The partner's balance in one program and currency. */
+        PartnerBalance: {
+            /**
+             * Format: uuid
+             * @description The program.
+             */
+            program_id: string;
+            /** @description ISO 4217 code of every amount here. */
+            currency: string;
+            /** @description Commissions still in their hold. */
+            pending: number;
+            /** @description Commissions held for review by the merchant. */
+            on_hold: number;
+            /** @description Approved, not yet in a payout: what the next payout pays. */
+            approved: number;
+            /** @description In a payout not yet paid. */
+            in_payout: number;
+            /** @description Paid so far. */
+            paid: number;
+            /** @description The program's minimum payout (applies in the program's currency). */
+            minimum_payout: number;
+            /** @description When the next payout is due, given the minimum. */
+            next_payout: {
+                /** @description Whether the approved balance reaches the minimum now: paid in the merchant's next payout run. */
+                eligible: boolean;
+                /** @description When the pending commissions, approved as they come out of their hold, bring the balance to the minimum; null when eligible now, or when they are not enough. */
+                eligible_from: string | null;
+                /** @description What is missing to reach the minimum, counting the pending commissions too; 0 when they suffice. */
+                shortfall: number;
+            };
+        };
+        /** @description One of the partner's commission entries. */
+        PartnerCommission: {
+            /**
+             * Format: uuid
+             * @description Commission id.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The program.
+             */
+            program_id: string;
+            /**
+             * @description `sale`: earned on a conversion; `clawback`: a refund took it back; `adjustment`: set by the merchant.
+             * @enum {string}
+             */
+            type: "sale" | "clawback" | "adjustment";
+            /**
+             * @description As the merchant sees it now (a `pending` entry whose approval date passed is `approved`).
+             * @enum {string}
+             */
+            status: "pending" | "approved" | "paid" | "reversed" | "rejected" | "on_hold";
+            /** @description Amount, exact; negative for a clawback. */
+            amount: number;
+            /** @description ISO 4217 code. */
+            currency: string;
+            /** @description The customer of the sale, masked; null for an adjustment. */
+            customer: string | null;
+            /** @description When a `pending` commission is approved, after the hold; null otherwise. */
+            approves_at: string | null;
+            /** @description ISO-8601 timestamp in UTC. */
+            created_at: string;
+        };
+        /** @description A customer the partner referred. */
+        PartnerCustomer: {
+            /** @description A customer, masked: the id's prefix and its last 4 characters (`cus_…4f2a`), never an e-mail or the whole id. */
+            customer: string;
+            /**
+             * Format: uuid
+             * @description The program.
+             */
+            program_id: string;
+            /**
+             * @description `trial`: signed up; `active`: paying; `capped`: no longer earns; `canceled`.
+             * @enum {string}
+             */
+            status: "trial" | "active" | "capped" | "canceled";
+            /** @description ISO-8601 timestamp in UTC. */
+            signed_up_at: string;
+            /** @description Their first paid conversion; null: none yet. */
+            first_conversion_at: string | null;
+        };
+        /** @description One of the partner's programs. */
+        PartnerMembership: {
+            /**
+             * Format: uuid
+             * @description The membership (affiliate) id.
+             */
+            affiliate_id: string;
+            /**
+             * @description `active`: the partner's links attribute; `pending`: an application awaiting the merchant's approval; `disabled`: the links record no new click and attribute no new customer (404 `No attribution found`), while the customers already referred keep earning on their renewals.
+             * @enum {string}
+             */
+            status: "active" | "pending" | "disabled";
+            /** @description Referral link slug (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the organization. */
+            slug: string;
+            /** @description `<website_url>?ref=<slug>`; null when the merchant set no website for the program. */
+            referral_link: string | null;
+            program: components["schemas"]["PartnerProgram"];
+            /** @description ISO-8601 timestamp in UTC. */
+            joined_at: string;
+        };
+        /** @description One of the partner's programs. */
+        PartnerMembershipOutput: {
+            /**
+             * Format: uuid
+             * @description The membership (affiliate) id.
+             */
+            affiliate_id: string;
+            /**
+             * @description `active`: the partner's links attribute; `pending`: an application awaiting the merchant's approval; `disabled`: the links record no new click and attribute no new customer (404 `No attribution found`), while the customers already referred keep earning on their renewals.
+             * @enum {string}
+             */
+            status: "active" | "pending" | "disabled";
+            /** @description Referral link slug (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the organization. */
+            slug: string;
+            /** @description `<website_url>?ref=<slug>`; null when the merchant set no website for the program. */
+            referral_link: string | null;
+            program: components["schemas"]["PartnerProgram"];
+            /** @description ISO-8601 timestamp in UTC. */
+            joined_at: string;
+        };
+        /** @description The signed-in partner: one e-mail with one merchant. */
+        PartnerOutput: {
+            /** @description The e-mail the partner signs in with. */
+            email: string;
+            /** @description Their name. */
+            name: string | null;
+            /** @description Where their payouts go. */
+            payout_email: string;
+            /** @description The merchant. */
+            organization: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            };
+            /** @description Their programs with this merchant, oldest first. */
+            memberships: components["schemas"]["PartnerMembershipOutput"][];
+        };
+        /** @description A payout to the partner. */
+        PartnerPayout: {
+            /**
+             * Format: uuid
+             * @description Payout id.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The program.
+             */
+            program_id: string;
+            /** @description Net amount paid (or to be paid). */
+            amount: number;
+            /** @description ISO 4217 code. */
+            currency: string;
+            /**
+             * @description `pending`: on its way; `paid`; `canceled`.
+             * @enum {string}
+             */
+            status: "pending" | "paid" | "canceled";
+            /** @description Commission entries it pays. */
+            commission_count: number;
+            /** @description ISO-8601 timestamp in UTC. */
+            created_at: string;
+            /** @description ISO-8601 timestamp in UTC. */
+            paid_at: string | null;
+        };
+        /** @description One period of a partner's activity. */
+        PartnerPoint: {
+            /** @description Start of the period, ISO-8601 UTC. */
+            period: string;
+            /** @description Clicks on their links. */
+            clicks: number;
+            /** @description Customers who signed up through their links. */
+            signups: number;
+            /** @description Paid conversions of their customers. */
+            conversions: number;
+            /** @description Commissions earned on those conversions (not rejected), per currency. */
+            earnings: {
+                currency: string;
+                amount: number;
+            }[];
+        };
+        /** @description What a partner (or an applicant) sees of a program. */
+        PartnerProgram: {
+            /**
+             * Format: uuid
+             * @description Program id.
+             */
+            id: string;
+            /** @description Program name. */
+            name: string;
+            /**
+             * @description `percent`: commission_value percent of each conversion amount; `flat`: commission_value per paid conversion.
+             * @enum {string}
+             */
+            commission_type: "percent" | "flat";
+            /** @description Percent of each sale (`percent`) or an amount per paid conversion (`flat`). */
+            commission_value: number;
+            /** @description The program's currency. */
+            currency: string;
+            /** @description How long after a click a signup is still credited. */
+            click_window_days: number;
+            /** @description Days a commission stays `pending` before it is approved. */
+            hold_days: number;
+            /** @description Smallest approved balance paid out, in the program currency. */
+            minimum_payout: number;
+            /**
+             * @description How partners join through the program's public page (`/portal/{organizationId}/join/{programId}`): `open`, they are `active` at once; `approval`, they are `pending` until the merchant approves them (`PATCH /api/affiliates/{id}` with `status: active`); `closed`, the page answers that the program takes no applications. Invitations and `POST /api/affiliates` work whatever it says.
+             * @enum {string}
+             */
+            signup: "open" | "approval" | "closed";
+            /** @description The program's terms (plain text); null: none. */
+            terms: string | null;
+            /** @description The merchant's site referral links point to; null: not set by the merchant. */
+            website_url: string | null;
         };
         /** @description Payout: approved commissions of one affiliate, program and currency, paid together. */
         Payout: {
@@ -1732,6 +2296,18 @@ export interface components {
                 }[];
             } | null;
             fraud_rules: components["schemas"]["FraudRules"];
+            /**
+             * @description How partners join through the program's public page (`/portal/{organizationId}/join/{programId}`): `open`, they are `active` at once; `approval`, they are `pending` until the merchant approves them (`PATCH /api/affiliates/{id}` with `status: active`); `closed`, the page answers that the program takes no applications. Invitations and `POST /api/affiliates` work whatever it says.
+             * @enum {string}
+             */
+            signup: "open" | "approval" | "closed";
+            /** @description The program terms a partner accepts when joining (plain text, shown on the join page); null: none to accept. */
+            terms: string | null;
+            /**
+             * Format: uri
+             * @description The merchant's site, where referral links point (`<website_url>?ref=<slug>`); partners build links to any page of this host (and its subdomains) in the portal. null: partners see only their slug.
+             */
+            website_url: string | null;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
@@ -1788,6 +2364,18 @@ export interface components {
                 }[];
             } | null;
             fraud_rules: components["schemas"]["FraudRules"];
+            /**
+             * @description How partners join through the program's public page (`/portal/{organizationId}/join/{programId}`): `open`, they are `active` at once; `approval`, they are `pending` until the merchant approves them (`PATCH /api/affiliates/{id}` with `status: active`); `closed`, the page answers that the program takes no applications. Invitations and `POST /api/affiliates` work whatever it says.
+             * @enum {string}
+             */
+            signup: "open" | "approval" | "closed";
+            /** @description The program terms a partner accepts when joining (plain text, shown on the join page); null: none to accept. */
+            terms: string | null;
+            /**
+             * Format: uri
+             * @description The merchant's site, where referral links point (`<website_url>?ref=<slug>`); partners build links to any page of this host (and its subdomains) in the portal. null: partners see only their slug.
+             */
+            website_url: string | null;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
@@ -1831,6 +2419,13 @@ export interface components {
         RejectCommissionBody: {
             /** @description Why; kept on the entry as `rejection_reason`. */
             reason?: string;
+        };
+        /** @description Whether a referral slug is free. */
+        SlugAvailability: {
+            /** @description Referral link slug (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the organization. */
+            slug: string;
+            /** @description Whether no partner of this merchant has the slug yet. */
+            available: boolean;
         };
         /** @description One period in one currency. */
         TimeseriesPoint: {
@@ -1958,6 +2553,18 @@ export interface components {
                 /** @description Hold a click-attributed sale whose occurred_at is within 10 seconds of its click. Default false. */
                 fast_conversion?: boolean;
             };
+            /**
+             * @description Default `approval`.
+             * @enum {string}
+             */
+            signup?: "open" | "approval" | "closed";
+            /** @description Default null: no terms to accept. */
+            terms?: string | null;
+            /**
+             * Format: uri
+             * @description Default null.
+             */
+            website_url?: string | null;
         };
         UpdateWebhookEndpointBody: {
             /**
@@ -3477,6 +4084,193 @@ export interface operations {
                         success: true;
                         data: {
                             affiliate: components["schemas"]["Affiliate"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerInvitationsInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Affiliate id (UUID).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The partnerInvitation to send. */
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "email": "jane@partners.example",
+                     *         "expires_at": "2025-03-14T09:26:53.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Where it was sent. */
+                            email: string;
+                            /** @description ISO-8601 timestamp in UTC. */
+                            expires_at: string;
                         };
                     };
                 };
@@ -9700,6 +10494,9 @@ export interface operations {
                      *               "click_flood": false,
                      *               "fast_conversion": false
                      *             },
+                     *             "signup": "open",
+                     *             "terms": "terms",
+                     *             "website_url": "https://www.acme.example/",
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "updated_at": "2025-03-14T09:26:53.000Z"
                      *           }
@@ -9850,7 +10647,10 @@ export interface operations {
                  *         "disposable_email": false,
                  *         "click_flood": false,
                  *         "fast_conversion": false
-                 *       }
+                 *       },
+                 *       "signup": "open",
+                 *       "terms": "terms",
+                 *       "website_url": "https://www.acme.example/"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateProgramBody"];
@@ -9895,6 +10695,9 @@ export interface operations {
                      *             "click_flood": false,
                      *             "fast_conversion": false
                      *           },
+                     *           "signup": "open",
+                     *           "terms": "terms",
+                     *           "website_url": "https://www.acme.example/",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "updated_at": "2025-03-14T09:26:53.000Z"
                      *         }
@@ -10072,6 +10875,9 @@ export interface operations {
                      *             "click_flood": false,
                      *             "fast_conversion": false
                      *           },
+                     *           "signup": "open",
+                     *           "terms": "terms",
+                     *           "website_url": "https://www.acme.example/",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "updated_at": "2025-03-14T09:26:53.000Z"
                      *         }
@@ -10254,7 +11060,10 @@ export interface operations {
                  *         "disposable_email": false,
                  *         "click_flood": false,
                  *         "fast_conversion": false
-                 *       }
+                 *       },
+                 *       "signup": "open",
+                 *       "terms": "terms",
+                 *       "website_url": "https://www.acme.example/"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateProgramBody"];
@@ -10299,6 +11108,9 @@ export interface operations {
                      *             "click_flood": false,
                      *             "fast_conversion": false
                      *           },
+                     *           "signup": "open",
+                     *           "terms": "terms",
+                     *           "website_url": "https://www.acme.example/",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "updated_at": "2025-03-14T09:26:53.000Z"
                      *         }
@@ -13023,6 +13835,2211 @@ export interface operations {
                 };
             };
             /** @description Too many attempts from this address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerCommissions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 100; default 50.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description The `next_cursor` of the previous page; omit for the first page.
+                 * @example cursor
+                 */
+                cursor?: string;
+                /**
+                 * @description Only this program of yours (404 otherwise); default all of them.
+                 * @example 9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d
+                 */
+                program_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "commissions": [
+                     *           {
+                     *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *             "type": "sale",
+                     *             "status": "pending",
+                     *             "amount": 49.99,
+                     *             "currency": "USD",
+                     *             "customer": "customer",
+                     *             "approves_at": "2025-03-14T09:26:53.000Z",
+                     *             "created_at": "2025-03-14T09:26:53.000Z"
+                     *           }
+                     *         ],
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            commissions: components["schemas"]["PartnerCommission"][];
+                            /** @description Pass as `cursor` to get the next page; null on the last page. */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "limit: Number must be less than or equal to 100"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in to the partner portal (no session, or it ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerCustomers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 100; default 50.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description The `next_cursor` of the previous page; omit for the first page.
+                 * @example cursor
+                 */
+                cursor?: string;
+                /**
+                 * @description Only this program of yours (404 otherwise); default all of them.
+                 * @example 9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d
+                 */
+                program_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "customers": [
+                     *           {
+                     *             "customer": "customer",
+                     *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *             "status": "trial",
+                     *             "signed_up_at": "2025-03-14T09:26:53.000Z",
+                     *             "first_conversion_at": "2025-03-14T09:26:53.000Z"
+                     *           }
+                     *         ],
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            customers: components["schemas"]["PartnerCustomer"][];
+                            /** @description Pass as `cursor` to get the next page; null on the last page. */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "limit: Number must be less than or equal to 100"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in to the partner portal (no session, or it ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerLink: {
+        parameters: {
+            query: {
+                /**
+                 * @description Your program.
+                 * @example 9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d
+                 */
+                program_id: string;
+                /**
+                 * @description A page of the merchant's site, e.g. `https://shop.example.com/pricing`.
+                 * @example url
+                 */
+                url: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "url": "url"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The referral link. */
+                            url: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in to the partner portal (no session, or it ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "partner": {
+                     *           "email": "jane@partners.example",
+                     *           "name": "Acme Inc",
+                     *           "payout_email": "payout-email",
+                     *           "organization": {
+                     *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *             "name": "Acme Inc"
+                     *           },
+                     *           "memberships": [
+                     *             {
+                     *               "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *               "status": "active",
+                     *               "slug": "jane-doe",
+                     *               "referral_link": "referral-link",
+                     *               "program": {
+                     *                 "id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *                 "name": "Partner program",
+                     *                 "commission_type": "percent",
+                     *                 "commission_value": 30,
+                     *                 "currency": "USD",
+                     *                 "click_window_days": 60,
+                     *                 "hold_days": 1,
+                     *                 "minimum_payout": 1,
+                     *                 "signup": "open",
+                     *                 "terms": "terms",
+                     *                 "website_url": "https://www.acme.example/"
+                     *               },
+                     *               "joined_at": "2025-03-14T09:26:53.000Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            partner: components["schemas"]["PartnerOutput"];
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in to the partner portal (no session, or it ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerUpdateMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The partner to change. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "payout_email": "jane@partners.example"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description Where payouts go (PayPal or Wise e-mail).
+                     */
+                    payout_email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "partner": {
+                     *           "email": "jane@partners.example",
+                     *           "name": "Acme Inc",
+                     *           "payout_email": "payout-email",
+                     *           "organization": {
+                     *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *             "name": "Acme Inc"
+                     *           },
+                     *           "memberships": [
+                     *             {
+                     *               "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *               "status": "active",
+                     *               "slug": "jane-doe",
+                     *               "referral_link": "referral-link",
+                     *               "program": {
+                     *                 "id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *                 "name": "Partner program",
+                     *                 "commission_type": "percent",
+                     *                 "commission_value": 30,
+                     *                 "currency": "USD",
+                     *                 "click_window_days": 60,
+                     *                 "hold_days": 1,
+                     *                 "minimum_payout": 1,
+                     *                 "signup": "open",
+                     *                 "terms": "terms",
+                     *                 "website_url": "https://www.acme.example/"
+                     *               },
+                     *               "joined_at": "2025-03-14T09:26:53.000Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            partner: components["schemas"]["PartnerOutput"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "payout_email: Required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in to the partner portal (no session, or it ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Cross-site request refused: state-changing portal requests must come from the portal itself (`Origin`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerPublicJoinPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Organization id (UUID): public, as in the snippet tag.
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                organizationId: string;
+                /**
+                 * @description Program id (UUID).
+                 * @example programId
+                 */
+                programId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "organization": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "name": "Acme Inc"
+                     *         },
+                     *         "program": {
+                     *           "id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *           "name": "Partner program",
+                     *           "commission_type": "percent",
+                     *           "commission_value": 30,
+                     *           "currency": "USD",
+                     *           "click_window_days": 60,
+                     *           "hold_days": 1,
+                     *           "minimum_payout": 1,
+                     *           "signup": "open",
+                     *           "terms": "terms",
+                     *           "website_url": "https://www.acme.example/"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["JoinPage"];
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerPublicApply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Organization id (UUID): public, as in the snippet tag.
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                organizationId: string;
+                /**
+                 * @description Program id (UUID).
+                 * @example programId
+                 */
+                programId: string;
+            };
+            cookie?: never;
+        };
+        /** @description The partnerPublic to send. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Inc",
+                 *       "email": "jane@partners.example",
+                 *       "slug": "jane-doe",
+                 *       "payout_email": "jane@partners.example",
+                 *       "accept_terms": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApplicationBody"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "application": {
+                     *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *           "email": "jane@partners.example",
+                     *           "slug": "jane-doe",
+                     *           "status": "active"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            application: components["schemas"]["Application"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "name: Required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The program takes no applications (`signup: closed`), or the request came from another site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict, e.g. the slug is already taken. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "slug: \"jane-doe\" is already taken"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests from this address (or for this e-mail); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerPublicRequestSignInLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Organization id (UUID): public, as in the snippet tag.
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        /** @description The partnerPublic to send. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "jane@partners.example"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description The e-mail you joined with.
+                     */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "expires_in_seconds": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description How long the link is valid. */
+                            expires_in_seconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "email: Required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Cross-site request refused: state-changing portal requests must come from the portal itself (`Origin`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests from this address (or for this e-mail); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerPublicSlugAvailability: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Organization id (UUID): public, as in the snippet tag.
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                organizationId: string;
+                /**
+                 * @description Referral link slug (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the organization.
+                 * @example jane-doe
+                 */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "slug": "jane-doe",
+                     *         "available": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["SlugAvailability"];
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests from this address (or for this e-mail); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerPayouts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 100; default 50.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description The `next_cursor` of the previous page; omit for the first page.
+                 * @example cursor
+                 */
+                cursor?: string;
+                /**
+                 * @description Only this program of yours (404 otherwise); default all of them.
+                 * @example 9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d
+                 */
+                program_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "payouts": [
+                     *           {
+                     *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *             "amount": 49.99,
+                     *             "currency": "USD",
+                     *             "status": "pending",
+                     *             "commission_count": 1,
+                     *             "created_at": "2025-03-14T09:26:53.000Z",
+                     *             "paid_at": "2025-03-14T09:26:53.000Z"
+                     *           }
+                     *         ],
+                     *         "balances": [
+                     *           {
+                     *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *             "currency": "USD",
+                     *             "pending": 1,
+                     *             "on_hold": 1,
+                     *             "approved": 1,
+                     *             "in_payout": 1,
+                     *             "paid": 1,
+                     *             "minimum_payout": 1,
+                     *             "next_payout": {
+                     *               "eligible": false,
+                     *               "eligible_from": "eligible-from",
+                     *               "shortfall": 1
+                     *             }
+                     *           }
+                     *         ],
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            payouts: components["schemas"]["PartnerPayout"][];
+                            balances: components["schemas"]["PartnerBalance"][];
+                            /** @description Pass as `cursor` to get the next page; null on the last page. */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "limit: Number must be less than or equal to 100"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in to the partner portal (no session, or it ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerPublicSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The partnerPublic to send. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "organization_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                 *       "token": "tokenxxxxxxxxxxx"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The organization of the link.
+                     */
+                    organization_id: string;
+                    /** @description The token of the link. */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "partner": {
+                     *           "email": "jane@partners.example",
+                     *           "name": "Acme Inc",
+                     *           "payout_email": "payout-email",
+                     *           "organization": {
+                     *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *             "name": "Acme Inc"
+                     *           },
+                     *           "memberships": [
+                     *             {
+                     *               "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *               "status": "active",
+                     *               "slug": "jane-doe",
+                     *               "referral_link": "referral-link",
+                     *               "program": {
+                     *                 "id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *                 "name": "Partner program",
+                     *                 "commission_type": "percent",
+                     *                 "commission_value": 30,
+                     *                 "currency": "USD",
+                     *                 "click_window_days": 60,
+                     *                 "hold_days": 1,
+                     *                 "minimum_payout": 1,
+                     *                 "signup": "open",
+                     *                 "terms": "terms",
+                     *                 "website_url": "https://www.acme.example/"
+                     *               },
+                     *               "joined_at": "2025-03-14T09:26:53.000Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            partner: components["schemas"]["Partner"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "organization_id: Required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description This sign-in link is not valid: it was used, has expired, or never existed. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Cross-site request refused: state-changing portal requests must come from the portal itself (`Origin`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests from this address (or for this e-mail); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerPublicSignOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The partnerPublic to send. */
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Cross-site request refused: state-changing portal requests must come from the portal itself (`Origin`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerStats: {
+        parameters: {
+            query: {
+                /**
+                 * @description Only this program of yours (404 otherwise); default all of them.
+                 * @example 9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d
+                 */
+                program_id?: string;
+                /**
+                 * @description Start, inclusive.
+                 * @example 2025-03-14T09:26:53.000Z
+                 */
+                from: string;
+                /**
+                 * @description End, exclusive; after `from`, at most 366 days later.
+                 * @example 2025-03-14T09:26:53.000Z
+                 */
+                to: string;
+                /**
+                 * @description Default `day`.
+                 * @example day
+                 */
+                interval?: "day" | "week" | "month";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "interval": "day",
+                     *         "points": [
+                     *           {
+                     *             "period": "period",
+                     *             "clicks": 1,
+                     *             "signups": 1,
+                     *             "conversions": 1,
+                     *             "earnings": [
+                     *               {
+                     *                 "currency": "USD",
+                     *                 "amount": 49.99
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * @description Periods in UTC; weeks start on Monday.
+                             * @enum {string}
+                             */
+                            interval: "day" | "week" | "month";
+                            points: components["schemas"]["PartnerPoint"][];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in to the partner portal (no session, or it ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];

@@ -8,14 +8,14 @@ import { fromRepoRoot } from '../../../server/src/paths.js';
 export const WEB_DIST = fromRepoRoot('web/dist');
 
 /**
- * `npm run build`'s web half (vite build into web/dist), as a child process: the tests serve what
+ * `npm run build`'s web half (vite build into web/dist, or the directory given), as a child process: the tests serve what
  * npm start would. Once per test run: the test files that serve the dashboard run in parallel
  * workers (children of one vitest process), and a second build would empty web/dist under the
  * first one's service. A lock directory serializes them; a marker names the run that built.
  */
-export function buildDashboard(): void {
+export function buildDashboard(outDir: string = WEB_DIST): void {
   const lock = fromRepoRoot('web/.build-lock');
-  const marker = join(WEB_DIST, `.built-for-${process.ppid}`);
+  const marker = join(outDir, `.built-for-${process.ppid}`);
   const deadline = Date.now() + 180_000;
   for (;;) {
     try {
@@ -30,7 +30,7 @@ export function buildDashboard(): void {
   }
   try {
     if (!existsSync(marker)) {
-      build();
+      build(outDir);
       writeFileSync(marker, '');
     }
   } finally {
@@ -38,8 +38,8 @@ export function buildDashboard(): void {
   }
 }
 
-function build(): void {
-  execFileSync(process.execPath, [fromRepoRoot('node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'], {
+function build(outDir: string): void {
+  execFileSync(process.execPath, [fromRepoRoot('node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn', '--outDir', outDir, '--emptyOutDir'], {
     cwd: fromRepoRoot('web'),
     stdio: 'pipe',
     // vitest sets NODE_ENV=test, which would bundle React's development build.

@@ -18,9 +18,12 @@ export async function startService(
   db?: TestDatabase,
   /** Where its log lines go (JSON, one per write): e-mails are logged. Default: silent. */
   logTo?: { write: (line: string) => void },
+  /** More of createApp's dependencies (e.g. `webDist`, a build of the web app of the test's own). */
+  appDeps: Partial<AppDeps> = {},
 ): Promise<PeopleServer> {
   const database = db ?? (await createTestDatabase());
   const { listener } = createApp({
+    ...appDeps,
     orm: database.orm,
     logger: logTo ? pino({ level: 'info' }, logTo) : undefined,
     config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000, SIGN_IN_RATE_LIMIT_MAX: 1000, ...config } as AppDeps['config'],

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import type { Affiliate, Program } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
+import { InvitePartner } from '../partners/InvitePartner';
 import { CopyButton, Empty, Field, FormError, PageHeader, Status, date, money, useConfirm, useLoad, useSubmit } from '../ui';
 import { DataTable, usePagedList } from '../table';
 
@@ -28,8 +29,11 @@ export function StatusActions({ affiliate, onChanged }: { affiliate: Affiliate; 
   const confirm = useConfirm();
   const who = affiliate.name ?? affiliate.email;
   const change = useSubmit(async (status?: 'active' | 'disabled') => {
-    if (status === 'disabled' && !(await confirm({ title: `Disable ${who}?`, body: 'Their links stop attributing new visitors; customers they already referred keep earning them commissions.', confirm: 'Disable' })))
-      return;
+    const reject = affiliate.status === 'pending';
+    const question = reject
+      ? { title: `Reject ${who}'s application?`, body: 'Their link never attributes anything (status disabled); you can still enable them later.', confirm: 'Reject' }
+      : { title: `Disable ${who}?`, body: 'Their links stop attributing new visitors; customers they already referred keep earning them commissions.', confirm: 'Disable' };
+    if (status === 'disabled' && !(await confirm(question))) return;
     return data(await api.affiliates.update({ params: { id: affiliate.id }, body: { status } }));
   }, onChanged);
   return (
@@ -40,8 +44,8 @@ export function StatusActions({ affiliate, onChanged }: { affiliate: Affiliate; 
         </button>
       )}
       {affiliate.status !== 'disabled' && (
-        <button type="button" className="danger small" onClick={() => void change.submit('disabled')} disabled={change.busy} aria-label={`Disable ${who}`}>
-          Disable
+        <button type="button" className="danger small" onClick={() => void change.submit('disabled')} disabled={change.busy} aria-label={`${affiliate.status === 'pending' ? 'Reject' : 'Disable'} ${who}`}>
+          {affiliate.status === 'pending' ? 'Reject' : 'Disable'}
         </button>
       )}
       <FormError error={change.error} />
@@ -241,6 +245,10 @@ export function AffiliateDetail() {
           </dd>
           <dt>Payouts to</dt>
           <dd>{a.payout_email ?? a.email}</dd>
+          <dt>Partner portal</dt>
+          <dd>
+            <InvitePartner affiliate={a} />
+          </dd>
         </dl>
       )}
       <h2>Conversions</h2>

@@ -1,14 +1,15 @@
 import { useState } from 'react';
 import type { Program } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
+import { JOINING_FIELDS, JoiningFields, joiningBodyOf, joiningDraftOf, type JoiningDraft } from '../partners/ProgramJoining';
 import { Empty, Field, FormError, PageHeader, money, useSubmit } from '../ui';
 import { DataTable, usePagedList } from '../table';
 
-const FIELDS = ['name', 'commission_type', 'commission_value', 'click_window_days', 'commission_window_months', 'currency', 'hold_days', 'auto_approve', 'minimum_payout'];
+const FIELDS = ['name', 'commission_type', 'commission_value', 'click_window_days', 'commission_window_months', 'currency', 'hold_days', 'auto_approve', 'minimum_payout', ...JOINING_FIELDS];
 
-type Draft = Record<'name' | 'commission_type' | 'commission_value' | 'click_window_days' | 'commission_window_months' | 'currency' | 'hold_days' | 'minimum_payout', string> & { auto_approve: boolean };
+type Draft = Record<'name' | 'commission_type' | 'commission_value' | 'click_window_days' | 'commission_window_months' | 'currency' | 'hold_days' | 'minimum_payout', string> & { auto_approve: boolean } & JoiningDraft;
 
-const blank: Draft = { name: '', commission_type: 'percent', commission_value: '', click_window_days: '60', commission_window_months: '', currency: 'USD', hold_days: '30', auto_approve: true, minimum_payout: '0' };
+const blank: Draft = { name: '', commission_type: 'percent', commission_value: '', click_window_days: '60', commission_window_months: '', currency: 'USD', hold_days: '30', auto_approve: true, minimum_payout: '0', ...joiningDraftOf() };
 
 const draftOf = (p: Program): Draft => ({
   name: p.name,
@@ -20,6 +21,7 @@ const draftOf = (p: Program): Draft => ({
   hold_days: String(p.hold_days),
   auto_approve: p.auto_approve,
   minimum_payout: String(p.minimum_payout),
+  ...joiningDraftOf(p),
 });
 
 /** Numbers as typed: the API validates them and its message lands next to the field. */
@@ -36,6 +38,7 @@ function bodyOf(d: Draft) {
     hold_days: num(d.hold_days),
     auto_approve: d.auto_approve,
     minimum_payout: num(d.minimum_payout),
+    ...joiningBodyOf(d),
   };
 }
 
@@ -70,6 +73,7 @@ export function ProgramForm({ program, onSaved, onCancel }: { program?: Program;
           <input type="checkbox" checked={draft.auto_approve} onChange={(ev) => setDraft((d) => ({ ...d, auto_approve: ev.target.checked }))} /> Approve commissions automatically when their hold ends
         </label>
       </div>
+      <JoiningFields draft={draft} set={set} error={e} program={program} />
       <FormError error={e} fields={FIELDS} />
       <div className="actions span">
         <button type="submit" disabled={save.busy}>

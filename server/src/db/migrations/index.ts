@@ -14,6 +14,7 @@ import { Migration20261229000100_encrypt_integration_secrets } from './Migration
 import { Migration20261230000000_program_rules } from './Migration20261230000000_program_rules.js';
 import { Migration20261230050000_webhook_log } from './Migration20261230050000_webhook_log.js';
 import { Migration20261231100000_delivery_upkeep } from './Migration20261231100000_delivery_upkeep.js';
+import { Migration20261230100000_partner_portal } from './Migration20261230100000_partner_portal.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
 export const migrationsList: MigrationObject[] = [
@@ -31,5 +32,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261229000100_encrypt_integration_secrets', class: Migration20261229000100_encrypt_integration_secrets },
   { name: 'Migration20261230000000_program_rules', class: Migration20261230000000_program_rules },
   { name: 'Migration20261230050000_webhook_log', class: Migration20261230050000_webhook_log },
+  { name: 'Migration20261230100000_partner_portal', class: Migration20261230100000_partner_portal },
   { name: 'Migration20261231100000_delivery_upkeep', class: Migration20261231100000_delivery_upkeep },
 ];

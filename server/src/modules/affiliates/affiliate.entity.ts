@@ -17,6 +17,7 @@ export const AffiliateEntity = defineEntity({
     /** The partner's last portal sign-in, as self_referral compares a click with it (the portal writes them). */
     portal_sign_in_ip: p.text().nullable(),
     portal_sign_in_user_agent: p.text().nullable(),
+    terms_accepted_at: p.datetime().nullable(),
     created_at: p.datetime().defaultRaw('now()'),
   }),
 });

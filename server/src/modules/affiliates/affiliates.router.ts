@@ -2,8 +2,9 @@ import { contract } from '@affiliate-attribution/contract';
 import { s } from '../../http/router-types.js';
 import { requireOrganization } from '../../http/request-context.js';
 import type { AffiliatesService } from './affiliates.service.js';
+import { baseUrlOf } from '../people/people.router.js';
 
-export const affiliatesRouter = (affiliates: AffiliatesService) =>
+export const affiliatesRouter = (affiliates: AffiliatesService, publicBaseUrl?: string) =>
   s.router(contract.affiliates, {
     create: async ({ req, body }) => {
       const { affiliate, deduped } = await affiliates.create(requireOrganization(req).id, body);
@@ -19,6 +20,6 @@ export const affiliatesRouter = (affiliates: AffiliatesService) =>
     }),
     update: async ({ req, params, body }) => ({
       status: 200,
-      body: { success: true, data: { affiliate: await affiliates.update(requireOrganization(req).id, params.id, body) } },
+      body: { success: true, data: { affiliate: await affiliates.update(requireOrganization(req).id, params.id, body, { baseUrl: baseUrlOf(req, publicBaseUrl) }) } },
     }),
   });

@@ -28,6 +28,10 @@ export interface CreateAffiliateInput {
   name?: string;
   payout_email?: string;
   commission_value?: number;
+  /** Default `active`; `pending` for an application to a program that approves its partners (modules/partners). */
+  status?: 'active' | 'pending';
+  /** When the partner accepted the program's terms (an application through the join page). */
+  terms_accepted_at?: Date;
 }
 
 /** A readable slug from the e-mail's local part plus a random suffix: `jane-doe-x7k2`. */
@@ -45,7 +49,19 @@ export function generateSlug(email: string): string {
 /** Generated slugs tried before giving up (their random suffix makes a collision rare). */
 const SLUG_ATTEMPTS = 5;
 
+/** A membership's status changed (an application approved or rejected, a partner disabled or enabled). */
+export interface AffiliateStatusChange {
+  organizationId: string;
+  previous: Affiliate['status'];
+  affiliate: Affiliate;
+  /** The service's base URL as the request that changed it reached it (links in e-mails). */
+  baseUrl: string;
+}
+
 export class AffiliatesService {
+  /** Told of every status change once it is committed (the partner portal e-mails the partner). */
+  readonly statusListeners: ((change: AffiliateStatusChange) => Promise<void>)[] = [];
+
   constructor(
     private readonly affiliates: AffiliatesRepository,
     /** This instance's attribution caches: a status change drops the affiliate's cached status at once. */
@@ -74,7 +90,8 @@ export class AffiliatesService {
           email,
           name: input.name ?? null,
           slug,
-          status: 'active',
+          status: input.status ?? 'active',
+          terms_accepted_at: input.terms_accepted_at ?? null,
           payout_email: input.payout_email?.trim().toLowerCase() ?? null,
           commission_value: input.commission_value === undefined ? null : String(input.commission_value),
           created_at: new Date(),
@@ -104,16 +121,21 @@ export class AffiliatesService {
    * rule). Approving an application or disabling a partner is a status change; it takes effect on
    * this instance's attribution at once, on the others when its notification arrives.
    */
-  async update(organizationId: string, id: string, input: UpdateAffiliateBody): Promise<Affiliate> {
+  async update(organizationId: string, id: string, input: UpdateAffiliateBody, context: { baseUrl: string }): Promise<Affiliate> {
     if (input.commission_value != null) await this.assertOwnRate((await this.affiliates.findOwned(organizationId, id)).program_id, input.commission_value);
-    const updated = await this.affiliates.updateOwned(organizationId, id, (current) => ({
+    let previous: Affiliate['status'] | undefined;
+    const updated = await this.affiliates.updateOwned(organizationId, id, (current) => ((previous = current.status), {
       name: input.name !== undefined ? input.name : current.name,
       payout_email: input.payout_email !== undefined ? (input.payout_email?.trim().toLowerCase() ?? null) : current.payout_email,
       status: input.status ?? current.status,
       commission_value: input.commission_value !== undefined ? (input.commission_value === null ? null : String(input.commission_value)) : current.commission_value,
     }));
     this.attribution.forgetAffiliate(updated.id);
-    return toAffiliateDto(updated);
+    const affiliate = toAffiliateDto(updated);
+    if (previous !== undefined && previous !== affiliate.status) {
+      for (const listener of this.statusListeners) await listener({ organizationId, previous, affiliate, baseUrl: context.baseUrl });
+    }
+    return affiliate;
   }
 
   /** An affiliate's own rate obeys its program's commission rule (a percent at most 100). */

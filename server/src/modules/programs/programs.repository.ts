@@ -25,6 +25,9 @@ export type ProgramChanges = Pick<
   | 'commission_max_conversions'
   | 'commission_tiers'
   | 'fraud_rules'
+  | 'signup'
+  | 'terms'
+  | 'website_url'
   | 'updated_at'
 >;
 

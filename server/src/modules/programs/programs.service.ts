@@ -17,6 +17,7 @@ export const PROGRAM_DEFAULTS = {
   hold_days: 30,
   auto_approve: true,
   minimum_payout: 0,
+  signup: 'approval',
 } as const;
 
 export interface ProgramInput {
@@ -33,6 +34,9 @@ export interface ProgramInput {
   commission_max_conversions?: number | null;
   commission_tiers?: CommissionTiers | null;
   fraud_rules?: Partial<FraudRules>;
+  signup?: 'open' | 'approval' | 'closed';
+  terms?: string | null;
+  website_url?: string | null;
 }
 
 /** Every tier's rate obeys the commission rule (a percent at most 100); two tiers never start at the same value. */
@@ -64,6 +68,9 @@ export function toProgramDto(p: ProgramRecord): Program {
     commission_max_conversions: p.commission_max_conversions ?? null,
     commission_tiers: p.commission_tiers ?? null,
     fraud_rules: withFraudRules(p.fraud_rules, undefined),
+    signup: p.signup,
+    terms: p.terms ?? null,
+    website_url: p.website_url ?? null,
     created_at: iso(p.created_at),
     updated_at: iso(p.updated_at),
   };
@@ -98,6 +105,9 @@ export class ProgramsService {
       commission_max_conversions: input.commission_max_conversions ?? null,
       commission_tiers: input.commission_tiers ?? null,
       fraud_rules: withFraudRules(DEFAULT_FRAUD_RULES, input.fraud_rules),
+      signup: input.signup ?? PROGRAM_DEFAULTS.signup,
+      terms: input.terms ?? null,
+      website_url: input.website_url ?? null,
       created_at: now,
       updated_at: now,
     });
@@ -138,6 +148,9 @@ export class ProgramsService {
         commission_max_conversions: input.commission_max_conversions !== undefined ? input.commission_max_conversions : (current.commission_max_conversions ?? null),
         commission_tiers: input.commission_tiers !== undefined ? input.commission_tiers : (current.commission_tiers ?? null),
         fraud_rules: withFraudRules(current.fraud_rules, input.fraud_rules),
+        signup: input.signup ?? current.signup,
+        terms: input.terms !== undefined ? input.terms : current.terms,
+        website_url: input.website_url !== undefined ? input.website_url : current.website_url,
         updated_at: new Date(),
       };
       assertCommissionRule(next);

@@ -1,0 +1,352 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import { ErrorBody, errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
+import { NextCursor, PageQuery } from '../common/pagination.js';
+import { Money, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
+import { AffiliateStatus, Slug } from './affiliates.js';
+import { CommissionType } from './programs.js';
+import { ProgramSignup } from './program-joining.js';
+import { ReportInterval } from './reports.js';
+
+/**
+ * The partner portal's routes (spec/ledger.md, "People"): `/partner/api/*`, never the merchant's
+ * `/api/*`. The public ones (a program's join page, slug availability, applying, asking for a
+ * sign-in link, signing in) take no credential; the others take a partner session (the HttpOnly
+ * cookie `svc.partner_session`, set by signing in) and see only that partner's rows: the
+ * memberships of one e-mail in one organization.
+ */
+const c = initContract();
+
+const tooMany = ErrorBody.describe('Too many requests from this address (or for this e-mail); retry after `Retry-After` seconds.');
+const crossSite = ErrorBody.describe('Cross-site request refused: state-changing portal requests must come from the portal itself (`Origin`).');
+const noSession = ErrorBody.describe('Not signed in to the partner portal (no session, or it ended).');
+
+const OrganizationId = z.string().describe('Organization id (UUID): public, as in the snippet tag.');
+const ProgramId = z.string().describe('Program id (UUID).');
+
+export const PartnerProgram = z
+  .object({
+    id: Uuid.describe('Program id.'),
+    name: z.string().describe('Program name.'),
+    commission_type: CommissionType,
+    commission_value: z.number().describe('Percent of each sale (`percent`) or an amount per paid conversion (`flat`).'),
+    currency: z.string().describe("The program's currency."),
+    click_window_days: z.number().int().describe('How long after a click a signup is still credited.'),
+    hold_days: z.number().int().describe('Days a commission stays `pending` before it is approved.'),
+    minimum_payout: Money.describe('Smallest approved balance paid out, in the program currency.'),
+    signup: ProgramSignup,
+    terms: z.string().nullable().describe("The program's terms (plain text); null: none."),
+    website_url: z.string().nullable().describe("The merchant's site referral links point to; null: not set by the merchant."),
+  })
+  .describe('What a partner (or an applicant) sees of a program.');
+
+export const JoinPage = z
+  .object({
+    organization: z.object({ id: Uuid, name: z.string() }).describe('The merchant.'),
+    program: PartnerProgram,
+  })
+  .describe("A program's public join page.");
+
+export const ApplicationBody = z.object({
+  name: z.string().trim().min(1).max(200).describe('Your name, as the merchant will see it.'),
+  email: z.string().trim().email().max(320).describe('Your e-mail: the sign-in links are sent there.'),
+  slug: Slug.describe('The referral slug you want (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the merchant.'),
+  payout_email: z.string().trim().email().max(320).optional().describe('Where payouts go (PayPal or Wise e-mail); default your e-mail.'),
+  accept_terms: z.literal(true, { errorMap: () => ({ message: "You must accept the program's terms" }) }).describe("Acceptance of the program's terms: must be true."),
+});
+
+export const Application = z
+  .object({
+    affiliate_id: Uuid.describe('The membership created.'),
+    program_id: Uuid.describe('The program joined.'),
+    email: z.string().describe('The e-mail applied with.'),
+    slug: Slug,
+    status: AffiliateStatus.describe('`active`: the program is `open`, the links work now; `pending`: the merchant approves applications first.'),
+  })
+  .describe('An application to a program.');
+
+export const SlugAvailability = z
+  .object({
+    slug: Slug,
+    available: z.boolean().describe('Whether no partner of this merchant has the slug yet.'),
+  })
+  .describe('Whether a referral slug is free.');
+
+export const PartnerMembership = z
+  .object({
+    affiliate_id: Uuid.describe('The membership (affiliate) id.'),
+    status: AffiliateStatus,
+    slug: Slug,
+    referral_link: z.string().nullable().describe("`<website_url>?ref=<slug>`; null when the merchant set no website for the program."),
+    program: PartnerProgram,
+    joined_at: Timestamp,
+  })
+  .describe("One of the partner's programs.");
+
+export const Partner = z
+  .object({
+    email: z.string().describe('The e-mail the partner signs in with.'),
+    name: z.string().nullable().describe('Their name.'),
+    payout_email: z.string().describe('Where their payouts go.'),
+    organization: z.object({ id: Uuid, name: z.string() }).describe('The merchant.'),
+    memberships: z.array(PartnerMembership).describe('Their programs with this merchant, oldest first.'),
+  })
+  .describe('The signed-in partner: one e-mail with one merchant.');
+
+const PartnerEnvelope = z.object({ success: z.literal(true), data: z.object({ partner: Partner }) });
+
+export const MaskedCustomer = z
+  .string()
+  .describe("A customer, masked: the id's prefix and its last 4 characters (`cus_…4f2a`), never an e-mail or the whole id.");
+
+export const PartnerCustomer = z
+  .object({
+    customer: MaskedCustomer,
+    program_id: Uuid.describe('The program.'),
+    status: z.enum(['trial', 'active', 'capped', 'canceled']).describe('`trial`: signed up; `active`: paying; `capped`: no longer earns; `canceled`.'),
+    signed_up_at: Timestamp,
+    first_conversion_at: Timestamp.nullable().describe('Their first paid conversion; null: none yet.'),
+  })
+  .describe('A customer the partner referred.');
+
+export const PartnerCommission = z
+  .object({
+    id: Uuid.describe('Commission id.'),
+    program_id: Uuid.describe('The program.'),
+    type: z.enum(['sale', 'clawback', 'adjustment']).describe('`sale`: earned on a conversion; `clawback`: a refund took it back; `adjustment`: set by the merchant.'),
+    status: z.enum(['pending', 'approved', 'paid', 'reversed', 'rejected', 'on_hold']).describe('As the merchant sees it now (a `pending` entry whose approval date passed is `approved`).'),
+    amount: Money.describe('Amount, exact; negative for a clawback.'),
+    currency: z.string().describe('ISO 4217 code.'),
+    customer: MaskedCustomer.nullable().describe('The customer of the sale, masked; null for an adjustment.'),
+    approves_at: Timestamp.nullable().describe('When a `pending` commission is approved, after the hold; null otherwise.'),
+    created_at: Timestamp,
+  })
+  .describe("One of the partner's commission entries.");
+
+export const PartnerPayout = z
+  .object({
+    id: Uuid.describe('Payout id.'),
+    program_id: Uuid.describe('The program.'),
+    amount: Money.describe('Net amount paid (or to be paid).'),
+    currency: z.string().describe('ISO 4217 code.'),
+    status: z.enum(['pending', 'paid', 'canceled']).describe('`pending`: on its way; `paid`; `canceled`.'),
+    commission_count: z.number().int().describe('Commission entries it pays.'),
+    created_at: Timestamp,
+    paid_at: Timestamp.nullable(),
+  })
+  .describe('A payout to the partner.');
+
+export const PartnerBalance = z
+  .object({
+    program_id: Uuid.describe('The program.'),
+    currency: z.string().describe('ISO 4217 code of every amount here.'),
+    pending: Money.describe('Commissions still in their hold.'),
+    on_hold: Money.describe('Commissions held for review by the merchant.'),
+    approved: Money.describe('Approved, not yet in a payout: what the next payout pays.'),
+    in_payout: Money.describe('In a payout not yet paid.'),
+    paid: Money.describe('Paid so far.'),
+    minimum_payout: Money.describe("The program's minimum payout (applies in the program's currency)."),
+    next_payout: z
+      .object({
+        eligible: z.boolean().describe('Whether the approved balance reaches the minimum now: paid in the merchant\'s next payout run.'),
+        eligible_from: Timestamp.nullable().describe('When the pending commissions, approved as they come out of their hold, bring the balance to the minimum; null when eligible now, or when they are not enough.'),
+        shortfall: Money.describe('What is missing to reach the minimum, counting the pending commissions too; 0 when they suffice.'),
+      })
+      .describe('When the next payout is due, given the minimum.'),
+  })
+  .describe("The partner's balance in one program and currency.");
+
+export const PartnerPoint = z
+  .object({
+    period: z.string().describe('Start of the period, ISO-8601 UTC.'),
+    clicks: z.number().int().describe('Clicks on their links.'),
+    signups: z.number().int().describe('Customers who signed up through their links.'),
+    conversions: z.number().int().describe('Paid conversions of their customers.'),
+    earnings: z.array(z.object({ currency: z.string(), amount: Money })).describe('Commissions earned on those conversions (not rejected), per currency.'),
+  })
+  .describe('One period of a partner\'s activity.');
+
+const partnerQuery = { program_id: Uuid.optional().describe('Only this program of yours (404 otherwise); default all of them.') };
+
+export const partnerPublicContract = c.router(
+  {
+    joinPage: {
+      method: 'GET',
+      path: '/partner/api/organizations/:organizationId/programs/:programId',
+      summary: "A program's join page",
+      description: 'What the public join page shows: the merchant, the program, its commission, hold, minimum payout and terms, and whether it takes applications (`signup`).',
+      pathParams: z.object({ organizationId: OrganizationId, programId: ProgramId }),
+      responses: { 200: z.object({ success: z.literal(true), data: JoinPage }), 404: errorResponses[404] },
+    },
+    slugAvailability: {
+      method: 'GET',
+      path: '/partner/api/organizations/:organizationId/slugs/:slug',
+      summary: 'Is a referral slug free?',
+      description: 'Checks a desired slug as an applicant types it: 400 naming `slug` when malformed, else whether it is free with this merchant. Rate limited per address.',
+      pathParams: z.object({ organizationId: OrganizationId, slug: Slug }),
+      responses: { 200: z.object({ success: z.literal(true), data: SlugAvailability }), 400: errorResponses[400], 404: errorResponses[404], 429: tooMany },
+    },
+    apply: {
+      method: 'POST',
+      path: '/partner/api/organizations/:organizationId/programs/:programId/applications',
+      summary: 'Apply to a program',
+      description:
+        "Joins the program: `active` at once when its `signup` is `open`, `pending` until the merchant approves when it is `approval`; a `closed` program answers 403. A sign-in link is e-mailed to the applicant. 409 when the slug is taken or the e-mail is already in the program. Rate limited per address.",
+      pathParams: z.object({ organizationId: OrganizationId, programId: ProgramId }),
+      body: ApplicationBody,
+      responses: {
+        201: z.object({ success: z.literal(true), data: z.object({ application: Application }) }),
+        ...jsonBodyErrorResponses,
+        403: ErrorBody.describe('The program takes no applications (`signup: closed`), or the request came from another site.'),
+        404: errorResponses[404],
+        409: errorResponses[409],
+        429: tooMany,
+      },
+    },
+    requestSignInLink: {
+      method: 'POST',
+      path: '/partner/api/organizations/:organizationId/sign-in-links',
+      summary: 'E-mail me a sign-in link',
+      description:
+        "E-mails a one-time sign-in link (valid 15 minutes, once) to a partner of this merchant. The answer is the same whether or not the e-mail is a partner's (no one learns who is). Rate limited per e-mail and per address.",
+      pathParams: z.object({ organizationId: OrganizationId }),
+      body: z.object({ email: z.string().trim().email().max(320).describe('The e-mail you joined with.') }),
+      responses: {
+        202: z.object({ success: z.literal(true), data: z.object({ expires_in_seconds: z.number().int().describe('How long the link is valid.') }) }),
+        ...jsonBodyErrorResponses,
+        403: crossSite,
+        404: errorResponses[404],
+        429: tooMany,
+      },
+    },
+    signIn: {
+      method: 'POST',
+      path: '/partner/api/sign-in',
+      summary: 'Sign in with an e-mailed link',
+      description: "Exchanges the link's token for a session: sets the HttpOnly cookie `svc.partner_session` (SameSite=Lax). A used, expired or unknown token answers 401. Rate limited per address.",
+      body: z.object({
+        organization_id: Uuid.describe('The organization of the link.'),
+        token: z.string().min(16).max(200).describe('The token of the link.'),
+      }),
+      responses: {
+        200: PartnerEnvelope,
+        ...jsonBodyErrorResponses,
+        401: ErrorBody.describe('This sign-in link is not valid: it was used, has expired, or never existed.'),
+        403: crossSite,
+        429: tooMany,
+      },
+    },
+    signOut: {
+      method: 'POST',
+      path: '/partner/api/sign-out',
+      summary: 'Sign out',
+      description: 'Ends the partner session (everywhere it is used) and clears its cookie.',
+      body: z.object({}).optional(),
+      responses: { 200: z.object({ success: z.literal(true), data: z.object({}) }), ...jsonBodyErrorResponses, 403: crossSite },
+    },
+  },
+  // Any method may carry a body, read (and limited) before the route's own rules.
+  { commonResponses: { 413: errorResponses[413] } },
+);
+
+export const partnerContract = c.router(
+  {
+    me: {
+      method: 'GET',
+      path: '/partner/api/me',
+      summary: 'The signed-in partner',
+      description: 'Who is signed in, with which merchant, their payout e-mail and their programs with their referral links.',
+      responses: { 200: PartnerEnvelope },
+    },
+    updateMe: {
+      method: 'PATCH',
+      path: '/partner/api/me',
+      summary: 'Change my payout e-mail',
+      description: 'Sets where payouts go, for every program of the partner with this merchant.',
+      body: z.object({ payout_email: z.string().trim().email().max(320).describe('Where payouts go (PayPal or Wise e-mail).') }),
+      responses: { 200: PartnerEnvelope, ...jsonBodyErrorResponses, 403: crossSite },
+    },
+    link: {
+      method: 'GET',
+      path: '/partner/api/link',
+      summary: 'Build a referral link',
+      description: "A referral link to any page of the merchant's site: the page with `ref=<slug>` added. 400 naming `url` when it is not on the program's website (its host or a subdomain).",
+      query: z.object({
+        program_id: Uuid.describe('Your program.'),
+        url: z.string().min(1).max(2_000).describe("A page of the merchant's site, e.g. `https://shop.example.com/pricing`."),
+      }),
+      responses: { 200: z.object({ success: z.literal(true), data: z.object({ url: z.string().describe('The referral link.') }) }), 400: errorResponses[400], 404: errorResponses[404] },
+    },
+    stats: {
+      method: 'GET',
+      path: '/partner/api/stats',
+      summary: 'My activity over time',
+      description: 'Clicks, signups, conversions and earnings per day, week or month (UTC), oldest first, periods without activity included; at most 366 days.',
+      query: z.object({
+        ...partnerQuery,
+        from: TimestampInput.describe('Start, inclusive.'),
+        to: TimestampInput.describe('End, exclusive; after `from`, at most 366 days later.'),
+        interval: ReportInterval.optional().describe('Default `day`.'),
+      }),
+      responses: { 200: z.object({ success: z.literal(true), data: z.object({ interval: ReportInterval, points: z.array(PartnerPoint) }) }), 400: errorResponses[400], 404: errorResponses[404] },
+    },
+    customers: {
+      method: 'GET',
+      path: '/partner/api/customers',
+      summary: 'My customers',
+      description: 'The customers the partner referred, newest first, masked (never an e-mail).',
+      query: PageQuery.extend(partnerQuery),
+      responses: { 200: z.object({ success: z.literal(true), data: z.object({ customers: z.array(PartnerCustomer), next_cursor: NextCursor }) }), 400: errorResponses[400], 404: errorResponses[404] },
+    },
+    commissions: {
+      method: 'GET',
+      path: '/partner/api/commissions',
+      summary: 'My commissions',
+      description: "The partner's commission entries, newest first, with the date each pending one is approved.",
+      query: PageQuery.extend(partnerQuery),
+      responses: { 200: z.object({ success: z.literal(true), data: z.object({ commissions: z.array(PartnerCommission), next_cursor: NextCursor }) }), 400: errorResponses[400], 404: errorResponses[404] },
+    },
+    payouts: {
+      method: 'GET',
+      path: '/partner/api/payouts',
+      summary: 'My payouts and balance',
+      description: "The partner's payouts, newest first, and (on the first page) their balance per program and currency with when the next payout is due given the program's minimum.",
+      query: PageQuery.extend(partnerQuery),
+      responses: {
+        200: z.object({ success: z.literal(true), data: z.object({ payouts: z.array(PartnerPayout), balances: z.array(PartnerBalance), next_cursor: NextCursor }) }),
+        400: errorResponses[400],
+        404: errorResponses[404],
+      },
+    },
+  },
+  { commonResponses: { 401: noSession, 413: errorResponses[413], 429: ErrorBody.describe('Too many requests; retry after `Retry-After` seconds.') } },
+);
+
+export const partnerInvitationsContract = c.router({
+  invite: {
+    method: 'POST',
+    path: '/api/affiliates/:id/invitation',
+    summary: 'Invite an affiliate to the partner portal',
+    description:
+      "E-mails the affiliate a link that signs them in to the partner portal (valid 7 days, once), where they see their links, customers (masked), commissions and payouts. The link is never in the answer: only the partner's mailbox has it.",
+    pathParams: z.object({ id: z.string().describe('Affiliate id (UUID).') }),
+    body: z.object({}).optional(),
+    responses: {
+      202: z.object({ success: z.literal(true), data: z.object({ email: z.string().describe('Where it was sent.'), expires_at: Timestamp }) }),
+      ...jsonBodyErrorResponses,
+      403: errorResponses[403],
+      404: errorResponses[404],
+    },
+  },
+});
+
+export type PartnerProgram = z.infer<typeof PartnerProgram>;
+export type Partner = z.infer<typeof Partner>;
+export type PartnerMembership = z.infer<typeof PartnerMembership>;
+export type PartnerCommission = z.infer<typeof PartnerCommission>;
+export type PartnerCustomer = z.infer<typeof PartnerCustomer>;
+export type PartnerPayout = z.infer<typeof PartnerPayout>;
+export type PartnerBalance = z.infer<typeof PartnerBalance>;
+export type PartnerPoint = z.infer<typeof PartnerPoint>;
+export type JoinPage = z.infer<typeof JoinPage>;
+export type Application = z.infer<typeof Application>;

@@ -1,0 +1,138 @@
+import { contract } from '@affiliate-attribution/contract';
+import { createExpressEndpoints, type RequestValidationError } from '@ts-rest/express';
+import type { Express, Request } from 'express';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { TooManyRequestsError } from '../../http/errors.js';
+import { JSON_BODY_LIMIT_BYTES, jsonBodyStage } from '../../http/json-body.js';
+import { expressMiddleware } from '../../http/pipeline.js';
+import { clientAddressKey, rateLimit, type RateLimiter } from '../../http/rate-limit.js';
+import { requireOrganization } from '../../http/request-context.js';
+import { s } from '../../http/router-types.js';
+import { nulCharactersStage } from '../../http/security.js';
+import type { AffiliatesService } from '../affiliates/affiliates.service.js';
+import type { Mailer } from '../people/mailer.js';
+import { baseUrlOf } from '../people/people.router.js';
+import { PARTNER_API, PartnerCookie, partnerSameOrigin, partnerSessionMiddleware, requirePartner } from './partner-session.js';
+import { PartnersRepository } from './partners.repository.js';
+import { normalizeEmail, PartnersService, SIGN_IN_LINK_MINUTES } from './partners.service.js';
+
+type EndpointOptions = { requestValidationErrorHandler: (err: RequestValidationError) => never; logInitialization: false };
+
+export interface PartnerLimiters {
+  /** Per client address: applying, asking for a sign-in link, signing in (SIGN_IN_RATE_LIMIT_*). */
+  signIn: RateLimiter;
+  /** Per e-mail and organization: sign-in links asked for (SIGN_IN_LINKS_PER_EMAIL_*). */
+  linksPerEmail: RateLimiter;
+  /** Per client address: slug checks as an applicant types (PUBLIC_RATE_LIMIT_*). */
+  slugChecks: RateLimiter;
+}
+
+/**
+ * The partner portal (modules/partners): its public routes and its partner-session routes under
+ * /partner/api (mounted on the public surface, app.ts), and the merchant's invitation route under
+ * /api (mounted with the merchant routes).
+ */
+export class Partners {
+  readonly service: PartnersService;
+  private readonly cookie: PartnerCookie;
+
+  constructor(
+    orm: MikroORM,
+    private readonly deps: { affiliates: AffiliatesService; mailer: Mailer; logger: Logger; publicBaseUrl?: string },
+  ) {
+    this.service = new PartnersService(new PartnersRepository(orm), deps.affiliates, deps.mailer, deps.logger);
+    this.cookie = new PartnerCookie(deps.publicBaseUrl);
+    deps.affiliates.statusListeners.push((change) =>
+      this.service.applicationDecided(change).catch((err: unknown) => deps.logger.error({ err, affiliate_id: change.affiliate.id }, 'could not tell the partner of the decision on their application')),
+    );
+  }
+
+  private baseUrl(req: Request): string {
+    return baseUrlOf(req, this.deps.publicBaseUrl);
+  }
+
+  mountPublic(app: Express, limiters: PartnerLimiters, options: EndpointOptions): void {
+    const routes = contract.partnerPublic;
+    const protectedPaths = new Set(Object.values(contract.partner).map((route) => route.path));
+    app.use(PARTNER_API, partnerSessionMiddleware({ partners: this.service, cookie: this.cookie, protectedPaths }));
+    const signInLimit = rateLimit(limiters.signIn, { scope: 'partner-sign-in' });
+    const signInPaths = [routes.apply.path, routes.requestSignInLink.path, routes.signIn.path];
+    app.post(signInPaths, signInLimit);
+    app.get(routes.slugAvailability.path, rateLimit(limiters.slugChecks, { scope: 'partner-slug' }));
+    app.use(PARTNER_API, expressMiddleware(jsonBodyStage(JSON_BODY_LIMIT_BYTES)), expressMiddleware(nulCharactersStage), partnerSameOrigin(this.deps.publicBaseUrl));
+
+    const perEmail = async (organizationId: string, email: string) => {
+      let decision;
+      try {
+        decision = await limiters.linksPerEmail.hit(`partner-link-email:${organizationId}:${normalizeEmail(email)}`);
+      } catch {
+        return; // the limiter's own store failed: as every limit, it lets the request through (http/rate-limit.ts)
+      }
+      if (!decision.allowed) throw new TooManyRequestsError(decision.retryAfterSeconds);
+    };
+
+    createExpressEndpoints(
+      routes,
+      s.router(routes, {
+        joinPage: async ({ params }) => ({ status: 200, body: { success: true, data: await this.service.joinPage(params.organizationId, params.programId) } }),
+        slugAvailability: async ({ params }) => ({
+          status: 200,
+          body: { success: true, data: { slug: params.slug, available: await this.service.slugAvailable(params.organizationId, params.slug) } },
+        }),
+        apply: async ({ req, params, body }) => ({
+          status: 201,
+          body: { success: true, data: { application: await this.service.apply(params.organizationId, params.programId, body, this.baseUrl(req)) } },
+        }),
+        requestSignInLink: async ({ req, params, body }) => {
+          await perEmail(params.organizationId, body.email);
+          await this.service.requestSignInLink(params.organizationId, body.email, this.baseUrl(req));
+          return { status: 202, body: { success: true, data: { expires_in_seconds: SIGN_IN_LINK_MINUTES * 60 } } };
+        },
+        signIn: async ({ req, res, body }) => {
+          const { token, session } = await this.service.signIn(body.organization_id, body.token, { ip: req.ip ? clientAddressKey(req.ip) : null, userAgent: req.get('user-agent') ?? null });
+          this.cookie.set(res, session, token);
+          return { status: 200, body: { success: true, data: { partner: await this.service.me(session) } } };
+        },
+        signOut: async ({ req, res }) => {
+          if (req.partner) await this.service.signOut(req.partner);
+          this.cookie.clear(res);
+          return { status: 200, body: { success: true, data: {} } };
+        },
+      }),
+      app,
+      options,
+    );
+
+    createExpressEndpoints(
+      contract.partner,
+      s.router(contract.partner, {
+        me: async ({ req }) => ({ status: 200, body: { success: true, data: { partner: await this.service.me(requirePartner(req)) } } }),
+        updateMe: async ({ req, body }) => ({ status: 200, body: { success: true, data: { partner: await this.service.setPayoutEmail(requirePartner(req), body.payout_email) } } }),
+        link: async ({ req, query }) => ({ status: 200, body: { success: true, data: { url: await this.service.link(requirePartner(req), query.program_id, query.url) } } }),
+        stats: async ({ req, query }) => ({ status: 200, body: { success: true, data: await this.service.stats(requirePartner(req), query) } }),
+        customers: async ({ req, query }) => ({ status: 200, body: { success: true, data: await this.service.customers(requirePartner(req), query) } }),
+        commissions: async ({ req, query }) => ({ status: 200, body: { success: true, data: await this.service.commissions(requirePartner(req), query) } }),
+        payouts: async ({ req, query }) => ({ status: 200, body: { success: true, data: await this.service.payouts(requirePartner(req), query) } }),
+      }),
+      app,
+      options,
+    );
+  }
+
+  /** The merchant's side: inviting one of its affiliates (POST /api/affiliates/{id}/invitation). */
+  mountRoutes(app: Express, options: EndpointOptions): void {
+    createExpressEndpoints(
+      contract.partnerInvitations,
+      s.router(contract.partnerInvitations, {
+        invite: async ({ req, params }) => {
+          const organizationId = requireOrganization(req).id;
+          const affiliate = await this.deps.affiliates.get(organizationId, params.id);
+          return { status: 202, body: { success: true, data: await this.service.invite(organizationId, affiliate, this.baseUrl(req)) } };
+        },
+      }),
+      app,
+      options,
+    );
+  }
+}

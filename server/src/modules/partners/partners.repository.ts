@@ -1,0 +1,241 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { Sql } from '../../db/sql.js';
+import type { CursorPosition } from '../../http/pagination.js';
+import { isUuid } from '../../http/serialize.js';
+import { effectiveStatusSql } from '../commissions/commission-lifecycle.js';
+import { PeopleRepository } from '../people/people.repository.js';
+
+/** A partner: one e-mail within one organization (its memberships are the affiliates rows of that e-mail). */
+export interface PartnerKey {
+  organizationId: string;
+  email: string;
+}
+
+export interface ProgramRow {
+  id: string;
+  organization_id: string;
+  organization_name: string;
+  name: string;
+  commission_type: 'percent' | 'flat';
+  commission_value: string;
+  currency: string;
+  click_window_days: number;
+  hold_days: number;
+  minimum_payout: string;
+  signup: 'open' | 'approval' | 'closed';
+  terms: string | null;
+  website_url: string | null;
+}
+
+export interface MembershipRow {
+  affiliate_id: string;
+  status: 'active' | 'pending' | 'disabled';
+  slug: string;
+  name: string | null;
+  payout_email: string | null;
+  created_at: Date;
+  program: ProgramRow;
+}
+
+export interface SessionRow {
+  id: string;
+  organization_id: string;
+  email: string;
+  expires_at: Date;
+}
+
+const PROGRAM_COLUMNS = `p.id, p.organization_id, o.name as organization_name, p.name, p.commission_type, p.commission_value, p.currency,
+  p.click_window_days, p.hold_days, p.minimum_payout, p.signup, p.terms, p.website_url`;
+
+/** Which of the partner's memberships a read covers: all, or those of one program. */
+const membershipFilter = (alias: string, first: number) =>
+  `${alias}.organization_id = $${first} and ${alias}.affiliate_id in (select id from affiliates where organization_id = $${first} and email = $${first + 1} and ($${first + 2}::uuid is null or program_id = $${first + 2}::uuid))`;
+
+/** The partner portal's only way to the database: it reads only rows of the partner's own memberships. */
+export class PartnersRepository {
+  /** The organization's name, as the dashboard's people module reads it. */
+  private readonly people: PeopleRepository;
+
+  constructor(private readonly orm: MikroORM) {
+    this.people = new PeopleRepository(orm);
+  }
+
+  private get sql(): Sql {
+    return Sql.of(this.orm);
+  }
+
+  organizationName(organizationId: string): Promise<string | undefined> {
+    return this.people.organizationName(organizationId);
+  }
+
+  async program(organizationId: string, programId: string): Promise<ProgramRow | undefined> {
+    if (!isUuid(organizationId) || !isUuid(programId)) return undefined;
+    return this.sql.one<ProgramRow>(`select ${PROGRAM_COLUMNS} from programs p join organizations o on o.id = p.organization_id where p.organization_id = ? and p.id = ?`, [
+      organizationId,
+      programId,
+    ]);
+  }
+
+  async slugTaken(organizationId: string, slug: string): Promise<boolean> {
+    return (await this.sql.one('select 1 from affiliates where organization_id = ? and slug = ?', [organizationId, slug])) !== undefined;
+  }
+
+  async memberships(partner: PartnerKey): Promise<MembershipRow[]> {
+    const rows = await this.sql.rows<ProgramRow & { affiliate_id: string; affiliate_status: MembershipRow['status']; slug: string; partner_name: string | null; payout_email: string | null; joined_at: Date }>(
+      `select a.id as affiliate_id, a.status as affiliate_status, a.slug, a.name as partner_name, a.payout_email, a.created_at as joined_at, ${PROGRAM_COLUMNS}
+         from affiliates a join programs p on p.organization_id = a.organization_id and p.id = a.program_id join organizations o on o.id = a.organization_id
+        where a.organization_id = ? and a.email = ? order by a.created_at, a.id`,
+      [partner.organizationId, partner.email],
+    );
+    return rows.map(({ affiliate_id, affiliate_status, slug, partner_name, payout_email, joined_at, ...program }) => ({
+      affiliate_id,
+      status: affiliate_status,
+      slug,
+      name: partner_name,
+      payout_email,
+      created_at: joined_at,
+      program,
+    }));
+  }
+
+  async setPayoutEmail(partner: PartnerKey, payoutEmail: string): Promise<void> {
+    await this.sql.rows('update affiliates set payout_email = ? where organization_id = ? and email = ?', [payoutEmail, partner.organizationId, partner.email]);
+  }
+
+  async insertSignInLink(row: { id: string; organization_id: string; email: string; token_hash: string; expires_at: Date }): Promise<void> {
+    await this.sql.rows('insert into partner_sign_in_links (id, organization_id, email, token_hash, expires_at) values (?, ?, ?, ?, ?)', [
+      row.id,
+      row.organization_id,
+      row.email,
+      row.token_hash,
+      row.expires_at,
+    ]);
+  }
+
+  /**
+   * Uses a link once: the update marks it used only if it is unused and unexpired, so two requests
+   * with the same token cannot both sign in. The session is created in the same transaction.
+   */
+  consumeSignInLink(
+    organizationId: string,
+    tokenHash: string,
+    session: { id: string; token_hash: string; expires_at: Date; ip_address: string | null; user_agent: string | null },
+  ): Promise<{ email: string } | undefined> {
+    if (!isUuid(organizationId)) return Promise.resolve(undefined);
+    return this.sql.transaction(async (sql) => {
+      const link = await sql.one<{ email: string }>(
+        'update partner_sign_in_links set used_at = now() where organization_id = ? and token_hash = ? and used_at is null and expires_at > now() returning email',
+        [organizationId, tokenHash],
+      );
+      if (!link) return undefined;
+      await sql.rows('insert into partner_sessions (id, organization_id, email, token_hash, expires_at, ip_address, user_agent) values (?, ?, ?, ?, ?, ?, ?)', [
+        session.id,
+        organizationId,
+        link.email,
+        session.token_hash,
+        session.expires_at,
+        session.ip_address,
+        session.user_agent,
+      ]);
+      return link;
+    });
+  }
+
+  async session(organizationId: string, tokenHash: string): Promise<SessionRow | undefined> {
+    if (!isUuid(organizationId)) return undefined;
+    return this.sql.one<SessionRow>('select id, organization_id, email, expires_at from partner_sessions where organization_id = ? and token_hash = ? and expires_at > now()', [
+      organizationId,
+      tokenHash,
+    ]);
+  }
+
+  async extendSession(organizationId: string, id: string, expiresAt: Date): Promise<void> {
+    await this.sql.rows('update partner_sessions set expires_at = ? where organization_id = ? and id = ?', [expiresAt, organizationId, id]);
+  }
+
+  async endSession(organizationId: string, id: string): Promise<void> {
+    await this.sql.rows('delete from partner_sessions where organization_id = ? and id = ?', [organizationId, id]);
+  }
+
+  /** An organization's links and sessions past their expiry are of no use: removed when it issues new ones (one shard on Citus). */
+  async pruneExpired(organizationId: string): Promise<void> {
+    await this.sql.rows(`delete from partner_sign_in_links where organization_id = ? and expires_at < now() - interval '1 day'`, [organizationId]);
+    await this.sql.rows('delete from partner_sessions where organization_id = ? and expires_at < now()', [organizationId]);
+  }
+
+  customers(partner: PartnerKey, programId: string | null, after: CursorPosition | undefined, limit: number) {
+    return this.sql.rows<{ id: string; customer_id: string; program_id: string; status: string; created_at: Date; first_conversion_at: Date | null }>(
+      `select c.id, c.customer_id, c.program_id, c.status, c.created_at, c.first_conversion_at from customers c
+        where ${membershipFilter('c', 1)} and ($4::timestamptz is null or (c.created_at, c.id) < ($4::timestamptz, $5::uuid))
+        order by c.created_at desc, c.id desc limit $6`,
+      [partner.organizationId, partner.email, programId, after?.at ?? null, after?.id ?? null, limit],
+    );
+  }
+
+  commissions(partner: PartnerKey, programId: string | null, after: CursorPosition | undefined, limit: number) {
+    return this.sql.rows<{ id: string; program_id: string; type: string; status: string; amount: string; currency: string; customer_id: string | null; approves_at: Date | null; created_at: Date }>(
+      `select k.id, k.program_id, k.type, ${effectiveStatusSql('k')} as status, k.amount, k.currency, k.customer_id, k.approves_at, k.created_at from commissions k
+        where ${membershipFilter('k', 1)} and ($4::timestamptz is null or (k.created_at, k.id) < ($4::timestamptz, $5::uuid))
+        order by k.created_at desc, k.id desc limit $6`,
+      [partner.organizationId, partner.email, programId, after?.at ?? null, after?.id ?? null, limit],
+    );
+  }
+
+  payouts(partner: PartnerKey, programId: string | null, after: CursorPosition | undefined, limit: number) {
+    return this.sql.rows<{ id: string; program_id: string; amount: string; currency: string; status: string; commission_count: number; created_at: Date; paid_at: Date | null }>(
+      `select k.id, k.program_id, k.amount, k.currency, k.status, k.commission_count, k.created_at, k.paid_at from payouts k
+        where ${membershipFilter('k', 1)} and ($4::timestamptz is null or (k.created_at, k.id) < ($4::timestamptz, $5::uuid))
+        order by k.created_at desc, k.id desc limit $6`,
+      [partner.organizationId, partner.email, programId, after?.at ?? null, after?.id ?? null, limit],
+    );
+  }
+
+  /** The partner's unpaid and paid totals per program and currency, and their pending entries by approval date. */
+  async balances(partner: PartnerKey, programId: string | null) {
+    const params = [partner.organizationId, partner.email, programId];
+    const totals = await this.sql.rows<{ program_id: string; currency: string; pending: string; on_hold: string; approved: string; in_payout: string; paid: string }>(
+      `select k.program_id, k.currency,
+              coalesce(sum(k.amount) filter (where ${effectiveStatusSql('k')} = 'pending'), 0) as pending,
+              coalesce(sum(k.amount) filter (where k.status = 'on_hold'), 0) as on_hold,
+              coalesce(sum(k.amount) filter (where ${effectiveStatusSql('k')} = 'approved' and k.payout_id is null), 0) as approved,
+              coalesce(sum(k.amount) filter (where ${effectiveStatusSql('k')} = 'approved' and k.payout_id is not null), 0) as in_payout,
+              coalesce(sum(k.amount) filter (where k.status = 'paid'), 0) as paid
+         from commissions k where ${membershipFilter('k', 1)}
+        group by k.program_id, k.currency order by k.program_id, k.currency`,
+      params,
+    );
+    const pending = await this.sql.rows<{ program_id: string; currency: string; amount: string; approves_at: Date }>(
+      `select k.program_id, k.currency, k.amount, k.approves_at from commissions k
+        where ${membershipFilter('k', 1)} and ${effectiveStatusSql('k')} = 'pending' and k.approves_at is not null
+        order by k.approves_at, k.id`,
+      params,
+    );
+    return { totals, pending };
+  }
+
+  /** Counts per period (date_trunc in UTC) of the partner's clicks, signups, conversions and earnings over [from, to). */
+  async activity(partner: PartnerKey, programId: string | null, from: Date, to: Date, interval: 'day' | 'week' | 'month') {
+    const params = [partner.organizationId, partner.email, programId, from, to, interval];
+    const period = (column: string) => `(date_trunc($6::text, ${column} at time zone 'UTC') at time zone 'UTC')`;
+    const counts = (table: string, column: string) =>
+      this.sql.rows<{ period: Date; n: string }>(
+        `select ${period(`t.${column}`)} as period, count(*) as n from ${table} t
+          where ${membershipFilter('t', 1)} and t.${column} >= $4 and t.${column} < $5 group by 1`,
+        params,
+      );
+    const [clicks, signups, conversions, earnings] = await Promise.all([
+      counts('clicks', 'occurred_at'),
+      counts('customers', 'created_at'),
+      counts('conversions', 'occurred_at'),
+      this.sql.rows<{ period: Date; currency: string; amount: string }>(
+        `select ${period('coalesce(v.occurred_at, k.created_at)')} as period, k.currency, sum(k.amount) as amount
+           from commissions k left join conversions v on v.organization_id = k.organization_id and v.id = k.conversion_id
+          where ${membershipFilter('k', 1)} and k.status <> 'rejected'
+            and coalesce(v.occurred_at, k.created_at) >= $4 and coalesce(v.occurred_at, k.created_at) < $5
+          group by 1, 2`,
+        params,
+      ),
+    ]);
+    return { clicks, signups, conversions, earnings };
+  }
+}

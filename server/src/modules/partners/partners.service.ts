@@ -1,0 +1,345 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Application, JoinPage, Partner, PartnerBalance, PartnerCommission, PartnerCustomer, PartnerPayout, PartnerPoint, PartnerProgram } from '@affiliate-attribution/contract';
+import { Decimal } from 'decimal.js';
+import type { Logger } from 'pino';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../http/errors.js';
+import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
+import { decimalToNumber, iso, isoOrNull } from '../../http/serialize.js';
+import type { AffiliateStatusChange, AffiliatesService } from '../affiliates/affiliates.service.js';
+import type { Mail, Mailer } from '../people/mailer.js';
+import { linkOnSite, maskCustomer, nextPayout, periodStarts, withRef } from './partner-views.js';
+import type { MembershipRow, PartnerKey, PartnersRepository, ProgramRow } from './partners.repository.js';
+
+export const SIGN_IN_LINK_MINUTES = 15;
+export const INVITATION_LINK_DAYS = 7;
+export const PARTNER_SESSION_DAYS = 7;
+const DAY_MS = 86_400_000;
+const MAX_STATS_DAYS = 366;
+
+export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+const newToken = (): string => randomBytes(32).toString('base64url');
+
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+
+/** The partner a session is for, and the session itself (http: partner-session.ts). */
+export interface PartnerSession extends PartnerKey {
+  sessionId: string;
+  expiresAt: Date;
+}
+
+function toProgram(p: ProgramRow): PartnerProgram {
+  return {
+    id: p.id,
+    name: p.name,
+    commission_type: p.commission_type,
+    commission_value: decimalToNumber(p.commission_value),
+    currency: p.currency,
+    click_window_days: p.click_window_days,
+    hold_days: p.hold_days,
+    minimum_payout: decimalToNumber(p.minimum_payout),
+    signup: p.signup,
+    terms: p.terms,
+    website_url: p.website_url,
+  };
+}
+
+/**
+ * The partner portal's use cases (spec/ledger.md, "People"): joining a program, signing in by an
+ * e-mailed one-time link, and what a partner sees. A partner is an e-mail within an organization;
+ * every read is scoped to that pair's memberships in the repository's statements, so no id in a
+ * request can reach another partner's rows.
+ */
+export class PartnersService {
+  constructor(
+    private readonly partners: PartnersRepository,
+    private readonly affiliates: AffiliatesService,
+    private readonly mailer: Mailer,
+    private readonly logger: Logger,
+  ) {}
+
+  async joinPage(organizationId: string, programId: string): Promise<JoinPage> {
+    const program = await this.partners.program(organizationId, programId);
+    if (!program) throw new NotFoundError('Program not found');
+    return { organization: { id: program.organization_id, name: program.organization_name }, program: toProgram(program) };
+  }
+
+  async slugAvailable(organizationId: string, slug: string): Promise<boolean> {
+    if ((await this.partners.organizationName(organizationId)) === undefined) throw new NotFoundError('Organization not found');
+    return !(await this.partners.slugTaken(organizationId, slug));
+  }
+
+  /**
+   * An application through the join page: a membership, `active` in an open program and `pending`
+   * in one that approves its partners, with the moment the terms were accepted; then a sign-in link
+   * by e-mail, which is also how the applicant proves the address is theirs.
+   */
+  async apply(
+    organizationId: string,
+    programId: string,
+    input: { name: string; email: string; slug: string; payout_email?: string },
+    baseUrl: string,
+  ): Promise<Application> {
+    const program = await this.partners.program(organizationId, programId);
+    if (!program) throw new NotFoundError('Program not found');
+    if (program.signup === 'closed') throw new ForbiddenError('This program takes no applications');
+    const email = normalizeEmail(input.email);
+    const { affiliate, deduped } = await this.affiliates.create(organizationId, {
+      email,
+      program_id: programId,
+      slug: input.slug,
+      name: input.name,
+      payout_email: input.payout_email,
+      status: program.signup === 'open' ? 'active' : 'pending',
+      terms_accepted_at: new Date(),
+    });
+    if (deduped) throw new ConflictError('email: This e-mail has already joined this program: sign in instead');
+    const { url } = await this.createLink({ organizationId, email }, SIGN_IN_LINK_MINUTES * 60_000, baseUrl);
+    const welcome =
+      affiliate.status === 'active'
+        ? `Welcome to ${program.organization_name}'s partner program "${program.name}": your referral links work now.`
+        : `Thank you for applying to ${program.organization_name}'s partner program "${program.name}". Your application awaits the merchant's approval; your links start working once you are approved.`;
+    await this.mailer.send({
+      to: email,
+      subject: `Your application to ${program.organization_name}`,
+      text: `${welcome}\n\nSign in to your partner portal (the link works once, for ${SIGN_IN_LINK_MINUTES} minutes): ${url}\n\nLater, ask for a new link at ${baseUrl}/portal/${organizationId}/sign-in`,
+    });
+    return { affiliate_id: affiliate.id, program_id: programId, email, slug: affiliate.slug, status: affiliate.status };
+  }
+
+  /**
+   * E-mails a sign-in link to a partner of this organization, and to nobody else; the caller answers
+   * the same either way (and does not wait for the e-mail), so neither the answer nor its timing
+   * tells who is a partner.
+   */
+  async requestSignInLink(organizationId: string, rawEmail: string, baseUrl: string): Promise<void> {
+    const organizationName = await this.partners.organizationName(organizationId);
+    if (organizationName === undefined) throw new NotFoundError('Organization not found');
+    const partner = { organizationId, email: normalizeEmail(rawEmail) };
+    if ((await this.partners.memberships(partner)).length === 0) return;
+    const { url } = await this.createLink(partner, SIGN_IN_LINK_MINUTES * 60_000, baseUrl);
+    void this.mailer
+      .send({
+        to: partner.email,
+        subject: `Sign in to ${organizationName}'s partner portal`,
+        text: `Sign in (the link works once, for ${SIGN_IN_LINK_MINUTES} minutes): ${url}\n\nIf you did not ask for it, ignore this e-mail.`,
+      })
+      .catch(() => undefined); // logged by the mailer
+  }
+
+  /** The merchant invites one of its affiliates to the portal: a sign-in link valid 7 days, by e-mail only. */
+  async invite(organizationId: string, affiliate: { email: string; program_id: string }, baseUrl: string): Promise<{ email: string; expires_at: string }> {
+    const program = await this.partners.program(organizationId, affiliate.program_id);
+    if (!program) throw new NotFoundError('Program not found');
+    const { url, expiresAt } = await this.createLink({ organizationId, email: affiliate.email }, INVITATION_LINK_DAYS * DAY_MS, baseUrl);
+    await this.mailer.send({
+      to: affiliate.email,
+      subject: `${program.organization_name} invites you to its partner portal`,
+      text: `${program.organization_name} invites you to its partner portal for "${program.name}": your referral links, the customers you referred, your commissions and payouts.\n\nSign in (the link works once, for ${INVITATION_LINK_DAYS} days): ${url}\n\nLater, ask for a new link at ${baseUrl}/portal/${organizationId}/sign-in`,
+    });
+    return { email: affiliate.email, expires_at: iso(expiresAt) };
+  }
+
+  /**
+   * The merchant decided on an application: the partner hears of it by e-mail, with a link that
+   * signs them in (valid 7 days, once) when approved. Sent without holding up the merchant's request.
+   */
+  async applicationDecided(change: AffiliateStatusChange): Promise<void> {
+    if (change.previous !== 'pending' || change.affiliate.status === 'pending') return;
+    const program = await this.partners.program(change.organizationId, change.affiliate.program_id);
+    if (!program) return;
+    const to = change.affiliate.email;
+    let mail: Mail;
+    if (change.affiliate.status === 'active') {
+      const { url } = await this.createLink({ organizationId: change.organizationId, email: to }, INVITATION_LINK_DAYS * DAY_MS, change.baseUrl);
+      mail = {
+        to,
+        subject: `You're approved: ${program.organization_name}'s partner program`,
+        text: `${program.organization_name} approved your application to "${program.name}": your referral link works now.\n\nSign in to your partner portal (the link works once, for ${INVITATION_LINK_DAYS} days): ${url}`,
+      };
+    } else {
+      mail = { to, subject: `Your application to ${program.organization_name}`, text: `${program.organization_name} did not approve your application to "${program.name}".` };
+    }
+    void this.mailer.send(mail).catch(() => undefined); // logged by the mailer
+  }
+
+  private async createLink(partner: PartnerKey, validMs: number, baseUrl: string): Promise<{ url: string; expiresAt: Date }> {
+    const token = newToken();
+    const expiresAt = new Date(Date.now() + validMs);
+    await this.partners.insertSignInLink({ id: randomUUID(), organization_id: partner.organizationId, email: partner.email, token_hash: hashToken(token), expires_at: expiresAt });
+    this.partners.pruneExpired(partner.organizationId).catch((err: unknown) => this.logger.warn({ err }, 'could not prune expired partner sign-in links and sessions'));
+    return { url: `${baseUrl}/portal/${partner.organizationId}/sign-in/link?token=${token}`, expiresAt };
+  }
+
+  /** A link's token for a new session (its own token, stored hashed): once, before the link expires. */
+  async signIn(organizationId: string, token: string, client: { ip: string | null; userAgent: string | null }): Promise<{ token: string; session: PartnerSession }> {
+    const sessionToken = newToken();
+    const session = { id: randomUUID(), token_hash: hashToken(sessionToken), expires_at: new Date(Date.now() + PARTNER_SESSION_DAYS * DAY_MS), ip_address: client.ip, user_agent: client.userAgent?.slice(0, 500) ?? null };
+    const link = await this.partners.consumeSignInLink(organizationId, hashToken(token), session);
+    if (!link) throw new UnauthorizedError('This sign-in link is not valid: it was used, has expired, or never existed. Ask for a new one.');
+    return { token: sessionToken, session: { organizationId, email: link.email, sessionId: session.id, expiresAt: session.expires_at } };
+  }
+
+  /** The session behind a cookie's token, renewed for another 7 days once a day while it is used. */
+  async session(organizationId: string, token: string): Promise<{ session: PartnerSession; renewed: boolean } | undefined> {
+    const row = await this.partners.session(organizationId, hashToken(token));
+    if (!row) return undefined;
+    const session = { organizationId: row.organization_id, email: row.email, sessionId: row.id, expiresAt: row.expires_at };
+    if (row.expires_at.getTime() - Date.now() > (PARTNER_SESSION_DAYS - 1) * DAY_MS) return { session, renewed: false };
+    session.expiresAt = new Date(Date.now() + PARTNER_SESSION_DAYS * DAY_MS);
+    await this.partners.extendSession(row.organization_id, row.id, session.expiresAt);
+    return { session, renewed: true };
+  }
+
+  signOut(session: PartnerSession): Promise<void> {
+    return this.partners.endSession(session.organizationId, session.sessionId);
+  }
+
+  async me(partner: PartnerKey): Promise<Partner> {
+    const memberships = await this.partners.memberships(partner);
+    if (memberships.length === 0) throw new UnauthorizedError('No partner with this e-mail any more');
+    const first = memberships[0];
+    return {
+      email: partner.email,
+      name: memberships.find((m) => m.name)?.name ?? null,
+      payout_email: memberships.find((m) => m.payout_email)?.payout_email ?? partner.email,
+      organization: { id: first.program.organization_id, name: first.program.organization_name },
+      memberships: memberships.map((m) => ({
+        affiliate_id: m.affiliate_id,
+        status: m.status,
+        slug: m.slug,
+        referral_link: m.program.website_url ? withRef(m.program.website_url, m.slug) : null,
+        program: toProgram(m.program),
+        joined_at: iso(m.created_at),
+      })),
+    };
+  }
+
+  async setPayoutEmail(partner: PartnerKey, payoutEmail: string): Promise<Partner> {
+    await this.partners.setPayoutEmail(partner, normalizeEmail(payoutEmail));
+    return this.me(partner);
+  }
+
+  /** One of the partner's memberships by program: 404 for any program they are not in (another partner's included). */
+  private async membership(partner: PartnerKey, programId: string): Promise<MembershipRow> {
+    const found = (await this.partners.memberships(partner)).find((m) => m.program.id === programId);
+    if (!found) throw new NotFoundError('Program not found');
+    return found;
+  }
+
+  /** A program filter of a query: null for all of the partner's programs, else one of theirs (404 otherwise). */
+  private async programFilter(partner: PartnerKey, programId: string | undefined): Promise<string | null> {
+    if (programId === undefined) return null;
+    return (await this.membership(partner, programId)).program.id;
+  }
+
+  async link(partner: PartnerKey, programId: string, page: string): Promise<string> {
+    const membership = await this.membership(partner, programId);
+    const site = membership.program.website_url;
+    if (!site) throw new BadRequestError("url: The merchant has not set the program's website yet");
+    const link = linkOnSite(site, page, membership.slug);
+    if (!link) throw new BadRequestError(`url: Must be a page of ${new URL(site).hostname}`);
+    return link;
+  }
+
+  async customers(partner: PartnerKey, query: { program_id?: string; limit?: number; cursor?: string }): Promise<{ customers: PartnerCustomer[]; next_cursor: string | null }> {
+    const limit = pageLimit(query.limit);
+    const rows = await this.partners.customers(partner, await this.programFilter(partner, query.program_id), decodeCursor(query.cursor), limit + 1);
+    const page = pageOf(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
+    return {
+      customers: page.items.map((r) => ({
+        customer: maskCustomer(partner.organizationId, r.customer_id),
+        program_id: r.program_id,
+        status: r.status as PartnerCustomer['status'],
+        signed_up_at: iso(r.created_at),
+        first_conversion_at: isoOrNull(r.first_conversion_at),
+      })),
+      next_cursor: page.next_cursor,
+    };
+  }
+
+  async commissions(partner: PartnerKey, query: { program_id?: string; limit?: number; cursor?: string }): Promise<{ commissions: PartnerCommission[]; next_cursor: string | null }> {
+    const limit = pageLimit(query.limit);
+    const rows = await this.partners.commissions(partner, await this.programFilter(partner, query.program_id), decodeCursor(query.cursor), limit + 1);
+    const page = pageOf(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
+    return {
+      commissions: page.items.map((r) => ({
+        id: r.id,
+        program_id: r.program_id,
+        type: r.type as PartnerCommission['type'],
+        status: r.status as PartnerCommission['status'],
+        amount: decimalToNumber(r.amount),
+        currency: r.currency,
+        customer: r.customer_id === null ? null : maskCustomer(partner.organizationId, r.customer_id),
+        approves_at: r.status === 'pending' ? isoOrNull(r.approves_at) : null,
+        created_at: iso(r.created_at),
+      })),
+      next_cursor: page.next_cursor,
+    };
+  }
+
+  async payouts(
+    partner: PartnerKey,
+    query: { program_id?: string; limit?: number; cursor?: string },
+  ): Promise<{ payouts: PartnerPayout[]; balances: PartnerBalance[]; next_cursor: string | null }> {
+    const limit = pageLimit(query.limit);
+    const programId = await this.programFilter(partner, query.program_id);
+    const rows = await this.partners.payouts(partner, programId, decodeCursor(query.cursor), limit + 1);
+    const page = pageOf(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
+    return {
+      payouts: page.items.map((r) => ({
+        id: r.id,
+        program_id: r.program_id,
+        amount: decimalToNumber(r.amount),
+        currency: r.currency,
+        status: r.status as PartnerPayout['status'],
+        commission_count: r.commission_count,
+        created_at: iso(r.created_at),
+        paid_at: isoOrNull(r.paid_at),
+      })),
+      balances: query.cursor === undefined ? await this.balances(partner, programId) : [],
+      next_cursor: page.next_cursor,
+    };
+  }
+
+  private async balances(partner: PartnerKey, programId: string | null): Promise<PartnerBalance[]> {
+    const memberships = await this.partners.memberships(partner);
+    const { totals, pending } = await this.partners.balances(partner, programId);
+    return totals.map((t) => {
+      const program = memberships.find((m) => m.program.id === t.program_id)!.program;
+      // The minimum is in the program's currency; other currencies are paid at any positive net (spec: Payouts).
+      const minimum = t.currency === program.currency ? new Decimal(program.minimum_payout) : new Decimal(0);
+      const next = nextPayout(
+        new Decimal(t.approved),
+        minimum,
+        pending.filter((p) => p.program_id === t.program_id && p.currency === t.currency).map((p) => ({ amount: new Decimal(p.amount), approves_at: p.approves_at })),
+      );
+      return {
+        program_id: t.program_id,
+        currency: t.currency,
+        pending: decimalToNumber(t.pending),
+        on_hold: decimalToNumber(t.on_hold),
+        approved: decimalToNumber(t.approved),
+        in_payout: decimalToNumber(t.in_payout),
+        paid: decimalToNumber(t.paid),
+        minimum_payout: minimum.toNumber(),
+        next_payout: { eligible: next.eligible, eligible_from: isoOrNull(next.eligible_from), shortfall: next.shortfall.toNumber() },
+      };
+    });
+  }
+
+  async stats(partner: PartnerKey, query: { program_id?: string; from: string; to: string; interval?: 'day' | 'week' | 'month' }): Promise<{ interval: 'day' | 'week' | 'month'; points: PartnerPoint[] }> {
+    const from = new Date(query.from);
+    const to = new Date(query.to);
+    if (!(to > from)) throw new BadRequestError('to: Must be after from');
+    if (to.getTime() - from.getTime() > MAX_STATS_DAYS * DAY_MS) throw new BadRequestError(`to: At most ${MAX_STATS_DAYS} days after from`);
+    const interval = query.interval ?? 'day';
+    const activity = await this.partners.activity(partner, await this.programFilter(partner, query.program_id), from, to, interval);
+    const points = new Map<number, PartnerPoint>(periodStarts(from, to, interval).map((at) => [at.getTime(), { period: iso(at), clicks: 0, signups: 0, conversions: 0, earnings: [] }]));
+    const at = (d: Date) => points.get(new Date(d).getTime());
+    for (const r of activity.clicks) at(r.period)!.clicks = Number(r.n);
+    for (const r of activity.signups) at(r.period)!.signups = Number(r.n);
+    for (const r of activity.conversions) at(r.period)!.conversions = Number(r.n);
+    for (const r of activity.earnings) at(r.period)!.earnings.push({ currency: r.currency, amount: decimalToNumber(r.amount) });
+    return { interval, points: [...points.values()] };
+  }
+}

@@ -1,0 +1,48 @@
+import { TEST_ADMIN_TOKEN } from '../../support/server.js';
+import { call } from './people.js';
+import { signInLinkOf, type SmtpReceiver } from './smtp.js';
+
+const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
+let counter = 0;
+export const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++counter}`;
+
+/** An organization (operator) with its API key, and a program of it. */
+export async function merchantWithProgram(base: string, program: Record<string, unknown> = {}) {
+  const org = await call(base, 'POST', '/admin/organizations', { headers: admin, body: { name: unique('Shop') } });
+  if (org.status !== 201) throw new Error(`organization: ${org.status} ${JSON.stringify(org.body)}`);
+  const key = { authorization: `Bearer ${org.body.data.api_key}` };
+  const created = await call(base, 'POST', '/api/programs', { headers: key, body: { name: 'Partners', commission_value: 20, website_url: 'https://shop.example.com/', ...program } });
+  if (created.status !== 201) throw new Error(`program: ${created.status} ${JSON.stringify(created.body)}`);
+  return { organizationId: org.body.data.organization.id as string, key, program: created.body.data.program as { id: string; hold_days: number } };
+}
+
+/** A request of the portal's own pages: they send their origin with every state-changing request. */
+export const fromPortal = (base: string, cookie?: string) => ({ origin: base, ...(cookie ? { cookie } : {}) });
+
+export async function apply(base: string, organizationId: string, programId: string, body: Record<string, unknown>) {
+  return call(base, 'POST', `/partner/api/organizations/${organizationId}/programs/${programId}/applications`, { headers: fromPortal(base), body: { accept_terms: true, ...body } });
+}
+
+/** The session cookie (`name=value`) of a sign-in answer. */
+export function partnerCookieOf(headers: Headers): string {
+  const cookie = headers.getSetCookie().find((c) => c.startsWith('svc.partner_session='));
+  if (!cookie) throw new Error(`no partner session cookie in ${JSON.stringify(headers.getSetCookie())}`);
+  return cookie.split(';')[0]!;
+}
+
+/** Signs in with the next link e-mailed to `email`; the session cookie. */
+export async function signInByMail(base: string, smtp: SmtpReceiver, email: string): Promise<string> {
+  const link = signInLinkOf(await smtp.next(email));
+  const organizationId = link.pathname.split('/')[2]!;
+  const res = await call(base, 'POST', '/partner/api/sign-in', { headers: fromPortal(base), body: { organization_id: organizationId, token: link.searchParams.get('token') } });
+  if (res.status !== 200) throw new Error(`sign-in: ${res.status} ${JSON.stringify(res.body)}`);
+  return partnerCookieOf(res.headers);
+}
+
+/** A partner who applied to an open program and signed in by the e-mailed link. */
+export async function signedInPartner(base: string, smtp: SmtpReceiver, organizationId: string, programId: string, slug = unique('p')) {
+  const email = `${slug}@partners.example`;
+  const applied = await apply(base, organizationId, programId, { name: `Partner ${slug}`, email, slug });
+  if (applied.status !== 201) throw new Error(`apply: ${applied.status} ${JSON.stringify(applied.body)}`);
+  return { email, slug, affiliateId: applied.body.data.application.affiliate_id as string, cookie: await signInByMail(base, smtp, email) };
+}

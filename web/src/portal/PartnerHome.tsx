@@ -1,0 +1,383 @@
+import { useEffect, useState } from 'react';
+import { useNavigate, useParams } from 'react-router';
+import type { Partner, PartnerMembership } from '@affiliate-attribution/contract';
+import { CopyButton, Empty, Field, FormError, Loading, Pager, Status, TableWrap, date, money, useLoad, usePages, useSubmit } from '../ui';
+import { api, orThrow } from './portal-api';
+import { commissionText } from './Join';
+import { RequestLink } from './SignIn';
+
+const DAY_MS = 86_400_000;
+
+/** The signed-in partner's portal for one merchant; without a session for it, the sign-in form. */
+export function PartnerHome() {
+  const { organizationId = '' } = useParams();
+  const me = useLoad(async () => {
+    const res = await api.partner.me();
+    return res.status === 401 ? null : orThrow(res).partner;
+  }, [organizationId]);
+  if (me.loading && me.data === undefined) return <Loading />;
+  if (!me.data) return <RequestLink />;
+  if (me.data.organization.id !== organizationId) return <RequestLink notice={`You are signed in to ${me.data.organization.name}'s partner portal: sign in again for this merchant.`} />;
+  return <Signed partner={me.data} onChanged={me.reload} />;
+}
+
+function Signed({ partner, onChanged }: { partner: Partner; onChanged: () => void }) {
+  const navigate = useNavigate();
+  const [programId, setProgramId] = useState(partner.memberships[0]?.program.id ?? '');
+  const membership = partner.memberships.find((m) => m.program.id === programId) ?? partner.memberships[0]!;
+  useEffect(() => {
+    document.title = `${partner.organization.name} · Partner portal`;
+  }, [partner.organization.name]);
+  const signOut = async () => {
+    await api.partnerPublic.signOut({ body: {} });
+    navigate(`/${partner.organization.id}/sign-in`);
+  };
+  return (
+    <>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="portal-top">
+        <p className="brand">{partner.organization.name} · partner portal</p>
+        <div className="who">
+          <span>{partner.email}</span>
+          <button type="button" className="secondary small" onClick={() => void signOut()}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" className="portal" tabIndex={-1}>
+        <h1>Hello{partner.name ? `, ${partner.name}` : ''}</h1>
+        {partner.memberships.length > 1 && (
+          <div className="program-pick">
+            <Field label="Program" name="program">
+              {(attrs) => (
+                <select {...attrs} value={membership.program.id} onChange={(e) => setProgramId(e.target.value)}>
+                  {partner.memberships.map((m) => (
+                    <option key={m.program.id} value={m.program.id}>
+                      {m.program.name}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </Field>
+          </div>
+        )}
+        <Links membership={membership} />
+        <Activity programId={membership.program.id} currency={membership.program.currency} />
+        <Earnings membership={membership} />
+        <Customers programId={membership.program.id} />
+        <PayoutEmail partner={partner} onSaved={onChanged} />
+      </main>
+    </>
+  );
+}
+
+function Links({ membership }: { membership: PartnerMembership }) {
+  const { program } = membership;
+  const [page, setPage] = useState('');
+  const [built, setBuilt] = useState<string>();
+  const build = useSubmit(async () => orThrow(await api.partner.link({ query: { program_id: program.id, url: page.trim() } })).url, setBuilt);
+  const site = program.website_url ? new URL(program.website_url) : undefined;
+  const host = site?.hostname;
+  return (
+    <section className="card" aria-labelledby="links-title">
+      <h2 id="links-title">Your referral link</h2>
+      <p>
+        {program.name}: <Status value={membership.status} /> · you earn {commissionText(program)}.
+      </p>
+      {membership.status === 'pending' && <p className="muted">Your application awaits the merchant&apos;s approval: your link starts counting once you are approved.</p>}
+      {membership.status === 'disabled' && <p className="muted">This membership is disabled: your link no longer brings new customers; those you referred keep earning you commissions.</p>}
+      {membership.referral_link ? (
+        <p className="link-row">
+          <code data-testid="referral-link">{membership.referral_link}</code> <CopyButton text={membership.referral_link} label="Copy link" />
+        </p>
+      ) : (
+        <p>
+          Add <code>?ref={membership.slug}</code> to any link to the merchant&apos;s site.
+        </p>
+      )}
+      {host && (
+        <form className="inline-form" onSubmit={build.submit} noValidate aria-label="Link to any page">
+          <Field label={`Link to any page of ${host}`} name="url" value={page} onChange={setPage} error={build.error} placeholder={`${site?.origin}/pricing`} />
+          <button type="submit" className="secondary" disabled={build.busy || !page.trim()}>
+            Build link
+          </button>
+        </form>
+      )}
+      <FormError error={build.error} fields={['url']} />
+      {built && (
+        <p className="link-row">
+          <code data-testid="built-link">{built}</code> <CopyButton text={built} label="Copy" />
+        </p>
+      )}
+    </section>
+  );
+}
+
+function Activity({ programId, currency }: { programId: string; currency: string }) {
+  const [days, setDays] = useState(30);
+  const stats = useLoad(async () => {
+    const today = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS);
+    const to = new Date(today.getTime() + DAY_MS);
+    const from = new Date(to.getTime() - days * DAY_MS);
+    return orThrow(await api.partner.stats({ query: { program_id: programId, from: from.toISOString(), to: to.toISOString(), interval: 'day' } })).points;
+  }, [programId, days]);
+  const points = stats.data ?? [];
+  const sum = (k: 'clicks' | 'signups' | 'conversions') => points.reduce((n, p) => n + p[k], 0);
+  const earnings = new Map<string, number>();
+  for (const p of points) for (const e of p.earnings) earnings.set(e.currency, Math.round(((earnings.get(e.currency) ?? 0) + e.amount) * 100) / 100);
+  const most = Math.max(1, ...points.map((p) => p.clicks));
+  return (
+    <section aria-labelledby="activity-title">
+      <div className="page-header">
+        <h2 id="activity-title">Activity</h2>
+        <Field label="Period" name="days">
+          {(attrs) => (
+            <select {...attrs} value={days} onChange={(e) => setDays(Number(e.target.value))}>
+              <option value={7}>Last 7 days</option>
+              <option value={30}>Last 30 days</option>
+              <option value={90}>Last 90 days</option>
+            </select>
+          )}
+        </Field>
+      </div>
+      <FormError error={stats.error} />
+      <div className="kpis">
+        {(
+          [
+            ['Clicks', sum('clicks')],
+            ['Signups', sum('signups')],
+            ['Conversions', sum('conversions')],
+            ['Earned', earnings.size ? [...earnings].map(([c, a]) => money(a, c)).join(' + ') : money(0, currency)],
+          ] as const
+        ).map(([label, value]) => (
+          <div className="kpi" key={label}>
+            <div className="label">{label}</div>
+            <div className="value">{value}</div>
+          </div>
+        ))}
+      </div>
+      {points.length > 0 && (
+        <figure className="card" aria-label={`Clicks per day: ${sum('clicks')} in ${days} days`}>
+          <div className="bars" aria-hidden="true">
+            {points.map((p) => (
+              <span key={p.period} className={p.clicks ? 'has' : ''} style={{ height: `${(p.clicks / most) * 100}%` }} title={`${date(p.period)}: ${p.clicks} clicks`} />
+            ))}
+          </div>
+          <figcaption className="bars-legend">
+            <span>{date(points[0]!.period)}</span>
+            <span>clicks per day</span>
+            <span>{date(points[points.length - 1]!.period)}</span>
+          </figcaption>
+        </figure>
+      )}
+    </section>
+  );
+}
+
+function Earnings({ membership }: { membership: PartnerMembership }) {
+  const programId = membership.program.id;
+  const commissionPages = usePages();
+  const payoutPages = usePages();
+  const commissions = useLoad(async () => orThrow(await api.partner.commissions({ query: { program_id: programId, cursor: commissionPages.cursor, limit: 20 } })), [programId, commissionPages.cursor]);
+  const payouts = useLoad(async () => orThrow(await api.partner.payouts({ query: { program_id: programId, cursor: payoutPages.cursor, limit: 20 } })), [programId, payoutPages.cursor]);
+  const [balances, setBalances] = useState(payouts.data?.balances ?? []);
+  useEffect(() => {
+    if (payouts.data && payoutPages.page === 1) setBalances(payouts.data.balances);
+  }, [payouts.data, payoutPages.page]);
+  return (
+    <>
+      <section aria-labelledby="balance-title">
+        <h2 id="balance-title">Balance and next payout</h2>
+        {balances.length === 0 ? (
+          <Empty title="Nothing earned yet">
+            <p>Share your link: every sale it brings earns you {commissionText(membership.program)}, approved {membership.program.hold_days} days after the sale.</p>
+          </Empty>
+        ) : (
+          balances.map((b) => (
+            <div className="card" key={b.currency}>
+              <dl className="facts">
+                <dt>Pending (in the {membership.program.hold_days}-day hold)</dt>
+                <dd>{money(b.pending, b.currency)}</dd>
+                {b.on_hold !== 0 && (
+                  <>
+                    <dt>Under review</dt>
+                    <dd>{money(b.on_hold, b.currency)}</dd>
+                  </>
+                )}
+                <dt>Approved, to be paid</dt>
+                <dd>{money(b.approved, b.currency)}</dd>
+                {b.in_payout !== 0 && (
+                  <>
+                    <dt>In a payout on its way</dt>
+                    <dd>{money(b.in_payout, b.currency)}</dd>
+                  </>
+                )}
+                <dt>Paid so far</dt>
+                <dd>{money(b.paid, b.currency)}</dd>
+              </dl>
+              <p className="next-payout" data-testid="next-payout">
+                {b.next_payout.eligible
+                  ? `Your approved balance reaches the ${money(b.minimum_payout, b.currency)} minimum: it is paid in the merchant's next payout.`
+                  : b.next_payout.eligible_from
+                    ? `Next payout: once your commissions are approved on ${date(b.next_payout.eligible_from)}, your balance reaches the ${money(b.minimum_payout, b.currency)} minimum and is paid in the merchant's next payout after that.`
+                    : `Next payout: ${money(b.next_payout.shortfall, b.currency)} more in commissions to reach the ${money(b.minimum_payout, b.currency)} minimum.`}
+              </p>
+            </div>
+          ))
+        )}
+      </section>
+      <section aria-labelledby="commissions-title">
+        <h2 id="commissions-title">Commissions</h2>
+        <FormError error={commissions.error} />
+        {commissions.loading && !commissions.data ? (
+          <Loading />
+        ) : commissions.data?.commissions.length === 0 ? (
+          <Empty title="No commission yet" />
+        ) : (
+          <>
+            <TableWrap label="Commissions">
+              <thead>
+                <tr>
+                  <th scope="col">Sale</th>
+                  <th scope="col">Customer</th>
+                  <th scope="col">Amount</th>
+                  <th scope="col">Status</th>
+                </tr>
+              </thead>
+              <tbody>
+                {commissions.data?.commissions.map((c) => (
+                  <tr key={c.id}>
+                    <th scope="row">{date(c.created_at)}</th>
+                    <td className="nowrap">{c.customer ?? (c.type === 'adjustment' ? 'Adjustment' : '—')}</td>
+                    <td>{money(c.amount, c.currency)}</td>
+                    <td>
+                      <Status value={c.status} />
+                      {c.status === 'pending' && c.approves_at && (
+                        <>
+                          <br />
+                          <small className="muted">approved on {date(c.approves_at)}</small>
+                        </>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </TableWrap>
+            <Pager pages={commissionPages} nextCursor={commissions.data?.next_cursor} />
+          </>
+        )}
+      </section>
+      <section aria-labelledby="payouts-title">
+        <h2 id="payouts-title">Payouts</h2>
+        <FormError error={payouts.error} />
+        {payouts.data?.payouts.length === 0 ? (
+          <Empty title="No payout yet">
+            <p>
+              Approved commissions are paid once they reach the {money(membership.program.minimum_payout, membership.program.currency)} minimum.
+            </p>
+          </Empty>
+        ) : (
+          payouts.data && (
+            <>
+              <TableWrap label="Payouts">
+                <thead>
+                  <tr>
+                    <th scope="col">Created</th>
+                    <th scope="col">Amount</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Paid on</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {payouts.data.payouts.map((p) => (
+                    <tr key={p.id}>
+                      <th scope="row">{date(p.created_at)}</th>
+                      <td>{money(p.amount, p.currency)}</td>
+                      <td>
+                        <Status value={p.status} />
+                      </td>
+                      <td>{date(p.paid_at)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </TableWrap>
+              <Pager pages={payoutPages} nextCursor={payouts.data.next_cursor} />
+            </>
+          )
+        )}
+      </section>
+    </>
+  );
+}
+
+function Customers({ programId }: { programId: string }) {
+  const pages = usePages();
+  const customers = useLoad(async () => orThrow(await api.partner.customers({ query: { program_id: programId, cursor: pages.cursor, limit: 20 } })), [programId, pages.cursor]);
+  return (
+    <section aria-labelledby="customers-title">
+      <h2 id="customers-title">Customers you referred</h2>
+      <p className="muted small">Shown masked: the merchant never shares who they are.</p>
+      <FormError error={customers.error} />
+      {customers.data?.customers.length === 0 ? (
+        <Empty title="No customer yet" />
+      ) : (
+        customers.data && (
+          <>
+            <TableWrap label="Customers">
+              <thead>
+                <tr>
+                  <th scope="col">Customer</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Signed up</th>
+                  <th scope="col">First payment</th>
+                </tr>
+              </thead>
+              <tbody>
+                {customers.data.customers.map((c) => (
+                  <tr key={`${c.customer}-${c.signed_up_at}`}>
+                    <th scope="row">
+                      <code>{c.customer}</code>
+                    </th>
+                    <td>
+                      <Status value={c.status} />
+                    </td>
+                    <td>{date(c.signed_up_at)}</td>
+                    <td>{date(c.first_conversion_at)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </TableWrap>
+            <Pager pages={pages} nextCursor={customers.data.next_cursor} />
+          </>
+        )
+      )}
+    </section>
+  );
+}
+
+function PayoutEmail({ partner, onSaved }: { partner: Partner; onSaved: () => void }) {
+  const [value, setValue] = useState(partner.payout_email);
+  const [saved, setSaved] = useState(false);
+  const save = useSubmit(
+    async () => orThrow(await api.partner.updateMe({ body: { payout_email: value.trim() } })),
+    () => {
+      setSaved(true);
+      onSaved();
+    },
+  );
+  return (
+    <section className="card" aria-labelledby="settings-title">
+      <h2 id="settings-title">Payout e-mail</h2>
+      <form className="inline-form" onSubmit={save.submit} noValidate aria-label="Payout e-mail">
+        <Field label="PayPal or Wise e-mail" name="payout_email" type="email" value={value} onChange={(v) => (setSaved(false), setValue(v))} error={save.error} />
+        <button type="submit" disabled={save.busy}>
+          Save
+        </button>
+      </form>
+      <FormError error={save.error} fields={['payout_email']} />
+      {saved && <p role="status">Saved: your next payouts go to {partner.payout_email}.</p>}
+    </section>
+  );
+}

@@ -1,0 +1,68 @@
+import { useEffect, useState } from 'react';
+import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
+import { Field, FormError, useSubmit } from '../ui';
+import { api, orThrow } from './portal-api';
+import { PortalCard } from './Portal';
+
+/** "E-mail me a sign-in link": the answer is the same whoever asks (no one learns who is a partner). */
+export function RequestLink({ notice }: { notice?: string }) {
+  const { organizationId = '' } = useParams();
+  const [email, setEmail] = useState('');
+  const [sent, setSent] = useState(false);
+  const request = useSubmit(async () => orThrow(await api.partnerPublic.requestSignInLink({ params: { organizationId }, body: { email: email.trim() } })), () => setSent(true));
+  useEffect(() => {
+    document.title = 'Sign in · Partner portal';
+  }, []);
+  return (
+    <PortalCard title="Sign in">
+      {notice && <p className="muted">{notice}</p>}
+      <form onSubmit={request.submit} noValidate>
+        <Field label="Your e-mail" name="email" type="email" autoComplete="email" value={email} onChange={setEmail} error={request.error} required />
+        <FormError error={request.error} fields={['email']} />
+        {sent && (
+          <p role="status" className="notice-text">
+            If this address is a partner's, a sign-in link is on its way: it works once, for 15 minutes.
+          </p>
+        )}
+        <div className="actions">
+          <button type="submit" disabled={request.busy || !email}>
+            E-mail me a sign-in link
+          </button>
+        </div>
+      </form>
+    </PortalCard>
+  );
+}
+
+/**
+ * The e-mailed link's page. Signing in takes a click: mail scanners that open links (even running
+ * their scripts) must not spend the one-time token.
+ */
+export function UseLink() {
+  const { organizationId = '' } = useParams();
+  const [params] = useSearchParams();
+  const navigate = useNavigate();
+  const signIn = useSubmit(
+    async () => orThrow(await api.partnerPublic.signIn({ body: { organization_id: organizationId, token: params.get('token') ?? '' } })),
+    () => navigate(`/${organizationId}`, { replace: true }),
+  );
+  useEffect(() => {
+    document.title = 'Sign in · Partner portal';
+  }, []);
+  return (
+    <PortalCard title="Welcome back">
+      <p>Continue to your partner portal: your links, your customers, what you earned and when you are paid.</p>
+      <FormError error={signIn.error} />
+      {signIn.error && (
+        <p>
+          <Link to={`/${organizationId}/sign-in`}>Ask for a new link</Link>
+        </p>
+      )}
+      <div className="actions">
+        <button type="button" onClick={() => void signIn.submit()} disabled={signIn.busy}>
+          Continue to the portal
+        </button>
+      </div>
+    </PortalCard>
+  );
+}
