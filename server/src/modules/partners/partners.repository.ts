@@ -1,3 +1,4 @@
+import { notifyChange } from '../../db/change-notifications.js';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
@@ -137,6 +138,13 @@ export class PartnersRepository {
         session.ip_address,
         session.user_agent,
       ]);
+      // The self_referral fraud rule compares later clicks with the partner's own sign-in
+      // (charges/fraud.ts); each membership's cached attribution rule is dropped on every instance.
+      const memberships = await sql.rows<{ id: string }>(
+        'update affiliates set portal_sign_in_ip = ?, portal_sign_in_user_agent = ? where organization_id = ? and lower(email) = lower(?) returning id',
+        [session.ip_address, session.user_agent, organizationId, link.email],
+      );
+      for (const { id } of memberships) await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate', id });
       return link;
     });
   }
