@@ -44,8 +44,10 @@ export const DISTRIBUTED_TABLES = [
   'outbound_events',
   'webhook_deliveries',
   'report_affiliate_totals',
+  'report_affiliate_days',
   'report_program_days',
   'report_deferred_commissions',
+  'report_deferred_days',
 ] as const;
 
 /** The SQL a Citus deployment runs once, after the migrations, to distribute the schema. */

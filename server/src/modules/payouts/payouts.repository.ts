@@ -49,7 +49,7 @@ export interface PayoutFilter {
  *   to `eligible` by (affiliate, program, currency) was planned as a nested loop without table
  *   statistics (50 s for 11 000 entries in 6 000 groups; bench/ledger-seeded.ts).
  */
-const CREATE_PAYOUTS = `
+export const CREATE_PAYOUTS = `
 with payable as (
   select c.id, c.affiliate_id, c.program_id, c.currency, c.amount
   from commissions c

@@ -82,7 +82,7 @@ const buckets = (status: string, amount: string) =>
  * btrees, used as such. The plan does not depend on statistics (the caller also disables
  * sequential scans).
  */
-const LIVE_CTES = `
+const liveCtes = (deferred: 'list' | 'days') => `
 st as materialized (select folded_before as w, totals_through as through from report_fold_state),
 tail_clicks as materialized (
   select organization_id, affiliate_id, program_id, occurred_at from clicks where created_at >= (select w from st)),
@@ -104,7 +104,8 @@ edge_conversions as materialized (
   where organization_id = $1 and occurred_at >= $7 and occurred_at < $5),
 tail_commissions as materialized (
   select k.affiliate_id, k.program_id, k.currency, k.amount, k.status, k.approves_at, coalesce(v.occurred_at, k.created_at) as at
-  from commissions k left join conversions v on v.id = k.conversion_id
+  from commissions k
+  left join lateral (select v.occurred_at from conversions v where v.id = k.conversion_id and v.organization_id = k.organization_id) v on true
   where k.organization_id = $1 and k.created_at >= (select w from st)),
 edge_adjustments as materialized (
   select affiliate_id, program_id, currency, amount, status, approves_at, created_at from commissions
@@ -119,7 +120,9 @@ live_commissions as (
   union all
   select d.affiliate_id, d.program_id, d.currency, d.period_at, d.amount, 'pending'::text, d.approves_at
   from report_deferred_commissions d
-  where d.organization_id = $1 and d.period_at >= $6 and d.period_at < $7
+  where d.organization_id = $1 and d.period_at >= $6 and d.period_at < $7${
+    deferred === 'days' ? ` and d.approves_at >= ${TODAY}::timestamp at time zone 'UTC' and d.approves_at < (${TODAY} + 1)::timestamp at time zone 'UTC'` : ''
+  }
   union all
   select k.affiliate_id, k.program_id, k.currency::text, c.occurred_at, k.amount, k.status, k.approves_at
   from edge_conversions c
@@ -148,6 +151,9 @@ live as (
   from live_commissions lc
 ),
 programs_of as materialized (select id, currency::text as currency from programs where organization_id = $1)`;
+
+/** Today's UTC date, as the statement sees it (the transaction's now(), as effectiveStatusSql). */
+const TODAY = `(now() at time zone 'UTC')::date`;
 
 /** The reports module's only way to the database. */
 export class ReportsRepository {
@@ -217,18 +223,51 @@ const BRIN_INDEXES = ['clicks_created_at_brin', 'clicks_occurred_at_brin', 'cust
 
 const utcDate = (d: Date): string => d.toISOString().slice(0, 10);
 
+/**
+ * A boundary of the affiliates report's period inside a month, as the nearer month boundary
+ * (`month`) plus (`sign` 1) or minus (-1) the days in [daysFrom, daysTo) between the two: at most
+ * half a month of report_affiliate_days. A month boundary is itself, with no days.
+ */
+export function dayBoundary(d: Date): { month: Date; sign: 1 | -1; daysFrom: Date; daysTo: Date } {
+  const month = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
+  const next = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
+  return d.getTime() - month.getTime() <= next.getTime() - d.getTime() ? { month, sign: 1, daysFrom: month, daysTo: d } : { month: next, sign: -1, daysFrom: d, daysTo: next };
+}
+
+/**
+ * The folded figures of (affiliate, currency) keys over [r1, r2): the running totals at the
+ * boundaries' months (report_affiliate_totals, two rows per key, skipped when both boundaries
+ * round to the same month) and the days between each boundary and its month (report_affiliate_days),
+ * signed. `columns` are the figures wanted; `filter` narrows every part (e.g. to a page's affiliates).
+ */
+function foldedParts(columns: readonly string[], filter: string): string {
+  const cols = (alias: string, sign: string) => columns.map((c) => `${sign} * ${alias}.${c} as ${c}`).join(', ');
+  return `
+    select t.affiliate_id, t.program_id, t.currency, ${cols('t', '1')} from report_affiliate_totals t
+    where t.organization_id = $1 and t.before = (select b2 from bounds) and (select b1 <> b2 from bounds) ${filter.replaceAll('%', 't')}
+    union all
+    select t.affiliate_id, t.program_id, t.currency, ${cols('t', '-1')} from report_affiliate_totals t
+    where t.organization_id = $1 and t.before = (select b1 from bounds) and (select b1 <> b2 from bounds) ${filter.replaceAll('%', 't')}
+    union all
+    select d.affiliate_id, d.program_id, d.currency, ${cols('d', '$17::int')} from report_affiliate_days d
+    where d.organization_id = $1 and d.day >= $18::date and d.day < $19::date ${filter.replaceAll('%', 'd')}
+    union all
+    select d.affiliate_id, d.program_id, d.currency, ${cols('d', '-$14::int')} from report_affiliate_days d
+    where d.organization_id = $1 and d.day >= $15::date and d.day < $16::date ${filter.replaceAll('%', 'd')}`;
+}
+
 /** The affiliates report's statement (exported for the benchmark's EXPLAIN). */
 export function affiliatesStatement(window: ReportWindow, after: AffiliateCursor | undefined, limit: number): { text: string; values: unknown[] } {
+    const programFilter = 'and ($2::uuid is null or %.program_id = $2::uuid)';
     const text = `
-with ${LIVE_CTES},
+with ${liveCtes('list')},
 bounds as materialized (select least($8::date, through) as b1, least($9::date, through) as b2 from st),
 ranked_totals as materialized (
-  select t2.affiliate_id, t2.program_id, nullif(t2.currency, '') as currency, t2.revenue - coalesce(t1.revenue, 0) as revenue
-  from report_affiliate_totals t2
-  left join report_affiliate_totals t1
-    on t1.organization_id = $1 and t1.before = (select b1 from bounds) and t1.affiliate_id = t2.affiliate_id and t1.currency = t2.currency
-  where t2.organization_id = $1 and t2.before = (select b2 from bounds)
-    and t2.entries > coalesce(t1.entries, 0) and ($2::uuid is null or t2.program_id = $2::uuid)
+  select f.affiliate_id, min(f.program_id::text)::uuid as program_id, nullif(f.currency, '') as currency, sum(f.revenue) as revenue
+  from (${foldedParts(['entries', 'revenue'], programFilter)}
+  ) f
+  group by f.affiliate_id, f.currency
+  having sum(f.entries) > 0
 ),
 keyed as (
   select x.affiliate_id, coalesce(x.currency, p.currency) as currency, x.revenue
@@ -250,15 +289,15 @@ page as (
   order by revenue desc, affiliate_id, currency
   limit $13
 ),
+page_affiliates as materialized (select array_agg(distinct affiliate_id) as ids from page),
 figures as (
   select x.affiliate_id, coalesce(x.currency, p.currency) as currency, min(x.program_id::text) as program_id, ${sums('x')}
   from (
-    select t2.affiliate_id, t2.program_id, nullif(t2.currency, '') as currency, ${FIGURES.map((f) => `t2.${f} - coalesce(t1.${f}, 0) as ${f}`).join(', ')}
-    from report_affiliate_totals t2
-    left join report_affiliate_totals t1
-      on t1.organization_id = $1 and t1.before = (select b1 from bounds) and t1.affiliate_id = t2.affiliate_id and t1.currency = t2.currency
-    where t2.organization_id = $1 and t2.before = (select b2 from bounds) and t2.affiliate_id in (select affiliate_id from page)
-      and t2.entries > coalesce(t1.entries, 0) and ($2::uuid is null or t2.program_id = $2::uuid)
+    select f.affiliate_id, f.program_id, nullif(f.currency, '') as currency, ${FIGURES.map((c) => `sum(f.${c}) as ${c}`).join(', ')}
+    from (${foldedParts(['entries', ...FIGURES], `${programFilter} and %.affiliate_id = any ((select ids from page_affiliates)::uuid[])`)}
+    ) f
+    group by f.affiliate_id, f.program_id, f.currency
+    having sum(f.entries) > 0
     union all
     select l.affiliate_id, l.program_id, l.currency, ${figureList('l')}
     from live l where l.affiliate_id in (select affiliate_id from page) and ($2::uuid is null or l.program_id = $2::uuid)
@@ -268,6 +307,8 @@ figures as (
 )
 select f.* from page join figures f on f.affiliate_id = page.affiliate_id and f.currency = page.currency
 order by page.revenue desc, page.affiliate_id, page.currency`;
+    const b1 = dayBoundary(window.r1);
+    const b2 = dayBoundary(window.r2);
     const values = [
       window.organizationId,
       window.programId,
@@ -276,12 +317,18 @@ order by page.revenue desc, page.affiliate_id, page.currency`;
       window.to,
       window.r1,
       window.r2,
-      utcDate(window.r1),
-      utcDate(window.r2),
+      utcDate(b1.month),
+      utcDate(b2.month),
       after?.revenue ?? null,
       after?.affiliateId ?? null,
       after?.currency ?? null,
       limit,
+      b1.sign,
+      utcDate(b1.daysFrom),
+      utcDate(b1.daysTo),
+      b2.sign,
+      utcDate(b2.daysFrom),
+      utcDate(b2.daysTo),
     ];
   return { text, values };
 }
@@ -289,7 +336,7 @@ order by page.revenue desc, page.affiliate_id, page.currency`;
 /** The time series' statement (exported for the benchmark's EXPLAIN). */
 export function timeseriesStatement(window: ReportWindow, interval: 'day' | 'week' | 'month'): { text: string; values: unknown[] } {
     const text = `
-with ${LIVE_CTES},
+with ${liveCtes('days')},
 rows_of as (
   select x.period, coalesce(x.currency, p.currency) as currency, ${figureList('x')}
   from (
@@ -299,6 +346,12 @@ rows_of as (
     union all
     select date_trunc($10::text, l.at at time zone 'UTC'), l.program_id, l.currency, ${figureList('l')}
     from live l where ($2::uuid is null or l.program_id = $2::uuid)
+    union all
+    select date_trunc($10::text, d.day::timestamp), d.program_id, d.currency, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric,
+      case when d.approves_on > ${TODAY} then d.amount else 0::numeric end, case when d.approves_on < ${TODAY} then d.amount else 0::numeric end,
+      ${zeroFigures(7)}
+    from report_deferred_days d
+    where d.organization_id = $1 and d.day >= $8::date and d.day < $9::date and d.approves_on <> ${TODAY} and ($2::uuid is null or d.program_id = $2::uuid)
   ) x
   join programs_of p on p.id = x.program_id
 ),
