@@ -3,17 +3,22 @@ import { Sql } from '../../db/sql.js';
 import { effectiveStatusSql } from '../commissions/commission-lifecycle.js';
 
 /**
- * The reports' read model (migration 20261227000000_reports): summaries folded in the background
- * (report_affiliate_totals: running totals per affiliate at each month boundary; report_program_days)
- * plus a live aggregation of what is not folded yet,
- * in one statement, so one snapshot: exact, and as fresh as the raw tables.
+ * The reports' read model (migrations 20261227000000_reports, 20261231000100_report_deferred_days,
+ * 20261231000300_report_affiliate_days): summaries folded in the background plus a live
+ * aggregation of what is not folded yet, in one statement, so one snapshot: exact, and as fresh as
+ * the raw tables.
  *
- * A report over [from, to) splits the period at the summaries' boundaries (months for the
- * affiliates report, days for the time series): [from, r1) and [r2, to) are aggregated from the
- * raw rows, [r1, r2) from the summaries plus the rows the fold has not reached:
+ * A report over [from, to) splits the period at UTC day boundaries: [from, r1) and [r2, to), parts
+ * of a day, are aggregated from the raw rows; [r1, r2) from the summaries plus the rows the fold has
+ * not reached:
+ * - the affiliates report: the running totals per affiliate at the month boundary nearest to r1
+ *   and to r2 (report_affiliate_totals), plus or minus the days between each boundary and its month
+ *   (report_affiliate_days): at most half a month of day rows at each end, however long the period;
+ * - the time series: the days (report_program_days), and the entries deferred by the fold (still
+ *   pending, approving themselves later) summed per program, day and day of approval
+ *   (report_deferred_days): pending or approved by that day alone, except today's, read one by one;
  * - clicks, customers, conversions and commissions created since the watermark (folded_before),
- *   found by their BRIN index on created_at (the last pages of each table);
- * - commissions deferred by the fold (still pending, approving themselves later): their own list.
+ *   found by their BRIN index on created_at (the last pages of each table).
  */
 
 /** The figures of a report row or point, as PostgreSQL sums them (counts and amounts as exact text). */
@@ -79,8 +84,11 @@ const buckets = (status: string, amount: string) =>
  * the organization's filter, so that the only index they can use is their BRIN (never an
  * (organization_id, ...) btree walked across the whole organization); the organization is filtered
  * right after. Conversions and commissions have (organization_id, occurred_at / created_at)
- * btrees, used as such. The plan does not depend on statistics (the caller also disables
- * sequential scans).
+ * btrees, used as such; a sale entry's conversion is a lateral primary-key lookup (never a join
+ * that could be planned over every conversion). The plan does not depend on statistics (the caller
+ * also disables sequential scans). `deferred`: the deferred entries of [r1, r2) one by one (`list`,
+ * the affiliates report), or only those approving themselves today (`days`, the time series, which
+ * reads the others summed from report_deferred_days).
  */
 const liveCtes = (deferred: 'list' | 'days') => `
 st as materialized (select folded_before as w, totals_through as through from report_fold_state),

@@ -1,0 +1,14 @@
+import pg from 'pg';
+const db = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/aa_seeded_dash' });
+await db.connect();
+const org = (await db.query('select organization_id from bench_seed')).rows[0].organization_id;
+const mod = await import('../server/src/modules/payouts/payouts.repository.ts');
+const text: string = (mod as any).CREATE_PAYOUTS;
+await db.query('begin');
+await db.query(`select set_config('jit','off',true)`);
+const t = Date.now();
+const plan = await db.query(`explain (analyze, buffers, costs off, timing on) ${text}`, [org, null, null, null]);
+console.log(plan.rows.map((r) => r['QUERY PLAN']).join('\n'));
+console.log('total', Date.now() - t, 'ms');
+await db.query('rollback');
+await db.end();
