@@ -8,11 +8,15 @@
  * one POST /api/payouts gathering every approved entry, which it then takes back (SQL: the payouts
  * deleted, their entries released as a cancel does) so that a reused database stays as seeded.
  * With BENCH_EXPLAIN=1 it prints the EXPLAIN (ANALYZE, BUFFERS) of the report statements and of
- * the commissions list. Ports: random free ones on 127.0.0.1.
+ * the commissions list; BENCH_EXPLAIN=all also of the payout run (rolled back). Ports: random free ones on 127.0.0.1.
  */
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { call, percentile, seededService } from './seeded-database.js';
+import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
+import type { Tables } from '../server/src/db/database.js';
+import { commissionsPage } from '../server/src/modules/commissions/commissions.repository.js';
+import { CREATE_PAYOUTS } from '../server/src/modules/payouts/payouts.repository.js';
 import { affiliatesStatement, READING_SETTINGS, timeseriesStatement } from '../server/src/modules/reports/reports.repository.js';
 import { summarySpan } from '../server/src/modules/reports/reports.service.js';
 
@@ -97,9 +101,16 @@ async function explain(db: pg.Client, organizationId: string, t: { lastMonth: Da
     ['affiliates, last 30 days (rolling)', affiliatesStatement(window(new Date(t.now.getTime() - 30 * DAY), t.now), undefined, 51)],
     ['timeseries day, last 365 days', timeseriesStatement(window(new Date(t.now.getTime() - 365 * DAY), t.now), 'day')],
   ];
+  // The commissions list as the service builds it (kysely, compiled only).
+  const compiler = new Kysely<Tables>({ dialect: { createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (k) => new PostgresIntrospector(k), createQueryCompiler: () => new PostgresQueryCompiler() } });
+  const approved = commissionsPage(compiler, organizationId, { status: 'approved' }, undefined, 50).compile();
+  statements.push(['commissions?status=approved, first page', { text: approved.sql, values: [...approved.parameters] }]);
+  // The payout run, rolled back (BENCH_EXPLAIN=all: it costs as much as the run itself).
+  if (process.env.BENCH_EXPLAIN === 'all') statements.push(['POST /api/payouts, every approved entry (rolled back)', { text: CREATE_PAYOUTS, values: [organizationId, null, null, null] }]);
   for (const [name, statement] of statements) {
     await db.query('begin');
-    await db.query(READING_SETTINGS);
+    // The report statements run with the reports' settings (ReportsRepository.reading), the others as they are.
+    if (name.startsWith('affiliates') || name.startsWith('timeseries')) await db.query(READING_SETTINGS);
     const plan = await db.query(`explain (analyze, buffers, costs off) ${statement.text}`, statement.values);
     await db.query('rollback');
     console.log(`\nEXPLAIN (ANALYZE, BUFFERS) ${name}:\n${plan.rows.map((r) => r['QUERY PLAN']).join('\n')}`);
