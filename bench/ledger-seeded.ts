@@ -17,7 +17,7 @@ import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQue
 import type { Tables } from '../server/src/db/database.js';
 import { commissionsPage } from '../server/src/modules/commissions/commissions.repository.js';
 import { CREATE_PAYOUTS } from '../server/src/modules/payouts/payouts.repository.js';
-import { affiliatesStatement, READING_SETTINGS, timeseriesStatement } from '../server/src/modules/reports/reports.repository.js';
+import { affiliatesStatement, READING_SETTINGS, timeseriesStatement } from '../server/src/modules/reports/reports.statements.js';
 import { summarySpan } from '../server/src/modules/reports/reports.service.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 30);
