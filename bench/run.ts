@@ -29,8 +29,8 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
 const SEEDED = process.argv.includes('--seeded');
 const ONLY = process.env.BENCH_ONLY;
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
-const SERVICE_PORT = 4101;
-const RAW_PORT = 4102;
+const SERVICE_PORT = Number(process.env.BENCH_PORT ?? 4101);
+const RAW_PORT = SERVICE_PORT + 1;
 
 const dbName = `aa_bench_${randomBytes(3).toString('hex')}`;
 const dbUrl = (() => {
@@ -44,6 +44,47 @@ interface Run {
   p50: number;
   p99: number;
   errors: number;
+  /** CPU time (user + system) per request answered, in ms: of the server's process, and of its PostgreSQL backends. */
+  cpuNode: number;
+  cpuDb: number;
+}
+
+/** A server under test: its process, and the application_name its PostgreSQL connections carry. */
+interface Server {
+  port: number;
+  process: ChildProcess;
+  appName: string;
+}
+
+const TICK_MS = 10; // /proc reports CPU time in clock ticks of 1/100 s (USER_HZ)
+
+/** utime + stime of a process in clock ticks (fields 14 and 15 of /proc/<pid>/stat); 0 once it is gone. */
+function cpuTicks(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * CPU ticks so far of the server's process and of each of its PostgreSQL backends (found by
+ * application_name; PostgreSQL runs on this machine). On a machine shared with other work, CPU
+ * time per request moves far less than requests per second.
+ */
+async function cpuSnapshot(admin: pg.Client, server: Server): Promise<Map<number, number>> {
+  const { rows } = await admin.query('select pid from pg_stat_activity where datname = $1 and application_name = $2', [dbName, server.appName]);
+  const pids = [server.process.pid!, ...rows.map((r: { pid: number }) => r.pid)];
+  return new Map(pids.map((pid) => [pid, cpuTicks(pid)]));
+}
+
+/** CPU ms spent between two snapshots by the server's process and by its backends (a backend that appeared in between counts from its start). */
+function cpuSpentMs(server: Server, before: Map<number, number>, after: Map<number, number>): { node: number; db: number } {
+  let db = 0;
+  for (const [pid, t] of after) if (pid !== server.process.pid) db += t - (before.get(pid) ?? 0);
+  const node = (after.get(server.process.pid!) ?? 0) - (before.get(server.process.pid!) ?? 0);
+  return { node: node * TICK_MS, db: db * TICK_MS };
 }
 
 async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
@@ -71,15 +112,16 @@ function startNodeFlags(): string[] {
 }
 
 /** Both servers run as plain JavaScript bundles, with the flags `npm start` gives the service. */
-function startProcess(script: string, port: number): ChildProcess {
+function startProcess(script: string, port: number, appName: string): Server {
   const child = spawn(process.execPath, [...startNodeFlags(), script], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: dbUrl, ADMIN_TOKEN, NODE_ENV: 'production' },
+    // PGAPPNAME: node-postgres names the connections with it (the service's change listener keeps its own name).
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: dbUrl, ADMIN_TOKEN, NODE_ENV: 'production', PGAPPNAME: appName },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   child.on('exit', (code, signal) => {
     if (!stopping) console.error(`${script} exited early (${code ?? signal})`);
   });
-  return child;
+  return { port, process: child, appName };
 }
 let stopping = false;
 
@@ -104,10 +146,11 @@ interface Scenario {
   body?: (n: number) => unknown;
 }
 
-async function load(port: number, key: string, scenario: Scenario, seconds: number, prefix: string): Promise<Run> {
+async function load(admin: pg.Client, server: Server, key: string, scenario: Scenario, seconds: number, prefix: string): Promise<Run> {
   let n = 0;
+  const cpuBefore = await cpuSnapshot(admin, server);
   const result = await autocannon({
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${server.port}`,
     connections: CONNECTIONS,
     duration: seconds,
     requests: [
@@ -126,47 +169,56 @@ async function load(port: number, key: string, scenario: Scenario, seconds: numb
       },
     ],
   });
+  const cpu = cpuSpentMs(server, cpuBefore, await cpuSnapshot(admin, server));
+  const answered = Math.max(1, result.requests.total);
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
+    cpuNode: cpu.node / answered,
+    cpuDb: cpu.db / answered,
   };
 }
 
 const fmt = (n: number, digits = 0) => n.toFixed(digits).padStart(8);
 
-async function measure(label: string, scenarios: Scenario[], key: string, includeRaw: boolean, service: ChildProcess) {
+async function measure(label: string, scenarios: Scenario[], key: string, includeRaw: boolean, admin: pg.Client, service: Server, raw: Server) {
   const results: Record<string, { service: Run[]; raw: Run[] }> = {};
   let round = 0;
   for (const scenario of scenarios) {
     results[scenario.name] = { service: [], raw: [] };
     // warm-up of both (JIT, pools, caches, the first autovacuum passes of young tables), not counted
-    await load(SERVICE_PORT, key, scenario, WARMUP, `w${round}s`);
-    if (includeRaw) await load(RAW_PORT, key, scenario, WARMUP, `w${round}r`);
+    await load(admin, service, key, scenario, WARMUP, `w${round}s`);
+    if (includeRaw) await load(admin, raw, key, scenario, WARMUP, `w${round}r`);
     for (let i = 0; i < 2; i++) {
       round++;
-      results[scenario.name].service.push(await load(SERVICE_PORT, key, scenario, DURATION, `${label}${round}s`));
-      if (includeRaw) results[scenario.name].raw.push(await load(RAW_PORT, key, scenario, DURATION, `${label}${round}r`));
+      results[scenario.name].service.push(await load(admin, service, key, scenario, DURATION, `${label}${round}s`));
+      if (includeRaw) results[scenario.name].raw.push(await load(admin, raw, key, scenario, DURATION, `${label}${round}r`));
     }
   }
   const avg = (runs: Run[], k: keyof Run) => runs.reduce((s, r) => s + r[k], 0) / Math.max(1, runs.length);
   const sum = (runs: Run[], k: keyof Run) => runs.reduce((s, r) => s + r[k], 0);
   console.log(`\n${label}: ${CONNECTIONS} connections, ${DURATION} s per run, A B A B (service, raw)`);
-  console.log('endpoint                          service rps  p50 ms  p99 ms  errors |  raw rps  p50 ms  p99 ms  errors | ratio');
+  console.log('cpu: ms of CPU time per request, the server\'s process + its PostgreSQL backends; cpu ratio: raw\'s total / the service\'s');
+  console.log(
+    'endpoint                          service rps  p50 ms  p99 ms  errors    cpu node+db |  raw rps  p50 ms  p99 ms  errors    cpu node+db | ratio  cpu ratio',
+  );
+  const cpu = (runs: Run[]) => `${avg(runs, 'cpuNode').toFixed(2)}+${avg(runs, 'cpuDb').toFixed(2)}`.padStart(15);
+  const cpuTotal = (runs: Run[]) => avg(runs, 'cpuNode') + avg(runs, 'cpuDb');
   const summary: Record<string, number> = {};
   for (const [name, r] of Object.entries(results)) {
     const s = avg(r.service, 'rps');
-    const raw = avg(r.raw, 'rps');
+    const rawRps = avg(r.raw, 'rps');
     summary[name] = s;
     console.log(
-      `${name.padEnd(32)} ${fmt(s)}   ${fmt(avg(r.service, 'p50'), 1)}${fmt(avg(r.service, 'p99'), 1)}${fmt(sum(r.service, 'errors'))} |` +
+      `${name.padEnd(32)} ${fmt(s)}   ${fmt(avg(r.service, 'p50'), 1)}${fmt(avg(r.service, 'p99'), 1)}${fmt(sum(r.service, 'errors'))}${cpu(r.service)} |` +
         (includeRaw
-          ? `${fmt(raw)}${fmt(avg(r.raw, 'p50'), 1)}${fmt(avg(r.raw, 'p99'), 1)}${fmt(sum(r.raw, 'errors'))} | ${(s / raw).toFixed(2)}x`
-          : '       -       -       -       - |     -'),
+          ? `${fmt(rawRps)}${fmt(avg(r.raw, 'p50'), 1)}${fmt(avg(r.raw, 'p99'), 1)}${fmt(sum(r.raw, 'errors'))}${cpu(r.raw)} | ${(s / rawRps).toFixed(2)}x  ${(cpuTotal(r.raw) / cpuTotal(r.service)).toFixed(2)}x`
+          : '       -       -       -       -               - |     -'),
     );
   }
-  console.log(`service peak RSS: ${peakRssMb(service.pid!)} MB`);
+  console.log(`service peak RSS: ${peakRssMb(service.process.pid!)} MB`);
   return summary;
 }
 
@@ -174,8 +226,8 @@ async function main(): Promise<void> {
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();
   await admin.query(`create database "${dbName}"`);
-  const service = startProcess(await bundle('server/src/main.ts', 'server/dist/main.mjs'), SERVICE_PORT);
-  const raw = startProcess(await bundle('bench/raw-server.ts', 'bench/dist/raw-server.mjs'), RAW_PORT);
+  const service = startProcess(await bundle('server/src/main.ts', 'server/dist/main.mjs'), SERVICE_PORT, 'bench-service');
+  const raw = startProcess(await bundle('bench/raw-server.ts', 'bench/dist/raw-server.mjs'), RAW_PORT, 'bench-raw');
   try {
     await waitFor(`http://127.0.0.1:${SERVICE_PORT}/api/me`);
     await waitFor(`http://127.0.0.1:${RAW_PORT}/api/me`);
@@ -207,7 +259,7 @@ async function main(): Promise<void> {
     ];
 
     if (ONLY) scenarios.splice(0, scenarios.length, ...scenarios.filter((scenario) => scenario.name.includes(ONLY)));
-    const empty = await measure('empty database', scenarios, key, true, service);
+    const empty = await measure('empty database', scenarios, key, true, admin, service, raw);
 
     if (SEEDED) {
       const db = new pg.Client({ connectionString: dbUrl });
@@ -240,7 +292,7 @@ async function main(): Promise<void> {
       const counts = await db.query('select (select count(*) from clicks) as clicks, (select count(*) from conversions) as conversions');
       console.log(`\nseeded ${counts.rows[0].clicks} clicks and ${counts.rows[0].conversions} conversions in ${((Date.now() - started) / 1000).toFixed(0)} s`);
       await db.end();
-      const seeded = await measure('seeded database', scenarios, key, true, service);
+      const seeded = await measure('seeded database', scenarios, key, true, admin, service, raw);
       console.log('\nseeded vs empty (service requests/s)');
       for (const name of Object.keys(empty)) {
         console.log(`${name.padEnd(32)} ${(((seeded[name] - empty[name]) / empty[name]) * 100).toFixed(1).padStart(6)} %`);
@@ -248,8 +300,8 @@ async function main(): Promise<void> {
     }
   } finally {
     stopping = true;
-    service.kill('SIGTERM');
-    raw.kill('SIGTERM');
+    service.process.kill('SIGTERM');
+    raw.process.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1500));
     await admin.query(`drop database if exists "${dbName}" with (force)`);
     await admin.end();

@@ -278,6 +278,10 @@ class ConversionsByClickWrites {
  * service writes). Customers are locked in id order and conversions inserted in external_id order,
  * so concurrent statements wait for each other rather than deadlock. A duplicate external_id
  * inserts nothing and leaves the customer untouched. One result row per input row, by ordinality.
+ * Customers are found by their whole primary key, (id, organization_id): a unique key matched in
+ * full is one row to the planner with no statistics at all, so the guard and the update probe the
+ * key per row; `id` alone (a prefix of the key) looked like many rows per id without statistics,
+ * and the guard scanned the whole customers table on every statement.
  */
 class GuardedConversionWrites {
   private built?: { conversionColumns: UnnestColumn[]; statement: StoredStatement };
@@ -315,7 +319,7 @@ class GuardedConversionWrites {
     const { conversionColumns, list, conversions } = parts;
     const customers = sql.table(metadataOf(orm, CustomerEntity).tableName);
     const text = sql`with ${parts.input}, guard as (
-    select c.id from ${customers} c join input i on c.id = i.customer_pk
+    select c.id from ${customers} c join input i on c.id = i.customer_pk and c.organization_id = i.organization_id
     where date_trunc('milliseconds', c.first_conversion_at) is not distinct from i.observed_first and c.status = i.observed_status
     order by c.id
     for update of c
@@ -328,7 +332,7 @@ class GuardedConversionWrites {
   ), ${parts.saleEntries}, ${parts.events}, customer_update as (
     update ${customers} c set first_conversion_at = i.next_first, status = i.next_status, updated_at = i.created_at
     from input i
-    where c.id = i.customer_pk and i.id in (select id from inserted)
+    where c.id = i.customer_pk and c.organization_id = i.organization_id and i.id in (select id from inserted)
       and (date_trunc('milliseconds', c.first_conversion_at) is distinct from i.next_first or c.status is distinct from i.next_status)
     returning c.*
   ), customer_events as (${eventsOfRows('customer.updated', 'customer_update')})
