@@ -78,7 +78,7 @@ async function measure(page: Page, url: string, heading: string): Promise<Load> 
 
 async function main(): Promise<void> {
   // The dashboard as `npm run build` builds it (web/dist), served by the service.
-  execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--logLevel', 'warn'], { cwd: 'web', stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } });
+  execFileSync(process.execPath, ['../node_modules/vite/bin/vite.js', 'build', '--logLevel', 'warn'], { cwd: 'web', stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } });
   const { base, organizationId, stop } = await seededService();
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
   try {

@@ -183,7 +183,7 @@ page as (
   limit $13
 ),
 page_affiliates as materialized (select array_agg(distinct affiliate_id) as ids from page),
-figures as (
+figures as materialized (
   select x.affiliate_id, coalesce(x.currency, p.currency) as currency, min(x.program_id::text) as program_id, ${sums('x')}
   from (
     select f.affiliate_id, f.program_id, nullif(f.currency, '') as currency, ${FIGURES.map((c) => `sum(f.${c}) as ${c}`).join(', ')}
