@@ -3,7 +3,7 @@ import type { AppRoute } from '@ts-rest/core';
 import { Transport, type Fetch, type RequestOptions } from './core/transport.js';
 import { isBrowserLike } from './environment.js';
 import { Requester } from './requester.js';
-import { Affiliates, Clicks, Commissions, Conversions, Customers, Integrations, Payouts, Programs, Reports, WebhookEndpoints } from './resources.js';
+import { Affiliates, Clicks, Commissions, Conversions, Coupons, Customers, Integrations, Payouts, Programs, Reports, WebhookEndpoints } from './resources.js';
 
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -40,6 +40,7 @@ export class Client {
   readonly conversions: Conversions;
   readonly integrations: Integrations;
   readonly commissions: Commissions;
+  readonly coupons: Coupons;
   readonly payouts: Payouts;
   readonly webhookEndpoints: WebhookEndpoints;
   readonly reports: Reports;
@@ -93,6 +94,7 @@ export class Client {
     this.conversions = new Conversions(this.#requester);
     this.integrations = new Integrations(this.#requester);
     this.commissions = new Commissions(this.#requester);
+    this.coupons = new Coupons(this.#requester);
     this.payouts = new Payouts(this.#requester);
     this.webhookEndpoints = new WebhookEndpoints(this.#requester);
     this.reports = new Reports(this.#requester);

@@ -165,6 +165,23 @@ export class Commissions extends Resource {
   }
 }
 
+export class Coupons extends Resource {
+  /** Gives an affiliate a promotion code (unique per organization, case-insensitive: a code taken is ConflictError). Resolves to `{ coupon }`. */
+  create(body: RequestBody<R['coupons']['create']>, options?: RequestOptions) {
+    return this.requester.call(merchantContract.coupons.create, { body }, options);
+  }
+
+  /** Lists coupon codes, oldest first, optionally one affiliate's. Await for one page, or `for await` over every code. */
+  list(query?: RequestQuery<R['coupons']['list']>, options?: RequestOptions) {
+    return this.requester.list(merchantContract.coupons.list, query, options);
+  }
+
+  /** Deletes a code: it attributes nothing from then on. Resolves to `{ coupon }`. */
+  delete(id: PathParams<R['coupons']['delete']>['id'], options?: RequestOptions) {
+    return this.requester.call(merchantContract.coupons.delete, { params: { id } }, options);
+  }
+}
+
 export class Payouts extends Resource {
   /** Gathers approved entries into one payout per (affiliate, program, currency). Resolves to `{ payouts }` (possibly empty). */
   create(body: RequestBody<R['payouts']['create']> = {}, options?: RequestOptions) {

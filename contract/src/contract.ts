@@ -4,6 +4,7 @@ import { adminContract } from './resources/admin.js';
 import { affiliatesContract } from './resources/affiliates.js';
 import { clicksContract } from './resources/clicks.js';
 import { commissionsContract } from './resources/commissions.js';
+import { couponsContract } from './resources/coupons.js';
 import { payoutsContract } from './resources/payouts.js';
 import { conversionsContract } from './resources/conversions.js';
 import { customersContract } from './resources/customers.js';
@@ -28,6 +29,7 @@ export const merchantContract = c.router(
     conversions: conversionsContract,
     integrations: integrationsContract,
     commissions: commissionsContract,
+    coupons: couponsContract,
     payouts: payoutsContract,
     webhookEndpoints: webhookEndpointsContract,
     people: peopleContract,

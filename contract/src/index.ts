@@ -13,6 +13,7 @@ export * from './resources/integrations.js';
 export * from './resources/admin.js';
 export * from './resources/tracking.js';
 export * from './resources/commissions.js';
+export * from './resources/coupons.js';
 export * from './resources/payouts.js';
 export * from './resources/reports.js';
 export * from './resources/webhook-endpoints.js';

@@ -49,6 +49,9 @@ import { snippetHandler } from './snippet/serve.js';
 import { CommissionsRepository } from './modules/commissions/commissions.repository.js';
 import { CommissionsService } from './modules/commissions/commissions.service.js';
 import { commissionsRouter } from './modules/commissions/commissions.router.js';
+import { couponsRouter } from './modules/coupons/coupons.router.js';
+import { CouponsService } from './modules/coupons/coupons.service.js';
+import { CouponsRepository } from './modules/coupons/coupons.repository.js';
 import { PayoutsRepository } from './modules/payouts/payouts.repository.js';
 import { PayoutsService } from './modules/payouts/payouts.service.js';
 import { payoutsRouter } from './modules/payouts/payouts.router.js';
@@ -110,6 +113,7 @@ export interface Services {
   charges: ChargeRecorder;
   integrations: IntegrationsService;
   commissions: CommissionsService;
+  coupons: CouponsService;
   payouts: PayoutsService;
   /** Merchants' webhook endpoints and their delivery log (modules/events). */
   webhookEndpoints: EndpointsService;
@@ -146,14 +150,15 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
   const reportsRepository = new ReportsRepository(orm);
   const organizations = new OrganizationsService(new OrganizationsRepository(orm));
   // One resolver per instance, so that its caches serve every service.
+  const couponsRepository = new CouponsRepository(orm);
   const resolver = new AttributionResolver(
-    { programs: programsRepository, affiliates: affiliatesRepository, clicks: clicksRepository },
+    { programs: programsRepository, affiliates: affiliatesRepository, clicks: clicksRepository, coupons: couponsRepository },
     new AttributionCache(ttls.programRuleCacheTtlMs),
   );
   const authenticator = new ApiKeyAuthenticator(organizations, ttls.apiKeyCacheTtlMs);
   const customerInserter = new CustomerInserter(customersRepository);
   const customers = new CustomersService(customersRepository, resolver, customerInserter);
-  const conversions = new ConversionsService(orm, resolver, customerInserter);
+  const conversions = new ConversionsService(orm, resolver, customerInserter, clicksRepository);
   return {
     organizations,
     programs: new ProgramsService(programsRepository, resolver),
@@ -164,6 +169,7 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
     charges: new ChargeRecorder(orm, conversions, customers),
     integrations: new IntegrationsService(new IntegrationsRepository(orm), secrets),
     commissions: new CommissionsService(new CommissionsRepository(orm)),
+    coupons: new CouponsService(couponsRepository, affiliatesRepository),
     payouts: new PayoutsService(new PayoutsRepository(orm)),
     webhookEndpoints: new EndpointsService(new EndpointsRepository(orm), secrets, new UrlGuard(secretSettings.allowPrivateWebhookUrls ?? false)),
     reports: new ReportsService(reportsRepository),
@@ -292,6 +298,7 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.conversions, conversions, app, options);
   createExpressEndpoints(contract.integrations, integrationsRouter(services.integrations), app, options);
   createExpressEndpoints(contract.commissions, commissionsRouter(services.commissions), app, options);
+  createExpressEndpoints(contract.coupons, couponsRouter(services.coupons), app, options);
   createExpressEndpoints(contract.payouts, payoutsRouter(services.payouts), app, options);
   createExpressEndpoints(contract.webhookEndpoints, webhookEndpointsRouter(services.webhookEndpoints), app, options);
   createExpressEndpoints(contract.reports, reportsRouter(services.reports), app, options);

@@ -101,6 +101,8 @@ const EnvSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   /** `in-process`: this process delivers outbound events; `off`: another process does (`npm run worker`). */
   WEBHOOK_DELIVERY: z.enum(['in-process', 'off']).default('in-process'),
+  /** Outbound events and their finished deliveries are deleted this many days after dispatch; 0 keeps them. */
+  WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
   /** Signs dashboard session cookies; default: derived from ADMIN_TOKEN (modules/people/auth.ts). */
   AUTH_SECRET: z.string().min(32, 'AUTH_SECRET must be at least 32 characters').optional(),
   /** Dashboard sign-in attempts per client address and window; 0 disables. */

@@ -18,6 +18,8 @@ describe('POST /api/clicks', () => {
         click: {
           id: expect.stringMatching(/^[0-9a-f-]{36}$/),
           cookie_id: expect.stringMatching(/^ck_[A-Za-z0-9]{22}$/),
+          kept_earlier_click: false,
+          suppressed: false,
           affiliate_id: m.affiliate.id,
           program_id: m.program.id,
           occurred_at: expect.any(String),

@@ -21,6 +21,11 @@ describe('programs', () => {
           hold_days: 30,
           auto_approve: true,
           minimum_payout: 0,
+          // Program rules (issue 18): last click, no caps or tiers, the default fraud rules.
+          attribution_model: 'last_click',
+          commission_max_conversions: null,
+          commission_tiers: null,
+          fraud_rules: { self_referral: true, disposable_email: true, click_flood: true, fast_conversion: false },
           created_at: expect.any(String),
           updated_at: expect.any(String),
         },

@@ -9,6 +9,7 @@ type Merchant = Awaited<ReturnType<typeof createMerchant>>;
 
 interface Victim extends Merchant {
   click: { id: string; cookie_id: string };
+  coupon: { id: string; code: string };
   customer: { id: string; customer_id: string };
   conversion: { id: string; external_id: string };
   commission: { id: string };
@@ -18,7 +19,7 @@ interface Victim extends Merchant {
 }
 
 /** The body's references, set one at a time to the victim's identifiers. */
-const BODY_REFERENCES = ['program_id', 'affiliate_id', 'ref', 'cookie_id', 'click_id', 'customer_id', 'cookieId', 'customerId'] as const;
+const BODY_REFERENCES = ['program_id', 'affiliate_id', 'ref', 'cookie_id', 'click_id', 'customer_id', 'cookieId', 'customerId', 'coupon'] as const;
 
 function def(schema: ZodTypeAny): any {
   return (schema as unknown as { _def: any })._def;
@@ -89,7 +90,10 @@ describe('cross-organization access on every route', () => {
     const payout = await a.api.post('/api/payouts', {});
     const commission = await a.api.post('/api/commissions', { affiliate_id: a.affiliate.id, amount: 5, description: 'victim correction' });
     const endpoint = await a.api.post('/api/webhook-endpoints', { url: 'http://127.0.0.1:9/victim-hooks', events: ['conversion.created'] });
-    expect([click.status, customer.status, conversion.status, integration.status, paid.status, payout.status, commission.status, endpoint.status]).toEqual([201, 201, 201, 200, 201, 201, 201, 201]);
+    const coupon = await a.api.post('/api/coupons', { code: `VICTIM-${Date.now()}`, affiliate_id: a.affiliate.id });
+    expect([click.status, customer.status, conversion.status, integration.status, paid.status, payout.status, commission.status, endpoint.status, coupon.status]).toEqual([
+      201, 201, 201, 200, 201, 201, 201, 201, 201,
+    ]);
     // A delivery in the victim's log (no delivery worker runs on this server: written as the relay would).
     const { db } = await testServer();
     const [delivery] = await db.orm.em.fork().getConnection().execute(
@@ -100,6 +104,7 @@ describe('cross-organization access on every route', () => {
     victim = {
       ...a,
       click: click.body.data.click,
+      coupon: coupon.body.data.coupon,
       customer: customer.body.data.customer,
       conversion: conversion.body.data.conversion,
       commission: commission.body.data.commission,
@@ -127,6 +132,8 @@ describe('cross-organization access on every route', () => {
       victim.webhookEndpoint.id,
       victim.webhookDelivery.id,
       victim.affiliate.email,
+      victim.coupon.id,
+      victim.coupon.code,
     ];
   });
 
@@ -153,6 +160,8 @@ describe('cross-organization access on every route', () => {
             return [victim.commission.id];
           case 'payouts':
             return [victim.payout.id];
+          case 'coupons':
+            return [victim.coupon.id];
           case 'webhookEndpoints':
             return path.startsWith('/api/webhook-deliveries/') ? [victim.webhookDelivery.id] : [victim.webhookEndpoint.id];
           case 'admin':
@@ -184,6 +193,7 @@ describe('cross-organization access on every route', () => {
       customer_id: victim.customer.customer_id,
       cookieId: victim.click.cookie_id,
       customerId: victim.customer.customer_id,
+      coupon: victim.coupon.code,
     };
     const present = BODY_REFERENCES.filter((key) => key in shape);
     if (present.length === 0) return [sample(schema, { ref_svc_affiliate: victim.click.cookie_id })];

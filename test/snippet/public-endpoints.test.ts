@@ -36,7 +36,7 @@ describe('public click endpoint', () => {
     const m = await createMerchant({ click_window_days: 45 });
     const res = await snippetPost(clicksPath(m.id), { ref: m.slug.toUpperCase(), landingUrl: 'https://shop.example.com/?ref=x', referrer: 'https://blog.example/' });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
-    expect(res.body).toEqual({ success: true, data: { click: { cookie_id: expect.stringMatching(/^ck_[0-9A-Za-z]{22}$/), cookie_max_age_seconds: 45 * 86_400 } } });
+    expect(res.body).toEqual({ success: true, data: { click: { cookie_id: expect.stringMatching(/^ck_[0-9A-Za-z]{22}$/), cookie_max_age_seconds: 45 * 86_400, kept: false } } });
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
 
     const [row] = await clickRows(m.id);

@@ -12,3 +12,14 @@ export const ClickAttributionFields = {
   ref: Identifier.optional().describe('Affiliate link slug from `?ref=<slug>`; accepted anywhere cookie_id is. No click window applies to it.'),
   click_id: Identifier.optional().describe('Click id (UUID) returned by POST /api/clicks.'),
 };
+
+/** The weakest attribution input: used only when no click_id, cookie_id or ref is given, or none of them resolves. */
+export const CouponAttributionField = {
+  coupon: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("A promotion code the customer used (POST /api/coupons): attributes to the code's affiliate when no click_id, cookie_id or ref is given, or when none of them resolves (click beats coupon). Compared case-insensitively."),
+};

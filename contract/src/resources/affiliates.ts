@@ -17,6 +17,13 @@ export const AffiliateStatus = z
   .enum(['active', 'pending', 'disabled'])
   .describe("`active`: the partner's links attribute; `pending`: an application awaiting the merchant's approval; `disabled`: the links record no new click and attribute no new customer (404 `No attribution found`), while the customers already referred keep earning on their renewals.");
 
+const AffiliateCommissionValue = z
+  .number()
+  .finite()
+  .min(0)
+  .max(1_000_000)
+  .describe("In the program's commission_type: a percent (at most 100) or a flat amount per paid conversion.");
+
 export const Affiliate = z
   .object({
     id: Uuid.describe('Affiliate (membership) id.'),
@@ -26,6 +33,7 @@ export const Affiliate = z
     slug: Slug,
     status: AffiliateStatus,
     payout_email: z.string().nullable().describe("Where payouts are sent (PayPal or Wise e-mail); null: the partner's e-mail."),
+    commission_value: z.number().nullable().describe("This affiliate's own rate, overriding the program's `commission_value` and tiers (in the program's `commission_type`); null: the program's."),
     created_at: Timestamp,
   })
   .describe('Affiliate: a partner in one program, identified by (email, program).');
@@ -36,11 +44,13 @@ export const CreateAffiliateBody = z.object({
   slug: Slug.optional().describe('Referral slug; generated when omitted. A slug used by another membership of the organization answers 409.'),
   name: z.string().min(1).max(200).optional().describe('Display name of the partner.'),
   payout_email: z.string().email().max(320).optional().describe("Where payouts are sent; default the partner's e-mail."),
+  commission_value: AffiliateCommissionValue.optional().describe("This affiliate's own rate, overriding the program's and its tiers; default none."),
 });
 
 export const UpdateAffiliateBody = z.object({
   name: z.string().min(1).max(200).nullable().optional().describe('Display name; null clears it.'),
   payout_email: z.string().email().max(320).nullable().optional().describe("Where payouts are sent; null: the partner's e-mail."),
+  commission_value: AffiliateCommissionValue.nullable().optional().describe("This affiliate's own rate, overriding the program's and its tiers; null: the program's again. Applies to sales recorded from then on."),
   status: AffiliateStatus.optional().describe(
     '`active` approves an application or re-enables a partner; `disabled` stops their links attributing new visitors (their referred customers keep earning on renewals). Takes effect on every instance within the program-rule cache bound (typically milliseconds).',
   ),

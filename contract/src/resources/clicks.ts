@@ -8,7 +8,13 @@ const c = initContract();
 export const Click = z
   .object({
     id: Uuid.describe('Click id: the `click_id` usable for attribution.'),
-    cookie_id: z.string().describe('Opaque tracking id (`ck_…`) to store in the `svc_aff` cookie and send back as `cookie_id`.'),
+    cookie_id: z
+      .string()
+      .describe("Opaque tracking id (`ck_…`) to store in the `svc_aff` cookie and send back as `cookie_id`: this click's, or an earlier click's when `kept_earlier_click` is true."),
+    kept_earlier_click: z
+      .boolean()
+      .describe("true: `cookie_id` is an earlier click's, which keeps the visitor: the visitor's own under the program's `first_click` model, or the address's first click of the window when this one is a click flood's surplus."),
+    suppressed: z.boolean().describe('true: a click flood\'s surplus (more than 10 clicks within 60 s from one address on one link, the program\'s `click_flood` rule): stored for the record only, counted nowhere, never attributed.'),
     affiliate_id: Uuid.describe('Affiliate credited with the click.'),
     program_id: Uuid.describe('Program of that affiliate.'),
     occurred_at: Timestamp.describe('When the click happened; the click window is measured from it.'),
@@ -23,6 +29,7 @@ export const CreateClickBody = z.object({
   user_agent: z.string().max(1024).optional().describe("Visitor's user agent."),
   ip: z.string().max(64).optional().describe("Visitor's IP address."),
   occurred_at: OccurredAtInput.optional().describe('When the click happened (default now); for importing clicks captured elsewhere. From 2000-01-01T00:00:00Z to at most 5 minutes in the future.'),
+  cookie_id: z.string().max(255).optional().describe("The visitor's current `svc_aff` cookie, if any. Under the program's `first_click` model a valid one (a click of this organization within its click window) is kept: the click is recorded, and `cookie_id` in the answer is that earlier click's."),
 });
 
 export const clicksContract = c.router({

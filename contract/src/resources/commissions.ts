@@ -18,6 +18,21 @@ export const CommissionStatus = z
     "`pending`: in the program's hold period, until `approves_at`; `approved`: owed, waiting for a payout; `paid`: carried by a payout marked paid (never changes again); `reversed`: the sale was fully refunded before payment, nothing owed; `rejected`: refused by the merchant, never paid; `on_hold`: a fraud signal fired, waiting for the merchant's approve or reject.",
   );
 
+export const AppliedRate = z
+  .object({
+    type: z.enum(['percent', 'flat']).describe("The program's commission_type."),
+    value: z.number().describe('Percent of the amount, or the flat amount.'),
+    source: z.enum(['program', 'tier', 'affiliate']).describe("`program`: the program's commission_value; `tier`: a commission tier reached in the previous month; `affiliate`: the affiliate's own commission_value."),
+  })
+  .describe('Rate applied');
+
+export const HoldReason = z
+  .object({
+    rule: z.enum(['self_referral', 'disposable_email', 'fast_conversion']).describe('The fraud rule that fired (its name in the program\'s `fraud_rules`).'),
+    detail: z.string().describe('Its evidence, in words.'),
+  })
+  .describe('Hold reason');
+
 export const Commission = z
   .object({
     id: Uuid.describe('Commission (ledger entry) id.'),
@@ -37,6 +52,10 @@ export const Commission = z
       "When a `pending` entry becomes `approved` by itself: the sale's `occurred_at` plus the program's `hold_days`; null when the program does not approve by itself (`auto_approve: false`) and for entries that were never pending.",
     ),
     payout_id: Uuid.nullable().describe('The payout that carries it (pending or paid); null when in none.'),
+    rate: AppliedRate.nullable().describe('The rate a `sale` was computed with; null for other entries (and sales recorded before rates were kept).'),
+    hold_reasons: z
+      .array(HoldReason)
+      .describe('Why the entry was put `on_hold`: every fraud rule that fired, with its evidence. Kept after a release or a rejection, for the record; empty when no rule fired.'),
     created_at: Timestamp,
     updated_at: Timestamp,
   })

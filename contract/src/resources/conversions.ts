@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { ClickAttributionFields } from '../common/attribution.js';
+import { ClickAttributionFields, CouponAttributionField } from '../common/attribution.js';
 import { ErrorBody, errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
 import { CurrencyCode, Deduped, Identifier, Money, MoneyInput, OccurredAtInput, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
@@ -45,6 +45,7 @@ export const CreateConversionBody = z.object({
     "The merchant's customer id. Alone, it attributes a recurring charge to the customer's original affiliate (the customer must have been tracked). With click attribution and an unknown customer_id, the customer is created.",
   ),
   ...ClickAttributionFields,
+  ...CouponAttributionField,
   kind: ConversionKind.optional().describe(
     '`initial` is allowed only on the customer\'s first conversion; `recurring` only with a customer. Default: `recurring` when attributed by customer_id alone, else `initial` on the first conversion.',
   ),

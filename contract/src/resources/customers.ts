@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { ClickAttributionFields } from '../common/attribution.js';
+import { ClickAttributionFields, CouponAttributionField } from '../common/attribution.js';
 import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { Deduped, Identifier, Timestamp, Uuid } from '../common/primitives.js';
 
@@ -29,8 +29,9 @@ export const Customer = z
 export const CreateCustomerBody = z.object({
   customer_id: Identifier.describe("The merchant's payment-provider customer id. Idempotency key: a repeat returns the existing customer with `deduped: true`."),
   ...ClickAttributionFields,
+  ...CouponAttributionField,
   status: CustomerStatus.optional().describe('Initial status; default `trial`.'),
-  email: z.string().max(320).optional().describe('Customer e-mail.'),
+  email: z.string().max(320).optional().describe('Customer e-mail; the fraud rules self_referral and disposable_email read it.'),
   name: z.string().max(200).optional().describe('Customer name.'),
 });
 

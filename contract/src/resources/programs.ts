@@ -6,6 +6,33 @@ import { CurrencyCode, Timestamp, Uuid } from '../common/primitives.js';
 
 const c = initContract();
 
+export const CommissionTiers = z
+  .object({
+    metric: z
+      .enum(['customers', 'revenue'])
+      .describe("`customers`: the affiliate's distinct customers with a paid conversion; `revenue`: the gross amount of its conversions in the program's currency; both over conversions whose occurred_at is in the previous calendar month, UTC."),
+    tiers: z
+      .array(
+        z.object({
+          from: z.number().finite().min(0).max(1_000_000_000).describe("The metric's value from which this tier applies."),
+          commission_value: z.number().finite().min(0).max(1_000_000).describe("The rate from this tier on, in the program's `commission_type` (at most 100 for percent)."),
+        }),
+      )
+      .min(1)
+      .max(20)
+      .describe('The tiers, in any order.'),
+  })
+  .describe('Commission tiers: e.g. `{ "metric": "customers", "tiers": [{ "from": 10, "commission_value": 30 }] }` pays 30 from 10 customers in the previous month.');
+
+export const FraudRules = z
+  .object({
+    self_referral: z.boolean().describe("Hold a sale whose customer's e-mail is the affiliate's own (case-insensitive), or whose click came from the address and user agent of the partner's own portal sign-in. Default true."),
+    disposable_email: z.boolean().describe("Hold a sale whose customer's e-mail domain is on the maintained disposable-domain list. Default true."),
+    click_flood: z.boolean().describe('More than 10 clicks within 60 seconds from one address on one link: the surplus is stored suppressed, answered with the cookie id of that address\'s first click in the window, and counted nowhere. Default true.'),
+    fast_conversion: z.boolean().describe('Hold a click-attributed sale whose occurred_at is within 10 seconds of its click. Default false.'),
+  })
+  .describe('Fraud rules: which signals put a commission `on_hold` (held entries are released by approve, or rejected).');
+
 export const CommissionType = z
   .enum(['percent', 'flat'])
   .describe('`percent`: commission_value percent of each conversion amount; `flat`: commission_value per paid conversion.');
@@ -48,6 +75,22 @@ const programFields = {
     .describe(
       "Smallest net amount, in the program's currency, that POST /api/payouts pays an affiliate; below it the commissions wait for the next payout. Nothing is converted between currencies: commissions in another currency (sales reported in it) are paid at any positive net.",
     ),
+  attribution_model: z
+    .enum(['last_click', 'first_click'])
+    .describe(
+      "Which referral keeps a visitor. `last_click`: every new visit with a referral replaces the `svc_aff` cookie. `first_click`: a valid cookie of this organization (a click within its program's click window) is kept: the snippet sends it with the click, which is recorded for the second partner but answered with the first click's `cookie_id`; POST /api/clicks does the same with `cookie_id`.",
+    ),
+  commission_max_conversions: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .nullable()
+    .describe("Recurring cap by count: a customer's first N paid conversions earn; the next earns nothing and makes the customer `capped`. With `commission_window_months`, whichever comes first caps. null: no cap by count. Counting starts when the cap is set (customers' earlier paid conversions are counted then)."),
+  commission_tiers: CommissionTiers.nullable().describe(
+    "Tiered rates: the affiliate's metric over the previous calendar month (UTC) of each sale's occurred_at picks the highest tier whose `from` it reaches; below every tier, `commission_value`. A tier reached mid-month pays from the next month on. null: no tiers.",
+  ),
+  fraud_rules: FraudRules,
 };
 
 export const Program = z
@@ -69,6 +112,10 @@ export const CreateProgramBody = z.object({
   hold_days: programFields.hold_days.optional().describe('Hold before a commission is approved, in days; default 30.'),
   auto_approve: programFields.auto_approve.optional().describe('Default true.'),
   minimum_payout: programFields.minimum_payout.optional().describe('Default 0: every positive net amount is paid.'),
+  attribution_model: programFields.attribution_model.optional().describe('Default `last_click`.'),
+  commission_max_conversions: programFields.commission_max_conversions.optional().describe('Default null (no cap by count).'),
+  commission_tiers: programFields.commission_tiers.optional().describe('Default null (no tiers).'),
+  fraud_rules: FraudRules.partial().optional().describe('Rules to turn on or off; a partial object changes only the rules it names. Default self_referral, disposable_email and click_flood on, fast_conversion off.'),
 });
 
 export const UpdateProgramBody = CreateProgramBody.partial();

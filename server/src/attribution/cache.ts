@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import type { AttributionModel, CommissionTiers, FraudRules } from './program-rules.js';
 
 export interface CachedAffiliate {
   id: string;
@@ -25,6 +26,20 @@ export interface ProgramRule {
   hold_days: number;
   /** false: entries wait for the merchant's approval. */
   auto_approve: boolean;
+  attribution_model: AttributionModel;
+  /** A customer's paid conversions that earn; null: no cap by count. */
+  commission_max_conversions: number | null;
+  commission_tiers: CommissionTiers | null;
+  fraud_rules: FraudRules;
+}
+
+/** What the rules need of an affiliate: its status, its own rate, and what self_referral compares with. */
+export interface AffiliateRule {
+  status: AffiliateStatus;
+  commission_value: string | null;
+  email: string;
+  portal_sign_in_ip: string | null;
+  portal_sign_in_user_agent: string | null;
 }
 
 /** Default of PROGRAM_RULE_CACHE_TTL_MS (config.ts): the safety net behind change notifications, for program rules and affiliates' statuses. */
@@ -49,12 +64,13 @@ export class AttributionCache {
   readonly clicksByCookie = new LRUCache<string, CachedClick>({ max: 10_000 });
   readonly clicksById = new LRUCache<string, CachedClick>({ max: 10_000 });
   readonly programs: LRUCache<string, ProgramRule>;
-  readonly affiliateStatuses: LRUCache<string, AffiliateStatus>;
+  /** An affiliate's status, own rate and e-mail: change like program rules, and are dropped the same way. */
+  readonly affiliateRules: LRUCache<string, AffiliateRule>;
 
   /** programRuleTtlMs 0: program rules are not cached (lru-cache's ttl 0 would mean "no expiry"). */
   constructor(readonly programRuleTtlMs: number = PROGRAM_RULE_TTL_MS) {
     this.programs = new LRUCache<string, ProgramRule>({ max: 5_000, ttl: programRuleTtlMs });
-    this.affiliateStatuses = new LRUCache<string, AffiliateStatus>({ max: 20_000, ttl: programRuleTtlMs });
+    this.affiliateRules = new LRUCache<string, AffiliateRule>({ max: 20_000, ttl: programRuleTtlMs });
   }
 
   static key(organizationId: string, value: string): string {

@@ -1,9 +1,10 @@
 import type { AffiliatesRepository } from '../modules/affiliates/affiliates.repository.js';
 import type { ClicksRepository } from '../modules/clicks/clicks.repository.js';
+import type { CouponsRepository } from '../modules/coupons/coupons.repository.js';
 import type { ProgramsRepository } from '../modules/programs/programs.repository.js';
 import { AttributionNotFoundError, AttributionWindowExpiredError } from '../http/errors.js';
 import { isUuid } from '../http/serialize.js';
-import { AttributionCache, type CachedAffiliate, type CachedClick, type ProgramRule } from './cache.js';
+import { AttributionCache, type AffiliateRule, type CachedAffiliate, type CachedClick, type ProgramRule } from './cache.js';
 import { isClickWindowExpired } from './windows.js';
 
 /** Issued cookie ids carry this prefix; slugs cannot contain "_", so the two never collide. */
@@ -13,6 +14,8 @@ export interface ClickAttributionInput {
   click_id?: string | undefined;
   cookie_id?: string | undefined;
   ref?: string | undefined;
+  /** A promotion code (modules/coupons): the weakest input, used when none of the others attributes. */
+  coupon?: string | undefined;
 }
 
 export interface Attribution {
@@ -21,14 +24,16 @@ export interface Attribution {
   click_id: string | null;
 }
 
+/** The request names a referral: a click (click_id, cookie_id, ref) or a coupon code. */
 export const hasClickAttribution = (input: ClickAttributionInput): boolean =>
-  Boolean(input.click_id || input.cookie_id || input.ref);
+  Boolean(input.click_id || input.cookie_id || input.ref || input.coupon);
 
 /** Where the resolver reads what its caches do not hold: the repositories of the modules that own those rows. */
 export interface AttributionSources {
   programs: Pick<ProgramsRepository, 'findRule'>;
-  affiliates: Pick<AffiliatesRepository, 'findBySlug' | 'findStatus'>;
+  affiliates: Pick<AffiliatesRepository, 'findBySlug' | 'findRule'>;
   clicks: Pick<ClicksRepository, 'findForAttribution'>;
+  coupons: Pick<CouponsRepository, 'findByCode'>;
 }
 
 /**
@@ -43,7 +48,8 @@ export class AttributionResolver {
   ) {}
 
   /**
-   * Click-side attribution within one organization, in the order click_id, cookie_id, ref.
+   * Click-side attribution within one organization, in the order click_id, cookie_id, ref, and
+   * last a coupon code (when none of the others is given or resolves).
    * A click is subject to its program's click window at `at` (410); a slug (in `ref`, or a raw
    * slug the snippet stored in `cookie_id`) credits its affiliate now, with no window. Anything
    * this organization did not issue, or whose affiliate is not `active` (disabled, or an
@@ -51,6 +57,21 @@ export class AttributionResolver {
    * attributed do not come here: they keep earning whatever the affiliate's status.
    */
   async resolveClick(organizationId: string, input: ClickAttributionInput, at: Date): Promise<Attribution> {
+    if (!input.coupon) return this.resolveReferral(organizationId, input, at);
+    // Click beats coupon: the code attributes only when no click, cookie or ref does (none given, or none resolves).
+    if (input.click_id || input.cookie_id || input.ref) {
+      try {
+        return await this.resolveReferral(organizationId, input, at);
+      } catch (err) {
+        if (!(err instanceof AttributionNotFoundError || err instanceof AttributionWindowExpiredError)) throw err;
+      }
+    }
+    const coupon = await this.sources.coupons.findByCode(organizationId, input.coupon);
+    if (!coupon || !(await this.isAttributing(coupon.affiliate_id))) throw new AttributionNotFoundError();
+    return { affiliate_id: coupon.affiliate_id, program_id: coupon.program_id, click_id: null };
+  }
+
+  private async resolveReferral(organizationId: string, input: ClickAttributionInput, at: Date): Promise<Attribution> {
     let click: CachedClick | undefined;
     if (input.click_id) {
       click = await this.clickById(organizationId, input.click_id);
@@ -83,18 +104,23 @@ export class AttributionResolver {
 
   /** Only an `active` affiliate's links attribute new visitors (shared/spec/ledger.md). */
   private async isAttributing(affiliateId: string): Promise<boolean> {
-    let status = this.cache.affiliateStatuses.get(affiliateId);
-    if (status === undefined) {
-      status = await this.sources.affiliates.findStatus(affiliateId);
-      if (status === undefined) return false;
-      if (this.cache.programRuleTtlMs > 0) this.cache.affiliateStatuses.set(affiliateId, status);
-    }
-    return status === 'active';
+    return (await this.affiliateRule(affiliateId))?.status === 'active';
   }
 
-  /** An affiliate's status changed (here, or on another instance): its next use reads it again. */
+  /** An affiliate's status, own rate and e-mails (cached like program rules); undefined when there is no such affiliate. */
+  async affiliateRule(affiliateId: string): Promise<AffiliateRule | undefined> {
+    let rule = this.cache.affiliateRules.get(affiliateId);
+    if (rule === undefined) {
+      rule = await this.sources.affiliates.findRule(affiliateId);
+      if (rule === undefined) return undefined;
+      if (this.cache.programRuleTtlMs > 0) this.cache.affiliateRules.set(affiliateId, rule);
+    }
+    return rule;
+  }
+
+  /** An affiliate's status or rate changed (here, or on another instance): its next use reads it again. */
   forgetAffiliate(affiliateId: string): void {
-    this.cache.affiliateStatuses.delete(affiliateId);
+    this.cache.affiliateRules.delete(affiliateId);
   }
 
   async programRule(programId: string): Promise<ProgramRule> {
@@ -114,7 +140,7 @@ export class AttributionResolver {
   /** Change notifications may have been missed (the listener reconnected): every rule and status is read again. */
   forgetAllChangeable(): void {
     this.cache.programs.clear();
-    this.cache.affiliateStatuses.clear();
+    this.cache.affiliateRules.clear();
   }
 
   private async clickById(organizationId: string, clickId: string): Promise<CachedClick | undefined> {

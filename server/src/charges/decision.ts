@@ -34,6 +34,8 @@ import type { ChannelPolicy } from './channels.js';
 export interface ChargeProgram extends CommissionRule {
   /** Months from the customer's first conversion during which charges earn commission; null: lifetime. */
   commission_window_months: number | null;
+  /** A customer's paid conversions that earn; after them the customer is capped. null/absent: no cap by count. */
+  commission_max_conversions?: number | null;
   currency: string;
 }
 
@@ -41,6 +43,8 @@ export interface ChargeProgram extends CommissionRule {
 export interface ObservedCustomer {
   status: CustomerStatus;
   firstConversionAt: Date | null;
+  /** Paid conversions counted so far (while the program caps by count). */
+  paidConversions?: number;
 }
 
 export interface ChargeFacts {
@@ -54,6 +58,8 @@ export interface ChargeFacts {
   /** undefined: a charge by click alone, without a customer. */
   customer: ObservedCustomer | undefined;
   program: ChargeProgram;
+  /** The rate that applies (attribution/program-rules.ts applicableRate); absent: the program's. */
+  rate?: CommissionRule;
   occurredAt: Date;
 }
 
@@ -64,8 +70,8 @@ export interface ChargeDecision {
   commission: string;
   /** Past the program's commission window: the charge earns nothing and caps the customer. */
   pastCommissionWindow: boolean;
-  /** The customer once this charge is recorded; undefined without a customer. */
-  customer: { status: CustomerStatus; firstConversionAt: Date } | undefined;
+  /** The customer once this charge is recorded (paidConversions only while the program caps by count); undefined without a customer. */
+  customer: { status: CustomerStatus; firstConversionAt: Date; paidConversions?: number } | undefined;
 }
 
 /**
@@ -104,18 +110,28 @@ export function decideCharge(facts: ChargeFacts, channel: Pick<ChannelPolicy, 'f
     firstChargeByCustomer: channel.firstChargeByCustomer,
   });
   const currency = chargeCurrency(facts.amount, facts.currency, program);
+  const rate = facts.rate ?? program;
   if (!customer) {
-    return { currency, kind, commission: computeCommission(program, facts.amount, currency), pastCommissionWindow: false, customer: undefined };
+    return { currency, kind, commission: computeCommission(rate, facts.amount, currency), pastCommissionWindow: false, customer: undefined };
   }
   const observedFirst = customer.firstConversionAt;
   const firstConversionAt = observedFirst && observedFirst < occurredAt ? observedFirst : occurredAt;
   const pastCommissionWindow = isPastCommissionWindow(firstConversionAt, program.commission_window_months, occurredAt);
+  // The cap by count: the first N paid conversions earn, the next one caps (as the window does).
+  const maxConversions = program.commission_max_conversions ?? null;
+  const paidSoFar = customer.paidConversions ?? 0;
+  const capped = pastCommissionWindow || (maxConversions !== null && paidSoFar >= maxConversions);
+  const counted = maxConversions !== null && !capped && new Decimal(facts.amount).gt(0);
   return {
     currency,
     kind,
-    commission: computeCommission(program, pastCommissionWindow ? 0 : facts.amount, currency),
+    commission: computeCommission(rate, capped ? 0 : facts.amount, currency),
     pastCommissionWindow,
-    customer: { status: statusAfterCharge(customer.status, facts.amount, pastCommissionWindow), firstConversionAt },
+    customer: {
+      status: statusAfterCharge(customer.status, facts.amount, capped),
+      firstConversionAt,
+      ...(maxConversions !== null ? { paidConversions: paidSoFar + (counted ? 1 : 0) } : {}),
+    },
   };
 }
 

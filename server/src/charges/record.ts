@@ -123,7 +123,7 @@ export class ChargeRecorder {
 
   /** A zero-amount charge with a referral and a customer: no sale, the referred customer tracked as `trial`. */
   private async signup(organizationId: string, charge: ChargeReport, channel: ChannelPolicy): Promise<RecordedSignup> {
-    const { customer_id, cookie_id, ref, click_id, email } = charge;
+    const { customer_id, cookie_id, ref, click_id, coupon, email } = charge;
     if (!customer_id || !hasClickAttribution(charge)) {
       throw refused(
         channel,
@@ -131,7 +131,7 @@ export class ChargeRecorder {
         `Zero-amount charge ${charge.external_id}: no conversion`,
       );
     }
-    const { customer, deduped } = await this.customers.create(organizationId, { customer_id, cookie_id, ref, click_id, status: 'trial', email });
+    const { customer, deduped } = await this.customers.create(organizationId, { customer_id, cookie_id, ref, click_id, coupon, status: 'trial', email });
     return { recorded: 'signup', customer, deduped };
   }
 

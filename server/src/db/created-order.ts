@@ -7,7 +7,7 @@ import type { Tables } from './database.js';
  * created_at, id): the rows after the cursor's position, and one more than the page, so that
  * pageOf knows whether another page follows.
  */
-export function pageInCreationOrder<T extends 'programs' | 'affiliates', O>(
+export function pageInCreationOrder<T extends 'programs' | 'affiliates' | 'coupons', O>(
   query: SelectQueryBuilder<Tables, T, O>,
   after: CursorPosition | undefined,
   limit: number,

@@ -48,6 +48,8 @@ export const DISTRIBUTED_TABLES = [
   'report_program_days',
   'report_deferred_commissions',
   'report_deferred_days',
+  'coupons',
+  'suppressed_clicks',
 ] as const;
 
 /** The SQL a Citus deployment runs once, after the migrations, to distribute the schema. */

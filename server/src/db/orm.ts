@@ -13,6 +13,8 @@ import { ConversionRefundEntity } from '../modules/conversions/conversion-refund
 import { PaymentReferenceEntity, WebhookEventEntity } from '../webhooks/webhook.entities.js';
 import { CommissionEntity } from '../modules/commissions/commission.entity.js';
 import { PayoutEntity } from '../modules/payouts/payout.entity.js';
+import { CouponEntity } from '../modules/coupons/coupon.entity.js';
+import { SuppressedClickEntity } from '../modules/clicks/suppressed-click.entity.js';
 import { migrationsList } from './migrations/index.js';
 import { registerConnection } from './database.js';
 
@@ -30,6 +32,8 @@ export const entities = [
   PaymentReferenceEntity,
   CommissionEntity,
   PayoutEntity,
+  CouponEntity,
+  SuppressedClickEntity,
 ];
 
 /** The bounds on waits for PostgreSQL (config.ts: DB_*_TIMEOUT_MS). */

@@ -4,7 +4,7 @@ import type { Sql } from './sql.js';
 
 /** A tenant table whose rows a merchant addresses in a path: by the service's UUID, and for some also by an id it chose. */
 export interface OwnedTable {
-  table: 'customers' | 'conversions' | 'programs' | 'affiliates' | 'commissions' | 'payouts';
+  table: 'customers' | 'conversions' | 'programs' | 'affiliates' | 'commissions' | 'payouts' | 'coupons';
   /** The merchant's own id column (unique per organization, indexed on its own too); none: addressed by UUID only. */
   merchantIdColumn?: 'customer_id' | 'external_id';
   /** The 404 message: "Customer not found". */

@@ -10,7 +10,7 @@ import { SecretBox } from '../security/secret-box.js';
  */
 export async function startEventDelivery(
   orm: MikroORM,
-  config: Pick<Config, 'ENCRYPTION_KEY' | 'WEBHOOK_ALLOW_PRIVATE_URLS'>,
+  config: Pick<Config, 'ENCRYPTION_KEY' | 'WEBHOOK_ALLOW_PRIVATE_URLS' | 'WEBHOOK_RETENTION_DAYS'>,
   logger: Logger,
 ): Promise<EventDelivery> {
   if (!config.ENCRYPTION_KEY) {
@@ -19,7 +19,10 @@ export async function startEventDelivery(
   if (config.WEBHOOK_ALLOW_PRIVATE_URLS) {
     logger.warn('WEBHOOK_ALLOW_PRIVATE_URLS=true: webhook endpoints may use http:// and private addresses. Development only.');
   }
-  const delivery = new EventDelivery(orm, new SecretBox(config.ENCRYPTION_KEY), logger, { allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS });
+  const delivery = new EventDelivery(orm, new SecretBox(config.ENCRYPTION_KEY), logger, {
+    allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS,
+    retentionDays: config.WEBHOOK_RETENTION_DAYS,
+  });
   await delivery.start();
   logger.info('outbound events: delivery started');
   return delivery;

@@ -30,6 +30,8 @@ export interface QueueOptions {
   superviseIntervalSeconds?: number;
   /** Bounds the pooled connections the queue's own statements hold at once (shared with its caller's). */
   connections?: LimitFunction;
+  /** Runs pg-boss's cron pass (schedules: the retention of outbound events). */
+  schedule?: boolean;
 }
 
 /** How many times a start that failed is tried again (instances starting together race to install pg-boss's schema). */
@@ -62,7 +64,7 @@ function newQueue(orm: MikroORM, logger: Logger, options: QueueOptions): PgBoss 
   const boss = new PgBoss({
     db: databaseOn(poolOf(orm), options.connections),
     schema: QUEUE_SCHEMA,
-    schedule: false,
+    schedule: options.schedule ?? false,
     superviseIntervalSeconds: options.superviseIntervalSeconds ?? 10,
     monitorIntervalSeconds: 60,
   });

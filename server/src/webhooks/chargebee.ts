@@ -69,8 +69,25 @@ function paymentSucceeded(content: Json, occurredAt: Date | undefined): WebhookA
       referral: referral(content),
       occurred_at: dateFrom(transaction?.date) ?? dateFrom(invoice?.paid_at) ?? occurredAt,
       email: str(obj(content.customer)?.email),
+      coupon: chargebeeCoupon(invoice?.discounts),
     },
   ];
+}
+
+/**
+ * The coupon of an invoice's `discounts`: an entry of a coupon (entity_type `document_level_coupon`
+ * or `item_level_coupon`) names the code the customer typed in `coupon_set_code` when it came from
+ * a coupon set, else the coupon's id in `entity_id`.
+ */
+function chargebeeCoupon(discounts: unknown): string | undefined {
+  if (!Array.isArray(discounts)) return undefined;
+  for (const entry of discounts) {
+    const discount = obj(entry);
+    if (!str(discount?.entity_type)?.endsWith('_coupon')) continue;
+    const code = str(discount?.coupon_set_code) ?? str(discount?.entity_id);
+    if (code) return code;
+  }
+  return undefined;
 }
 
 function paymentRefunded(content: Json): WebhookAction[] {

@@ -128,7 +128,7 @@ export class WebhookDispatcher {
     const valid = checked.value;
     switch (valid.kind) {
       case 'payment':
-        return chargeResult(await charges.recordCharge(organizationId, { ...valid.conversion, ...valid.referral, email: valid.email }, PROVIDER_CHANNEL));
+        return chargeResult(await charges.recordCharge(organizationId, { ...valid.conversion, ...valid.referral, email: valid.email, coupon: valid.coupon }, PROVIDER_CHANNEL));
       case 'cancel':
         return cancellationResult(valid.customer_id, await charges.recordCancellation(organizationId, valid.customer_id, PROVIDER_CHANNEL));
       case 'refund': {

@@ -69,6 +69,7 @@ export interface CheckedPayment {
   conversion: { external_id: string; amount: string; currency: string; customer_id?: string | undefined; occurred_at?: string | undefined };
   referral?: { click_id: string } | { cookie_id: string } | undefined;
   email?: string | undefined;
+  coupon?: string | undefined;
 }
 
 export type CheckedAction = CheckedPayment | CancelAction | RefundAction | ReferenceAction;
@@ -88,6 +89,8 @@ function checkPayment(p: PaymentAction, now: Date): Checked<CheckedPayment> {
   if (!checked.ok) return checked;
   // An e-mail only decorates a tracked customer: one the API would refuse is dropped, not the sale.
   const email = p.email !== undefined && field<string>('email', CreateCustomerBody.shape.email, p.email).ok ? p.email : undefined;
+  // So does a discount code: the weakest attribution input, dropped when the API would refuse it.
+  const coupon = p.coupon !== undefined && field<string>('coupon', CreateConversionBody.shape.coupon, p.coupon).ok ? p.coupon : undefined;
   return {
     ok: true,
     value: {
@@ -95,6 +98,7 @@ function checkPayment(p: PaymentAction, now: Date): Checked<CheckedPayment> {
       conversion: { external_id: p.external_id, amount: p.amount, currency: p.currency, customer_id: checked.value.customer_id, occurred_at: checked.value.occurred_at },
       referral,
       email,
+      coupon,
     },
   };
 }

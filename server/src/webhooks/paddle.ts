@@ -66,6 +66,8 @@ function transactionCompleted(t: Json): WebhookAction[] {
       customer_id: str(t.customer_id),
       referral: referralFrom(t.custom_data),
       occurred_at: paddleDate(t.billed_at) ?? paddleDate(t.updated_at) ?? paddleDate(t.created_at),
+      // A transaction names its discount by id (dsc_…); its code only when the discount is included.
+      coupon: str(obj(t.discount)?.code) ?? str(t.discount_id),
     },
   ];
 }

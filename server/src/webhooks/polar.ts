@@ -43,6 +43,8 @@ function orderPaid(order: Json): WebhookAction[] {
       referral: referralFrom(order.metadata, obj(order.subscription)?.metadata, obj(order.checkout)?.metadata),
       occurred_at: dateFrom(order.created_at),
       email: str(customer?.email),
+      // The order's discount, as Polar sends it, carries the code the customer typed.
+      coupon: str(obj(order.discount)?.code),
     },
   ];
 }

@@ -61,6 +61,20 @@ function sessionCharge(session: Json): { net: Decimal; currency: string } | unde
   return { net: netOfTax(presented, presented, tax), currency: presentedCurrency };
 }
 
+/**
+ * The promotion code of a session's or invoice's `discounts`: each entry names its promotion code
+ * by id (promo_…), or carries it expanded with its `code`; a bare discount id (di_…) names none.
+ */
+function stripePromotionCode(discounts: unknown): string | undefined {
+  if (!Array.isArray(discounts)) return undefined;
+  for (const entry of discounts) {
+    const promotion = obj(entry)?.promotion_code;
+    const code = str(obj(promotion)?.code) ?? str(promotion);
+    if (code) return code;
+  }
+  return undefined;
+}
+
 function checkoutCompleted(session: Json, type: string): WebhookAction[] {
   // Delayed payment methods complete the session unpaid; async_payment_succeeded follows.
   if (type === 'checkout.session.completed' && session.payment_status === 'unpaid') return [];
@@ -103,6 +117,7 @@ function checkoutCompleted(session: Json, type: string): WebhookAction[] {
       referral,
       occurred_at: dateFrom(session.created),
       email: str(obj(session.customer_details)?.email),
+      coupon: stripePromotionCode(session.discounts),
     },
     ...references,
   ];
@@ -128,6 +143,7 @@ function invoicePaid(invoice: Json): WebhookAction[] {
       referral: referralFrom(subscriptionDetails?.metadata, invoice.metadata),
       occurred_at: dateFrom(obj(invoice.status_transitions)?.paid_at) ?? dateFrom(invoice.created),
       email: str(invoice.customer_email),
+      coupon: stripePromotionCode(invoice.discounts),
     },
   ];
   // Older API versions name the invoice's payment: a refund of that charge finds this conversion.

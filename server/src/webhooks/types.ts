@@ -37,6 +37,8 @@ export interface PaymentAction {
   /** The provider's time of the charge; an invalid Date when it sent one that is not a time. */
   occurred_at?: Date | undefined;
   email?: string | undefined;
+  /** The promotion or discount code the payment used (a coupon of the organization attributes it when no referral does). */
+  coupon?: string | undefined;
 }
 
 /** A subscription cancelled: the customer becomes `canceled`. */

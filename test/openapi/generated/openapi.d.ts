@@ -344,6 +344,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/coupons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List coupons
+         * @description Lists the organization's coupon codes, oldest first, optionally one affiliate's.
+         */
+        get: operations["couponsList"];
+        put?: never;
+        /**
+         * Give an affiliate a coupon code
+         * @description Registers a promotion code of the organization as the affiliate's. Codes are unique per organization compared case-insensitively: a code taken (in any case) answers 409.
+         */
+        post: operations["couponsCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/coupons/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a coupon
+         * @description Deletes the code: it attributes nothing from then on (sales attributed by it stay as they are), and may be given again.
+         */
+        delete: operations["couponsDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/customers": {
         parameters: {
             query?: never;
@@ -875,7 +919,7 @@ export interface paths {
         put?: never;
         /**
          * Register a click from the tracking snippet
-         * @description Called by the snippet when a visitor lands with `?ref=<slug>`: records the click exactly as POST /api/clicks does (client address and user agent taken from the request) and returns the tracking id to store in the `svc_aff` cookie with its lifetime. Last click wins: every new visit with a `ref` records a new click and replaces the cookie. Requests from bots and crawlers (recognised by their user agent) are answered 200 with `click: null` and record nothing. An unknown `ref` and an unknown organization both answer 404 "No attribution found", so the answer never tells whether an organization exists. Public: no API key; callable from any origin (CORS, preflight answered). The body may be sent as `application/json` or as `text/plain` holding JSON, which browsers send without a CORS preflight. Rate limited per client address (429 with Retry-After).
+         * @description Called by the snippet when a visitor lands with `?ref=<slug>`: records the click exactly as POST /api/clicks does (client address and user agent taken from the request) and returns the tracking id to store in the `svc_aff` cookie with its lifetime. Under the program's `last_click` model (default) every new visit with a `ref` records a new click and replaces the cookie; under `first_click` a valid cookie of this organization sent as `cookieId` is kept (`kept: true`). Requests from bots and crawlers (recognised by their user agent) are answered 200 with `click: null` and record nothing. An unknown `ref` and an unknown organization both answer 404 "No attribution found", so the answer never tells whether an organization exists. Public: no API key; callable from any origin (CORS, preflight answered). The body may be sent as `application/json` or as `text/plain` holding JSON, which browsers send without a CORS preflight. Rate limited per client address (429 with Retry-After).
          */
         post: operations["trackingCreateClick"];
         delete?: never;
@@ -953,6 +997,8 @@ export interface components {
             status: "active" | "pending" | "disabled";
             /** @description Where payouts are sent (PayPal or Wise e-mail); null: the partner's e-mail. */
             payout_email: string | null;
+            /** @description This affiliate's own rate, overriding the program's `commission_value` and tiers (in the program's `commission_type`); null: the program's. */
+            commission_value: number | null;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
         };
@@ -1003,8 +1049,12 @@ export interface components {
              * @description Click id: the `click_id` usable for attribution.
              */
             id: string;
-            /** @description Opaque tracking id (`ck_…`) to store in the `svc_aff` cookie and send back as `cookie_id`. */
+            /** @description Opaque tracking id (`ck_…`) to store in the `svc_aff` cookie and send back as `cookie_id`: this click's, or an earlier click's when `kept_earlier_click` is true. */
             cookie_id: string;
+            /** @description true: `cookie_id` is an earlier click's, which keeps the visitor: the visitor's own under the program's `first_click` model, or the address's first click of the window when this one is a click flood's surplus. */
+            kept_earlier_click: boolean;
+            /** @description true: a click flood's surplus (more than 10 clicks within 60 s from one address on one link, the program's `click_flood` rule): stored for the record only, counted nowhere, never attributed. */
+            suppressed: boolean;
             /**
              * Format: uuid
              * @description Affiliate credited with the click.
@@ -1069,6 +1119,94 @@ export interface components {
              * @description The payout that carries it (pending or paid); null when in none.
              */
             payout_id: string | null;
+            /** @description The rate a `sale` was computed with; null for other entries (and sales recorded before rates were kept). */
+            rate: {
+                /**
+                 * @description The program's commission_type.
+                 * @enum {string}
+                 */
+                type: "percent" | "flat";
+                /** @description Percent of the amount, or the flat amount. */
+                value: number;
+                /**
+                 * @description `program`: the program's commission_value; `tier`: a commission tier reached in the previous month; `affiliate`: the affiliate's own commission_value.
+                 * @enum {string}
+                 */
+                source: "program" | "tier" | "affiliate";
+            } | null;
+            /** @description Why the entry was put `on_hold`: every fraud rule that fired, with its evidence. Kept after a release or a rejection, for the record; empty when no rule fired. */
+            hold_reasons: components["schemas"]["HoldReason"][];
+            /** @description ISO-8601 timestamp in UTC. */
+            created_at: string;
+            /** @description ISO-8601 timestamp in UTC. */
+            updated_at: string;
+        };
+        /** @description Commission: one entry of the ledger, what an affiliate earned or owes back. */
+        CommissionOutput: {
+            /**
+             * Format: uuid
+             * @description Commission (ledger entry) id.
+             */
+            id: string;
+            /**
+             * @description `sale`: earned by a conversion; `clawback`: negative, what a refund takes back from a sale whose commission was already paid; `adjustment`: a manual entry by the merchant (a bonus or a correction), positive or negative.
+             * @enum {string}
+             */
+            type: "sale" | "clawback" | "adjustment";
+            /**
+             * @description `pending`: in the program's hold period, until `approves_at`; `approved`: owed, waiting for a payout; `paid`: carried by a payout marked paid (never changes again); `reversed`: the sale was fully refunded before payment, nothing owed; `rejected`: refused by the merchant, never paid; `on_hold`: a fraud signal fired, waiting for the merchant's approve or reject.
+             * @enum {string}
+             */
+            status: "pending" | "approved" | "paid" | "reversed" | "rejected" | "on_hold";
+            /** @description Exact amount in major units, 2 decimals (the currency's minor unit); negative only for a `clawback` or a negative `adjustment`. A partial refund before payment reduces it in proportion; a `reversed` entry keeps its amount for the record and owes nothing. */
+            amount: number;
+            /** @description ISO 4217 currency code. */
+            currency: string;
+            /**
+             * Format: uuid
+             * @description Affiliate who earned it (or owes it back).
+             */
+            affiliate_id: string;
+            /**
+             * Format: uuid
+             * @description Program whose rule computed it.
+             */
+            program_id: string;
+            /**
+             * Format: uuid
+             * @description The conversion of a `sale` or `clawback`; null for an `adjustment`.
+             */
+            conversion_id: string | null;
+            /** @description The merchant's customer id of that conversion, when it has one. */
+            customer_id: string | null;
+            /** @description An adjustment's description; null otherwise. */
+            description: string | null;
+            /** @description Why the merchant rejected it; null unless `rejected`. */
+            rejection_reason: string | null;
+            /** @description When a `pending` entry becomes `approved` by itself: the sale's `occurred_at` plus the program's `hold_days`; null when the program does not approve by itself (`auto_approve: false`) and for entries that were never pending. */
+            approves_at: string | null;
+            /**
+             * Format: uuid
+             * @description The payout that carries it (pending or paid); null when in none.
+             */
+            payout_id: string | null;
+            /** @description The rate a `sale` was computed with; null for other entries (and sales recorded before rates were kept). */
+            rate: {
+                /**
+                 * @description The program's commission_type.
+                 * @enum {string}
+                 */
+                type: "percent" | "flat";
+                /** @description Percent of the amount, or the flat amount. */
+                value: number;
+                /**
+                 * @description `program`: the program's commission_value; `tier`: a commission tier reached in the previous month; `affiliate`: the affiliate's own commission_value.
+                 * @enum {string}
+                 */
+                source: "program" | "tier" | "affiliate";
+            } | null;
+            /** @description Why the entry was put `on_hold`: every fraud rule that fired, with its evidence. Kept after a release or a rejection, for the record; empty when no rule fired. */
+            hold_reasons: components["schemas"]["HoldReason"][];
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
@@ -1134,6 +1272,28 @@ export interface components {
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
         };
+        /** @description Coupon: a promotion code an affiliate owns. A sale or customer reported with it (`coupon` on POST /api/customers and /api/conversions, or the discount code of a provider's payment) is attributed to its affiliate when no click, cookie or ref in the same request attributes it. */
+        Coupon: {
+            /**
+             * Format: uuid
+             * @description Coupon id.
+             */
+            id: string;
+            /** @description The code, as it was created. */
+            code: string;
+            /**
+             * Format: uuid
+             * @description Affiliate a sale paid with this code is attributed to.
+             */
+            affiliate_id: string;
+            /**
+             * Format: uuid
+             * @description That affiliate's program.
+             */
+            program_id: string;
+            /** @description ISO-8601 timestamp in UTC. */
+            created_at: string;
+        };
         CreateAdjustmentBody: {
             /**
              * Format: uuid
@@ -1167,6 +1327,8 @@ export interface components {
              * @description Where payouts are sent; default the partner's e-mail.
              */
             payout_email?: string;
+            /** @description This affiliate's own rate, overriding the program's and its tiers; default none. */
+            commission_value?: number;
         };
         CreateClickBody: {
             /** @description Affiliate slug from the `?ref=` parameter. */
@@ -1184,6 +1346,8 @@ export interface components {
              * @description When the click happened (default now); for importing clicks captured elsewhere. From 2000-01-01T00:00:00Z to at most 5 minutes in the future.
              */
             occurred_at?: string;
+            /** @description The visitor's current `svc_aff` cookie, if any. Under the program's `first_click` model a valid one (a click of this organization within its click window) is kept: the click is recorded, and `cookie_id` in the answer is that earlier click's. */
+            cookie_id?: string;
         };
         CreateConversionBody: {
             /** @description Stable unique id of the charge (order or invoice id). Idempotency key: a repeat returns the existing conversion with `deduped: true`, never counted twice. */
@@ -1200,6 +1364,8 @@ export interface components {
             ref?: string;
             /** @description Click id (UUID) returned by POST /api/clicks. */
             click_id?: string;
+            /** @description A promotion code the customer used (POST /api/coupons): attributes to the code's affiliate when no click_id, cookie_id or ref is given, or when none of them resolves (click beats coupon). Compared case-insensitively. */
+            coupon?: string;
             /**
              * @description `initial` is allowed only on the customer's first conversion; `recurring` only with a customer. Default: `recurring` when attributed by customer_id alone, else `initial` on the first conversion.
              * @enum {string}
@@ -1211,6 +1377,15 @@ export interface components {
              */
             occurred_at?: string;
         };
+        CreateCouponBody: {
+            /** @description The promotion code as customers type it (compared case-insensitively, spaces at either end ignored). */
+            code: string;
+            /**
+             * Format: uuid
+             * @description The affiliate owning it; must belong to the organization (else 404).
+             */
+            affiliate_id: string;
+        };
         CreateCustomerBody: {
             /** @description The merchant's payment-provider customer id. Idempotency key: a repeat returns the existing customer with `deduped: true`. */
             customer_id: string;
@@ -1220,12 +1395,14 @@ export interface components {
             ref?: string;
             /** @description Click id (UUID) returned by POST /api/clicks. */
             click_id?: string;
+            /** @description A promotion code the customer used (POST /api/coupons): attributes to the code's affiliate when no click_id, cookie_id or ref is given, or when none of them resolves (click beats coupon). Compared case-insensitively. */
+            coupon?: string;
             /**
              * @description Initial status; default `trial`.
              * @enum {string}
              */
             status?: "trial" | "active" | "capped" | "canceled";
-            /** @description Customer e-mail. */
+            /** @description Customer e-mail; the fraud rules self_referral and disposable_email read it. */
             email?: string;
             /** @description Customer name. */
             name?: string;
@@ -1266,6 +1443,39 @@ export interface components {
             auto_approve?: boolean;
             /** @description Default 0: every positive net amount is paid. */
             minimum_payout?: number;
+            /**
+             * @description Default `last_click`.
+             * @enum {string}
+             */
+            attribution_model?: "last_click" | "first_click";
+            /** @description Default null (no cap by count). */
+            commission_max_conversions?: number | null;
+            /** @description Default null (no tiers). */
+            commission_tiers?: {
+                /**
+                 * @description `customers`: the affiliate's distinct customers with a paid conversion; `revenue`: the gross amount of its conversions in the program's currency; both over conversions whose occurred_at is in the previous calendar month, UTC.
+                 * @enum {string}
+                 */
+                metric: "customers" | "revenue";
+                /** @description The tiers, in any order. */
+                tiers: {
+                    /** @description The metric's value from which this tier applies. */
+                    from: number;
+                    /** @description The rate from this tier on, in the program's `commission_type` (at most 100 for percent). */
+                    commission_value: number;
+                }[];
+            } | null;
+            /** @description Rules to turn on or off; a partial object changes only the rules it names. Default self_referral, disposable_email and click_flood on, fast_conversion off. */
+            fraud_rules?: {
+                /** @description Hold a sale whose customer's e-mail is the affiliate's own (case-insensitive), or whose click came from the address and user agent of the partner's own portal sign-in. Default true. */
+                self_referral?: boolean;
+                /** @description Hold a sale whose customer's e-mail domain is on the maintained disposable-domain list. Default true. */
+                disposable_email?: boolean;
+                /** @description More than 10 clicks within 60 seconds from one address on one link: the surplus is stored suppressed, answered with the cookie id of that address's first click in the window, and counted nowhere. Default true. */
+                click_flood?: boolean;
+                /** @description Hold a click-attributed sale whose occurred_at is within 10 seconds of its click. Default false. */
+                fast_conversion?: boolean;
+            };
         };
         CreateWebhookEndpointBody: {
             /**
@@ -1327,6 +1537,27 @@ export interface components {
             success: false;
             /** @description Human readable explanation; for validation failures it names the field, e.g. "amount: Expected number, received string". */
             message: string;
+        };
+        /** @description Fraud rules: which signals put a commission `on_hold` (held entries are released by approve, or rejected). */
+        FraudRules: {
+            /** @description Hold a sale whose customer's e-mail is the affiliate's own (case-insensitive), or whose click came from the address and user agent of the partner's own portal sign-in. Default true. */
+            self_referral: boolean;
+            /** @description Hold a sale whose customer's e-mail domain is on the maintained disposable-domain list. Default true. */
+            disposable_email: boolean;
+            /** @description More than 10 clicks within 60 seconds from one address on one link: the surplus is stored suppressed, answered with the cookie id of that address's first click in the window, and counted nowhere. Default true. */
+            click_flood: boolean;
+            /** @description Hold a click-attributed sale whose occurred_at is within 10 seconds of its click. Default false. */
+            fast_conversion: boolean;
+        };
+        /** @description Hold reason */
+        HoldReason: {
+            /**
+             * @description The fraud rule that fired (its name in the program's `fraud_rules`).
+             * @enum {string}
+             */
+            rule: "self_referral" | "disposable_email" | "fast_conversion";
+            /** @description Its evidence, in words. */
+            detail: string;
         };
         /** @description Payment-provider integration (the signing secret itself is never returned) */
         Integration: {
@@ -1458,6 +1689,85 @@ export interface components {
             auto_approve: boolean;
             /** @description Smallest net amount, in the program's currency, that POST /api/payouts pays an affiliate; below it the commissions wait for the next payout. Nothing is converted between currencies: commissions in another currency (sales reported in it) are paid at any positive net. */
             minimum_payout: number;
+            /**
+             * @description Which referral keeps a visitor. `last_click`: every new visit with a referral replaces the `svc_aff` cookie. `first_click`: a valid cookie of this organization (a click within its program's click window) is kept: the snippet sends it with the click, which is recorded for the second partner but answered with the first click's `cookie_id`; POST /api/clicks does the same with `cookie_id`.
+             * @enum {string}
+             */
+            attribution_model: "last_click" | "first_click";
+            /** @description Recurring cap by count: a customer's first N paid conversions earn; the next earns nothing and makes the customer `capped`. With `commission_window_months`, whichever comes first caps. null: no cap by count. Counting starts when the cap is set (customers' earlier paid conversions are counted then). */
+            commission_max_conversions: number | null;
+            /** @description Tiered rates: the affiliate's metric over the previous calendar month (UTC) of each sale's occurred_at picks the highest tier whose `from` it reaches; below every tier, `commission_value`. A tier reached mid-month pays from the next month on. null: no tiers. */
+            commission_tiers: {
+                /**
+                 * @description `customers`: the affiliate's distinct customers with a paid conversion; `revenue`: the gross amount of its conversions in the program's currency; both over conversions whose occurred_at is in the previous calendar month, UTC.
+                 * @enum {string}
+                 */
+                metric: "customers" | "revenue";
+                /** @description The tiers, in any order. */
+                tiers: {
+                    /** @description The metric's value from which this tier applies. */
+                    from: number;
+                    /** @description The rate from this tier on, in the program's `commission_type` (at most 100 for percent). */
+                    commission_value: number;
+                }[];
+            } | null;
+            fraud_rules: components["schemas"]["FraudRules"];
+            /** @description ISO-8601 timestamp in UTC. */
+            created_at: string;
+            /** @description ISO-8601 timestamp in UTC. */
+            updated_at: string;
+        };
+        /** @description Program */
+        ProgramOutput: {
+            /**
+             * Format: uuid
+             * @description Program id.
+             */
+            id: string;
+            /** @description Program name. */
+            name: string;
+            /**
+             * @description `percent`: commission_value percent of each conversion amount; `flat`: commission_value per paid conversion.
+             * @enum {string}
+             */
+            commission_type: "percent" | "flat";
+            /** @description Percent of `amount` when commission_type is `percent` (30 means 30 %), else a flat amount in the program currency per paid conversion. At most 100 for `percent` (a commission never exceeds the charge), at most 1000000 for `flat`. */
+            commission_value: number;
+            /** @description Click attribution window in days: a conversion or customer attributed by a click older than this answers 410. */
+            click_window_days: number;
+            /** @description Commission window in months, counted from the customer's first conversion; after it, recurring charges earn no commission and the customer becomes `capped`. null means lifetime. */
+            commission_window_months: number | null;
+            /** @description ISO 4217 currency code; case-insensitive on input, upper case in responses. */
+            currency: string;
+            /** @description Days a sale's commission stays `pending` after the sale's occurred_at, while a refund is still likely; then it is `approved` (with auto_approve). */
+            hold_days: number;
+            /** @description true: a pending commission becomes `approved` by itself when its hold ends; false: it waits for POST /api/commissions/{id}/approve. */
+            auto_approve: boolean;
+            /** @description Smallest net amount, in the program's currency, that POST /api/payouts pays an affiliate; below it the commissions wait for the next payout. Nothing is converted between currencies: commissions in another currency (sales reported in it) are paid at any positive net. */
+            minimum_payout: number;
+            /**
+             * @description Which referral keeps a visitor. `last_click`: every new visit with a referral replaces the `svc_aff` cookie. `first_click`: a valid cookie of this organization (a click within its program's click window) is kept: the snippet sends it with the click, which is recorded for the second partner but answered with the first click's `cookie_id`; POST /api/clicks does the same with `cookie_id`.
+             * @enum {string}
+             */
+            attribution_model: "last_click" | "first_click";
+            /** @description Recurring cap by count: a customer's first N paid conversions earn; the next earns nothing and makes the customer `capped`. With `commission_window_months`, whichever comes first caps. null: no cap by count. Counting starts when the cap is set (customers' earlier paid conversions are counted then). */
+            commission_max_conversions: number | null;
+            /** @description Tiered rates: the affiliate's metric over the previous calendar month (UTC) of each sale's occurred_at picks the highest tier whose `from` it reaches; below every tier, `commission_value`. A tier reached mid-month pays from the next month on. null: no tiers. */
+            commission_tiers: {
+                /**
+                 * @description `customers`: the affiliate's distinct customers with a paid conversion; `revenue`: the gross amount of its conversions in the program's currency; both over conversions whose occurred_at is in the previous calendar month, UTC.
+                 * @enum {string}
+                 */
+                metric: "customers" | "revenue";
+                /** @description The tiers, in any order. */
+                tiers: {
+                    /** @description The metric's value from which this tier applies. */
+                    from: number;
+                    /** @description The rate from this tier on, in the program's `commission_type` (at most 100 for percent). */
+                    commission_value: number;
+                }[];
+            } | null;
+            fraud_rules: components["schemas"]["FraudRules"];
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
@@ -1501,6 +1811,8 @@ export interface components {
             cookie_id: string;
             /** @description The cookie's lifetime: the program's click window in seconds (0: a session cookie). */
             cookie_max_age_seconds: number;
+            /** @description true: `cookie_id` is the one the visitor already has (the `first_click` model, or a click flood): the snippet leaves the cookie as it is. */
+            kept: boolean;
         };
         TrackingClickBody: {
             /** @description The affiliate slug from the landing URL (`?ref=<slug>`). */
@@ -1509,6 +1821,8 @@ export interface components {
             landingUrl?: string;
             /** @description `document.referrer` of the visit, at most 2048 characters. */
             referrer?: string;
+            /** @description The current `svc_aff` cookie's value, if any: kept under the program's `first_click` model when it is a valid click of this organization. */
+            cookieId?: string;
         };
         /** @description Tracked customer (public view) */
         TrackingCustomer: {
@@ -1529,6 +1843,8 @@ export interface components {
              * @description Where payouts are sent; null: the partner's e-mail.
              */
             payout_email?: string | null;
+            /** @description This affiliate's own rate, overriding the program's and its tiers; null: the program's again. Applies to sales recorded from then on. */
+            commission_value?: number | null;
             /**
              * @description `active` approves an application or re-enables a partner; `disabled` stops their links attributing new visitors (their referred customers keep earning on renewals). Takes effect on every instance within the program-rule cache bound (typically milliseconds).
              * @enum {string}
@@ -1564,6 +1880,39 @@ export interface components {
             auto_approve?: boolean;
             /** @description Default 0: every positive net amount is paid. */
             minimum_payout?: number;
+            /**
+             * @description Default `last_click`.
+             * @enum {string}
+             */
+            attribution_model?: "last_click" | "first_click";
+            /** @description Default null (no cap by count). */
+            commission_max_conversions?: number | null;
+            /** @description Default null (no tiers). */
+            commission_tiers?: {
+                /**
+                 * @description `customers`: the affiliate's distinct customers with a paid conversion; `revenue`: the gross amount of its conversions in the program's currency; both over conversions whose occurred_at is in the previous calendar month, UTC.
+                 * @enum {string}
+                 */
+                metric: "customers" | "revenue";
+                /** @description The tiers, in any order. */
+                tiers: {
+                    /** @description The metric's value from which this tier applies. */
+                    from: number;
+                    /** @description The rate from this tier on, in the program's `commission_type` (at most 100 for percent). */
+                    commission_value: number;
+                }[];
+            } | null;
+            /** @description Rules to turn on or off; a partial object changes only the rules it names. Default self_referral, disposable_email and click_flood on, fast_conversion off. */
+            fraud_rules?: {
+                /** @description Hold a sale whose customer's e-mail is the affiliate's own (case-insensitive), or whose click came from the address and user agent of the partner's own portal sign-in. Default true. */
+                self_referral?: boolean;
+                /** @description Hold a sale whose customer's e-mail domain is on the maintained disposable-domain list. Default true. */
+                disposable_email?: boolean;
+                /** @description More than 10 clicks within 60 seconds from one address on one link: the surplus is stored suppressed, answered with the cookie id of that address's first click in the window, and counted nowhere. Default true. */
+                click_flood?: boolean;
+                /** @description Hold a click-attributed sale whose occurred_at is within 10 seconds of its click. Default false. */
+                fast_conversion?: boolean;
+            };
         };
         UpdateWebhookEndpointBody: {
             /**
@@ -2506,6 +2855,7 @@ export interface operations {
                      *             "slug": "jane-doe",
                      *             "status": "active",
                      *             "payout_email": "payout-email",
+                     *             "commission_value": 30,
                      *             "created_at": "2025-03-14T09:26:53.000Z"
                      *           }
                      *         ],
@@ -2634,7 +2984,8 @@ export interface operations {
                  *       "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                  *       "slug": "jane-doe",
                  *       "name": "Jane Doe",
-                 *       "payout_email": "jane@partners.example"
+                 *       "payout_email": "jane@partners.example",
+                 *       "commission_value": 30
                  *     }
                  */
                 "application/json": components["schemas"]["CreateAffiliateBody"];
@@ -2659,6 +3010,7 @@ export interface operations {
                      *           "slug": "jane-doe",
                      *           "status": "active",
                      *           "payout_email": "payout-email",
+                     *           "commission_value": 30,
                      *           "created_at": "2025-03-14T09:26:53.000Z"
                      *         }
                      *       },
@@ -2694,6 +3046,7 @@ export interface operations {
                      *           "slug": "jane-doe",
                      *           "status": "active",
                      *           "payout_email": "payout-email",
+                     *           "commission_value": 30,
                      *           "created_at": "2025-03-14T09:26:53.000Z"
                      *         }
                      *       },
@@ -2883,6 +3236,7 @@ export interface operations {
                      *           "slug": "jane-doe",
                      *           "status": "active",
                      *           "payout_email": "payout-email",
+                     *           "commission_value": 30,
                      *           "created_at": "2025-03-14T09:26:53.000Z"
                      *         }
                      *       }
@@ -3041,6 +3395,7 @@ export interface operations {
                  * @example {
                  *       "name": "Jane Doe",
                  *       "payout_email": "jane@partners.example",
+                 *       "commission_value": 30,
                  *       "status": "active"
                  *     }
                  */
@@ -3066,6 +3421,7 @@ export interface operations {
                      *           "slug": "jane-doe",
                      *           "status": "active",
                      *           "payout_email": "payout-email",
+                     *           "commission_value": 30,
                      *           "created_at": "2025-03-14T09:26:53.000Z"
                      *         }
                      *       }
@@ -3711,7 +4067,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "ref": "jane-doe",
-                 *       "landing_url": "https://www.acme.example/pricing?ref=jane-doe"
+                 *       "landing_url": "https://www.acme.example/pricing?ref=jane-doe",
+                 *       "cookie_id": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateClickBody"];
@@ -3731,6 +4088,8 @@ export interface operations {
                      *         "click": {
                      *           "id": "c4e6a8b0-2d4f-4b6a-8d0c-5e7a9b1d3f5a",
                      *           "cookie_id": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3",
+                     *           "kept_earlier_click": false,
+                     *           "suppressed": false,
                      *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *           "occurred_at": "2025-03-14T09:26:53.000Z",
@@ -3947,6 +4306,17 @@ export interface operations {
                      *             "rejection_reason": "rejection-reason",
                      *             "approves_at": "2025-03-14T09:26:53.000Z",
                      *             "payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *             "rate": {
+                     *               "type": "percent",
+                     *               "value": 1,
+                     *               "source": "program"
+                     *             },
+                     *             "hold_reasons": [
+                     *               {
+                     *                 "rule": "self_referral",
+                     *                 "detail": "detail"
+                     *               }
+                     *             ],
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "updated_at": "2025-03-14T09:26:53.000Z"
                      *           }
@@ -4106,6 +4476,17 @@ export interface operations {
                      *           "rejection_reason": "rejection-reason",
                      *           "approves_at": "2025-03-14T09:26:53.000Z",
                      *           "payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "rate": {
+                     *             "type": "percent",
+                     *             "value": 1,
+                     *             "source": "program"
+                     *           },
+                     *           "hold_reasons": [
+                     *             {
+                     *               "rule": "self_referral",
+                     *               "detail": "detail"
+                     *             }
+                     *           ],
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "updated_at": "2025-03-14T09:26:53.000Z"
                      *         }
@@ -4116,7 +4497,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            commission: components["schemas"]["Commission"];
+                            commission: components["schemas"]["CommissionOutput"];
                         };
                     };
                 };
@@ -4284,6 +4665,17 @@ export interface operations {
                      *           "rejection_reason": "rejection-reason",
                      *           "approves_at": "2025-03-14T09:26:53.000Z",
                      *           "payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "rate": {
+                     *             "type": "percent",
+                     *             "value": 1,
+                     *             "source": "program"
+                     *           },
+                     *           "hold_reasons": [
+                     *             {
+                     *               "rule": "self_referral",
+                     *               "detail": "detail"
+                     *             }
+                     *           ],
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "updated_at": "2025-03-14T09:26:53.000Z"
                      *         }
@@ -4294,7 +4686,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            commission: components["schemas"]["Commission"];
+                            commission: components["schemas"]["CommissionOutput"];
                         };
                     };
                 };
@@ -4468,6 +4860,17 @@ export interface operations {
                      *           "rejection_reason": "rejection-reason",
                      *           "approves_at": "2025-03-14T09:26:53.000Z",
                      *           "payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "rate": {
+                     *             "type": "percent",
+                     *             "value": 1,
+                     *             "source": "program"
+                     *           },
+                     *           "hold_reasons": [
+                     *             {
+                     *               "rule": "self_referral",
+                     *               "detail": "detail"
+                     *             }
+                     *           ],
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "updated_at": "2025-03-14T09:26:53.000Z"
                      *         }
@@ -4478,7 +4881,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            commission: components["schemas"]["Commission"];
+                            commission: components["schemas"]["CommissionOutput"];
                         };
                     };
                 };
@@ -4686,6 +5089,17 @@ export interface operations {
                      *           "rejection_reason": "rejection-reason",
                      *           "approves_at": "2025-03-14T09:26:53.000Z",
                      *           "payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "rate": {
+                     *             "type": "percent",
+                     *             "value": 1,
+                     *             "source": "program"
+                     *           },
+                     *           "hold_reasons": [
+                     *             {
+                     *               "rule": "self_referral",
+                     *               "detail": "detail"
+                     *             }
+                     *           ],
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "updated_at": "2025-03-14T09:26:53.000Z"
                      *         }
@@ -4696,7 +5110,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            commission: components["schemas"]["Commission"];
+                            commission: components["schemas"]["CommissionOutput"];
                         };
                     };
                 };
@@ -5088,7 +5502,8 @@ export interface operations {
                  *       "amount": 49.99,
                  *       "currency": "USD",
                  *       "customer_id": "cus_NffrFeUfNV2Hib",
-                 *       "cookie_id": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3"
+                 *       "cookie_id": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3",
+                 *       "coupon": "coupon"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateConversionBody"];
@@ -5687,6 +6102,515 @@ export interface operations {
             };
         };
     };
+    couponsList: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 100; default 50.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description The `next_cursor` of the previous page; omit for the first page.
+                 * @example cursor
+                 */
+                cursor?: string;
+                /**
+                 * @description Only this affiliate's codes.
+                 * @example 6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e
+                 */
+                affiliate_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "coupons": [
+                     *           {
+                     *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *             "code": "code",
+                     *             "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *             "created_at": "2025-03-14T09:26:53.000Z"
+                     *           }
+                     *         ],
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            coupons: components["schemas"]["Coupon"][];
+                            /** @description Pass as `cursor` to get the next page; null on the last page. */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "limit: Number must be less than or equal to 100"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    couponsCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The coupon to send. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "code",
+                 *       "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateCouponBody"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "coupon": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "code": "code",
+                     *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            coupon: components["schemas"]["Coupon"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "code: Required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict, e.g. the slug is already taken. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    couponsDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Coupon id (UUID).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "coupon": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "code": "code",
+                     *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            coupon: components["schemas"]["Coupon"];
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     customersCreate: {
         parameters: {
             query?: never;
@@ -5701,6 +6625,7 @@ export interface operations {
                  * @example {
                  *       "customer_id": "cus_NffrFeUfNV2Hib",
                  *       "cookie_id": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3",
+                 *       "coupon": "coupon",
                  *       "status": "trial",
                  *       "email": "alex@customer.example",
                  *       "name": "Alex Smith"
@@ -8538,6 +9463,23 @@ export interface operations {
                      *             "hold_days": 1,
                      *             "auto_approve": false,
                      *             "minimum_payout": 1,
+                     *             "attribution_model": "last_click",
+                     *             "commission_max_conversions": 1,
+                     *             "commission_tiers": {
+                     *               "metric": "customers",
+                     *               "tiers": [
+                     *                 {
+                     *                   "from": 1,
+                     *                   "commission_value": 30
+                     *                 }
+                     *               ]
+                     *             },
+                     *             "fraud_rules": {
+                     *               "self_referral": false,
+                     *               "disposable_email": false,
+                     *               "click_flood": false,
+                     *               "fast_conversion": false
+                     *             },
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "updated_at": "2025-03-14T09:26:53.000Z"
                      *           }
@@ -8550,7 +9492,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            programs: components["schemas"]["Program"][];
+                            programs: components["schemas"]["ProgramOutput"][];
                             /** @description Pass as `cursor` to get the next page; null on the last page. */
                             next_cursor: string | null;
                         };
@@ -8671,7 +9613,24 @@ export interface operations {
                  *       "currency": "USD",
                  *       "hold_days": 1,
                  *       "auto_approve": false,
-                 *       "minimum_payout": 1
+                 *       "minimum_payout": 1,
+                 *       "attribution_model": "last_click",
+                 *       "commission_max_conversions": 1,
+                 *       "commission_tiers": {
+                 *         "metric": "customers",
+                 *         "tiers": [
+                 *           {
+                 *             "from": 1,
+                 *             "commission_value": 30
+                 *           }
+                 *         ]
+                 *       },
+                 *       "fraud_rules": {
+                 *         "self_referral": false,
+                 *         "disposable_email": false,
+                 *         "click_flood": false,
+                 *         "fast_conversion": false
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["CreateProgramBody"];
@@ -8699,6 +9658,23 @@ export interface operations {
                      *           "hold_days": 1,
                      *           "auto_approve": false,
                      *           "minimum_payout": 1,
+                     *           "attribution_model": "last_click",
+                     *           "commission_max_conversions": 1,
+                     *           "commission_tiers": {
+                     *             "metric": "customers",
+                     *             "tiers": [
+                     *               {
+                     *                 "from": 1,
+                     *                 "commission_value": 30
+                     *               }
+                     *             ]
+                     *           },
+                     *           "fraud_rules": {
+                     *             "self_referral": false,
+                     *             "disposable_email": false,
+                     *             "click_flood": false,
+                     *             "fast_conversion": false
+                     *           },
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "updated_at": "2025-03-14T09:26:53.000Z"
                      *         }
@@ -8859,6 +9835,23 @@ export interface operations {
                      *           "hold_days": 1,
                      *           "auto_approve": false,
                      *           "minimum_payout": 1,
+                     *           "attribution_model": "last_click",
+                     *           "commission_max_conversions": 1,
+                     *           "commission_tiers": {
+                     *             "metric": "customers",
+                     *             "tiers": [
+                     *               {
+                     *                 "from": 1,
+                     *                 "commission_value": 30
+                     *               }
+                     *             ]
+                     *           },
+                     *           "fraud_rules": {
+                     *             "self_referral": false,
+                     *             "disposable_email": false,
+                     *             "click_flood": false,
+                     *             "fast_conversion": false
+                     *           },
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "updated_at": "2025-03-14T09:26:53.000Z"
                      *         }
@@ -8869,7 +9862,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            program: components["schemas"]["Program"];
+                            program: components["schemas"]["ProgramOutput"];
                         };
                     };
                 };
@@ -9024,7 +10017,24 @@ export interface operations {
                  *       "currency": "USD",
                  *       "hold_days": 1,
                  *       "auto_approve": false,
-                 *       "minimum_payout": 1
+                 *       "minimum_payout": 1,
+                 *       "attribution_model": "last_click",
+                 *       "commission_max_conversions": 1,
+                 *       "commission_tiers": {
+                 *         "metric": "customers",
+                 *         "tiers": [
+                 *           {
+                 *             "from": 1,
+                 *             "commission_value": 30
+                 *           }
+                 *         ]
+                 *       },
+                 *       "fraud_rules": {
+                 *         "self_referral": false,
+                 *         "disposable_email": false,
+                 *         "click_flood": false,
+                 *         "fast_conversion": false
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateProgramBody"];
@@ -9052,6 +10062,23 @@ export interface operations {
                      *           "hold_days": 1,
                      *           "auto_approve": false,
                      *           "minimum_payout": 1,
+                     *           "attribution_model": "last_click",
+                     *           "commission_max_conversions": 1,
+                     *           "commission_tiers": {
+                     *             "metric": "customers",
+                     *             "tiers": [
+                     *               {
+                     *                 "from": 1,
+                     *                 "commission_value": 30
+                     *               }
+                     *             ]
+                     *           },
+                     *           "fraud_rules": {
+                     *             "self_referral": false,
+                     *             "disposable_email": false,
+                     *             "click_flood": false,
+                     *             "fast_conversion": false
+                     *           },
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "updated_at": "2025-03-14T09:26:53.000Z"
                      *         }
@@ -9062,7 +10089,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            program: components["schemas"]["Program"];
+                            program: components["schemas"]["ProgramOutput"];
                         };
                     };
                 };
@@ -11843,11 +12870,12 @@ export interface operations {
                 /**
                  * @example {
                  *       "ref": "jane-doe",
-                 *       "landingUrl": "https://www.acme.example/pricing?ref=jane-doe"
+                 *       "landingUrl": "https://www.acme.example/pricing?ref=jane-doe",
+                 *       "cookieId": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3"
                  *     }
                  */
                 "application/json": components["schemas"]["TrackingClickBody"];
-                /** @example {"ref":"jane-doe","landingUrl":"https://www.acme.example/pricing?ref=jane-doe"} */
+                /** @example {"ref":"jane-doe","landingUrl":"https://www.acme.example/pricing?ref=jane-doe","cookieId":"ck_4fQ9xZ2mLp7TbW1sRk8Vn3"} */
                 "text/plain": string;
             };
         };
@@ -11891,7 +12919,8 @@ export interface operations {
                      *       "data": {
                      *         "click": {
                      *           "cookie_id": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3",
-                     *           "cookie_max_age_seconds": 1
+                     *           "cookie_max_age_seconds": 1,
+                     *           "kept": false
                      *         }
                      *       }
                      *     }

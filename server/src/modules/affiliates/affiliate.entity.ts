@@ -12,6 +12,11 @@ export const AffiliateEntity = defineEntity({
     slug: p.text(),
     status: p.enum(['active', 'pending', 'disabled'] as const).default('active'),
     payout_email: p.text().nullable(),
+    /** Overrides the program's commission_value and tiers for this affiliate (same commission_type). */
+    commission_value: p.decimal('string').nullable(),
+    /** The partner's last portal sign-in, as self_referral compares a click with it (the portal writes them). */
+    portal_sign_in_ip: p.text().nullable(),
+    portal_sign_in_user_agent: p.text().nullable(),
     created_at: p.datetime().defaultRaw('now()'),
   }),
 });

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { AffiliateStatus, CachedAffiliate } from '../../attribution/cache.js';
+import type { AffiliateRule, AffiliateStatus, CachedAffiliate } from '../../attribution/cache.js';
 import { notifyChange } from '../../db/change-notifications.js';
 import { pageInCreationOrder } from '../../db/created-order.js';
 import { kyselyOf, laggingReadsOf, type NewRow, type StoredRow } from '../../db/database.js';
@@ -74,13 +74,13 @@ export class AffiliatesRepository {
    * program change is: each drops the affiliate's cached status, so a disabled partner's links
    * stop attributing everywhere within the caches' bound.
    */
-  updateOwned(organizationId: string, id: string, change: (current: AffiliateRecord) => Pick<AffiliateRecord, 'name' | 'payout_email' | 'status'>): Promise<AffiliateRecord> {
+  updateOwned(organizationId: string, id: string, change: (current: AffiliateRecord) => Pick<AffiliateRecord, 'name' | 'payout_email' | 'status' | 'commission_value'>): Promise<AffiliateRecord> {
     return Sql.of(this.orm).transaction(async (sql) => {
       const current = await findOwnedRow<AffiliateRecord>(sql, AFFILIATES_BY_ID, organizationId, id);
       const changes = change(current);
       const update = kyselyOf(this.orm).updateTable('affiliates').set(changes).where('id', '=', current.id).returningAll();
       const [updated] = await sql.execute({ compile: () => withEvents(update, 'affiliate.updated').compile(kyselyOf(this.orm)) });
-      if (updated!.status !== current.status) await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate', id: current.id });
+      if (updated!.status !== current.status || updated!.commission_value !== current.commission_value) await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate', id: current.id });
       return updated!;
     });
   }
@@ -95,10 +95,14 @@ export class AffiliatesRepository {
       .executeTakeFirst();
   }
 
-  /** An affiliate's status, for attribution (attribution/resolver.ts caches it); undefined when there is no such affiliate. */
-  async findStatus(id: string): Promise<AffiliateStatus | undefined> {
-    const row = await kyselyOf(this.orm).selectFrom('affiliates').select('status').where('id', '=', id).executeTakeFirst();
-    return row?.status as AffiliateStatus | undefined;
+  /** An affiliate's status, own rate and e-mails, for attribution and the program's rules (attribution/resolver.ts caches it); undefined when there is no such affiliate. */
+  async findRule(id: string): Promise<AffiliateRule | undefined> {
+    const row = await kyselyOf(this.orm)
+      .selectFrom('affiliates')
+      .select(['status', 'commission_value', 'email', 'portal_sign_in_ip', 'portal_sign_in_user_agent'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row && { ...row, status: row.status as AffiliateStatus, commission_value: row.commission_value ?? null, portal_sign_in_ip: row.portal_sign_in_ip ?? null, portal_sign_in_user_agent: row.portal_sign_in_user_agent ?? null };
   }
 
   /**

@@ -1,9 +1,10 @@
+import { assertCommissionRule } from '../../attribution/commission.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Affiliate, UpdateAffiliateBody } from '@affiliate-attribution/contract';
 import type { AttributionResolver } from '../../attribution/resolver.js';
 import { ConflictError, NotFoundError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
-import { iso } from '../../http/serialize.js';
+import { decimalToNumber, iso } from '../../http/serialize.js';
 import { SlugTakenError, type AffiliateRecord, type AffiliatesRepository } from './affiliates.repository.js';
 
 export function toAffiliateDto(a: AffiliateRecord): Affiliate {
@@ -15,6 +16,7 @@ export function toAffiliateDto(a: AffiliateRecord): Affiliate {
     slug: a.slug,
     status: a.status,
     payout_email: a.payout_email ?? null,
+    commission_value: a.commission_value == null ? null : decimalToNumber(a.commission_value),
     created_at: iso(a.created_at),
   };
 }
@@ -25,6 +27,7 @@ export interface CreateAffiliateInput {
   slug?: string;
   name?: string;
   payout_email?: string;
+  commission_value?: number;
 }
 
 /** A readable slug from the e-mail's local part plus a random suffix: `jane-doe-x7k2`. */
@@ -46,7 +49,7 @@ export class AffiliatesService {
   constructor(
     private readonly affiliates: AffiliatesRepository,
     /** This instance's attribution caches: a status change drops the affiliate's cached status at once. */
-    private readonly attribution: Pick<AttributionResolver, 'forgetAffiliate'>,
+    private readonly attribution: Pick<AttributionResolver, 'forgetAffiliate' | 'programRule'>,
   ) {}
 
   /**
@@ -60,6 +63,7 @@ export class AffiliatesService {
     const { programFound, membership } = await this.affiliates.findMembership(organizationId, input.program_id, email);
     if (!programFound) throw new NotFoundError('Program not found');
     if (membership) return { affiliate: toAffiliateDto(membership), deduped: true };
+    if (input.commission_value !== undefined) await this.assertOwnRate(input.program_id, input.commission_value);
     for (let attempt = 0; attempt < SLUG_ATTEMPTS; attempt++) {
       const slug = input.slug ?? generateSlug(email);
       try {
@@ -72,6 +76,7 @@ export class AffiliatesService {
           slug,
           status: 'active',
           payout_email: input.payout_email?.trim().toLowerCase() ?? null,
+          commission_value: input.commission_value === undefined ? null : String(input.commission_value),
           created_at: new Date(),
         });
         return { affiliate: toAffiliateDto(row), deduped };
@@ -100,13 +105,21 @@ export class AffiliatesService {
    * this instance's attribution at once, on the others when its notification arrives.
    */
   async update(organizationId: string, id: string, input: UpdateAffiliateBody): Promise<Affiliate> {
+    if (input.commission_value != null) await this.assertOwnRate((await this.affiliates.findOwned(organizationId, id)).program_id, input.commission_value);
     const updated = await this.affiliates.updateOwned(organizationId, id, (current) => ({
       name: input.name !== undefined ? input.name : current.name,
       payout_email: input.payout_email !== undefined ? (input.payout_email?.trim().toLowerCase() ?? null) : current.payout_email,
       status: input.status ?? current.status,
+      commission_value: input.commission_value !== undefined ? (input.commission_value === null ? null : String(input.commission_value)) : current.commission_value,
     }));
     this.attribution.forgetAffiliate(updated.id);
     return toAffiliateDto(updated);
+  }
+
+  /** An affiliate's own rate obeys its program's commission rule (a percent at most 100). */
+  private async assertOwnRate(programId: string, value: number): Promise<void> {
+    const program = await this.attribution.programRule(programId);
+    assertCommissionRule({ commission_type: program.commission_type, commission_value: value });
   }
 
   /** 404 when no such affiliate exists anywhere, 403 when it belongs to another organization. */

@@ -3,8 +3,10 @@ import type { CachedClick } from '../../attribution/cache.js';
 import { InsertBatcher, UnnestInsert, writeBatching } from '../../db/batched-insert.js';
 import { kyselyOf, type NewRow } from '../../db/database.js';
 import { ClickEntity } from './click.entity.js';
+import { SuppressedClickEntity } from './suppressed-click.entity.js';
 
 const INSERT_CLICKS = new UnnestInsert(ClickEntity);
+const INSERT_SUPPRESSED = new UnnestInsert(SuppressedClickEntity);
 
 /**
  * The clicks module's only way to the database. Clicks are on the hottest path: inserts of
@@ -24,6 +26,21 @@ export class ClicksRepository {
   /** Stored once this call resolves (its statement committed). */
   insert(row: NewRow<'clicks'>): Promise<void> {
     return this.inserts.add(row);
+  }
+
+  /** A click flood's surplus, kept for the record apart from the clicks (never counted, never attributed). */
+  async insertSuppressed(row: NewRow<'clicks'>): Promise<void> {
+    await INSERT_SUPPRESSED.run(this.orm, [row]);
+  }
+
+  /** When and from where a click came, for the fraud rules (charges/sale-terms.ts caches it). */
+  findFacts(organizationId: string, clickId: string): Promise<{ occurred_at: Date; ip: string | null; user_agent: string | null } | undefined> {
+    return kyselyOf(this.orm)
+      .selectFrom('clicks')
+      .select(['occurred_at', 'ip', 'user_agent'])
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', clickId)
+      .executeTakeFirst() as Promise<{ occurred_at: Date; ip: string | null; user_agent: string | null } | undefined>;
   }
 
   /** What attribution needs of a click this organization issued, by its id or its cookie id. */

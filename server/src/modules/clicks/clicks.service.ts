@@ -2,7 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Click } from '@affiliate-attribution/contract';
 import { COOKIE_ID_PREFIX, type AttributionResolver } from '../../attribution/resolver.js';
 import type { ClicksRepository } from './clicks.repository.js';
-import { AttributionNotFoundError } from '../../http/errors.js';
+import { AttributionNotFoundError, HttpError } from '../../http/errors.js';
+import { ClickFloodWindows } from './click-flood.js';
 import { iso } from '../../http/serialize.js';
 import { resolveOccurredAt } from '../../attribution/occurred-at.js';
 
@@ -23,6 +24,8 @@ export interface CreateClickInput {
   user_agent?: string;
   ip?: string;
   occurred_at?: string;
+  /** The visitor's current svc_aff cookie: kept under the program's first_click model when valid. */
+  cookie_id?: string;
 }
 
 export interface ClickResult {
@@ -32,6 +35,8 @@ export interface ClickResult {
 }
 
 export class ClicksService {
+  private readonly floods = new ClickFloodWindows();
+
   constructor(
     private readonly clicks: ClicksRepository,
     private readonly resolver: AttributionResolver,
@@ -40,6 +45,10 @@ export class ClicksService {
   /**
    * One insert, batched with the clicks of concurrent requests: the slug and the program's click
    * window come from the resolver's caches. An unknown slug is 404 "No attribution found".
+   * The program's rules decide which cookie the visitor keeps: under `first_click` a valid cookie
+   * it already has (one more cached resolve, only when a cookie is sent); with `click_flood` on and
+   * an address known, a flood's surplus is stored apart (suppressed) and answered with the
+   * address's first click of the window (in memory: click-flood.ts).
    */
   async create(organizationId: string, input: CreateClickInput): Promise<ClickResult> {
     const occurredAt = resolveOccurredAt(input.occurred_at);
@@ -49,7 +58,11 @@ export class ClicksService {
     const id = randomUUID();
     const cookieId = generateCookieId();
     const createdAt = new Date();
-    await this.clicks.insert({
+    const earlier = program.attribution_model === 'first_click' && input.cookie_id ? await this.validCookie(organizationId, input.cookie_id, occurredAt) : undefined;
+    const flood = program.fraud_rules.click_flood && input.ip ? this.floods.observe(organizationId, affiliate.id, input.ip, occurredAt, earlier ?? cookieId) : undefined;
+    const suppressed = flood?.suppressed === true;
+    const answeredCookie = earlier ?? (flood?.suppressed ? flood.firstCookieId : cookieId);
+    await (suppressed ? this.clicks.insertSuppressed.bind(this.clicks) : this.clicks.insert.bind(this.clicks))({
       id,
       organization_id: organizationId,
       affiliate_id: affiliate.id,
@@ -65,7 +78,9 @@ export class ClicksService {
     return {
       click: {
         id,
-        cookie_id: cookieId,
+        cookie_id: answeredCookie,
+        kept_earlier_click: answeredCookie !== cookieId,
+        suppressed,
         affiliate_id: affiliate.id,
         program_id: affiliate.program_id,
         occurred_at: iso(occurredAt),
@@ -73,5 +88,16 @@ export class ClicksService {
       },
       click_window_days: program.click_window_days,
     };
+  }
+
+  /** The cookie when it still attributes in this organization (a click within its window, or an active slug); else undefined. */
+  private async validCookie(organizationId: string, cookieId: string, at: Date): Promise<string | undefined> {
+    try {
+      await this.resolver.resolveClick(organizationId, { cookie_id: cookieId }, at);
+      return cookieId;
+    } catch (err) {
+      if (err instanceof HttpError && (err.status === 404 || err.status === 410)) return undefined;
+      throw err;
+    }
   }
 }

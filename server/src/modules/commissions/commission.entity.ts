@@ -1,4 +1,6 @@
 import { defineEntity } from '@mikro-orm/core';
+import type { AppliedRate } from '../../attribution/program-rules.js';
+import type { HoldReason } from '../../charges/fraud.js';
 
 /** One ledger entry (shared/spec/ledger.md, "Commissions"); the rules are in commission-lifecycle.ts. */
 export const CommissionEntity = defineEntity({
@@ -20,6 +22,10 @@ export const CommissionEntity = defineEntity({
     approves_at: p.datetime().nullable(),
     approved_at: p.datetime().nullable(),
     payout_id: p.uuid().nullable(),
+    /** A sale's rate: { type, value, source } (attribution/program-rules.ts). */
+    rate: p.json<AppliedRate>().nullable(),
+    /** Why an entry is on_hold: [{ rule, detail }] (charges/fraud.ts). */
+    hold_reasons: p.json<HoldReason[]>().nullable(),
     created_at: p.datetime().defaultRaw('now()'),
     updated_at: p.datetime().defaultRaw('now()'),
   }),

@@ -42,14 +42,15 @@ function whereStoredStatus(status: CommissionStatus | 'due') {
  * The sale entries of conversions a statement has just inserted, as a data-modifying CTE of that
  * same statement (the conversions repository's batched writes): one `pending` entry per inserted
  * conversion whose commission is above zero (commission-lifecycle.ts earnsSaleEntry), held until
- * the input's `sale_approves_at` (saleApprovesAt; null waits for the merchant). `inserted` names
+ * the input's `sale_approves_at` (saleApprovesAt; null waits for the merchant), with the input's
+ * `sale_rate`; `on_hold` instead when the input's `sale_hold_reasons` is set (charges/fraud.ts). `inserted` names
  * the CTE returning the new conversion rows, `input` the one carrying `id` and `sale_approves_at`
  * per conversion. No conversion is committed without its entry, nor an entry without its
  * conversion, and no second round trip is made.
  */
 export function saleEntriesOfInserted(inserted: string, input: string): RawBuilder<unknown> {
-  return raw`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approves_at, created_at, updated_at)
-    select gen_random_uuid(), x.organization_id, 'sale', 'pending', x.commission_amount, x.currency, x.affiliate_id, x.program_id, x.id, x.customer_id, i.sale_approves_at, x.created_at, x.created_at
+  return raw`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approves_at, created_at, updated_at, rate, hold_reasons)
+    select gen_random_uuid(), x.organization_id, 'sale', case when i.sale_hold_reasons is null then 'pending' else 'on_hold' end, x.commission_amount, x.currency, x.affiliate_id, x.program_id, x.id, x.customer_id, i.sale_approves_at, x.created_at, x.created_at, i.sale_rate, i.sale_hold_reasons
     from ${raw.table(inserted)} x join ${raw.table(input)} i on i.id = x.id
     where x.commission_amount > 0
     returning *`;

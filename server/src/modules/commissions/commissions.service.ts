@@ -23,6 +23,8 @@ export function toCommissionDto(c: CommissionRecord, now: Date = new Date()): Co
     rejection_reason: c.rejection_reason ?? null,
     approves_at: isoOrNull(c.approves_at),
     payout_id: c.payout_id ?? null,
+    rate: c.rate ? { type: c.rate.type, value: decimalToNumber(c.rate.value), source: c.rate.source } : null,
+    hold_reasons: c.hold_reasons ?? [],
     created_at: iso(c.created_at),
     updated_at: iso(c.updated_at),
   };

@@ -3,6 +3,8 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { sql, type Kysely } from 'kysely';
 import type { RecordedRefund } from '../../attribution/refunds.js';
 import type { RefundDecision } from '../../charges/decision.js';
+import type { HoldReason } from '../../charges/fraud.js';
+import type { AppliedRate } from '../../attribution/program-rules.js';
 import { InsertBatcher, columnArrays, columnTypeOf, providedColumns, writeBatching, type UnnestColumn } from '../../db/batched-insert.js';
 import { kyselyOf, laggingReadsOf, metadataOf, type NewRow, type Tables } from '../../db/database.js';
 import { CONVERSIONS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
@@ -36,6 +38,10 @@ export type NewConversion = NewRow<'conversions'> & { id: string };
 export interface NewSale {
   conversion: NewConversion;
   saleApprovesAt: Date | null;
+  /** The rate its entry records (attribution/program-rules.ts AppliedRate). */
+  saleRate: AppliedRate;
+  /** Why its entry is held (charges/fraud.ts); undefined: not held. */
+  saleHoldReasons: HoldReason[] | undefined;
 }
 
 /** The customer state a conversion by customer was decided on, and the state it leaves the customer in. */
@@ -43,8 +49,11 @@ export interface CustomerGuard {
   id: string;
   observedFirstConversionAt: Date | null;
   observedStatus: CustomerStatus;
+  /** Paid conversions counted (commission_max_conversions): observed, and after this charge. */
+  observedPaidConversions: number;
   nextFirstConversionAt: Date;
   nextStatus: CustomerStatus;
+  nextPaidConversions: number;
 }
 
 export interface GuardedResult {
@@ -126,6 +135,24 @@ export class ConversionsRepository {
     return findOwnedRow<ConversionRecord>(Sql.of(this.orm), CONVERSIONS_BY_MERCHANT_ID, organizationId, id);
   }
 
+  /**
+   * A commission tier's metric (attribution/program-rules.ts): the affiliate's distinct customers
+   * with a paid conversion, or the gross amount of its conversions in `currency`, whose occurred_at
+   * is in [from, to).
+   */
+  async tierMetric(organizationId: string, affiliateId: string, metric: 'customers' | 'revenue', currency: string, from: Date, to: Date): Promise<string> {
+    const value = metric === 'customers' ? sql<string>`count(distinct customer_id) filter (where amount > 0)::text` : sql<string>`coalesce(sum(amount) filter (where currency = ${currency}), 0)::text`;
+    const row = await this.db()
+      .selectFrom('conversions')
+      .select(value.as('value'))
+      .where('organization_id', '=', organizationId)
+      .where('affiliate_id', '=', affiliateId)
+      .where('occurred_at', '>=', from)
+      .where('occurred_at', '<', to)
+      .executeTakeFirstOrThrow();
+    return row.value;
+  }
+
   /** Newest occurred_at first, at most `limit` rows. */
   list(organizationId: string, filter: ConversionFilter, limit: number): Promise<ConversionRecord[]> {
     let query = laggingReadsOf(this.orm).selectFrom('conversions').selectAll().where('organization_id', '=', organizationId);
@@ -203,6 +230,8 @@ function conversionWriteParts(orm: MikroORM, conversion: NewConversion, before: 
     ...before,
     ...conversionColumns,
     { name: 'sale_approves_at', type: columnTypeOf(orm, CommissionEntity, 'approves_at') },
+    { name: 'sale_rate', type: 'jsonb' },
+    { name: 'sale_hold_reasons', type: 'jsonb' },
     ...after,
   ];
   const list = (columns: readonly UnnestColumn[]) => sql.join(columns.map((c) => sql.id(c.name)));
@@ -228,6 +257,8 @@ function inputArrays(writes: readonly NewSale[], conversionColumns: readonly Unn
       conversionColumns,
     ),
     writes.map((w) => w.saleApprovesAt),
+    writes.map((w) => JSON.stringify(w.saleRate)),
+    writes.map((w) => (w.saleHoldReasons?.length ? JSON.stringify(w.saleHoldReasons) : null)),
   ];
 }
 
@@ -268,7 +299,7 @@ class ConversionsByClickWrites {
 /**
  * The guarded writes of conversions by customer, batched (db/batched-insert.ts), one statement
  * for many requests (at most one per customer: each decides on its customer's observed state).
- * Per row: lock the customer only if it is still in the observed state (first_conversion_at,
+ * Per row: lock the customer only if it is still in the observed state (first_conversion_at, paid_conversions,
  * status) the kind, commission and next status were decided on; insert the conversion, and its
  * sale entry, only then; update the customer only if the conversion was inserted and the customer
  * actually changes (most renewals change nothing: no new row version, no WAL for it). Under READ
@@ -293,9 +324,11 @@ class GuardedConversionWrites {
       customers.map((c) => c.id),
       customers.map((c) => c.observedFirstConversionAt),
       customers.map((c) => c.observedStatus),
+      customers.map((c) => c.observedPaidConversions),
       ...inputArrays(writes, conversionColumns),
       customers.map((c) => c.nextFirstConversionAt),
       customers.map((c) => c.nextStatus),
+      customers.map((c) => c.nextPaidConversions),
     ];
     return statement.run<GuardedRow>(kyselyOf(orm), values);
   }
@@ -310,10 +343,12 @@ class GuardedConversionWrites {
         { name: 'customer_pk', type: type('id') },
         { name: 'observed_first', type: type('first_conversion_at') },
         { name: 'observed_status', type: type('status') },
+        { name: 'observed_paid', type: type('paid_conversions') },
       ],
       [
         { name: 'next_first', type: type('first_conversion_at') },
         { name: 'next_status', type: type('status') },
+        { name: 'next_paid', type: type('paid_conversions') },
       ],
     );
     const { conversionColumns, list, conversions } = parts;
@@ -321,6 +356,7 @@ class GuardedConversionWrites {
     const text = sql`with ${parts.input}, guard as (
     select c.id from ${customers} c join input i on c.id = i.customer_pk and c.organization_id = i.organization_id
     where date_trunc('milliseconds', c.first_conversion_at) is not distinct from i.observed_first and c.status = i.observed_status
+      and c.paid_conversions = i.observed_paid
     order by c.id
     for update of c
   ), inserted as (
@@ -330,10 +366,11 @@ class GuardedConversionWrites {
     on conflict (organization_id, external_id) do nothing
     returning *
   ), ${parts.saleEntries}, ${parts.events}, customer_update as (
-    update ${customers} c set first_conversion_at = i.next_first, status = i.next_status, updated_at = i.created_at
+    update ${customers} c set first_conversion_at = i.next_first, status = i.next_status, paid_conversions = i.next_paid, updated_at = i.created_at
     from input i
     where c.id = i.customer_pk and c.organization_id = i.organization_id and i.id in (select id from inserted)
-      and (date_trunc('milliseconds', c.first_conversion_at) is distinct from i.next_first or c.status is distinct from i.next_status)
+      and (date_trunc('milliseconds', c.first_conversion_at) is distinct from i.next_first or c.status is distinct from i.next_status
+        or c.paid_conversions is distinct from i.next_paid)
     returning c.*
   ), customer_events as (${eventsOfRows('customer.updated', 'customer_update')})
   select i.ord, i.customer_pk in (select id from guard) as guarded,

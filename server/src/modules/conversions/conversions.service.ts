@@ -6,6 +6,11 @@ import type { ConversionKind } from '../../attribution/kind.js';
 import { resolveOccurredAt } from '../../attribution/occurred-at.js';
 import { hasClickAttribution, type AttributionResolver, type Attribution, type ClickAttributionInput } from '../../attribution/resolver.js';
 import type { ChannelPolicy } from '../../charges/channels.js';
+import type { HoldReason } from '../../charges/fraud.js';
+import { SaleTerms } from '../../charges/sale-terms.js';
+import type { CommissionRule } from '../../attribution/commission.js';
+import type { AppliedRate } from '../../attribution/program-rules.js';
+import type { ClicksRepository } from '../clicks/clicks.repository.js';
 import { chargeCurrency, decideCharge, decideRefund, type ChargeDecision, type RefundReport } from '../../charges/decision.js';
 import { AttributionNotFoundError, ServiceUnavailableError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
@@ -44,6 +49,8 @@ export interface CreateConversionInput extends ClickAttributionInput {
   customer_id?: string;
   kind?: ConversionKind;
   occurred_at?: string;
+  /** The customer's e-mail (a provider's payload): kept when the charge creates its customer; the fraud rules read it. */
+  email?: string | undefined;
 }
 
 export interface ConversionListQuery {
@@ -55,6 +62,9 @@ export interface ConversionListQuery {
   from?: string;
   to?: string;
 }
+
+/** The rate a sale earns, as the commission rule decideCharge applies. */
+const rateRule = (rate: AppliedRate): CommissionRule => ({ commission_type: rate.type, commission_value: rate.value });
 
 /** A few re-decisions cover any realistic contention: each one follows another charge's success. */
 const MAX_OPTIMISTIC_ATTEMPTS = 20;
@@ -75,12 +85,19 @@ export class ConversionsService {
    */
   private readonly customerStates = new LRUCache<string, CustomerRecord>({ max: 10_000 });
 
+  private readonly terms: SaleTerms;
+
   constructor(
     private readonly orm: MikroORM,
     private readonly resolver: AttributionResolver,
     private readonly customers: CustomerInserter,
+    clicks: Pick<ClicksRepository, 'findFacts'>,
   ) {
     this.repository = new ConversionsRepository(orm);
+    this.terms = new SaleTerms(resolver, {
+      tierMetric: (...args) => this.repository.tierMetric(...args),
+      clickFacts: (organizationId, clickId) => clicks.findFacts(organizationId, clickId),
+    });
   }
 
   /**
@@ -119,11 +136,12 @@ export class ConversionsService {
   private async createByClick(organizationId: string, input: CreateConversionInput, occurredAt: Date, channel: ChannelPolicy): Promise<ConversionRecord | undefined> {
     const attribution = await this.resolver.resolveClick(organizationId, input, occurredAt);
     const program = await this.resolver.programRule(attribution.program_id);
+    const terms = await this.terms.of({ organizationId, program, affiliateId: attribution.affiliate_id, clickId: attribution.click_id, customerEmail: input.email, occurredAt });
     const decision = decideCharge(
-      { amount: input.amount, currency: input.currency, requestedKind: input.kind, byClick: true, customer: undefined, program, occurredAt },
+      { amount: input.amount, currency: input.currency, requestedKind: input.kind, byClick: true, customer: undefined, program, rate: rateRule(terms.rate), occurredAt },
       channel,
     );
-    return this.repository.insertByClick(this.newSale(organizationId, input, decision, null, attribution, occurredAt, program));
+    return this.repository.insertByClick(this.newSale(organizationId, input, decision, null, attribution, occurredAt, program, terms));
   }
 
   private async createForCustomer(
@@ -142,34 +160,53 @@ export class ConversionsService {
       const fromClick = await this.resolver.resolveClick(organizationId, input, occurredAt);
       // The charge is checked before the customer is created: a refused request writes nothing.
       chargeCurrency(input.amount, input.currency, await this.resolver.programRule(fromClick.program_id));
-      ({ customer } = await this.customers.insertOnce(organizationId, { customer_id: customerId, status: 'active' }, fromClick));
+      ({ customer } = await this.customers.insertOnce(organizationId, { customer_id: customerId, status: 'active', email: input.email }, fromClick));
     }
     const program = await this.resolver.programRule(customer.program_id);
     const observedFirst = customer.first_conversion_at == null ? null : new Date(customer.first_conversion_at);
+    const observedPaid = customer.paid_conversions ?? 0;
+    const attribution = { affiliate_id: customer.affiliate_id, program_id: customer.program_id, click_id: customer.click_id ?? null };
+    const terms = await this.terms.of({
+      organizationId,
+      program,
+      affiliateId: attribution.affiliate_id,
+      clickId: attribution.click_id,
+      customerEmail: customer.email ?? input.email,
+      occurredAt,
+    });
     const decision = decideCharge(
       {
         amount: input.amount,
         currency: input.currency,
         requestedKind: input.kind,
         byClick,
-        customer: { status: customer.status, firstConversionAt: observedFirst },
+        customer: { status: customer.status, firstConversionAt: observedFirst, paidConversions: observedPaid },
         program,
+        rate: rateRule(terms.rate),
         occurredAt,
       },
       channel,
     );
     const next = decision.customer!;
-    const attribution = { affiliate_id: customer.affiliate_id, program_id: customer.program_id, click_id: customer.click_id ?? null };
+    const nextPaid = next.paidConversions ?? observedPaid;
     const row = await this.repository.insertForCustomer(
-      { id: customer.id, observedFirstConversionAt: observedFirst, observedStatus: customer.status, nextFirstConversionAt: next.firstConversionAt, nextStatus: next.status },
-      this.newSale(organizationId, input, decision, customer.customer_id, attribution, occurredAt, program),
+      {
+        id: customer.id,
+        observedFirstConversionAt: observedFirst,
+        observedStatus: customer.status,
+        observedPaidConversions: observedPaid,
+        nextFirstConversionAt: next.firstConversionAt,
+        nextStatus: next.status,
+        nextPaidConversions: nextPaid,
+      },
+      this.newSale(organizationId, input, decision, customer.customer_id, attribution, occurredAt, program, terms),
     );
     if (!row.guarded) {
       this.customerStates.delete(stateKey);
       return 'customer-changed';
     }
     // The customer as it is now: updated by this write if the conversion was inserted, else as it was.
-    this.customerStates.set(stateKey, row.conversion ? { ...customer, first_conversion_at: next.firstConversionAt, status: next.status } : customer);
+    this.customerStates.set(stateKey, row.conversion ? { ...customer, first_conversion_at: next.firstConversionAt, status: next.status, paid_conversions: nextPaid } : customer);
     return row.conversion;
   }
 
@@ -182,6 +219,7 @@ export class ConversionsService {
     attribution: Attribution,
     occurredAt: Date,
     program: SaleEntryProgram,
+    terms: { rate: AppliedRate; holds: HoldReason[] | undefined },
   ): NewSale {
     return {
       conversion: {
@@ -200,6 +238,8 @@ export class ConversionsService {
         created_at: new Date(),
       },
       saleApprovesAt: saleApprovesAt(occurredAt, program),
+      saleRate: terms.rate,
+      saleHoldReasons: terms.holds,
     };
   }
 

@@ -14,6 +14,8 @@ export const CustomerEntity = defineEntity({
     email: p.text().nullable(),
     name: p.text().nullable(),
     first_conversion_at: p.datetime().nullable(),
+    /** Paid conversions counted while the program caps by count (commission_max_conversions). */
+    paid_conversions: p.integer().default(0),
     created_at: p.datetime().defaultRaw('now()'),
     updated_at: p.datetime().defaultRaw('now()'),
   }),

@@ -23,9 +23,24 @@ export const DELIVERY_DEFAULTS = {
   disableAfterFailingMs: 3 * 24 * HOUR,
   /** How often the relay looks for new outbox rows when it found none. */
   relayIntervalMs: 200,
-  relayBatch: 1000,
-  /** Jobs per fetch (each up to JOB_DELIVERIES first attempts). */
-  batchSize: 4,
-  workers: 4,
+  /**
+   * After a pass that found rows but not a full batch, the relay waits this long before the next
+   * one, so that under a steady load it takes tens of rows per transaction instead of one or two.
+   */
+  relayGatherMs: 25,
+  relayBatch: 500,
+  /** Attempts in flight at once, per process (every endpoint together). */
+  maxInFlight: 64,
+  /** Deliveries taken by this process and not yet recorded: the relay takes no more beyond it. */
+  maxPending: 1000,
+  /** Attempts in flight to one endpoint (and connections kept open to it: keep-alive). */
+  endpointConcurrency: 32,
+  /** Successful attempts are recorded together, at most this long after the first of them. */
+  recordAfterMs: 20,
+  recordBatch: 500,
+  /** Retry jobs per fetch, per worker. */
+  batchSize: 25,
+  workers: 2,
   responseBodyBytes: 1024,
+  retentionDays: 30,
 } as const;

@@ -4,35 +4,45 @@
  * one connection of it, so that pg-boss's own statements and these share its bounds.
  */
 
+/** What an attempt needs of a delivery: its row, its event's snapshot, its endpoint's URL and secrets. */
+const ATTEMPT_COLUMNS = `d.id, d.endpoint_id, d.event_id, d.attempts, d.status, ev.type, ev.resource, ev.created_at as event_at,
+  e.url, e.enabled, e.secret, e.previous_secret, e.previous_secret_expires_at`;
+
 /**
- * Moves outbox rows into deliveries, one per enabled endpoint subscribed to the event, and queues
- * their first attempt, in one transaction (a crash before commit leaves the rows for the next
- * pass); also queues the deliveries a merchant asked to retry.
+ * Moves outbox rows into deliveries, one per enabled endpoint subscribed to the event, and answers
+ * each new delivery with what its first attempt needs, in one statement (the relay's transaction
+ * also queues the backstop job: a crash before commit leaves the rows for the next pass); also
+ * takes the deliveries a merchant asked to retry.
  */
 export const RELAY = `with ev as (
-  select id, organization_id, type from outbound_events
+  select id, organization_id, type, resource, created_at from outbound_events
   where dispatched_at is null order by created_at, id limit $1 for update skip locked
 ), marked as (
-  update outbound_events o set dispatched_at = now() from ev where o.id = ev.id
+  update outbound_events o set dispatched_at = now() from ev where o.id = ev.id and o.organization_id = ev.organization_id
 ), fresh as (
   insert into webhook_deliveries (id, organization_id, endpoint_id, event_id, next_attempt_at, created_at)
   select gen_random_uuid(), ev.organization_id, e.id, ev.id, now(), now()
   from ev join webhook_endpoints e on e.organization_id = ev.organization_id and e.enabled and ev.type = any (e.events)
   on conflict on constraint webhook_deliveries_once do nothing
-  returning id, attempts
+  returning id, organization_id, endpoint_id, event_id, attempts, status
 ), again as (
   update webhook_deliveries d set requeue = false
   where d.id in (select id from webhook_deliveries where requeue order by created_at limit $1 for update skip locked)
-  returning d.id, d.attempts
+  returning d.id, d.organization_id, d.endpoint_id, d.event_id, d.attempts, d.status
 )
-select id, attempts from fresh union all select id, attempts from again`;
+select ${ATTEMPT_COLUMNS}
+from fresh d join ev on ev.id = d.event_id join webhook_endpoints e on e.id = d.endpoint_id and e.organization_id = d.organization_id
+union all
+select ${ATTEMPT_COLUMNS}
+from again d join outbound_events ev on ev.id = d.event_id and ev.organization_id = d.organization_id
+join webhook_endpoints e on e.id = d.endpoint_id and e.organization_id = d.organization_id`;
 
-export const LOAD = `select d.id, d.endpoint_id, d.event_id, d.attempts, d.status, ev.type, ev.resource, ev.created_at as event_at,
-  e.url, e.enabled, e.secret, e.previous_secret, e.previous_secret_expires_at
+/** The pending ones of a job's deliveries, with what their attempts need (those recorded meanwhile are not loaded). */
+export const LOAD = `select ${ATTEMPT_COLUMNS}
 from webhook_deliveries d
-join outbound_events ev on ev.id = d.event_id
-join webhook_endpoints e on e.id = d.endpoint_id
-where d.id = any ($1::uuid[])`;
+join outbound_events ev on ev.id = d.event_id and ev.organization_id = d.organization_id
+join webhook_endpoints e on e.id = d.endpoint_id and e.organization_id = d.organization_id
+where d.id = any ($1::uuid[]) and d.status = 'pending'`;
 
 /** Successful attempts of a batch, in one statement: the deliveries, and their endpoints no longer failing. */
 export const SUCCEEDED = `with done as (

@@ -1,5 +1,3 @@
-import http from 'node:http';
-import https from 'node:https';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { OutboundEventType } from '@affiliate-attribution/contract';
 import pLimit, { type LimitFunction } from 'p-limit';
@@ -11,15 +9,18 @@ import { databaseOn, startQueue } from '../../jobs/queue.js';
 import { SECRET_PURPOSE, type SecretBox } from '../../security/secret-box.js';
 import { DELIVERY_DEFAULTS, RETRY_DELAYS_MS, jittered } from './delivery-settings.js';
 import { ENDPOINT_FAILED, FAILED, LOAD, RELAY, SUCCEEDED } from './delivery-statements.js';
+import { EndpointSlots } from './endpoint-slots.js';
 import { eventBody } from './payloads.js';
+import { WebhookPoster, isSuccess, type Outcome } from './poster.js';
+import { startRetention } from './retention.js';
+import { SuccessBatch } from './success-batch.js';
 import { Signers, signedHeaders, webhookIdOf } from './signing.js';
-import { UrlGuard, UrlRefusedError } from './url-guard.js';
+import { UrlGuard } from './url-guard.js';
 
-/** The pg-boss queue of delivery attempts: each job is "attempt delivery d, its attempt n, now". */
 export { DELIVERY_DEFAULTS, RETRY_DELAYS_MS } from './delivery-settings.js';
 
+/** The pg-boss queue of delivery attempts: each job is "attempt these deliveries (at their attempt n), now". */
 export const DELIVERY_QUEUE = 'webhook-delivery';
-
 
 export interface DeliveryOptions {
   /** Per attempt, from connecting to the end of the answer's first 1 KB. */
@@ -28,12 +29,21 @@ export interface DeliveryOptions {
   jitter?: number;
   disableAfterFailingMs?: number;
   relayIntervalMs?: number;
+  relayGatherMs?: number;
   /** http:// and private addresses allowed (WEBHOOK_ALLOW_PRIVATE_URLS). */
   allowPrivateUrls?: boolean;
   /** How often pg-boss looks for the jobs of a crashed worker (seconds). */
   superviseIntervalSeconds?: number;
   batchSize?: number;
   workers?: number;
+  maxInFlight?: number;
+  maxPending?: number;
+  /** Attempts in flight to one endpoint (EndpointSlots). */
+  endpointConcurrency?: number;
+  /** How long after the relay queued them the backstop job makes first attempts that were never recorded (a crash). */
+  backstopAfterMs?: number;
+  /** Events and their finished deliveries are deleted this many days after dispatch (0: kept). */
+  retentionDays?: number;
 }
 
 /** One attempt of a delivery: `attempt` is its attempts when queued, so an attempt made already is not made again. */
@@ -43,15 +53,12 @@ interface DueAttempt {
 }
 
 /**
- * A job: the first attempts of up to JOB_DELIVERIES deliveries the relay created together, or one
- * retry. Grouping first attempts keeps the queue's own writes (insert, fetch, complete) to a few
- * rows per hundred deliveries instead of three per delivery.
+ * A job: deliveries to attempt, each at its expected attempt number. A retry is a job of one,
+ * queued with its due time; a relay pass queues one job for all it took (the backstop, below).
  */
 interface JobData {
   attempts: DueAttempt[];
 }
-
-const JOB_DELIVERIES = 50;
 
 interface DeliveryRow {
   id: string;
@@ -69,35 +76,44 @@ interface DeliveryRow {
   previous_secret_expires_at: Date | null;
 }
 
-interface Outcome {
-  status?: number;
-  body?: string;
-  error?: string;
-}
-
 /**
- * Delivery of outbound events: the relay (outbox to deliveries and queued jobs) and the pg-boss
- * workers that attempt them. Runs in the service process by default (main.ts), or on its own
+ * Delivery of outbound events. Runs in the service process by default (main.ts), or on its own
  * (`npm run worker`, jobs/worker.ts); any number of either share the work through the database
- * (SKIP LOCKED). At least once: an attempt is recorded after it is made, so a crash in between
- * makes it again (same `webhook-id`).
+ * (SKIP LOCKED).
+ *
+ * First attempts go straight from the relay to the receiver: one transaction turns outbox rows
+ * into deliveries and answers what their attempts need (no second read), the attempts run at once
+ * (at most `maxInFlight` together, over keep-alive connections), and their successes are recorded
+ * together (one statement per batch). The same transaction queues one pg-boss job, the backstop,
+ * due `backstopAfterMs` later, naming every delivery it took: when it runs, whatever was recorded
+ * meanwhile is skipped, and a first attempt that a crash lost is made then. Retries are pg-boss
+ * jobs, one per attempt, queued with the failure they follow. At least once: an attempt is
+ * recorded after it is made, so a crash in between makes it again (same `webhook-id`).
  */
 export class EventDelivery {
   private boss: PgBoss | undefined;
   private readonly pool: pg.Pool;
-  private readonly urls: UrlGuard;
   private readonly options: Required<Omit<DeliveryOptions, 'superviseIntervalSeconds'>> & Pick<DeliveryOptions, 'superviseIntervalSeconds'>;
-  private readonly agents: { http: http.Agent; https: https.Agent };
+  private readonly poster: WebhookPoster;
   private relayTimer: NodeJS.Timeout | undefined;
-  private relaying: Promise<void> | undefined;
+  private relaying: Promise<unknown> | undefined;
   private stopping = false;
-  private readonly workerIds: string[] = [];
+  /** Set once a stop gave up waiting: answers arriving later are not recorded (the backstop makes those attempts again). */
+  private cut = false;
   private readonly signers: Signers;
   /**
    * The pooled connections delivery holds at once (relay, delivery log, the queue's statements):
    * a third of the pool, at least one, so that requests keep the rest however much is queued.
    */
   private readonly connections: LimitFunction;
+  /** The attempts in flight at once. */
+  private readonly inFlight: LimitFunction;
+  private readonly endpoints: EndpointSlots;
+  /** Deliveries taken (by the relay or a job) and not yet recorded. */
+  private pending = 0;
+  private readonly underWay = new Set<string>();
+  private idle: (() => void) | undefined;
+  private readonly successes: SuccessBatch;
 
   constructor(
     private readonly orm: MikroORM,
@@ -107,26 +123,45 @@ export class EventDelivery {
   ) {
     this.pool = poolOf(orm);
     this.connections = pLimit(Math.max(1, Math.floor((this.pool.options.max ?? 10) / 3)));
+    const timeoutMs = options.timeoutMs ?? DELIVERY_DEFAULTS.timeoutMs;
     this.options = {
-      timeoutMs: options.timeoutMs ?? DELIVERY_DEFAULTS.timeoutMs,
+      timeoutMs,
       retryDelaysMs: options.retryDelaysMs ?? RETRY_DELAYS_MS,
       jitter: options.jitter ?? DELIVERY_DEFAULTS.jitter,
       disableAfterFailingMs: options.disableAfterFailingMs ?? DELIVERY_DEFAULTS.disableAfterFailingMs,
       relayIntervalMs: options.relayIntervalMs ?? DELIVERY_DEFAULTS.relayIntervalMs,
+      relayGatherMs: options.relayGatherMs ?? DELIVERY_DEFAULTS.relayGatherMs,
       allowPrivateUrls: options.allowPrivateUrls ?? false,
       superviseIntervalSeconds: options.superviseIntervalSeconds,
       batchSize: options.batchSize ?? DELIVERY_DEFAULTS.batchSize,
       workers: options.workers ?? DELIVERY_DEFAULTS.workers,
+      maxInFlight: options.maxInFlight ?? DELIVERY_DEFAULTS.maxInFlight,
+      maxPending: options.maxPending ?? DELIVERY_DEFAULTS.maxPending,
+      endpointConcurrency: options.endpointConcurrency ?? DELIVERY_DEFAULTS.endpointConcurrency,
+      // Long enough for every attempt taken to be made and recorded (queued behind maxPending, cut at the timeout).
+      backstopAfterMs: options.backstopAfterMs ?? Math.max(30_000, 3 * timeoutMs),
+      retentionDays: options.retentionDays ?? DELIVERY_DEFAULTS.retentionDays,
     };
-    this.urls = new UrlGuard(this.options.allowPrivateUrls);
+    this.inFlight = pLimit(this.options.maxInFlight);
+    this.endpoints = new EndpointSlots(this.options.endpointConcurrency);
+    this.poster = new WebhookPoster(new UrlGuard(this.options.allowPrivateUrls), timeoutMs, this.options.endpointConcurrency);
+    this.successes = new SuccessBatch(
+      (batch) =>
+        this.connections(() =>
+          this.pool.query(SUCCEEDED, [batch.map((o) => o.id), batch.map((o) => o.status), batch.map((o) => o.body), batch.map((o) => o.attempts), batch.map((o) => o.at)]),
+        ),
+      logger,
+      { max: DELIVERY_DEFAULTS.recordBatch, afterMs: DELIVERY_DEFAULTS.recordAfterMs },
+    );
     this.signers = new Signers((stored) => this.secrets.open(stored, SECRET_PURPOSE.webhookEndpoint));
-    // Keep-alive: a busy endpoint gets its events over a few reused connections. The socket's
-    // lookup (UrlGuard.lookup) checks the addresses of every new connection.
-    this.agents = { http: new http.Agent({ keepAlive: true, maxSockets: 32 }), https: new https.Agent({ keepAlive: true, maxSockets: 32 }) };
   }
 
   async start(): Promise<void> {
-    const boss = await startQueue(this.orm, this.logger, { superviseIntervalSeconds: this.options.superviseIntervalSeconds, connections: this.connections });
+    const boss = await startQueue(this.orm, this.logger, {
+      superviseIntervalSeconds: this.options.superviseIntervalSeconds,
+      connections: this.connections,
+      schedule: true,
+    });
     this.boss = boss;
     await boss.createQueue(DELIVERY_QUEUE, {
       // A job whose worker stops heart-beating (killed) is attempted again, soon: at least once.
@@ -140,13 +175,10 @@ export class EventDelivery {
       retryDelayMax: 60,
       deleteAfterSeconds: 24 * 60 * 60,
     });
-    // Separate workers (not localConcurrency), so that the relay can wake each one by id as soon as
-    // it has queued something, instead of letting them wait out their poll.
     for (let i = 0; i < this.options.workers; i++) {
-      this.workerIds.push(
-        await boss.work<JobData>(DELIVERY_QUEUE, { batchSize: this.options.batchSize, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true }, (jobs) => this.attemptJobs(jobs)),
-      );
+      await boss.work<JobData>(DELIVERY_QUEUE, { batchSize: this.options.batchSize, pollingIntervalSeconds: 0.5 }, (jobs) => this.attemptJobs(jobs));
     }
+    await startRetention(boss, (text, values) => this.connections(() => this.pool.query(text, values)), this.options.retentionDays, this.logger);
     this.scheduleRelay(0);
   }
 
@@ -154,19 +186,22 @@ export class EventDelivery {
     this.stopping = true;
     clearTimeout(this.relayTimer);
     await this.relaying;
-    // Attempts still in flight after 5 s are cut: their jobs come back to another worker (at least
-    // once), so a stop never waits for a slow receiver past the service's own shutdown bound.
-    await this.boss?.stop({ graceful: true, timeout: 5_000, close: false });
-    this.agents.http.destroy();
-    this.agents.https.destroy();
+    // Attempts still in flight after 5 s are cut: the backstop (or their job, run again) makes them
+    // again, so a stop never waits for a slow receiver past the service's own shutdown bound.
+    const deadline = new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref());
+    const drained = this.pending === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.idle = resolve));
+    await Promise.all([this.boss?.stop({ graceful: true, timeout: 5_000, close: false }), Promise.race([drained, deadline])]);
+    this.cut = true;
+    this.successes.drop();
+    await this.poster.close();
   }
 
   private scheduleRelay(delayMs: number): void {
     if (this.stopping) return;
     this.relayTimer = setTimeout(() => {
       this.relaying = this.relayOnce()
-        // Something moved: look again at once (more may have committed meanwhile); nothing: wait.
-        .then((moved) => this.scheduleRelay(moved > 0 ? 0 : this.options.relayIntervalMs))
+        // A full batch: more is waiting, at once; some: gather a little more; none: wait.
+        .then(({ taken, limit }) => this.scheduleRelay(limit === 0 ? this.options.relayGatherMs : taken >= limit ? 0 : taken > 0 ? this.options.relayGatherMs : this.options.relayIntervalMs))
         .catch((err: unknown) => {
           this.logger.warn({ err }, 'outbound events: relay failed; trying again');
           this.scheduleRelay(1_000);
@@ -174,30 +209,38 @@ export class EventDelivery {
     }, delayMs);
   }
 
-  /** One relay pass; answers how many deliveries it queued. */
-  relayOnce(): Promise<number> {
-    return this.connections(() => this.relay());
+  /** One relay pass: takes what the outbox holds (as much as this process has room for) and attempts it. */
+  async relayOnce(): Promise<{ taken: number; limit: number }> {
+    const limit = Math.max(0, Math.min(DELIVERY_DEFAULTS.relayBatch, this.options.maxPending - this.pending));
+    if (limit === 0) return { taken: 0, limit };
+    const rows = await this.connections(() => this.relay(limit));
+    for (const row of rows) void this.deliver(row);
+    return { taken: rows.length, limit };
   }
 
-  private async relay(): Promise<number> {
+  private async relay(limit: number): Promise<DeliveryRow[]> {
     const boss = this.boss;
     if (!boss) throw new Error('EventDelivery not started');
+    return this.transaction(async (client) => {
+      const { rows } = await client.query<DeliveryRow>(RELAY, [limit]);
+      if (rows.length > 0) {
+        const backstop: JobData = { attempts: rows.map((r) => ({ delivery_id: r.id, attempt: r.attempts })) };
+        await boss.insert(DELIVERY_QUEUE, [{ data: backstop, startAfter: new Date(Date.now() + this.options.backstopAfterMs) }], { db: databaseOn(client) });
+      }
+      return rows;
+    });
+  }
+
+  /** `work` in one transaction on one pooled connection (a connection whose rollback failed is discarded). */
+  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
       await client.query('begin');
       try {
-        const { rows } = await client.query<{ id: string; attempts: number }>(RELAY, [DELIVERY_DEFAULTS.relayBatch]);
-        if (rows.length > 0) {
-          const jobs: { data: JobData }[] = [];
-          for (let i = 0; i < rows.length; i += JOB_DELIVERIES) {
-            jobs.push({ data: { attempts: rows.slice(i, i + JOB_DELIVERIES).map((r) => ({ delivery_id: r.id, attempt: r.attempts })) } });
-          }
-          await boss.insert(DELIVERY_QUEUE, jobs, { db: databaseOn(client) });
-        }
+        const result = await work(client);
         await client.query('commit');
-        if (rows.length > 0) for (const id of this.workerIds) boss.notifyWorker(id);
-        return rows.length;
+        return result;
       } catch (err) {
         await client.query('rollback').catch((rollbackError: unknown) => {
           broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
@@ -209,46 +252,40 @@ export class EventDelivery {
     }
   }
 
-  /** A batch of jobs: each delivery attempted (concurrently), the outcomes recorded. */
-  private async attemptJobs(jobs: Job<JobData>[]): Promise<void> {
-    const attempts = jobs.flatMap((job) => job.data.attempts);
-    const { rows } = await this.connections(() => this.pool.query<DeliveryRow>(LOAD, [attempts.map((a) => a.delivery_id)]));
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    const due = attempts
-      .map((attempt) => ({ attempt, row: byId.get(attempt.delivery_id) }))
-      // Gone (the endpoint was deleted), or this attempt was made already (a job run again after a crash).
-      .filter((x): x is { attempt: DueAttempt; row: DeliveryRow } => !!x.row && x.row.status === 'pending' && x.row.attempts === x.attempt.attempt)
-      // Twice in the jobs (a manual retry next to a scheduled one): once.
-      .filter((x, i, all) => all.findIndex((y) => y.row.id === x.row.id) === i);
-    const outcomes = await Promise.all(
-      due.map(async ({ row }) => {
-        const at = new Date();
-        try {
-          return { row, at, outcome: await this.attempt(row) };
-        } catch (err) {
-          // One delivery that cannot be made (a payload that cannot be built) fails alone, never its batch.
-          this.logger.error({ err, deliveryId: row.id }, 'outbound events: attempt failed');
-          return { row, at, outcome: { error: 'Internal error building the event' } };
-        }
-      }),
-    );
-    const succeeded = outcomes.filter((o) => isSuccess(o.outcome));
-    if (succeeded.length > 0) {
-      await this.connections(() =>
-        this.pool.query(SUCCEEDED, [
-          succeeded.map((o) => o.row.id),
-          succeeded.map((o) => o.outcome.status),
-          succeeded.map((o) => o.outcome.body ?? null),
-          succeeded.map((o) => o.row.attempts),
-          succeeded.map((o) => o.at),
-        ]),
+  /** One attempt, made within the in-flight bound, then recorded. Resolves once recorded (or given up on: logged). */
+  private async deliver(row: DeliveryRow): Promise<void> {
+    // Already under way here (its backstop came due while it waited behind a slow endpoint): once.
+    if (this.underWay.has(row.id)) return;
+    this.underWay.add(row.id);
+    this.pending++;
+    try {
+      const { at, outcome } = await this.endpoints.run(row.endpoint_id, () =>
+        this.inFlight(async () => {
+          const at = new Date();
+          try {
+            return { at, outcome: await this.attempt(row) };
+          } catch (err) {
+            // One delivery that cannot be made (a payload that cannot be built) fails alone.
+            this.logger.error({ err, deliveryId: row.id }, 'outbound events: attempt failed');
+            return { at, outcome: { error: 'Internal error building the event' } as Outcome };
+          }
+        }),
       );
+      if (this.cut) return;
+      if (isSuccess(outcome)) await this.successes.record({ id: row.id, attempts: row.attempts, at, status: outcome.status!, body: outcome.body ?? null });
+      else await this.recordFailure(row, at, outcome);
+    } catch (err) {
+      // Not recorded: the backstop or the job, run again, makes the attempt again (same webhook-id).
+      this.logger.warn({ err, deliveryId: row.id }, 'outbound events: an attempt could not be recorded; it will be made again');
+    } finally {
+      this.underWay.delete(row.id);
+      this.pending--;
+      if (this.pending === 0) this.idle?.();
     }
-    for (const failed of outcomes.filter((o) => !isSuccess(o.outcome))) await this.recordFailure(failed.row, failed.at, failed.outcome);
   }
 
-  private async attempt(row: DeliveryRow): Promise<Outcome> {
-    if (!row.enabled) return { error: 'The endpoint is disabled' };
+  private attempt(row: DeliveryRow): Promise<Outcome> {
+    if (!row.enabled) return Promise.resolve({ error: 'The endpoint is disabled' });
     let signers;
     try {
       signers = [this.signers.get(row.secret)];
@@ -257,73 +294,11 @@ export class EventDelivery {
       }
     } catch (err) {
       this.logger.error({ err, endpointId: row.endpoint_id }, 'outbound events: the endpoint secret cannot be read');
-      return { error: 'The signing secret cannot be read (ENCRYPTION_KEY)' };
+      return Promise.resolve({ error: 'The signing secret cannot be read (ENCRYPTION_KEY)' });
     }
     const body = eventBody(row.type, new Date(row.event_at), row.resource);
     const headers = signedHeaders(signers, webhookIdOf(row.event_id), new Date(), body);
-    return this.post(row.url, headers, body);
-  }
-
-  /** One POST: no redirect followed, cut at the timeout, the answer's body kept up to 1 KB. */
-  private post(url: string, signed: Record<string, string>, body: string): Promise<Outcome> {
-    let target: URL;
-    try {
-      target = new URL(url);
-    } catch {
-      return Promise.resolve({ error: 'Invalid url' });
-    }
-    const refused = this.urls.literalProblem(target);
-    if (refused) return Promise.resolve({ error: `Address not allowed: ${refused}` });
-    const isHttps = target.protocol === 'https:';
-    const timeoutMs = this.options.timeoutMs;
-    return new Promise<Outcome>((resolve) => {
-      let settled = false;
-      const settle = (outcome: Outcome) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(outcome);
-      };
-      const request = (isHttps ? https : http).request(
-        target,
-        {
-          method: 'POST',
-          agent: isHttps ? this.agents.https : this.agents.http,
-          lookup: this.urls.lookup,
-          headers: {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(body),
-            'user-agent': 'affiliate-attribution-webhooks/1',
-            ...signed,
-          },
-        },
-        (response) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          const finish = () => {
-            const text = Buffer.concat(chunks).subarray(0, DELIVERY_DEFAULTS.responseBodyBytes).toString('utf8').replace(/\u0000/g, '');
-            settle({ status: response.statusCode, body: text });
-          };
-          response.on('data', (chunk: Buffer) => {
-            if (size >= DELIVERY_DEFAULTS.responseBodyBytes) return;
-            chunks.push(chunk);
-            size += chunk.length;
-            if (size >= DELIVERY_DEFAULTS.responseBodyBytes) {
-              finish();
-              response.destroy();
-            }
-          });
-          response.on('end', finish);
-          response.on('error', () => finish());
-        },
-      );
-      const timer = setTimeout(() => {
-        settle({ error: `Timed out after ${timeoutMs / 1000} s` });
-        request.destroy();
-      }, timeoutMs);
-      request.on('error', (err) => settle({ error: err instanceof UrlRefusedError ? `Address not allowed: ${err.message}` : `Connection failed: ${describe(err)}` }));
-      request.end(body);
-    });
+    return this.poster.post(row.url, headers, body);
   }
 
   /** A failed attempt recorded, its retry queued and its endpoint's failure streak kept, in one transaction. */
@@ -346,45 +321,24 @@ export class EventDelivery {
     const delays = this.options.retryDelaysMs;
     const final = !row.enabled || gone || row.attempts >= delays.length;
     const nextAt = final ? null : new Date(at.getTime() + jittered(delays[row.attempts]!, this.options.jitter));
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('begin');
-      try {
-        const { rows } = await client.query(FAILED, [
-          row.id,
-          final ? 'failed' : 'pending',
-          outcome.status ?? null,
-          outcome.body ?? null,
-          outcome.status === undefined ? (outcome.error ?? null) : null,
-          at,
-          nextAt,
-          row.attempts,
-        ]);
-        if (rows.length > 0) {
-          if (nextAt) {
-            const retry: JobData = { attempts: [{ delivery_id: row.id, attempt: row.attempts + 1 }] };
-            await boss.send(DELIVERY_QUEUE, retry, { startAfter: nextAt, db: databaseOn(client) });
-          }
-          if (row.enabled) await client.query(ENDPOINT_FAILED, [row.endpoint_id, at, gone, this.options.disableAfterFailingMs]);
+    await this.transaction(async (client) => {
+      const { rows } = await client.query(FAILED, [
+        row.id,
+        final ? 'failed' : 'pending',
+        outcome.status ?? null,
+        outcome.body ?? null,
+        outcome.status === undefined ? (outcome.error ?? null) : null,
+        at,
+        nextAt,
+        row.attempts,
+      ]);
+      if (rows.length > 0) {
+        if (nextAt) {
+          const retry: JobData = { attempts: [{ delivery_id: row.id, attempt: row.attempts + 1 }] };
+          await boss.send(DELIVERY_QUEUE, retry, { startAfter: nextAt, db: databaseOn(client) });
         }
-        await client.query('commit');
-      } catch (err) {
-        await client.query('rollback').catch((rollbackError: unknown) => {
-          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-        });
-        throw err;
+        if (row.enabled) await client.query(ENDPOINT_FAILED, [row.endpoint_id, at, gone, this.options.disableAfterFailingMs]);
       }
-    } finally {
-      client.release(broken);
-    }
+    });
   }
-}
-
-const isSuccess = (outcome: Outcome): boolean => outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300;
-
-
-function describe(err: unknown): string {
-  const e = err as { code?: string; message?: string };
-  return e.code ?? e.message ?? String(err);
 }

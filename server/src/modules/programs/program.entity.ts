@@ -1,4 +1,5 @@
 import { defineEntity } from '@mikro-orm/core';
+import type { CommissionTiers, FraudRules } from '../../attribution/program-rules.js';
 
 export const ProgramEntity = defineEntity({
   name: 'Program',
@@ -15,6 +16,10 @@ export const ProgramEntity = defineEntity({
     hold_days: p.integer().default(30),
     auto_approve: p.boolean().default(true),
     minimum_payout: p.decimal('string').default('0'),
+    attribution_model: p.enum(['last_click', 'first_click'] as const).default('last_click'),
+    commission_max_conversions: p.integer().nullable(),
+    commission_tiers: p.json<CommissionTiers>().nullable(),
+    fraud_rules: p.json<FraudRules>(),
     created_at: p.datetime().defaultRaw('now()'),
     updated_at: p.datetime().defaultRaw('now()'),
   }),

@@ -10,7 +10,23 @@ import type { CursorPosition } from '../../http/pagination.js';
 export type ProgramRecord = StoredRow<'programs'>;
 
 /** The columns a change to a program may write. */
-export type ProgramChanges = Pick<ProgramRecord, 'name' | 'commission_type' | 'commission_value' | 'click_window_days' | 'commission_window_months' | 'currency' | 'hold_days' | 'auto_approve' | 'minimum_payout' | 'updated_at'>;
+export type ProgramChanges = Pick<
+  ProgramRecord,
+  | 'name'
+  | 'commission_type'
+  | 'commission_value'
+  | 'click_window_days'
+  | 'commission_window_months'
+  | 'currency'
+  | 'hold_days'
+  | 'auto_approve'
+  | 'minimum_payout'
+  | 'attribution_model'
+  | 'commission_max_conversions'
+  | 'commission_tiers'
+  | 'fraud_rules'
+  | 'updated_at'
+>;
 
 const PROGRAMS_BY_ID: OwnedTable = { table: 'programs', notFound: 'Program not found' };
 
@@ -41,7 +57,18 @@ export class ProgramsRepository {
   updateOwned(organizationId: string, id: string, change: (current: ProgramRecord) => ProgramChanges): Promise<ProgramRecord> {
     return Sql.of(this.orm).transaction(async (sql) => {
       const current = await findOwnedRow<ProgramRecord>(sql, PROGRAMS_BY_ID, organizationId, id);
-      const [updated] = await sql.execute(kyselyOf(this.orm).updateTable('programs').set(change(current)).where('id', '=', current.id).returningAll());
+      const changes = change(current);
+      const [updated] = await sql.execute(kyselyOf(this.orm).updateTable('programs').set(changes).where('id', '=', current.id).returningAll());
+      if (changes.commission_max_conversions != null && current.commission_max_conversions == null) {
+        // A cap by count set now counts what its customers were paid already (ConversionsService
+        // counts from then on, in the guarded write that decides each charge).
+        await sql.rows(
+          `update customers c set paid_conversions = (select count(*) from conversions v
+             where v.organization_id = c.organization_id and v.customer_id = c.customer_id and v.amount > 0)
+           where c.organization_id = $1 and c.program_id = $2`,
+          [organizationId, current.id],
+        );
+      }
       await notifyChange((query, params) => sql.rows(query, params), { kind: 'program', id: current.id });
       return updated;
     });
@@ -51,7 +78,19 @@ export class ProgramsRepository {
   findRule(id: string): Promise<ProgramRule | undefined> {
     return kyselyOf(this.orm)
       .selectFrom('programs')
-      .select(['commission_type', 'commission_value', 'click_window_days', 'commission_window_months', 'currency', 'hold_days', 'auto_approve'])
+      .select([
+        'commission_type',
+        'commission_value',
+        'click_window_days',
+        'commission_window_months',
+        'currency',
+        'hold_days',
+        'auto_approve',
+        'attribution_model',
+        'commission_max_conversions',
+        'commission_tiers',
+        'fraud_rules',
+      ])
       .where('id', '=', id)
       .executeTakeFirst();
   }

@@ -5,6 +5,8 @@ import { decimalToNumber, iso } from '../../http/serialize.js';
 import type { AttributionResolver } from '../../attribution/resolver.js';
 import { assertCommissionRule } from '../../attribution/commission.js';
 import { assertWholeMinorUnits } from '../../attribution/money.js';
+import { DEFAULT_FRAUD_RULES, withFraudRules, type AttributionModel, type CommissionTiers, type FraudRules } from '../../attribution/program-rules.js';
+import { BadRequestError } from '../../http/errors.js';
 import type { ProgramRecord, ProgramsRepository } from './programs.repository.js';
 
 export const PROGRAM_DEFAULTS = {
@@ -27,6 +29,23 @@ export interface ProgramInput {
   hold_days?: number;
   auto_approve?: boolean;
   minimum_payout?: number;
+  attribution_model?: AttributionModel;
+  commission_max_conversions?: number | null;
+  commission_tiers?: CommissionTiers | null;
+  fraud_rules?: Partial<FraudRules>;
+}
+
+/** Every tier's rate obeys the commission rule (a percent at most 100); two tiers never start at the same value. */
+function assertTiers(commissionType: 'percent' | 'flat', tiers: CommissionTiers | null | undefined): void {
+  if (!tiers) return;
+  tiers.tiers.forEach((tier, i) => {
+    try {
+      assertCommissionRule({ commission_type: commissionType, commission_value: tier.commission_value });
+    } catch {
+      throw new BadRequestError(`commission_tiers.tiers.${i}.commission_value: a percent commission is at most 100`);
+    }
+  });
+  if (new Set(tiers.tiers.map((t) => t.from)).size !== tiers.tiers.length) throw new BadRequestError('commission_tiers.tiers: two tiers start at the same `from`');
 }
 
 export function toProgramDto(p: ProgramRecord): Program {
@@ -41,6 +60,10 @@ export function toProgramDto(p: ProgramRecord): Program {
     hold_days: p.hold_days,
     auto_approve: p.auto_approve,
     minimum_payout: decimalToNumber(p.minimum_payout),
+    attribution_model: p.attribution_model,
+    commission_max_conversions: p.commission_max_conversions ?? null,
+    commission_tiers: p.commission_tiers ?? null,
+    fraud_rules: withFraudRules(p.fraud_rules, undefined),
     created_at: iso(p.created_at),
     updated_at: iso(p.updated_at),
   };
@@ -58,6 +81,7 @@ export class ProgramsService {
     assertCommissionRule({ commission_type: commissionType, commission_value: input.commission_value });
     const currency = (input.currency ?? PROGRAM_DEFAULTS.currency).toUpperCase();
     assertWholeMinorUnits('minimum_payout', input.minimum_payout ?? 0, currency);
+    assertTiers(commissionType, input.commission_tiers);
     const program = await this.programs.insert({
       id: randomUUID(),
       organization_id: organizationId,
@@ -70,6 +94,10 @@ export class ProgramsService {
       hold_days: input.hold_days ?? PROGRAM_DEFAULTS.hold_days,
       auto_approve: input.auto_approve ?? PROGRAM_DEFAULTS.auto_approve,
       minimum_payout: String(input.minimum_payout ?? PROGRAM_DEFAULTS.minimum_payout),
+      attribution_model: input.attribution_model ?? 'last_click',
+      commission_max_conversions: input.commission_max_conversions ?? null,
+      commission_tiers: input.commission_tiers ?? null,
+      fraud_rules: withFraudRules(DEFAULT_FRAUD_RULES, input.fraud_rules),
       created_at: now,
       updated_at: now,
     });
@@ -106,9 +134,14 @@ export class ProgramsService {
         hold_days: input.hold_days ?? current.hold_days,
         auto_approve: input.auto_approve ?? current.auto_approve,
         minimum_payout: input.minimum_payout !== undefined ? String(input.minimum_payout) : current.minimum_payout,
+        attribution_model: input.attribution_model ?? current.attribution_model,
+        commission_max_conversions: input.commission_max_conversions !== undefined ? input.commission_max_conversions : (current.commission_max_conversions ?? null),
+        commission_tiers: input.commission_tiers !== undefined ? input.commission_tiers : (current.commission_tiers ?? null),
+        fraud_rules: withFraudRules(current.fraud_rules, input.fraud_rules),
         updated_at: new Date(),
       };
       assertCommissionRule(next);
+      assertTiers(next.commission_type, next.commission_tiers);
       assertWholeMinorUnits('minimum_payout', next.minimum_payout, next.currency);
       return next;
     });

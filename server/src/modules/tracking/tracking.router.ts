@@ -25,10 +25,11 @@ export const trackingRouter = (clicks: ClicksService, customers: CustomersServic
         referrer: body.referrer,
         user_agent: userAgent?.slice(0, USER_AGENT_MAX),
         ip: req.ip,
+        cookie_id: body.cookieId,
       });
       return {
         status: 201,
-        body: { success: true, data: { click: { cookie_id: click.cookie_id, cookie_max_age_seconds: click_window_days * DAY_SECONDS } } },
+        body: { success: true, data: { click: { cookie_id: click.cookie_id, cookie_max_age_seconds: click_window_days * DAY_SECONDS, kept: click.kept_earlier_click } } },
       };
     },
     createCustomer: async ({ params, body }) => {

@@ -160,11 +160,15 @@ function install(existing: Svc | undefined): void {
       return (detected = Promise.resolve({ ok: false, error: 'No attribution found' }));
     }
     const landingUrl = location.href.slice(0, 2048);
-    return (detected = post('clicks', { ref, landingUrl, referrer: document.referrer.slice(0, 2048) }, CLICK_TIMEOUT_MS, true).then(
+    // The current cookie goes with the click: under the program's first_click model the service
+    // answers `kept` when it still attributes, and the cookie stays as it is (lifetime included).
+    const current = readCookie();
+    const click = { ref, landingUrl, referrer: document.referrer.slice(0, 2048), cookieId: current || undefined };
+    return (detected = post('clicks', click, CLICK_TIMEOUT_MS, true).then(
       (reply): SvcResult => {
         if (reply && reply.status === 201 && reply.body.data.click) {
           const click = reply.body.data.click;
-          writeCookie(click.cookie_id, click.cookie_max_age_seconds);
+          if (!(click.kept && click.cookie_id === current)) writeCookie(click.cookie_id, click.cookie_max_age_seconds);
           return { ok: true, cookieId: click.cookie_id };
         }
         if (reply && reply.status === 200) return { ok: false, error: 'bot' };

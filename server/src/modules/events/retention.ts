@@ -1,0 +1,80 @@
+import type pg from 'pg';
+
+/** Runs one statement (delivery's: within its bound on pooled connections). */
+export type Query = <R extends pg.QueryResultRow>(text: string, values: unknown[]) => Promise<pg.QueryResult<R>>;
+import type { PgBoss } from 'pg-boss';
+import type { Logger } from 'pino';
+
+/**
+ * Retention of the outbox and the delivery log: a pg-boss schedule (every hour, at minute 17)
+ * queues one job, whichever instance's cron pass comes first (pg-boss sends one job per
+ * occurrence, however many instances run it), and the worker that takes it deletes, in batches of
+ * `batch` events, every event dispatched before the retention cut-off together with its finished
+ * deliveries (succeeded or failed). An event with a delivery still pending (a retry due) stays,
+ * with that delivery, until it finishes. Batches claim their events with SKIP LOCKED, so two runs
+ * at once (a job run again after a crash) share the work instead of waiting on each other.
+ */
+export const RETENTION_QUEUE = 'webhook-retention';
+export const RETENTION_CRON = '17 * * * *';
+
+export const RETENTION_DEFAULTS = {
+  batch: 1_000,
+  /** One run stops after this long; the next run goes on where it stopped. */
+  maxRunMs: 60_000,
+} as const;
+
+/** One batch: the oldest `$2` events dispatched before `$1`, their finished deliveries, and the events themselves unless a delivery is pending. */
+export const PRUNE = `with old as (
+  select id, organization_id from outbound_events
+  where dispatched_at < $1 order by dispatched_at limit $2 for update skip locked
+), kept as (
+  select distinct d.event_id from webhook_deliveries d join old on d.event_id = old.id and d.organization_id = old.organization_id
+  where d.status = 'pending'
+), deliveries as (
+  delete from webhook_deliveries d using old where d.event_id = old.id and d.organization_id = old.organization_id and d.status <> 'pending'
+  returning 1
+), events as (
+  delete from outbound_events o using old
+  where o.id = old.id and o.organization_id = old.organization_id and not exists (select 1 from kept where kept.event_id = old.id)
+  returning 1
+)
+select (select count(*) from old)::int as examined, (select count(*) from deliveries)::int as deliveries, (select count(*) from events)::int as events`;
+
+export interface Pruned {
+  events: number;
+  deliveries: number;
+}
+
+/**
+ * Deletes what was dispatched before `cutoff`, batch by batch (each its own statement and
+ * transaction, so locks are short and a stop loses at most one batch), until a batch comes back
+ * short or `maxRunMs` has passed.
+ */
+export async function pruneDelivered(query: Query, cutoff: Date, options: { batch?: number; maxRunMs?: number } = {}): Promise<Pruned> {
+  const batch = options.batch ?? RETENTION_DEFAULTS.batch;
+  const until = Date.now() + (options.maxRunMs ?? RETENTION_DEFAULTS.maxRunMs);
+  const total: Pruned = { events: 0, deliveries: 0 };
+  for (;;) {
+    const { rows } = await query<{ examined: number; deliveries: number; events: number }>(PRUNE, [cutoff, batch]);
+    const { examined, deliveries, events } = rows[0]!;
+    total.events += events;
+    total.deliveries += deliveries;
+    // Short: nothing older is left (but events kept for a pending delivery). None deleted: only those are left.
+    if (examined < batch || events + deliveries === 0 || Date.now() > until) return total;
+  }
+}
+
+/** Schedules the retention job and works it (every delivering process does both; pg-boss sends one job per hour). */
+export async function startRetention(boss: PgBoss, query: Query, retentionDays: number, logger: Logger): Promise<void> {
+  await boss.createQueue(RETENTION_QUEUE, { retryLimit: 3, retryDelay: 60, expireInSeconds: 15 * 60, deleteAfterSeconds: 7 * 24 * 60 * 60 });
+  if (retentionDays <= 0) {
+    await boss.unschedule(RETENTION_QUEUE);
+    return;
+  }
+  await boss.schedule(RETENTION_QUEUE, RETENTION_CRON);
+  await boss.work(RETENTION_QUEUE, { pollingIntervalSeconds: 60 }, async () => {
+    const cutoff = new Date(Date.now() - retentionDays * 24 * 60 * 60 * 1000);
+    const pruned = await pruneDelivered(query, cutoff);
+    logger.info({ ...pruned, cutoff, retentionDays }, 'outbound events: deleted what was dispatched before the retention cut-off');
+  });
+}
