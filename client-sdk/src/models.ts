@@ -15,6 +15,8 @@ export type ConversionKind = Conversion['kind'];
 export type ConversionStatus = Conversion['status'];
 export type Integration = ResultOf<R['integrations']['list']>['integrations'][number];
 export type WebhookProvider = Integration['provider'];
+/** A provider webhook received and its outcome (`client.integrations.events()`). */
+export type ReceivedWebhookEvent = ResultOf<R['integrations']['listEvents']>['webhook_events'][number];
 export type WebhookEndpoint = ResultOf<R['webhookEndpoints']['get']>['webhook_endpoint'];
 /** An outbound event's type, e.g. `conversion.created`. */
 export type OutboundEventType = WebhookEndpoint['events'][number];

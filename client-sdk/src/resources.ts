@@ -136,6 +136,15 @@ export class Integrations extends Resource {
   delete(provider: Provider, options?: RequestOptions) {
     return this.requester.call(merchantContract.integrations.delete, { params: { provider } }, options);
   }
+
+  /**
+   * The provider webhooks received, newest first, with their outcome (`processed`, `ignored` or
+   * `rejected`, and why in `detail`); filter by `provider` and `outcome`. A page; `for await` walks
+   * every page.
+   */
+  events(query?: RequestQuery<R['integrations']['listEvents']>, options?: RequestOptions) {
+    return this.requester.list(merchantContract.integrations.listEvents, query, options);
+  }
 }
 
 export class Commissions extends Resource {

@@ -43,6 +43,7 @@ import { IntegrationsService } from './modules/integrations/integrations.service
 import { IntegrationsRepository } from './modules/integrations/integrations.repository.js';
 import { integrationsRouter } from './modules/integrations/integrations.router.js';
 import { WebhookDispatcher, webhooksRouter } from './webhooks/dispatcher.js';
+import { WebhookLog } from './webhooks/webhook-log.js';
 import { trackingRouter } from './modules/tracking/tracking.router.js';
 import { mountPublicTrackingMiddleware } from './modules/tracking/tracking.http.js';
 import { snippetHandler } from './snippet/serve.js';
@@ -296,7 +297,7 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.clicks, clicks, app, options);
   createExpressEndpoints(contract.customers, customers, app, options);
   createExpressEndpoints(contract.conversions, conversions, app, options);
-  createExpressEndpoints(contract.integrations, integrationsRouter(services.integrations), app, options);
+  createExpressEndpoints(contract.integrations, integrationsRouter(services.integrations, new WebhookLog(deps.orm)), app, options);
   createExpressEndpoints(contract.commissions, commissionsRouter(services.commissions), app, options);
   createExpressEndpoints(contract.coupons, couponsRouter(services.coupons), app, options);
   createExpressEndpoints(contract.payouts, payoutsRouter(services.payouts), app, options);

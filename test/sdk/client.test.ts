@@ -14,6 +14,7 @@ import {
 } from '../../client-sdk/src/index.js';
 import { sdkClient, sdkMerchant, sdkOrganization, uniqueId } from './support.js';
 import { rejection } from '../support/rejection.js';
+import { testServer } from '../support/server.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -307,6 +308,18 @@ describe('SDK against the live server: integrations', () => {
 
     const removed = await client.integrations.delete('stripe');
     expect(removed.integration.configured).toBe(false);
+  });
+
+  it('events(): the webhooks received, a rejected one with its reason, filtered by outcome', async () => {
+    const { client, id } = await sdkOrganization();
+    await client.integrations.set('stripe', { signing_secret: 'whsec_' + 'b'.repeat(32) });
+    const { baseUrl } = await testServer();
+    const refused = await fetch(`${baseUrl}/webhooks/stripe/${id}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id":"evt_1"}' });
+    expect(refused.status).toBe(400);
+    const page = await client.integrations.events({ outcome: 'rejected' });
+    expect(page.data).toEqual([expect.objectContaining({ provider: 'stripe', outcome: 'rejected', event_id: null, requests: 1, detail: 'Missing Stripe-Signature header' })]);
+    expect(page.hasNextPage()).toBe(false);
+    expect((await client.integrations.events({ outcome: 'processed' })).data).toEqual([]);
   });
 
   it('a too short secret is a ValidationError', async () => {

@@ -204,7 +204,7 @@ describeInBrowser('the dashboard in Chromium', () => {
     await context.close();
   });
 
-  it('a member cannot see or create API keys, by the menu, the URL or the API', { timeout: 60_000 }, async () => {
+  it('a member cannot see or create API keys, by the menu, the URL or the API (Developers shows them webhook endpoints only)', { timeout: 60_000 }, async () => {
     const owner = await ownerSession(base);
     const invited = await call(base, 'POST', '/api/invitations', { headers: { cookie: owner.cookie, origin: base }, body: { email: `member-${Date.now()}@example.com` } });
     const { context, page } = await newPage();
@@ -216,9 +216,16 @@ describeInBrowser('the dashboard in Chromium', () => {
       await page.waitForURL('**/dashboard/overview');
       const nav = page.getByRole('navigation', { name: 'Dashboard' });
       await nav.getByRole('link', { name: 'Programs' }).waitFor();
-      for (const name of ['Developers', 'Integrations', 'Team']) expect(await nav.getByRole('link', { name }).count(), name).toBe(0);
-      await page.goto(`${base}/dashboard/developers`);
+      for (const name of ['Integrations', 'Team']) expect(await nav.getByRole('link', { name }).count(), name).toBe(0);
+      await page.goto(`${base}/dashboard/team`);
       await page.getByRole('heading', { name: 'Not found' }).waitFor();
+      // Developers: webhook endpoints and the snippet (the spec leaves them to members), no key.
+      await nav.getByRole('link', { name: 'Developers' }).click();
+      await page.getByRole('heading', { name: 'Webhook endpoints' }).waitFor();
+      await page.getByText('Only an owner of the organization can create and revoke API keys.').waitFor();
+      expect(await page.getByRole('button', { name: 'Create API key' }).count()).toBe(0);
+      expect(await page.locator('.table-wrap[aria-label="API keys"]').count()).toBe(0);
+      expect(await page.content()).not.toMatch(/svc-\w{4}…/);
       const answers = await page.evaluate(async () => {
         const list = await fetch('/api/api-keys');
         const create = await fetch('/api/api-keys', { method: 'POST' });

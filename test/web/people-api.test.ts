@@ -136,11 +136,13 @@ describe('the team', () => {
     const member = await signIn(base, email, PASSWORD);
     const m = session(base, member);
 
-    for (const [method, path] of [['GET', '/api/api-keys'], ['POST', '/api/api-keys'], ['GET', '/api/users'], ['POST', '/api/invitations'], ['GET', '/api/integrations'], ['PUT', '/api/integrations/stripe']] as const) {
+    for (const [method, path] of [['GET', '/api/api-keys'], ['POST', '/api/api-keys'], ['GET', '/api/users'], ['POST', '/api/invitations'], ['GET', '/api/integrations'], ['PUT', '/api/integrations/stripe'], ['GET', '/api/integrations/events']] as const) {
       const res = await call(base, method, path, { headers: m, body: method === 'GET' ? undefined : {} });
       expect(res, `${method} ${path}`).toEqual(expect.objectContaining({ status: 403, body: { success: false, message: 'Only an owner can manage API keys, integrations and the team' } }));
     }
     expect((await call(base, 'POST', '/api/programs', { headers: m, body: { name: 'by member', commission_value: 5 } })).status).toBe(201);
+    // Outbound webhook endpoints are not among the owner's (spec: everything but keys, integrations and users).
+    expect((await call(base, 'GET', '/api/webhook-endpoints', { headers: m })).status).toBe(200);
     // better-auth's profile update cannot make a member an owner, nor move them to another organization
     const other = await ownerSession(base);
     const escalate = await call(base, 'POST', '/auth/update-user', { headers: { cookie: member }, body: { role: 'owner', organizationId: other.organization.id, name: 'Max' } });
@@ -186,6 +188,24 @@ describe('API keys from the dashboard', () => {
     expect((await call(base, 'DELETE', `/api/api-keys/${old.id}`, { headers })).status).toBe(200);
     expect((await call(base, 'GET', '/api/me', { headers: { authorization: owner.apiKey } })).status).toBe(401);
     expect((await call(base, 'GET', '/api/me', { headers: { authorization: created.body.data.api_key } })).status).toBe(200);
+  });
+
+  it('the list pages on the server: every key once, oldest first; a bad cursor is a 400 naming it', async () => {
+    const owner = await ownerSession(base);
+    const headers = session(base, owner.cookie);
+    for (let i = 0; i < 3; i++) expect((await call(base, 'POST', '/api/api-keys', { headers })).status).toBe(201);
+    const all = (await call(base, 'GET', '/api/api-keys', { headers })).body.data;
+    expect(all.api_keys).toHaveLength(4);
+    expect(all.next_cursor).toBeNull();
+    const walked: unknown[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: any = await call(base, 'GET', `/api/api-keys?limit=3${cursor ? `&cursor=${cursor}` : ''}`, { headers });
+      walked.push(...page.body.data.api_keys);
+      cursor = page.body.data.next_cursor;
+    } while (cursor);
+    expect(walked).toEqual(all.api_keys);
+    expect(await call(base, 'GET', '/api/api-keys?cursor=nope', { headers })).toMatchObject({ status: 400, body: { message: 'cursor: Invalid cursor' } });
   });
 });
 

@@ -29,7 +29,7 @@ const NAV = [
   { to: '/customers', label: 'Customers' },
   { to: '/commissions', label: 'Commissions & payouts' },
   { to: '/integrations', label: 'Integrations', owner: true },
-  { to: '/developers', label: 'Developers', owner: true },
+  { to: '/developers', label: 'Developers' },
   { to: '/team', label: 'Team', owner: true },
 ];
 
@@ -152,7 +152,7 @@ function Shell() {
             <Route path="/customers" element={<Customers />} />
             <Route path="/commissions" element={<Commissions />} />
             {owner && <Route path="/integrations" element={<Integrations />} />}
-            {owner && <Route path="/developers" element={<Developers />} />}
+            <Route path="/developers" element={<Developers />} />
             {owner && <Route path="/team" element={<Team />} />}
             <Route path="*" element={<NotFound />} />
           </Routes>

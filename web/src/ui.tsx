@@ -153,9 +153,9 @@ export function Pager({ pages, nextCursor }: { pages: ReturnType<typeof usePages
 }
 
 /** A table that scrolls sideways on a phone, reachable by keyboard. */
-export function TableWrap({ label, children }: { label: string; children: ReactNode }) {
+export function TableWrap({ label, children, busy }: { label: string; children: ReactNode; busy?: boolean }) {
   return (
-    <div className="table-wrap" role="region" aria-label={label} tabIndex={0}>
+    <div className="table-wrap" role="region" aria-label={label} aria-busy={busy || undefined} tabIndex={0}>
       <table>{children}</table>
     </div>
   );

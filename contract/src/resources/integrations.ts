@@ -1,6 +1,7 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { ErrorBody, errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
+import { NextCursor, PageQuery } from '../common/pagination.js';
 import { Timestamp } from '../common/primitives.js';
 
 const c = initContract();
@@ -38,6 +39,30 @@ const ProviderParam = z.object({
 
 const IntegrationEnvelope = z.object({ success: z.literal(true), data: z.object({ integration: Integration }) });
 
+export const ReceivedWebhookOutcome = z
+  .enum(['processed', 'ignored', 'rejected'])
+  .describe(
+    '`processed`: the event changed something; `ignored`: verified, but nothing in it to record (the reason is in `detail`); `rejected`: refused with a 400 before it was verified (no signing secret stored, a missing or wrong signature, a timestamp outside the tolerance, a malformed body): nothing of its body is kept, only the reason.',
+  );
+
+export const ReceivedWebhookEvent = z
+  .object({
+    provider: WebhookProvider,
+    outcome: ReceivedWebhookOutcome,
+    event_id: z.string().nullable().describe("The provider's event id; null when `rejected` (an unverified body is not read)."),
+    event_type: z.string().nullable().describe("The provider's event type, e.g. `invoice.paid`; null when `rejected`."),
+    detail: z.string().nullable().describe('What the event did, why it was ignored, or why it was rejected.'),
+    requests: z
+      .number()
+      .int()
+      .describe(
+        'How many requests this entry stands for: 1 for a verified event (its redeliveries are answered `duplicate` and not listed again); for `rejected`, every request refused for the same reason since `first_received_at`, counted rather than kept one by one so that anyone posting to the public webhook URL cannot fill the database.',
+      ),
+    first_received_at: Timestamp.describe('When the first of these requests arrived.'),
+    received_at: Timestamp.describe('When the last of these requests arrived: the order of the list, newest first.'),
+  })
+  .describe("A provider webhook received: a verified event and its outcome, or the requests rejected for one reason.");
+
 export const integrationsContract = c.router({
   list: {
     method: 'GET',
@@ -46,6 +71,21 @@ export const integrationsContract = c.router({
     description: 'Lists every supported provider with whether a signing secret is configured for it. Secrets are never returned.',
     responses: {
       200: z.object({ success: z.literal(true), data: z.object({ integrations: z.array(Integration) }) }),
+    },
+  },
+  listEvents: {
+    method: 'GET',
+    path: '/api/integrations/events',
+    summary: 'List provider webhooks received',
+    description:
+      "The provider webhooks this organization's URLs received, newest first, with their outcome: `processed`, `ignored` (and why), or `rejected` (and why: a wrong signing secret shows here). Cursor pagination; filter by provider and outcome. Redeliveries answered `duplicate` are not listed again.",
+    query: PageQuery.extend({
+      provider: WebhookProvider.optional().describe('Only this provider\'s webhooks.'),
+      outcome: ReceivedWebhookOutcome.optional().describe('Only webhooks with this outcome.'),
+    }),
+    responses: {
+      200: z.object({ success: z.literal(true), data: z.object({ webhook_events: z.array(ReceivedWebhookEvent), next_cursor: NextCursor }) }),
+      400: errorResponses[400],
     },
   },
   put: {
@@ -127,3 +167,5 @@ export type Integration = z.infer<typeof Integration>;
 export type WebhookProvider = z.infer<typeof WebhookProvider>;
 export type WebhookReceipt = z.infer<typeof WebhookReceipt>;
 export type WebhookOutcome = z.infer<typeof WebhookOutcome>;
+export type ReceivedWebhookEvent = z.infer<typeof ReceivedWebhookEvent>;
+export type ReceivedWebhookOutcome = z.infer<typeof ReceivedWebhookOutcome>;

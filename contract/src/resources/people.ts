@@ -131,9 +131,11 @@ export const peopleContract = c.router({
     method: 'GET',
     path: '/api/api-keys',
     summary: 'List API keys',
-    description: 'The organization\'s keys in redacted form, revoked ones included, oldest first.',
+    description: 'The organization\'s keys in redacted form, revoked ones included, oldest first, with cursor pagination.',
+    query: PageQuery,
     responses: {
-      200: z.object({ success: z.literal(true), data: z.object({ api_keys: z.array(ApiKeyInfo) }) }),
+      200: z.object({ success: z.literal(true), data: z.object({ api_keys: z.array(ApiKeyInfo), next_cursor: NextCursor }) }),
+      400: errorResponses[400],
       403: ownerOnly,
     },
   },

@@ -37,6 +37,7 @@ export const DISTRIBUTED_TABLES = [
   'conversion_refunds',
   'integrations',
   'webhook_events',
+  'webhook_rejections',
   'payment_references',
   'payouts',
   'commissions',

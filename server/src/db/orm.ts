@@ -10,7 +10,7 @@ import { CustomerEntity } from '../modules/customers/customer.entity.js';
 import { ConversionEntity } from '../modules/conversions/conversion.entity.js';
 import { IntegrationEntity } from '../modules/integrations/integration.entity.js';
 import { ConversionRefundEntity } from '../modules/conversions/conversion-refund.entity.js';
-import { PaymentReferenceEntity, WebhookEventEntity } from '../webhooks/webhook.entities.js';
+import { PaymentReferenceEntity, WebhookEventEntity, WebhookRejectionEntity } from '../webhooks/webhook.entities.js';
 import { CommissionEntity } from '../modules/commissions/commission.entity.js';
 import { PayoutEntity } from '../modules/payouts/payout.entity.js';
 import { CouponEntity } from '../modules/coupons/coupon.entity.js';
@@ -29,6 +29,7 @@ export const entities = [
   IntegrationEntity,
   ConversionRefundEntity,
   WebhookEventEntity,
+  WebhookRejectionEntity,
   PaymentReferenceEntity,
   CommissionEntity,
   PayoutEntity,

@@ -5,10 +5,12 @@ import { PROVIDER_CHANNEL } from '../charges/channels.js';
 import type { CancellationOutcome, ChargeOutcome, ChargeRecorder, RefundOutcome } from '../charges/record.js';
 import { asyncHandler } from '../http/error-handler.js';
 import { BadRequestError } from '../http/errors.js';
+import { isUuid } from '../http/serialize.js';
 import { echoInput } from '../http/validation-message.js';
 import { requireProvider, type IntegrationsService } from '../modules/integrations/integrations.service.js';
 import { chargebeeAdapter } from './chargebee.js';
 import { WebhookRecords } from './webhook-records.js';
+import { WebhookLog } from './webhook-log.js';
 import { lemonSqueezyAdapter } from './lemonsqueezy.js';
 import { paddleAdapter } from './paddle.js';
 import { polarAdapter } from './polar.js';
@@ -87,17 +89,16 @@ export interface WebhookServices {
  */
 export class WebhookDispatcher {
   private readonly records: WebhookRecords;
+  private readonly log: WebhookLog;
 
   constructor(private readonly deps: WebhookServices) {
     this.records = new WebhookRecords(deps.orm);
+    this.log = new WebhookLog(deps.orm);
   }
 
   async receive(providerName: string, organizationId: string, rawBody: Buffer, headers: import('node:http').IncomingHttpHeaders): Promise<WebhookReceipt> {
     const provider = requireProvider(providerName);
-    const secret = await this.deps.integrations.signingSecret(organizationId, provider);
-    if (!secret) throw new BadRequestError(`No ${provider} signing secret is configured for this organization (PUT /api/integrations/${provider})`);
-    const adapter = adapters[provider];
-    const event = adapter.verify(rawBody, headers, secret);
+    const event = await this.verified(provider, organizationId, rawBody, headers);
     const eventKeys = checkEvent(event);
     if (!eventKeys.ok) {
       // Its id cannot be stored, so it cannot be remembered either: ignored again on every redelivery.
@@ -107,13 +108,30 @@ export class WebhookDispatcher {
 
     if (await this.records.handled(organizationId, provider, event.id)) return this.receipt(provider, event, 'duplicate', 'Event already handled; nothing changed');
 
-    const actions = adapter.map(event);
+    const actions = adapters[provider].map(event);
     const results: ActionResult[] = [];
     for (const action of actions) results.push(await this.apply(organizationId, action));
     const outcome: WebhookOutcome = results.some((r) => r.changed) ? 'processed' : 'ignored';
     const detail = actions.length === 0 ? 'Event type not used by the service, or nothing in it to record' : results.map((r) => r.detail).join('; ');
     await this.records.remember({ organizationId, provider, eventId: event.id, eventType: event.type, outcome, detail });
     return this.receipt(provider, event, outcome, detail);
+  }
+
+  /**
+   * The event, verified with the organization's secret. A request refused here (400) is counted in
+   * the organization's log under its reason (a wrong secret shows on the Integrations page), and
+   * nothing of its body is kept: it was not verified.
+   */
+  private async verified(provider: WebhookProvider, organizationId: string, rawBody: Buffer, headers: import('node:http').IncomingHttpHeaders): Promise<VerifiedEvent> {
+    try {
+      if (rawBody.length === 0) throw new BadRequestError('Empty webhook body');
+      const secret = await this.deps.integrations.signingSecret(organizationId, provider);
+      if (!secret) throw new BadRequestError(`No ${provider} signing secret is configured for this organization (PUT /api/integrations/${provider})`);
+      return adapters[provider].verify(rawBody, headers, secret);
+    } catch (err) {
+      if (err instanceof BadRequestError && isUuid(organizationId)) await this.log.rejected(organizationId, provider, err.message);
+      throw err;
+    }
   }
 
   private receipt(provider: WebhookProvider, event: VerifiedEvent, outcome: WebhookOutcome, detail: string | null): WebhookReceipt {
@@ -158,7 +176,6 @@ export function webhooksRouter(dispatcher: WebhookDispatcher): Router {
       const provider = req.params.provider!;
       requireProvider(provider);
       const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      if (rawBody.length === 0) throw new BadRequestError('Empty webhook body');
       const webhook = await dispatcher.receive(provider, req.params.organizationId!, rawBody, req.headers);
       res.status(200).json({ success: true, data: { webhook } });
     }),

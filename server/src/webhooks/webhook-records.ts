@@ -1,11 +1,28 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { WebhookOutcome, WebhookProvider } from '@affiliate-attribution/contract';
-import { kyselyOf } from '../db/database.js';
+import { sql } from 'kysely';
+import { kyselyOf, laggingReadsOf } from '../db/database.js';
+
+/** A position in the log of received webhooks, newest first (webhook-log.ts). */
+export interface LogPosition {
+  at: Date;
+  /** At the same instant, events come before rejections. */
+  kind: 'event' | 'rejection';
+  provider: string;
+  /** The event id, or the rejection's reason. */
+  key: string;
+}
+
+export interface LogFilter {
+  provider?: WebhookProvider | undefined;
+  outcome?: 'processed' | 'ignored' | undefined;
+}
 
 /**
  * The webhooks module's own records, and the only code of the module that touches the database:
- * the events handled (webhook_events) and the other ids of a charge (payment_references), typed
- * from their entities (webhook.entities.ts) through MikroORM's kysely.
+ * the events handled (webhook_events), the requests rejected before verification, counted per
+ * reason (webhook_rejections), and the other ids of a charge (payment_references), typed from
+ * their entities (webhook.entities.ts) through MikroORM's kysely.
  */
 export class WebhookRecords {
   constructor(private readonly orm: MikroORM) {}
@@ -37,6 +54,67 @@ export class WebhookRecords {
       })
       .onConflict((conflict) => conflict.doNothing())
       .execute();
+  }
+
+  /**
+   * Counts a request refused before verification under its reason. Only for an organization that
+   * exists (the id in the URL is anyone's to write); nothing of the request itself is stored.
+   */
+  async rememberRejection(organizationId: string, provider: WebhookProvider, reason: string, at: Date): Promise<void> {
+    const db = kyselyOf(this.orm);
+    await db
+      .insertInto('webhook_rejections')
+      .columns(['organization_id', 'provider', 'reason', 'requests', 'first_received_at', 'last_received_at'])
+      .expression(
+        db
+          .selectFrom('organizations')
+          .select([sql<string>`${organizationId}::uuid`.as('organization_id'), sql<string>`${provider}`.as('provider'), sql<string>`${reason}`.as('reason'), sql<bigint>`1`.as('requests'), sql<Date>`${at}::timestamptz`.as('first_received_at'), sql<Date>`${at}::timestamptz`.as('last_received_at')])
+          .where('id', '=', organizationId),
+      )
+      .onConflict((conflict) =>
+        conflict.columns(['organization_id', 'provider', 'reason']).doUpdateSet({
+          requests: sql<bigint>`webhook_rejections.requests + 1`,
+          last_received_at: sql<Date>`greatest(webhook_rejections.last_received_at, excluded.last_received_at)`,
+        }),
+      )
+      .execute();
+  }
+
+  /**
+   * The handled events after a position of the log (newest first), one more than the page; on the
+   * index (organization_id, received_at, provider, event_id). Lists may lag on a replica.
+   */
+  async eventsBefore(organizationId: string, filter: LogFilter, before: LogPosition | undefined, limit: number) {
+    let query = laggingReadsOf(this.orm)
+      .selectFrom('webhook_events')
+      .select(['provider', 'event_id', 'event_type', 'outcome', 'detail', 'received_at'])
+      .where('organization_id', '=', organizationId);
+    if (filter.provider) query = query.where('provider', '=', filter.provider);
+    if (filter.outcome) query = query.where('outcome', '=', filter.outcome);
+    if (before) {
+      // At the cursor's instant events come before rejections: after a rejection, only older events.
+      query =
+        before.kind === 'event'
+          ? query.where(sql<boolean>`(received_at, provider, event_id) < (${before.at}, ${before.provider}, ${before.key})`)
+          : query.where('received_at', '<', before.at);
+    }
+    return query.orderBy('received_at', 'desc').orderBy('provider', 'desc').orderBy('event_id', 'desc').limit(limit + 1).execute();
+  }
+
+  /** The rejections after a position of the log (newest first), one more than the page. */
+  async rejectionsBefore(organizationId: string, provider: WebhookProvider | undefined, before: LogPosition | undefined, limit: number) {
+    let query = laggingReadsOf(this.orm)
+      .selectFrom('webhook_rejections')
+      .select(['provider', 'reason', 'requests', 'first_received_at', 'last_received_at'])
+      .where('organization_id', '=', organizationId);
+    if (provider) query = query.where('provider', '=', provider);
+    if (before) {
+      query =
+        before.kind === 'rejection'
+          ? query.where(sql<boolean>`(last_received_at, provider, reason) < (${before.at}, ${before.provider}, ${before.key})`)
+          : query.where('last_received_at', '<=', before.at);
+    }
+    return query.orderBy('last_received_at', 'desc').orderBy('provider', 'desc').orderBy('reason', 'desc').limit(limit + 1).execute();
   }
 
   /** Links another id of a charge to its conversion's external_id; false when it was linked already. */

@@ -26,3 +26,20 @@ export const PaymentReferenceEntity = defineEntity({
     created_at: p.datetime().defaultRaw('now()'),
   }),
 });
+
+/**
+ * Requests to a webhook URL refused before verification, counted per reason (never their body:
+ * it was not verified). Bounded by the reasons, whoever posts.
+ */
+export const WebhookRejectionEntity = defineEntity({
+  name: 'WebhookRejection',
+  tableName: 'webhook_rejections',
+  properties: (p) => ({
+    organization_id: p.uuid().primary(),
+    provider: p.text().primary(),
+    reason: p.text().primary(),
+    requests: p.bigint().default(1),
+    first_received_at: p.datetime(),
+    last_received_at: p.datetime(),
+  }),
+});

@@ -141,7 +141,7 @@ export interface paths {
         };
         /**
          * List API keys
-         * @description The organization's keys in redacted form, revoked ones included, oldest first.
+         * @description The organization's keys in redacted form, revoked ones included, oldest first, with cursor pagination.
          */
         get: operations["peopleListApiKeys"];
         put?: never;
@@ -444,6 +444,26 @@ export interface paths {
          * @description Lists every supported provider with whether a signing secret is configured for it. Secrets are never returned.
          */
         get: operations["integrationsList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/integrations/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List provider webhooks received
+         * @description The provider webhooks this organization's URLs received, newest first, with their outcome: `processed`, `ignored` (and why), or `rejected` (and why: a wrong signing secret shows here). Cursor pagination; filter by provider and outcome. Redeliveries answered `duplicate` are not listed again.
+         */
+        get: operations["integrationsListEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1776,6 +1796,31 @@ export interface components {
         PutIntegrationBody: {
             /** @description The secret the provider uses for this webhook endpoint, exactly as the provider shows it: Stripe the endpoint's signing secret (`whsec_…`); Paddle the notification destination's secret key (`pdl_ntfset_…`); Lemon Squeezy the webhook's signing secret; Polar the webhook secret (`polar_whs_…`); Chargebee the basic-auth password set on the webhook. Write-only: never returned. */
             signing_secret: string;
+        };
+        /** @description A provider webhook received: a verified event and its outcome, or the requests rejected for one reason. */
+        ReceivedWebhookEvent: {
+            /**
+             * @description Payment provider: `stripe`, `paddle` (Paddle Billing), `lemonsqueezy`, `polar` or `chargebee`.
+             * @enum {string}
+             */
+            provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "chargebee";
+            /**
+             * @description `processed`: the event changed something; `ignored`: verified, but nothing in it to record (the reason is in `detail`); `rejected`: refused with a 400 before it was verified (no signing secret stored, a missing or wrong signature, a timestamp outside the tolerance, a malformed body): nothing of its body is kept, only the reason.
+             * @enum {string}
+             */
+            outcome: "processed" | "ignored" | "rejected";
+            /** @description The provider's event id; null when `rejected` (an unverified body is not read). */
+            event_id: string | null;
+            /** @description The provider's event type, e.g. `invoice.paid`; null when `rejected`. */
+            event_type: string | null;
+            /** @description What the event did, why it was ignored, or why it was rejected. */
+            detail: string | null;
+            /** @description How many requests this entry stands for: 1 for a verified event (its redeliveries are answered `duplicate` and not listed again); for `rejected`, every request refused for the same reason since `first_received_at`, counted rather than kept one by one so that anyone posting to the public webhook URL cannot fill the database. */
+            requests: number;
+            /** @description When the first of these requests arrived. */
+            first_received_at: string;
+            /** @description When the last of these requests arrived: the order of the list, newest first. */
+            received_at: string;
         };
         RefundConversionBody: {
             /** @description Amount refunded, in major units, at most the conversion's amount. Default: the whole amount (a full refund reverses the commission). Without `refund_id` it is the total refunded for this charge so far. */
@@ -3577,7 +3622,18 @@ export interface operations {
     };
     peopleListApiKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Page size, 1 to 100; default 50.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description The `next_cursor` of the previous page; omit for the first page.
+                 * @example cursor
+                 */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3601,7 +3657,8 @@ export interface operations {
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "revoked_at": null
                      *           }
-                     *         ]
+                     *         ],
+                     *         "next_cursor": null
                      *       }
                      *     }
                      */
@@ -3610,11 +3667,13 @@ export interface operations {
                         success: true;
                         data: {
                             api_keys: components["schemas"]["ApiKeyInfo"][];
+                            /** @description Pass as `cursor` to get the next page; null on the last page. */
+                            next_cursor: string | null;
                         };
                     };
                 };
             };
-            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            /** @description Invalid request: a missing or malformed field, named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3623,7 +3682,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *       "message": "limit: Number must be less than or equal to 100"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -7272,6 +7331,167 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    integrationsListEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 100; default 50.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description The `next_cursor` of the previous page; omit for the first page.
+                 * @example cursor
+                 */
+                cursor?: string;
+                /**
+                 * @description Only this provider's webhooks.
+                 * @example stripe
+                 */
+                provider?: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "chargebee";
+                /**
+                 * @description Only webhooks with this outcome.
+                 * @example processed
+                 */
+                outcome?: "processed" | "ignored" | "rejected";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "webhook_events": [
+                     *           {
+                     *             "provider": "stripe",
+                     *             "outcome": "processed",
+                     *             "event_id": "event-id",
+                     *             "event_type": "event-type",
+                     *             "detail": "detail",
+                     *             "requests": 1,
+                     *             "first_received_at": "2025-03-14T09:26:53.000Z",
+                     *             "received_at": "2025-03-14T09:26:53.000Z"
+                     *           }
+                     *         ],
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            webhook_events: components["schemas"]["ReceivedWebhookEvent"][];
+                            /** @description Pass as `cursor` to get the next page; null on the last page. */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "limit: Number must be less than or equal to 100"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

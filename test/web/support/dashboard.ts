@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
@@ -7,8 +7,38 @@ import { fromRepoRoot } from '../../../server/src/paths.js';
 
 export const WEB_DIST = fromRepoRoot('web/dist');
 
-/** `npm run build`'s web half (vite build into web/dist), as a child process: the tests serve what npm start would. */
+/**
+ * `npm run build`'s web half (vite build into web/dist), as a child process: the tests serve what
+ * npm start would. Once per test run: the test files that serve the dashboard run in parallel
+ * workers (children of one vitest process), and a second build would empty web/dist under the
+ * first one's service. A lock directory serializes them; a marker names the run that built.
+ */
 export function buildDashboard(): void {
+  const lock = fromRepoRoot('web/.build-lock');
+  const marker = join(WEB_DIST, `.built-for-${process.ppid}`);
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      // A lock left by a killed run is stale after 3 minutes (a build takes seconds).
+      if (existsSync(lock) && Date.now() - statSync(lock).mtimeMs > 180_000) rmSync(lock, { recursive: true, force: true });
+      if (Date.now() > deadline) throw new Error('web/.build-lock held for 3 minutes');
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
+  }
+  try {
+    if (!existsSync(marker)) {
+      build();
+      writeFileSync(marker, '');
+    }
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+function build(): void {
   execFileSync(process.execPath, [fromRepoRoot('node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'], {
     cwd: fromRepoRoot('web'),
     stdio: 'pipe',

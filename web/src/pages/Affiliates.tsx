@@ -2,7 +2,8 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import type { Affiliate, Program } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
-import { CopyButton, Empty, Field, FormError, Loading, PageHeader, Pager, Status, TableWrap, date, money, useConfirm, useLoad, usePages, useSubmit } from '../ui';
+import { CopyButton, Empty, Field, FormError, PageHeader, Status, date, money, useConfirm, useLoad, useSubmit } from '../ui';
+import { DataTable, usePagedList } from '../table';
 
 const SITE_KEY = 'dashboard.site-url';
 
@@ -96,15 +97,15 @@ function AddAffiliate({ programs, onAdded, onCancel }: { programs: Program[]; on
 
 export function Affiliates() {
   const programs = usePrograms();
-  const pages = usePages();
   const [filter, setFilter] = useState({ email: '', program_id: '' });
   const [applied, setApplied] = useState(filter);
   const [adding, setAdding] = useState(false);
   const [site, setSite] = useSiteUrl();
-  const list = useLoad(
-    async () => data(await api.affiliates.list({ query: { cursor: pages.cursor, email: applied.email.trim() || undefined, program_id: applied.program_id || undefined } })),
-    [pages.cursor, applied],
-  );
+  const list = usePagedList(async (cursor) => {
+    const page = data(await api.affiliates.list({ query: { cursor, email: applied.email.trim() || undefined, program_id: applied.program_id || undefined } }));
+    return { items: page.affiliates, next_cursor: page.next_cursor };
+  }, [applied]);
+  const pages = list.pages;
   const programName = (id: string) => programs.data?.find((p) => p.id === id)?.name ?? '—';
   if (programs.data?.length === 0)
     return (
@@ -161,58 +162,47 @@ export function Affiliates() {
         </button>
         <Field label="Your site (for referral links)" name="site" value={site} onChange={setSite} />
       </form>
-      <FormError error={list.error} fields={['email', 'program_id']} />
-      {list.loading && !list.data ? (
-        <Loading />
-      ) : list.data?.affiliates.length === 0 ? (
-        <Empty title={applied.email || applied.program_id ? 'No affiliate matches' : 'No affiliate yet'}>
-          <p>Add a partner: they get a referral link to share, and every sale it brings earns them a commission.</p>
-        </Empty>
-      ) : (
-        <>
-          <TableWrap label="Affiliates">
-            <thead>
-              <tr>
-                <th scope="col">Affiliate</th>
-                <th scope="col">Program</th>
-                <th scope="col">Status</th>
-                <th scope="col">Referral link</th>
-                <th scope="col">Since</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data?.affiliates.map((a) => (
-                <tr key={a.id}>
-                  <th scope="row">
-                    <Link to={`/affiliates/${a.id}`}>{a.name ?? a.email}</Link>
-                    {a.name && (
-                      <>
-                        <br />
-                        <small className="muted">{a.email}</small>
-                      </>
-                    )}
-                  </th>
-                  <td>{programName(a.program_id)}</td>
-                  <td>
-                    <Status value={a.status} />
-                  </td>
-                  <td className="nowrap">
-                    <code>?ref={a.slug}</code> <CopyButton text={referralLink(site, a.slug)} label="Copy link" />
-                  </td>
-                  <td>{date(a.created_at)}</td>
-                  <td>
-                    <StatusActions affiliate={a} onChanged={list.reload} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </TableWrap>
-          <Pager pages={pages} nextCursor={list.data?.next_cursor} />
-        </>
-      )}
+      <DataTable
+        label="Affiliates"
+        list={list}
+        errorFields={['email', 'program_id']}
+        rowKey={(a) => a.id}
+        empty={
+          <Empty title={applied.email || applied.program_id ? 'No affiliate matches' : 'No affiliate yet'}>
+            <p>Add a partner: they get a referral link to share, and every sale it brings earns them a commission.</p>
+          </Empty>
+        }
+        columns={[
+          {
+            header: 'Affiliate',
+            rowHeader: true,
+            cell: (a) => (
+              <>
+                <Link to={`/affiliates/${a.id}`}>{a.name ?? a.email}</Link>
+                {a.name && (
+                  <>
+                    <br />
+                    <small className="muted">{a.email}</small>
+                  </>
+                )}
+              </>
+            ),
+          },
+          { header: 'Program', cell: (a) => programName(a.program_id) },
+          { header: 'Status', cell: (a) => <Status value={a.status} /> },
+          {
+            header: 'Referral link',
+            className: 'nowrap',
+            cell: (a) => (
+              <>
+                <code>?ref={a.slug}</code> <CopyButton text={referralLink(site, a.slug)} label="Copy link" />
+              </>
+            ),
+          },
+          { header: 'Since', cell: (a) => date(a.created_at) },
+          { header: 'Actions', hiddenHeader: true, cell: (a) => <StatusActions affiliate={a} onChanged={list.reload} /> },
+        ]}
+      />
     </section>
   );
 }
@@ -221,10 +211,14 @@ export function AffiliateDetail() {
   const { id = '' } = useParams();
   const [site] = useSiteUrl();
   const affiliate = useLoad(async () => data(await api.affiliates.get({ params: { id } })).affiliate, [id]);
-  const conversionPages = usePages();
-  const commissionPages = usePages();
-  const conversions = useLoad(async () => data(await api.conversions.list({ query: { affiliate_id: id, cursor: conversionPages.cursor, limit: 20 } })), [id, conversionPages.cursor]);
-  const commissions = useLoad(async () => data(await api.commissions.list({ query: { affiliate_id: id, cursor: commissionPages.cursor, limit: 20 } })), [id, commissionPages.cursor]);
+  const conversions = usePagedList(async (cursor) => {
+    const page = data(await api.conversions.list({ query: { affiliate_id: id, cursor, limit: 20 } }));
+    return { items: page.conversions, next_cursor: page.next_cursor };
+  }, [id]);
+  const commissions = usePagedList(async (cursor) => {
+    const page = data(await api.commissions.list({ query: { affiliate_id: id, cursor, limit: 20 } }));
+    return { items: page.commissions, next_cursor: page.next_cursor };
+  }, [id]);
   const a: Affiliate | undefined = affiliate.data;
   return (
     <section>
@@ -250,68 +244,40 @@ export function AffiliateDetail() {
         </dl>
       )}
       <h2>Conversions</h2>
-      {conversions.data?.conversions.length === 0 ? (
-        <Empty title="No conversion yet">
-          <p>Sales of the customers this affiliate referred appear here.</p>
-        </Empty>
-      ) : (
-        <>
-          <TableWrap label="Conversions of this affiliate">
-            <thead>
-              <tr>
-                <th scope="col">Charge</th>
-                <th scope="col">Customer</th>
-                <th scope="col">Amount</th>
-                <th scope="col">Commission</th>
-                <th scope="col">When</th>
-              </tr>
-            </thead>
-            <tbody>
-              {conversions.data?.conversions.map((c) => (
-                <tr key={c.id}>
-                  <th scope="row">{c.external_id}</th>
-                  <td>{c.customer_id ?? '—'}</td>
-                  <td>{money(c.amount, c.currency)}</td>
-                  <td>{money(c.commission_amount, c.currency)}</td>
-                  <td>{date(c.occurred_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </TableWrap>
-          <Pager pages={conversionPages} nextCursor={conversions.data?.next_cursor} />
-        </>
-      )}
+      <DataTable
+        label="Conversions of this affiliate"
+        list={conversions}
+        rowKey={(c) => c.id}
+        empty={
+          <Empty title="No conversion yet">
+            <p>Sales of the customers this affiliate referred appear here.</p>
+          </Empty>
+        }
+        columns={[
+          { header: 'Charge', rowHeader: true, cell: (c) => c.external_id },
+          { header: 'Customer', cell: (c) => c.customer_id ?? '—' },
+          { header: 'Amount', cell: (c) => money(c.amount, c.currency) },
+          { header: 'Commission', cell: (c) => money(c.commission_amount, c.currency) },
+          { header: 'When', cell: (c) => date(c.occurred_at) },
+        ]}
+      />
       <h2>Commissions</h2>
-      {commissions.data?.commissions.length === 0 ? (
-        <Empty title="No commission yet" />
-      ) : (
-        <>
-          <TableWrap label="Commissions of this affiliate">
-            <thead>
-              <tr>
-                <th scope="col">Type</th>
-                <th scope="col">Amount</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {commissions.data?.commissions.map((c) => (
-                <tr key={c.id}>
-                  <th scope="row">{c.type}</th>
-                  <td>{money(c.amount, c.currency)}</td>
-                  <td>
-                    <Status value={c.status} />
-                  </td>
-                  <td>{date(c.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </TableWrap>
-          <Pager pages={commissionPages} nextCursor={commissions.data?.next_cursor} />
-        </>
-      )}
-      {(conversions.loading || commissions.loading) && <Loading />}
+      <DataTable
+        label="Commissions of this affiliate"
+        list={commissions}
+        rowKey={(c) => c.id}
+        empty={
+          <Empty title="No commission yet">
+            <p>Each conversion of this affiliate earns a commission, listed here to approve and pay.</p>
+          </Empty>
+        }
+        columns={[
+          { header: 'Type', rowHeader: true, cell: (c) => c.type },
+          { header: 'Amount', cell: (c) => money(c.amount, c.currency) },
+          { header: 'Status', cell: (c) => <Status value={c.status} /> },
+          { header: 'Created', cell: (c) => date(c.created_at) },
+        ]}
+      />
     </section>
   );
 }

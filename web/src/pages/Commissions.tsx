@@ -2,7 +2,8 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import type { Commission, Payout } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
-import { Empty, Field, FormError, Loading, PageHeader, Pager, Status, TableWrap, date, money, useConfirm, useLoad, usePages, useSubmit } from '../ui';
+import { Empty, Field, FormError, PageHeader, Status, date, money, useConfirm, useSubmit } from '../ui';
+import { DataTable, FilterSelect, usePagedList } from '../table';
 
 const COMMISSION_STATUSES = ['on_hold', 'pending', 'approved', 'paid', 'rejected', 'reversed'] as const;
 type CommissionStatus = (typeof COMMISSION_STATUSES)[number];
@@ -10,12 +11,15 @@ const PAYOUT_STATUSES = ['pending', 'paid', 'canceled'] as const;
 
 function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void }) {
   const [status, setStatus] = useState<CommissionStatus | ''>('');
-  const pages = usePages();
-  const list = useLoad(async () => data(await api.commissions.list({ query: { status: status || undefined, cursor: pages.cursor } })), [status, pages.cursor]);
+  const list = usePagedList(async (cursor) => {
+    const page = data(await api.commissions.list({ query: { status: status || undefined, cursor } }));
+    return { items: page.commissions, next_cursor: page.next_cursor };
+  }, [status]);
+  const pages = list.pages;
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const confirm = useConfirm();
   const decidable = (c: Commission) => c.status === 'pending' || c.status === 'on_hold' || (c.status === 'approved' && !c.payout_id);
-  const rows = list.data?.commissions ?? [];
+  const rows = list.rows ?? [];
   const chosen = rows.filter((c) => selected.has(c.id));
 
   const act = useSubmit(async () => undefined);
@@ -40,26 +44,18 @@ function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void
     <section aria-labelledby="commissions-title">
       <h2 id="commissions-title">Commissions</h2>
       <div className="filters">
-        <Field label="Status" name="status">
-          {(attrs) => (
-            <select
-              {...attrs}
-              value={status}
-              onChange={(e) => {
-                setStatus(e.target.value as CommissionStatus | '');
-                pages.reset();
-                setSelected(new Set());
-              }}
-            >
-              <option value="">Every status</option>
-              {COMMISSION_STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s.replace('_', ' ')}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <FilterSelect
+          label="Status"
+          name="status"
+          value={status}
+          every="Every status"
+          options={COMMISSION_STATUSES}
+          onChange={(value) => {
+            setStatus(value);
+            pages.reset();
+            setSelected(new Set());
+          }}
+        />
         <button type="button" onClick={() => void decide('approve', chosen.filter((c) => c.status !== 'approved'))} disabled={chosen.length === 0}>
           Approve selected
         </button>
@@ -67,88 +63,85 @@ function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void
           Reject selected
         </button>
       </div>
-      <FormError error={list.error ?? act.error} />
-      {list.loading && !list.data ? (
-        <Loading />
-      ) : rows.length === 0 ? (
-        <Empty title={status ? `No ${status.replace('_', ' ')} commission` : 'No commission yet'}>
-          <p>Commissions are earned by affiliates' sales; they appear here to approve before payouts.</p>
-        </Empty>
-      ) : (
-        <>
-          <TableWrap label="Commissions">
-            <thead>
-              <tr>
-                <th scope="col">
-                  <input
-                    type="checkbox"
-                    aria-label="Select every commission that can be approved or rejected"
-                    checked={rows.filter(decidable).length > 0 && rows.filter(decidable).every((c) => selected.has(c.id))}
-                    onChange={(e) => setSelected(new Set(e.target.checked ? rows.filter(decidable).map((c) => c.id) : []))}
-                  />
-                </th>
-                <th scope="col">Amount</th>
-                <th scope="col">Status</th>
-                <th scope="col">Type</th>
-                <th scope="col">Affiliate</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((c) => (
-                <tr key={c.id}>
-                  <td>
-                    {decidable(c) && (
-                      <input
-                        type="checkbox"
-                        aria-label={`Select the commission of ${money(c.amount, c.currency)} created ${date(c.created_at)}`}
-                        checked={selected.has(c.id)}
-                        onChange={(e) =>
-                          setSelected((s) => {
-                            const next = new Set(s);
-                            if (e.target.checked) next.add(c.id);
-                            else next.delete(c.id);
-                            return next;
-                          })
-                        }
-                      />
-                    )}
-                  </td>
-                  <th scope="row">{money(c.amount, c.currency)}</th>
-                  <td>
-                    <Status value={c.status} />
-                    {c.rejection_reason && <small className="muted"> {c.rejection_reason}</small>}
-                  </td>
-                  <td>
-                    {c.type}
-                    {c.description && <small className="muted"> · {c.description}</small>}
-                  </td>
-                  <td>
-                    <Link to={`/affiliates/${c.affiliate_id}`}>view</Link>
-                  </td>
-                  <td>{date(c.created_at)}</td>
-                  <td className="nowrap">
-                    {(c.status === 'pending' || c.status === 'on_hold') && (
-                      <button type="button" className="small" onClick={() => void decide('approve', [c])}>
-                        Approve
-                      </button>
-                    )}{' '}
-                    {decidable(c) && (
-                      <button type="button" className="danger small" onClick={() => void decide('reject', [c])}>
-                        Reject
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </TableWrap>
-          <Pager pages={pages} nextCursor={list.data?.next_cursor} />
-        </>
-      )}
+      <FormError error={act.error} />
+      <DataTable
+        label="Commissions"
+        list={list}
+        rowKey={(c) => c.id}
+        empty={
+          <Empty title={status ? `No ${status.replace('_', ' ')} commission` : 'No commission yet'}>
+            <p>Commissions are earned by affiliates' sales; they appear here to approve before payouts.</p>
+          </Empty>
+        }
+        columns={[
+          {
+            header: (
+              <input
+                type="checkbox"
+                aria-label="Select every commission that can be approved or rejected"
+                checked={rows.filter(decidable).length > 0 && rows.filter(decidable).every((c) => selected.has(c.id))}
+                onChange={(e) => setSelected(new Set(e.target.checked ? rows.filter(decidable).map((c) => c.id) : []))}
+              />
+            ),
+            cell: (c) =>
+              decidable(c) && (
+                <input
+                  type="checkbox"
+                  aria-label={`Select the commission of ${money(c.amount, c.currency)} created ${date(c.created_at)}`}
+                  checked={selected.has(c.id)}
+                  onChange={(e) =>
+                    setSelected((s) => {
+                      const next = new Set(s);
+                      if (e.target.checked) next.add(c.id);
+                      else next.delete(c.id);
+                      return next;
+                    })
+                  }
+                />
+              ),
+          },
+          { header: 'Amount', rowHeader: true, cell: (c) => money(c.amount, c.currency) },
+          {
+            header: 'Status',
+            cell: (c) => (
+              <>
+                <Status value={c.status} />
+                {c.rejection_reason && <small className="muted"> {c.rejection_reason}</small>}
+              </>
+            ),
+          },
+          {
+            header: 'Type',
+            cell: (c) => (
+              <>
+                {c.type}
+                {c.description && <small className="muted"> · {c.description}</small>}
+              </>
+            ),
+          },
+          { header: 'Affiliate', cell: (c) => <Link to={`/affiliates/${c.affiliate_id}`}>view</Link> },
+          { header: 'Created', cell: (c) => date(c.created_at) },
+          {
+            header: 'Actions',
+            hiddenHeader: true,
+            className: 'nowrap',
+            cell: (c) => (
+              <>
+                {(c.status === 'pending' || c.status === 'on_hold') && (
+                  <button type="button" className="small" onClick={() => void decide('approve', [c])}>
+                    Approve
+                  </button>
+                )}{' '}
+                {decidable(c) && (
+                  <button type="button" className="danger small" onClick={() => void decide('reject', [c])}>
+                    Reject
+                  </button>
+                )}
+              </>
+            ),
+          },
+        ]}
+      />
     </section>
   );
 }
@@ -188,36 +181,32 @@ function PayoutActions({ payout, onChanged }: { payout: Payout; onChanged: () =>
 
 function PayoutsSection({ version, onChanged }: { version: number; onChanged: () => void }) {
   const [status, setStatus] = useState<(typeof PAYOUT_STATUSES)[number] | ''>('pending');
-  const pages = usePages();
-  const list = useLoad(async () => data(await api.payouts.list({ query: { status: status || undefined, cursor: pages.cursor } })), [status, pages.cursor, version]);
+  const list = usePagedList(async (cursor) => {
+    const page = data(await api.payouts.list({ query: { status: status || undefined, cursor } }));
+    return { items: page.payouts, next_cursor: page.next_cursor };
+  }, [status, version]);
+  const pages = list.pages;
   const confirm = useConfirm();
   const create = useSubmit(async () => {
     if (!(await confirm({ title: 'Create payouts?', body: "Gathers every approved commission into one payout per affiliate, program and currency at or above the program's minimum payout.", confirm: 'Create payouts' })))
       return;
     return data(await api.payouts.create({ body: {} }));
   }, onChanged);
-  const rows = list.data?.payouts ?? [];
   return (
     <section aria-labelledby="payouts-title">
       <h2 id="payouts-title">Payouts</h2>
       <div className="filters">
-        <Field label="Status" name="payout-status">
-          {(attrs) => (
-            <select
-              {...attrs}
-              value={status}
-              onChange={(e) => {
-                setStatus(e.target.value as typeof status);
-                pages.reset();
-              }}
-            >
-              <option value="">Every status</option>
-              {PAYOUT_STATUSES.map((s) => (
-                <option key={s}>{s}</option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <FilterSelect
+          label="Status"
+          name="payout-status"
+          value={status}
+          every="Every status"
+          options={PAYOUT_STATUSES}
+          onChange={(value) => {
+            setStatus(value);
+            pages.reset();
+          }}
+        />
         <button type="button" onClick={() => void create.submit()} disabled={create.busy}>
           Create payouts
         </button>
@@ -236,51 +225,33 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
           </a>
         </span>
       </div>
-      <FormError error={list.error ?? create.error} />
-      {list.loading && !list.data ? (
-        <Loading />
-      ) : rows.length === 0 ? (
-        <Empty title={status ? `No ${status} payout` : 'No payout yet'}>
-          <p>Approve commissions, then create payouts: each gathers what one affiliate is owed.</p>
-        </Empty>
-      ) : (
-        <>
-          <TableWrap label="Payouts">
-            <thead>
-              <tr>
-                <th scope="col">Amount</th>
-                <th scope="col">Status</th>
-                <th scope="col">Commissions</th>
-                <th scope="col">Affiliate</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((p) => (
-                <tr key={p.id}>
-                  <th scope="row">{money(p.amount, p.currency)}</th>
-                  <td>
-                    <Status value={p.status} />
-                    {p.reference && <small className="muted"> {p.reference}</small>}
-                  </td>
-                  <td>{p.commission_count}</td>
-                  <td>
-                    <Link to={`/affiliates/${p.affiliate_id}`}>view</Link>
-                  </td>
-                  <td>{date(p.created_at)}</td>
-                  <td>
-                    <PayoutActions payout={p} onChanged={onChanged} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </TableWrap>
-          <Pager pages={pages} nextCursor={list.data?.next_cursor} />
-        </>
-      )}
+      <FormError error={create.error} />
+      <DataTable
+        label="Payouts"
+        list={list}
+        rowKey={(p) => p.id}
+        empty={
+          <Empty title={status ? `No ${status} payout` : 'No payout yet'}>
+            <p>Approve commissions, then create payouts: each gathers what one affiliate is owed.</p>
+          </Empty>
+        }
+        columns={[
+          { header: 'Amount', rowHeader: true, cell: (p) => money(p.amount, p.currency) },
+          {
+            header: 'Status',
+            cell: (p) => (
+              <>
+                <Status value={p.status} />
+                {p.reference && <small className="muted"> {p.reference}</small>}
+              </>
+            ),
+          },
+          { header: 'Commissions', cell: (p) => p.commission_count },
+          { header: 'Affiliate', cell: (p) => <Link to={`/affiliates/${p.affiliate_id}`}>view</Link> },
+          { header: 'Created', cell: (p) => date(p.created_at) },
+          { header: 'Actions', hiddenHeader: true, cell: (p) => <PayoutActions payout={p} onChanged={onChanged} /> },
+        ]}
+      />
     </section>
   );
 }

@@ -2,7 +2,8 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import type { Conversion, Customer } from '@affiliate-attribution/contract';
 import { api, ApiError, data } from '../api';
-import { Empty, Field, FormError, Loading, PageHeader, Pager, Status, TableWrap, dateTime, money, toApiError, useConfirm, useLoad, usePages, useSubmit } from '../ui';
+import { Empty, Field, FormError, PageHeader, Status, dateTime, money, toApiError, useConfirm, useSubmit } from '../ui';
+import { DataTable, usePagedList, type Column } from '../table';
 
 const STATUSES = ['trial', 'active', 'capped', 'canceled'] as const;
 
@@ -40,53 +41,38 @@ function RefundButton({ conversion, onDone }: { conversion: Conversion; onDone: 
   );
 }
 
-function ConversionsTable({ conversions, label, onChanged }: { conversions: Conversion[]; label: string; onChanged: () => void }) {
-  return (
-    <TableWrap label={label}>
-      <thead>
-        <tr>
-          <th scope="col">Charge</th>
-          <th scope="col">Customer</th>
-          <th scope="col">Kind</th>
-          <th scope="col">Amount</th>
-          <th scope="col">Commission</th>
-          <th scope="col">Affiliate</th>
-          <th scope="col">When</th>
-          <th scope="col">
-            <span className="visually-hidden">Actions</span>
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {conversions.map((c) => (
-          <tr key={c.id}>
-            <th scope="row">
-              {c.external_id}
-              {c.refunded_amount > 0 && c.status !== 'reversed' && (
-                <>
-                  <br />
-                  <small className="muted">refunded {money(c.refunded_amount, c.currency)}</small>
-                </>
-              )}
-            </th>
-            <td>{c.customer_id ?? '—'}</td>
-            <td>{c.kind}</td>
-            <td>{money(c.amount, c.currency)}</td>
-            <td>{money(c.commission_amount, c.currency)}</td>
-            <td>
-              <Link to={`/affiliates/${c.affiliate_id}`}>view</Link>
-              {c.click_id ? <small className="muted"> · by click</small> : null}
-            </td>
-            <td>{dateTime(c.occurred_at)}</td>
-            <td>
-              <RefundButton conversion={c} onDone={onChanged} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </TableWrap>
-  );
-}
+const conversionColumns = (onChanged: () => void): Column<Conversion>[] => [
+  {
+    header: 'Charge',
+    rowHeader: true,
+    cell: (c) => (
+      <>
+        {c.external_id}
+        {c.refunded_amount > 0 && c.status !== 'reversed' && (
+          <>
+            <br />
+            <small className="muted">refunded {money(c.refunded_amount, c.currency)}</small>
+          </>
+        )}
+      </>
+    ),
+  },
+  { header: 'Customer', cell: (c) => c.customer_id ?? '—' },
+  { header: 'Kind', cell: (c) => c.kind },
+  { header: 'Amount', cell: (c) => money(c.amount, c.currency) },
+  { header: 'Commission', cell: (c) => money(c.commission_amount, c.currency) },
+  {
+    header: 'Affiliate',
+    cell: (c) => (
+      <>
+        <Link to={`/affiliates/${c.affiliate_id}`}>view</Link>
+        {c.click_id ? <small className="muted"> · by click</small> : null}
+      </>
+    ),
+  },
+  { header: 'When', cell: (c) => dateTime(c.occurred_at) },
+  { header: 'Actions', hiddenHeader: true, cell: (c) => <RefundButton conversion={c} onDone={onChanged} /> },
+];
 
 function CustomerCard({ customer, onChanged }: { customer: Customer; onChanged: (c: Customer) => void }) {
   const [status, setStatus] = useState(customer.status);
@@ -131,8 +117,10 @@ export function Customers() {
   const [query, setQuery] = useState('');
   const [found, setFound] = useState<{ customer?: Customer; conversions: Conversion[] }>();
   const [notFound, setNotFound] = useState<ApiError>();
-  const pages = usePages();
-  const recent = useLoad(async () => data(await api.conversions.list({ query: { cursor: pages.cursor, limit: 25 } })), [pages.cursor]);
+  const recent = usePagedList(async (cursor) => {
+    const page = data(await api.conversions.list({ query: { cursor, limit: 25 } }));
+    return { items: page.conversions, next_cursor: page.next_cursor };
+  }, []);
 
   async function find(id: string) {
     setNotFound(undefined);
@@ -161,26 +149,24 @@ export function Customers() {
       <FormError error={search.error ?? notFound} />
       {found?.customer && <CustomerCard customer={found.customer} onChanged={(customer) => setFound((f) => f && { ...f, customer })} />}
       {found && found.conversions.length > 0 && (
-        <ConversionsTable conversions={found.conversions} label="Conversions found" onChanged={() => void find(query)} />
+        <DataTable label="Conversions found" rows={found.conversions} rowKey={(c) => c.id} columns={conversionColumns(() => void find(query))} empty={null} />
       )}
       {found?.customer && found.conversions.length === 0 && <p className="muted">This customer has no conversion yet.</p>}
 
       <h2>Recent conversions</h2>
-      <FormError error={recent.error} />
-      {recent.loading && !recent.data ? (
-        <Loading />
-      ) : recent.data?.conversions.length === 0 ? (
-        <Empty title="No conversion yet">
-          <p>
-            Record sales with <code>POST /api/conversions</code> from your backend, or connect a payment provider on the Integrations page.
-          </p>
-        </Empty>
-      ) : (
-        <>
-          <ConversionsTable conversions={recent.data?.conversions ?? []} label="Recent conversions" onChanged={recent.reload} />
-          <Pager pages={pages} nextCursor={recent.data?.next_cursor} />
-        </>
-      )}
+      <DataTable
+        label="Recent conversions"
+        list={recent}
+        rowKey={(c) => c.id}
+        columns={conversionColumns(recent.reload)}
+        empty={
+          <Empty title="No conversion yet">
+            <p>
+              Record sales with <code>POST /api/conversions</code> from your backend, or connect a payment provider on the Integrations page.
+            </p>
+          </Empty>
+        }
+      />
     </section>
   );
 }

@@ -2,11 +2,15 @@ import { useState } from 'react';
 import type { ApiKeyInfo } from '@affiliate-attribution/contract';
 import { useSession } from '../App';
 import { api, data } from '../api';
-import { CopyButton, Empty, FormError, Loading, PageHeader, Status, TableWrap, dateTime, useConfirm, useLoad, useSubmit } from '../ui';
+import { CopyButton, Empty, FormError, PageHeader, Status, dateTime, useConfirm, useSubmit } from '../ui';
+import { DataTable, usePagedList } from '../table';
+import { WebhookEndpoints } from './WebhookEndpoints';
 
-export function Developers() {
-  const { session } = useSession();
-  const keys = useLoad(async () => data(await api.people.listApiKeys()).api_keys, []);
+function ApiKeys() {
+  const keys = usePagedList(async (cursor) => {
+    const page = data(await api.people.listApiKeys({ query: { cursor } }));
+    return { items: page.api_keys, next_cursor: page.next_cursor };
+  }, []);
   const [issued, setIssued] = useState<{ key: string; info: ApiKeyInfo }>();
   const confirm = useConfirm();
   const create = useSubmit(async () => data(await api.people.createApiKey({})), (result) => {
@@ -25,6 +29,61 @@ export function Developers() {
     }
     keys.reload();
   }
+  return (
+    <section aria-labelledby="keys-title">
+      <h2 id="keys-title">API keys</h2>
+      <p>
+        Your backend calls the API with a key: keep it on your servers. To rotate a key, create a new one, deploy it, then revoke the old one.
+      </p>
+      <button type="button" onClick={() => void create.submit()} disabled={create.busy}>
+        Create API key
+      </button>
+      <FormError error={create.error ?? revoke.error} />
+      {issued && (
+        <div className="card notice" role="status">
+          <p>
+            <strong>Your new key, shown this once.</strong> Copy it now: the service keeps only its hash.
+          </p>
+          <p className="secret">
+            <code data-testid="new-api-key">{issued.key}</code> <CopyButton text={issued.key} />
+          </p>
+          <button type="button" className="secondary small" onClick={() => setIssued(undefined)}>
+            I have stored it
+          </button>
+        </div>
+      )}
+      <DataTable
+        label="API keys"
+        list={keys}
+        rowKey={(k) => k.id}
+        empty={
+          <Empty title="No API key">
+            <p>Create one to call the API from your backend.</p>
+          </Empty>
+        }
+        columns={[
+          { header: 'Key', rowHeader: true, cell: (k) => <code>{k.redacted}</code> },
+          { header: 'Created', cell: (k) => dateTime(k.created_at) },
+          { header: 'Status', cell: (k) => <Status value={k.revoked_at ? 'revoked' : 'active'} /> },
+          {
+            header: 'Actions',
+            hiddenHeader: true,
+            cell: (k) =>
+              !k.revoked_at && (
+                <button type="button" className="danger small" onClick={() => void revokeKey(k)} aria-label={`Revoke ${k.redacted}`}>
+                  Revoke
+                </button>
+              ),
+          },
+        ]}
+      />
+    </section>
+  );
+}
+
+export function Developers() {
+  const { session } = useSession();
+  const owner = session.user.role === 'owner';
   const origin = window.location.origin;
   const snippet = `<script>
   window.svc = window.svc || function () { var a = arguments; return new Promise(function (r) { a.r = r; (svc.q = svc.q || []).push(a); }); };
@@ -33,67 +92,15 @@ export function Developers() {
   return (
     <section>
       <PageHeader title="Developers" />
-      <section aria-labelledby="keys-title">
-        <h2 id="keys-title">API keys</h2>
-        <p>
-          Your backend calls the API with a key: keep it on your servers. To rotate a key, create a new one, deploy it, then revoke the old one.
-        </p>
-        <button type="button" onClick={() => void create.submit()} disabled={create.busy}>
-          Create API key
-        </button>
-        <FormError error={create.error ?? revoke.error ?? keys.error} />
-        {issued && (
-          <div className="card notice" role="status">
-            <p>
-              <strong>Your new key, shown this once.</strong> Copy it now: the service keeps only its hash.
-            </p>
-            <p className="secret">
-              <code data-testid="new-api-key">{issued.key}</code> <CopyButton text={issued.key} />
-            </p>
-            <button type="button" className="secondary small" onClick={() => setIssued(undefined)}>
-              I have stored it
-            </button>
-          </div>
-        )}
-        {keys.loading && !keys.data ? (
-          <Loading />
-        ) : keys.data?.length === 0 ? (
-          <Empty title="No API key">
-            <p>Create one to call the API from your backend.</p>
-          </Empty>
-        ) : (
-          <TableWrap label="API keys">
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Created</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data?.map((k) => (
-                <tr key={k.id}>
-                  <th scope="row">
-                    <code>{k.redacted}</code>
-                  </th>
-                  <td>{dateTime(k.created_at)}</td>
-                  <td>{k.revoked_at ? <Status value="revoked" /> : <Status value="active" />}</td>
-                  <td>
-                    {!k.revoked_at && (
-                      <button type="button" className="danger small" onClick={() => void revokeKey(k)} aria-label={`Revoke ${k.redacted}`}>
-                        Revoke
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </TableWrap>
-        )}
-      </section>
+      {owner ? (
+        <ApiKeys />
+      ) : (
+        <section aria-labelledby="keys-title">
+          <h2 id="keys-title">API keys</h2>
+          <p className="muted">Only an owner of the organization can create and revoke API keys.</p>
+        </section>
+      )}
+      <WebhookEndpoints />
       <section aria-labelledby="snippet-title">
         <h2 id="snippet-title">Tracking snippet</h2>
         <p>Add it to the &lt;head&gt; of your landing and signup pages: it keeps the referral in a first-party cookie. Your organization id is public; no key is needed.</p>
@@ -108,7 +115,6 @@ export function Developers() {
           Every endpoint, with examples: <a href="/docs">the API reference</a> (and <a href="/openapi.json">openapi.json</a> for client generators). Organization id:{' '}
           <code>{session.organization.id}</code> <CopyButton text={session.organization.id} />
         </p>
-        <p className="muted">Outbound webhooks (the service calling your endpoints) are not built yet.</p>
       </section>
     </section>
   );

@@ -1,7 +1,8 @@
 import { useState } from 'react';
-import type { Integration } from '@affiliate-attribution/contract';
+import { WEBHOOK_PROVIDERS, type Integration, type ReceivedWebhookOutcome, type WebhookProvider } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
-import { CopyButton, Field, FormError, Loading, PageHeader, Status, dateTime, useConfirm, useLoad, useSubmit } from '../ui';
+import { CopyButton, Empty, Field, FormError, Loading, PageHeader, Status, dateTime, useConfirm, useLoad, useSubmit } from '../ui';
+import { DataTable, FilterSelect, usePagedList } from '../table';
 
 const NAMES: Record<Integration['provider'], string> = { stripe: 'Stripe', paddle: 'Paddle', lemonsqueezy: 'Lemon Squeezy', polar: 'Polar', chargebee: 'Chargebee' };
 
@@ -54,7 +55,98 @@ export function Integrations() {
       </p>
       <FormError error={list.error} />
       {list.loading && !list.data ? <Loading /> : list.data?.map((i) => <ProviderCard key={i.provider} integration={i} onChanged={list.reload} />)}
-      <p className="muted">The log of the last webhook events received, and their outcome, is not in the dashboard yet (the API has no route for it).</p>
+      <ReceivedEvents />
+    </section>
+  );
+}
+
+const OUTCOMES: ReceivedWebhookOutcome[] = ['processed', 'ignored', 'rejected'];
+
+/** The provider webhooks received, newest first (GET /api/integrations/events): what each did, or why it was ignored or rejected. */
+function ReceivedEvents() {
+  const [provider, setProvider] = useState<WebhookProvider | ''>('');
+  const [outcome, setOutcome] = useState<ReceivedWebhookOutcome | ''>('');
+  const events = usePagedList(async (cursor) => {
+    const page = data(await api.integrations.listEvents({ query: { cursor, provider: provider || undefined, outcome: outcome || undefined, limit: 25 } }));
+    return { items: page.webhook_events, next_cursor: page.next_cursor };
+  }, [provider, outcome]);
+  return (
+    <section aria-labelledby="received-title">
+      <h2 id="received-title">Webhooks received</h2>
+      <p>The last events your providers sent, newest first, and what the service made of them. A wrong or missing signing secret shows here as rejected.</p>
+      <div className="filters">
+        <FilterSelect
+          label="Provider"
+          name="provider"
+          value={provider}
+          every="Every provider"
+          options={WEBHOOK_PROVIDERS}
+          optionLabel={(p) => NAMES[p]}
+          onChange={(value) => {
+            setProvider(value);
+            events.pages.reset();
+          }}
+        />
+        <FilterSelect
+          label="Outcome"
+          name="outcome"
+          value={outcome}
+          every="Every outcome"
+          options={OUTCOMES}
+          onChange={(value) => {
+            setOutcome(value);
+            events.pages.reset();
+          }}
+        />
+        <button type="button" className="secondary" onClick={events.reload}>
+          Refresh
+        </button>
+      </div>
+      <DataTable
+        label="Received webhooks"
+        list={events}
+        rowKey={(e) => `${e.provider}:${e.outcome === 'rejected' ? `rejected:${e.detail}` : e.event_id}`}
+        empty={
+          <Empty title={provider || outcome ? 'No webhook matches' : 'No webhook received yet'}>
+            <p>Register the webhook URL above in your payment provider's dashboard, store its signing secret, then send a test event from there: it shows up here.</p>
+          </Empty>
+        }
+        columns={[
+          { header: 'Received', rowHeader: true, className: 'nowrap', cell: (e) => dateTime(e.received_at) },
+          { header: 'Provider', cell: (e) => NAMES[e.provider] },
+          {
+            header: 'Event',
+            cell: (e) =>
+              e.event_type ? (
+                <>
+                  <code>{e.event_type}</code>
+                  <br />
+                  <small className="muted">{e.event_id}</small>
+                </>
+              ) : (
+                <span className="muted">not read (unverified)</span>
+              ),
+          },
+          { header: 'Outcome', cell: (e) => <Status value={e.outcome} /> },
+          {
+            header: 'Detail',
+            className: 'wide',
+            cell: (e) => (
+              <>
+                {e.detail ?? '—'}
+                {e.outcome === 'rejected' && (
+                  <>
+                    <br />
+                    <small className="muted">
+                      {e.requests === 1 ? '1 request' : `${e.requests} requests since ${dateTime(e.first_received_at)}`}
+                    </small>
+                  </>
+                )}
+              </>
+            ),
+          },
+        ]}
+      />
     </section>
   );
 }

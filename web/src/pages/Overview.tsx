@@ -1,10 +1,11 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { initClient } from '@ts-rest/core';
-import { reportsContract, type AffiliateReportRow, type TimeseriesPoint } from '@affiliate-attribution/contract';
+import { reportsContract, type TimeseriesPoint } from '@affiliate-attribution/contract';
 import { BarController, BarElement, CategoryScale, Chart, Filler, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip } from 'chart.js';
 import { api, data } from '../api';
-import { Empty, Field, FormError, Loading, PageHeader, TableWrap, money, useLoad } from '../ui';
+import { Empty, Field, FormError, Loading, PageHeader, money, useLoad } from '../ui';
+import { DataTable } from '../table';
 
 Chart.register(LineController, LineElement, PointElement, BarController, BarElement, CategoryScale, LinearScale, Filler, Legend, Tooltip);
 
@@ -181,12 +182,22 @@ export default function Overview() {
       {!notBuilt && (
         <>
           <h2>Top affiliates</h2>
-          <FormError error={top.error} />
-          {top.data?.length === 0 ? (
-            <p className="muted">No affiliate activity in this period.</p>
-          ) : (
-            top.data && <TopAffiliates rows={top.data} names={names.data} />
-          )}
+          <DataTable
+            label="Top affiliates"
+            rows={top.data}
+            loading={top.loading}
+            error={top.error}
+            rowKey={(r) => `${r.affiliate_id}-${r.currency}`}
+            empty={<p className="muted">No affiliate activity in this period: share referral links from the Affiliates page.</p>}
+            columns={[
+              { header: 'Affiliate', rowHeader: true, cell: (r) => <Link to={`/affiliates/${r.affiliate_id}`}>{names.data?.get(r.affiliate_id) ?? 'Affiliate'}</Link> },
+              { header: 'Clicks', cell: (r) => r.clicks },
+              { header: 'Signups', cell: (r) => r.customers },
+              { header: 'Conversions', cell: (r) => r.conversions },
+              { header: 'Revenue', cell: (r) => money(r.revenue, r.currency) },
+              { header: 'Commission', cell: (r) => money(earned(r.commissions), r.currency) },
+            ]}
+          />
         </>
       )}
     </section>
@@ -199,36 +210,5 @@ function Kpi({ label, value, to }: { label: string; value: string; to?: string }
       <div className="label">{to ? <Link to={to}>{label}</Link> : label}</div>
       <div className="value">{value}</div>
     </div>
-  );
-}
-
-function TopAffiliates({ rows, names }: { rows: AffiliateReportRow[]; names?: Map<string, string> }) {
-  return (
-    <TableWrap label="Top affiliates">
-      <thead>
-        <tr>
-          <th scope="col">Affiliate</th>
-          <th scope="col">Clicks</th>
-          <th scope="col">Signups</th>
-          <th scope="col">Conversions</th>
-          <th scope="col">Revenue</th>
-          <th scope="col">Commission</th>
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map((r) => (
-          <tr key={`${r.affiliate_id}-${r.currency}`}>
-            <th scope="row">
-              <Link to={`/affiliates/${r.affiliate_id}`}>{names?.get(r.affiliate_id) ?? 'Affiliate'}</Link>
-            </th>
-            <td>{r.clicks}</td>
-            <td>{r.customers}</td>
-            <td>{r.conversions}</td>
-            <td>{money(r.revenue, r.currency)}</td>
-            <td>{money(earned(r.commissions), r.currency)}</td>
-          </tr>
-        ))}
-      </tbody>
-    </TableWrap>
   );
 }

@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import type { Program } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
-import { Empty, Field, FormError, Loading, PageHeader, Pager, TableWrap, money, useLoad, usePages, useSubmit } from '../ui';
+import { Empty, Field, FormError, PageHeader, money, useSubmit } from '../ui';
+import { DataTable, usePagedList } from '../table';
 
 const FIELDS = ['name', 'commission_type', 'commission_value', 'click_window_days', 'commission_window_months', 'currency', 'hold_days', 'auto_approve', 'minimum_payout'];
 
@@ -87,8 +88,10 @@ export function ProgramForm({ program, onSaved, onCancel }: { program?: Program;
 const rule = (p: Program) => (p.commission_type === 'percent' ? `${p.commission_value} %` : `${money(p.commission_value, p.currency)} flat`);
 
 export function Programs() {
-  const pages = usePages();
-  const list = useLoad(async () => data(await api.programs.list({ query: { cursor: pages.cursor } })), [pages.cursor]);
+  const list = usePagedList(async (cursor) => {
+    const page = data(await api.programs.list({ query: { cursor } }));
+    return { items: page.programs, next_cursor: page.next_cursor };
+  }, []);
   const [editing, setEditing] = useState<Program | 'new'>();
   return (
     <section>
@@ -108,54 +111,35 @@ export function Programs() {
           }}
         />
       )}
-      <FormError error={list.error} />
-      {list.loading && !list.data ? (
-        <Loading />
-      ) : list.data?.programs.length === 0 && pages.page === 1 ? (
-        !editing && (
-          <Empty title="No program yet">
-            <p>A program sets what partners earn: create one, then add affiliates to it.</p>
-          </Empty>
-        )
-      ) : (
-        <>
-          <TableWrap label="Programs">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Commission</th>
-                <th scope="col">Click window</th>
-                <th scope="col">Commission window</th>
-                <th scope="col">Hold</th>
-                <th scope="col">Minimum payout</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data?.programs.map((p) => (
-                <tr key={p.id}>
-                  <th scope="row">{p.name}</th>
-                  <td>{rule(p)}</td>
-                  <td>{p.click_window_days} days</td>
-                  <td>{p.commission_window_months === null ? 'lifetime' : `${p.commission_window_months} months`}</td>
-                  <td>
-                    {p.hold_days} days{p.auto_approve ? '' : ', manual approval'}
-                  </td>
-                  <td>{money(p.minimum_payout, p.currency)}</td>
-                  <td>
-                    <button type="button" className="secondary small" onClick={() => setEditing(p)} aria-label={`Edit ${p.name}`}>
-                      Edit
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </TableWrap>
-          <Pager pages={pages} nextCursor={list.data?.next_cursor} />
-        </>
-      )}
+      <DataTable
+        label="Programs"
+        list={list}
+        rowKey={(p) => p.id}
+        empty={
+          !editing && (
+            <Empty title="No program yet">
+              <p>A program sets what partners earn: create one, then add affiliates to it.</p>
+            </Empty>
+          )
+        }
+        columns={[
+          { header: 'Name', rowHeader: true, cell: (p) => p.name },
+          { header: 'Commission', cell: rule },
+          { header: 'Click window', cell: (p) => `${p.click_window_days} days` },
+          { header: 'Commission window', cell: (p) => (p.commission_window_months === null ? 'lifetime' : `${p.commission_window_months} months`) },
+          { header: 'Hold', cell: (p) => `${p.hold_days} days${p.auto_approve ? '' : ', manual approval'}` },
+          { header: 'Minimum payout', cell: (p) => money(p.minimum_payout, p.currency) },
+          {
+            header: 'Actions',
+            hiddenHeader: true,
+            cell: (p) => (
+              <button type="button" className="secondary small" onClick={() => setEditing(p)} aria-label={`Edit ${p.name}`}>
+                Edit
+              </button>
+            ),
+          },
+        ]}
+      />
     </section>
   );
 }

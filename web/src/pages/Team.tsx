@@ -2,7 +2,8 @@ import { useState } from 'react';
 import type { User } from '@affiliate-attribution/contract';
 import { useSession } from '../App';
 import { api, data } from '../api';
-import { CopyButton, Field, FormError, Loading, PageHeader, Pager, Status, TableWrap, date, useConfirm, useLoad, usePages, useSubmit } from '../ui';
+import { CopyButton, Empty, Field, FormError, PageHeader, Status, date, useConfirm, useSubmit } from '../ui';
+import { DataTable, usePagedList } from '../table';
 
 function RoleSelect({ user, onChanged }: { user: User; onChanged: () => void }) {
   const [role, setRole] = useState(user.role);
@@ -29,10 +30,14 @@ function RoleSelect({ user, onChanged }: { user: User; onChanged: () => void }) 
 export function Team() {
   const { session } = useSession();
   const confirm = useConfirm();
-  const userPages = usePages();
-  const invitationPages = usePages();
-  const users = useLoad(async () => data(await api.people.listUsers({ query: { cursor: userPages.cursor } })), [userPages.cursor]);
-  const invitations = useLoad(async () => data(await api.people.listInvitations({ query: { cursor: invitationPages.cursor } })), [invitationPages.cursor]);
+  const users = usePagedList(async (cursor) => {
+    const page = data(await api.people.listUsers({ query: { cursor } }));
+    return { items: page.users, next_cursor: page.next_cursor };
+  }, []);
+  const invitations = usePagedList(async (cursor) => {
+    const page = data(await api.people.listInvitations({ query: { cursor } }));
+    return { items: page.invitations, next_cursor: page.next_cursor };
+  }, []);
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<User['role']>('member');
   const [link, setLink] = useState<string>();
@@ -88,87 +93,60 @@ export function Team() {
         )}
       </form>
       <h2>Users</h2>
-      <FormError error={users.error ?? act.error} />
-      {users.loading && !users.data ? (
-        <Loading />
-      ) : (
-        <>
-          <TableWrap label="Users">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">E-mail</th>
-                <th scope="col">Role</th>
-                <th scope="col">Since</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {users.data?.users.map((u) => (
-                <tr key={u.id}>
-                  <th scope="row">
-                    {u.name}
-                    {u.id === session.user.id && <small className="muted"> (you)</small>}
-                  </th>
-                  <td>{u.email}</td>
-                  <td>
-                    <RoleSelect user={u} onChanged={users.reload} />
-                  </td>
-                  <td>{date(u.created_at)}</td>
-                  <td>
-                    <button type="button" className="danger small" onClick={() => void remove(u)} aria-label={`Remove ${u.name}`}>
-                      Remove
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </TableWrap>
-          <Pager pages={userPages} nextCursor={users.data?.next_cursor} />
-        </>
-      )}
+      <FormError error={act.error} />
+      <DataTable
+        label="Users"
+        list={users}
+        rowKey={(u) => u.id}
+        empty={<Empty title="No user yet" />}
+        columns={[
+          {
+            header: 'Name',
+            rowHeader: true,
+            cell: (u) => (
+              <>
+                {u.name}
+                {u.id === session.user.id && <small className="muted"> (you)</small>}
+              </>
+            ),
+          },
+          { header: 'E-mail', cell: (u) => u.email },
+          { header: 'Role', cell: (u) => <RoleSelect user={u} onChanged={users.reload} /> },
+          { header: 'Since', cell: (u) => date(u.created_at) },
+          {
+            header: 'Actions',
+            hiddenHeader: true,
+            cell: (u) => (
+              <button type="button" className="danger small" onClick={() => void remove(u)} aria-label={`Remove ${u.name}`}>
+                Remove
+              </button>
+            ),
+          },
+        ]}
+      />
       <h2>Invitations</h2>
-      {invitations.data?.invitations.length === 0 ? (
-        <p className="muted">No invitation yet: invite a teammate above.</p>
-      ) : (
-        <>
-          <TableWrap label="Invitations">
-            <thead>
-              <tr>
-                <th scope="col">E-mail</th>
-                <th scope="col">Role</th>
-                <th scope="col">Status</th>
-                <th scope="col">Expires</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {invitations.data?.invitations.map((i) => (
-                <tr key={i.id}>
-                  <th scope="row">{i.email}</th>
-                  <td>{i.role}</td>
-                  <td>
-                    <Status value={i.status} />
-                  </td>
-                  <td>{date(i.expires_at)}</td>
-                  <td>
-                    {i.status === 'pending' && (
-                      <button type="button" className="danger small" onClick={() => void revoke(i.id, i.email)} aria-label={`Revoke the invitation of ${i.email}`}>
-                        Revoke
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </TableWrap>
-          <Pager pages={invitationPages} nextCursor={invitations.data?.next_cursor} />
-        </>
-      )}
+      <DataTable
+        label="Invitations"
+        list={invitations}
+        rowKey={(i) => i.id}
+        empty={<p className="muted">No invitation yet: invite a teammate above.</p>}
+        columns={[
+          { header: 'E-mail', rowHeader: true, cell: (i) => i.email },
+          { header: 'Role', cell: (i) => i.role },
+          { header: 'Status', cell: (i) => <Status value={i.status} /> },
+          { header: 'Expires', cell: (i) => date(i.expires_at) },
+          {
+            header: 'Actions',
+            hiddenHeader: true,
+            cell: (i) =>
+              i.status === 'pending' && (
+                <button type="button" className="danger small" onClick={() => void revoke(i.id, i.email)} aria-label={`Revoke the invitation of ${i.email}`}>
+                  Revoke
+                </button>
+              ),
+          },
+        ]}
+      />
     </section>
   );
 }

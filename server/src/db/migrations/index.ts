@@ -16,6 +16,7 @@ import { Migration20261231000100_report_deferred_days } from './Migration2026123
 import { Migration20261231000200_report_entry_periods } from './Migration20261231000200_report_entry_periods.js';
 import { Migration20261231000300_report_affiliate_days } from './Migration20261231000300_report_affiliate_days.js';
 import { Migration20261230000000_program_rules } from './Migration20261230000000_program_rules.js';
+import { Migration20261230050000_webhook_log } from './Migration20261230050000_webhook_log.js';
 import { Migration20261231100000_delivery_upkeep } from './Migration20261231100000_delivery_upkeep.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
@@ -33,6 +34,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261229000000_outbound_events', class: Migration20261229000000_outbound_events },
   { name: 'Migration20261229000100_encrypt_integration_secrets', class: Migration20261229000100_encrypt_integration_secrets },
   { name: 'Migration20261230000000_program_rules', class: Migration20261230000000_program_rules },
+  { name: 'Migration20261230050000_webhook_log', class: Migration20261230050000_webhook_log },
   { name: 'Migration20261231000000_commissions_status_list', class: Migration20261231000000_commissions_status_list },
   { name: 'Migration20261231000100_report_deferred_days', class: Migration20261231000100_report_deferred_days },
   { name: 'Migration20261231000200_report_entry_periods', class: Migration20261231000200_report_entry_periods },

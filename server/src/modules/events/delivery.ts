@@ -252,6 +252,20 @@ export class EventDelivery {
     }
   }
 
+  /** Retry and backstop jobs: their deliveries still pending at the expected attempt, attempted; the job ends once all are recorded. */
+  private async attemptJobs(jobs: Job<JobData>[]): Promise<void> {
+    const attempts = jobs.flatMap((job) => job.data.attempts);
+    const { rows } = await this.connections(() => this.pool.query<DeliveryRow>(LOAD, [attempts.map((a) => a.delivery_id)]));
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const due = attempts
+      .map((attempt) => ({ attempt, row: byId.get(attempt.delivery_id) }))
+      // Gone (the endpoint was deleted), or this attempt was made already (by the relay's process, or a job run again after a crash).
+      .filter((x): x is { attempt: DueAttempt; row: DeliveryRow } => !!x.row && x.row.attempts === x.attempt.attempt)
+      // Twice in the jobs (a manual retry next to a scheduled one): once.
+      .filter((x, i, all) => all.findIndex((y) => y.row.id === x.row.id) === i);
+    await Promise.all(due.map(({ row }) => this.deliver(row)));
+  }
+
   /** One attempt, made within the in-flight bound, then recorded. Resolves once recorded (or given up on: logged). */
   private async deliver(row: DeliveryRow): Promise<void> {
     // Already under way here (its backstop came due while it waited behind a slow endpoint): once.

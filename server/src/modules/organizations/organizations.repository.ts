@@ -2,7 +2,9 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { notifyChange } from '../../db/change-notifications.js';
 import { kyselyOf, type NewRow, type StoredRow } from '../../db/database.js';
 import { Sql } from '../../db/sql.js';
+import type { CursorPosition } from '../../http/pagination.js';
 import { isUuid } from '../../http/serialize.js';
+import { sql } from 'kysely';
 
 export type OrganizationRecord = StoredRow<'organizations'>;
 /** An API key as it may be shown: everything but its hash. */
@@ -35,6 +37,13 @@ export class OrganizationsRepository {
 
   listKeys(organizationId: string): Promise<ApiKeyRecord[]> {
     return kyselyOf(this.orm).selectFrom('api_keys').select(API_KEY_SHOWN).where('organization_id', '=', organizationId).orderBy('created_at').orderBy('id').execute();
+  }
+
+  /** A page of the keys in creation order, after a cursor's position; one more than the page. */
+  keysAfter(organizationId: string, after: CursorPosition | undefined, limit: number): Promise<ApiKeyRecord[]> {
+    let query = kyselyOf(this.orm).selectFrom('api_keys').select(API_KEY_SHOWN).where('organization_id', '=', organizationId);
+    if (after) query = query.where(sql<boolean>`(created_at, id) > (${after.at}, ${after.id})`);
+    return query.orderBy('created_at').orderBy('id').limit(limit + 1).execute();
   }
 
   /**

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiKeyInfo, Organization } from '@affiliate-attribution/contract';
 import { NotFoundError } from '../../http/errors.js';
+import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { iso, isoOrNull } from '../../http/serialize.js';
 import { generateApiKey, hashApiKey, redactApiKey } from './api-key.js';
 import type { ApiKeyRecord, OrganizationsRepository } from './organizations.repository.js';
@@ -39,6 +40,13 @@ export class OrganizationsService {
     const key = newApiKey(organizationId);
     await this.organizations.insertKey(key.row);
     return key.issued;
+  }
+
+  /** A page of the keys, oldest first (the dashboard's Developers page; GET /api/api-keys). */
+  async pageKeys(organizationId: string, query: { cursor?: string | undefined; limit?: number | undefined }): Promise<{ api_keys: ApiKeyInfo[]; next_cursor: string | null }> {
+    const limit = pageLimit(query.limit);
+    const page = pageOf(await this.organizations.keysAfter(organizationId, decodeCursor(query.cursor), limit), limit, (k) => ({ at: k.created_at, id: k.id }));
+    return { api_keys: page.items.map(toApiKeyInfo), next_cursor: page.next_cursor };
   }
 
   async listKeys(organizationId: string): Promise<ApiKeyInfo[]> {

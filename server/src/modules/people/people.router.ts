@@ -32,7 +32,7 @@ export const peopleRouter = (deps: { people: PeopleService; organizations: Organ
       status: 200,
       body: { success: true, data: { invitation: await deps.people.revokeInvitation(requireOrganization(req).id, params.id) } },
     }),
-    listApiKeys: async ({ req }) => ({ status: 200, body: { success: true, data: { api_keys: await deps.organizations.listKeys(requireOrganization(req).id) } } }),
+    listApiKeys: async ({ req, query }) => ({ status: 200, body: { success: true, data: await deps.organizations.pageKeys(requireOrganization(req).id, query) } }),
     createApiKey: async ({ req }) => ({ status: 201, body: { success: true, data: await deps.organizations.issueKey(requireOrganization(req).id) } }),
     revokeApiKey: async ({ req, params }) => {
       const { key_hash, ...api_key_info } = await deps.organizations.revokeKey(requireOrganization(req).id, params.id);
