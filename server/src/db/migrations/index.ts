@@ -11,6 +11,10 @@ import { Migration20261227000000_reports } from './Migration20261227000000_repor
 import { Migration20261228000000_people } from './Migration20261228000000_people.js';
 import { Migration20261229000000_outbound_events } from './Migration20261229000000_outbound_events.js';
 import { Migration20261229000100_encrypt_integration_secrets } from './Migration20261229000100_encrypt_integration_secrets.js';
+import { Migration20261231000000_commissions_status_list } from './Migration20261231000000_commissions_status_list.js';
+import { Migration20261231000100_report_deferred_days } from './Migration20261231000100_report_deferred_days.js';
+import { Migration20261231000200_report_entry_periods } from './Migration20261231000200_report_entry_periods.js';
+import { Migration20261231000300_report_affiliate_days } from './Migration20261231000300_report_affiliate_days.js';
 import { Migration20261230000000_program_rules } from './Migration20261230000000_program_rules.js';
 import { Migration20261230050000_webhook_log } from './Migration20261230050000_webhook_log.js';
 import { Migration20261231100000_delivery_upkeep } from './Migration20261231100000_delivery_upkeep.js';
@@ -33,5 +37,9 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261230000000_program_rules', class: Migration20261230000000_program_rules },
   { name: 'Migration20261230050000_webhook_log', class: Migration20261230050000_webhook_log },
   { name: 'Migration20261230100000_partner_portal', class: Migration20261230100000_partner_portal },
+  { name: 'Migration20261231000000_commissions_status_list', class: Migration20261231000000_commissions_status_list },
+  { name: 'Migration20261231000100_report_deferred_days', class: Migration20261231000100_report_deferred_days },
+  { name: 'Migration20261231000200_report_entry_periods', class: Migration20261231000200_report_entry_periods },
+  { name: 'Migration20261231000300_report_affiliate_days', class: Migration20261231000300_report_affiliate_days },
   { name: 'Migration20261231100000_delivery_upkeep', class: Migration20261231100000_delivery_upkeep },
 ];

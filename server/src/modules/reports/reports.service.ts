@@ -15,21 +15,16 @@ export interface ReportQuery {
   currency?: string;
 }
 
-/** The first instant of the UTC month (or day) of `d`. */
-const monthStart = (d: Date): Date => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
+/** The first instant of the UTC day of `d`. */
 const dayStart = (d: Date): Date => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
-const nextMonth = (d: Date): Date => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
-const nextDay = (d: Date): Date => new Date(d.getTime() + DAY_MS);
 
 /**
- * [r1, r2): the whole months (or days) inside [from, to), read from the summaries; the rest, at
- * most a part of a month (day) at each end, is aggregated from the raw rows. None inside: r1 = r2 = to.
+ * [r1, r2): the whole UTC days inside [from, to), read from the summaries; the rest, at most a part
+ * of a day at each end, is aggregated from the raw rows. None inside: r1 = r2 = to.
  */
-export function summarySpan(from: Date, to: Date, grain: 'month' | 'day'): { r1: Date; r2: Date } {
-  const start = grain === 'month' ? monthStart : dayStart;
-  const next = grain === 'month' ? nextMonth : nextDay;
-  const r1 = start(from).getTime() === from.getTime() ? from : next(start(from));
-  const r2 = start(to);
+export function summarySpan(from: Date, to: Date): { r1: Date; r2: Date } {
+  const r1 = dayStart(from).getTime() === from.getTime() ? from : new Date(dayStart(from).getTime() + DAY_MS);
+  const r2 = dayStart(to);
   return r1.getTime() < r2.getTime() ? { r1, r2 } : { r1: to, r2: to };
 }
 
@@ -75,7 +70,7 @@ export class ReportsService {
 
   async affiliates(organizationId: string, query: ReportQuery & { limit?: number; cursor?: string }): Promise<{ affiliates: AffiliateReportRow[]; next_cursor: string | null }> {
     const after = decodeCursor(query.cursor);
-    const window = await this.window(organizationId, query, 'month');
+    const window = await this.window(organizationId, query);
     const limit = pageLimit(query.limit);
     const rows = await this.reports.affiliatesPage(window, after, limit + 1);
     const page = rows.slice(0, limit);
@@ -88,12 +83,12 @@ export class ReportsService {
 
   async timeseries(organizationId: string, query: ReportQuery & { interval?: ReportInterval }): Promise<{ interval: ReportInterval; points: TimeseriesPoint[] }> {
     const interval = query.interval ?? 'day';
-    const window = await this.window(organizationId, query, 'day');
+    const window = await this.window(organizationId, query);
     const rows = await this.reports.timeseries(window, interval);
     return { interval, points: rows.map((r) => ({ period: `${r.period}T00:00:00.000Z`, ...figures(r) })) };
   }
 
-  private async window(organizationId: string, query: ReportQuery, grain: 'month' | 'day'): Promise<ReportWindow> {
+  private async window(organizationId: string, query: ReportQuery): Promise<ReportWindow> {
     const from = new Date(query.from);
     const to = new Date(query.to);
     if (!(from.getTime() < to.getTime())) throw new BadRequestError('to: must be after from');
@@ -105,7 +100,7 @@ export class ReportsService {
       currency: query.currency?.toUpperCase() ?? null,
       from,
       to,
-      ...summarySpan(from, to, grain),
+      ...summarySpan(from, to),
     };
   }
 }

@@ -1,0 +1,284 @@
+import { effectiveStatusSql } from '../commissions/commission-lifecycle.js';
+import type { AffiliateCursor, ReportWindow } from './reports.repository.js';
+
+/**
+ * The reports' statements (ReportsRepository runs them; the benchmark prints their plans): the live
+ * part shared by both reports, the affiliates report and the time series. See reports.repository.ts
+ * for the read model they combine.
+ */
+
+const FIGURES = ['clicks', 'customers', 'conversions', 'revenue', 'refunded', 'pending', 'approved', 'paid', 'reversed', 'rejected', 'on_hold'] as const;
+const sums = (alias: string) => FIGURES.map((f) => `sum(${alias}.${f})::text as ${f}`).join(', ');
+const figureList = (alias: string) => FIGURES.map((f) => `${alias}.${f}`).join(', ');
+const zeroFigures = (from: number) =>
+  FIGURES.slice(from)
+    .map((f) => `${f === 'clicks' || f === 'customers' || f === 'conversions' ? '0::bigint' : '0::numeric'} as ${f}`)
+    .join(', ');
+
+/** A commission's amount in the column of its status (the effective one for live rows). */
+const buckets = (status: string, amount: string) =>
+  ['pending', 'approved', 'paid', 'reversed', 'rejected', 'on_hold'].map((s) => `case when ${status} = '${s}' then ${amount} else 0::numeric end as ${s}`).join(', ');
+
+/**
+ * The live part of a report, as rows (affiliate_id, program_id, currency or null for clicks and
+ * customers, at, figures...). Parameters: $1 organization, $4 from, $5 to, $6 r1, $7 r2.
+ *
+ * The scans of clicks and customers by created_at or occurred_at are in MATERIALIZED CTEs without
+ * the organization's filter, so that the only index they can use is their BRIN (never an
+ * (organization_id, ...) btree walked across the whole organization); the organization is filtered
+ * right after. Conversions and commissions have (organization_id, occurred_at / created_at)
+ * btrees, used as such; a sale entry's conversion is a lateral primary-key lookup, and a
+ * conversion's entries lateral lookups of the two partial indexes by conversion (sales, clawbacks):
+ * never a join planned over every row of the other table (a hash join over 2 M entries cost 3 s). The plan does not depend on statistics (the caller
+ * also disables sequential scans). `deferred`: the deferred entries of [r1, r2) one by one (`list`,
+ * the affiliates report), or only those approving themselves today (`days`, the time series, which
+ * reads the others summed from report_deferred_days), found by approves_at alone.
+ */
+const liveCtes = (deferred: 'list' | 'days') => `
+st as materialized (select folded_before as w, totals_through as through from report_fold_state),
+tail_clicks as materialized (
+  select organization_id, affiliate_id, program_id, occurred_at from clicks where created_at >= (select w from st)),
+edge_clicks as materialized (
+  select organization_id, affiliate_id, program_id, occurred_at from clicks
+  where (occurred_at >= $4 and occurred_at < $6) or (occurred_at >= $7 and occurred_at < $5)),
+tail_customers as materialized (
+  select organization_id, affiliate_id, program_id, created_at from customers where created_at >= (select w from st)),
+edge_customers as materialized (
+  select organization_id, affiliate_id, program_id, created_at from customers
+  where (created_at >= $4 and created_at < $6) or (created_at >= $7 and created_at < $5)),
+tail_conversions as materialized (
+  select organization_id, affiliate_id, program_id, currency, occurred_at, amount, refunded_amount from conversions where created_at >= (select w from st)),
+edge_conversions as materialized (
+  select id, affiliate_id, program_id, currency, occurred_at, amount, refunded_amount from conversions
+  where organization_id = $1 and occurred_at >= $4 and occurred_at < $6
+  union all
+  select id, affiliate_id, program_id, currency, occurred_at, amount, refunded_amount from conversions
+  where organization_id = $1 and occurred_at >= $7 and occurred_at < $5),
+tail_commissions as materialized (
+  select k.affiliate_id, k.program_id, k.currency, k.amount, k.status, k.approves_at, coalesce(v.occurred_at, k.created_at) as at
+  from commissions k
+  left join lateral (select v.occurred_at from conversions v where v.id = k.conversion_id and v.organization_id = k.organization_id) v on true
+  where k.organization_id = $1 and k.created_at >= (select w from st)),
+edge_adjustments as materialized (
+  select affiliate_id, program_id, currency, amount, status, approves_at, created_at from commissions
+  where organization_id = $1 and type = 'adjustment' and created_at >= $4 and created_at < $6
+  union all
+  select affiliate_id, program_id, currency, amount, status, approves_at, created_at from commissions
+  where organization_id = $1 and type = 'adjustment' and created_at >= $7 and created_at < $5),
+${
+  deferred === 'days'
+    ? `deferred_today as materialized (
+  select * from report_deferred_commissions d
+  where d.approves_at >= ${TODAY}::timestamp at time zone 'UTC' and d.approves_at < (${TODAY} + 1)::timestamp at time zone 'UTC'),`
+    : ''
+}
+live_commissions as (
+  select k.affiliate_id, k.program_id, k.currency::text as currency, k.at, k.amount, k.status, k.approves_at
+  from tail_commissions k
+  where k.at >= $6 and k.at < $7
+  union all
+  select d.affiliate_id, d.program_id, d.currency, d.period_at, d.amount, 'pending'::text, d.approves_at
+  from ${deferred === 'days' ? 'deferred_today' : 'report_deferred_commissions'} d
+  where d.organization_id = $1 and d.period_at >= $6 and d.period_at < $7
+  union all
+  select k.affiliate_id, k.program_id, k.currency::text, c.occurred_at, k.amount, k.status, k.approves_at
+  from edge_conversions c
+  cross join lateral (
+    select k.* from commissions k where k.conversion_id = c.id and k.organization_id = $1 and k.type = 'sale'
+    union all
+    select k.* from commissions k where k.conversion_id = c.id and k.organization_id = $1 and k.type = 'clawback') k
+  union all
+  select k.affiliate_id, k.program_id, k.currency::text, k.created_at, k.amount, k.status, k.approves_at
+  from edge_adjustments k
+),
+live as (
+  select affiliate_id, program_id, null::text as currency, occurred_at as at, 1::bigint as clicks, ${zeroFigures(1)}
+  from tail_clicks where organization_id = $1 and occurred_at >= $6 and occurred_at < $7
+  union all
+  select affiliate_id, program_id, null::text, occurred_at, 1::bigint, ${zeroFigures(1)} from edge_clicks where organization_id = $1
+  union all
+  select affiliate_id, program_id, null::text, created_at, 0::bigint, 1::bigint, ${zeroFigures(2)}
+  from tail_customers where organization_id = $1 and created_at >= $6 and created_at < $7
+  union all
+  select affiliate_id, program_id, null::text, created_at, 0::bigint, 1::bigint, ${zeroFigures(2)} from edge_customers where organization_id = $1
+  union all
+  select affiliate_id, program_id, currency::text, occurred_at, 0::bigint, 0::bigint, 1::bigint, amount, refunded_amount, ${zeroFigures(5)}
+  from tail_conversions where organization_id = $1 and occurred_at >= $6 and occurred_at < $7
+  union all
+  select affiliate_id, program_id, currency::text, occurred_at, 0::bigint, 0::bigint, 1::bigint, amount, refunded_amount, ${zeroFigures(5)} from edge_conversions
+  union all
+  select affiliate_id, program_id, currency, at, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric, ${buckets(effectiveStatusSql('lc'), 'lc.amount')}
+  from live_commissions lc
+),
+programs_of as materialized (select id, currency::text as currency from programs where organization_id = $1)`;
+
+/** Today's UTC date, as the statement sees it (the transaction's now(), as effectiveStatusSql). */
+const TODAY = `(now() at time zone 'UTC')::date`;
+
+/** The settings of a report's transaction (see ReportsRepository.reading). */
+export const READING_SETTINGS = `select set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true), set_config('work_mem', '64MB', true), set_config('max_parallel_workers_per_gather', '0', true)`;
+
+const utcDate = (d: Date): string => d.toISOString().slice(0, 10);
+
+/**
+ * A boundary of the affiliates report's period inside a month, as the nearer month boundary
+ * (`month`) plus (`sign` 1) or minus (-1) the days in [daysFrom, daysTo) between the two: at most
+ * half a month of report_affiliate_days. A month boundary is itself, with no days.
+ */
+export function dayBoundary(d: Date): { month: Date; sign: 1 | -1; daysFrom: Date; daysTo: Date } {
+  const month = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
+  const next = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
+  return d.getTime() - month.getTime() <= next.getTime() - d.getTime() ? { month, sign: 1, daysFrom: month, daysTo: d } : { month: next, sign: -1, daysFrom: d, daysTo: next };
+}
+
+/**
+ * The folded figures of (affiliate, currency) keys over [r1, r2): the running totals at the
+ * boundaries' months (report_affiliate_totals, two rows per key, skipped when both boundaries
+ * round to the same month) and the days between each boundary and its month (report_affiliate_days),
+ * signed. `columns` are the figures wanted; `filter` narrows every part (e.g. to a page's affiliates).
+ */
+function foldedParts(columns: readonly string[], filter: string): string {
+  const cols = (alias: string, sign: string) => columns.map((c) => `${sign} * ${alias}.${c} as ${c}`).join(', ');
+  return `
+    select t.affiliate_id, t.program_id, t.currency, ${cols('t', '1')} from report_affiliate_totals t
+    where t.organization_id = $1 and t.before = (select b2 from bounds) and (select b1 <> b2 from bounds) ${filter.replaceAll('%', 't')}
+    union all
+    select t.affiliate_id, t.program_id, t.currency, ${cols('t', '-1')} from report_affiliate_totals t
+    where t.organization_id = $1 and t.before = (select b1 from bounds) and (select b1 <> b2 from bounds) ${filter.replaceAll('%', 't')}
+    union all
+    select d.affiliate_id, d.program_id, d.currency, ${cols('d', '$17::int')} from report_affiliate_days d
+    where d.organization_id = $1 and d.day >= $18::date and d.day < $19::date ${filter.replaceAll('%', 'd')}
+    union all
+    select d.affiliate_id, d.program_id, d.currency, ${cols('d', '-$14::int')} from report_affiliate_days d
+    where d.organization_id = $1 and d.day >= $15::date and d.day < $16::date ${filter.replaceAll('%', 'd')}`;
+}
+
+/** The affiliates report's statement (exported for the benchmark's EXPLAIN). */
+export function affiliatesStatement(window: ReportWindow, after: AffiliateCursor | undefined, limit: number): { text: string; values: unknown[] } {
+    const programFilter = 'and ($2::uuid is null or %.program_id = $2::uuid)';
+    const text = `
+with ${liveCtes('list')},
+bounds as materialized (select least($8::date, through) as b1, least($9::date, through) as b2 from st),
+keyed as (
+  select x.affiliate_id, coalesce(x.currency, p.currency) as currency, x.entries, x.revenue
+  from (
+    select f.affiliate_id, f.program_id, nullif(f.currency, '') as currency, f.entries, f.revenue
+    from (${foldedParts(['entries', 'revenue'], programFilter)}
+    ) f
+    union all
+    select l.affiliate_id, l.program_id, l.currency, 1::bigint, l.revenue from live l where ($2::uuid is null or l.program_id = $2::uuid)
+  ) x
+  join programs_of p on p.id = x.program_id
+),
+ranked as (
+  select affiliate_id, currency, sum(revenue) as revenue from keyed
+  where ($3::text is null or currency = $3::text)
+  group by affiliate_id, currency
+  having sum(entries) > 0
+),
+page as (
+  select affiliate_id, currency, revenue from ranked
+  where $10::numeric is null or revenue < $10::numeric or (revenue = $10::numeric and (affiliate_id, currency) > ($11::uuid, $12::text))
+  order by revenue desc, affiliate_id, currency
+  limit $13
+),
+page_affiliates as materialized (select array_agg(distinct affiliate_id) as ids from page),
+figures as materialized (
+  select x.affiliate_id, coalesce(x.currency, p.currency) as currency, min(x.program_id::text) as program_id, ${sums('x')}
+  from (
+    select f.affiliate_id, f.program_id, nullif(f.currency, '') as currency, ${FIGURES.map((c) => `sum(f.${c}) as ${c}`).join(', ')}
+    from (${foldedParts(['entries', ...FIGURES], `${programFilter} and %.affiliate_id = any ((select ids from page_affiliates)::uuid[])`)}
+    ) f
+    group by f.affiliate_id, f.program_id, f.currency
+    having sum(f.entries) > 0
+    union all
+    select l.affiliate_id, l.program_id, l.currency, ${figureList('l')}
+    from live l where l.affiliate_id in (select affiliate_id from page) and ($2::uuid is null or l.program_id = $2::uuid)
+  ) x
+  join programs_of p on p.id = x.program_id
+  group by 1, 2
+)
+select f.* from page join figures f on f.affiliate_id = page.affiliate_id and f.currency = page.currency
+order by page.revenue desc, page.affiliate_id, page.currency`;
+    const b1 = dayBoundary(window.r1);
+    const b2 = dayBoundary(window.r2);
+    const values = [
+      window.organizationId,
+      window.programId,
+      window.currency,
+      window.from,
+      window.to,
+      window.r1,
+      window.r2,
+      utcDate(b1.month),
+      utcDate(b2.month),
+      after?.revenue ?? null,
+      after?.affiliateId ?? null,
+      after?.currency ?? null,
+      limit,
+      b1.sign,
+      utcDate(b1.daysFrom),
+      utcDate(b1.daysTo),
+      b2.sign,
+      utcDate(b2.daysFrom),
+      utcDate(b2.daysTo),
+    ];
+  return { text, values };
+}
+
+/** The time series' statement (exported for the benchmark's EXPLAIN). */
+export function timeseriesStatement(window: ReportWindow, interval: 'day' | 'week' | 'month'): { text: string; values: unknown[] } {
+    const text = `
+with ${liveCtes('days')},
+rows_of as (
+  select x.period, coalesce(x.currency, p.currency) as currency, ${figureList('x')}
+  from (
+    select date_trunc($10::text, r.day::timestamp) as period, r.program_id, nullif(r.currency, '') as currency, ${figureList('r')}
+    from report_program_days r
+    where r.organization_id = $1 and r.day >= $8::date and r.day < $9::date and ($2::uuid is null or r.program_id = $2::uuid)
+    union all
+    select date_trunc($10::text, l.at at time zone 'UTC'), l.program_id, l.currency, ${figureList('l')}
+    from live l where ($2::uuid is null or l.program_id = $2::uuid)
+    union all
+    select date_trunc($10::text, d.day::timestamp), d.program_id, d.currency, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric,
+      case when d.approves_on > ${TODAY} then d.amount else 0::numeric end, case when d.approves_on < ${TODAY} then d.amount else 0::numeric end,
+      ${zeroFigures(7)}
+    from report_deferred_days d
+    where d.organization_id = $1 and d.day >= $8::date and d.day < $9::date and d.approves_on <> ${TODAY} and ($2::uuid is null or d.program_id = $2::uuid)
+  ) x
+  join programs_of p on p.id = x.program_id
+),
+agg as (
+  select period, currency, ${sums('g')} from rows_of g
+  where ($3::text is null or currency = $3::text)
+  group by period, currency
+),
+currencies as (
+  select currency from agg
+  union
+  select currency from programs_of where $3::text is null and ($2::uuid is null or id = $2::uuid)
+  union
+  select $3::text where $3::text is not null
+),
+periods as (
+  select generate_series(date_trunc($10::text, $4::timestamptz at time zone 'UTC'), ($5::timestamptz at time zone 'UTC') - interval '1 microsecond', ('1 ' || $10::text)::interval) as period
+)
+select to_char(pe.period, 'YYYY-MM-DD') as period, c.currency,
+  ${FIGURES.map((f) => `coalesce(a.${f}, '0') as ${f}`).join(', ')}
+from periods pe cross join currencies c
+left join agg a on a.period = pe.period and a.currency = c.currency
+order by pe.period, c.currency`;
+    const values = [
+      window.organizationId,
+      window.programId,
+      window.currency,
+      window.from,
+      window.to,
+      window.r1,
+      window.r2,
+      utcDate(window.r1),
+      utcDate(window.r2),
+      interval,
+    ];
+  return { text, values };
+}
