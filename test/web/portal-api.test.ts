@@ -213,6 +213,36 @@ describe('what a partner sees', () => {
     expect(meTwo.memberships.map((x: { program: { id: string } }) => x.program.id)).toEqual([two.program.id]);
   });
 
+  it("self_referral: a click from the address and browser of the partner's own portal sign-in holds its commission; another browser's does not", async () => {
+    const m = await merchantWithProgram(base, { signup: 'open' });
+    const slug = unique('self');
+    const email = `${slug}@partners.example`;
+    expect((await apply(base, m.organizationId, m.program.id, { name: 'Self Referrer', email, slug })).status).toBe(201);
+    const partnerBrowser = 'Mozilla/5.0 (PartnerLaptop) Chrome/131.0';
+    const link = signInLinkOf(await smtp.next(email));
+    const signedIn = await call(base, 'POST', '/partner/api/sign-in', {
+      headers: { ...fromPortal(base), 'user-agent': partnerBrowser },
+      body: { organization_id: m.organizationId, token: link.searchParams.get('token') },
+    });
+    expect(signedIn.status).toBe(200);
+    // The service was reached from 127.0.0.1: the partner's own clicks come from there, in the same browser.
+    const sale = async (userAgent: string) => {
+      const click = await call(base, 'POST', '/api/clicks', { headers: m.key, body: { ref: slug, ip: '127.0.0.1', user_agent: userAgent } });
+      expect(click.status).toBe(201);
+      const conversion = await call(base, 'POST', '/api/conversions', {
+        headers: m.key,
+        body: { external_id: unique('o'), amount: 100, customer_id: unique('cus'), cookie_id: click.body.data.click.cookie_id },
+      });
+      expect(conversion.status).toBe(201);
+      const listed = await call(base, 'GET', `/api/commissions?affiliate_id=${conversion.body.data.conversion.affiliate_id}`, { headers: m.key });
+      return listed.body.data.commissions.find((c: { conversion_id: string }) => c.conversion_id === conversion.body.data.conversion.id);
+    };
+    const own = await sale(partnerBrowser);
+    expect(own).toMatchObject({ status: 'on_hold', hold_reasons: [{ rule: 'self_referral', detail: expect.stringContaining('127.0.0.1') }] });
+    const visitor = await sale('Mozilla/5.0 (VisitorPhone) Safari/605.1');
+    expect(visitor).toMatchObject({ status: 'pending', hold_reasons: [] });
+  });
+
   it('never shows a customer e-mail (nor a whole customer id), anywhere in the portal', async () => {
     const m = await merchantWithProgram(base, { signup: 'open', minimum_payout: 50 });
     const p = await signedInPartner(base, smtp, m.organizationId, m.program.id);

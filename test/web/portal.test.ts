@@ -166,8 +166,10 @@ describeInBrowser('the partner portal in Chromium', () => {
         await partner.getByRole('button', { name: 'Build link' }).click();
         expect(await partner.getByTestId('built-link').textContent()).toBe(`${site.origin}/pricing?ref=${slug}`);
 
-        // 5. A visitor follows it to the merchant's page with the snippet, and signs up there.
-        const visitorContext = await browser.newContext();
+        // 5. A visitor follows it to the merchant's page with the snippet, and signs up there: another
+        // person's browser (on this machine, the same loopback address as the partner's sign-in, so
+        // the same user agent too would be the partner referring themselves: self_referral).
+        const visitorContext = await browser.newContext({ userAgent: 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Mobile/15E148 Safari/604.1' });
         const visitor = await visitorContext.newPage();
         await visitor.goto(referral);
         await expect.poll(async () => (await svcCookie(visitorContext, site.origin))?.value ?? '', { timeout: 10_000 }).toMatch(/^ck_/);
