@@ -71,10 +71,16 @@ describe('fuzzing every route from the contract schemas', () => {
   let tables: string[];
   const totals = { cases: 0, statuses: {} as Record<string, number>, serverErrors: 0 };
 
-  async function rowCounts(): Promise<string> {
+  /**
+   * The organization's row counts, but for what a route writes by design when it refuses: a
+   * provider webhook refused before verification is counted in webhook_rejections (the
+   * Integrations page's log of refusals; nothing of the request kept).
+   */
+  async function rowCounts(routePath: string): Promise<string> {
     const { db } = await testServer();
-    const sql = tables.map((t) => `(select count(*) from "${t}" where organization_id = ?) as "${t}"`).join(', ');
-    const [row] = await db.orm.em.fork().getConnection().execute(`select ${sql}`, tables.map(() => fuzz.id));
+    const counted = routePath.startsWith('/webhooks/') ? tables.filter((t) => t !== 'webhook_rejections') : tables;
+    const sql = counted.map((t) => `(select count(*) from "${t}" where organization_id = ?) as "${t}"`).join(', ');
+    const [row] = await db.orm.em.fork().getConnection().execute(`select ${sql}`, counted.map(() => fuzz.id));
     return JSON.stringify(row);
   }
 
@@ -226,9 +232,9 @@ describe('fuzzing every route from the contract schemas', () => {
           const body =
             route.method === 'GET' || c.body.kind === 'none' ? undefined : c.body.kind === 'raw' ? c.body.text : JSON.stringify(c.body.value) ?? 'null';
 
-          const before = await rowCounts();
+          const before = await rowCounts(route.path);
           const res = await send(baseUrl, route.method, path, headersFor(c, route.path), body);
-          const after = await rowCounts();
+          const after = await rowCounts(route.path);
 
           totals.cases++;
           totals.statuses[res.status] = (totals.statuses[res.status] ?? 0) + 1;
