@@ -21,6 +21,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
+import { TICK_MS, cpuTicks, startNodeFlags, waitFor } from './service-process.js';
 import pg from 'pg';
 import { bundle } from '../server/bundle.js';
 import { OUTBOUND_EVENT_TYPES } from '../contract/src/index.js';
@@ -69,15 +70,7 @@ function ask<T>(message: object, key: string): Promise<T> {
  * cost lands. Zero where /proc is not there (not Linux).
  */
 function cpuSeconds(pids: Record<string, number | undefined>): Record<string, number> {
-  const tick = 100;
-  const of = (pid: number): number => {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      return (Number(fields[11]) + Number(fields[12])) / tick;
-    } catch {
-      return 0;
-    }
-  };
+  const of = (pid: number): number => (cpuTicks(pid) * TICK_MS) / 1000;
   const out: Record<string, number> = {};
   for (const [name, pid] of Object.entries(pids)) out[name] = pid === undefined ? 0 : of(pid);
   let postgres = 0;
@@ -147,7 +140,7 @@ async function main(): Promise<void> {
   // In the repository, so that its npm packages resolve from node_modules (the bundle leaves them external).
   const script = await bundle('server/src/main.ts', 'server/dist/bench-events-main.mjs');
   const workerScript = DELIVERY === 'worker' ? await bundle('server/src/jobs/worker.ts', 'server/dist/bench-events-worker.mjs') : undefined;
-  const service = spawn(process.execPath, [...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), '--max-semi-space-size=8', script], {
+  const service = spawn(process.execPath, [...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), ...startNodeFlags(), script], {
     env: {
       ...process.env,
       PORT: String(SERVICE_PORT),
@@ -164,16 +157,7 @@ async function main(): Promise<void> {
   });
   let worker: ReturnType<typeof spawn> | undefined;
   try {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      try {
-        await fetch(`http://127.0.0.1:${SERVICE_PORT}/health`);
-        break;
-      } catch {
-        if (Date.now() > deadline) throw new Error('the service did not start');
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+    await waitFor(`http://127.0.0.1:${SERVICE_PORT}/health`, 60_000);
     if (workerScript) {
       worker = spawn(process.execPath, [workerScript], {
         env: { ...process.env, DATABASE_URL: dbUrl, LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ENCRYPTION_KEY: ENCRYPTION_KEY_FOR_RUN, NODE_ENV: 'production' },

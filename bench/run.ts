@@ -21,6 +21,7 @@ import autocannon from 'autocannon';
 import { bundle } from '../server/bundle.js';
 import pg from 'pg';
 import { OUTBOUND_EVENT_TYPES } from '../contract/src/index.js';
+import { TICK_MS, cpuTicks, startNodeFlags, waitFor } from './service-process.js';
 
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -56,17 +57,6 @@ interface Server {
   appName: string;
 }
 
-const TICK_MS = 10; // /proc reports CPU time in clock ticks of 1/100 s (USER_HZ)
-
-/** utime + stime of a process in clock ticks (fields 14 and 15 of /proc/<pid>/stat); 0 once it is gone. */
-function cpuTicks(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return 0;
-  }
-}
 
 /**
  * CPU ticks so far of the server's process and of each of its PostgreSQL backends (found by
@@ -85,30 +75,6 @@ function cpuSpentMs(server: Server, before: Map<number, number>, after: Map<numb
   for (const [pid, t] of after) if (pid !== server.process.pid) db += t - (before.get(pid) ?? 0);
   const node = (after.get(server.process.pid!) ?? 0) - (before.get(server.process.pid!) ?? 0);
   return { node: node * TICK_MS, db: db * TICK_MS };
-}
-
-async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    try {
-      await fetch(url);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  throw new Error(`${url} did not come up`);
-}
-
-/**
- * The node flags `npm start` runs the service with (package.json), so that the bench measures the
- * service as it runs (--max-semi-space-size bounds the young generation, hence peak memory).
- */
-function startNodeFlags(): string[] {
-  const start: string = JSON.parse(readFileSync('package.json', 'utf8')).scripts.start;
-  const command = /\bnode((?:\s+--\S+)*)\s+server\/dist\/main\.mjs/.exec(start);
-  if (!command) throw new Error(`bench: cannot find "node … server/dist/main.mjs" in the start script: ${start}`);
-  return command[1].trim().split(/\s+/).filter(Boolean);
 }
 
 /** Both servers run as plain JavaScript bundles, with the flags `npm start` gives the service. */
@@ -229,8 +195,8 @@ async function main(): Promise<void> {
   const service = startProcess(await bundle('server/src/main.ts', 'server/dist/main.mjs'), SERVICE_PORT, 'bench-service');
   const raw = startProcess(await bundle('bench/raw-server.ts', 'bench/dist/raw-server.mjs'), RAW_PORT, 'bench-raw');
   try {
-    await waitFor(`http://127.0.0.1:${SERVICE_PORT}/api/me`);
-    await waitFor(`http://127.0.0.1:${RAW_PORT}/api/me`);
+    await waitFor(`http://127.0.0.1:${SERVICE_PORT}/api/me`, 60_000);
+    await waitFor(`http://127.0.0.1:${RAW_PORT}/api/me`, 60_000);
     const base = `http://127.0.0.1:${SERVICE_PORT}`;
     const org = await json('POST', `${base}/admin/organizations`, { name: 'Bench' }, `Bearer ${ADMIN_TOKEN}`);
     const key: string = org.data.api_key;

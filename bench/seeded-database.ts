@@ -14,10 +14,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import pg from 'pg';
 import { bundle } from '../server/bundle.js';
+import { startNodeFlags, waitFor } from './service-process.js';
 
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const CONVERSIONS = Number(process.env.BENCH_CONVERSIONS ?? 2_000_000);
@@ -32,27 +32,6 @@ function freePort(): Promise<number> {
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
     });
   });
-}
-
-/** The node flags of `npm start` (package.json), as bench/run.ts takes them. */
-function startNodeFlags(): string[] {
-  const start: string = JSON.parse(readFileSync('package.json', 'utf8')).scripts.start;
-  const command = /\bnode((?:\s+--\S+)*)\s+server\/dist\/main\.mjs/.exec(start);
-  if (!command) throw new Error(`bench: cannot find "node … server/dist/main.mjs" in the start script: ${start}`);
-  return command[1]!.trim().split(/\s+/).filter(Boolean);
-}
-
-async function waitFor(url: string, timeoutMs = 300_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    try {
-      await fetch(url);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  throw new Error(`${url} did not come up`);
 }
 
 export async function call(method: string, url: string, auth: string | Record<string, string>, body?: unknown): Promise<{ status: number; body: any; ms: number }> {
@@ -222,7 +201,7 @@ export async function seededService(): Promise<SeededService> {
   };
   try {
     const base = `http://127.0.0.1:${port}`;
-    await waitFor(`${base}/health`);
+    await waitFor(`${base}/health`, 300_000);
     await db.connect();
     const seeded = exists && (await db.query(`select to_regclass('bench_seed') is not null as found`)).rows[0].found;
     let info: { api_key: string; organization_id: string; programs: SeededProgram[] };
