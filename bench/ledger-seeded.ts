@@ -66,7 +66,8 @@ async function main(): Promise<void> {
       console.log(`${name.padEnd(48)} ${percentile(times, 50).toFixed(1).padStart(7)}  ${percentile(times, 95).toFixed(1).padStart(7)}  ${times[times.length - 1]!.toFixed(1).padStart(7)}  ${rows}`);
     }
 
-    const approved = (await db.query(`select count(*) as n, sum(amount) as total from commissions where organization_id = $1 and payout_id is null and (status = 'approved' or (status = 'pending' and approves_at <= now()))`, [organizationId])).rows[0];
+    const approved = (await db.query(`select count(*) as n, sum(amount) as total from commissions where organization_id = $1 and payout_id is null and (status = 'approved' or (status = 'pending' and approves_at <= now()))
+       and not exists (select 1 from payout_items i where i.organization_id = $1 and i.commission_id = commissions.id)`, [organizationId])).rows[0];
     try {
       const payout = await call('POST', `${base}/api/payouts`, auth, {});
       const payouts = payout.body.data.payouts as { amount: number; commission_count: number }[];
@@ -89,7 +90,7 @@ async function main(): Promise<void> {
 
 /** Takes back a payout run (its entries released as POST /api/payouts/{id}/cancel does, the payouts deleted): the seed stays reusable. */
 async function restorePayable(db: pg.Client, payoutIds: string[]): Promise<void> {
-  await db.query(`update commissions set payout_id = null, updated_at = now() where payout_id = any($1::uuid[])`, [payoutIds]);
+  await db.query(`delete from payout_items where payout_id = any($1::uuid[])`, [payoutIds]);
   await db.query(`delete from payouts where id = any($1::uuid[])`, [payoutIds]);
 }
 

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { Sql } from '../../server/src/db/sql.js';
 import { createMerchant, createOrganization, expectError, request } from '../support/api.js';
+import { rejection } from '../support/rejection.js';
+import { testServer } from '../support/server.js';
 
 type Merchant = Awaited<ReturnType<typeof createMerchant>>;
 
@@ -140,6 +143,47 @@ describe('payouts', () => {
     expect(payouts).toHaveLength(4);
     expect(new Set(payouts.map((p: { affiliate_id: string }) => p.affiliate_id)).size).toBe(4);
     for (const p of payouts) expect(p).toMatchObject({ amount: 26, commission_count: 3 });
+  });
+
+  it('the database itself holds an entry in one live payout, and a paid entry alone records its payout', async () => {
+    const { db } = await testServer();
+    const sql = Sql.of(db.orm);
+    const m = await createMerchant();
+    const entry = await adjust(m, 15);
+    const [first] = (await m.api.post('/api/payouts', {})).body.data.payouts;
+    // While the payout is pending, the entry shows it (and was touched no earlier than the payout's creation).
+    const carried = (await m.api.get(`/api/commissions/${entry.id}`)).body.data.commission;
+    expect(carried).toMatchObject({ status: 'approved', payout_id: first.id });
+    expect(Date.parse(carried.updated_at)).toBeGreaterThanOrEqual(Date.parse(first.created_at));
+    expect((await m.api.get(`/api/commissions?status=approved`)).body.data.commissions.find((c: { id: string }) => c.id === entry.id)).toMatchObject({ payout_id: first.id });
+    // A second payout for the same entry: refused by payout_items' primary key, whatever the code does.
+    const [other] = await sql.rows<{ id: string }>(
+      `insert into payouts (id, organization_id, affiliate_id, program_id, currency, amount, status, commission_count) values (gen_random_uuid(), ?, ?, ?, 'USD', 15, 'pending', 1) returning id`,
+      [m.id, m.affiliate.id, m.program.id],
+    );
+    expect(String(await rejection(sql.rows(`insert into payout_items (organization_id, commission_id, payout_id) values (?, ?, ?)`, [m.id, entry.id, other!.id])))).toMatch(/payout_items_pkey/);
+    // An entry records a payout itself only once paid.
+    expect(String(await rejection(sql.rows(`update commissions set payout_id = ? where id = ?`, [first.id, entry.id])))).toMatch(/commissions_payout_only_when_paid/);
+    expect((await m.api.post(`/api/payouts/${first.id}/paid`, {})).status).toBe(200);
+    expect((await sql.rows(`select * from payout_items where payout_id = ?`, [first.id])).length).toBe(0);
+    expect((await m.api.get(`/api/commissions/${entry.id}`)).body.data.commission).toMatchObject({ status: 'paid', payout_id: first.id });
+  });
+
+  it('a refund racing a payout run: the run waits for it or it sees the run; the books add up either way', async () => {
+    for (let round = 0; round < 5; round++) {
+      const m = await createMerchant({ hold_days: 0 });
+      const sales = await Promise.all(
+        [40, 60, 80].map(async (amount, i) => (await m.api.post('/api/conversions', { external_id: `race-${round}-${i}-${Math.random()}`, amount, ref: m.slug })).body.data.conversion),
+      );
+      const [run, ...refunds] = await Promise.all([m.api.post('/api/payouts', {}), ...sales.map((s) => m.api.post(`/api/conversions/${s.id}/refund`, { amount: 10 }))]);
+      expect(run.status).toBe(201);
+      for (const r of refunds) expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const entries = (await m.api.get(`/api/commissions?limit=100`)).body.data.commissions as { type: string; amount: number; payout_id: string | null }[];
+      // 30 % of each sale less 30 % of the 10 refunded, whichever came first: the sale entry reduced by 3, or a clawback of -3.
+      expect(entries.reduce((sum, e) => sum + Math.round(e.amount * 100), 0)).toBe(1200 + 1800 + 2400 - 3 * 300);
+      const payouts = run.body.data.payouts as { id: string; amount: number }[];
+      for (const p of payouts) expect(entries.filter((e) => e.payout_id === p.id).reduce((sum, e) => sum + Math.round(e.amount * 100), 0)).toBe(Math.round(p.amount * 100));
+    }
   });
 
   it('exports the pending payouts as CSV, PayPal and Wise files', async () => {

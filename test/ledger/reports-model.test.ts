@@ -138,7 +138,10 @@ async function apply(w: World, action: Action): Promise<void> {
       await w.sql.transaction(async (sql) => {
         const [c] = await sql.rows<{ amount: string; refunded_amount: string }>(`select amount, refunded_amount from conversions where id = ? for update`, [conversionId]);
         const [sale] = await sql.rows<{ id: string; status: string; amount: string; payout_id: string | null; affiliate_id: string; program_id: string; currency: string }>(
-          `select * from commissions where conversion_id = ? and type = 'sale' for update`,
+          // In a pending payout: a row of payout_items; paid: the entry's own payout_id.
+          `select k.id, k.status, k.amount, coalesce(k.payout_id, i.payout_id) as payout_id, k.affiliate_id, k.program_id, k.currency
+             from commissions k left join payout_items i on i.organization_id = k.organization_id and i.commission_id = k.id
+            where k.conversion_id = ? and k.type = 'sale' for update of k`,
           [conversionId],
         );
         if (!c || !sale || c.refunded_amount === c.amount) return;

@@ -41,6 +41,7 @@ export const DISTRIBUTED_TABLES = [
   'payment_references',
   'payouts',
   'commissions',
+  'payout_items',
   'webhook_endpoints',
   'outbound_events',
   'webhook_deliveries',

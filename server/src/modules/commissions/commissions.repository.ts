@@ -9,6 +9,7 @@ import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import { refundEffect } from './commission-lifecycle.js';
 import { recordEvents, withEvents } from '../events/outbox.js';
+import { payoutRunLock } from '../payouts/payouts.repository.js';
 
 export type CommissionRecord = StoredRow<'commissions'>;
 
@@ -96,6 +97,46 @@ export function commissionsPage(db: Kysely<Tables>, organizationId: string, filt
   return db.selectFrom(merged.as('approved')).selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1);
 }
 
+/** An entry's pending payout, as payout_items holds it (migration 20261231200000_payout_items). */
+interface PendingPayoutOf {
+  commission_id: string;
+  payout_id: string;
+  payout_created_at: Date;
+}
+
+/** Stored statuses an entry in a pending payout may have (it was approved, or pending past its approves_at). */
+const MAY_BE_IN_PENDING_PAYOUT = new Set(['approved', 'pending']);
+
+/**
+ * The pending payouts carrying some of `rows` (of one organization): a pending payout's entries
+ * are rows of payout_items, not written into the entries (the payout run would rewrite 158 000
+ * entries); a paid entry records its payout itself. undefined when no row can be in one.
+ */
+function pendingPayoutsOf(organizationId: string, rows: readonly CommissionRecord[]): RawBuilder<PendingPayoutOf> | undefined {
+  const ids = rows.filter((r) => r.payout_id == null && MAY_BE_IN_PENDING_PAYOUT.has(r.status)).map((r) => r.id);
+  if (ids.length === 0) return undefined;
+  return raw<PendingPayoutOf>`select i.commission_id, i.payout_id, p.created_at as payout_created_at
+    from payout_items i join payouts p on p.id = i.payout_id and p.organization_id = i.organization_id
+    where i.organization_id = ${organizationId} and i.commission_id = any (${ids}::uuid[])`;
+}
+
+/** The rows as the API shows them: in a pending payout, its id, and updated_at no earlier than the payout's creation. */
+function withPendingPayouts<R extends CommissionRecord>(rows: R[], found: readonly PendingPayoutOf[]): R[] {
+  if (found.length === 0) return rows;
+  const byEntry = new Map(found.map((f) => [f.commission_id, f]));
+  return rows.map((r) => {
+    const f = byEntry.get(r.id);
+    if (!f) return r;
+    return { ...r, payout_id: f.payout_id, updated_at: f.payout_created_at.getTime() > r.updated_at.getTime() ? f.payout_created_at : r.updated_at };
+  });
+}
+
+/** The rows with their pending payouts, read through `db` (a transaction's, to read them after its locks). */
+export async function resolvePendingPayouts<R extends CommissionRecord>(db: Kysely<Tables>, organizationId: string, rows: R[]): Promise<R[]> {
+  const query = pendingPayoutsOf(organizationId, rows);
+  return query ? withPendingPayouts(rows, (await query.execute(db)).rows) : rows;
+}
+
 /** The commissions module's only way to the database. */
 export class CommissionsRepository {
   constructor(private readonly orm: MikroORM) {}
@@ -108,8 +149,10 @@ export class CommissionsRepository {
   }
 
   /** One page of the organization's entries, newest first (commissionsPage). */
-  page(organizationId: string, filter: CommissionFilter, after: CursorPosition | undefined, limit: number): Promise<CommissionRecord[]> {
-    return commissionsPage(laggingReadsOf(this.orm), organizationId, filter, after, limit).execute() as Promise<CommissionRecord[]>;
+  async page(organizationId: string, filter: CommissionFilter, after: CursorPosition | undefined, limit: number): Promise<CommissionRecord[]> {
+    const db = laggingReadsOf(this.orm);
+    const rows = (await commissionsPage(db, organizationId, filter, after, limit).execute()) as CommissionRecord[];
+    return resolvePendingPayouts(db, organizationId, rows);
   }
 
   /** The affiliate credited by an adjustment, with its program's currency; undefined unless it is this organization's. */
@@ -124,15 +167,18 @@ export class CommissionsRepository {
   }
 
   /** The ownership rule (db/owned-row.ts): 403 for another organization's entry, 404 for none. */
-  findOwned(organizationId: string, id: string): Promise<CommissionRecord> {
-    return findOwnedRow<CommissionRecord>(Sql.of(this.orm), COMMISSIONS_BY_ID, organizationId, id);
+  async findOwned(organizationId: string, id: string): Promise<CommissionRecord> {
+    const row = await findOwnedRow<CommissionRecord>(Sql.of(this.orm), COMMISSIONS_BY_ID, organizationId, id);
+    return (await resolvePendingPayouts(kyselyOf(this.orm), organizationId, [row]))[0]!;
   }
 
   /**
    * Changes an owned entry in one transaction, its row locked (and a sale's clawbacks with it):
-   * `change` decides from the stored rows (and may refuse, or answer undefined for no change);
-   * concurrent changes, a payout taking the entry or a refund reducing it, wait for this one and
-   * see its outcome. A sale rejected takes its clawbacks with it (commission-lifecycle.ts rejected).
+   * `change` decides from the stored rows, their pending payouts included (and may refuse, or
+   * answer undefined for no change); concurrent changes of the entry wait for this one and see its
+   * outcome, and so does a payout run (the transaction holds payoutRunLock shared, taken first: a
+   * run either committed before, and the entry is seen in its payout, or starts after this one).
+   * A sale rejected takes its clawbacks with it (commission-lifecycle.ts rejected).
    */
   updateOwned(
     organizationId: string,
@@ -141,20 +187,22 @@ export class CommissionsRepository {
   ): Promise<CommissionRecord> {
     return Sql.of(this.orm).transaction(async (sql) => {
       const found = await findOwnedRow<CommissionRecord>(sql, COMMISSIONS_BY_ID, organizationId, id);
-      const [current] = await sql.execute(kyselyOf(this.orm).selectFrom('commissions').selectAll().where('id', '=', found.id).forUpdate());
-      const clawbacks =
-        current!.type === 'sale' && current!.conversion_id
+      await sql.execute({ compile: () => payoutRunLock('shared', organizationId).compile(kyselyOf(this.orm)) });
+      const [locked] = await sql.execute(kyselyOf(this.orm).selectFrom('commissions').selectAll().where('id', '=', found.id).forUpdate());
+      const lockedClawbacks =
+        locked!.type === 'sale' && locked!.conversion_id
           ? await sql.execute(
               kyselyOf(this.orm)
                 .selectFrom('commissions')
                 .selectAll()
-                .where('conversion_id', '=', current!.conversion_id)
+                .where('conversion_id', '=', locked!.conversion_id)
                 .where('type', '=', 'clawback')
                 .where('status', '!=', 'rejected')
                 .orderBy('id')
                 .forUpdate(),
             )
           : [];
+      const [current, ...clawbacks] = await this.pendingPayouts(sql, organizationId, [locked!, ...lockedClawbacks]);
       const changes = change(current!, clawbacks);
       if (!changes) return current!;
       // commission.updated events ride each update (modules/events/outbox.ts).
@@ -172,24 +220,34 @@ export class CommissionsRepository {
           .returningAll();
         await sql.execute({ compile: () => withEvents(rejectClawbacks, 'commission.updated').compile(kyselyOf(this.orm)) });
       }
-      return updated!;
+      return (await this.pendingPayouts(sql, organizationId, [updated!]))[0]!;
     });
+  }
+
+  /** resolvePendingPayouts on a transaction's connection. */
+  private async pendingPayouts(sql: Sql, organizationId: string, rows: CommissionRecord[]): Promise<CommissionRecord[]> {
+    const query = pendingPayoutsOf(organizationId, rows);
+    return query ? withPendingPayouts(rows, await sql.execute({ compile: () => query.compile(kyselyOf(this.orm)) })) : rows;
   }
 
   /**
    * A refund's effect on its conversion's sale entry (commission-lifecycle.ts refundEffect), in the
-   * refund's transaction `trx`, which holds the conversion's lock: the entry is locked too, so a
-   * payout taking it either committed first (the refund claws back) or waits and sees the entry
-   * reduced or reversed. A conversion without an entry (it earned nothing) has nothing to change.
+   * refund's transaction `trx`, which holds the conversion's lock: it takes payoutRunLock shared,
+   * then the entry's, so a payout run taking the entry either committed first (the refund claws
+   * back) or starts after the refund and sees the entry reduced or reversed. A conversion without
+   * an entry (it earned nothing) has nothing to change.
    */
   async applyRefund(trx: Kysely<Tables>, sale: RefundedSale, now: Date): Promise<void> {
-    const entry = await trx
+    await payoutRunLock('shared', sale.organization_id).execute(trx);
+    const locked = await trx
       .selectFrom('commissions')
       .selectAll()
       .where('conversion_id', '=', sale.id)
       .where('type', '=', 'sale')
       .forUpdate()
       .executeTakeFirst();
+    if (!locked) return;
+    const [entry] = await resolvePendingPayouts(trx, sale.organization_id, [locked]);
     if (!entry) return;
     const effect = refundEffect(
       { status: entry.status, amount: String(entry.amount), payoutId: entry.payout_id ?? null, approvesAt: entry.approves_at ?? null },

@@ -11,9 +11,10 @@ import type { Tables } from '../../db/database.js';
  *
  * An event is written only when the organization has an enabled endpoint subscribed to its type:
  * decided inside the same statement (an index probe on webhook_endpoints), so an organization
- * without endpoints pays no extra row and no extra round trip.
+ * without endpoints pays no extra row and no extra round trip. `organizationId` is SQL (a column or
+ * a parameter); given as a parameter, the test is made once for the statement, before any row.
  */
-function subscribed(type: OutboundEventType, organizationId: string): string {
+export function subscribedSql(type: OutboundEventType, organizationId: string): string {
   return `exists (select 1 from webhook_endpoints e where e.organization_id = ${organizationId} and e.enabled and '${type}' = any (e.events))`;
 }
 
@@ -28,7 +29,7 @@ export function eventsOf(type: OutboundEventType, source: string): string {
   return `insert into outbound_events (id, organization_id, type, resource, created_at)
     select gen_random_uuid(), x.organization_id, '${type}', to_jsonb(x), statement_timestamp()
     from ${source} x
-    where ${subscribed(type, 'x.organization_id')}`;
+    where ${subscribedSql(type, 'x.organization_id')}`;
 }
 
 /** The same for statements built with kysely (the conversions' batched writes): `, outbox_x as (${eventsOfRows(...)})`. */
@@ -54,5 +55,5 @@ export async function recordEvents(trx: Kysely<Tables>, type: OutboundEventType,
   await raw`insert into outbound_events (id, organization_id, type, resource, created_at)
     select gen_random_uuid(), (r ->> 'organization_id')::uuid, ${raw.lit(type)}, r, statement_timestamp()
     from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) r
-    where ${raw.raw(subscribed(type, "(r ->> 'organization_id')::uuid"))}`.execute(trx);
+    where ${raw.raw(subscribedSql(type, "(r ->> 'organization_id')::uuid"))}`.execute(trx);
 }

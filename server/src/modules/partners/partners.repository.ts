@@ -6,6 +6,10 @@ import { isUuid } from '../../http/serialize.js';
 import { effectiveStatusSql } from '../commissions/commission-lifecycle.js';
 import { PeopleRepository } from '../people/people.repository.js';
 
+
+/** Whether the entry `k` is in a pending payout (a row of payout_items; a paid entry is `paid`). */
+const IN_PENDING_PAYOUT = `exists (select 1 from payout_items i where i.organization_id = k.organization_id and i.commission_id = k.id)`;
+
 /** A partner: one e-mail within one organization (its memberships are the affiliates rows of that e-mail). */
 export interface PartnerKey {
   organizationId: string;
@@ -198,15 +202,15 @@ export class PartnersRepository {
     );
   }
 
-  /** The partner's unpaid and paid totals per program and currency, and their pending entries by approval date. */
+  /** The partner's unpaid and paid totals per program and currency (in_payout: approved, in a pending payout), and their pending entries by approval date. */
   async balances(partner: PartnerKey, programId: string | null) {
     const params = [partner.organizationId, partner.email, programId];
     const totals = await this.sql.rows<{ program_id: string; currency: string; pending: string; on_hold: string; approved: string; in_payout: string; paid: string }>(
       `select k.program_id, k.currency,
               coalesce(sum(k.amount) filter (where ${effectiveStatusSql('k')} = 'pending'), 0) as pending,
               coalesce(sum(k.amount) filter (where k.status = 'on_hold'), 0) as on_hold,
-              coalesce(sum(k.amount) filter (where ${effectiveStatusSql('k')} = 'approved' and k.payout_id is null), 0) as approved,
-              coalesce(sum(k.amount) filter (where ${effectiveStatusSql('k')} = 'approved' and k.payout_id is not null), 0) as in_payout,
+              coalesce(sum(k.amount) filter (where ${effectiveStatusSql('k')} = 'approved' and not ${IN_PENDING_PAYOUT}), 0) as approved,
+              coalesce(sum(k.amount) filter (where ${effectiveStatusSql('k')} = 'approved' and ${IN_PENDING_PAYOUT}), 0) as in_payout,
               coalesce(sum(k.amount) filter (where k.status = 'paid'), 0) as paid
          from commissions k where ${membershipFilter('k', 1)}
         group by k.program_id, k.currency order by k.program_id, k.currency`,

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { PayoutStatus } from '@affiliate-attribution/contract';
-import { sql as raw } from 'kysely';
+import { sql as raw, type RawBuilder } from 'kysely';
 import { pageNewestFirst } from '../../db/created-order.js';
 import { kyselyOf, laggingReadsOf, type StoredRow } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
@@ -8,7 +8,7 @@ import { Sql } from '../../db/sql.js';
 import { ConflictError } from '../../http/errors.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import type { PayoutFileRow } from './payout-files.js';
-import { eventsOf } from '../events/outbox.js';
+import { eventsOf, subscribedSql } from '../events/outbox.js';
 
 /** A payout file's row as stored: its times as timestamps (the service writes them as ISO-8601, like every answer). */
 export type StoredPayoutFileRow = Omit<PayoutFileRow, 'created_at' | 'paid_at'> & { created_at: Date; paid_at: Date | null };
@@ -32,54 +32,70 @@ export interface PayoutFilter {
 }
 
 /**
- * Gathering payouts, one statement (so one snapshot and one set of row locks):
- * - `payable`: every entry a payout may carry, locked. An entry is payable when approved (stored,
- *   or pending past its approves_at: commission-lifecycle.ts effectiveStatus) and in no payout.
- *   Under READ COMMITTED, a concurrent call that locked an entry first makes this one wait, then
- *   see it taken (payout_id set) and leave it out: no entry is ever in two payouts.
+ * The lock that serializes an organization's payout runs, and that the changes which must not
+ * race a run hold shared (a refund or a rejection of an entry the run may take: commissions
+ * repository). A run no longer locks the rows of the entries it takes (migration
+ * 20261231200000_payout_items), so this is what keeps a refund from reducing an entry between the
+ * run's read of its amount and its commit. Transaction-scoped: released at commit or rollback.
+ */
+export const payoutRunLock = (mode: 'exclusive' | 'shared', organizationId: string): RawBuilder<unknown> =>
+  raw`select ${raw.raw(mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock')}(hashtextextended(${`payout-run:${organizationId}`}, 0))`;
+
+/**
+ * Gathering payouts, one statement (one snapshot), run under payoutRunLock:
+ * - `payable`: every entry a payout may carry: approved (stored, or pending past its approves_at:
+ *   commission-lifecycle.ts effectiveStatus), not paid and in no pending payout (no payout_items
+ *   row: a lookup of its primary key per entry).
  * - `eligible`: one group per (affiliate, program, currency), netted (clawbacks and negative
  *   adjustments included); kept when above 0 and, in the program's currency, at least its
  *   minimum_payout. The minimum is an amount in the program's currency and the service converts
  *   nothing, so a group in another currency (sales reported in it) is paid at any positive net.
- *   The other groups wait (a negative net carries over to the next run).
- * - `created` and `claimed`: the payouts, and their entries marked (approved, payout_id); a
- *   data-modifying CTE runs whether or not the final SELECT reads it. `eligible` is read twice, so
- *   it is computed once: each group keeps its one generated payout id. Each group carries its
- *   entries' row addresses (ctid): they are locked by `payable`, so they stay where they are until
- *   this statement updates them, and marking one is a fetch of that row (a TID scan), neither a
- *   primary-key lookup nor a join over the table (a hash join read all 2 million entries, 1.5 s,
- *   on bench/ledger-seeded.ts's database; joining `payable` back to `eligible` by (affiliate,
- *   program, currency) was planned as a nested loop without statistics, 50 s for 11 000 entries).
+ *   The other groups wait (a negative net carries over to the next run). `eligible` is read twice,
+ *   so it is computed once: each group keeps its one generated payout id and its entries' ids
+ *   (joining `payable` back to `eligible` by (affiliate, program, currency) was planned as a nested
+ *   loop without statistics: 50 s for 11 000 entries).
+ * - `created` and `items`: the payouts, and one narrow payout_items row per entry (its primary key,
+ *   the entry, is the database's "at most one live payout"); the entries' own rows are not written
+ *   (rewriting 158 000 of them cost 53 s on bench/ledger-seeded.ts's database). A data-modifying
+ *   CTE runs whether or not the final SELECT reads it.
+ * - Events: payout.created per payout; commission.updated per entry (its payout_id set) only when
+ *   an endpoint subscribes to it, the entries then read by primary key.
  */
 export const CREATE_PAYOUTS = `
-with payable as (
-  select c.ctid as row_ref, c.affiliate_id, c.program_id, c.currency, c.amount
+with payable as materialized (
+  select c.id, c.affiliate_id, c.program_id, c.currency, c.amount
   from commissions c
   where c.organization_id = $1 and c.payout_id is null
     and (c.status = 'approved' or (c.status = 'pending' and c.approves_at <= now()))
     and ($2::uuid is null or c.program_id = $2::uuid)
     and ($3::text is null or c.currency = $3::text)
     and ($4::timestamptz is null or coalesce(c.approved_at, c.approves_at) < $4::timestamptz)
-  for update of c
-), eligible as (
+    and not exists (select 1 from payout_items i where i.organization_id = $1 and i.commission_id = c.id)
+), eligible as materialized (
   select gen_random_uuid() as payout_id, g.*
   from (
-    select affiliate_id, program_id, currency, sum(amount) as net, count(*)::int as n, array_agg(row_ref) as row_refs
+    select affiliate_id, program_id, currency, sum(amount) as net, count(*)::int as n, array_agg(id) as ids
     from payable group by affiliate_id, program_id, currency
   ) g
-  join programs p on p.id = g.program_id
+  join programs p on p.id = g.program_id and p.organization_id = $1
   where g.net > 0 and (g.currency <> p.currency or g.net >= p.minimum_payout)
 ), created as (
   insert into payouts (id, organization_id, affiliate_id, program_id, currency, amount, status, commission_count, created_at)
   select payout_id, $1, affiliate_id, program_id, currency, net, 'pending', n, now() from eligible
   returning *
-), claimed as (
-  update commissions c set payout_id = e.payout_id, status = 'approved', updated_at = now()
-  from (select payout_id, unnest(row_refs) as row_ref from eligible) e
-  where c.ctid = e.row_ref
-  returning c.*
+), items as (
+  insert into payout_items (organization_id, commission_id, payout_id)
+  select $1, t.id, e.payout_id from eligible e cross join lateral unnest(e.ids) t(id)
+  returning commission_id, payout_id
 ), payout_events as (${eventsOf('payout.created', 'created')}
-), commission_events as (${eventsOf('commission.updated', 'claimed')}
+), commission_events as (
+  insert into outbound_events (id, organization_id, type, resource, created_at)
+  select gen_random_uuid(), $1, 'commission.updated', k.resource, statement_timestamp()
+  from items i
+  cross join lateral (
+    select to_jsonb(c) || jsonb_build_object('payout_id', i.payout_id, 'updated_at', statement_timestamp()) as resource
+    from commissions c where c.id = i.commission_id and c.organization_id = $1) k
+  where ${subscribedSql('commission.updated', '$1')}
 )
 select * from created order by amount desc, id`;
 
@@ -90,9 +106,11 @@ export class PayoutsRepository {
   /** Creates the payouts of every payable group (CREATE_PAYOUTS); none when nothing qualifies. */
   create(organizationId: string, scope: PayoutScope): Promise<PayoutRecord[]> {
     const values = [organizationId, scope.program_id ?? null, scope.currency ?? null, scope.approved_before ?? null];
-    return Sql.of(this.orm)
-      .query<PayoutRecord>({ text: CREATE_PAYOUTS, values })
-      .then((result) => result.rows);
+    return Sql.of(this.orm).transaction(async (sql) => {
+      // Taken before the run's statement, so that its snapshot sees what an earlier run committed.
+      await sql.execute({ compile: () => payoutRunLock('exclusive', organizationId).compile(kyselyOf(this.orm)) });
+      return sql.rows<PayoutRecord>(CREATE_PAYOUTS, values);
+    });
   }
 
   /** One page of the organization's payouts, newest first. */
@@ -129,7 +147,13 @@ export class PayoutsRepository {
    */
   markPaid(organizationId: string, id: string, reference: string | undefined): Promise<PayoutRecord> {
     return this.settle(organizationId, id, 'paid', async (sql, payout) => {
-      await sql.rows(`with changed as (update commissions set status = 'paid', updated_at = now() where payout_id = ? returning *), ev as (${eventsOf('commission.updated', 'changed')}) select 1`, [payout.id]);
+      // The entries leave payout_items and record the payout themselves (paid for good).
+      await sql.rows(
+        `with moved as (delete from payout_items where payout_id = ? and organization_id = ? returning commission_id),
+         changed as (update commissions c set status = 'paid', payout_id = ?, updated_at = now() from moved m where c.id = m.commission_id and c.organization_id = ? returning c.*),
+         ev as (${eventsOf('commission.updated', 'changed')}) select 1`,
+        [payout.id, payout.organization_id, payout.id, payout.organization_id],
+      );
       return sql.one<PayoutRecord>(
         `with changed as (update payouts set status = 'paid', paid_at = now(), reference = coalesce(?, reference) where id = ? returning *), ev as (${eventsOf('payout.paid', 'changed')}) select * from changed`,
         [reference ?? null, payout.id],
@@ -137,10 +161,17 @@ export class PayoutsRepository {
     });
   }
 
-  /** A pending payout canceled: its entries released (approved, in no payout). Canceled again: unchanged. Paid: 409. */
+  /** A pending payout canceled: its entries released (in no payout, approved as before). Canceled again: unchanged. Paid: 409. */
   cancel(organizationId: string, id: string): Promise<PayoutRecord> {
     return this.settle(organizationId, id, 'canceled', async (sql, payout) => {
-      await sql.rows(`with changed as (update commissions set payout_id = null, updated_at = now() where payout_id = ? returning *), ev as (${eventsOf('commission.updated', 'changed')}) select 1`, [payout.id]);
+      // The entries' rows were not written when the payout took them; released, their updated_at
+      // records the change of their payout_id.
+      await sql.rows(
+        `with released as (delete from payout_items where payout_id = ? and organization_id = ? returning commission_id),
+         changed as (update commissions c set updated_at = now() from released r where c.id = r.commission_id and c.organization_id = ? returning c.*),
+         ev as (${eventsOf('commission.updated', 'changed')}) select 1`,
+        [payout.id, payout.organization_id, payout.organization_id],
+      );
       return sql.one<PayoutRecord>(`with changed as (update payouts set status = 'canceled', canceled_at = now() where id = ? returning *), ev as (${eventsOf('payout.canceled', 'changed')}) select * from changed`, [payout.id]);
     });
   }
