@@ -44,8 +44,11 @@ export const payoutRunLock = (mode: 'exclusive' | 'shared', organizationId: stri
 /**
  * Gathering payouts, one statement (one snapshot), run under payoutRunLock:
  * - `payable`: every entry a payout may carry: approved (stored, or pending past its approves_at:
- *   commission-lifecycle.ts effectiveStatus), not paid and in no pending payout (no payout_items
- *   row: a lookup of its primary key per entry).
+ *   commission-lifecycle.ts effectiveStatus), not paid and in no pending payout: not among the
+ *   organization's payout_items, hashed once (a hashed SubPlan, 0.2 µs per entry; a primary-key
+ *   probe per entry cost 1 to 2 s for 157 000). Read with PAYOUT_RUN_SETTINGS: a bitmap scan of
+ *   commissions_unpaid_idx visits each heap page once (an index scan in the index's order, which is
+ *   what the planner picks without statistics, visited them at random: 3.4 s against 1.3 s).
  * - `eligible`: one group per (affiliate, program, currency), netted (clawbacks and negative
  *   adjustments included); kept when above 0 and, in the program's currency, at least its
  *   minimum_payout. The minimum is an amount in the program's currency and the service converts
@@ -70,7 +73,7 @@ with payable as materialized (
     and ($2::uuid is null or c.program_id = $2::uuid)
     and ($3::text is null or c.currency = $3::text)
     and ($4::timestamptz is null or coalesce(c.approved_at, c.approves_at) < $4::timestamptz)
-    and not exists (select 1 from payout_items i where i.organization_id = $1 and i.commission_id = c.id)
+    and c.id not in (select i.commission_id from payout_items i where i.organization_id = $1)
 ), eligible as materialized (
   select gen_random_uuid() as payout_id, g.*
   from (
@@ -85,7 +88,7 @@ with payable as materialized (
   returning *
 ), items as (
   insert into payout_items (organization_id, commission_id, payout_id)
-  select $1, t.id, e.payout_id from eligible e cross join lateral unnest(e.ids) t(id)
+  select $1, t.id, e.payout_id from eligible e cross join lateral unnest(e.ids) t(id) order by t.id
   returning commission_id, payout_id
 ), payout_events as (${eventsOf('payout.created', 'created')}
 ), commission_events as (
@@ -99,6 +102,21 @@ with payable as materialized (
 )
 select * from created order by amount desc, id`;
 
+/** A run's statement settings, local to its transaction (see CREATE_PAYOUTS). */
+const PAYOUT_RUN_SETTINGS = `select set_config('enable_indexscan', 'off', true), set_config('work_mem', '64MB', true), set_config('jit', 'off', true)`;
+
+/**
+ * A payout's entries (while it is pending): its affiliate's unpaid entries in its program and
+ * currency (commissions_unpaid_idx) that payout_items puts in it. Parameters: the payout's
+ * organization, id, affiliate, program, currency.
+ */
+const ENTRIES_OF_PENDING_PAYOUT = `select c.id from commissions c
+  join payout_items i on i.organization_id = c.organization_id and i.commission_id = c.id and i.payout_id = $2
+  where c.organization_id = $1 and c.affiliate_id = $3 and c.program_id = $4 and c.currency = $5
+    and c.payout_id is null and c.status in ('pending', 'approved')`;
+
+const carriedBy = (p: PayoutRecord) => [p.organization_id, p.id, p.affiliate_id, p.program_id, p.currency];
+
 /** The payouts module's only way to the database. */
 export class PayoutsRepository {
   constructor(private readonly orm: MikroORM) {}
@@ -109,6 +127,7 @@ export class PayoutsRepository {
     return Sql.of(this.orm).transaction(async (sql) => {
       // Taken before the run's statement, so that its snapshot sees what an earlier run committed.
       await sql.execute({ compile: () => payoutRunLock('exclusive', organizationId).compile(kyselyOf(this.orm)) });
+      await sql.rows(PAYOUT_RUN_SETTINGS);
       return sql.rows<PayoutRecord>(CREATE_PAYOUTS, values);
     });
   }
@@ -149,10 +168,11 @@ export class PayoutsRepository {
     return this.settle(organizationId, id, 'paid', async (sql, payout) => {
       // The entries leave payout_items and record the payout themselves (paid for good).
       await sql.rows(
-        `with moved as (delete from payout_items where payout_id = ? and organization_id = ? returning commission_id),
-         changed as (update commissions c set status = 'paid', payout_id = ?, updated_at = now() from moved m where c.id = m.commission_id and c.organization_id = ? returning c.*),
+        `with carried as (${ENTRIES_OF_PENDING_PAYOUT}),
+         moved as (delete from payout_items i using carried k where i.organization_id = $1 and i.commission_id = k.id returning i.commission_id),
+         changed as (update commissions c set status = 'paid', payout_id = $2, updated_at = now() from moved m where c.id = m.commission_id and c.organization_id = $1 returning c.*),
          ev as (${eventsOf('commission.updated', 'changed')}) select 1`,
-        [payout.id, payout.organization_id, payout.id, payout.organization_id],
+        carriedBy(payout),
       );
       return sql.one<PayoutRecord>(
         `with changed as (update payouts set status = 'paid', paid_at = now(), reference = coalesce(?, reference) where id = ? returning *), ev as (${eventsOf('payout.paid', 'changed')}) select * from changed`,
@@ -167,10 +187,11 @@ export class PayoutsRepository {
       // The entries' rows were not written when the payout took them; released, their updated_at
       // records the change of their payout_id.
       await sql.rows(
-        `with released as (delete from payout_items where payout_id = ? and organization_id = ? returning commission_id),
-         changed as (update commissions c set updated_at = now() from released r where c.id = r.commission_id and c.organization_id = ? returning c.*),
+        `with carried as (${ENTRIES_OF_PENDING_PAYOUT}),
+         released as (delete from payout_items i using carried k where i.organization_id = $1 and i.commission_id = k.id returning i.commission_id),
+         changed as (update commissions c set updated_at = now() from released r where c.id = r.commission_id and c.organization_id = $1 returning c.*),
          ev as (${eventsOf('commission.updated', 'changed')}) select 1`,
-        [payout.id, payout.organization_id, payout.organization_id],
+        carriedBy(payout),
       );
       return sql.one<PayoutRecord>(`with changed as (update payouts set status = 'canceled', canceled_at = now() where id = ? returning *), ev as (${eventsOf('payout.canceled', 'changed')}) select * from changed`, [payout.id]);
     });
