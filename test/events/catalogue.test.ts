@@ -41,7 +41,7 @@ describe('the event catalogue', () => {
     const payouts = await m.api('POST', '/api/payouts', {});
     expect(payouts.body.data.payouts).toHaveLength(1);
     await m.api('POST', `/api/payouts/${payouts.body.data.payouts[0].id}/paid`, { reference: 'PP-1' });
-    await m.api('POST', '/api/commissions', { affiliate_id: affiliateId, amount: 20, description: 'another bonus' });
+    const bonus2 = await m.api('POST', '/api/commissions', { affiliate_id: affiliateId, amount: 20, description: 'another bonus' });
     const second = await m.api('POST', '/api/payouts', {});
     await m.api('POST', `/api/payouts/${second.body.data.payouts[0].id}/cancel`, {});
     expect(bonus.status).toBe(201);
@@ -62,6 +62,12 @@ describe('the event catalogue', () => {
     expect(of('customer.updated').map((e) => e.data.customer.status)).toContain('canceled');
     expect(of('payout.paid')[0].data.payout).toMatchObject({ status: 'paid', reference: 'PP-1' });
     expect(of('payout.canceled')[0].data.payout.status).toBe('canceled');
+    // An entry taken into a payout, then paid; another taken, then released (order is not promised).
+    const entryEvents = (id: string) => of('commission.updated').filter((e) => e.data.commission.id === id).map((e) => [e.data.commission.status, e.data.commission.payout_id]);
+    const [firstId, secondId] = [payouts.body.data.payouts[0].id, second.body.data.payouts[0].id];
+    await until(() => entryEvents(bonus2.body.data.commission.id).length >= 2, 30_000, 'the second bonus taken and released');
+    expect(entryEvents(bonus.body.data.commission.id)).toEqual(expect.arrayContaining([['approved', firstId], ['paid', firstId]]));
+    expect(entryEvents(bonus2.body.data.commission.id)).toEqual(expect.arrayContaining([['approved', secondId], ['approved', null]]));
     // The last event of a resource is what the API answers now.
     const refunded = (await m.api('GET', '/api/conversions/order_1')).body.data.conversion;
     expect(of('conversion.refunded').at(-1).data.conversion).toEqual(refunded);
