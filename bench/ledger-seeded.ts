@@ -97,8 +97,8 @@ async function restorePayable(db: pg.Client, payoutIds: string[]): Promise<void>
 async function explain(db: pg.Client, organizationId: string, t: { lastMonth: Date; monthStart: Date; yearAgo: Date; now: Date }): Promise<void> {
   const window = (from: Date, to: Date) => ({ organizationId, programId: null, currency: null, from, to, ...summarySpan(from, to) });
   const statements: [string, { text: string; values: unknown[] }][] = [
-    ['affiliates, 12 months (calendar)', affiliatesStatement(window(t.yearAgo, t.monthStart), undefined, 51)],
-    ['affiliates, last 30 days (rolling)', affiliatesStatement(window(new Date(t.now.getTime() - 30 * DAY), t.now), undefined, 51)],
+    ['affiliates, 12 months (calendar)', affiliatesStatement(window(t.yearAgo, t.monthStart), null, undefined, 51)],
+    ['affiliates, last 30 days (rolling)', affiliatesStatement(window(new Date(t.now.getTime() - 30 * DAY), t.now), null, undefined, 51)],
     ['timeseries day, last 365 days', timeseriesStatement(window(new Date(t.now.getTime() - 365 * DAY), t.now), 'day')],
   ];
   // The commissions list as the service builds it (kysely, compiled only).

@@ -33,6 +33,11 @@ describe('GET /api/reports/affiliates', () => {
     });
     const usd = await m.api.get(`/api/reports/affiliates?from=${FROM}&to=${to}&currency=usd`);
     expect(usd.body.data.affiliates.map((r: { currency: string }) => r.currency)).toEqual(['USD']);
+    // Narrowed to some affiliates (a page of the affiliates list): theirs only, ranked the same.
+    const onlyB = await m.api.get(`/api/reports/affiliates?from=${FROM}&to=${to}&affiliate_id=${b.id}`);
+    expect(onlyB.body.data).toEqual({ affiliates: [res.body.data.affiliates[2]], next_cursor: null });
+    const both = await m.api.get(`/api/reports/affiliates?from=${FROM}&to=${to}&affiliate_id=${b.id},${m.affiliate.id.toUpperCase()},${randomUUID()}`);
+    expect(both.body.data).toEqual(res.body.data);
     const before = await m.api.get(`/api/reports/affiliates?from=2024-01-01T00:00:00Z&to=${FROM}&program_id=${m.program.id}`);
     expect(before.body.data).toEqual({ affiliates: [], next_cursor: null });
   });
@@ -47,6 +52,10 @@ describe('GET /api/reports/affiliates', () => {
     expectError(await m.api.get(`/api/reports/affiliates?to=${FROM}`), 400, /^from: /);
     expectError(await m.api.get(`/api/reports/affiliates?from=yesterday&to=${FROM}`), 400, /^from: /);
     expectError(await m.api.get(`/api/reports/affiliates?from=2025-01-01T00:00:00Z&to=${FROM}&cursor=abc`), 400, 'cursor: Invalid cursor');
+    expectError(await m.api.get(`/api/reports/affiliates?from=2025-01-01T00:00:00Z&to=${FROM}&affiliate_id=jane`), 400, /^affiliate_id: Expected 1 to 100 affiliate ids/);
+    const tooMany = Array.from({ length: 101 }, () => randomUUID()).join(',');
+    expectError(await m.api.get(`/api/reports/affiliates?from=2025-01-01T00:00:00Z&to=${FROM}&affiliate_id=${tooMany}`), 400, /^affiliate_id: /);
+    expectError(await m.api.get(`/api/reports/affiliates?from=2025-01-01T00:00:00Z&to=${FROM}&affiliate_id=${randomUUID()},`), 400, /^affiliate_id: /);
     expectError(await m.api.get(`/api/reports/affiliates?from=2025-01-01T00:00:00Z&to=${FROM}&program_id=${randomUUID()}`), 404, 'Program not found');
     expectError(await m.api.get(`/api/reports/affiliates?from=2025-01-01T00:00:00Z&to=${FROM}&program_id=${other.program.id}`), 404, 'Program not found');
     expectError(await m.api.get(`/api/reports/timeseries?from=2025-01-01T00:00:00Z&to=${FROM}&interval=year`), 400, /^interval: /);
@@ -58,6 +67,7 @@ describe('GET /api/reports/affiliates', () => {
     const other = await createMerchant();
     const to = new Date(Date.now() + 3_600_000).toISOString();
     expect((await other.api.get(`/api/reports/affiliates?from=${FROM}&to=${to}`)).body.data.affiliates).toEqual([]);
+    expect((await other.api.get(`/api/reports/affiliates?from=${FROM}&to=${to}&affiliate_id=${m.affiliate.id}`)).body.data.affiliates).toEqual([]);
     const series = (await other.api.get(`/api/reports/timeseries?from=${FROM}&to=${to}&interval=month`)).body.data.points as { revenue: number }[];
     expect(series.every((p) => p.revenue === 0)).toBe(true);
   });

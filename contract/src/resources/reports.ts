@@ -45,6 +45,11 @@ const periodQuery = {
   currency: CurrencyCode.optional().describe('Only figures in this currency.'),
 };
 
+/** The most affiliates one report may be narrowed to (`affiliate_id`): a page of the affiliates list. */
+export const MAX_REPORT_AFFILIATES = 100;
+const UUID_TEXT = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+const AFFILIATE_ID_LIST = new RegExp(`^${UUID_TEXT}(,${UUID_TEXT}){0,${MAX_REPORT_AFFILIATES - 1}}$`);
+
 export const reportsContract = c.router({
   affiliates: {
     method: 'GET',
@@ -52,7 +57,16 @@ export const reportsContract = c.router({
     summary: 'Report per affiliate',
     description:
       'Clicks, customers, conversions, revenue, refunds and commissions by status per affiliate over a period: one row per affiliate and currency with any activity in the period, by revenue (highest first, then affiliate id and currency); cursor pagination. Exact and current: it sums the summaries folded in the background and, live, whatever was recorded or changed since.',
-    query: PageQuery.extend(periodQuery),
+    query: PageQuery.extend({
+      ...periodQuery,
+      affiliate_id: z
+        .string()
+        .regex(AFFILIATE_ID_LIST, `Expected 1 to ${MAX_REPORT_AFFILIATES} affiliate ids (UUIDs), comma-separated`)
+        .optional()
+        .describe(
+          `Only these affiliates: up to ${MAX_REPORT_AFFILIATES} ids, comma-separated (e.g. a page of \`GET /api/affiliates\`, to show each one's figures). Ids that are not your affiliates, or had no activity in the period, simply have no row.`,
+        ),
+    }),
     responses: {
       200: z.object({ success: z.literal(true), data: z.object({ affiliates: z.array(AffiliateReportRow), next_cursor: NextCursor }) }),
       400: errorResponses[400],

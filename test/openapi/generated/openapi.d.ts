@@ -11298,6 +11298,11 @@ export interface operations {
                  * @example USD
                  */
                 currency?: string;
+                /**
+                 * @description Only these affiliates: up to 100 ids, comma-separated (e.g. a page of `GET /api/affiliates`, to show each one's figures). Ids that are not your affiliates, or had no activity in the period, simply have no row.
+                 * @example 6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e
+                 */
+                affiliate_id?: string;
             };
             header?: never;
             path?: never;

@@ -91,9 +91,10 @@ export class ReportsRepository {
    * One page of the affiliates report, ranked by revenue. Its whole months are the difference of
    * two boundaries of report_affiliate_totals (two rows per affiliate, however long the period);
    * every (affiliate, currency) of the period is ranked by revenue, then the page's rows summed.
+   * `affiliateIds` narrows every part to those affiliates (null: all).
    */
-  affiliatesPage(window: ReportWindow, after: AffiliateCursor | undefined, limit: number): Promise<AffiliateFigureRow[]> {
-    const { text, values } = affiliatesStatement(window, after, limit);
+  affiliatesPage(window: ReportWindow, affiliateIds: readonly string[] | null, after: AffiliateCursor | undefined, limit: number): Promise<AffiliateFigureRow[]> {
+    const { text, values } = affiliatesStatement(window, affiliateIds, after, limit);
     return this.reading((sql) => sql.rows<AffiliateFigureRow>(text, values));
   }
 

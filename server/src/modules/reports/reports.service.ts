@@ -68,11 +68,13 @@ function decodeCursor(cursor: string | undefined): AffiliateCursor | undefined {
 export class ReportsService {
   constructor(private readonly reports: ReportsRepository) {}
 
-  async affiliates(organizationId: string, query: ReportQuery & { limit?: number; cursor?: string }): Promise<{ affiliates: AffiliateReportRow[]; next_cursor: string | null }> {
+  async affiliates(organizationId: string, query: ReportQuery & { limit?: number; cursor?: string; affiliate_id?: string }): Promise<{ affiliates: AffiliateReportRow[]; next_cursor: string | null }> {
     const after = decodeCursor(query.cursor);
     const window = await this.window(organizationId, query);
+    // The contract holds the list to 1..100 UUIDs; repeats are harmless, case is PostgreSQL's.
+    const affiliateIds = query.affiliate_id ? [...new Set(query.affiliate_id.toLowerCase().split(','))] : null;
     const limit = pageLimit(query.limit);
-    const rows = await this.reports.affiliatesPage(window, after, limit + 1);
+    const rows = await this.reports.affiliatesPage(window, affiliateIds, after, limit + 1);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {

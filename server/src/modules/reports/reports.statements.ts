@@ -154,8 +154,9 @@ function foldedParts(columns: readonly string[], filter: string): string {
 }
 
 /** The affiliates report's statement (exported for the benchmark's EXPLAIN). */
-export function affiliatesStatement(window: ReportWindow, after: AffiliateCursor | undefined, limit: number): { text: string; values: unknown[] } {
-    const programFilter = 'and ($2::uuid is null or %.program_id = $2::uuid)';
+export function affiliatesStatement(window: ReportWindow, affiliateIds: readonly string[] | null, after: AffiliateCursor | undefined, limit: number): { text: string; values: unknown[] } {
+    // $20: the affiliates asked for (null: all), in every part, so the folded rows are read by affiliate.
+    const programFilter = 'and ($2::uuid is null or %.program_id = $2::uuid) and ($20::uuid[] is null or %.affiliate_id = any ($20::uuid[]))';
     const text = `
 with ${liveCtes('list')},
 bounds as materialized (select least($8::date, through) as b1, least($9::date, through) as b2 from st),
@@ -166,7 +167,8 @@ keyed as (
     from (${foldedParts(['entries', 'revenue'], programFilter)}
     ) f
     union all
-    select l.affiliate_id, l.program_id, l.currency, 1::bigint, l.revenue from live l where ($2::uuid is null or l.program_id = $2::uuid)
+    select l.affiliate_id, l.program_id, l.currency, 1::bigint, l.revenue from live l
+    where ($2::uuid is null or l.program_id = $2::uuid) and ($20::uuid[] is null or l.affiliate_id = any ($20::uuid[]))
   ) x
   join programs_of p on p.id = x.program_id
 ),
@@ -222,6 +224,7 @@ order by page.revenue desc, page.affiliate_id, page.currency`;
       b2.sign,
       utcDate(b2.daysFrom),
       utcDate(b2.daysTo),
+      affiliateIds,
     ];
   return { text, values };
 }
