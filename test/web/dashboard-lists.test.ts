@@ -8,6 +8,9 @@ import { call, ownerSession, startService, type PeopleServer } from './support/p
  * Every list page of the dashboard at 375 px, with long names and addresses in its rows: each row a
  * card, nothing scrolls sideways (neither the page nor a table's frame); at 1280 px, tables.
  */
+/** The page's data may take a few seconds on a loaded machine. */
+const POLL = { timeout: 10_000 };
+
 let service: PeopleServer;
 let base: string;
 
@@ -21,10 +24,10 @@ afterAll(() => service?.close());
 /** How the rows of each table on the page are laid out (`table-row`, or `block` for cards), and whether every labelled cell has its label. */
 const rowLayouts = (page: Page) =>
   page.evaluate(() =>
-    [...document.querySelectorAll('.table-wrap')].map((wrap) => ({
+    Array.from(document.querySelectorAll('.table-wrap')).map((wrap) => ({
       table: wrap.getAttribute('aria-label'),
-      rows: [...wrap.querySelectorAll('tbody tr')].map((tr) => getComputedStyle(tr).display),
-      unlabelled: [...wrap.querySelectorAll('tbody td')].filter((td) => !td.hasAttribute('data-label') && (td.textContent ?? '').trim() !== '' && !td.querySelector('button')).length,
+      rows: Array.from(wrap.querySelectorAll('tbody tr')).map((tr) => getComputedStyle(tr).display),
+      unlabelled: Array.from(wrap.querySelectorAll('tbody td')).filter((td) => !td.hasAttribute('data-label') && (td.textContent ?? '').trim() !== '' && !td.querySelector('button')).length,
     })),
   );
 
@@ -112,6 +115,73 @@ describeInBrowser('the dashboard on a phone', () => {
       expect(problems, problems.join('\n')).toEqual([]);
       expect(errors).toEqual([]);
     });
+    await context.close();
+  });
+
+  it("the affiliates list shows each affiliate's last 30 days after the list, a line per currency, zeros without activity; a failed report leaves the list", { timeout: 90_000 }, async () => {
+    const owner = await ownerSession(base);
+    const key = { authorization: `Bearer ${owner.apiKey}` };
+    const program = await call(base, 'POST', '/api/programs', { headers: key, body: { name: 'Main', commission_value: 30 } });
+    const programId = program.body.data.program.id as string;
+    const busy = await call(base, 'POST', '/api/affiliates', { headers: key, body: { email: 'busy@example.com', name: 'Busy Partner', program_id: programId, slug: 'busy' } });
+    await call(base, 'POST', '/api/affiliates', { headers: key, body: { email: 'quiet@example.com', name: 'Quiet Partner', program_id: programId, slug: 'quiet' } });
+    const click = await call(base, 'POST', '/api/clicks', { headers: key, body: { ref: 'busy' } });
+    expect((await call(base, 'POST', '/api/customers', { headers: key, body: { customer_id: 'cus_busy_1', click_id: click.body.data.click.id } })).status).toBe(201);
+    expect((await call(base, 'POST', '/api/conversions', { headers: key, body: { external_id: 'usd-1', amount: 100, customer_id: 'cus_busy_1' } })).status).toBe(201);
+    expect((await call(base, 'POST', '/api/conversions', { headers: key, body: { external_id: 'eur-1', amount: 50, currency: 'EUR', ref: 'busy' } })).status).toBe(201);
+
+    const context = await browser.newContext({ viewport: DESKTOP, bypassCSP: true });
+    const [name, ...value] = owner.cookie.split('=');
+    await context.addCookies([{ name: name!, value: value.join('='), url: base }]);
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await withFailureScreenshots(page, 'affiliate-figures', async () => {
+      // The report is held until the list is on screen: the list does not wait for it.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const asked: URL[] = [];
+      await page.route('**/api/reports/affiliates?**', async (route) => {
+        asked.push(new URL(route.request().url()));
+        await held;
+        await route.continue();
+      });
+      await page.goto(`${base}/dashboard/affiliates`);
+      const figuresOf = (who: string) => page.getByRole('row', { name: new RegExp(who) }).locator('td.figures-cell');
+      await page.getByRole('row', { name: /Busy Partner/ }).waitFor();
+      expect(await figuresOf('Busy Partner').textContent()).toBe('Loading…');
+      expect(await page.getByRole('row', { name: /Quiet Partner/ }).textContent()).toContain('?ref=quiet');
+      release();
+      await expect.poll(() => figuresOf('Busy Partner').locator('dl').allTextContents(), POLL).toEqual([
+        'Clicks1Signups1Conversions1Revenue$100.00Commission$30.00',
+        'Clicks0Signups0Conversions1Revenue€50.00Commission€15.00',
+      ]);
+      expect(await figuresOf('Quiet Partner').textContent()).toBe('Clicks0Signups0Conversions0Revenue—Commission—');
+      // One report for the page: its affiliates, the last 30 days to the end of today (UTC).
+      expect(asked).toHaveLength(1);
+      const ids = (await call(base, 'GET', '/api/affiliates', { headers: key })).body.data.affiliates.map((a: { id: string }) => a.id);
+      expect(asked[0]!.searchParams.get('affiliate_id')!.split(',').sort()).toEqual([...ids].sort());
+      expect(ids).toContain(busy.body.data.affiliate.id);
+      const from = new Date(asked[0]!.searchParams.get('from')!);
+      const to = new Date(asked[0]!.searchParams.get('to')!);
+      expect(to.getTime() - from.getTime()).toBe(30 * 86_400_000);
+      expect(to.getTime() - Date.now()).toBeGreaterThan(0);
+      expect(to.getTime() - Date.now()).toBeLessThanOrEqual(86_400_000);
+      await capture(page, 'affiliates-figures');
+      await page.setViewportSize(PHONE);
+      expect(await sidewaysScrolling(page)).toEqual([]);
+      expect(await seriousViolations(page)).toEqual([]);
+
+      // The report fails: a short message in place of the figures, the list as it was.
+      await page.unroute('**/api/reports/affiliates?**');
+      await page.route('**/api/reports/affiliates?**', (route) => route.fulfill({ status: 500, contentType: 'application/json', body: JSON.stringify({ success: false, message: 'Internal server error' }) }));
+      await page.reload();
+      await expect.poll(() => figuresOf('Busy Partner').textContent(), POLL).toBe('Figures unavailable');
+      expect(await figuresOf('Quiet Partner').textContent()).toBe('Figures unavailable');
+      expect(await page.getByRole('row', { name: /Busy Partner/ }).textContent()).toContain('?ref=busy');
+      expect(await page.getByRole('alert').count()).toBe(0);
+    });
+    expect(errors).toEqual([]);
     await context.close();
   });
 });

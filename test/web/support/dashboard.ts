@@ -114,7 +114,7 @@ export async function sidewaysScrolling(page: Page): Promise<string[]> {
     const width = window.innerWidth;
     const root = document.scrollingElement ?? document.documentElement;
     if (root.scrollWidth > width) problems.push(`the page is ${root.scrollWidth}px wide in a ${width}px window`);
-    for (const table of document.querySelectorAll('table')) {
+    for (const table of Array.from(document.querySelectorAll('table'))) {
       const name = table.closest('[aria-label]')?.getAttribute('aria-label') ?? 'a table';
       const box = table.getBoundingClientRect();
       if (box.width > width || box.right > width + 0.5) problems.push(`table "${name}" is ${Math.round(box.width)}px wide (right edge at ${Math.round(box.right)}px)`);
