@@ -152,7 +152,7 @@ describeInBrowser('the dashboard on a phone', () => {
       expect(await figuresOf('Busy Partner').textContent()).toBe('Loading…');
       expect(await page.getByRole('row', { name: /Quiet Partner/ }).textContent()).toContain('?ref=quiet');
       release();
-      await expect.poll(() => figuresOf('Busy Partner').locator('dl').allTextContents(), POLL).toEqual([
+      await expect.poll(() => figuresOf('Busy Partner').locator('.figures').allTextContents(), POLL).toEqual([
         'Clicks1Signups1Conversions1Revenue$100.00Commission$30.00',
         'Clicks0Signups0Conversions1Revenue€50.00Commission€15.00',
       ]);

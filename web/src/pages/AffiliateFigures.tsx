@@ -54,26 +54,22 @@ export function FiguresCell({ affiliateId, figures }: { affiliateId: string; fig
   if (figures.error) return <span className="muted">Figures unavailable</span>;
   if (!figures.data || figures.loading) return <span className="muted">Loading…</span>;
   const rows = figures.data.get(affiliateId) ?? [];
-  if (rows.length === 0)
-    return (
-      <dl className="figures">
-        <Figure label="Clicks" value="0" />
-        <Figure label="Signups" value="0" />
-        <Figure label="Conversions" value="0" />
-        <Figure label="Revenue" value="—" />
-        <Figure label="Commission" value="—" />
-      </dl>
-    );
+  const lines = rows.length > 0 ? rows : [undefined];
+  // Two short lists a line (counts, then amounts), so that the column stays narrow beside the others.
   return (
     <>
-      {rows.map((r) => (
-        <dl className="figures" key={r.currency}>
-          <Figure label="Clicks" value={String(r.clicks)} />
-          <Figure label="Signups" value={String(r.customers)} />
-          <Figure label="Conversions" value={String(r.conversions)} />
-          <Figure label="Revenue" value={money(r.revenue, r.currency)} />
-          <Figure label="Commission" value={money(earned(r.commissions), r.currency)} />
-        </dl>
+      {lines.map((r) => (
+        <div className="figures" key={r?.currency ?? 'none'}>
+          <dl>
+            <Figure label="Clicks" value={String(r?.clicks ?? 0)} />
+            <Figure label="Signups" value={String(r?.customers ?? 0)} />
+            <Figure label="Conversions" value={String(r?.conversions ?? 0)} />
+          </dl>
+          <dl>
+            <Figure label="Revenue" value={r ? money(r.revenue, r.currency) : '—'} />
+            <Figure label="Commission" value={r ? money(earned(r.commissions), r.currency) : '—'} />
+          </dl>
+        </div>
       ))}
     </>
   );

@@ -206,7 +206,7 @@ export function Affiliates() {
               </>
             ),
           },
-          { header: 'Since', className: 'nowrap', cell: (a) => date(a.created_at) },
+          { header: 'Since', className: 'date', cell: (a) => date(a.created_at) },
           { header: 'Actions', hiddenHeader: true, cell: (a) => <StatusActions affiliate={a} onChanged={list.reload} /> },
         ]}
       />
