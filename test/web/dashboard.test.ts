@@ -3,7 +3,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeInBrowser, launchChromium } from '../snippet/support/browser.js';
 import { TEST_ADMIN_TOKEN } from '../support/server.js';
-import { buildDashboard, capture, DESKTOP, initialJavaScript, PHONE, seriousViolations, withFailureScreenshots } from './support/dashboard.js';
+import { buildDashboard, capture, DESKTOP, initialJavaScript, PHONE, seriousViolations, sidewaysScrolling, withFailureScreenshots } from './support/dashboard.js';
 import { call, ownerSession, PASSWORD, startService, type PeopleServer } from './support/people.js';
 
 /**
@@ -117,7 +117,6 @@ describeInBrowser('the dashboard in Chromium', () => {
       await page.getByRole('button', { name: 'Add affiliate' }).last().click();
       await page.getByRole('row', { name: /Jane Partner/ }).waitFor();
       await expect.poll(() => page.getByRole('row', { name: /Jane Partner/ }).textContent()).toContain('?ref=jane');
-      await capture(page, 'affiliates');
 
       // A click and a conversion through the API, with the organization's key, show up.
       const key = { authorization: `Bearer ${org.apiKey}` };
@@ -128,6 +127,11 @@ describeInBrowser('the dashboard in Chromium', () => {
       await page.getByRole('link', { name: 'Customers' }).click();
       await page.getByRole('row', { name: /order-1001/ }).waitFor();
       expect(await page.getByRole('row', { name: /order-1001/ }).textContent()).toMatch(/\$100\.00.*\$30\.00.*by click/);
+      // Jane's last 30 days in the affiliates list (the report, after the list: test/web/dashboard-lists.test.ts).
+      await page.getByRole('link', { name: 'Affiliates' }).click();
+      const janeFigures = page.getByRole('row', { name: /Jane Partner/ }).locator('td.figures-cell');
+      await expect.poll(() => janeFigures.textContent(), { timeout: 10_000 }).toBe('Clicks1Signups0Conversions1Revenue$100.00Commission$30.00');
+      await capture(page, 'affiliates');
       // The overview counts the click (where the reports endpoints are mounted; else it says they are not).
       await page.getByRole('link', { name: 'Overview' }).click();
       const reports = await call(base, 'GET', `/api/reports/timeseries?from=2026-01-01T00:00:00Z&to=${new Date(Date.now() + 86_400_000).toISOString()}`, { headers: key });
@@ -354,7 +358,8 @@ describeInBrowser('the dashboard in Chromium', () => {
             timings.push(`${path}: interactive ${t.interactive.toFixed(0)} ms, data shown by ${t.settled.toFixed(0)} ms, ${t.calls} API calls, slowest ${t.slowestApi.toFixed(0)} ms`);
           }
           problems.push(...(await seriousViolations(page)).map((v) => `${path} @${viewport.width}: ${v}`));
-          // Nothing wider than the screen but the tables' own scrolling regions.
+          // Nothing scrolls sideways: on a phone the tables are cards (test/web/dashboard-lists.test.ts has longer rows).
+          if (viewport === PHONE) problems.push(...(await sidewaysScrolling(page)).map((p) => `${path} @375: ${p}`));
           const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
           expect(overflow, `${path} @${viewport.width}px scrolls sideways`).toBeLessThanOrEqual(0);
         }

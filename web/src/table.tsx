@@ -9,6 +9,11 @@ export interface Column<T> {
   hiddenHeader?: boolean;
   /** This column names the row (`<th scope="row">`). */
   rowHeader?: boolean;
+  /**
+   * What labels this column's cells on a phone, where each row is a card: default the header when
+   * it is text; none for a hidden header (actions), whose cells stand on their own.
+   */
+  label?: string;
   className?: string;
   cell: (row: T) => ReactNode;
 }
@@ -31,8 +36,16 @@ export function usePagedList<T>(load: (cursor: string | undefined) => Promise<Pa
 
 export type PagedList<T> = ReturnType<typeof usePagedList<T>>;
 
+/** The text that labels a column's cells in a card (a phone's layout), if any. */
+function cardLabel<T>(column: Column<T>): string | undefined {
+  if (column.label !== undefined) return column.label;
+  if (column.hiddenHeader) return undefined;
+  return typeof column.header === 'string' ? column.header : undefined;
+}
+
 /**
- * The dashboard's one table: a labelled region that scrolls sideways on a phone, with the list's
+ * The dashboard's one table: a labelled region, a table on a wide screen and a stack of cards on a
+ * phone (each row a card, each cell labelled by its column's header: see `.cards` in styles.css), with the list's
  * loading state, its error, an empty state that says what to do next, and its pages (Previous /
  * Next, on the server's cursors). Rows come from a PagedList, or as they are for a short list the
  * API does not page (`rows`).
@@ -62,27 +75,28 @@ export function DataTable<T>(props: {
         props.empty
       ) : (
         <>
-          <TableWrap label={props.label} busy={loading}>
-            <thead>
-              <tr>
+          <TableWrap label={props.label} busy={loading} cards>
+            {/* Explicit roles: a browser may drop a table's semantics once CSS makes its parts blocks (the cards). */}
+            <thead role="rowgroup">
+              <tr role="row">
                 {props.columns.map((column, i) => (
-                  <th key={i} scope="col" className={column.className}>
+                  <th key={i} scope="col" role="columnheader" className={column.className}>
                     {column.hiddenHeader ? <span className="visually-hidden">{column.header}</span> : column.header}
                   </th>
                 ))}
               </tr>
             </thead>
-            <tbody>
+            <tbody role="rowgroup">
               {rows.map((row) => (
-                <tr key={props.rowKey(row)}>
+                <tr key={props.rowKey(row)} role="row">
                   {props.columns.map((column, i) =>
                     column.rowHeader ? (
-                      <th key={i} scope="row" className={column.className}>
-                        {column.cell(row)}
+                      <th key={i} scope="row" role="rowheader" className={column.className}>
+                        <div className="cell">{column.cell(row)}</div>
                       </th>
                     ) : (
-                      <td key={i} className={column.className}>
-                        {column.cell(row)}
+                      <td key={i} role="cell" className={column.className} data-label={cardLabel(column)}>
+                        <div className="cell">{column.cell(row)}</div>
                       </td>
                     ),
                   )}

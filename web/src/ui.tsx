@@ -152,11 +152,15 @@ export function Pager({ pages, nextCursor }: { pages: ReturnType<typeof usePages
   );
 }
 
-/** A table that scrolls sideways on a phone, reachable by keyboard. */
-export function TableWrap({ label, children, busy }: { label: string; children: ReactNode; busy?: boolean }) {
+/**
+ * A labelled table that scrolls sideways inside its frame when it is wider than the screen
+ * (focusable, so a keyboard can scroll it); with `cards`, on a phone its rows become cards instead
+ * (the cells carry `data-label`: see DataTable).
+ */
+export function TableWrap({ label, children, busy, cards }: { label: string; children: ReactNode; busy?: boolean; cards?: boolean }) {
   return (
-    <div className="table-wrap" role="region" aria-label={label} aria-busy={busy || undefined} tabIndex={0}>
-      <table>{children}</table>
+    <div className={cards ? 'table-wrap cards' : 'table-wrap'} role="region" aria-label={label} aria-busy={busy || undefined} tabIndex={0}>
+      <table role={cards ? 'table' : undefined}>{children}</table>
     </div>
   );
 }

@@ -102,3 +102,25 @@ export async function seriousViolations(page: Page): Promise<string[]> {
   });
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(', ')}`);
 }
+
+/**
+ * What scrolls sideways on the page as it stands: the page itself (its scrolling element wider than
+ * the window), any table wider than the window, and any table frame that scrolls inside (on a
+ * phone, the dashboard's tables are cards: nothing should).
+ */
+export async function sidewaysScrolling(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const problems: string[] = [];
+    const width = window.innerWidth;
+    const root = document.scrollingElement ?? document.documentElement;
+    if (root.scrollWidth > width) problems.push(`the page is ${root.scrollWidth}px wide in a ${width}px window`);
+    for (const table of Array.from(document.querySelectorAll('table'))) {
+      const name = table.closest('[aria-label]')?.getAttribute('aria-label') ?? 'a table';
+      const box = table.getBoundingClientRect();
+      if (box.width > width || box.right > width + 0.5) problems.push(`table "${name}" is ${Math.round(box.width)}px wide (right edge at ${Math.round(box.right)}px)`);
+      const frame = table.parentElement!;
+      if (frame.scrollWidth > frame.clientWidth) problems.push(`table "${name}" scrolls sideways inside its frame (${frame.scrollWidth}px in ${frame.clientWidth}px)`);
+    }
+    return problems;
+  });
+}

@@ -5,6 +5,7 @@ import { api, data } from '../api';
 import { InvitePartner } from '../partners/InvitePartner';
 import { CopyButton, Empty, Field, FormError, PageHeader, Status, date, money, useConfirm, useLoad, useSubmit } from '../ui';
 import { DataTable, usePagedList } from '../table';
+import { FIGURES_DAYS, FiguresCell, useAffiliateFigures } from './AffiliateFigures';
 
 const SITE_KEY = 'dashboard.site-url';
 
@@ -110,6 +111,7 @@ export function Affiliates() {
     return { items: page.affiliates, next_cursor: page.next_cursor };
   }, [applied]);
   const pages = list.pages;
+  const figures = useAffiliateFigures(list.rows);
   const programName = (id: string) => programs.data?.find((p) => p.id === id)?.name ?? '—';
   if (programs.data?.length === 0)
     return (
@@ -194,16 +196,17 @@ export function Affiliates() {
           },
           { header: 'Program', cell: (a) => programName(a.program_id) },
           { header: 'Status', cell: (a) => <Status value={a.status} /> },
+          { header: `Last ${FIGURES_DAYS} days`, className: 'figures-cell', cell: (a) => <FiguresCell affiliateId={a.id} figures={figures} /> },
           {
             header: 'Referral link',
-            className: 'nowrap',
+            className: 'link',
             cell: (a) => (
               <>
                 <code>?ref={a.slug}</code> <CopyButton text={referralLink(site, a.slug)} label="Copy link" />
               </>
             ),
           },
-          { header: 'Since', cell: (a) => date(a.created_at) },
+          { header: 'Since', className: 'date', cell: (a) => date(a.created_at) },
           { header: 'Actions', hiddenHeader: true, cell: (a) => <StatusActions affiliate={a} onChanged={list.reload} /> },
         ]}
       />

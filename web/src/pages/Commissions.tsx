@@ -76,13 +76,17 @@ function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void
         columns={[
           {
             header: (
-              <input
-                type="checkbox"
-                aria-label="Select every commission that can be approved or rejected"
-                checked={rows.filter(decidable).length > 0 && rows.filter(decidable).every((c) => selected.has(c.id))}
-                onChange={(e) => setSelected(new Set(e.target.checked ? rows.filter(decidable).map((c) => c.id) : []))}
-              />
+              <label className="check">
+                <input
+                  type="checkbox"
+                  aria-label="Select every commission that can be approved or rejected"
+                  checked={rows.filter(decidable).length > 0 && rows.filter(decidable).every((c) => selected.has(c.id))}
+                  onChange={(e) => setSelected(new Set(e.target.checked ? rows.filter(decidable).map((c) => c.id) : []))}
+                />
+                <span className="on-cards">Select all</span>
+              </label>
             ),
+            label: 'Select',
             cell: (c) =>
               decidable(c) && (
                 <input
@@ -125,20 +129,20 @@ function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void
             header: 'Actions',
             hiddenHeader: true,
             className: 'nowrap',
-            cell: (c) => (
-              <>
-                {(c.status === 'pending' || c.status === 'on_hold') && (
-                  <button type="button" className="small" onClick={() => void decide('approve', [c])}>
-                    Approve
-                  </button>
-                )}{' '}
-                {decidable(c) && (
+            // Nothing at all (not even a space) on a row with no action: its card then has no empty line.
+            cell: (c) =>
+              decidable(c) && (
+                <>
+                  {(c.status === 'pending' || c.status === 'on_hold') && (
+                    <button type="button" className="small" onClick={() => void decide('approve', [c])}>
+                      Approve
+                    </button>
+                  )}{' '}
                   <button type="button" className="danger small" onClick={() => void decide('reject', [c])}>
                     Reject
                   </button>
-                )}
-              </>
-            ),
+                </>
+              ),
           },
         ]}
       />
