@@ -25,6 +25,7 @@ import { TICK_MS, cpuTicks, startNodeFlags, waitFor } from './service-process.js
 import pg from 'pg';
 import { bundle } from '../server/bundle.js';
 import { OUTBOUND_EVENT_TYPES } from '../contract/src/index.js';
+import { EVENTS_WRITTEN } from '../server/src/modules/events/outbox.js';
 
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -213,10 +214,10 @@ async function main(): Promise<void> {
     const loadAfter = loadavg()[0]!;
     const db = new pg.Client({ connectionString: dbUrl });
     await db.connect();
-    const outbox = await db.query<{ n: number }>(`select count(*)::int as n from outbound_events where created_at > $1`, [new Date(measuredFrom)]);
+    const outbox = await db.query<{ n: number }>(`select count(*)::int as n from ${EVENTS_WRITTEN} w where created_at > $1`, [new Date(measuredFrom)]);
     let writtenDuringLoad = 0;
     for (const l of loads) {
-      const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from outbound_events where created_at >= $1 and created_at < $2`, [new Date(l.from), new Date(l.to)]);
+      const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from ${EVENTS_WRITTEN} w where created_at >= $1 and created_at < $2`, [new Date(l.from), new Date(l.to)]);
       writtenDuringLoad += rows[0]!.n;
     }
     await db.end();

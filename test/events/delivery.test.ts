@@ -3,6 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { OUTBOUND_EVENT_TYPES } from '@affiliate-attribution/contract';
 import { Receiver, until } from './support/receiver.js';
 import { merchant, startEventsApp, type EventsApp } from './support/app.js';
+import { EVENTS_WRITTEN } from '../../server/src/modules/events/outbox.js';
 
 /**
  * Outbound events end to end on a real database: the API, the outbox written with the change, the
@@ -210,7 +211,7 @@ describe('outbound events', () => {
     expect([first.status, repeat.status, repeat.body.deduped]).toEqual([201, 200, true]);
     const refused = await m.api('POST', '/api/conversions/once-1/refund', { amount: 50 });
     expect(refused.status).toBe(400);
-    const rows = await app.db.orm.em.getConnection().execute(`select type, count(*)::int as n from outbound_events where organization_id = ? group by type`, [m.organizationId]);
+    const rows = await app.db.orm.em.getConnection().execute(`select type, count(*)::int as n from ${EVENTS_WRITTEN} w where organization_id = ? group by type`, [m.organizationId]);
     expect(rows).toEqual([{ type: 'conversion.created', n: 1 }]);
   });
 
@@ -218,7 +219,7 @@ describe('outbound events', () => {
     const m = await merchant(app.baseUrl);
     await subscribe(m, 'http://127.0.0.1:9/x', ['payout.paid']);
     await m.api('POST', '/api/conversions', { external_id: 'quiet-1', amount: 10, ref: m.slug });
-    const rows = await app.db.orm.em.getConnection().execute(`select count(*)::int as n from outbound_events where organization_id = ?`, [m.organizationId]);
+    const rows = await app.db.orm.em.getConnection().execute(`select count(*)::int as n from ${EVENTS_WRITTEN} w where organization_id = ?`, [m.organizationId]);
     expect(rows[0].n).toBe(0);
   });
 });

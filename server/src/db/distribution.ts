@@ -44,6 +44,7 @@ export const DISTRIBUTED_TABLES = [
   'payout_items',
   'webhook_endpoints',
   'outbound_events',
+  'outbound_event_batches',
   'webhook_deliveries',
   'report_affiliate_totals',
   'report_affiliate_days',

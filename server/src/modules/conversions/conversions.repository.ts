@@ -1,4 +1,5 @@
 import type { InferEntity } from '@mikro-orm/core';
+import type { OutboundEventType } from '@affiliate-attribution/contract';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { sql, type Kysely } from 'kysely';
 import type { RecordedRefund } from '../../attribution/refunds.js';
@@ -13,7 +14,7 @@ import { StoredStatement } from '../../db/stored-statement.js';
 import { NotFoundError } from '../../http/errors.js';
 import { CommissionsRepository, saleEntriesOfInserted } from '../commissions/commissions.repository.js';
 import { CommissionEntity } from '../commissions/commission.entity.js';
-import { eventsOfRows, recordEvents } from '../events/outbox.js';
+import { batchedEventsOf, recordEvents } from '../events/outbox.js';
 import { CustomerEntity } from '../customers/customer.entity.js';
 import type { CustomerStatus } from '../customers/customers.service.js';
 import { ConversionEntity } from './conversion.entity.js';
@@ -243,8 +244,10 @@ function conversionWriteParts(orm: MikroORM, conversion: NewConversion, before: 
     conversions: sql.table(metadataOf(orm, ConversionEntity).tableName),
     input: sql`input as (select * from unnest(${parameters}) with ordinality as t(${list(inputColumns)}, ord))`,
     saleEntries: sql`sale_entries as (${saleEntriesOfInserted('inserted', 'input')})`,
-    // The outbox rows of the new conversions and their entries (modules/events/outbox.ts), in this same statement.
-    events: sql`conversion_events as (${eventsOfRows('conversion.created', 'inserted')}), commission_events as (${eventsOfRows('commission.created', 'sale_entries')})`,
+    // The outbox batch of the new conversions and their entries (modules/events/outbox.ts), in this
+    // same statement; `also` adds events of the statement's other writes (a renewal's customer).
+    events: (...also: (readonly [OutboundEventType, string])[]) =>
+      sql`outbox as (${sql.raw(batchedEventsOf([['conversion.created', 'inserted'], ['commission.created', 'sale_entries'], ...also]))})`,
     parameterTypes: inputColumns.map((c) => `${c.type}[]`),
   };
 }
@@ -288,7 +291,7 @@ class ConversionsByClickWrites {
     order by external_id
     on conflict (organization_id, external_id) do nothing
     returning *
-  ), ${parts.saleEntries}, ${parts.events}
+  ), ${parts.saleEntries}, ${parts.events()}
   select * from inserted`.compile(kyselyOf(orm)).sql;
     const statement = new StoredStatement('conversions_insert_by_click', parts.parameterTypes, `setof ${metadataOf(orm, ConversionEntity).tableName}`, text);
     this.built = { conversionColumns, statement };
@@ -365,14 +368,14 @@ class GuardedConversionWrites {
     order by external_id
     on conflict (organization_id, external_id) do nothing
     returning *
-  ), ${parts.saleEntries}, ${parts.events}, customer_update as (
+  ), ${parts.saleEntries}, customer_update as (
     update ${customers} c set first_conversion_at = i.next_first, status = i.next_status, paid_conversions = i.next_paid, updated_at = i.created_at
     from input i
     where c.id = i.customer_pk and c.organization_id = i.organization_id and i.id in (select id from inserted)
       and (date_trunc('milliseconds', c.first_conversion_at) is distinct from i.next_first or c.status is distinct from i.next_status
         or c.paid_conversions is distinct from i.next_paid)
     returning c.*
-  ), customer_events as (${eventsOfRows('customer.updated', 'customer_update')})
+  ), ${parts.events(['customer.updated', 'customer_update'])}
   select i.ord, i.customer_pk in (select id from guard) as guarded,
     (select row_to_json(x) from inserted x where x.id = i.id) as conversion
   from input i order by i.ord`.compile(kyselyOf(orm)).sql;

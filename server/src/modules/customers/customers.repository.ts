@@ -5,7 +5,7 @@ import { insertOnce, type Once } from '../../db/insert-once.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import { CustomerEntity } from './customer.entity.js';
-import { eventsOf, withEvents } from '../events/outbox.js';
+import { batchedEventsOf, withEvents } from '../events/outbox.js';
 
 export type CustomerRecord = StoredRow<'customers'>;
 export type CustomerStatus = CustomerRecord['status'];
@@ -19,7 +19,7 @@ const INSERT_CUSTOMERS = new UnnestInsert(CustomerEntity, {
   orderBy: 'customer_id',
   returning: true,
   // customer.created rides the batched insert (modules/events/outbox.ts): no extra round trip.
-  alsoWrite: (inserted) => eventsOf('customer.created', inserted),
+  alsoWrite: (inserted) => batchedEventsOf([['customer.created', inserted]]),
 });
 
 /** A customer by the merchant's id for it; on the hot path of every renewal, so one index lookup on MikroORM's kysely. */

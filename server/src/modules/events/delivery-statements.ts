@@ -9,6 +9,21 @@ const ATTEMPT_COLUMNS = `d.id, d.endpoint_id, d.event_id, d.attempts, d.status, 
   e.url, e.enabled, e.secret, e.previous_secret, e.previous_secret_expires_at`;
 
 /**
+ * Expands the oldest outbox batches (outbox.ts batchedEventsOf) into `outbound_events` rows, one
+ * per event, each with its own id (its `webhook-id` from then on), in the transaction that deletes
+ * them: an event is expanded once, whichever instance's relay takes its batch (SKIP LOCKED), and
+ * keeps its batch's time. Run by the relay before RELAY, in the same transaction.
+ */
+export const EXPAND_BATCHES = `with taken as (
+  delete from outbound_event_batches where ctid = any (array(
+    select ctid from outbound_event_batches order by created_at limit $1 for update skip locked))
+  returning organization_id, events, created_at
+)
+insert into outbound_events (id, organization_id, type, resource, created_at)
+select gen_random_uuid(), t.organization_id, e ->> 'type', (e -> 'resource')::jsonb, t.created_at
+from taken t cross join lateral json_array_elements(t.events) e`;
+
+/**
  * Moves outbox rows into deliveries, one per enabled endpoint subscribed to the event, and answers
  * each new delivery with what its first attempt needs, in one statement (the relay's transaction
  * also queues the backstop job: a crash before commit leaves the rows for the next pass); also

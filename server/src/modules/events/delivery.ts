@@ -8,7 +8,7 @@ import { poolOf } from '../../db/database.js';
 import { databaseOn, startQueue } from '../../jobs/queue.js';
 import { SECRET_PURPOSE, type SecretBox } from '../../security/secret-box.js';
 import { DELIVERY_DEFAULTS, RETRY_DELAYS_MS, jittered } from './delivery-settings.js';
-import { ENDPOINT_FAILED, FAILED, LOAD, RELAY, SUCCEEDED } from './delivery-statements.js';
+import { ENDPOINT_FAILED, EXPAND_BATCHES, FAILED, LOAD, RELAY, SUCCEEDED } from './delivery-statements.js';
 import { EndpointSlots } from './endpoint-slots.js';
 import { eventBody } from './payloads.js';
 import { WebhookPoster, isSuccess, type Outcome } from './poster.js';
@@ -222,6 +222,7 @@ export class EventDelivery {
     const boss = this.boss;
     if (!boss) throw new Error('EventDelivery not started');
     return this.transaction(async (client) => {
+      await client.query(EXPAND_BATCHES, [limit]);
       const { rows } = await client.query<DeliveryRow>(RELAY, [limit]);
       if (rows.length > 0) {
         const backstop: JobData = { attempts: rows.map((r) => ({ delivery_id: r.id, attempt: r.attempts })) };
