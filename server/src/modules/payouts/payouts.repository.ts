@@ -96,7 +96,7 @@ with payable as materialized (
   select gen_random_uuid(), $1, 'commission.updated', k.resource, statement_timestamp()
   from items i
   cross join lateral (
-    select to_jsonb(c) || jsonb_build_object('payout_id', i.payout_id, 'updated_at', statement_timestamp()) as resource
+    select to_jsonb(c) || jsonb_build_object('payout_id', i.payout_id, 'updated_at', now()) as resource
     from commissions c where c.id = i.commission_id and c.organization_id = $1) k
   where ${subscribedSql('commission.updated', '$1')}
 )
