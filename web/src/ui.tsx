@@ -238,6 +238,15 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
   );
 }
 
+/** Sums of amounts in major units, rid of binary floating-point dust (the API's amounts are exact decimals). */
+export const roundAmount = (n: number): number => Math.round(n * 1e6) / 1e6;
+
+/**
+ * Commission earned, as every page shows it: pending, approved and paid; not what is on hold
+ * (held for review), rejected or reversed.
+ */
+export const earnedCommission = (c: { pending: number; approved: number; paid: number }): number => roundAmount(c.pending + c.approved + c.paid);
+
 export function money(amount: number, currency: string): string {
   try {
     return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(amount);

@@ -1,6 +1,6 @@
 import type { AffiliateReportRow } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
-import { money, useLoad } from '../ui';
+import { earnedCommission, money, useLoad } from '../ui';
 
 /** The period of the affiliates list's figures: the last 30 days, to the end of today (UTC), as the overview's default. */
 export const FIGURES_DAYS = 30;
@@ -37,8 +37,6 @@ export function useAffiliateFigures(affiliates: { id: string }[] | undefined) {
 
 export type AffiliateFigures = ReturnType<typeof useAffiliateFigures>;
 
-/** Commission earned: pending, approved and paid (not what is on hold, rejected or reversed). */
-const earned = (c: AffiliateReportRow['commissions']) => Math.round((c.pending + c.approved + c.paid) * 1e6) / 1e6;
 
 function Figure({ label, value }: { label: string; value: string }) {
   return (
@@ -67,7 +65,7 @@ export function FiguresCell({ affiliateId, figures }: { affiliateId: string; fig
           </dl>
           <dl>
             <Figure label="Revenue" value={r ? money(r.revenue, r.currency) : '—'} />
-            <Figure label="Commission" value={r ? money(earned(r.commissions), r.currency) : '—'} />
+            <Figure label="Commission" value={r ? money(earnedCommission(r.commissions), r.currency) : '—'} />
           </dl>
         </div>
       ))}

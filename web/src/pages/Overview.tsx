@@ -4,7 +4,7 @@ import { initClient } from '@ts-rest/core';
 import { reportsContract, type TimeseriesPoint } from '@affiliate-attribution/contract';
 import { BarController, BarElement, CategoryScale, Chart, Filler, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip } from 'chart.js';
 import { api, data } from '../api';
-import { Empty, Field, FormError, Loading, PageHeader, money, useLoad } from '../ui';
+import { Empty, Field, FormError, Loading, PageHeader, earnedCommission, money, roundAmount, useLoad } from '../ui';
 import { DataTable } from '../table';
 
 Chart.register(LineController, LineElement, PointElement, BarController, BarElement, CategoryScale, LinearScale, Filler, Legend, Tooltip);
@@ -21,16 +21,13 @@ type PeriodKey = keyof typeof PERIODS;
 
 const METRICS = {
   revenue: { label: 'Revenue', money: true, of: (p: TimeseriesPoint) => p.revenue },
-  commission: { label: 'Commission earned', money: true, of: (p: TimeseriesPoint) => earned(p.commissions) },
+  commission: { label: 'Commission earned', money: true, of: (p: TimeseriesPoint) => earnedCommission(p.commissions) },
   clicks: { label: 'Clicks', money: false, of: (p: TimeseriesPoint) => p.clicks },
   customers: { label: 'Signups', money: false, of: (p: TimeseriesPoint) => p.customers },
   conversions: { label: 'Conversions', money: false, of: (p: TimeseriesPoint) => p.conversions },
 } as const;
 type MetricKey = keyof typeof METRICS;
 
-/** Commission earned: everything but what was rejected or reversed. */
-const earned = (c: TimeseriesPoint['commissions']) => round(c.pending + c.approved + c.paid + c.on_hold);
-const round = (n: number) => Math.round(n * 1e6) / 1e6;
 const dayStart = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
 
 function periodLabel(iso: string, interval: string): string {
@@ -84,7 +81,7 @@ export default function Overview() {
     const to = new Date(dayStart(new Date()).getTime() + 86_400_000);
     const points = data(await reports.timeseries({ query: { from: new Date(to.getTime() - 1095 * 86_400_000).toISOString(), to: to.toISOString(), interval: 'month' } })).points;
     const byCurrency = new Map<string, number>();
-    for (const p of points) byCurrency.set(p.currency, round((byCurrency.get(p.currency) ?? 0) + p.commissions.approved));
+    for (const p of points) byCurrency.set(p.currency, roundAmount((byCurrency.get(p.currency) ?? 0) + p.commissions.approved));
     return byCurrency;
   }, []);
   const names = useLoad(async () => {
@@ -96,7 +93,7 @@ export default function Overview() {
   const currencies = [...new Set((series.data?.points ?? []).map((p) => p.currency))];
   const shown = currency && currencies.includes(currency) ? currency : currencies[0];
   const points = (series.data?.points ?? []).filter((p) => p.currency === shown);
-  const sum = (of: (p: TimeseriesPoint) => number) => round(points.reduce((s, p) => s + of(p), 0));
+  const sum = (of: (p: TimeseriesPoint) => number) => roundAmount(points.reduce((s, p) => s + of(p), 0));
   const notBuilt = series.error?.status === 404 && !series.error.message.includes('rogram');
 
   return (
@@ -145,7 +142,7 @@ export default function Overview() {
               <Kpi label="Signups" value={String(sum((p) => p.customers))} />
               <Kpi label="Conversions" value={String(sum((p) => p.conversions))} />
               <Kpi label="Revenue" value={shown ? money(sum((p) => p.revenue), shown) : '—'} />
-              <Kpi label="Commission earned" value={shown ? money(sum((p) => earned(p.commissions)), shown) : '—'} />
+              <Kpi label="Commission earned" value={shown ? money(sum((p) => earnedCommission(p.commissions)), shown) : '—'} />
               <Kpi
                 label="Owed now (approved)"
                 value={owed.data && owed.data.size > 0 ? [...owed.data].map(([c, v]) => money(v, c)).join(' · ') : shown ? money(0, shown) : '—'}
@@ -195,7 +192,7 @@ export default function Overview() {
               { header: 'Signups', cell: (r) => r.customers },
               { header: 'Conversions', cell: (r) => r.conversions },
               { header: 'Revenue', cell: (r) => money(r.revenue, r.currency) },
-              { header: 'Commission', cell: (r) => money(earned(r.commissions), r.currency) },
+              { header: 'Commission', cell: (r) => money(earnedCommission(r.commissions), r.currency) },
             ]}
           />
         </>
