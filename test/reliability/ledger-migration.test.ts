@@ -43,7 +43,7 @@ describe('migration: the ledger', () => {
       await expect(entry('sale', '10'), 'a second sale entry for one conversion').rejects.toThrow(/commissions_one_sale_per_conversion/);
       await expect(entry('clawback', '5'), 'a positive clawback').rejects.toThrow(/commissions_amount_sign/);
       await expect(entry('adjustment', '0'), 'a zero adjustment').rejects.toThrow(/commissions_amount_sign/);
-      await expect(entry('clawback', '-5', '00000000-0000-4000-8000-0000000000d1'), 'a pending entry in a payout').rejects.toThrow(/commissions_payout_only_when_payable/);
+      await expect(entry('clawback', '-5', '00000000-0000-4000-8000-0000000000d1'), 'an entry not paid that records a payout').rejects.toThrow(/commissions_payout_only_when_paid/);
     } finally {
       await closeOrm(orm, true);
       await embedded.stop();
