@@ -49,7 +49,6 @@ export const DISTRIBUTED_TABLES = [
   'report_affiliate_days',
   'report_program_days',
   'report_deferred_commissions',
-  'report_deferred_days',
   'coupons',
   'suppressed_clicks',
   'partner_sign_in_links',

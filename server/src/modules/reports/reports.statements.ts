@@ -29,12 +29,16 @@ const buckets = (status: string, amount: string) =>
  * right after. Conversions and commissions have (organization_id, occurred_at / created_at)
  * btrees, used as such; a sale entry's conversion is a lateral primary-key lookup, and a
  * conversion's entries lateral lookups of the two partial indexes by conversion (sales, clawbacks):
- * never a join planned over every row of the other table (a hash join over 2 M entries cost 3 s). The plan does not depend on statistics (the caller
- * also disables sequential scans). `deferred`: the deferred entries of [r1, r2) one by one (`list`,
- * the affiliates report), or only those approving themselves today (`days`, the time series, which
- * reads the others summed from report_deferred_days), found by approves_at alone.
+ * never a join planned over every row of the other table (a hash join over 2 M entries cost 3 s).
+ * The plan does not depend on statistics (the caller also disables sequential scans).
+ *
+ * The entries still in their hold are in the summaries as pending (migration
+ * 20261231300000_report_pending_folded); `due` corrects those whose approves_at has passed since the
+ * last fold (still listed in report_deferred_commissions: a handful, by its index on approves_at):
+ * pending minus their amount, approved plus it. Such a row counts as an entry of its key in the
+ * affiliates report's ranking, which changes nothing: the entry itself is folded in the same period.
  */
-const liveCtes = (deferred: 'list' | 'days') => `
+const liveCtes = () => `
 st as materialized (select folded_before as w, totals_through as through from report_fold_state),
 tail_clicks as materialized (
   select organization_id, affiliate_id, program_id, occurred_at from clicks where created_at >= (select w from st)),
@@ -65,21 +69,13 @@ edge_adjustments as materialized (
   union all
   select affiliate_id, program_id, currency, amount, status, approves_at, created_at from commissions
   where organization_id = $1 and type = 'adjustment' and created_at >= $7 and created_at < $5),
-${
-  deferred === 'days'
-    ? `deferred_today as materialized (
-  select * from report_deferred_commissions d
-  where d.approves_at >= ${TODAY}::timestamp at time zone 'UTC' and d.approves_at < (${TODAY} + 1)::timestamp at time zone 'UTC'),`
-    : ''
-}
+due as materialized (
+  select organization_id, affiliate_id, program_id, currency, period_at, amount from report_deferred_commissions where approves_at <= now()),
 live_commissions as (
   select k.affiliate_id, k.program_id, k.currency::text as currency, k.at, k.amount, k.status, k.approves_at
   from tail_commissions k
   where k.at >= $6 and k.at < $7
-  union all
-  select d.affiliate_id, d.program_id, d.currency, d.period_at, d.amount, 'pending'::text, d.approves_at
-  from ${deferred === 'days' ? 'deferred_today' : 'report_deferred_commissions'} d
-  where d.organization_id = $1 and d.period_at >= $6 and d.period_at < $7
+
   union all
   select k.affiliate_id, k.program_id, k.currency::text, c.occurred_at, k.amount, k.status, k.approves_at
   from edge_conversions c
@@ -109,11 +105,11 @@ live as (
   union all
   select affiliate_id, program_id, currency, at, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric, ${buckets(effectiveStatusSql('lc'), 'lc.amount')}
   from live_commissions lc
+  union all
+  select affiliate_id, program_id, currency, period_at, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric, -amount, amount, ${zeroFigures(7)}
+  from due where organization_id = $1 and period_at >= $6 and period_at < $7
 ),
 programs_of as materialized (select id, currency::text as currency from programs where organization_id = $1)`;
-
-/** Today's UTC date, as the statement sees it (the transaction's now(), as effectiveStatusSql). */
-const TODAY = `(now() at time zone 'UTC')::date`;
 
 /** The settings of a report's transaction (see ReportsRepository.reading). */
 export const READING_SETTINGS = `select set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true), set_config('work_mem', '64MB', true), set_config('max_parallel_workers_per_gather', '0', true)`;
@@ -158,7 +154,7 @@ export function affiliatesStatement(window: ReportWindow, affiliateIds: readonly
     // $20: the affiliates asked for (null: all), in every part, so the folded rows are read by affiliate.
     const programFilter = 'and ($2::uuid is null or %.program_id = $2::uuid) and ($20::uuid[] is null or %.affiliate_id = any ($20::uuid[]))';
     const text = `
-with ${liveCtes('list')},
+with ${liveCtes()},
 bounds as materialized (select least($8::date, through) as b1, least($9::date, through) as b2 from st),
 keyed as (
   select x.affiliate_id, coalesce(x.currency, p.currency) as currency, x.entries, x.revenue
@@ -232,7 +228,7 @@ order by page.revenue desc, page.affiliate_id, page.currency`;
 /** The time series' statement (exported for the benchmark's EXPLAIN). */
 export function timeseriesStatement(window: ReportWindow, interval: 'day' | 'week' | 'month'): { text: string; values: unknown[] } {
     const text = `
-with ${liveCtes('days')},
+with ${liveCtes()},
 rows_of as (
   select x.period, coalesce(x.currency, p.currency) as currency, ${figureList('x')}
   from (
@@ -242,12 +238,6 @@ rows_of as (
     union all
     select date_trunc($10::text, l.at at time zone 'UTC'), l.program_id, l.currency, ${figureList('l')}
     from live l where ($2::uuid is null or l.program_id = $2::uuid)
-    union all
-    select date_trunc($10::text, d.day::timestamp), d.program_id, d.currency, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric,
-      case when d.approves_on > ${TODAY} then d.amount else 0::numeric end, case when d.approves_on < ${TODAY} then d.amount else 0::numeric end,
-      ${zeroFigures(7)}
-    from report_deferred_days d
-    where d.organization_id = $1 and d.day >= $8::date and d.day < $9::date and d.approves_on <> ${TODAY} and ($2::uuid is null or d.program_id = $2::uuid)
   ) x
   join programs_of p on p.id = x.program_id
 ),
