@@ -71,10 +71,20 @@ edge_adjustments as materialized (
   where organization_id = $1 and type = 'adjustment' and created_at >= $7 and created_at < $5),
 due as materialized (
   select organization_id, affiliate_id, program_id, currency, period_at, amount from report_deferred_commissions where approves_at <= now()),
-live_commissions as (
+${liveRows('live', () => '')},
+programs_of as materialized (select id, currency::text as currency from programs where organization_id = $1)`;
+
+/**
+ * The live rows (affiliate_id, program_id, currency or null for clicks and customers, at, figures...)
+ * as the CTEs `${name}_commissions` and `${name}`, each part narrowed by `scope` (a condition on an
+ * affiliate_id column, '' for none): the affiliates report reads them only for its page's affiliates,
+ * so the entries of the edge conversions of other affiliates are never looked up.
+ */
+const liveRows = (name: string, scope: (column: string) => string) => `
+${name}_commissions as (
   select k.affiliate_id, k.program_id, k.currency::text as currency, k.at, k.amount, k.status, k.approves_at
   from tail_commissions k
-  where k.at >= $6 and k.at < $7
+  where k.at >= $6 and k.at < $7 ${scope('k.affiliate_id')}
 
   union all
   select k.affiliate_id, k.program_id, k.currency::text, c.occurred_at, k.amount, k.status, k.approves_at
@@ -83,33 +93,33 @@ live_commissions as (
     select k.* from commissions k where k.conversion_id = c.id and k.organization_id = $1 and k.type = 'sale'
     union all
     select k.* from commissions k where k.conversion_id = c.id and k.organization_id = $1 and k.type = 'clawback') k
+  where true ${scope('c.affiliate_id')}
   union all
   select k.affiliate_id, k.program_id, k.currency::text, k.created_at, k.amount, k.status, k.approves_at
-  from edge_adjustments k
+  from edge_adjustments k where true ${scope('k.affiliate_id')}
 ),
-live as (
+${name} as (
   select affiliate_id, program_id, null::text as currency, occurred_at as at, 1::bigint as clicks, ${zeroFigures(1)}
-  from tail_clicks where organization_id = $1 and occurred_at >= $6 and occurred_at < $7
+  from tail_clicks where organization_id = $1 and occurred_at >= $6 and occurred_at < $7 ${scope('affiliate_id')}
   union all
-  select affiliate_id, program_id, null::text, occurred_at, 1::bigint, ${zeroFigures(1)} from edge_clicks where organization_id = $1
+  select affiliate_id, program_id, null::text, occurred_at, 1::bigint, ${zeroFigures(1)} from edge_clicks where organization_id = $1 ${scope('affiliate_id')}
   union all
   select affiliate_id, program_id, null::text, created_at, 0::bigint, 1::bigint, ${zeroFigures(2)}
-  from tail_customers where organization_id = $1 and created_at >= $6 and created_at < $7
+  from tail_customers where organization_id = $1 and created_at >= $6 and created_at < $7 ${scope('affiliate_id')}
   union all
-  select affiliate_id, program_id, null::text, created_at, 0::bigint, 1::bigint, ${zeroFigures(2)} from edge_customers where organization_id = $1
+  select affiliate_id, program_id, null::text, created_at, 0::bigint, 1::bigint, ${zeroFigures(2)} from edge_customers where organization_id = $1 ${scope('affiliate_id')}
   union all
   select affiliate_id, program_id, currency::text, occurred_at, 0::bigint, 0::bigint, 1::bigint, amount, refunded_amount, ${zeroFigures(5)}
-  from tail_conversions where organization_id = $1 and occurred_at >= $6 and occurred_at < $7
+  from tail_conversions where organization_id = $1 and occurred_at >= $6 and occurred_at < $7 ${scope('affiliate_id')}
   union all
-  select affiliate_id, program_id, currency::text, occurred_at, 0::bigint, 0::bigint, 1::bigint, amount, refunded_amount, ${zeroFigures(5)} from edge_conversions
+  select affiliate_id, program_id, currency::text, occurred_at, 0::bigint, 0::bigint, 1::bigint, amount, refunded_amount, ${zeroFigures(5)} from edge_conversions where true ${scope('affiliate_id')}
   union all
   select affiliate_id, program_id, currency, at, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric, ${buckets(effectiveStatusSql('lc'), 'lc.amount')}
-  from live_commissions lc
+  from ${name}_commissions lc
   union all
   select affiliate_id, program_id, currency, period_at, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric, -amount, amount, ${zeroFigures(7)}
-  from due where organization_id = $1 and period_at >= $6 and period_at < $7
-),
-programs_of as materialized (select id, currency::text as currency from programs where organization_id = $1)`;
+  from due where organization_id = $1 and period_at >= $6 and period_at < $7 ${scope('affiliate_id')}
+)`;
 
 /** The settings of a report's transaction (see ReportsRepository.reading). */
 export const READING_SETTINGS = `select set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true), set_config('work_mem', '64MB', true), set_config('max_parallel_workers_per_gather', '0', true)`;
@@ -156,6 +166,30 @@ export function affiliatesStatement(window: ReportWindow, affiliateIds: readonly
     const text = `
 with ${liveCtes()},
 bounds as materialized (select least($8::date, through) as b1, least($9::date, through) as b2 from st),
+by_revenue as (
+  select x.affiliate_id, x.currency, sum(x.revenue) as revenue
+  from (
+    select f.affiliate_id, f.program_id, f.currency, f.revenue
+    from (${foldedParts(['revenue'], `${programFilter} and %.currency > ''`)}
+    ) f
+    union all
+    select c.affiliate_id, c.program_id, c.currency::text, c.amount from tail_conversions c
+    where c.organization_id = $1 and c.occurred_at >= $6 and c.occurred_at < $7 ${programFilter.replaceAll('%', 'c')}
+    union all
+    select c.affiliate_id, c.program_id, c.currency::text, c.amount from edge_conversions c
+    where true ${programFilter.replaceAll('%', 'c')}
+  ) x
+  where ($3::text is null or x.currency = $3::text)
+  group by x.affiliate_id, x.currency
+  having sum(x.revenue) > 0
+),
+page_by_revenue as materialized (
+  select affiliate_id, currency, revenue from by_revenue
+  where $10::numeric is null or revenue < $10::numeric or (revenue = $10::numeric and (affiliate_id, currency) > ($11::uuid, $12::text))
+  order by revenue desc, affiliate_id, currency
+  limit $13
+),
+filled as materialized (select count(*) >= $13 as filled from page_by_revenue),
 keyed as (
   select x.affiliate_id, coalesce(x.currency, p.currency) as currency, x.entries, x.revenue
   from (
@@ -174,13 +208,19 @@ ranked as (
   group by affiliate_id, currency
   having sum(entries) > 0
 ),
-page as (
-  select affiliate_id, currency, revenue from ranked
-  where $10::numeric is null or revenue < $10::numeric or (revenue = $10::numeric and (affiliate_id, currency) > ($11::uuid, $12::text))
-  order by revenue desc, affiliate_id, currency
-  limit $13
+page as materialized (
+  select affiliate_id, currency, revenue from page_by_revenue where (select filled from filled)
+  union all
+  select r.affiliate_id, r.currency, r.revenue from (
+    select affiliate_id, currency, revenue from ranked
+    where $10::numeric is null or revenue < $10::numeric or (revenue = $10::numeric and (affiliate_id, currency) > ($11::uuid, $12::text))
+    order by revenue desc, affiliate_id, currency
+    limit $13
+  ) r
+  where not (select filled from filled)
 ),
 page_affiliates as materialized (select array_agg(distinct affiliate_id) as ids from page),
+${liveRows('live_page', (column) => `and ${column} = any ((select ids from page_affiliates)::uuid[])`)},
 figures as materialized (
   select x.affiliate_id, coalesce(x.currency, p.currency) as currency, min(x.program_id::text) as program_id, ${sums('x')}
   from (
@@ -191,7 +231,7 @@ figures as materialized (
     having sum(f.entries) > 0
     union all
     select l.affiliate_id, l.program_id, l.currency, ${figureList('l')}
-    from live l where l.affiliate_id in (select affiliate_id from page) and ($2::uuid is null or l.program_id = $2::uuid)
+    from live_page l where ($2::uuid is null or l.program_id = $2::uuid)
   ) x
   join programs_of p on p.id = x.program_id
   group by 1, 2
