@@ -371,3 +371,40 @@ describe('reports: summaries rebuilt from back-dated rows, folded a week at a ti
     await expectSame(w);
   });
 });
+
+describe('reports: entries folded in their hold', () => {
+  it('count pending until their approves_at, then approved, before the next fold moves them and after', { timeout: 60_000 }, async () => {
+    const w = await world();
+    // Keys with revenue (the first ranking try) and one with clicks only (the full ranking).
+    await apply(w, { kind: 'sale', a: 0, daysAgo: 0.5, cents: 10_000, otherCurrency: false, approvesInMs: 1_500 });
+    await apply(w, { kind: 'sale', a: 1, daysAgo: 2, cents: 5_000, otherCurrency: true, approvesInMs: 30 * DAY });
+    await apply(w, { kind: 'sale', a: 1, daysAgo: 3, cents: 7_000, otherCurrency: false, approvesInMs: null });
+    await apply(w, { kind: 'click', a: 2, daysAgo: 1 });
+    await w.repo.fold(0, 400 * 86_400);
+    const listed = async () => (await w.sql.rows<{ n: string }>(`select count(*)::text as n from report_deferred_commissions where organization_id = ?`, [w.m.id]))[0]!.n;
+    expect(await listed()).toBe('2');
+    const first = w.commissions[0]!;
+    const amountOf = async () => {
+      const res = await w.m.api.get(`/api/reports/affiliates?from=${new Date(Date.now() - 7 * DAY).toISOString()}&to=${new Date(Date.now() + DAY).toISOString()}&affiliate_id=${w.affiliates[0]!.id}`);
+      return res.body.data.affiliates[0].commissions as { pending: number; approved: number };
+    };
+    // Folded, still in its hold: pending.
+    expect((await w.sql.rows<{ status: string }>(`select status from commissions where id = ?`, [first]))[0]!.status).toBe('pending');
+    expect(await amountOf()).toMatchObject({ pending: 30, approved: 0 });
+    await expectSame(w);
+    // Its hold ended, no fold since: still listed, read approved.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, w.soonUntil + 100 - Date.now())));
+    expect(await listed()).toBe('2');
+    expect(await amountOf()).toMatchObject({ pending: 0, approved: 30 });
+    await expectSame(w);
+    // The next fold moves it from pending to approved in the summaries: the same figures.
+    await w.repo.fold(0, 400 * 86_400);
+    expect(await listed()).toBe('1');
+    expect(await amountOf()).toMatchObject({ pending: 0, approved: 30 });
+    await expectSame(w);
+    // Rejected while listed (the other entry): out of the list, out of pending.
+    await w.m.api.post(`/api/commissions/${w.commissions[1]!}/reject`, {});
+    expect(await listed()).toBe('0');
+    await expectSame(w);
+  });
+});
