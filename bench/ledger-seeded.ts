@@ -90,8 +90,19 @@ async function main(): Promise<void> {
 
 /** Takes back a payout run (its entries released as POST /api/payouts/{id}/cancel does, the payouts deleted): the seed stays reusable. */
 async function restorePayable(db: pg.Client, payoutIds: string[]): Promise<void> {
-  await db.query(`delete from payout_items where payout_id = any($1::uuid[])`, [payoutIds]);
-  await db.query(`delete from payouts where id = any($1::uuid[])`, [payoutIds]);
+  // Deleting a payout checks the foreign keys that reference it (commissions.payout_id,
+  // payout_items): without statistics each check was planned as a sequential scan of the 2 million
+  // entries, 19 500 times (hours). With sequential scans off they use the payout indexes.
+  await db.query('begin');
+  try {
+    await db.query(`set local enable_seqscan = off`);
+    await db.query(`delete from payout_items where payout_id = any($1::uuid[])`, [payoutIds]);
+    await db.query(`delete from payouts where id = any($1::uuid[])`, [payoutIds]);
+    await db.query('commit');
+  } catch (err) {
+    await db.query('rollback');
+    throw err;
+  }
 }
 
 /** The report statements' plans, as the service runs them (its transaction settings included). */
