@@ -38,37 +38,49 @@ const buckets = (status: string, amount: string) =>
  * pending minus their amount, approved plus it. Such a row counts as an entry of its key in the
  * affiliates report's ranking, which changes nothing: the entry itself is folded in the same period.
  */
+/**
+ * The raw parts at the ends of a period: [from, r1) and [r2, to), or, where the summaries' span
+ * reaches past an end to the nearer midnight (reports.service.ts summarySpan), [r1, from) and
+ * [to, r2), subtracted: each edge row carries its sign.
+ */
+const E1_LO = 'least($4::timestamptz, $6::timestamptz)';
+const E1_HI = 'greatest($4::timestamptz, $6::timestamptz)';
+const S1 = '(case when $4::timestamptz <= $6::timestamptz then 1 else -1 end)';
+const E2_LO = 'least($7::timestamptz, $5::timestamptz)';
+const E2_HI = 'greatest($7::timestamptz, $5::timestamptz)';
+const S2 = '(case when $7::timestamptz <= $5::timestamptz then 1 else -1 end)';
+
 const liveCtes = (scope: (column: string) => string = () => '') => `
 st as materialized (select folded_before as w, totals_through as through from report_fold_state),
 tail_clicks as materialized (
   select organization_id, affiliate_id, program_id, occurred_at from clicks where created_at >= (select w from st)),
 edge_clicks as materialized (
-  select organization_id, affiliate_id, program_id, occurred_at from clicks
-  where (occurred_at >= $4 and occurred_at < $6) or (occurred_at >= $7 and occurred_at < $5)),
+  select organization_id, affiliate_id, program_id, occurred_at, case when occurred_at < ${E1_HI} then ${S1} else ${S2} end as sign from clicks
+  where (occurred_at >= ${E1_LO} and occurred_at < ${E1_HI}) or (occurred_at >= ${E2_LO} and occurred_at < ${E2_HI})),
 tail_customers as materialized (
   select organization_id, affiliate_id, program_id, created_at from customers where created_at >= (select w from st)),
 edge_customers as materialized (
-  select organization_id, affiliate_id, program_id, created_at from customers
-  where (created_at >= $4 and created_at < $6) or (created_at >= $7 and created_at < $5)),
+  select organization_id, affiliate_id, program_id, created_at, case when created_at < ${E1_HI} then ${S1} else ${S2} end as sign from customers
+  where (created_at >= ${E1_LO} and created_at < ${E1_HI}) or (created_at >= ${E2_LO} and created_at < ${E2_HI})),
 tail_conversions as materialized (
   select organization_id, affiliate_id, program_id, currency, occurred_at, amount, refunded_amount from conversions where created_at >= (select w from st)),
 edge_conversions as materialized (
-  select id, affiliate_id, program_id, currency, occurred_at, amount, refunded_amount from conversions
-  where organization_id = $1 and occurred_at >= $4 and occurred_at < $6
+  select id, affiliate_id, program_id, currency, occurred_at, amount, refunded_amount, ${S1} as sign from conversions
+  where organization_id = $1 and occurred_at >= ${E1_LO} and occurred_at < ${E1_HI}
   union all
-  select id, affiliate_id, program_id, currency, occurred_at, amount, refunded_amount from conversions
-  where organization_id = $1 and occurred_at >= $7 and occurred_at < $5),
+  select id, affiliate_id, program_id, currency, occurred_at, amount, refunded_amount, ${S2} from conversions
+  where organization_id = $1 and occurred_at >= ${E2_LO} and occurred_at < ${E2_HI}),
 tail_commissions as materialized (
   select k.affiliate_id, k.program_id, k.currency, k.amount, k.status, k.approves_at, coalesce(v.occurred_at, k.created_at) as at
   from commissions k
   left join lateral (select v.occurred_at from conversions v where v.id = k.conversion_id and v.organization_id = k.organization_id) v on true
   where k.organization_id = $1 and k.created_at >= (select w from st)),
 edge_adjustments as materialized (
-  select affiliate_id, program_id, currency, amount, status, approves_at, created_at from commissions
-  where organization_id = $1 and type = 'adjustment' and created_at >= $4 and created_at < $6
+  select affiliate_id, program_id, currency, amount, status, approves_at, created_at, ${S1} as sign from commissions
+  where organization_id = $1 and type = 'adjustment' and created_at >= ${E1_LO} and created_at < ${E1_HI}
   union all
-  select affiliate_id, program_id, currency, amount, status, approves_at, created_at from commissions
-  where organization_id = $1 and type = 'adjustment' and created_at >= $7 and created_at < $5),
+  select affiliate_id, program_id, currency, amount, status, approves_at, created_at, ${S2} from commissions
+  where organization_id = $1 and type = 'adjustment' and created_at >= ${E2_LO} and created_at < ${E2_HI}),
 due as materialized (
   select organization_id, affiliate_id, program_id, currency, period_at, amount from report_deferred_commissions where approves_at <= now()),
 ${liveRows('live', scope)},
@@ -82,12 +94,12 @@ programs_of as materialized (select id, currency::text as currency from programs
  */
 const liveRows = (name: string, scope: (column: string) => string) => `
 ${name}_commissions as (
-  select k.affiliate_id, k.program_id, k.currency::text as currency, k.at, k.amount, k.status, k.approves_at
+  select k.affiliate_id, k.program_id, k.currency::text as currency, k.at, k.amount, k.status, k.approves_at, 1 as sign
   from tail_commissions k
   where k.at >= $6 and k.at < $7 ${scope('k.affiliate_id')}
 
   union all
-  select k.affiliate_id, k.program_id, k.currency::text, c.occurred_at, k.amount, k.status, k.approves_at
+  select k.affiliate_id, k.program_id, k.currency::text, c.occurred_at, k.amount, k.status, k.approves_at, c.sign
   from edge_conversions c
   cross join lateral (
     select k.* from commissions k where k.conversion_id = c.id and k.organization_id = $1 and k.type = 'sale'
@@ -95,29 +107,30 @@ ${name}_commissions as (
     select k.* from commissions k where k.conversion_id = c.id and k.organization_id = $1 and k.type = 'clawback') k
   where true ${scope('c.affiliate_id')}
   union all
-  select k.affiliate_id, k.program_id, k.currency::text, k.created_at, k.amount, k.status, k.approves_at
+  select k.affiliate_id, k.program_id, k.currency::text, k.created_at, k.amount, k.status, k.approves_at, k.sign
   from edge_adjustments k where true ${scope('k.affiliate_id')}
 ),
 ${name} as (
-  select affiliate_id, program_id, null::text as currency, occurred_at as at, 1::bigint as clicks, ${zeroFigures(1)}
+  select affiliate_id, program_id, null::text as currency, occurred_at as at, 1::bigint as clicks, ${zeroFigures(1)}, 1::bigint as entries
   from tail_clicks where organization_id = $1 and occurred_at >= $6 and occurred_at < $7 ${scope('affiliate_id')}
   union all
-  select affiliate_id, program_id, null::text, occurred_at, 1::bigint, ${zeroFigures(1)} from edge_clicks where organization_id = $1 ${scope('affiliate_id')}
+  select affiliate_id, program_id, null::text, occurred_at, sign::bigint, ${zeroFigures(1)}, sign::bigint from edge_clicks where organization_id = $1 ${scope('affiliate_id')}
   union all
-  select affiliate_id, program_id, null::text, created_at, 0::bigint, 1::bigint, ${zeroFigures(2)}
+  select affiliate_id, program_id, null::text, created_at, 0::bigint, 1::bigint, ${zeroFigures(2)}, 1::bigint
   from tail_customers where organization_id = $1 and created_at >= $6 and created_at < $7 ${scope('affiliate_id')}
   union all
-  select affiliate_id, program_id, null::text, created_at, 0::bigint, 1::bigint, ${zeroFigures(2)} from edge_customers where organization_id = $1 ${scope('affiliate_id')}
+  select affiliate_id, program_id, null::text, created_at, 0::bigint, sign::bigint, ${zeroFigures(2)}, sign::bigint from edge_customers where organization_id = $1 ${scope('affiliate_id')}
   union all
-  select affiliate_id, program_id, currency::text, occurred_at, 0::bigint, 0::bigint, 1::bigint, amount, refunded_amount, ${zeroFigures(5)}
+  select affiliate_id, program_id, currency::text, occurred_at, 0::bigint, 0::bigint, 1::bigint, amount, refunded_amount, ${zeroFigures(5)}, 1::bigint
   from tail_conversions where organization_id = $1 and occurred_at >= $6 and occurred_at < $7 ${scope('affiliate_id')}
   union all
-  select affiliate_id, program_id, currency::text, occurred_at, 0::bigint, 0::bigint, 1::bigint, amount, refunded_amount, ${zeroFigures(5)} from edge_conversions where true ${scope('affiliate_id')}
+  select affiliate_id, program_id, currency::text, occurred_at, 0::bigint, 0::bigint, sign::bigint, sign * amount, sign * refunded_amount, ${zeroFigures(5)}, sign::bigint
+  from edge_conversions where true ${scope('affiliate_id')}
   union all
-  select affiliate_id, program_id, currency, at, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric, ${buckets(effectiveStatusSql('lc'), 'lc.amount')}
+  select affiliate_id, program_id, currency, at, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric, ${buckets(effectiveStatusSql('lc'), 'lc.sign * lc.amount')}, sign::bigint
   from ${name}_commissions lc
   union all
-  select affiliate_id, program_id, currency, period_at, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric, -amount, amount, ${zeroFigures(7)}
+  select affiliate_id, program_id, currency, period_at, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric, -amount, amount, ${zeroFigures(7)}, 0::bigint
   from due where organization_id = $1 and period_at >= $6 and period_at < $7 ${scope('affiliate_id')}
 )`;
 
@@ -189,7 +202,7 @@ by_revenue as (
     select c.affiliate_id, c.program_id, c.currency::text, c.amount from tail_conversions c
     where c.organization_id = $1 and c.occurred_at >= $6 and c.occurred_at < $7 ${programFilter.replaceAll('%', 'c')}
     union all
-    select c.affiliate_id, c.program_id, c.currency::text, c.amount from edge_conversions c
+    select c.affiliate_id, c.program_id, c.currency::text, c.sign * c.amount from edge_conversions c
     where true ${programFilter.replaceAll('%', 'c')}
   ) x
   where ($3::text is null or x.currency = $3::text)
@@ -212,7 +225,7 @@ keyed as (
     from (${foldedParts(['entries', 'revenue'], programFilter)}
     ) f
     union all
-    select l.affiliate_id, l.program_id, l.currency, 1::bigint, l.revenue from live l
+    select l.affiliate_id, l.program_id, l.currency, l.entries, l.revenue from live l
     where ($2::uuid is null or l.program_id = $2::uuid) and ($20::uuid[] is null or l.affiliate_id = any ($20::uuid[]))
   ) x
   join programs_of p on p.id = x.program_id
