@@ -298,6 +298,15 @@ function windows(): [Date, Date][] {
 }
 
 async function expectSame(w: World): Promise<void> {
+  // The narrow copy of the running revenue (report_affiliate_revenue) mirrors the totals' rows with a currency.
+  const [drift] = await w.sql.rows<{ n: number }>(
+    `select count(*)::int as n from (select * from report_affiliate_totals where organization_id = ? and currency <> '') t
+     full join (select * from report_affiliate_revenue where organization_id = ?) r
+       on r.before = t.before and r.affiliate_id = t.affiliate_id and r.currency = t.currency
+     where r.revenue is distinct from t.revenue or r.program_id is distinct from t.program_id`,
+    [w.m.id, w.m.id],
+  );
+  expect(drift!.n, 'report_affiliate_revenue out of step').toBe(0);
   // The report and the straight aggregation are two statements: no entry may approve itself between them.
   const wait = w.soonUntil + 100 - Date.now();
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));

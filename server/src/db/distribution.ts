@@ -46,6 +46,7 @@ export const DISTRIBUTED_TABLES = [
   'outbound_events',
   'webhook_deliveries',
   'report_affiliate_totals',
+  'report_affiliate_revenue',
   'report_affiliate_days',
   'report_program_days',
   'report_deferred_commissions',

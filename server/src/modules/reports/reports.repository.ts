@@ -8,9 +8,10 @@ import { affiliatesStatement, READING_SETTINGS, timeseriesStatement } from './re
  * aggregation of what is not folded yet, in one statement, so one snapshot: exact, and as fresh as
  * the raw tables.
  *
- * A report over [from, to) splits the period at UTC day boundaries: [from, r1) and [r2, to), parts
- * of a day, are aggregated from the raw rows; [r1, r2) from the summaries plus the rows the fold has
- * not reached:
+ * A report over [from, to) splits the period at UTC day boundaries: [r1, r2) from the summaries
+ * plus the rows the fold has not reached, each end of it the midnight nearer (in rows) to from and
+ * to; the parts of a day between an end and its midnight are aggregated from the raw rows, added
+ * when inside the period, subtracted when outside (reports.service.ts summarySpan):
  * - the affiliates report: the running totals per affiliate at the month boundary nearest to r1
  *   and to r2 (report_affiliate_totals), plus or minus the days between each boundary and its month
  *   (report_affiliate_days): at most half a month of day rows at each end, however long the period;

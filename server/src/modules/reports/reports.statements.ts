@@ -21,7 +21,8 @@ const buckets = (status: string, amount: string) =>
 
 /**
  * The live part of a report, as rows (affiliate_id, program_id, currency or null for clicks and
- * customers, at, figures...). Parameters: $1 organization, $4 from, $5 to, $6 r1, $7 r2.
+ * customers, at, figures..., entries: 1, or -1 for a row subtracted at an edge, 0 for a correction).
+ * Parameters: $1 organization, $4 from, $5 to, $6 r1, $7 r2.
  *
  * The scans of clicks and customers by created_at or occurred_at are in MATERIALIZED CTEs without
  * the organization's filter, so that the only index they can use is their BRIN (never an
@@ -49,6 +50,9 @@ const S1 = '(case when $4::timestamptz <= $6::timestamptz then 1 else -1 end)';
 const E2_LO = 'least($7::timestamptz, $5::timestamptz)';
 const E2_HI = 'greatest($7::timestamptz, $5::timestamptz)';
 const S2 = '(case when $7::timestamptz <= $5::timestamptz then 1 else -1 end)';
+/** Whether an edge is not empty: folded to false with the statement's values, so that an empty edge costs no scan (a BRIN range around an instant still matches a dozen block ranges). */
+const E1 = `(${E1_LO} < ${E1_HI})`;
+const E2 = `(${E2_LO} < ${E2_HI})`;
 
 const liveCtes = (scope: (column: string) => string = () => '') => `
 st as materialized (select folded_before as w, totals_through as through from report_fold_state),
@@ -56,12 +60,12 @@ tail_clicks as materialized (
   select organization_id, affiliate_id, program_id, occurred_at from clicks where created_at >= (select w from st)),
 edge_clicks as materialized (
   select organization_id, affiliate_id, program_id, occurred_at, case when occurred_at < ${E1_HI} then ${S1} else ${S2} end as sign from clicks
-  where (occurred_at >= ${E1_LO} and occurred_at < ${E1_HI}) or (occurred_at >= ${E2_LO} and occurred_at < ${E2_HI})),
+  where (${E1} and occurred_at >= ${E1_LO} and occurred_at < ${E1_HI}) or (${E2} and occurred_at >= ${E2_LO} and occurred_at < ${E2_HI})),
 tail_customers as materialized (
   select organization_id, affiliate_id, program_id, created_at from customers where created_at >= (select w from st)),
 edge_customers as materialized (
   select organization_id, affiliate_id, program_id, created_at, case when created_at < ${E1_HI} then ${S1} else ${S2} end as sign from customers
-  where (created_at >= ${E1_LO} and created_at < ${E1_HI}) or (created_at >= ${E2_LO} and created_at < ${E2_HI})),
+  where (${E1} and created_at >= ${E1_LO} and created_at < ${E1_HI}) or (${E2} and created_at >= ${E2_LO} and created_at < ${E2_HI})),
 tail_conversions as materialized (
   select organization_id, affiliate_id, program_id, currency, occurred_at, amount, refunded_amount from conversions where created_at >= (select w from st)),
 edge_conversions as materialized (
@@ -154,15 +158,16 @@ export function dayBoundary(d: Date): { month: Date; sign: 1 | -1; daysFrom: Dat
  * The folded figures of (affiliate, currency) keys over [r1, r2): the running totals at the
  * boundaries' months (report_affiliate_totals, two rows per key, skipped when both boundaries
  * round to the same month) and the days between each boundary and its month (report_affiliate_days),
- * signed. `columns` are the figures wanted; `filter` narrows every part (e.g. to a page's affiliates).
+ * signed. `columns` are the figures wanted; `filter` narrows every part (e.g. to a page's affiliates);
+ * `totals` may be report_affiliate_revenue, the narrow copy of the revenue of the keys with a currency.
  */
-function foldedParts(columns: readonly string[], filter: string): string {
+function foldedParts(columns: readonly string[], filter: string, totals = 'report_affiliate_totals'): string {
   const cols = (alias: string, sign: string) => columns.map((c) => `${sign} * ${alias}.${c} as ${c}`).join(', ');
   return `
-    select t.affiliate_id, t.program_id, t.currency, ${cols('t', '1')} from report_affiliate_totals t
+    select t.affiliate_id, t.program_id, t.currency, ${cols('t', '1')} from ${totals} t
     where t.organization_id = $1 and t.before = (select b2 from bounds) and (select b1 <> b2 from bounds) ${filter.replaceAll('%', 't')}
     union all
-    select t.affiliate_id, t.program_id, t.currency, ${cols('t', '-1')} from report_affiliate_totals t
+    select t.affiliate_id, t.program_id, t.currency, ${cols('t', '-1')} from ${totals} t
     where t.organization_id = $1 and t.before = (select b1 from bounds) and (select b1 <> b2 from bounds) ${filter.replaceAll('%', 't')}
     union all
     select d.affiliate_id, d.program_id, d.currency, ${cols('d', '$17::int')} from report_affiliate_days d
@@ -176,9 +181,10 @@ function foldedParts(columns: readonly string[], filter: string): string {
  * The affiliates report's statement (exported for the benchmark's EXPLAIN).
  *
  * The page is ranked in two tries. First on revenue alone (`by_revenue`): revenue is only ever
- * carried by rows with a currency (conversions), so the folded rows of clicks and customers (currency
- * '', half of the rows at a month boundary) are skipped inside the index (`currency > ''`, an index
- * condition of both primary keys), and the live part is the period's conversions alone (no entry
+ * carried by rows with a currency (conversions), so the month boundaries are read from
+ * report_affiliate_revenue (those keys' revenue alone, a tenth of the pages of
+ * report_affiliate_totals), the day rows of clicks and customers (currency '') are skipped inside
+ * the index (`currency > ''`, an index condition of the primary key), and the live part is the period's conversions alone (no entry
  * looked up). Every (affiliate, currency) with revenue > 0 ranks before any without (revenue is never
  * negative), so when that try fills the page, it is the page. Otherwise (the last keys, those with
  * activity but no revenue, or a list of affiliates: `filled` false) the full ranking runs, every folded
@@ -196,7 +202,7 @@ by_revenue as (
   select x.affiliate_id, x.currency, sum(x.revenue) as revenue
   from (
     select f.affiliate_id, f.program_id, f.currency, f.revenue
-    from (${foldedParts(['revenue'], `${programFilter} and %.currency > ''`)}
+    from (${foldedParts(['revenue'], `${programFilter} and %.currency > ''`, 'report_affiliate_revenue')}
     ) f
     union all
     select c.affiliate_id, c.program_id, c.currency::text, c.amount from tail_conversions c
