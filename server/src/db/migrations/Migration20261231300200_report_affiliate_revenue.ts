@@ -39,21 +39,20 @@ begin
 end
 $$;
 
--- Updated rows by primary key, one lookup each (a lateral lookup: never a join planned over the table).
+-- Updated rows by primary key, written only where the revenue (or the program) differs. Measured on
+-- bench/ledger-seeded.ts's database, an update of 40 000 totals rows (20 000 with a currency): 1.15 s
+-- with this trigger against 0.5 s without, 0.9 s when no revenue changed; joining the old and new
+-- transition tables first, to probe only the changed rows, cost 2.2 s.
 create function report_revenue_updated() returns trigger
 language plpgsql
 set enable_seqscan = off
 set jit = off
 as $$
 begin
-  update report_affiliate_revenue r set revenue = x.revenue, program_id = x.program_id
-  from (
-    select n.organization_id, n.before, n.affiliate_id, n.currency, n.program_id, n.revenue
-    from totals_old o join totals_new n
-      on n.organization_id = o.organization_id and n.before = o.before and n.affiliate_id = o.affiliate_id and n.currency = o.currency
-    where n.currency <> '' and (n.revenue, n.program_id) is distinct from (o.revenue, o.program_id)
-  ) x
-  where r.organization_id = x.organization_id and r.before = x.before and r.affiliate_id = x.affiliate_id and r.currency = x.currency;
+  update report_affiliate_revenue r set revenue = n.revenue, program_id = n.program_id
+  from totals_new n
+  where r.organization_id = n.organization_id and r.before = n.before and r.affiliate_id = n.affiliate_id and r.currency = n.currency
+    and n.currency <> '' and (r.revenue, r.program_id) is distinct from (n.revenue, n.program_id);
   return null;
 end
 $$;
@@ -70,7 +69,7 @@ $$;
 create trigger report_revenue_inserted after insert on report_affiliate_totals
   referencing new table as totals_new for each statement execute function report_revenue_inserted();
 create trigger report_revenue_updated after update on report_affiliate_totals
-  referencing old table as totals_old new table as totals_new for each statement execute function report_revenue_updated();
+  referencing new table as totals_new for each statement execute function report_revenue_updated();
 create trigger report_revenue_truncated after truncate on report_affiliate_totals
   for each statement execute function report_revenue_truncated();
 
