@@ -20,6 +20,9 @@ import { Migration20261230050000_webhook_log } from './Migration20261230050000_w
 import { Migration20261231100000_delivery_upkeep } from './Migration20261231100000_delivery_upkeep.js';
 import { Migration20261231200000_payout_items } from './Migration20261231200000_payout_items.js';
 import { Migration20261231210000_outbox_batches } from './Migration20261231210000_outbox_batches.js';
+import { Migration20261231300000_report_pending_folded } from './Migration20261231300000_report_pending_folded.js';
+import { Migration20261231300100_report_affiliate_days_by_affiliate } from './Migration20261231300100_report_affiliate_days_by_affiliate.js';
+import { Migration20261231300200_report_affiliate_revenue } from './Migration20261231300200_report_affiliate_revenue.js';
 import { Migration20261230100000_partner_portal } from './Migration20261230100000_partner_portal.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
@@ -46,4 +49,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261231100000_delivery_upkeep', class: Migration20261231100000_delivery_upkeep },
   { name: 'Migration20261231200000_payout_items', class: Migration20261231200000_payout_items },
   { name: 'Migration20261231210000_outbox_batches', class: Migration20261231210000_outbox_batches },
+  { name: 'Migration20261231300000_report_pending_folded', class: Migration20261231300000_report_pending_folded },
+  { name: 'Migration20261231300100_report_affiliate_days_by_affiliate', class: Migration20261231300100_report_affiliate_days_by_affiliate },
+  { name: 'Migration20261231300200_report_affiliate_revenue', class: Migration20261231300200_report_affiliate_revenue },
 ];

@@ -3,20 +3,22 @@ import { Sql } from '../../db/sql.js';
 import { affiliatesStatement, READING_SETTINGS, timeseriesStatement } from './reports.statements.js';
 
 /**
- * The reports' read model (migrations 20261227000000_reports, 20261231000100_report_deferred_days,
- * 20261231000300_report_affiliate_days): summaries folded in the background plus a live
+ * The reports' read model (migrations 20261227000000_reports, 20261231000300_report_affiliate_days,
+ * 20261231300000_report_pending_folded): summaries folded in the background plus a live
  * aggregation of what is not folded yet, in one statement, so one snapshot: exact, and as fresh as
  * the raw tables.
  *
- * A report over [from, to) splits the period at UTC day boundaries: [from, r1) and [r2, to), parts
- * of a day, are aggregated from the raw rows; [r1, r2) from the summaries plus the rows the fold has
- * not reached:
+ * A report over [from, to) splits the period at UTC day boundaries: [r1, r2) from the summaries
+ * plus the rows the fold has not reached, each end of it the midnight nearer (in rows) to from and
+ * to; the parts of a day between an end and its midnight are aggregated from the raw rows, added
+ * when inside the period, subtracted when outside (reports.service.ts summarySpan):
  * - the affiliates report: the running totals per affiliate at the month boundary nearest to r1
  *   and to r2 (report_affiliate_totals), plus or minus the days between each boundary and its month
  *   (report_affiliate_days): at most half a month of day rows at each end, however long the period;
- * - the time series: the days (report_program_days), and the entries deferred by the fold (still
- *   pending, approving themselves later) summed per program, day and day of approval
- *   (report_deferred_days): pending or approved by that day alone, except today's, read one by one;
+ * - the time series: the days (report_program_days);
+ * - entries still in their hold are folded as pending (listed in report_deferred_commissions until
+ *   a fold finds them due); those whose approves_at has passed since the last fold are moved from
+ *   pending to approved live (a handful, by the list's index on approves_at);
  * - clicks, customers, conversions and commissions created since the watermark (folded_before),
  *   found by their BRIN index on created_at (the last pages of each table).
  */
@@ -90,8 +92,9 @@ export class ReportsRepository {
   /**
    * One page of the affiliates report, ranked by revenue. Its whole months are the difference of
    * two boundaries of report_affiliate_totals (two rows per affiliate, however long the period);
-   * every (affiliate, currency) of the period is ranked by revenue, then the page's rows summed.
-   * `affiliateIds` narrows every part to those affiliates (null: all).
+   * every (affiliate, currency) of the period is ranked by revenue (first from the rows that carry
+   * revenue alone, see affiliatesStatement), then the page's rows summed. `affiliateIds` narrows
+   * every part to those affiliates (null: all).
    */
   affiliatesPage(window: ReportWindow, affiliateIds: readonly string[] | null, after: AffiliateCursor | undefined, limit: number): Promise<AffiliateFigureRow[]> {
     const { text, values } = affiliatesStatement(window, affiliateIds, after, limit);

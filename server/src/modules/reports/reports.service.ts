@@ -19,13 +19,29 @@ export interface ReportQuery {
 const dayStart = (d: Date): Date => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
 
 /**
- * [r1, r2): the whole UTC days inside [from, to), read from the summaries; the rest, at most a part
- * of a day at each end, is aggregated from the raw rows. None inside: r1 = r2 = to.
+ * [r1, r2): the whole UTC days read from the summaries; the rest is aggregated from the raw rows.
+ * Each end rounds to the UTC midnight on its side with fewer raw rows between the two (rows are
+ * stamped at most minutes ahead of now, so a "to" of now rounds up: nothing happened since): the
+ * part inside the period is added ([from, r1), [r2, to)), a part outside it subtracted ([r1, from),
+ * [to, r2): reports.statements.ts). None inside: r1 = r2 = to, the whole period raw.
  */
-export function summarySpan(from: Date, to: Date): { r1: Date; r2: Date } {
-  const r1 = dayStart(from).getTime() === from.getTime() ? from : new Date(dayStart(from).getTime() + DAY_MS);
-  const r2 = dayStart(to);
+export function summarySpan(from: Date, to: Date, now: number = Date.now()): { r1: Date; r2: Date } {
+  const r1 = cheaperMidnight(from, now);
+  const r2 = cheaperMidnight(to, now);
   return r1.getTime() < r2.getTime() ? { r1, r2 } : { r1: to, r2: to };
+}
+
+/** How far ahead of now a row may be stamped (a conversion's occurred_at: now + 5 minutes). */
+const AHEAD_MS = 5 * 60_000;
+
+/** The UTC midnight at or next to `d` whose gap to `d` holds less time in which rows can exist. */
+function cheaperMidnight(d: Date, now: number): Date {
+  const down = dayStart(d);
+  if (down.getTime() === d.getTime()) return d;
+  const up = new Date(down.getTime() + DAY_MS);
+  const horizon = now + AHEAD_MS;
+  const span = (a: number, b: number) => Math.max(0, Math.min(b, horizon) - a);
+  return span(d.getTime(), up.getTime()) < span(down.getTime(), d.getTime()) ? up : down;
 }
 
 function figures(row: FigureRow) {
