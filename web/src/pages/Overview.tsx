@@ -146,6 +146,7 @@ export default function Overview() {
               <Kpi
                 label="Owed now (approved)"
                 value={owed.data && owed.data.size > 0 ? [...owed.data].map(([c, v]) => money(v, c)).join(' · ') : shown ? money(0, shown) : '—'}
+                loading={owed.loading}
                 to="/commissions"
               />
             </div>
@@ -201,11 +202,17 @@ export default function Overview() {
   );
 }
 
-function Kpi({ label, value, to }: { label: string; value: string; to?: string }) {
+function Kpi({ label, value, to, loading }: { label: string; value: string; to?: string; loading?: boolean }) {
   return (
     <div className="kpi">
       <div className="label">{to ? <Link to={to}>{label}</Link> : label}</div>
-      <div className="value">{value}</div>
+      {loading ? (
+        <div className="value" role="status">
+          Loading…
+        </div>
+      ) : (
+        <div className="value">{value}</div>
+      )}
     </div>
   );
 }
