@@ -52,17 +52,12 @@ export function batchedEventsOf(parts: readonly (readonly [OutboundEventType, st
     group by e.organization_id`;
 }
 
-/** The same for statements built with kysely (the conversions' batched writes): `, outbox_x as (${eventsOfRows(...)})`. */
-export function eventsOfRows(type: OutboundEventType, source: string): RawBuilder<unknown> {
-  return raw.raw(eventsOf(type, source));
-}
-
 /**
  * A statement that changes rows (an INSERT, UPDATE or DELETE … RETURNING *) with its `type` events
  * written by the same statement: `with changed as (<query>), events as (…) select * from changed`.
  */
 export function withEvents<R>(query: Compilable<R>, type: OutboundEventType): RawBuilder<R> {
-  return raw<R>`with changed as (${query}), changed_events as (${eventsOfRows(type, 'changed')}) select * from changed`;
+  return raw<R>`with changed as (${query}), changed_events as (${raw.raw(eventsOf(type, 'changed'))}) select * from changed`;
 }
 
 /**
