@@ -23,6 +23,7 @@ import { Migration20261231210000_outbox_batches } from './Migration2026123121000
 import { Migration20261231300000_report_pending_folded } from './Migration20261231300000_report_pending_folded.js';
 import { Migration20261231300100_report_affiliate_days_by_affiliate } from './Migration20261231300100_report_affiliate_days_by_affiliate.js';
 import { Migration20261231300200_report_affiliate_revenue } from './Migration20261231300200_report_affiliate_revenue.js';
+import { Migration20261231400000_membership_foreign_keys } from './Migration20261231400000_membership_foreign_keys.js';
 import { Migration20261230100000_partner_portal } from './Migration20261230100000_partner_portal.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
@@ -52,4 +53,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261231300000_report_pending_folded', class: Migration20261231300000_report_pending_folded },
   { name: 'Migration20261231300100_report_affiliate_days_by_affiliate', class: Migration20261231300100_report_affiliate_days_by_affiliate },
   { name: 'Migration20261231300200_report_affiliate_revenue', class: Migration20261231300200_report_affiliate_revenue },
+  { name: 'Migration20261231400000_membership_foreign_keys', class: Migration20261231400000_membership_foreign_keys },
 ];
