@@ -56,6 +56,8 @@ describeInBrowser('the dashboard on a phone', () => {
     const conversion = await call(base, 'POST', '/api/conversions', { headers: key, body: { external_id: 'invoice-2026-11-000123456789-renewal-annual-plan', amount: 1234.56, customer_id: customerId } });
     expect(conversion.status).toBe(201);
     expect((await call(base, 'POST', '/api/conversions', { headers: key, body: { external_id: 'o-2', amount: 20, ref: 'pat' } })).status).toBe(201);
+    // Pat also sells in euros: the overview's top affiliates ranks each (affiliate, currency), and says which.
+    expect((await call(base, 'POST', '/api/conversions', { headers: key, body: { external_id: 'o-3', amount: 15, currency: 'EUR', ref: 'pat' } })).status).toBe(201);
     expect((await call(base, 'POST', '/api/commissions', { headers: key, body: { affiliate_id: long.body.data.affiliate.id, amount: -5, description: 'Correction for a returned order, agreed by e-mail on the 3rd' } })).status).toBe(201);
     expect((await call(base, 'POST', '/api/payouts', { headers: key, body: {} })).status).toBe(201);
     for (const [path, body] of [
@@ -99,6 +101,11 @@ describeInBrowser('the dashboard on a phone', () => {
         await page.locator('main h1').waitFor();
         await prepare?.();
         for (const table of tables) await page.getByRole('region', { name: table, exact: true }).getByRole('row').nth(1).waitFor();
+        if (path === 'overview') {
+          const top = page.getByRole('region', { name: 'Top affiliates', exact: true });
+          for (const name of ['pat@example.com (USD)', 'pat@example.com (EUR)']) await top.getByRole('link', { name, exact: true }).waitFor(POLL);
+          await top.getByRole('link', { name: 'Bartholomew Featherstonehaugh-Worthington', exact: true }).waitFor(POLL);
+        }
         await page.waitForLoadState('networkidle');
         problems.push(...(await sidewaysScrolling(page)).map((p) => `${path} @375: ${p}`));
         problems.push(...(await seriousViolations(page)).map((v) => `${path} @375: ${v}`));

@@ -85,8 +85,9 @@ export default function Overview() {
     return byCurrency;
   }, []);
   const names = useLoad(async () => {
-    const rows = top.data ?? [];
-    const found = await Promise.all(rows.map(async (r) => [r.affiliate_id, (await api.affiliates.get({ params: { id: r.affiliate_id } })).body] as const));
+    // One request per affiliate, also when it ranks in several currencies.
+    const ids = [...new Set((top.data ?? []).map((r) => r.affiliate_id))];
+    const found = await Promise.all(ids.map(async (id) => [id, (await api.affiliates.get({ params: { id } })).body] as const));
     return new Map(found.map(([id, body]) => [id, 'data' in body ? (body.data.affiliate.name ?? body.data.affiliate.email) : id]));
   }, [top.data]);
 
@@ -188,7 +189,17 @@ export default function Overview() {
             rowKey={(r) => `${r.affiliate_id}-${r.currency}`}
             empty={<p className="muted">No affiliate activity in this period: share referral links from the Affiliates page.</p>}
             columns={[
-              { header: 'Affiliate', rowHeader: true, cell: (r) => <Link to={`/affiliates/${r.affiliate_id}`}>{names.data?.get(r.affiliate_id) ?? 'Affiliate'}</Link> },
+              {
+                header: 'Affiliate',
+                rowHeader: true,
+                // An affiliate with sales in several currencies ranks once per currency: the currency tells its rows apart.
+                cell: (r) => (
+                  <Link to={`/affiliates/${r.affiliate_id}`}>
+                    {names.data?.get(r.affiliate_id) ?? 'Affiliate'}
+                    {(top.data ?? []).filter((o) => o.affiliate_id === r.affiliate_id).length > 1 ? ` (${r.currency})` : ''}
+                  </Link>
+                ),
+              },
               { header: 'Clicks', cell: (r) => r.clicks },
               { header: 'Signups', cell: (r) => r.customers },
               { header: 'Conversions', cell: (r) => r.conversions },

@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import type { Partner, PartnerMembership } from '@affiliate-attribution/contract';
-import { CopyButton, Empty, Field, FormError, Loading, Pager, Status, TableWrap, date, money, useLoad, usePages, useSubmit } from '../ui';
+import { CopyButton, Empty, Field, FormError, Loading, Pager, Status, date, money, useLoad, usePages, useSubmit } from '../ui';
+import { DataTable } from '../table';
 import { api, orThrow } from './portal-api';
 import { commissionText } from './Join';
 import { RequestLink } from './SignIn';
@@ -237,22 +238,19 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
           <Empty title="No commission yet" />
         ) : (
           <>
-            <TableWrap label="Commissions">
-              <thead>
-                <tr>
-                  <th scope="col">Sale</th>
-                  <th scope="col">Customer</th>
-                  <th scope="col">Amount</th>
-                  <th scope="col">Status</th>
-                </tr>
-              </thead>
-              <tbody>
-                {commissions.data?.commissions.map((c) => (
-                  <tr key={c.id}>
-                    <th scope="row">{date(c.created_at)}</th>
-                    <td className="nowrap">{c.customer ?? (c.type === 'adjustment' ? 'Adjustment' : '—')}</td>
-                    <td>{money(c.amount, c.currency)}</td>
-                    <td>
+            <DataTable
+              label="Commissions"
+              rows={commissions.data?.commissions}
+              rowKey={(c) => c.id}
+              empty={null}
+              columns={[
+                { header: 'Sale', rowHeader: true, cell: (c) => date(c.created_at) },
+                { header: 'Customer', className: 'nowrap', cell: (c) => c.customer ?? (c.type === 'adjustment' ? 'Adjustment' : '—') },
+                { header: 'Amount', cell: (c) => money(c.amount, c.currency) },
+                {
+                  header: 'Status',
+                  cell: (c) => (
+                    <>
                       <Status value={c.status} />
                       {c.status === 'pending' && c.approves_at && (
                         <>
@@ -260,11 +258,11 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
                           <small className="muted">approved on {date(c.approves_at)}</small>
                         </>
                       )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </TableWrap>
+                    </>
+                  ),
+                },
+              ]}
+            />
             <Pager pages={commissionPages} nextCursor={commissions.data?.next_cursor} />
           </>
         )}
@@ -281,28 +279,18 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
         ) : (
           payouts.data && (
             <>
-              <TableWrap label="Payouts">
-                <thead>
-                  <tr>
-                    <th scope="col">Created</th>
-                    <th scope="col">Amount</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Paid on</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {payouts.data.payouts.map((p) => (
-                    <tr key={p.id}>
-                      <th scope="row">{date(p.created_at)}</th>
-                      <td>{money(p.amount, p.currency)}</td>
-                      <td>
-                        <Status value={p.status} />
-                      </td>
-                      <td>{date(p.paid_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </TableWrap>
+              <DataTable
+                label="Payouts"
+                rows={payouts.data.payouts}
+                rowKey={(p) => p.id}
+                empty={null}
+                columns={[
+                  { header: 'Created', rowHeader: true, cell: (p) => date(p.created_at) },
+                  { header: 'Amount', cell: (p) => money(p.amount, p.currency) },
+                  { header: 'Status', cell: (p) => <Status value={p.status} /> },
+                  { header: 'Paid on', cell: (p) => date(p.paid_at) },
+                ]}
+              />
               <Pager pages={payoutPages} nextCursor={payouts.data.next_cursor} />
             </>
           )
@@ -325,30 +313,18 @@ function Customers({ programId }: { programId: string }) {
       ) : (
         customers.data && (
           <>
-            <TableWrap label="Customers">
-              <thead>
-                <tr>
-                  <th scope="col">Customer</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Signed up</th>
-                  <th scope="col">First payment</th>
-                </tr>
-              </thead>
-              <tbody>
-                {customers.data.customers.map((c) => (
-                  <tr key={`${c.customer}-${c.signed_up_at}`}>
-                    <th scope="row">
-                      <code>{c.customer}</code>
-                    </th>
-                    <td>
-                      <Status value={c.status} />
-                    </td>
-                    <td>{date(c.signed_up_at)}</td>
-                    <td>{date(c.first_conversion_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </TableWrap>
+            <DataTable
+              label="Customers"
+              rows={customers.data.customers}
+              rowKey={(c) => `${c.customer}-${c.signed_up_at}`}
+              empty={null}
+              columns={[
+                { header: 'Customer', rowHeader: true, cell: (c) => <code>{c.customer}</code> },
+                { header: 'Status', cell: (c) => <Status value={c.status} /> },
+                { header: 'Signed up', cell: (c) => date(c.signed_up_at) },
+                { header: 'First payment', cell: (c) => date(c.first_conversion_at) },
+              ]}
+            />
             <Pager pages={pages} nextCursor={customers.data.next_cursor} />
           </>
         )
