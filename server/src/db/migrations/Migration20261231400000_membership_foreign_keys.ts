@@ -12,8 +12,10 @@ import { Migration } from '@mikro-orm/migrations';
  * affiliate exists, in this organization, and this is its program (the affiliate's own keys say
  * the program and the organization exist). Measured by `npm run bench` (README, Performance).
  *
- * The new keys are added NOT VALID, then validated (a scan of each table that blocks no writer),
- * so that an existing row that breaks the stronger rule fails this migration by name.
+ * The new keys are added NOT VALID, then validated (a scan of each table), so that an existing row
+ * that breaks the stronger rule fails this migration by name. Migrations run in one transaction,
+ * so writes to these tables wait until it commits: about 1.5 s per million rows on the 2-core
+ * machine of the README's figures (its upgrade note says so).
  */
 const MEMBERSHIP_TABLES = ['clicks', 'suppressed_clicks', 'customers', 'conversions', 'commissions', 'payouts', 'coupons'];
 
