@@ -84,6 +84,11 @@ export default function Overview() {
     for (const p of points) byCurrency.set(p.currency, roundAmount((byCurrency.get(p.currency) ?? 0) + p.commissions.approved));
     return byCurrency;
   }, []);
+  // An affiliate with sales in several currencies ranks once per currency: its rows say which.
+  const inSeveralCurrencies = useMemo(() => {
+    const ids = (top.data ?? []).map((r) => r.affiliate_id);
+    return new Set(ids.filter((id, i) => ids.indexOf(id) !== i));
+  }, [top.data]);
   const names = useLoad(async () => {
     // One request per affiliate, also when it ranks in several currencies.
     const ids = [...new Set((top.data ?? []).map((r) => r.affiliate_id))];
@@ -192,11 +197,10 @@ export default function Overview() {
               {
                 header: 'Affiliate',
                 rowHeader: true,
-                // An affiliate with sales in several currencies ranks once per currency: the currency tells its rows apart.
                 cell: (r) => (
                   <Link to={`/affiliates/${r.affiliate_id}`}>
                     {names.data?.get(r.affiliate_id) ?? 'Affiliate'}
-                    {(top.data ?? []).filter((o) => o.affiliate_id === r.affiliate_id).length > 1 ? ` (${r.currency})` : ''}
+                    {inSeveralCurrencies.has(r.affiliate_id) ? ` (${r.currency})` : ''}
                   </Link>
                 ),
               },

@@ -231,70 +231,57 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
       </section>
       <section aria-labelledby="commissions-title">
         <h2 id="commissions-title">Commissions</h2>
-        <FormError error={commissions.error} />
-        {commissions.loading && !commissions.data ? (
-          <Loading />
-        ) : commissions.data?.commissions.length === 0 ? (
-          <Empty title="No commission yet" />
-        ) : (
-          <>
-            <DataTable
-              label="Commissions"
-              rows={commissions.data?.commissions}
-              rowKey={(c) => c.id}
-              empty={null}
-              columns={[
-                { header: 'Sale', rowHeader: true, cell: (c) => date(c.created_at) },
-                { header: 'Customer', className: 'nowrap', cell: (c) => c.customer ?? (c.type === 'adjustment' ? 'Adjustment' : '—') },
-                { header: 'Amount', cell: (c) => money(c.amount, c.currency) },
-                {
-                  header: 'Status',
-                  cell: (c) => (
+        <DataTable
+          label="Commissions"
+          rows={commissions.data?.commissions}
+          loading={commissions.loading}
+          error={commissions.error}
+          rowKey={(c) => c.id}
+          empty={<Empty title="No commission yet" />}
+          columns={[
+            { header: 'Sale', rowHeader: true, cell: (c) => date(c.created_at) },
+            { header: 'Customer', className: 'nowrap', cell: (c) => c.customer ?? (c.type === 'adjustment' ? 'Adjustment' : '—') },
+            { header: 'Amount', cell: (c) => money(c.amount, c.currency) },
+            {
+              header: 'Status',
+              cell: (c) => (
+                <>
+                  <Status value={c.status} />
+                  {c.status === 'pending' && c.approves_at && (
                     <>
-                      <Status value={c.status} />
-                      {c.status === 'pending' && c.approves_at && (
-                        <>
-                          <br />
-                          <small className="muted">approved on {date(c.approves_at)}</small>
-                        </>
-                      )}
+                      <br />
+                      <small className="muted">approved on {date(c.approves_at)}</small>
                     </>
-                  ),
-                },
-              ]}
-            />
-            <Pager pages={commissionPages} nextCursor={commissions.data?.next_cursor} />
-          </>
-        )}
+                  )}
+                </>
+              ),
+            },
+          ]}
+        />
+        <Pager pages={commissionPages} nextCursor={commissions.data?.next_cursor} />
       </section>
       <section aria-labelledby="payouts-title">
         <h2 id="payouts-title">Payouts</h2>
-        <FormError error={payouts.error} />
-        {payouts.data?.payouts.length === 0 ? (
-          <Empty title="No payout yet">
-            <p>
-              Approved commissions are paid once they reach the {money(membership.program.minimum_payout, membership.program.currency)} minimum.
-            </p>
-          </Empty>
-        ) : (
-          payouts.data && (
-            <>
-              <DataTable
-                label="Payouts"
-                rows={payouts.data.payouts}
-                rowKey={(p) => p.id}
-                empty={null}
-                columns={[
-                  { header: 'Created', rowHeader: true, cell: (p) => date(p.created_at) },
-                  { header: 'Amount', cell: (p) => money(p.amount, p.currency) },
-                  { header: 'Status', cell: (p) => <Status value={p.status} /> },
-                  { header: 'Paid on', cell: (p) => date(p.paid_at) },
-                ]}
-              />
-              <Pager pages={payoutPages} nextCursor={payouts.data.next_cursor} />
-            </>
-          )
-        )}
+        <DataTable
+          label="Payouts"
+          rows={payouts.data?.payouts}
+          error={payouts.error}
+          rowKey={(p) => p.id}
+          empty={
+            <Empty title="No payout yet">
+              <p>
+                Approved commissions are paid once they reach the {money(membership.program.minimum_payout, membership.program.currency)} minimum.
+              </p>
+            </Empty>
+          }
+          columns={[
+            { header: 'Created', rowHeader: true, cell: (p) => date(p.created_at) },
+            { header: 'Amount', cell: (p) => money(p.amount, p.currency) },
+            { header: 'Status', cell: (p) => <Status value={p.status} /> },
+            { header: 'Paid on', cell: (p) => date(p.paid_at) },
+          ]}
+        />
+        <Pager pages={payoutPages} nextCursor={payouts.data?.next_cursor} />
       </section>
     </>
   );
@@ -307,28 +294,20 @@ function Customers({ programId }: { programId: string }) {
     <section aria-labelledby="customers-title">
       <h2 id="customers-title">Customers you referred</h2>
       <p className="muted small">Shown masked: the merchant never shares who they are.</p>
-      <FormError error={customers.error} />
-      {customers.data?.customers.length === 0 ? (
-        <Empty title="No customer yet" />
-      ) : (
-        customers.data && (
-          <>
-            <DataTable
-              label="Customers"
-              rows={customers.data.customers}
-              rowKey={(c) => `${c.customer}-${c.signed_up_at}`}
-              empty={null}
-              columns={[
-                { header: 'Customer', rowHeader: true, cell: (c) => <code>{c.customer}</code> },
-                { header: 'Status', cell: (c) => <Status value={c.status} /> },
-                { header: 'Signed up', cell: (c) => date(c.signed_up_at) },
-                { header: 'First payment', cell: (c) => date(c.first_conversion_at) },
-              ]}
-            />
-            <Pager pages={pages} nextCursor={customers.data.next_cursor} />
-          </>
-        )
-      )}
+      <DataTable
+        label="Customers"
+        rows={customers.data?.customers}
+        error={customers.error}
+        rowKey={(c) => `${c.customer}-${c.signed_up_at}`}
+        empty={<Empty title="No customer yet" />}
+        columns={[
+          { header: 'Customer', rowHeader: true, cell: (c) => <code>{c.customer}</code> },
+          { header: 'Status', cell: (c) => <Status value={c.status} /> },
+          { header: 'Signed up', cell: (c) => date(c.signed_up_at) },
+          { header: 'First payment', cell: (c) => date(c.first_conversion_at) },
+        ]}
+      />
+      <Pager pages={pages} nextCursor={customers.data?.next_cursor} />
     </section>
   );
 }
