@@ -16,12 +16,15 @@ export function cpuTicks(pid: number): number {
   }
 }
 
-/** The node flags `npm start` (package.json) gives the service: --max-semi-space-size bounds the young generation, hence peak memory. */
+/**
+ * The node flags `npm start` (package.json) gives the service: --max-semi-space-size bounds the young generation, hence peak memory;
+ * then BENCH_NODE_FLAGS, for a profile of the service under the bench's load (`BENCH_NODE_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof'`).
+ */
 export function startNodeFlags(): string[] {
   const start: string = JSON.parse(readFileSync('package.json', 'utf8')).scripts.start;
   const command = /\bnode((?:\s+--\S+)*)\s+server\/dist\/main\.mjs/.exec(start);
   if (!command) throw new Error(`bench: cannot find "node … server/dist/main.mjs" in the start script: ${start}`);
-  return command[1]!.trim().split(/\s+/).filter(Boolean);
+  return [...command[1]!.trim().split(/\s+/), ...(process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/)].filter(Boolean);
 }
 
 /** Resolves once `url` answers at all; fails after `timeoutMs`. */

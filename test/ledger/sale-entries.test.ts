@@ -162,3 +162,31 @@ describe('refunds and the ledger', () => {
     }
   });
 });
+
+describe('row ids', () => {
+  it('new conversions, their entries and customers get time-ordered ids (UUIDv7: db/row-ids.ts), each entry its own', async () => {
+    const m = await createMerchant({ commission_value: 10 });
+    const customer = uid('cus');
+    const created = await m.api.post('/api/customers', { customer_id: customer, ref: m.slug });
+    expect(created.status).toBe(201);
+    const before = Date.now();
+    const conversions = [];
+    for (let i = 0; i < 3; i++) conversions.push(await convert(m, { customer_id: customer, amount: 50 }));
+    const v7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const millisOf = (id: string) => parseInt(id.replaceAll('-', '').slice(0, 12), 16);
+    expect(created.body.data.customer.id).toMatch(v7);
+    const entries = [];
+    for (const c of conversions) {
+      expect(c.id).toMatch(v7);
+      expect(millisOf(c.id)).toBeGreaterThanOrEqual(before - 1000);
+      expect(millisOf(c.id)).toBeLessThanOrEqual(Date.now() + 1000);
+      const [entry] = await entriesOf(m.api, c.id);
+      expect(entry!.id).toMatch(v7);
+      expect(entry!.id).not.toBe(c.id);
+      entries.push(entry!.id);
+    }
+    // Made one after the other: each id sorts after the one before (what keeps the keys' btrees appending).
+    expect([...conversions.map((c) => c.id)].sort()).toEqual(conversions.map((c) => c.id));
+    expect([...entries].sort()).toEqual(entries);
+  });
+});

@@ -1,11 +1,12 @@
 import { assertCommissionRule } from '../../attribution/commission.js';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Affiliate, UpdateAffiliateBody } from '@affiliate-attribution/contract';
 import type { AttributionResolver } from '../../attribution/resolver.js';
 import { ConflictError, NotFoundError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso } from '../../http/serialize.js';
 import { SlugTakenError, type AffiliateRecord, type AffiliatesRepository } from './affiliates.repository.js';
+import { newRowId } from '../../db/row-ids.js';
 
 export function toAffiliateDto(a: AffiliateRecord): Affiliate {
   return {
@@ -84,7 +85,7 @@ export class AffiliatesService {
       const slug = input.slug ?? generateSlug(email);
       try {
         const { row, deduped } = await this.affiliates.insertMembership({
-          id: randomUUID(),
+          id: newRowId(),
           organization_id: organizationId,
           program_id: input.program_id,
           email,

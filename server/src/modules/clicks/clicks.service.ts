@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Click } from '@affiliate-attribution/contract';
 import { COOKIE_ID_PREFIX, type AttributionResolver } from '../../attribution/resolver.js';
 import type { ClicksRepository } from './clicks.repository.js';
@@ -6,6 +6,7 @@ import { AttributionNotFoundError, HttpError } from '../../http/errors.js';
 import { ClickFloodWindows } from './click-flood.js';
 import { iso } from '../../http/serialize.js';
 import { resolveOccurredAt } from '../../attribution/occurred-at.js';
+import { newRowId } from '../../db/row-ids.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -55,7 +56,7 @@ export class ClicksService {
     const affiliate = await this.resolver.affiliateBySlug(organizationId, input.ref);
     if (!affiliate) throw new AttributionNotFoundError();
     const program = await this.resolver.programRule(affiliate.program_id);
-    const id = randomUUID();
+    const id = newRowId();
     const cookieId = generateCookieId();
     const createdAt = new Date();
     const earlier = program.attribution_model === 'first_click' && input.cookie_id ? await this.validCookie(organizationId, input.cookie_id, occurredAt) : undefined;

@@ -1,6 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { CommissionEntryType, CommissionStatus } from '@affiliate-attribution/contract';
-import { randomUUID } from 'node:crypto';
 import { sql as raw, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
 import { pageNewestFirst } from '../../db/created-order.js';
 import { kyselyOf, laggingReadsOf, type NewRow, type StoredRow, type Tables } from '../../db/database.js';
@@ -10,6 +9,7 @@ import type { CursorPosition } from '../../http/pagination.js';
 import { refundEffect } from './commission-lifecycle.js';
 import { recordEvents, withEvents } from '../events/outbox.js';
 import { payoutRunLock } from '../payouts/payouts.repository.js';
+import { newRowId } from '../../db/row-ids.js';
 
 export type CommissionRecord = StoredRow<'commissions'>;
 
@@ -45,13 +45,13 @@ function whereStoredStatus(status: CommissionStatus | 'due') {
  * conversion whose commission is above zero (commission-lifecycle.ts earnsSaleEntry), held until
  * the input's `sale_approves_at` (saleApprovesAt; null waits for the merchant), with the input's
  * `sale_rate`; `on_hold` instead when the input's `sale_hold_reasons` is set (charges/fraud.ts). `inserted` names
- * the CTE returning the new conversion rows, `input` the one carrying `id` and `sale_approves_at`
- * per conversion. No conversion is committed without its entry, nor an entry without its
+ * the CTE returning the new conversion rows, `input` the one carrying `id`, `sale_id` (the entry's
+ * id, made by db/row-ids.ts) and `sale_approves_at` per conversion. No conversion is committed without its entry, nor an entry without its
  * conversion, and no second round trip is made.
  */
 export function saleEntriesOfInserted(inserted: string, input: string): RawBuilder<unknown> {
   return raw`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approves_at, created_at, updated_at, rate, hold_reasons)
-    select gen_random_uuid(), x.organization_id, 'sale', case when i.sale_hold_reasons is null then 'pending' else 'on_hold' end, x.commission_amount, x.currency, x.affiliate_id, x.program_id, x.id, x.customer_id, i.sale_approves_at, x.created_at, x.created_at, i.sale_rate, i.sale_hold_reasons
+    select i.sale_id, x.organization_id, 'sale', case when i.sale_hold_reasons is null then 'pending' else 'on_hold' end, x.commission_amount, x.currency, x.affiliate_id, x.program_id, x.id, x.customer_id, i.sale_approves_at, x.created_at, x.created_at, i.sale_rate, i.sale_hold_reasons
     from ${raw.table(inserted)} x join ${raw.table(input)} i on i.id = x.id
     where x.commission_amount > 0
     returning *`;
@@ -267,7 +267,7 @@ export class CommissionsRepository {
         await trx
           .insertInto('commissions')
           .values({
-            id: randomUUID(),
+            id: newRowId(),
             organization_id: sale.organization_id,
             type: 'clawback',
             status: 'approved',

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Commission, CommissionEntryType, CommissionStatus } from '@affiliate-attribution/contract';
 import { assertWholeMinorUnits, roundToMinorUnit } from '../../attribution/money.js';
 import { Decimal } from 'decimal.js';
@@ -7,6 +6,7 @@ import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso, isoOrNull } from '../../http/serialize.js';
 import { approved, effectiveStatus, rejected } from './commission-lifecycle.js';
 import type { CommissionRecord, CommissionsRepository } from './commissions.repository.js';
+import { newRowId } from '../../db/row-ids.js';
 
 export function toCommissionDto(c: CommissionRecord, now: Date = new Date()): Commission {
   return {
@@ -106,7 +106,7 @@ export class CommissionsService {
     assertWholeMinorUnits('amount', input.amount, currency);
     const now = new Date();
     const row = await this.commissions.insert({
-      id: randomUUID(),
+      id: newRowId(),
       organization_id: organizationId,
       type: 'adjustment',
       status: 'approved',

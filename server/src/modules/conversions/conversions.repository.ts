@@ -38,6 +38,8 @@ export type NewConversion = NewRow<'conversions'> & { id: string };
  */
 export interface NewSale {
   conversion: NewConversion;
+  /** Its sale entry's id (db/row-ids.ts), used only if the conversion earns an entry. */
+  saleId: string;
   saleApprovesAt: Date | null;
   /** The rate its entry records (attribution/program-rules.ts AppliedRate). */
   saleRate: AppliedRate;
@@ -220,7 +222,7 @@ export class ConversionsRepository {
 
 /**
  * The start every batched conversion write shares: `input`, the rows of the statement's array
- * parameters (the conversion's columns and `sale_approves_at`, among the write's own), numbered by
+ * parameters (the conversion's columns and its sale entry's `sale_id`, `sale_approves_at`…, among the write's own), numbered by
  * ordinality; and how `inserted`'s new conversions get their sale entries (`sale_entries`, from
  * the commissions module). Built once per statement from the entities' metadata (every write of a
  * statement provides the same conversion columns).
@@ -230,6 +232,7 @@ function conversionWriteParts(orm: MikroORM, conversion: NewConversion, before: 
   const inputColumns: UnnestColumn[] = [
     ...before,
     ...conversionColumns,
+    { name: 'sale_id', type: columnTypeOf(orm, CommissionEntity, 'id') },
     { name: 'sale_approves_at', type: columnTypeOf(orm, CommissionEntity, 'approves_at') },
     { name: 'sale_rate', type: 'jsonb' },
     { name: 'sale_hold_reasons', type: 'jsonb' },
@@ -259,6 +262,7 @@ function inputArrays(writes: readonly NewSale[], conversionColumns: readonly Unn
       writes.map((w) => w.conversion),
       conversionColumns,
     ),
+    writes.map((w) => w.saleId),
     writes.map((w) => w.saleApprovesAt),
     writes.map((w) => JSON.stringify(w.saleRate)),
     writes.map((w) => (w.saleHoldReasons?.length ? JSON.stringify(w.saleHoldReasons) : null)),

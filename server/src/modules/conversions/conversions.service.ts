@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Conversion } from '@affiliate-attribution/contract';
 import { LRUCache } from 'lru-cache';
@@ -19,6 +18,7 @@ import { saleApprovesAt, type SaleEntryProgram } from '../commissions/commission
 import { findCustomerInOrganization, type CustomerInserter, type CustomerRecord } from '../customers/customers.service.js';
 import { orRepeatOnRefusal } from '../idempotent-repeat.js';
 import { ConversionsRepository, type ConversionRecord, type NewSale } from './conversions.repository.js';
+import { newRowId } from '../../db/row-ids.js';
 
 export type { ConversionRecord } from './conversions.repository.js';
 
@@ -223,7 +223,7 @@ export class ConversionsService {
   ): NewSale {
     return {
       conversion: {
-        id: randomUUID(),
+        id: newRowId(),
         organization_id: organizationId,
         external_id: input.external_id,
         amount: String(input.amount),
@@ -237,6 +237,7 @@ export class ConversionsService {
         occurred_at: occurredAt,
         created_at: new Date(),
       },
+      saleId: newRowId(),
       saleApprovesAt: saleApprovesAt(occurredAt, program),
       saleRate: terms.rate,
       saleHoldReasons: terms.holds,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Coupon } from '@affiliate-attribution/contract';
 import { isUniqueViolation } from '../../db/sql.js';
 import { ConflictError, NotFoundError } from '../../http/errors.js';
@@ -6,6 +5,7 @@ import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { iso, isUuid } from '../../http/serialize.js';
 import type { AffiliatesRepository } from '../affiliates/affiliates.repository.js';
 import type { CouponRecord, CouponsRepository } from './coupons.repository.js';
+import { newRowId } from '../../db/row-ids.js';
 
 export const toCouponDto = (c: CouponRecord): Coupon => ({ id: c.id, code: c.code, affiliate_id: c.affiliate_id, program_id: c.program_id, created_at: iso(c.created_at) });
 
@@ -23,7 +23,7 @@ export class CouponsService {
     if (!affiliate) throw new NotFoundError('Affiliate not found');
     try {
       const row = await this.coupons.insert({
-        id: randomUUID(),
+        id: newRowId(),
         organization_id: organizationId,
         code: input.code.trim(),
         affiliate_id: affiliate.id,

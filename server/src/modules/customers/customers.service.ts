@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Customer } from '@affiliate-attribution/contract';
 import { hasClickAttribution, type Attribution, type AttributionResolver, type ClickAttributionInput } from '../../attribution/resolver.js';
@@ -6,6 +5,7 @@ import { orRepeatOnRefusal } from '../idempotent-repeat.js';
 import { BadRequestError } from '../../http/errors.js';
 import { iso, isoOrNull } from '../../http/serialize.js';
 import { findByCustomerId, type CustomerRecord, type CustomersRepository, type CustomerStatus } from './customers.repository.js';
+import { newRowId } from '../../db/row-ids.js';
 
 export type { CustomerRecord, CustomerStatus } from './customers.repository.js';
 
@@ -48,7 +48,7 @@ export class CustomerInserter {
   ): Promise<{ customer: CustomerRecord; created: boolean }> {
     const now = new Date();
     const { row, deduped } = await this.customers.insertOnce({
-      id: randomUUID(),
+      id: newRowId(),
       organization_id: organizationId,
       customer_id: input.customer_id,
       status: input.status,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { OutboundEventType, WebhookDelivery, WebhookDeliveryStatus, WebhookEndpoint } from '@affiliate-attribution/contract';
 import { BadRequestError, ConflictError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
@@ -7,6 +6,7 @@ import { SECRET_PURPOSE, type SecretBox } from '../../security/secret-box.js';
 import type { DeliveryRecord, EndpointChanges, EndpointRecord, EndpointsRepository } from './endpoints.repository.js';
 import { newEndpointSecret, webhookIdOf } from './signing.js';
 import type { UrlGuard } from './url-guard.js';
+import { newRowId } from '../../db/row-ids.js';
 
 /** How long the previous secret signs alongside a rotated one. */
 export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000;
@@ -63,7 +63,7 @@ export class EndpointsService {
     await this.checkUrl(input.url);
     const secret = newEndpointSecret();
     const row = await this.endpoints.insert({
-      id: randomUUID(),
+      id: newRowId(),
       organization_id: organizationId,
       url: input.url,
       description: input.description ?? null,

@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { WEBHOOK_PROVIDERS, type Integration, type WebhookProvider } from '@affiliate-attribution/contract';
 import { NotFoundError } from '../../http/errors.js';
 import { iso, isUuid } from '../../http/serialize.js';
 import { echoInput } from '../../http/validation-message.js';
 import { SECRET_PURPOSE, SecretBox } from '../../security/secret-box.js';
 import type { IntegrationRecord, IntegrationsRepository } from './integrations.repository.js';
+import { newRowId } from '../../db/row-ids.js';
 
 
 export const isWebhookProvider = (value: string): value is WebhookProvider => (WEBHOOK_PROVIDERS as readonly string[]).includes(value);
@@ -48,7 +48,7 @@ export class IntegrationsService {
   async put(organizationId: string, providerName: string, signingSecret: string): Promise<Integration> {
     const provider = requireProvider(providerName);
     const now = new Date();
-    const row = await this.integrations.upsert({ id: randomUUID(), organization_id: organizationId, provider, signing_secret: this.secrets.seal(signingSecret, SECRET_PURPOSE.integration), created_at: now, updated_at: now });
+    const row = await this.integrations.upsert({ id: newRowId(), organization_id: organizationId, provider, signing_secret: this.secrets.seal(signingSecret, SECRET_PURPOSE.integration), created_at: now, updated_at: now });
     return toIntegrationDto(organizationId, provider, row);
   }
 

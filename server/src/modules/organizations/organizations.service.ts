@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { ApiKeyInfo, Organization } from '@affiliate-attribution/contract';
 import { NotFoundError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { iso, isoOrNull } from '../../http/serialize.js';
 import { generateApiKey, hashApiKey, redactApiKey } from './api-key.js';
 import type { ApiKeyRecord, OrganizationsRepository } from './organizations.repository.js';
+import { newRowId } from '../../db/row-ids.js';
 
 const toApiKeyInfo = (row: ApiKeyRecord): ApiKeyInfo => ({
   id: row.id,
@@ -21,7 +21,7 @@ export interface IssuedApiKey {
 /** A new key of the organization: the plain key (shown once, never stored) and the row that stores its hash. */
 function newApiKey(organizationId: string): { issued: IssuedApiKey; row: ApiKeyRecord & { key_hash: string } } {
   const key = generateApiKey();
-  const row = { id: randomUUID(), organization_id: organizationId, key_hash: hashApiKey(key), redacted: redactApiKey(key), created_at: new Date(), revoked_at: null };
+  const row = { id: newRowId(), organization_id: organizationId, key_hash: hashApiKey(key), redacted: redactApiKey(key), created_at: new Date(), revoked_at: null };
   return { issued: { api_key: key, api_key_info: toApiKeyInfo(row) }, row };
 }
 
@@ -29,7 +29,7 @@ export class OrganizationsService {
   constructor(private readonly organizations: OrganizationsRepository) {}
 
   async create(name: string): Promise<{ organization: Organization } & IssuedApiKey> {
-    const organization = { id: randomUUID(), name };
+    const organization = { id: newRowId(), name };
     const key = newApiKey(organization.id);
     await this.organizations.insertWithKey({ ...organization, created_at: new Date() }, key.row);
     return { organization, ...key.issued };

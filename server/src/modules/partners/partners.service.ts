@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Application, JoinPage, Partner, PartnerBalance, PartnerCommission, PartnerCustomer, PartnerPayout, PartnerPoint, PartnerProgram } from '@affiliate-attribution/contract';
 import { Decimal } from 'decimal.js';
 import type { Logger } from 'pino';
@@ -9,6 +9,7 @@ import type { AffiliateStatusChange, AffiliatesService } from '../affiliates/aff
 import type { Mail, Mailer } from '../people/mailer.js';
 import { linkOnSite, maskCustomer, nextPayout, periodStarts, withRef } from './partner-views.js';
 import type { MembershipRow, PartnerKey, PartnersRepository, ProgramRow } from './partners.repository.js';
+import { newRowId } from '../../db/row-ids.js';
 
 export const SIGN_IN_LINK_MINUTES = 15;
 export const INVITATION_LINK_DAYS = 7;
@@ -165,7 +166,7 @@ export class PartnersService {
   private async createLink(partner: PartnerKey, validMs: number, baseUrl: string): Promise<{ url: string; expiresAt: Date }> {
     const token = newToken();
     const expiresAt = new Date(Date.now() + validMs);
-    await this.partners.insertSignInLink({ id: randomUUID(), organization_id: partner.organizationId, email: partner.email, token_hash: hashToken(token), expires_at: expiresAt });
+    await this.partners.insertSignInLink({ id: newRowId(), organization_id: partner.organizationId, email: partner.email, token_hash: hashToken(token), expires_at: expiresAt });
     this.partners.pruneExpired(partner.organizationId).catch((err: unknown) => this.logger.warn({ err }, 'could not prune expired partner sign-in links and sessions'));
     return { url: `${baseUrl}/portal/${partner.organizationId}/sign-in/link?token=${token}`, expiresAt };
   }
@@ -173,7 +174,7 @@ export class PartnersService {
   /** A link's token for a new session (its own token, stored hashed): once, before the link expires. */
   async signIn(organizationId: string, token: string, client: { ip: string | null; userAgent: string | null }): Promise<{ token: string; session: PartnerSession }> {
     const sessionToken = newToken();
-    const session = { id: randomUUID(), token_hash: hashToken(sessionToken), expires_at: new Date(Date.now() + PARTNER_SESSION_DAYS * DAY_MS), ip_address: client.ip, user_agent: client.userAgent?.slice(0, 500) ?? null };
+    const session = { id: newRowId(), token_hash: hashToken(sessionToken), expires_at: new Date(Date.now() + PARTNER_SESSION_DAYS * DAY_MS), ip_address: client.ip, user_agent: client.userAgent?.slice(0, 500) ?? null };
     const link = await this.partners.consumeSignInLink(organizationId, hashToken(token), session);
     if (!link) throw new UnauthorizedError('This sign-in link is not valid: it was used, has expired, or never existed. Ask for a new one.');
     return { token: sessionToken, session: { organizationId, email: link.email, sessionId: session.id, expiresAt: session.expires_at } };

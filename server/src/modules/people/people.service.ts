@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Invitation, Organization, User } from '@affiliate-attribution/contract';
 import { ConflictError, NotFoundError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
@@ -6,6 +6,7 @@ import { iso } from '../../http/serialize.js';
 import { hashPassword } from './auth.js';
 import type { Mailer } from './mailer.js';
 import type { InvitationRow, PeopleRepository, Role, UserRow } from './people.repository.js';
+import { newRowId } from '../../db/row-ids.js';
 
 export const INVITATION_DAYS = 7;
 
@@ -64,7 +65,7 @@ export class PeopleService {
     const token = randomBytes(32).toString('base64url');
     const now = new Date();
     const row = await this.people.insertInvitation({
-      id: randomUUID(),
+      id: newRowId(),
       organization_id: organizationId,
       email: input.email,
       role: input.role,
@@ -98,7 +99,7 @@ export class PeopleService {
   async accept(input: { token: string; name: string; password: string }): Promise<{ user: User; organization: Organization }> {
     const result = await this.people.acceptInvitation(
       hashToken(input.token),
-      { id: randomUUID(), name: input.name, passwordHash: await hashPassword(input.password) },
+      { id: newRowId(), name: input.name, passwordHash: await hashPassword(input.password) },
       new Date(),
     );
     if (result === 'not found') throw new NotFoundError('This invitation is not valid: it was used, revoked or has expired');

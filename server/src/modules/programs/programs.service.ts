@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Program } from '@affiliate-attribution/contract';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso } from '../../http/serialize.js';
@@ -8,6 +7,7 @@ import { assertWholeMinorUnits } from '../../attribution/money.js';
 import { DEFAULT_FRAUD_RULES, withFraudRules, type AttributionModel, type CommissionTiers, type FraudRules } from '../../attribution/program-rules.js';
 import { BadRequestError } from '../../http/errors.js';
 import type { ProgramRecord, ProgramsRepository } from './programs.repository.js';
+import { newRowId } from '../../db/row-ids.js';
 
 export const PROGRAM_DEFAULTS = {
   commission_type: 'percent',
@@ -90,7 +90,7 @@ export class ProgramsService {
     assertWholeMinorUnits('minimum_payout', input.minimum_payout ?? 0, currency);
     assertTiers(commissionType, input.commission_tiers);
     const program = await this.programs.insert({
-      id: randomUUID(),
+      id: newRowId(),
       organization_id: organizationId,
       name: input.name,
       commission_type: commissionType,

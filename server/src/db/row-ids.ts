@@ -1,0 +1,20 @@
+import { v7 } from 'uuid';
+
+/**
+ * The id of every row the service's own modules create (better-auth names its own rows): a UUIDv7 (RFC 9562), whose first 48 bits are the
+ * creation time in milliseconds, the rest random (at least 62 random bits; ids made in the same
+ * millisecond by one process also increase). Ids are not secrets here: sign-in links, sessions and
+ * API keys are found by the hash of a separate random token, never by id.
+ *
+ * Why time-ordered: every table's primary key is a btree on (id, organization_id), and a new
+ * conversion also lands in its sale entry's unique (conversion_id, organization_id). With random
+ * (v4) ids each insert descends to a random leaf page of each such index, so as a table grows past
+ * what stays hot in memory every write reads and dirties a different page (and, after each
+ * checkpoint, logs that whole page to the WAL again); with v7 ids the new keys of a moment share
+ * the newest pages. Measured on PostgreSQL alone (the README's Performance section): the batched
+ * conversion + sale entry statement of 14 rows, on a database of 200 000 conversions, ran 690 -> 900
+ * statements/s.
+ */
+export function newRowId(): string {
+  return v7();
+}
