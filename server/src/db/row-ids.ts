@@ -1,10 +1,12 @@
 import { v7 } from 'uuid';
 
 /**
- * The id of every row the service's own modules create (better-auth names its own rows): a UUIDv7 (RFC 9562), whose first 48 bits are the
- * creation time in milliseconds, the rest random (at least 62 random bits; ids made in the same
- * millisecond by one process also increase). Ids are not secrets here: sign-in links, sessions and
- * API keys are found by the hash of a separate random token, never by id.
+ * The id of every row the service's modules create in code (better-auth names its own rows; rows a
+ * statement makes itself, payouts and outbound events, keep PostgreSQL's gen_random_uuid(): version
+ * 15 has no UUIDv7 function): a UUIDv7 (RFC 9562) from the `uuid` package: the creation time in
+ * milliseconds (48 bits), a counter started at random each millisecond (31 bits; ids made in the
+ * same millisecond by one process increase) and 42 fresh random bits. Ids are not secrets here:
+ * sign-in links, sessions and API keys are found by the hash of a separate random token, never by id.
  *
  * Why time-ordered: every table's primary key is a btree on (id, organization_id), and a new
  * conversion also lands in its sale entry's unique (conversion_id, organization_id). With random
