@@ -46,8 +46,8 @@ function whereStoredStatus(status: CommissionStatus | 'due') {
  * the input's `sale_approves_at` (saleApprovesAt; null waits for the merchant), with the input's
  * `sale_rate`; `on_hold` instead when the input's `sale_hold_reasons` is set (charges/fraud.ts). `inserted` names
  * the CTE returning the new conversion rows, `input` the one carrying `id`, `sale_id` (the entry's
- * id, made by db/row-ids.ts) and `sale_approves_at` per conversion. No conversion is committed without its entry, nor an entry without its
- * conversion, and no second round trip is made.
+ * id, made by db/row-ids.ts) and `sale_approves_at` per conversion. No conversion is committed
+ * without its entry, nor an entry without its conversion, and no second round trip is made.
  */
 export function saleEntriesOfInserted(inserted: string, input: string): RawBuilder<unknown> {
   return raw`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approves_at, created_at, updated_at, rate, hold_reasons)
