@@ -25,16 +25,17 @@ export interface Page<T> {
 }
 
 /**
- * A list paged on the server by cursor: `load` fetches the page at a cursor; `deps` are the filters
- * (call `pages.reset()` when one changes, so that the list starts again at its first page).
+ * A list paged on the server by cursor: `load` fetches the page at a cursor (with anything else its
+ * response carries, kept in `data`); `deps` are the filters (call `pages.reset()` when one changes,
+ * so that the list starts again at its first page).
  */
-export function usePagedList<T>(load: (cursor: string | undefined) => Promise<Page<T>>, deps: unknown[]) {
+export function usePagedList<P extends Page<unknown>>(load: (cursor: string | undefined) => Promise<P>, deps: unknown[]) {
   const pages = usePages();
   const list = useLoad(() => load(pages.cursor), [...deps, pages.cursor]);
-  return { ...list, pages, rows: list.data?.items, nextCursor: list.data?.next_cursor ?? null };
+  return { ...list, pages, rows: list.data?.items as P['items'] | undefined, nextCursor: list.data?.next_cursor ?? null };
 }
 
-export type PagedList<T> = ReturnType<typeof usePagedList<T>>;
+export type PagedList<T> = ReturnType<typeof usePagedList<Page<T>>>;
 
 /** The text that labels a column's cells in a card (a phone's layout), if any. */
 function cardLabel<T>(column: Column<T>): string | undefined {

@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import type { Partner, PartnerMembership } from '@affiliate-attribution/contract';
-import { CopyButton, Empty, Field, FormError, Loading, Pager, Status, date, money, useLoad, usePages, useSubmit } from '../ui';
-import { DataTable } from '../table';
+import { CopyButton, Empty, Field, FormError, Loading, Status, date, money, useLoad, useSubmit } from '../ui';
+import { DataTable, usePagedList } from '../table';
 import { api, orThrow } from './portal-api';
 import { commissionText } from './Join';
 import { RequestLink } from './SignIn';
@@ -179,14 +179,18 @@ function Activity({ programId, currency }: { programId: string; currency: string
 
 function Earnings({ membership }: { membership: PartnerMembership }) {
   const programId = membership.program.id;
-  const commissionPages = usePages();
-  const payoutPages = usePages();
-  const commissions = useLoad(async () => orThrow(await api.partner.commissions({ query: { program_id: programId, cursor: commissionPages.cursor, limit: 20 } })), [programId, commissionPages.cursor]);
-  const payouts = useLoad(async () => orThrow(await api.partner.payouts({ query: { program_id: programId, cursor: payoutPages.cursor, limit: 20 } })), [programId, payoutPages.cursor]);
+  const commissions = usePagedList(async (cursor) => {
+    const page = orThrow(await api.partner.commissions({ query: { program_id: programId, cursor, limit: 20 } }));
+    return { items: page.commissions, next_cursor: page.next_cursor };
+  }, [programId]);
+  const payouts = usePagedList(async (cursor) => {
+    const page = orThrow(await api.partner.payouts({ query: { program_id: programId, cursor, limit: 20 } }));
+    return { items: page.payouts, next_cursor: page.next_cursor, balances: page.balances };
+  }, [programId]);
   const [balances, setBalances] = useState(payouts.data?.balances ?? []);
   useEffect(() => {
-    if (payouts.data && payoutPages.page === 1) setBalances(payouts.data.balances);
-  }, [payouts.data, payoutPages.page]);
+    if (payouts.data && payouts.pages.page === 1) setBalances(payouts.data.balances);
+  }, [payouts.data, payouts.pages.page]);
   return (
     <>
       <section aria-labelledby="balance-title">
@@ -233,9 +237,7 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
         <h2 id="commissions-title">Commissions</h2>
         <DataTable
           label="Commissions"
-          rows={commissions.data?.commissions}
-          loading={commissions.loading}
-          error={commissions.error}
+          list={commissions}
           rowKey={(c) => c.id}
           empty={<Empty title="No commission yet" />}
           columns={[
@@ -258,14 +260,12 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
             },
           ]}
         />
-        <Pager pages={commissionPages} nextCursor={commissions.data?.next_cursor} />
       </section>
       <section aria-labelledby="payouts-title">
         <h2 id="payouts-title">Payouts</h2>
         <DataTable
           label="Payouts"
-          rows={payouts.data?.payouts}
-          error={payouts.error}
+          list={payouts}
           rowKey={(p) => p.id}
           empty={
             <Empty title="No payout yet">
@@ -281,23 +281,23 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
             { header: 'Paid on', cell: (p) => date(p.paid_at) },
           ]}
         />
-        <Pager pages={payoutPages} nextCursor={payouts.data?.next_cursor} />
       </section>
     </>
   );
 }
 
 function Customers({ programId }: { programId: string }) {
-  const pages = usePages();
-  const customers = useLoad(async () => orThrow(await api.partner.customers({ query: { program_id: programId, cursor: pages.cursor, limit: 20 } })), [programId, pages.cursor]);
+  const customers = usePagedList(async (cursor) => {
+    const page = orThrow(await api.partner.customers({ query: { program_id: programId, cursor, limit: 20 } }));
+    return { items: page.customers, next_cursor: page.next_cursor };
+  }, [programId]);
   return (
     <section aria-labelledby="customers-title">
       <h2 id="customers-title">Customers you referred</h2>
       <p className="muted small">Shown masked: the merchant never shares who they are.</p>
       <DataTable
         label="Customers"
-        rows={customers.data?.customers}
-        error={customers.error}
+        list={customers}
         rowKey={(c) => `${c.customer}-${c.signed_up_at}`}
         empty={<Empty title="No customer yet" />}
         columns={[
@@ -307,7 +307,6 @@ function Customers({ programId }: { programId: string }) {
           { header: 'First payment', cell: (c) => date(c.first_conversion_at) },
         ]}
       />
-      <Pager pages={pages} nextCursor={customers.data?.next_cursor} />
     </section>
   );
 }

@@ -223,9 +223,9 @@ export class ConversionsRepository {
 /**
  * The start every batched conversion write shares: `input`, the rows of the statement's array
  * parameters (the conversion's columns and its sale entry's `sale_id`, `sale_approves_at`…, among
- * the write's own), numbered by ordinality; and how `inserted`'s new conversions get their sale entries (`sale_entries`, from
- * the commissions module). Built once per statement from the entities' metadata (every write of a
- * statement provides the same conversion columns).
+ * the write's own), numbered by ordinality; and how `inserted`'s new conversions get their sale
+ * entries (`sale_entries`, from the commissions module). Built once per statement from the
+ * entities' metadata (every write of a statement provides the same conversion columns).
  */
 function conversionWriteParts(orm: MikroORM, conversion: NewConversion, before: UnnestColumn[], after: UnnestColumn[]) {
   const conversionColumns = providedColumns(orm, ConversionEntity, conversion);
