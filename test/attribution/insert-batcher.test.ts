@@ -48,10 +48,37 @@ describe('InsertBatcher (db/batched-insert.ts)', () => {
       ['c', 'd'],
     ]);
     await w.release();
+    // e and f fill a statement; g alone waits for it rather than going beside it
+    expect(w.statements).toEqual([['a', 'b'], ['c', 'd'], ['e', 'f']]);
     await w.release();
     expect(w.statements).toEqual([['a', 'b'], ['c', 'd'], ['e', 'f'], ['g']]);
+    await w.release();
     expect(w.maxInFlight()).toBe(2);
     expect(await Promise.all(results)).toHaveLength(7);
+  });
+
+  it('beside a statement in flight, sends another only for a full one: rows that arrive meanwhile wait and leave together', async () => {
+    const w = recordingWrite();
+    const batcher = new InsertBatcher(w.write, { maxRows: 4, maxInFlight: 4 });
+    const results = [batcher.add('a')];
+    await new Promise((r) => setImmediate(r));
+    expect(w.statements).toEqual([['a']]);
+    // three rows arrive in later turns while 'a' is in flight: not a full statement, they wait
+    for (const row of ['b', 'c', 'd']) {
+      results.push(batcher.add(row));
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(w.statements).toEqual([['a']]);
+    // a fourth makes a full statement's worth: it goes beside the one in flight
+    results.push(batcher.add('e'));
+    await new Promise((r) => setImmediate(r));
+    expect(w.statements).toEqual([['a'], ['b', 'c', 'd', 'e']]);
+    results.push(batcher.add('f'));
+    await w.release();
+    expect(w.statements).toEqual([['a'], ['b', 'c', 'd', 'e'], ['f']]);
+    await w.release();
+    expect(await Promise.all(results)).toEqual(['stored a', 'stored b', 'stored c', 'stored d', 'stored e', 'stored f']);
+    expect(w.maxInFlight()).toBe(2);
   });
 
   it('never puts two rows with the same exclusive key in one statement', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createMerchant, type Api } from '../support/api.js';
+import { newRowId } from '../../server/src/db/row-ids.js';
 
 type Merchant = Awaited<ReturnType<typeof createMerchant>>;
 interface Entry {
@@ -188,5 +189,20 @@ describe('row ids', () => {
     // Made one after the other: each id sorts after the one before (what keeps the keys' btrees appending).
     expect([...conversions.map((c) => c.id)].sort()).toEqual(conversions.map((c) => c.id));
     expect([...entries].sort()).toEqual(entries);
+  });
+
+  it('newRowId: made in a burst (many per millisecond, past several refills of its random pool) every id is a distinct v7 and sorts after the one before', () => {
+    const v7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const before = Date.now();
+    const ids = Array.from({ length: 5000 }, () => newRowId());
+    const after = Date.now();
+    for (const id of ids) expect(id).toMatch(v7);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (let i = 1; i < ids.length; i++) expect(ids[i]! > ids[i - 1]!, `${ids[i - 1]} then ${ids[i]}`).toBe(true);
+    const millisOf = (id: string) => parseInt(id.replaceAll('-', '').slice(0, 12), 16);
+    expect(millisOf(ids[0]!)).toBeGreaterThanOrEqual(before);
+    expect(millisOf(ids.at(-1)!)).toBeLessThanOrEqual(after);
+    // the random part is fresh per id: the last 10 hex digits (40 random bits) never repeat here
+    expect(new Set(ids.map((id) => id.slice(-10))).size).toBe(ids.length);
   });
 });

@@ -1,3 +1,4 @@
+import { randomFillSync } from 'node:crypto';
 import { v7 } from 'uuid';
 
 /**
@@ -18,5 +19,37 @@ import { v7 } from 'uuid';
  * conversions: 677 statements/s with random ids, 882 with these.
  */
 export function newRowId(): string {
-  return v7();
+  const random = randomBytesForId();
+  const now = Date.now();
+  if (now > clock.msecs) {
+    clock.msecs = now;
+    clock.seq = ((random[6]! & 0x7f) << 24) | (random[7]! << 16) | (random[8]! << 8) | random[9]!;
+  } else {
+    clock.seq = (clock.seq + 1) | 0;
+    if (clock.seq === 0) clock.msecs++;
+  }
+  return v7({ random, msecs: clock.msecs, seq: clock.seq });
+}
+
+/**
+ * The millisecond and counter of the last id made (newRowId). uuid's own v7() keeps the same
+ * state, but takes its 16 random bytes with a getRandomValues call per id, a system call: on the
+ * hot paths (two ids per conversion) that was about 7 % of the service's CPU per request. Given
+ * its random bytes, v7() keeps no state, so the counter lives here, with the same rule: a new
+ * millisecond starts it at 31 random bits, within one it counts up, and on overflow the time
+ * moves on a millisecond.
+ */
+const clock = { msecs: -Infinity, seq: 0 };
+
+/** Random bytes drawn 4 KiB at a time (one system call per 256 ids), handed out 16 per id. */
+const randomPool = new Uint8Array(4096);
+let randomPoolNext = randomPool.length;
+
+function randomBytesForId(): Uint8Array {
+  if (randomPoolNext === randomPool.length) {
+    randomFillSync(randomPool);
+    randomPoolNext = 0;
+  }
+  randomPoolNext += 16;
+  return randomPool.subarray(randomPoolNext - 16, randomPoolNext);
 }
