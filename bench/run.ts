@@ -170,7 +170,7 @@ async function measure(label: string, scenarios: Scenario[], key: string, includ
   console.log(
     'endpoint                          service rps  p50 ms  p99 ms  errors    cpu node+db |  raw rps  p50 ms  p99 ms  errors    cpu node+db | ratio  cpu ratio',
   );
-  const cpu = (runs: Run[]) => `${avg(runs, 'cpuNode').toFixed(2)}+${avg(runs, 'cpuDb').toFixed(2)}`.padStart(15);
+  const cpu = (runs: Run[]) => `${avg(runs, 'cpuNode').toFixed(3)}+${avg(runs, 'cpuDb').toFixed(3)}`.padStart(15);
   const cpuTotal = (runs: Run[]) => avg(runs, 'cpuNode') + avg(runs, 'cpuDb');
   const summary: Record<string, number> = {};
   for (const [name, r] of Object.entries(results)) {
