@@ -70,6 +70,44 @@ describe('ledger lists', () => {
     expect(payouts.body.data.payouts).toHaveLength(1);
     expect(payouts.body.data.next_cursor).toBeNull();
   });
+
+  it('the unfiltered list merges every status newest first, page after page, each entry once', async () => {
+    const m = await createMerchant();
+    const click = await m.api.post('/api/clicks', { ref: m.slug });
+    const cookie = click.body.data.click.cookie_id;
+    const created: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      if (i % 2 === 0) {
+        created.push((await adjust(m, i + 1)).id);
+      } else {
+        const sale = await m.api.post('/api/conversions', { external_id: `mix_${i}_${Math.random()}`, amount: 100, cookie_id: cookie });
+        expect(sale.status).toBe(201);
+        const entry = (await m.api.get(`/api/commissions?type=sale&limit=1`)).body.data.commissions[0];
+        created.push(entry.id);
+      }
+    }
+    // Three stored statuses: rejected (one of each type), paid (the approved adjustments, through a payout), pending (the other sales).
+    expect((await m.api.post(`/api/commissions/${created[1]}/reject`, { reason: 'test' })).status).toBe(200);
+    expect((await m.api.post(`/api/commissions/${created[0]}/reject`, { reason: 'test' })).status).toBe(200);
+    const payout = await m.api.post('/api/payouts', {});
+    expect(payout.status).toBe(201);
+    const paid = await m.api.post(`/api/payouts/${payout.body.data.payouts[0].id}/paid`, { reference: 'ref-1' });
+    expect(paid.status, JSON.stringify(paid.body)).toBe(200);
+    const statuses = new Set<string>();
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { body: { data: { commissions: { id: string; status: string }[]; next_cursor: string | null } } } = await m.api.get(`/api/commissions?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      for (const c of page.body.data.commissions) {
+        seen.push(c.id);
+        statuses.add(c.status);
+      }
+      cursor = page.body.data.next_cursor;
+    } while (cursor);
+    expect([...statuses].sort()).toEqual(['paid', 'pending', 'rejected']);
+    // Newest first: the reverse of creation (ids are time-ordered, created one after the other).
+    expect(seen).toEqual([...created].reverse());
+  });
 });
 
 describe('payouts', () => {
