@@ -29,6 +29,7 @@ describe('operations and security surface', () => {
   const lines: Record<string, any>[] = [];
   const rawLines: string[] = [];
   let merchant: Awaited<ReturnType<typeof createMerchant>>;
+  let logger: ReturnType<typeof createLogger>;
 
   beforeAll(async () => {
     const { db } = await testServer();
@@ -41,7 +42,7 @@ describe('operations and security surface', () => {
         done();
       },
     });
-    const logger = createLogger('info', sink);
+    logger = createLogger('info', sink);
     const { listener } = createApp({
       orm: db.orm,
       logger,
@@ -117,6 +118,15 @@ describe('operations and security surface', () => {
     expect(all).not.toContain('secret-cookie');
     // Every request line carries its request id.
     for (const l of lines.filter((l) => l.req)) expect(l.req.id).toEqual(expect.any(String));
+  });
+
+  it('redacts secrets on every line but the access line (whose fields hold none), all on the one stream', async () => {
+    logger.child({ reqId: 'probe-1' }).warn({ api_key: 'svc-probe-secret', headers: { authorization: 'Bearer probe-token' }, password: 'probe-pw' }, 'redaction probe');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const probe = lines.find((l) => l.msg === 'redaction probe');
+    expect(probe).toMatchObject({ reqId: 'probe-1', api_key: '[redacted]', headers: { authorization: '[redacted]' }, password: '[redacted]' });
+    for (const secret of ['svc-probe-secret', 'probe-token', 'probe-pw']) expect(rawLines.join('\n')).not.toContain(secret);
+    expect(lines.some((l) => l.msg === 'request completed')).toBe(true);
   });
 
   it('sends security headers; CORS only on the public tracking endpoints', async () => {

@@ -107,14 +107,12 @@ export function accessLogStage(logger: Logger): Stage {
 }
 
 /**
- * A logger writing to `logger`'s stream, at its level, with its bindings, but without its
- * redaction (createLogger's REDACTED_PATHS): for the access line only, whose fields are fixed and
- * hold no secret (logRequestCompleted). Redaction walks every path on every line; on the access
- * line, written for every request, that was about 5 % of the service's CPU per request.
+ * `logger` without its redaction (createLogger's REDACTED_PATHS), for the access line only, whose
+ * fields are fixed and hold no secret (logRequestCompleted): a pino child with an empty redact list,
+ * so the same stream, level, bindings and serializers. Redaction walks every path on every line;
+ * on the access line, written for every request, that was about 5 % of the service's CPU per
+ * request.
  */
 function withoutRedaction(logger: Logger): Logger {
-  const stream = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym];
-  const twin = pino({ level: logger.level }, stream);
-  const bindings = logger.bindings();
-  return Object.keys(bindings).length > 0 ? twin.child(bindings) : twin;
+  return logger.child({}, { redact: [] });
 }
