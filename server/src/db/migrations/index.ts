@@ -25,6 +25,7 @@ import { Migration20261231300100_report_affiliate_days_by_affiliate } from './Mi
 import { Migration20261231300200_report_affiliate_revenue } from './Migration20261231300200_report_affiliate_revenue.js';
 import { Migration20261231400000_membership_foreign_keys } from './Migration20261231400000_membership_foreign_keys.js';
 import { Migration20261231500000_merchant_id_keys } from './Migration20261231500000_merchant_id_keys.js';
+import { Migration20261231600000_references_by_statement } from './Migration20261231600000_references_by_statement.js';
 import { Migration20261230100000_partner_portal } from './Migration20261230100000_partner_portal.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
@@ -56,4 +57,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261231300200_report_affiliate_revenue', class: Migration20261231300200_report_affiliate_revenue },
   { name: 'Migration20261231400000_membership_foreign_keys', class: Migration20261231400000_membership_foreign_keys },
   { name: 'Migration20261231500000_merchant_id_keys', class: Migration20261231500000_merchant_id_keys },
+  { name: 'Migration20261231600000_references_by_statement', class: Migration20261231600000_references_by_statement },
 ];

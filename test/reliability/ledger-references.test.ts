@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { kyselyOf } from '../../server/src/db/database.js';
+import { createMerchant } from '../support/api.js';
+import { testServer } from '../support/server.js';
+
+/**
+ * Migration 20261231600000_references_by_statement: a conversion's references (its membership and
+ * its click) and a commission entry's (its conversion, or for an adjustment its membership) are
+ * checked once per statement by PostgreSQL itself, and the rows they refer to are kept (never
+ * deleted, truncated or re-keyed). Checked here on PostgreSQL, below the service.
+ */
+describe('ledger references checked per statement', () => {
+  async function setup() {
+    const { db } = await testServer();
+    const a = await createMerchant();
+    const b = await createMerchant();
+    const second = await a.api.post('/api/programs', { name: 'Second', commission_value: 10 });
+    expect(second.status).toBe(201);
+    const connection = db.orm.em.getConnection();
+    const clickId = randomUUID();
+    await connection.execute(`insert into clicks (id, organization_id, affiliate_id, program_id, cookie_id, occurred_at) values (?, ?, ?, ?, ?, now())`, [
+      clickId,
+      a.id,
+      a.affiliate.id,
+      a.program.id,
+      `svc_${randomUUID()}`,
+    ]);
+    return { db, connection, a, b, secondProgramId: second.body.data.program.id as string, clickId };
+  }
+
+  type Connection = Awaited<ReturnType<typeof setup>>['connection'];
+  interface ConversionRow {
+    organizationId: string;
+    affiliateId: string;
+    programId: string;
+    clickId?: string | null;
+  }
+  /** Inserts the conversions in one statement; answers their ids. */
+  async function insertConversions(connection: Connection, rows: ConversionRow[]): Promise<string[]> {
+    const ids = rows.map(() => randomUUID());
+    const values = rows.map(() => `(?, ?, ?, 10, 'USD', 'initial', 3, ?, ?, ?, now())`).join(', ');
+    await connection.execute(
+      `insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, affiliate_id, program_id, click_id, occurred_at) values ${values}`,
+      rows.flatMap((row, i) => [ids[i], row.organizationId, `o_${randomUUID()}`, row.affiliateId, row.programId, row.clickId ?? null]),
+    );
+    return ids;
+  }
+  interface EntryRow {
+    organizationId: string;
+    affiliateId: string;
+    programId: string;
+    conversionId: string | null;
+  }
+  async function insertEntries(connection: Connection, rows: EntryRow[]): Promise<void> {
+    const values = rows.map(() => `(?, ?, ?, 'pending', 3, 'USD', ?, ?, ?, ?)`).join(', ');
+    await connection.execute(
+      `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, description) values ${values}`,
+      rows.flatMap((row) => [
+        randomUUID(),
+        row.organizationId,
+        row.conversionId ? 'sale' : 'adjustment',
+        row.affiliateId,
+        row.programId,
+        row.conversionId,
+        row.conversionId ? null : 'Bonus',
+      ]),
+    );
+  }
+  const missing = (what: RegExp) => ({ code: '23503', message: expect.stringMatching(what) });
+
+  it('refuse a conversion whose affiliate is not in its program or organization, or whose click does not exist', async () => {
+    const { connection, a, b, secondProgramId, clickId } = await setup();
+    const member = { organizationId: a.id, affiliateId: a.affiliate.id, programId: a.program.id };
+    // Another program of the same organization: the affiliate is not a member of it.
+    await expect(insertConversions(connection, [{ ...member, programId: secondProgramId }])).rejects.toMatchObject(missing(/refers to no affiliate/));
+    // Another organization's affiliate and program, under this organization.
+    await expect(insertConversions(connection, [{ ...member, affiliateId: b.affiliate.id, programId: b.program.id }])).rejects.toMatchObject(
+      missing(/refers to no affiliate/),
+    );
+    // An affiliate that does not exist; a click that does not exist.
+    await expect(insertConversions(connection, [{ ...member, affiliateId: randomUUID() }])).rejects.toMatchObject(missing(/refers to no affiliate/));
+    await expect(insertConversions(connection, [{ ...member, clickId: randomUUID() }])).rejects.toMatchObject(missing(/refers to no click/));
+    // One bad row among good ones fails the whole statement: nothing of it is stored.
+    const before = await connection.execute<{ n: string }[]>(`select count(*) as n from conversions where organization_id = ?`, [a.id]);
+    await expect(insertConversions(connection, [member, { ...member, clickId }, { ...member, clickId: randomUUID() }, member])).rejects.toMatchObject(
+      missing(/refers to no click/),
+    );
+    expect(await connection.execute(`select count(*) as n from conversions where organization_id = ?`, [a.id])).toEqual(before);
+    // The right ones, with and without a click, in one statement.
+    expect(await insertConversions(connection, [member, { ...member, clickId }])).toHaveLength(2);
+  });
+
+  it('refuse an entry whose conversion does not exist or is another affiliate’s, and an adjustment outside its membership', async () => {
+    const { connection, a, b, secondProgramId } = await setup();
+    const member = { organizationId: a.id, affiliateId: a.affiliate.id, programId: a.program.id };
+    const [conversionId] = await insertConversions(connection, [member]);
+    const [otherConversionId] = await insertConversions(connection, [{ organizationId: b.id, affiliateId: b.affiliate.id, programId: b.program.id }]);
+
+    await expect(insertEntries(connection, [{ ...member, conversionId: randomUUID() }])).rejects.toMatchObject(missing(/refers to no conversion/));
+    // Another organization's conversion, under this organization.
+    await expect(insertEntries(connection, [{ ...member, conversionId: otherConversionId! }])).rejects.toMatchObject(missing(/refers to no conversion/));
+    // The conversion exists, but the entry names another membership than the conversion's.
+    await expect(insertEntries(connection, [{ ...member, programId: secondProgramId, conversionId: conversionId! }])).rejects.toMatchObject(
+      missing(/refers to no conversion/),
+    );
+    // An adjustment (no conversion) outside any membership of this organization.
+    await expect(insertEntries(connection, [{ ...member, programId: secondProgramId, conversionId: null }])).rejects.toMatchObject(
+      missing(/refers to no affiliate/),
+    );
+    await expect(insertEntries(connection, [{ ...member, affiliateId: b.affiliate.id, conversionId: null }])).rejects.toMatchObject(
+      missing(/refers to no affiliate/),
+    );
+    // A good entry beside a bad one: neither is stored.
+    await expect(insertEntries(connection, [{ ...member, conversionId: conversionId! }, { ...member, conversionId: randomUUID() }])).rejects.toMatchObject(
+      missing(/refers to no conversion/),
+    );
+    expect(await connection.execute(`select count(*)::int as n from commissions where conversion_id = ?`, [conversionId])).toEqual([{ n: 0 }]);
+
+    await insertEntries(connection, [
+      { ...member, conversionId: conversionId! },
+      { ...member, conversionId: null },
+    ]);
+    expect(await connection.execute(`select type from commissions where organization_id = ? order by type`, [a.id])).toEqual([{ type: 'adjustment' }, { type: 'sale' }]);
+    // An entry's references never change once written.
+    await expect(connection.execute(`update commissions set conversion_id = ? where conversion_id = ?`, [otherConversionId, conversionId])).rejects.toMatchObject({
+      code: '23503',
+    });
+    await expect(connection.execute(`update commissions set program_id = ? where organization_id = ? and type = 'adjustment'`, [secondProgramId, a.id])).rejects.toMatchObject({
+      code: '23503',
+    });
+    // What the ledger itself changes on an entry is free.
+    await connection.execute(`update commissions set status = 'approved', approved_at = now() where organization_id = ?`, [a.id]);
+  });
+
+  it('keep every conversion, affiliate and click an entry or conversion may refer to: no delete, no truncate, no new key', async () => {
+    const { db, connection, a, b, clickId } = await setup();
+    const [conversionId] = await insertConversions(connection, [{ organizationId: a.id, affiliateId: a.affiliate.id, programId: a.program.id, clickId }]);
+    const kept = { code: '23503', message: expect.stringMatching(/kept for the ledger/) };
+
+    await expect(connection.execute(`delete from conversions where id = ?`, [conversionId])).rejects.toMatchObject(kept);
+    await expect(connection.execute(`delete from affiliates where id = ?`, [b.affiliate.id])).rejects.toMatchObject(kept);
+    await expect(connection.execute(`delete from clicks where id = ?`, [clickId])).rejects.toMatchObject(kept);
+    // In a transaction that never commits: were a truncate let through, nothing of it would last.
+    for (const table of ['conversions', 'affiliates', 'clicks']) {
+      const truncate = kyselyOf(db.orm)
+        .transaction()
+        .execute(async (trx) => {
+          await sql.raw(`truncate ${table} cascade`).execute(trx);
+          throw new Error(`truncate ${table} was let through`);
+        });
+      await expect(truncate).rejects.toMatchObject(kept);
+    }
+    await expect(connection.execute(`update conversions set affiliate_id = ? where id = ?`, [b.affiliate.id, conversionId])).rejects.toMatchObject(kept);
+    await expect(connection.execute(`update affiliates set program_id = ? where id = ?`, [b.program.id, a.affiliate.id])).rejects.toMatchObject(kept);
+    await expect(connection.execute(`update clicks set id = ? where id = ?`, [randomUUID(), clickId])).rejects.toMatchObject(kept);
+
+    // Everything else about them changes as before.
+    await connection.execute(`update affiliates set name = 'Renamed' where id = ?`, [a.affiliate.id]);
+    await connection.execute(`update conversions set status = 'reversed', reversed_at = now() where id = ?`, [conversionId]);
+    expect(await connection.execute(`select count(*)::int as n from conversions where id = ?`, [conversionId])).toEqual([{ n: 1 }]);
+  });
+
+  it('look references up by their keys whatever the tables’ size or statistics: the checks run with scans, hash and merge joins and JIT off', async () => {
+    const { connection } = await setup();
+    const settings = await connection.execute<{ name: string; config: string[] }[]>(
+      `select proname as name, proconfig as config from pg_proc where proname in ('conversions_references_exist', 'commissions_references_exist') order by 1`,
+    );
+    expect(settings).toEqual(
+      ['commissions_references_exist', 'conversions_references_exist'].map((name) => ({
+        name,
+        config: ['enable_seqscan=off', 'enable_hashjoin=off', 'enable_mergejoin=off', 'jit=off'],
+      })),
+    );
+  });
+});
