@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { kyselyOf } from '../../server/src/db/database.js';
-import { createMerchant } from '../support/api.js';
-import { testServer } from '../support/server.js';
+import { twoMerchantsAndASecondProgram } from '../support/memberships.js';
 
 /**
  * Migration 20261231600000_references_by_statement: a conversion's references (its membership and
@@ -13,21 +12,9 @@ import { testServer } from '../support/server.js';
  */
 describe('ledger references checked per statement', () => {
   async function setup() {
-    const { db } = await testServer();
-    const a = await createMerchant();
-    const b = await createMerchant();
-    const second = await a.api.post('/api/programs', { name: 'Second', commission_value: 10 });
-    expect(second.status).toBe(201);
-    const connection = db.orm.em.getConnection();
-    const clickId = randomUUID();
-    await connection.execute(`insert into clicks (id, organization_id, affiliate_id, program_id, cookie_id, occurred_at) values (?, ?, ?, ?, ?, now())`, [
-      clickId,
-      a.id,
-      a.affiliate.id,
-      a.program.id,
-      `svc_${randomUUID()}`,
-    ]);
-    return { db, connection, a, b, secondProgramId: second.body.data.program.id as string, clickId };
+    const fixture = await twoMerchantsAndASecondProgram();
+    const { a } = fixture;
+    return { ...fixture, clickId: await fixture.insertClick(a.id, a.affiliate.id, a.program.id) };
   }
 
   type Connection = Awaited<ReturnType<typeof setup>>['connection'];

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createMerchant } from '../support/api.js';
-import { testServer } from '../support/server.js';
+import { twoMerchantsAndASecondProgram } from '../support/memberships.js';
 
 /**
  * Migration 20261231400000_membership_foreign_keys: a row of a membership (a click, customer,
@@ -12,21 +11,11 @@ import { testServer } from '../support/server.js';
  */
 describe('membership foreign keys', () => {
   it('refuse a row whose program is not its affiliate’s, or whose affiliate is another organization’s, and accept the right one', async () => {
-    const { db } = await testServer();
-    const a = await createMerchant();
-    const b = await createMerchant();
-    const second = await a.api.post('/api/programs', { name: 'Second', commission_value: 10 });
-    expect(second.status).toBe(201);
-    const connection = db.orm.em.getConnection();
-    const insertClick = (organizationId: string, affiliateId: string, programId: string) =>
-      connection.execute(
-        `insert into clicks (id, organization_id, affiliate_id, program_id, cookie_id, occurred_at) values (?, ?, ?, ?, ?, now())`,
-        [randomUUID(), organizationId, affiliateId, programId, `svc_${randomUUID()}`],
-      );
+    const { connection, a, b, secondProgramId, insertClick } = await twoMerchantsAndASecondProgram();
     const foreignKeyError = { code: '23503', constraint: 'clicks_membership_fkey' };
 
     // Another program of the same organization: the affiliate is not a member of it.
-    await expect(insertClick(a.id, a.affiliate.id, second.body.data.program.id)).rejects.toMatchObject(foreignKeyError);
+    await expect(insertClick(a.id, a.affiliate.id, secondProgramId)).rejects.toMatchObject(foreignKeyError);
     // Another organization's affiliate and program, under this organization.
     await expect(insertClick(a.id, b.affiliate.id, b.program.id)).rejects.toMatchObject(foreignKeyError);
     // An affiliate that does not exist.

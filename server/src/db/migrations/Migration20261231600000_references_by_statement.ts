@@ -15,6 +15,33 @@ function keysFixed(table: string, columns: string[]): string {
 }
 
 /**
+ * A statement trigger on INSERT into `table` that fails the statement (SQLSTATE 23503, the
+ * foreign-key violation's) with the first new row that refers to nothing: `check.missing` says of
+ * a row (`n`, from the statement's new rows, named `rows`, with `check.join` beside it) whether it
+ * lacks something, `check.text` which row and what it lacks. Run with sequential scans, hash and merge joins (and JIT, which those costs
+ * would trigger) off, so that the lookups stay probes of unique keys whatever the tables' size and
+ * statistics when the plan was cached.
+ */
+function referencesExist(table: string, rows: string, check: { join?: string; missing: string; text: string }): string[] {
+  return [
+    `
+create function ${table}_references_exist() returns trigger language plpgsql
+set enable_seqscan = off set enable_hashjoin = off set enable_mergejoin = off set jit = off as $$
+declare
+  missing text;
+begin
+  select ${check.text} into missing from ${rows} n ${check.join ?? ''} where ${check.missing} limit 1;
+  if found then
+    raise exception '%', missing using errcode = '23503', table = '${table}';
+  end if;
+  return null;
+end $$;`,
+    `create trigger ${table}_references_exist after insert on ${table}
+  referencing new table as ${rows} for each statement execute function ${table}_references_exist();`,
+  ];
+}
+
+/**
  * A conversion's and a commission entry's references checked once per statement instead of once
  * per row.
  *
@@ -33,10 +60,9 @@ function keysFixed(table: string, columns: string[]): string {
  *   adjustment) must match its affiliate's (id, program_id, organization_id).
  *   `conversions_references_exist` does the same for new conversions: the membership (the
  *   affiliate, in this organization and program) and the click, when there is one. A miss fails
- *   the statement with SQLSTATE 23503, the foreign-key violation's. Each row's references are
- *   scalar subqueries on unique keys (never turned into a hash of a whole table), and the functions
- *   run with sequential scans, hash and merge joins (and JIT, which those costs would trigger) off,
- *   so a plan cached while a table was small cannot turn into a scan of a large one. The entries'
+ *   the statement with SQLSTATE 23503, the foreign-key violation's (`referencesExist`). Each row's
+ *   references are scalar subqueries on unique keys (never turned into a hash of a whole table),
+ *   and a plan cached while a table was small cannot turn into a scan of a large one. The entries'
  *   own references never change after (`commissions_keys_fixed`).
  * - **Afterwards**, `ledger_rows_are_kept`: conversions, affiliates and clicks are never deleted or
  *   truncated, and their keys never change (the service does neither: a merchant disables an
@@ -45,29 +71,20 @@ function keysFixed(table: string, columns: string[]): string {
  */
 export class Migration20261231600000_references_by_statement extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`
-create function commissions_references_exist() returns trigger language plpgsql
-set enable_seqscan = off set enable_hashjoin = off set enable_mergejoin = off set jit = off as $$
-declare
-  missing record;
-begin
-  select n.id, n.conversion_id, n.affiliate_id into missing from new_entries n
-  where case when n.conversion_id is not null
+    // An entry with a conversion matches it (same organization, affiliate and program); one without
+    // (an adjustment) matches a membership.
+    for (const sql of referencesExist('commissions', 'new_entries', {
+      missing: `case when n.conversion_id is not null
     then (select true from conversions c where c.id = n.conversion_id and c.organization_id = n.organization_id
           and c.affiliate_id = n.affiliate_id and c.program_id = n.program_id) is null
     else (select true from affiliates a where a.id = n.affiliate_id and a.organization_id = n.organization_id
           and a.program_id = n.program_id) is null
-  end
-  limit 1;
-  if found then
-    raise exception 'commission entry % refers to no %', missing.id,
-      case when missing.conversion_id is not null then 'conversion ' || missing.conversion_id || ' of its affiliate' else 'affiliate ' || missing.affiliate_id || ' in its program' end
-      using errcode = '23503', table = 'commissions';
-  end if;
-  return null;
-end $$;`);
-    this.addSql(`create trigger commissions_references_exist after insert on commissions
-  referencing new table as new_entries for each statement execute function commissions_references_exist();`);
+  end`,
+      text: `'commission entry ' || n.id || ' refers to no ' ||
+    case when n.conversion_id is not null then 'conversion ' || n.conversion_id || ' of its affiliate' else 'affiliate ' || n.affiliate_id || ' in its program' end`,
+    })) {
+      this.addSql(sql);
+    }
 
     this.addSql(`
 create function ledger_rows_are_kept() returns trigger language plpgsql as $$
@@ -82,31 +99,18 @@ end $$;`);
       this.addSql(keysFixed(table, keys));
     }
 
-    this.addSql(`
-create function conversions_references_exist() returns trigger language plpgsql
-set enable_seqscan = off set enable_hashjoin = off set enable_mergejoin = off set jit = off as $$
-declare
-  missing record;
-begin
-  select n.id, n.click_id, n.affiliate_id, m.found is null as no_affiliate
-  into missing from new_conversions n
-  cross join lateral (select (select true from affiliates a where a.id = n.affiliate_id and a.organization_id = n.organization_id
-                              and a.program_id = n.program_id) as found) m
-  where m.found is null
-     or (n.click_id is not null and (select true from clicks k where k.id = n.click_id and k.organization_id = n.organization_id) is null)
-  limit 1;
-  if found then
-    raise exception 'conversion % refers to no %', missing.id,
-      case when missing.no_affiliate then 'affiliate ' || missing.affiliate_id || ' in its program' else 'click ' || missing.click_id end
-      using errcode = '23503', table = 'conversions';
-  end if;
-  return null;
-end $$;`);
-    this.addSql(`create trigger conversions_references_exist after insert on conversions
-  referencing new table as new_conversions for each statement execute function conversions_references_exist();`);
-    this.addSql('alter table conversions drop constraint conversions_click_id_fkey;');
-    this.addSql('alter table conversions drop constraint conversions_membership_fkey;');
-    this.addSql('alter table commissions drop constraint commissions_conversion_id_fkey;');
-    this.addSql('alter table commissions drop constraint commissions_membership_fkey;');
+    // A conversion's membership exists, and its click when it has one.
+    for (const sql of referencesExist('conversions', 'new_conversions', {
+      join: `cross join lateral (select (select true from affiliates a where a.id = n.affiliate_id and a.organization_id = n.organization_id
+                              and a.program_id = n.program_id) as found) m`,
+      missing: `m.found is null
+     or (n.click_id is not null and (select true from clicks k where k.id = n.click_id and k.organization_id = n.organization_id) is null)`,
+      text: `'conversion ' || n.id || ' refers to no ' ||
+    case when m.found is null then 'affiliate ' || n.affiliate_id || ' in its program' else 'click ' || n.click_id end`,
+    })) {
+      this.addSql(sql);
+    }
+    this.addSql('alter table conversions drop constraint conversions_click_id_fkey, drop constraint conversions_membership_fkey;');
+    this.addSql('alter table commissions drop constraint commissions_conversion_id_fkey, drop constraint commissions_membership_fkey;');
   }
 }
