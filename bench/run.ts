@@ -11,7 +11,10 @@
  * (run only the endpoints whose name contains it, e.g. `clicks`, while tuning), BENCH_ENDPOINT=1 (the
  * organization gets a webhook endpoint subscribed to every event, so each write also writes its
  * outbox rows; run with WEBHOOK_ALLOW_PRIVATE_URLS=true, and WEBHOOK_DELIVERY=off to measure the
- * writes without the delivery work: `npm run bench:events` measures that).
+ * writes without the delivery work: `npm run bench:events` measures that), BENCH_DIAG=1 (after each
+ * run, names any process of either server, or PostgreSQL backend of theirs, that used more than half
+ * of one core through it, with what the backend is running: a run far below the others is then
+ * explained, not averaged in).
  * Targets only 127.0.0.1; every run is bounded in time.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -21,7 +24,7 @@ import autocannon from 'autocannon';
 import { bundle } from '../server/bundle.js';
 import pg from 'pg';
 import { OUTBOUND_EVENT_TYPES } from '../contract/src/index.js';
-import { TICK_MS, cpuTicks, startNodeFlags, waitFor } from './service-process.js';
+import { TICK_MS, cpuTicks, machineTicks, startNodeFlags, waitFor } from './service-process.js';
 
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -48,6 +51,11 @@ interface Run {
   /** CPU time (user + system) per request answered, in ms: of the server's process, and of its PostgreSQL backends. */
   cpuNode: number;
   cpuDb: number;
+  /** The machine during the run: the share of its CPU time left idle, and the share stolen by the hypervisor. */
+  idle: number;
+  steal: number;
+  /** CPU ms per request of everything else on the machine: the load generator (this process), PostgreSQL's own background processes (WAL writer, checkpointer), other work. */
+  cpuOther: number;
 }
 
 /** A server under test: its process, and the application_name its PostgreSQL connections carry. */
@@ -115,6 +123,8 @@ interface Scenario {
 async function load(admin: pg.Client, server: Server, key: string, scenario: Scenario, seconds: number, prefix: string): Promise<Run> {
   let n = 0;
   const cpuBefore = await cpuSnapshot(admin, server);
+  const machineBefore = machineTicks();
+  const startedAt = Date.now();
   const result = await autocannon({
     url: `http://127.0.0.1:${server.port}`,
     connections: CONNECTIONS,
@@ -135,8 +145,22 @@ async function load(admin: pg.Client, server: Server, key: string, scenario: Sce
       },
     ],
   });
-  const cpu = cpuSpentMs(server, cpuBefore, await cpuSnapshot(admin, server));
+  const machineAfter = machineTicks();
+  const cpuAfter = await cpuSnapshot(admin, server);
+  const cpu = cpuSpentMs(server, cpuBefore, cpuAfter);
+  if (process.env.BENCH_DIAG) {
+    const wallTicks = (Date.now() - startedAt) / TICK_MS;
+    for (const [pid, t] of cpuAfter) {
+      const spent = t - (cpuBefore.get(pid) ?? 0);
+      if (spent > wallTicks * 0.5 && pid !== server.process.pid) {
+        const { rows } = await admin.query("select state, now() - query_start as running, left(regexp_replace(query, '\\s+', ' ', 'g'), 400) as query from pg_stat_activity where pid = $1", [pid]);
+        console.log(`diag ${scenario.name} ${server.appName}: backend ${pid} spent ${spent * TICK_MS} ms of a ${(wallTicks * TICK_MS).toFixed(0)} ms run: ${JSON.stringify(rows[0])}`);
+      }
+    }
+  }
   const answered = Math.max(1, result.requests.total);
+  const busy = machineAfter.busy - machineBefore.busy;
+  const all = busy + machineAfter.idle - machineBefore.idle + machineAfter.steal - machineBefore.steal;
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
@@ -144,6 +168,9 @@ async function load(admin: pg.Client, server: Server, key: string, scenario: Sce
     errors: result.errors + result.timeouts + result.non2xx,
     cpuNode: cpu.node / answered,
     cpuDb: cpu.db / answered,
+    idle: (machineAfter.idle - machineBefore.idle) / Math.max(1, all),
+    steal: (machineAfter.steal - machineBefore.steal) / Math.max(1, all),
+    cpuOther: Math.max(0, busy * TICK_MS - cpu.node - cpu.db) / answered,
   };
 }
 
@@ -183,6 +210,12 @@ async function measure(label: string, scenarios: Scenario[], key: string, includ
           ? `${fmt(rawRps)}${fmt(avg(r.raw, 'p50'), 1)}${fmt(avg(r.raw, 'p99'), 1)}${fmt(sum(r.raw, 'errors'))}${cpu(r.raw)} | ${(s / rawRps).toFixed(2)}x  ${(cpuTotal(r.raw) / cpuTotal(r.service)).toFixed(2)}x`
           : '       -       -       -       -               - |     -'),
     );
+  }
+  console.log('\nthe machine during those runs: CPU time idle and stolen by the hypervisor (%), and CPU ms per request spent outside the server and its backends (load generator, PostgreSQL background processes, other work)');
+  console.log('endpoint                          service idle  steal   other |     raw idle  steal   other');
+  const machine = (runs: Run[]) => `${fmt(avg(runs, 'idle') * 100, 1)}${fmt(avg(runs, 'steal') * 100, 1)}${fmt(avg(runs, 'cpuOther'), 3)}`;
+  for (const [name, r] of Object.entries(results)) {
+    console.log(`machine ${name.padEnd(32)} ${machine(r.service)} | ${includeRaw ? machine(r.raw) : '       -       -       -'}`);
   }
   console.log(`service peak RSS: ${peakRssMb(service.process.pid!)} MB`);
   return summary;

@@ -17,6 +17,16 @@ export function cpuTicks(pid: number): number {
 }
 
 /**
+ * The whole machine's CPU time so far, in clock ticks, from the first line of /proc/stat: busy
+ * (user, nice, system, irq, softirq), idle (idle, iowait) and steal (taken by the hypervisor for
+ * other guests: on a shared virtual machine, the neighbours' share).
+ */
+export function machineTicks(): { busy: number; idle: number; steal: number } {
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return { busy: user! + nice! + system! + irq! + softirq!, idle: idle! + iowait!, steal: steal ?? 0 };
+}
+
+/**
  * The node flags `npm start` (package.json) gives the service: --max-semi-space-size bounds the young generation, hence peak memory;
  * then BENCH_NODE_FLAGS, for a profile of the service under the bench's load (`BENCH_NODE_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof'`).
  */
