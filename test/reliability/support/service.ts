@@ -66,7 +66,12 @@ export async function startService(databaseUrl: string, env: Record<string, stri
       throw new Error(`service exited before listening (${JSON.stringify(e)}): ${stderr.join('\n')} ${logs.slice(-3).map((l) => JSON.stringify(l)).join('\n')}`);
     }),
     new Promise<never>((_, reject) => setTimeout(() => reject(new Error('service did not start within 60 s')), 60_000).unref()),
-  ]);
+  ]).catch((err: unknown) => {
+    // A service that never listened is no test's to stop: killed here, or it would outlive the
+    // run, retrying its dropped database and loading the machine.
+    child.kill('SIGKILL');
+    throw err;
+  });
   return { url: `http://127.0.0.1:${port}`, pid: child.pid!, child, exited, logs, stderr };
 }
 
