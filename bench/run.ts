@@ -12,9 +12,8 @@
  * organization gets a webhook endpoint subscribed to every event, so each write also writes its
  * outbox rows; run with WEBHOOK_ALLOW_PRIVATE_URLS=true, and WEBHOOK_DELIVERY=off to measure the
  * writes without the delivery work: `npm run bench:events` measures that), BENCH_DIAG=1 (after each
- * run, names any process of either server, or PostgreSQL backend of theirs, that used more than half
- * of one core through it, with what the backend is running: a run far below the others is then
- * explained, not averaged in).
+ * run, names any PostgreSQL backend of either server that used more than half of one core through
+ * it, with what it is running: a run far below the others is then explained, not averaged in).
  * Targets only 127.0.0.1; every run is bounded in time.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -85,6 +84,19 @@ function cpuSpentMs(server: Server, before: Map<number, number>, after: Map<numb
   return { node: node * TICK_MS, db: db * TICK_MS };
 }
 
+/**
+ * BENCH_DIAG: prints each backend of `server` that spent over half of one core between the two
+ * snapshots (of a run lasting `wallMs`), with what pg_stat_activity says it is running.
+ */
+async function reportBusyBackends(admin: pg.Client, server: Server, label: string, before: Map<number, number>, after: Map<number, number>, wallMs: number): Promise<void> {
+  for (const [pid, ticks] of after) {
+    const spentMs = (ticks - (before.get(pid) ?? 0)) * TICK_MS;
+    if (pid === server.process.pid || spentMs <= wallMs / 2) continue;
+    const { rows } = await admin.query("select state, now() - query_start as running, left(regexp_replace(query, '\\s+', ' ', 'g'), 400) as query from pg_stat_activity where pid = $1", [pid]);
+    console.log(`diag ${label}: backend ${pid} spent ${spentMs} ms of a ${wallMs} ms run: ${JSON.stringify(rows[0])}`);
+  }
+}
+
 /** Both servers run as plain JavaScript bundles, with the flags `npm start` gives the service. */
 function startProcess(script: string, port: number, appName: string): Server {
   const child = spawn(process.execPath, [...startNodeFlags(), script], {
@@ -148,16 +160,7 @@ async function load(admin: pg.Client, server: Server, key: string, scenario: Sce
   const machineAfter = machineTicks();
   const cpuAfter = await cpuSnapshot(admin, server);
   const cpu = cpuSpentMs(server, cpuBefore, cpuAfter);
-  if (process.env.BENCH_DIAG) {
-    const wallTicks = (Date.now() - startedAt) / TICK_MS;
-    for (const [pid, t] of cpuAfter) {
-      const spent = t - (cpuBefore.get(pid) ?? 0);
-      if (spent > wallTicks * 0.5 && pid !== server.process.pid) {
-        const { rows } = await admin.query("select state, now() - query_start as running, left(regexp_replace(query, '\\s+', ' ', 'g'), 400) as query from pg_stat_activity where pid = $1", [pid]);
-        console.log(`diag ${scenario.name} ${server.appName}: backend ${pid} spent ${spent * TICK_MS} ms of a ${(wallTicks * TICK_MS).toFixed(0)} ms run: ${JSON.stringify(rows[0])}`);
-      }
-    }
-  }
+  if (process.env.BENCH_DIAG) await reportBusyBackends(admin, server, `${scenario.name} ${server.appName}`, cpuBefore, cpuAfter, Date.now() - startedAt);
   const answered = Math.max(1, result.requests.total);
   const busy = machineAfter.busy - machineBefore.busy;
   const all = busy + machineAfter.idle - machineBefore.idle + machineAfter.steal - machineBefore.steal;

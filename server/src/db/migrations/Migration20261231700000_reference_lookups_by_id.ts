@@ -28,7 +28,7 @@ const organizationNotIndexed: OrganizationMatch = (alias) => `${alias}.organizat
  * scanning (README, Performance, 2026-11-27). Matching the organization with `is not distinct
  * from` leaves `id` as the only indexed condition, and only the primary keys (and
  * `affiliates_membership_key`) start with `id`: the plan probes them whatever the tables' size
- * when it was made (`test/reliability/ledger-references.test.ts`).
+ * when it was made (`test/reliability/reference-lookups.test.ts`).
  */
 export class Migration20261231700000_reference_lookups_by_id extends Migration {
   override async up(): Promise<void> {
