@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { OUTBOUND_EVENT_TYPES } from '@affiliate-attribution/contract';
 import { Receiver, until } from './support/receiver.js';
 import { merchant, startEventsApp, type EventsApp } from './support/app.js';
-import { EVENTS_WRITTEN } from '../../server/src/modules/events/outbox.js';
+import { EVENTS_WRITTEN, batchedEventsOf } from '../../server/src/modules/events/outbox.js';
 
 /**
  * Outbound events end to end on a real database: the API, the outbox written with the change, the
@@ -213,6 +213,49 @@ describe('outbound events', () => {
     expect(refused.status).toBe(400);
     const rows = await app.db.orm.em.getConnection().execute(`select type, count(*)::int as n from ${EVENTS_WRITTEN} w where organization_id = ? group by type`, [m.organizationId]);
     expect(rows).toEqual([{ type: 'conversion.created', n: 1 }]);
+  });
+
+  it("a batched statement with several organizations' rows writes each subscribed one its own events, and no other's", async () => {
+    const a = await merchant(app.baseUrl);
+    const b = await merchant(app.baseUrl);
+    await subscribe(a, 'http://127.0.0.1:9/x', ['conversion.created', 'commission.created']);
+    await subscribe(b, 'http://127.0.0.1:9/x', ['commission.created']);
+    for (const [m, id] of [[a, 'mix-a'], [b, 'mix-b']] as const) {
+      expect((await m.api('POST', '/api/conversions', { external_id: id, amount: 10, ref: m.slug })).status).toBe(201);
+    }
+    const db = app.db.orm.em.getConnection();
+    const written = async () =>
+      Object.fromEntries(
+        (
+          (await db.execute(`select organization_id, type, count(*)::int as n from ${EVENTS_WRITTEN} w where organization_id in (?, ?) group by 1, 2`, [a.organizationId, b.organizationId])) as { organization_id: string; type: string; n: number }[]
+        ).map((r) => [`${r.organization_id === a.organizationId ? 'a' : 'b'} ${r.type}`, r.n]),
+      );
+    expect(await written()).toEqual({ 'a conversion.created': 1, 'a commission.created': 1, 'b commission.created': 1 });
+    // The outbox CTE of the hot statements, over both organizations' rows at once.
+    await db.execute(`with inserted as (select * from conversions where organization_id in (?, ?)),
+      sale_entries as (select * from commissions where organization_id in (?, ?)),
+      outbox as (${batchedEventsOf([['conversion.created', 'inserted'], ['commission.created', 'sale_entries']])})
+      select 1`, [a.organizationId, b.organizationId, a.organizationId, b.organizationId]);
+    expect(await written()).toEqual({ 'a conversion.created': 2, 'a commission.created': 2, 'b commission.created': 2 });
+  });
+
+  it('expands and delivers a batch an earlier release wrote (its events as a JSON array)', async () => {
+    const m = await merchant(app.baseUrl);
+    const r = await receiver();
+    r.secret = (await subscribe(m, r.url, ['conversion.created'])).secret;
+    const created = await m.api('POST', '/api/conversions', { external_id: 'legacy-1', amount: 25, ref: m.slug });
+    await until(() => r.received.length >= 1, 15_000, 'the event of the new release');
+    await app.db.orm.em.getConnection().execute(
+      `insert into outbound_event_batches (organization_id, events, created_at)
+       select c.organization_id, json_build_array(json_build_object('type', 'conversion.created', 'resource', to_json(c))), now() from conversions c where c.id = ?`,
+      [created.body.data.conversion.id],
+    );
+    await until(() => r.received.length >= 2, 15_000, 'the event of the legacy batch');
+    expect(r.received.every((x) => x.verified === true)).toBe(true);
+    const [fresh, legacy] = r.events();
+    expect(legacy.type).toBe('conversion.created');
+    expect(legacy.data).toEqual(fresh.data);
+    expect(r.received[1]!.headers['webhook-id']).not.toBe(r.received[0]!.headers['webhook-id']);
   });
 
   it('writes no outbox row for an organization without a subscribed endpoint', async () => {

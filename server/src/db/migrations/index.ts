@@ -27,6 +27,7 @@ import { Migration20261231400000_membership_foreign_keys } from './Migration2026
 import { Migration20261231500000_merchant_id_keys } from './Migration20261231500000_merchant_id_keys.js';
 import { Migration20261231600000_references_by_statement } from './Migration20261231600000_references_by_statement.js';
 import { Migration20261231700000_reference_lookups_by_id } from './Migration20261231700000_reference_lookups_by_id.js';
+import { Migration20261231800000_outbox_batch_rows } from './Migration20261231800000_outbox_batch_rows.js';
 import { Migration20261230100000_partner_portal } from './Migration20261230100000_partner_portal.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
@@ -60,4 +61,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261231500000_merchant_id_keys', class: Migration20261231500000_merchant_id_keys },
   { name: 'Migration20261231600000_references_by_statement', class: Migration20261231600000_references_by_statement },
   { name: 'Migration20261231700000_reference_lookups_by_id', class: Migration20261231700000_reference_lookups_by_id },
+  { name: 'Migration20261231800000_outbox_batch_rows', class: Migration20261231800000_outbox_batch_rows },
 ];

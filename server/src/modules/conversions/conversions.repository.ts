@@ -1,5 +1,4 @@
 import type { InferEntity } from '@mikro-orm/core';
-import type { OutboundEventType } from '@affiliate-attribution/contract';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { sql, type Kysely } from 'kysely';
 import type { RecordedRefund } from '../../attribution/refunds.js';
@@ -14,7 +13,7 @@ import { StoredStatement } from '../../db/stored-statement.js';
 import { NotFoundError } from '../../http/errors.js';
 import { CommissionsRepository, saleEntriesOfInserted } from '../commissions/commissions.repository.js';
 import { CommissionEntity } from '../commissions/commission.entity.js';
-import { batchedEventsOf, recordEvents } from '../events/outbox.js';
+import { batchedEventsOf, recordEvents, type BatchedEventType } from '../events/outbox.js';
 import { CustomerEntity } from '../customers/customer.entity.js';
 import type { CustomerStatus } from '../customers/customers.service.js';
 import { ConversionEntity } from './conversion.entity.js';
@@ -249,7 +248,7 @@ function conversionWriteParts(orm: MikroORM, conversion: NewConversion, before: 
     saleEntries: sql`sale_entries as (${saleEntriesOfInserted('inserted', 'input')})`,
     // The outbox batch of the new conversions and their entries (modules/events/outbox.ts), in this
     // same statement; `also` adds events of the statement's other writes (a renewal's customer).
-    events: (...also: (readonly [OutboundEventType, string])[]) =>
+    events: (...also: (readonly [BatchedEventType, string])[]) =>
       sql`outbox as (${sql.raw(batchedEventsOf([['conversion.created', 'inserted'], ['commission.created', 'sale_entries'], ...also]))})`,
     parameterTypes: inputColumns.map((c) => `${c.type}[]`),
   };

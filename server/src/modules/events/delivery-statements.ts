@@ -1,3 +1,5 @@
+import { batchEventsSql } from './outbox.js';
+
 /**
  * The statements of event delivery (delivery.ts): the relay from the outbox to deliveries, the
  * load of a batch of attempts, and the recording of their outcomes. Plain SQL on pg's pool or on
@@ -10,18 +12,19 @@ const ATTEMPT_COLUMNS = `d.id, d.endpoint_id, d.event_id, d.attempts, d.status, 
 
 /**
  * Expands the oldest outbox batches (outbox.ts batchedEventsOf) into `outbound_events` rows, one
- * per event, each with its own id (its `webhook-id` from then on), in the transaction that deletes
- * them: an event is expanded once, whichever instance's relay takes its batch (SKIP LOCKED), and
- * keeps its batch's time. Run by the relay before RELAY, in the same transaction.
+ * per event, each with its own id (its `webhook-id` from then on) and its resource's JSON made
+ * from the row the batch holds, in the transaction that deletes them: an event is expanded once,
+ * whichever instance's relay takes its batch (SKIP LOCKED), and keeps its batch's time. Run by
+ * the relay before RELAY, in the same transaction.
  */
 export const EXPAND_BATCHES = `with taken as (
   delete from outbound_event_batches where ctid = any (array(
     select ctid from outbound_event_batches order by created_at limit $1 for update skip locked))
-  returning organization_id, events, created_at
+  returning *
 )
 insert into outbound_events (id, organization_id, type, resource, created_at)
-select gen_random_uuid(), t.organization_id, e ->> 'type', (e -> 'resource')::jsonb, t.created_at
-from taken t cross join lateral json_array_elements(t.events) e`;
+select gen_random_uuid(), e.organization_id, e.type, e.resource, e.created_at
+from (${batchEventsSql('taken')}) e`;
 
 /**
  * Moves outbox rows into deliveries, one per enabled endpoint subscribed to the event, and answers

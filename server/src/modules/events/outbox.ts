@@ -33,23 +33,65 @@ export function eventsOf(type: OutboundEventType, source: string): string {
 }
 
 /**
- * For the batched hot writes (many requests' rows in one statement: conversions, renewals,
- * customers): the body of one data-modifying CTE that writes ONE row per organization into
- * `outbound_event_batches`, holding the events of every `[type, source]` pair (one per row of the
- * CTE `source`, as eventsOf writes them), for the relay to expand into `outbound_events` rows
- * (delivery-statements.ts EXPAND_BATCHES). Same transaction, same snapshot of each row (`to_json`,
- * kept as text until expanded), same "only when subscribed"; a heap row and an index entry per
- * statement instead of per event (a third of the cost per event, measured on PostgreSQL alone).
+ * The events the batched hot writes carry (conversions, renewals, customers), each in a column of
+ * `outbound_event_batches` of its own: an array of whole rows of the resource's table, the row type
+ * itself (migration 20261231800000_outbox_batch_rows). Stored so, a snapshot is a copy of the row's
+ * values as the statement wrote them, with no text made on the hot path; the relay makes each one's
+ * JSON when it expands the batch (delivery-statements.ts EXPAND_BATCHES).
  */
-export function batchedEventsOf(parts: readonly (readonly [OutboundEventType, string])[]): string {
-  for (const [, source] of parts) if (!/^[a-z_]+$/.test(source)) throw new Error(`batchedEventsOf: not a CTE name: ${source}`);
-  const events = parts
-    .map(([type, source]) => `select x.organization_id, json_build_object('type', '${type}', 'resource', to_json(x)) as event from ${source} x where ${subscribedSql(type, 'x.organization_id')}`)
-    .join('\n    union all\n    ');
-  return `insert into outbound_event_batches (organization_id, events, created_at)
-    select e.organization_id, json_agg(e.event), statement_timestamp()
-    from (${events}) e
-    group by e.organization_id`;
+export const BATCHED_EVENTS = {
+  'conversion.created': { column: 'conversion_created', table: 'conversions' },
+  'commission.created': { column: 'commission_created', table: 'commissions' },
+  'customer.created': { column: 'customer_created', table: 'customers' },
+  'customer.updated': { column: 'customer_updated', table: 'customers' },
+} as const satisfies Partial<Record<OutboundEventType, { column: string; table: string }>>;
+
+export type BatchedEventType = keyof typeof BATCHED_EVENTS;
+
+const BATCHED = Object.entries(BATCHED_EVENTS) as [BatchedEventType, (typeof BATCHED_EVENTS)[BatchedEventType]][];
+
+/**
+ * For the batched hot writes (many requests' rows in one statement): the body of one
+ * data-modifying CTE that writes ONE row per organization into `outbound_event_batches`, holding
+ * the events of every `[type, source]` pair (`source`: a CTE of whole rows of the type's table,
+ * RETURNING *) in the type's column, for the relay to expand into `outbound_events` rows. Same
+ * transaction, same values as written, same "only when subscribed", decided once per organization
+ * and type of the statement (not per row); a heap row and an index entry per statement instead
+ * of per event. `source`s come from code (CTE names), never from input.
+ */
+export function batchedEventsOf(parts: readonly (readonly [BatchedEventType, string])[]): string {
+  const types = new Set<string>();
+  for (const [type, source] of parts) {
+    if (!/^[a-z_]+$/.test(source)) throw new Error(`batchedEventsOf: not a CTE name: ${source}`);
+    if (types.has(type)) throw new Error(`batchedEventsOf: ${type} twice`);
+    types.add(type);
+  }
+  const columns = parts.map(([type]) => BATCHED_EVENTS[type].column);
+  const arrays = parts.map(([type, source]) => {
+    const { column, table } = BATCHED_EVENTS[type];
+    return `case when ${subscribedSql(type, 'o.organization_id')} then (select array_agg(row(x.*)::${table}) from ${source} x where x.organization_id = o.organization_id) end as ${column}`;
+  });
+  const organizations = [...new Set(parts.map(([, source]) => source))].map((source) => `select organization_id from ${source}`).join(' union ');
+  return `insert into outbound_event_batches (organization_id, ${columns.join(', ')}, created_at)
+    select b.organization_id, ${columns.map((c) => `b.${c}`).join(', ')}, statement_timestamp()
+    from (select o.organization_id, ${arrays.join(',\n      ')}
+      from (${organizations}) o) b
+    where ${columns.map((c) => `b.${c} is not null`).join(' or ')}`;
+}
+
+/**
+ * The events of the batches taken (`taken`: a CTE of whole outbound_event_batches rows), one row
+ * each (organization_id, type, created_at, and with `resources` the resource as jsonb): the rows of
+ * the batch columns, and the JSON array `events` of the batches written before those columns
+ * existed (releases up to 2026-11-27; null since).
+ */
+export function batchEventsSql(taken: string, resources = true): string {
+  const legacy = resources ? `, (e -> 'resource')::jsonb as resource` : '';
+  const resource = resources ? `, to_jsonb(x)` : '';
+  return [
+    `select t.organization_id, e ->> 'type' as type, t.created_at${legacy} from ${taken} t cross join lateral json_array_elements(t.events) e`,
+    ...BATCHED.map(([type, { column }]) => `select t.organization_id, '${type}', t.created_at${resource} from ${taken} t cross join lateral unnest(t.${column}) x`),
+  ].join('\n  union all\n  ');
 }
 
 /**
@@ -79,4 +121,4 @@ export async function recordEvents(trx: Kysely<Tables>, type: OutboundEventType,
  */
 export const EVENTS_WRITTEN = `(select organization_id, type, created_at from outbound_events
   union all
-  select b.organization_id, e ->> 'type', b.created_at from outbound_event_batches b cross join lateral json_array_elements(b.events) e)`;
+  select organization_id, type, created_at from (${batchEventsSql('outbound_event_batches', false)}) b)`;
