@@ -159,7 +159,6 @@ interface Scenario {
 
 async function load(admin: pg.Client, server: Server, key: string, scenario: Scenario, seconds: number, prefix: string): Promise<Run> {
   let n = 0;
-  const functionsBefore = process.env.BENCH_DIAG ? await storedStatementTimes() : undefined;
   const cpuBefore = await cpuSnapshot(admin, server);
   const machineBefore = machineTicks();
   const startedAt = Date.now();
