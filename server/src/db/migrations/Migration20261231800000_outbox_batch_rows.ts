@@ -20,12 +20,13 @@ import { Migration } from '@mikro-orm/migrations';
  * the relay expands both.
  *
  * For whoever changes these tables later: a column typed with a table's row type ties that table
- * to this one. Adding or dropping a column of `conversions`, `commissions` or `customers` is
- * unaffected (rows stored before read the new column as null), but PostgreSQL refuses an ALTER
- * that rewrites the table (a column's type) while this column exists ("cannot alter table … because
- * column outbound_event_batches.… uses its row type"). Such a migration drops the column and adds
- * it back after, with the relay stopped and the batches expanded (or the service's delivery
- * drained: `select count(*) from outbound_event_batches` is 0).
+ * to this one. PostgreSQL refuses, while such a column exists, any ALTER of `conversions`,
+ * `commissions` or `customers` that would rewrite it or fill stored rows: a column's type changed,
+ * a column added with a default ("cannot alter table … because column
+ * outbound_event_batches.… uses its row type"). Adding a nullable column without a default, or
+ * dropping one, is unaffected. Write such a migration's statements inside
+ * `rewritingBatchedTables(…)` (modules/events/outbox.ts): the pending batches are kept, as JSON,
+ * and the columns come back after (test/events/delivery.test.ts).
  */
 export class Migration20261231800000_outbox_batch_rows extends Migration {
   override async up(): Promise<void> {

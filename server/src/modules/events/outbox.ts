@@ -80,6 +80,29 @@ export function batchedEventsOf(parts: readonly (readonly [BatchedEventType, str
 }
 
 /**
+ * For a later migration that rewrites `conversions`, `commissions` or `customers` (a column's type
+ * changed, a column added with a default): PostgreSQL refuses it while a column of
+ * `outbound_event_batches` has that table's row type ("cannot alter table … because column …
+ * uses its row type"). Wrapped in this, `statements` run in the migration's transaction between:
+ * the pending batches' rows turned into the JSON array `events` (the format of the releases before
+ * 20261231800000, which the relay still expands: no event lost, none changed), the typed columns
+ * dropped; and after, the columns added back as migration 20261231800000 made them.
+ */
+export function rewritingBatchedTables(statements: string): string {
+  const columns = BATCHED.map(([, { column }]) => column);
+  const asJson = BATCHED.map(([type, { column }]) => `select json_build_object('type', '${type}', 'resource', to_json(x)) from unnest(b.${column}) x`);
+  return `update outbound_event_batches b set events = (
+    select json_agg(s.event) from (
+      select e as event from json_array_elements(b.events) e
+      union all ${asJson.join('\n      union all ')}) s)
+  where ${columns.map((c) => `b.${c} is not null`).join(' or ')};
+alter table outbound_event_batches ${columns.map((c) => `drop column ${c}`).join(', ')};
+${statements};
+alter table outbound_event_batches ${BATCHED.map(([, { column, table }]) => `add column ${column} ${table}[]`).join(', ')},
+  ${columns.map((c) => `alter column ${c} set storage external`).join(', ')};`;
+}
+
+/**
  * The events of the batches taken (`taken`: a CTE of whole outbound_event_batches rows), one row
  * each (organization_id, type, created_at, and with `resources` the resource as jsonb): the rows of
  * the batch columns, and the JSON array `events` of the batches written before those columns
