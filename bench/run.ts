@@ -100,8 +100,11 @@ async function reportBusyBackends(admin: pg.Client, server: Server, label: strin
   }
 }
 
-/** BENCH_DIAG: calls and total time (ms) of each stored statement (db/stored-statement.ts) so far, in the bench's database. */
-async function storedStatementTimes(): Promise<Map<string, { calls: number; ms: number }>> {
+/** Calls of each stored statement (db/stored-statement.ts), by name, and their total time in ms. */
+type StatementTimes = Map<string, { calls: number; ms: number }>;
+
+/** BENCH_DIAG: the stored statements' times so far, in the bench's database. */
+async function storedStatementTimes(): Promise<StatementTimes> {
   // A backend that has gone idle sends its pending statistics 10 s later (PostgreSQL 15).
   await new Promise((resolve) => setTimeout(resolve, 11_000));
   const db = new pg.Client({ connectionString: dbUrl });
@@ -113,7 +116,7 @@ async function storedStatementTimes(): Promise<Map<string, { calls: number; ms: 
   return new Map(rows.map((r) => [r.name, { calls: Number(r.calls), ms: r.ms }]));
 }
 
-function reportStoredStatements(label: string, before: Map<string, { calls: number; ms: number }>, after: Map<string, { calls: number; ms: number }>): void {
+function reportStoredStatements(label: string, before: StatementTimes, after: StatementTimes): void {
   for (const [name, now] of after) {
     const calls = now.calls - (before.get(name)?.calls ?? 0);
     if (calls === 0) continue;

@@ -18,6 +18,12 @@ export function subscribedSql(type: OutboundEventType, organizationId: string): 
   return `exists (select 1 from webhook_endpoints e where e.organization_id = ${organizationId} and e.enabled and '${type}' = any (e.events))`;
 }
 
+/** `source` is spliced into SQL text: only a CTE name written in code (lower case and underscores) is taken. */
+function cteName(caller: string, source: string): string {
+  if (!/^[a-z_]+$/.test(source)) throw new Error(`${caller}: not a CTE name: ${source}`);
+  return source;
+}
+
 /**
  * The SQL text of a data-modifying CTE's body that writes one `type` event per row of the CTE
  * `source` (whole rows of the resource's table, with `organization_id`), for statements written
@@ -25,7 +31,7 @@ export function subscribedSql(type: OutboundEventType, organizationId: string): 
  * `source` come from code (an event name of the contract, a CTE name), never from input.
  */
 export function eventsOf(type: OutboundEventType, source: string): string {
-  if (!/^[a-z_]+$/.test(source)) throw new Error(`eventsOf: not a CTE name: ${source}`);
+  cteName('eventsOf', source);
   return `insert into outbound_events (id, organization_id, type, resource, created_at)
     select gen_random_uuid(), x.organization_id, '${type}', to_jsonb(x), statement_timestamp()
     from ${source} x
@@ -62,7 +68,7 @@ const BATCHED = Object.entries(BATCHED_EVENTS) as [BatchedEventType, (typeof BAT
 export function batchedEventsOf(parts: readonly (readonly [BatchedEventType, string])[]): string {
   const types = new Set<string>();
   for (const [type, source] of parts) {
-    if (!/^[a-z_]+$/.test(source)) throw new Error(`batchedEventsOf: not a CTE name: ${source}`);
+    cteName('batchedEventsOf', source);
     if (types.has(type)) throw new Error(`batchedEventsOf: ${type} twice`);
     types.add(type);
   }
@@ -90,11 +96,9 @@ export function batchedEventsOf(parts: readonly (readonly [BatchedEventType, str
  */
 export function rewritingBatchedTables(statements: string): string {
   const columns = BATCHED.map(([, { column }]) => column);
-  const asJson = BATCHED.map(([type, { column }]) => `select json_build_object('type', '${type}', 'resource', to_json(x)) from unnest(b.${column}) x`);
+  // Each batch's events as the relay reads them (batchEventsSql), back into the one JSON array.
   return `update outbound_event_batches b set events = (
-    select json_agg(s.event) from (
-      select e as event from json_array_elements(b.events) e
-      union all ${asJson.join('\n      union all ')}) s)
+    select json_agg(json_build_object('type', e.type, 'resource', e.resource)) from (${batchEventsSql('(select b.*)')}) e)
   where ${columns.map((c) => `b.${c} is not null`).join(' or ')};
 alter table outbound_event_batches ${columns.map((c) => `drop column ${c}`).join(', ')};
 ${statements};
