@@ -260,6 +260,29 @@ describe('outbound events', () => {
     expect(r.received[1]!.headers['webhook-id']).not.toBe(r.received[0]!.headers['webhook-id']);
   });
 
+  it('a batched event carries the row as its statement wrote it, not as it is when the relay expands it', async () => {
+    const m = await merchant(app.baseUrl);
+    await subscribe(m, 'http://127.0.0.1:9/x', ['conversion.created']);
+    const conversion = (await m.api('POST', '/api/conversions', { external_id: 'snap-1', amount: 40, ref: m.slug })).body.data.conversion;
+    const rollback = new Error('rolled back');
+    await expect(
+      kyselyOf(app.db.orm)
+        .transaction()
+        .execute(async (trx) => {
+          // The hot statements' outbox write (in this transaction: no relay sees the batch), then a later change of the row.
+          await sql.raw(`with inserted as (select * from conversions where id = '${conversion.id}'),
+            outbox as (${batchedEventsOf([['conversion.created', 'inserted']])}) select 1`).execute(trx);
+          await sql`update conversions set status = 'reversed', refunded_amount = amount, reversed_at = now() where id = ${conversion.id}`.execute(trx);
+          const events = (
+            await sql<{ status: string; refunded: string }>`select e.resource ->> 'status' as status, e.resource ->> 'refunded_amount' as refunded
+              from (${sql.raw(batchEventsSql(`(select * from outbound_event_batches where organization_id = '${m.organizationId}' and created_at >= now())`))}) e`.execute(trx)
+          ).rows;
+          expect(events).toEqual([{ status: 'approved', refunded: '0' }]);
+          throw rollback;
+        }),
+    ).rejects.toBe(rollback);
+  });
+
   it('a migration that rewrites a batched table keeps the pending batches (rewritingBatchedTables)', async () => {
     const m = await merchant(app.baseUrl);
     await subscribe(m, 'http://127.0.0.1:9/x', ['conversion.created']);
