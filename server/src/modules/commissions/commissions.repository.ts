@@ -28,13 +28,16 @@ export interface CommissionFilter {
  * A filter on the stored status, with the ledger's one derived transition (commission-lifecycle.ts
  * effectiveStatus): a pending entry whose approves_at has passed (`due`) is approved. So the
  * effective `pending` is pending and not due, and the effective `approved` is the stored
- * `approved` and `due` together (see page).
+ * `approved` and `due` together (see page). A null approves_at (auto_approve false: waiting for
+ * the merchant) is never due, so `pending` is spelled as its own positive condition: `not (due)`
+ * is NULL for such an entry, and a WHERE drops NULL, which hid every entry awaiting approval.
  */
 function whereStoredStatus(status: CommissionStatus | 'due') {
   return (eb: ExpressionBuilder<Tables, 'commissions'>) => {
-    const due = eb.and([eb('status', '=', 'pending'), eb('approves_at', '<=', raw<Date>`now()`)]);
-    if (status === 'due') return due;
-    if (status === 'pending') return eb.and([eb('status', '=', 'pending'), eb.not(due)]);
+    if (status === 'due') return eb.and([eb('status', '=', 'pending'), eb('approves_at', '<=', raw<Date>`now()`)]);
+    if (status === 'pending') {
+      return eb.and([eb('status', '=', 'pending'), eb.or([eb('approves_at', 'is', null), eb('approves_at', '>', raw<Date>`now()`)])]);
+    }
     return eb('status', '=', status);
   };
 }
