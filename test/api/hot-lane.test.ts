@@ -171,6 +171,27 @@ describe('the hot lane answers as Express does', () => {
     expect(unattributed.answer.status).toBe(400);
   });
 
+  it('lone UTF-16 surrogates in ids: the same 400 naming the field in both lanes, nothing stored', async () => {
+    const lone = (field: string) => ({ success: false, message: `${field}: ill-formed Unicode (a lone UTF-16 surrogate) is not allowed` });
+    for (const id of ['sur\ud800', 'sur\udbff']) {
+      // JSON.stringify writes a lone surrogate as its \u escape: the body is valid UTF-8 JSON.
+      const cases: [string, Record<string, unknown>, string][] = [
+        ['/api/clicks', { ref: id }, 'ref'],
+        ['/api/clicks', { ref: merchant.slug, cookie_id: id }, 'cookie_id'],
+        ['/api/customers', { customer_id: id, cookie_id: cookieId }, 'customer_id'],
+        ['/api/customers', { customer_id: 'hot_lone_cus', cookie_id: id }, 'cookie_id'],
+        ['/api/conversions', { external_id: id, amount: 10, cookie_id: cookieId }, 'external_id'],
+        ['/api/conversions', { external_id: 'hot_lone_ord', amount: 10, customer_id: id }, 'customer_id'],
+      ];
+      for (const [path, body, field] of cases) {
+        const { answer, servedByExpress } = await compare('POST', path, json(), () => JSON.stringify(body));
+        expect([answer.status, answer.body, servedByExpress], `${path} ${field}`).toEqual([400, lone(field), false]);
+      }
+    }
+    const stored = await compare('GET', `/api/conversions/${encodeURIComponent('sur\ufffd')}`, auth());
+    expect(stored.answer.status).toBe(404);
+  });
+
   it('echoes a sane X-Request-Id as Express does', async () => {
     const { answer } = await compare('GET', '/api/me', { ...auth(), 'x-request-id': 'trace-123' });
     expect(answer.headers['x-request-id']).toBe('trace-123');

@@ -56,7 +56,7 @@ describe('the request pipeline', () => {
     const upToTheBody = ['request id', 'metrics', 'security headers', 'draining', 'access log', 'API key', 'rate limit (api-key)'];
     expect(hotLane.stageNames('GET /api/me')).toEqual(upToTheBody);
     for (const path of ['/api/clicks', '/api/customers', '/api/conversions']) {
-      expect(hotLane.stageNames(`POST ${path}`)).toEqual([...upToTheBody, 'JSON body', 'NUL characters']);
+      expect(hotLane.stageNames(`POST ${path}`)).toEqual([...upToTheBody, 'JSON body', 'unstorable text']);
     }
   });
 

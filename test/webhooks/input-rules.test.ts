@@ -122,6 +122,39 @@ describe('Webhooks apply the API input rules', () => {
     expect(await snapshot(m.chargebee)).toEqual(chargebeeBefore);
   });
 
+  it('lone UTF-16 surrogates in a charge id, a customer id, a refund target or an event id: ignored with the reason, two such ids never merge', async () => {
+    // JSON.stringify writes "\ud800" as its escape: a valid, signed body whose parsed id is ill-formed.
+    const lone = /ill-formed Unicode \(a lone UTF-16 surrogate\) is not allowed/;
+    const before = await snapshot(m.stripe);
+    const base = uid('in');
+    for (const id of [`${base}\ud800`, `${base}\udbff`]) {
+      await expectIgnored(
+        stripeSigned(m.stripe.id, SECRETS.stripe, stripeEvent('invoice.paid', stripeInvoice({ id, customer: uid('cus'), amountPaid: 4999, ref: m.stripe.slug }))),
+        new RegExp(`external_id: ${lone.source}`),
+      );
+    }
+    const customer = `${uid('cus')}\udc00`;
+    await expectIgnored(stripeSigned(m.stripe.id, SECRETS.stripe, stripeEvent('invoice.paid', stripeInvoice({ customer, amountPaid: 4999, ref: m.stripe.slug }))), new RegExp(`customer_id: ${lone.source}`));
+    await expectIgnored(stripeSigned(m.stripe.id, SECRETS.stripe, stripeEvent('customer.subscription.deleted', { id: uid('sub'), object: 'subscription', customer })), new RegExp(`customer_id: ${lone.source}`));
+    const charge = { id: `ch_${uid('x')}\ud800`, object: 'charge', amount: 1000, amount_refunded: 1000, refunded: true, currency: 'usd', payment_intent: `pi_${uid('x')}\udbff` };
+    await expectIgnored(stripeSigned(m.stripe.id, SECRETS.stripe, stripeEvent('charge.refunded', charge)), lone);
+    expect(await snapshot(m.stripe)).toEqual(before);
+
+    const chargebeeBefore = await snapshot(m.chargebee);
+    const event = JSON.stringify({
+      id: `ev_${uid('x')}\ud800`,
+      occurred_at: nowSeconds(),
+      event_type: 'payment_succeeded',
+      content: { invoice: { id: uid('inv'), total: 1000, amount_paid: 1000, currency_code: 'USD' }, customer: { id: uid('c'), cf_ref_svc_affiliate: m.chargebee.slug } },
+    });
+    const delivery = chargebeeSigned(m.chargebee.id, SECRETS.chargebee, event);
+    const first = await expectIgnored(delivery, new RegExp(`event id: ${lone.source}`));
+    // The receipt repeats the id it could not keep, as text: U+FFFD for the lone surrogate.
+    expect(first.body.data.webhook.event_id).toMatch(/^ev_.*\ufffd$/);
+    await expectIgnored(delivery, new RegExp(`event id: ${lone.source}`));
+    expect(await snapshot(m.chargebee)).toEqual(chargebeeBefore);
+  });
+
   it('ids longer than the API accepts and timestamps out of range are ignored, not a 500', async () => {
     const before = await snapshot(m.chargebee);
     const content = (invoice: Record<string, unknown>, transaction: Record<string, unknown> = {}) => ({

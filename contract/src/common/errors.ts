@@ -19,6 +19,8 @@ export const ErrorMessages = {
   notFound: 'Not found',
   internal: 'Internal server error',
   nulCharacters: 'Malformed request: NUL characters (U+0000) are not allowed',
+  /** After the field's name: "external_id: ill-formed Unicode (a lone UTF-16 surrogate) is not allowed". */
+  loneSurrogate: 'ill-formed Unicode (a lone UTF-16 surrogate) is not allowed',
 } as const;
 
 /**

@@ -5,6 +5,7 @@ import helmet from 'helmet';
 import { ErrorMessages } from '@affiliate-attribution/contract';
 import { BadRequestError } from './errors.js';
 import type { Stage } from './pipeline.js';
+import { echoInput } from './validation-message.js';
 
 /** The headers helmet sets with these options, as [name, value, ...], computed once: they do not depend on the request. */
 function helmetHeaders(options: Parameters<typeof helmet>[0]): readonly string[] {
@@ -53,27 +54,79 @@ export const securityHeadersStage: Stage = {
   },
 };
 
-export function containsNul(value: unknown, depth = 0): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (depth > 64 || value === null || typeof value !== 'object') return false;
-  if (Array.isArray(value)) return value.some((item) => containsNul(item, depth + 1));
-  for (const [key, item] of Object.entries(value)) if (key.includes('\u0000') || containsNul(item, depth + 1)) return true;
-  return false;
+/**
+ * A lone UTF-16 surrogate (U+D800 to U+DFFF without its other half): what `\ud800` in a JSON string
+ * parses to. It is not Unicode text, and PostgreSQL (like every UTF-8 encoder) writes U+FFFD in its
+ * place, so "sur\ud800" and "sur\udbff" would be stored as one and the same id. With the `u` flag
+ * a regular expression reads a string by code points, and only an unpaired surrogate is one of Cs.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+export const hasLoneSurrogate = (text: string): boolean => LONE_SURROGATE.test(text);
+
+/** Why a string of a request cannot be stored as it was sent, and where: the path of its field (or of the object whose key it is). */
+export interface UnstorableText {
+  kind: 'NUL' | 'lone surrogate';
+  field: string[];
+  inKey: boolean;
+}
+
+const textFault = (text: string): UnstorableText['kind'] | undefined => (text.includes('\u0000') ? 'NUL' : hasLoneSurrogate(text) ? 'lone surrogate' : undefined);
+
+/**
+ * The first string (a value or an object key, at any depth) of a parsed request that PostgreSQL
+ * cannot store as sent, or undefined. Every request with a body is walked, so nothing is allocated
+ * unless a fault is found: the path is put together on the way back up.
+ */
+export function findUnstorableText(value: unknown, depth = 0): UnstorableText | undefined {
+  if (typeof value === 'string') {
+    const kind = textFault(value);
+    return kind && { kind, field: [], inKey: false };
+  }
+  if (depth > 64 || value === null || typeof value !== 'object') return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findUnstorableText(value[i], depth + 1);
+      if (found) {
+        found.field.unshift(String(i));
+        return found;
+      }
+    }
+    return undefined;
+  }
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const kind = textFault(key);
+    if (kind) return { kind, field: [], inKey: true };
+    const found = findUnstorableText((value as Record<string, unknown>)[key], depth + 1);
+    if (found) {
+      found.field.unshift(key);
+      return found;
+    }
+  }
+  return undefined;
+}
+
+/** The 400 message: NUL's fixed one; for a lone surrogate, the field named as validation messages name it ("items.0.external_id"). */
+export function unstorableTextMessage(found: UnstorableText): string {
+  if (found.kind === 'NUL') return ErrorMessages.nulCharacters;
+  const name = found.field.length > 0 ? found.field.map((segment) => echoInput(segment)).join('.') : 'body';
+  return found.inKey ? `${name}: a key with ${ErrorMessages.loneSurrogate}` : `${name}: ${ErrorMessages.loneSurrogate}`;
 }
 
 /**
- * PostgreSQL text cannot store U+0000, and a query carrying one fails in the driver: such input is
- * refused up front with 400 (path, query string and parsed JSON body), never sent to the database.
- * A request in the hot lane's plain form is its route's path exactly, without a query string: only
- * a body can hold one there.
+ * PostgreSQL text cannot store U+0000, and a query carrying one fails in the driver; it stores a
+ * lone surrogate as U+FFFD, merging distinct ids. Such input is refused up front with 400 (path,
+ * query string and parsed JSON body), never sent to the database. A request in the hot lane's
+ * plain form is its route's path exactly, without a query string: only a body can hold one there.
+ * (A path or query string cannot carry a lone surrogate: its %-escapes must decode as UTF-8.)
  */
-export const nulCharactersStage: Stage = {
-  name: 'NUL characters',
+export const unstorableTextStage: Stage = {
+  name: 'unstorable text',
   needed: (route) => route.method !== 'GET',
   run(req) {
-    if ((req.originalUrl ?? req.url ?? '').includes('%00') || containsNul((req as { query?: unknown }).query) || containsNul(req.body)) {
-      throw new BadRequestError(ErrorMessages.nulCharacters);
-    }
+    if ((req.originalUrl ?? req.url ?? '').includes('%00')) throw new BadRequestError(ErrorMessages.nulCharacters);
+    const found = findUnstorableText((req as { query?: unknown }).query) ?? findUnstorableText(req.body);
+    if (found) throw new BadRequestError(unstorableTextMessage(found));
   },
 };
 

@@ -7,7 +7,7 @@ import type { Metrics } from './metrics.js';
 import type { PipelineStep, Stage } from './pipeline.js';
 import { API_KEY_RATE_LIMIT_SCOPE, rateLimitStage, type RateLimiter } from './rate-limit.js';
 import { requestIdStage } from './request-context.js';
-import { nulCharactersStage, securityHeadersStage } from './security.js';
+import { unstorableTextStage, securityHeadersStage } from './security.js';
 
 export interface PipelineDeps {
   authenticator: ApiKeyAuthenticator;
@@ -51,6 +51,6 @@ export function requestPipeline(deps: PipelineDeps): PipelineStep[] {
     rateLimitStage(deps.apiKeyRateLimiter, { scope: API_KEY_RATE_LIMIT_SCOPE, key: (req) => req.apiKeyHash ?? (req.user ? `user:${req.user.id}` : 'none'), paths: ['/api'] }),
     adminTokenStage(deps.adminToken),
     jsonBodyStage(JSON_BODY_LIMIT_BYTES),
-    nulCharactersStage,
+    unstorableTextStage,
   ];
 }

@@ -62,8 +62,8 @@ function cancellationResult(customerId: string, outcome: CancellationOutcome<typ
   return outcome.deduped ? ignored(`Customer ${customerId} already canceled`) : changed(`Customer ${customerId} canceled`);
 }
 
-/** An id as a receipt may repeat it when it broke the rules: bounded, and without NUL characters. */
-const printable = (value: string) => echoInput(value.replaceAll('\u0000', '\ufffd'));
+/** An id as a receipt may repeat it when it broke the rules: bounded, without NUL characters or lone surrogates. */
+const printable = (value: string) => echoInput(value.replaceAll('\u0000', '\ufffd').replace(/\p{Cs}/gu, '\ufffd'));
 
 export interface WebhookServices {
   orm: MikroORM;

@@ -1,6 +1,7 @@
 import { Decimal } from 'decimal.js';
 import type { ZodTypeAny } from 'zod';
-import { CreateConversionBody, CreateCustomerBody, Identifier, RefundConversionBody } from '@affiliate-attribution/contract';
+import { CreateConversionBody, CreateCustomerBody, ErrorMessages, Identifier, RefundConversionBody } from '@affiliate-attribution/contract';
+import { findUnstorableText } from '../http/security.js';
 import { isUuid } from '../http/serialize.js';
 import { describeZodError } from '../http/validation-message.js';
 import type { CancelAction, PaymentAction, ReferenceAction, RefundAction, VerifiedEvent, WebhookAction } from './types.js';
@@ -8,34 +9,40 @@ import type { CancelAction, PaymentAction, ReferenceAction, RefundAction, Verifi
 /**
  * The API's input rules, applied to what an adapter mapped from a provider event, in one place for
  * every provider: the same contract schemas `POST /api/conversions`, `POST /api/customers` and
- * `POST /api/conversions/{id}/refund` validate with, and the refusal of U+0000 (PostgreSQL text
- * cannot store it; the API refuses it before any query). A signed event is genuine but may still
- * carry values the API would answer 400 for (an amount of 1e22 minor units, an id of 10 kB): those
- * never reach a query. The dispatcher answers such an event 200 `ignored` with the reason.
+ * `POST /api/conversions/{id}/refund` validate with, and the refusal of U+0000 and of lone UTF-16
+ * surrogates (PostgreSQL text cannot store the first, and stores the second as U+FFFD, so two
+ * distinct provider ids would become one; the API refuses both before any query). A signed event
+ * is genuine but may still carry values the API would answer 400 for (an amount of 1e22 minor
+ * units, an id of 10 kB, `"in_\ud800"`): those never reach a query. The dispatcher answers such an event 200 `ignored` with the reason.
  */
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; reason: string };
 
-const NUL = '\u0000';
 const NUL_REASON = 'NUL characters (U+0000) are not allowed';
 
 const invalid = (reason: string): { ok: false; reason: string } => ({ ok: false, reason });
 
-function hasNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes(NUL);
-  return Array.isArray(value) && value.some(hasNul);
+/** Why a mapped value (a string or a list of them) cannot be stored as the provider sent it (http/security.ts findUnstorableText), or undefined. */
+function unstorable(value: unknown): string | undefined {
+  const found = findUnstorableText(value);
+  if (!found) return undefined;
+  return found.kind === 'NUL' ? NUL_REASON : ErrorMessages.loneSurrogate;
 }
 
 /** One field against its API schema; the reason names the field, as the API's 400 does. */
 function field<T>(name: string, schema: ZodTypeAny, value: unknown): Checked<T> {
-  if (hasNul(value)) return invalid(`${name}: ${NUL_REASON}`);
+  const text = unstorable(value);
+  if (text) return invalid(`${name}: ${text}`);
   const parsed = schema.safeParse(value);
   return parsed.success ? { ok: true, value: parsed.data as T } : invalid(describeZodError(parsed.error, name));
 }
 
-/** A whole request body against its API schema (NUL first: zod would accept it). */
+/** A whole request body against its API schema (stored text first: zod would accept NUL and lone surrogates). */
 function body<T>(schema: ZodTypeAny, input: Record<string, unknown>): Checked<T> {
-  for (const [name, value] of Object.entries(input)) if (hasNul(value)) return invalid(`${name}: ${NUL_REASON}`);
+  for (const [name, value] of Object.entries(input)) {
+    const text = unstorable(value);
+    if (text) return invalid(`${name}: ${text}`);
+  }
   const parsed = schema.safeParse(input);
   return parsed.success ? { ok: true, value: parsed.data as T } : invalid(describeZodError(parsed.error));
 }
@@ -104,7 +111,8 @@ function checkPayment(p: PaymentAction, now: Date): Checked<CheckedPayment> {
 }
 
 function checkRefund(r: RefundAction): Checked<RefundAction> {
-  // Ids that no conversion can have are not looked up (a NUL would fail the query itself).
+  // Ids that no conversion can have are not looked up (a NUL would fail the query itself, a lone
+  // surrogate would find the conversion of another id).
   const checks = r.candidates.map((c) => field<string>('external_id', CreateConversionBody.shape.external_id, c));
   const candidates = r.candidates.filter((_, i) => checks[i]!.ok);
   if (candidates.length === 0) return invalid(checks.map((c) => (c.ok ? '' : c.reason)).find((reason) => reason) ?? 'external_id: Required');

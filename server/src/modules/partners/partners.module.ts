@@ -9,7 +9,7 @@ import { expressMiddleware } from '../../http/pipeline.js';
 import { clientAddressKey, rateLimit, type RateLimiter } from '../../http/rate-limit.js';
 import { requireOrganization } from '../../http/request-context.js';
 import { s } from '../../http/router-types.js';
-import { nulCharactersStage } from '../../http/security.js';
+import { unstorableTextStage } from '../../http/security.js';
 import type { AffiliatesService } from '../affiliates/affiliates.service.js';
 import type { Mailer } from '../people/mailer.js';
 import { baseUrlOf } from '../people/people.router.js';
@@ -60,7 +60,7 @@ export class Partners {
     const signInPaths = [routes.apply.path, routes.requestSignInLink.path, routes.signIn.path];
     app.post(signInPaths, signInLimit);
     app.get(routes.slugAvailability.path, rateLimit(limiters.slugChecks, { scope: 'partner-slug' }));
-    app.use(PARTNER_API, expressMiddleware(jsonBodyStage(JSON_BODY_LIMIT_BYTES)), expressMiddleware(nulCharactersStage), partnerSameOrigin(this.deps.publicBaseUrl));
+    app.use(PARTNER_API, expressMiddleware(jsonBodyStage(JSON_BODY_LIMIT_BYTES)), expressMiddleware(unstorableTextStage), partnerSameOrigin(this.deps.publicBaseUrl));
 
     const perEmail = async (organizationId: string, email: string) => {
       let decision;

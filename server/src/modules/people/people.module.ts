@@ -9,7 +9,7 @@ import { kyselyOf } from '../../db/database.js';
 import type { ApiKeyAuthenticator } from '../../http/authentication.js';
 import { expressMiddleware, type Stage } from '../../http/pipeline.js';
 import { JSON_BODY_LIMIT_BYTES, jsonBodyStage } from '../../http/json-body.js';
-import { nulCharactersStage } from '../../http/security.js';
+import { unstorableTextStage } from '../../http/security.js';
 import { rateLimit, type RateLimiter } from '../../http/rate-limit.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
 import { AUTH_BASE_PATH, authSecret, createAuth, type Auth } from './auth.js';
@@ -76,7 +76,7 @@ export class People {
     });
     app.use(SIGN_IN_PATHS, rateLimit(signInLimiter, { scope: 'sign-in' }));
     // The same body rules as /api (JSON only, UTF-8, the size limit, no NUL characters).
-    app.use(`${AUTH_BASE_PATH}/invitations`, expressMiddleware(jsonBodyStage(JSON_BODY_LIMIT_BYTES)), expressMiddleware(nulCharactersStage));
+    app.use(`${AUTH_BASE_PATH}/invitations`, expressMiddleware(jsonBodyStage(JSON_BODY_LIMIT_BYTES)), expressMiddleware(unstorableTextStage));
     createExpressEndpoints(contract.account, accountRouter(this.service), app, options);
     app.all(`${AUTH_BASE_PATH}/*`, toNodeHandler(this.auth));
   }

@@ -1,8 +1,9 @@
 import type { Express, RequestHandler } from 'express';
 import { contract } from '@affiliate-attribution/contract';
 import { HttpError } from '../../http/errors.js';
+import { expressMiddleware } from '../../http/pipeline.js';
 import { rateLimit, type RateLimiter } from '../../http/rate-limit.js';
-import { jsonBodyParser } from '../../http/security.js';
+import { jsonBodyParser, unstorableTextStage } from '../../http/security.js';
 
 /** Everything under this prefix is public (no API key) and answers any origin. */
 export const PUBLIC_PREFIX = '/public';
@@ -55,12 +56,13 @@ const body: RequestHandler = (req, res, next) => {
 
 /**
  * Mounts CORS, per-address rate limiting (one budget per endpoint, so that a flood of clicks from
- * an address does not block its signups) and body parsing in front of the public endpoints. Must
+ * an address does not block its signups), body parsing and the API's text rules (no NUL, no lone
+ * surrogate: http/security.ts) in front of the public endpoints. Must
  * run before their routes are registered; the API-key middleware (on /api) never sees them.
  */
 export function mountPublicTrackingMiddleware(app: Express, limiter: RateLimiter): void {
   app.use(PUBLIC_PREFIX, cors);
   app.use(contract.tracking.createClick.path, rateLimit(limiter, { scope: 'public-clicks' }));
   app.use(contract.tracking.createCustomer.path, rateLimit(limiter, { scope: 'public-customers' }));
-  app.use(PUBLIC_PREFIX, body);
+  app.use(PUBLIC_PREFIX, body, expressMiddleware(unstorableTextStage));
 }
