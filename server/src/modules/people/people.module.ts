@@ -75,7 +75,7 @@ export class People {
       next(exempt || sameOrigin(req.headers, publicOrigin) ? undefined : new ForbiddenError('Cross-site request refused'));
     });
     app.use(SIGN_IN_PATHS, rateLimit(signInLimiter, { scope: 'sign-in' }));
-    // The same body rules as /api (JSON only, UTF-8, the size limit, no NUL characters).
+    // The same body rules as /api (JSON only, UTF-8, the size limit, no NUL nor lone surrogate).
     app.use(`${AUTH_BASE_PATH}/invitations`, expressMiddleware(jsonBodyStage(JSON_BODY_LIMIT_BYTES)), expressMiddleware(unstorableTextStage));
     createExpressEndpoints(contract.account, accountRouter(this.service), app, options);
     app.all(`${AUTH_BASE_PATH}/*`, toNodeHandler(this.auth));

@@ -57,8 +57,8 @@ const body: RequestHandler = (req, res, next) => {
 /**
  * Mounts CORS, per-address rate limiting (one budget per endpoint, so that a flood of clicks from
  * an address does not block its signups), body parsing and the API's text rules (no NUL, no lone
- * surrogate: http/security.ts) in front of the public endpoints. Must
- * run before their routes are registered; the API-key middleware (on /api) never sees them.
+ * surrogate: http/security.ts) in front of the public endpoints. Must run before their routes are
+ * registered; the API-key middleware (on /api) never sees them.
  */
 export function mountPublicTrackingMiddleware(app: Express, limiter: RateLimiter): void {
   app.use(PUBLIC_PREFIX, cors);
