@@ -61,45 +61,9 @@ async function startHaproxy(config: string, dir: string, name: string): Promise<
   return startChild(HAPROXY_PATH!, ['-db', '-f', file]);
 }
 
-describeWithPostgres('deploy/: the systemd unit and the TLS reverse proxy', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'aa-deploy-'));
-  const ports = { http: 0, https: 0, service: 0 };
-  let database: { name: string; url: string } | undefined;
-  let app: Child | undefined;
-  let proxy: Child | undefined;
-  let certificate = '';
-  let publicUrl = '';
-
-  beforeAll(async () => {
-    ports.http = await freePort();
-    ports.https = await freePort();
-    ports.service = await freePort();
-    publicUrl = `https://localhost:${ports.https}`;
-    // `npm run build`: the dashboard (web/dist) and the server bundle the unit runs.
-    buildDashboard();
-    await bundle('server/src/main.ts', 'server/dist/main.mjs');
-    // A new, empty database: the service applies every migration itself at start.
-    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    const name = `aa_test_${process.env.AA_TEST_RUN ?? 'adhoc'}_deploy_${randomBytes(3).toString('hex')}`;
-    await admin.query(`create database "${name}"`);
-    await admin.end();
-    const url = new URL(process.env.DATABASE_URL!);
-    url.pathname = `/${name}`;
-    database = { name, url: url.toString() };
-  }, 300_000);
-
-  afterAll(async () => {
-    await proxy?.kill();
-    await app?.kill();
-    if (database) {
-      const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-      await admin.connect();
-      await admin.query(`drop database if exists "${database.name}" with (force)`);
-      await admin.end();
-    }
-    rmSync(dir, { recursive: true, force: true });
-  });
+describe('deploy/: the unit and its environment file, as files', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'aa-deploy-unit-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('the unit runs what `npm start` runs, unprivileged, restarted on failure, with its settings from the environment file', () => {
     expect(one('User')).not.toBe('root');
@@ -129,6 +93,48 @@ describeWithPostgres('deploy/: the systemd unit and the TLS reverse proxy', () =
     for (const key of Object.keys(env)) expect(source, `${key} is a setting of config.ts`).toMatch(new RegExp(`^ {2}${key}: z`, 'm'));
     const config = loadConfig({ ...env, ...Object.fromEntries(SECRETS.map((key) => [key, randomBytes(32).toString('hex')])) });
     expect(config).toMatchObject({ HOST: '127.0.0.1', TRUST_PROXY: 'loopback' });
+  });
+});
+
+describeWithPostgres('deploy/: the unit started as written, behind the TLS reverse proxy', () => {
+  let dir = '';
+  const ports = { http: 0, https: 0, service: 0 };
+  let database: { name: string; url: string } | undefined;
+  let app: Child | undefined;
+  let proxy: Child | undefined;
+  let certificate = '';
+  let publicUrl = '';
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'aa-deploy-'));
+    ports.http = await freePort();
+    ports.https = await freePort();
+    ports.service = await freePort();
+    publicUrl = `https://localhost:${ports.https}`;
+    // `npm run build`: the dashboard (web/dist) and the server bundle the unit runs.
+    buildDashboard();
+    await bundle('server/src/main.ts', 'server/dist/main.mjs');
+    // A new, empty database: the service applies every migration itself at start.
+    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    const name = `aa_test_${process.env.AA_TEST_RUN ?? 'adhoc'}_deploy_${randomBytes(3).toString('hex')}`;
+    await admin.query(`create database "${name}"`);
+    await admin.end();
+    const url = new URL(process.env.DATABASE_URL!);
+    url.pathname = `/${name}`;
+    database = { name, url: url.toString() };
+  }, 300_000);
+
+  afterAll(async () => {
+    await proxy?.kill();
+    await app?.kill();
+    if (database) {
+      const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+      await admin.connect();
+      await admin.query(`drop database if exists "${database.name}" with (force)`);
+      await admin.end();
+    }
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('ExecStart with the environment file starts the service on an empty database, and it answers /ready', async () => {

@@ -30,7 +30,15 @@ function markdownFiles(): string[] {
   return files.filter((f) => existsSync(f));
 }
 
-const parse = (path: string): Root => fromMarkdown(readFileSync(path, 'utf8'), { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] });
+const trees = new Map<string, Root>();
+function parse(path: string): Root {
+  let tree = trees.get(path);
+  if (!tree) {
+    tree = fromMarkdown(readFileSync(path, 'utf8'), { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] });
+    trees.set(path, tree);
+  }
+  return tree;
+}
 
 function walkTree(node: Nodes, visit: (node: Nodes) => void): void {
   visit(node);
