@@ -16,8 +16,8 @@ export const API_RATE_LIMIT_DEFAULTS = { max: 1_200_000, windowSeconds: 60 } as 
 
 /**
  * How long an instance told to stop keeps serving with /ready at 503 before it closes its listener:
- * enough for a load balancer checking /ready every second, down after 2 failures (the README's
- * haproxy recipe), with room for a check in flight; see the README's "Shutdown".
+ * enough for a load balancer checking /ready every second, down after 2 failures (the haproxy
+ * recipes of deploy/ and docs/operations.md), with room for a check in flight; see docs/operations.md.
  */
 export const SHUTDOWN_DRAIN_DELAY_DEFAULT_MS = 5_000;
 

@@ -4,7 +4,7 @@ import { DISTRIBUTED_TABLES, DISTRIBUTION_COLUMN, LOCAL_TABLES, REFERENCE_TABLES
 import { testServer } from '../support/server.js';
 
 /**
- * The schema stays shardable by organization (server/src/db/distribution.ts), as the README's
+ * The schema stays shardable by organization (server/src/db/distribution.ts), as docs/scaling.md's
  * "Scaling out" says: read from PostgreSQL's catalog after every migration, so a table or key
  * added later that breaks Citus's rules fails here, with its name.
  */
@@ -75,9 +75,9 @@ describe('a schema Citus can shard by organization_id', () => {
     expect(outward).toEqual([]);
     const calls = citusDistributionSql();
     expect(calls).toHaveLength(REFERENCE_TABLES.length + DISTRIBUTED_TABLES.length);
-    // The README prints the same calls, in the same order.
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    expect(readme).toContain(calls.join('\n'));
+    // docs/scaling.md prints the same calls, in the same order.
+    const documented = readFileSync(new URL('../../docs/scaling.md', import.meta.url), 'utf8');
+    expect(documented).toContain(calls.join('\n'));
     // A distributed table comes after every distributed table it references.
     const order = DISTRIBUTED_TABLES as readonly string[];
     for (const k of keys.filter((k) => k.kind === 'foreign key' && order.includes(k.table) && order.includes(k.referenced_table!) && k.table !== k.referenced_table)) {

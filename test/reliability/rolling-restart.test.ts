@@ -14,16 +14,16 @@ import { call, conversionCounts, createMerchantOn, describeWithPostgres, startSe
 const HAPROXY_PATH = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((path) => existsSync(path));
 const describeWithHaproxy = (process.env.DATABASE_URL || process.env.CI) && (HAPROXY_PATH || process.env.CI) ? describe : describe.skip;
 
-const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+const RECIPE = fileURLToPath(new URL('../../docs/operations.md', import.meta.url));
 const CLIENTS = 16;
 
 /**
- * The README's haproxy recipe (its ```haproxy block, "Shutdown"), with the test's addresses: the
- * test runs what the README tells an operator to run, so the README cannot drift from it.
+ * The rolling-restart recipe of docs/operations.md (its ```haproxy block), with the test's addresses:
+ * the test runs what the documentation tells an operator to run, so it cannot drift from it.
  */
-function readmeHaproxyConfig(frontendPort: number, serverPorts: number[]): string {
-  const block = /```haproxy\n([\s\S]*?)```/.exec(readFileSync(README, 'utf8'))?.[1];
-  if (!block) throw new Error('README.md has no ```haproxy block');
+function documentedHaproxyConfig(frontendPort: number, serverPorts: number[]): string {
+  const block = /```haproxy\n([\s\S]*?)```/.exec(readFileSync(RECIPE, 'utf8'))?.[1];
+  if (!block) throw new Error('docs/operations.md has no ```haproxy block');
   const servers = block.match(/^\s*server .*$/gm) ?? [];
   expect(servers).toHaveLength(serverPorts.length);
   let config = block.replace(/^(\s*bind) :80$/m, `$1 127.0.0.1:${frontendPort}`);
@@ -52,7 +52,7 @@ async function startHaproxy(readmeConfig: string): Promise<Haproxy> {
   check.stdout!.on('data', (c: Buffer) => checkOutput.push(c.toString()));
   check.stderr!.on('data', (c: Buffer) => checkOutput.push(c.toString()));
   const [code] = await once(check, 'exit');
-  if (code !== 0) throw new Error(`haproxy -c refused the README's config: ${checkOutput.join('')}\n${config}`);
+  if (code !== 0) throw new Error(`haproxy -c refused the documented config: ${checkOutput.join('')}\n${config}`);
   const child: ChildProcess = spawn(HAPROXY_PATH!, ['-db', '-f', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   const log: string[] = [];
   child.stdout!.on('data', (c: Buffer) => log.push(c.toString()));
@@ -89,12 +89,12 @@ async function startHaproxy(readmeConfig: string): Promise<Haproxy> {
 
 /**
  * A rolling restart under load, as an operator runs one: two instances behind haproxy configured
- * as the README says, clicks and conversions from 16 keep-alive clients; SIGTERM to one instance,
+ * as docs/operations.md says, clicks and conversions from 16 keep-alive clients; SIGTERM to one instance,
  * a new one started on its port once it has exited, then the same for the other. With the
  * service's default settings, the clients see no error at all, and every conversion they were
  * told about is stored once.
  */
-describeWithHaproxy('rolling restart behind haproxy (the README recipe)', () => {
+describeWithHaproxy('rolling restart behind haproxy (the docs/operations.md recipe)', () => {
   let db: TestDatabase;
   const instances: (ServiceProcess | undefined)[] = [];
   let haproxy: Haproxy | undefined;
@@ -184,14 +184,14 @@ describeWithHaproxy('rolling restart behind haproxy (the README recipe)', () => 
     expect(acknowledged.filter((id) => counts.get(id) !== 1)).toEqual([]);
   }
 
-  it('SIGTERM to each of two instances in turn under load, the README recipe and default settings: 0 client errors', { timeout: 120_000 }, async () => {
-    await rollingRestart('recipe', readmeHaproxyConfig);
+  it('SIGTERM to each of two instances in turn under load, the documented recipe and default settings: 0 client errors', { timeout: 120_000 }, async () => {
+    await rollingRestart('recipe', documentedHaproxyConfig);
   });
 
   it('SIGTERM under load behind a balancer that never retries (the recipe without its retry lines): the drain delay alone, 0 client errors', { timeout: 120_000 }, async () => {
     await rollingRestart('no-retries', (frontend, ports) => {
       // haproxy retries a refused connection 3 times by default: `retries 0` turns that off too.
-      const config = readmeHaproxyConfig(frontend, ports)
+      const config = documentedHaproxyConfig(frontend, ports)
         .replace(/^(\s*)retries \d+$/m, '$1retries 0')
         .replace(/^\s*(option redispatch|retry-on)\b.*$/gm, '');
       expect(config).toMatch(/^\s*retries 0$/m);
