@@ -81,6 +81,19 @@ interface BoundedClientClass {
 }
 
 /**
+ * The pool's client options with this connection's own bound on opening it. pg-pool hands each
+ * client its options with the password made non-enumerable (so that a logged pool shows none): a
+ * spread or JSON copy would drop it, and every connection to a server that asks for a password
+ * would fail ("SASL: client password must be a string"). So every own property is copied with its
+ * descriptor, the password staying both present and hidden.
+ */
+function withConnectTimeout(config: pg.ClientConfig, connectMs: number): pg.ClientConfig {
+  const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(config)) as pg.ClientConfig;
+  copy.connectionTimeoutMillis = connectMs;
+  return copy;
+}
+
+/**
  * The `pg` client class the pool opens its connections with (pg's `Client` pool option), with
  * the two bounds pg-pool cannot express on its own:
  *
@@ -101,7 +114,7 @@ function boundedClient(timeouts: DatabaseTimeouts): BoundedClientClass {
     }
 
     constructor(config: pg.ClientConfig = {}) {
-      super({ ...config, connectionTimeoutMillis: timeouts.connectMs });
+      super(withConnectTimeout(config, timeouts.connectMs));
       this.once('connect', () => open.add(this));
       this.once('end', () => open.delete(this));
     }
