@@ -130,4 +130,23 @@ describeReplicas('read replicas (DATABASE_REPLICA_URLS)', () => {
     }
     await waitFor(async () => (await listed('/api/conversions', 'conversions')).some((c) => c.external_id === 'inv-5'), 10_000, 'the replica to catch up');
   });
+
+  it('starts while the replica is unreachable: lists answer from the primary, one log line', { timeout: 60_000 }, async () => {
+    proxy!.cut();
+    let late: ServiceProcess | undefined;
+    try {
+      const replica = new URL(pair!.replicaUrl);
+      replica.port = String(proxy!.port);
+      late = await startService(pair!.primaryUrl, { DATABASE_REPLICA_URLS: replica.toString() });
+      for (let i = 0; i < 3; i++) {
+        const res = await call(late.url, 'GET', '/api/conversions', { key: merchant.key });
+        expect(res.status).toBe(200);
+        expect(res.body.data.conversions.map((c: { external_id: string }) => c.external_id)).toContain('inv-5');
+      }
+      expect(late.logs.filter((l) => /read replica unreachable/.test(String(l.msg)))).toHaveLength(1);
+    } finally {
+      proxy!.restore();
+      await stopService(late);
+    }
+  });
 });

@@ -237,8 +237,11 @@ export async function initOrm(
   const replicaUrls = start.replicaUrls ?? [];
   if (replicaUrls.length > 0) {
     // Each replica gets an ORM and pool like the primary's (same bounds, parsers and timeouts).
-    // Nothing connects yet: a replica down at start only sends its reads to the primary.
-    const replicas = await Promise.all(replicaUrls.map(async (url, i) => ({ name: `replica-${i + 1}`, orm: await connectOrm(ormOptions(url, poolMax, serving)) })));
+    // Nothing connects yet (no check that its database exists, which would need it up): a replica
+    // down at start only sends its reads to the primary.
+    const replicas = await Promise.all(
+      replicaUrls.map(async (url, i) => ({ name: `replica-${i + 1}`, orm: await connectOrm({ ...ormOptions(url, poolMax, serving), ensureDatabase: false }) })),
+    );
     attachReplicas(orm, new ReplicaRouting(orm, replicas, start.replicaEvents, (replica) => sql`select 1`.execute(kyselyOf(replica))));
   }
   return orm;
