@@ -67,7 +67,8 @@ export const poolOf = (orm: MikroORM): pg.Pool => connectionOf(orm).pool;
 /**
  * MikroORM's kysely (`em.getKysely()`), typed from the entities, without MikroORM's plugin (the
  * tables' own names are used, and values are read by the pool's parsers, db/orm.ts). Outside any
- * transaction: each statement takes a pooled connection and returns it. Always the primary.
+ * transaction: each statement takes a pooled connection and returns it. On this ORM's database:
+ * the primary, except on the replica's ORM that readFromReplica hands its callback.
  */
 export const kyselyOf = (orm: MikroORM): Kysely<Tables> => connectionOf(orm).kysely;
 
