@@ -57,8 +57,9 @@ const EnvSchema = z.object({
   /** The former name of DATABASE_DIRECT_URL, still read. */
   DATABASE_LISTEN_URL: z.string().url().optional(),
   /**
-   * Read replicas (comma-separated URLs) for the reads that tolerate lag (lists and reports:
-   * db/database.ts, laggingReadsOf); every other read and every write stays on DATABASE_URL.
+   * Read replicas (comma-separated URLs) for the reads that tolerate lag (lists and reports: the
+   * routes of REPLICA_READS, db/replica-reads.ts); every other read and every write stays on
+   * DATABASE_URL, and so do those reads while no replica answers.
    */
   DATABASE_REPLICA_URLS: z
     .string()

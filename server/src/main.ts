@@ -35,6 +35,12 @@ if (!databaseUrl) {
 const orm = await initOrm(databaseUrl, embedded ? 1 : config.DB_POOL_MAX, databaseTimeouts(config), {
   concurrentStarts: !embedded,
   replicaUrls: config.DATABASE_REPLICA_URLS,
+  // Once per outage, not per read (db/replica-reads.ts); database_replica_fallback_reads_total counts the reads.
+  replicaEvents: {
+    onReplicaDown: (replica, err) =>
+      logger.warn({ err, replica }, 'read replica unreachable: its reads (lists, reports) go to the primary until it answers again'),
+    onReplicaBack: (replica, downForMs) => logger.info({ replica, downForMs }, 'read replica answers again: its reads go back to it'),
+  },
   onWait: () => logger.info('another instance is applying migrations; waiting for it'),
   onStatementTimeoutRefused: (err) =>
     logger.warn(

@@ -3,6 +3,7 @@ import type { Insertable, Kysely, Selectable } from 'kysely';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type pg from 'pg';
 import type { entities } from './orm.js';
+import type { ReplicaRead, ReplicaRouting } from './replica-reads.js';
 
 /**
  * The tables as kysely sees them, inferred from the entity definitions (`defineEntity`): table
@@ -27,6 +28,8 @@ interface Connection {
   pool: pg.Pool;
   kysely: Kysely<Tables>;
   batchedWrites: LimitFunction;
+  /** Set on a primary with read replicas (DATABASE_REPLICA_URLS): where REPLICA_READS go. */
+  replicas?: ReplicaRouting;
 }
 
 /**
@@ -64,18 +67,30 @@ export const poolOf = (orm: MikroORM): pg.Pool => connectionOf(orm).pool;
 /**
  * MikroORM's kysely (`em.getKysely()`), typed from the entities, without MikroORM's plugin (the
  * tables' own names are used, and values are read by the pool's parsers, db/orm.ts). Outside any
- * transaction: each statement takes a pooled connection and returns it. Always the primary.
+ * transaction: each statement takes a pooled connection and returns it. On this ORM's database:
+ * the primary, except on the replica's ORM that readFromReplica hands its callback.
  */
 export const kyselyOf = (orm: MikroORM): Kysely<Tables> => connectionOf(orm).kysely;
 
+/** Routes this primary's REPLICA_READS to these replicas (db/orm.ts, initOrm). */
+export function attachReplicas(orm: MikroORM, routing: ReplicaRouting): void {
+  connectionOf(orm).replicas = routing;
+}
+
+/** The replicas' routing of this ORM, if it has replicas. */
+export const replicaRoutingOf = (orm: MikroORM): ReplicaRouting | undefined => connections.get(orm)?.replicas;
+
 /**
- * A kysely for the reads that tolerate lag: one of the read replicas (DATABASE_REPLICA_URLS;
- * MikroORM picks one per call), else the primary. Only for what a merchant reads to look, never
- * for what a write depends on: lists and reports may be behind by the replicas' lag (a conversion
- * just recorded may not be listed yet); idempotency, attribution, ownership checks, reads by id
- * and anything read to decide a write stay on kyselyOf.
+ * A read that tolerates lag, named by its entry of REPLICA_READS (db/replica-reads.ts, the one
+ * list of them): `fn` runs on a read replica's ORM (kyselyOf / Sql.of on it), or on the primary's
+ * when there are none or none answers (ReplicaRouting). A list read there may be behind by the
+ * replica's lag: a conversion just recorded may not be listed yet. Everything else stays on the
+ * primary (kyselyOf, Sql.of on the ORM itself).
  */
-export const laggingReadsOf = (orm: MikroORM): Kysely<Tables> => (orm.config.get('replicas')?.length ? orm.em.getKysely<Tables>({ type: 'read' }) : connectionOf(orm).kysely);
+export function readFromReplica<T>(orm: MikroORM, read: ReplicaRead, fn: (source: MikroORM) => Promise<T>): Promise<T> {
+  const routing = connectionOf(orm).replicas;
+  return routing ? routing.read(read, fn) : fn(orm);
+}
 
 /** An entity's metadata as MikroORM discovered it: table name, and each property's column name and type. */
 export const metadataOf = (orm: MikroORM, entity: Entity): EntityMetadata =>

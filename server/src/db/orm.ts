@@ -1,6 +1,7 @@
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import pg from 'pg';
+import { sql } from 'kysely';
 import { DATABASE_TIMEOUT_DEFAULTS } from '../config.js';
 import { ApiKeyEntity, OrganizationEntity } from '../modules/organizations/organization.entity.js';
 import { ProgramEntity } from '../modules/programs/program.entity.js';
@@ -16,7 +17,8 @@ import { PayoutEntity } from '../modules/payouts/payout.entity.js';
 import { CouponEntity } from '../modules/coupons/coupon.entity.js';
 import { SuppressedClickEntity } from '../modules/clicks/suppressed-click.entity.js';
 import { migrationsList } from './migrations/index.js';
-import { registerConnection } from './database.js';
+import { attachReplicas, kyselyOf, registerConnection, replicaRoutingOf } from './database.js';
+import { ReplicaRouting, type ReplicaEvents } from './replica-reads.js';
 
 export const entities = [
   OrganizationEntity,
@@ -81,6 +83,19 @@ interface BoundedClientClass {
 }
 
 /**
+ * The pool's client options with this connection's own bound on opening it. pg-pool hands each
+ * client its options with the password made non-enumerable (so that a logged pool shows none): a
+ * spread or JSON copy would drop it, and every connection to a server that asks for a password
+ * would fail ("SASL: client password must be a string"). So every own property is copied with its
+ * descriptor, the password staying both present and hidden.
+ */
+function withConnectTimeout(config: pg.ClientConfig, connectMs: number): pg.ClientConfig {
+  const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(config)) as pg.ClientConfig;
+  copy.connectionTimeoutMillis = connectMs;
+  return copy;
+}
+
+/**
  * The `pg` client class the pool opens its connections with (pg's `Client` pool option), with
  * the two bounds pg-pool cannot express on its own:
  *
@@ -101,7 +116,7 @@ function boundedClient(timeouts: DatabaseTimeouts): BoundedClientClass {
     }
 
     constructor(config: pg.ClientConfig = {}) {
-      super({ ...config, connectionTimeoutMillis: timeouts.connectMs });
+      super(withConnectTimeout(config, timeouts.connectMs));
       this.once('connect', () => open.add(this));
       this.once('end', () => open.delete(this));
     }
@@ -131,13 +146,9 @@ function boundedClient(timeouts: DatabaseTimeouts): BoundedClientClass {
   };
 }
 
-export function ormOptions(clientUrl: string, poolMax: number, timeouts: DatabaseTimeouts = defaultDatabaseTimeouts, replicaUrls: readonly string[] = []): Options {
+export function ormOptions(clientUrl: string, poolMax: number, timeouts: DatabaseTimeouts = defaultDatabaseTimeouts): Options {
   return {
     clientUrl,
-    // Each replica gets a pool like the primary's (same bounds, parsers and timeouts); only the
-    // statements asked for as lagging reads go there (db/database.ts, laggingReadsOf).
-    replicas: replicaUrls.map((url, i) => ({ clientUrl: url, name: `replica-${i + 1}` })),
-    preferReadReplicas: false,
     entities,
     extensions: [Migrator],
     migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false, silent: true },
@@ -186,8 +197,10 @@ export interface StartOptions {
    * unless it is listed in its `ignore_startup_parameters`): the service then connects without it.
    */
   onStatementTimeoutRefused?: (err: Error) => void;
-  /** Read replicas (DATABASE_REPLICA_URLS): MikroORM's, for the reads that tolerate lag. */
+  /** Read replicas (DATABASE_REPLICA_URLS), for the reads that tolerate lag (db/replica-reads.ts). */
   replicaUrls?: readonly string[];
+  /** Told when a replica stops answering (its reads go to the primary) and when it is back. */
+  replicaEvents?: ReplicaEvents;
 }
 
 /**
@@ -220,7 +233,18 @@ export async function initOrm(
       serving = { ...timeouts, statementMs: 0 };
     }
   }
-  return connectOrm(ormOptions(clientUrl, poolMax, serving, start.replicaUrls));
+  const orm = await connectOrm(ormOptions(clientUrl, poolMax, serving));
+  const replicaUrls = start.replicaUrls ?? [];
+  if (replicaUrls.length > 0) {
+    // Each replica gets an ORM and pool like the primary's (same bounds, parsers and timeouts).
+    // Nothing connects yet (no check that its database exists, which would need it up): a replica
+    // down at start only sends its reads to the primary.
+    const replicas = await Promise.all(
+      replicaUrls.map(async (url, i) => ({ name: `replica-${i + 1}`, orm: await connectOrm({ ...ormOptions(url, poolMax, serving), ensureDatabase: false }) })),
+    );
+    attachReplicas(orm, new ReplicaRouting(orm, replicas, start.replicaEvents, (replica) => sql`select 1`.execute(kyselyOf(replica))));
+  }
+  return orm;
 }
 
 /**
@@ -279,6 +303,9 @@ async function migrateOnce(orm: MikroORM, onWait?: () => void): Promise<void> {
  * then the embedded database takes a new connection (the next start's, or the next ORM's).
  */
 export async function closeOrm(orm: MikroORM, force = false): Promise<void> {
+  const replicas = replicaRoutingOf(orm);
+  replicas?.close();
+  await Promise.all((replicas?.orms() ?? []).map((replica) => closeOrm(replica, force)));
   await orm.close(force);
   await (orm.config.get('driverOptions') as { Client?: Partial<BoundedClientClass> }).Client?.allClosed?.();
 }

@@ -1,6 +1,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ReplicaRouting } from '../db/replica-reads.js';
 import { contract } from '@affiliate-attribution/contract';
 import { sendError } from './error-handler.js';
 import type { PipelineRequest, Stage } from './pipeline.js';
@@ -112,6 +113,31 @@ export class Metrics {
       help: 'Requests refused with 429, by limit.',
       labelNames: ['limit'],
       registers,
+    });
+  }
+
+  private replicasWatched = false;
+
+  /** The read replicas' state (db/replica-reads.ts): which answer, and the reads the primary served in their stead. */
+  watchReplicas(routing: ReplicaRouting): void {
+    if (this.replicasWatched) return;
+    this.replicasWatched = true;
+    const registers = [this.registry];
+    const fallbacks = new Counter({
+      name: 'database_replica_fallback_reads_total',
+      help: 'Reads meant for a read replica (lists, reports) that the primary served because no replica answered, by read.',
+      labelNames: ['read'],
+      registers,
+    });
+    routing.onFallback((read) => fallbacks.inc({ read }));
+    new Gauge({
+      name: 'database_replica_up',
+      help: 'Whether reads go to this read replica (1), or it stopped answering and they go to the primary (0).',
+      labelNames: ['replica'],
+      registers,
+      collect() {
+        for (const { name, up } of routing.status()) this.set({ replica: name }, up ? 1 : 0);
+      },
     });
   }
 

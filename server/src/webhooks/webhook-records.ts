@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { WebhookOutcome, WebhookProvider } from '@affiliate-attribution/contract';
 import { sql } from 'kysely';
-import { kyselyOf, laggingReadsOf } from '../db/database.js';
+import { kyselyOf, readFromReplica } from '../db/database.js';
 
 /** A position in the log of received webhooks, newest first (webhook-log.ts). */
 export interface LogPosition {
@@ -85,36 +85,40 @@ export class WebhookRecords {
    * index (organization_id, received_at, provider, event_id). Lists may lag on a replica.
    */
   async eventsBefore(organizationId: string, filter: LogFilter, before: LogPosition | undefined, limit: number) {
-    let query = laggingReadsOf(this.orm)
-      .selectFrom('webhook_events')
-      .select(['provider', 'event_id', 'event_type', 'outcome', 'detail', 'received_at'])
-      .where('organization_id', '=', organizationId);
-    if (filter.provider) query = query.where('provider', '=', filter.provider);
-    if (filter.outcome) query = query.where('outcome', '=', filter.outcome);
-    if (before) {
-      // At the cursor's instant events come before rejections: after a rejection, only older events.
-      query =
-        before.kind === 'event'
-          ? query.where(sql<boolean>`(received_at, provider, event_id) < (${before.at}, ${before.provider}, ${before.key})`)
-          : query.where('received_at', '<', before.at);
-    }
-    return query.orderBy('received_at', 'desc').orderBy('provider', 'desc').orderBy('event_id', 'desc').limit(limit + 1).execute();
+    return readFromReplica(this.orm, 'GET /api/integrations/events', (source) => {
+      let query = kyselyOf(source)
+        .selectFrom('webhook_events')
+        .select(['provider', 'event_id', 'event_type', 'outcome', 'detail', 'received_at'])
+        .where('organization_id', '=', organizationId);
+      if (filter.provider) query = query.where('provider', '=', filter.provider);
+      if (filter.outcome) query = query.where('outcome', '=', filter.outcome);
+      if (before) {
+        // At the cursor's instant events come before rejections: after a rejection, only older events.
+        query =
+          before.kind === 'event'
+            ? query.where(sql<boolean>`(received_at, provider, event_id) < (${before.at}, ${before.provider}, ${before.key})`)
+            : query.where('received_at', '<', before.at);
+      }
+      return query.orderBy('received_at', 'desc').orderBy('provider', 'desc').orderBy('event_id', 'desc').limit(limit + 1).execute();
+    });
   }
 
   /** The rejections after a position of the log (newest first), one more than the page. */
   async rejectionsBefore(organizationId: string, provider: WebhookProvider | undefined, before: LogPosition | undefined, limit: number) {
-    let query = laggingReadsOf(this.orm)
-      .selectFrom('webhook_rejections')
-      .select(['provider', 'reason', 'requests', 'first_received_at', 'last_received_at'])
-      .where('organization_id', '=', organizationId);
-    if (provider) query = query.where('provider', '=', provider);
-    if (before) {
-      query =
-        before.kind === 'rejection'
-          ? query.where(sql<boolean>`(last_received_at, provider, reason) < (${before.at}, ${before.provider}, ${before.key})`)
-          : query.where('last_received_at', '<=', before.at);
-    }
-    return query.orderBy('last_received_at', 'desc').orderBy('provider', 'desc').orderBy('reason', 'desc').limit(limit + 1).execute();
+    return readFromReplica(this.orm, 'GET /api/integrations/events', (source) => {
+      let query = kyselyOf(source)
+        .selectFrom('webhook_rejections')
+        .select(['provider', 'reason', 'requests', 'first_received_at', 'last_received_at'])
+        .where('organization_id', '=', organizationId);
+      if (provider) query = query.where('provider', '=', provider);
+      if (before) {
+        query =
+          before.kind === 'rejection'
+            ? query.where(sql<boolean>`(last_received_at, provider, reason) < (${before.at}, ${before.provider}, ${before.key})`)
+            : query.where('last_received_at', '<=', before.at);
+      }
+      return query.orderBy('last_received_at', 'desc').orderBy('provider', 'desc').orderBy('reason', 'desc').limit(limit + 1).execute();
+    });
   }
 
   /** Links another id of a charge to its conversion's external_id; false when it was linked already. */

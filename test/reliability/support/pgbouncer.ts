@@ -38,7 +38,10 @@ async function accepts(port: number): Promise<boolean> {
 }
 
 export interface PgBouncerOptions {
-  /** The PostgreSQL it pools (the machine's, e.g. from DATABASE_URL). */
+  /**
+   * The PostgreSQL it pools (the machine's, e.g. from DATABASE_URL). With a password in the URL,
+   * clients must give that password (`auth_type = scram-sha-256`), and PgBouncer gives it to the server.
+   */
   target: URL;
   poolMode?: 'transaction' | 'session';
   /** Server connections per database/user pair. */
@@ -58,7 +61,8 @@ export interface PgBouncer {
 
 /**
  * Starts Debian's pgbouncer on a free port of 127.0.0.1, with a config file written to a temp dir:
- * every database of the target server (`* =`), `auth_type = trust` for the users in its auth file,
+ * every database of the target server (`* =`), `auth_type = trust` for the user in its auth file
+ * (`scram-sha-256` with the target URL's password when it has one),
  * the pool mode, and otherwise PgBouncer's defaults (e.g. no `ignore_startup_parameters`) unless
  * the test sets more. pgbouncer refuses to run as root, so under root it runs as `postgres`.
  */
@@ -66,11 +70,16 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   if (!PGBOUNCER_PATH) throw new Error('pgbouncer is not installed (apt-get install -y pgbouncer; .ci/run does)');
   const dir = mkdtempSync(join(tmpdir(), 'aa-pgbouncer-'));
   const user = decodeURIComponent(options.target.username || 'postgres');
-  writeFileSync(join(dir, 'userlist.txt'), `"${user}" ""\n`);
+  const password = decodeURIComponent(options.target.password);
+  // A double quote inside a userlist field is written twice.
+  const quoted = (field: string) => `"${field.replaceAll('"', '""')}"`;
+  // With a password in the target URL, PgBouncer asks clients for it (SCRAM) and logs in to the
+  // server with it, as the README's recipe has it; without one, it trusts its clients.
+  writeFileSync(join(dir, 'userlist.txt'), `${quoted(user)} ${quoted(password)}\n`);
   const settings: Record<string, string | number> = {
     listen_addr: '127.0.0.1',
     unix_socket_dir: '',
-    auth_type: 'trust',
+    auth_type: password ? 'scram-sha-256' : 'trust',
     auth_file: join(dir, 'userlist.txt'),
     pool_mode: options.poolMode ?? 'transaction',
     default_pool_size: options.poolSize ?? 10,

@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { AffiliateRule, AffiliateStatus, CachedAffiliate } from '../../attribution/cache.js';
 import { notifyChange } from '../../db/change-notifications.js';
 import { pageInCreationOrder } from '../../db/created-order.js';
-import { kyselyOf, laggingReadsOf, type NewRow, type StoredRow } from '../../db/database.js';
+import { kyselyOf, readFromReplica, type NewRow, type StoredRow } from '../../db/database.js';
 import { insertOnce, type Once } from '../../db/insert-once.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql, isUniqueViolation } from '../../db/sql.js';
@@ -57,10 +57,12 @@ export class AffiliatesRepository {
 
   /** One page of the organization's affiliates, oldest first, optionally of one program or e-mail. */
   page(organizationId: string, filter: { program_id?: string; email?: string }, after: CursorPosition | undefined, limit: number): Promise<AffiliateRecord[]> {
-    let query = laggingReadsOf(this.orm).selectFrom('affiliates').selectAll().where('organization_id', '=', organizationId);
-    if (filter.program_id) query = query.where('program_id', '=', filter.program_id);
-    if (filter.email) query = query.where('email', '=', filter.email);
-    return pageInCreationOrder(query, after, limit).execute();
+    return readFromReplica(this.orm, 'GET /api/affiliates', (source) => {
+      let query = kyselyOf(source).selectFrom('affiliates').selectAll().where('organization_id', '=', organizationId);
+      if (filter.program_id) query = query.where('program_id', '=', filter.program_id);
+      if (filter.email) query = query.where('email', '=', filter.email);
+      return pageInCreationOrder(query, after, limit).execute();
+    });
   }
 
   /** The ownership rule (db/owned-row.ts): 403 for another organization's affiliate, 404 for none. */

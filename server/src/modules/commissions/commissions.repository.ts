@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { CommissionEntryType, CommissionStatus } from '@affiliate-attribution/contract';
 import { sql as raw, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
 import { pageNewestFirst } from '../../db/created-order.js';
-import { kyselyOf, laggingReadsOf, type NewRow, type StoredRow, type Tables } from '../../db/database.js';
+import { kyselyOf, readFromReplica, type NewRow, type StoredRow, type Tables } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
@@ -153,9 +153,11 @@ export class CommissionsRepository {
 
   /** One page of the organization's entries, newest first (commissionsPage). */
   async page(organizationId: string, filter: CommissionFilter, after: CursorPosition | undefined, limit: number): Promise<CommissionRecord[]> {
-    const db = laggingReadsOf(this.orm);
-    const rows = (await commissionsPage(db, organizationId, filter, after, limit).execute()) as CommissionRecord[];
-    return resolvePendingPayouts(db, organizationId, rows);
+    return readFromReplica(this.orm, 'GET /api/commissions', async (source) => {
+      const db = kyselyOf(source);
+      const rows = (await commissionsPage(db, organizationId, filter, after, limit).execute()) as CommissionRecord[];
+      return resolvePendingPayouts(db, organizationId, rows);
+    });
   }
 
   /** The affiliate credited by an adjustment, with its program's currency; undefined unless it is this organization's. */

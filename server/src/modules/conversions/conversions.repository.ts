@@ -6,7 +6,7 @@ import type { RefundDecision } from '../../charges/decision.js';
 import type { HoldReason } from '../../charges/fraud.js';
 import type { AppliedRate } from '../../attribution/program-rules.js';
 import { InsertBatcher, columnArrays, columnTypeOf, providedColumns, writeBatching, type UnnestColumn } from '../../db/batched-insert.js';
-import { kyselyOf, laggingReadsOf, metadataOf, type NewRow, type Tables } from '../../db/database.js';
+import { kyselyOf, readFromReplica, metadataOf, type NewRow, type Tables } from '../../db/database.js';
 import { CONVERSIONS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import { StoredStatement } from '../../db/stored-statement.js';
@@ -157,15 +157,17 @@ export class ConversionsRepository {
 
   /** Newest occurred_at first, at most `limit` rows. */
   list(organizationId: string, filter: ConversionFilter, limit: number): Promise<ConversionRecord[]> {
-    let query = laggingReadsOf(this.orm).selectFrom('conversions').selectAll().where('organization_id', '=', organizationId);
-    if (filter.customer_id) query = query.where('customer_id', '=', filter.customer_id);
-    if (filter.affiliate_id) query = query.where('affiliate_id', '=', filter.affiliate_id);
-    if (filter.program_id) query = query.where('program_id', '=', filter.program_id);
-    if (filter.from) query = query.where('occurred_at', '>=', filter.from);
-    if (filter.to) query = query.where('occurred_at', '<', filter.to);
-    const before = filter.before;
-    if (before) query = query.where((eb) => eb(eb.refTuple('occurred_at', 'id'), '<', eb.tuple(before.at, before.id)));
-    return query.orderBy('occurred_at', 'desc').orderBy('id', 'desc').limit(limit).execute() as Promise<ConversionRecord[]>;
+    return readFromReplica(this.orm, 'GET /api/conversions', (source) => {
+      let query = kyselyOf(source).selectFrom('conversions').selectAll().where('organization_id', '=', organizationId);
+      if (filter.customer_id) query = query.where('customer_id', '=', filter.customer_id);
+      if (filter.affiliate_id) query = query.where('affiliate_id', '=', filter.affiliate_id);
+      if (filter.program_id) query = query.where('program_id', '=', filter.program_id);
+      if (filter.from) query = query.where('occurred_at', '>=', filter.from);
+      if (filter.to) query = query.where('occurred_at', '<', filter.to);
+      const before = filter.before;
+      if (before) query = query.where((eb) => eb(eb.refTuple('occurred_at', 'id'), '<', eb.tuple(before.at, before.id)));
+      return query.orderBy('occurred_at', 'desc').orderBy('id', 'desc').limit(limit).execute() as Promise<ConversionRecord[]>;
+    });
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { sql } from 'kysely';
 import { pageInCreationOrder } from '../../db/created-order.js';
-import { kyselyOf, laggingReadsOf, type NewRow, type StoredRow } from '../../db/database.js';
+import { kyselyOf, readFromReplica, type NewRow, type StoredRow } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
@@ -20,9 +20,11 @@ export class CouponsRepository {
   }
 
   page(organizationId: string, affiliateId: string | undefined, after: CursorPosition | undefined, limit: number): Promise<CouponRecord[]> {
-    let query = laggingReadsOf(this.orm).selectFrom('coupons').selectAll().where('organization_id', '=', organizationId);
-    if (affiliateId) query = query.where('affiliate_id', '=', affiliateId);
-    return pageInCreationOrder(query, after, limit).execute();
+    return readFromReplica(this.orm, 'GET /api/coupons', (source) => {
+      let query = kyselyOf(source).selectFrom('coupons').selectAll().where('organization_id', '=', organizationId);
+      if (affiliateId) query = query.where('affiliate_id', '=', affiliateId);
+      return pageInCreationOrder(query, after, limit).execute();
+    });
   }
 
   /** The ownership rule (db/owned-row.ts): 403 for another organization's coupon, 404 for none. */

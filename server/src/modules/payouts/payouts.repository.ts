@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { PayoutStatus } from '@affiliate-attribution/contract';
 import { sql as raw, type RawBuilder } from 'kysely';
 import { pageNewestFirst } from '../../db/created-order.js';
-import { kyselyOf, laggingReadsOf, type StoredRow } from '../../db/database.js';
+import { kyselyOf, readFromReplica, type StoredRow } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import { ConflictError } from '../../http/errors.js';
@@ -134,11 +134,13 @@ export class PayoutsRepository {
 
   /** One page of the organization's payouts, newest first. */
   page(organizationId: string, filter: PayoutFilter, after: CursorPosition | undefined, limit: number): Promise<PayoutRecord[]> {
-    let query = laggingReadsOf(this.orm).selectFrom('payouts').selectAll().where('organization_id', '=', organizationId);
-    if (filter.status) query = query.where('status', '=', filter.status);
-    if (filter.affiliate_id) query = query.where('affiliate_id', '=', filter.affiliate_id);
-    if (filter.program_id) query = query.where('program_id', '=', filter.program_id);
-    return pageNewestFirst(query, after, limit).execute();
+    return readFromReplica(this.orm, 'GET /api/payouts', (source) => {
+      let query = kyselyOf(source).selectFrom('payouts').selectAll().where('organization_id', '=', organizationId);
+      if (filter.status) query = query.where('status', '=', filter.status);
+      if (filter.affiliate_id) query = query.where('affiliate_id', '=', filter.affiliate_id);
+      if (filter.program_id) query = query.where('program_id', '=', filter.program_id);
+      return pageNewestFirst(query, after, limit).execute();
+    });
   }
 
   /** What a payout file says of each payout matching the filter, with its affiliate. */

@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ProgramRule } from '../../attribution/cache.js';
 import { notifyChange } from '../../db/change-notifications.js';
 import { pageInCreationOrder } from '../../db/created-order.js';
-import { kyselyOf, laggingReadsOf, type NewRow, type StoredRow } from '../../db/database.js';
+import { kyselyOf, readFromReplica, type NewRow, type StoredRow } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
@@ -43,8 +43,10 @@ export class ProgramsRepository {
 
   /** One page of the organization's programs, oldest first (db/created-order.ts). */
   page(organizationId: string, after: CursorPosition | undefined, limit: number): Promise<ProgramRecord[]> {
-    const query = laggingReadsOf(this.orm).selectFrom('programs').selectAll().where('organization_id', '=', organizationId);
-    return pageInCreationOrder(query, after, limit).execute();
+    return readFromReplica(this.orm, 'GET /api/programs', (source) => {
+      const query = kyselyOf(source).selectFrom('programs').selectAll().where('organization_id', '=', organizationId);
+      return pageInCreationOrder(query, after, limit).execute();
+    });
   }
 
   /** The ownership rule (db/owned-row.ts): 403 for another organization's program, 404 for none. */

@@ -1,4 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { readFromReplica } from '../../db/database.js';
+import type { ReplicaRead } from '../../db/replica-reads.js';
 import { Sql } from '../../db/sql.js';
 import { affiliatesStatement, READING_SETTINGS, timeseriesStatement } from './reports.statements.js';
 
@@ -80,13 +82,17 @@ export class ReportsRepository {
    * Statement settings for the report's one statement, local to its transaction (nothing stays
    * on the connection): no sequential scan of a raw table, whatever the statistics say, room
    * for the aggregation in memory, and no parallel workers (their start cost more than the small
-   * index scans they would share, 30 ms each on a busy machine).
+   * index scans they would share, 30 ms each on a busy machine). On a read replica when there is
+   * one (db/replica-reads.ts): a report may be behind by its lag, never inconsistent (one statement,
+   * one snapshot of the summaries and the raw rows alike).
    */
-  private reading<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
-    return Sql.of(this.orm).transaction(async (sql) => {
-      await sql.rows(READING_SETTINGS);
-      return fn(sql);
-    });
+  private reading<T>(read: ReplicaRead, fn: (sql: Sql) => Promise<T>): Promise<T> {
+    return readFromReplica(this.orm, read, (source) =>
+      Sql.of(source).transaction(async (sql) => {
+        await sql.rows(READING_SETTINGS);
+        return fn(sql);
+      }),
+    );
   }
 
   /**
@@ -98,13 +104,13 @@ export class ReportsRepository {
    */
   affiliatesPage(window: ReportWindow, affiliateIds: readonly string[] | null, after: AffiliateCursor | undefined, limit: number): Promise<AffiliateFigureRow[]> {
     const { text, values } = affiliatesStatement(window, affiliateIds, after, limit);
-    return this.reading((sql) => sql.rows<AffiliateFigureRow>(text, values));
+    return this.reading('GET /api/reports/affiliates', (sql) => sql.rows<AffiliateFigureRow>(text, values));
   }
 
   /** The time series: one point per period and currency, periods without activity as zeros. */
   timeseries(window: ReportWindow, interval: 'day' | 'week' | 'month'): Promise<PointRow[]> {
     const { text, values } = timeseriesStatement(window, interval);
-    return this.reading((sql) => sql.rows<PointRow>(text, values));
+    return this.reading('GET /api/reports/timeseries', (sql) => sql.rows<PointRow>(text, values));
   }
 
   /**
