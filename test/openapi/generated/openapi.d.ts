@@ -2015,11 +2015,16 @@ export interface components {
             minimum_payout: number;
             /** @description When the next payout is due, given the minimum. */
             next_payout: {
+                /**
+                 * @description `due`: the approved balance reaches the minimum, paid in the merchant's next payout run; `scheduled`: the pending commissions bring it there on `eligible_from`; `short`: `shortfall` more is needed; `nothing_owed`: nothing approved or pending (everything paid, or what is left is under review).
+                 * @enum {string}
+                 */
+                state: "due" | "scheduled" | "short" | "nothing_owed";
                 /** @description Whether the approved balance reaches the minimum now: paid in the merchant's next payout run. */
                 eligible: boolean;
                 /** @description When the pending commissions, approved as they come out of their hold, bring the balance to the minimum; null when eligible now, or when they are not enough. */
                 eligible_from: string | null;
-                /** @description What is missing to reach the minimum, counting the pending commissions too; 0 when they suffice. */
+                /** @description What is missing to reach the minimum, counting the pending commissions too; 0 when they suffice (and when the minimum is 0). */
                 shortfall: number;
             };
         };
@@ -15494,6 +15499,7 @@ export interface operations {
                      *             "paid": 1,
                      *             "minimum_payout": 1,
                      *             "next_payout": {
+                     *               "state": "due",
                      *               "eligible": false,
                      *               "eligible_from": "eligible-from",
                      *               "shortfall": 1
