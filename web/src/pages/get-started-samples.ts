@@ -30,7 +30,10 @@ import { referralCookie } from '@affiliate-attribution/sdk/server';
 
 export async function middleware(request: NextRequest) {
   const response = NextResponse.next();
-  const cookie = await referralCookie(request, { apiKey: process.env.SVC_API_KEY!, baseUrl: '${origin}' });
+  const cookie = await referralCookie(request, {
+    apiKey: process.env.SVC_API_KEY!,
+    baseUrl: '${origin}',
+  });
   if (cookie) response.headers.append('set-cookie', cookie);
   return response;
 }`,
@@ -80,8 +83,15 @@ requests.post(
       code: `$ch = curl_init("${origin}/api/customers");
 curl_setopt_array($ch, [
     CURLOPT_POST => true, CURLOPT_RETURNTRANSFER => true, CURLOPT_TIMEOUT => 5,
-    CURLOPT_HTTPHEADER => ["Authorization: Bearer " . getenv("SVC_API_KEY"), "Content-Type: application/json"],
-    CURLOPT_POSTFIELDS => json_encode(["customer_id" => $user->id, "cookie_id" => $_COOKIE["svc_aff"] ?? null, "email" => $user->email]),
+    CURLOPT_HTTPHEADER => [
+        "Authorization: Bearer " . getenv("SVC_API_KEY"),
+        "Content-Type: application/json",
+    ],
+    CURLOPT_POSTFIELDS => json_encode([
+        "customer_id" => $user->id,
+        "cookie_id" => $_COOKIE["svc_aff"] ?? null,
+        "email" => $user->email,
+    ]),
 ]);
 curl_exec($ch);`,
     },
@@ -117,8 +127,16 @@ await client.conversions.create({ external_id: invoice.id, amount: 49.99, custom
       code: `$ch = curl_init("${origin}/api/conversions");
 curl_setopt_array($ch, [
     CURLOPT_POST => true, CURLOPT_RETURNTRANSFER => true, CURLOPT_TIMEOUT => 5,
-    CURLOPT_HTTPHEADER => ["Authorization: Bearer " . getenv("SVC_API_KEY"), "Content-Type: application/json"],
-    CURLOPT_POSTFIELDS => json_encode(["external_id" => $invoice->id, "amount" => 49.99, "customer_id" => $user->id, "kind" => "initial"]),
+    CURLOPT_HTTPHEADER => [
+        "Authorization: Bearer " . getenv("SVC_API_KEY"),
+        "Content-Type: application/json",
+    ],
+    CURLOPT_POSTFIELDS => json_encode([
+        "external_id" => $invoice->id,
+        "amount" => 49.99,
+        "customer_id" => $user->id,
+        "kind" => "initial",
+    ]),
 ]);
 curl_exec($ch);`,
     },
