@@ -135,6 +135,10 @@ describeInBrowser('the merchant dashboard, as a merchant runs a program', () => 
       expect(await first.textContent()).toContain('self_referral');
       expect(await first.textContent()).toMatch(/customer's e-mail is the affiliate's own/i);
       await capture(page, 'commissions-held');
+      // The affiliate's page says why too.
+      await first.getByRole('link', { name: 'Jane Partner' }).click();
+      await expect.poll(() => page.getByRole('region', { name: 'Commissions of this affiliate' }).textContent(), POLL).toMatch(/on hold.*self_referral.*on hold.*self_referral/);
+      await page.goBack();
       await first.getByRole('button', { name: /^Release/ }).click();
       await page.getByRole('region', { name: 'Commissions' }).getByRole('row', { name: /\$15\.00 approved/ }).waitFor();
       expect(await page.getByRole('dialog').count()).toBe(0);

@@ -6,6 +6,7 @@ import { InvitePartner } from '../partners/InvitePartner';
 import { CommissionsByStatus, CopyButton, Empty, Field, FormError, PageHeader, Status, date, money, useLoad, useSubmit } from '../ui';
 import { DataTable, usePagedList } from '../table';
 import { StatusActions, linkOf, useSiteUrl } from './Affiliates';
+import { HoldReasons } from './HoldReasons';
 
 /** The longest period a report covers, to the end of today (UTC): the affiliate's figures "so far". */
 const FIGURES_DAYS = 1095;
@@ -181,7 +182,15 @@ export function AffiliateDetail() {
         columns={[
           { header: 'Type', rowHeader: true, cell: (c) => c.type },
           { header: 'Amount', cell: (c) => money(c.amount, c.currency) },
-          { header: 'Status', cell: (c) => <Status value={c.status} /> },
+          {
+            header: 'Status',
+            cell: (c) => (
+              <>
+                <Status value={c.status} />
+                <HoldReasons commission={c} />
+              </>
+            ),
+          },
           { header: 'Created', cell: (c) => date(c.created_at) },
         ]}
       />

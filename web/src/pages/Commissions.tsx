@@ -4,31 +4,11 @@ import { api, data } from '../api';
 import { Empty, Field, FormError, PageHeader, Status, date, money, useConfirm, useSubmit } from '../ui';
 import { DataTable, FilterSelect, usePagedList } from '../table';
 import { AffiliateLink, useAffiliateNames } from './AffiliateName';
+import { HoldReasons } from './HoldReasons';
 
 const COMMISSION_STATUSES = ['on_hold', 'pending', 'approved', 'paid', 'rejected', 'reversed'] as const;
 type CommissionStatus = (typeof COMMISSION_STATUSES)[number];
 const PAYOUT_STATUSES = ['pending', 'paid', 'canceled'] as const;
-
-/** What each fraud rule means, in a line, beside the API's evidence. */
-const HOLD_EXPLANATIONS: Record<Commission['hold_reasons'][number]['rule'], string> = {
-  self_referral:
-    "The customer's e-mail is the affiliate's own, or the click came from the partner's own browser. Testing your links from your own browser does this too: release it if the sale is real.",
-  disposable_email: "The customer's e-mail is at a throwaway-address domain.",
-  fast_conversion: 'The sale came within 10 seconds of its click, faster than a person buys.',
-};
-
-function HoldReasons({ commission }: { commission: Commission }) {
-  if (commission.status !== 'on_hold' || commission.hold_reasons.length === 0) return null;
-  return (
-    <ul className="hold-reasons">
-      {commission.hold_reasons.map((r) => (
-        <li key={r.rule}>
-          <code>{r.rule}</code>: {HOLD_EXPLANATIONS[r.rule] ?? ''} <small className="muted">{r.detail}</small>
-        </li>
-      ))}
-    </ul>
-  );
-}
 
 function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void }) {
   const [status, setStatus] = useState<CommissionStatus | ''>('');
