@@ -95,10 +95,15 @@ export function GetStarted() {
   const { event, error } = useFirstEvent();
   const program = programs.data?.[0];
   const affiliate = affiliates.data?.[0];
-  const affiliateProgram = affiliate && program?.id === affiliate.program_id ? program : undefined;
+  const ofAffiliate = useLoad(
+    async () => (affiliate && affiliate.program_id !== program?.id ? data(await api.programs.get({ params: { id: affiliate.program_id } })).program : program),
+    [affiliate?.program_id, program?.id],
+  );
+  const affiliateProgram = ofAffiliate.data;
   const slug = affiliate?.slug ?? 'your-affiliate';
   const ids = { origin: window.location.origin, organizationId: session.organization.id, slug };
-  const testLink = affiliate ? linkOf(affiliateProgram, site, affiliate.slug) : undefined;
+  // Not before the program is known: a link on the fallback site first would be wrong a moment.
+  const testLink = affiliate && !ofAffiliate.loading ? linkOf(affiliateProgram, site, affiliate.slug) : undefined;
   return (
     <section>
       <PageHeader title="Get started" />

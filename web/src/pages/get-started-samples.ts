@@ -53,7 +53,8 @@ export function signupSamples({ origin, slug }: SampleIds): Sample[] {
   return [
     {
       label: 'curl',
-      code: `# A test signup, attributed to ${slug} by the slug (your code sends the visitor's svc_aff cookie as cookie_id)
+      code: `export SVC_API_KEY=svc-your-key   # a key from the Developers page
+# A test signup, attributed to ${slug} by the slug (your code sends the visitor's svc_aff cookie as cookie_id)
 curl -X POST ${origin}/api/customers \\
   -H "Authorization: Bearer $SVC_API_KEY" -H "Content-Type: application/json" \\
   -d '{"customer_id": "cus_test_1", "ref": "${slug}", "email": "buyer@example.com"}'`,
