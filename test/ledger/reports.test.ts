@@ -25,9 +25,9 @@ describe('GET /api/reports/affiliates', () => {
     const zero = { paid: 0, reversed: 0, on_hold: 0 };
     expect(res.body.data).toEqual({
       affiliates: [
-        { affiliate_id: m.affiliate.id, program_id: m.program.id, currency: 'USD', clicks: 0, customers: 0, conversions: 1, revenue: 100, refunded: 0, commissions: { ...zero, pending: 30, approved: 0, rejected: 0 } },
-        { affiliate_id: m.affiliate.id, program_id: m.program.id, currency: 'EUR', clicks: 1, customers: 1, conversions: 1, revenue: 80, refunded: 20, commissions: { ...zero, pending: 18, approved: 0, rejected: 0 } },
-        { affiliate_id: b.id, program_id: m.program.id, currency: 'EUR', clicks: 0, customers: 0, conversions: 1, revenue: 30, refunded: 0, commissions: { ...zero, pending: 9, approved: 2.25, rejected: 7.5 } },
+        { affiliate_id: m.affiliate.id, program_id: m.program.id, currency: 'USD', clicks: 0, customers: 0, conversions: 1, revenue: 100, refunded: 0, net_revenue: 100, commissions: { ...zero, pending: 30, approved: 0, rejected: 0 } },
+        { affiliate_id: m.affiliate.id, program_id: m.program.id, currency: 'EUR', clicks: 1, customers: 1, conversions: 1, revenue: 80, refunded: 20, net_revenue: 60, commissions: { ...zero, pending: 18, approved: 0, rejected: 0 } },
+        { affiliate_id: b.id, program_id: m.program.id, currency: 'EUR', clicks: 0, customers: 0, conversions: 1, revenue: 30, refunded: 0, net_revenue: 30, commissions: { ...zero, pending: 9, approved: 2.25, rejected: 7.5 } },
       ],
       next_cursor: null,
     });
@@ -99,5 +99,25 @@ describe('GET /api/reports/timeseries', () => {
       ['2026-02-01T00:00:00.000Z', 0],
       ['2026-03-01T00:00:00.000Z', 20],
     ]);
+  });
+
+  it('totals per currency over the whole period, computed by the service: gross revenue, refunds, net revenue, commissions by status', async () => {
+    const m = await createMerchant({ currency: 'USD' });
+    // Amounts whose float sum is not exact (0.1 + 0.2): the totals are exact all the same.
+    const a = (await m.api.post('/api/conversions', { external_id: `o-${randomUUID()}`, amount: 0.1, ref: m.slug, occurred_at: '2026-03-02T10:00:00Z' })).body.data.conversion;
+    await m.api.post('/api/conversions', { external_id: `o-${randomUUID()}`, amount: 0.2, ref: m.slug, occurred_at: '2026-03-09T10:00:00Z' });
+    await m.api.post('/api/conversions', { external_id: `o-${randomUUID()}`, amount: 100, ref: m.slug, occurred_at: '2026-03-10T10:00:00Z' });
+    await m.api.post('/api/conversions', { external_id: `o-${randomUUID()}`, amount: 40, currency: 'EUR', ref: m.slug, occurred_at: '2026-03-10T10:00:00Z' });
+    await m.api.post(`/api/conversions/${a.id}/refund`, {});
+    const res = await m.api.get(`/api/reports/timeseries?from=2026-03-01T00:00:00Z&to=2026-03-20T00:00:00Z&interval=week`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const usd = res.body.data.totals.find((t: { currency: string }) => t.currency === 'USD');
+    expect(usd).toMatchObject({ currency: 'USD', conversions: 3, revenue: 100.3, refunded: 0.1, net_revenue: 100.2 });
+    // Past their 30 days' hold: approved; the refunded sale's entry reversed.
+    expect(usd.commissions).toMatchObject({ approved: 30.06, reversed: 0.03, pending: 0 });
+    expect(res.body.data.totals.find((t: { currency: string }) => t.currency === 'EUR')).toMatchObject({ conversions: 1, revenue: 40, refunded: 0, net_revenue: 40 });
+    expect(res.body.data.totals).toHaveLength(2);
+    const week = res.body.data.points.find((p: { period: string; currency: string }) => p.period === '2026-03-09T00:00:00.000Z' && p.currency === 'USD');
+    expect(week).toMatchObject({ revenue: 100.2, refunded: 0, net_revenue: 100.2 });
   });
 });

@@ -130,14 +130,14 @@ describeInBrowser('the dashboard in Chromium', () => {
       // Jane's last 30 days in the affiliates list (the report, after the list: test/web/dashboard-lists.test.ts).
       await page.getByRole('link', { name: 'Affiliates' }).click();
       const janeFigures = page.getByRole('row', { name: /Jane Partner/ }).locator('td.figures-cell');
-      await expect.poll(() => janeFigures.textContent(), { timeout: 10_000 }).toBe('Clicks1Signups0Conversions1Revenue$100.00Commission$30.00');
+      await expect.poll(() => janeFigures.textContent(), { timeout: 10_000 }).toBe('Clicks1Signups0Conversions1Net revenue$100.00Commissions$30.00 pending');
       await capture(page, 'affiliates');
       // The overview counts the click (where the reports endpoints are mounted; else it says they are not).
       await page.getByRole('link', { name: 'Overview' }).click();
       const reports = await call(base, 'GET', `/api/reports/timeseries?from=2026-01-01T00:00:00Z&to=${new Date(Date.now() + 86_400_000).toISOString()}`, { headers: key });
       if (reports.status === 200) {
         await expect.poll(() => page.locator('.kpi', { hasText: 'Clicks' }).textContent()).toBe('Clicks1');
-        await expect.poll(() => page.locator('.kpi', { hasText: 'Revenue' }).textContent()).toBe('Revenue$100.00');
+        await expect.poll(() => page.locator('.kpi', { hasText: 'Net revenue' }).textContent()).toBe('Net revenue$100.00');
       } else {
         await page.getByText('Reports are not available on this server yet').waitFor();
       }
@@ -342,7 +342,7 @@ describeInBrowser('the dashboard in Chromium', () => {
       await call(base, 'POST', '/api/affiliates', { headers: key, body: { email: 'p@example.com', program_id: program.body.data.program.id, slug: 'pat' } });
       await call(base, 'POST', '/api/conversions', { headers: key, body: { external_id: 'o-1', amount: 50, ref: 'pat' } });
       const timings: string[] = [];
-      for (const path of ['overview', 'programs', 'affiliates', 'customers', 'commissions', 'integrations', 'developers', 'team']) {
+      for (const path of ['get-started', 'overview', 'programs', 'affiliates', 'customers', 'commissions', 'integrations', 'developers', 'team']) {
         for (const viewport of [DESKTOP, PHONE]) {
           await page.setViewportSize(viewport);
           await page.goto(`${base}/dashboard/${path}`);

@@ -271,7 +271,28 @@ describe('what a partner sees', () => {
     expect(stats.reduce((n: number, p: { signups: number }) => n + p.signups, 0)).toBe(2);
     // Both commissions pending (30-day hold): the next payout is due when their sum reaches the 50 minimum.
     const [balance] = answers[3]!.body.data.balances;
-    expect(balance).toMatchObject({ pending: 26, approved: 0, minimum_payout: 50, next_payout: { eligible: false, eligible_from: null, shortfall: 24 } });
+    expect(balance).toMatchObject({ pending: 26, approved: 0, minimum_payout: 50, next_payout: { state: 'short', eligible: false, eligible_from: null, shortfall: 24 } });
+  });
+
+  it('asks for no amount when nothing is owed: commissions under review at a zero minimum, then everything paid', async () => {
+    const m = await merchantWithProgram(base, { signup: 'open' });
+    const p = await signedInPartner(base, smtp, m.organizationId, m.program.id);
+    // The partner buys through their own link: self-referral, held for the merchant's review.
+    const customer = unique('cus');
+    await call(base, 'POST', '/api/customers', { headers: m.key, body: { customer_id: customer, ref: p.slug, email: p.email } });
+    const sale = await call(base, 'POST', '/api/conversions', { headers: m.key, body: { external_id: unique('o'), amount: 50, customer_id: customer } });
+    expect(sale.status).toBe(201);
+    const held = (await get('/partner/api/payouts', p.cookie)).body.data.balances[0];
+    expect(held).toMatchObject({ on_hold: 10, pending: 0, approved: 0, minimum_payout: 0, next_payout: { state: 'nothing_owed', eligible: false, eligible_from: null, shortfall: 0 } });
+    // Released, paid out, marked paid: nothing owed again, and still no "0.01 more" asked for.
+    const [entry] = (await call(base, 'GET', `/api/commissions?affiliate_id=${p.affiliateId}`, { headers: m.key })).body.data.commissions;
+    expect((await call(base, 'POST', `/api/commissions/${entry.id}/approve`, { headers: m.key, body: {} })).status).toBe(200);
+    const due = (await get('/partner/api/payouts', p.cookie)).body.data.balances[0];
+    expect(due.next_payout).toEqual({ state: 'due', eligible: true, eligible_from: null, shortfall: 0 });
+    const [payout] = (await call(base, 'POST', '/api/payouts', { headers: m.key, body: {} })).body.data.payouts;
+    expect((await call(base, 'POST', `/api/payouts/${payout.id}/paid`, { headers: m.key, body: {} })).status).toBe(200);
+    const paid = (await get('/partner/api/payouts', p.cookie)).body.data.balances[0];
+    expect(paid).toMatchObject({ paid: 10, approved: 0, next_payout: { state: 'nothing_owed', shortfall: 0 } });
   });
 
   it('gives the date the pending commissions reach the minimum, builds links on the merchant site only, and keeps the payout e-mail', async () => {
@@ -284,7 +305,7 @@ describe('what a partner sees', () => {
     const approvesAt = commissions.map((c: { approves_at: string }) => c.approves_at).sort();
     expect(new Date(approvesAt[0]).getTime()).toBe(occurred.getTime() + 10 * 86_400_000);
     const [balance] = (await get('/partner/api/payouts', p.cookie)).body.data.balances;
-    expect(balance.next_payout).toEqual({ eligible: false, eligible_from: approvesAt[1], shortfall: 0 });
+    expect(balance.next_payout).toEqual({ state: 'scheduled', eligible: false, eligible_from: approvesAt[1], shortfall: 0 });
 
     const link = await get(`/partner/api/link?program_id=${m.program.id}&url=${encodeURIComponent('https://blog.shop.example.com/post?x=1#top')}`, p.cookie);
     expect(link.body.data.url).toBe(`https://blog.shop.example.com/post?x=1&ref=${p.slug}#top`);

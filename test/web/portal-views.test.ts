@@ -44,7 +44,7 @@ describe('nextPayout', () => {
   const d = (v: number | string) => new Decimal(v);
   const at = (day: number) => new Date(Date.UTC(2026, 11, day));
   it('is due now when the approved balance reaches the minimum (and is above zero)', () => {
-    expect(nextPayout(d(50), d(50), [])).toEqual({ eligible: true, eligible_from: null, shortfall: d(0) });
+    expect(nextPayout(d(50), d(50), [])).toEqual({ state: 'due', eligible: true, eligible_from: null, shortfall: d(0) });
     expect(nextPayout(d(0), d(0), []).eligible).toBe(false);
     expect(nextPayout(d('0.01'), d(0), []).eligible).toBe(true);
   });
@@ -60,6 +60,13 @@ describe('nextPayout', () => {
     expect(nextPayout(d(0), d(100), pending).shortfall.toString()).toBe('45');
     // a clawback pending lowers what is reached
     expect(nextPayout(d(0), d(10), [{ amount: d(-5), approves_at: at(1) }, { amount: d(12), approves_at: at(2) }]).shortfall.toString()).toBe('3');
+  });
+
+  it('nothing owed (everything paid, or only entries under review) asks for no amount, even at a zero minimum', () => {
+    expect(nextPayout(d(0), d(0), [])).toEqual({ state: 'nothing_owed', eligible: false, eligible_from: null, shortfall: d(0) });
+    expect(nextPayout(d(0), d(50), [])).toMatchObject({ state: 'nothing_owed', eligible: false });
+    expect(nextPayout(d(20), d(50), [])).toMatchObject({ state: 'short', shortfall: d(30) });
+    expect(nextPayout(d(20), d(40), [{ amount: d(30), approves_at: at(3) }])).toMatchObject({ state: 'scheduled', eligible_from: at(3) });
   });
 });
 

@@ -4,7 +4,9 @@ import { api, auth, data, type SessionUser } from './api';
 import { ConfirmProvider, Loading } from './ui';
 import { SignIn, AcceptInvitation, ResetPassword } from './pages/Account';
 import { Programs } from './pages/Programs';
-import { Affiliates, AffiliateDetail } from './pages/Affiliates';
+import { Affiliates } from './pages/Affiliates';
+import { AffiliateDetail } from './pages/AffiliateDetail';
+import { GetStarted } from './pages/GetStarted';
 import { Customers } from './pages/Customers';
 import { Commissions } from './pages/Commissions';
 import { Developers } from './pages/Developers';
@@ -23,6 +25,7 @@ const SessionContext = createContext<{ session: Session; signOut: (everywhere?: 
 export const useSession = () => useContext(SessionContext)!;
 
 const NAV = [
+  { to: '/get-started', label: 'Get started' },
   { to: '/overview', label: 'Overview' },
   { to: '/programs', label: 'Programs' },
   { to: '/affiliates', label: 'Affiliates' },
@@ -146,6 +149,7 @@ function Shell() {
           <Routes>
             <Route path="/" element={<Navigate to="/overview" replace />} />
             <Route path="/overview" element={<Overview />} />
+            <Route path="/get-started" element={<GetStarted />} />
             <Route path="/programs" element={<Programs />} />
             <Route path="/affiliates" element={<Affiliates />} />
             <Route path="/affiliates/:id" element={<AffiliateDetail />} />

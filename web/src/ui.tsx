@@ -238,21 +238,34 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
   );
 }
 
-/** Sums of amounts in major units, rid of binary floating-point dust (the API's amounts are exact decimals). */
-export const roundAmount = (n: number): number => Math.round(n * 1e6) / 1e6;
-
-/**
- * Commission earned, as every page shows it: pending, approved and paid; not what is on hold
- * (held for review), rejected or reversed.
- */
-export const earnedCommission = (c: { pending: number; approved: number; paid: number }): number => roundAmount(c.pending + c.approved + c.paid);
-
 export function money(amount: number, currency: string): string {
   try {
     return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(amount);
   } catch {
     return `${amount} ${currency}`;
   }
+}
+
+/** The order in which commissions by status read: what is coming, what is owed, what is done, what is not paid. */
+const COMMISSION_STATUS_ORDER = ['pending', 'approved', 'paid', 'on_hold', 'reversed', 'rejected'] as const;
+
+/**
+ * Commission amounts by status, as the API sums them (a report's `commissions`): the statuses with
+ * an amount, "$27.06 pending · $3.00 approved"; a dash when there is none.
+ */
+export function CommissionsByStatus({ totals, currency }: { totals: Record<(typeof COMMISSION_STATUS_ORDER)[number], number>; currency: string }) {
+  const shown = COMMISSION_STATUS_ORDER.filter((s) => totals[s] !== 0);
+  if (shown.length === 0) return <>—</>;
+  return (
+    <span className="by-status">
+      {shown.map((s, i) => (
+        <span key={s} className="nowrap">
+          {i > 0 && <span className="sep"> · </span>}
+          {money(totals[s], currency)} {s.replace('_', ' ')}
+        </span>
+      ))}
+    </span>
+  );
 }
 
 export const date = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' }) : '—');

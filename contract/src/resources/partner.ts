@@ -148,9 +148,14 @@ export const PartnerBalance = z
     minimum_payout: Money.describe("The program's minimum payout (applies in the program's currency)."),
     next_payout: z
       .object({
+        state: z
+          .enum(['due', 'scheduled', 'short', 'nothing_owed'])
+          .describe(
+            '`due`: the approved balance reaches the minimum, paid in the merchant\'s next payout run; `scheduled`: the pending commissions bring it there on `eligible_from`; `short`: `shortfall` more is needed; `nothing_owed`: nothing approved or pending (everything paid, or what is left is under review).',
+          ),
         eligible: z.boolean().describe('Whether the approved balance reaches the minimum now: paid in the merchant\'s next payout run.'),
         eligible_from: Timestamp.nullable().describe('When the pending commissions, approved as they come out of their hold, bring the balance to the minimum; null when eligible now, or when they are not enough.'),
-        shortfall: Money.describe('What is missing to reach the minimum, counting the pending commissions too; 0 when they suffice.'),
+        shortfall: Money.describe('What is missing to reach the minimum, counting the pending commissions too; 0 when they suffice (and when the minimum is 0).'),
       })
       .describe('When the next payout is due, given the minimum.'),
   })

@@ -26,6 +26,7 @@ const figures = {
   currency: z.string().describe('ISO 4217 code of every amount in the row; figures are never converted between currencies.'),
   revenue: Money.describe('Sum of those conversions\' amounts, gross of refunds.'),
   refunded: Money.describe('Sum refunded of those conversions (whenever the refund came).'),
+  net_revenue: Money.describe('`revenue` less `refunded`: what those conversions brought in after refunds, exact.'),
   commissions: CommissionTotals,
 };
 
@@ -35,6 +36,10 @@ export const AffiliateReportRow = z
 export const TimeseriesPoint = z
   .object({ period: z.string().describe('Start of the period, ISO-8601 UTC (midnight of a day, of a Monday, or of the 1st of a month); the first period may start before `from`, and counts only what is at or after `from`.'), ...figures })
   .describe('One period in one currency.');
+
+export const ReportTotals = z
+  .object(figures)
+  .describe('The whole period in one currency: the sums of its points, computed exactly by the service (a page shows them as they are, without adding points up).');
 
 export const ReportInterval = z.enum(['day', 'week', 'month']).describe('Periods in UTC; weeks start on Monday.');
 
@@ -81,7 +86,14 @@ export const reportsContract = c.router({
       "The same figures per day, week (starting Monday) or month, UTC, over a period, for charts: one point per period and currency, oldest first. Periods without activity are included with zeros, in the program's currency (every program's currency without `program_id`, or the `currency` asked for).",
     query: z.object({ ...periodQuery, interval: ReportInterval.optional().describe('Default `day`.') }),
     responses: {
-      200: z.object({ success: z.literal(true), data: z.object({ interval: ReportInterval, points: z.array(TimeseriesPoint) }) }),
+      200: z.object({
+        success: z.literal(true),
+        data: z.object({
+          interval: ReportInterval,
+          points: z.array(TimeseriesPoint),
+          totals: z.array(ReportTotals).describe('One row per currency of `points`: the figures of the whole period, exact.'),
+        }),
+      }),
       400: errorResponses[400],
       404: errorResponses[404],
     },
@@ -91,3 +103,4 @@ export const reportsContract = c.router({
 export type AffiliateReportRow = z.infer<typeof AffiliateReportRow>;
 export type TimeseriesPoint = z.infer<typeof TimeseriesPoint>;
 export type ReportInterval = z.infer<typeof ReportInterval>;
+export type ReportTotals = z.infer<typeof ReportTotals>;

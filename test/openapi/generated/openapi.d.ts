@@ -1310,6 +1310,8 @@ export interface components {
             revenue: number;
             /** @description Sum refunded of those conversions (whenever the refund came). */
             refunded: number;
+            /** @description `revenue` less `refunded`: what those conversions brought in after refunds, exact. */
+            net_revenue: number;
             commissions: components["schemas"]["CommissionTotals"];
         };
         /** @description API key (without its secret) */
@@ -2013,11 +2015,16 @@ export interface components {
             minimum_payout: number;
             /** @description When the next payout is due, given the minimum. */
             next_payout: {
+                /**
+                 * @description `due`: the approved balance reaches the minimum, paid in the merchant's next payout run; `scheduled`: the pending commissions bring it there on `eligible_from`; `short`: `shortfall` more is needed; `nothing_owed`: nothing approved or pending (everything paid, or what is left is under review).
+                 * @enum {string}
+                 */
+                state: "due" | "scheduled" | "short" | "nothing_owed";
                 /** @description Whether the approved balance reaches the minimum now: paid in the merchant's next payout run. */
                 eligible: boolean;
                 /** @description When the pending commissions, approved as they come out of their hold, bring the balance to the minimum; null when eligible now, or when they are not enough. */
                 eligible_from: string | null;
-                /** @description What is missing to reach the minimum, counting the pending commissions too; 0 when they suffice. */
+                /** @description What is missing to reach the minimum, counting the pending commissions too; 0 when they suffice (and when the minimum is 0). */
                 shortfall: number;
             };
         };
@@ -2420,6 +2427,24 @@ export interface components {
             /** @description Why; kept on the entry as `rejection_reason`. */
             reason?: string;
         };
+        /** @description The whole period in one currency: the sums of its points, computed exactly by the service (a page shows them as they are, without adding points up). */
+        ReportTotals: {
+            /** @description Clicks whose `occurred_at` is in the period; counted in the row of the program's currency. */
+            clicks: number;
+            /** @description Customers (signups) attributed, by their creation time; counted in the row of the program's currency. */
+            customers: number;
+            /** @description Conversions (charges) whose `occurred_at` is in the period, refunded ones included. */
+            conversions: number;
+            /** @description ISO 4217 code of every amount in the row; figures are never converted between currencies. */
+            currency: string;
+            /** @description Sum of those conversions' amounts, gross of refunds. */
+            revenue: number;
+            /** @description Sum refunded of those conversions (whenever the refund came). */
+            refunded: number;
+            /** @description `revenue` less `refunded`: what those conversions brought in after refunds, exact. */
+            net_revenue: number;
+            commissions: components["schemas"]["CommissionTotals"];
+        };
         /** @description Whether a referral slug is free. */
         SlugAvailability: {
             /** @description Referral link slug (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the organization. */
@@ -2443,6 +2468,8 @@ export interface components {
             revenue: number;
             /** @description Sum refunded of those conversions (whenever the refund came). */
             refunded: number;
+            /** @description `revenue` less `refunded`: what those conversions brought in after refunds, exact. */
+            net_revenue: number;
             commissions: components["schemas"]["CommissionTotals"];
         };
         /** @description Tracked click (public view) */
@@ -11330,6 +11357,7 @@ export interface operations {
                      *             "currency": "USD",
                      *             "revenue": 1,
                      *             "refunded": 1,
+                     *             "net_revenue": 1,
                      *             "commissions": {
                      *               "pending": 1,
                      *               "approved": 1,
@@ -11519,6 +11547,26 @@ export interface operations {
                      *             "currency": "USD",
                      *             "revenue": 1,
                      *             "refunded": 1,
+                     *             "net_revenue": 1,
+                     *             "commissions": {
+                     *               "pending": 1,
+                     *               "approved": 1,
+                     *               "paid": 1,
+                     *               "reversed": 1,
+                     *               "rejected": 1,
+                     *               "on_hold": 1
+                     *             }
+                     *           }
+                     *         ],
+                     *         "totals": [
+                     *           {
+                     *             "clicks": 1,
+                     *             "customers": 1,
+                     *             "conversions": 1,
+                     *             "currency": "USD",
+                     *             "revenue": 1,
+                     *             "refunded": 1,
+                     *             "net_revenue": 1,
                      *             "commissions": {
                      *               "pending": 1,
                      *               "approved": 1,
@@ -11542,6 +11590,8 @@ export interface operations {
                              */
                             interval: "day" | "week" | "month";
                             points: components["schemas"]["TimeseriesPoint"][];
+                            /** @description One row per currency of `points`: the figures of the whole period, exact. */
+                            totals: components["schemas"]["ReportTotals"][];
                         };
                     };
                 };
@@ -15449,6 +15499,7 @@ export interface operations {
                      *             "paid": 1,
                      *             "minimum_payout": 1,
                      *             "next_payout": {
+                     *               "state": "due",
                      *               "eligible": false,
                      *               "eligible_from": "eligible-from",
                      *               "shortfall": 1

@@ -1,6 +1,7 @@
 import type { AffiliateReportRow } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
-import { earnedCommission, money, useLoad } from '../ui';
+import type { ReactNode } from 'react';
+import { CommissionsByStatus, money, useLoad } from '../ui';
 
 /** The period of the affiliates list's figures: the last 30 days, to the end of today (UTC), as the overview's default. */
 export const FIGURES_DAYS = 30;
@@ -38,7 +39,7 @@ export function useAffiliateFigures(affiliates: { id: string }[] | undefined) {
 export type AffiliateFigures = ReturnType<typeof useAffiliateFigures>;
 
 
-function Figure({ label, value }: { label: string; value: string }) {
+function Figure({ label, value }: { label: string; value: ReactNode }) {
   return (
     <div>
       <dt>{label}</dt>
@@ -64,8 +65,8 @@ export function FiguresCell({ affiliateId, figures }: { affiliateId: string; fig
             <Figure label="Conversions" value={String(r?.conversions ?? 0)} />
           </dl>
           <dl>
-            <Figure label="Revenue" value={r ? money(r.revenue, r.currency) : '—'} />
-            <Figure label="Commission" value={r ? money(earnedCommission(r.commissions), r.currency) : '—'} />
+            <Figure label="Net revenue" value={r ? money(r.net_revenue, r.currency) : '—'} />
+            <Figure label="Commissions" value={r ? <CommissionsByStatus totals={r.commissions} currency={r.currency} /> : '—'} />
           </dl>
         </div>
       ))}

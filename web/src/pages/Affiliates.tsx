@@ -1,15 +1,17 @@
 import { useState } from 'react';
-import { Link, useParams } from 'react-router';
+import { Link } from 'react-router';
 import type { Affiliate, Program } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
-import { InvitePartner } from '../partners/InvitePartner';
-import { CopyButton, Empty, Field, FormError, PageHeader, Status, date, money, useConfirm, useLoad, useSubmit } from '../ui';
+import { CopyButton, Empty, Field, FormError, PageHeader, Status, date, useConfirm, useLoad, useSubmit } from '../ui';
 import { DataTable, usePagedList } from '../table';
 import { FIGURES_DAYS, FiguresCell, useAffiliateFigures } from './AffiliateFigures';
 
 const SITE_KEY = 'dashboard.site-url';
 
-/** The merchant's landing page, remembered in this browser: referral links are `<site>?ref=<slug>`. */
+/**
+ * The landing page for programs without a website, remembered in this browser (a program's own
+ * `website_url` comes first: see linkOf).
+ */
 export function useSiteUrl(): [string, (v: string) => void] {
   const [site, setSite] = useState(() => localStorage.getItem(SITE_KEY) ?? 'https://your-site.example');
   return [site, (v) => (localStorage.setItem(SITE_KEY, v), setSite(v))];
@@ -24,6 +26,9 @@ export const referralLink = (site: string, slug: string): string => {
     return `${site}?ref=${slug}`;
   }
 };
+
+/** A partner's referral link: on their program's website, as the portal shows it; else on the site remembered here. */
+export const linkOf = (program: Pick<Program, 'website_url'> | undefined, site: string, slug: string): string => referralLink(program?.website_url ?? site, slug);
 
 /** Approve an application, disable a partner (confirmed), or enable them again. */
 export function StatusActions({ affiliate, onChanged }: { affiliate: Affiliate; onChanged: () => void }) {
@@ -59,13 +64,19 @@ function usePrograms() {
 }
 
 function AddAffiliate({ programs, onAdded, onCancel }: { programs: Program[]; onAdded: () => void; onCancel: () => void }) {
-  const [draft, setDraft] = useState({ email: '', name: '', slug: '', program_id: programs[0]?.id ?? '' });
+  const [draft, setDraft] = useState({ email: '', name: '', payout_email: '', slug: '', program_id: programs[0]?.id ?? '' });
   const set = (k: keyof typeof draft) => (v: string) => setDraft((d) => ({ ...d, [k]: v }));
   const add = useSubmit(
     async () =>
       data(
         await api.affiliates.create({
-          body: { email: draft.email.trim(), program_id: draft.program_id, name: draft.name.trim() || undefined, slug: draft.slug.trim() || undefined },
+          body: {
+            email: draft.email.trim(),
+            program_id: draft.program_id,
+            name: draft.name.trim() || undefined,
+            payout_email: draft.payout_email.trim() || undefined,
+            slug: draft.slug.trim() || undefined,
+          },
         }),
       ),
     onAdded,
@@ -75,6 +86,7 @@ function AddAffiliate({ programs, onAdded, onCancel }: { programs: Program[]; on
       <h2>Add an affiliate</h2>
       <Field label="E-mail" name="email" type="email" value={draft.email} onChange={set('email')} error={add.error} required />
       <Field label="Name" name="name" value={draft.name} onChange={set('name')} error={add.error} />
+      <Field label="Payout e-mail" name="payout_email" type="email" value={draft.payout_email} onChange={set('payout_email')} error={add.error} hint="PayPal or Wise address; empty: their e-mail" />
       <Field label="Program" name="program_id" error={add.error}>
         {(attrs) => (
           <select {...attrs} value={draft.program_id} onChange={(e) => set('program_id')(e.target.value)}>
@@ -87,7 +99,7 @@ function AddAffiliate({ programs, onAdded, onCancel }: { programs: Program[]; on
         )}
       </Field>
       <Field label="Referral slug" name="slug" value={draft.slug} onChange={set('slug')} error={add.error} hint="Empty: generated" />
-      <FormError error={add.error} fields={['email', 'name', 'program_id', 'slug']} />
+      <FormError error={add.error} fields={['email', 'name', 'payout_email', 'program_id', 'slug']} />
       <div className="actions span">
         <button type="submit" disabled={add.busy}>
           Add affiliate
@@ -112,7 +124,9 @@ export function Affiliates() {
   }, [applied]);
   const pages = list.pages;
   const figures = useAffiliateFigures(list.rows);
-  const programName = (id: string) => programs.data?.find((p) => p.id === id)?.name ?? '—';
+  const programOf = (id: string) => programs.data?.find((p) => p.id === id);
+  const programName = (id: string) => programOf(id)?.name ?? '—';
+  const everyProgramHasASite = programs.data?.every((p) => p.website_url) ?? true;
   if (programs.data?.length === 0)
     return (
       <section>
@@ -166,7 +180,7 @@ export function Affiliates() {
         <button type="submit" className="secondary">
           Search
         </button>
-        <Field label="Your site (for referral links)" name="site" value={site} onChange={setSite} />
+        {!everyProgramHasASite && <Field label="Your site (for programs without a website)" name="site" value={site} onChange={setSite} hint="Or set the program's website on the Programs page" />}
       </form>
       <DataTable
         label="Affiliates"
@@ -202,91 +216,12 @@ export function Affiliates() {
             className: 'link',
             cell: (a) => (
               <>
-                <code>?ref={a.slug}</code> <CopyButton text={referralLink(site, a.slug)} label="Copy link" />
+                <code>?ref={a.slug}</code> <CopyButton text={linkOf(programOf(a.program_id), site, a.slug)} label="Copy link" />
               </>
             ),
           },
           { header: 'Since', className: 'date', cell: (a) => date(a.created_at) },
           { header: 'Actions', hiddenHeader: true, cell: (a) => <StatusActions affiliate={a} onChanged={list.reload} /> },
-        ]}
-      />
-    </section>
-  );
-}
-
-export function AffiliateDetail() {
-  const { id = '' } = useParams();
-  const [site] = useSiteUrl();
-  const affiliate = useLoad(async () => data(await api.affiliates.get({ params: { id } })).affiliate, [id]);
-  const conversions = usePagedList(async (cursor) => {
-    const page = data(await api.conversions.list({ query: { affiliate_id: id, cursor, limit: 20 } }));
-    return { items: page.conversions, next_cursor: page.next_cursor };
-  }, [id]);
-  const commissions = usePagedList(async (cursor) => {
-    const page = data(await api.commissions.list({ query: { affiliate_id: id, cursor, limit: 20 } }));
-    return { items: page.commissions, next_cursor: page.next_cursor };
-  }, [id]);
-  const a: Affiliate | undefined = affiliate.data;
-  return (
-    <section>
-      <PageHeader title={a ? (a.name ?? a.email) : 'Affiliate'} />
-      <p>
-        <Link to="/affiliates">← All affiliates</Link>
-      </p>
-      <FormError error={affiliate.error} />
-      {a && (
-        <dl className="card facts">
-          <dt>E-mail</dt>
-          <dd>{a.email}</dd>
-          <dt>Status</dt>
-          <dd>
-            <Status value={a.status} /> <StatusActions affiliate={a} onChanged={affiliate.reload} />
-          </dd>
-          <dt>Referral link</dt>
-          <dd>
-            <code>{referralLink(site, a.slug)}</code> <CopyButton text={referralLink(site, a.slug)} />
-          </dd>
-          <dt>Payouts to</dt>
-          <dd>{a.payout_email ?? a.email}</dd>
-          <dt>Partner portal</dt>
-          <dd>
-            <InvitePartner affiliate={a} />
-          </dd>
-        </dl>
-      )}
-      <h2>Conversions</h2>
-      <DataTable
-        label="Conversions of this affiliate"
-        list={conversions}
-        rowKey={(c) => c.id}
-        empty={
-          <Empty title="No conversion yet">
-            <p>Sales of the customers this affiliate referred appear here.</p>
-          </Empty>
-        }
-        columns={[
-          { header: 'Charge', rowHeader: true, cell: (c) => c.external_id },
-          { header: 'Customer', cell: (c) => c.customer_id ?? '—' },
-          { header: 'Amount', cell: (c) => money(c.amount, c.currency) },
-          { header: 'Commission', cell: (c) => money(c.commission_amount, c.currency) },
-          { header: 'When', cell: (c) => date(c.occurred_at) },
-        ]}
-      />
-      <h2>Commissions</h2>
-      <DataTable
-        label="Commissions of this affiliate"
-        list={commissions}
-        rowKey={(c) => c.id}
-        empty={
-          <Empty title="No commission yet">
-            <p>Each conversion of this affiliate earns a commission, listed here to approve and pay.</p>
-          </Empty>
-        }
-        columns={[
-          { header: 'Type', rowHeader: true, cell: (c) => c.type },
-          { header: 'Amount', cell: (c) => money(c.amount, c.currency) },
-          { header: 'Status', cell: (c) => <Status value={c.status} /> },
-          { header: 'Created', cell: (c) => date(c.created_at) },
         ]}
       />
     </section>

@@ -1,9 +1,10 @@
 import { useState } from 'react';
-import { Link } from 'react-router';
 import type { Commission, Payout } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
 import { Empty, Field, FormError, PageHeader, Status, date, money, useConfirm, useSubmit } from '../ui';
 import { DataTable, FilterSelect, usePagedList } from '../table';
+import { AffiliateLink, useAffiliateNames } from './AffiliateName';
+import { HoldReasons } from './HoldReasons';
 
 const COMMISSION_STATUSES = ['on_hold', 'pending', 'approved', 'paid', 'rejected', 'reversed'] as const;
 type CommissionStatus = (typeof COMMISSION_STATUSES)[number];
@@ -21,11 +22,14 @@ function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void
   const decidable = (c: Commission) => c.status === 'pending' || c.status === 'on_hold' || (c.status === 'approved' && !c.payout_id);
   const rows = list.rows ?? [];
   const chosen = rows.filter((c) => selected.has(c.id));
+  const names = useAffiliateNames(list.rows?.map((c) => c.affiliate_id));
 
   const act = useSubmit(async () => undefined);
   async function decide(kind: 'approve' | 'reject', entries: Commission[]) {
     if (entries.length === 0) return;
-    if (kind === 'reject' && !(await confirm({ title: `Reject ${entries.length} commission${entries.length > 1 ? 's' : ''}?`, body: 'A rejected commission is never paid. This cannot be undone.', confirm: 'Reject' }))) return;
+    // A held entry was never owed yet: releasing or rejecting it is the one click a review takes.
+    const review = entries.every((c) => c.status === 'on_hold');
+    if (kind === 'reject' && !review && !(await confirm({ title: `Reject ${entries.length} commission${entries.length > 1 ? 's' : ''}?`, body: 'A rejected commission is never paid. This cannot be undone.', confirm: 'Reject' }))) return;
     act.setError(undefined);
     try {
       for (const c of entries) {
@@ -111,6 +115,7 @@ function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void
               <>
                 <Status value={c.status} />
                 {c.rejection_reason && <small className="muted"> {c.rejection_reason}</small>}
+                <HoldReasons commission={c} />
               </>
             ),
           },
@@ -123,7 +128,7 @@ function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void
               </>
             ),
           },
-          { header: 'Affiliate', cell: (c) => <Link to={`/affiliates/${c.affiliate_id}`}>view</Link> },
+          { header: 'Affiliate', cell: (c) => <AffiliateLink id={c.affiliate_id} names={names} /> },
           { header: 'Created', cell: (c) => date(c.created_at) },
           {
             header: 'Actions',
@@ -134,11 +139,11 @@ function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void
               decidable(c) && (
                 <>
                   {(c.status === 'pending' || c.status === 'on_hold') && (
-                    <button type="button" className="small" onClick={() => void decide('approve', [c])}>
-                      Approve
+                    <button type="button" className="small" onClick={() => void decide('approve', [c])} aria-label={`${c.status === 'on_hold' ? 'Release' : 'Approve'} the commission of ${money(c.amount, c.currency)}`}>
+                      {c.status === 'on_hold' ? 'Release' : 'Approve'}
                     </button>
                   )}{' '}
-                  <button type="button" className="danger small" onClick={() => void decide('reject', [c])}>
+                  <button type="button" className="danger small" onClick={() => void decide('reject', [c])} aria-label={`Reject the commission of ${money(c.amount, c.currency)}`}>
                     Reject
                   </button>
                 </>
@@ -190,6 +195,7 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
     return { items: page.payouts, next_cursor: page.next_cursor };
   }, [status, version]);
   const pages = list.pages;
+  const names = useAffiliateNames(list.rows?.map((p) => p.affiliate_id));
   const confirm = useConfirm();
   const create = useSubmit(async () => {
     if (!(await confirm({ title: 'Create payouts?', body: "Gathers every approved commission into one payout per affiliate, program and currency at or above the program's minimum payout.", confirm: 'Create payouts' })))
@@ -251,7 +257,7 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
             ),
           },
           { header: 'Commissions', cell: (p) => p.commission_count },
-          { header: 'Affiliate', cell: (p) => <Link to={`/affiliates/${p.affiliate_id}`}>view</Link> },
+          { header: 'Affiliate', cell: (p) => <AffiliateLink id={p.affiliate_id} names={names} /> },
           { header: 'Created', cell: (p) => date(p.created_at) },
           { header: 'Actions', hiddenHeader: true, cell: (p) => <PayoutActions payout={p} onChanged={onChanged} /> },
         ]}

@@ -1,47 +1,67 @@
-import { useState } from 'react';
-import { Link } from 'react-router';
+import { useId, useRef, useState } from 'react';
 import type { Conversion, Customer } from '@affiliate-attribution/contract';
 import { api, ApiError, data } from '../api';
-import { Empty, Field, FormError, PageHeader, Status, dateTime, money, toApiError, useConfirm, useSubmit } from '../ui';
+import { Empty, Field, FormError, PageHeader, Status, dateTime, money, toApiError, useSubmit } from '../ui';
 import { DataTable, usePagedList, type Column } from '../table';
+import { AffiliateLink, useAffiliateNames, type AffiliateNames } from './AffiliateName';
 
 const STATUSES = ['trial', 'active', 'capped', 'canceled'] as const;
 
+/** One dialog: the amount (empty: the whole charge), then the refund is recorded; empty again for the next one. */
 function RefundButton({ conversion, onDone }: { conversion: Conversion; onDone: () => void }) {
-  const confirm = useConfirm();
-  const [open, setOpen] = useState(false);
+  const dialog = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
   const [amount, setAmount] = useState('');
-  const refund = useSubmit(async () => {
-    const partial = amount.trim() !== '';
-    const ok = await confirm({
-      title: `Refund ${conversion.external_id}?`,
-      body: partial
-        ? `Records a refund of ${money(Number(amount), conversion.currency)}: the commission is reduced in proportion.`
-        : `Records a full refund of ${money(conversion.amount, conversion.currency)}: the commission is reversed.`,
-      confirm: 'Record refund',
-    });
-    if (!ok) return;
-    return data(await api.conversions.refund({ params: { id: conversion.id }, body: partial ? { amount: Number(amount) } : {} }));
-  }, onDone);
+  const close = () => {
+    dialog.current?.close();
+    setAmount('');
+    refund.setError(undefined);
+  };
+  const refund = useSubmit(
+    async () => data(await api.conversions.refund({ params: { id: conversion.id }, body: amount.trim() !== '' ? { amount: Number(amount) } : {} })),
+    () => {
+      close();
+      onDone();
+    },
+  );
   if (conversion.status === 'reversed') return <span className="muted">refunded</span>;
-  if (!open)
-    return (
-      <button type="button" className="secondary small" onClick={() => setOpen(true)} aria-label={`Refund ${conversion.external_id}`}>
+  return (
+    <>
+      <button type="button" className="secondary small" onClick={() => dialog.current?.showModal()} aria-label={`Refund ${conversion.external_id}`}>
         Refund…
       </button>
-    );
-  return (
-    <form className="inline-form" onSubmit={refund.submit} noValidate>
-      <Field label="Amount (empty: all)" name="amount" inputMode="decimal" value={amount} onChange={setAmount} error={refund.error} />
-      <button type="submit" className="danger small" disabled={refund.busy}>
-        Refund
-      </button>
-      <FormError error={refund.error} fields={['amount']} />
-    </form>
+      <dialog ref={dialog} aria-labelledby={titleId} onClose={() => setAmount('')}>
+        <form onSubmit={refund.submit} noValidate>
+          <h2 id={titleId}>Refund {conversion.external_id}</h2>
+          <p>
+            A full refund reverses the commission of {money(conversion.commission_amount, conversion.currency)}; a partial one reduces it in proportion.
+            {conversion.refunded_amount > 0 && ` Already refunded: ${money(conversion.refunded_amount, conversion.currency)}.`}
+          </p>
+          <Field
+            label="Amount to refund"
+            name="amount"
+            inputMode="decimal"
+            value={amount}
+            onChange={setAmount}
+            error={refund.error}
+            hint={`Empty: the whole ${money(conversion.amount, conversion.currency)}`}
+          />
+          <FormError error={refund.error} fields={['amount']} />
+          <div className="actions">
+            <button type="button" className="secondary" onClick={close}>
+              Cancel
+            </button>
+            <button type="submit" className="danger" disabled={refund.busy}>
+              Record refund
+            </button>
+          </div>
+        </form>
+      </dialog>
+    </>
   );
 }
 
-const conversionColumns = (onChanged: () => void): Column<Conversion>[] => [
+const conversionColumns = (onChanged: () => void, names: AffiliateNames): Column<Conversion>[] => [
   {
     header: 'Charge',
     rowHeader: true,
@@ -65,7 +85,7 @@ const conversionColumns = (onChanged: () => void): Column<Conversion>[] => [
     header: 'Affiliate',
     cell: (c) => (
       <>
-        <Link to={`/affiliates/${c.affiliate_id}`}>view</Link>
+        <AffiliateLink id={c.affiliate_id} names={names} />
         {c.click_id ? <small className="muted"> · by click</small> : null}
       </>
     ),
@@ -77,13 +97,14 @@ const conversionColumns = (onChanged: () => void): Column<Conversion>[] => [
 function CustomerCard({ customer, onChanged }: { customer: Customer; onChanged: (c: Customer) => void }) {
   const [status, setStatus] = useState(customer.status);
   const save = useSubmit(async () => data(await api.customers.update({ params: { id: customer.id }, body: { status } })).customer, onChanged);
+  const names = useAffiliateNames([customer.affiliate_id]);
   return (
     <div className="card">
       <h2>Customer {customer.customer_id}</h2>
       <dl className="facts">
         <dt>Attributed to</dt>
         <dd>
-          <Link to={`/affiliates/${customer.affiliate_id}`}>the affiliate</Link> {customer.click_id ? '(by a click)' : '(by referral slug)'}
+          <AffiliateLink id={customer.affiliate_id} names={names} /> {customer.click_id ? '(by a click)' : '(by referral slug)'}
         </dd>
         <dt>E-mail</dt>
         <dd>{customer.email ?? '—'}</dd>
@@ -136,6 +157,8 @@ export function Customers() {
     setNotFound(toApiError(new ApiError(404, `No customer or conversion "${id.trim()}" in this organization`)));
   }
   const search = useSubmit(() => find(query));
+  const recentNames = useAffiliateNames(recent.rows?.map((c) => c.affiliate_id));
+  const foundNames = useAffiliateNames(found?.conversions.map((c) => c.affiliate_id));
 
   return (
     <section>
@@ -149,7 +172,7 @@ export function Customers() {
       <FormError error={search.error ?? notFound} />
       {found?.customer && <CustomerCard customer={found.customer} onChanged={(customer) => setFound((f) => f && { ...f, customer })} />}
       {found && found.conversions.length > 0 && (
-        <DataTable label="Conversions found" rows={found.conversions} rowKey={(c) => c.id} columns={conversionColumns(() => void find(query))} empty={null} />
+        <DataTable label="Conversions found" rows={found.conversions} rowKey={(c) => c.id} columns={conversionColumns(() => void find(query), foundNames)} empty={null} />
       )}
       {found?.customer && found.conversions.length === 0 && <p className="muted">This customer has no conversion yet.</p>}
 
@@ -158,7 +181,7 @@ export function Customers() {
         label="Recent conversions"
         list={recent}
         rowKey={(c) => c.id}
-        columns={conversionColumns(recent.reload)}
+        columns={conversionColumns(recent.reload, recentNames)}
         empty={
           <Empty title="No conversion yet">
             <p>

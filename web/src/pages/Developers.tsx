@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { Link } from 'react-router';
 import type { ApiKeyInfo } from '@affiliate-attribution/contract';
 import { useSession } from '../App';
 import { api, data } from '../api';
@@ -103,7 +104,10 @@ export function Developers() {
       <WebhookEndpoints />
       <section aria-labelledby="snippet-title">
         <h2 id="snippet-title">Tracking snippet</h2>
-        <p>Add it to the &lt;head&gt; of your landing and signup pages: it keeps the referral in a first-party cookie. Your organization id is public; no key is needed.</p>
+        <p>
+          Add it to the &lt;head&gt; of your landing and signup pages: it keeps the referral in a first-party cookie. Your organization id is public; no key is needed. The server middleware (recommended) and the signup and payment calls
+          from your backend: <Link to="/get-started">Get started</Link>.
+        </p>
         <pre className="code" tabIndex={0} aria-label="Snippet tag">
           {snippet}
         </pre>

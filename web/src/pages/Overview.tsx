@@ -1,10 +1,11 @@
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { Link } from 'react-router';
 import { initClient } from '@ts-rest/core';
-import { reportsContract, type TimeseriesPoint } from '@affiliate-attribution/contract';
+import { reportsContract, type ReportTotals, type TimeseriesPoint } from '@affiliate-attribution/contract';
 import { BarController, BarElement, CategoryScale, Chart, Filler, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip } from 'chart.js';
-import { api, data } from '../api';
-import { Empty, Field, FormError, Loading, PageHeader, earnedCommission, money, roundAmount, useLoad } from '../ui';
+import { data } from '../api';
+import { AffiliateLink, useAffiliateNames } from './AffiliateName';
+import { CommissionsByStatus, Empty, Field, FormError, Loading, PageHeader, money, useLoad } from '../ui';
 import { DataTable } from '../table';
 
 Chart.register(LineController, LineElement, PointElement, BarController, BarElement, CategoryScale, LinearScale, Filler, Legend, Tooltip);
@@ -19,12 +20,16 @@ const PERIODS = {
 } as const;
 type PeriodKey = keyof typeof PERIODS;
 
+/** What the chart can show: a figure of each point (and of the period's totals), as the API gives it. */
 const METRICS = {
-  revenue: { label: 'Revenue', money: true, of: (p: TimeseriesPoint) => p.revenue },
-  commission: { label: 'Commission earned', money: true, of: (p: TimeseriesPoint) => earnedCommission(p.commissions) },
-  clicks: { label: 'Clicks', money: false, of: (p: TimeseriesPoint) => p.clicks },
-  customers: { label: 'Signups', money: false, of: (p: TimeseriesPoint) => p.customers },
-  conversions: { label: 'Conversions', money: false, of: (p: TimeseriesPoint) => p.conversions },
+  net_revenue: { label: 'Net revenue', money: true, of: (p: TimeseriesPoint | ReportTotals) => p.net_revenue },
+  revenue: { label: 'Gross revenue', money: true, of: (p: TimeseriesPoint | ReportTotals) => p.revenue },
+  refunded: { label: 'Refunds', money: true, of: (p: TimeseriesPoint | ReportTotals) => p.refunded },
+  pending: { label: 'Commissions pending', money: true, of: (p: TimeseriesPoint | ReportTotals) => p.commissions.pending },
+  approved: { label: 'Commissions approved', money: true, of: (p: TimeseriesPoint | ReportTotals) => p.commissions.approved },
+  clicks: { label: 'Clicks', money: false, of: (p: TimeseriesPoint | ReportTotals) => p.clicks },
+  customers: { label: 'Signups', money: false, of: (p: TimeseriesPoint | ReportTotals) => p.customers },
+  conversions: { label: 'Conversions', money: false, of: (p: TimeseriesPoint | ReportTotals) => p.conversions },
 } as const;
 type MetricKey = keyof typeof METRICS;
 
@@ -37,7 +42,7 @@ function periodLabel(iso: string, interval: string): string {
     : d.toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
 }
 
-function LineChart({ points, metric, currency, interval }: { points: TimeseriesPoint[]; metric: MetricKey; currency: string; interval: string }) {
+function LineChart({ points, total, metric, currency, interval }: { points: TimeseriesPoint[]; total: ReportTotals | undefined; metric: MetricKey; currency: string; interval: string }) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const m = METRICS[metric];
   useEffect(() => {
@@ -58,17 +63,17 @@ function LineChart({ points, metric, currency, interval }: { points: TimeseriesP
     });
     return () => chart.destroy();
   }, [points, metric, currency, interval, m]);
-  const total = points.reduce((sum, p) => sum + m.of(p), 0);
+  const sum = total ? m.of(total) : 0;
   return (
     <div className="chart">
-      <canvas ref={canvas} role="img" aria-label={`${m.label} per ${interval}, ${points.length} periods, total ${m.money ? money(total, currency) : total}`} />
+      <canvas ref={canvas} role="img" aria-label={`${m.label} per ${interval}, ${points.length} periods, total ${m.money ? money(sum, currency) : sum}`} />
     </div>
   );
 }
 
 export default function Overview() {
   const [period, setPeriod] = useState<PeriodKey>('30d');
-  const [metric, setMetric] = useState<MetricKey>('revenue');
+  const [metric, setMetric] = useState<MetricKey>('net_revenue');
   const [currency, setCurrency] = useState<string>();
   const range = useMemo(() => {
     const to = new Date(dayStart(new Date()).getTime() + 86_400_000);
@@ -76,30 +81,23 @@ export default function Overview() {
   }, [period]);
   const series = useLoad(async () => data(await reports.timeseries({ query: { ...range, interval: PERIODS[period].interval } })), [range]);
   const top = useLoad(async () => data(await reports.affiliates({ query: { ...range, limit: 5 } })).affiliates, [range]);
-  // What is owed now: approved commissions not yet paid, over the longest period a report covers.
+  // What is owed now: approved commissions not yet paid, over the longest period a report covers (the API's totals per currency).
   const owed = useLoad(async () => {
     const to = new Date(dayStart(new Date()).getTime() + 86_400_000);
-    const points = data(await reports.timeseries({ query: { from: new Date(to.getTime() - 1095 * 86_400_000).toISOString(), to: to.toISOString(), interval: 'month' } })).points;
-    const byCurrency = new Map<string, number>();
-    for (const p of points) byCurrency.set(p.currency, roundAmount((byCurrency.get(p.currency) ?? 0) + p.commissions.approved));
-    return byCurrency;
+    return data(await reports.timeseries({ query: { from: new Date(to.getTime() - 1095 * 86_400_000).toISOString(), to: to.toISOString(), interval: 'month' } })).totals;
   }, []);
   // An affiliate with sales in several currencies ranks once per currency: its rows say which.
   const inSeveralCurrencies = useMemo(() => {
     const ids = (top.data ?? []).map((r) => r.affiliate_id);
     return new Set(ids.filter((id, i) => ids.indexOf(id) !== i));
   }, [top.data]);
-  const names = useLoad(async () => {
-    // One request per affiliate, also when it ranks in several currencies.
-    const ids = [...new Set((top.data ?? []).map((r) => r.affiliate_id))];
-    const found = await Promise.all(ids.map(async (id) => [id, (await api.affiliates.get({ params: { id } })).body] as const));
-    return new Map(found.map(([id, body]) => [id, 'data' in body ? (body.data.affiliate.name ?? body.data.affiliate.email) : id]));
-  }, [top.data]);
+  const names = useAffiliateNames(top.data?.map((r) => r.affiliate_id));
 
   const currencies = [...new Set((series.data?.points ?? []).map((p) => p.currency))];
   const shown = currency && currencies.includes(currency) ? currency : currencies[0];
   const points = (series.data?.points ?? []).filter((p) => p.currency === shown);
-  const sum = (of: (p: TimeseriesPoint) => number) => roundAmount(points.reduce((s, p) => s + of(p), 0));
+  const total = series.data?.totals.find((t) => t.currency === shown);
+  const owedNow = (owed.data ?? []).filter((t) => t.commissions.approved !== 0);
   const notBuilt = series.error?.status === 404 && !series.error.message.includes('rogram');
 
   return (
@@ -144,14 +142,16 @@ export default function Overview() {
         series.data && (
           <>
             <div className="kpis">
-              <Kpi label="Clicks" value={String(sum((p) => p.clicks))} />
-              <Kpi label="Signups" value={String(sum((p) => p.customers))} />
-              <Kpi label="Conversions" value={String(sum((p) => p.conversions))} />
-              <Kpi label="Revenue" value={shown ? money(sum((p) => p.revenue), shown) : '—'} />
-              <Kpi label="Commission earned" value={shown ? money(sum((p) => earnedCommission(p.commissions)), shown) : '—'} />
+              <Kpi label="Clicks" value={String(total?.clicks ?? 0)} />
+              <Kpi label="Signups" value={String(total?.customers ?? 0)} />
+              <Kpi label="Conversions" value={String(total?.conversions ?? 0)} />
+              <Kpi label="Gross revenue" value={shown ? money(total?.revenue ?? 0, shown) : '—'} />
+              <Kpi label="Refunds" value={shown ? money(total?.refunded ?? 0, shown) : '—'} />
+              <Kpi label="Net revenue" value={shown ? money(total?.net_revenue ?? 0, shown) : '—'} />
+              <Kpi label="Commissions" value={total && shown ? <CommissionsByStatus totals={total.commissions} currency={shown} /> : '—'} />
               <Kpi
                 label="Owed now (approved)"
-                value={owed.data && owed.data.size > 0 ? [...owed.data].map(([c, v]) => money(v, c)).join(' · ') : shown ? money(0, shown) : '—'}
+                value={owedNow.length > 0 ? owedNow.map((t) => money(t.commissions.approved, t.currency)).join(' · ') : shown ? money(0, shown) : '—'}
                 loading={owed.loading}
                 to="/commissions"
               />
@@ -159,7 +159,7 @@ export default function Overview() {
             {points.length === 0 ? (
               <Empty title="Nothing in this period yet">
                 <p>
-                  Create a <Link to="/programs">program</Link>, add <Link to="/affiliates">affiliates</Link> and install the tracking snippet: clicks, signups and sales appear here.
+                  Follow <Link to="/get-started">Get started</Link>: a program, an affiliate, the tracking snippet and two calls from your backend. Clicks, signups and sales then appear here.
                 </p>
               </Empty>
             ) : (
@@ -177,7 +177,7 @@ export default function Overview() {
                   )}
                 </Field>
                 </div>
-                <LineChart points={points} metric={metric} currency={shown!} interval={PERIODS[period].interval} />
+                <LineChart points={points} total={total} metric={metric} currency={shown!} interval={PERIODS[period].interval} />
               </>
             )}
           </>
@@ -197,18 +197,14 @@ export default function Overview() {
               {
                 header: 'Affiliate',
                 rowHeader: true,
-                cell: (r) => (
-                  <Link to={`/affiliates/${r.affiliate_id}`}>
-                    {names.data?.get(r.affiliate_id) ?? 'Affiliate'}
-                    {inSeveralCurrencies.has(r.affiliate_id) ? ` (${r.currency})` : ''}
-                  </Link>
-                ),
+                cell: (r) => <AffiliateLink id={r.affiliate_id} names={names} suffix={inSeveralCurrencies.has(r.affiliate_id) ? ` (${r.currency})` : ''} />,
               },
               { header: 'Clicks', cell: (r) => r.clicks },
               { header: 'Signups', cell: (r) => r.customers },
               { header: 'Conversions', cell: (r) => r.conversions },
-              { header: 'Revenue', cell: (r) => money(r.revenue, r.currency) },
-              { header: 'Commission', cell: (r) => money(earnedCommission(r.commissions), r.currency) },
+              { header: 'Net revenue', cell: (r) => money(r.net_revenue, r.currency) },
+              { header: 'Refunds', cell: (r) => money(r.refunded, r.currency) },
+              { header: 'Commissions', cell: (r) => <CommissionsByStatus totals={r.commissions} currency={r.currency} /> },
             ]}
           />
         </>
@@ -217,7 +213,7 @@ export default function Overview() {
   );
 }
 
-function Kpi({ label, value, to, loading }: { label: string; value: string; to?: string; loading?: boolean }) {
+function Kpi({ label, value, to, loading }: { label: string; value: ReactNode; to?: string; loading?: boolean }) {
   return (
     <div className="kpi">
       <div className="label">{to ? <Link to={to}>{label}</Link> : label}</div>

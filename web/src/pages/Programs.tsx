@@ -4,12 +4,13 @@ import { api, data } from '../api';
 import { JOINING_FIELDS, JoiningFields, joiningBodyOf, joiningDraftOf, type JoiningDraft } from '../partners/ProgramJoining';
 import { Empty, Field, FormError, PageHeader, money, useSubmit } from '../ui';
 import { DataTable, usePagedList } from '../table';
+import { RULES_FIELDS, RulesFields, rulesBodyOf, rulesDraftOf, rulesSummary, type RulesDraft } from './ProgramRules';
 
-const FIELDS = ['name', 'commission_type', 'commission_value', 'click_window_days', 'commission_window_months', 'currency', 'hold_days', 'auto_approve', 'minimum_payout', ...JOINING_FIELDS];
+const FIELDS = ['name', 'commission_type', 'commission_value', 'click_window_days', 'commission_window_months', 'currency', 'hold_days', 'auto_approve', 'minimum_payout', ...JOINING_FIELDS, ...RULES_FIELDS];
 
-type Draft = Record<'name' | 'commission_type' | 'commission_value' | 'click_window_days' | 'commission_window_months' | 'currency' | 'hold_days' | 'minimum_payout', string> & { auto_approve: boolean } & JoiningDraft;
+type Draft = Record<'name' | 'commission_type' | 'commission_value' | 'click_window_days' | 'commission_window_months' | 'currency' | 'hold_days' | 'minimum_payout', string> & { auto_approve: boolean } & JoiningDraft & { rules: RulesDraft };
 
-const blank: Draft = { name: '', commission_type: 'percent', commission_value: '', click_window_days: '60', commission_window_months: '', currency: 'USD', hold_days: '30', auto_approve: true, minimum_payout: '0', ...joiningDraftOf() };
+const blank: Draft = { name: '', commission_type: 'percent', commission_value: '', click_window_days: '60', commission_window_months: '', currency: 'USD', hold_days: '30', auto_approve: true, minimum_payout: '0', ...joiningDraftOf(), rules: rulesDraftOf() };
 
 const draftOf = (p: Program): Draft => ({
   name: p.name,
@@ -22,6 +23,7 @@ const draftOf = (p: Program): Draft => ({
   auto_approve: p.auto_approve,
   minimum_payout: String(p.minimum_payout),
   ...joiningDraftOf(p),
+  rules: rulesDraftOf(p),
 });
 
 /** Numbers as typed: the API validates them and its message lands next to the field. */
@@ -39,6 +41,7 @@ function bodyOf(d: Draft) {
     auto_approve: d.auto_approve,
     minimum_payout: num(d.minimum_payout),
     ...joiningBodyOf(d),
+    ...rulesBodyOf(d.rules),
   };
 }
 
@@ -74,6 +77,7 @@ export function ProgramForm({ program, onSaved, onCancel }: { program?: Program;
         </label>
       </div>
       <JoiningFields draft={draft} set={set} error={e} program={program} />
+      <RulesFields draft={draft.rules} onChange={(rules) => setDraft((d) => ({ ...d, rules }))} error={e} percent={draft.commission_type === 'percent'} />
       <FormError error={e} fields={FIELDS} />
       <div className="actions span">
         <button type="submit" disabled={save.busy}>
@@ -133,6 +137,7 @@ export function Programs() {
           { header: 'Commission window', cell: (p) => (p.commission_window_months === null ? 'lifetime' : `${p.commission_window_months} months`) },
           { header: 'Hold', cell: (p) => `${p.hold_days} days${p.auto_approve ? '' : ', manual approval'}` },
           { header: 'Minimum payout', cell: (p) => money(p.minimum_payout, p.currency) },
+          { header: 'Rules', className: 'rules', cell: rulesSummary },
           {
             header: 'Actions',
             hiddenHeader: true,

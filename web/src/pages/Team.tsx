@@ -116,11 +116,13 @@ export function Team() {
           {
             header: 'Actions',
             hiddenHeader: true,
-            cell: (u) => (
-              <button type="button" className="danger small" onClick={() => void remove(u)} aria-label={`Remove ${u.name}`}>
-                Remove
-              </button>
-            ),
+            // Nobody removes themselves here (sign out instead; another owner can remove them).
+            cell: (u) =>
+              u.id !== session.user.id && (
+                <button type="button" className="danger small" onClick={() => void remove(u)} aria-label={`Remove ${u.name}`}>
+                  Remove
+                </button>
+              ),
           },
         ]}
       />
@@ -134,7 +136,8 @@ export function Team() {
           { header: 'E-mail', rowHeader: true, cell: (i) => i.email },
           { header: 'Role', cell: (i) => i.role },
           { header: 'Status', cell: (i) => <Status value={i.status} /> },
-          { header: 'Expires', cell: (i) => date(i.expires_at) },
+          // Only a pending invitation can still expire; the others are done, whatever their date said.
+          { header: 'Expires', cell: (i) => (i.status === 'pending' ? date(i.expires_at) : '—') },
           {
             header: 'Actions',
             hiddenHeader: true,

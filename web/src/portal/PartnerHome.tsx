@@ -223,11 +223,13 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
                 <dd>{money(b.paid, b.currency)}</dd>
               </dl>
               <p className="next-payout" data-testid="next-payout">
-                {b.next_payout.eligible
+                {b.next_payout.state === 'due'
                   ? `Your approved balance reaches the ${money(b.minimum_payout, b.currency)} minimum: it is paid in the merchant's next payout.`
-                  : b.next_payout.eligible_from
+                  : b.next_payout.state === 'scheduled' && b.next_payout.eligible_from
                     ? `Next payout: once your commissions are approved on ${date(b.next_payout.eligible_from)}, your balance reaches the ${money(b.minimum_payout, b.currency)} minimum and is paid in the merchant's next payout after that.`
-                    : `Next payout: ${money(b.next_payout.shortfall, b.currency)} more in commissions to reach the ${money(b.minimum_payout, b.currency)} minimum.`}
+                    : b.next_payout.state === 'short'
+                      ? `Next payout: ${money(b.next_payout.shortfall, b.currency)} more in commissions to reach the ${money(b.minimum_payout, b.currency)} minimum.`
+                      : `Nothing to be paid right now${b.on_hold !== 0 ? ': your commissions under review are paid once the merchant approves them' : ''}.`}
               </p>
             </div>
           ))

@@ -47,7 +47,15 @@ export function linkOnSite(websiteUrl: string, page: string, slug: string): stri
   return withRef(target.toString(), slug);
 }
 
+/**
+ * `due`: the approved balance reaches the minimum now; `scheduled`: the pending commissions bring it
+ * there on `eligible_from`; `short`: something is owed or coming, `shortfall` below the minimum;
+ * `nothing_owed`: nothing approved or pending (all paid, or what is left is under review).
+ */
+export type NextPayoutState = 'due' | 'scheduled' | 'short' | 'nothing_owed';
+
 export interface NextPayout {
+  state: NextPayoutState;
   eligible: boolean;
   eligible_from: Date | null;
   shortfall: Decimal;
@@ -55,20 +63,22 @@ export interface NextPayout {
 
 /**
  * When the partner's next payout is due given the minimum: payouts gather approved commissions
- * whose net reaches the minimum and is above zero (spec/ledger.md, "Payouts"). Eligible now when the
+ * whose net reaches the minimum and is above zero (spec/ledger.md, "Payouts"). Due now when the
  * approved balance does; else from the approval date of the pending entry that brings it there,
- * taking pending entries in their approval order; else never with what is known, short by the rest.
+ * taking pending entries in their approval order; else short by the rest of the minimum, or, with
+ * nothing approved or pending (everything paid, or only entries under review), nothing owed: no
+ * amount "reaches" a minimum then, so none is asked for.
  */
 export function nextPayout(approved: Decimal, minimum: Decimal, pending: { amount: Decimal; approves_at: Date }[]): NextPayout {
   const reaches = (balance: Decimal) => balance.gte(minimum) && balance.gt(0);
-  if (reaches(approved)) return { eligible: true, eligible_from: null, shortfall: new Decimal(0) };
+  if (reaches(approved)) return { state: 'due', eligible: true, eligible_from: null, shortfall: new Decimal(0) };
   let balance = approved;
   for (const entry of pending) {
     balance = balance.plus(entry.amount);
-    if (reaches(balance)) return { eligible: false, eligible_from: entry.approves_at, shortfall: new Decimal(0) };
+    if (reaches(balance)) return { state: 'scheduled', eligible: false, eligible_from: entry.approves_at, shortfall: new Decimal(0) };
   }
-  const target = Decimal.max(minimum, new Decimal('0.01'));
-  return { eligible: false, eligible_from: null, shortfall: Decimal.max(target.minus(balance), 0) };
+  if (balance.lte(0)) return { state: 'nothing_owed', eligible: false, eligible_from: null, shortfall: Decimal.max(minimum.minus(balance), 0) };
+  return { state: 'short', eligible: false, eligible_from: null, shortfall: minimum.minus(balance) };
 }
 
 /** The starts of every period of `interval` (UTC; weeks from Monday) that overlaps [from, to). */

@@ -323,7 +323,7 @@ export class PartnersService {
         in_payout: decimalToNumber(t.in_payout),
         paid: decimalToNumber(t.paid),
         minimum_payout: minimum.toNumber(),
-        next_payout: { eligible: next.eligible, eligible_from: isoOrNull(next.eligible_from), shortfall: next.shortfall.toNumber() },
+        next_payout: { state: next.state, eligible: next.eligible, eligible_from: isoOrNull(next.eligible_from), shortfall: next.shortfall.toNumber() },
       };
     });
   }

@@ -1,4 +1,5 @@
-import type { AffiliateReportRow, ReportInterval, TimeseriesPoint } from '@affiliate-attribution/contract';
+import { Decimal } from 'decimal.js';
+import type { AffiliateReportRow, ReportInterval, ReportTotals, TimeseriesPoint } from '@affiliate-attribution/contract';
 import { BadRequestError, NotFoundError } from '../../http/errors.js';
 import { pageLimit } from '../../http/pagination.js';
 import { decimalToNumber, isUuid } from '../../http/serialize.js';
@@ -44,6 +45,24 @@ function cheaperMidnight(d: Date, now: number): Date {
   return span(d.getTime(), up.getTime()) < span(down.getTime(), d.getTime()) ? up : down;
 }
 
+const AMOUNTS = ['revenue', 'refunded', 'pending', 'approved', 'paid', 'reversed', 'rejected', 'on_hold'] as const;
+const COUNTS = ['clicks', 'customers', 'conversions'] as const;
+
+/** The figures of the whole period per currency: the points' sums, exact (decimal text, as PostgreSQL gives them). */
+export function totalsByCurrency(rows: readonly FigureRow[]): FigureRow[] {
+  const byCurrency = new Map<string, FigureRow>();
+  for (const row of rows) {
+    const total = byCurrency.get(row.currency);
+    if (!total) {
+      byCurrency.set(row.currency, { ...row });
+      continue;
+    }
+    for (const k of COUNTS) total[k] = String(Number(total[k]) + Number(row[k]));
+    for (const k of AMOUNTS) total[k] = new Decimal(total[k]).plus(row[k]).toString();
+  }
+  return [...byCurrency.values()];
+}
+
 function figures(row: FigureRow) {
   return {
     clicks: Number(row.clicks),
@@ -52,6 +71,7 @@ function figures(row: FigureRow) {
     currency: row.currency,
     revenue: decimalToNumber(row.revenue),
     refunded: decimalToNumber(row.refunded),
+    net_revenue: new Decimal(row.revenue).minus(row.refunded).toNumber(),
     commissions: {
       pending: decimalToNumber(row.pending),
       approved: decimalToNumber(row.approved),
@@ -99,11 +119,11 @@ export class ReportsService {
     };
   }
 
-  async timeseries(organizationId: string, query: ReportQuery & { interval?: ReportInterval }): Promise<{ interval: ReportInterval; points: TimeseriesPoint[] }> {
+  async timeseries(organizationId: string, query: ReportQuery & { interval?: ReportInterval }): Promise<{ interval: ReportInterval; points: TimeseriesPoint[]; totals: ReportTotals[] }> {
     const interval = query.interval ?? 'day';
     const window = await this.window(organizationId, query);
     const rows = await this.reports.timeseries(window, interval);
-    return { interval, points: rows.map((r) => ({ period: `${r.period}T00:00:00.000Z`, ...figures(r) })) };
+    return { interval, points: rows.map((r) => ({ period: `${r.period}T00:00:00.000Z`, ...figures(r) })), totals: totalsByCurrency(rows).map(figures) };
   }
 
   private async window(organizationId: string, query: ReportQuery): Promise<ReportWindow> {
