@@ -1181,7 +1181,7 @@ export interface paths {
         };
         /**
          * My activity over time
-         * @description Clicks, signups, conversions and earnings per day, week or month (UTC), oldest first, periods without activity included; at most 366 days.
+         * @description Clicks, signups, conversions and earnings per day, week or month (UTC), oldest first, periods without activity included, and their totals over the range; at most 366 days.
          */
         get: operations["partnerStats"];
         put?: never;
@@ -1547,6 +1547,8 @@ export interface components {
             reversed: number;
             rejected: number;
             on_hold: number;
+            /** @description What the affiliate earned: `pending` + `approved` + `paid`, net of clawbacks and negative adjustments; `reversed`, `rejected` and `on_hold` left out. The figure the partner portal shows the affiliate as earned for the same period. */
+            earned: number;
         };
         /** @description Conversion */
         Conversion: {
@@ -1826,6 +1828,12 @@ export interface components {
             events: ("affiliate.created" | "affiliate.updated" | "customer.created" | "customer.updated" | "conversion.created" | "conversion.refunded" | "commission.created" | "commission.updated" | "payout.created" | "payout.paid" | "payout.canceled")[];
             /** @description Your note about the endpoint. */
             description?: string;
+        };
+        CurrencyAmount: {
+            /** @description ISO 4217 code. */
+            currency: string;
+            /** @description Exact amount in that currency. */
+            amount: number;
         };
         /** @description Customer */
         Customer: {
@@ -2168,11 +2176,8 @@ export interface components {
             signups: number;
             /** @description Paid conversions of their customers. */
             conversions: number;
-            /** @description Commissions earned on those conversions (not rejected), per currency. */
-            earnings: {
-                currency: string;
-                amount: number;
-            }[];
+            /** @description What they earned in the period, per currency (currencies with entries only). Earned: the commission entries that are `pending`, `approved` or `paid`, net of clawbacks and negative adjustments; `reversed` (refunded before payment) and `rejected` entries count nothing, `on_hold` ones are apart (under review). The same figure as `commissions.earned` of the merchant's reports. A sale's entries count in the period of the sale, an adjustment in that of its creation. */
+            earnings: components["schemas"]["CurrencyAmount"][];
         };
         /** @description What a partner (or an applicant) sees of a program. */
         PartnerProgram: {
@@ -2207,6 +2212,19 @@ export interface components {
             terms: string | null;
             /** @description The merchant's site referral links point to; null: not set by the merchant. */
             website_url: string | null;
+        };
+        /** @description The partner's activity over the whole range asked for, summed by the service. */
+        PartnerTotals: {
+            /** @description Clicks on their links over the whole range. */
+            clicks: number;
+            /** @description Customers who signed up through their links over the whole range. */
+            signups: number;
+            /** @description Paid conversions of their customers over the whole range. */
+            conversions: number;
+            /** @description What they earned over the whole range, per currency (currencies with entries only). Earned: the commission entries that are `pending`, `approved` or `paid`, net of clawbacks and negative adjustments; `reversed` (refunded before payment) and `rejected` entries count nothing, `on_hold` ones are apart (under review). The same figure as `commissions.earned` of the merchant's reports. A sale's entries count in the period of the sale, an adjustment in that of its creation. */
+            earned: components["schemas"]["CurrencyAmount"][];
+            /** @description Commissions of the range held for review by the merchant (a fraud signal fired), per currency with any; not in `earned` until released. */
+            on_hold: components["schemas"]["CurrencyAmount"][];
         };
         /** @description Payout: approved commissions of one affiliate, program and currency, paid together. */
         Payout: {
@@ -11336,7 +11354,8 @@ export interface operations {
                      *               "paid": 1,
                      *               "reversed": 1,
                      *               "rejected": 1,
-                     *               "on_hold": 1
+                     *               "on_hold": 1,
+                     *               "earned": 1
                      *             }
                      *           }
                      *         ],
@@ -11525,7 +11544,8 @@ export interface operations {
                      *               "paid": 1,
                      *               "reversed": 1,
                      *               "rejected": 1,
-                     *               "on_hold": 1
+                     *               "on_hold": 1,
+                     *               "earned": 1
                      *             }
                      *           }
                      *         ]
@@ -15966,7 +15986,24 @@ export interface operations {
                      *               }
                      *             ]
                      *           }
-                     *         ]
+                     *         ],
+                     *         "totals": {
+                     *           "clicks": 1,
+                     *           "signups": 1,
+                     *           "conversions": 1,
+                     *           "earned": [
+                     *             {
+                     *               "currency": "USD",
+                     *               "amount": 49.99
+                     *             }
+                     *           ],
+                     *           "on_hold": [
+                     *             {
+                     *               "currency": "USD",
+                     *               "amount": 49.99
+                     *             }
+                     *           ]
+                     *         }
                      *       }
                      *     }
                      */
@@ -15980,6 +16017,7 @@ export interface operations {
                              */
                             interval: "day" | "week" | "month";
                             points: components["schemas"]["PartnerPoint"][];
+                            totals: components["schemas"]["PartnerTotals"];
                         };
                     };
                 };

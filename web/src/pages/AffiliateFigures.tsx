@@ -1,6 +1,6 @@
 import type { AffiliateReportRow } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
-import { earnedCommission, money, useLoad } from '../ui';
+import { money, useLoad } from '../ui';
 
 /** The period of the affiliates list's figures: the last 30 days, to the end of today (UTC), as the overview's default. */
 export const FIGURES_DAYS = 30;
@@ -65,7 +65,7 @@ export function FiguresCell({ affiliateId, figures }: { affiliateId: string; fig
           </dl>
           <dl>
             <Figure label="Revenue" value={r ? money(r.revenue, r.currency) : '—'} />
-            <Figure label="Commission" value={r ? money(earnedCommission(r.commissions), r.currency) : '—'} />
+            <Figure label="Commission" value={r ? money(r.commissions.earned, r.currency) : '—'} />
           </dl>
         </div>
       ))}

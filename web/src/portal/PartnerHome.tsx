@@ -122,12 +122,12 @@ function Activity({ programId, currency }: { programId: string; currency: string
     const today = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS);
     const to = new Date(today.getTime() + DAY_MS);
     const from = new Date(to.getTime() - days * DAY_MS);
-    return orThrow(await api.partner.stats({ query: { program_id: programId, from: from.toISOString(), to: to.toISOString(), interval: 'day' } })).points;
+    return orThrow(await api.partner.stats({ query: { program_id: programId, from: from.toISOString(), to: to.toISOString(), interval: 'day' } }));
   }, [programId, days]);
-  const points = stats.data ?? [];
-  const sum = (k: 'clicks' | 'signups' | 'conversions') => points.reduce((n, p) => n + p[k], 0);
-  const earnings = new Map<string, number>();
-  for (const p of points) for (const e of p.earnings) earnings.set(e.currency, Math.round(((earnings.get(e.currency) ?? 0) + e.amount) * 100) / 100);
+  const points = stats.data?.points ?? [];
+  const totals = stats.data?.totals;
+  // The figures are the service's (totals): the page only formats them.
+  const amounts = (list: { currency: string; amount: number }[] | undefined) => (list?.length ? list.map((e) => money(e.amount, e.currency)).join(' + ') : money(0, currency));
   const most = Math.max(1, ...points.map((p) => p.clicks));
   return (
     <section aria-labelledby="activity-title">
@@ -147,10 +147,11 @@ function Activity({ programId, currency }: { programId: string; currency: string
       <div className="kpis">
         {(
           [
-            ['Clicks', sum('clicks')],
-            ['Signups', sum('signups')],
-            ['Conversions', sum('conversions')],
-            ['Earned', earnings.size ? [...earnings].map(([c, a]) => money(a, c)).join(' + ') : money(0, currency)],
+            ['Clicks', totals?.clicks ?? 0],
+            ['Signups', totals?.signups ?? 0],
+            ['Conversions', totals?.conversions ?? 0],
+            ['Earned', amounts(totals?.earned)],
+            ...(totals?.on_hold.length ? ([['Under review', amounts(totals.on_hold)]] as const) : []),
           ] as const
         ).map(([label, value]) => (
           <div className="kpi" key={label}>
@@ -159,8 +160,9 @@ function Activity({ programId, currency }: { programId: string; currency: string
           </div>
         ))}
       </div>
+      <p className="muted small">Earned: commissions pending, approved or paid, less refunds; commissions under review count once the merchant releases them.</p>
       {points.length > 0 && (
-        <figure className="card" aria-label={`Clicks per day: ${sum('clicks')} in ${days} days`}>
+        <figure className="card" aria-label={`Clicks per day: ${totals?.clicks ?? 0} in ${days} days`}>
           <div className="bars" aria-hidden="true">
             {points.map((p) => (
               <span key={p.period} className={p.clicks ? 'has' : ''} style={{ height: `${(p.clicks / most) * 100}%` }} title={`${date(p.period)}: ${p.clicks} clicks`} />

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Application, JoinPage, Partner, PartnerBalance, PartnerCommission, PartnerCustomer, PartnerPayout, PartnerPoint, PartnerProgram } from '@affiliate-attribution/contract';
+import type { Application, JoinPage, Partner, PartnerBalance, PartnerCommission, PartnerCustomer, PartnerPayout, PartnerPoint, PartnerProgram, PartnerTotals } from '@affiliate-attribution/contract';
 import { Decimal } from 'decimal.js';
 import type { Logger } from 'pino';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../http/errors.js';
@@ -328,7 +328,10 @@ export class PartnersService {
     });
   }
 
-  async stats(partner: PartnerKey, query: { program_id?: string; from: string; to: string; interval?: 'day' | 'week' | 'month' }): Promise<{ interval: 'day' | 'week' | 'month'; points: PartnerPoint[] }> {
+  async stats(
+    partner: PartnerKey,
+    query: { program_id?: string; from: string; to: string; interval?: 'day' | 'week' | 'month' },
+  ): Promise<{ interval: 'day' | 'week' | 'month'; points: PartnerPoint[]; totals: PartnerTotals }> {
     const from = new Date(query.from);
     const to = new Date(query.to);
     if (!(to > from)) throw new BadRequestError('to: Must be after from');
@@ -340,7 +343,20 @@ export class PartnersService {
     for (const r of activity.clicks) at(r.period)!.clicks = Number(r.n);
     for (const r of activity.signups) at(r.period)!.signups = Number(r.n);
     for (const r of activity.conversions) at(r.period)!.conversions = Number(r.n);
-    for (const r of activity.earnings) at(r.period)!.earnings.push({ currency: r.currency, amount: decimalToNumber(r.amount) });
-    return { interval, points: [...points.values()] };
+    const earned = new Map<string, Decimal>();
+    const onHold = new Map<string, Decimal>();
+    const add = (into: Map<string, Decimal>, currency: string, amount: string) => into.set(currency, (into.get(currency) ?? new Decimal(0)).plus(amount));
+    for (const r of activity.earnings) {
+      at(r.period)!.earnings.push({ currency: r.currency, amount: decimalToNumber(r.earned) });
+      add(earned, r.currency, r.earned);
+      if (!new Decimal(r.on_hold).isZero()) add(onHold, r.currency, r.on_hold);
+    }
+    const amounts = (m: Map<string, Decimal>) => [...m].sort(([a], [b]) => a.localeCompare(b)).map(([currency, amount]) => ({ currency, amount: amount.toNumber() }));
+    const count = (rows: { n: string }[]) => rows.reduce((n, r) => n + Number(r.n), 0);
+    return {
+      interval,
+      points: [...points.values()],
+      totals: { clicks: count(activity.clicks), signups: count(activity.signups), conversions: count(activity.conversions), earned: amounts(earned), on_hold: amounts(onHold) },
+    };
   }
 }
