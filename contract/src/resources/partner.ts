@@ -52,7 +52,10 @@ export const ApplicationBody = z.object({
   email: z.string().trim().email().max(320).describe('Your e-mail: the sign-in links are sent there.'),
   slug: Slug.describe('The referral slug you want (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the merchant.'),
   payout_email: z.string().trim().email().max(320).optional().describe('Where payouts go (PayPal or Wise e-mail); default your e-mail.'),
-  accept_terms: z.literal(true, { errorMap: () => ({ message: "You must accept the program's terms" }) }).describe("Acceptance of the program's terms: must be true."),
+  accept_terms: z
+    .literal(true, { errorMap: () => ({ message: "You must accept the program's terms" }) })
+    .optional()
+    .describe("Acceptance of the program's terms: must be true when the program has terms (400 naming `accept_terms` otherwise); a program without terms needs none."),
 });
 
 export const Application = z
@@ -250,6 +253,14 @@ export const partnerPublicContract = c.router(
         403: crossSite,
         429: tooMany,
       },
+    },
+    session: {
+      method: 'GET',
+      path: '/partner/api/session',
+      summary: 'Who is signed in, if anyone',
+      description:
+        'The signed-in partner, as `GET /partner/api/me` gives it, or `partner: null` without a session (never 401): the portal asks it first, to show the partner their page or the sign-in form.',
+      responses: { 200: z.object({ success: z.literal(true), data: z.object({ partner: Partner.nullable().describe('The signed-in partner; null: not signed in.') }) }) },
     },
     signOut: {
       method: 'POST',

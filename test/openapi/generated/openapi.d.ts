@@ -1132,6 +1132,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/partner/api/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is signed in, if anyone
+         * @description The signed-in partner, as `GET /partner/api/me` gives it, or `partner: null` without a session (never 401): the portal asks it first, to show the partner their page or the sign-in form.
+         */
+        get: operations["partnerPublicSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/partner/api/sign-in": {
         parameters: {
             query?: never;
@@ -1364,10 +1384,10 @@ export interface components {
              */
             payout_email?: string;
             /**
-             * @description Acceptance of the program's terms: must be true.
+             * @description Acceptance of the program's terms: must be true when the program has terms (400 naming `accept_terms` otherwise); a program without terms needs none.
              * @enum {boolean}
              */
-            accept_terms: true;
+            accept_terms?: true;
         };
         /** @description Click */
         Click: {
@@ -15562,6 +15582,147 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerPublicSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "partner": {
+                     *           "email": "jane@partners.example",
+                     *           "name": "Acme Inc",
+                     *           "payout_email": "payout-email",
+                     *           "organization": {
+                     *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *             "name": "Acme Inc"
+                     *           },
+                     *           "memberships": [
+                     *             {
+                     *               "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *               "status": "active",
+                     *               "slug": "jane-doe",
+                     *               "referral_link": "referral-link",
+                     *               "program": {
+                     *                 "id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *                 "name": "Partner program",
+                     *                 "commission_type": "percent",
+                     *                 "commission_value": 30,
+                     *                 "currency": "USD",
+                     *                 "click_window_days": 60,
+                     *                 "hold_days": 1,
+                     *                 "minimum_payout": 1,
+                     *                 "signup": "open",
+                     *                 "terms": "terms",
+                     *                 "website_url": "https://www.acme.example/"
+                     *               },
+                     *               "joined_at": "2025-03-14T09:26:53.000Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The signed-in partner; null: not signed in. */
+                            partner: {
+                                /** @description The e-mail the partner signs in with. */
+                                email: string;
+                                /** @description Their name. */
+                                name: string | null;
+                                /** @description Where their payouts go. */
+                                payout_email: string;
+                                /** @description The merchant. */
+                                organization: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    name: string;
+                                };
+                                /** @description Their programs with this merchant, oldest first. */
+                                memberships: components["schemas"]["PartnerMembershipOutput"][];
+                            } | null;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -12,10 +12,8 @@ const DAY_MS = 86_400_000;
 /** The signed-in partner's portal for one merchant; without a session for it, the sign-in form. */
 export function PartnerHome() {
   const { organizationId = '' } = useParams();
-  const me = useLoad(async () => {
-    const res = await api.partner.me();
-    return res.status === 401 ? null : orThrow(res).partner;
-  }, [organizationId]);
+  // The session route answers null when signed out (GET /me would answer 401, which the browser logs as an error).
+  const me = useLoad(async () => orThrow(await api.partnerPublic.session()).partner, [organizationId]);
   if (me.loading && me.data === undefined) return <Loading />;
   if (!me.data) return <RequestLink />;
   if (me.data.organization.id !== organizationId) return <RequestLink notice={`You are signed in to ${me.data.organization.name}'s partner portal: sign in again for this merchant.`} />;
@@ -94,9 +92,15 @@ function Links({ membership }: { membership: PartnerMembership }) {
           <code data-testid="referral-link">{membership.referral_link}</code> <CopyButton text={membership.referral_link} label="Copy link" />
         </p>
       ) : (
-        <p>
-          Add <code>?ref={membership.slug}</code> to any link to the merchant&apos;s site.
-        </p>
+        <>
+          {/* No website set: the link that works is any link to the merchant's site with ?ref=<slug> added (the snippet reads it on every page). */}
+          <p className="link-row">
+            <code data-testid="referral-parameter">?ref={membership.slug}</code> <CopyButton text={`?ref=${membership.slug}`} label="Copy" />
+          </p>
+          <p className="muted small">
+            Add it to the end of any link to the merchant&apos;s site, e.g. <code>https://their-site.example/pricing?ref={membership.slug}</code> (use <code>&amp;ref={membership.slug}</code> when the link already has a &quot;?&quot;).
+          </p>
+        </>
       )}
       {host && (
         <form className="inline-form" onSubmit={build.submit} noValidate aria-label="Link to any page">

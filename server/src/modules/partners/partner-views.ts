@@ -27,6 +27,20 @@ export function withRef(url: string, slug: string): string {
   return parsed.toString();
 }
 
+/** The partner's referral link: the program's website with `ref=<slug>`; null when the merchant set no website. */
+export const referralLink = (websiteUrl: string | null, slug: string): string | null => (websiteUrl ? withRef(websiteUrl, slug) : null);
+
+/**
+ * The referral link as an e-mail says it. Without a website there is no whole link to give: what
+ * works is `?ref=<slug>` added to any link to the merchant's site (the snippet reads it on any page).
+ */
+export function referralLinkText(program: { website_url: string | null; organization_name: string }, slug: string): string {
+  const link = referralLink(program.website_url, slug);
+  return link
+    ? `Your referral link: ${link}`
+    : `Your referral link is any link to ${program.organization_name}'s site with ?ref=${slug} added at its end (&ref=${slug} when the link already has a "?").`;
+}
+
 /**
  * A referral link to `page`, which must be on the program's website: its host or a subdomain of
  * it, over http(s). Undefined when it is not.
