@@ -68,6 +68,9 @@ describe('earned, in the portal and in the dashboard', () => {
     const payouts = await call(base, 'POST', '/api/payouts', { headers: m.key, body: {} });
     expect(payouts.status, JSON.stringify(payouts.body)).toBe(201);
     expect((await call(base, 'POST', `/api/payouts/${payouts.body.data.payouts[0].id}/paid`, { headers: m.key, body: {} })).status).toBe(200);
+    // Everything paid, no minimum: nothing to pay, short of nothing (not "0.01 more to reach the 0.00 minimum").
+    const balance = await call(base, 'GET', '/partner/api/payouts', { headers: { cookie: partner.cookie } });
+    expect(balance.body.data.balances[0]).toMatchObject({ paid: 50, approved: 0, next_payout: { eligible: false, eligible_from: null, shortfall: 0 } });
     expect((await call(base, 'POST', `/api/conversions/${paidSale}/refund`, { headers: m.key, body: { amount: 200 } })).status).toBe(200);
 
     const period = lastDays(7);

@@ -233,7 +233,11 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
                   ? `Your approved balance reaches the ${money(b.minimum_payout, b.currency)} minimum: it is paid in the merchant's next payout.`
                   : b.next_payout.eligible_from
                     ? `Next payout: once your commissions are approved on ${date(b.next_payout.eligible_from)}, your balance reaches the ${money(b.minimum_payout, b.currency)} minimum and is paid in the merchant's next payout after that.`
-                    : `Next payout: ${money(b.next_payout.shortfall, b.currency)} more in commissions to reach the ${money(b.minimum_payout, b.currency)} minimum.`}
+                    : b.next_payout.shortfall === 0
+                      ? `Nothing to pay at the moment: new commissions are paid in the merchant's next payout once approved.${b.on_hold !== 0 ? ' Those under review count once the merchant releases them.' : ''}`
+                      : b.minimum_payout > 0
+                        ? `Next payout: ${money(b.next_payout.shortfall, b.currency)} more in commissions to reach the ${money(b.minimum_payout, b.currency)} minimum.`
+                        : `Next payout: after ${money(b.next_payout.shortfall, b.currency)} more in commissions (a refund after a payout left your balance below zero).`}
               </p>
             </div>
           ))

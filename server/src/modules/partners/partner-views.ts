@@ -71,7 +71,8 @@ export interface NextPayout {
  * When the partner's next payout is due given the minimum: payouts gather approved commissions
  * whose net reaches the minimum and is above zero (spec/ledger.md, "Payouts"). Eligible now when the
  * approved balance does; else from the approval date of the pending entry that brings it there,
- * taking pending entries in their approval order; else never with what is known, short by the rest.
+ * taking pending entries in their approval order; else never with what is known, short by the rest
+ * (nothing, when there is no minimum and nothing to pay).
  */
 export function nextPayout(approved: Decimal, minimum: Decimal, pending: { amount: Decimal; approves_at: Date }[]): NextPayout {
   const reaches = (balance: Decimal) => balance.gte(minimum) && balance.gt(0);
@@ -81,6 +82,9 @@ export function nextPayout(approved: Decimal, minimum: Decimal, pending: { amoun
     balance = balance.plus(entry.amount);
     if (reaches(balance)) return { eligible: false, eligible_from: entry.approves_at, shortfall: new Decimal(0) };
   }
+  // Without a minimum, a balance of zero is not short of anything: there is simply nothing to pay
+  // (everything paid, or held for review); only a balance below zero (a refund after payment) is.
+  if (minimum.lte(0) && balance.isZero()) return { eligible: false, eligible_from: null, shortfall: new Decimal(0) };
   const target = Decimal.max(minimum, new Decimal('0.01'));
   return { eligible: false, eligible_from: null, shortfall: Decimal.max(target.minus(balance), 0) };
 }
