@@ -1,3 +1,5 @@
+// First: an unsupported Node.js stops here with what to do (../node-version.mjs), before the rest runs.
+import '../node-version.mjs';
 import type { Server } from 'node:http';
 import { createApp, type CacheInvalidation } from './app.js';
 import { loadConfig } from './config.js';
@@ -70,7 +72,8 @@ if (!config.ADMIN_TOKEN) logger.warn('ADMIN_TOKEN is not set: /admin/* answers 4
 const server: Server = createHttpServer(listener, logger).listen(config.PORT, config.HOST, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
-  logger.info({ port }, `affiliate attribution service listening on http://localhost:${port}`);
+  // GET / leads to the dashboard (http/dashboard.ts): the address to open is the one printed.
+  logger.info({ port }, `affiliate attribution service listening on http://localhost:${port}: open http://localhost:${port}/ for the dashboard`);
 });
 
 

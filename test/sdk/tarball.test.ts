@@ -66,6 +66,7 @@ describe('the packed SDK in an empty project', () => {
   let work: string;
   let project: string;
   let tarball: string;
+  let packedName: string;
   let tsc: string;
 
   beforeAll(async () => {
@@ -74,11 +75,15 @@ describe('the packed SDK in an empty project', () => {
     mkdirSync(join(project, 'src'), { recursive: true });
     mkdirSync(join(project, 'bad'), { recursive: true });
 
-    const packed = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: sdkDir });
-    expectSuccess(packed, 'npm pack');
+    // As client-sdk/README.md says: `npm run sdk:pack` at the root of the clone writes the tarball there.
+    const packed = await run('npm', ['run', 'sdk:pack', '--', '--json'], { cwd: repo });
+    expectSuccess(packed, 'npm run sdk:pack');
     // The prepack build logs to stdout first; npm's JSON report is the array that starts on a line of its own.
     const [info] = JSON.parse(packed.stdout.slice(packed.stdout.search(/^\[$/m)));
+    packedName = info.filename;
     tarball = join(work, info.filename);
+    copyFileSync(join(repo, info.filename), tarball);
+    rmSync(join(repo, info.filename));
 
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'merchant-backend', private: true, type: 'module' }, null, 2));
     const installed = await run(
@@ -102,6 +107,14 @@ describe('the packed SDK in an empty project', () => {
 
   afterAll(() => {
     if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it("the README's install lines are the ones that work: pack in the clone, install the file (the package is on no registry)", () => {
+    const readme = readFileSync(join(sdkDir, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Install'), readme.indexOf('\n## ', readme.indexOf('## Install') + 1));
+    const commands = [...section.matchAll(/```bash\n([\s\S]*?)```/g)].flatMap((m) => m[1]!.split('\n')).filter((line) => line.trim() && !line.trim().startsWith('#'));
+    expect(commands).toEqual(['npm run sdk:pack', `npm install /path/to/the/clone/${packedName}`]);
+    expect(packedName).toBe(`affiliate-attribution-sdk-${JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8')).version}.tgz`);
   });
 
   it('holds the build, README and licence only, and depends on no private package', async () => {

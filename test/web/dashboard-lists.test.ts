@@ -160,10 +160,10 @@ describeInBrowser('the dashboard on a phone', () => {
       expect(await page.getByRole('row', { name: /Quiet Partner/ }).textContent()).toContain('?ref=quiet');
       release();
       await expect.poll(() => figuresOf('Busy Partner').locator('.figures').allTextContents(), POLL).toEqual([
-        'Clicks1Signups1Conversions1Net revenue$100.00Commissions$30.00 pending',
-        'Clicks0Signups0Conversions1Net revenue€50.00Commissions€15.00 pending',
+        'Clicks1Signups1Conversions1Net revenue$100.00Earned$30.00Commissions$30.00 pending',
+        'Clicks0Signups0Conversions1Net revenue€50.00Earned€15.00Commissions€15.00 pending',
       ]);
-      expect(await figuresOf('Quiet Partner').textContent()).toBe('Clicks0Signups0Conversions0Net revenue—Commissions—');
+      expect(await figuresOf('Quiet Partner').textContent()).toBe('Clicks0Signups0Conversions0Net revenue—Earned—Commissions—');
       // One report for the page: its affiliates, the last 30 days to the end of today (UTC).
       expect(asked).toHaveLength(1);
       const ids = (await call(base, 'GET', '/api/affiliates', { headers: key })).body.data.affiliates.map((a: { id: string }) => a.id);

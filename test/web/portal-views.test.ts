@@ -49,6 +49,13 @@ describe('nextPayout', () => {
     expect(nextPayout(d('0.01'), d(0), []).eligible).toBe(true);
   });
 
+  it('without a minimum and nothing to pay (all paid, or held for review), is short of nothing; below zero after a refund, of what brings it above', () => {
+    expect(nextPayout(d(0), d(0), [])).toEqual({ state: 'nothing_owed', eligible: false, eligible_from: null, shortfall: d(0) });
+    expect(nextPayout(d(-20), d(0), [])).toMatchObject({ state: 'short' });
+    expect(nextPayout(d(-20), d(0), []).shortfall.toString()).toBe('20.01');
+    expect(nextPayout(d(0), d(50), []).shortfall.toString()).toBe('50');
+  });
+
   it('else from the approval date of the pending entry that brings the balance there', () => {
     const pending = [
       { amount: d(10), approves_at: at(3) },

@@ -52,7 +52,10 @@ export const ApplicationBody = z.object({
   email: z.string().trim().email().max(320).describe('Your e-mail: the sign-in links are sent there.'),
   slug: Slug.describe('The referral slug you want (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the merchant.'),
   payout_email: z.string().trim().email().max(320).optional().describe('Where payouts go (PayPal or Wise e-mail); default your e-mail.'),
-  accept_terms: z.literal(true, { errorMap: () => ({ message: "You must accept the program's terms" }) }).describe("Acceptance of the program's terms: must be true."),
+  accept_terms: z
+    .literal(true, { errorMap: () => ({ message: "You must accept the program's terms" }) })
+    .optional()
+    .describe("Acceptance of the program's terms: must be true when the program has terms (400 naming `accept_terms` otherwise); a program without terms needs none."),
 });
 
 export const Application = z
@@ -161,15 +164,30 @@ export const PartnerBalance = z
   })
   .describe("The partner's balance in one program and currency.");
 
+const EARNED_MEANING =
+  'Earned: the commission entries that are `pending`, `approved` or `paid`, net of clawbacks and negative adjustments; `reversed` (refunded before payment) and `rejected` entries count nothing, `on_hold` ones are apart (under review). The same figure as `commissions.earned` of the merchant\'s reports. A sale\'s entries count in the period of the sale, an adjustment in that of its creation.';
+
+export const CurrencyAmount = z.object({ currency: z.string().describe('ISO 4217 code.'), amount: Money.describe('Exact amount in that currency.') });
+
 export const PartnerPoint = z
   .object({
     period: z.string().describe('Start of the period, ISO-8601 UTC.'),
     clicks: z.number().int().describe('Clicks on their links.'),
     signups: z.number().int().describe('Customers who signed up through their links.'),
     conversions: z.number().int().describe('Paid conversions of their customers.'),
-    earnings: z.array(z.object({ currency: z.string(), amount: Money })).describe('Commissions earned on those conversions (not rejected), per currency.'),
+    earnings: z.array(CurrencyAmount).describe(`What they earned in the period, per currency (currencies with entries only). ${EARNED_MEANING}`),
   })
   .describe('One period of a partner\'s activity.');
+
+export const PartnerTotals = z
+  .object({
+    clicks: z.number().int().describe('Clicks on their links over the whole range.'),
+    signups: z.number().int().describe('Customers who signed up through their links over the whole range.'),
+    conversions: z.number().int().describe('Paid conversions of their customers over the whole range.'),
+    earned: z.array(CurrencyAmount).describe(`What they earned over the whole range, per currency (currencies with entries only). ${EARNED_MEANING}`),
+    on_hold: z.array(CurrencyAmount).describe('Commissions of the range held for review by the merchant (a fraud signal fired), per currency with any; not in `earned` until released.'),
+  })
+  .describe("The partner's activity over the whole range asked for, summed by the service.");
 
 const partnerQuery = { program_id: Uuid.optional().describe('Only this program of yours (404 otherwise); default all of them.') };
 
@@ -241,6 +259,14 @@ export const partnerPublicContract = c.router(
         429: tooMany,
       },
     },
+    session: {
+      method: 'GET',
+      path: '/partner/api/session',
+      summary: 'Who is signed in, if anyone',
+      description:
+        'The signed-in partner, as `GET /partner/api/me` gives it, or `partner: null` without a session (never 401): the portal asks it first, to show the partner their page or the sign-in form.',
+      responses: { 200: z.object({ success: z.literal(true), data: z.object({ partner: Partner.nullable().describe('The signed-in partner; null: not signed in.') }) }) },
+    },
     signOut: {
       method: 'POST',
       path: '/partner/api/sign-out',
@@ -286,14 +312,14 @@ export const partnerContract = c.router(
       method: 'GET',
       path: '/partner/api/stats',
       summary: 'My activity over time',
-      description: 'Clicks, signups, conversions and earnings per day, week or month (UTC), oldest first, periods without activity included; at most 366 days.',
+      description: 'Clicks, signups, conversions and earnings per day, week or month (UTC), oldest first, periods without activity included, and their totals over the range; at most 366 days.',
       query: z.object({
         ...partnerQuery,
         from: TimestampInput.describe('Start, inclusive.'),
         to: TimestampInput.describe('End, exclusive; after `from`, at most 366 days later.'),
         interval: ReportInterval.optional().describe('Default `day`.'),
       }),
-      responses: { 200: z.object({ success: z.literal(true), data: z.object({ interval: ReportInterval, points: z.array(PartnerPoint) }) }), 400: errorResponses[400], 404: errorResponses[404] },
+      responses: { 200: z.object({ success: z.literal(true), data: z.object({ interval: ReportInterval, points: z.array(PartnerPoint), totals: PartnerTotals }) }), 400: errorResponses[400], 404: errorResponses[404] },
     },
     customers: {
       method: 'GET',
@@ -353,5 +379,6 @@ export type PartnerCustomer = z.infer<typeof PartnerCustomer>;
 export type PartnerPayout = z.infer<typeof PartnerPayout>;
 export type PartnerBalance = z.infer<typeof PartnerBalance>;
 export type PartnerPoint = z.infer<typeof PartnerPoint>;
+export type PartnerTotals = z.infer<typeof PartnerTotals>;
 export type JoinPage = z.infer<typeof JoinPage>;
 export type Application = z.infer<typeof Application>;

@@ -14,6 +14,9 @@ export const CommissionTotals = z
     reversed: Money,
     rejected: Money,
     on_hold: Money,
+    earned: Money.describe(
+      'What the affiliate earned: `pending` + `approved` + `paid`, net of clawbacks and negative adjustments; `reversed`, `rejected` and `on_hold` left out. The figure the partner portal shows the affiliate as earned for the same period.',
+    ),
   })
   .describe(
     "Sum of the amounts of the period's commission entries by status (as `GET /api/commissions` shows it now: a `pending` entry whose `approves_at` has passed is `approved`), exact, in the row's currency; clawbacks and negative adjustments count negative. A sale's entries (and its clawbacks) fall in the period of the conversion's `occurred_at`, an adjustment in the period of its `created_at`.",

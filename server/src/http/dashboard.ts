@@ -17,6 +17,8 @@ export const DASHBOARD_CSP =
 
 export function dashboardRouter(distDir: string = fromRepoRoot('web/dist')): Router {
   const router = Router();
+  // The address the start-up log prints: someone opening it wants the dashboard, not a 404 of the API.
+  router.get('/', (_req, res) => res.redirect(302, '/dashboard'));
   router.use(
     '/dashboard/assets',
     express.static(join(distDir, 'assets'), {

@@ -1132,6 +1132,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/partner/api/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is signed in, if anyone
+         * @description The signed-in partner, as `GET /partner/api/me` gives it, or `partner: null` without a session (never 401): the portal asks it first, to show the partner their page or the sign-in form.
+         */
+        get: operations["partnerPublicSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/partner/api/sign-in": {
         parameters: {
             query?: never;
@@ -1181,7 +1201,7 @@ export interface paths {
         };
         /**
          * My activity over time
-         * @description Clicks, signups, conversions and earnings per day, week or month (UTC), oldest first, periods without activity included; at most 366 days.
+         * @description Clicks, signups, conversions and earnings per day, week or month (UTC), oldest first, periods without activity included, and their totals over the range; at most 366 days.
          */
         get: operations["partnerStats"];
         put?: never;
@@ -1366,10 +1386,10 @@ export interface components {
              */
             payout_email?: string;
             /**
-             * @description Acceptance of the program's terms: must be true.
+             * @description Acceptance of the program's terms: must be true when the program has terms (400 naming `accept_terms` otherwise); a program without terms needs none.
              * @enum {boolean}
              */
-            accept_terms: true;
+            accept_terms?: true;
         };
         /** @description Click */
         Click: {
@@ -1549,6 +1569,8 @@ export interface components {
             reversed: number;
             rejected: number;
             on_hold: number;
+            /** @description What the affiliate earned: `pending` + `approved` + `paid`, net of clawbacks and negative adjustments; `reversed`, `rejected` and `on_hold` left out. The figure the partner portal shows the affiliate as earned for the same period. */
+            earned: number;
         };
         /** @description Conversion */
         Conversion: {
@@ -1828,6 +1850,12 @@ export interface components {
             events: ("affiliate.created" | "affiliate.updated" | "customer.created" | "customer.updated" | "conversion.created" | "conversion.refunded" | "commission.created" | "commission.updated" | "payout.created" | "payout.paid" | "payout.canceled")[];
             /** @description Your note about the endpoint. */
             description?: string;
+        };
+        CurrencyAmount: {
+            /** @description ISO 4217 code. */
+            currency: string;
+            /** @description Exact amount in that currency. */
+            amount: number;
         };
         /** @description Customer */
         Customer: {
@@ -2175,11 +2203,8 @@ export interface components {
             signups: number;
             /** @description Paid conversions of their customers. */
             conversions: number;
-            /** @description Commissions earned on those conversions (not rejected), per currency. */
-            earnings: {
-                currency: string;
-                amount: number;
-            }[];
+            /** @description What they earned in the period, per currency (currencies with entries only). Earned: the commission entries that are `pending`, `approved` or `paid`, net of clawbacks and negative adjustments; `reversed` (refunded before payment) and `rejected` entries count nothing, `on_hold` ones are apart (under review). The same figure as `commissions.earned` of the merchant's reports. A sale's entries count in the period of the sale, an adjustment in that of its creation. */
+            earnings: components["schemas"]["CurrencyAmount"][];
         };
         /** @description What a partner (or an applicant) sees of a program. */
         PartnerProgram: {
@@ -2214,6 +2239,19 @@ export interface components {
             terms: string | null;
             /** @description The merchant's site referral links point to; null: not set by the merchant. */
             website_url: string | null;
+        };
+        /** @description The partner's activity over the whole range asked for, summed by the service. */
+        PartnerTotals: {
+            /** @description Clicks on their links over the whole range. */
+            clicks: number;
+            /** @description Customers who signed up through their links over the whole range. */
+            signups: number;
+            /** @description Paid conversions of their customers over the whole range. */
+            conversions: number;
+            /** @description What they earned over the whole range, per currency (currencies with entries only). Earned: the commission entries that are `pending`, `approved` or `paid`, net of clawbacks and negative adjustments; `reversed` (refunded before payment) and `rejected` entries count nothing, `on_hold` ones are apart (under review). The same figure as `commissions.earned` of the merchant's reports. A sale's entries count in the period of the sale, an adjustment in that of its creation. */
+            earned: components["schemas"]["CurrencyAmount"][];
+            /** @description Commissions of the range held for review by the merchant (a fraud signal fired), per currency with any; not in `earned` until released. */
+            on_hold: components["schemas"]["CurrencyAmount"][];
         };
         /** @description Payout: approved commissions of one affiliate, program and currency, paid together. */
         Payout: {
@@ -11364,7 +11402,8 @@ export interface operations {
                      *               "paid": 1,
                      *               "reversed": 1,
                      *               "rejected": 1,
-                     *               "on_hold": 1
+                     *               "on_hold": 1,
+                     *               "earned": 1
                      *             }
                      *           }
                      *         ],
@@ -11554,7 +11593,8 @@ export interface operations {
                      *               "paid": 1,
                      *               "reversed": 1,
                      *               "rejected": 1,
-                     *               "on_hold": 1
+                     *               "on_hold": 1,
+                     *               "earned": 1
                      *             }
                      *           }
                      *         ],
@@ -11573,7 +11613,8 @@ export interface operations {
                      *               "paid": 1,
                      *               "reversed": 1,
                      *               "rejected": 1,
-                     *               "on_hold": 1
+                     *               "on_hold": 1,
+                     *               "earned": 1
                      *             }
                      *           }
                      *         ]
@@ -15631,6 +15672,147 @@ export interface operations {
             };
         };
     };
+    partnerPublicSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "partner": {
+                     *           "email": "jane@partners.example",
+                     *           "name": "Acme Inc",
+                     *           "payout_email": "payout-email",
+                     *           "organization": {
+                     *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *             "name": "Acme Inc"
+                     *           },
+                     *           "memberships": [
+                     *             {
+                     *               "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *               "status": "active",
+                     *               "slug": "jane-doe",
+                     *               "referral_link": "referral-link",
+                     *               "program": {
+                     *                 "id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *                 "name": "Partner program",
+                     *                 "commission_type": "percent",
+                     *                 "commission_value": 30,
+                     *                 "currency": "USD",
+                     *                 "click_window_days": 60,
+                     *                 "hold_days": 1,
+                     *                 "minimum_payout": 1,
+                     *                 "signup": "open",
+                     *                 "terms": "terms",
+                     *                 "website_url": "https://www.acme.example/"
+                     *               },
+                     *               "joined_at": "2025-03-14T09:26:53.000Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The signed-in partner; null: not signed in. */
+                            partner: {
+                                /** @description The e-mail the partner signs in with. */
+                                email: string;
+                                /** @description Their name. */
+                                name: string | null;
+                                /** @description Where their payouts go. */
+                                payout_email: string;
+                                /** @description The merchant. */
+                                organization: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    name: string;
+                                };
+                                /** @description Their programs with this merchant, oldest first. */
+                                memberships: components["schemas"]["PartnerMembershipOutput"][];
+                            } | null;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     partnerPublicSignIn: {
         parameters: {
             query?: never;
@@ -16017,7 +16199,24 @@ export interface operations {
                      *               }
                      *             ]
                      *           }
-                     *         ]
+                     *         ],
+                     *         "totals": {
+                     *           "clicks": 1,
+                     *           "signups": 1,
+                     *           "conversions": 1,
+                     *           "earned": [
+                     *             {
+                     *               "currency": "USD",
+                     *               "amount": 49.99
+                     *             }
+                     *           ],
+                     *           "on_hold": [
+                     *             {
+                     *               "currency": "USD",
+                     *               "amount": 49.99
+                     *             }
+                     *           ]
+                     *         }
                      *       }
                      *     }
                      */
@@ -16031,6 +16230,7 @@ export interface operations {
                              */
                             interval: "day" | "week" | "month";
                             points: components["schemas"]["PartnerPoint"][];
+                            totals: components["schemas"]["PartnerTotals"];
                         };
                     };
                 };

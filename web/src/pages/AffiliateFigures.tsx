@@ -66,6 +66,7 @@ export function FiguresCell({ affiliateId, figures }: { affiliateId: string; fig
           </dl>
           <dl>
             <Figure label="Net revenue" value={r ? money(r.net_revenue, r.currency) : '—'} />
+            <Figure label="Earned" value={r ? money(r.commissions.earned, r.currency) : '—'} />
             <Figure label="Commissions" value={r ? <CommissionsByStatus totals={r.commissions} currency={r.currency} /> : '—'} />
           </dl>
         </div>

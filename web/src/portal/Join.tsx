@@ -52,6 +52,7 @@ export function Join() {
 
 function JoinForm({ page }: { page: JoinPage }) {
   const { organization, program } = page;
+  const hasTerms = !!program.terms?.trim();
   const [draft, setDraft] = useState({ name: '', email: '', slug: '', payout_email: '', accept: false });
   const set = (k: 'name' | 'email' | 'slug' | 'payout_email') => (v: string) => setDraft((d) => ({ ...d, [k]: k === 'slug' ? v.toLowerCase() : v }));
   const slugState = useSlugCheck(organization.id, draft.slug.trim());
@@ -66,7 +67,7 @@ function JoinForm({ page }: { page: JoinPage }) {
             email: draft.email.trim(),
             slug: draft.slug.trim(),
             payout_email: draft.payout_email.trim() || undefined,
-            accept_terms: draft.accept as true,
+            accept_terms: hasTerms ? (draft.accept as true) : undefined,
           },
         }),
       ).application,
@@ -116,24 +117,24 @@ function JoinForm({ page }: { page: JoinPage }) {
           {slugState === 'invalid' && '2 to 64 lowercase letters, digits or "-"'}
         </p>
         <Field label="Payout e-mail (PayPal or Wise)" name="payout_email" type="email" value={draft.payout_email} onChange={set('payout_email')} error={e} hint="Empty: your e-mail" />
-        {program.terms && (
+        {hasTerms && (
           <>
             <h2 id="terms-title">Program terms</h2>
             <div className="terms" role="region" aria-labelledby="terms-title" tabIndex={0}>
               {program.terms}
             </div>
+            <div className="field checkbox">
+              <label>
+                <input type="checkbox" name="accept_terms" checked={draft.accept} onChange={(ev) => setDraft((d) => ({ ...d, accept: ev.target.checked }))} /> I accept the program&apos;s terms
+              </label>
+              {e?.field === 'accept_terms' && (
+                <small className="field-error" role="alert">
+                  {e.detail}
+                </small>
+              )}
+            </div>
           </>
         )}
-        <div className="field checkbox">
-          <label>
-            <input type="checkbox" name="accept_terms" checked={draft.accept} onChange={(ev) => setDraft((d) => ({ ...d, accept: ev.target.checked }))} /> I accept the program&apos;s terms
-          </label>
-          {e?.field === 'accept_terms' && (
-            <small className="field-error" role="alert">
-              {e.detail}
-            </small>
-          )}
-        </div>
         <FormError error={e} fields={['name', 'email', 'slug', 'payout_email', 'accept_terms']} />
         <div className="actions">
           <button type="submit" disabled={apply.busy}>

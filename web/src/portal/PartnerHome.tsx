@@ -12,10 +12,8 @@ const DAY_MS = 86_400_000;
 /** The signed-in partner's portal for one merchant; without a session for it, the sign-in form. */
 export function PartnerHome() {
   const { organizationId = '' } = useParams();
-  const me = useLoad(async () => {
-    const res = await api.partner.me();
-    return res.status === 401 ? null : orThrow(res).partner;
-  }, [organizationId]);
+  // The session route answers null when signed out (GET /me would answer 401, which the browser logs as an error).
+  const me = useLoad(async () => orThrow(await api.partnerPublic.session()).partner, [organizationId]);
   if (me.loading && me.data === undefined) return <Loading />;
   if (!me.data) return <RequestLink />;
   if (me.data.organization.id !== organizationId) return <RequestLink notice={`You are signed in to ${me.data.organization.name}'s partner portal: sign in again for this merchant.`} />;
@@ -94,9 +92,15 @@ function Links({ membership }: { membership: PartnerMembership }) {
           <code data-testid="referral-link">{membership.referral_link}</code> <CopyButton text={membership.referral_link} label="Copy link" />
         </p>
       ) : (
-        <p>
-          Add <code>?ref={membership.slug}</code> to any link to the merchant&apos;s site.
-        </p>
+        <>
+          {/* No website set: the link that works is any link to the merchant's site with ?ref=<slug> added (the snippet reads it on every page). */}
+          <p className="link-row">
+            <code data-testid="referral-parameter">?ref={membership.slug}</code> <CopyButton text={`?ref=${membership.slug}`} label="Copy" />
+          </p>
+          <p className="muted small">
+            Add it to the end of any link to the merchant&apos;s site, e.g. <code>https://their-site.example/pricing?ref={membership.slug}</code> (use <code>&amp;ref={membership.slug}</code> when the link already has a &quot;?&quot;).
+          </p>
+        </>
       )}
       {host && (
         <form className="inline-form" onSubmit={build.submit} noValidate aria-label="Link to any page">
@@ -122,12 +126,12 @@ function Activity({ programId, currency }: { programId: string; currency: string
     const today = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS);
     const to = new Date(today.getTime() + DAY_MS);
     const from = new Date(to.getTime() - days * DAY_MS);
-    return orThrow(await api.partner.stats({ query: { program_id: programId, from: from.toISOString(), to: to.toISOString(), interval: 'day' } })).points;
+    return orThrow(await api.partner.stats({ query: { program_id: programId, from: from.toISOString(), to: to.toISOString(), interval: 'day' } }));
   }, [programId, days]);
-  const points = stats.data ?? [];
-  const sum = (k: 'clicks' | 'signups' | 'conversions') => points.reduce((n, p) => n + p[k], 0);
-  const earnings = new Map<string, number>();
-  for (const p of points) for (const e of p.earnings) earnings.set(e.currency, Math.round(((earnings.get(e.currency) ?? 0) + e.amount) * 100) / 100);
+  const points = stats.data?.points ?? [];
+  const totals = stats.data?.totals;
+  // The figures are the service's (totals): the page only formats them.
+  const amounts = (list: { currency: string; amount: number }[] | undefined) => (list?.length ? list.map((e) => money(e.amount, e.currency)).join(' + ') : money(0, currency));
   const most = Math.max(1, ...points.map((p) => p.clicks));
   return (
     <section aria-labelledby="activity-title">
@@ -147,10 +151,11 @@ function Activity({ programId, currency }: { programId: string; currency: string
       <div className="kpis">
         {(
           [
-            ['Clicks', sum('clicks')],
-            ['Signups', sum('signups')],
-            ['Conversions', sum('conversions')],
-            ['Earned', earnings.size ? [...earnings].map(([c, a]) => money(a, c)).join(' + ') : money(0, currency)],
+            ['Clicks', totals?.clicks ?? 0],
+            ['Signups', totals?.signups ?? 0],
+            ['Conversions', totals?.conversions ?? 0],
+            ['Earned', amounts(totals?.earned)],
+            ...(totals?.on_hold.length ? ([['Under review', amounts(totals.on_hold)]] as const) : []),
           ] as const
         ).map(([label, value]) => (
           <div className="kpi" key={label}>
@@ -159,8 +164,9 @@ function Activity({ programId, currency }: { programId: string; currency: string
           </div>
         ))}
       </div>
+      <p className="muted small">Earned: commissions pending, approved or paid, less refunds; commissions under review count once the merchant releases them.</p>
       {points.length > 0 && (
-        <figure className="card" aria-label={`Clicks per day: ${sum('clicks')} in ${days} days`}>
+        <figure className="card" aria-label={`Clicks per day: ${totals?.clicks ?? 0} in ${days} days`}>
           <div className="bars" aria-hidden="true">
             {points.map((p) => (
               <span key={p.period} className={p.clicks ? 'has' : ''} style={{ height: `${(p.clicks / most) * 100}%` }} title={`${date(p.period)}: ${p.clicks} clicks`} />
@@ -228,8 +234,10 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
                   : b.next_payout.state === 'scheduled' && b.next_payout.eligible_from
                     ? `Next payout: once your commissions are approved on ${date(b.next_payout.eligible_from)}, your balance reaches the ${money(b.minimum_payout, b.currency)} minimum and is paid in the merchant's next payout after that.`
                     : b.next_payout.state === 'short'
-                      ? `Next payout: ${money(b.next_payout.shortfall, b.currency)} more in commissions to reach the ${money(b.minimum_payout, b.currency)} minimum.`
-                      : `Nothing to be paid right now${b.on_hold !== 0 ? ': your commissions under review are paid once the merchant approves them' : ''}.`}
+                      ? b.minimum_payout > 0
+                        ? `Next payout: ${money(b.next_payout.shortfall, b.currency)} more in commissions to reach the ${money(b.minimum_payout, b.currency)} minimum.`
+                        : `Next payout: after ${money(b.next_payout.shortfall, b.currency)} more in commissions (a refund after a payout left your balance below zero).`
+                      : `Nothing to pay at the moment: new commissions are paid in the merchant's next payout once approved.${b.on_hold !== 0 ? ' Those under review count once the merchant releases them.' : ''}`}
               </p>
             </div>
           ))

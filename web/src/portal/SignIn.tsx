@@ -49,15 +49,22 @@ export function UseLink() {
   useEffect(() => {
     document.title = 'Sign in · Partner portal';
   }, []);
+  // A link that failed (used, expired) is a dead end for this page: it says so and offers a new link, not a second try.
+  if (signIn.error)
+    return (
+      <PortalCard title="This sign-in link no longer works">
+        <FormError error={signIn.error} />
+        <div className="actions">
+          <Link className="button" to={`/${organizationId}/sign-in`}>
+            Ask for a new link
+          </Link>
+        </div>
+      </PortalCard>
+    );
+  // The same words for a first sign-in and a return: the link does not tell which it is.
   return (
-    <PortalCard title="Welcome back">
+    <PortalCard title="Sign in to your partner portal">
       <p>Continue to your partner portal: your links, your customers, what you earned and when you are paid.</p>
-      <FormError error={signIn.error} />
-      {signIn.error && (
-        <p>
-          <Link to={`/${organizationId}/sign-in`}>Ask for a new link</Link>
-        </p>
-      )}
       <div className="actions">
         <button type="button" onClick={() => void signIn.submit()} disabled={signIn.busy}>
           Continue to the portal

@@ -47,6 +47,20 @@ export function linkOnSite(websiteUrl: string, page: string, slug: string): stri
   return withRef(target.toString(), slug);
 }
 
+/** The partner's referral link: the program's website with `ref=<slug>`; null when the merchant set no website. */
+export const referralLink = (websiteUrl: string | null, slug: string): string | null => (websiteUrl ? withRef(websiteUrl, slug) : null);
+
+/**
+ * The referral link as an e-mail says it. Without a website there is no whole link to give: what
+ * works is `?ref=<slug>` added to any link to the merchant's site (the snippet reads it on any page).
+ */
+export function referralLinkText(program: { website_url: string | null; organization_name: string }, slug: string): string {
+  const link = referralLink(program.website_url, slug);
+  return link
+    ? `Your referral link: ${link}`
+    : `Your referral link is any link to ${program.organization_name}'s site with ?ref=${slug} added at its end (&ref=${slug} when the link already has a "?").`;
+}
+
 /**
  * `due`: the approved balance reaches the minimum now; `scheduled`: the pending commissions bring it
  * there on `eligible_from`; `short`: something is owed or coming, `shortfall` below the minimum;
@@ -65,9 +79,9 @@ export interface NextPayout {
  * When the partner's next payout is due given the minimum: payouts gather approved commissions
  * whose net reaches the minimum and is above zero (spec/ledger.md, "Payouts"). Due now when the
  * approved balance does; else from the approval date of the pending entry that brings it there,
- * taking pending entries in their approval order; else short by the rest of the minimum, or, with
- * nothing approved or pending (everything paid, or only entries under review), nothing owed: no
- * amount "reaches" a minimum then, so none is asked for.
+ * taking pending entries in their approval order; else short by the rest of the minimum (or of what
+ * brings a balance below zero after a refund above it), or, with nothing approved or pending
+ * (everything paid, or only entries under review), nothing owed.
  */
 export function nextPayout(approved: Decimal, minimum: Decimal, pending: { amount: Decimal; approves_at: Date }[]): NextPayout {
   const reaches = (balance: Decimal) => balance.gte(minimum) && balance.gt(0);
@@ -77,8 +91,12 @@ export function nextPayout(approved: Decimal, minimum: Decimal, pending: { amoun
     balance = balance.plus(entry.amount);
     if (reaches(balance)) return { state: 'scheduled', eligible: false, eligible_from: entry.approves_at, shortfall: new Decimal(0) };
   }
-  if (balance.lte(0)) return { state: 'nothing_owed', eligible: false, eligible_from: null, shortfall: Decimal.max(minimum.minus(balance), 0) };
-  return { state: 'short', eligible: false, eligible_from: null, shortfall: minimum.minus(balance) };
+  // Nothing approved or pending (everything paid, or only entries under review): nothing is owed, and
+  // no amount is asked for beyond the minimum itself.
+  if (balance.isZero()) return { state: 'nothing_owed', eligible: false, eligible_from: null, shortfall: Decimal.max(minimum, 0) };
+  // Short of the minimum, or below zero after a refund of paid commissions: what brings the balance
+  // to the minimum and above zero.
+  return { state: 'short', eligible: false, eligible_from: null, shortfall: Decimal.max(minimum, new Decimal('0.01')).minus(balance) };
 }
 
 /** The starts of every period of `interval` (UTC; weeks from Monday) that overlaps [from, to). */

@@ -94,6 +94,7 @@ export class Partners {
           this.cookie.set(res, session, token);
           return { status: 200, body: { success: true, data: { partner: await this.service.me(session) } } };
         },
+        session: async ({ req }) => ({ status: 200, body: { success: true, data: { partner: req.partner ? await this.service.partnerOrNull(req.partner) : null } } }),
         signOut: async ({ req, res }) => {
           if (req.partner) await this.service.signOut(req.partner);
           this.cookie.clear(res);

@@ -4,6 +4,7 @@ import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import { isUuid } from '../../http/serialize.js';
 import { effectiveStatusSql } from '../commissions/commission-lifecycle.js';
+import { earnedSql } from '../commissions/earned.js';
 import { PeopleRepository } from '../people/people.repository.js';
 
 
@@ -239,10 +240,13 @@ export class PartnersRepository {
       counts('clicks', 'occurred_at'),
       counts('customers', 'created_at'),
       counts('conversions', 'occurred_at'),
-      this.sql.rows<{ period: Date; currency: string; amount: string }>(
-        `select ${period('coalesce(v.occurred_at, k.created_at)')} as period, k.currency, sum(k.amount) as amount
+      // A sale's entries (its clawbacks too) count in the period of the sale, an adjustment in that of its creation: as the merchant's reports.
+      this.sql.rows<{ period: Date; currency: string; earned: string; on_hold: string }>(
+        `select ${period('coalesce(v.occurred_at, k.created_at)')} as period, k.currency,
+                coalesce(sum(k.amount) filter (where ${earnedSql('k')}), 0) as earned,
+                coalesce(sum(k.amount) filter (where k.status = 'on_hold'), 0) as on_hold
            from commissions k left join conversions v on v.organization_id = k.organization_id and v.id = k.conversion_id
-          where ${membershipFilter('k', 1)} and k.status <> 'rejected'
+          where ${membershipFilter('k', 1)} and (${earnedSql('k')} or k.status = 'on_hold')
             and coalesce(v.occurred_at, k.created_at) >= $4 and coalesce(v.occurred_at, k.created_at) < $5
           group by 1, 2`,
         params,

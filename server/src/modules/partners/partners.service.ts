@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Application, JoinPage, Partner, PartnerBalance, PartnerCommission, PartnerCustomer, PartnerPayout, PartnerPoint, PartnerProgram } from '@affiliate-attribution/contract';
+import type { Application, JoinPage, Partner, PartnerBalance, PartnerCommission, PartnerCustomer, PartnerPayout, PartnerPoint, PartnerProgram, PartnerTotals } from '@affiliate-attribution/contract';
 import { Decimal } from 'decimal.js';
 import type { Logger } from 'pino';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../http/errors.js';
@@ -7,7 +7,7 @@ import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso, isoOrNull } from '../../http/serialize.js';
 import type { AffiliateStatusChange, AffiliatesService } from '../affiliates/affiliates.service.js';
 import type { Mail, Mailer } from '../people/mailer.js';
-import { linkOnSite, maskCustomer, nextPayout, periodStarts, withRef } from './partner-views.js';
+import { linkOnSite, maskCustomer, nextPayout, periodStarts, referralLink, referralLinkText } from './partner-views.js';
 import type { MembershipRow, PartnerKey, PartnersRepository, ProgramRow } from './partners.repository.js';
 import { newRowId } from '../../db/row-ids.js';
 
@@ -77,12 +77,15 @@ export class PartnersService {
   async apply(
     organizationId: string,
     programId: string,
-    input: { name: string; email: string; slug: string; payout_email?: string },
+    input: { name: string; email: string; slug: string; payout_email?: string; accept_terms?: true },
     baseUrl: string,
   ): Promise<Application> {
     const program = await this.partners.program(organizationId, programId);
     if (!program) throw new NotFoundError('Program not found');
     if (program.signup === 'closed') throw new ForbiddenError('This program takes no applications');
+    // Terms are accepted only where there are some: a program without terms asks for no checkbox.
+    const hasTerms = program.terms !== null && program.terms.trim() !== '';
+    if (hasTerms && input.accept_terms !== true) throw new BadRequestError("accept_terms: You must accept the program's terms");
     const email = normalizeEmail(input.email);
     const { affiliate, deduped } = await this.affiliates.create(organizationId, {
       email,
@@ -91,13 +94,13 @@ export class PartnersService {
       name: input.name,
       payout_email: input.payout_email,
       status: program.signup === 'open' ? 'active' : 'pending',
-      terms_accepted_at: new Date(),
+      terms_accepted_at: hasTerms ? new Date() : undefined,
     });
     if (deduped) throw new ConflictError('email: This e-mail has already joined this program: sign in instead');
     const { url } = await this.createLink({ organizationId, email }, SIGN_IN_LINK_MINUTES * 60_000, baseUrl);
     const welcome =
       affiliate.status === 'active'
-        ? `Welcome to ${program.organization_name}'s partner program "${program.name}": your referral links work now.`
+        ? `Welcome to ${program.organization_name}'s partner program "${program.name}": your referral links work now.\n\n${referralLinkText(program, affiliate.slug)}`
         : `Thank you for applying to ${program.organization_name}'s partner program "${program.name}". Your application awaits the merchant's approval; your links start working once you are approved.`;
     await this.mailer.send({
       to: email,
@@ -155,7 +158,7 @@ export class PartnersService {
       mail = {
         to,
         subject: `You're approved: ${program.organization_name}'s partner program`,
-        text: `${program.organization_name} approved your application to "${program.name}": your referral link works now.\n\nSign in to your partner portal (the link works once, for ${INVITATION_LINK_DAYS} days): ${url}`,
+        text: `${program.organization_name} approved your application to "${program.name}": your referral link works now.\n\n${referralLinkText(program, change.affiliate.slug)}\n\nSign in to your partner portal (the link works once, for ${INVITATION_LINK_DAYS} days): ${url}`,
       };
     } else {
       mail = { to, subject: `Your application to ${program.organization_name}`, text: `${program.organization_name} did not approve your application to "${program.name}".` };
@@ -195,6 +198,11 @@ export class PartnersService {
     return this.partners.endSession(session.organizationId, session.sessionId);
   }
 
+  /** The partner of a session, or null when their memberships are gone since (GET /partner/api/session never answers 401). */
+  async partnerOrNull(partner: PartnerKey): Promise<Partner | null> {
+    return (await this.partners.memberships(partner)).length === 0 ? null : this.me(partner);
+  }
+
   async me(partner: PartnerKey): Promise<Partner> {
     const memberships = await this.partners.memberships(partner);
     if (memberships.length === 0) throw new UnauthorizedError('No partner with this e-mail any more');
@@ -208,7 +216,7 @@ export class PartnersService {
         affiliate_id: m.affiliate_id,
         status: m.status,
         slug: m.slug,
-        referral_link: m.program.website_url ? withRef(m.program.website_url, m.slug) : null,
+        referral_link: referralLink(m.program.website_url, m.slug),
         program: toProgram(m.program),
         joined_at: iso(m.created_at),
       })),
@@ -328,7 +336,10 @@ export class PartnersService {
     });
   }
 
-  async stats(partner: PartnerKey, query: { program_id?: string; from: string; to: string; interval?: 'day' | 'week' | 'month' }): Promise<{ interval: 'day' | 'week' | 'month'; points: PartnerPoint[] }> {
+  async stats(
+    partner: PartnerKey,
+    query: { program_id?: string; from: string; to: string; interval?: 'day' | 'week' | 'month' },
+  ): Promise<{ interval: 'day' | 'week' | 'month'; points: PartnerPoint[]; totals: PartnerTotals }> {
     const from = new Date(query.from);
     const to = new Date(query.to);
     if (!(to > from)) throw new BadRequestError('to: Must be after from');
@@ -340,7 +351,20 @@ export class PartnersService {
     for (const r of activity.clicks) at(r.period)!.clicks = Number(r.n);
     for (const r of activity.signups) at(r.period)!.signups = Number(r.n);
     for (const r of activity.conversions) at(r.period)!.conversions = Number(r.n);
-    for (const r of activity.earnings) at(r.period)!.earnings.push({ currency: r.currency, amount: decimalToNumber(r.amount) });
-    return { interval, points: [...points.values()] };
+    const earned = new Map<string, Decimal>();
+    const onHold = new Map<string, Decimal>();
+    const add = (into: Map<string, Decimal>, currency: string, amount: string) => into.set(currency, (into.get(currency) ?? new Decimal(0)).plus(amount));
+    for (const r of activity.earnings) {
+      at(r.period)!.earnings.push({ currency: r.currency, amount: decimalToNumber(r.earned) });
+      add(earned, r.currency, r.earned);
+      if (!new Decimal(r.on_hold).isZero()) add(onHold, r.currency, r.on_hold);
+    }
+    const amounts = (m: Map<string, Decimal>) => [...m].sort(([a], [b]) => a.localeCompare(b)).map(([currency, amount]) => ({ currency, amount: amount.toNumber() }));
+    const count = (rows: { n: string }[]) => rows.reduce((n, r) => n + Number(r.n), 0);
+    return {
+      interval,
+      points: [...points.values()],
+      totals: { clicks: count(activity.clicks), signups: count(activity.signups), conversions: count(activity.conversions), earned: amounts(earned), on_hold: amounts(onHold) },
+    };
   }
 }

@@ -3,6 +3,7 @@ import type { AffiliateReportRow, ReportInterval, ReportTotals, TimeseriesPoint 
 import { BadRequestError, NotFoundError } from '../../http/errors.js';
 import { pageLimit } from '../../http/pagination.js';
 import { decimalToNumber, isUuid } from '../../http/serialize.js';
+import { earnedOf } from '../commissions/earned.js';
 import type { AffiliateCursor, FigureRow, ReportWindow, ReportsRepository } from './reports.repository.js';
 
 /** The longest period a report covers: three years (of 366 days). */
@@ -79,6 +80,7 @@ function figures(row: FigureRow) {
       reversed: decimalToNumber(row.reversed),
       rejected: decimalToNumber(row.rejected),
       on_hold: decimalToNumber(row.on_hold),
+      earned: earnedOf(row).toNumber(),
     },
   };
 }
