@@ -9,6 +9,7 @@ import { ApiKeyAuthenticator } from './http/authentication.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
 import { BadRequestError } from './http/errors.js';
 import { describeZodError } from './http/validation-message.js';
+import type { EndpointOptions } from './http/router-types.js';
 import { docsRouter } from './http/docs.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import { HotLane, hotRoute } from './http/hot-routes.js';
@@ -62,6 +63,7 @@ import { EndpointsService } from './modules/events/endpoints.service.js';
 import { webhookEndpointsRouter } from './modules/events/endpoints.router.js';
 import { UrlGuard } from './modules/events/url-guard.js';
 import { People } from './modules/people/people.module.js';
+import { routeAccess } from './modules/people/route-access.js';
 import { dashboardRouter } from './http/dashboard.js';
 import { SIGN_IN_LINKS_PER_EMAIL_DEFAULTS, SIGN_IN_RATE_LIMIT_DEFAULTS } from './config.js';
 import { createMailer } from './modules/people/mailer.js';
@@ -259,10 +261,17 @@ export function createApp(deps: AppDeps): App {
     windowSeconds: config.SIGN_IN_RATE_LIMIT_WINDOW_SECONDS ?? SIGN_IN_RATE_LIMIT_DEFAULTS.windowSeconds,
   };
   const pipeline = requestPipeline({ authenticator: services.authenticator, apiKeyRateLimiter, adminToken: deps.config.ADMIN_TOKEN, metrics, readiness, logger, session: people.stage });
-  const options = { requestValidationErrorHandler: validationErrorHandler, logInitialization: false } as const;
+  // Every router of the contract is mounted with these (people.module.ts and partners.module.ts
+  // included): routeAccess checks the role against the route ts-rest matched, before its handler.
+  const options: EndpointOptions = { requestValidationErrorHandler: validationErrorHandler, logInitialization: false, globalMiddleware: [routeAccess] };
 
   const app = express();
   app.disable('x-powered-by');
+  // One spelling per route, the contract's (the one the OpenAPI document and the hot lane know):
+  // `/API/Users` or `/api/users/` answer 404 instead of reaching a route by another way than the
+  // one every path-prefixed step of the pipeline (stages.ts) and the tests see.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   app.set('etag', false);
   // Behind a load balancer, req.ip (rate limits, click records) must be the client's, not the proxy's.
   app.set('trust proxy', deps.config.TRUST_PROXY ?? false);

@@ -8145,6 +8145,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The request body is larger than 1 MiB. */
             413: {
                 headers: {
@@ -8306,6 +8321,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The request body is larger than 1 MiB. */
             413: {
                 headers: {
@@ -8448,6 +8478,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -8615,6 +8660,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -1,5 +1,5 @@
 import { contract } from '@affiliate-attribution/contract';
-import { createExpressEndpoints, type RequestValidationError } from '@ts-rest/express';
+import { createExpressEndpoints } from '@ts-rest/express';
 import type { Express, Request } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
@@ -8,7 +8,7 @@ import { JSON_BODY_LIMIT_BYTES, jsonBodyStage } from '../../http/json-body.js';
 import { expressMiddleware } from '../../http/pipeline.js';
 import { clientAddressKey, rateLimit, type RateLimiter } from '../../http/rate-limit.js';
 import { requireOrganization } from '../../http/request-context.js';
-import { s } from '../../http/router-types.js';
+import { s, type EndpointOptions } from '../../http/router-types.js';
 import { nulCharactersStage } from '../../http/security.js';
 import type { AffiliatesService } from '../affiliates/affiliates.service.js';
 import type { Mailer } from '../people/mailer.js';
@@ -17,7 +17,6 @@ import { PARTNER_API, PartnerCookie, partnerSameOrigin, partnerSessionMiddleware
 import { PartnersRepository } from './partners.repository.js';
 import { normalizeEmail, PartnersService, SIGN_IN_LINK_MINUTES } from './partners.service.js';
 
-type EndpointOptions = { requestValidationErrorHandler: (err: RequestValidationError) => never; logInitialization: false };
 
 export interface PartnerLimiters {
   /** Per client address: applying, asking for a sign-in link, signing in (SIGN_IN_RATE_LIMIT_*). */

@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { contract } from '@affiliate-attribution/contract';
-import { createExpressEndpoints, type RequestValidationError } from '@ts-rest/express';
+import { createExpressEndpoints } from '@ts-rest/express';
 import { toNodeHandler } from 'better-auth/node';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -10,6 +10,7 @@ import type { ApiKeyAuthenticator } from '../../http/authentication.js';
 import { expressMiddleware, type Stage } from '../../http/pipeline.js';
 import { JSON_BODY_LIMIT_BYTES, jsonBodyStage } from '../../http/json-body.js';
 import { nulCharactersStage } from '../../http/security.js';
+import type { EndpointOptions } from '../../http/router-types.js';
 import { rateLimit, type RateLimiter } from '../../http/rate-limit.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
 import { AUTH_BASE_PATH, authSecret, createAuth, type Auth } from './auth.js';
@@ -29,8 +30,6 @@ export interface PeopleConfig {
   PUBLIC_BASE_URL?: string;
 }
 
-/** What app.ts passes every router: its validation-error handler. */
-type EndpointOptions = { requestValidationErrorHandler: (err: RequestValidationError) => never; logInitialization: false };
 
 /**
  * People (spec/ledger.md, "People"): the dashboard's users, sessions and invitations, wired in
