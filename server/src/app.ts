@@ -86,8 +86,9 @@ export type CacheInvalidation = { listenUrl: string; connectTimeoutMs?: number }
 
 export interface AppDeps {
   orm: MikroORM;
-  config: Pick<Config, 'ADMIN_TOKEN' | 'API_KEY_CACHE_TTL_MS'> &
-    Partial<Pick<Config, 'PROGRAM_RULE_CACHE_TTL_MS' | 'TRUST_PROXY' | 'PUBLIC_RATE_LIMIT_MAX' | 'PUBLIC_RATE_LIMIT_WINDOW_SECONDS' | 'PUBLIC_BASE_URL' | 'LEGACY_BASE_URL'>> &
+  /** PUBLIC_BASE_URL is required: every link the service hands out is built from it (config.ts derives it when unset). */
+  config: Pick<Config, 'ADMIN_TOKEN' | 'API_KEY_CACHE_TTL_MS' | 'PUBLIC_BASE_URL'> &
+    Partial<Pick<Config, 'PROGRAM_RULE_CACHE_TTL_MS' | 'TRUST_PROXY' | 'PUBLIC_RATE_LIMIT_MAX' | 'PUBLIC_RATE_LIMIT_WINDOW_SECONDS' | 'LEGACY_BASE_URL'>> &
     Partial<Pick<Config, 'ENCRYPTION_KEY' | 'WEBHOOK_ALLOW_PRIVATE_URLS'>>;
   /** Limiter of the public snippet endpoints; default: in memory (per instance), sized by config. */
   publicRateLimiter?: RateLimiter;
@@ -197,6 +198,17 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
   };
 }
 
+/**
+ * The base of every link the service hands out, from the configuration only: a request's Host or
+ * X-Forwarded-Proto never chooses where an e-mailed link points (config.ts derives a default).
+ */
+function requirePublicBaseUrl(value: string | undefined): string {
+  if (typeof value !== 'string' || !/^https?:\/\/[^/?#]+$/i.test(value.replace(/\/+$/, ''))) {
+    throw new Error(`createApp: config.PUBLIC_BASE_URL must be the service's public origin (e.g. https://affiliates.example.com), got ${JSON.stringify(value)}: every link the service hands out is built from it`);
+  }
+  return value.replace(/\/+$/, '');
+}
+
 function validationErrorHandler(err: RequestValidationError): never {
   const [where, zodError] = (
     [
@@ -226,6 +238,7 @@ export interface App {
 export function createApp(deps: AppDeps): App {
   const logger = deps.logger ?? pino({ level: 'silent' });
   const config: AppDeps['config'] & OperationsConfig = deps.config;
+  const publicBaseUrl = requirePublicBaseUrl(config.PUBLIC_BASE_URL);
   const services = createServices(deps.orm, {
     apiKeyCacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
     programRuleCacheTtlMs: deps.config.PROGRAM_RULE_CACHE_TTL_MS,
@@ -253,9 +266,9 @@ export function createApp(deps: AppDeps): App {
     });
   // The dashboard's users and sessions: a second credential on the same /api routes.
   const mailer = createMailer(config, logger);
-  const people = new People(deps.orm, config, logger, mailer);
+  const people = new People(deps.orm, { ...config, PUBLIC_BASE_URL: publicBaseUrl }, logger, mailer);
   // The partner portal: partners' sign-in and their own routes under /partner/api.
-  const partners = new Partners(deps.orm, { affiliates: services.affiliates, mailer, logger, publicBaseUrl: config.PUBLIC_BASE_URL });
+  const partners = new Partners(deps.orm, { affiliates: services.affiliates, mailer, logger, publicBaseUrl });
   const signInLimit = {
     limit: config.SIGN_IN_RATE_LIMIT_MAX ?? SIGN_IN_RATE_LIMIT_DEFAULTS.max,
     windowSeconds: config.SIGN_IN_RATE_LIMIT_WINDOW_SECONDS ?? SIGN_IN_RATE_LIMIT_DEFAULTS.windowSeconds,
@@ -284,7 +297,7 @@ export function createApp(deps: AppDeps): App {
     'public surface': () => {
       // The tracking snippet and its public endpoints: outside /api, so no API key; any origin.
       app.get('/snippet.js', snippetHandler());
-      app.use(docsRouter(deps.config));
+      app.use(docsRouter({ PUBLIC_BASE_URL: publicBaseUrl, LEGACY_BASE_URL: deps.config.LEGACY_BASE_URL }));
       mountPublicTrackingMiddleware(
         app,
         deps.publicRateLimiter ??
@@ -323,7 +336,7 @@ export function createApp(deps: AppDeps): App {
   const conversions = conversionsRouter(services.conversions, services.charges);
   createExpressEndpoints(contract.me, meRouter, app, options);
   createExpressEndpoints(contract.programs, programsRouter(services.programs), app, options);
-  createExpressEndpoints(contract.affiliates, affiliatesRouter(services.affiliates, deps.config.PUBLIC_BASE_URL), app, options);
+  createExpressEndpoints(contract.affiliates, affiliatesRouter(services.affiliates, publicBaseUrl), app, options);
   createExpressEndpoints(contract.clicks, clicks, app, options);
   createExpressEndpoints(contract.customers, customers, app, options);
   createExpressEndpoints(contract.conversions, conversions, app, options);

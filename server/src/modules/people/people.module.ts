@@ -27,7 +27,8 @@ export const SIGN_IN_PATHS = [`${AUTH_BASE_PATH}/sign-in`, `${AUTH_BASE_PATH}/re
 export interface PeopleConfig {
   ADMIN_TOKEN?: string;
   AUTH_SECRET?: string;
-  PUBLIC_BASE_URL?: string;
+  /** The base of every link handed out (app.ts: required, never the request's Host). */
+  PUBLIC_BASE_URL: string;
 }
 
 
@@ -66,7 +67,7 @@ export class People {
   mountPublic(app: Express, signInLimiter: RateLimiter, options: EndpointOptions): void {
     // Every state-changing /auth request comes from the dashboard's own pages: sign-in (login
     // CSRF), sign-out and the rest. better-auth checks the origin of some of them; this is all.
-    const publicOrigin = this.config.PUBLIC_BASE_URL ? new URL(this.config.PUBLIC_BASE_URL).origin : undefined;
+    const publicOrigin = new URL(this.config.PUBLIC_BASE_URL).origin;
     // Accepting an invitation is exempt: it carries no ambient credential (the token is in the
     // body) and signs nobody in.
     app.use(AUTH_BASE_PATH, (req, _res, next) => {
