@@ -63,7 +63,7 @@ if (!config.ADMIN_TOKEN) logger.warn('ADMIN_TOKEN is not set: /admin/* answers 4
 if (config.publicBaseUrlDerived) {
   logger.warn(
     { publicBaseUrl: config.PUBLIC_BASE_URL },
-    `PUBLIC_BASE_URL is not set: the links the service hands out (invitations, password resets, sign-in links) point at ${config.PUBLIC_BASE_URL}, which suits this machine only; set PUBLIC_BASE_URL to the address people reach the service at`,
+    `PUBLIC_BASE_URL is not set: the links the service hands out (invitations, password resets, sign-in links) point at ${config.PUBLIC_BASE_URL}, which suits this machine only, and the dashboard signs in only from there; set PUBLIC_BASE_URL to the address people reach the service at`,
   );
 }
 
