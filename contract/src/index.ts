@@ -1,5 +1,6 @@
 export { contract, merchantContract, type Contract } from './contract.js';
 export * from './common/errors.js';
+export * from './common/access.js';
 export * from './common/pagination.js';
 export * from './common/primitives.js';
 export * from './common/attribution.js';

@@ -9,6 +9,7 @@ import { ApiKeyAuthenticator } from './http/authentication.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
 import { BadRequestError } from './http/errors.js';
 import { describeZodError } from './http/validation-message.js';
+import type { EndpointOptions } from './http/router-types.js';
 import { docsRouter } from './http/docs.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import { HotLane, hotRoute } from './http/hot-routes.js';
@@ -63,6 +64,7 @@ import { EndpointsService } from './modules/events/endpoints.service.js';
 import { webhookEndpointsRouter } from './modules/events/endpoints.router.js';
 import { UrlGuard } from './modules/events/url-guard.js';
 import { People } from './modules/people/people.module.js';
+import { routeAccess } from './modules/people/route-access.js';
 import { dashboardRouter } from './http/dashboard.js';
 import { SIGN_IN_LINKS_PER_EMAIL_DEFAULTS, SIGN_IN_RATE_LIMIT_DEFAULTS } from './config.js';
 import { createMailer } from './modules/people/mailer.js';
@@ -85,8 +87,9 @@ export type CacheInvalidation = { listenUrl: string; connectTimeoutMs?: number }
 
 export interface AppDeps {
   orm: MikroORM;
-  config: Pick<Config, 'ADMIN_TOKEN' | 'API_KEY_CACHE_TTL_MS'> &
-    Partial<Pick<Config, 'PROGRAM_RULE_CACHE_TTL_MS' | 'TRUST_PROXY' | 'PUBLIC_RATE_LIMIT_MAX' | 'PUBLIC_RATE_LIMIT_WINDOW_SECONDS' | 'PUBLIC_BASE_URL' | 'LEGACY_BASE_URL'>> &
+  /** PUBLIC_BASE_URL is required: every link the service hands out is built from it (config.ts derives it when unset). */
+  config: Pick<Config, 'ADMIN_TOKEN' | 'API_KEY_CACHE_TTL_MS' | 'PUBLIC_BASE_URL'> &
+    Partial<Pick<Config, 'PROGRAM_RULE_CACHE_TTL_MS' | 'TRUST_PROXY' | 'PUBLIC_RATE_LIMIT_MAX' | 'PUBLIC_RATE_LIMIT_WINDOW_SECONDS' | 'LEGACY_BASE_URL'>> &
     Partial<Pick<Config, 'ENCRYPTION_KEY' | 'WEBHOOK_ALLOW_PRIVATE_URLS'>>;
   /** Limiter of the public snippet endpoints; default: in memory (per instance), sized by config. */
   publicRateLimiter?: RateLimiter;
@@ -196,6 +199,17 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
   };
 }
 
+/**
+ * The base of every link the service hands out, from the configuration only: a request's Host or
+ * X-Forwarded-Proto never chooses where an e-mailed link points (config.ts derives a default).
+ */
+function requirePublicBaseUrl(value: string | undefined): string {
+  if (typeof value !== 'string' || !/^https?:\/\/[^/?#]+$/i.test(value.replace(/\/+$/, ''))) {
+    throw new Error(`createApp: config.PUBLIC_BASE_URL must be the service's public origin (e.g. https://affiliates.example.com), got ${JSON.stringify(value)}: every link the service hands out is built from it`);
+  }
+  return value.replace(/\/+$/, '');
+}
+
 function validationErrorHandler(err: RequestValidationError): never {
   const [where, zodError] = (
     [
@@ -225,6 +239,7 @@ export interface App {
 export function createApp(deps: AppDeps): App {
   const logger = deps.logger ?? pino({ level: 'silent' });
   const config: AppDeps['config'] & OperationsConfig = deps.config;
+  const publicBaseUrl = requirePublicBaseUrl(config.PUBLIC_BASE_URL);
   const services = createServices(deps.orm, {
     apiKeyCacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
     programRuleCacheTtlMs: deps.config.PROGRAM_RULE_CACHE_TTL_MS,
@@ -254,18 +269,25 @@ export function createApp(deps: AppDeps): App {
     });
   // The dashboard's users and sessions: a second credential on the same /api routes.
   const mailer = createMailer(config, logger);
-  const people = new People(deps.orm, config, logger, mailer);
+  const people = new People(deps.orm, { ...config, PUBLIC_BASE_URL: publicBaseUrl }, logger, mailer);
   // The partner portal: partners' sign-in and their own routes under /partner/api.
-  const partners = new Partners(deps.orm, { affiliates: services.affiliates, mailer, logger, publicBaseUrl: config.PUBLIC_BASE_URL });
+  const partners = new Partners(deps.orm, { affiliates: services.affiliates, mailer, logger, publicBaseUrl });
   const signInLimit = {
     limit: config.SIGN_IN_RATE_LIMIT_MAX ?? SIGN_IN_RATE_LIMIT_DEFAULTS.max,
     windowSeconds: config.SIGN_IN_RATE_LIMIT_WINDOW_SECONDS ?? SIGN_IN_RATE_LIMIT_DEFAULTS.windowSeconds,
   };
   const pipeline = requestPipeline({ authenticator: services.authenticator, apiKeyRateLimiter, adminToken: deps.config.ADMIN_TOKEN, metrics, readiness, logger, session: people.stage });
-  const options = { requestValidationErrorHandler: validationErrorHandler, logInitialization: false } as const;
+  // Every router of the contract is mounted with these (people.module.ts and partners.module.ts
+  // included): routeAccess checks the role against the route ts-rest matched, before its handler.
+  const options: EndpointOptions = { requestValidationErrorHandler: validationErrorHandler, logInitialization: false, globalMiddleware: [routeAccess] };
 
   const app = express();
   app.disable('x-powered-by');
+  // One spelling per route, the contract's (the one the OpenAPI document and the hot lane know):
+  // `/API/Users` or `/api/users/` answer 404 instead of reaching a route by another way than the
+  // one every path-prefixed step of the pipeline (stages.ts) and the tests see.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   app.set('etag', false);
   // Behind a load balancer, req.ip (rate limits, click records) must be the client's, not the proxy's.
   app.set('trust proxy', deps.config.TRUST_PROXY ?? false);
@@ -278,7 +300,7 @@ export function createApp(deps: AppDeps): App {
     'public surface': () => {
       // The tracking snippet and its public endpoints: outside /api, so no API key; any origin.
       app.get('/snippet.js', snippetHandler());
-      app.use(docsRouter(deps.config));
+      app.use(docsRouter({ PUBLIC_BASE_URL: publicBaseUrl, LEGACY_BASE_URL: deps.config.LEGACY_BASE_URL }));
       mountPublicTrackingMiddleware(
         app,
         deps.publicRateLimiter ??
@@ -317,7 +339,7 @@ export function createApp(deps: AppDeps): App {
   const conversions = conversionsRouter(services.conversions, services.charges);
   createExpressEndpoints(contract.me, meRouter, app, options);
   createExpressEndpoints(contract.programs, programsRouter(services.programs), app, options);
-  createExpressEndpoints(contract.affiliates, affiliatesRouter(services.affiliates, deps.config.PUBLIC_BASE_URL), app, options);
+  createExpressEndpoints(contract.affiliates, affiliatesRouter(services.affiliates, publicBaseUrl), app, options);
   createExpressEndpoints(contract.clicks, clicks, app, options);
   createExpressEndpoints(contract.customers, customers, app, options);
   createExpressEndpoints(contract.conversions, conversions, app, options);

@@ -85,8 +85,17 @@ const EnvSchema = z.object({
    * deregistration): longer than a balancer's health-check interval x failures to mark it down.
    */
   SHUTDOWN_DRAIN_DELAY_MS: z.coerce.number().int().min(0).max(300_000).default(SHUTDOWN_DRAIN_DELAY_DEFAULT_MS),
-  /** `servers` of GET /openapi.json: the public base URL (default: the origin of the request) and the legacy host. */
-  PUBLIC_BASE_URL: z.string().url().optional(),
+  /**
+   * Where people reach the service: the base of every link it hands out (invitations, password
+   * resets, sign-in links, `servers` of GET /openapi.json), never a request's Host or
+   * X-Forwarded-* headers. Unset: publicBaseUrlDefault (this machine), logged at start.
+   */
+  PUBLIC_BASE_URL: z
+    .string()
+    .url()
+    .refine((v) => /^https?:\/\/[^/?#]+\/?$/i.test(v), 'must be an http:// or https:// origin without a path, e.g. https://affiliates.example.com')
+    .transform((v) => v.replace(/\/+$/, ''))
+    .optional(),
   LEGACY_BASE_URL: z.string().url().optional(),
   /** PostgreSQL cancels a statement running longer (the `statement_timeout` start-up parameter); 0: not sent. */
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(DATABASE_TIMEOUT_DEFAULTS.statementMs),
@@ -133,6 +142,14 @@ const EnvSchema = z.object({
         message: 'is the former name of DATABASE_DIRECT_URL, which is set to another URL: set only DATABASE_DIRECT_URL',
       });
     }
+    // Links in e-mails come from PUBLIC_BASE_URL alone. Its default names this machine, which
+    // suits trying the service; real e-mail goes to people elsewhere, and port 0 is not known yet.
+    if (env.PUBLIC_BASE_URL === undefined && env.SMTP_URL !== undefined) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['PUBLIC_BASE_URL'], message: 'required with SMTP_URL: the links in e-mails (invitations, password resets, sign-in links) are built from it' });
+    }
+    if (env.PUBLIC_BASE_URL === undefined && env.PORT === 0) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['PUBLIC_BASE_URL'], message: 'required with PORT=0: the links the service hands out are built from it, and the port is not known before start' });
+    }
     if (env.DATABASE_REPLICA_URLS.length > 0 && env.DATABASE_URL === undefined) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['DATABASE_REPLICA_URLS'], message: 'requires DATABASE_URL (the embedded database has no replicas)' });
     }
@@ -144,12 +161,25 @@ const EnvSchema = z.object({
   })
   .transform((env) => ({
     ...env,
+    PUBLIC_BASE_URL: env.PUBLIC_BASE_URL ?? publicBaseUrlDefault(env),
+    /** True when PUBLIC_BASE_URL was not set (main.ts says so at start). */
+    publicBaseUrlDerived: env.PUBLIC_BASE_URL === undefined,
     DATABASE_DIRECT_URL: env.DATABASE_DIRECT_URL ?? env.DATABASE_LISTEN_URL ?? env.DATABASE_URL,
     DB_QUERY_TIMEOUT_MS:
       env.DB_QUERY_TIMEOUT_MS ?? (env.DB_STATEMENT_TIMEOUT_MS || DATABASE_TIMEOUT_DEFAULTS.statementMs) + DATABASE_TIMEOUT_DEFAULTS.answerGraceMs,
   }));
 
 export type Config = z.output<typeof EnvSchema>;
+
+/**
+ * PUBLIC_BASE_URL when it is not set: this machine, at the configured port (`npm start`'s
+ * http://localhost:3000), from the configuration alone, so that a request's Host cannot choose it.
+ */
+export function publicBaseUrlDefault(env: { HOST: string; PORT: number }): string {
+  const anyInterface = ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(env.HOST);
+  const host = anyInterface ? 'localhost' : env.HOST.includes(':') ? `[${env.HOST}]` : env.HOST;
+  return `http://${host}:${env.PORT}`;
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));

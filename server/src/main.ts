@@ -68,6 +68,12 @@ const eventDelivery = config.WEBHOOK_DELIVERY === 'in-process' ? await startEven
 // Report summaries are folded in the background by whichever instance holds the fold's lock.
 services.reportFolder.start();
 if (!config.ADMIN_TOKEN) logger.warn('ADMIN_TOKEN is not set: /admin/* answers 401 and no organization can be created.');
+if (config.publicBaseUrlDerived) {
+  logger.warn(
+    { publicBaseUrl: config.PUBLIC_BASE_URL },
+    `PUBLIC_BASE_URL is not set: the links the service hands out (invitations, password resets, sign-in links) point at ${config.PUBLIC_BASE_URL}, which suits this machine only, and the dashboard signs in only from there; set PUBLIC_BASE_URL to the address people reach the service at`,
+  );
+}
 
 const server: Server = createHttpServer(listener, logger).listen(config.PORT, config.HOST, () => {
   const address = server.address();

@@ -8,7 +8,7 @@ import { createApp } from '../../server/src/app.js';
 import { memoryRateLimiter } from '../../server/src/http/rate-limit-flexible.js';
 import { createOrganization } from '../support/api.js';
 import { assertDocumentedResponse } from '../support/openapi-validation.js';
-import { TEST_ADMIN_TOKEN, testServer } from '../support/server.js';
+import { TEST_ADMIN_TOKEN, TEST_PUBLIC_BASE_URL, testServer } from '../support/server.js';
 
 /**
  * Every error the request pipeline (server/src/http/stages.ts) answers on a route is declared in
@@ -144,7 +144,7 @@ describe('every error the pipeline answers is declared in the contract', () => {
     const { db } = await testServer();
     const { listener } = createApp({
       orm: db.orm,
-      config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000 },
+      config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000 },
       apiKeyRateLimiter: memoryRateLimiter({ limit: 1, windowSeconds: 60 }),
     });
     const server = createServer(listener).listen(0, '127.0.0.1');

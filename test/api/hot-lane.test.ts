@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/src/app.js';
 import { memoryRateLimiter } from '../../server/src/http/rate-limit-flexible.js';
-import { TEST_ADMIN_TOKEN, testServer } from '../support/server.js';
+import { TEST_ADMIN_TOKEN, TEST_PUBLIC_BASE_URL, testServer } from '../support/server.js';
 import { createMerchant } from '../support/api.js';
 
 /**
@@ -81,7 +81,7 @@ describe('the hot lane answers as Express does', () => {
 
   beforeAll(async () => {
     const { db } = await testServer();
-    const { app, hotLane } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000 } });
+    const { app, hotLane } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000 } });
     expressBase = await listen(app);
     hotBase = await listen(
       hotLane.listener((req, res) => {
@@ -216,7 +216,7 @@ describe('the hot lane answers as Express does', () => {
   it('refuses over the per-key rate limit with the same 429, Retry-After and budget headers', async () => {
     const { db } = await testServer();
     const limiter = memoryRateLimiter({ limit: 1, windowSeconds: 60 });
-    const { app, listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000 }, apiKeyRateLimiter: limiter });
+    const { app, listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000 }, apiKeyRateLimiter: limiter });
     const [viaExpress, viaHot] = [await listen(app), await listen(listener)];
     expect((await send(viaExpress, 'GET', '/api/me', auth())).status).toBe(200);
     const refusedByExpress = await send(viaExpress, 'GET', '/api/me', auth());

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { type Server, createServer } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/src/app.js';
-import { TEST_ADMIN_TOKEN, testServer } from '../support/server.js';
+import { TEST_ADMIN_TOKEN, TEST_PUBLIC_BASE_URL, testServer } from '../support/server.js';
 import { createOrganization } from '../support/api.js';
 
 const TTL_MS = 1_000;
@@ -11,7 +11,7 @@ const servers: Server[] = [];
 /** Another instance of the service on the same database, as behind a load balancer. */
 async function instance(): Promise<string> {
   const { db } = await testServer();
-  const { listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: TTL_MS } });
+  const { listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: TTL_MS } });
   const server = createServer(listener).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   servers.push(server);

@@ -6,7 +6,7 @@ import { createApp } from '../../server/src/app.js';
 import { Readiness } from '../../server/src/http/health.js';
 import { stagesOf } from '../../server/src/http/pipeline.js';
 import { createOrganization } from '../support/api.js';
-import { TEST_ADMIN_TOKEN, testServer } from '../support/server.js';
+import { TEST_ADMIN_TOKEN, TEST_PUBLIC_BASE_URL, testServer } from '../support/server.js';
 
 /**
  * The one request pipeline (server/src/http/stages.ts) in both lanes: Express (`app`) and the
@@ -52,7 +52,7 @@ describe('the request pipeline', () => {
 
   it('runs, for each hot route, the stages under /api in the list order, and nothing of the body for a GET', async () => {
     const { db } = await testServer();
-    const { hotLane } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000 } });
+    const { hotLane } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000 } });
     const upToTheBody = ['request id', 'metrics', 'security headers', 'draining', 'access log', 'API key', 'rate limit (api-key)'];
     expect(hotLane.stageNames('GET /api/me')).toEqual(upToTheBody);
     for (const path of ['/api/clicks', '/api/customers', '/api/conversions']) {
@@ -72,7 +72,7 @@ describe('the request pipeline', () => {
     const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
     const { app, listener } = createApp({
       orm: db.orm,
-      config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000 },
+      config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000 },
       logger,
       apiKeyRateLimiter: { hit: () => Promise.reject(new Error('store down')) },
     });
@@ -88,7 +88,7 @@ describe('the request pipeline', () => {
   it('asks keep-alive clients to reconnect elsewhere while draining, in both lanes', async () => {
     const { db } = await testServer();
     const readiness = new Readiness();
-    const { app, listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000 }, readiness });
+    const { app, listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000 }, readiness });
     const bases = [await listen(app), await listen(listener)];
     for (const base of bases) expect((await get(base, '/api/me', { authorization: `Bearer ${key}` })).headers.connection).toBe('keep-alive');
     readiness.draining = true;

@@ -30,7 +30,7 @@ describe('outbound events on the embedded database', () => {
   it('delivers, signed, over the single connection', { timeout: 120_000 }, async () => {
     embedded = await startEmbeddedPostgres();
     orm = await initOrm(embedded.url, 1);
-    const { listener } = createApp({ orm, config: { ADMIN_TOKEN: ADMIN, API_KEY_CACHE_TTL_MS: 5_000, WEBHOOK_ALLOW_PRIVATE_URLS: true } });
+    const { listener } = createApp({ orm, config: { ADMIN_TOKEN: ADMIN, PUBLIC_BASE_URL: 'http://localhost:3000', API_KEY_CACHE_TTL_MS: 5_000, WEBHOOK_ALLOW_PRIVATE_URLS: true } });
     server = await new Promise<Server>((resolve) => {
       const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));
     });

@@ -7,7 +7,7 @@ import { encryptIntegrationSecrets } from '../../server/src/db/migrations/Migrat
 import { UrlGuard, isForbiddenAddress, type ResolveAll } from '../../server/src/modules/events/url-guard.js';
 import { SECRET_PURPOSE, SecretBox } from '../../server/src/security/secret-box.js';
 import { createOrganization } from '../support/api.js';
-import { testServer } from '../support/server.js';
+import { TEST_PUBLIC_BASE_URL, testServer } from '../support/server.js';
 
 describe('endpoint URLs (SSRF)', () => {
   const strict = new UrlGuard(false);
@@ -106,7 +106,7 @@ describe('endpoint URLs (SSRF)', () => {
     it('answers 400 naming the url for a private or plain-http endpoint, IPv6 forms of private IPv4 addresses included; 201 for public IPv6', async () => {
       const { db } = await testServer();
       const org = await createOrganization();
-      const { listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: undefined, API_KEY_CACHE_TTL_MS: 0 } });
+      const { listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: undefined, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 0 } });
       server = await new Promise<Server>((resolve) => {
         const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));
       });
@@ -187,7 +187,7 @@ describe('secrets at rest', () => {
     await encryptIntegrationSecrets(box, execute);
     expect(await stored()).toBe(sealed);
     // The service with that key verifies provider webhooks with the decrypted secret.
-    const { services } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: undefined, API_KEY_CACHE_TTL_MS: 0, ENCRYPTION_KEY: key } });
+    const { services } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: undefined, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 0, ENCRYPTION_KEY: key } });
     expect(await services.integrations.signingSecret(org.id, 'stripe')).toBe('whsec_plain_text_secret_1');
   });
 });

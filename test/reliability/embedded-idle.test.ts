@@ -29,7 +29,7 @@ describe('embedded database: writes after the pool dropped its idle connection',
     const options = ormOptions(embedded.url, 1);
     orm = await connectOrm({ ...options, pool: { ...options.pool, idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS } });
     await orm.migrator.up();
-    const { listener } = createApp({ orm, config: { ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000 } });
+    const { listener } = createApp({ orm, config: { ADMIN_TOKEN, PUBLIC_BASE_URL: 'http://localhost:3000', API_KEY_CACHE_TTL_MS: 5_000 } });
     server = await new Promise<Server>((resolve) => {
       const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));
     });

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import type { ZodTypeAny } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admin, createMerchant, createOrganization } from '../support/api.js';
-import { TEST_ADMIN_TOKEN, testServer } from '../support/server.js';
+import { TEST_ADMIN_TOKEN, TEST_PUBLIC_BASE_URL, testServer } from '../support/server.js';
 import { contractRoutes, pathParamNames, type ContractRoute } from './support/contract-routes.js';
 import { arbitraryFor, hostileValue, type FuzzContext } from './support/zod-arbitrary.js';
 import { isEnvelope } from './support/service.js';
@@ -89,7 +89,7 @@ describe('fuzzing every route from the contract schemas', () => {
   beforeAll(async () => {
     // The worker's database, behind an HTTP server configured exactly as main.ts configures it.
     const { db } = await testServer();
-    const { listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000 }, logger: pino({ level: 'error' }, pino.destination(2)) });
+    const { listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000 }, logger: pino({ level: 'error' }, pino.destination(2)) });
     server = createServer(listener).listen(0, '127.0.0.1');
     configureHttpServer(server, pino({ level: 'silent' }));
     await new Promise((resolve) => server.once('listening', resolve));

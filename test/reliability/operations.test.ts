@@ -7,7 +7,7 @@ import { createApp } from '../../server/src/app.js';
 import { errorHandler } from '../../server/src/http/error-handler.js';
 import { createLogger } from '../../server/src/http/logging.js';
 import { createMerchant } from '../support/api.js';
-import { TEST_ADMIN_TOKEN, testServer } from '../support/server.js';
+import { TEST_ADMIN_TOKEN, TEST_PUBLIC_BASE_URL, testServer } from '../support/server.js';
 import { call, isEnvelope } from './support/service.js';
 
 const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36';
@@ -46,7 +46,7 @@ describe('operations and security surface', () => {
     const { listener } = createApp({
       orm: db.orm,
       logger,
-      config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000, METRICS_TOKEN } as never,
+      config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000, METRICS_TOKEN } as never,
     });
     ({ url, server } = await listen(listener));
     merchant = await createMerchant();

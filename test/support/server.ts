@@ -6,6 +6,8 @@ import { configureHttpServer } from '../../server/src/http/http-server.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+/** PUBLIC_BASE_URL of the apps whose tests follow no link (a service's own tests use its address). */
+export const TEST_PUBLIC_BASE_URL = 'http://localhost:3000';
 
 export interface TestServer {
   baseUrl: string;
@@ -23,16 +25,18 @@ export function testServer(): Promise<TestServer> {
 
 async function start(): Promise<TestServer> {
   const db = await createTestDatabase();
+  // Listening first: the app's PUBLIC_BASE_URL (the base of its links) is the address it serves at.
+  const server: Server = await new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
   const { listener, services } = createApp({
     orm: db.orm,
     // Webhook endpoints on 127.0.0.1 (no delivery runs here: test/events starts its own).
     // Every test is 127.0.0.1: the per-address sign-in limit (dashboard, partner portal) has tests of its own.
-    config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000, WEBHOOK_ALLOW_PRIVATE_URLS: true, SIGN_IN_RATE_LIMIT_MAX: 1000 } as AppDeps['config'],
+    config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000, WEBHOOK_ALLOW_PRIVATE_URLS: true, SIGN_IN_RATE_LIMIT_MAX: 1000, PUBLIC_BASE_URL: `http://127.0.0.1:${port}` } as AppDeps['config'],
   });
-  const server: Server = await new Promise((resolve) => {
-    const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));
-  });
-  const { port } = server.address() as AddressInfo;
+  server.on('request', listener);
   // The HTTP settings of production (main.ts). Among them a keep-alive timeout far above the
   // client's (undici reuses idle sockets for up to 4 s): with Node's default 5 s, late timers on a
   // saturated CI machine let the server close a socket the client is reusing (ECONNRESET).

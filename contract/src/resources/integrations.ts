@@ -1,5 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
+import { OWNER_ONLY } from '../common/access.js';
 import { ErrorBody, errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
 import { Timestamp } from '../common/primitives.js';
@@ -63,51 +64,55 @@ export const ReceivedWebhookEvent = z
   })
   .describe("A provider webhook received: a verified event and its outcome, or the requests rejected for one reason.");
 
-export const integrationsContract = c.router({
-  list: {
-    method: 'GET',
-    path: '/api/integrations',
-    summary: 'List payment-provider integrations',
-    description: 'Lists every supported provider with whether a signing secret is configured for it. Secrets are never returned.',
-    responses: {
-      200: z.object({ success: z.literal(true), data: z.object({ integrations: z.array(Integration) }) }),
+/** Owner-only routes (common/access.ts): the providers' signing secrets and what their webhooks did. */
+export const integrationsContract = c.router(
+  {
+    list: {
+      method: 'GET',
+      path: '/api/integrations',
+      summary: 'List payment-provider integrations',
+      description: 'Lists every supported provider with whether a signing secret is configured for it. Secrets are never returned.',
+      responses: {
+        200: z.object({ success: z.literal(true), data: z.object({ integrations: z.array(Integration) }) }),
+      },
+    },
+    listEvents: {
+      method: 'GET',
+      path: '/api/integrations/events',
+      summary: 'List provider webhooks received',
+      description:
+        "The provider webhooks this organization's URLs received, newest first, with their outcome: `processed`, `ignored` (and why), or `rejected` (and why: a wrong signing secret shows here). Cursor pagination; filter by provider and outcome. Redeliveries answered `duplicate` are not listed again.",
+      query: PageQuery.extend({
+        provider: WebhookProvider.optional().describe('Only this provider\'s webhooks.'),
+        outcome: ReceivedWebhookOutcome.optional().describe('Only webhooks with this outcome.'),
+      }),
+      responses: {
+        200: z.object({ success: z.literal(true), data: z.object({ webhook_events: z.array(ReceivedWebhookEvent), next_cursor: NextCursor }) }),
+        400: errorResponses[400],
+      },
+    },
+    put: {
+      method: 'PUT',
+      path: '/api/integrations/:provider',
+      summary: "Store a provider's webhook signing secret",
+      description:
+        "Stores (or replaces, when the provider rotates it) the secret the service verifies this provider's webhooks with. Idempotent. The secret is write-only. Unknown provider: 404.",
+      pathParams: ProviderParam,
+      body: PutIntegrationBody,
+      responses: { 200: IntegrationEnvelope, ...jsonBodyErrorResponses, 404: errorResponses[404] },
+    },
+    delete: {
+      method: 'DELETE',
+      path: '/api/integrations/:provider',
+      summary: "Remove a provider's signing secret",
+      description: "Forgets the secret: from now on this provider's webhooks answer 400. Idempotent. Unknown provider: 404.",
+      pathParams: ProviderParam,
+      body: c.noBody(),
+      responses: { 200: IntegrationEnvelope, 404: errorResponses[404] },
     },
   },
-  listEvents: {
-    method: 'GET',
-    path: '/api/integrations/events',
-    summary: 'List provider webhooks received',
-    description:
-      "The provider webhooks this organization's URLs received, newest first, with their outcome: `processed`, `ignored` (and why), or `rejected` (and why: a wrong signing secret shows here). Cursor pagination; filter by provider and outcome. Redeliveries answered `duplicate` are not listed again.",
-    query: PageQuery.extend({
-      provider: WebhookProvider.optional().describe('Only this provider\'s webhooks.'),
-      outcome: ReceivedWebhookOutcome.optional().describe('Only webhooks with this outcome.'),
-    }),
-    responses: {
-      200: z.object({ success: z.literal(true), data: z.object({ webhook_events: z.array(ReceivedWebhookEvent), next_cursor: NextCursor }) }),
-      400: errorResponses[400],
-    },
-  },
-  put: {
-    method: 'PUT',
-    path: '/api/integrations/:provider',
-    summary: "Store a provider's webhook signing secret",
-    description:
-      "Stores (or replaces, when the provider rotates it) the secret the service verifies this provider's webhooks with. Idempotent. The secret is write-only. Unknown provider: 404.",
-    pathParams: ProviderParam,
-    body: PutIntegrationBody,
-    responses: { 200: IntegrationEnvelope, ...jsonBodyErrorResponses, 404: errorResponses[404] },
-  },
-  delete: {
-    method: 'DELETE',
-    path: '/api/integrations/:provider',
-    summary: "Remove a provider's signing secret",
-    description: "Forgets the secret: from now on this provider's webhooks answer 400. Idempotent. Unknown provider: 404.",
-    pathParams: ProviderParam,
-    body: c.noBody(),
-    responses: { 200: IntegrationEnvelope, 404: errorResponses[404] },
-  },
-});
+  OWNER_ONLY,
+);
 
 export const WebhookOutcome = z
   .enum(['processed', 'ignored', 'duplicate'])

@@ -1,5 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
+import { OWNER_ONLY } from '../common/access.js';
 import { ErrorBody, errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
 import { Timestamp, Uuid } from '../common/primitives.js';
@@ -44,133 +45,125 @@ const InviteEmail = z.string().trim().toLowerCase().email().max(320).describe('E
 
 const IdParam = z.object({ id: z.string().describe('Id.') });
 
-const ownerOnly = ErrorBody.describe('A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team.');
-
-/** People-only routes: the team, its invitations and the organization's API keys. */
-export const peopleContract = c.router({
-  listUsers: {
-    method: 'GET',
-    path: '/api/users',
-    summary: 'List the dashboard users',
-    description: 'The people who can sign in to the organization\'s dashboard, oldest first.',
-    query: PageQuery,
-    responses: {
-      200: z.object({ success: z.literal(true), data: z.object({ users: z.array(User), next_cursor: NextCursor }) }),
-      400: errorResponses[400],
-      403: ownerOnly,
+/** Owner-only routes (common/access.ts): the team, its invitations and the organization's API keys. */
+export const peopleContract = c.router(
+  {
+    listUsers: {
+      method: 'GET',
+      path: '/api/users',
+      summary: 'List the dashboard users',
+      description: 'The people who can sign in to the organization\'s dashboard, oldest first.',
+      query: PageQuery,
+      responses: {
+        200: z.object({ success: z.literal(true), data: z.object({ users: z.array(User), next_cursor: NextCursor }) }),
+        400: errorResponses[400],
+      },
     },
-  },
-  updateUser: {
-    method: 'PATCH',
-    path: '/api/users/:id',
-    summary: 'Change a user\'s role',
-    description: 'Makes a user an `owner` or a `member`. The organization keeps at least one owner (409).',
-    pathParams: IdParam,
-    body: z.object({ role: UserRole }),
-    responses: {
-      200: z.object({ success: z.literal(true), data: z.object({ user: User }) }),
-      ...jsonBodyErrorResponses,
-      403: ownerOnly,
-      404: errorResponses[404],
-      409: ErrorBody.describe('The organization would have no owner left.'),
+    updateUser: {
+      method: 'PATCH',
+      path: '/api/users/:id',
+      summary: 'Change a user\'s role',
+      description: 'Makes a user an `owner` or a `member`. The organization keeps at least one owner (409).',
+      pathParams: IdParam,
+      body: z.object({ role: UserRole }),
+      responses: {
+        200: z.object({ success: z.literal(true), data: z.object({ user: User }) }),
+        ...jsonBodyErrorResponses,
+        404: errorResponses[404],
+        409: ErrorBody.describe('The organization would have no owner left.'),
+      },
     },
-  },
-  removeUser: {
-    method: 'DELETE',
-    path: '/api/users/:id',
-    summary: 'Remove a user',
-    description: 'Removes the user and ends every session of theirs at once. The organization keeps at least one owner (409).',
-    pathParams: IdParam,
-    body: c.noBody(),
-    responses: {
-      200: z.object({ success: z.literal(true), data: z.object({ user: User }) }),
-      403: ownerOnly,
-      404: errorResponses[404],
-      409: ErrorBody.describe('The organization would have no owner left.'),
+    removeUser: {
+      method: 'DELETE',
+      path: '/api/users/:id',
+      summary: 'Remove a user',
+      description: 'Removes the user and ends every session of theirs at once. The organization keeps at least one owner (409).',
+      pathParams: IdParam,
+      body: c.noBody(),
+      responses: {
+        200: z.object({ success: z.literal(true), data: z.object({ user: User }) }),
+        404: errorResponses[404],
+        409: ErrorBody.describe('The organization would have no owner left.'),
+      },
     },
-  },
-  listInvitations: {
-    method: 'GET',
-    path: '/api/invitations',
-    summary: 'List invitations',
-    description: 'Invitations of the organization, newest first, whatever their status.',
-    query: PageQuery,
-    responses: {
-      200: z.object({ success: z.literal(true), data: z.object({ invitations: z.array(Invitation), next_cursor: NextCursor }) }),
-      400: errorResponses[400],
-      403: ownerOnly,
+    listInvitations: {
+      method: 'GET',
+      path: '/api/invitations',
+      summary: 'List invitations',
+      description: 'Invitations of the organization, newest first, whatever their status.',
+      query: PageQuery,
+      responses: {
+        200: z.object({ success: z.literal(true), data: z.object({ invitations: z.array(Invitation), next_cursor: NextCursor }) }),
+        400: errorResponses[400],
+      },
     },
-  },
-  createInvitation: {
-    method: 'POST',
-    path: '/api/invitations',
-    summary: 'Invite a teammate',
-    description: 'Invites a person by e-mail; they choose their name and password by following `accept_url`, valid 7 days.',
-    body: z.object({ email: InviteEmail, role: UserRole.default('member') }),
-    responses: {
-      201: z.object({ success: z.literal(true), data: IssuedInvitation }),
-      ...jsonBodyErrorResponses,
-      403: ownerOnly,
-      409: ErrorBody.describe('A user with this e-mail already exists.'),
+    createInvitation: {
+      method: 'POST',
+      path: '/api/invitations',
+      summary: 'Invite a teammate',
+      description: 'Invites a person by e-mail; they choose their name and password by following `accept_url`, valid 7 days.',
+      body: z.object({ email: InviteEmail, role: UserRole.default('member') }),
+      responses: {
+        201: z.object({ success: z.literal(true), data: IssuedInvitation }),
+        ...jsonBodyErrorResponses,
+        409: ErrorBody.describe('A user with this e-mail already exists.'),
+      },
     },
-  },
-  revokeInvitation: {
-    method: 'DELETE',
-    path: '/api/invitations/:id',
-    summary: 'Revoke an invitation',
-    description: 'The invitation can no longer be accepted.',
-    pathParams: IdParam,
-    body: c.noBody(),
-    responses: {
-      200: z.object({ success: z.literal(true), data: z.object({ invitation: Invitation }) }),
-      403: ownerOnly,
-      404: errorResponses[404],
+    revokeInvitation: {
+      method: 'DELETE',
+      path: '/api/invitations/:id',
+      summary: 'Revoke an invitation',
+      description: 'The invitation can no longer be accepted.',
+      pathParams: IdParam,
+      body: c.noBody(),
+      responses: {
+        200: z.object({ success: z.literal(true), data: z.object({ invitation: Invitation }) }),
+        404: errorResponses[404],
+      },
     },
-  },
-  listApiKeys: {
-    method: 'GET',
-    path: '/api/api-keys',
-    summary: 'List API keys',
-    description: 'The organization\'s keys in redacted form, revoked ones included, oldest first, with cursor pagination.',
-    query: PageQuery,
-    responses: {
-      200: z.object({ success: z.literal(true), data: z.object({ api_keys: z.array(ApiKeyInfo), next_cursor: NextCursor }) }),
-      400: errorResponses[400],
-      403: ownerOnly,
+    listApiKeys: {
+      method: 'GET',
+      path: '/api/api-keys',
+      summary: 'List API keys',
+      description: 'The organization\'s keys in redacted form, revoked ones included, oldest first, with cursor pagination.',
+      query: PageQuery,
+      responses: {
+        200: z.object({ success: z.literal(true), data: z.object({ api_keys: z.array(ApiKeyInfo), next_cursor: NextCursor }) }),
+        400: errorResponses[400],
+      },
     },
-  },
-  createApiKey: {
-    method: 'POST',
-    path: '/api/api-keys',
-    summary: 'Issue an API key',
-    description: 'Issues a new key (rotation: deploy it, then revoke the old one). The plain key is in this response only.',
-    body: c.noBody(),
-    responses: {
-      201: z.object({
-        success: z.literal(true),
-        data: z.object({
-          api_key: z.string().describe('The plain API key (`svc-…`). Shown in this response only; store it now.'),
-          api_key_info: ApiKeyInfo,
+    createApiKey: {
+      method: 'POST',
+      path: '/api/api-keys',
+      summary: 'Issue an API key',
+      description: 'Issues a new key (rotation: deploy it, then revoke the old one). The plain key is in this response only.',
+      body: c.noBody(),
+      responses: {
+        201: z.object({
+          success: z.literal(true),
+          data: z.object({
+            api_key: z.string().describe('The plain API key (`svc-…`). Shown in this response only; store it now.'),
+            api_key_info: ApiKeyInfo,
+          }),
         }),
-      }),
-      ...jsonBodyErrorResponses,
-      403: ownerOnly,
+        ...jsonBodyErrorResponses,
+      },
+    },
+    revokeApiKey: {
+      method: 'DELETE',
+      path: '/api/api-keys/:id',
+      summary: 'Revoke an API key',
+      description: 'Revokes a key of the organization; every instance refuses it within a few seconds (typically at once).',
+      pathParams: IdParam,
+      body: c.noBody(),
+      responses: {
+        200: z.object({ success: z.literal(true), data: z.object({ api_key_info: ApiKeyInfo }) }),
+        404: errorResponses[404],
+      },
     },
   },
-  revokeApiKey: {
-    method: 'DELETE',
-    path: '/api/api-keys/:id',
-    summary: 'Revoke an API key',
-    description: 'Revokes a key of the organization; every instance refuses it within a few seconds (typically at once).',
-    pathParams: IdParam,
-    body: c.noBody(),
-    responses: {
-      200: z.object({ success: z.literal(true), data: z.object({ api_key_info: ApiKeyInfo }) }),
-      403: ownerOnly,
-      404: errorResponses[404],
-    },
-  },
-});
+  OWNER_ONLY,
+);
 
 /** Accepting an invitation: no credential yet, the invitation's token is one. */
 export const accountContract = c.router({

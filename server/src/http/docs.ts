@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fromRepoRoot } from '../paths.js';
 import { createRequire } from 'node:module';
-import { Router, type Request } from 'express';
+import { Router } from 'express';
 
 /**
  * GET /openapi.json: the committed document (openapi/openapi.json, kept equal to the contract by
@@ -14,8 +14,8 @@ const DOCUMENT_PATH = fromRepoRoot('openapi/openapi.json');
 const SCALAR_BUNDLE_PATH = createRequire(import.meta.url).resolve('@scalar/api-reference/browser/standalone.js');
 
 export interface DocsOptions {
-  /** Base URL of the service (`{base_url}`); default: the origin the request came to. */
-  PUBLIC_BASE_URL?: string;
+  /** Base URL of the service (`{base_url}`): configured, never the request's Host. */
+  PUBLIC_BASE_URL: string;
   /** The older host that behaves identically (`{legacy_base_url}`), listed second. */
   LEGACY_BASE_URL?: string;
 }
@@ -79,17 +79,13 @@ const INIT_JS = `Scalar.createApiReference('#${MOUNT_ID}', {
 });
 `;
 
-function originOf(req: Request): string {
-  return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
-}
-
-export function docsRouter(options: DocsOptions = {}): Router {
+export function docsRouter(options: DocsOptions): Router {
   const document = JSON.parse(readFileSync(DOCUMENT_PATH, 'utf8')) as { servers?: unknown };
   const router = Router();
 
-  router.get('/openapi.json', (req, res) => {
+  router.get('/openapi.json', (_req, res) => {
     const servers = [
-      { url: (options.PUBLIC_BASE_URL ?? originOf(req)).replace(/\/+$/, ''), description: 'This service.' },
+      { url: options.PUBLIC_BASE_URL.replace(/\/+$/, ''), description: 'This service.' },
       ...(options.LEGACY_BASE_URL ? [{ url: options.LEGACY_BASE_URL.replace(/\/+$/, ''), description: 'Legacy host; behaves identically.' }] : []),
     ];
     res.setHeader('Cache-Control', 'public, max-age=300');

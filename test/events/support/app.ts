@@ -21,7 +21,7 @@ export async function startEventsApp(options: DeliveryOptions = {}): Promise<Eve
   const db = await createTestDatabase();
   const { listener } = createApp({
     orm: db.orm,
-    config: { ADMIN_TOKEN: ADMIN, API_KEY_CACHE_TTL_MS: 5_000, ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, WEBHOOK_ALLOW_PRIVATE_URLS: true },
+    config: { ADMIN_TOKEN: ADMIN, PUBLIC_BASE_URL: 'http://localhost:3000', API_KEY_CACHE_TTL_MS: 5_000, ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, WEBHOOK_ALLOW_PRIVATE_URLS: true },
   });
   const server: Server = await new Promise((resolve) => {
     const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));

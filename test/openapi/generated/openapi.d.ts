@@ -8210,6 +8210,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The request body is larger than 1 MiB. */
             413: {
                 headers: {
@@ -8371,6 +8386,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The request body is larger than 1 MiB. */
             413: {
                 headers: {
@@ -8513,6 +8543,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -8680,6 +8725,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -36,6 +36,8 @@ export async function startService(databaseUrl: string, env: Record<string, stri
       HOME: process.env.HOME ?? '',
       PORT: '0',
       HOST: '127.0.0.1',
+      // Required with PORT=0 (config.ts): no test of these processes follows a link they hand out.
+      PUBLIC_BASE_URL: 'http://127.0.0.1',
       DATABASE_URL: databaseUrl,
       ADMIN_TOKEN,
       LOG_LEVEL: 'info',

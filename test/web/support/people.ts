@@ -22,17 +22,20 @@ export async function startService(
   appDeps: Partial<AppDeps> = {},
 ): Promise<PeopleServer> {
   const database = db ?? (await createTestDatabase());
+  // Listening first: unless the test configures another, the app's PUBLIC_BASE_URL (the base of
+  // its links) is the address it serves at, as `npm start`'s default is.
+  const server: Server = await new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
   const { listener } = createApp({
     ...appDeps,
     orm: database.orm,
     logger: logTo ? pino({ level: 'info' }, logTo) : undefined,
-    config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000, SIGN_IN_RATE_LIMIT_MAX: 1000, ...config } as AppDeps['config'],
+    config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000, SIGN_IN_RATE_LIMIT_MAX: 1000, PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...config } as AppDeps['config'],
   });
-  const server: Server = await new Promise((resolve) => {
-    const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));
-  });
+  server.on('request', listener);
   configureHttpServer(server, pino({ level: 'silent' }));
-  const { port } = server.address() as AddressInfo;
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     db: database,

@@ -2,9 +2,9 @@ import { contract } from '@affiliate-attribution/contract';
 import { s } from '../../http/router-types.js';
 import { requireOrganization } from '../../http/request-context.js';
 import type { AffiliatesService } from './affiliates.service.js';
-import { baseUrlOf } from '../people/people.router.js';
 
-export const affiliatesRouter = (affiliates: AffiliatesService, publicBaseUrl?: string) =>
+/** `publicBaseUrl`: PUBLIC_BASE_URL, where the partner's e-mail (an application decided) links to. */
+export const affiliatesRouter = (affiliates: AffiliatesService, publicBaseUrl: string) =>
   s.router(contract.affiliates, {
     create: async ({ req, body }) => {
       const { affiliate, deduped } = await affiliates.create(requireOrganization(req).id, body);
@@ -20,6 +20,6 @@ export const affiliatesRouter = (affiliates: AffiliatesService, publicBaseUrl?: 
     }),
     update: async ({ req, params, body }) => ({
       status: 200,
-      body: { success: true, data: { affiliate: await affiliates.update(requireOrganization(req).id, params.id, body, { baseUrl: baseUrlOf(req, publicBaseUrl) }) } },
+      body: { success: true, data: { affiliate: await affiliates.update(requireOrganization(req).id, params.id, body, { baseUrl: publicBaseUrl }) } },
     }),
   });

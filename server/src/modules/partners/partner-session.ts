@@ -28,8 +28,8 @@ export class PartnerCookie {
   readonly name: string;
   private readonly secure: boolean;
 
-  constructor(publicBaseUrl: string | undefined) {
-    this.secure = publicBaseUrl?.startsWith('https:') ?? false;
+  constructor(publicBaseUrl: string) {
+    this.secure = publicBaseUrl.startsWith('https:');
     this.name = `${this.secure ? '__Secure-' : ''}svc.partner_session`;
   }
 
@@ -87,8 +87,8 @@ export function partnerSessionMiddleware(deps: { partners: PartnersService; cook
  * (`Origin`, else `Sec-Fetch-Site: same-origin`), else 403, as for the dashboard
  * (modules/people/session.ts). After the body rules, so a malformed request is told what is wrong with it.
  */
-export function partnerSameOrigin(publicBaseUrl: string | undefined): RequestHandler {
-  const publicOrigin = publicBaseUrl ? new URL(publicBaseUrl).origin : undefined;
+export function partnerSameOrigin(publicBaseUrl: string): RequestHandler {
+  const publicOrigin = new URL(publicBaseUrl).origin;
   return (req, _res, next) => {
     next(SAFE_METHODS.has(req.method) || sameOrigin(req.headers, publicOrigin) ? undefined : new ForbiddenError('Cross-site request refused: the partner portal only works from its own pages'));
   };

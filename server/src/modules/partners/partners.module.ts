@@ -1,6 +1,6 @@
 import { contract } from '@affiliate-attribution/contract';
-import { createExpressEndpoints, type RequestValidationError } from '@ts-rest/express';
-import type { Express, Request } from 'express';
+import { createExpressEndpoints } from '@ts-rest/express';
+import type { Express } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { TooManyRequestsError } from '../../http/errors.js';
@@ -8,16 +8,14 @@ import { JSON_BODY_LIMIT_BYTES, jsonBodyStage } from '../../http/json-body.js';
 import { expressMiddleware } from '../../http/pipeline.js';
 import { clientAddressKey, rateLimit, type RateLimiter } from '../../http/rate-limit.js';
 import { requireOrganization } from '../../http/request-context.js';
-import { s } from '../../http/router-types.js';
+import { s, type EndpointOptions } from '../../http/router-types.js';
 import { unstorableTextStage } from '../../http/security.js';
 import type { AffiliatesService } from '../affiliates/affiliates.service.js';
 import type { Mailer } from '../people/mailer.js';
-import { baseUrlOf } from '../people/people.router.js';
 import { PARTNER_API, PartnerCookie, partnerSameOrigin, partnerSessionMiddleware, requirePartner } from './partner-session.js';
 import { PartnersRepository } from './partners.repository.js';
 import { normalizeEmail, PartnersService, SIGN_IN_LINK_MINUTES } from './partners.service.js';
 
-type EndpointOptions = { requestValidationErrorHandler: (err: RequestValidationError) => never; logInitialization: false };
 
 export interface PartnerLimiters {
   /** Per client address: applying, asking for a sign-in link, signing in (SIGN_IN_RATE_LIMIT_*). */
@@ -39,17 +37,14 @@ export class Partners {
 
   constructor(
     orm: MikroORM,
-    private readonly deps: { affiliates: AffiliatesService; mailer: Mailer; logger: Logger; publicBaseUrl?: string },
+    /** publicBaseUrl: PUBLIC_BASE_URL, the base of the sign-in links e-mailed (never the request's Host). */
+    private readonly deps: { affiliates: AffiliatesService; mailer: Mailer; logger: Logger; publicBaseUrl: string },
   ) {
     this.service = new PartnersService(new PartnersRepository(orm), deps.affiliates, deps.mailer, deps.logger);
     this.cookie = new PartnerCookie(deps.publicBaseUrl);
     deps.affiliates.statusListeners.push((change) =>
       this.service.applicationDecided(change).catch((err: unknown) => deps.logger.error({ err, affiliate_id: change.affiliate.id }, 'could not tell the partner of the decision on their application')),
     );
-  }
-
-  private baseUrl(req: Request): string {
-    return baseUrlOf(req, this.deps.publicBaseUrl);
   }
 
   mountPublic(app: Express, limiters: PartnerLimiters, options: EndpointOptions): void {
@@ -80,13 +75,13 @@ export class Partners {
           status: 200,
           body: { success: true, data: { slug: params.slug, available: await this.service.slugAvailable(params.organizationId, params.slug) } },
         }),
-        apply: async ({ req, params, body }) => ({
+        apply: async ({ params, body }) => ({
           status: 201,
-          body: { success: true, data: { application: await this.service.apply(params.organizationId, params.programId, body, this.baseUrl(req)) } },
+          body: { success: true, data: { application: await this.service.apply(params.organizationId, params.programId, body, this.deps.publicBaseUrl) } },
         }),
-        requestSignInLink: async ({ req, params, body }) => {
+        requestSignInLink: async ({ params, body }) => {
           await perEmail(params.organizationId, body.email);
-          await this.service.requestSignInLink(params.organizationId, body.email, this.baseUrl(req));
+          await this.service.requestSignInLink(params.organizationId, body.email, this.deps.publicBaseUrl);
           return { status: 202, body: { success: true, data: { expires_in_seconds: SIGN_IN_LINK_MINUTES * 60 } } };
         },
         signIn: async ({ req, res, body }) => {
@@ -129,7 +124,7 @@ export class Partners {
         invite: async ({ req, params }) => {
           const organizationId = requireOrganization(req).id;
           const affiliate = await this.deps.affiliates.get(organizationId, params.id);
-          return { status: 202, body: { success: true, data: await this.service.invite(organizationId, affiliate, this.baseUrl(req)) } };
+          return { status: 202, body: { success: true, data: await this.service.invite(organizationId, affiliate, this.deps.publicBaseUrl) } };
         },
       }),
       app,

@@ -34,8 +34,11 @@ export const verifyPassword = ({ hash, password }: { hash: string; password: str
 
 export interface AuthOptions {
   kysely: Kysely<never>;
-  /** PUBLIC_BASE_URL: cookies are Secure when it is https. Unset: the request's own origin. */
-  publicBaseUrl?: string;
+  /**
+   * PUBLIC_BASE_URL: the base of every link better-auth and we e-mail (never the request's Host or
+   * X-Forwarded-Proto), the one origin callback URLs may name; cookies are Secure when it is https.
+   */
+  publicBaseUrl: string;
   /** AUTH_SECRET, else derived from ADMIN_TOKEN, else random (sessions end with the process). */
   secret: string;
   mailer: Mailer;
@@ -55,24 +58,28 @@ export function authSecret(config: { AUTH_SECRET?: string; ADMIN_TOKEN?: string 
 }
 
 export function createAuth(options: AuthOptions) {
-  const secure = options.publicBaseUrl?.startsWith('https:') ?? false;
+  const secure = options.publicBaseUrl.startsWith('https:');
+  const publicOrigin = new URL(options.publicBaseUrl).origin;
   return betterAuth({
     appName: 'Affiliate Attribution',
     basePath: AUTH_BASE_PATH,
-    baseURL: options.publicBaseUrl ?? { allowedHosts: ['*'] },
+    baseURL: options.publicBaseUrl,
     secret: options.secret,
     database: { db: options.kysely, type: 'postgres' },
-    // The request's own origin, and the public one: browsers send Origin with every POST, and
-    // better-auth refuses a state-changing request with cookies from any other (CSRF).
-    trustedOrigins: (request) => [request ? new URL(request.url).origin : undefined, options.publicBaseUrl],
+    // The public origin only, never one derived from the request: better-auth checks both the
+    // Origin of a request with cookies (CSRF; our own check in people.module.ts runs first) and
+    // the callbackURL / redirectTo it will send the browser to after an e-mailed link against
+    // this list, and a Host header chosen by whoever asks for the link must not make evil.example
+    // a trusted destination.
+    trustedOrigins: [publicOrigin, ...loopbackAliases(publicOrigin)],
     emailAndPassword: {
       enabled: true,
       disableSignUp: true,
       minPasswordLength: 10,
       password: { hash: hashPassword, verify: verifyPassword },
       revokeSessionsOnPasswordReset: true,
-      sendResetPassword: async ({ user, token }, request) => {
-        const base = options.publicBaseUrl ?? (request ? new URL(request.url).origin : '');
+      sendResetPassword: async ({ user, token }) => {
+        const base = options.publicBaseUrl;
         await options.mailer.send({
           to: user.email,
           subject: 'Reset your dashboard password',
@@ -134,6 +141,9 @@ export function createAuth(options: AuthOptions) {
     advanced: {
       cookiePrefix: AUTH_COOKIE_PREFIX,
       useSecureCookies: secure,
+      // Stated, because better-auth turns these checks off by itself when NODE_ENV=test: the tests
+      // then see what production does (Origin of signed-in requests, callback URLs).
+      disableOriginCheck: false,
       defaultCookieAttributes: { httpOnly: true, sameSite: 'lax', secure, path: '/' },
       database: { generateId: () => randomUUID() },
     },
@@ -141,3 +151,14 @@ export function createAuth(options: AuthOptions) {
 }
 
 export type Auth = ReturnType<typeof createAuth>;
+
+/**
+ * A base on `localhost` (the default, config.ts) is the same service under 127.0.0.1 and [::1]:
+ * someone trying it out may open either, and sign out or change their password from there.
+ */
+export function loopbackAliases(origin: string): string[] {
+  const url = new URL(origin);
+  if (url.hostname !== 'localhost') return [];
+  const port = url.port ? `:${url.port}` : '';
+  return [`${url.protocol}//127.0.0.1${port}`, `${url.protocol}//[::1]${port}`];
+}

@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { contract } from '@affiliate-attribution/contract';
-import { createExpressEndpoints, type RequestValidationError } from '@ts-rest/express';
+import { createExpressEndpoints } from '@ts-rest/express';
 import { toNodeHandler } from 'better-auth/node';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -10,6 +10,7 @@ import type { ApiKeyAuthenticator } from '../../http/authentication.js';
 import { expressMiddleware, type Stage } from '../../http/pipeline.js';
 import { JSON_BODY_LIMIT_BYTES, jsonBodyStage } from '../../http/json-body.js';
 import { unstorableTextStage } from '../../http/security.js';
+import type { EndpointOptions } from '../../http/router-types.js';
 import { rateLimit, type RateLimiter } from '../../http/rate-limit.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
 import { AUTH_BASE_PATH, authSecret, createAuth, type Auth } from './auth.js';
@@ -26,11 +27,10 @@ export const SIGN_IN_PATHS = [`${AUTH_BASE_PATH}/sign-in`, `${AUTH_BASE_PATH}/re
 export interface PeopleConfig {
   ADMIN_TOKEN?: string;
   AUTH_SECRET?: string;
-  PUBLIC_BASE_URL?: string;
+  /** The base of every link handed out (app.ts: required, never the request's Host). */
+  PUBLIC_BASE_URL: string;
 }
 
-/** What app.ts passes every router: its validation-error handler. */
-type EndpointOptions = { requestValidationErrorHandler: (err: RequestValidationError) => never; logInitialization: false };
 
 /**
  * People (spec/ledger.md, "People"): the dashboard's users, sessions and invitations, wired in
@@ -67,7 +67,7 @@ export class People {
   mountPublic(app: Express, signInLimiter: RateLimiter, options: EndpointOptions): void {
     // Every state-changing /auth request comes from the dashboard's own pages: sign-in (login
     // CSRF), sign-out and the rest. better-auth checks the origin of some of them; this is all.
-    const publicOrigin = this.config.PUBLIC_BASE_URL ? new URL(this.config.PUBLIC_BASE_URL).origin : undefined;
+    const publicOrigin = new URL(this.config.PUBLIC_BASE_URL).origin;
     // Accepting an invitation is exempt: it carries no ambient credential (the token is in the
     // body) and signs nobody in.
     app.use(AUTH_BASE_PATH, (req, _res, next) => {

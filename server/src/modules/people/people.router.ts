@@ -1,15 +1,12 @@
 import { contract } from '@affiliate-attribution/contract';
-import type { Request } from 'express';
 import type { ApiKeyAuthenticator } from '../../http/authentication.js';
 import { requireOrganization } from '../../http/request-context.js';
 import { s } from '../../http/router-types.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
 import type { PeopleService } from './people.service.js';
 
-/** `{base_url}` of links we hand out: PUBLIC_BASE_URL, else the origin the request came to. */
-export const baseUrlOf = (req: Request, publicBaseUrl: string | undefined): string => publicBaseUrl ?? `${req.protocol}://${req.get('host')}`;
-
-export const peopleRouter = (deps: { people: PeopleService; organizations: OrganizationsService; authenticator: ApiKeyAuthenticator; publicBaseUrl?: string }) =>
+/** `publicBaseUrl`: `{base_url}` of the links handed out, PUBLIC_BASE_URL (never the request's Host). */
+export const peopleRouter = (deps: { people: PeopleService; organizations: OrganizationsService; authenticator: ApiKeyAuthenticator; publicBaseUrl: string }) =>
   s.router(contract.people, {
     listUsers: async ({ req, query }) => ({ status: 200, body: { success: true, data: await deps.people.listUsers(requireOrganization(req).id, query) } }),
     updateUser: async ({ req, params, body }) => ({
@@ -25,7 +22,7 @@ export const peopleRouter = (deps: { people: PeopleService; organizations: Organ
       status: 201,
       body: {
         success: true,
-        data: await deps.people.invite(requireOrganization(req).id, { email: body.email, role: body.role, invitedBy: req.user?.id ?? null }, baseUrlOf(req, deps.publicBaseUrl)),
+        data: await deps.people.invite(requireOrganization(req).id, { email: body.email, role: body.role, invitedBy: req.user?.id ?? null }, deps.publicBaseUrl),
       },
     }),
     revokeInvitation: async ({ req, params }) => ({
@@ -46,10 +43,10 @@ export const accountRouter = (people: PeopleService) =>
     acceptInvitation: async ({ body }) => ({ status: 201, body: { success: true, data: await people.accept(body) } }),
   });
 
-export const operatorPeopleRouter = (people: PeopleService, publicBaseUrl: string | undefined) =>
+export const operatorPeopleRouter = (people: PeopleService, publicBaseUrl: string) =>
   s.router(contract.adminPeople, {
-    inviteOwner: async ({ req, params, body }) => ({
+    inviteOwner: async ({ params, body }) => ({
       status: 201,
-      body: { success: true, data: await people.invite(params.id, { email: body.email, role: 'owner', invitedBy: null }, baseUrlOf(req, publicBaseUrl)) },
+      body: { success: true, data: await people.invite(params.id, { email: body.email, role: 'owner', invitedBy: null }, publicBaseUrl) },
     }),
   });

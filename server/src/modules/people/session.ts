@@ -31,9 +31,6 @@ declare global {
   }
 }
 
-/** What a `member` may not reach (spec: everything but keys, integrations and users). */
-export const OWNER_ONLY_PATHS = ['/api/api-keys', '/api/users', '/api/invitations', '/api/integrations'];
-
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const SESSION_COOKIE = `${AUTH_COOKIE_PREFIX}.session_token=`;
 
@@ -48,9 +45,9 @@ const SESSION_COOKIE = `${AUTH_COOKIE_PREFIX}.session_token=`;
  * on top of that, a state-changing request on a session must come from the service's own origin
  * (`Origin`, which browsers set on every such request and pages cannot forge), else 403.
  */
-export function sessionStage(deps: { auth: Auth; people: PeopleRepository; publicBaseUrl?: string }): Stage {
+export function sessionStage(deps: { auth: Auth; people: PeopleRepository; publicBaseUrl: string }): Stage {
   const organizations = new LRUCache<string, Organization>({ max: 10_000, ttl: 60_000 });
-  const publicOrigin = deps.publicBaseUrl ? new URL(deps.publicBaseUrl).origin : undefined;
+  const publicOrigin = new URL(deps.publicBaseUrl).origin;
 
   async function organizationOf(id: string): Promise<Organization | undefined> {
     const cached = organizations.get(id);
@@ -69,13 +66,8 @@ export function sessionStage(deps: { auth: Auth; people: PeopleRepository; publi
     const organization = await organizationOf(user.organizationId);
     if (!organization) return;
     req.organization = organization;
+    // What the role may do is decided once the route is matched (route-access.ts), not here.
     req.user = { id: user.id, email: user.email, name: user.name, role: user.role };
-    if (user.role !== 'owner') {
-      const path = (req.originalUrl ?? req.url ?? '').split('?')[0];
-      if (OWNER_ONLY_PATHS.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) {
-        throw new ForbiddenError('Only an owner can manage API keys, integrations and the team');
-      }
-    }
   }
 
   return {
