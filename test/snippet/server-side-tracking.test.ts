@@ -70,6 +70,8 @@ describeInBrowser('server-side tracking in Chromium: a merchant app on the built
       SVC_API_KEY: merchant.key,
       SVC_ORGANIZATION: merchant.id,
       SVC_LOCAL_ADDRESS: MERCHANT_SERVER_ADDRESS,
+      // A busy test machine can take longer than the default 500 ms; the timeout has tests of its own below.
+      SVC_TIMEOUT_MS: '5000',
       ...env,
     });
     apps.push(started);
@@ -171,7 +173,7 @@ describeInBrowser('server-side tracking in Chromium: a merchant app on the built
       expect(response!.status()).toBe(200);
       expect(await page.textContent('h1')).toBe('Landing');
       expect(elapsed).toBeGreaterThanOrEqual(380);
-      expect(elapsed).toBeLessThan(2_000);
+      expect(elapsed).toBeLessThan(3_000); // far below a hung request; generous for a busy machine
       const cookie = await svcCookie(context, shop.origin);
       expect(cookie?.value).toBe(merchant.slug);
       expectLifetime(cookie!, 60 * DAY);

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getCookieId } from '../cookie.js';
-import type { Fetch } from '../core/transport.js';
 import { warner, type ServerLogger } from './log.js';
 import { appendSetCookie, attributionSetCookie } from './set-cookie.js';
+import type { ServerFetch } from './referral.js';
 import { nodeVisit, type TrustProxy } from './visitor.js';
 
 export const DEFAULT_PROXY_PREFIX = '/_aff';
@@ -36,7 +36,7 @@ export interface FirstPartyProxyOptions {
   /** Where failures are reported; default `console.warn`, once per kind until the service answers again. */
   logger?: ServerLogger;
   /** A Fetch implementation; default `globalThis.fetch`. */
-  fetch?: Fetch;
+  fetch?: ServerFetch;
 }
 
 type Handler = (req: IncomingMessage & { originalUrl?: string; body?: unknown }, res: ServerResponse, next?: (err?: unknown) => void) => void;
@@ -76,7 +76,7 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): Handler 
   if (!prefix.startsWith('/')) throw new TypeError(`createFirstPartyProxy({ prefix }): "${prefix}" must start with "/"`);
   const timeoutMs = options.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS;
   const trustProxy = options.trustProxy ?? false;
-  const fetchImpl: Fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
+  const fetchImpl: ServerFetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
   const log = warner(options.logger);
   if (!options.apiKey) {
     log.warn('no-key', "createFirstPartyProxy: no apiKey, so the service records the merchant server's address for every visitor; pass the organization's API key");

@@ -1,11 +1,16 @@
 import { Client } from '../client.js';
 import { getCookieId } from '../cookie.js';
-import type { Fetch } from '../core/transport.js';
 import { APIError } from '../errors.js';
 import { isBotUserAgent } from './bots.js';
 import { warner, type ServerLogger, type Warn } from './log.js';
 import { attributionSetCookie } from './set-cookie.js';
 import type { TrustProxy, Visit } from './visitor.js';
+
+/**
+ * The Fetch the server helpers call the service with (`globalThis.fetch` fits), spelled here
+ * rather than imported so that this entry's declarations stand alone.
+ */
+export type ServerFetch = (url: string, init: { method: string; headers: Record<string, string>; body?: string; signal: AbortSignal }) => Promise<Response>;
 
 export const DEFAULT_REFERRAL_PARAM = 'ref';
 export const DEFAULT_REFERRAL_TIMEOUT_MS = 500;
@@ -37,7 +42,7 @@ export interface ReferralOptions {
   /** Where failures are reported; default `console.warn`, once per kind of failure until the service answers again. */
   logger?: ServerLogger;
   /** A Fetch implementation; default `globalThis.fetch`. */
-  fetch?: Fetch;
+  fetch?: ServerFetch;
 }
 
 export interface ReferralCapture {

@@ -55,12 +55,12 @@ function first(value: string | string[] | undefined | null): string | undefined 
 export function forwardedAddress(forwardedFor: string | undefined, socketAddress: string | undefined, trust: TrustProxy): string | undefined {
   if (trust === false || trust === 0) return ipAddressOrUndefined(socketAddress);
   const chain = (forwardedFor ?? '').split(',').map((a) => a.trim()).filter(Boolean);
-  // Without a connection (Fetch-style runtimes) the platform's own proxy is the first hop trusted.
-  const hopsToSkip = socketAddress ? trust : Number(trust) - 1;
   if (socketAddress) chain.push(socketAddress);
   if (chain.length === 0) return undefined;
-  const index = trust === true ? 0 : Math.max(0, chain.length - 1 - hopsToSkip);
-  return ipAddressOrUndefined(chain[index]);
+  if (trust === true) return ipAddressOrUndefined(chain[0]);
+  // Without a connection (Fetch-style runtimes) the platform's own proxy is the first hop trusted.
+  const hopsToSkip = socketAddress ? trust : trust - 1;
+  return ipAddressOrUndefined(chain[Math.max(0, chain.length - 1 - hopsToSkip)]);
 }
 
 function forwardedProtoIsHttps(value: string | undefined): boolean {
