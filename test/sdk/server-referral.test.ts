@@ -183,7 +183,12 @@ describe('referralCookie (Fetch-style: Next.js middleware, Hono, Remix)', () => 
 
   it('the default logger (console.warn) says an outage once, not once per page view', async () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
-    const { fetch } = scriptedFetch(failing(503, 'down'));
+    // An answer first: what an earlier test of this worker said is forgotten once the service answers.
+    let answer: () => Response = () =>
+      new Response(JSON.stringify({ success: true, data: { click: { cookie_id: 'ck_x', cookie_max_age_seconds: 60, kept_earlier_click: false } } }), { status: 201 });
+    const { fetch } = scriptedFetch(() => answer());
+    expect(await referralCookie(visit('http://shop.example/?ref=jane-doe'), { apiKey: 'svc-test', baseUrl: 'http://127.0.0.1:9', fetch })).toBe('svc_aff=ck_x; Path=/; Max-Age=60; SameSite=Lax');
+    answer = failing(503, 'down');
     for (let i = 0; i < 3; i++) {
       expect(await referralCookie(visit('http://shop.example/?ref=jane-doe'), { apiKey: 'svc-test', baseUrl: 'http://127.0.0.1:9', fetch })).toMatch(/^svc_aff=jane-doe;/);
     }
