@@ -163,7 +163,7 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
       .filter((p) => !(p.in === 'header' && ['accept', 'content-type', 'authorization'].includes(p.name.toLowerCase())))
       .map((p) => {
       const param: ParameterObject = { ...p };
-      if (!param.description) param.description = `The \`${p.name}\` ${p.in === 'path' ? 'path segment' : 'parameter'}.`;
+      if (!param.description) param.description = (p.schema as SchemaObject | undefined)?.description ?? `The \`${p.name}\` ${p.in === 'path' ? 'path segment' : 'parameter'}.`;
       const schema = (p.schema ?? { type: 'string' }) as SchemaObject;
       param.schema = schema;
       param.example = exampleFor(schema, p.name, exampleCtx('request'));

@@ -45,6 +45,8 @@ const BY_FIELD: Record<string, unknown> = {
   referrer: 'https://news.example.org/best-tools-2025',
   user_agent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15',
   ip: '203.0.113.42',
+  'x-visitor-ip': '203.0.113.42',
+  cookie_max_age_seconds: 60 * 86_400,
   api_key: 'svc-Qm9xLWJ1dC1ub3QtYS1yZWFsLWtleS1mb3ItZG9jcw1',
   redacted: 'svc-Qm9x…cw1',
   revoked_at: null,

@@ -309,6 +309,7 @@ export function createApp(deps: AppDeps): App {
             limit: deps.config.PUBLIC_RATE_LIMIT_MAX ?? PUBLIC_RATE_LIMIT_DEFAULTS.max,
             windowSeconds: deps.config.PUBLIC_RATE_LIMIT_WINDOW_SECONDS ?? PUBLIC_RATE_LIMIT_DEFAULTS.windowSeconds,
           }),
+        services.authenticator,
       );
       // Provider webhooks read their raw body (signatures are over the bytes): before any JSON parser.
       app.use('/webhooks', metrics.webhookOutcomes(), webhooksRouter(new WebhookDispatcher({ orm: deps.orm, ...services })));

@@ -19,6 +19,7 @@ describe('POST /api/clicks', () => {
           id: expect.stringMatching(/^[0-9a-f-]{36}$/),
           cookie_id: expect.stringMatching(/^ck_[A-Za-z0-9]{22}$/),
           kept_earlier_click: false,
+          cookie_max_age_seconds: 60 * 86_400,
           suppressed: false,
           affiliate_id: m.affiliate.id,
           program_id: m.program.id,
@@ -27,6 +28,13 @@ describe('POST /api/clicks', () => {
         },
       },
     });
+  });
+
+  it("answers the cookie's lifetime: the program's click window in seconds", async () => {
+    const m = await createMerchant({ click_window_days: 30 });
+    const res = await m.api.post('/api/clicks', { ref: m.slug });
+    expect(res.status).toBe(201);
+    expect(res.body.data.click.cookie_max_age_seconds).toBe(30 * 86_400);
   });
 
   it('every click gets its own ids', async () => {

@@ -76,7 +76,8 @@ describe('the packed SDK in an empty project', () => {
     mkdirSync(join(project, 'bad'), { recursive: true });
 
     // As client-sdk/README.md says: `npm run sdk:pack` at the root of the clone writes the tarball there.
-    const packed = await run('npm', ['run', 'sdk:pack', '--', '--json'], { cwd: repo });
+    // The pack builds both entries' declarations (index and server): minutes on a busy machine.
+    const packed = await run('npm', ['run', 'sdk:pack', '--', '--json'], { cwd: repo, timeoutMs: 420_000 });
     expectSuccess(packed, 'npm run sdk:pack');
     // The prepack build logs to stdout first; npm's JSON report is the array that starts on a line of its own.
     const [info] = JSON.parse(packed.stdout.slice(packed.stdout.search(/^\[$/m)));
@@ -96,6 +97,7 @@ describe('the packed SDK in an empty project', () => {
 
     copyFileSync(join(fixtures, 'flow.ts.txt'), join(project, 'src', 'flow.ts'));
     copyFileSync(join(fixtures, 'legacy.cts.txt'), join(project, 'src', 'legacy.cts'));
+    copyFileSync(join(fixtures, 'server.ts.txt'), join(project, 'src', 'server.ts'));
     copyFileSync(join(fixtures, 'wrong.ts.txt'), join(project, 'bad', 'wrong.ts'));
     const strict = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, types: ['node'] };
     writeFileSync(
@@ -103,7 +105,7 @@ describe('the packed SDK in an empty project', () => {
       JSON.stringify({ compilerOptions: { ...strict, skipLibCheck: false, outDir: 'out', rootDir: 'src' }, include: ['src'] }, null, 2),
     );
     writeFileSync(join(project, 'tsconfig.bad.json'), JSON.stringify({ compilerOptions: { ...strict, skipLibCheck: true, noEmit: true }, include: ['bad'] }, null, 2));
-  }, 300_000);
+  }, 600_000);
 
   afterAll(() => {
     if (work) rmSync(work, { recursive: true, force: true });
@@ -121,11 +123,24 @@ describe('the packed SDK in an empty project', () => {
     const listing = await run('tar', ['-tzf', tarball], { cwd: work });
     expectSuccess(listing, 'tar');
     expect(listing.stdout.trim().split('\n').sort()).toEqual(
-      ['package/LICENSE', 'package/README.md', 'package/dist/index.cjs', 'package/dist/index.d.cts', 'package/dist/index.d.ts', 'package/dist/index.js', 'package/package.json'].sort(),
+      [
+        'package/LICENSE',
+        'package/README.md',
+        'package/dist/index.cjs',
+        'package/dist/index.d.cts',
+        'package/dist/index.d.ts',
+        'package/dist/index.js',
+        'package/dist/server.cjs',
+        'package/dist/server.d.cts',
+        'package/dist/server.d.ts',
+        'package/dist/server.js',
+        'package/package.json',
+      ].sort(),
     );
     const manifest = JSON.parse(readFileSync(join(project, 'node_modules', '@affiliate-attribution', 'sdk', 'package.json'), 'utf8'));
-    expect(Object.keys(manifest.dependencies).sort()).toEqual(['@ts-rest/core', 'zod']);
-    for (const file of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) {
+    // isbot: the same maintained bot list the service uses, for the server entry's referral capture.
+    expect(Object.keys(manifest.dependencies).sort()).toEqual(['@ts-rest/core', 'isbot', 'zod']);
+    for (const file of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts']) {
       const text = readFileSync(join(project, 'node_modules', '@affiliate-attribution', 'sdk', 'dist', file), 'utf8');
       expect(text, file).not.toContain('@affiliate-attribution/contract');
     }
@@ -153,7 +168,11 @@ describe('the packed SDK in an empty project', () => {
 
     const legacy = await run(process.execPath, ['out/legacy.cjs'], { cwd: project, env, timeoutMs: 60_000 });
     expectSuccess(legacy, 'the CommonJS file');
-    expect(JSON.parse(legacy.stdout.trim())).toEqual({ organization: merchant.id, cjs: true });
+    expect(JSON.parse(legacy.stdout.trim())).toEqual({ organization: merchant.id, cjs: true, server: 'function' });
+
+    const server = await run(process.execPath, ['out/server.js'], { cwd: project, env, timeoutMs: 60_000 });
+    expectSuccess(server, 'the server entry');
+    expect(JSON.parse(server.stdout.trim())).toEqual({ middleware: true, readBack: true, snippet: true, fetchStyle: true });
   }, 180_000);
 
   it('a wrong field name or type does not compile', async () => {

@@ -14,6 +14,10 @@ export const Click = z
     kept_earlier_click: z
       .boolean()
       .describe("true: `cookie_id` is an earlier click's, which keeps the visitor: the visitor's own under the program's `first_click` model, or the address's first click of the window when this one is a click flood's surplus."),
+    cookie_max_age_seconds: z
+      .number()
+      .int()
+      .describe("Lifetime to give the `svc_aff` cookie: the program's click window in seconds (0: a session cookie)."),
     suppressed: z.boolean().describe('true: a click flood\'s surplus (more than 10 clicks within 60 s from one address on one link, the program\'s `click_flood` rule): stored for the record only, counted nowhere, never attributed.'),
     affiliate_id: Uuid.describe('Affiliate credited with the click.'),
     program_id: Uuid.describe('Program of that affiliate.'),

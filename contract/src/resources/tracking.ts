@@ -27,6 +27,24 @@ const TRACKING_NOTE =
 export const TRACKING_REQUEST_CONTENT_TYPES = ['application/json', 'text/plain'] as const;
 const trackingMetadata = { requestContentTypes: TRACKING_REQUEST_CONTENT_TYPES } as const;
 
+/**
+ * What a first-party proxy (the SDK's `createFirstPartyProxy`, in the merchant's own app) adds:
+ * the organization's API key and the visitor's address. Without a valid key of the organization
+ * in the path the address is ignored (server/src/modules/tracking/forwarded-visitor.ts).
+ */
+export const TrackingProxyHeaders = z.object({
+  'x-visitor-ip': z
+    .string()
+    .optional()
+    .describe(
+      "The visitor's IP address, sent by a first-party proxy that forwards the browser's calls from the merchant's own domain. Used (for the click's `ip` and the per-address rate limit) only when `Authorization` holds a valid API key of this organization; otherwise ignored, so a browser or anyone else sending it changes nothing.",
+    ),
+  authorization: z
+    .string()
+    .optional()
+    .describe('Only from a first-party proxy: `Bearer svc-…`, an API key of this organization, which makes `X-Visitor-IP` trusted. An invalid key or one of another organization is not an error: the header is then ignored. Never send it from a browser.'),
+});
+
 export const TrackingPathParams = z.object({
   organizationId: Uuid.describe('Your organization id (public; it is what `data-organization` on the snippet tag holds).'),
 });
@@ -73,9 +91,10 @@ export const trackingContract = c.router({
     path: '/public/organizations/:organizationId/clicks',
     summary: 'Register a click from the tracking snippet',
     description:
-      'Called by the snippet when a visitor lands with `?ref=<slug>`: records the click exactly as POST /api/clicks does (client address and user agent taken from the request) and returns the tracking id to store in the `svc_aff` cookie with its lifetime. Under the program\'s `last_click` model (default) every new visit with a `ref` records a new click and replaces the cookie; under `first_click` a valid cookie of this organization sent as `cookieId` is kept (`kept: true`). Requests from bots and crawlers (recognised by their user agent) are answered 200 with `click: null` and record nothing. An unknown `ref` and an unknown organization both answer 404 "No attribution found", so the answer never tells whether an organization exists.' +
+      'Called by the snippet when a visitor lands with `?ref=<slug>`: records the click exactly as POST /api/clicks does (client address and user agent taken from the request; the address from `X-Visitor-IP` when a first-party proxy sends it with this organization\'s key) and returns the tracking id to store in the `svc_aff` cookie with its lifetime. Under the program\'s `last_click` model (default) every new visit with a `ref` records a new click and replaces the cookie; under `first_click` a valid cookie of this organization sent as `cookieId` is kept (`kept: true`). Requests from bots and crawlers (recognised by their user agent) are answered 200 with `click: null` and record nothing. An unknown `ref` and an unknown organization both answer 404 "No attribution found", so the answer never tells whether an organization exists.' +
       TRACKING_NOTE,
     pathParams: TrackingPathParams,
+    headers: TrackingProxyHeaders,
     body: TrackingClickBody,
     metadata: trackingMetadata,
     responses: {
@@ -95,6 +114,7 @@ export const trackingContract = c.router({
       "Called by `svc('trial', customerId)` / `svc('customer', customerId)` with the `svc_aff` cookie's value: creates the same `trial` customer as POST /api/customers with `{ customer_id, cookie_id, status: 'trial' }`, tied to the affiliate and program of that click (or slug). Idempotent on `customerId`: a repeat answers 200 with `deduped: true` and leaves the existing customer, its status and its attribution unchanged. 404 \"No attribution found\" when the cookie value was not issued by this organization (or the organization does not exist); 410 when the click is older than the program's click window." +
       TRACKING_NOTE,
     pathParams: TrackingPathParams,
+    headers: TrackingProxyHeaders,
     body: TrackingCustomerBody,
     metadata: trackingMetadata,
     responses: {

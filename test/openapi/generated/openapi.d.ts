@@ -1223,7 +1223,7 @@ export interface paths {
         put?: never;
         /**
          * Register a click from the tracking snippet
-         * @description Called by the snippet when a visitor lands with `?ref=<slug>`: records the click exactly as POST /api/clicks does (client address and user agent taken from the request) and returns the tracking id to store in the `svc_aff` cookie with its lifetime. Under the program's `last_click` model (default) every new visit with a `ref` records a new click and replaces the cookie; under `first_click` a valid cookie of this organization sent as `cookieId` is kept (`kept: true`). Requests from bots and crawlers (recognised by their user agent) are answered 200 with `click: null` and record nothing. An unknown `ref` and an unknown organization both answer 404 "No attribution found", so the answer never tells whether an organization exists. Public: no API key; callable from any origin (CORS, preflight answered). The body may be sent as `application/json` or as `text/plain` holding JSON, which browsers send without a CORS preflight. Rate limited per client address (429 with Retry-After).
+         * @description Called by the snippet when a visitor lands with `?ref=<slug>`: records the click exactly as POST /api/clicks does (client address and user agent taken from the request; the address from `X-Visitor-IP` when a first-party proxy sends it with this organization's key) and returns the tracking id to store in the `svc_aff` cookie with its lifetime. Under the program's `last_click` model (default) every new visit with a `ref` records a new click and replaces the cookie; under `first_click` a valid cookie of this organization sent as `cookieId` is kept (`kept: true`). Requests from bots and crawlers (recognised by their user agent) are answered 200 with `click: null` and record nothing. An unknown `ref` and an unknown organization both answer 404 "No attribution found", so the answer never tells whether an organization exists. Public: no API key; callable from any origin (CORS, preflight answered). The body may be sent as `application/json` or as `text/plain` holding JSON, which browsers send without a CORS preflight. Rate limited per client address (429 with Retry-After).
          */
         post: operations["trackingCreateClick"];
         delete?: never;
@@ -1402,6 +1402,8 @@ export interface components {
             cookie_id: string;
             /** @description true: `cookie_id` is an earlier click's, which keeps the visitor: the visitor's own under the program's `first_click` model, or the address's first click of the window when this one is a click flood's surplus. */
             kept_earlier_click: boolean;
+            /** @description Lifetime to give the `svc_aff` cookie: the program's click window in seconds (0: a session cookie). */
+            cookie_max_age_seconds: number;
             /** @description true: a click flood's surplus (more than 10 clicks within 60 s from one address on one link, the program's `click_flood` rule): stored for the record only, counted nowhere, never attributed. */
             suppressed: boolean;
             /**
@@ -5007,6 +5009,7 @@ export interface operations {
                      *           "id": "c4e6a8b0-2d4f-4b6a-8d0c-5e7a9b1d3f5a",
                      *           "cookie_id": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3",
                      *           "kept_earlier_click": false,
+                     *           "cookie_max_age_seconds": 5184000,
                      *           "suppressed": false,
                      *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
@@ -16407,7 +16410,13 @@ export interface operations {
     trackingCreateClick: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The visitor's IP address, sent by a first-party proxy that forwards the browser's calls from the merchant's own domain. Used (for the click's `ip` and the per-address rate limit) only when `Authorization` holds a valid API key of this organization; otherwise ignored, so a browser or anyone else sending it changes nothing.
+                 * @example 203.0.113.42
+                 */
+                "x-visitor-ip"?: string;
+            };
             path: {
                 /**
                  * @description Your organization id (public; it is what `data-organization` on the snippet tag holds).
@@ -16472,7 +16481,7 @@ export interface operations {
                      *       "data": {
                      *         "click": {
                      *           "cookie_id": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3",
-                     *           "cookie_max_age_seconds": 1,
+                     *           "cookie_max_age_seconds": 5184000,
                      *           "kept": false
                      *         }
                      *       }
@@ -16599,7 +16608,13 @@ export interface operations {
     trackingCreateCustomer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The visitor's IP address, sent by a first-party proxy that forwards the browser's calls from the merchant's own domain. Used (for the click's `ip` and the per-address rate limit) only when `Authorization` holds a valid API key of this organization; otherwise ignored, so a browser or anyone else sending it changes nothing.
+                 * @example 203.0.113.42
+                 */
+                "x-visitor-ip"?: string;
+            };
             path: {
                 /**
                  * @description Your organization id (public; it is what `data-organization` on the snippet tag holds).
@@ -16809,32 +16824,32 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The `stripe-signature` parameter.
+                 * @description Stripe: `t=<unix>,v1=<hex>[,v1=<hex>]`.
                  * @example stripe-signature
                  */
                 "stripe-signature"?: string;
                 /**
-                 * @description The `paddle-signature` parameter.
+                 * @description Paddle Billing: `ts=<unix>;h1=<hex>[;h1=<hex>]`.
                  * @example paddle-signature
                  */
                 "paddle-signature"?: string;
                 /**
-                 * @description The `x-signature` parameter.
+                 * @description Lemon Squeezy: hex HMAC-SHA256 of the body.
                  * @example x-signature
                  */
                 "x-signature"?: string;
                 /**
-                 * @description The `webhook-id` parameter.
+                 * @description Polar (Standard Webhooks): message id.
                  * @example webhook-id
                  */
                 "webhook-id"?: string;
                 /**
-                 * @description The `webhook-timestamp` parameter.
+                 * @description Polar (Standard Webhooks): unix seconds.
                  * @example webhook-timestamp
                  */
                 "webhook-timestamp"?: string;
                 /**
-                 * @description The `webhook-signature` parameter.
+                 * @description Polar (Standard Webhooks): `v1,<base64>` list.
                  * @example webhook-signature
                  */
                 "webhook-signature"?: string;

@@ -8,6 +8,7 @@ import { iso } from '../../http/serialize.js';
 import { resolveOccurredAt } from '../../attribution/occurred-at.js';
 import { newRowId } from '../../db/row-ids.js';
 
+const DAY_SECONDS = 86_400;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 /** `ck_` + 22 base62 characters (about 131 bits): opaque, unguessable, never a valid slug. */
@@ -31,8 +32,6 @@ export interface CreateClickInput {
 
 export interface ClickResult {
   click: Click;
-  /** The program's click window, so that the snippet can size the cookie's lifetime. */
-  click_window_days: number;
 }
 
 export class ClicksService {
@@ -81,13 +80,13 @@ export class ClicksService {
         id,
         cookie_id: answeredCookie,
         kept_earlier_click: answeredCookie !== cookieId,
+        cookie_max_age_seconds: program.click_window_days * DAY_SECONDS,
         suppressed,
         affiliate_id: affiliate.id,
         program_id: affiliate.program_id,
         occurred_at: iso(occurredAt),
         created_at: iso(createdAt),
       },
-      click_window_days: program.click_window_days,
     };
   }
 

@@ -1,9 +1,11 @@
-import type { Express, RequestHandler } from 'express';
+import type { Express, Request, RequestHandler } from 'express';
 import { contract } from '@affiliate-attribution/contract';
 import { HttpError } from '../../http/errors.js';
+import type { ApiKeyAuthenticator } from '../../http/authentication.js';
 import { expressMiddleware } from '../../http/pipeline.js';
-import { rateLimit, type RateLimiter } from '../../http/rate-limit.js';
+import { clientAddressKey, rateLimit, type RateLimiter } from '../../http/rate-limit.js';
 import { jsonBodyParser, unstorableTextStage } from '../../http/security.js';
+import { forwardedVisitorAddress, visitorAddressOf } from './forwarded-visitor.js';
 
 /** Everything under this prefix is public (no API key) and answers any origin. */
 export const PUBLIC_PREFIX = '/public';
@@ -55,14 +57,18 @@ const body: RequestHandler = (req, res, next) => {
 };
 
 /**
- * Mounts CORS, per-address rate limiting (one budget per endpoint, so that a flood of clicks from
- * an address does not block its signups), body parsing and the API's text rules (no NUL, no lone
- * surrogate: http/security.ts) in front of the public endpoints. Must run before their routes are
- * registered; the API-key middleware (on /api) never sees them.
+ * Mounts CORS, the forwarded visitor address of a first-party proxy (trusted only with the
+ * organization's key: forwarded-visitor.ts), per-visitor rate limiting (one budget per endpoint,
+ * so that a flood of clicks from an address does not block its signups), body parsing and the
+ * API's text rules (no NUL, no lone surrogate: http/security.ts) in front of the public endpoints.
+ * Must run before their routes are registered; the API-key middleware (on /api) never sees them.
  */
-export function mountPublicTrackingMiddleware(app: Express, limiter: RateLimiter): void {
+export function mountPublicTrackingMiddleware(app: Express, limiter: RateLimiter, authenticator: ApiKeyAuthenticator): void {
   app.use(PUBLIC_PREFIX, cors);
-  app.use(contract.tracking.createClick.path, rateLimit(limiter, { scope: 'public-clicks' }));
-  app.use(contract.tracking.createCustomer.path, rateLimit(limiter, { scope: 'public-customers' }));
+  app.use(PUBLIC_PREFIX, forwardedVisitorAddress(authenticator));
+  // Through a first-party proxy every visitor arrives from the merchant's server: each counts on its own.
+  const key = (req: object) => clientAddressKey(visitorAddressOf(req as Request));
+  app.use(contract.tracking.createClick.path, rateLimit(limiter, { scope: 'public-clicks', key }));
+  app.use(contract.tracking.createCustomer.path, rateLimit(limiter, { scope: 'public-customers', key }));
   app.use(PUBLIC_PREFIX, body, expressMiddleware(unstorableTextStage));
 }

@@ -3,8 +3,8 @@ import { s } from '../../http/router-types.js';
 import type { ClicksService } from '../clicks/clicks.service.js';
 import type { CustomersService } from '../customers/customers.service.js';
 import { isBotUserAgent } from './bots.js';
+import { visitorAddressOf } from './forwarded-visitor.js';
 
-const DAY_SECONDS = 86_400;
 const USER_AGENT_MAX = 1024;
 
 /**
@@ -19,17 +19,17 @@ export const trackingRouter = (clicks: ClicksService, customers: CustomersServic
       if (isBotUserAgent(userAgent)) {
         return { status: 200, body: { success: true, data: { click: null } } };
       }
-      const { click, click_window_days } = await clicks.create(params.organizationId, {
+      const { click } = await clicks.create(params.organizationId, {
         ref: body.ref,
         landing_url: body.landingUrl,
         referrer: body.referrer,
         user_agent: userAgent?.slice(0, USER_AGENT_MAX),
-        ip: req.ip,
+        ip: visitorAddressOf(req),
         cookie_id: body.cookieId,
       });
       return {
         status: 201,
-        body: { success: true, data: { click: { cookie_id: click.cookie_id, cookie_max_age_seconds: click_window_days * DAY_SECONDS, kept: click.kept_earlier_click } } },
+        body: { success: true, data: { click: { cookie_id: click.cookie_id, cookie_max_age_seconds: click.cookie_max_age_seconds, kept: click.kept_earlier_click } } },
       };
     },
     createCustomer: async ({ params, body }) => {

@@ -7,7 +7,12 @@
  *   <script async src="{base_url}/snippet.js" data-organization="<organization id>"></script>
  *
  * Attributes: `data-organization` (required), `data-param` (the referral query parameter,
- * default `ref`), `data-cookie-domain` (share the cookie across subdomains, e.g. `.example.com`).
+ * default `ref`), `data-cookie-domain` (share the cookie across subdomains, e.g. `.example.com`),
+ * `data-endpoint` (where its calls go, e.g. `/_aff`: a first-party path of the merchant's own
+ * site that forwards them to the service, the SDK's createFirstPartyProxy; default: beside the
+ * script). A call to the page's own origin goes with the browser's credentials, so that the
+ * `Set-Cookie` of the answer stores `svc_aff` as a cookie of the merchant's domain, which
+ * browsers keep for its whole lifetime (script-written cookies are capped at 7 days in Safari).
  */
 
 /** What every command resolves with (and passes to its callback). */
@@ -79,9 +84,12 @@ function install(existing: Svc | undefined): void {
   const organization = data('organization');
   const param = data('param') || 'ref';
   const cookieDomain = data('cookie-domain');
-  // Endpoints live beside the snippet, so a service under a path prefix works unchanged.
-  const endpoint = (name: string): string =>
-    new URL('public/organizations/' + encodeURIComponent(organization) + '/' + name, script ? script.src : location.href).href;
+  // Endpoints live beside the snippet, so a service under a path prefix works unchanged, unless
+  // data-endpoint names a base of their own (a first-party path: see the attributes above).
+  const endpointBase = data('endpoint');
+  const base = (): URL =>
+    endpointBase ? new URL(endpointBase.replace(/\/*$/, '/'), location.href) : new URL(script ? script.src : location.href);
+  const endpoint = (name: string): string => new URL('public/organizations/' + encodeURIComponent(organization) + '/' + name, base()).href;
 
   let detected: Promise<SvcResult> | undefined;
   let detectedRef: string | undefined;
@@ -125,7 +133,8 @@ function install(existing: Svc | undefined): void {
       fetch(endpoint(name), {
         method: 'POST',
         body: JSON.stringify(body),
-        credentials: 'omit',
+        // The service itself needs no cookie; a first-party path sets svc_aff in its answer.
+        credentials: base().origin === location.origin ? 'same-origin' : 'omit',
         keepalive: true,
         signal: controller && controller.signal,
       }).then(
@@ -168,7 +177,8 @@ function install(existing: Svc | undefined): void {
       (reply): SvcResult => {
         if (reply && reply.status === 201 && reply.body.data.click) {
           const click = reply.body.data.click;
-          if (!(click.kept && click.cookie_id === current)) writeCookie(click.cookie_id, click.cookie_max_age_seconds);
+          // Already there: kept (first_click, a click flood), or set by a first-party path's Set-Cookie.
+          if (readCookie() !== click.cookie_id) writeCookie(click.cookie_id, click.cookie_max_age_seconds);
           return { ok: true, cookieId: click.cookie_id };
         }
         if (reply && reply.status === 200) return { ok: false, error: 'bot' };
