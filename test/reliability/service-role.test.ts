@@ -63,6 +63,7 @@ describeWithPostgres('the service creates nothing at run time', () => {
     await stopService(service);
     const before = await catalog();
     expect(before.functions.map((f) => f.split('(')[0])).toEqual([
+      'commission_due',
       'commission_status_at',
       'report_apply',
       'report_commission_delta',
