@@ -52,6 +52,15 @@ export class Affiliates extends Resource {
   update(id: PathParams<R['affiliates']['update']>['id'], body: RequestBody<R['affiliates']['update']>, options?: RequestOptions) {
     return this.requester.call(merchantContract.affiliates.update, { params: { id }, body }, options);
   }
+
+  /**
+   * Erases the partner's personal details on their request, in every membership of their e-mail:
+   * name and e-mails gone, memberships disabled, no more sign-in; the ledger keeps its amounts.
+   * Resolves to `{ affiliate }`.
+   */
+  erase(id: PathParams<R['affiliates']['erase']>['id'], options?: RequestOptions) {
+    return this.requester.call(merchantContract.affiliates.erase, { params: { id } }, options);
+  }
 }
 
 export class Clicks extends Resource {

@@ -8,6 +8,7 @@ import { couponsContract } from './resources/coupons.js';
 import { payoutsContract } from './resources/payouts.js';
 import { conversionsContract } from './resources/conversions.js';
 import { customersContract } from './resources/customers.js';
+import { dataRetentionContract } from './resources/data-retention.js';
 import { integrationsContract, webhooksContract } from './resources/integrations.js';
 import { meContract } from './resources/me.js';
 import { programsContract } from './resources/programs.js';
@@ -36,6 +37,7 @@ export const merchantContract = c.router(
     people: peopleContract,
     reports: reportsContract,
     partnerInvitations: partnerInvitationsContract,
+    dataRetention: dataRetentionContract,
   },
   {
     strictStatusCodes: true,

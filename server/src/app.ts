@@ -41,6 +41,7 @@ import { clicksRouter } from './modules/clicks/clicks.router.js';
 import { customersRouter } from './modules/customers/customers.router.js';
 import { conversionsRouter } from './modules/conversions/conversions.router.js';
 import { adminRouter } from './modules/admin/admin.router.js';
+import { dataRetentionRouter } from './modules/organizations/data-retention.router.js';
 import { IntegrationsService } from './modules/integrations/integrations.service.js';
 import { IntegrationsRepository } from './modules/integrations/integrations.repository.js';
 import { integrationsRouter } from './modules/integrations/integrations.router.js';
@@ -351,6 +352,7 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.webhookEndpoints, webhookEndpointsRouter(services.webhookEndpoints), app, options);
   createExpressEndpoints(contract.reports, reportsRouter(services.reports), app, options);
   createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator), app, options);
+  createExpressEndpoints(contract.dataRetention, dataRetentionRouter(services.organizations), app, options);
   createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers), app, options);
   people.mountRoutes(app, services, options);
   partners.mountRoutes(app, options);

@@ -29,8 +29,6 @@ describe('membership foreign keys', () => {
          and (confrelid = 'affiliates'::regclass or confrelid = 'programs'::regclass or confrelid = 'organizations'::regclass)
        order by 1, 2`,
     );
-    // Conversions and commission entries check theirs once per statement instead
-    // (migration 20261231600000_references_by_statement, test/reliability/ledger-references.test.ts).
-    expect(keys).toEqual(['clicks', 'coupons', 'customers', 'payouts', 'suppressed_clicks'].map((table) => ({ table, name: `${table}_membership_fkey` })));
+    expect(keys).toEqual(['clicks', 'commissions', 'conversions', 'coupons', 'customers', 'payouts', 'suppressed_clicks'].map((table) => ({ table, name: `${table}_membership_fkey` })));
   });
 });

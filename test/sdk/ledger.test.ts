@@ -27,4 +27,12 @@ describe('SDK against the live server: commissions and payouts', () => {
     expect(listed.data.map((p) => p.id)).toEqual([payout.id]);
     expect((await rejection(client.payouts.cancel(payout.id)))).toBeInstanceOf(ConflictError);
   });
+
+  it("erases a partner's personal details, keeping the ledger", async () => {
+    const { client, affiliate } = await sdkMerchant();
+    const { commission } = await client.commissions.adjust({ affiliate_id: affiliate.id, amount: 12, description: 'before erasure' });
+    const { affiliate: erased } = await client.affiliates.erase(affiliate.id);
+    expect(erased).toMatchObject({ id: affiliate.id, email: `erased-${affiliate.id}@erased.invalid`, name: null, payout_email: null, status: 'disabled' });
+    expect((await client.commissions.get(commission.id)).commission).toMatchObject({ amount: 12, affiliate_id: affiliate.id });
+  });
 });

@@ -59,6 +59,22 @@ export const adminContract = c.router(
         404: errorResponses[404],
       },
     },
+    deleteOrganization: {
+      method: 'DELETE',
+      path: '/admin/organizations/:id',
+      summary: 'Delete an organization and everything it owns (operator)',
+      description:
+        'Deletes the organization and every row it owns (programs, affiliates, clicks, customers, conversions, the ledger, payouts, webhook endpoints and events, people, API keys, integrations, reports) in one transaction: all or nothing. Its API keys stop working at once on every instance. Answers how many rows of each table were deleted. Irreversible.',
+      pathParams: OrgIdParam,
+      body: c.noBody(),
+      responses: {
+        200: z.object({
+          success: z.literal(true),
+          data: z.object({ deleted: z.record(z.string(), z.number().int()).describe('Rows deleted, by table.') }),
+        }),
+        404: errorResponses[404],
+      },
+    },
     revokeApiKey: {
       method: 'DELETE',
       path: '/admin/organizations/:id/api-keys/:keyId',

@@ -109,6 +109,16 @@ export const affiliatesContract = c.router({
     body: UpdateAffiliateBody,
     responses: { 200: AffiliateEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404] },
   },
+  erase: {
+    method: 'POST',
+    path: '/api/affiliates/:id/erase',
+    summary: "Erase a partner's personal details",
+    description:
+      "On the partner's request: erases the personal details of the person behind this membership in every membership of the same e-mail in the organization. The name and payout e-mail are removed, the e-mail is replaced by a placeholder (`erased-<affiliate id>@erased.invalid`), the portal sign-in details and sessions are deleted, and the memberships are disabled: the partner can no longer sign in, and their links no longer attribute. The ledger stays: conversions, commission entries and payouts keep their amounts. The outbox's copies of the affiliate are erased too. A repeat answers the erased membership.",
+    pathParams: z.object({ id: z.string().describe('Affiliate id (UUID).') }),
+    body: c.noBody(),
+    responses: { 200: AffiliateEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404] },
+  },
 });
 
 export type Affiliate = z.infer<typeof Affiliate>;

@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { LimitFunction } from 'p-limit';
 import { batchedWritesOf, kyselyOf, metadataOf, type ColumnOf, type Entity, type NewRow, type StoredRow, type TableOf } from './database.js';
 import { isDatabaseUnavailable } from './sql.js';
-import { StoredStatement } from './stored-statement.js';
+import { ParameterisedStatement } from './statement.js';
 
 export interface InsertBatcherOptions<Row> {
   /** Rows per statement at most. */
@@ -214,12 +214,11 @@ export interface UnnestInsertOptions<E extends Entity> {
  * A multi-row INSERT of an entity's rows whose text does not depend on the number of rows: one
  * array parameter per column, unnested into rows. It is built with MikroORM's kysely from the
  * entity's metadata (the columns are those the rows provide, typed from the entity definition) and
- * kept in PostgreSQL as a function, so that it is planned once per server connection
- * (db/stored-statement.ts), never as a named prepared statement.
+ * run as a plain parameterised statement (db/statement.ts).
  */
 export class UnnestInsert<E extends Entity> {
   /** One statement per set of columns provided (in practice, one per call site). */
-  private readonly statements = new Map<string, { columns: UnnestColumn[]; statement: StoredStatement }>();
+  private readonly statements = new Map<string, { columns: UnnestColumn[]; statement: ParameterisedStatement }>();
 
   constructor(
     private readonly entity: E,
@@ -242,7 +241,7 @@ export class UnnestInsert<E extends Entity> {
     return rows.map((row) => inserted.get(row.id));
   }
 
-  private statementFor(orm: MikroORM, row: object): { columns: UnnestColumn[]; statement: StoredStatement } {
+  private statementFor(orm: MikroORM, row: object): { columns: UnnestColumn[]; statement: ParameterisedStatement } {
     const key = Object.keys(row).join(',');
     let entry = this.statements.get(key);
     if (!entry) {
@@ -262,7 +261,7 @@ export class UnnestInsert<E extends Entity> {
         if (!returning) throw new Error('UnnestInsert: alsoWrite needs returning');
         text = `with inserted as (${text}), also_written as (${this.options.alsoWrite('inserted')}) select * from inserted`;
       }
-      const statement = new StoredStatement(`${table}_insert`, columns.map((c) => `${c.type}[]`), returning ? `setof ${table}` : undefined, text);
+      const statement = new ParameterisedStatement(text);
       entry = { columns, statement };
       this.statements.set(key, entry);
     }

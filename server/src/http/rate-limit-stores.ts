@@ -7,7 +7,7 @@ import { Sql } from '../db/sql.js';
 import type { RateLimiter } from './rate-limit.js';
 import { LeasedRateLimiter, checkOptions, memoryRateLimiter } from './rate-limit-flexible.js';
 
-/** Created by migration Migration20261210000000_rate_limits, in rate-limiter-flexible's layout. */
+/** Created by the baseline migration (baseline/tenancy.ts), in rate-limiter-flexible's layout. */
 export const RATE_LIMIT_TABLE = 'rate_limits';
 
 type LimiterOptions = ConstructorParameters<typeof RateLimiterMemory>[0];

@@ -17,6 +17,11 @@ export const adminRouter = (organizations: OrganizationsService, authenticator: 
       status: 200,
       body: { success: true, data: { api_keys: await organizations.listKeys(params.id) } },
     }),
+    deleteOrganization: async ({ params }) => {
+      const { deleted, keyHashes } = await organizations.deleteWithEverything(params.id);
+      for (const keyHash of keyHashes) authenticator.forget(keyHash);
+      return { status: 200, body: { success: true, data: { deleted } } };
+    },
     revokeApiKey: async ({ params }) => {
       const { key_hash, ...api_key_info } = await organizations.revokeKey(params.id, params.keyId);
       authenticator.forget(key_hash);

@@ -18,6 +18,8 @@ export const AffiliateEntity = defineEntity({
     portal_sign_in_ip: p.text().nullable(),
     portal_sign_in_user_agent: p.text().nullable(),
     terms_accepted_at: p.datetime().nullable(),
+    /** When the partner's personal details were erased on request (affiliates.service.ts erase). */
+    erased_at: p.datetime().nullable(),
     created_at: p.datetime().defaultRaw('now()'),
   }),
 });

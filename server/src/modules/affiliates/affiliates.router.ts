@@ -22,4 +22,8 @@ export const affiliatesRouter = (affiliates: AffiliatesService, publicBaseUrl: s
       status: 200,
       body: { success: true, data: { affiliate: await affiliates.update(requireOrganization(req).id, params.id, body, { baseUrl: publicBaseUrl }) } },
     }),
+    erase: async ({ req, params }) => ({
+      status: 200,
+      body: { success: true, data: { affiliate: await affiliates.erase(requireOrganization(req).id, params.id) } },
+    }),
   });

@@ -139,6 +139,16 @@ export class AffiliatesService {
     return affiliate;
   }
 
+  /**
+   * Erases a partner's personal details on request (affiliates.repository.ts eraseOwned). No
+   * status listener runs: nothing is sent to a person whose details are gone.
+   */
+  async erase(organizationId: string, id: string): Promise<Affiliate> {
+    const { erased, ids } = await this.affiliates.eraseOwned(organizationId, id, new Date());
+    for (const erasedId of ids) this.attribution.forgetAffiliate(erasedId);
+    return toAffiliateDto(erased);
+  }
+
   /** An affiliate's own rate obeys its program's commission rule (a percent at most 100). */
   private async assertOwnRate(programId: string, value: number): Promise<void> {
     const program = await this.attribution.programRule(programId);

@@ -100,9 +100,18 @@ export const earnsSaleEntry = (commission: string): boolean => new Decimal(commi
 export const OWING_STATUSES: readonly CommissionStatus[] = ['pending', 'approved', 'on_hold', 'paid'];
 
 /**
- * effectiveStatus in SQL, for statements that read commissions (the reports' live part): the
- * status of the row aliased `alias` as of the statement's now(). `alias` must provide `status`
- * and `approves_at`.
+ * effectiveStatus in SQL: the status of the row aliased `alias` as of the statement's now(), by
+ * the rule's one SQL definition (the baseline migration's commission_status_at). `alias` must
+ * provide `status` and `approves_at`.
  */
-export const effectiveStatusSql = (alias: string): string =>
-  `(case when ${alias}.status = 'pending' and ${alias}.approves_at <= now() then 'approved' else ${alias}.status end)`;
+export const effectiveStatusSql = (alias: string): string => `commission_status_at(${alias}.status, ${alias}.approves_at, now())`;
+
+/**
+ * Whether the row aliased `alias` is due as of the statement's now(): pending and past its
+ * approves_at (the baseline migration's commission_due; never null, so `not` keeps the pending
+ * entries without approves_at). Inlined by the planner: as indexable as the comparisons it stands for.
+ */
+export const dueSql = (alias?: string): string => {
+  const column = (name: string) => (alias ? `${alias}.${name}` : name);
+  return `commission_due(${column('status')}, ${column('approves_at')}, now())`;
+};

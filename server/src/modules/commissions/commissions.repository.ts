@@ -6,7 +6,7 @@ import { kyselyOf, readFromReplica, type NewRow, type StoredRow, type Tables } f
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
-import { refundEffect } from './commission-lifecycle.js';
+import { dueSql, refundEffect } from './commission-lifecycle.js';
 import { recordEvents, withEvents } from '../events/outbox.js';
 import { payoutRunLock } from '../payouts/payouts.repository.js';
 import { newRowId } from '../../db/row-ids.js';
@@ -34,10 +34,10 @@ export interface CommissionFilter {
  */
 function whereStoredStatus(status: CommissionStatus | 'due') {
   return (eb: ExpressionBuilder<Tables, 'commissions'>) => {
-    if (status === 'due') return eb.and([eb('status', '=', 'pending'), eb('approves_at', '<=', raw<Date>`now()`)]);
-    if (status === 'pending') {
-      return eb.and([eb('status', '=', 'pending'), eb.or([eb('approves_at', 'is', null), eb('approves_at', '>', raw<Date>`now()`)])]);
-    }
+    const due = raw<boolean>`${raw.raw(dueSql('commissions'))}`;
+    // The stored status first: the walk of commissions_status_list_idx; the rule then decides.
+    if (status === 'due') return eb.and([eb('status', '=', 'pending'), due]);
+    if (status === 'pending') return eb.and([eb('status', '=', 'pending'), eb.not(due)]);
     return eb('status', '=', status);
   };
 }
@@ -100,7 +100,7 @@ export function commissionsPage(db: Kysely<Tables>, organizationId: string, filt
   return db.selectFrom(merged.as('approved')).selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1);
 }
 
-/** An entry's pending payout, as payout_items holds it (migration 20261231200000_payout_items). */
+/** An entry's pending payout, as payout_items holds it (the baseline migration, baseline/ledger.ts). */
 interface PendingPayoutOf {
   commission_id: string;
   payout_id: string;

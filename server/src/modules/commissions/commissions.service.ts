@@ -84,7 +84,7 @@ export class CommissionsService {
       const outcome = approved(stateOf(current), now);
       if (!outcome.changed) return undefined;
       // Already approved by the passing of its hold: it was approved then, not now.
-      const approvedAt = current.approves_at && current.approves_at.getTime() <= now.getTime() ? current.approves_at : now;
+      const approvedAt = effectiveStatus(stateOf(current), now) === 'approved' && current.approves_at ? current.approves_at : now;
       return { status: 'approved', approved_at: approvedAt };
     });
     return toCommissionDto(row);

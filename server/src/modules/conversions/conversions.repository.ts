@@ -9,7 +9,7 @@ import { InsertBatcher, columnArrays, columnTypeOf, providedColumns, writeBatchi
 import { kyselyOf, readFromReplica, metadataOf, type NewRow, type Tables } from '../../db/database.js';
 import { CONVERSIONS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
-import { StoredStatement } from '../../db/stored-statement.js';
+import { ParameterisedStatement } from '../../db/statement.js';
 import { NotFoundError } from '../../http/errors.js';
 import { CommissionsRepository, saleEntriesOfInserted } from '../commissions/commissions.repository.js';
 import { CommissionEntity } from '../commissions/commission.entity.js';
@@ -252,7 +252,6 @@ function conversionWriteParts(orm: MikroORM, conversion: NewConversion, before: 
     // same statement; `also` adds events of the statement's other writes (a renewal's customer).
     events: (...also: (readonly [BatchedEventType, string])[]) =>
       sql`outbox as (${sql.raw(batchedEventsOf([['conversion.created', 'inserted'], ['commission.created', 'sale_entries'], ...also]))})`,
-    parameterTypes: inputColumns.map((c) => `${c.type}[]`),
   };
 }
 
@@ -277,7 +276,7 @@ function inputArrays(writes: readonly NewSale[], conversionColumns: readonly Unn
  * conversion, or undefined where the external_id existed.
  */
 class ConversionsByClickWrites {
-  private built?: { conversionColumns: UnnestColumn[]; statement: StoredStatement };
+  private built?: { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement };
 
   async run(orm: MikroORM, sales: readonly NewSale[]): Promise<(ConversionRecord | undefined)[]> {
     const { conversionColumns, statement } = this.build(orm, sales[0]!.conversion);
@@ -286,7 +285,7 @@ class ConversionsByClickWrites {
     return sales.map((sale) => byId.get(sale.conversion.id));
   }
 
-  private build(orm: MikroORM, conversion: NewConversion): { conversionColumns: UnnestColumn[]; statement: StoredStatement } {
+  private build(orm: MikroORM, conversion: NewConversion): { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement } {
     if (this.built) return this.built;
     const parts = conversionWriteParts(orm, conversion, [], []);
     const { conversionColumns, list, conversions } = parts;
@@ -298,7 +297,7 @@ class ConversionsByClickWrites {
     returning *
   ), ${parts.saleEntries}, ${parts.events()}
   select * from inserted`.compile(kyselyOf(orm)).sql;
-    const statement = new StoredStatement('conversions_insert_by_click', parts.parameterTypes, `setof ${metadataOf(orm, ConversionEntity).tableName}`, text);
+    const statement = new ParameterisedStatement(text);
     this.built = { conversionColumns, statement };
     return this.built;
   }
@@ -323,7 +322,7 @@ class ConversionsByClickWrites {
  * and the guard scanned the whole customers table on every statement.
  */
 class GuardedConversionWrites {
-  private built?: { conversionColumns: UnnestColumn[]; statement: StoredStatement };
+  private built?: { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement };
 
   async run(orm: MikroORM, writes: readonly GuardedWrite[]): Promise<GuardedRow[]> {
     const { conversionColumns, statement } = this.build(orm, writes[0]!.conversion);
@@ -341,7 +340,7 @@ class GuardedConversionWrites {
     return statement.run<GuardedRow>(kyselyOf(orm), values);
   }
 
-  private build(orm: MikroORM, conversion: NewConversion): { conversionColumns: UnnestColumn[]; statement: StoredStatement } {
+  private build(orm: MikroORM, conversion: NewConversion): { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement } {
     if (this.built) return this.built;
     const type = (column: string) => columnTypeOf(orm, CustomerEntity, column);
     const parts = conversionWriteParts(
@@ -384,7 +383,7 @@ class GuardedConversionWrites {
   select i.ord, i.customer_pk in (select id from guard) as guarded,
     (select row_to_json(x) from inserted x where x.id = i.id) as conversion
   from input i order by i.ord`.compile(kyselyOf(orm)).sql;
-    const statement = new StoredStatement('conversions_write_for_customers', parts.parameterTypes, 'table(ord bigint, guarded boolean, conversion json)', text);
+    const statement = new ParameterisedStatement(text);
     this.built = { conversionColumns, statement };
     return this.built;
   }

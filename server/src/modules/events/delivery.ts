@@ -13,6 +13,7 @@ import { EndpointSlots } from './endpoint-slots.js';
 import { eventBody } from './payloads.js';
 import { WebhookPoster, isSuccess, type Outcome } from './poster.js';
 import { startRetention } from './retention.js';
+import { startClickRetention } from '../clicks/click-retention.js';
 import { SuccessBatch } from './success-batch.js';
 import { Signers, signedHeaders, webhookIdOf } from './signing.js';
 import { UrlGuard } from './url-guard.js';
@@ -179,6 +180,8 @@ export class EventDelivery {
       await boss.work<JobData>(DELIVERY_QUEUE, { batchSize: this.options.batchSize, pollingIntervalSeconds: 0.5 }, (jobs) => this.attemptJobs(jobs));
     }
     await startRetention(boss, (text, values) => this.connections(() => this.pool.query(text, values)), this.options.retentionDays, this.logger);
+    // The queue's other schedule: the organizations' click retention (docs/data-lifecycle.md).
+    await startClickRetention(boss, (text, values) => this.connections(() => this.pool.query(text, values)), this.logger);
     this.scheduleRelay(0);
   }
 

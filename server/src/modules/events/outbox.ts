@@ -39,18 +39,20 @@ export function eventsOf(type: OutboundEventType, source: string): string {
 }
 
 /**
- * The events the batched hot writes carry (conversions, renewals, customers), each in a column of
- * `outbound_event_batches` of its own: an array of whole rows of the resource's table, the row type
- * itself (migration 20261231800000_outbox_batch_rows). Stored so, a snapshot is a copy of the row's
- * values as the statement wrote them, with no text made on the hot path; the relay makes each one's
- * JSON when it expands the batch (delivery-statements.ts EXPAND_BATCHES).
+ * The events the batched hot writes carry (conversions, renewals, customers), each in a `json`
+ * column of `outbound_event_batches` of its own: a JSON array of whole rows of the resource's
+ * table, as the statement wrote them. JSON, not an array of the table's row type: a column typed
+ * with a table's row type would make PostgreSQL refuse any later migration that rewrites that
+ * table (a column added with a default, a type changed). `json` (text kept as produced, not
+ * parsed into jsonb on the hot path); the relay makes each event's jsonb when it expands the batch
+ * (delivery-statements.ts EXPAND_BATCHES).
  */
 export const BATCHED_EVENTS = {
-  'conversion.created': { column: 'conversion_created', table: 'conversions' },
-  'commission.created': { column: 'commission_created', table: 'commissions' },
-  'customer.created': { column: 'customer_created', table: 'customers' },
-  'customer.updated': { column: 'customer_updated', table: 'customers' },
-} as const satisfies Partial<Record<OutboundEventType, { column: string; table: string }>>;
+  'conversion.created': { column: 'conversion_created' },
+  'commission.created': { column: 'commission_created' },
+  'customer.created': { column: 'customer_created' },
+  'customer.updated': { column: 'customer_updated' },
+} as const satisfies Partial<Record<OutboundEventType, { column: string }>>;
 
 export type BatchedEventType = keyof typeof BATCHED_EVENTS;
 
@@ -74,8 +76,8 @@ export function batchedEventsOf(parts: readonly (readonly [BatchedEventType, str
   }
   const columns = parts.map(([type]) => BATCHED_EVENTS[type].column);
   const arrays = parts.map(([type, source]) => {
-    const { column, table } = BATCHED_EVENTS[type];
-    return `case when ${subscribedSql(type, 'o.organization_id')} then (select array_agg(row(x.*)::${table}) from ${source} x where x.organization_id = o.organization_id) end as ${column}`;
+    const { column } = BATCHED_EVENTS[type];
+    return `case when ${subscribedSql(type, 'o.organization_id')} then (select json_agg(x) from ${source} x where x.organization_id = o.organization_id) end as ${column}`;
   });
   const organizations = [...new Set(parts.map(([, source]) => source))].map((source) => `select organization_id from ${source}`).join(' union ');
   return `insert into outbound_event_batches (organization_id, ${columns.join(', ')}, created_at)
@@ -86,39 +88,14 @@ export function batchedEventsOf(parts: readonly (readonly [BatchedEventType, str
 }
 
 /**
- * For a later migration that rewrites `conversions`, `commissions` or `customers` (a column's type
- * changed, a column added with a default): PostgreSQL refuses it while a column of
- * `outbound_event_batches` has that table's row type ("cannot alter table … because column …
- * uses its row type"). Wrapped in this, `statements` run in the migration's transaction between:
- * the pending batches' rows turned into the JSON array `events` (the format of the releases before
- * 20261231800000, which the relay still expands: no event lost, none changed), the typed columns
- * dropped; and after, the columns added back as migration 20261231800000 made them.
- */
-export function rewritingBatchedTables(statements: string): string {
-  const columns = BATCHED.map(([, { column }]) => column);
-  // Each batch's events as the relay reads them (batchEventsSql), back into the one JSON array.
-  return `update outbound_event_batches b set events = (
-    select json_agg(json_build_object('type', e.type, 'resource', e.resource)) from (${batchEventsSql('(select b.*)')}) e)
-  where ${columns.map((c) => `b.${c} is not null`).join(' or ')};
-alter table outbound_event_batches ${columns.map((c) => `drop column ${c}`).join(', ')};
-${statements};
-alter table outbound_event_batches ${BATCHED.map(([, { column, table }]) => `add column ${column} ${table}[]`).join(', ')},
-  ${columns.map((c) => `alter column ${c} set storage external`).join(', ')};`;
-}
-
-/**
  * The events of the batches taken (`taken`: a CTE of whole outbound_event_batches rows), one row
- * each (organization_id, type, created_at, and with `resources` the resource as jsonb): the rows of
- * the batch columns, and the JSON array `events` of the batches written before those columns
- * existed (releases up to 2026-11-27; null since).
+ * each (organization_id, type, created_at, and with `resources` the resource as jsonb).
  */
 export function batchEventsSql(taken: string, resources = true): string {
-  const legacy = resources ? `, (e -> 'resource')::jsonb as resource` : '';
-  const resource = resources ? `, to_jsonb(x)` : '';
-  return [
-    `select t.organization_id, e ->> 'type' as type, t.created_at${legacy} from ${taken} t cross join lateral json_array_elements(t.events) e`,
-    ...BATCHED.map(([type, { column }]) => `select t.organization_id, '${type}', t.created_at${resource} from ${taken} t cross join lateral unnest(t.${column}) x`),
-  ].join('\n  union all\n  ');
+  const resource = resources ? `, x::jsonb as resource` : '';
+  return BATCHED.map(([type, { column }]) => `select t.organization_id, '${type}' as type, t.created_at${resource} from ${taken} t cross join lateral json_array_elements(t.${column}) x`).join(
+    '\n  union all\n  ',
+  );
 }
 
 /**

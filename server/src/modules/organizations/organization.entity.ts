@@ -6,6 +6,8 @@ export const OrganizationEntity = defineEntity({
   properties: (p) => ({
     id: p.uuid().primary(),
     name: p.text(),
+    /** Clicks older than this many days that nothing refers to are deleted (modules/clicks/click-retention.ts); null keeps them. */
+    click_retention_days: p.integer().nullable(),
     created_at: p.datetime().defaultRaw('now()'),
   }),
 });

@@ -5,6 +5,7 @@ import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import { isUuid } from '../../http/serialize.js';
 import { sql } from 'kysely';
+import { deleteOrganizationData } from './organization-data.js';
 
 export type OrganizationRecord = StoredRow<'organizations'>;
 /** An API key as it may be shown: everything but its hash. */
@@ -76,5 +77,21 @@ export class OrganizationsRepository {
       .where('k.key_hash', '=', keyHash)
       .where('k.revoked_at', 'is', null)
       .executeTakeFirst();
+  }
+
+  /** Deletes the organization and everything it owns, in one transaction (organization-data.ts); undefined when there is none. */
+  deleteWithEverything(organizationId: string): Promise<{ deleted: Record<string, number>; keyHashes: string[] } | undefined> {
+    if (!isUuid(organizationId)) return Promise.resolve(undefined);
+    return Sql.of(this.orm).transaction((sql) => deleteOrganizationData(sql, organizationId));
+  }
+
+  /** The organization's retention of clicks in days; null keeps them; undefined when there is no such organization. */
+  async clickRetentionDays(organizationId: string): Promise<number | null | undefined> {
+    const row = await kyselyOf(this.orm).selectFrom('organizations').select('click_retention_days').where('id', '=', organizationId).executeTakeFirst();
+    return row === undefined ? undefined : (row.click_retention_days ?? null);
+  }
+
+  async setClickRetentionDays(organizationId: string, days: number | null): Promise<void> {
+    await kyselyOf(this.orm).updateTable('organizations').set({ click_retention_days: days }).where('id', '=', organizationId).execute();
   }
 }

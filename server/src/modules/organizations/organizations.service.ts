@@ -1,4 +1,4 @@
-import type { ApiKeyInfo, Organization } from '@affiliate-attribution/contract';
+import type { ApiKeyInfo, DataRetention, Organization, UpdateDataRetentionBody } from '@affiliate-attribution/contract';
 import { NotFoundError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { iso, isoOrNull } from '../../http/serialize.js';
@@ -63,6 +63,26 @@ export class OrganizationsService {
     const row = await this.organizations.revokeKey(organizationId, keyId, new Date());
     if (!row) throw new NotFoundError('API key not found');
     return { ...toApiKeyInfo(row), key_hash: row.key_hash };
+  }
+
+  /**
+   * Deletes the organization and everything it owns (organization-data.ts), all or nothing; 404
+   * when there is none. Every instance drops its keys when the deletion commits; the caller drops
+   * them on this instance (admin.router.ts) with the returned key hashes.
+   */
+  async deleteWithEverything(organizationId: string): Promise<{ deleted: Record<string, number>; keyHashes: string[] }> {
+    const result = await this.organizations.deleteWithEverything(organizationId);
+    if (!result) throw new NotFoundError('Organization not found');
+    return result;
+  }
+
+  async dataRetention(organizationId: string): Promise<DataRetention> {
+    return { click_retention_days: (await this.organizations.clickRetentionDays(organizationId)) ?? null };
+  }
+
+  async setDataRetention(organizationId: string, input: UpdateDataRetentionBody): Promise<DataRetention> {
+    await this.organizations.setClickRetentionDays(organizationId, input.click_retention_days);
+    return this.dataRetention(organizationId);
   }
 
   /** The organization of a valid, unrevoked key hash, or undefined. */

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { PayoutStatus } from '@affiliate-attribution/contract';
 import { sql as raw, type RawBuilder } from 'kysely';
 import { pageNewestFirst } from '../../db/created-order.js';
+import { effectiveStatusSql } from '../commissions/commission-lifecycle.js';
 import { kyselyOf, readFromReplica, type StoredRow } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
@@ -34,8 +35,7 @@ export interface PayoutFilter {
 /**
  * The lock that serializes an organization's payout runs, and that the changes which must not
  * race a run hold shared (a refund or a rejection of an entry the run may take: commissions
- * repository). A run no longer locks the rows of the entries it takes (migration
- * 20261231200000_payout_items), so this is what keeps a refund from reducing an entry between the
+ * repository). A run does not lock the rows of the entries it takes (it writes payout_items), so this is what keeps a refund from reducing an entry between the
  * run's read of its amount and its commit. Transaction-scoped: released at commit or rollback.
  */
 export const payoutRunLock = (mode: 'exclusive' | 'shared', organizationId: string): RawBuilder<unknown> =>
@@ -43,12 +43,13 @@ export const payoutRunLock = (mode: 'exclusive' | 'shared', organizationId: stri
 
 /**
  * Gathering payouts, one statement (one snapshot), run under payoutRunLock:
- * - `payable`: every entry a payout may carry: approved (stored, or pending past its approves_at:
- *   commission-lifecycle.ts effectiveStatus), not paid and in no pending payout: not among the
- *   organization's payout_items, hashed once (a hashed SubPlan, 0.2 µs per entry; a primary-key
- *   probe per entry cost 1 to 2 s for 157 000). Read with PAYOUT_RUN_SETTINGS: a bitmap scan of
- *   commissions_unpaid_idx visits each heap page once (an index scan in the index's order, which is
- *   what the planner picks without statistics, visited them at random: 3.4 s against 1.3 s).
+ * - `payable`: every entry a payout may carry: approved by the rule's SQL definition (commission_status_at:
+ *   stored approved, or pending past its approves_at), not paid and in no pending payout: not
+ *   among the organization's payout_items, hashed once (a hashed SubPlan, 0.2 µs per entry; a
+ *   primary-key probe per entry cost 1 to 2 s for 157 000). The stored statuses it may have are
+ *   named too, so that commissions_unpaid_idx (partial: pending or approved) serves it. No
+ *   planner setting (an index scan picked without statistics visits the heap at random: ANALYZE
+ *   after a bulk load).
  * - `eligible`: one group per (affiliate, program, currency), netted (clawbacks and negative
  *   adjustments included); kept when above 0 and, in the program's currency, at least its
  *   minimum_payout. The minimum is an amount in the program's currency and the service converts
@@ -69,7 +70,7 @@ with payable as materialized (
   select c.id, c.affiliate_id, c.program_id, c.currency, c.amount
   from commissions c
   where c.organization_id = $1 and c.payout_id is null
-    and (c.status = 'approved' or (c.status = 'pending' and c.approves_at <= now()))
+    and c.status in ('approved', 'pending') and ${effectiveStatusSql('c')} = 'approved'
     and ($2::uuid is null or c.program_id = $2::uuid)
     and ($3::text is null or c.currency = $3::text)
     and ($4::timestamptz is null or coalesce(c.approved_at, c.approves_at) < $4::timestamptz)
@@ -103,7 +104,7 @@ with payable as materialized (
 select * from created order by amount desc, id`;
 
 /** A run's statement settings, local to its transaction (see CREATE_PAYOUTS). */
-const PAYOUT_RUN_SETTINGS = `select set_config('enable_indexscan', 'off', true), set_config('work_mem', '64MB', true), set_config('jit', 'off', true)`;
+const PAYOUT_RUN_SETTINGS = `select set_config('work_mem', '64MB', true), set_config('jit', 'off', true)`;
 
 /**
  * A payout's entries (while it is pending): its affiliate's unpaid entries in its program and

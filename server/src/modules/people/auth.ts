@@ -11,7 +11,7 @@ import type { Mailer } from './mailer.js';
  * uses), on our PostgreSQL through MikroORM's own kysely (so the embedded database's single
  * connection is shared, and sessions live in the `sessions` table every instance reads). Its
  * endpoints are served under /auth (app.ts); it owns no schema: our migration creates its tables
- * (Migration20261228000000_people) and the maps below name their snake_case columns.
+ * (the baseline migration, baseline/tenancy.ts) and the maps below name their snake_case columns.
  *
  * What we do not take from it: public sign-up (users only come from invitations, people.service.ts),
  * its rate limiter (it keys on client-sent forwarding headers; ours, http/rate-limit.ts, honours

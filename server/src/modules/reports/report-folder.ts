@@ -17,8 +17,8 @@ const MIN_SPAN_SECONDS = 60;
 const MAX_SPAN_SECONDS = 31 * 86_400;
 
 /**
- * The background step that folds raw rows into the report summaries (report_fold in migration
- * 20261227000000_reports), in every instance: each round tries the fold's advisory lock, so one
+ * The background step that folds raw rows into the report summaries (report_fold, in the baseline
+ * migration's baseline/report-functions.ts), in every instance: each round tries the fold's advisory lock, so one
  * instance folds at a time and the others skip. A round catches up in steps of `span` seconds of
  * created_at, each its own short transaction; the span doubles after a quick step and halves
  * after a failed one, so a burst of rows is folded in pieces. Nothing outside the service, and

@@ -5,8 +5,8 @@ import { Sql } from '../../db/sql.js';
 import { affiliatesStatement, READING_SETTINGS, timeseriesStatement } from './reports.statements.js';
 
 /**
- * The reports' read model (migrations 20261227000000_reports, 20261231000300_report_affiliate_days,
- * 20261231300000_report_pending_folded): summaries folded in the background plus a live
+ * The reports' read model (its tables and functions: the baseline
+ * migration's baseline/report-tables.ts and baseline/report-functions.ts): summaries folded in the background plus a live
  * aggregation of what is not folded yet, in one statement, so one snapshot: exact, and as fresh as
  * the raw tables.
  *

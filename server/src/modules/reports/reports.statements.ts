@@ -31,10 +31,10 @@ const buckets = (status: string, amount: string) =>
  * btrees, used as such; a sale entry's conversion is a lateral primary-key lookup, and a
  * conversion's entries lateral lookups of the two partial indexes by conversion (sales, clawbacks):
  * never a join planned over every row of the other table (a hash join over 2 M entries cost 3 s).
- * The plan does not depend on statistics (the caller also disables sequential scans).
+ * No planner setting steers the plan: indexes and the statement's shape do (ANALYZE after a bulk load).
  *
- * The entries still in their hold are in the summaries as pending (migration
- * 20261231300000_report_pending_folded); `due` corrects those whose approves_at has passed since the
+ * The entries still in their hold are in the summaries as pending (the
+ * read model's functions: baseline/report-functions.ts); `due` corrects those whose approves_at has passed since the
  * last fold (still listed in report_deferred_commissions: a handful, by its index on approves_at):
  * pending minus their amount, approved plus it. Such a row counts as an entry of its key in the
  * affiliates report's ranking, which changes nothing: the entry itself is folded in the same period.
@@ -86,7 +86,7 @@ edge_adjustments as materialized (
   select affiliate_id, program_id, currency, amount, status, approves_at, created_at, ${S2} from commissions
   where organization_id = $1 and type = 'adjustment' and created_at >= ${E2_LO} and created_at < ${E2_HI}),
 due as materialized (
-  select organization_id, affiliate_id, program_id, currency, period_at, amount from report_deferred_commissions where approves_at <= now()),
+  select organization_id, affiliate_id, program_id, currency, period_at, amount from report_deferred_commissions where commission_due('pending', approves_at, now())),
 ${liveRows('live', scope)},
 programs_of as materialized (select id, currency::text as currency from programs where organization_id = $1)`;
 
@@ -139,7 +139,7 @@ ${name} as (
 )`;
 
 /** The settings of a report's transaction (see ReportsRepository.reading). */
-export const READING_SETTINGS = `select set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true), set_config('work_mem', '64MB', true), set_config('max_parallel_workers_per_gather', '0', true)`;
+export const READING_SETTINGS = `select set_config('jit', 'off', true), set_config('work_mem', '64MB', true), set_config('max_parallel_workers_per_gather', '0', true)`;
 
 const utcDate = (d: Date): string => d.toISOString().slice(0, 10);
 
