@@ -6,6 +6,7 @@ import { clicksContract } from './resources/clicks.js';
 import { commissionsContract } from './resources/commissions.js';
 import { couponsContract } from './resources/coupons.js';
 import { payoutsContract } from './resources/payouts.js';
+import { importsContract } from './resources/imports.js';
 import { conversionsContract } from './resources/conversions.js';
 import { customersContract } from './resources/customers.js';
 import { integrationsContract, webhooksContract } from './resources/integrations.js';
@@ -36,6 +37,7 @@ export const merchantContract = c.router(
     people: peopleContract,
     reports: reportsContract,
     partnerInvitations: partnerInvitationsContract,
+    imports: importsContract,
   },
   {
     strictStatusCodes: true,

@@ -29,6 +29,7 @@ import { Migration20261231600000_references_by_statement } from './Migration2026
 import { Migration20261231700000_reference_lookups_by_id } from './Migration20261231700000_reference_lookups_by_id.js';
 import { Migration20261231800000_outbox_batch_rows } from './Migration20261231800000_outbox_batch_rows.js';
 import { Migration20261230100000_partner_portal } from './Migration20261230100000_partner_portal.js';
+import { Migration20270101000000_imports } from './Migration20270101000000_imports.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
 export const migrationsList: MigrationObject[] = [
@@ -62,4 +63,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261231600000_references_by_statement', class: Migration20261231600000_references_by_statement },
   { name: 'Migration20261231700000_reference_lookups_by_id', class: Migration20261231700000_reference_lookups_by_id },
   { name: 'Migration20261231800000_outbox_batch_rows', class: Migration20261231800000_outbox_batch_rows },
+  { name: 'Migration20270101000000_imports', class: Migration20270101000000_imports },
 ];
