@@ -15,10 +15,11 @@ import { Migration } from '@mikro-orm/migrations';
  *   first), so undoing an import knows exactly its rows, and an import cannot be deleted while
  *   rows still name it.
  *
- * The BEFORE DELETE triggers that forbade deleting any affiliate or conversion are dropped (they
- * are absent from the baseline that replaces the earlier migrations, where foreign keys keep what
- * the ledger needs): undoing an import deletes the rows it created, in dependency order, in one
- * transaction, and only rows nothing else refers to (modules/imports/import-undo.ts).
+ * Where the BEFORE DELETE triggers that keep every affiliate and conversion for the ledger still
+ * exist (Migration20261225000000_ledger; a schema whose foreign keys keep them instead has none),
+ * they now spare an imported row: undoing an import deletes the rows it created, in dependency
+ * order, in one transaction, once nothing else refers to them (modules/imports/import-undo.ts).
+ * Every other affiliate and conversion stays kept as before.
  */
 export class Migration20270101000000_imports extends Migration {
   override async up(): Promise<void> {
@@ -69,7 +70,13 @@ export class Migration20270101000000_imports extends Migration {
       this.addSql(`alter table ${table} add constraint ${table}_import_fkey foreign key (import_id, organization_id) references imports (id, organization_id)`);
       this.addSql(`create index ${table}_import_idx on ${table} (organization_id, import_id) where import_id is not null`);
     }
-    this.addSql(`drop trigger if exists affiliates_kept on affiliates`);
-    this.addSql(`drop trigger if exists conversions_kept on conversions`);
+    for (const table of ['affiliates', 'conversions']) {
+      this.addSql(`do $$ begin
+  if exists (select 1 from pg_trigger where tgname = '${table}_kept' and tgrelid = '${table}'::regclass) then
+    drop trigger ${table}_kept on ${table};
+    create trigger ${table}_kept before delete on ${table} for each row when (old.import_id is null) execute function ledger_rows_are_kept();
+  end if;
+end $$`);
+    }
   }
 }
