@@ -26,12 +26,15 @@ export interface Standin {
   requests: { path: string; status: number }[];
   /** Paths (without query) that answer 429 once, with Retry-After: 1. */
   rateLimitOnce: Set<string>;
+  /** `path?page=N` -> how many more times that page answers 500 (a source having a bad moment). */
+  failures: Map<string, number>;
   close(): Promise<void>;
 }
 
 export async function startRewardfulStandin(secret: string, data: StandinData, pageSize = 2): Promise<Standin> {
   const requests: Standin['requests'] = [];
   const rateLimitOnce = new Set<string>();
+  const failures = new Map<string, number>();
   const lists: Record<string, object[]> = { '/v1/affiliates': data.affiliates, '/v1/referrals': data.referrals, '/v1/payouts': data.payouts, '/v1/commissions': data.commissions };
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -44,6 +47,12 @@ export async function startRewardfulStandin(secret: string, data: StandinData, p
     const user = auth.startsWith('Basic ') ? Buffer.from(auth.slice(6), 'base64').toString('utf8').split(':')[0] : undefined;
     if (user !== secret) return send(401, { error: 'Invalid API Secret.' });
     if (rateLimitOnce.delete(url.pathname)) return send(429, { error: 'Too many requests' }, { 'retry-after': '1' });
+    const failing = `${url.pathname}?page=${url.searchParams.get('page') ?? '1'}`;
+    const left = failures.get(failing) ?? 0;
+    if (left > 0) {
+      failures.set(failing, left - 1);
+      return send(500, { error: 'Internal Server Error' });
+    }
     const list = lists[url.pathname];
     if (!list) return send(404, { error: 'Not found' });
     const limit = Math.min(Number(url.searchParams.get('limit') ?? 25), 100, pageSize);
@@ -68,6 +77,7 @@ export async function startRewardfulStandin(secret: string, data: StandinData, p
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     rateLimitOnce,
+    failures,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
