@@ -161,9 +161,10 @@ function toCommission(row: Json): SourceCommission {
   const currency = currencyOf(row.currency ?? sale.currency);
   const saleCurrency = currencyOf(sale.currency ?? row.currency);
   const referral = sale.referral as Json | null | undefined;
-  const affiliate = affiliateIdOf(row.affiliate, sale.affiliate, referral?.affiliate, referral?.affiliate_id);
+  const affiliate = affiliateIdOf(row.affiliate, row.affiliate_id, sale.affiliate, sale.affiliate_id, referral?.affiliate, referral?.affiliate_id);
   if (!affiliate) throw new Unmappable('no affiliate');
-  const customerId = text(referral?.customer?.id) ?? text(referral?.stripe_customer_id);
+  const customerObject = (referral?.customer ?? sale.customer) as Json | null | undefined;
+  const customerId = text(customerObject?.id) ?? text(referral?.stripe_customer_id);
   const dueAt = row.due_at ? date(row.due_at, 'due_at') : null;
   return {
     source_id: id(row),
@@ -182,7 +183,7 @@ function toCommission(row: Json): SourceCommission {
       currency: saleCurrency,
       occurred_at: date(sale.charged_at ?? sale.invoiced_at ?? sale.created_at, 'sale.charged_at'),
       customer: customerId
-        ? { source_id: customerId, customer_id: customerId, email: text(referral?.customer?.email), name: text(referral?.customer?.name), affiliate_source_id: affiliate }
+        ? { source_id: customerId, customer_id: customerId, email: text(customerObject?.email), name: text(customerObject?.name), affiliate_source_id: affiliate }
         : null,
     },
   };
