@@ -81,8 +81,8 @@ function ImportReport({ item, onRun, busy }: { item: Import; onRun?: () => void;
             rows={item.skipped}
             empty={null}
             columns={[
-              { header: 'Kind', cell: (s) => s.kind },
-              { header: 'Source id', rowHeader: true, cell: (s) => <code>{s.source_id}</code> },
+              { header: 'Kind', rowHeader: true, cell: (s) => s.kind },
+              { header: 'Source id', cell: (s) => <code>{s.source_id}</code> },
               { header: 'Reason', cell: (s) => s.reason },
             ]}
           />
@@ -198,7 +198,7 @@ export function Imports() {
           { header: 'Started', rowHeader: true, cell: (i) => dateTime(i.created_at) },
           { header: 'Source', cell: (i) => `${i.source}${i.dry_run ? ' (dry run)' : ''}` },
           { header: 'Status', cell: (i) => <Status value={i.status} /> },
-          { header: 'Created', cell: (i) => KINDS.map((k) => `${i.counts[k]?.created ?? 0} ${k}`).join(', ') },
+          { header: 'Created', cell: (i) => `${i.dry_run ? 'would create ' : ''}${KINDS.map((k) => `${i.counts[k]?.created ?? 0} ${k}`).join(', ')}` },
           {
             header: 'Actions',
             hiddenHeader: true,
