@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Sql } from '../../server/src/db/sql.js';
 import { createOrganization, expectError, type Api } from '../support/api.js';
+import { testServer } from '../support/server.js';
 import { startRewardfulStandin, type Standin } from './rewardful-standin.js';
 
 /**
@@ -124,14 +126,28 @@ describe('Rewardful import', () => {
 
   it('imports partners, links, customers, conversions, commissions and paid payouts in their currency; a rerun changes nothing; undo removes it', async () => {
     const m = await merchant();
+    // An endpoint subscribed to every event: any event the import wrote would be queued for it.
+    const endpoint = await m.api.post('/api/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks', events: ['affiliate.created', 'customer.created', 'conversion.created', 'commission.created', 'payout.created'] });
+    expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
     standin.rateLimitOnce.add('/v1/commissions');
     const done = await runImport(m.api, m.programId);
     expect(done.status, done.error).toBe('succeeded');
     expect(done.counts).toEqual(EXPECTED);
+    // History, not new events: no webhook is queued for the imported rows.
+    const sql = Sql.of((await testServer()).db.orm);
+    const events = await sql.one<{ n: number }>(
+      `select (select count(*) from outbound_events where organization_id = $1) + (select count(*) from outbound_event_batches where organization_id = $1) as n`,
+      [m.id],
+    );
+    expect(Number(events!.n)).toBe(0);
+    // While a partner created through the API is announced (the subscription works).
+    expect((await m.api.post('/api/affiliates', { email: 'native@example.com', program_id: m.programId })).status).toBe(201);
+    const after = await sql.one<{ n: number }>(`select count(*) as n from outbound_events where organization_id = $1`, [m.id]);
+    expect(Number(after!.n)).toBe(1);
     // The source's 429 was waited out, not a failure.
     expect(standin.requests.some((r) => r.path.startsWith('/v1/commissions') && r.status === 429)).toBe(true);
 
-    const affiliates = (await m.api.get('/api/affiliates')).body.data.affiliates;
+    const affiliates = (await m.api.get('/api/affiliates?limit=100')).body.data.affiliates;
     const ada = affiliates.find((a: any) => a.email === 'ada@example.com');
     expect(ada).toMatchObject({ name: 'Ada Example', status: 'active', payout_email: 'ada-pay@example.com', slug: 'ada' });
     expect(affiliates.find((a: any) => a.email === 'bob@example.com')).toMatchObject({ status: 'disabled', slug: 'bob' });
@@ -157,7 +173,7 @@ describe('Rewardful import', () => {
     expect((await m.api.delete(`/api/imports/${again.id}`)).status).toBe(200);
     const undone = await m.api.delete(`/api/imports/${done.id}`);
     expect(undone.status, JSON.stringify(undone.body)).toBe(200);
-    expect((await m.api.get('/api/affiliates')).body.data.affiliates).toEqual([]);
+    expect((await m.api.get('/api/affiliates')).body.data.affiliates.map((a: any) => a.email)).toEqual(['native@example.com']);
     expect((await m.api.get('/api/conversions')).body.data.conversions).toEqual([]);
     expect((await m.api.get('/api/payouts')).body.data.payouts).toEqual([]);
     expectError(await m.api.get(`/api/imports/${done.id}`), 404, 'Import not found');
