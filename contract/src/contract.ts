@@ -6,6 +6,7 @@ import { clicksContract } from './resources/clicks.js';
 import { commissionsContract } from './resources/commissions.js';
 import { couponsContract } from './resources/coupons.js';
 import { payoutsContract } from './resources/payouts.js';
+import { importsContract } from './resources/imports.js';
 import { conversionsContract } from './resources/conversions.js';
 import { customersContract } from './resources/customers.js';
 import { dataRetentionContract } from './resources/data-retention.js';
@@ -38,6 +39,7 @@ export const merchantContract = c.router(
     reports: reportsContract,
     partnerInvitations: partnerInvitationsContract,
     dataRetention: dataRetentionContract,
+    imports: importsContract,
   },
   {
     strictStatusCodes: true,

@@ -74,6 +74,9 @@ import { ReportsRepository } from './modules/reports/reports.repository.js';
 import { ReportsService } from './modules/reports/reports.service.js';
 import { reportsRouter } from './modules/reports/reports.router.js';
 import { ReportFolder } from './modules/reports/report-folder.js';
+import { createImports } from './modules/imports/imports.module.js';
+import { importsRouter } from './modules/imports/imports.router.js';
+import type { ImportRunner } from './modules/imports/import-runner.js';
 
 /**
  * How this instance learns that a cached program rule or API key changed on another instance:
@@ -235,6 +238,8 @@ export interface App {
   readiness: Readiness;
   /** Set with `cacheInvalidation: { listenUrl }`: not yet started; the caller starts and closes it. */
   changeListener: ChangeListener | undefined;
+  /** Runs imports (modules/imports); main.ts starts it at boot so unfinished imports resume, and stops it. */
+  importRunner: ImportRunner;
 }
 
 export function createApp(deps: AppDeps): App {
@@ -354,6 +359,8 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator), app, options);
   createExpressEndpoints(contract.dataRetention, dataRetentionRouter(services.organizations), app, options);
   createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers), app, options);
+  const imports = createImports(deps.orm, logger, { encryptionKey: deps.config.ENCRYPTION_KEY });
+  createExpressEndpoints(contract.imports, importsRouter(imports.service), app, options);
   people.mountRoutes(app, services, options);
   partners.mountRoutes(app, options);
 
@@ -371,5 +378,5 @@ export function createApp(deps: AppDeps): App {
     pipeline,
     logger,
   });
-  return { app, listener: hotLane.listener(app), hotLane, services, metrics, readiness, changeListener };
+  return { app, listener: hotLane.listener(app), hotLane, services, metrics, readiness, changeListener, importRunner: imports.runner };
 }

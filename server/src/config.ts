@@ -169,6 +169,44 @@ const EnvSchema = z.object({
       env.DB_QUERY_TIMEOUT_MS ?? (env.DB_STATEMENT_TIMEOUT_MS || DATABASE_TIMEOUT_DEFAULTS.statementMs) + DATABASE_TIMEOUT_DEFAULTS.answerGraceMs,
   }));
 
+/**
+ * Where each platform an import reads from is reached (modules/imports): the base its API paths
+ * are appended to. Tests point them at local servers that speak the platform's documented API.
+ */
+export const IMPORT_BASE_URL_DEFAULTS = {
+  rewardful: 'https://api.getrewardful.com/v1',
+  tolt: 'https://api.tolt.com/v1',
+  firstpromoter: 'https://api.firstpromoter.com/api/v2',
+  partnerstack: 'https://api.partnerstack.com/api/v2',
+  tapfiliate: 'https://api.tapfiliate.com/1.6',
+} as const;
+
+const ImportBaseUrlsSchema = z.object({
+  IMPORT_REWARDFUL_API_BASE_URL: z.string().url().default(IMPORT_BASE_URL_DEFAULTS.rewardful),
+  IMPORT_TOLT_API_BASE_URL: z.string().url().default(IMPORT_BASE_URL_DEFAULTS.tolt),
+  IMPORT_FIRSTPROMOTER_API_BASE_URL: z.string().url().default(IMPORT_BASE_URL_DEFAULTS.firstpromoter),
+  IMPORT_PARTNERSTACK_API_BASE_URL: z.string().url().default(IMPORT_BASE_URL_DEFAULTS.partnerstack),
+  IMPORT_TAPFILIATE_API_BASE_URL: z.string().url().default(IMPORT_BASE_URL_DEFAULTS.tapfiliate),
+});
+
+/**
+ * IMPORT_<SOURCE>_API_BASE_URL, read when an import starts (not only at boot), so a service built
+ * by createApp without a loaded Config (tests) still honours them. An invalid URL throws.
+ */
+export function importBaseUrls(env: NodeJS.ProcessEnv = process.env): Record<keyof typeof IMPORT_BASE_URL_DEFAULTS, string> {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('IMPORT_') && v !== ''));
+  const parsed = ImportBaseUrlsSchema.safeParse(cleaned);
+  if (!parsed.success) throw new Error(`Invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  const u = parsed.data;
+  return {
+    rewardful: u.IMPORT_REWARDFUL_API_BASE_URL,
+    tolt: u.IMPORT_TOLT_API_BASE_URL,
+    firstpromoter: u.IMPORT_FIRSTPROMOTER_API_BASE_URL,
+    partnerstack: u.IMPORT_PARTNERSTACK_API_BASE_URL,
+    tapfiliate: u.IMPORT_TAPFILIATE_API_BASE_URL,
+  };
+}
+
 export type Config = z.output<typeof EnvSchema>;
 
 /**
@@ -184,6 +222,8 @@ export function publicBaseUrlDefault(env: { HOST: string; PORT: number }): strin
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));
   const parsed = EnvSchema.safeParse(cleaned);
+  // Checked at boot too, so a mistyped base URL stops the service instead of failing imports later.
+  importBaseUrls(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new Error(`Invalid configuration: ${problems}`);

@@ -12,6 +12,7 @@ import { Commissions } from './pages/Commissions';
 import { Developers } from './pages/Developers';
 import { Integrations } from './pages/Integrations';
 import { Team } from './pages/Team';
+import { Imports } from './pages/Imports';
 
 // The chart library is only needed on the overview: loaded with it, not with the app.
 const Overview = lazy(() => import('./pages/Overview'));
@@ -34,6 +35,7 @@ const NAV = [
   { to: '/integrations', label: 'Integrations', owner: true },
   { to: '/developers', label: 'Developers' },
   { to: '/team', label: 'Team', owner: true },
+  { to: '/imports', label: 'Imports', owner: true },
 ];
 
 export function App() {
@@ -158,6 +160,7 @@ function Shell() {
             {owner && <Route path="/integrations" element={<Integrations />} />}
             <Route path="/developers" element={<Developers />} />
             {owner && <Route path="/team" element={<Team />} />}
+            {owner && <Route path="/imports" element={<Imports />} />}
             <Route path="*" element={<NotFound />} />
           </Routes>
         </Suspense>

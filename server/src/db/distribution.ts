@@ -30,7 +30,10 @@ export const LOCAL_TABLES = ['rate_limits', 'mikro_orm_migrations', 'report_fold
  */
 export const DISTRIBUTED_TABLES = [
   'programs',
+  'imports',
+  'import_rows',
   'affiliates',
+  'affiliate_link_aliases',
   'clicks',
   'customers',
   'conversions',

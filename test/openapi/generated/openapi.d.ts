@@ -516,6 +516,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List imports
+         * @description Imports, newest first, with cursor pagination.
+         */
+        get: operations["importsList"];
+        put?: never;
+        /**
+         * Start an import
+         * @description Queues an import of partners, their links, customers, conversions, commissions and paid payouts from another platform, in their original currency. Runs in the background (follow it with GET); a rerun finds what an earlier one brought and changes nothing. Imported history sends no e-mails and no webhooks.
+         */
+        post: operations["importsCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an import
+         * @description One import: its status, progress, counts and skipped rows.
+         */
+        get: operations["importsGet"];
+        put?: never;
+        post?: never;
+        /**
+         * Undo an import
+         * @description Deletes every row the import created, in one transaction, while nothing has been built on them (no conversion, payout or approval on its rows since). Otherwise 409, naming what holds it. A running import answers 409 too.
+         */
+        delete: operations["importsRemove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/integrations": {
         parameters: {
             query?: never;
@@ -1824,6 +1872,27 @@ export interface components {
             /** @description Customer name. */
             name?: string;
         };
+        CreateImportBody: {
+            /**
+             * @description Where the program comes from. `rewardful` and `csv` are implemented; the others answer 400 until their importers ship (docs/imports.md).
+             * @enum {string}
+             */
+            source: "rewardful" | "tolt" | "firstpromoter" | "partnerstack" | "tapfiliate" | "csv";
+            /** @description As the source names them: Rewardful `{ api_secret }` (its API Secret, sent as the Basic auth user name); CSV `{ affiliates_csv, conversions_csv? }` (headers in docs/imports.md). Kept encrypted while the import runs, erased when it ends. */
+            credentials: {
+                [key: string]: string;
+            };
+            /**
+             * Format: uuid
+             * @description The program to import into (yours).
+             */
+            program_id: string;
+            /**
+             * @description True: read everything, write nothing, report what would happen.
+             * @default false
+             */
+            dry_run: boolean;
+        };
         CreatePayoutsBody: {
             /**
              * Format: uuid
@@ -1998,6 +2067,120 @@ export interface components {
             rule: "self_referral" | "disposable_email" | "fast_conversion";
             /** @description Its evidence, in words. */
             detail: string;
+        };
+        /** @description An import of a program from another platform. */
+        Import: {
+            /**
+             * Format: uuid
+             * @description Import id.
+             */
+            id: string;
+            /**
+             * @description Where the program comes from. `rewardful` and `csv` are implemented; the others answer 400 until their importers ship (docs/imports.md).
+             * @enum {string}
+             */
+            source: "rewardful" | "tolt" | "firstpromoter" | "partnerstack" | "tapfiliate" | "csv";
+            /**
+             * Format: uuid
+             * @description The program the partners join and the history is recorded in.
+             */
+            program_id: string;
+            /** @description True: nothing was written; the counts say what a real run would do. */
+            dry_run: boolean;
+            /**
+             * @description `running`: queued or importing; `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why.
+             * @enum {string}
+             */
+            status: "running" | "succeeded" | "failed";
+            /** @description How far the import has come. */
+            progress: {
+                /** @description What is being read now: `affiliates`, `customers`, `payouts`, `commissions`, `writing` (a dry run) or `done`. */
+                phase: string;
+                /** @description Pages read from the source so far. */
+                pages: number;
+            };
+            /** @description Per kind of row: created, already present, skipped. */
+            counts: {
+                [key: string]: {
+                    /** @description Rows this import created (a dry run: would create). */
+                    created: number;
+                    /** @description Rows found already here (an earlier run of the same source, or a partner with the same e-mail): left as they are. */
+                    already_present: number;
+                    /** @description Source rows that could not be mapped; `skipped` lists why. */
+                    skipped: number;
+                };
+            };
+            /** @description The rows skipped, with their reasons (the first 1,000). */
+            skipped: components["schemas"]["ImportSkip"][];
+            /** @description Why the import failed (a wrong credential, the source unreachable); null otherwise. */
+            error: string | null;
+            /** @description ISO-8601 timestamp in UTC. */
+            created_at: string;
+            /** @description When it succeeded or failed. */
+            finished_at: string | null;
+        };
+        /** @description An import of a program from another platform. */
+        ImportOutput: {
+            /**
+             * Format: uuid
+             * @description Import id.
+             */
+            id: string;
+            /**
+             * @description Where the program comes from. `rewardful` and `csv` are implemented; the others answer 400 until their importers ship (docs/imports.md).
+             * @enum {string}
+             */
+            source: "rewardful" | "tolt" | "firstpromoter" | "partnerstack" | "tapfiliate" | "csv";
+            /**
+             * Format: uuid
+             * @description The program the partners join and the history is recorded in.
+             */
+            program_id: string;
+            /** @description True: nothing was written; the counts say what a real run would do. */
+            dry_run: boolean;
+            /**
+             * @description `running`: queued or importing; `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why.
+             * @enum {string}
+             */
+            status: "running" | "succeeded" | "failed";
+            /** @description How far the import has come. */
+            progress: {
+                /** @description What is being read now: `affiliates`, `customers`, `payouts`, `commissions`, `writing` (a dry run) or `done`. */
+                phase: string;
+                /** @description Pages read from the source so far. */
+                pages: number;
+            };
+            /** @description Per kind of row: created, already present, skipped. */
+            counts: {
+                [key: string]: {
+                    /** @description Rows this import created (a dry run: would create). */
+                    created: number;
+                    /** @description Rows found already here (an earlier run of the same source, or a partner with the same e-mail): left as they are. */
+                    already_present: number;
+                    /** @description Source rows that could not be mapped; `skipped` lists why. */
+                    skipped: number;
+                };
+            };
+            /** @description The rows skipped, with their reasons (the first 1,000). */
+            skipped: components["schemas"]["ImportSkip"][];
+            /** @description Why the import failed (a wrong credential, the source unreachable); null otherwise. */
+            error: string | null;
+            /** @description ISO-8601 timestamp in UTC. */
+            created_at: string;
+            /** @description When it succeeded or failed. */
+            finished_at: string | null;
+        };
+        /** @description One source row left out, with its reason. */
+        ImportSkip: {
+            /**
+             * @description A kind of row an import brings.
+             * @enum {string}
+             */
+            kind: "affiliates" | "customers" | "conversions" | "commissions" | "payouts";
+            /** @description The row's id at the source. */
+            source_id: string;
+            /** @description Why it was not imported. */
+            reason: string;
         };
         /** @description Payment-provider integration (the signing secret itself is never returned) */
         Integration: {
@@ -8765,6 +8948,755 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    importsList: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 100; default 50.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description The `next_cursor` of the previous page; omit for the first page.
+                 * @example cursor
+                 */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "imports": [
+                     *           {
+                     *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *             "source": "rewardful",
+                     *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *             "dry_run": false,
+                     *             "status": "running",
+                     *             "progress": {
+                     *               "phase": "phase",
+                     *               "pages": 1
+                     *             },
+                     *             "counts": {},
+                     *             "skipped": [
+                     *               {
+                     *                 "kind": "affiliates",
+                     *                 "source_id": "source-id",
+                     *                 "reason": "reason"
+                     *               }
+                     *             ],
+                     *             "error": "error",
+                     *             "created_at": "2025-03-14T09:26:53.000Z",
+                     *             "finished_at": "2025-03-14T09:26:53.000Z"
+                     *           }
+                     *         ],
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            imports: components["schemas"]["ImportOutput"][];
+                            /** @description Pass as `cursor` to get the next page; null on the last page. */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "limit: Number must be less than or equal to 100"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    importsCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The import to send. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "source": "rewardful",
+                 *       "credentials": {},
+                 *       "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                 *       "dry_run": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateImportBody"];
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "import": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "source": "rewardful",
+                     *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *           "dry_run": false,
+                     *           "status": "running",
+                     *           "progress": {
+                     *             "phase": "phase",
+                     *             "pages": 1
+                     *           },
+                     *           "counts": {},
+                     *           "skipped": [
+                     *             {
+                     *               "kind": "affiliates",
+                     *               "source_id": "source-id",
+                     *               "reason": "reason"
+                     *             }
+                     *           ],
+                     *           "error": "error",
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "finished_at": "2025-03-14T09:26:53.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            import: components["schemas"]["Import"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "source: Required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    importsGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Import id (UUID).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "import": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "source": "rewardful",
+                     *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *           "dry_run": false,
+                     *           "status": "running",
+                     *           "progress": {
+                     *             "phase": "phase",
+                     *             "pages": 1
+                     *           },
+                     *           "counts": {},
+                     *           "skipped": [
+                     *             {
+                     *               "kind": "affiliates",
+                     *               "source_id": "source-id",
+                     *               "reason": "reason"
+                     *             }
+                     *           ],
+                     *           "error": "error",
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "finished_at": "2025-03-14T09:26:53.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            import: components["schemas"]["ImportOutput"];
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    importsRemove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Import id (UUID).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "import": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "source": "rewardful",
+                     *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *           "dry_run": false,
+                     *           "status": "running",
+                     *           "progress": {
+                     *             "phase": "phase",
+                     *             "pages": 1
+                     *           },
+                     *           "counts": {},
+                     *           "skipped": [
+                     *             {
+                     *               "kind": "affiliates",
+                     *               "source_id": "source-id",
+                     *               "reason": "reason"
+                     *             }
+                     *           ],
+                     *           "error": "error",
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "finished_at": "2025-03-14T09:26:53.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            import: components["schemas"]["ImportOutput"];
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict, e.g. the slug is already taken. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -125,14 +125,20 @@ export class AffiliatesRepository {
     });
   }
 
-  /** What attribution needs of the affiliate behind a slug (attribution/resolver.ts caches it). */
-  findBySlug(organizationId: string, slug: string): Promise<CachedAffiliate | undefined> {
-    return kyselyOf(this.orm)
-      .selectFrom('affiliates')
-      .select(['id', 'program_id'])
-      .where('organization_id', '=', organizationId)
-      .where('slug', '=', slug)
-      .executeTakeFirst();
+  /**
+   * What attribution needs of the affiliate behind a slug (attribution/resolver.ts caches it): its
+   * slug, else one of its other link tokens (affiliate_link_aliases: the links an import brought,
+   * still attributing to their partner). A slug wins over another partner's alias.
+   */
+  async findBySlug(organizationId: string, slug: string): Promise<CachedAffiliate | undefined> {
+    const row = await Sql.of(this.orm).one<CachedAffiliate & { rank: number }>(
+      `(select id, program_id, 0 as rank from affiliates where organization_id = $1 and slug = $2)
+       union all
+       (select affiliate_id, program_id, 1 from affiliate_link_aliases where organization_id = $1 and token = $2)
+       order by rank limit 1`,
+      [organizationId, slug],
+    );
+    return row && { id: row.id, program_id: row.program_id };
   }
 
   /** An affiliate's status, own rate and e-mails, for attribution and the program's rules (attribution/resolver.ts caches it); undefined when there is no such affiliate. */

@@ -1,0 +1,110 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
+import { NextCursor, PageQuery } from '../common/pagination.js';
+import { Timestamp, Uuid } from '../common/primitives.js';
+
+const c = initContract();
+
+export const ImportSource = z
+  .enum(['rewardful', 'tolt', 'firstpromoter', 'partnerstack', 'tapfiliate', 'csv'])
+  .describe('Where the program comes from. `rewardful` and `csv` are implemented; the others answer 400 until their importers ship (docs/imports.md).');
+
+export const ImportStatus = z.enum(['running', 'succeeded', 'failed']).describe('`running`: queued or importing; `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why.');
+
+export const ImportKind = z.enum(['affiliates', 'customers', 'conversions', 'commissions', 'payouts']).describe('A kind of row an import brings.');
+
+const KindCounts = z
+  .object({
+    created: z.number().int().describe('Rows this import created (a dry run: would create).'),
+    already_present: z.number().int().describe('Rows found already here (an earlier run of the same source, or a partner with the same e-mail): left as they are.'),
+    skipped: z.number().int().describe('Source rows that could not be mapped; `skipped` lists why.'),
+  })
+  .describe('What became of one kind of source row.');
+
+export const ImportSkip = z
+  .object({
+    kind: ImportKind,
+    source_id: z.string().describe("The row's id at the source."),
+    reason: z.string().describe('Why it was not imported.'),
+  })
+  .describe('One source row left out, with its reason.');
+
+export const Import = z
+  .object({
+    id: Uuid.describe('Import id.'),
+    source: ImportSource,
+    program_id: Uuid.describe('The program the partners join and the history is recorded in.'),
+    dry_run: z.boolean().describe('True: nothing was written; the counts say what a real run would do.'),
+    status: ImportStatus,
+    progress: z
+      .object({
+        phase: z.string().describe('What is being read now: `affiliates`, `customers`, `payouts`, `commissions`, `writing` (a dry run) or `done`.'),
+        pages: z.number().int().describe('Pages read from the source so far.'),
+      })
+      .describe('How far the import has come.'),
+    counts: z.record(ImportKind, KindCounts).describe('Per kind of row: created, already present, skipped.'),
+    skipped: z.array(ImportSkip).describe('The rows skipped, with their reasons (the first 1,000).'),
+    error: z.string().nullable().describe('Why the import failed (a wrong credential, the source unreachable); null otherwise.'),
+    created_at: Timestamp,
+    finished_at: Timestamp.nullable().describe('When it succeeded or failed.'),
+  })
+  .describe('An import of a program from another platform.');
+
+
+export const CreateImportBody = z.object({
+  source: ImportSource,
+  credentials: z
+    .record(z.string(), z.string())
+    .describe(
+      "As the source names them: Rewardful `{ api_secret }` (its API Secret, sent as the Basic auth user name); CSV `{ affiliates_csv, conversions_csv? }` (headers in docs/imports.md). Kept encrypted while the import runs, erased when it ends.",
+    ),
+  program_id: Uuid.describe('The program to import into (yours).'),
+  dry_run: z.boolean().default(false).describe('True: read everything, write nothing, report what would happen.'),
+});
+
+const ImportEnvelope = z.object({ success: z.literal(true), data: z.object({ import: Import }) });
+const idParam = z.object({ id: z.string().describe('Import id (UUID).') });
+
+export const importsContract = c.router({
+  create: {
+    method: 'POST',
+    path: '/api/imports',
+    summary: 'Start an import',
+    description:
+      'Queues an import of partners, their links, customers, conversions, commissions and paid payouts from another platform, in their original currency. Runs in the background (follow it with GET); a rerun finds what an earlier one brought and changes nothing. Imported history sends no e-mails and no webhooks.',
+    body: CreateImportBody,
+    responses: { 202: ImportEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404] },
+  },
+  list: {
+    method: 'GET',
+    path: '/api/imports',
+    summary: 'List imports',
+    description: 'Imports, newest first, with cursor pagination.',
+    query: PageQuery,
+    responses: { 200: z.object({ success: z.literal(true), data: z.object({ imports: z.array(Import), next_cursor: NextCursor }) }), 400: errorResponses[400] },
+  },
+  get: {
+    method: 'GET',
+    path: '/api/imports/:id',
+    summary: 'Get an import',
+    description: 'One import: its status, progress, counts and skipped rows.',
+    pathParams: idParam,
+    responses: { 200: ImportEnvelope, 403: errorResponses[403], 404: errorResponses[404] },
+  },
+  remove: {
+    method: 'DELETE',
+    path: '/api/imports/:id',
+    summary: 'Undo an import',
+    description:
+      "Deletes every row the import created, in one transaction, while nothing has been built on them (no conversion, payout or approval on its rows since). Otherwise 409, naming what holds it. A running import answers 409 too.",
+    pathParams: idParam,
+    body: c.noBody(),
+    responses: { 200: ImportEnvelope, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
+  },
+});
+
+export type Import = z.infer<typeof Import>;
+export type ImportSource = z.infer<typeof ImportSource>;
+export type ImportKind = z.infer<typeof ImportKind>;
+export type CreateImportBody = z.infer<typeof CreateImportBody>;

@@ -1,0 +1,106 @@
+import type { ImportKind } from '@affiliate-attribution/contract';
+
+/**
+ * What every source's reader produces, whatever the platform: rows in our terms, still keyed by
+ * the source's own ids (`source_id`), amounts as exact decimal text in the currency's major unit.
+ * The writer (import-writer.ts) knows nothing of any platform; a reader (sources/*.ts) knows
+ * nothing of our tables.
+ */
+export interface SourceAffiliate {
+  source_id: string;
+  email: string;
+  name: string | null;
+  status: 'active' | 'pending' | 'disabled';
+  payout_email: string | null;
+  /** Every link token that must keep attributing to the partner; the first becomes the slug. */
+  tokens: string[];
+}
+
+export interface SourceCustomer {
+  source_id: string;
+  /** The merchant's own customer id (what the merchant's billing knows the customer by). */
+  customer_id: string;
+  email: string | null;
+  name: string | null;
+  affiliate_source_id: string;
+}
+
+export interface SourceSale {
+  source_id: string;
+  /** The conversion's `external_id`: the source's id of the sale, unchanged. */
+  external_id: string;
+  amount: string;
+  refunded_amount: string;
+  currency: string;
+  occurred_at: Date;
+  customer: SourceCustomer | null;
+}
+
+export type ImportedCommissionStatus = 'pending' | 'approved' | 'paid' | 'reversed';
+
+export interface SourceCommission {
+  source_id: string;
+  affiliate_source_id: string;
+  status: ImportedCommissionStatus;
+  amount: string;
+  currency: string;
+  /** When a pending commission becomes approved at the source (Rewardful `due_at`). */
+  approves_at: Date | null;
+  approved_at: Date | null;
+  /** The paid payout that carried it, when the source says. */
+  payout_source_id: string | null;
+  sale: SourceSale;
+}
+
+export interface SourcePayout {
+  source_id: string;
+  affiliate_source_id: string;
+  amount: string;
+  currency: string;
+  paid_at: Date;
+  commission_source_ids: string[];
+}
+
+export interface Skip {
+  kind: ImportKind;
+  source_id: string;
+  reason: string;
+}
+
+/** One page read from a source: rows of one kind (the phase's), and the rows it could not map. */
+export interface SourceBatch {
+  affiliates?: SourceAffiliate[];
+  customers?: SourceCustomer[];
+  payouts?: SourcePayout[];
+  commissions?: SourceCommission[];
+  skipped?: Skip[];
+}
+
+/** The phases, in the order their rows depend on each other. */
+export const PHASES = ['affiliates', 'customers', 'payouts', 'commissions'] as const;
+export type Phase = (typeof PHASES)[number];
+
+export interface SourcePage {
+  batch: SourceBatch;
+  /** The next page to read, or null after the last one. */
+  next: number | null;
+}
+
+/** A platform's reader: one page of one phase at a time, so a resumed import starts where it stopped. */
+export interface SourceReader {
+  readPage(phase: Phase, page: number): Promise<SourcePage>;
+}
+
+/** A permanent failure (a wrong credential, a refused request): the import fails with this message, nothing retried. */
+export class ImportSourceError extends Error {}
+
+export type KindCounts = { created: number; already_present: number; skipped: number };
+export type Counts = Record<ImportKind, KindCounts>;
+
+export const emptyCounts = (): Counts => ({
+  affiliates: { created: 0, already_present: 0, skipped: 0 },
+  customers: { created: 0, already_present: 0, skipped: 0 },
+  conversions: { created: 0, already_present: 0, skipped: 0 },
+  commissions: { created: 0, already_present: 0, skipped: 0 },
+  payouts: { created: 0, already_present: 0, skipped: 0 },
+});

@@ -1,0 +1,67 @@
+import type { Sql } from '../../db/sql.js';
+import { ConflictError } from '../../http/errors.js';
+
+/**
+ * What holds an import's rows: anything written since that is not the import's own and refers to
+ * them, or a change to its own ledger rows. Each is a statement answering how many; any above 0
+ * refuses the undo with 409 naming them (shared/spec/imports.md: "nothing has built on since").
+ */
+const HOLDS: { what: string; query: string }[] = [
+  {
+    what: 'conversions recorded since on imported partners or customers',
+    query: `select count(*)::int as n from conversions v where v.organization_id = $1 and v.import_id is distinct from $2
+      and (v.affiliate_id in (select id from affiliates where organization_id = $1 and import_id = $2)
+        or v.customer_id in (select customer_id from customers where organization_id = $1 and import_id = $2))`,
+  },
+  {
+    what: 'commissions recorded since on imported partners',
+    query: `select count(*)::int as n from commissions k where k.organization_id = $1 and k.import_id is distinct from $2
+      and k.affiliate_id in (select id from affiliates where organization_id = $1 and import_id = $2)`,
+  },
+  {
+    what: 'payouts created since for imported partners or commissions',
+    query: `select (select count(*) from payouts p where p.organization_id = $1 and p.import_id is distinct from $2
+        and p.affiliate_id in (select id from affiliates where organization_id = $1 and import_id = $2))
+      + (select count(*) from payout_items i where i.organization_id = $1
+        and i.commission_id in (select id from commissions where organization_id = $1 and import_id = $2)) as n`,
+  },
+  {
+    what: 'imported commissions approved, paid, rejected or otherwise changed since',
+    query: `select count(*)::int as n from commissions k join imports i on i.id = k.import_id and i.organization_id = k.organization_id
+      where k.organization_id = $1 and k.import_id = $2 and (k.updated_at > coalesce(i.finished_at, now()) or (k.payout_id is not null and k.payout_id not in (select id from payouts where organization_id = $1 and import_id = $2)))`,
+  },
+  {
+    what: 'refunds recorded since on imported conversions',
+    query: `select count(*)::int as n from conversion_refunds r where r.organization_id = $1 and r.conversion_id in (select id from conversions where organization_id = $1 and import_id = $2)`,
+  },
+  {
+    what: 'clicks, coupons or customers recorded since on imported partners',
+    query: `select (select count(*) from clicks c where c.organization_id = $1 and c.affiliate_id in (select id from affiliates where organization_id = $1 and import_id = $2))
+      + (select count(*) from coupons c where c.organization_id = $1 and c.affiliate_id in (select id from affiliates where organization_id = $1 and import_id = $2))
+      + (select count(*) from customers c where c.organization_id = $1 and c.import_id is distinct from $2 and c.affiliate_id in (select id from affiliates where organization_id = $1 and import_id = $2)) as n`,
+  },
+];
+
+/** The deletes, children first, so that every foreign key is satisfied at each step. */
+const DELETES = [
+  `delete from affiliate_link_aliases where organization_id = $1 and import_id = $2`,
+  `delete from commissions where organization_id = $1 and import_id = $2`,
+  `delete from conversions where organization_id = $1 and import_id = $2`,
+  `delete from payouts where organization_id = $1 and import_id = $2`,
+  `delete from customers where organization_id = $1 and import_id = $2`,
+  `delete from affiliates where organization_id = $1 and import_id = $2`,
+  `delete from import_rows where organization_id = $1 and import_id = $2`,
+  `delete from imports where organization_id = $1 and id = $2`,
+];
+
+/** Undoes an import inside the caller's transaction (the import row locked), or refuses with 409 naming what holds it. */
+export async function undoImport(sql: Sql, organizationId: string, importId: string): Promise<void> {
+  const held: string[] = [];
+  for (const hold of HOLDS) {
+    const row = await sql.one<{ n: number | string }>(hold.query, [organizationId, importId]);
+    const n = Number(row?.n ?? 0);
+    if (n > 0) held.push(`${n} ${hold.what}`);
+  }
+  if (held.length) throw new ConflictError(`The import cannot be undone: ${held.join('; ')}`);
+  for (const statement of DELETES) await sql.rows(statement, [organizationId, importId]);
+}

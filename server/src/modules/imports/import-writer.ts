@@ -1,0 +1,230 @@
+import { randomUUID } from 'node:crypto';
+import type { ImportKind } from '@affiliate-attribution/contract';
+import type { Sql } from '../../db/sql.js';
+import { SLUG_PATTERN } from '@affiliate-attribution/contract';
+import { generateSlug } from '../affiliates/affiliates.service.js';
+import type { Counts, Skip, SourceAffiliate, SourceBatch, SourceCommission, SourceCustomer, SourcePayout } from './import-model.js';
+
+export interface ImportTarget {
+  organizationId: string;
+  programId: string;
+  source: string;
+  importId: string;
+}
+
+/** The skipped rows an import keeps to show (its counts count every one). */
+export const SKIPPED_KEPT = 1000;
+
+/**
+ * Writes one batch of source rows, inside the caller's transaction (import-runner.ts: one per page,
+ * or one rolled back for a dry run). Each row is written together with its key in import_rows
+ * (source, kind, source id), so a key found means the row is already here: a rerun, or a resumed
+ * job going over its last page again, changes nothing.
+ *
+ * Rows are written here rather than through the affiliates, conversions and commissions services:
+ * those announce every write as an outbound event (modules/events/outbox.ts) and apply today's
+ * program rules (attribution, rates, fraud holds, e-mails), where an import records history as the
+ * source knew it: its amounts, statuses and dates, no webhooks and no e-mails.
+ */
+export class ImportWriter {
+  constructor(
+    private readonly sql: Sql,
+    private readonly target: ImportTarget,
+    private readonly counts: Counts,
+    private readonly skipped: Skip[],
+  ) {}
+
+  async write(batch: SourceBatch): Promise<void> {
+    for (const skip of batch.skipped ?? []) this.skip(skip.kind, skip.source_id, skip.reason);
+    for (const a of batch.affiliates ?? []) await this.affiliate(a);
+    for (const c of batch.customers ?? []) await this.customer(c);
+    for (const p of batch.payouts ?? []) await this.payout(p);
+    for (const c of batch.commissions ?? []) await this.commission(c);
+  }
+
+  private skip(kind: ImportKind, sourceId: string, reason: string): void {
+    this.counts[kind].skipped++;
+    if (this.skipped.length < SKIPPED_KEPT) this.skipped.push({ kind, source_id: sourceId, reason });
+  }
+
+  private async known(kind: ImportKind, sourceId: string): Promise<string | undefined> {
+    const row = await this.sql.one<{ row_id: string }>(
+      `select row_id from import_rows where organization_id = $1 and program_id = $2 and source = $3 and kind = $4 and source_id = $5`,
+      [this.target.organizationId, this.target.programId, this.target.source, kind, sourceId],
+    );
+    return row?.row_id;
+  }
+
+  private async remember(kind: ImportKind, sourceId: string, rowId: string): Promise<void> {
+    await this.sql.rows(
+      `insert into import_rows (organization_id, program_id, source, kind, source_id, row_id, import_id) values ($1, $2, $3, $4, $5, $6, $7) on conflict do nothing`,
+      [this.target.organizationId, this.target.programId, this.target.source, kind, sourceId, rowId, this.target.importId],
+    );
+  }
+
+  /** A token free for this partner: no other partner's slug or alias here. */
+  private async tokenFree(token: string, affiliateId: string | null): Promise<boolean> {
+    const row = await this.sql.one(
+      `select 1 from affiliates where organization_id = $1 and slug = $2 and id is distinct from $3::uuid
+       union all select 1 from affiliate_link_aliases where organization_id = $1 and token = $2 and affiliate_id is distinct from $3::uuid limit 1`,
+      [this.target.organizationId, token, affiliateId],
+    );
+    return !row;
+  }
+
+  private async affiliate(a: SourceAffiliate): Promise<void> {
+    const { organizationId, programId, importId } = this.target;
+    if (await this.known('affiliates', a.source_id)) {
+      this.counts.affiliates.already_present++;
+      return;
+    }
+    // Our slugs are lowercase (the resolver lowercases `ref`), 2 to 64 of [a-z0-9-].
+    const tokens = [...new Set(a.tokens.map((t) => t.toLowerCase()))];
+    for (const t of tokens.filter((t) => !SLUG_PATTERN.test(t))) this.skip('affiliates', a.source_id, `link token "${t}" cannot be a slug here (2 to 64 of a-z, 0-9, "-"): that link will not attribute`);
+    const usable = tokens.filter((t) => SLUG_PATTERN.test(t));
+    const existing = await this.sql.one<{ id: string }>(`select id from affiliates where organization_id = $1 and program_id = $2 and email = $3`, [organizationId, programId, a.email]);
+    let affiliateId: string;
+    if (existing) {
+      affiliateId = existing.id;
+      this.counts.affiliates.already_present++;
+    } else {
+      let slug: string | undefined;
+      for (const t of usable) if (await this.tokenFree(t, null)) { slug = t; break; }
+      slug ??= generateSlug(a.email);
+      affiliateId = randomUUID();
+      await this.sql.rows(
+        `insert into affiliates (id, organization_id, program_id, email, name, slug, status, payout_email, import_id) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [affiliateId, organizationId, programId, a.email, a.name, slug, a.status, a.payout_email, importId],
+      );
+      this.counts.affiliates.created++;
+    }
+    for (const token of usable) {
+      const own = await this.sql.one(`select 1 from affiliates where organization_id = $1 and slug = $2 and id = $3`, [organizationId, token, affiliateId]);
+      if (own) continue;
+      if (!(await this.tokenFree(token, affiliateId))) {
+        this.skip('affiliates', a.source_id, `link token "${token}" is already another partner's link here: it keeps attributing to that partner`);
+        continue;
+      }
+      await this.sql.rows(
+        `insert into affiliate_link_aliases (organization_id, token, affiliate_id, program_id, import_id) values ($1, $2, $3, $4, $5) on conflict do nothing`,
+        [organizationId, token, affiliateId, programId, importId],
+      );
+    }
+    await this.remember('affiliates', a.source_id, affiliateId);
+  }
+
+  private async affiliateRow(sourceId: string): Promise<string | undefined> {
+    return this.known('affiliates', sourceId);
+  }
+
+  /**
+   * The customer's row here, written when new; undefined when it cannot be (skipped). `listed`:
+   * the source listed it as a row of its own (counted when already here); a sale's customer seen
+   * before in this import is only a reference.
+   */
+  private async customer(c: SourceCustomer, listed = true): Promise<string | undefined> {
+    const { organizationId, programId, importId } = this.target;
+    const known = await this.known('customers', c.source_id);
+    if (known) {
+      if (listed) this.counts.customers.already_present++;
+      return known;
+    }
+    const affiliateId = await this.affiliateRow(c.affiliate_source_id);
+    if (!affiliateId) {
+      this.skip('customers', c.source_id, `its affiliate ${c.affiliate_source_id} was not imported`);
+      return undefined;
+    }
+    const inserted = await this.sql.one<{ id: string }>(
+      `insert into customers (id, organization_id, customer_id, status, affiliate_id, program_id, email, name, import_id)
+       values ($1, $2, $3, 'active', $4, $5, $6, $7, $8) on conflict (customer_id, organization_id) do nothing returning id`,
+      [randomUUID(), organizationId, c.customer_id, affiliateId, programId, c.email, c.name, importId],
+    );
+    let id = inserted?.id;
+    if (id) this.counts.customers.created++;
+    else {
+      // Already a customer here (tracked before the import): its attribution stays as it is.
+      id = (await this.sql.one<{ id: string }>(`select id from customers where organization_id = $1 and customer_id = $2`, [organizationId, c.customer_id]))!.id;
+      this.counts.customers.already_present++;
+    }
+    await this.remember('customers', c.source_id, id);
+    return id;
+  }
+
+  private async payout(p: SourcePayout): Promise<void> {
+    const { organizationId, programId, importId } = this.target;
+    if (await this.known('payouts', p.source_id)) {
+      this.counts.payouts.already_present++;
+      return;
+    }
+    const affiliateId = await this.affiliateRow(p.affiliate_source_id);
+    if (!affiliateId) return this.skip('payouts', p.source_id, `its affiliate ${p.affiliate_source_id} was not imported`);
+    if (!(Number(p.amount) > 0)) return this.skip('payouts', p.source_id, `amount ${p.amount} is not above 0`);
+    const id = randomUUID();
+    await this.sql.rows(
+      `insert into payouts (id, organization_id, affiliate_id, program_id, currency, amount, status, commission_count, paid_at, import_id)
+       values ($1, $2, $3, $4, $5, $6, 'paid', $7, $8, $9)`,
+      [id, organizationId, affiliateId, programId, p.currency, p.amount, p.commission_source_ids.length, p.paid_at, importId],
+    );
+    this.counts.payouts.created++;
+    await this.remember('payouts', p.source_id, id);
+    // Which payout carried each commission, for the commissions phase (and a resumed job).
+    for (const commission of p.commission_source_ids) await this.remember('payouts', `commission:${commission}`, id);
+  }
+
+  private async conversion(c: SourceCommission, affiliateId: string): Promise<string | undefined> {
+    const { organizationId, programId, importId } = this.target;
+    const sale = c.sale;
+    const known = await this.known('conversions', sale.source_id);
+    if (known) {
+      this.counts.conversions.already_present++;
+      return known;
+    }
+    let customerId: string | null = null;
+    if (sale.customer) {
+      const row = await this.customer(sale.customer, false);
+      if (row) customerId = sale.customer.customer_id;
+    }
+    const earlier = customerId
+      ? await this.sql.one(`select 1 from conversions where organization_id = $1 and customer_id = $2 and occurred_at < $3 limit 1`, [organizationId, customerId, sale.occurred_at])
+      : undefined;
+    const inserted = await this.sql.one<{ id: string }>(
+      `insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, customer_id, affiliate_id, program_id, refunded_amount, occurred_at, import_id)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) on conflict (external_id, organization_id) do nothing returning id`,
+      [randomUUID(), organizationId, sale.external_id, sale.amount, sale.currency, earlier ? 'recurring' : 'initial', c.currency === sale.currency ? c.amount : '0', customerId, affiliateId, programId, sale.refunded_amount, sale.occurred_at, importId],
+    );
+    if (!inserted) {
+      this.skip('conversions', sale.source_id, `a conversion with external_id "${sale.external_id}" is already recorded here`);
+      return undefined;
+    }
+    this.counts.conversions.created++;
+    await this.remember('conversions', sale.source_id, inserted.id);
+    return inserted.id;
+  }
+
+  private async commission(c: SourceCommission): Promise<void> {
+    const { organizationId, programId, importId } = this.target;
+    if (await this.known('commissions', c.source_id)) {
+      this.counts.commissions.already_present++;
+      return;
+    }
+    const affiliateId = await this.affiliateRow(c.affiliate_source_id);
+    if (!affiliateId) return this.skip('commissions', c.source_id, `its affiliate ${c.affiliate_source_id} was not imported`);
+    if (!(Number(c.amount) > 0)) return this.skip('commissions', c.source_id, `amount ${c.amount} is not above 0`);
+    const conversionId = await this.conversion(c, affiliateId);
+    if (!conversionId) return this.skip('commissions', c.source_id, `its sale ${c.sale.source_id} could not be imported`);
+    const taken = await this.sql.one(`select 1 from commissions where organization_id = $1 and conversion_id = $2 and type = 'sale'`, [organizationId, conversionId]);
+    if (taken) return this.skip('commissions', c.source_id, `its sale ${c.sale.source_id} already has a commission here (one per sale)`);
+    let payoutId: string | null = null;
+    if (c.status === 'paid') {
+      payoutId = (c.payout_source_id ? await this.known('payouts', c.payout_source_id) : undefined) ?? (await this.known('payouts', `commission:${c.source_id}`)) ?? null;
+    }
+    const id = randomUUID();
+    await this.sql.rows(
+      `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approves_at, approved_at, payout_id, import_id)
+       values ($1, $2, 'sale', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+      [id, organizationId, c.status, c.amount, c.currency, affiliateId, programId, conversionId, c.sale.customer?.customer_id ?? null, c.approves_at, c.approved_at, payoutId, importId],
+    );
+    this.counts.commissions.created++;
+    await this.remember('commissions', c.source_id, id);
+  }
+}

@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Import, ImportSource } from '@affiliate-attribution/contract';
+import { Sql } from '../../db/sql.js';
+import { encodeCursor, decodeCursor } from '../../http/pagination.js';
+import { ForbiddenError, NotFoundError } from '../../http/errors.js';
+import { isUuid } from '../../http/serialize.js';
+import type { Counts, Skip } from './import-model.js';
+import { emptyCounts } from './import-model.js';
+
+export interface ImportRow {
+  id: string;
+  organization_id: string;
+  program_id: string;
+  source: ImportSource;
+  dry_run: boolean;
+  status: Import['status'];
+  sealed_credentials: string | null;
+  progress: { phase: string; pages: number; page?: number };
+  counts: Counts | Record<string, never>;
+  skipped: Skip[];
+  error: string | null;
+  created_at: Date;
+  finished_at: Date | null;
+}
+
+
+export function toImportDto(row: ImportRow): Import {
+  return {
+    id: row.id,
+    source: row.source,
+    program_id: row.program_id,
+    dry_run: row.dry_run,
+    status: row.status,
+    progress: { phase: row.progress.phase, pages: row.progress.pages },
+    counts: { ...emptyCounts(), ...row.counts },
+    skipped: row.skipped,
+    error: row.error,
+    created_at: row.created_at.toISOString(),
+    finished_at: row.finished_at ? row.finished_at.toISOString() : null,
+  };
+}
+
+/** The imports table: the module's only way to it (the rows an import writes go through import-writer.ts). */
+export class ImportsRepository {
+  constructor(private readonly orm: MikroORM) {}
+
+  get sql(): Sql {
+    return Sql.of(this.orm);
+  }
+
+  async programExists(organizationId: string, programId: string): Promise<boolean> {
+    return !!(await this.sql.one(`select 1 from programs where id = $1 and organization_id = $2`, [programId, organizationId]));
+  }
+
+  async insert(sql: Sql, row: Pick<ImportRow, 'organization_id' | 'program_id' | 'source' | 'dry_run' | 'sealed_credentials'>): Promise<ImportRow> {
+    return (await sql.one<ImportRow>(
+      `insert into imports (id, organization_id, program_id, source, dry_run, status, sealed_credentials) values ($1, $2, $3, $4, $5, 'running', $6) returning *`,
+      [randomUUID(), row.organization_id, row.program_id, row.source, row.dry_run, row.sealed_credentials],
+    ))!;
+  }
+
+  /** The ownership rule of every path (db/owned-row.ts): another organization's import 403, none 404. */
+  async findOwned(organizationId: string, id: string, sql: Sql = this.sql, lock = false): Promise<ImportRow> {
+    if (!isUuid(id)) throw new NotFoundError('Import not found');
+    const row = await sql.one<ImportRow>(`select * from imports where id = $1 and organization_id = $2${lock ? ' for update' : ''}`, [id, organizationId]);
+    if (row) return row;
+    if (await sql.one(`select 1 from imports where id = $1`, [id])) throw new ForbiddenError('This resource belongs to another organization');
+    throw new NotFoundError('Import not found');
+  }
+
+  async find(organizationId: string, id: string): Promise<ImportRow | undefined> {
+    return this.sql.one<ImportRow>(`select * from imports where id = $1 and organization_id = $2`, [id, organizationId]);
+  }
+
+  async page(organizationId: string, cursor: string | undefined, limit: number): Promise<{ items: ImportRow[]; next_cursor: string | null }> {
+    const after = decodeCursor(cursor);
+    const rows = await this.sql.rows<ImportRow>(
+      `select * from imports where organization_id = $1 and ($2::timestamptz is null or (created_at, id) < ($2::timestamptz, $3::uuid))
+       order by created_at desc, id desc limit $4`,
+      [organizationId, after?.at ?? null, after?.id ?? null, limit + 1],
+    );
+    const items = rows.slice(0, limit);
+    const last = items[items.length - 1];
+    return { items, next_cursor: rows.length > limit && last ? encodeCursor({ at: last.created_at, id: last.id }) : null };
+  }
+
+  /** In the page's own transaction (`sql`), so the counts and the rows they count commit together. */
+  async progress(sql: Sql, id: string, organizationId: string, progress: ImportRow['progress'], counts: Counts, skipped: Skip[]): Promise<void> {
+    await sql.rows(`update imports set progress = $3, counts = $4, skipped = $5 where id = $1 and organization_id = $2 and status = 'running'`, [
+      id,
+      organizationId,
+      JSON.stringify(progress),
+      JSON.stringify(counts),
+      JSON.stringify(skipped),
+    ]);
+  }
+
+  /** Ends an import: its credentials are erased, succeeded or failed. */
+  async finish(id: string, organizationId: string, status: 'succeeded' | 'failed', error: string | null, progress?: ImportRow['progress']): Promise<void> {
+    await this.sql.rows(
+      `update imports set status = $3, error = $4, sealed_credentials = null, finished_at = now(), progress = coalesce($5::jsonb, progress) where id = $1 and organization_id = $2 and status = 'running'`,
+      [id, organizationId, status, error, progress ? JSON.stringify(progress) : null],
+    );
+  }
+}

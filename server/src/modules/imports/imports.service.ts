@@ -1,0 +1,64 @@
+import type { CreateImportBody, Import } from '@affiliate-attribution/contract';
+import { BadRequestError, ConflictError, NotFoundError } from '../../http/errors.js';
+import { pageLimit } from '../../http/pagination.js';
+import type { SecretBox } from '../../security/secret-box.js';
+import { ImportSourceError } from './import-model.js';
+import { CREDENTIALS_PURPOSE, type ImportRunner } from './import-runner.js';
+import { undoImport } from './import-undo.js';
+import { toImportDto, type ImportsRepository } from './imports.repository.js';
+import { IMPLEMENTED_SOURCES, readerFor, type SourceBaseUrls } from './sources/readers.js';
+
+/** Imports from other platforms: start (queued), follow, list, undo. */
+export class ImportsService {
+  constructor(
+    private readonly imports: ImportsRepository,
+    private readonly runner: ImportRunner,
+    private readonly secrets: SecretBox,
+  ) {}
+
+  async create(organizationId: string, body: CreateImportBody): Promise<Import> {
+    if (!IMPLEMENTED_SOURCES.includes(body.source)) throw new BadRequestError(`source: "${body.source}" is not implemented yet (implemented: ${IMPLEMENTED_SOURCES.join(', ')})`);
+    // The credentials' shape is checked now (a missing field is a 400), their validity by the job.
+    try {
+      readerFor(body.source, body.credentials, {} as SourceBaseUrls);
+    } catch (err) {
+      if (err instanceof ImportSourceError) throw new BadRequestError(err.message);
+      throw err;
+    }
+    if (!(await this.imports.programExists(organizationId, body.program_id))) throw new NotFoundError('Program not found');
+    const row = await this.imports.insert(this.imports.sql, {
+      organization_id: organizationId,
+      program_id: body.program_id,
+      source: body.source,
+      dry_run: body.dry_run,
+      sealed_credentials: this.secrets.seal(JSON.stringify(body.credentials), CREDENTIALS_PURPOSE),
+    });
+    try {
+      await this.runner.enqueue(row);
+    } catch (err) {
+      await this.imports.finish(row.id, organizationId, 'failed', 'the job queue could not take the import');
+      throw err;
+    }
+    return toImportDto(row);
+  }
+
+  async get(organizationId: string, id: string): Promise<Import> {
+    return toImportDto(await this.imports.findOwned(organizationId, id));
+  }
+
+  async list(organizationId: string, query: { limit?: number; cursor?: string }): Promise<{ imports: Import[]; next_cursor: string | null }> {
+    const page = await this.imports.page(organizationId, query.cursor, pageLimit(query.limit));
+    return { imports: page.items.map(toImportDto), next_cursor: page.next_cursor };
+  }
+
+  /** Deletes what the import created, in one transaction; 409 while it runs or once something builds on its rows. */
+  async undo(organizationId: string, id: string): Promise<Import> {
+    return this.imports.sql.transaction(async (sql) => {
+      const row = await this.imports.findOwned(organizationId, id, sql, true);
+      if (row.status === 'running') throw new ConflictError('The import is still running: undo it once it has finished');
+      if (!row.dry_run) await undoImport(sql, organizationId, id);
+      else await sql.rows(`delete from imports where organization_id = $1 and id = $2`, [organizationId, id]);
+      return toImportDto(row);
+    });
+  }
+}

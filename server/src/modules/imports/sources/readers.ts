@@ -1,0 +1,21 @@
+import type { ImportSource } from '@affiliate-attribution/contract';
+import { ImportSourceError, type SourceReader } from '../import-model.js';
+import { CsvReader } from './csv.js';
+import { RewardfulReader } from './rewardful.js';
+
+/** Where each source's API is reached (config.ts IMPORT_<SOURCE>_API_BASE_URL). */
+export type SourceBaseUrls = Record<Exclude<ImportSource, 'csv'>, string>;
+
+/** The sources whose importers exist; the others are named by the contract and refused with 400 until they do. */
+export const IMPLEMENTED_SOURCES: readonly ImportSource[] = ['rewardful', 'csv'];
+
+export function readerFor(source: ImportSource, credentials: Record<string, string>, baseUrls: SourceBaseUrls, sleep?: (ms: number) => Promise<void>): SourceReader {
+  switch (source) {
+    case 'rewardful':
+      return new RewardfulReader(credentials, baseUrls.rewardful, sleep ? { sleep } : {});
+    case 'csv':
+      return new CsvReader(credentials);
+    default:
+      throw new ImportSourceError(`source "${source}" is not implemented yet`);
+  }
+}

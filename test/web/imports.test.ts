@@ -1,0 +1,92 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeInBrowser, launchChromium } from '../snippet/support/browser.js';
+import { startRewardfulStandin, type Standin } from '../imports/rewardful-standin.js';
+import { buildDashboard, capture, DESKTOP, seriousViolations, sidewaysScrolling, withFailureScreenshots } from './support/dashboard.js';
+import { call, ownerSession, startService, type PeopleServer } from './support/people.js';
+
+/**
+ * The Imports page in Chromium: a dry run from a Rewardful stand-in (test/imports/rewardful-standin.ts,
+ * Rewardful's documented API: https://developers.rewardful.com/rest-api/overview), its counts and
+ * what it would skip and why, then the real run and its progress, on a wide screen and a phone.
+ */
+let service: PeopleServer;
+let standin: Standin;
+let base: string;
+
+const link = (token: string) => ({ id: `l-${token}`, url: `https://example.com/?via=${token}`, token, visitors: 0, leads: 0, conversions: 0 });
+
+beforeAll(async () => {
+  buildDashboard();
+  standin = await startRewardfulStandin('web-secret', {
+    affiliates: [
+      { id: 'a1', email: 'ada@example.com', first_name: 'Ada', last_name: 'L', state: 'active', paypal_email: null, links: [link('ada'), link('ada-two')] },
+      { id: 'a2', email: 'missing-at-sign', first_name: 'No', last_name: 'Mail', state: 'active', paypal_email: null, links: [link('nomail')] },
+    ],
+    referrals: [],
+    payouts: [],
+    commissions: [
+      {
+        id: 'c1', amount: 500, currency: 'EUR', state: 'due', due_at: '2024-02-01T00:00:00.000Z', paid_at: null, voided_at: null,
+        sale: { id: 's1', currency: 'EUR', charged_at: '2024-01-01T00:00:00.000Z', sale_amount_cents: 2500, refund_amount_cents: 0, referral: { id: 'r1', customer: { id: 'cus_9', email: 'c@example.com', name: 'C' }, affiliate: { id: 'a1' } } },
+      },
+    ],
+  });
+  process.env.IMPORT_REWARDFUL_API_BASE_URL = standin.url;
+  service = await startService();
+  base = service.baseUrl;
+}, 120_000);
+afterAll(async () => {
+  delete process.env.IMPORT_REWARDFUL_API_BASE_URL;
+  await service?.close();
+  await standin?.close();
+});
+
+describeInBrowser('the Imports page', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  }, 60_000);
+  afterAll(() => browser?.close());
+
+  it('runs a dry run, shows what it would create and skip and why, then runs the import and follows it, at 1280 and 390 px', { timeout: 120_000 }, async () => {
+    const owner = await ownerSession(base);
+    const program = await call(base, 'POST', '/api/programs', { headers: { authorization: `Bearer ${owner.apiKey}` }, body: { name: 'Main', commission_value: 20 } });
+    expect(program.status).toBe(201);
+    const context = await browser.newContext({ viewport: DESKTOP, bypassCSP: true });
+    const [name, ...value] = owner.cookie.split('=');
+    await context.addCookies([{ name: name!, value: value.join('='), url: base }]);
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await withFailureScreenshots(page, 'imports', async () => {
+      await page.goto(`${base}/dashboard/imports`);
+      await page.getByRole('link', { name: 'Imports' }).waitFor();
+      await page.getByLabel('Rewardful API secret').fill('web-secret');
+      await page.getByRole('button', { name: 'Dry run' }).click();
+      const report = page.getByRole('region', { name: 'Dry run' });
+      await report.getByText('succeeded').waitFor({ timeout: 60_000 });
+      const counts = report.getByRole('region', { name: 'What the import would do' });
+      await expect(counts.locator('tbody tr', { hasText: 'affiliates' }).textContent()).resolves.toMatch(/affiliates\s*1\s*0\s*1/);
+      await expect(report.getByRole('region', { name: 'Skipped rows' }).textContent()).resolves.toContain('no valid e-mail ("missing-at-sign")');
+      await capture(page, 'imports-dry-run');
+      expect(await seriousViolations(page)).toEqual([]);
+      await page.setViewportSize({ width: 390, height: 800 });
+      expect(await sidewaysScrolling(page)).toEqual([]);
+      await page.setViewportSize(DESKTOP);
+      // Nothing written by the dry run.
+      expect((await call(base, 'GET', '/api/affiliates', { headers: { authorization: `Bearer ${owner.apiKey}` } })).body.data.affiliates).toEqual([]);
+
+      await report.getByRole('button', { name: 'Run the import' }).click();
+      const run = page.getByRole('region', { name: 'Import', exact: true });
+      await run.getByText('succeeded').waitFor({ timeout: 60_000 });
+      await expect(run.getByRole('region', { name: 'What the import did' }).locator('tbody tr', { hasText: 'commissions' }).textContent()).resolves.toMatch(/commissions\s*1\s*0\s*0/);
+      await capture(page, 'imports-done');
+      const affiliates = (await call(base, 'GET', '/api/affiliates', { headers: { authorization: `Bearer ${owner.apiKey}` } })).body.data.affiliates;
+      expect(affiliates.map((a: { slug: string }) => a.slug)).toEqual(['ada']);
+      await page.getByRole('region', { name: 'Past imports' }).getByText('rewardful (dry run)').waitFor();
+    });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});

@@ -1,0 +1,222 @@
+import { useEffect, useState } from 'react';
+import type { Import, ImportKind } from '@affiliate-attribution/contract';
+import { api, data } from '../api';
+import { DataTable } from '../table';
+import { Empty, Field, FormError, PageHeader, Status, dateTime, useConfirm, useLoad, useSubmit } from '../ui';
+
+const KINDS: ImportKind[] = ['affiliates', 'customers', 'conversions', 'commissions', 'payouts'];
+const SOURCES = [
+  { value: 'rewardful', label: 'Rewardful (API)' },
+  { value: 'csv', label: 'CSV (any platform)' },
+] as const;
+type Source = (typeof SOURCES)[number]['value'];
+
+interface Draft {
+  source: Source;
+  program_id: string;
+  api_secret: string;
+  affiliates_csv: string;
+  conversions_csv: string;
+}
+
+const credentialsOf = (d: Draft): Record<string, string> =>
+  d.source === 'rewardful' ? { api_secret: d.api_secret } : { affiliates_csv: d.affiliates_csv, ...(d.conversions_csv.trim() ? { conversions_csv: d.conversions_csv } : {}) };
+
+/** Follows an import until it ends: the API's figures, polled once a second while it runs. */
+function useFollowed(started: Import | undefined): Import | undefined {
+  const [current, setCurrent] = useState(started);
+  useEffect(() => {
+    setCurrent(started);
+    if (!started) return;
+    let live = true;
+    let timer: ReturnType<typeof setTimeout>;
+    const poll = async () => {
+      const found = data(await api.imports.get({ params: { id: started.id } })).import;
+      if (!live) return;
+      setCurrent(found);
+      if (found.status === 'running') timer = setTimeout(() => void poll().catch(() => undefined), 1000);
+    };
+    timer = setTimeout(() => void poll().catch(() => undefined), 500);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [started]);
+  return current;
+}
+
+function ImportReport({ item, onRun, busy }: { item: Import; onRun?: () => void; busy: boolean }) {
+  const running = item.status === 'running';
+  return (
+    <section className="card" aria-label={item.dry_run ? 'Dry run' : 'Import'} aria-live="polite">
+      <h2>
+        {item.dry_run ? 'Dry run' : 'Import'} from {item.source} <Status value={item.status} />
+      </h2>
+      <p className="muted">
+        {running ? `Reading ${item.progress.phase} … ${item.progress.pages} pages so far` : `${item.progress.pages} pages read · finished ${dateTime(item.finished_at)}`}
+      </p>
+      {item.error && (
+        <p className="error" role="alert">
+          {item.error}
+        </p>
+      )}
+      <DataTable
+        label={item.dry_run ? 'What the import would do' : 'What the import did'}
+        rowKey={(kind) => kind}
+        rows={KINDS}
+        empty={null}
+        columns={[
+          { header: 'Kind', rowHeader: true, cell: (kind) => kind },
+          { header: item.dry_run ? 'Would create' : 'Created', cell: (kind) => item.counts[kind]?.created ?? 0 },
+          { header: 'Already here', cell: (kind) => item.counts[kind]?.already_present ?? 0 },
+          { header: 'Skipped', cell: (kind) => item.counts[kind]?.skipped ?? 0 },
+        ]}
+      />
+      {item.skipped.length > 0 && (
+        <>
+          <h3>{item.dry_run ? 'What would be skipped, and why' : 'What was skipped, and why'}</h3>
+          <DataTable
+            label="Skipped rows"
+            rowKey={(s) => `${s.kind}/${s.source_id}/${s.reason}`}
+            rows={item.skipped}
+            empty={null}
+            columns={[
+              { header: 'Kind', rowHeader: true, cell: (s) => s.kind },
+              { header: 'Source id', cell: (s) => <code>{s.source_id}</code> },
+              { header: 'Reason', cell: (s) => s.reason },
+            ]}
+          />
+        </>
+      )}
+      {onRun && item.dry_run && item.status === 'succeeded' && (
+        <div className="actions">
+          <button type="button" onClick={onRun} disabled={busy}>
+            Run the import
+          </button>
+        </div>
+      )}
+    </section>
+  );
+}
+
+export function Imports() {
+  const programs = useLoad(async () => data(await api.programs.list({ query: { limit: 100 } })).programs, []);
+  const history = useLoad(async () => data(await api.imports.list({ query: { limit: 20 } })).imports, []);
+  const [draft, setDraft] = useState<Draft>({ source: 'rewardful', program_id: '', api_secret: '', affiliates_csv: '', conversions_csv: '' });
+  const [started, setStarted] = useState<Import>();
+  const current = useFollowed(started);
+  const confirm = useConfirm();
+  const programId = draft.program_id || programs.data?.[0]?.id || '';
+  const set = (k: keyof Draft) => (v: string) => setDraft((d) => ({ ...d, [k]: v }));
+  const start = useSubmit(
+    async (dryRun?: boolean) => data(await api.imports.create({ body: { source: draft.source, credentials: credentialsOf(draft), program_id: programId, dry_run: dryRun ?? true } })).import,
+    (item) => {
+      setStarted(item);
+      history.reload();
+    },
+  );
+  useEffect(() => {
+    if (current && current.status !== 'running') history.reload();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [current?.status]);
+  const undo = async (item: Import) => {
+    if (!(await confirm({ title: 'Undo this import?', body: 'Every partner, customer, conversion, commission and payout it created is deleted. Refused once anything was built on them.', confirm: 'Undo import' }))) return;
+    try {
+      data(await api.imports.remove({ params: { id: item.id } }));
+      if (started?.id === item.id) setStarted(undefined);
+    } catch (err) {
+      start.setError(err as never);
+    }
+    history.reload();
+  };
+  const e = start.error;
+  return (
+    <section>
+      <PageHeader title="Imports" />
+      <form
+        className="card form-grid"
+        aria-label="New import"
+        noValidate
+        onSubmit={(ev) => {
+          ev.preventDefault();
+          void start.submit(true);
+        }}
+      >
+        <h2>Bring a program from another platform</h2>
+        <p className="muted span">Partners, their links, customers, conversions, commissions and paid payouts come along in their original currency. Imported history sends no e-mails and no webhooks. Start with a dry run: it writes nothing.</p>
+        <Field label="Source" name="source" error={e}>
+          {(attrs) => (
+            <select {...attrs} value={draft.source} onChange={(ev) => set('source')(ev.target.value)}>
+              {SOURCES.map((s) => (
+                <option key={s.value} value={s.value}>
+                  {s.label}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Into program" name="program_id" error={e}>
+          {(attrs) => (
+            <select {...attrs} value={programId} onChange={(ev) => set('program_id')(ev.target.value)}>
+              {(programs.data ?? []).map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        {draft.source === 'rewardful' ? (
+          <Field label="Rewardful API secret" name="credentials.api_secret" type="password" autoComplete="off" value={draft.api_secret} onChange={set('api_secret')} error={e} hint="Rewardful: Company settings → API secret" />
+        ) : (
+          <>
+            <Field label="Affiliates CSV" name="credentials.affiliates_csv" error={e} hint="id,email,first_name,last_name,status,payout_email,tokens">
+              {(attrs) => <textarea {...attrs} rows={4} value={draft.affiliates_csv} onChange={(ev) => set('affiliates_csv')(ev.target.value)} />}
+            </Field>
+            <Field label="Conversions CSV (optional)" name="credentials.conversions_csv" error={e} hint="id,affiliate_id,customer_id,customer_email,amount,currency,occurred_at,commission_amount,commission_status">
+              {(attrs) => <textarea {...attrs} rows={4} value={draft.conversions_csv} onChange={(ev) => set('conversions_csv')(ev.target.value)} />}
+            </Field>
+          </>
+        )}
+        <FormError error={e} fields={['source', 'program_id', 'credentials.api_secret', 'credentials.affiliates_csv', 'credentials.conversions_csv']} />
+        <div className="actions span">
+          <button type="submit" disabled={start.busy || !programId}>
+            Dry run
+          </button>
+        </div>
+      </form>
+      {current && <ImportReport item={current} busy={start.busy} onRun={() => void start.submit(false)} />}
+      <h2>Past imports</h2>
+      <DataTable
+        label="Past imports"
+        rowKey={(i) => i.id}
+        rows={history.data}
+        loading={history.loading}
+        error={history.error}
+        empty={<Empty title="No imports yet">Start with a dry run above.</Empty>}
+        columns={[
+          { header: 'Started', rowHeader: true, cell: (i) => dateTime(i.created_at) },
+          { header: 'Source', cell: (i) => `${i.source}${i.dry_run ? ' (dry run)' : ''}` },
+          { header: 'Status', cell: (i) => <Status value={i.status} /> },
+          { header: 'Created', cell: (i) => `${i.dry_run ? 'would create ' : ''}${KINDS.map((k) => `${i.counts[k]?.created ?? 0} ${k}`).join(', ')}` },
+          {
+            header: 'Actions',
+            hiddenHeader: true,
+            cell: (i) => (
+              <span className="actions">
+                <button type="button" className="link small" onClick={() => setStarted(i)}>
+                  Details
+                </button>
+                {i.status !== 'running' && !i.dry_run && (
+                  <button type="button" className="danger small" onClick={() => void undo(i)}>
+                    Undo
+                  </button>
+                )}
+              </span>
+            ),
+          },
+        ]}
+      />
+    </section>
+  );
+}
