@@ -16,6 +16,7 @@ interface Victim extends Merchant {
   payout: { id: string };
   webhookEndpoint: { id: string };
   webhookDelivery: { id: string };
+  import: { id: string };
 }
 
 /** The body's references, set one at a time to the victim's identifiers. */
@@ -89,6 +90,14 @@ describe('cross-organization access on every route', () => {
     const paid = await a.api.post('/api/commissions', { affiliate_id: a.affiliate.id, amount: 10, description: 'victim bonus' });
     const payout = await a.api.post('/api/payouts', {});
     const commission = await a.api.post('/api/commissions', { affiliate_id: a.affiliate.id, amount: 5, description: 'victim correction' });
+    // A dry-run import (CSV: no source to reach) gives the victim an import id to probe.
+    const imported = await a.api.post('/api/imports', {
+      source: 'csv',
+      credentials: { affiliates_csv: 'id,email,first_name,last_name,status,payout_email,tokens\nv1,victim-import@example.com,Vic,Tim,active,,\n' },
+      program_id: a.program.id,
+      dry_run: true,
+    });
+    expect(imported.status).toBe(202);
     const endpoint = await a.api.post('/api/webhook-endpoints', { url: 'http://127.0.0.1:9/victim-hooks', events: ['conversion.created'] });
     const coupon = await a.api.post('/api/coupons', { code: `VICTIM-${Date.now()}`, affiliate_id: a.affiliate.id });
     expect([click.status, customer.status, conversion.status, integration.status, paid.status, payout.status, commission.status, endpoint.status, coupon.status]).toEqual([
@@ -111,6 +120,7 @@ describe('cross-organization access on every route', () => {
       payout: payout.body.data.payouts[0],
       webhookEndpoint: endpoint.body.data.webhook_endpoint,
       webhookDelivery: delivery as { id: string },
+      import: imported.body.data.import as { id: string },
     };
     intruder = await createMerchant();
     // The intruder has data of its own, so that its lists are not trivially empty.
@@ -134,6 +144,7 @@ describe('cross-organization access on every route', () => {
       victim.affiliate.email,
       victim.coupon.id,
       victim.coupon.code,
+      victim.import.id,
     ];
   });
 
@@ -168,6 +179,8 @@ describe('cross-organization access on every route', () => {
             return [victim.payout.id];
           case 'coupons':
             return [victim.coupon.id];
+          case 'imports':
+            return [victim.import.id];
           case 'webhookEndpoints':
             return path.startsWith('/api/webhook-deliveries/') ? [victim.webhookDelivery.id] : [victim.webhookEndpoint.id];
           case 'admin':
