@@ -2,8 +2,8 @@ import type { AffiliatesRepository } from '../modules/affiliates/affiliates.repo
 import type { ClicksRepository } from '../modules/clicks/clicks.repository.js';
 import type { CouponsRepository } from '../modules/coupons/coupons.repository.js';
 import type { ProgramsRepository } from '../modules/programs/programs.repository.js';
-import { AttributionNotFoundError, AttributionWindowExpiredError } from '../http/errors.js';
-import { isUuid } from '../http/serialize.js';
+import { AttributionWindowExpiredError, NoAttributionError } from '../domain-errors.js';
+import { isUuid } from '../identifiers.js';
 import { AttributionCache, type AffiliateRule, type CachedAffiliate, type CachedClick, type ProgramRule } from './cache.js';
 import { isClickWindowExpired } from './windows.js';
 
@@ -63,11 +63,11 @@ export class AttributionResolver {
       try {
         return await this.resolveReferral(organizationId, input, at);
       } catch (err) {
-        if (!(err instanceof AttributionNotFoundError || err instanceof AttributionWindowExpiredError)) throw err;
+        if (!(err instanceof NoAttributionError || err instanceof AttributionWindowExpiredError)) throw err;
       }
     }
     const coupon = await this.sources.coupons.findByCode(organizationId, input.coupon);
-    if (!coupon || !(await this.isAttributing(coupon.affiliate_id))) throw new AttributionNotFoundError();
+    if (!coupon || !(await this.isAttributing(coupon.affiliate_id))) throw new NoAttributionError();
     return { affiliate_id: coupon.affiliate_id, program_id: coupon.program_id, click_id: null };
   }
 
@@ -80,10 +80,10 @@ export class AttributionResolver {
     } else {
       const slug = input.cookie_id ?? input.ref;
       const affiliate = slug ? await this.affiliateBySlug(organizationId, slug) : undefined;
-      if (!affiliate) throw new AttributionNotFoundError();
+      if (!affiliate) throw new NoAttributionError();
       return { affiliate_id: affiliate.id, program_id: affiliate.program_id, click_id: null };
     }
-    if (!click || !(await this.isAttributing(click.affiliate_id))) throw new AttributionNotFoundError();
+    if (!click || !(await this.isAttributing(click.affiliate_id))) throw new NoAttributionError();
     const program = await this.programRule(click.program_id);
     if (isClickWindowExpired(click.occurred_at, program.click_window_days, at)) throw new AttributionWindowExpiredError();
     return { affiliate_id: click.affiliate_id, program_id: click.program_id, click_id: click.id };

@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Conversion, Customer } from '@affiliate-attribution/contract';
 import { Decimal } from 'decimal.js';
 import { hasClickAttribution } from '../attribution/resolver.js';
-import { AttributionNotFoundError, BadRequestError, HttpError, NotFoundError } from '../http/errors.js';
+import { DomainError, InvalidInputError, NoAttributionError, NotFoundError } from '../domain-errors.js';
 import type { ConversionsService, CreateConversionInput } from '../modules/conversions/conversions.service.js';
 import { findCustomerInOrganization, toCustomerDto, type CustomersService } from '../modules/customers/customers.service.js';
 import type { ChannelPolicy } from './channels.js';
@@ -60,8 +60,8 @@ export type ChargeOutcome<C extends ChannelPolicy> = OrNothing<C, RecordedConver
 export type RefundOutcome<C extends ChannelPolicy> = OrNothing<C, RecordedRefund>;
 export type CancellationOutcome<C extends ChannelPolicy> = OrNothing<C, RecordedCancellation>;
 
-/** A refusal that is final (a 4xx): the same request is refused the same way every time. A 429 may pass later. */
-const isFinalRefusal = (err: unknown): err is HttpError => err instanceof HttpError && err.status >= 400 && err.status < 500 && err.status !== 429;
+/** A refusal that is final: the same request is refused the same way every time (a rate limit or an unavailable database may pass later). */
+const isFinalRefusal = (err: unknown): err is DomainError => err instanceof DomainError;
 
 /** A refusal under the `ignore` policy: recorded as nothing, with this reason. */
 class Refusal extends Error {
@@ -71,7 +71,7 @@ class Refusal extends Error {
 }
 
 /** A refusal the rules make, as the channel answers it: the API's 4xx, or a reason to record nothing with. */
-const refused = (channel: ChannelPolicy, error: HttpError, reason: string): Error => (channel.refusals === 'answer' ? error : new Refusal(reason));
+const refused = (channel: ChannelPolicy, error: DomainError, reason: string): Error => (channel.refusals === 'answer' ? error : new Refusal(reason));
 
 export class ChargeRecorder {
   constructor(
@@ -86,14 +86,14 @@ export class ChargeRecorder {
    */
   recordCharge<C extends ChannelPolicy>(organizationId: string, charge: ChargeReport, channel: C): Promise<ChargeOutcome<C>> {
     const byClick = hasClickAttribution(charge);
-    const reason = (err: HttpError) =>
-      err instanceof AttributionNotFoundError && !byClick ? `Customer ${charge.customer_id} was not referred: no conversion` : `${err.message} for ${charge.external_id}`;
+    const reason = (err: DomainError) =>
+      err instanceof NoAttributionError && !byClick ? `Customer ${charge.customer_id} was not referred: no conversion` : `${err.message} for ${charge.external_id}`;
     return this.underPolicy(channel, reason, async (): Promise<RecordedConversion | RecordedSignup> => {
       if (channel.zeroAmountCharge === 'trial-signup' && new Decimal(charge.amount).isZero()) return this.signup(organizationId, charge, channel);
       if (!charge.customer_id && !byClick) {
         throw refused(
           channel,
-          new BadRequestError('customer_id: one of customer_id, cookie_id, ref or click_id is required'),
+          new InvalidInputError('customer_id: one of customer_id, cookie_id, ref or click_id is required'),
           `Charge ${charge.external_id} carries no referral and no customer`,
         );
       }
@@ -127,7 +127,7 @@ export class ChargeRecorder {
     if (!customer_id || !hasClickAttribution(charge)) {
       throw refused(
         channel,
-        new BadRequestError('amount: a zero-amount charge records no conversion, only the signup of a referred customer'),
+        new InvalidInputError('amount: a zero-amount charge records no conversion, only the signup of a referred customer'),
         `Zero-amount charge ${charge.external_id}: no conversion`,
       );
     }
@@ -137,9 +137,9 @@ export class ChargeRecorder {
 
   /**
    * Runs `record` and answers its refusals by the channel's policy: under `answer` they are thrown
-   * as they are (refused() throws the HttpError itself), under `ignore` they become the outcome.
+   * as they are (refused() throws the DomainError itself; the edge maps it to the API's 4xx), under `ignore` they become the outcome.
    */
-  private underPolicy<T>(channel: ChannelPolicy, reasonFor: (err: HttpError) => string, record: () => Promise<T>): Promise<T | NothingRecorded> {
+  private underPolicy<T>(channel: ChannelPolicy, reasonFor: (err: DomainError) => string, record: () => Promise<T>): Promise<T | NothingRecorded> {
     if (channel.refusals === 'answer') return record();
     return record().catch((err: unknown): NothingRecorded => {
       if (err instanceof Refusal) return { recorded: 'nothing', reason: err.reason };
