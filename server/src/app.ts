@@ -19,7 +19,7 @@ import { Metrics } from './http/metrics.js';
 import { Readiness, healthHandler, readinessHandler } from './http/health.js';
 import { mountPipeline } from './http/pipeline.js';
 import { requestPipeline } from './http/stages.js';
-import { AttributionResolver } from './attribution/resolver.js';
+import { AttributionResolver } from './modules/referrals/attribution-resolver.js';
 import { AttributionCache } from './attribution/cache.js';
 import { ChangeListener, type CacheChangeHandler } from './db/change-notifications.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
@@ -33,7 +33,7 @@ import { ClicksRepository } from './modules/clicks/clicks.repository.js';
 import { CustomerInserter, CustomersService } from './modules/customers/customers.service.js';
 import { CustomersRepository } from './modules/customers/customers.repository.js';
 import { ConversionsService } from './modules/conversions/conversions.service.js';
-import { ChargeRecorder } from './charges/record.js';
+import { ChargeRecorder } from './modules/conversions/charge-recorder.js';
 import { meRouter } from './modules/me/me.router.js';
 import { programsRouter } from './modules/programs/programs.router.js';
 import { affiliatesRouter } from './modules/affiliates/affiliates.router.js';
@@ -176,7 +176,7 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
     clicks: new ClicksService(clicksRepository, resolver),
     customers,
     conversions,
-    charges: new ChargeRecorder(orm, conversions, customers),
+    charges: new ChargeRecorder(conversions, customers, customersRepository),
     integrations: new IntegrationsService(new IntegrationsRepository(orm), secrets),
     commissions: new CommissionsService(new CommissionsRepository(orm)),
     coupons: new CouponsService(couponsRepository, affiliatesRepository),

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Click } from '@affiliate-attribution/contract';
-import { COOKIE_ID_PREFIX, type AttributionResolver } from '../../attribution/resolver.js';
+import { COOKIE_ID_PREFIX } from '../../attribution/resolver.js';
+import type { AttributionResolver } from '../referrals/attribution-resolver.js';
 import type { ClicksRepository } from './clicks.repository.js';
 import { AttributionNotFoundError } from '../../http/errors.js';
 import { DomainError } from '../../domain-errors.js';

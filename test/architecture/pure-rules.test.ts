@@ -25,6 +25,24 @@ function sourceFiles(dir: string): string[] {
   );
 }
 
+/** What the pure rules may use at run time: each other, the domain's errors and identifiers, and libraries that do no I/O. */
+const PURE_VALUE_IMPORTS = [
+  /^\.\/[\w-]+\.js$/,
+  /^\.\.\/(attribution|charges)\/[\w-]+\.js$/,
+  /^\.\.\/(domain-errors|identifiers)\.js$/,
+  /^(decimal\.js|currency-codes|lru-cache|disposable-email-domains-js|@affiliate-attribution\/contract)$/,
+];
+
+/** The module specifiers a file needs at run time: `import type` and `export type` are erased. */
+function valueImportsOf(text: string): string[] {
+  const found: string[] = [];
+  for (const match of text.matchAll(/^(?:import|export)\s+(type\s+)?(?:[^;]*?\sfrom\s+)?['"]([^'"]+)['"]/gm)) {
+    if (!match[1]) found.push(match[2]!);
+  }
+  for (const match of text.matchAll(/\bimport\s*\(\s*['"]([^'"]+)['"]/g)) found.push(match[1]!);
+  return found;
+}
+
 /** Every module specifier a file imports or re-exports, static or dynamic. */
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
@@ -33,7 +51,7 @@ function importsOf(file: string): string[] {
   return found;
 }
 
-describe('the pure rules throw domain errors, mapped to HTTP at the edge', () => {
+describe('the pure rules (attribution/, charges/): domain errors mapped at the edge, no I/O', () => {
   it.each(PURE_RULES)('server/src/%s/ imports nothing of server/src/http/ (nor express)', (area) => {
     const offending = sourceFiles(join(SERVER, area)).flatMap((file) =>
       importsOf(file)
@@ -46,6 +64,34 @@ describe('the pure rules throw domain errors, mapped to HTTP at the edge', () =>
   it('the import check sees an import of http/ (it can fail)', () => {
     const spec = '../http/errors.js';
     expect(/(^|\/)http\//.test(resolve(join(SERVER, 'attribution', 'resolver.ts'), '..', spec).slice(SERVER.length))).toBe(true);
+  });
+
+  it.each(PURE_RULES)('server/src/%s/ does no I/O: no repository, service, database or ORM reaches it at run time (gather -> decide -> write)', (area) => {
+    const offending = sourceFiles(join(SERVER, area)).flatMap((file) =>
+      valueImportsOf(readFileSync(file, 'utf8'))
+        .filter((spec) => !PURE_VALUE_IMPORTS.some((allowed) => allowed.test(spec)))
+        .map((spec) => `${file.slice(SERVER.length + 1)} imports ${spec}`),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  it.each(PURE_RULES)('server/src/%s/ awaits nothing: the facts are gathered before a rule is asked (repositories passed in count too)', (area) => {
+    const waiting = sourceFiles(join(SERVER, area)).flatMap((file) =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (/^\s*(\/\/|\*|\/\*)/.test(line) || !/\b(await|async)\b/.test(line) ? [] : [`${file.slice(SERVER.length + 1)}:${i + 1}: ${line.trim()}`])),
+    );
+    expect(waiting).toEqual([]);
+  });
+
+  it('the I/O check sees value imports, multi-line ones too, and lets type-only ones pass', () => {
+    const text = [
+      "import type { ClicksRepository } from '../modules/clicks/clicks.repository.js';",
+      "import {\n  thing,\n  other,\n} from '../modules/customers/customers.service.js';",
+      "import { Decimal } from 'decimal.js';",
+      "export { x } from '../db/sql.js';",
+    ].join('\n');
+    expect(valueImportsOf(text)).toEqual(['../modules/customers/customers.service.js', 'decimal.js', '../db/sql.js']);
   });
 
   it('maps each kind of domain error to its status, with its message, in one place', () => {
