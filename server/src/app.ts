@@ -119,7 +119,7 @@ export interface Services {
   clicks: ClicksService;
   customers: CustomersService;
   conversions: ConversionsService;
-  /** Recording charges, refunds and cancellations for every channel (charges/record.ts). */
+  /** Recording charges, refunds and cancellations for every channel (modules/conversions/charge-recorder.ts). */
   charges: ChargeRecorder;
   integrations: IntegrationsService;
   commissions: CommissionsService;

@@ -73,7 +73,7 @@ const MAX_OPTIMISTIC_ATTEMPTS = 20;
 /**
  * The conversions use cases: gathering what a charge or a refund is decided on, asking the
  * decision (charges/decision.ts), and storing its outcome (conversions.repository.ts). Channels
- * reach them through charges/record.ts, with their policy (charges/channels.ts).
+ * reach them through charge-recorder.ts, with their policy (charges/channels.ts).
  */
 export class ConversionsService {
   private readonly repository: ConversionsRepository;
