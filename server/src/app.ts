@@ -17,9 +17,9 @@ import { createRateLimiterFactory, type RateLimiterFactory } from './http/rate-l
 import { replicaRoutingOf } from './db/database.js';
 import { Metrics } from './http/metrics.js';
 import { Readiness, healthHandler, readinessHandler } from './http/health.js';
-import { mountPipeline } from './http/pipeline.js';
+import { mountPipeline, type PipelineStep } from './http/pipeline.js';
 import { requestPipeline } from './http/stages.js';
-import { AttributionResolver } from './attribution/resolver.js';
+import { AttributionResolver } from './modules/referrals/attribution-resolver.js';
 import { AttributionCache } from './attribution/cache.js';
 import { ChangeListener, type CacheChangeHandler } from './db/change-notifications.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
@@ -33,7 +33,7 @@ import { ClicksRepository } from './modules/clicks/clicks.repository.js';
 import { CustomerInserter, CustomersService } from './modules/customers/customers.service.js';
 import { CustomersRepository } from './modules/customers/customers.repository.js';
 import { ConversionsService } from './modules/conversions/conversions.service.js';
-import { ChargeRecorder } from './charges/record.js';
+import { ChargeRecorder } from './modules/conversions/charge-recorder.js';
 import { meRouter } from './modules/me/me.router.js';
 import { programsRouter } from './modules/programs/programs.router.js';
 import { affiliatesRouter } from './modules/affiliates/affiliates.router.js';
@@ -48,7 +48,7 @@ import { integrationsRouter } from './modules/integrations/integrations.router.j
 import { WebhookDispatcher, webhooksRouter } from './webhooks/dispatcher.js';
 import { WebhookLog } from './webhooks/webhook-log.js';
 import { trackingRouter } from './modules/tracking/tracking.router.js';
-import { mountPublicTrackingMiddleware } from './modules/tracking/tracking.http.js';
+import { publicTrackingStages } from './modules/tracking/tracking.http.js';
 import { snippetHandler } from './snippet/serve.js';
 import { CommissionsRepository } from './modules/commissions/commissions.repository.js';
 import { CommissionsService } from './modules/commissions/commissions.service.js';
@@ -123,7 +123,7 @@ export interface Services {
   clicks: ClicksService;
   customers: CustomersService;
   conversions: ConversionsService;
-  /** Recording charges, refunds and cancellations for every channel (charges/record.ts). */
+  /** Recording charges, refunds and cancellations for every channel (modules/conversions/charge-recorder.ts). */
   charges: ChargeRecorder;
   integrations: IntegrationsService;
   commissions: CommissionsService;
@@ -180,7 +180,7 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
     clicks: new ClicksService(clicksRepository, resolver),
     customers,
     conversions,
-    charges: new ChargeRecorder(orm, conversions, customers),
+    charges: new ChargeRecorder(conversions, customers, customersRepository),
     integrations: new IntegrationsService(new IntegrationsRepository(orm), secrets),
     commissions: new CommissionsService(new CommissionsRepository(orm)),
     coupons: new CouponsService(couponsRepository, affiliatesRepository),
@@ -233,6 +233,8 @@ export interface App {
   listener: RequestListener;
   /** The busiest routes, served ahead of Express (http/hot-routes.ts). */
   hotLane: HotLane;
+  /** The one request pipeline every route group goes through (http/stages.ts), as mounted. */
+  pipeline: readonly PipelineStep[];
   services: Services;
   metrics: Metrics;
   readiness: Readiness;
@@ -282,7 +284,50 @@ export function createApp(deps: AppDeps): App {
     limit: config.SIGN_IN_RATE_LIMIT_MAX ?? SIGN_IN_RATE_LIMIT_DEFAULTS.max,
     windowSeconds: config.SIGN_IN_RATE_LIMIT_WINDOW_SECONDS ?? SIGN_IN_RATE_LIMIT_DEFAULTS.windowSeconds,
   };
-  const pipeline = requestPipeline({ authenticator: services.authenticator, apiKeyRateLimiter, adminToken: deps.config.ADMIN_TOKEN, metrics, readiness, logger, session: people.stage });
+  const partnerLimiters = {
+    signIn: rateLimiters.create({ prefix: 'svc:rl:partner-sign-in', ...signInLimit }),
+    linksPerEmail: rateLimiters.create({
+      prefix: 'svc:rl:partner-link-email',
+      limit: config.SIGN_IN_LINKS_PER_EMAIL_MAX ?? SIGN_IN_LINKS_PER_EMAIL_DEFAULTS.max,
+      windowSeconds: config.SIGN_IN_LINKS_PER_EMAIL_WINDOW_SECONDS ?? SIGN_IN_LINKS_PER_EMAIL_DEFAULTS.windowSeconds,
+    }),
+    slugChecks: rateLimiters.create({
+      prefix: 'svc:rl:partner-slug',
+      limit: deps.config.PUBLIC_RATE_LIMIT_MAX ?? PUBLIC_RATE_LIMIT_DEFAULTS.max,
+      windowSeconds: deps.config.PUBLIC_RATE_LIMIT_WINDOW_SECONDS ?? PUBLIC_RATE_LIMIT_DEFAULTS.windowSeconds,
+    }),
+  };
+  const publicTracking = publicTrackingStages(
+    deps.publicRateLimiter ??
+      rateLimiters.create({
+        prefix: 'svc:rl:public',
+        limit: deps.config.PUBLIC_RATE_LIMIT_MAX ?? PUBLIC_RATE_LIMIT_DEFAULTS.max,
+        windowSeconds: deps.config.PUBLIC_RATE_LIMIT_WINDOW_SECONDS ?? PUBLIC_RATE_LIMIT_DEFAULTS.windowSeconds,
+      }),
+    services.authenticator,
+  );
+  const partnerStages = partners.stages(partnerLimiters);
+  // Every route group goes through the one list (http/stages.ts); each group's own stages declare their paths.
+  const pipeline = requestPipeline({
+    authenticator: services.authenticator,
+    apiKeyRateLimiter,
+    adminToken: deps.config.ADMIN_TOKEN,
+    metrics,
+    readiness,
+    logger,
+    session: people.stage,
+    groups: {
+      fromHeaders: [
+        ...publicTracking.fromHeaders,
+        // Provider webhooks: the outcome each answer stands for, for the metrics. Their raw body is their route's to read (signatures are over the bytes).
+        { name: 'webhook outcome', paths: ['/webhooks'], express: metrics.webhookOutcomes() },
+        ...people.publicStages(rateLimiters.create({ prefix: 'svc:rl:sign-in', ...signInLimit })),
+        ...partnerStages.fromHeaders,
+      ],
+      bodies: publicTracking.bodies,
+      afterBody: partnerStages.afterBody,
+    },
+  });
   // Every router of the contract is mounted with these (people.module.ts and partners.module.ts
   // included): routeAccess checks the role against the route ts-rest matched, before its handler.
   const options: EndpointOptions = { requestValidationErrorHandler: validationErrorHandler, logInitialization: false, globalMiddleware: [routeAccess] };
@@ -303,44 +348,18 @@ export function createApp(deps: AppDeps): App {
       app.get('/ready', readinessHandler(deps.orm, readiness));
       app.get('/metrics', metrics.handler(config.METRICS_TOKEN));
     },
-    'public surface': () => {
-      // The tracking snippet and its public endpoints: outside /api, so no API key; any origin.
+    'static surface': () => {
+      // The tracking snippet, the documentation, the dashboard and the partner portal's pages.
       app.get('/snippet.js', snippetHandler());
       app.use(docsRouter({ PUBLIC_BASE_URL: publicBaseUrl, LEGACY_BASE_URL: deps.config.LEGACY_BASE_URL }));
-      mountPublicTrackingMiddleware(
-        app,
-        deps.publicRateLimiter ??
-          rateLimiters.create({
-            prefix: 'svc:rl:public',
-            limit: deps.config.PUBLIC_RATE_LIMIT_MAX ?? PUBLIC_RATE_LIMIT_DEFAULTS.max,
-            windowSeconds: deps.config.PUBLIC_RATE_LIMIT_WINDOW_SECONDS ?? PUBLIC_RATE_LIMIT_DEFAULTS.windowSeconds,
-          }),
-        services.authenticator,
-      );
-      // Provider webhooks read their raw body (signatures are over the bytes): before any JSON parser.
-      app.use('/webhooks', metrics.webhookOutcomes(), webhooksRouter(new WebhookDispatcher({ orm: deps.orm, ...services })));
-      people.mountPublic(app, rateLimiters.create({ prefix: 'svc:rl:sign-in', ...signInLimit }), options);
-      partners.mountPublic(
-        app,
-        {
-          signIn: rateLimiters.create({ prefix: 'svc:rl:partner-sign-in', ...signInLimit }),
-          linksPerEmail: rateLimiters.create({
-            prefix: 'svc:rl:partner-link-email',
-            limit: config.SIGN_IN_LINKS_PER_EMAIL_MAX ?? SIGN_IN_LINKS_PER_EMAIL_DEFAULTS.max,
-            windowSeconds: config.SIGN_IN_LINKS_PER_EMAIL_WINDOW_SECONDS ?? SIGN_IN_LINKS_PER_EMAIL_DEFAULTS.windowSeconds,
-          }),
-          slugChecks: rateLimiters.create({
-            prefix: 'svc:rl:partner-slug',
-            limit: deps.config.PUBLIC_RATE_LIMIT_MAX ?? PUBLIC_RATE_LIMIT_DEFAULTS.max,
-            windowSeconds: deps.config.PUBLIC_RATE_LIMIT_WINDOW_SECONDS ?? PUBLIC_RATE_LIMIT_DEFAULTS.windowSeconds,
-          }),
-        },
-        options,
-      );
       app.use(dashboardRouter(deps.webDist));
     },
   });
 
+  // The route groups' routes, after the whole list like every route.
+  app.use('/webhooks', webhooksRouter(new WebhookDispatcher({ orm: deps.orm, ...services })));
+  people.mountPublic(app, options);
+  partners.mountPublic(app, partnerLimiters, options);
   const clicks = clicksRouter(services.clicks);
   const customers = customersRouter(services.customers);
   const conversions = conversionsRouter(services.conversions, services.charges);
@@ -378,5 +397,5 @@ export function createApp(deps: AppDeps): App {
     pipeline,
     logger,
   });
-  return { app, listener: hotLane.listener(app), hotLane, services, metrics, readiness, changeListener, importRunner: imports.runner };
+  return { app, listener: hotLane.listener(app), hotLane, pipeline, services, metrics, readiness, changeListener, importRunner: imports.runner };
 }

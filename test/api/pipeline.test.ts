@@ -60,10 +60,13 @@ describe('the request pipeline', () => {
     }
   });
 
-  it('refuses a hot route under an Express-only slot of the list', () => {
-    const steps = [{ slot: 'public surface', paths: ['/public'] }] as const;
-    expect(() => stagesOf(steps, { method: 'POST', path: '/public/clicks' })).toThrow(/cannot lie under the Express-only public surface/);
-    expect(stagesOf(steps, { method: 'POST', path: '/publication' }).names).toEqual([]);
+  it('refuses a hot route under an Express-only slot or stage of the list', () => {
+    const steps = [{ slot: 'static surface', paths: ['/docs'] }] as const;
+    expect(() => stagesOf(steps, { method: 'GET', path: '/docs/init.js' })).toThrow(/cannot lie under the Express-only static surface/);
+    expect(stagesOf(steps, { method: 'GET', path: '/documents' }).names).toEqual([]);
+    const cors = [{ name: 'CORS (public)', paths: ['/public'], express: () => undefined }];
+    expect(() => stagesOf(cors, { method: 'POST', path: '/public/clicks' })).toThrow(/cannot lie under the Express-only stage CORS \(public\)/);
+    expect(stagesOf(cors, { method: 'POST', path: '/publication' }).names).toEqual([]);
   });
 
   it('lets a request through when the rate limiter fails, and logs it under the request id, in both lanes', async () => {

@@ -13,7 +13,7 @@ import {
   type RefundedConversion,
   type RefundReport,
 } from '../../server/src/charges/decision.js';
-import { BadRequestError } from '../../server/src/http/errors.js';
+import { InvalidInputError } from '../../server/src/domain-errors.js';
 
 /**
  * The money rules of every channel (server/src/charges/decision.ts and the parts it combines from
@@ -105,7 +105,7 @@ describe('a charge: kind, one rule with a per-channel policy', () => {
   });
 
   it('refuses initial after the first conversion and recurring without a customer', () => {
-    expect(() => decideCharge(facts({ customer: tracked(new Date('2026-05-01Z')), requestedKind: 'initial' }), API_CHANNEL)).toThrow(BadRequestError);
+    expect(() => decideCharge(facts({ customer: tracked(new Date('2026-05-01Z')), requestedKind: 'initial' }), API_CHANNEL)).toThrow(InvalidInputError);
     expect(() => decideCharge(facts({ requestedKind: 'recurring' }), API_CHANNEL)).toThrow('kind: "recurring" requires a customer_id');
   });
 });
@@ -219,7 +219,7 @@ describe('a refund', () => {
     expect(() => decideRefund(total('100.01'), conversion(), [], now)).toThrow('amount: must not exceed the conversion amount (100)');
     expect(() => decideRefund(total('-1'), conversion(), [], now)).toThrow('amount: must be >= 0');
     expect(() => decideRefund(total('0.005'), conversion(), [], now)).toThrow('amount: USD amounts have at most 2 decimals');
-    expect(() => decideRefund(named('re_1', '100.01'), conversion(), [], now)).toThrow(expect.objectContaining({ status: 400 }));
+    expect(() => decideRefund(named('re_1', '100.01'), conversion(), [], now)).toThrow(expect.objectContaining({ kind: 'invalid-input' }));
     expect(decideRefund(total('100'), conversion(), [], now).next).toMatchObject({ refunded_amount: '100' });
   });
 
@@ -227,7 +227,7 @@ describe('a refund', () => {
     const recorded = [{ key: refundKey('re_1'), amount: '60' }];
     expect(() => decideRefund(named('re_2', '60'), conversion({ refunded_amount: '60' }), recorded, now)).toThrow(
       expect.objectContaining({
-        status: 409,
+        kind: 'conflict',
         message: 'amount: refunds would total 120, more than the conversion amount (100); 60 was already refunded under other refund ids',
       }),
     );

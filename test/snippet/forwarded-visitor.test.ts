@@ -8,7 +8,7 @@ import { type Server, createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/src/app.js';
 import { createMerchant, createOrganization, request } from '../support/api.js';
-import { TEST_ADMIN_TOKEN, testServer } from '../support/server.js';
+import { TEST_ADMIN_TOKEN, TEST_PUBLIC_BASE_URL, testServer } from '../support/server.js';
 
 const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 const clicksPath = (org: string) => `/public/organizations/${org}/clicks`;
@@ -82,7 +82,7 @@ describe('the per-address rate limit counts each forwarded visitor on its own, a
     const { db } = await testServer();
     const { listener } = createApp({
       orm: db.orm,
-      config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 0, PUBLIC_RATE_LIMIT_MAX: 2, PUBLIC_RATE_LIMIT_WINDOW_SECONDS: 60, PUBLIC_BASE_URL: 'http://127.0.0.1' } as never,
+      config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 0, PUBLIC_RATE_LIMIT_MAX: 2, PUBLIC_RATE_LIMIT_WINDOW_SECONDS: 60 } as never,
     });
     server = await new Promise<Server>((resolve) => {
       const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));

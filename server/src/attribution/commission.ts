@@ -1,5 +1,5 @@
 import { Decimal } from 'decimal.js';
-import { BadRequestError } from '../http/errors.js';
+import { InvalidInputError } from '../domain-errors.js';
 import { roundToMinorUnit } from './money.js';
 
 export type CommissionType = 'percent' | 'flat';
@@ -18,7 +18,7 @@ export const MAX_PERCENT_COMMISSION = 100;
 /** 400 for a rule that could pay more than the charge (the contract bounds flat values itself). */
 export function assertCommissionRule(rule: CommissionRule): void {
   if (rule.commission_type === 'percent' && new Decimal(rule.commission_value).greaterThan(MAX_PERCENT_COMMISSION)) {
-    throw new BadRequestError(`commission_value: a percent commission is at most ${MAX_PERCENT_COMMISSION}`);
+    throw new InvalidInputError(`commission_value: a percent commission is at most ${MAX_PERCENT_COMMISSION}`);
   }
 }
 

@@ -1,4 +1,4 @@
-import { BadRequestError } from '../http/errors.js';
+import { InvalidInputError } from '../domain-errors.js';
 
 export type ConversionKind = 'initial' | 'recurring';
 
@@ -30,10 +30,10 @@ export interface KindInput {
 export function resolveConversionKind(input: KindInput): ConversionKind {
   const { requested, hasCustomer, isFirstConversion, byCustomerIdOnly, firstChargeByCustomer } = input;
   if (requested === 'initial' && hasCustomer && !isFirstConversion) {
-    throw new BadRequestError('kind: "initial" is only allowed on the customer\'s first conversion');
+    throw new InvalidInputError('kind: "initial" is only allowed on the customer\'s first conversion');
   }
   if (requested === 'recurring' && !hasCustomer) {
-    throw new BadRequestError('kind: "recurring" requires a customer_id');
+    throw new InvalidInputError('kind: "recurring" requires a customer_id');
   }
   if (requested) return requested;
   if (byCustomerIdOnly) return isFirstConversion && firstChargeByCustomer === 'initial' ? 'initial' : 'recurring';

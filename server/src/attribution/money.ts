@@ -1,6 +1,6 @@
 import currencyCodes from 'currency-codes';
 import { Decimal } from 'decimal.js';
-import { BadRequestError } from '../http/errors.js';
+import { InvalidInputError } from '../domain-errors.js';
 
 /** Codes ISO 4217 does not list (the contract accepts any three letters): cents, as most currencies. */
 const UNLISTED_CURRENCY_DIGITS = 2;
@@ -28,7 +28,7 @@ export function minorUnitDigits(currency: string): number {
 export function assertWholeMinorUnits(field: string, amount: number | string, currency: string): void {
   const digits = minorUnitDigits(currency);
   if (new Decimal(amount).decimalPlaces() > digits) {
-    throw new BadRequestError(`${field}: ${currency.toUpperCase()} amounts have at most ${digits} decimal${digits === 1 ? '' : 's'}`);
+    throw new InvalidInputError(`${field}: ${currency.toUpperCase()} amounts have at most ${digits} decimal${digits === 1 ? '' : 's'}`);
   }
 }
 

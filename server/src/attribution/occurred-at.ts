@@ -1,5 +1,5 @@
 import { occurredAtProblem } from '@affiliate-attribution/contract';
-import { BadRequestError } from '../http/errors.js';
+import { InvalidInputError } from '../domain-errors.js';
 
 export { MAX_FUTURE_SKEW_MS } from '@affiliate-attribution/contract';
 
@@ -12,6 +12,6 @@ export function resolveOccurredAt(value: string | undefined, now: Date = new Dat
   if (value === undefined) return now;
   const at = new Date(value);
   const problem = occurredAtProblem(at.getTime(), now.getTime());
-  if (problem) throw new BadRequestError(`occurred_at: ${problem}`);
+  if (problem) throw new InvalidInputError(`occurred_at: ${problem}`);
   return at;
 }

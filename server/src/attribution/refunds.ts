@@ -1,5 +1,5 @@
 import { Decimal } from 'decimal.js';
-import { BadRequestError, ConflictError } from '../http/errors.js';
+import { ConflictError, InvalidInputError } from '../domain-errors.js';
 import { commissionAfterRefund } from './commission.js';
 import { assertWholeMinorUnits, roundToMinorUnit } from './money.js';
 
@@ -59,9 +59,9 @@ export function refundAmount(measure: RefundMeasure, charge: Charge): string {
 /** 400 for a refund no charge can have: negative, finer than the currency's minor unit, or above the amount. */
 export function assertRefundAmount(amount: string, charge: Charge): void {
   const value = new Decimal(amount);
-  if (value.isNegative()) throw new BadRequestError('amount: must be >= 0');
+  if (value.isNegative()) throw new InvalidInputError('amount: must be >= 0');
   if (value.greaterThan(new Decimal(charge.amount))) {
-    throw new BadRequestError(`amount: must not exceed the conversion amount (${new Decimal(charge.amount).toString()})`);
+    throw new InvalidInputError(`amount: must not exceed the conversion amount (${new Decimal(charge.amount).toString()})`);
   }
   assertWholeMinorUnits('amount', amount, charge.currency);
 }

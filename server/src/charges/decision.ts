@@ -21,11 +21,12 @@ import type { ChannelPolicy } from './channels.js';
 /**
  * What a charge, a refund and a cancellation do to the money and to the customer: the decision,
  * the same for every channel but for the channel's named policies (channels.ts). Pure functions:
- * no I/O, no clock (the time is an input); record.ts and the conversions service gather the facts
- * and store the outcome. The parts come from attribution/ (kind.ts, commission.ts, windows.ts,
- * money.ts, refunds.ts); this file is where they are combined, and the one the tests hold
- * (test/attribution/charge-decision.test.ts). A refusal is thrown as the API's 4xx; each channel
- * answers it by its policy.
+ * no I/O, no clock (the time is an input); the conversions module (conversions.service.ts,
+ * charge-recorder.ts) gathers the facts and stores the outcome. The parts come from attribution/
+ * (kind.ts, commission.ts, windows.ts, money.ts, refunds.ts); this file is where they are
+ * combined, and the one the tests hold
+ * (test/attribution/charge-decision.test.ts). A refusal is thrown as a domain error
+ * (domain-errors.ts; the API answers it with its 4xx); each channel answers it by its policy.
  */
 
 // ---- a charge -------------------------------------------------------------------------------

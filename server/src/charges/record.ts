@@ -1,18 +1,13 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Conversion, Customer } from '@affiliate-attribution/contract';
-import { Decimal } from 'decimal.js';
-import { hasClickAttribution } from '../attribution/resolver.js';
-import { AttributionNotFoundError, BadRequestError, HttpError, NotFoundError } from '../http/errors.js';
-import type { ConversionsService, CreateConversionInput } from '../modules/conversions/conversions.service.js';
-import { findCustomerInOrganization, toCustomerDto, type CustomersService } from '../modules/customers/customers.service.js';
+import { DomainError } from '../domain-errors.js';
+import type { CreateConversionInput } from '../modules/conversions/conversions.service.js';
 import type { ChannelPolicy } from './channels.js';
-import { statusAfterCancellation, type RefundReport } from './decision.js';
 
 /**
- * Recording a charge, a refund and a cancellation, for every channel: the REST API
- * (modules/conversions/conversions.router.ts), every payment provider (webhooks/dispatcher.ts),
- * and whatever reports money next. The rules are decision.ts's, the same for all; what differs
- * between channels is a named policy (channels.ts), applied here and nowhere else.
+ * What recording a charge, a refund and a cancellation comes to, for every channel (the REST API,
+ * every payment provider, whatever reports money next), and how a channel's policy answers the
+ * rules' refusals (channels.ts): pure, no I/O. The recording itself (gather the facts, ask
+ * decision.ts, write) is the conversions module's: modules/conversions/charge-recorder.ts.
  */
 
 /** A charge as any channel reports it. */
@@ -60,8 +55,8 @@ export type ChargeOutcome<C extends ChannelPolicy> = OrNothing<C, RecordedConver
 export type RefundOutcome<C extends ChannelPolicy> = OrNothing<C, RecordedRefund>;
 export type CancellationOutcome<C extends ChannelPolicy> = OrNothing<C, RecordedCancellation>;
 
-/** A refusal that is final (a 4xx): the same request is refused the same way every time. A 429 may pass later. */
-const isFinalRefusal = (err: unknown): err is HttpError => err instanceof HttpError && err.status >= 400 && err.status < 500 && err.status !== 429;
+/** A refusal that is final: the same request is refused the same way every time (a rate limit or an unavailable database may pass later). */
+const isFinalRefusal = (err: unknown): err is DomainError => err instanceof DomainError;
 
 /** A refusal under the `ignore` policy: recorded as nothing, with this reason. */
 class Refusal extends Error {
@@ -71,80 +66,18 @@ class Refusal extends Error {
 }
 
 /** A refusal the rules make, as the channel answers it: the API's 4xx, or a reason to record nothing with. */
-const refused = (channel: ChannelPolicy, error: HttpError, reason: string): Error => (channel.refusals === 'answer' ? error : new Refusal(reason));
+export const refused = (channel: ChannelPolicy, error: DomainError, reason: string): Error => (channel.refusals === 'answer' ? error : new Refusal(reason));
 
-export class ChargeRecorder {
-  constructor(
-    private readonly orm: MikroORM,
-    private readonly conversions: ConversionsService,
-    private readonly customers: CustomersService,
-  ) {}
-
-  /**
-   * A charge: a conversion (attributed by click, or by a tracked customer), or under the
-   * `trial-signup` policy a zero-amount charge's referred signup.
-   */
-  recordCharge<C extends ChannelPolicy>(organizationId: string, charge: ChargeReport, channel: C): Promise<ChargeOutcome<C>> {
-    const byClick = hasClickAttribution(charge);
-    const reason = (err: HttpError) =>
-      err instanceof AttributionNotFoundError && !byClick ? `Customer ${charge.customer_id} was not referred: no conversion` : `${err.message} for ${charge.external_id}`;
-    return this.underPolicy(channel, reason, async (): Promise<RecordedConversion | RecordedSignup> => {
-      if (channel.zeroAmountCharge === 'trial-signup' && new Decimal(charge.amount).isZero()) return this.signup(organizationId, charge, channel);
-      if (!charge.customer_id && !byClick) {
-        throw refused(
-          channel,
-          new BadRequestError('customer_id: one of customer_id, cookie_id, ref or click_id is required'),
-          `Charge ${charge.external_id} carries no referral and no customer`,
-        );
-      }
-      const { conversion, deduped } = await this.conversions.create(organizationId, charge, channel);
-      return { recorded: 'conversion', conversion, deduped };
-    }) as Promise<ChargeOutcome<C>>;
-  }
-
-  /** A refund of the conversion `conversionId` (the service's UUID or the merchant's external_id). */
-  recordRefund<C extends ChannelPolicy>(organizationId: string, conversionId: string, report: RefundReport, channel: C): Promise<RefundOutcome<C>> {
-    return this.underPolicy(channel, (err) => `${err.message} for ${conversionId}`, async (): Promise<RecordedRefund> => {
-      const { conversion, deduped } = await this.conversions.refund(organizationId, conversionId, report);
-      return { recorded: 'refund', conversion, deduped };
-    }) as Promise<RefundOutcome<C>>;
-  }
-
-  /** A subscription cancelled: the customer (the merchant's customer id) becomes `canceled`; deduped when it already is. */
-  recordCancellation<C extends ChannelPolicy>(organizationId: string, customerId: string, channel: C): Promise<CancellationOutcome<C>> {
-    return this.underPolicy(channel, (err) => `${err.message} for ${customerId}`, async (): Promise<RecordedCancellation> => {
-      const customer = await findCustomerInOrganization(this.orm, organizationId, customerId);
-      if (!customer) throw refused(channel, new NotFoundError('Customer not found'), `Customer ${customerId} was not referred`);
-      const next = statusAfterCancellation(customer.status);
-      if (!next) return { recorded: 'cancellation', customer: toCustomerDto(customer), deduped: true };
-      return { recorded: 'cancellation', customer: await this.customers.updateStatus(organizationId, customer.id, next), deduped: false };
-    }) as Promise<CancellationOutcome<C>>;
-  }
-
-  /** A zero-amount charge with a referral and a customer: no sale, the referred customer tracked as `trial`. */
-  private async signup(organizationId: string, charge: ChargeReport, channel: ChannelPolicy): Promise<RecordedSignup> {
-    const { customer_id, cookie_id, ref, click_id, coupon, email } = charge;
-    if (!customer_id || !hasClickAttribution(charge)) {
-      throw refused(
-        channel,
-        new BadRequestError('amount: a zero-amount charge records no conversion, only the signup of a referred customer'),
-        `Zero-amount charge ${charge.external_id}: no conversion`,
-      );
-    }
-    const { customer, deduped } = await this.customers.create(organizationId, { customer_id, cookie_id, ref, click_id, coupon, status: 'trial', email });
-    return { recorded: 'signup', customer, deduped };
-  }
-
-  /**
-   * Runs `record` and answers its refusals by the channel's policy: under `answer` they are thrown
-   * as they are (refused() throws the HttpError itself), under `ignore` they become the outcome.
-   */
-  private underPolicy<T>(channel: ChannelPolicy, reasonFor: (err: HttpError) => string, record: () => Promise<T>): Promise<T | NothingRecorded> {
-    if (channel.refusals === 'answer') return record();
-    return record().catch((err: unknown): NothingRecorded => {
-      if (err instanceof Refusal) return { recorded: 'nothing', reason: err.reason };
-      if (isFinalRefusal(err)) return { recorded: 'nothing', reason: reasonFor(err) };
-      throw err;
-    });
-  }
+/**
+ * Runs `record` and answers its refusals by the channel's policy: under `answer` they are thrown
+ * as they are (the edge maps the DomainError to the API's 4xx), under `ignore` they become the
+ * outcome.
+ */
+export function underPolicy<T>(channel: ChannelPolicy, reasonFor: (err: DomainError) => string, record: () => Promise<T>): Promise<T | NothingRecorded> {
+  if (channel.refusals === 'answer') return record();
+  return record().catch((err: unknown): NothingRecorded => {
+    if (err instanceof Refusal) return { recorded: 'nothing', reason: err.reason };
+    if (isFinalRefusal(err)) return { recorded: 'nothing', reason: reasonFor(err) };
+    throw err;
+  });
 }

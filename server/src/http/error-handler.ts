@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { ErrorMessages, type ErrorBody } from '@affiliate-attribution/contract';
+import { DomainError, type DomainErrorKind } from '../domain-errors.js';
 import { HttpError } from './errors.js';
 import { declaredBodyLength } from './security.js';
 import { echoInput } from './validation-message.js';
@@ -52,6 +53,14 @@ const clientErrorMessages: Record<number, string> = {
   415: 'Unsupported media type',
 };
 
+/** The one mapping of the domain's refusals (domain-errors.ts) to HTTP statuses. */
+export const domainStatus: Record<DomainErrorKind, number> = {
+  'invalid-input': 400,
+  'not-found': 404,
+  conflict: 409,
+  expired: 410,
+};
+
 export interface ErrorResponse {
   status: number;
   message: string;
@@ -67,6 +76,7 @@ export interface ErrorResponse {
  * (hot-routes.ts).
  */
 export function errorResponse(err: unknown): ErrorResponse {
+  if (err instanceof DomainError) return { status: domainStatus[err.kind], message: err.message };
   if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers };
   const type = (err as { type?: unknown })?.type;
   if (typeof type === 'string' && bodyParserErrors[type]) {

@@ -1,8 +1,19 @@
 import { ErrorMessages } from '@affiliate-attribution/contract';
 
+export {
+  AttributionWindowExpiredError,
+  ConflictError,
+  DomainError,
+  InvalidInputError as BadRequestError,
+  NoAttributionError as AttributionNotFoundError,
+  NotFoundError,
+} from '../domain-errors.js';
+
 /**
- * Typed domain errors. Services throw them; the one error handler (error-handler.ts) turns them
- * into `{ success: false, message }` with their status. Nothing else writes an error response.
+ * Refusals of the transport (authentication, permission, rate, an unavailable dependency), with
+ * their status. The domain's refusals are domain-errors.ts's, exported here under their HTTP
+ * names for the modules' routers and services; the one error handler (error-handler.ts) maps both
+ * to `{ success: false, message }` with their status. Nothing else writes an error response.
  */
 export class HttpError extends Error {
   constructor(
@@ -15,11 +26,6 @@ export class HttpError extends Error {
   }
 }
 
-export class BadRequestError extends HttpError {
-  constructor(message: string) {
-    super(400, message);
-  }
-}
 export class UnauthorizedError extends HttpError {
   constructor(message: string = ErrorMessages.invalidApiKey) {
     super(401, message);
@@ -28,26 +34,6 @@ export class UnauthorizedError extends HttpError {
 export class ForbiddenError extends HttpError {
   constructor(message: string = ErrorMessages.forbidden) {
     super(403, message);
-  }
-}
-export class NotFoundError extends HttpError {
-  constructor(message: string = ErrorMessages.notFound) {
-    super(404, message);
-  }
-}
-export class AttributionNotFoundError extends NotFoundError {
-  constructor() {
-    super(ErrorMessages.noAttribution);
-  }
-}
-export class ConflictError extends HttpError {
-  constructor(message: string) {
-    super(409, message);
-  }
-}
-export class AttributionWindowExpiredError extends HttpError {
-  constructor() {
-    super(410, ErrorMessages.attributionWindowExpired);
   }
 }
 export class TooManyRequestsError extends HttpError {

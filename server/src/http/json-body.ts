@@ -33,11 +33,11 @@ export function isPlainJsonBody(req: IncomingMessage, limit: number): boolean {
  * a byte is read, then body-parser reads, checks UTF-8 and parses. The hot lane serves only the
  * plain form (hot-routes.ts), so the other forms never reach it.
  */
-export function jsonBodyStage(limit: number): Stage {
+export function jsonBodyStage(limit: number, paths: readonly string[] = ['/api', '/admin']): Stage {
   const parseOtherForms = jsonBodyParser({ limit });
   return {
     name: 'JSON body',
-    paths: ['/api', '/admin'],
+    paths,
     needed: (route) => route.method !== 'GET',
     run(req, res) {
       const { headers } = req;

@@ -47,24 +47,41 @@ export interface Stage {
    * leaves out those that cannot, decided once per route. Default: it can.
    */
   readonly needed?: (route: { method: string; path: string }) => boolean;
+  /** The methods it applies to (a limit on sign-in POSTs, say); every method when absent. */
+  readonly methods?: readonly string[];
   readonly run?: (req: PipelineRequest, res: ServerResponse, headers: HeaderSink) => void | Promise<void>;
   readonly answered?: (req: PipelineRequest, status: number) => void;
+  /**
+   * An Express middleware in place of run/answered, for a route group's own step (CORS of the
+   * public endpoints, a partner's session): Express runs it, and no hot route may lie under its
+   * paths (stagesOf refuses one), so both lanes still run the same list.
+   */
+  readonly express?: RequestHandler;
 }
 
-/** Where Express-only steps go in the list (operational endpoints, the public surface): no hot route lies under them. */
+/** Where Express-only answers go in the list (operational endpoints, the static pages and documents): no hot route lies under them. */
 export interface ExpressSlot {
   readonly slot: ExpressSlotName;
   /** Path prefixes whatever app.ts mounts in the slot answers; the hot lane checks its routes are outside them. */
   readonly paths: readonly string[];
 }
-export type ExpressSlotName = 'operational endpoints' | 'public surface';
+export type ExpressSlotName = 'operational endpoints' | 'static surface';
 
 export type PipelineStep = Stage | ExpressSlot;
 
 const isSlot = (step: PipelineStep): step is ExpressSlot => 'slot' in step;
 
-const under = (path: string, prefixes: readonly string[] | undefined): boolean =>
-  prefixes === undefined || prefixes.some((prefix) => path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`));
+/** Whether `path` lies under one of `prefixes`, segment by segment, as Express mounts them (`:name` matches any one segment). */
+export function under(path: string, prefixes: readonly string[] | undefined): boolean {
+  if (prefixes === undefined) return true;
+  const segments = path.split('/');
+  return prefixes.some((prefix) => {
+    const wanted = prefix.replace(/\/+$/, '').split('/');
+    return wanted.length <= segments.length && wanted.every((segment, i) => (segment.startsWith(':') ? segments[i] !== '' : segment === segments[i]));
+  });
+}
+
+const appliesToMethod = (stage: Stage, method: string): boolean => stage.methods === undefined || stage.methods.includes(method);
 
 /** A stage as Express middleware: `answered` on the response's finish, `run` with the response as its header sink. */
 export function expressMiddleware(stage: Stage): RequestHandler {
@@ -87,13 +104,37 @@ export function expressMiddleware(stage: Stage): RequestHandler {
   };
 }
 
+/** A stage as Express mounts it: its middleware (or run/answered as one), for its methods only. */
+function mountable(stage: Stage): RequestHandler {
+  const handler = stage.express ?? expressMiddleware(stage);
+  const { methods } = stage;
+  return methods === undefined ? handler : (req, res, next) => (methods.includes(req.method) ? handler(req, res, next) : next());
+}
+
 /** Mounts the list on Express in its order: each stage under its paths, and what app.ts gives for each slot. */
 export function mountPipeline(app: Express, steps: readonly PipelineStep[], slots: Record<ExpressSlotName, (app: Express) => void>): void {
   for (const step of steps) {
     if (isSlot(step)) slots[step.slot](app);
-    else if (step.paths) app.use([...step.paths], expressMiddleware(step));
-    else app.use(expressMiddleware(step));
+    else if (step.paths) app.use([...step.paths], mountable(step));
+    else app.use(mountable(step));
   }
+}
+
+/**
+ * The names of the stages Express runs for `method path`, in order, and the slot that answers it
+ * if one does (then nothing after it runs): what every route group goes through, for tests and
+ * for reading.
+ */
+export function expressStagesOf(steps: readonly PipelineStep[], method: string, path: string): { stages: string[]; slot?: ExpressSlotName } {
+  const stages: string[] = [];
+  for (const step of steps) {
+    if (isSlot(step)) {
+      if (under(path, step.paths)) return { stages, slot: step.slot };
+    } else if (under(path, step.paths) && appliesToMethod(step, method)) {
+      stages.push(step.name);
+    }
+  }
+  return { stages };
 }
 
 /** The stages of `route` in the hot lane, in order: those under its path that it needs (see Stage.needed). */
@@ -102,7 +143,9 @@ export function stagesOf(steps: readonly PipelineStep[], route: { method: string
   for (const step of steps) {
     if (isSlot(step)) {
       if (under(route.path, step.paths)) throw new Error(`${route.method} ${route.path}: a hot route cannot lie under the Express-only ${step.slot} (${step.paths.join(', ')})`);
-    } else if (under(route.path, step.paths) && step.needed?.(route) !== false) {
+    } else if (step.express && under(route.path, step.paths)) {
+      throw new Error(`${route.method} ${route.path}: a hot route cannot lie under the Express-only stage ${step.name} (${(step.paths ?? ['every path']).join(', ')})`);
+    } else if (under(route.path, step.paths) && appliesToMethod(step, route.method) && step.needed?.(route) !== false) {
       stages.push(step);
     }
   }

@@ -1,6 +1,5 @@
 import { isIP } from 'node:net';
-import type { RequestHandler } from 'express';
-import { expressMiddleware, type PipelineRequest, type Stage } from './pipeline.js';
+import type { PipelineRequest, Stage } from './pipeline.js';
 import { TooManyRequestsError } from './errors.js';
 
 /** What a limiter decided about one request. */
@@ -89,9 +88,4 @@ export function rateLimitStage(limiter: RateLimiter, options: RateLimitOptions):
       if (!decision.allowed) throw new TooManyRequestsError(decision.retryAfterSeconds);
     },
   };
-}
-
-/** rateLimitStage as Express middleware, for the public surface's own limits. */
-export function rateLimit(limiter: RateLimiter, options: RateLimitOptions): RequestHandler {
-  return expressMiddleware(rateLimitStage(limiter, options));
 }

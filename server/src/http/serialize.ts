@@ -12,5 +12,4 @@ export function decimalToNumber(value: string | number): number {
   return typeof value === 'number' ? value : Number(value);
 }
 
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (value: string): boolean => UUID_PATTERN.test(value);
+export { isUuid } from '../identifiers.js';

@@ -1,3 +1,4 @@
+import { DomainError } from '../domain-errors.js';
 import { HttpError } from '../http/errors.js';
 
 /**
@@ -14,7 +15,7 @@ export async function orRepeatOnRefusal<T, R>(attempt: () => Promise<T>, findExi
   try {
     return { done: await attempt() };
   } catch (err) {
-    if (!(err instanceof HttpError) || err.status >= 500) throw err;
+    if (!(err instanceof DomainError || (err instanceof HttpError && err.status < 500))) throw err;
     const existing = await findExisting();
     if (existing === undefined) throw err;
     return { repeat: existing };

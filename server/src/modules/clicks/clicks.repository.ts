@@ -33,7 +33,7 @@ export class ClicksRepository {
     await INSERT_SUPPRESSED.run(this.orm, [row]);
   }
 
-  /** When and from where a click came, for the fraud rules (charges/sale-terms.ts caches it). */
+  /** When and from where a click came, for the fraud rules (modules/conversions/sale-terms.ts caches it). */
   findFacts(organizationId: string, clickId: string): Promise<{ occurred_at: Date; ip: string | null; user_agent: string | null } | undefined> {
     return kyselyOf(this.orm)
       .selectFrom('clicks')

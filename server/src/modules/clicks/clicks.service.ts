@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Click } from '@affiliate-attribution/contract';
-import { COOKIE_ID_PREFIX, type AttributionResolver } from '../../attribution/resolver.js';
+import { COOKIE_ID_PREFIX } from '../../attribution/resolver.js';
+import type { AttributionResolver } from '../referrals/attribution-resolver.js';
 import type { ClicksRepository } from './clicks.repository.js';
-import { AttributionNotFoundError, HttpError } from '../../http/errors.js';
+import { AttributionNotFoundError } from '../../http/errors.js';
+import { DomainError } from '../../domain-errors.js';
 import { ClickFloodWindows } from './click-flood.js';
 import { iso } from '../../http/serialize.js';
 import { resolveOccurredAt } from '../../attribution/occurred-at.js';
@@ -96,7 +98,7 @@ export class ClicksService {
       await this.resolver.resolveClick(organizationId, { cookie_id: cookieId }, at);
       return cookieId;
     } catch (err) {
-      if (err instanceof HttpError && (err.status === 404 || err.status === 410)) return undefined;
+      if (err instanceof DomainError && (err.kind === 'not-found' || err.kind === 'expired')) return undefined;
       throw err;
     }
   }

@@ -1,6 +1,6 @@
 import { contract } from '@affiliate-attribution/contract';
 import { API_CHANNEL } from '../../charges/channels.js';
-import type { ChargeRecorder } from '../../charges/record.js';
+import type { ChargeRecorder } from './charge-recorder.js';
 import { s } from '../../http/router-types.js';
 import { requireOrganization } from '../../http/request-context.js';
 import type { ConversionsService } from './conversions.service.js';

@@ -3,10 +3,11 @@ import type { Conversion } from '@affiliate-attribution/contract';
 import { LRUCache } from 'lru-cache';
 import type { ConversionKind } from '../../attribution/kind.js';
 import { resolveOccurredAt } from '../../attribution/occurred-at.js';
-import { hasClickAttribution, type AttributionResolver, type Attribution, type ClickAttributionInput } from '../../attribution/resolver.js';
+import { hasClickAttribution, type Attribution, type ClickAttributionInput } from '../../attribution/resolver.js';
+import type { AttributionResolver } from '../referrals/attribution-resolver.js';
 import type { ChannelPolicy } from '../../charges/channels.js';
 import type { HoldReason } from '../../charges/fraud.js';
-import { SaleTerms } from '../../charges/sale-terms.js';
+import { SaleTerms } from './sale-terms.js';
 import type { CommissionRule } from '../../attribution/commission.js';
 import type { AppliedRate } from '../../attribution/program-rules.js';
 import type { ClicksRepository } from '../clicks/clicks.repository.js';
@@ -72,7 +73,7 @@ const MAX_OPTIMISTIC_ATTEMPTS = 20;
 /**
  * The conversions use cases: gathering what a charge or a refund is decided on, asking the
  * decision (charges/decision.ts), and storing its outcome (conversions.repository.ts). Channels
- * reach them through charges/record.ts, with their policy (charges/channels.ts).
+ * reach them through charge-recorder.ts, with their policy (charges/channels.ts).
  */
 export class ConversionsService {
   private readonly repository: ConversionsRepository;

@@ -36,7 +36,7 @@ export class CouponsRepository {
     await kyselyOf(this.orm).deleteFrom('coupons').where('organization_id', '=', organizationId).where('id', '=', id).execute();
   }
 
-  /** What attribution needs of a code (attribution/resolver.ts): its affiliate and program. */
+  /** What attribution needs of a code (modules/referrals/attribution-resolver.ts): its affiliate and program. */
   findByCode(organizationId: string, code: string): Promise<{ affiliate_id: string; program_id: string } | undefined> {
     return kyselyOf(this.orm)
       .selectFrom('coupons')

@@ -9,7 +9,7 @@ import { newRowId } from '../../db/row-ids.js';
 
 export const toCouponDto = (c: CouponRecord): Coupon => ({ id: c.id, code: c.code, affiliate_id: c.affiliate_id, program_id: c.program_id, created_at: iso(c.created_at) });
 
-/** Promotion codes affiliates own (attribution by coupon: attribution/resolver.ts). */
+/** Promotion codes affiliates own (attribution by coupon: attribution/resolver.ts decides, modules/referrals/attribution-resolver.ts reads). */
 export class CouponsService {
   constructor(
     private readonly coupons: CouponsRepository,

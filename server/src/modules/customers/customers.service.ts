@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Customer } from '@affiliate-attribution/contract';
-import { hasClickAttribution, type Attribution, type AttributionResolver, type ClickAttributionInput } from '../../attribution/resolver.js';
+import { hasClickAttribution, type Attribution, type ClickAttributionInput } from '../../attribution/resolver.js';
+import type { AttributionResolver } from '../referrals/attribution-resolver.js';
 import { orRepeatOnRefusal } from '../idempotent-repeat.js';
 import { BadRequestError } from '../../http/errors.js';
 import { iso, isoOrNull } from '../../http/serialize.js';

@@ -4,12 +4,10 @@ import type { Express } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { TooManyRequestsError } from '../../http/errors.js';
-import { JSON_BODY_LIMIT_BYTES, jsonBodyStage } from '../../http/json-body.js';
-import { expressMiddleware } from '../../http/pipeline.js';
-import { clientAddressKey, rateLimit, type RateLimiter } from '../../http/rate-limit.js';
+import type { Stage } from '../../http/pipeline.js';
+import { clientAddressKey, rateLimitStage, type RateLimiter } from '../../http/rate-limit.js';
 import { requireOrganization } from '../../http/request-context.js';
 import { s, type EndpointOptions } from '../../http/router-types.js';
-import { unstorableTextStage } from '../../http/security.js';
 import type { AffiliatesService } from '../affiliates/affiliates.service.js';
 import type { Mailer } from '../people/mailer.js';
 import { PARTNER_API, PartnerCookie, partnerSameOrigin, partnerSessionMiddleware, requirePartner } from './partner-session.js';
@@ -27,9 +25,10 @@ export interface PartnerLimiters {
 }
 
 /**
- * The partner portal (modules/partners): its public routes and its partner-session routes under
- * /partner/api (mounted on the public surface, app.ts), and the merchant's invitation route under
- * /api (mounted with the merchant routes).
+ * The partner portal (modules/partners): its stages in the one request pipeline (`stages`: the
+ * partner's session, its rate limits, the cross-site check; the API's JSON body and text rules
+ * apply to /partner/api from the same list, http/stages.ts), its public and partner-session routes
+ * under /partner/api (`mountPublic`), and the merchant's invitation route under /api (`mountRoutes`).
  */
 export class Partners {
   readonly service: PartnersService;
@@ -47,16 +46,23 @@ export class Partners {
     );
   }
 
-  mountPublic(app: Express, limiters: PartnerLimiters, options: EndpointOptions): void {
+  /** /partner/api's stages, in the list's places: from the headers (session, limits), and after the body rules (cross-site refusal). */
+  stages(limiters: Pick<PartnerLimiters, 'signIn' | 'slugChecks'>): { fromHeaders: Stage[]; afterBody: Stage[] } {
     const routes = contract.partnerPublic;
     const protectedPaths = new Set(Object.values(contract.partner).map((route) => route.path));
-    app.use(PARTNER_API, partnerSessionMiddleware({ partners: this.service, cookie: this.cookie, protectedPaths }));
-    const signInLimit = rateLimit(limiters.signIn, { scope: 'partner-sign-in' });
-    const signInPaths = [routes.apply.path, routes.requestSignInLink.path, routes.signIn.path];
-    app.post(signInPaths, signInLimit);
-    app.get(routes.slugAvailability.path, rateLimit(limiters.slugChecks, { scope: 'partner-slug' }));
-    app.use(PARTNER_API, expressMiddleware(jsonBodyStage(JSON_BODY_LIMIT_BYTES)), expressMiddleware(unstorableTextStage), partnerSameOrigin(this.deps.publicBaseUrl));
+    return {
+      fromHeaders: [
+        { name: 'partner session', paths: [PARTNER_API], express: partnerSessionMiddleware({ partners: this.service, cookie: this.cookie, protectedPaths }) },
+        { ...rateLimitStage(limiters.signIn, { scope: 'partner-sign-in', paths: [routes.apply.path, routes.requestSignInLink.path, routes.signIn.path] }), methods: ['POST'] },
+        { ...rateLimitStage(limiters.slugChecks, { scope: 'partner-slug', paths: [routes.slugAvailability.path] }), methods: ['GET', 'HEAD'] },
+      ],
+      afterBody: [{ name: 'partner same origin', paths: [PARTNER_API], express: partnerSameOrigin(this.deps.publicBaseUrl) }],
+    };
+  }
 
+  /** The routes under /partner/api: after the whole pipeline, as every route. */
+  mountPublic(app: Express, limiters: Pick<PartnerLimiters, 'linksPerEmail'>, options: EndpointOptions): void {
+    const routes = contract.partnerPublic;
     const perEmail = async (organizationId: string, email: string) => {
       let decision;
       try {

@@ -7,11 +7,9 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { kyselyOf } from '../../db/database.js';
 import type { ApiKeyAuthenticator } from '../../http/authentication.js';
-import { expressMiddleware, type Stage } from '../../http/pipeline.js';
-import { JSON_BODY_LIMIT_BYTES, jsonBodyStage } from '../../http/json-body.js';
-import { unstorableTextStage } from '../../http/security.js';
+import type { Stage } from '../../http/pipeline.js';
 import type { EndpointOptions } from '../../http/router-types.js';
-import { rateLimit, type RateLimiter } from '../../http/rate-limit.js';
+import { rateLimitStage, type RateLimiter } from '../../http/rate-limit.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
 import { AUTH_BASE_PATH, authSecret, createAuth, type Auth } from './auth.js';
 import { LogMailer, type Mailer } from './mailer.js';
@@ -35,8 +33,8 @@ export interface PeopleConfig {
 /**
  * People (spec/ledger.md, "People"): the dashboard's users, sessions and invitations, wired in
  * three places of app.ts: the session credential in the request pipeline (`stage`, before the API
- * key's), better-auth and invitation acceptance on the public surface (`mountPublic`, under
- * /auth), and the people routes of the contract (`mountRoutes`).
+ * key's), /auth's own stages in the same list (`publicStages`), better-auth and invitation
+ * acceptance under /auth (`mountPublic`), and the people routes of the contract (`mountRoutes`).
  */
 export class People {
   readonly auth: Auth;
@@ -63,20 +61,32 @@ export class People {
     this.stage = sessionStage({ auth: this.auth, people: this.repository, publicBaseUrl: config.PUBLIC_BASE_URL });
   }
 
-  /** /auth: sign-in (rate limited per address), sign-out, sessions, password reset, and accepting invitations. */
-  mountPublic(app: Express, signInLimiter: RateLimiter, options: EndpointOptions): void {
+  /**
+   * /auth's stages, from the headers, in the one request pipeline (http/stages.ts): the cross-site
+   * refusal and the sign-in limit per address. The API's JSON body and text rules apply to
+   * /auth/invitations from the same list; better-auth reads its own bodies.
+   */
+  publicStages(signInLimiter: RateLimiter): Stage[] {
     // Every state-changing /auth request comes from the dashboard's own pages: sign-in (login
     // CSRF), sign-out and the rest. better-auth checks the origin of some of them; this is all.
     const publicOrigin = new URL(this.config.PUBLIC_BASE_URL).origin;
-    // Accepting an invitation is exempt: it carries no ambient credential (the token is in the
-    // body) and signs nobody in.
-    app.use(AUTH_BASE_PATH, (req, _res, next) => {
-      const exempt = req.method === 'GET' || req.method === 'HEAD' || req.path.startsWith('/invitations/');
-      next(exempt || sameOrigin(req.headers, publicOrigin) ? undefined : new ForbiddenError('Cross-site request refused'));
-    });
-    app.use(SIGN_IN_PATHS, rateLimit(signInLimiter, { scope: 'sign-in' }));
-    // The same body rules as /api (JSON only, UTF-8, the size limit, no NUL nor lone surrogate).
-    app.use(`${AUTH_BASE_PATH}/invitations`, expressMiddleware(jsonBodyStage(JSON_BODY_LIMIT_BYTES)), expressMiddleware(unstorableTextStage));
+    return [
+      {
+        name: 'auth same origin',
+        paths: [AUTH_BASE_PATH],
+        // Accepting an invitation is exempt: it carries no ambient credential (the token is in the
+        // body) and signs nobody in.
+        express: (req, _res, next) => {
+          const exempt = req.method === 'GET' || req.method === 'HEAD' || req.path.startsWith('/invitations/');
+          next(exempt || sameOrigin(req.headers, publicOrigin) ? undefined : new ForbiddenError('Cross-site request refused'));
+        },
+      },
+      rateLimitStage(signInLimiter, { scope: 'sign-in', paths: SIGN_IN_PATHS }),
+    ];
+  }
+
+  /** /auth's routes: sign-in, sign-out, sessions, password reset (better-auth), and accepting invitations. */
+  mountPublic(app: Express, options: EndpointOptions): void {
     createExpressEndpoints(contract.account, accountRouter(this.service), app, options);
     app.all(`${AUTH_BASE_PATH}/*`, toNodeHandler(this.auth));
   }

@@ -79,7 +79,7 @@ export class ProgramsRepository {
     });
   }
 
-  /** What attribution needs of a program (attribution/resolver.ts caches it). */
+  /** What attribution needs of a program (modules/referrals/attribution-resolver.ts caches it). */
   findRule(id: string): Promise<ProgramRule | undefined> {
     return kyselyOf(this.orm)
       .selectFrom('programs')

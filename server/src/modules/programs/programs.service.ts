@@ -1,7 +1,7 @@
 import type { Program } from '@affiliate-attribution/contract';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso } from '../../http/serialize.js';
-import type { AttributionResolver } from '../../attribution/resolver.js';
+import type { AttributionResolver } from '../referrals/attribution-resolver.js';
 import { assertCommissionRule } from '../../attribution/commission.js';
 import { assertWholeMinorUnits } from '../../attribution/money.js';
 import { DEFAULT_FRAUD_RULES, withFraudRules, type AttributionModel, type CommissionTiers, type FraudRules } from '../../attribution/program-rules.js';

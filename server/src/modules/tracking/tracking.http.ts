@@ -1,10 +1,10 @@
-import type { Express, Request, RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { contract } from '@affiliate-attribution/contract';
 import { HttpError } from '../../http/errors.js';
 import type { ApiKeyAuthenticator } from '../../http/authentication.js';
-import { expressMiddleware } from '../../http/pipeline.js';
-import { clientAddressKey, rateLimit, type RateLimiter } from '../../http/rate-limit.js';
-import { jsonBodyParser, unstorableTextStage } from '../../http/security.js';
+import type { Stage } from '../../http/pipeline.js';
+import { clientAddressKey, rateLimitStage, type RateLimiter } from '../../http/rate-limit.js';
+import { jsonBodyParser } from '../../http/security.js';
 import { forwardedVisitorAddress, visitorAddressOf } from './forwarded-visitor.js';
 
 /** Everything under this prefix is public (no API key) and answers any origin. */
@@ -57,18 +57,23 @@ const body: RequestHandler = (req, res, next) => {
 };
 
 /**
- * Mounts CORS, the forwarded visitor address of a first-party proxy (trusted only with the
- * organization's key: forwarded-visitor.ts), per-visitor rate limiting (one budget per endpoint,
- * so that a flood of clicks from an address does not block its signups), body parsing and the
- * API's text rules (no NUL, no lone surrogate: http/security.ts) in front of the public endpoints.
- * Must run before their routes are registered; the API-key middleware (on /api) never sees them.
+ * The public endpoints' stages, placed in the one request pipeline (http/stages.ts): CORS, the
+ * forwarded visitor address of a first-party proxy (trusted only with the organization's key:
+ * forwarded-visitor.ts) and per-visitor rate limiting (one budget per endpoint, so that a flood of
+ * clicks from an address does not block its signups), from the headers; then their body form
+ * (JSON, or JSON in text/plain, 16 KiB). The API's text rules (no NUL, no lone surrogate:
+ * http/security.ts) follow in the list, as for every route. The API-key stage (on /api) never sees them.
  */
-export function mountPublicTrackingMiddleware(app: Express, limiter: RateLimiter, authenticator: ApiKeyAuthenticator): void {
-  app.use(PUBLIC_PREFIX, cors);
-  app.use(PUBLIC_PREFIX, forwardedVisitorAddress(authenticator));
+export function publicTrackingStages(limiter: RateLimiter, authenticator: ApiKeyAuthenticator): { fromHeaders: Stage[]; bodies: Stage[] } {
   // Through a first-party proxy every visitor arrives from the merchant's server: each counts on its own.
   const key = (req: object) => clientAddressKey(visitorAddressOf(req as Request));
-  app.use(contract.tracking.createClick.path, rateLimit(limiter, { scope: 'public-clicks', key }));
-  app.use(contract.tracking.createCustomer.path, rateLimit(limiter, { scope: 'public-customers', key }));
-  app.use(PUBLIC_PREFIX, body, expressMiddleware(unstorableTextStage));
+  return {
+    fromHeaders: [
+      { name: 'CORS (public)', paths: [PUBLIC_PREFIX], express: cors },
+      { name: 'forwarded visitor', paths: [PUBLIC_PREFIX], express: forwardedVisitorAddress(authenticator) },
+      rateLimitStage(limiter, { scope: 'public-clicks', key, paths: [contract.tracking.createClick.path] }),
+      rateLimitStage(limiter, { scope: 'public-customers', key, paths: [contract.tracking.createCustomer.path] }),
+    ],
+    bodies: [{ name: 'JSON body (public)', paths: [PUBLIC_PREFIX], express: body }],
+  };
 }

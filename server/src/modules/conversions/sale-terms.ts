@@ -1,8 +1,8 @@
 import { LRUCache } from 'lru-cache';
-import type { ProgramRule } from '../attribution/cache.js';
-import { applicableRate, previousMonthUtc, type AppliedRate, type CommissionTiers } from '../attribution/program-rules.js';
-import type { AttributionResolver } from '../attribution/resolver.js';
-import { holdReasons, type HoldReason } from './fraud.js';
+import type { ProgramRule } from '../../attribution/cache.js';
+import { applicableRate, previousMonthUtc, type AppliedRate, type CommissionTiers } from '../../attribution/program-rules.js';
+import type { AttributionResolver } from '../referrals/attribution-resolver.js';
+import { holdReasons, type HoldReason } from '../../charges/fraud.js';
 
 /** What the terms of a sale read beyond the resolver's caches: a tier's metric, a click's facts. */
 export interface SaleTermsSources {
