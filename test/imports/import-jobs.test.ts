@@ -1,13 +1,13 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createImports } from '../../server/src/modules/imports/imports.module.js';
-import { createOrganization } from '../support/api.js';
-import { testServer } from '../support/server.js';
+import { isolatedTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/server.js';
 import { startRewardfulStandin, type Standin } from './rewardful-standin.js';
 
 /**
- * The import job's own guarantees, with a runner of the test's own on the worker's database (fast
- * retries of the source): a job stopped mid-way goes on from its last committed page and counts
+ * The import job's own guarantees, with a runner of the test's own (fast retries of the source) on
+ * a database of its own: on the worker's shared database the app's runner, started by another
+ * file's imports, would take jobs from the same queue with its own sources and pauses. Here: a job stopped mid-way goes on from its last committed page and counts
  * every row once; CSV imports with the documented header (docs/imports.md).
  * Stand-in: Rewardful's documented API (https://developers.rewardful.com/rest-api/overview).
  */
@@ -21,9 +21,11 @@ const commissions = Array.from({ length: 5 }, (_, i) => ({
 
 let standin: Standin;
 let imports: ReturnType<typeof createImports>;
+let server: TestServer;
 beforeAll(async () => {
   standin = await startRewardfulStandin(SECRET, { affiliates, referrals: [], payouts: [], commissions });
-  const { db } = await testServer();
+  server = await isolatedTestServer();
+  const { db } = server;
   imports = createImports(db.orm, pino({ level: 'silent' }), { baseUrls: { rewardful: standin.url }, sleep: () => new Promise((r) => setTimeout(r, 5)) });
 });
 afterAll(async () => {
@@ -31,9 +33,24 @@ afterAll(async () => {
   await standin.close();
 });
 
+async function post(path: string, authorization: string, body: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${server.baseUrl}${path}`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, body: await res.json() };
+}
+
+async function get(path: string, authorization: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${server.baseUrl}${path}`, { headers: { authorization } });
+  return { status: res.status, body: await res.json() };
+}
+
+/** An organization and a program on this file's own server. */
 async function program() {
-  const org = await createOrganization();
-  const p = await org.api.post('/api/programs', { name: 'Main', commission_value: 30 });
+  const created = await post('/admin/organizations', `Bearer ${TEST_ADMIN_TOKEN}`, { name: `Jobs ${Date.now()}` });
+  expect(created.status).toBe(201);
+  const key = `Bearer ${created.body.data.api_key}`;
+  const org = { id: created.body.data.organization.id as string, api: { get: (path: string) => get(path, key), post: (path: string, body: unknown) => post(path, key, body) } };
+  const p = await post('/api/programs', key, { name: 'Main', commission_value: 30 });
+  expect(p.status).toBe(201);
   return { org, programId: p.body.data.program.id as string };
 }
 

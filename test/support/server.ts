@@ -23,6 +23,12 @@ export function testServer(): Promise<TestServer> {
   return shared;
 }
 
+/**
+ * A server on a database of its own, for a test that must be alone on its database (e.g. a job
+ * queue's worker of the test's own: the worker's shared database may hold the app's worker too).
+ */
+export const isolatedTestServer = (): Promise<TestServer> => start();
+
 async function start(): Promise<TestServer> {
   const db = await createTestDatabase();
   // Listening first: the app's PUBLIC_BASE_URL (the base of its links) is the address it serves at.

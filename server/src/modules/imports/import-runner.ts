@@ -11,6 +11,7 @@ import { readerFor, type SourceBaseUrls } from './sources/readers.js';
 export const IMPORT_QUEUE = 'imports';
 export const CREDENTIALS_PURPOSE = 'import-credentials';
 const RETRY_LIMIT = 5;
+const IDLE_POLL_SECONDS = 5;
 
 interface JobData {
   import_id: string;
@@ -37,6 +38,7 @@ export interface ImportRunnerOptions {
  */
 export class ImportRunner {
   private boss: Promise<PgBoss> | undefined;
+  private workerId: string | undefined;
 
   constructor(
     private readonly orm: MikroORM,
@@ -51,7 +53,9 @@ export class ImportRunner {
     this.boss ??= (async () => {
       const boss = await startQueue(this.orm, this.logger);
       await boss.createQueue(IMPORT_QUEUE, { retryLimit: RETRY_LIMIT, retryDelay: 5, retryBackoff: true, retryDelayMax: 300, heartbeatSeconds: 30, expireInSeconds: 24 * 3600 });
-      await boss.work<JobData>(IMPORT_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]) => {
+      // Imports are rare: a relaxed poll (a retry, or a job another instance queued, waits at most
+      // that long), and the instance that queues one wakes its own worker at once (enqueue).
+      this.workerId = await boss.work<JobData>(IMPORT_QUEUE, { batchSize: 1, pollingIntervalSeconds: IDLE_POLL_SECONDS }, async ([job]) => {
         if (job) await this.runJob(job.data, job.retryCount);
       });
       return boss;
@@ -68,6 +72,7 @@ export class ImportRunner {
   async enqueue(row: ImportRow): Promise<void> {
     const boss = await this.start();
     await boss.send(IMPORT_QUEUE, { import_id: row.id, organization_id: row.organization_id } satisfies JobData, { singletonKey: row.id });
+    if (this.workerId) boss.notifyWorker(this.workerId);
   }
 
   private async runJob(data: JobData, retryCount: number): Promise<void> {
