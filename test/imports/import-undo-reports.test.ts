@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReportsRepository } from '../../server/src/modules/reports/reports.repository.js';
 import { createOrganization, type Api } from '../support/api.js';
@@ -110,7 +111,7 @@ async function reports(api: Api, programId: string) {
  * `partnersHere`, the source's partners are already partners here (matched by e-mail, not deleted by
  * the undo): the imported history lands on them, the own activity on the first.
  */
-async function undoAfterFold(standin: Standin, partnersHere: boolean) {
+async function undoAfterFold(standin: Standin, partnersHere: boolean, whileFolding = false) {
   process.env.IMPORT_REWARDFUL_API_BASE_URL = standin.url;
   const org = await createOrganization();
   const program = await org.api.post('/api/programs', { name: 'Main', commission_value: 30 });
@@ -141,7 +142,24 @@ async function undoAfterFold(standin: Standin, partnersHere: boolean) {
   // The import shows in every report (so that the comparison after the undo means something).
   for (const path of Object.keys(before)) expect(imported[path], path).not.toEqual(before[path]);
 
-  const undone = await org.api.delete(`/api/imports/${done.id}`);
+  let undone;
+  if (whileFolding) {
+    // A fold in progress (its lock held by another connection): the undo waits for it to end, then subtracts from what it folded.
+    const folding = new pg.Client({ connectionString: (await testServer()).db.url });
+    await folding.connect();
+    try {
+      await folding.query('begin');
+      await folding.query('select pg_advisory_xact_lock(7262010001)');
+      let settled = false;
+      const pending = org.api.delete(`/api/imports/${done.id}`).finally(() => (settled = true));
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(settled).toBe(false);
+      await folding.query('commit');
+      undone = await pending;
+    } finally {
+      await folding.end();
+    }
+  } else undone = await org.api.delete(`/api/imports/${done.id}`);
   expect(undone.status, JSON.stringify(undone.body)).toBe(200);
   expect(await reports(org.api, programId)).toEqual(before);
   // And the next fold changes nothing.
@@ -156,5 +174,10 @@ describe('undoing an import', () => {
 
   it('takes them off partners that were already here, who stay, with their own activity counted', { timeout: 120_000 }, async () => {
     await undoAfterFold(settled, true);
+  });
+
+  it("waits for a fold in progress (it takes the fold's lock), then reads as before", { timeout: 120_000 }, async (ctx) => {
+    if ((await testServer()).db.embedded) ctx.skip(); // one connection: no second one can hold the lock
+    await undoAfterFold(settled, true, true);
   });
 });
