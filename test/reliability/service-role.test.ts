@@ -71,6 +71,7 @@ describeWithPostgres('the service creates nothing at run time', () => {
       'report_conversions_changed',
       'report_deferred',
       'report_fold',
+      'report_forget_rows',
       'report_reset',
       'report_revenue_inserted',
       'report_revenue_truncated',

@@ -42,6 +42,16 @@ const HOLDS: { what: string; query: string }[] = [
   },
 ];
 
+/**
+ * What the import's rows contributed to the report summaries already folded, subtracted before they
+ * are deleted (report_forget_rows, Migration20270104000000_report_forget: it holds the fold's lock
+ * until the transaction ends). An import writes no clicks.
+ */
+const FORGET_IN_REPORTS = `select report_forget_rows($1, '{}'::uuid[],
+  array(select id from customers where organization_id = $1 and import_id = $2),
+  array(select id from conversions where organization_id = $1 and import_id = $2),
+  array(select id from commissions where organization_id = $1 and import_id = $2))`;
+
 /** The deletes, children first, so that every foreign key is satisfied at each step. */
 const DELETES = [
   `delete from affiliate_link_aliases where organization_id = $1 and import_id = $2`,
@@ -54,7 +64,7 @@ const DELETES = [
   `delete from imports where organization_id = $1 and id = $2`,
 ];
 
-/** Undoes an import inside the caller's transaction (the import row locked), or refuses with 409 naming what holds it. */
+/** Undoes an import inside the caller's transaction (the import row locked), its figures taken out of the reports, or refuses with 409 naming what holds it. */
 export async function undoImport(sql: Sql, organizationId: string, importId: string): Promise<void> {
   const held: string[] = [];
   for (const hold of HOLDS) {
@@ -63,5 +73,6 @@ export async function undoImport(sql: Sql, organizationId: string, importId: str
     if (n > 0) held.push(`${n} ${hold.what}`);
   }
   if (held.length) throw new ConflictError(`The import cannot be undone: ${held.join('; ')}`);
+  await sql.rows(FORGET_IN_REPORTS, [organizationId, importId]);
   for (const statement of DELETES) await sql.rows(statement, [organizationId, importId]);
 }
