@@ -1,14 +1,13 @@
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { createExpressEndpoints, type RequestValidationError } from '@ts-rest/express';
+import { createExpressEndpoints } from '@ts-rest/express';
 import { contract } from '@affiliate-attribution/contract';
 import pino, { type Logger } from 'pino';
 import { API_RATE_LIMIT_DEFAULTS, PUBLIC_RATE_LIMIT_DEFAULTS, type Config } from './config.js';
 import { ApiKeyAuthenticator } from './http/authentication.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
-import { BadRequestError } from './http/errors.js';
-import { describeZodError } from './http/validation-message.js';
+import { validationErrorHandler } from './http/validation-message.js';
 import type { EndpointOptions } from './http/router-types.js';
 import { docsRouter } from './http/docs.js';
 import type { RateLimiter } from './http/rate-limit.js';
@@ -212,18 +211,6 @@ function requirePublicBaseUrl(value: string | undefined): string {
     throw new Error(`createApp: config.PUBLIC_BASE_URL must be the service's public origin (e.g. https://affiliates.example.com), got ${JSON.stringify(value)}: every link the service hands out is built from it`);
   }
   return value.replace(/\/+$/, '');
-}
-
-function validationErrorHandler(err: RequestValidationError): never {
-  const [where, zodError] = (
-    [
-      ['path', err.pathParams],
-      ['query', err.query],
-      ['headers', err.headers],
-      ['body', err.body],
-    ] as const
-  ).find(([, e]) => e !== null)!;
-  throw new BadRequestError(describeZodError(zodError!, where));
 }
 
 export interface App {

@@ -1,4 +1,6 @@
+import type { RequestValidationError } from '@ts-rest/express';
 import type { ZodError, ZodIssue } from 'zod';
+import { BadRequestError } from './errors.js';
 
 /**
  * The most characters of a client's own input that an error message repeats: enough to recognise
@@ -47,4 +49,17 @@ function issueMessage(issue: ZodIssue): string {
     if (value.length > ECHO_MAX_CHARS) message = message.split(value).join(echoInput(value));
   }
   return message;
+}
+
+/** ts-rest's request validation failures, as the one 400 envelope naming the first failing part. */
+export function validationErrorHandler(err: RequestValidationError): never {
+  const [where, zodError] = (
+    [
+      ['path', err.pathParams],
+      ['query', err.query],
+      ['headers', err.headers],
+      ['body', err.body],
+    ] as const
+  ).find(([, e]) => e !== null)!;
+  throw new BadRequestError(describeZodError(zodError!, where));
 }
