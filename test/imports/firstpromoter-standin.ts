@@ -4,13 +4,15 @@ import type { AddressInfo } from 'node:net';
 /**
  * A local stand-in for FirstPromoter's v2 admin API as documented:
  * - https://docs.firstpromoter.com/api-reference-v2/api-admin/authentication: `Authorization:
- *   Bearer <API key>` and `ACCOUNT-ID: <account id>`; without them 401 (the OpenAPI pages' 401
- *   "Unauthorized");
+ *   Bearer <API key>` and `ACCOUNT-ID: <account id>`; without them 401 with an empty JSON object
+ *   (https://docs.firstpromoter.com/api-reference-v2/api-affiliate/promoters/get-current-promoter:
+ *   "No JSON response body is returned", example `{}`);
  * - https://docs.firstpromoter.com/api-reference-v2/api-admin/introduction: 400 requests a minute,
  *   then 429 (here once on demand, with Retry-After);
  * - lists `/company/promoters`, `/company/referrals`, `/company/payouts`, `/company/commissions`
- *   paged by `page` and `per_page` (at most 2 a page here), answering a JSON array (as Dub's
- *   importer reads them); a page past the end is an empty array.
+ *   paged by `page` and `per_page` (at most 2 a page here), answering a JSON array (the envelope
+ *   is not documented; Dub's importer, apps/web/lib/firstpromoter/api.ts, reads an array); a page
+ *   past the end is an empty array.
  */
 export interface FirstPromoterData {
   promoters: any[];

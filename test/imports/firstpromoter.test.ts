@@ -8,7 +8,9 @@ import { startFirstPromoterStandin, type FirstPromoterStandin } from './firstpro
  * (firstpromoter-standin.ts: `Authorization: Bearer` + `ACCOUNT-ID`, `page`/`per_page` pagination
  * with 2 rows a page, 401, 429 with Retry-After, 500 on demand). Commission fields follow
  * https://docs.firstpromoter.com/api-reference-v2/api-admin/commissions/create-a-commission and Dub's
- * importer schemas (amounts in cents).
+ * importer schemas (amounts in cents); payouts the documented payout example
+ * (https://docs.firstpromoter.com/api-reference-v1/payouts-api/create). Commissions are in the
+ * account's currency (here `credentials.currency` USD), the sales in their original currency.
  */
 const KEY = 'fp-key-0123';
 const ACCOUNT = 'acc_42';
@@ -34,8 +36,9 @@ const DATA = {
   promoters: [promoter(P1, 'ada@example.com', 'Ada', ['ada', 'ada-promo']), promoter(P2, 'bob@example.com', 'Bob', ['bob'], { status: 'blocked' }), promoter(103, '', 'Nope', ['nope'])],
   referrals: [referral(1, 'cus_1', P1), referral(2, 'cus_2', P2), referral(3, null, P1)],
   payouts: [
-    { id: 501, status: 'completed', amount: 2500, currency: 'USD', paid_at: '2025-04-05T00:00:00.000Z', promoter: { id: P1 }, commissions: [{ id: 12 }] },
-    { id: 502, status: 'pending', amount: 1000, currency: 'USD', promoter: { id: P2 } },
+    // As the documented payout example: no currency field, `date_paid`, amount in cents.
+    { id: 501, status: 'completed', amount: 2500, unit: 'cash', date_paid: '2025-04-05T00:00:00.000Z', due_date: '2025-04-01T00:00:00.000Z', promoter: { id: P1, email: 'ada@example.com' }, commissions: [{ id: 12 }] },
+    { id: 502, status: 'pending', amount: 1000, unit: 'cash', date_paid: null, promoter: { id: P2, email: 'bob@example.com' } },
   ],
   commissions: [
     commission(11, 'pending', 1234, 'EUR', P1, 'cus_1'),
@@ -73,8 +76,10 @@ async function finished(api: Api, id: string) {
   throw new Error('import still running after 30 s');
 }
 
-async function runImport(api: Api, programId: string, options: { dry_run?: boolean; key?: string } = {}) {
-  const res = await api.post('/api/imports', { source: 'firstpromoter', credentials: { api_key: options.key ?? KEY, account_id: ACCOUNT }, program_id: programId, dry_run: options.dry_run ?? false });
+async function runImport(api: Api, programId: string, options: { dry_run?: boolean; key?: string; currency?: string | null } = {}) {
+  const currency = options.currency === undefined ? 'USD' : options.currency;
+  const credentials = { api_key: options.key ?? KEY, account_id: ACCOUNT, ...(currency ? { currency } : {}) };
+  const res = await api.post('/api/imports', { source: 'firstpromoter', credentials, program_id: programId, dry_run: options.dry_run ?? false });
   expect(res.status, JSON.stringify(res.body)).toBe(202);
   return finished(api, res.body.data.import.id);
 }
@@ -103,6 +108,10 @@ describe('FirstPromoter import', () => {
     );
     expect(standin.requests.filter((r) => r.path.startsWith('/api/v2/company/promoters')).map((r) => new URL(r.path, 'http://x').searchParams.get('page'))).toEqual(['1', '2', '3']);
     expect((await m.api.get('/api/affiliates')).body.data.affiliates).toEqual([]);
+
+    // Without the account's currency, a payout (which names none) is skipped, saying what to give.
+    const unknown = await runImport(m.api, m.programId, { dry_run: true, currency: null });
+    expect(unknown.skipped).toContainEqual({ kind: 'payouts', source_id: '501', reason: expect.stringContaining('credentials.currency') });
   });
 
   it('imports promoters with every ref token, customers, conversions, commissions and the paid payout in their currency; 429 and 500 waited out; a rerun changes nothing', async () => {
@@ -129,7 +138,7 @@ describe('FirstPromoter import', () => {
     expect(conversions.find((c: any) => c.external_id === 'evt_11')).toMatchObject({ amount: 61.7, currency: 'EUR', occurred_at: '2025-03-01T12:00:00.000Z', customer_id: 'cus_1', affiliate_id: ada.id });
 
     const commissions = (await m.api.get('/api/commissions?limit=100')).body.data.commissions;
-    expect(Object.fromEntries(commissions.map((c: any) => [`${c.amount} ${c.currency}`, c.status]))).toEqual({ '12.34 EUR': 'pending', '25 USD': 'paid', '10 USD': 'approved', '7 GBP': 'reversed' });
+    expect(Object.fromEntries(commissions.map((c: any) => [`${c.amount} ${c.currency}`, c.status]))).toEqual({ '12.34 USD': 'pending', '25 USD': 'paid', '10 USD': 'approved', '7 USD': 'reversed' });
     const payouts = (await m.api.get('/api/payouts')).body.data.payouts;
     expect(payouts).toHaveLength(1);
     expect(payouts[0]).toMatchObject({ status: 'paid', amount: 25, currency: 'USD', affiliate_id: ada.id, commission_count: 1 });
@@ -152,5 +161,6 @@ describe('FirstPromoter import', () => {
   it('names a missing credential with 400', async () => {
     const m = await merchant();
     expectError(await m.api.post('/api/imports', { source: 'firstpromoter', credentials: { api_key: KEY }, program_id: m.programId }), 400, 'credentials.account_id: Required (FirstPromoter Account ID)');
+    expectError(await m.api.post('/api/imports', { source: 'firstpromoter', credentials: { api_key: KEY, account_id: ACCOUNT, currency: 'dollars' }, program_id: m.programId }), 400, /credentials.currency: must be a three-letter ISO 4217 code/);
   });
 });

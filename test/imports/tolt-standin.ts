@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
  *   id), answering `{ success, has_more, total_count, data }`; filters `partner_id` (links) and
  *   `status` (commissions); `expand[]=customer` (https://docs.tolt.com/commissions/retrieve).
  * Tolt documents no rate limit: `rateLimitOnce` answers 429 with Retry-After once, as any limit would.
+ * With `nextCursor`, lists also answer `next_cursor` (an opaque cursor) and `starting_after` takes
+ * it, as the v2 reference documents (https://docs.tolt.com/api-reference/partners/list-partners).
  */
 export interface ToltData {
   partners: any[];
@@ -28,7 +30,7 @@ export interface ToltStandin {
   close(): Promise<void>;
 }
 
-export async function startToltStandin(apiKey: string, programId: string, data: ToltData, pageSize = 2): Promise<ToltStandin> {
+export async function startToltStandin(apiKey: string, programId: string, data: ToltData, pageSize = 2, nextCursor = false): Promise<ToltStandin> {
   const requests: ToltStandin['requests'] = [];
   const rateLimitOnce = new Set<string>();
   const failures = new Map<string, number>();
@@ -56,10 +58,13 @@ export async function startToltStandin(apiKey: string, programId: string, data: 
     if (status) list = list.filter((r) => r.status === status);
     if (url.searchParams.getAll('expand[]').includes('customer')) list = list.map((r) => ({ ...r, customer: data.customers.find((c) => c.id === r.customer_id) ?? null }));
     const limit = Math.min(Number(url.searchParams.get('limit') ?? 10), 100, pageSize);
-    const after = url.searchParams.get('starting_after');
+    let after = url.searchParams.get('starting_after');
+    if (after?.startsWith('cur_')) after = Buffer.from(after.slice(4), 'base64url').toString('utf8');
     const start = after ? list.findIndex((r) => r.id === after) + 1 : 0;
     const page = list.slice(start, start + limit);
-    send(200, { success: true, has_more: start + limit < list.length, total_count: list.length, data: page });
+    const hasMore = start + limit < list.length;
+    const cursor = nextCursor && hasMore ? { next_cursor: `cur_${Buffer.from(page.at(-1).id).toString('base64url')}` } : {};
+    send(200, { success: true, has_more: hasMore, ...cursor, total_count: list.length, data: page });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

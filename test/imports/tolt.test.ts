@@ -162,4 +162,21 @@ describe('Tolt cursors', () => {
     expect(page1.batch.affiliates?.map((a) => [a.source_id, a.tokens])).toEqual([[A1, ['ada', 'ada-promo']], [A2, ['bob']]]);
     expect(page1.next).toBe(2);
   });
+
+  it("follows v2's next_cursor when the answer carries one (passed back as starting_after)", async () => {
+    const v2 = await startToltStandin(KEY, PROGRAM, DATA, 2, true);
+    try {
+      const { ToltReader } = await import('../../server/src/modules/imports/sources/tolt.js');
+      const reader = new ToltReader({ api_key: KEY, program_id: PROGRAM }, v2.url);
+      expect((await reader.readPage('commissions', 1)).next).toBe(2);
+      expect((await reader.readPage('commissions', 2)).next).toBe(3);
+      const last = await reader.readPage('commissions', 3);
+      expect(last.next).toBeNull();
+      expect(last.batch.skipped?.map((s) => s.source_id)).toEqual(['comm_nocurrency']);
+      const asked = v2.requests.filter((r) => r.path.startsWith('/v1/commissions')).map((r) => new URL(r.path, 'http://x').searchParams.get('starting_after'));
+      expect(asked).toEqual([null, `cur_${Buffer.from('comm_paid').toString('base64url')}`, `cur_${Buffer.from('comm_rejected').toString('base64url')}`]);
+    } finally {
+      await v2.close();
+    }
+  });
 });

@@ -7,28 +7,32 @@ import { collect, currencyOf, dateOf, emailOf, idOf, minorUnits, text, Unmappabl
  * FirstPromoter's v2 admin API (https://docs.firstpromoter.com/api-reference-v2/api-admin/introduction):
  * - auth (https://docs.firstpromoter.com/api-reference-v2/api-admin/authentication): two
  *   credentials, `Authorization: Bearer <API key>` and `ACCOUNT-ID: <account id>`, both from
- *   Settings → Integrations → Manage API keys. (Dub's importer sends `Basic <key>`; we follow the
- *   documentation.) A wrong key answers 401, a key of another account 401/403;
+ *   Settings → Integrations → Manage API keys. (Dub's importer, apps/web/lib/firstpromoter/api.ts,
+ *   sends `Basic <key>`; we follow the documentation.) A wrong key answers 401;
  * - rate limit: 400 requests a minute per account, then 429 (the introduction page);
- * - lists under `/company/…` paged by `page` and `per_page` (Dub's importer reads them so).
- * Objects read: promoters (id, email, name, profile.first_name/last_name, status,
- * promoter_campaigns[].ref_token, default_ref_id), referrals (id, email, uid,
- * promoter_campaign.promoter), commissions (id, status pending/approved/denied, is_paid, amount
- * and sale_amount in cents, original_sale_amount, original_sale_currency, unit, referral,
- * promoter_campaign.promoter, created_at: https://docs.firstpromoter.com/api-reference-v2/api-admin/commissions/create-a-commission,
- * Dub's apps/web/lib/firstpromoter/schemas.ts), payouts (id, status, amount, currency, promoter,
- * paid_at, commissions).
+ * - lists under `/company/…` paged by `page` and `per_page` (default 20, max 100), response
+ *   envelope not documented (api-evangelist/firstpromoter conventions/firstpromoter-conventions.yml,
+ *   derived from FirstPromoter's published OpenAPI documents); amounts in cents (same source);
+ * - objects: promoters (id, email, name, profile, status pending/active/rejected/blocked/archived,
+ *   default_ref_id, promoter_campaigns[].ref_token and state), referrals (id, email, uid,
+ *   promoter_id), commissions (id, status pending/approved/denied, is_paid, amount, sale_amount,
+ *   original_sale_amount, original_sale_currency, unit cash/credits/points/free_months/…,
+ *   referral { email, uid }, created_at: Dub's apps/web/lib/firstpromoter/schemas.ts and
+ *   https://docs.firstpromoter.com/api-reference-v2/api-admin/commissions/create-a-commission),
+ *   payouts (id, status pending/processing/completed/failed, amount, unit, date_paid, promoter:
+ *   https://docs.firstpromoter.com/api-reference-v1/payouts-api/create and
+ *   https://docs.firstpromoter.com/api-reference-v2/api-admin/payouts/get-payout-stats).
  *
  * Not knowable from the documentation, decided here:
  * - the list envelope: Dub parses a bare JSON array; we accept that or `{ data: [...] }`, and read
  *   pages until one comes back empty (a short page is not proof of the end: the server may cap
  *   per_page below what we ask);
- * - the commission's own currency: `amount` is in the account's currency, which the commission
- *   does not name; we use its `currency` when present, else `original_sale_currency` (right when
- *   the account sells in one currency; say so in docs/imports.md);
- * - payouts: the status that means paid (`completed` or `paid`), their currency field, and which
- *   commissions they carry (`commissions[].id` or `commission_ids`); a commission with `is_paid`
- *   but no imported payout is imported as paid without a payout;
+ * - the currency of commissions and payouts: `amount` is in the account's currency, which neither
+ *   object names. We use the row's `currency` when present, else `credentials.currency` (the
+ *   account's currency, optional), else for a commission its `original_sale_currency` (right when
+ *   the account sells in its own currency); a payout with no currency at all is skipped, saying so;
+ * - which commissions a payout carries (`commissions[].id` or `commission_ids`, when present); a
+ *   commission `is_paid` whose payout is not known is imported as paid without a payout;
  * - a partner's payout e-mail (`paypal_email` at the promoter or its profile, when present);
  * - the sale's id: the commission's `event_id` / `transaction_id` when present, else
  *   `commission:<id>` (one sale per commission).
@@ -45,12 +49,16 @@ const PATHS: Record<Phase, string> = {
 
 export class FirstPromoterReader implements SourceReader {
   private readonly http: SourceHttpOptions;
+  private readonly accountCurrency: string | null;
 
   constructor(credentials: Record<string, string>, baseUrl: string, http: Partial<SourceHttpOptions> = {}) {
     const key = credentials.api_key;
     if (!key) throw new ImportSourceError('credentials.api_key: Required (FirstPromoter API key)');
     const account = credentials.account_id;
     if (!account) throw new ImportSourceError('credentials.account_id: Required (FirstPromoter Account ID)');
+    const currency = credentials.currency?.trim().toUpperCase();
+    if (currency !== undefined && !/^[A-Z]{3}$/.test(currency)) throw new ImportSourceError('credentials.currency: must be a three-letter ISO 4217 code (the FirstPromoter account\'s currency)');
+    this.accountCurrency = currency ?? null;
     this.http = { name: 'FirstPromoter', baseUrl, headers: { authorization: `Bearer ${key}`, 'account-id': account }, ...http };
   }
 
@@ -67,9 +75,9 @@ export class FirstPromoterReader implements SourceReader {
       case 'customers':
         return { batch: { customers: collect(rows, 'customers', skipped, toCustomer), skipped }, next };
       case 'payouts':
-        return { batch: { payouts: collect(rows, 'payouts', skipped, toPayout), skipped }, next };
+        return { batch: { payouts: collect(rows, 'payouts', skipped, (row) => toPayout(row, this.accountCurrency)), skipped }, next };
       case 'commissions':
-        return { batch: { commissions: collect(rows, 'commissions', skipped, toCommission), skipped }, next };
+        return { batch: { commissions: collect(rows, 'commissions', skipped, (row) => toCommission(row, this.accountCurrency)), skipped }, next };
     }
   }
 }
@@ -105,10 +113,12 @@ function toCustomer(row: Json): SourceCustomer {
   return customerFrom(row, promoterOf(row));
 }
 
-function toPayout(row: Json): SourcePayout {
+function toPayout(row: Json, accountCurrency: string | null): SourcePayout {
   const status = text(row.status);
   if (status !== 'completed' && status !== 'paid') throw new Unmappable(`not paid at FirstPromoter (status ${JSON.stringify(row.status ?? null)}): its commissions come as approved, to be paid here`);
-  const currency = currencyOf(row.currency);
+  if (row.unit != null && row.unit !== 'cash') throw new Unmappable(`a payout in ${JSON.stringify(row.unit)}, not money`);
+  if (row.currency == null && !accountCurrency) throw new Unmappable('FirstPromoter does not say which currency the payout is in: give credentials.currency (the account\'s currency)');
+  const currency = currencyOf(row.currency ?? accountCurrency);
   const promoter = promoterOf(row);
   if (!promoter) throw new Unmappable('no promoter');
   const listed = Array.isArray(row.commissions) ? (row.commissions as Json[]).map((c) => text(c?.id)) : Array.isArray(row.commission_ids) ? (row.commission_ids as unknown[]).map(text) : [];
@@ -117,7 +127,7 @@ function toPayout(row: Json): SourcePayout {
     affiliate_source_id: promoter,
     amount: minorUnits(row.amount, currency, 'amount'),
     currency,
-    paid_at: dateOf(row.paid_at ?? row.updated_at, 'paid_at'),
+    paid_at: dateOf(row.date_paid ?? row.paid_at ?? row.updated_at, 'date_paid'),
     commission_source_ids: listed.filter((c): c is string => c !== null),
   };
 }
@@ -129,11 +139,11 @@ function statusOf(row: Json): ImportedCommissionStatus {
   throw new Unmappable(`unknown status ${JSON.stringify(row.status ?? null)}`);
 }
 
-function toCommission(row: Json): SourceCommission {
+function toCommission(row: Json, accountCurrency: string | null): SourceCommission {
   const status = statusOf(row);
   if (row.unit != null && row.unit !== 'cash') throw new Unmappable(`a reward in ${JSON.stringify(row.unit)}, not money`);
   const saleCurrency = currencyOf(row.original_sale_currency ?? row.currency);
-  const currency = currencyOf(row.currency ?? row.original_sale_currency);
+  const currency = currencyOf(row.currency ?? accountCurrency ?? row.original_sale_currency);
   const promoter = promoterOf(row);
   if (!promoter) throw new Unmappable('no promoter');
   const referral = row.referral as Json | null | undefined;
