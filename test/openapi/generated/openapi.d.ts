@@ -1874,11 +1874,11 @@ export interface components {
         };
         CreateImportBody: {
             /**
-             * @description Where the program comes from. `rewardful` and `csv` are implemented; the others answer 400 until their importers ship (docs/imports.md).
+             * @description Where the program comes from. `rewardful`, `csv`, `partnerstack` and `tapfiliate` are implemented; the others answer 400 until their importers ship (docs/imports.md).
              * @enum {string}
              */
             source: "rewardful" | "tolt" | "firstpromoter" | "partnerstack" | "tapfiliate" | "csv";
-            /** @description As the source names them: Rewardful `{ api_secret }` (its API Secret, sent as the Basic auth user name); CSV `{ affiliates_csv, conversions_csv? }` (headers in docs/imports.md). Kept encrypted while the import runs, erased when it ends. */
+            /** @description As the source names them: Rewardful `{ api_secret }` (its API Secret, sent as the Basic auth user name); PartnerStack `{ public_key, secret_key }` (its API keys, sent as Basic auth) or `{ access_token }` (Bearer); Tapfiliate `{ api_key }` (sent as `X-Api-Key`); CSV `{ affiliates_csv, conversions_csv? }` (headers in docs/imports.md). Kept encrypted while the import runs, erased when it ends. */
             credentials: {
                 [key: string]: string;
             };
@@ -2076,7 +2076,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description Where the program comes from. `rewardful` and `csv` are implemented; the others answer 400 until their importers ship (docs/imports.md).
+             * @description Where the program comes from. `rewardful`, `csv`, `partnerstack` and `tapfiliate` are implemented; the others answer 400 until their importers ship (docs/imports.md).
              * @enum {string}
              */
             source: "rewardful" | "tolt" | "firstpromoter" | "partnerstack" | "tapfiliate" | "csv";
@@ -2127,7 +2127,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description Where the program comes from. `rewardful` and `csv` are implemented; the others answer 400 until their importers ship (docs/imports.md).
+             * @description Where the program comes from. `rewardful`, `csv`, `partnerstack` and `tapfiliate` are implemented; the others answer 400 until their importers ship (docs/imports.md).
              * @enum {string}
              */
             source: "rewardful" | "tolt" | "firstpromoter" | "partnerstack" | "tapfiliate" | "csv";

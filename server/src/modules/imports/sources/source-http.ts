@@ -10,6 +10,8 @@ export interface SourceHttpOptions {
   /** Attempts for one request through 429s and 5xx before the import gives up. */
   attempts?: number;
   sleep?: (ms: number) => Promise<void>;
+  /** Sees a successful answer's headers (Tapfiliate pages by its Link header). */
+  onHeaders?: (headers: Headers) => void;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -46,6 +48,7 @@ export async function getJson(options: SourceHttpOptions, path: string): Promise
       continue;
     }
     if (res.ok) {
+      options.onHeaders?.(res.headers);
       try {
         return await res.json();
       } catch {
