@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nextPage } from '../../server/src/modules/imports/sources/tapfiliate.js';
+import { nextPage, TapfiliateReader } from '../../server/src/modules/imports/sources/tapfiliate.js';
 import { expectError } from '../support/api.js';
 import { merchant, runImport } from './import-helpers.js';
 import type { Standin } from './rewardful-standin.js';
@@ -145,5 +145,15 @@ describe('Tapfiliate import', () => {
     expect(done.status, done.error).toBe('succeeded');
     expect(done.counts.customers).toEqual(EXPECTED.customers);
     expect(standin.requests.some((r) => r.path === '/1.6/customers/?page=2' && r.status === 500)).toBe(true);
+  });
+
+  it('a resumed import that starts at the conversions reads the payments again to know which commissions were paid', async () => {
+    const fresh = new TapfiliateReader({ api_key: KEY }, standin.url, { sleep: async () => undefined });
+    const page = await fresh.readPage('commissions', 1);
+    expect(page.batch.commissions!.map((c) => [c.source_id, c.status, c.payout_source_id])).toEqual([
+      ['101', 'pending', null],
+      ['102', 'paid', 'pay-1'],
+    ]);
+    expect(page.next).toBe(2);
   });
 });
