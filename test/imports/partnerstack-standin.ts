@@ -4,9 +4,9 @@ import type { Standin } from './rewardful-standin.js';
 
 /**
  * A local stand-in for PartnerStack's vendor API v2 (https://docs.partnerstack.com/reference):
- * - auth (https://docs.partnerstack.com/docs/partnerstack-api): HTTP Basic, public key as user
- *   name and secret key as password, or a Bearer token; anything else answers 401
- *   `{ "message": "Unauthorized", "status": 401 }`;
+ * - auth (the reference's security schemes: basicAuth, bearerAuth): HTTP Basic, public key as
+ *   user name and secret key as password, or a Bearer token; anything else answers 401
+ *   `{ "message": "Unauthorized", "status": 401 }` (the body's wording is not documented);
  * - lists (GET /partnerships, /customers, /rewards): `limit` and the `starting_after` cursor (the
  *   `key` of the last item seen), answering `{ data: { items: [...], has_more }, message, status }`
  *   as Dub's client reads it (dubinc/dub apps/web/lib/partnerstack/api.ts);

@@ -4,7 +4,7 @@ import type { Standin } from './rewardful-standin.js';
 
 /**
  * A local stand-in for Tapfiliate's REST API 1.6 (https://tapfiliate.com/docs/rest/):
- * - authentication (#header-authentication): the API key in an `X-Api-Key` header; a wrong or
+ * - authentication (summarised at api-evangelist/tapfiliate conventions/tapfiliate-conventions.yml): the API key in an `X-Api-Key` header; a wrong or
  *   missing key answers 401 with the documented error envelope `{ "message": "..." }`;
  * - pagination (#header-pagination): `page` (1-based), the list as a bare JSON array, and the next
  *   page in a `Link: <url?page=N>; rel="next"` header (absent on the last page);

@@ -5,21 +5,26 @@ import { getJson, type SourceHttpOptions } from './source-http.js';
 
 /**
  * PartnerStack's vendor API v2 (https://docs.partnerstack.com/reference, base
- * https://api.partnerstack.com/api/v2). Auth: HTTP Basic with the public key as user name and the
- * secret key as password (https://docs.partnerstack.com/docs/partnerstack-api; Dub's importer,
- * dubinc/dub apps/web/lib/partnerstack/api.ts, does the same); the reference also lists a Bearer
- * scheme, which we accept as `access_token`. Lists are cursor-paginated: `limit` (1-250),
- * `starting_after=<key of the last item>`, answering `{ data: { items, has_more } }` (Dub reads
- * `data.items`; the OpenAPI description summarised at api-evangelist/partnerstack puts `data` and
- * `has_more` at the top: both shapes are read). Objects read:
+ * https://api.partnerstack.com/api/v2, as listed at
+ * https://raw.githubusercontent.com/api-evangelist/partnerstack/refs/heads/main/apis.yml).
+ * Auth: HTTP Basic with the public key as user name and the secret key as password (the keys under
+ * Settings -> Integrations -> PartnerStack API Keys: https://posthog.com/docs/data-pipelines/sources/partnerstack;
+ * Dub's importer, dubinc/dub apps/web/lib/partnerstack/api.ts, sends the same); the reference's
+ * OpenAPI also lists a Bearer scheme, accepted here as `access_token`. Lists are cursor-paginated:
+ * `limit` (1-250), `starting_after=<key of the last item>`, with `has_more`; Dub reads the items at
+ * `data.items`, the OpenAPI summary puts `data` (a list) and `has_more` at the top: both are read.
+ * Objects read (the fields Dub's apps/web/lib/partnerstack/schemas.ts and the reference show):
  * - partnerships (GET /partnerships): key, email, first_name, last_name, partner_key (the
- *   `ps_partner_key` of the partner's referral links), approved_status, archived;
+ *   partner's referral key), approved_status, archived;
  * - customers (GET /customers): key, customer_key, provider_key, email, name, partnership_key;
  * - rewards (GET /rewards): key, amount (cents of `currency`), currency, created_at (ms),
  *   reward_status (hold, pending, approved, scheduled, declined, paid), partnership { key },
- *   customer { key, customer_key, email }, transaction { key, amount (cents), currency, created_at }.
+ *   customer { key, customer_key, external_key, email }, transaction { key, amount (cents),
+ *   currency, created_at }.
  *
  * Not knowable from the documentation, decided here (docs/imports.md says the same):
+ * - the partnership's `partner_key`, `approved_status` and `archived` are read when present (the
+ *   stored schemas do not show them): without them a partner is active and gets a generated slug;
  * - v2 documents no list of payouts for a vendor: paid rewards come as `paid`, with no payout;
  * - no payout e-mail on a partnership: left empty;
  * - extra links a partner made (GET /links/partnership/{key}) are not read, only `partner_key`;

@@ -5,8 +5,9 @@ import { getJson, type SourceHttpOptions } from './source-http.js';
 
 /**
  * Tapfiliate's REST API 1.6 (https://tapfiliate.com/docs/rest/, base https://api.tapfiliate.com/1.6):
- * the account's API key in an `X-Api-Key` header (#header-authentication; Dub's importer,
- * dubinc/dub apps/web/lib/tapfiliate/api.ts, does the same); lists answer a bare JSON array, paged
+ * the account's API key in an `X-Api-Key` header (summarised from those docs at
+ * https://raw.githubusercontent.com/api-evangelist/tapfiliate/refs/heads/main/conventions/tapfiliate-conventions.yml;
+ * Dub's importer, dubinc/dub apps/web/lib/tapfiliate/api.ts, sends the same); lists answer a bare JSON array, paged
  * by `page` (1-based, 25 a page) with the next page in a `Link: <…?page=2>; rel="next"` header
  * (#header-pagination); amounts are JSON numbers in the currency's major unit. Objects read:
  * - affiliates (GET /affiliates/): id, email, firstname, lastname, referral_link (its `ref`
