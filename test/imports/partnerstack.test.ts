@@ -115,7 +115,7 @@ describe('PartnerStack import', () => {
     const m = await merchant();
     const done = await runImport(m.api, m.programId, 'partnerstack', { public_key: KEYS.publicKey, secret_key: 'wrong' });
     expect(done.status).toBe('failed');
-    expect(done.error).toMatch(/PartnerStack refused the credentials \(HTTP 401\)/);
+    expect(done.error).toMatch(/PartnerStack refused the credentials \(HTTP 401\): check the public and secret keys\. Nothing was imported/);
     expect((await m.api.get('/api/affiliates')).body.data.affiliates).toEqual([]);
     expectError(await m.api.post('/api/imports', { source: 'partnerstack', credentials: { public_key: 'x' }, program_id: m.programId }), 400, /credentials.public_key and credentials.secret_key: Required/);
   });

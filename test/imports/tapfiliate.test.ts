@@ -133,7 +133,7 @@ describe('Tapfiliate import', () => {
     const m = await merchant();
     const done = await runImport(m.api, m.programId, 'tapfiliate', { api_key: 'wrong' });
     expect(done.status).toBe('failed');
-    expect(done.error).toMatch(/Tapfiliate refused the credentials \(HTTP 401\)/);
+    expect(done.error).toMatch(/Tapfiliate refused the credentials \(HTTP 401\): check the API key\. Nothing was imported/);
     expect((await m.api.get('/api/affiliates')).body.data.affiliates).toEqual([]);
     expectError(await m.api.post('/api/imports', { source: 'tapfiliate', credentials: {}, program_id: m.programId }), 400, 'credentials.api_key: Required (Tapfiliate API key)');
   });

@@ -61,7 +61,7 @@ export class PartnerStackReader implements SourceReader {
     if (token) authorization = `Bearer ${token}`;
     else if (publicKey && secretKey) authorization = `Basic ${Buffer.from(`${publicKey}:${secretKey}`).toString('base64')}`;
     else throw new ImportSourceError('credentials.public_key and credentials.secret_key: Required (PartnerStack API keys; or credentials.access_token)');
-    this.http = { name: 'PartnerStack', baseUrl, headers: { authorization }, ...http };
+    this.http = { name: 'PartnerStack', baseUrl, credentialName: token ? 'access token' : 'public and secret keys', headers: { authorization }, ...http };
   }
 
   async readPage(phase: Phase, page: number): Promise<SourcePage> {

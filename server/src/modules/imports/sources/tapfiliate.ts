@@ -42,7 +42,7 @@ export class TapfiliateReader implements SourceReader {
   constructor(credentials: Record<string, string>, baseUrl: string, http: Partial<SourceHttpOptions> = {}) {
     const key = credentials.api_key;
     if (!key) throw new ImportSourceError('credentials.api_key: Required (Tapfiliate API key)');
-    this.http = { name: 'Tapfiliate', baseUrl, headers: { 'x-api-key': key }, ...http };
+    this.http = { name: 'Tapfiliate', baseUrl, credentialName: 'API key', headers: { 'x-api-key': key }, ...http };
   }
 
   async readPage(phase: Phase, page: number): Promise<SourcePage> {
