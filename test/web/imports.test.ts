@@ -85,6 +85,21 @@ describeInBrowser('the Imports page', () => {
       const affiliates = (await call(base, 'GET', '/api/affiliates', { headers: { authorization: `Bearer ${owner.apiKey}` } })).body.data.affiliates;
       expect(affiliates.map((a: { slug: string }) => a.slug)).toEqual(['ada']);
       await page.getByRole('region', { name: 'Past imports' }).getByText('rewardful (dry run)').waitFor();
+
+      // Every source the API imports from is offered, each with the credentials it names; one left
+      // empty is named by the API's answer next to its field.
+      const source = page.getByLabel('Source');
+      for (const [label, fields] of [
+        ['Tolt (API)', ['Tolt API key', 'Tolt program id']],
+        ['FirstPromoter (API)', ['FirstPromoter API key', 'FirstPromoter account id', 'Account currency (optional)']],
+        ['PartnerStack (API)', ['PartnerStack public key', 'PartnerStack secret key']],
+        ['Tapfiliate (API)', ['Tapfiliate API key']],
+      ] as const) {
+        await source.selectOption({ label });
+        for (const field of fields) await page.getByLabel(field).waitFor();
+      }
+      await page.getByRole('button', { name: 'Dry run' }).click();
+      await page.getByText(/Required \(Tapfiliate API key\)/).first().waitFor();
     });
     expect(errors).toEqual([]);
     await context.close();

@@ -8,7 +8,7 @@ const c = initContract();
 
 export const ImportSource = z
   .enum(['rewardful', 'tolt', 'firstpromoter', 'partnerstack', 'tapfiliate', 'csv'])
-  .describe('Where the program comes from. `rewardful`, `tolt`, `firstpromoter` and `csv` are implemented; the others answer 400 until their importers ship (docs/imports.md).');
+  .describe('Where the program comes from: Rewardful, Tolt, FirstPromoter, PartnerStack and Tapfiliate through their APIs, or a CSV file (docs/imports.md).');
 
 export const ImportStatus = z.enum(['running', 'succeeded', 'failed']).describe('`running`: queued or importing; `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why.');
 
@@ -57,7 +57,7 @@ export const CreateImportBody = z.object({
   credentials: z
     .record(z.string(), z.string())
     .describe(
-      "As the source names them: Rewardful `{ api_secret }` (its API Secret, sent as the Basic auth user name); Tolt `{ api_key, program_id }` (its API key, sent as a Bearer token, and the `prg_…` program to import); FirstPromoter `{ api_key, account_id, currency? }` (its v2 API key, sent as a Bearer token, the Account ID, sent as `ACCOUNT-ID`, and optionally the account's ISO 4217 currency, which FirstPromoter's commissions and payouts do not name); CSV `{ affiliates_csv, conversions_csv? }` (headers in docs/imports.md). Kept encrypted while the import runs, erased when it ends.",
+      "As the source names them: Rewardful `{ api_secret }` (its API Secret, sent as the Basic auth user name); Tolt `{ api_key, program_id }` (its API key, sent as a Bearer token, and the `prg_…` program to import); FirstPromoter `{ api_key, account_id, currency? }` (its v2 API key, sent as a Bearer token, the Account ID, sent as `ACCOUNT-ID`, and optionally the account's ISO 4217 currency, which FirstPromoter's commissions and payouts do not name); PartnerStack `{ public_key, secret_key }` (its API keys, sent as Basic auth) or `{ access_token }` (Bearer); Tapfiliate `{ api_key }` (sent as `X-Api-Key`); CSV `{ affiliates_csv, conversions_csv? }` (headers in docs/imports.md). Kept encrypted while the import runs, erased when it ends.",
     ),
   program_id: Uuid.describe('The program to import into (yours).'),
   dry_run: z.boolean().default(false).describe('True: read everything, write nothing, report what would happen.'),

@@ -1874,11 +1874,11 @@ export interface components {
         };
         CreateImportBody: {
             /**
-             * @description Where the program comes from. `rewardful`, `tolt`, `firstpromoter` and `csv` are implemented; the others answer 400 until their importers ship (docs/imports.md).
+             * @description Where the program comes from: Rewardful, Tolt, FirstPromoter, PartnerStack and Tapfiliate through their APIs, or a CSV file (docs/imports.md).
              * @enum {string}
              */
             source: "rewardful" | "tolt" | "firstpromoter" | "partnerstack" | "tapfiliate" | "csv";
-            /** @description As the source names them: Rewardful `{ api_secret }` (its API Secret, sent as the Basic auth user name); Tolt `{ api_key, program_id }` (its API key, sent as a Bearer token, and the `prg_…` program to import); FirstPromoter `{ api_key, account_id, currency? }` (its v2 API key, sent as a Bearer token, the Account ID, sent as `ACCOUNT-ID`, and optionally the account's ISO 4217 currency, which FirstPromoter's commissions and payouts do not name); CSV `{ affiliates_csv, conversions_csv? }` (headers in docs/imports.md). Kept encrypted while the import runs, erased when it ends. */
+            /** @description As the source names them: Rewardful `{ api_secret }` (its API Secret, sent as the Basic auth user name); Tolt `{ api_key, program_id }` (its API key, sent as a Bearer token, and the `prg_…` program to import); FirstPromoter `{ api_key, account_id, currency? }` (its v2 API key, sent as a Bearer token, the Account ID, sent as `ACCOUNT-ID`, and optionally the account's ISO 4217 currency, which FirstPromoter's commissions and payouts do not name); PartnerStack `{ public_key, secret_key }` (its API keys, sent as Basic auth) or `{ access_token }` (Bearer); Tapfiliate `{ api_key }` (sent as `X-Api-Key`); CSV `{ affiliates_csv, conversions_csv? }` (headers in docs/imports.md). Kept encrypted while the import runs, erased when it ends. */
             credentials: {
                 [key: string]: string;
             };
@@ -2076,7 +2076,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description Where the program comes from. `rewardful`, `tolt`, `firstpromoter` and `csv` are implemented; the others answer 400 until their importers ship (docs/imports.md).
+             * @description Where the program comes from: Rewardful, Tolt, FirstPromoter, PartnerStack and Tapfiliate through their APIs, or a CSV file (docs/imports.md).
              * @enum {string}
              */
             source: "rewardful" | "tolt" | "firstpromoter" | "partnerstack" | "tapfiliate" | "csv";
@@ -2127,7 +2127,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description Where the program comes from. `rewardful`, `tolt`, `firstpromoter` and `csv` are implemented; the others answer 400 until their importers ship (docs/imports.md).
+             * @description Where the program comes from: Rewardful, Tolt, FirstPromoter, PartnerStack and Tapfiliate through their APIs, or a CSV file (docs/imports.md).
              * @enum {string}
              */
             source: "rewardful" | "tolt" | "firstpromoter" | "partnerstack" | "tapfiliate" | "csv";

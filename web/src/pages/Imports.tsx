@@ -5,22 +5,67 @@ import { DataTable } from '../table';
 import { Empty, Field, FormError, PageHeader, Status, dateTime, useConfirm, useLoad, useSubmit } from '../ui';
 
 const KINDS: ImportKind[] = ['affiliates', 'customers', 'conversions', 'commissions', 'payouts'];
+/** A credential the source's API asks for, as its own settings name it (docs/imports.md). */
+interface CredentialField {
+  key: string;
+  label: string;
+  hint: string;
+  secret?: boolean;
+  optional?: boolean;
+}
+
 const SOURCES = [
-  { value: 'rewardful', label: 'Rewardful (API)' },
-  { value: 'csv', label: 'CSV (any platform)' },
-] as const;
+  { value: 'rewardful', label: 'Rewardful (API)', fields: [{ key: 'api_secret', label: 'Rewardful API secret', hint: 'Rewardful: Company settings → API secret', secret: true }] },
+  {
+    value: 'tolt',
+    label: 'Tolt (API)',
+    fields: [
+      { key: 'api_key', label: 'Tolt API key', hint: 'Tolt: Settings → Integrations', secret: true },
+      { key: 'program_id', label: 'Tolt program id', hint: 'The prg_… program to import' },
+    ],
+  },
+  {
+    value: 'firstpromoter',
+    label: 'FirstPromoter (API)',
+    fields: [
+      { key: 'api_key', label: 'FirstPromoter API key', hint: 'FirstPromoter: Settings → Integrations → Manage API keys', secret: true },
+      { key: 'account_id', label: 'FirstPromoter account id', hint: 'Shown beside the API keys' },
+      { key: 'currency', label: 'Account currency (optional)', hint: 'e.g. USD: FirstPromoter’s commissions and payouts do not name it', optional: true },
+    ],
+  },
+  {
+    value: 'partnerstack',
+    label: 'PartnerStack (API)',
+    fields: [
+      { key: 'public_key', label: 'PartnerStack public key', hint: 'PartnerStack: Settings → Integrations → API keys' },
+      { key: 'secret_key', label: 'PartnerStack secret key', hint: 'Beside the public key', secret: true },
+    ],
+  },
+  { value: 'tapfiliate', label: 'Tapfiliate (API)', fields: [{ key: 'api_key', label: 'Tapfiliate API key', hint: 'Tapfiliate: Settings → API access', secret: true }] },
+  { value: 'csv', label: 'CSV (any platform)', fields: [] },
+] as const satisfies readonly { value: string; label: string; fields: readonly CredentialField[] }[];
 type Source = (typeof SOURCES)[number]['value'];
 
 interface Draft {
   source: Source;
   program_id: string;
-  api_secret: string;
+  /** The API sources' credentials, by the source's own names. */
+  fields: Record<string, string>;
   affiliates_csv: string;
   conversions_csv: string;
 }
 
-const credentialsOf = (d: Draft): Record<string, string> =>
-  d.source === 'rewardful' ? { api_secret: d.api_secret } : { affiliates_csv: d.affiliates_csv, ...(d.conversions_csv.trim() ? { conversions_csv: d.conversions_csv } : {}) };
+const fieldsOf = (source: Source): readonly CredentialField[] => SOURCES.find((s) => s.value === source)!.fields;
+
+function credentialsOf(d: Draft): Record<string, string> {
+  if (d.source === 'csv') return { affiliates_csv: d.affiliates_csv, ...(d.conversions_csv.trim() ? { conversions_csv: d.conversions_csv } : {}) };
+  const out: Record<string, string> = {};
+  for (const f of fieldsOf(d.source)) {
+    const value = (d.fields[f.key] ?? '').trim();
+    if (value || !f.optional) out[f.key] = value;
+  }
+  return out;
+}
 
 /** Follows an import until it ends: the API's figures, polled once a second while it runs. */
 function useFollowed(started: Import | undefined): Import | undefined {
@@ -102,12 +147,13 @@ function ImportReport({ item, onRun, busy }: { item: Import; onRun?: () => void;
 export function Imports() {
   const programs = useLoad(async () => data(await api.programs.list({ query: { limit: 100 } })).programs, []);
   const history = useLoad(async () => data(await api.imports.list({ query: { limit: 20 } })).imports, []);
-  const [draft, setDraft] = useState<Draft>({ source: 'rewardful', program_id: '', api_secret: '', affiliates_csv: '', conversions_csv: '' });
+  const [draft, setDraft] = useState<Draft>({ source: 'rewardful', program_id: '', fields: {}, affiliates_csv: '', conversions_csv: '' });
   const [started, setStarted] = useState<Import>();
   const current = useFollowed(started);
   const confirm = useConfirm();
   const programId = draft.program_id || programs.data?.[0]?.id || '';
-  const set = (k: keyof Draft) => (v: string) => setDraft((d) => ({ ...d, [k]: v }));
+  const set = (k: Exclude<keyof Draft, 'fields'>) => (v: string) => setDraft((d) => ({ ...d, [k]: v }));
+  const setField = (k: string) => (v: string) => setDraft((d) => ({ ...d, fields: { ...d.fields, [k]: v } }));
   const start = useSubmit(
     async (dryRun?: boolean) => data(await api.imports.create({ body: { source: draft.source, credentials: credentialsOf(draft), program_id: programId, dry_run: dryRun ?? true } })).import,
     (item) => {
@@ -166,8 +212,20 @@ export function Imports() {
             </select>
           )}
         </Field>
-        {draft.source === 'rewardful' ? (
-          <Field label="Rewardful API secret" name="credentials.api_secret" type="password" autoComplete="off" value={draft.api_secret} onChange={set('api_secret')} error={e} hint="Rewardful: Company settings → API secret" />
+        {draft.source !== 'csv' ? (
+          fieldsOf(draft.source).map((f) => (
+            <Field
+              key={`${draft.source}.${f.key}`}
+              label={f.label}
+              name={`credentials.${f.key}`}
+              type={f.secret ? 'password' : 'text'}
+              autoComplete="off"
+              value={draft.fields[f.key] ?? ''}
+              onChange={setField(f.key)}
+              error={e}
+              hint={f.hint}
+            />
+          ))
         ) : (
           <>
             <Field label="Affiliates CSV" name="credentials.affiliates_csv" error={e} hint="id,email,first_name,last_name,status,payout_email,tokens">
@@ -178,7 +236,7 @@ export function Imports() {
             </Field>
           </>
         )}
-        <FormError error={e} fields={['source', 'program_id', 'credentials.api_secret', 'credentials.affiliates_csv', 'credentials.conversions_csv']} />
+        <FormError error={e} fields={['source', 'program_id', ...fieldsOf(draft.source).map((f) => `credentials.${f.key}`), 'credentials.affiliates_csv', 'credentials.conversions_csv']} />
         <div className="actions span">
           <button type="submit" disabled={start.busy || !programId}>
             Dry run

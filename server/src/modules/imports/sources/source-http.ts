@@ -10,6 +10,10 @@ export interface SourceHttpOptions {
   /** Attempts for one request through 429s and 5xx before the import gives up. */
   attempts?: number;
   sleep?: (ms: number) => Promise<void>;
+  /** What to check when the source refuses the credentials: "API secret" unless told. */
+  credentialName?: string;
+  /** Sees a successful answer's headers (Tapfiliate pages by its Link header). */
+  onHeaders?: (headers: Headers) => void;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -46,6 +50,7 @@ export async function getJson(options: SourceHttpOptions, path: string): Promise
       continue;
     }
     if (res.ok) {
+      options.onHeaders?.(res.headers);
       try {
         return await res.json();
       } catch {
@@ -54,7 +59,7 @@ export async function getJson(options: SourceHttpOptions, path: string): Promise
     }
     const text = await res.text().catch(() => '');
     if (res.status === 401 || res.status === 403) {
-      throw new ImportSourceError(`${options.name} refused the credentials (HTTP ${res.status}): check the API secret. Nothing was imported.`);
+      throw new ImportSourceError(`${options.name} refused the credentials (HTTP ${res.status}): check the ${options.credentialName ?? 'API secret'}. Nothing was imported.`);
     }
     if (res.status === 429) {
       lastProblem = `${options.name} kept answering 429 (rate limit)`;
