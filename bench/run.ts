@@ -13,10 +13,7 @@
  * outbox rows; run with WEBHOOK_ALLOW_PRIVATE_URLS=true, and WEBHOOK_DELIVERY=off to measure the
  * writes without the delivery work: `npm run bench:events` measures that), BENCH_DIAG=1 (after each
  * run, names any PostgreSQL backend of either server that used more than half of one core through
- * it, with what it is running: a run far below the others is then explained, not averaged in; and
- * per endpoint, the time per call of the service's stored statements, `svc_…` functions, over its
- * measured runs, from pg_stat_user_functions: what a change to a hot statement costs inside
- * PostgreSQL; it waits 11 s before and after each endpoint's runs for the statistics to arrive).
+ * it, with what it is running: a run far below the others is then explained, not averaged in).
  * Targets only 127.0.0.1; every run is bounded in time.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -97,31 +94,6 @@ async function reportBusyBackends(admin: pg.Client, server: Server, label: strin
     if (pid === server.process.pid || spentMs <= wallMs / 2) continue;
     const { rows } = await admin.query("select state, now() - query_start as running, left(regexp_replace(query, '\\s+', ' ', 'g'), 400) as query from pg_stat_activity where pid = $1", [pid]);
     console.log(`diag ${label}: backend ${pid} spent ${spentMs} ms of a ${wallMs} ms run: ${JSON.stringify(rows[0])}`);
-  }
-}
-
-/** Calls of each stored statement (db/stored-statement.ts), by name, and their total time in ms. */
-type StatementTimes = Map<string, { calls: number; ms: number }>;
-
-/** BENCH_DIAG: the stored statements' times so far, in the bench's database. */
-async function storedStatementTimes(): Promise<StatementTimes> {
-  // A backend that has gone idle sends its pending statistics 10 s later (PostgreSQL 15).
-  await new Promise((resolve) => setTimeout(resolve, 11_000));
-  const db = new pg.Client({ connectionString: dbUrl });
-  await db.connect();
-  const { rows } = await db.query<{ name: string; calls: string; ms: number }>(
-    "select regexp_replace(funcname, '_[0-9a-f]{12}$', '') as name, calls, total_time as ms from pg_stat_user_functions where funcname like 'svc\\_%'",
-  );
-  await db.end();
-  return new Map(rows.map((r) => [r.name, { calls: Number(r.calls), ms: r.ms }]));
-}
-
-function reportStoredStatements(label: string, before: StatementTimes, after: StatementTimes): void {
-  for (const [name, now] of after) {
-    const calls = now.calls - (before.get(name)?.calls ?? 0);
-    if (calls === 0) continue;
-    const us = ((now.ms - (before.get(name)?.ms ?? 0)) * 1000) / calls;
-    console.log(`diag ${label}: ${name} ${calls} calls, ${us.toFixed(0)} µs per call`);
   }
 }
 
@@ -215,14 +187,11 @@ async function measure(label: string, scenarios: Scenario[], key: string, includ
     // warm-up of both (JIT, pools, caches, the first autovacuum passes of young tables), not counted
     await load(admin, service, key, scenario, WARMUP, `w${round}s`);
     if (includeRaw) await load(admin, raw, key, scenario, WARMUP, `w${round}r`);
-    const statementsBefore = process.env.BENCH_DIAG ? await storedStatementTimes() : undefined;
     for (let i = 0; i < 2; i++) {
       round++;
       results[scenario.name].service.push(await load(admin, service, key, scenario, DURATION, `${label}${round}s`));
       if (includeRaw) results[scenario.name].raw.push(await load(admin, raw, key, scenario, DURATION, `${label}${round}r`));
     }
-    // The raw floor calls no stored statement: these are the service's, over its measured runs.
-    if (statementsBefore) reportStoredStatements(scenario.name, statementsBefore, await storedStatementTimes());
   }
   const avg = (runs: Run[], k: keyof Run) => runs.reduce((s, r) => s + r[k], 0) / Math.max(1, runs.length);
   const sum = (runs: Run[], k: keyof Run) => runs.reduce((s, r) => s + r[k], 0);
