@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrganization, expectError, type Api } from '../support/api.js';
+import { merchant, runImport as runImportOf } from './import-helpers.js';
+import { expectError, type Api } from '../support/api.js';
 import { startToltStandin, type ToltStandin } from './tolt-standin.js';
 
 /**
@@ -48,27 +49,8 @@ afterAll(async () => {
   await standin.close();
 });
 
-async function merchant() {
-  const org = await createOrganization();
-  const p = await org.api.post('/api/programs', { name: 'Main', commission_value: 30 });
-  expect(p.status).toBe(201);
-  return { ...org, programId: p.body.data.program.id as string };
-}
-
-async function finished(api: Api, id: string) {
-  for (let i = 0; i < 300; i++) {
-    const res = await api.get(`/api/imports/${id}`);
-    expect(res.status).toBe(200);
-    if (res.body.data.import.status !== 'running') return res.body.data.import;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('import still running after 30 s');
-}
-
 async function runImport(api: Api, programId: string, options: { dry_run?: boolean; key?: string } = {}) {
-  const res = await api.post('/api/imports', { source: 'tolt', credentials: { api_key: options.key ?? KEY, program_id: PROGRAM }, program_id: programId, dry_run: options.dry_run ?? false });
-  expect(res.status, JSON.stringify(res.body)).toBe(202);
-  return finished(api, res.body.data.import.id);
+  return runImportOf(api, programId, 'tolt', { api_key: options.key ?? KEY, program_id: PROGRAM }, options.dry_run);
 }
 
 const EXPECTED = {
