@@ -188,8 +188,13 @@ describe('the hot lane answers as Express does', () => {
         expect([answer.status, answer.body, servedByExpress], `${path} ${field}`).toEqual([400, lone(field), false]);
       }
     }
-    const stored = await compare('GET', `/api/conversions/${encodeURIComponent('sur\ufffd')}`, auth());
-    expect(stored.answer.status).toBe(404);
+    // This merchant's own list (another test file's organization may hold a 'sur\ufffd' of its
+    // own in the shared database, which a lookup by id answers 403): no id of these cases.
+    const listed = await merchant.api.get('/api/conversions?limit=100');
+    expect(listed.status).toBe(200);
+    const ids = (listed.body.data.conversions as { external_id: string }[]).map((c) => c.external_id);
+    expect(ids.length).toBeGreaterThan(0);
+    expect(ids.filter((id) => id.startsWith('sur') || id === 'hot_lone_ord')).toEqual([]);
   });
 
   it('echoes a sane X-Request-Id as Express does', async () => {
