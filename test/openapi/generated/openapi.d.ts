@@ -1417,6 +1417,8 @@ export interface components {
             commission_value: number | null;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description One affiliate in one currency over the period. */
         AffiliateReportRow: {
@@ -1445,6 +1447,8 @@ export interface components {
             /** @description `revenue` less `refunded`: what those conversions brought in after refunds, exact. */
             net_revenue: number;
             commissions: components["schemas"]["CommissionTotals"];
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description API key (without its secret) */
         ApiKeyInfo: {
@@ -1537,6 +1541,8 @@ export interface components {
             occurred_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description Commission: one entry of the ledger, what an affiliate earned or owes back. */
         Commission: {
@@ -1608,6 +1614,8 @@ export interface components {
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             updated_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description Commission: one entry of the ledger, what an affiliate earned or owes back. */
         CommissionOutput: {
@@ -1679,6 +1687,8 @@ export interface components {
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             updated_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description Sum of the amounts of the period's commission entries by status (as `GET /api/commissions` shows it now: a `pending` entry whose `approves_at` has passed is `approved`), exact, in the row's currency; clawbacks and negative adjustments count negative. A sale's entries (and its clawbacks) fall in the period of the conversion's `occurred_at`, an adjustment in the period of its `created_at`. */
         CommissionTotals: {
@@ -1741,6 +1751,8 @@ export interface components {
             occurred_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description Coupon: a promotion code an affiliate owns. A sale or customer reported with it (`coupon` on POST /api/customers and /api/conversions, or the discount code of a provider's payment) is attributed to its affiliate when no click, cookie or ref in the same request attributes it. */
         Coupon: {
@@ -1763,6 +1775,8 @@ export interface components {
             program_id: string;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         CreateAdjustmentBody: {
             /**
@@ -2036,6 +2050,8 @@ export interface components {
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             updated_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description The organization's data retention settings. */
         DataRetention: {
@@ -2123,6 +2139,8 @@ export interface components {
             created_at: string;
             /** @description When it succeeded or failed. */
             finished_at: string | null;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description An import of a program from another platform. */
         ImportOutput: {
@@ -2174,6 +2192,8 @@ export interface components {
             created_at: string;
             /** @description When it succeeded or failed. */
             finished_at: string | null;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description One source row left out, with its reason. */
         ImportSkip: {
@@ -2200,6 +2220,8 @@ export interface components {
             webhook_path: string;
             /** @description When the secret was last stored; null when not configured. */
             updated_at: string | null;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description An invitation to join the organization's dashboard */
         Invitation: {
@@ -2288,6 +2310,8 @@ export interface components {
             };
             /** @description Their programs with this merchant, oldest first. */
             memberships: components["schemas"]["PartnerMembership"][];
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description The partner's balance in one program and currency. */
         PartnerBalance: {
@@ -2357,6 +2381,8 @@ export interface components {
             approves_at: string | null;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description A customer the partner referred. */
         PartnerCustomer: {
@@ -2376,6 +2402,8 @@ export interface components {
             signed_up_at: string;
             /** @description Their first paid conversion; null: none yet. */
             first_conversion_at: string | null;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description One of the partner's programs. */
         PartnerMembership: {
@@ -2396,6 +2424,8 @@ export interface components {
             program: components["schemas"]["PartnerProgram"];
             /** @description ISO-8601 timestamp in UTC. */
             joined_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description One of the partner's programs. */
         PartnerMembershipOutput: {
@@ -2416,6 +2446,8 @@ export interface components {
             program: components["schemas"]["PartnerProgram"];
             /** @description ISO-8601 timestamp in UTC. */
             joined_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description The signed-in partner: one e-mail with one merchant. */
         PartnerOutput: {
@@ -2433,6 +2465,8 @@ export interface components {
             };
             /** @description Their programs with this merchant, oldest first. */
             memberships: components["schemas"]["PartnerMembershipOutput"][];
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description A payout to the partner. */
         PartnerPayout: {
@@ -2461,6 +2495,8 @@ export interface components {
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             paid_at: string | null;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description One period of a partner's activity. */
         PartnerPoint: {
@@ -2508,6 +2544,8 @@ export interface components {
             terms: string | null;
             /** @description The merchant's site referral links point to; null: not set by the merchant. */
             website_url: string | null;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description The partner's activity over the whole range asked for, summed by the service. */
         PartnerTotals: {
@@ -2558,6 +2596,8 @@ export interface components {
             paid_at: string | null;
             /** @description When it was canceled. */
             canceled_at: string | null;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description Program */
         Program: {
@@ -2626,6 +2666,8 @@ export interface components {
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             updated_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description Program */
         ProgramOutput: {
@@ -2694,6 +2736,8 @@ export interface components {
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             updated_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         PutIntegrationBody: {
             /** @description The secret the provider uses for this webhook endpoint, exactly as the provider shows it: Stripe the endpoint's signing secret (`whsec_…`); Paddle the notification destination's secret key (`pdl_ntfset_…`); Lemon Squeezy the webhook's signing secret; Polar the webhook secret (`polar_whs_…`); Chargebee the basic-auth password set on the webhook. Write-only: never returned. */
@@ -2723,6 +2767,8 @@ export interface components {
             first_received_at: string;
             /** @description When the last of these requests arrived: the order of the list, newest first. */
             received_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         RefundConversionBody: {
             /** @description Amount refunded, in major units, at most the conversion's amount. Default: the whole amount (a full refund reverses the commission). Without `refund_id` it is the total refunded for this charge so far. */
@@ -2787,6 +2833,8 @@ export interface components {
             cookie_max_age_seconds: number;
             /** @description true: `cookie_id` is the one the visitor already has (the `first_click` model, or a click flood): the snippet leaves the cookie as it is. */
             kept: boolean;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         TrackingClickBody: {
             /** @description The affiliate slug from the landing URL (`?ref=<slug>`). */
@@ -2797,17 +2845,29 @@ export interface components {
             referrer?: string;
             /** @description The current `svc_aff` cookie's value, if any: kept under the program's `first_click` model when it is a valid click of this organization. */
             cookieId?: string;
+            /**
+             * @description `test`: record it in test data (what the snippet sends with `data-mode="test"`), seen only with test keys; default `live`.
+             * @enum {string}
+             */
+            mode?: "live" | "test";
         };
         /** @description Tracked customer (public view) */
         TrackingCustomer: {
             /** @description The merchant's customer id, echoed back. Nothing else of the stored customer is returned by this public endpoint. */
             customer_id: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         TrackingCustomerBody: {
             /** @description The merchant's (payment provider's) customer id, as `customer_id` in POST /api/customers. */
             customerId: string;
             /** @description The value of the `svc_aff` cookie: a `ck_…` tracking id, or the raw slug the snippet stores when the service was slow. */
             cookieId: string;
+            /**
+             * @description `test`: record it in test data (what the snippet sends with `data-mode="test"`), seen only with test keys; default `live`.
+             * @enum {string}
+             */
+            mode?: "live" | "test";
         };
         UpdateAffiliateBody: {
             /** @description Display name; null clears it. */
@@ -2974,6 +3034,8 @@ export interface components {
             next_attempt_at: string | null;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description Webhook endpoint: where the service sends signed events (Standard Webhooks). Its secret is shown only when created or rotated. */
         WebhookEndpoint: {
@@ -3000,6 +3062,8 @@ export interface components {
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             updated_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description Webhook receipt */
         WebhookReceipt: {
@@ -4006,7 +4070,8 @@ export interface operations {
                      *             "status": "active",
                      *             "payout_email": "payout-email",
                      *             "commission_value": 30,
-                     *             "created_at": "2025-03-14T09:26:53.000Z"
+                     *             "created_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -4161,7 +4226,8 @@ export interface operations {
                      *           "status": "active",
                      *           "payout_email": "payout-email",
                      *           "commission_value": 30,
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       },
                      *       "deduped": true
@@ -4197,7 +4263,8 @@ export interface operations {
                      *           "status": "active",
                      *           "payout_email": "payout-email",
                      *           "commission_value": 30,
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       },
                      *       "deduped": false
@@ -4387,7 +4454,8 @@ export interface operations {
                      *           "status": "active",
                      *           "payout_email": "payout-email",
                      *           "commission_value": 30,
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -4572,7 +4640,8 @@ export interface operations {
                      *           "status": "active",
                      *           "payout_email": "payout-email",
                      *           "commission_value": 30,
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -4759,7 +4828,8 @@ export interface operations {
                      *           "status": "active",
                      *           "payout_email": "payout-email",
                      *           "commission_value": 30,
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -5635,7 +5705,8 @@ export interface operations {
                      *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *           "occurred_at": "2025-03-14T09:26:53.000Z",
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -5860,7 +5931,8 @@ export interface operations {
                      *               }
                      *             ],
                      *             "created_at": "2025-03-14T09:26:53.000Z",
-                     *             "updated_at": "2025-03-14T09:26:53.000Z"
+                     *             "updated_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -6030,7 +6102,8 @@ export interface operations {
                      *             }
                      *           ],
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -6219,7 +6292,8 @@ export interface operations {
                      *             }
                      *           ],
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -6414,7 +6488,8 @@ export interface operations {
                      *             }
                      *           ],
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -6643,7 +6718,8 @@ export interface operations {
                      *             }
                      *           ],
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -6882,7 +6958,8 @@ export interface operations {
                      *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *             "click_id": "c4e6a8b0-2d4f-4b6a-8d0c-5e7a9b1d3f5a",
                      *             "occurred_at": "2025-05-14T09:26:53.000Z",
-                     *             "created_at": "2025-05-14T09:26:53.000Z"
+                     *             "created_at": "2025-05-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           },
                      *           {
                      *             "id": "e2a4c6e8-0b2d-4f4a-9c6e-8a0c2e4b6d8f",
@@ -6899,7 +6976,8 @@ export interface operations {
                      *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *             "click_id": "c4e6a8b0-2d4f-4b6a-8d0c-5e7a9b1d3f5a",
                      *             "occurred_at": "2025-04-14T09:26:53.000Z",
-                     *             "created_at": "2025-04-14T09:26:53.000Z"
+                     *             "created_at": "2025-04-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           },
                      *           {
                      *             "id": "8d0f2b4a-6c8e-4a1d-9f3b-5c7e9a1b3d5f",
@@ -6916,7 +6994,8 @@ export interface operations {
                      *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *             "click_id": "c4e6a8b0-2d4f-4b6a-8d0c-5e7a9b1d3f5a",
                      *             "occurred_at": "2025-03-14T09:26:53.000Z",
-                     *             "created_at": "2025-03-14T09:26:53.000Z"
+                     *             "created_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -7077,7 +7156,8 @@ export interface operations {
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *           "click_id": "c4e6a8b0-2d4f-4b6a-8d0c-5e7a9b1d3f5a",
                      *           "occurred_at": "2025-03-14T09:26:53.000Z",
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       },
                      *       "deduped": true
@@ -7119,7 +7199,8 @@ export interface operations {
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *           "click_id": "c4e6a8b0-2d4f-4b6a-8d0c-5e7a9b1d3f5a",
                      *           "occurred_at": "2025-03-14T09:26:53.000Z",
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       },
                      *       "deduped": false
@@ -7315,7 +7396,8 @@ export interface operations {
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *           "click_id": "c4e6a8b0-2d4f-4b6a-8d0c-5e7a9b1d3f5a",
                      *           "occurred_at": "2025-03-14T09:26:53.000Z",
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -7685,7 +7767,8 @@ export interface operations {
                      *             "code": "code",
                      *             "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
-                     *             "created_at": "2025-03-14T09:26:53.000Z"
+                     *             "created_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -7832,7 +7915,8 @@ export interface operations {
                      *           "code": "code",
                      *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -8015,7 +8099,8 @@ export interface operations {
                      *           "code": "code",
                      *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -8198,7 +8283,8 @@ export interface operations {
                      *           "name": "Alex Smith",
                      *           "first_conversion_at": "2025-03-14T09:26:53.000Z",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       },
                      *       "deduped": true
@@ -8236,7 +8322,8 @@ export interface operations {
                      *           "name": "Alex Smith",
                      *           "first_conversion_at": "2025-03-14T09:26:53.000Z",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       },
                      *       "deduped": false
@@ -8428,7 +8515,8 @@ export interface operations {
                      *           "name": "Alex Smith",
                      *           "first_conversion_at": "2025-03-14T09:26:53.000Z",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -8612,7 +8700,8 @@ export interface operations {
                      *           "name": "Alex Smith",
                      *           "first_conversion_at": "2025-03-14T09:26:53.000Z",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -9097,7 +9186,8 @@ export interface operations {
                      *             ],
                      *             "error": "error",
                      *             "created_at": "2025-03-14T09:26:53.000Z",
-                     *             "finished_at": "2025-03-14T09:26:53.000Z"
+                     *             "finished_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -9261,7 +9351,8 @@ export interface operations {
                      *           ],
                      *           "error": "error",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "finished_at": "2025-03-14T09:26:53.000Z"
+                     *           "finished_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -9459,7 +9550,8 @@ export interface operations {
                      *           ],
                      *           "error": "error",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "finished_at": "2025-03-14T09:26:53.000Z"
+                     *           "finished_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -9642,7 +9734,8 @@ export interface operations {
                      *           ],
                      *           "error": "error",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "finished_at": "2025-03-14T09:26:53.000Z"
+                     *           "finished_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -9819,7 +9912,8 @@ export interface operations {
                      *             "provider": "stripe",
                      *             "configured": false,
                      *             "webhook_path": "webhook-path",
-                     *             "updated_at": "2025-03-14T09:26:53.000Z"
+                     *             "updated_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ]
                      *       }
@@ -9992,7 +10086,8 @@ export interface operations {
                      *             "detail": "detail",
                      *             "requests": 1,
                      *             "first_received_at": "2025-03-14T09:26:53.000Z",
-                     *             "received_at": "2025-03-14T09:26:53.000Z"
+                     *             "received_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -10158,7 +10253,8 @@ export interface operations {
                      *           "provider": "stripe",
                      *           "configured": false,
                      *           "webhook_path": "webhook-path",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -10340,7 +10436,8 @@ export interface operations {
                      *           "provider": "stripe",
                      *           "configured": false,
                      *           "webhook_path": "webhook-path",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -11198,7 +11295,8 @@ export interface operations {
                      *             "reference": "reference",
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "paid_at": "2025-03-14T09:26:53.000Z",
-                     *             "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *             "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -11353,7 +11451,8 @@ export interface operations {
                      *             "reference": "reference",
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "paid_at": "2025-03-14T09:26:53.000Z",
-                     *             "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *             "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ]
                      *       }
@@ -11650,7 +11749,8 @@ export interface operations {
                      *           "reference": "reference",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
-                     *           "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *           "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -11830,7 +11930,8 @@ export interface operations {
                      *           "reference": "reference",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
-                     *           "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *           "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -12047,7 +12148,8 @@ export interface operations {
                      *           "reference": "reference",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
-                     *           "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *           "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -12278,7 +12380,8 @@ export interface operations {
                      *             "terms": "terms",
                      *             "website_url": "https://www.acme.example/",
                      *             "created_at": "2025-03-14T09:26:53.000Z",
-                     *             "updated_at": "2025-03-14T09:26:53.000Z"
+                     *             "updated_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -12479,7 +12582,8 @@ export interface operations {
                      *           "terms": "terms",
                      *           "website_url": "https://www.acme.example/",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -12659,7 +12763,8 @@ export interface operations {
                      *           "terms": "terms",
                      *           "website_url": "https://www.acme.example/",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -12892,7 +12997,8 @@ export interface operations {
                      *           "terms": "terms",
                      *           "website_url": "https://www.acme.example/",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -13119,7 +13225,8 @@ export interface operations {
                      *               "rejected": 1,
                      *               "on_hold": 1,
                      *               "earned": 1
-                     *             }
+                     *             },
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -14064,7 +14171,8 @@ export interface operations {
                      *           "last_error": "last-error",
                      *           "last_attempt_at": "2025-03-14T09:26:53.000Z",
                      *           "next_attempt_at": "2025-03-14T09:26:53.000Z",
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -14275,7 +14383,8 @@ export interface operations {
                      *             "secret_rotated_at": "2025-03-14T09:26:53.000Z",
                      *             "previous_secret_expires_at": "2025-03-14T09:26:53.000Z",
                      *             "created_at": "2025-03-14T09:26:53.000Z",
-                     *             "updated_at": "2025-03-14T09:26:53.000Z"
+                     *             "updated_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -14432,7 +14541,8 @@ export interface operations {
                      *           "secret_rotated_at": "2025-03-14T09:26:53.000Z",
                      *           "previous_secret_expires_at": "2025-03-14T09:26:53.000Z",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         },
                      *         "secret": "secret"
                      *       }
@@ -14595,7 +14705,8 @@ export interface operations {
                      *           "secret_rotated_at": "2025-03-14T09:26:53.000Z",
                      *           "previous_secret_expires_at": "2025-03-14T09:26:53.000Z",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -14770,7 +14881,8 @@ export interface operations {
                      *           "secret_rotated_at": "2025-03-14T09:26:53.000Z",
                      *           "previous_secret_expires_at": "2025-03-14T09:26:53.000Z",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -14960,7 +15072,8 @@ export interface operations {
                      *           "secret_rotated_at": "2025-03-14T09:26:53.000Z",
                      *           "previous_secret_expires_at": "2025-03-14T09:26:53.000Z",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -15167,7 +15280,8 @@ export interface operations {
                      *             "last_error": "last-error",
                      *             "last_attempt_at": "2025-03-14T09:26:53.000Z",
                      *             "next_attempt_at": "2025-03-14T09:26:53.000Z",
-                     *             "created_at": "2025-03-14T09:26:53.000Z"
+                     *             "created_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -15352,7 +15466,8 @@ export interface operations {
                      *           "secret_rotated_at": "2025-03-14T09:26:53.000Z",
                      *           "previous_secret_expires_at": "2025-03-14T09:26:53.000Z",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         },
                      *         "secret": "secret"
                      *       }
@@ -15740,7 +15855,8 @@ export interface operations {
                      *             "currency": "USD",
                      *             "customer": "customer",
                      *             "approves_at": "2025-03-14T09:26:53.000Z",
-                     *             "created_at": "2025-03-14T09:26:53.000Z"
+                     *             "created_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -15908,7 +16024,8 @@ export interface operations {
                      *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *             "status": "trial",
                      *             "signed_up_at": "2025-03-14T09:26:53.000Z",
-                     *             "first_conversion_at": "2025-03-14T09:26:53.000Z"
+                     *             "first_conversion_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -16232,11 +16349,14 @@ export interface operations {
                      *                 "minimum_payout": 1,
                      *                 "signup": "open",
                      *                 "terms": "terms",
-                     *                 "website_url": "https://www.acme.example/"
+                     *                 "website_url": "https://www.acme.example/",
+                     *                 "livemode": false
                      *               },
-                     *               "joined_at": "2025-03-14T09:26:53.000Z"
+                     *               "joined_at": "2025-03-14T09:26:53.000Z",
+                     *               "livemode": false
                      *             }
-                     *           ]
+                     *           ],
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -16404,11 +16524,14 @@ export interface operations {
                      *                 "minimum_payout": 1,
                      *                 "signup": "open",
                      *                 "terms": "terms",
-                     *                 "website_url": "https://www.acme.example/"
+                     *                 "website_url": "https://www.acme.example/",
+                     *                 "livemode": false
                      *               },
-                     *               "joined_at": "2025-03-14T09:26:53.000Z"
+                     *               "joined_at": "2025-03-14T09:26:53.000Z",
+                     *               "livemode": false
                      *             }
-                     *           ]
+                     *           ],
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -16591,7 +16714,8 @@ export interface operations {
                      *           "minimum_payout": 1,
                      *           "signup": "open",
                      *           "terms": "terms",
-                     *           "website_url": "https://www.acme.example/"
+                     *           "website_url": "https://www.acme.example/",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -17242,7 +17366,8 @@ export interface operations {
                      *             "status": "pending",
                      *             "commission_count": 1,
                      *             "created_at": "2025-03-14T09:26:53.000Z",
-                     *             "paid_at": "2025-03-14T09:26:53.000Z"
+                     *             "paid_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "balances": [
@@ -17432,11 +17557,14 @@ export interface operations {
                      *                 "minimum_payout": 1,
                      *                 "signup": "open",
                      *                 "terms": "terms",
-                     *                 "website_url": "https://www.acme.example/"
+                     *                 "website_url": "https://www.acme.example/",
+                     *                 "livemode": false
                      *               },
-                     *               "joined_at": "2025-03-14T09:26:53.000Z"
+                     *               "joined_at": "2025-03-14T09:26:53.000Z",
+                     *               "livemode": false
                      *             }
-                     *           ]
+                     *           ],
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -17461,6 +17589,8 @@ export interface operations {
                                 };
                                 /** @description Their programs with this merchant, oldest first. */
                                 memberships: components["schemas"]["PartnerMembershipOutput"][];
+                                /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+                                livemode: boolean;
                             } | null;
                         };
                     };
@@ -17592,11 +17722,14 @@ export interface operations {
                      *                 "minimum_payout": 1,
                      *                 "signup": "open",
                      *                 "terms": "terms",
-                     *                 "website_url": "https://www.acme.example/"
+                     *                 "website_url": "https://www.acme.example/",
+                     *                 "livemode": false
                      *               },
-                     *               "joined_at": "2025-03-14T09:26:53.000Z"
+                     *               "joined_at": "2025-03-14T09:26:53.000Z",
+                     *               "livemode": false
                      *             }
-                     *           ]
+                     *           ],
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -18086,11 +18219,12 @@ export interface operations {
                  * @example {
                  *       "ref": "jane-doe",
                  *       "landingUrl": "https://www.acme.example/pricing?ref=jane-doe",
-                 *       "cookieId": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3"
+                 *       "cookieId": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3",
+                 *       "mode": "live"
                  *     }
                  */
                 "application/json": components["schemas"]["TrackingClickBody"];
-                /** @example {"ref":"jane-doe","landingUrl":"https://www.acme.example/pricing?ref=jane-doe","cookieId":"ck_4fQ9xZ2mLp7TbW1sRk8Vn3"} */
+                /** @example {"ref":"jane-doe","landingUrl":"https://www.acme.example/pricing?ref=jane-doe","cookieId":"ck_4fQ9xZ2mLp7TbW1sRk8Vn3","mode":"live"} */
                 "text/plain": string;
             };
         };
@@ -18135,7 +18269,8 @@ export interface operations {
                      *         "click": {
                      *           "cookie_id": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3",
                      *           "cookie_max_age_seconds": 5184000,
-                     *           "kept": false
+                     *           "kept": false,
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -18283,11 +18418,12 @@ export interface operations {
                 /**
                  * @example {
                  *       "customerId": "cus_NffrFeUfNV2Hib",
-                 *       "cookieId": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3"
+                 *       "cookieId": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3",
+                 *       "mode": "live"
                  *     }
                  */
                 "application/json": components["schemas"]["TrackingCustomerBody"];
-                /** @example {"customerId":"cus_NffrFeUfNV2Hib","cookieId":"ck_4fQ9xZ2mLp7TbW1sRk8Vn3"} */
+                /** @example {"customerId":"cus_NffrFeUfNV2Hib","cookieId":"ck_4fQ9xZ2mLp7TbW1sRk8Vn3","mode":"live"} */
                 "text/plain": string;
             };
         };
@@ -18303,7 +18439,8 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "customer": {
-                     *           "customer_id": "cus_NffrFeUfNV2Hib"
+                     *           "customer_id": "cus_NffrFeUfNV2Hib",
+                     *           "livemode": false
                      *         }
                      *       },
                      *       "deduped": true
@@ -18331,7 +18468,8 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "customer": {
-                     *           "customer_id": "cus_NffrFeUfNV2Hib"
+                     *           "customer_id": "cus_NffrFeUfNV2Hib",
+                     *           "livemode": false
                      *         }
                      *       },
                      *       "deduped": false
