@@ -16,6 +16,7 @@ import { programsContract } from './resources/programs.js';
 import { accountContract, operatorPeopleContract, peopleContract } from './resources/people.js';
 import { reportsContract } from './resources/reports.js';
 import { partnerContract, partnerInvitationsContract, partnerPublicContract } from './resources/partner.js';
+import { testEmailsContract } from './resources/test-emails.js';
 import { trackingContract } from './resources/tracking.js';
 import { webhookEndpointsContract } from './resources/webhook-endpoints.js';
 
@@ -40,6 +41,7 @@ export const merchantContract = c.router(
     partnerInvitations: partnerInvitationsContract,
     dataRetention: dataRetentionContract,
     imports: importsContract,
+    testEmails: testEmailsContract,
   },
   {
     strictStatusCodes: true,
