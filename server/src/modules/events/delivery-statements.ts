@@ -12,7 +12,7 @@ import { batchEventsSql } from './outbox.js';
  */
 const ATTEMPT_COLUMNS = `d.id, d.endpoint_id, d.event_id, d.attempts, d.status, ev.type, ev.resource, ev.created_at as event_at,
   e.url, e.enabled, e.secret, e.previous_secret, e.previous_secret_expires_at,
-  (select o.live_organization_id is null from organizations o where o.id = d.organization_id) as livemode`;
+  (select o.livemode from organizations o where o.id = d.organization_id) as livemode`;
 
 /**
  * Expands the oldest outbox batches (outbox.ts batchedEventsOf) into `outbound_events` rows, one

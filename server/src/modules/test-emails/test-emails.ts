@@ -69,7 +69,7 @@ export class TestEmails implements OrganizationMailer {
   }
 
   private async isTest(organizationId: string): Promise<boolean> {
-    const row = await this.sql.one<{ test: boolean }>(`select live_organization_id is not null as test from organizations where id = ?`, [organizationId]);
-    return row?.test === true;
+    const row = await this.sql.one<{ livemode: boolean }>(`select livemode from organizations where id = ?`, [organizationId]);
+    return row?.livemode === false;
   }
 }
