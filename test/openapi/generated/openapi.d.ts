@@ -2216,7 +2216,7 @@ export interface components {
             provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "chargebee";
             /** @description True when a signing secret is stored for this provider; webhooks of an unconfigured provider answer 400. */
             configured: boolean;
-            /** @description Path to register in the provider's dashboard, under the service's base URL: `/webhooks/{provider}/{organization id}`. */
+            /** @description Path to register in the provider's dashboard, under the service's base URL: `/webhooks/{provider}/{organization id}`, the same in live and test mode (the live organization's id, GET /api/me). Register it in the provider's sandbox or test site too: each event lands in live or test data by the provider's own test flag, or by which mode's signing secret verifies it. */
             webhook_path: string;
             /** @description When the secret was last stored; null when not configured. */
             updated_at: string | null;
