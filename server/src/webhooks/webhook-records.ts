@@ -33,8 +33,11 @@ export class WebhookRecords {
    * no live side: `live` is undefined). Undefined when the id names no organization.
    */
   async landings(urlOrganizationId: string): Promise<{ live: string | undefined; test: string | undefined; urlIsTest: boolean } | undefined> {
-    const { rows } = await sql<{ id: string; live_organization_id: string | null }>`select id, live_organization_id from organizations
-      where id = ${urlOrganizationId}::uuid or live_organization_id = ${urlOrganizationId}::uuid`.execute(kyselyOf(this.orm));
+    const rows = await kyselyOf(this.orm)
+      .selectFrom('organizations')
+      .select(['id', 'live_organization_id'])
+      .where((eb) => eb.or([eb('id', '=', urlOrganizationId), eb('live_organization_id', '=', urlOrganizationId)]))
+      .execute();
     const named = rows.find((row) => row.id === urlOrganizationId);
     if (!named) return undefined;
     if (named.live_organization_id !== null) return { live: undefined, test: named.id, urlIsTest: true };
