@@ -21,6 +21,7 @@ export interface ProgramRow {
   id: string;
   organization_id: string;
   organization_name: string;
+  livemode: boolean;
   name: string;
   commission_type: 'percent' | 'flat';
   commission_value: string;
@@ -48,9 +49,11 @@ export interface SessionRow {
   organization_id: string;
   email: string;
   expires_at: Date;
+  /** The organization's mode: false for a test partner (shared/spec/test-mode.md). */
+  livemode: boolean;
 }
 
-const PROGRAM_COLUMNS = `p.id, p.organization_id, o.name as organization_name, p.name, p.commission_type, p.commission_value, p.currency,
+const PROGRAM_COLUMNS = `p.id, p.organization_id, o.name as organization_name, o.livemode, p.name, p.commission_type, p.commission_value, p.currency,
   p.click_window_days, p.hold_days, p.minimum_payout, p.signup, p.terms, p.website_url`;
 
 /** Which of the partner's memberships a read covers: all, or those of one program. */
@@ -156,10 +159,13 @@ export class PartnersRepository {
 
   async session(organizationId: string, tokenHash: string): Promise<SessionRow | undefined> {
     if (!isUuid(organizationId)) return undefined;
-    return this.sql.one<SessionRow>('select id, organization_id, email, expires_at from partner_sessions where organization_id = ? and token_hash = ? and expires_at > now()', [
-      organizationId,
-      tokenHash,
-    ]);
+    return this.sql.one<SessionRow>(
+      'select s.id, s.organization_id, s.email, s.expires_at, o.livemode from partner_sessions s join organizations o on o.id = s.organization_id where s.organization_id = ? and s.token_hash = ? and s.expires_at > now()',
+      [
+        organizationId,
+        tokenHash,
+      ],
+    );
   }
 
   async extendSession(organizationId: string, id: string, expiresAt: Date): Promise<void> {
