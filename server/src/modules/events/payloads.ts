@@ -38,5 +38,7 @@ function asRow(snapshot: Snapshot): Snapshot {
 export function eventBody(type: OutboundEventType, at: Date, snapshot: Snapshot, livemode: boolean): string {
   const resource = RESOURCES[type.slice(0, type.indexOf('.'))];
   if (!resource) throw new Error(`no serializer for ${type}`);
-  return JSON.stringify({ type, timestamp: at.toISOString(), livemode, data: { [resource.key]: resource.dto(asRow(snapshot), at) } });
+  // The resource carries its mode as the API's answers do (http/livemode.ts fills it there from the request).
+  const data = { ...(resource.dto(asRow(snapshot), at) as Record<string, unknown>), livemode };
+  return JSON.stringify({ type, timestamp: at.toISOString(), livemode, data: { [resource.key]: data } });
 }
