@@ -74,12 +74,14 @@ export interface WebhookServices {
 }
 
 /**
- * A provider's webhook: verify (the adapter, with the organization's signing secret), map (the
+ * A provider's webhook: verify (the adapter, with the signing secret of the live organization or
+ * of its test twin, whichever verifies) and choose the organization the event lands in (mode.ts:
+ * the event's own test flag, else which secret vouched for it; a test event never lands live), map (the
  * adapter: the event's charges, refunds, cancellations, other ids of a charge), check what was
  * mapped against the API's input rules (input-rules.ts), and record it through charges/record.ts
  * under the providers' policy (charges/channels.ts, PROVIDER_CHANNEL): what a payment, a refund or
  * a cancel means is decided there, the same as for the API. What stays here is the event itself:
- * each handled event is remembered by (organization, provider, event id), so a redelivery is
+ * each handled event is remembered by (organization, provider, event id), so per mode, and a redelivery is
  * answered `duplicate` and changes nothing, even where replaying it would (a cancel redelivered
  * after a reactivation); every action is idempotent on its own as well (conversions by
  * external_id, refunds by refund key), which covers two deliveries racing; and the receipt.
