@@ -24,3 +24,4 @@ export * from './resources/webhook-endpoints.js';
 export * from './resources/people.js';
 export * from './resources/program-joining.js';
 export * from './resources/partner.js';
+export * from './resources/test-emails.js';

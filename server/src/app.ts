@@ -70,6 +70,8 @@ import { dashboardRouter } from './http/dashboard.js';
 import { SIGN_IN_LINKS_PER_EMAIL_DEFAULTS, SIGN_IN_RATE_LIMIT_DEFAULTS } from './config.js';
 import { createMailer } from './modules/people/mailer.js';
 import { Partners } from './modules/partners/partners.module.js';
+import { TestEmails } from './modules/test-emails/test-emails.js';
+import { mountTestEmails } from './modules/test-emails/test-emails.router.js';
 import { ReportsRepository } from './modules/reports/reports.repository.js';
 import { ReportsService } from './modules/reports/reports.service.js';
 import { reportsRouter } from './modules/reports/reports.router.js';
@@ -267,7 +269,9 @@ export function createApp(deps: AppDeps): App {
   const mailer = createMailer(config, logger);
   const people = new People(deps.orm, services.organizations, { ...config, PUBLIC_BASE_URL: publicBaseUrl }, logger, mailer);
   // The partner portal: partners' sign-in and their own routes under /partner/api.
-  const partners = new Partners(deps.orm, { affiliates: services.affiliates, mailer, logger, publicBaseUrl });
+  // E-mails to partners go through the test-mode check: a test organization's are kept, never sent.
+  const testEmails = new TestEmails(deps.orm, mailer, logger);
+  const partners = new Partners(deps.orm, { affiliates: services.affiliates, mailer: testEmails, logger, publicBaseUrl });
   const signInLimit = {
     limit: config.SIGN_IN_RATE_LIMIT_MAX ?? SIGN_IN_RATE_LIMIT_DEFAULTS.max,
     windowSeconds: config.SIGN_IN_RATE_LIMIT_WINDOW_SECONDS ?? SIGN_IN_RATE_LIMIT_DEFAULTS.windowSeconds,
@@ -371,6 +375,7 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.imports, importsRouter(imports.service), app, options);
   people.mountRoutes(app, services, options);
   partners.mountRoutes(app, options);
+  mountTestEmails(app, testEmails, options);
 
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

@@ -50,7 +50,9 @@ describe('the event catalogue', () => {
     expect(receiver.received.every((r) => r.verified === true)).toBe(true);
     const examples: Record<string, unknown> = {};
     for (const event of receiver.events()) {
-      expect(Object.keys(event).sort()).toEqual(['data', 'timestamp', 'type']);
+      expect(Object.keys(event).sort()).toEqual(['data', 'livemode', 'timestamp', 'type']);
+      // A live key's data: live events (spec/test-mode.md; test/events/test-mode.test.ts has the test side).
+      expect(event.livemode).toBe(true);
       const key = event.type.split('.')[0] as keyof typeof SCHEMAS;
       expect(Object.keys(event.data)).toEqual([key]);
       expect(() => SCHEMAS[key].strict().parse(event.data[key]), event.type).not.toThrow();

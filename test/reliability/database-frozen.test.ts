@@ -157,7 +157,7 @@ async function stripeInvoicePaid(baseUrl: string, merchant: Merchant, n: number)
     object: 'event',
     api_version: '2025-03-31.basil',
     created: now,
-    livemode: false,
+    livemode: true,
     pending_webhooks: 1,
     request: { id: null, idempotency_key: null },
     type: 'invoice.paid',

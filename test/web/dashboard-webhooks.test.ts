@@ -198,7 +198,7 @@ describeInBrowser('webhooks in the dashboard', () => {
         headers: { 'content-type': 'application/json', 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret: signingSecret }) },
         body,
       });
-    const paid = JSON.stringify({ id: 'evt_dash_paid', object: 'event', type: 'invoice.paid', created: now, data: { object: invoice }, livemode: false, pending_webhooks: 1, request: { id: null } });
+    const paid = JSON.stringify({ id: 'evt_dash_paid', object: 'event', type: 'invoice.paid', created: now, data: { object: invoice }, livemode: true, pending_webhooks: 1, request: { id: null } });
     expect((await send(paid, secret)).status).toBe(200);
     expect((await send(paid.replace('evt_dash_paid', 'evt_dash_forged'), 'whsec_not_the_merchants_secret_00')).status).toBe(400);
 

@@ -8,7 +8,7 @@ let next = Math.floor(Math.random() * 1e6) * 100;
 const id = () => String(++next);
 
 function signed(orgId: string, eventName: string, data: Record<string, unknown>, customData: Record<string, string> | null, secret = SECRET) {
-  const body = JSON.stringify({ meta: { test_mode: true, event_name: eventName, webhook_id: 'c2a8f0b1-5d3e-4f2a-9b7c-1e6d8a4f3b2c', ...(customData ? { custom_data: customData } : {}) }, data });
+  const body = JSON.stringify({ meta: { test_mode: false, event_name: eventName, webhook_id: 'c2a8f0b1-5d3e-4f2a-9b7c-1e6d8a4f3b2c', ...(customData ? { custom_data: customData } : {}) }, data });
   const signature = createHmac('sha256', secret).update(body).digest('hex');
   const headers = { 'x-signature': signature, 'x-event-name': eventName };
   return { body, headers, send: () => deliver('lemonsqueezy', orgId, body, headers) };

@@ -14,7 +14,7 @@ let seq = 0;
 const uid = (prefix: string) => `${prefix}_${Date.now().toString(36)}${(++seq).toString(36)}`;
 
 function stripeEvent(type: string, object: Record<string, unknown>, id = uid('evt')) {
-  return JSON.stringify({ id, object: 'event', api_version: '2025-03-31.basil', created: nowSeconds(), data: { object }, livemode: false, pending_webhooks: 1, request: { id: null }, type });
+  return JSON.stringify({ id, object: 'event', api_version: '2025-03-31.basil', created: nowSeconds(), data: { object }, livemode: true, pending_webhooks: 1, request: { id: null }, type });
 }
 const signedStripe = (orgId: string, body: string, secret = SECRET) => deliver('stripe', orgId, body, { 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret }) });
 

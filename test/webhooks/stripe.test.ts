@@ -15,7 +15,7 @@ function stripeEvent(type: string, object: Record<string, unknown>, id = uid('ev
     api_version: '2025-03-31.basil',
     created: nowSeconds(),
     data: { object },
-    livemode: false,
+    livemode: true, // live data: a test-mode event (livemode false) lands in the test organization (test-mode.test.ts)
     pending_webhooks: 1,
     request: { id: null, idempotency_key: null },
     type,

@@ -13,6 +13,8 @@ import { Developers } from './pages/Developers';
 import { Integrations } from './pages/Integrations';
 import { Team } from './pages/Team';
 import { Imports } from './pages/Imports';
+import { TestEmails } from './pages/TestEmails';
+import { useMode } from './mode';
 
 // The chart library is only needed on the overview: loaded with it, not with the app.
 const Overview = lazy(() => import('./pages/Overview'));
@@ -36,6 +38,8 @@ const NAV = [
   { to: '/developers', label: 'Developers' },
   { to: '/team', label: 'Team', owner: true },
   { to: '/imports', label: 'Imports', owner: true },
+  // What test data would have e-mailed to partners: there is none in live mode.
+  { to: '/test-emails', label: 'Test e-mails', testOnly: true },
 ];
 
 export function App() {
@@ -92,6 +96,7 @@ export function App() {
 function Shell() {
   const { session, signOut } = useSession();
   const owner = session.user.role === 'owner';
+  const testMode = useMode() === 'test';
   const navigate = useNavigate();
   const location = useLocation();
   const [menuOpen, setMenuOpen] = useState(false);
@@ -110,7 +115,7 @@ function Shell() {
       <nav id="nav" className={`sidebar ${menuOpen ? 'open' : ''}`} aria-label="Dashboard">
         <p className="brand wide">{session.organization.name}</p>
         <ul>
-          {NAV.filter((item) => owner || !item.owner).map((item) => (
+          {NAV.filter((item) => (owner || !item.owner) && (testMode || !item.testOnly)).map((item) => (
             <li key={item.to}>
               <NavLink to={item.to}>{item.label}</NavLink>
             </li>
@@ -161,6 +166,7 @@ function Shell() {
             <Route path="/developers" element={<Developers />} />
             {owner && <Route path="/team" element={<Team />} />}
             {owner && <Route path="/imports" element={<Imports />} />}
+            {testMode && <Route path="/test-emails" element={<TestEmails />} />}
             <Route path="*" element={<NotFound />} />
           </Routes>
         </Suspense>

@@ -1,16 +1,20 @@
-import { initClient } from '@ts-rest/core';
+import { initClient, tsRestFetchApi } from '@ts-rest/core';
 import { contract } from '@affiliate-attribution/contract';
+import { modeHeaders } from './mode';
 
 /**
  * The dashboard's API: a typed ts-rest client of the service's own contract, on the same /api
  * routes merchants' backends call. Its credential is the session cookie (HttpOnly: this code never
- * sees it); the browser sends it, and Origin, which the service checks against CSRF.
+ * sees it); the browser sends it, and Origin, which the service checks against CSRF. In test mode
+ * (mode.ts) every merchant request (/api/...) carries `X-Mode: test`: the service answers with the
+ * organization's test data. The portal's partner routes (/partner/api) never carry it.
  */
 export const api = initClient(contract, {
   baseUrl: '',
   baseHeaders: {},
   credentials: 'same-origin',
   throwOnUnknownStatus: false,
+  api: (args) => (args.path.startsWith('/api/') ? tsRestFetchApi({ ...args, headers: { ...args.headers, ...modeHeaders() } }) : tsRestFetchApi(args)),
 });
 
 export class ApiError extends Error {

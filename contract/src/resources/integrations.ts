@@ -19,7 +19,9 @@ export const Integration = z
     configured: z.boolean().describe('True when a signing secret is stored for this provider; webhooks of an unconfigured provider answer 400.'),
     webhook_path: z
       .string()
-      .describe('Path to register in the provider\'s dashboard, under the service\'s base URL: `/webhooks/{provider}/{organization id}`.'),
+      .describe(
+        "Path to register in the provider's dashboard, under the service's base URL: `/webhooks/{provider}/{organization id}`, the same in live and test mode (the live organization's id, GET /api/me). Register it in the provider's sandbox or test site too: each event lands in live or test data by the provider's own test flag, or by which mode's signing secret verifies it.",
+      ),
     updated_at: Timestamp.nullable().describe('When the secret was last stored; null when not configured.'),
     livemode: Livemode,
   })

@@ -17,6 +17,7 @@ import { paddleAdapter } from './paddle.js';
 import { polarAdapter } from './polar.js';
 import { stripeAdapter } from './stripe.js';
 import { checkAction, checkEvent } from './input-rules.js';
+import { eventFlag, landingMode } from './mode.js';
 import type { ProviderAdapter, VerifiedEvent, WebhookAction } from './types.js';
 
 export const adapters: Record<WebhookProvider, ProviderAdapter> = {
@@ -73,12 +74,14 @@ export interface WebhookServices {
 }
 
 /**
- * A provider's webhook: verify (the adapter, with the organization's signing secret), map (the
+ * A provider's webhook: verify (the adapter, with the signing secret of the live organization or
+ * of its test twin, whichever verifies) and choose the organization the event lands in (mode.ts:
+ * the event's own test flag, else which secret vouched for it; a test event never lands live), map (the
  * adapter: the event's charges, refunds, cancellations, other ids of a charge), check what was
  * mapped against the API's input rules (input-rules.ts), and record it through charges/record.ts
  * under the providers' policy (charges/channels.ts, PROVIDER_CHANNEL): what a payment, a refund or
  * a cancel means is decided there, the same as for the API. What stays here is the event itself:
- * each handled event is remembered by (organization, provider, event id), so a redelivery is
+ * each handled event is remembered by (organization, provider, event id), so per mode, and a redelivery is
  * answered `duplicate` and changes nothing, even where replaying it would (a cancel redelivered
  * after a reactivation); every action is idempotent on its own as well (conversions by
  * external_id, refunds by refund key), which covers two deliveries racing; and the receipt.
@@ -99,7 +102,7 @@ export class WebhookDispatcher {
 
   async receive(providerName: string, organizationId: string, rawBody: Buffer, headers: import('node:http').IncomingHttpHeaders): Promise<WebhookReceipt> {
     const provider = requireProvider(providerName);
-    const event = await this.verified(provider, organizationId, rawBody, headers);
+    const { event, landedIn } = await this.verified(provider, organizationId, rawBody, headers);
     const eventKeys = checkEvent(event);
     if (!eventKeys.ok) {
       // Its id cannot be stored, so it cannot be remembered either: ignored again on every redelivery.
@@ -107,30 +110,64 @@ export class WebhookDispatcher {
       return this.receipt(provider, shown, 'ignored', `Not recorded, refused by the API's input rules: ${eventKeys.reason}`);
     }
 
-    if (await this.records.handled(organizationId, provider, event.id)) return this.receipt(provider, event, 'duplicate', 'Event already handled; nothing changed');
+    // Remembered per organization, so per mode: the same event id may land once in live and once in test.
+    if (await this.records.handled(landedIn, provider, event.id)) return this.receipt(provider, event, 'duplicate', 'Event already handled; nothing changed');
 
     const actions = adapters[provider].map(event);
     const results: ActionResult[] = [];
-    for (const action of actions) results.push(await this.apply(organizationId, action));
+    for (const action of actions) results.push(await this.apply(landedIn, action));
     const outcome: WebhookOutcome = results.some((r) => r.changed) ? 'processed' : 'ignored';
     const detail = actions.length === 0 ? 'Event type not used by the service, or nothing in it to record' : results.map((r) => r.detail).join('; ');
-    await this.records.remember({ organizationId, provider, eventId: event.id, eventType: event.type, outcome, detail });
+    await this.records.remember({ organizationId: landedIn, provider, eventId: event.id, eventType: event.type, outcome, detail });
     return this.receipt(provider, event, outcome, detail);
   }
 
   /**
-   * The event, verified with the organization's secret. A request refused here (400) is counted in
-   * the organization's log under its reason (a wrong secret shows on the Integrations page), and
-   * nothing of its body is kept: it was not verified.
+   * The event, verified with the provider's secret of the live organization or of its test twin
+   * (whichever verifies), and the organization it lands in (mode.ts: the event's own flag first,
+   * then which secret vouched for it). A request refused here (400) is counted in the log of the
+   * organization whose integration it was meant for (the live one, or the twin when only the twin
+   * has one), and nothing of its body is kept: it was not verified.
    */
-  private async verified(provider: WebhookProvider, organizationId: string, rawBody: Buffer, headers: import('node:http').IncomingHttpHeaders): Promise<VerifiedEvent> {
+  private async verified(
+    provider: WebhookProvider,
+    organizationId: string,
+    rawBody: Buffer,
+    headers: import('node:http').IncomingHttpHeaders,
+  ): Promise<{ event: VerifiedEvent; landedIn: string }> {
+    let logIn: string | undefined = isUuid(organizationId) ? organizationId : undefined;
     try {
       if (rawBody.length === 0) throw new BadRequestError('Empty webhook body');
-      const secret = await this.deps.integrations.signingSecret(organizationId, provider);
-      if (!secret) throw new BadRequestError(`No ${provider} signing secret is configured for this organization (PUT /api/integrations/${provider})`);
-      return adapters[provider].verify(rawBody, headers, secret);
+      const landings = logIn ? await this.records.landings(organizationId) : undefined;
+      const liveSecret = landings?.live ? await this.deps.integrations.signingSecret(landings.live, provider) : undefined;
+      const testSecret = landings?.test ? await this.deps.integrations.signingSecret(landings.test, provider) : undefined;
+      if (landings && !liveSecret && testSecret) logIn = landings.test;
+      if (!landings || (!liveSecret && !testSecret)) {
+        throw new BadRequestError(`No ${provider} signing secret is configured for this organization (PUT /api/integrations/${provider})`);
+      }
+      const adapter = adapters[provider];
+      let event: VerifiedEvent | undefined;
+      let refusal: unknown;
+      let verifiedByLive = false;
+      let verifiedByTest = false;
+      for (const [secret, mode] of [[liveSecret, 'live'], [testSecret, 'test']] as const) {
+        if (!secret) continue;
+        try {
+          event = adapter.verify(rawBody, headers, secret);
+          if (mode === 'live') verifiedByLive = true;
+          else verifiedByTest = true;
+        } catch (err) {
+          refusal ??= err;
+        }
+      }
+      if (!event) throw refusal;
+      const mode = landingMode({ urlIsTest: landings.urlIsTest, verifiedByLive, verifiedByTest, flag: eventFlag(provider, event) });
+      // A test event lands in the twin even where the twin has no integration of its own (it was signed with the live secret).
+      const landedIn = mode === 'live' ? landings.live : landings.test;
+      if (!landedIn) throw new BadRequestError('This organization has no test data to record a test event in');
+      return { event, landedIn };
     } catch (err) {
-      if (err instanceof BadRequestError && isUuid(organizationId)) await this.log.rejected(organizationId, provider, err.message);
+      if (err instanceof BadRequestError && logIn) await this.log.rejected(logIn, provider, err.message);
       throw err;
     }
   }

@@ -27,6 +27,24 @@ export interface LogFilter {
 export class WebhookRecords {
   constructor(private readonly orm: MikroORM) {}
 
+  /**
+   * The two organizations a webhook URL may land in: the live one and its test twin
+   * (organizations.live_organization_id). The URL carries the live id, or the twin's (then there is
+   * no live side: `live` is undefined). Undefined when the id names no organization.
+   */
+  async landings(urlOrganizationId: string): Promise<{ live: string | undefined; test: string | undefined; urlIsTest: boolean } | undefined> {
+    const rows = await kyselyOf(this.orm)
+      .selectFrom('organizations')
+      .select(['id', 'live_organization_id'])
+      .where((eb) => eb.or([eb('id', '=', urlOrganizationId), eb('live_organization_id', '=', urlOrganizationId)]))
+      .execute();
+    const named = rows.find((row) => row.id === urlOrganizationId);
+    if (!named) return undefined;
+    if (named.live_organization_id !== null) return { live: undefined, test: named.id, urlIsTest: true };
+    const twin = rows.find((row) => row.live_organization_id === urlOrganizationId);
+    return { live: named.id, test: twin?.id, urlIsTest: false };
+  }
+
   /** Whether this event was handled before (then it changes nothing again). */
   async handled(organizationId: string, provider: WebhookProvider, eventId: string): Promise<boolean> {
     const row = await kyselyOf(this.orm)

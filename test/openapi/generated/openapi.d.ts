@@ -904,6 +904,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/test-emails": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List test e-mails
+         * @description The e-mails test data would have sent to partners and customers (portal invitations, sign-in links, applications and their decisions), newest first, with cursor pagination. Test mode only: a live key answers 403.
+         */
+        get: operations["testEmailsList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users": {
         parameters: {
             query?: never;
@@ -2236,7 +2256,7 @@ export interface components {
             provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "chargebee";
             /** @description True when a signing secret is stored for this provider; webhooks of an unconfigured provider answer 400. */
             configured: boolean;
-            /** @description Path to register in the provider's dashboard, under the service's base URL: `/webhooks/{provider}/{organization id}`. */
+            /** @description Path to register in the provider's dashboard, under the service's base URL: `/webhooks/{provider}/{organization id}`, the same in live and test mode (the live organization's id, GET /api/me). Register it in the provider's sandbox or test site too: each event lands in live or test data by the provider's own test flag, or by which mode's signing secret verifies it. */
             webhook_path: string;
             /** @description When the secret was last stored; null when not configured. */
             updated_at: string | null;
@@ -2824,6 +2844,27 @@ export interface components {
             slug: string;
             /** @description Whether no partner of this merchant has the slug yet. */
             available: boolean;
+        };
+        /** @description An e-mail of test data: in test mode the service sends no e-mail to a partner or a customer, and keeps it here instead (and in the log). */
+        TestEmail: {
+            /**
+             * Format: uuid
+             * @description The test e-mail id.
+             */
+            id: string;
+            /** @description Who would have received it: a partner or an applicant of the test data. */
+            to: string;
+            /** @description Its subject, as it would have been sent. */
+            subject: string;
+            /** @description Its whole text, links included: follow a sign-in link to try the partner flow. */
+            text: string;
+            /** @description When the service would have sent it. */
+            created_at: string;
+            /**
+             * @description Always false: only test data has test e-mails.
+             * @enum {boolean}
+             */
+            livemode: false;
         };
         /** @description One period in one currency. */
         TimeseriesPoint: {
@@ -13654,6 +13695,170 @@ export interface operations {
                 };
             };
             /** @description A live key (or a live dashboard session): test data is deleted only in test mode. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    testEmailsList: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 100; default 50.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description The `next_cursor` of the previous page; omit for the first page.
+                 * @example cursor
+                 */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "test_emails": [
+                     *           {
+                     *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *             "to": "2025-03-14T09:26:53.000Z",
+                     *             "subject": "subject",
+                     *             "text": "text",
+                     *             "created_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
+                     *           }
+                     *         ],
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            test_emails: components["schemas"]["TestEmail"][];
+                            /** @description Pass as `cursor` to get the next page; null on the last page. */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "limit: Number must be less than or equal to 100"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A live key or the dashboard in live mode: test e-mails are read in test mode only. */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -15,7 +15,9 @@ const fresh = (prefix: string) => `${prefix}_walk${Date.now().toString(36)}${(++
  */
 function event(type: string, object: Record<string, unknown>) {
   const e = published('stripe', 'event.json');
-  Object.assign(e, { id: fresh('evt'), type, created: nowSeconds(), data: { object } });
+  // Published from test mode (livemode false), which lands in the merchant's test data (spec/test-mode.md):
+  // these walks read live data with the live key, so the envelope says live.
+  Object.assign(e, { id: fresh('evt'), type, created: nowSeconds(), data: { object }, livemode: true });
   return JSON.stringify(e);
 }
 

@@ -6,7 +6,8 @@ import { toCustomerDto } from '../customers/customers.service.js';
 import { toPayoutDto } from '../payouts/payouts.service.js';
 
 /**
- * The body of an event: `{ type, timestamp, data: { <resource>: … } }`, the resource exactly as the
+ * The body of an event: `{ type, timestamp, livemode, data: { <resource>: … } }` (`livemode`
+ * false for test data, as Stripe's events say it), the resource exactly as the
  * REST API returns it, made by the resource module's own serializer from the snapshot the outbox
  * row holds (the row as the change wrote it), with `livemode` as the API shows it: its
  * organization's mode (test data's events: false).
@@ -38,6 +39,7 @@ function asRow(snapshot: Snapshot): Snapshot {
 export function eventBody(type: OutboundEventType, at: Date, snapshot: Snapshot, livemode: boolean): string {
   const resource = RESOURCES[type.slice(0, type.indexOf('.'))];
   if (!resource) throw new Error(`no serializer for ${type}`);
-  const dto = resource.dto(asRow(snapshot), at) as Record<string, unknown>;
-  return JSON.stringify({ type, timestamp: at.toISOString(), data: { [resource.key]: { ...dto, livemode } } });
+  // The resource carries its mode as the API's answers do (http/livemode.ts fills it there from the request).
+  const data = { ...(resource.dto(asRow(snapshot), at) as Record<string, unknown>), livemode };
+  return JSON.stringify({ type, timestamp: at.toISOString(), livemode, data: { [resource.key]: data } });
 }

@@ -15,11 +15,16 @@ export function requireProvider(value: string): WebhookProvider {
   return value;
 }
 
-function toIntegrationDto(organizationId: string, provider: WebhookProvider, row: IntegrationRecord | undefined): Integration {
+/**
+ * The webhook URL carries the account's id (the live organization's), in both modes: one URL per
+ * provider, registered in the live dashboard and in the sandbox alike; where an event lands is
+ * decided when it arrives (webhooks/mode.ts).
+ */
+function toIntegrationDto(accountId: string, provider: WebhookProvider, row: IntegrationRecord | undefined): Integration {
   return {
     provider,
     configured: row !== undefined,
-    webhook_path: `/webhooks/${provider}/${organizationId}`,
+    webhook_path: `/webhooks/${provider}/${accountId}`,
     updated_at: row ? iso(row.updated_at) : null,
   };
 }
@@ -35,28 +40,29 @@ export class IntegrationsService {
     private readonly secrets: SecretBox = new SecretBox(undefined),
   ) {}
 
-  async list(organizationId: string): Promise<Integration[]> {
+  /** `accountId`: the live organization's id, which webhook URLs carry (the same as `organizationId` in live mode). */
+  async list(organizationId: string, accountId = organizationId): Promise<Integration[]> {
     const rows = await this.integrations.list(organizationId);
     return WEBHOOK_PROVIDERS.map((provider) =>
       toIntegrationDto(
-        organizationId,
+        accountId,
         provider,
         rows.find((r) => r.provider === provider),
       ),
     );
   }
 
-  async put(organizationId: string, providerName: string, signingSecret: string): Promise<Integration> {
+  async put(organizationId: string, providerName: string, signingSecret: string, accountId = organizationId): Promise<Integration> {
     const provider = requireProvider(providerName);
     const now = new Date();
     const row = await this.integrations.upsert({ id: newRowId(), organization_id: organizationId, provider, signing_secret: this.secrets.seal(signingSecret, SECRET_PURPOSE.integration), created_at: now, updated_at: now });
-    return toIntegrationDto(organizationId, provider, row);
+    return toIntegrationDto(accountId, provider, row);
   }
 
-  async remove(organizationId: string, providerName: string): Promise<Integration> {
+  async remove(organizationId: string, providerName: string, accountId = organizationId): Promise<Integration> {
     const provider = requireProvider(providerName);
     await this.integrations.remove(organizationId, provider);
-    return toIntegrationDto(organizationId, provider, undefined);
+    return toIntegrationDto(accountId, provider, undefined);
   }
 
   /** The secret webhooks of this provider are verified with; undefined when none is stored. */

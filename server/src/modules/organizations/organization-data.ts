@@ -11,6 +11,7 @@ import type { Sql } from '../../db/sql.js';
  * `test/reliability/organization-data.test.ts` holds it complete and ordered against the catalog.
  */
 export const ORGANIZATION_TABLES = [
+  'test_emails',
   'report_deferred_commissions',
   'report_affiliate_revenue',
   'report_affiliate_totals',

@@ -9,7 +9,7 @@ import { clientAddressKey, rateLimitStage, type RateLimiter } from '../../http/r
 import { requireOrganization } from '../../http/request-context.js';
 import { s, type EndpointOptions } from '../../http/router-types.js';
 import type { AffiliatesService } from '../affiliates/affiliates.service.js';
-import type { Mailer } from '../people/mailer.js';
+import type { OrganizationMailer } from '../test-emails/test-emails.js';
 import { PARTNER_API, PartnerCookie, partnerSameOrigin, partnerSessionMiddleware, requirePartner } from './partner-session.js';
 import { PartnersRepository } from './partners.repository.js';
 import { normalizeEmail, PartnersService, SIGN_IN_LINK_MINUTES } from './partners.service.js';
@@ -37,7 +37,7 @@ export class Partners {
   constructor(
     orm: MikroORM,
     /** publicBaseUrl: PUBLIC_BASE_URL, the base of the sign-in links e-mailed (never the request's Host). */
-    private readonly deps: { affiliates: AffiliatesService; mailer: Mailer; logger: Logger; publicBaseUrl: string },
+    private readonly deps: { affiliates: AffiliatesService; mailer: OrganizationMailer; logger: Logger; publicBaseUrl: string },
   ) {
     this.service = new PartnersService(new PartnersRepository(orm), deps.affiliates, deps.mailer, deps.logger);
     this.cookie = new PartnerCookie(deps.publicBaseUrl);

@@ -7,7 +7,8 @@ import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, Unauthor
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso, isoOrNull } from '../../http/serialize.js';
 import type { AffiliateStatusChange, AffiliatesService } from '../affiliates/affiliates.service.js';
-import type { Mail, Mailer } from '../people/mailer.js';
+import type { Mail } from '../people/mailer.js';
+import type { OrganizationMailer } from '../test-emails/test-emails.js';
 import { linkOnSite, maskCustomer, nextPayout, periodStarts, referralLink, referralLinkText } from './partner-views.js';
 import type { MembershipRow, PartnerKey, PartnersRepository, ProgramRow } from './partners.repository.js';
 import { newRowId } from '../../db/row-ids.js';
@@ -58,7 +59,8 @@ export class PartnersService {
   constructor(
     private readonly partners: PartnersRepository,
     private readonly affiliates: AffiliatesService,
-    private readonly mailer: Mailer,
+    /** E-mails to partners: those of test data are kept as test e-mails, never sent (test-emails.ts). */
+    private readonly mailer: OrganizationMailer,
     private readonly logger: Logger,
   ) {}
 
@@ -106,7 +108,7 @@ export class PartnersService {
       affiliate.status === 'active'
         ? `Welcome to ${program.organization_name}'s partner program "${program.name}": your referral links work now.\n\n${referralLinkText(program, affiliate.slug)}`
         : `Thank you for applying to ${program.organization_name}'s partner program "${program.name}". Your application awaits the merchant's approval; your links start working once you are approved.`;
-    await this.mailer.send({
+    await this.mailer.send(organizationId, {
       to: email,
       subject: `Your application to ${program.organization_name}`,
       text: `${welcome}\n\nSign in to your partner portal (the link works once, for ${SIGN_IN_LINK_MINUTES} minutes): ${url}\n\nLater, ask for a new link at ${baseUrl}/portal/${organizationId}/sign-in`,
@@ -126,12 +128,12 @@ export class PartnersService {
     if ((await this.partners.memberships(partner)).length === 0) return;
     const { url } = await this.createLink(partner, SIGN_IN_LINK_MINUTES * 60_000, baseUrl);
     void this.mailer
-      .send({
+      .send(organizationId, {
         to: partner.email,
         subject: `Sign in to ${organizationName}'s partner portal`,
         text: `Sign in (the link works once, for ${SIGN_IN_LINK_MINUTES} minutes): ${url}\n\nIf you did not ask for it, ignore this e-mail.`,
       })
-      .catch(() => undefined); // logged by the mailer
+      .catch((err: unknown) => this.logger.warn({ err }, 'a partner sign-in link could not be e-mailed'));
   }
 
   /** The merchant invites one of its affiliates to the portal: a sign-in link valid 7 days, by e-mail only. */
@@ -139,7 +141,7 @@ export class PartnersService {
     const program = await this.partners.program(organizationId, affiliate.program_id);
     if (!program) throw new NotFoundError('Program not found');
     const { url, expiresAt } = await this.createLink({ organizationId, email: affiliate.email }, INVITATION_LINK_DAYS * DAY_MS, baseUrl);
-    await this.mailer.send({
+    await this.mailer.send(organizationId, {
       to: affiliate.email,
       subject: `${program.organization_name} invites you to its partner portal`,
       text: `${program.organization_name} invites you to its partner portal for "${program.name}": your referral links, the customers you referred, your commissions and payouts.\n\nSign in (the link works once, for ${INVITATION_LINK_DAYS} days): ${url}\n\nLater, ask for a new link at ${baseUrl}/portal/${organizationId}/sign-in`,
@@ -167,7 +169,7 @@ export class PartnersService {
     } else {
       mail = { to, subject: `Your application to ${program.organization_name}`, text: `${program.organization_name} did not approve your application to "${program.name}".` };
     }
-    void this.mailer.send(mail).catch(() => undefined); // logged by the mailer
+    void this.mailer.send(change.organizationId, mail).catch((err: unknown) => this.logger.warn({ err }, 'the decision on an application could not be e-mailed')); // a send failure is logged by the mailer too
   }
 
   private async createLink(partner: PartnerKey, validMs: number, baseUrl: string): Promise<{ url: string; expiresAt: Date }> {

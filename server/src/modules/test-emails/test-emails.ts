@@ -1,0 +1,75 @@
+import { TEST_EMAILS_LIVE_MESSAGE, type TestEmail } from '@affiliate-attribution/contract';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { Sql } from '../../db/sql.js';
+import { newRowId } from '../../db/row-ids.js';
+import { ForbiddenError } from '../../http/errors.js';
+import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
+import { iso } from '../../http/serialize.js';
+import type { Mail, Mailer } from '../people/mailer.js';
+
+interface TestEmailRow {
+  id: string;
+  recipient: string;
+  subject: string;
+  text: string;
+  created_at: Date;
+}
+
+/** What sends the e-mails of an organization's data to its partners and customers. */
+export interface OrganizationMailer {
+  send(organizationId: string, mail: Mail): Promise<void>;
+}
+
+/**
+ * E-mails to partners and customers (spec/test-mode.md, "What test mode never does"): the data of
+ * a test organization (the twin of a live one: organizations.live_organization_id is set) never
+ * reaches anyone's inbox. Its e-mails are kept whole in `test_emails` (the twin's rows: the links
+ * in them are how the merchant tries the partner's side) and logged; every other organization's
+ * go to the mailer. Merchant staff e-mails (dashboard invitations, password resets, sign-in links)
+ * are no test data and do not come here: they go to the mailer directly.
+ */
+export class TestEmails implements OrganizationMailer {
+  private readonly sql: Sql;
+
+  constructor(
+    orm: MikroORM,
+    private readonly mailer: Mailer,
+    private readonly logger: Logger,
+  ) {
+    this.sql = Sql.of(orm);
+  }
+
+  async send(organizationId: string, mail: Mail): Promise<void> {
+    if (!(await this.isTest(organizationId))) return this.mailer.send(mail);
+    const id = newRowId();
+    await this.sql.rows(`insert into test_emails (id, organization_id, recipient, subject, text) values (?, ?, ?, ?, ?)`, [id, organizationId, mail.to, mail.subject, mail.text]);
+    this.logger.info({ mail, organization_id: organizationId, test_email_id: id }, `test mode: e-mail to ${mail.to} not sent, kept as a test e-mail: ${mail.subject}`);
+  }
+
+  /** GET /api/test-emails: the twin's e-mails, newest first; a live organization is refused. */
+  async list(organizationId: string, query: { limit?: number | undefined; cursor?: string | undefined }): Promise<{ test_emails: TestEmail[]; next_cursor: string | null }> {
+    if (!(await this.isTest(organizationId))) throw new ForbiddenError(TEST_EMAILS_LIVE_MESSAGE);
+    const limit = pageLimit(query.limit);
+    const after = decodeCursor(query.cursor);
+    const columns = 'id, recipient, subject, text, created_at';
+    const rows = after
+      ? await this.sql.rows<TestEmailRow>(`select ${columns} from test_emails where organization_id = ? and (created_at, id) < (?, ?) order by created_at desc, id desc limit ?`, [
+          organizationId,
+          after.at,
+          after.id,
+          limit + 1,
+        ])
+      : await this.sql.rows<TestEmailRow>(`select ${columns} from test_emails where organization_id = ? order by created_at desc, id desc limit ?`, [organizationId, limit + 1]);
+    const page = pageOf(rows, limit, (row) => ({ at: row.created_at, id: row.id }));
+    return {
+      test_emails: page.items.map((row) => ({ id: row.id, to: row.recipient, subject: row.subject, text: row.text, created_at: iso(row.created_at), livemode: false as const })),
+      next_cursor: page.next_cursor,
+    };
+  }
+
+  private async isTest(organizationId: string): Promise<boolean> {
+    const row = await this.sql.one<{ livemode: boolean }>(`select livemode from organizations where id = ?`, [organizationId]);
+    return row?.livemode === false;
+  }
+}
