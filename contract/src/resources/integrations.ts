@@ -167,7 +167,44 @@ export const WebhookReceipt = z
  * Inbound provider webhooks. Documented here so that they appear in the OpenAPI document; the
  * server does not implement them through ts-rest, because verification needs the raw body bytes.
  */
+export const RailWebhookReceipt = z
+  .object({
+    provider: PayoutRail,
+    event_id: z.string().nullable().describe("The provider's event id (Wise: the X-Delivery-Id header)."),
+    event_type: z.string().nullable().describe('The event type, e.g. `PAYMENT.PAYOUTS-ITEM.SUCCEEDED`, `transfers#state-change`.'),
+    outcome: z.enum(['processed', 'ignored']).describe('`processed`: a payout in flight was settled (paid or failed); `ignored`: verified, nothing to change (the reason in `detail`). Outcomes are idempotent: a redelivery changes nothing.'),
+    detail: z.string().describe('What the event did, or why it changed nothing.'),
+  })
+  .describe("A payout rail's webhook receipt");
+
+const RailWebhookResponses = {
+  200: z.object({ success: z.literal(true), data: z.object({ webhook: RailWebhookReceipt }) }),
+  400: errorResponses[400],
+  413: ErrorBody.describe('Body over the 1 MiB limit.'),
+};
+
 export const webhooksContract = c.router({
+  receivePayPalPayouts: {
+    method: 'POST',
+    path: '/webhooks/paypal/:organizationId',
+    summary: 'Receive a PayPal Payouts webhook',
+    description:
+      "Called by PayPal: register this URL as a webhook of the REST app whose credentials the `paypal_payouts` integration holds, for the `PAYMENT.PAYOUTS-ITEM.*` events, and store its webhook id in the integration (`webhook_id`). Each event is verified by PayPal itself (POST /v1/notifications/verify-webhook-signature with the PAYPAL-TRANSMISSION-ID, -TIME, -SIG, PAYPAL-CERT-URL and PAYPAL-AUTH-ALGO headers): one PayPal does not verify answers 400 and changes nothing. SUCCEEDED pays the payout; FAILED, RETURNED, BLOCKED, REFUNDED, REVERSED fail it; UNCLAIMED and the others leave it `processing`.",
+    pathParams: z.object({ organizationId: z.string().describe('Id of the organization the payouts belong to.') }),
+    body: z.record(z.unknown()).describe("PayPal's event, exactly as PayPal sends it."),
+    responses: RailWebhookResponses,
+  },
+  receiveWise: {
+    method: 'POST',
+    path: '/webhooks/wise/:organizationId',
+    summary: 'Receive a Wise transfer webhook',
+    description:
+      "Called by Wise: subscribe this URL to `transfers#state-change` for the profile of the `wise` integration. Verified with Wise's RSA public key (X-Signature-SHA256 over the raw body; WISE_WEBHOOK_PUBLIC_KEY): a wrong or missing signature answers 400. `outgoing_payment_sent` pays the payout; `bounced_back`, `funds_refunded`, `cancelled`, `charged_back` fail it.",
+    pathParams: z.object({ organizationId: z.string().describe('Id of the organization the payouts belong to.') }),
+    headers: z.object({ 'x-signature-sha256': z.string().optional().describe('Base64 SHA256withRSA signature of the body.') }),
+    body: z.record(z.unknown()).describe("Wise's event, exactly as Wise sends it."),
+    responses: RailWebhookResponses,
+  },
   receive: {
     method: 'POST',
     path: '/webhooks/:provider/:organizationId',
@@ -210,3 +247,4 @@ export type WebhookReceipt = z.infer<typeof WebhookReceipt>;
 export type WebhookOutcome = z.infer<typeof WebhookOutcome>;
 export type ReceivedWebhookEvent = z.infer<typeof ReceivedWebhookEvent>;
 export type ReceivedWebhookOutcome = z.infer<typeof ReceivedWebhookOutcome>;
+export type RailWebhookReceipt = z.infer<typeof RailWebhookReceipt>;

@@ -10,16 +10,8 @@ import { paypalItemState } from '../modules/payouts/rails/paypal.js';
 import { stripeTransferState } from '../modules/payouts/rails/stripe.js';
 import { wiseTransferState } from '../modules/payouts/rails/wise.js';
 import type { Json } from './types.js';
+import type { RailWebhookReceipt } from '@affiliate-attribution/contract';
 import { WEBHOOK_BODY_LIMIT } from './dispatcher.js';
-
-/** What a payout rail's webhook did: the answer's `data.webhook`. */
-export interface RailWebhookReceipt {
-  provider: 'paypal_payouts' | 'stripe_connect' | 'wise';
-  event_id: string | null;
-  event_type: string | null;
-  outcome: 'processed' | 'ignored';
-  detail: string;
-}
 
 const header = (headers: IncomingHttpHeaders, name: string): string | undefined => {
   const value = headers[name];
