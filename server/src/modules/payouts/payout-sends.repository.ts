@@ -89,13 +89,9 @@ export class PayoutSendsRepository {
     );
   }
 
-  /**
-   * Test data lives in a twin organization whose `live_organization_id` names the live one
-   * (shared/spec/test-mode.md). Read through the row's JSON so that this works before and after
-   * the test-mode migration adds the column (a database without it has no test organizations).
-   */
+  /** Test data lives in a twin organization: `live_organization_id` names its live one (shared/spec/test-mode.md). */
   async isTestOrganization(organizationId: string): Promise<boolean> {
-    const row = await Sql.of(this.orm).one<{ live: string | null }>(`select to_jsonb(o) ->> 'live_organization_id' as live from organizations o where o.id = $1`, [organizationId]);
-    return !!row?.live;
+    const row = await Sql.of(this.orm).one<{ live_organization_id: string | null }>(`select live_organization_id from organizations where id = $1`, [organizationId]);
+    return row?.live_organization_id != null;
   }
 }
