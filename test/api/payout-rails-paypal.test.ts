@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { PayoutReconciliation } from '../../server/src/jobs/payout-reconciliation.js';
 import { expectError } from '../support/api.js';
+import { testServer } from '../support/server.js';
 import { PayPalStandIn } from '../support/rails/paypal-standin.js';
 import { commissionStatuses, merchantWithPendingPayout, outboxEvents, payout, pendingPayout, postWebhook, reconcileNow, sendsSettled, type Merchant } from './payout-rails.support.js';
 
@@ -175,6 +178,26 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     await sendsSettled();
     const batch = paypal.createRequests.find((r) => r.items.some((i: any) => i.sender_item_id === p.id));
     expect(batch.items.map((i: any) => i.sender_item_id).sort()).toEqual([p.id, second.id].sort());
+  });
+
+  it('the periodic job (pg-boss, PAYOUT_RECONCILE_INTERVAL_SECONDS) records the outcome within the interval, without a webhook', async () => {
+    const { m, payout: p } = await merchantWithPendingPayout('paypal', 11);
+    await connectPayPal(m);
+    await sent(m, [p.id]);
+    await sendsSettled();
+    process.env.PAYOUT_RECONCILE_INTERVAL_SECONDS = '1';
+    const { db, services } = await testServer();
+    const job = new PayoutReconciliation(db.orm, services.payoutSender, pino({ level: 'silent' }));
+    try {
+      await job.start();
+      paypal.setItem(p.id, 'SUCCESS');
+      const deadline = Date.now() + 15_000;
+      while ((await payout(m, p.id)).status !== 'paid' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+      expect((await payout(m, p.id)).status).toBe('paid');
+    } finally {
+      delete process.env.PAYOUT_RECONCILE_INTERVAL_SECONDS;
+      await job.stop();
+    }
   });
 
   it('wrong credentials: PayPal refuses the token, the payout fails with the reason and its commissions are approved again', async () => {
