@@ -2289,10 +2289,10 @@ export interface components {
             /** @description True when a signing secret (payment provider) or credentials (payout rail) are stored; webhooks of an unconfigured provider answer 400, and payouts by an unconfigured rail are refused. */
             configured: boolean;
             /**
-             * @description A payout rail's environment (Stripe: from the key, `sk_test_`/`rk_test_` is `sandbox`); null for payment providers and unconfigured rails.
-             * @enum {string|null}
+             * @description A configured payout rail's environment (Stripe: from the key, `sk_test_`/`rk_test_` is `sandbox`); absent for payment providers and unconfigured rails.
+             * @enum {string}
              */
-            environment: "sandbox" | "live" | null;
+            environment?: "sandbox" | "live";
             /** @description Path to register in the provider's dashboard, under the service's base URL: `/webhooks/{provider}/{organization id}`. */
             webhook_path: string;
             /** @description When the secret was last stored; null when not configured. */
