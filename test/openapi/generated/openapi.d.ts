@@ -2652,7 +2652,7 @@ export interface components {
             /** @description The merchant's reference of the transfer (a PayPal batch id, a bank reference), given when marking it paid. */
             reference: string | null;
             /**
-             * @description How it is paid: `manual` (the export files, then marked paid) or the rail it was sent through: `paypal` (PayPal Payouts to the affiliate's payout e-mail), `stripe` (a Stripe Connect transfer to the affiliate's connected account), `wise` (a Wise transfer to the affiliate's e-mail and name).
+             * @description How it is paid (while `pending`: the affiliate's `payout_method` when the payout was created; POST /api/payouts/send uses the affiliate's current one and records it): `manual` (the export files, then marked paid) or the rail it goes through: `paypal` (PayPal Payouts to the affiliate's payout e-mail), `stripe` (a Stripe Connect transfer to the affiliate's connected account), `wise` (a Wise transfer to the affiliate's e-mail and name).
              * @enum {string}
              */
             method: "manual" | "paypal" | "stripe" | "wise";
