@@ -48,6 +48,8 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     expect(request.sender_batch_header).toMatchObject({ sender_batch_id: expect.stringMatching(/^svc-[0-9a-f]{32}$/), recipient_type: 'EMAIL' });
     expect(request.items).toEqual([{ recipient_type: 'EMAIL', amount: { value: '42.50', currency: 'USD' }, receiver: 'jane.paypal@example.com', sender_item_id: p.id, note: `Payout ${p.id}` }]);
     const batchId = [...paypal.batches.values()].find((b) => b.sender_batch_header.sender_batch_id === request.sender_batch_header.sender_batch_id)!.payout_batch_id;
+    // The answer waited for PayPal's (bounded): it already names the batch.
+    expect(answered.provider_reference).toBe(batchId);
     expect((await payout(m, p.id)).provider_reference).toBe(batchId);
 
     // Sending again: refused, nothing more reaches PayPal.
@@ -103,7 +105,7 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     await sent(m, [p.id]);
     await sendsSettled();
     paypal.setItem(p.id, 'UNCLAIMED');
-    const hook = paypal.webhookFor(p.id, 'UNCLAIMED');
+    const hook = paypal.webhookFor(p.id, 'UNCLAIMED', { bare: true });
     const res = await postWebhook(`/webhooks/paypal/${m.id}`, hook.body, hook.headers);
     expect(res.body.data.webhook.outcome).toBe('ignored');
     expect((await payout(m, p.id)).status).toBe('processing');
@@ -113,6 +115,18 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     paypal.setItem(p.id, 'SUCCESS');
     await reconcileNow();
     expect(await payout(m, p.id)).toMatchObject({ status: 'paid', provider_reference: expect.stringContaining('/') });
+  });
+
+  it('an item event without the original payout_item is read back from PayPal by its payout_item_id', async () => {
+    const { m, payout: p } = await merchantWithPendingPayout('paypal', 16);
+    await connectPayPal(m);
+    await sent(m, [p.id]);
+    await sendsSettled();
+    paypal.setItem(p.id, 'BLOCKED', { name: 'RECEIVER_ACCOUNT_LOCKED', message: 'Receiver account is locked' });
+    const hook = paypal.webhookFor(p.id, 'BLOCKED', { bare: true });
+    const res = await postWebhook(`/webhooks/paypal/${m.id}`, hook.body, hook.headers);
+    expect(res.body.data.webhook.outcome).toBe('processed');
+    expect(await payout(m, p.id)).toMatchObject({ status: 'failed', failure_reason: 'PayPal: BLOCKED (RECEIVER_ACCOUNT_LOCKED: Receiver account is locked)' });
   });
 
   it('a lost answer (PayPal paid, the connection dropped) is reconciled by asking PayPal for the same sender_batch_id: one batch, paid once', async () => {

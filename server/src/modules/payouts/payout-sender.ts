@@ -13,6 +13,9 @@ import { RAIL_INTEGRATION, RailRefused, RailUnreachable, sendKeys, type RailBatc
 import { StripeTransfers } from './rails/stripe.js';
 import { WiseTransfers } from './rails/wise.js';
 
+/** How long POST /api/payouts/send waits for the providers' answers before answering 202 anyway. */
+const ANSWER_WAIT_MS = 10_000;
+
 const RAIL_FIELDS = {
   paypal_payouts: '{ client_id, client_secret, environment, webhook_id }',
   stripe_connect: '{ secret_key }',
@@ -121,8 +124,16 @@ export class PayoutSender {
     if (test) return Promise.all(candidates.map((c) => this.simulate(c).then(toPayoutDto)));
 
     const rows = candidates.map((c) => ({ ...c, ...claimed.find((r) => r.id === c.id)! }));
-    this.track(Promise.all(batchesOf(rows).map(({ method, batch }) => this.dispatch(organizationId, method, batch, 'send'))).then(() => undefined));
-    return claimed.map(toPayoutDto);
+    // The calls run apart from the request (tracked, so a graceful stop waits for them); the answer
+    // waits for them a bounded time, so that it shows the provider's ids when they came quickly.
+    // Whatever happens to them, the payouts are already recorded as in flight under their keys.
+    const work = Promise.all(batchesOf(rows).map(({ method, batch }) => this.dispatch(organizationId, method, batch, 'send'))).then(() => undefined);
+    this.track(work);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ANSWER_WAIT_MS)))]);
+    clearTimeout(timer);
+    const now = await this.sends.candidates(organizationId, { payout_ids: claimed.map((r) => r.id) });
+    return now.map(toPayoutDto);
   }
 
   /** Test mode: nothing reaches a provider; paid at once, or failed when a real send would have been refused. */
