@@ -74,6 +74,7 @@ function batchesOf(rows: SendCandidate[]): { method: RailMethod; batch: RailBatc
  */
 export class PayoutSender {
   private readonly inFlight = new Set<Promise<void>>();
+  private failedListener: ((payout: PayoutRecord) => Promise<void>) | undefined;
 
   constructor(
     private readonly sends: PayoutSendsRepository,
@@ -143,6 +144,11 @@ export class PayoutSender {
     return this.payouts.markPaid(c.organization_id, c.id, undefined, 'processing', `simulated_${c.id}`);
   }
 
+  /** Called once for each payout that becomes `failed` by its provider's outcome (the partner's e-mail, failure-mail.ts). */
+  onFailed(listener: (payout: PayoutRecord) => Promise<void>): void {
+    this.failedListener = listener;
+  }
+
   /** Waits for the sends started by this instance (tests; a graceful stop). */
   async idle(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
@@ -177,8 +183,11 @@ export class PayoutSender {
           await this.payouts.markPaid(organizationId, state.payout_id, undefined, 'processing', state.reference);
           done.push(`${state.payout_id} paid`);
         } else if (state.outcome === 'failed') {
-          await this.payouts.markFailed(organizationId, state.payout_id, state.reason ?? 'Failed', state.reference);
+          const before = await this.sends.inFlight(organizationId, [state.payout_id]);
+          const failed = await this.payouts.markFailed(organizationId, state.payout_id, state.reason ?? 'Failed', state.reference);
           done.push(`${state.payout_id} failed`);
+          // Only the change to failed tells the partner (a redelivered outcome finds it failed already).
+          if (before.length > 0 && this.failedListener) await this.failedListener(failed);
         } else if (state.reference) {
           await this.sends.recordReference(organizationId, state.payout_id, state.reference);
         }
