@@ -149,6 +149,17 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     expect(batchesOf()).toHaveLength(1);
   });
 
+  it('two sends of the same payout at once: one is taken (202), the other refused (409); PayPal receives it once', async () => {
+    const { m, payout: p } = await merchantWithPendingPayout('paypal', 6);
+    await connectPayPal(m);
+    const answers = await Promise.all([m.api.post('/api/payouts/send', { payout_ids: [p.id] }), m.api.post('/api/payouts/send', { payout_ids: [p.id] })]);
+    expect(answers.map((a) => a.status).sort()).toEqual([202, 409]);
+    await sendsSettled();
+    expect(paypal.createRequests.filter((r) => r.items.some((i: any) => i.sender_item_id === p.id))).toHaveLength(1);
+    expectError(await m.api.post(`/api/payouts/${p.id}/paid`, {}), 409, 'A processing payout cannot be marked paid: it was sent through its payout rail, whose outcome decides');
+    expectError(await m.api.post(`/api/payouts/${p.id}/cancel`, {}), 409, 'A processing payout cannot be canceled: it was sent through its payout rail, whose outcome decides');
+  });
+
   it('refuses a forged or unverifiable webhook (400) and changes nothing', async () => {
     const { m, payout: p } = await merchantWithPendingPayout('paypal', 5);
     await connectPayPal(m);
