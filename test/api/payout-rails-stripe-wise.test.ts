@@ -157,8 +157,10 @@ describe('Wise transfers', () => {
     expect(await payout(m, p.id)).toMatchObject({ status: 'processing', provider_reference: String(made[0].id) });
   });
 
-  it('a Wise affiliate needs a name', async () => {
+  it('a Wise affiliate needs a name; the wise integration names a missing field', async () => {
     const { m, payout: p } = await merchantWithPendingPayout('wise', 3, { name: null });
+    expectError(await m.api.put('/api/integrations/wise', { api_token: 'x', environment: 'live' }), 400, 'profile_id: Required');
+    expectError(await m.api.put('/api/integrations/wise', { api_token: 'x', environment: 'live', profile_id: 'abc' }), 400, 'profile_id: Expected a Wise profile id (digits)');
     await connectWise(m);
     expectError(await m.api.post('/api/payouts/send', { payout_ids: [p.id] }), 400, `Payout ${p.id}: affiliate ${m.affiliate.id} has no name, which Wise needs as the account holder's; nothing was sent`);
   });
