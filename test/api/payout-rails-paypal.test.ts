@@ -149,6 +149,29 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     expect(batchesOf()).toHaveLength(1);
   });
 
+  it('a send that never reached PayPal (as after a crash between the commit and the call) goes out once, by the reconciliation, under the stored key', async () => {
+    const { m, payout: p } = await merchantWithPendingPayout('paypal', 13);
+    await connectPayPal(m);
+    // PayPal unreachable: nothing arrives there; the payout is recorded in flight under its key.
+    process.env.PAYPAL_API_BASE_URL = 'http://127.0.0.1:9';
+    try {
+      const res = await m.api.post('/api/payouts/send', { payout_ids: [p.id] });
+      expect(res.status).toBe(202);
+      expect(res.body.data.payouts[0]).toMatchObject({ status: 'processing', provider_reference: null });
+      await sendsSettled();
+    } finally {
+      process.env.PAYPAL_API_BASE_URL = paypal.baseUrl;
+    }
+    expect(paypal.createRequests.filter((r) => r.items.some((i: any) => i.sender_item_id === p.id))).toHaveLength(0);
+    await reconcileNow();
+    await reconcileNow();
+    const requests = paypal.createRequests.filter((r) => r.items.some((i: any) => i.sender_item_id === p.id));
+    expect(requests).toHaveLength(1);
+    const batch = [...paypal.batches.values()].find((b) => b.items.some((i) => i.payout_item.sender_item_id === p.id))!;
+    // The second pass read the batch back: its item is known too.
+    expect((await payout(m, p.id)).provider_reference).toBe(`${batch.payout_batch_id}/${batch.items[0]!.payout_item_id}`);
+  });
+
   it('two sends of the same payout at once: one is taken (202), the other refused (409); PayPal receives it once', async () => {
     const { m, payout: p } = await merchantWithPendingPayout('paypal', 6);
     await connectPayPal(m);
