@@ -59,6 +59,10 @@ import { CouponsRepository } from './modules/coupons/coupons.repository.js';
 import { PayoutsRepository } from './modules/payouts/payouts.repository.js';
 import { PayoutsService } from './modules/payouts/payouts.service.js';
 import { payoutsRouter } from './modules/payouts/payouts.router.js';
+import { PayoutSender } from './modules/payouts/payout-sender.js';
+import { PayoutSendsRepository } from './modules/payouts/payout-sends.repository.js';
+import { payoutRailWebhooksRouter } from './webhooks/payout-rails.js';
+import { payoutFailureMail } from './modules/payouts/failure-mail.js';
 import { SecretBox } from './security/secret-box.js';
 import { EndpointsRepository } from './modules/events/endpoints.repository.js';
 import { EndpointsService } from './modules/events/endpoints.service.js';
@@ -131,6 +135,8 @@ export interface Services {
   commissions: CommissionsService;
   coupons: CouponsService;
   payouts: PayoutsService;
+  /** Sending payouts through PayPal, Stripe Connect and Wise, and recording their outcomes (modules/payouts/payout-sender.ts). */
+  payoutSender: PayoutSender;
   /** Merchants' webhook endpoints and their delivery log (modules/events). */
   webhookEndpoints: EndpointsService;
   reports: ReportsService;
@@ -175,6 +181,8 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
   const customerInserter = new CustomerInserter(customersRepository);
   const customers = new CustomersService(customersRepository, resolver, customerInserter);
   const conversions = new ConversionsService(orm, resolver, customerInserter, clicksRepository);
+  const integrations = new IntegrationsService(new IntegrationsRepository(orm), secrets);
+  const payoutsRepository = new PayoutsRepository(orm);
   return {
     organizations,
     programs: new ProgramsService(programsRepository, resolver),
@@ -183,10 +191,11 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
     customers,
     conversions,
     charges: new ChargeRecorder(conversions, customers, customersRepository),
-    integrations: new IntegrationsService(new IntegrationsRepository(orm), secrets),
+    integrations,
     commissions: new CommissionsService(new CommissionsRepository(orm)),
     coupons: new CouponsService(couponsRepository, affiliatesRepository),
-    payouts: new PayoutsService(new PayoutsRepository(orm)),
+    payouts: new PayoutsService(payoutsRepository),
+    payoutSender: new PayoutSender(new PayoutSendsRepository(orm), payoutsRepository, integrations, ttls.logger ?? pino({ level: 'silent' })),
     webhookEndpoints: new EndpointsService(new EndpointsRepository(orm), secrets, new UrlGuard(secretSettings.allowPrivateWebhookUrls ?? false)),
     reports: new ReportsService(reportsRepository),
     reportFolder: new ReportFolder(reportsRepository, { logger: ttls.logger }),
@@ -268,6 +277,8 @@ export function createApp(deps: AppDeps): App {
   // The dashboard's users and sessions: a second credential on the same /api routes.
   const mailer = createMailer(config, logger);
   const people = new People(deps.orm, services.organizations, { ...config, PUBLIC_BASE_URL: publicBaseUrl }, logger, mailer);
+  // A payout its provider did not pay: the partner is told by e-mail too (the portal shows it).
+  services.payoutSender.onFailed(payoutFailureMail(services.affiliates, mailer, logger, `${publicBaseUrl}/portal`));
   // The partner portal: partners' sign-in and their own routes under /partner/api.
   // E-mails to partners go through the test-mode check: a test organization's are kept, never sent.
   const testEmails = new TestEmails(deps.orm, mailer, logger);
@@ -349,6 +360,8 @@ export function createApp(deps: AppDeps): App {
   });
 
   // The route groups' routes, after the whole list like every route.
+  // The payout rails' own webhooks (PayPal, Wise) ahead of the payment providers' route.
+  app.use('/webhooks', payoutRailWebhooksRouter(services.payoutSender));
   app.use('/webhooks', webhooksRouter(new WebhookDispatcher({ orm: deps.orm, ...services })));
   people.mountPublic(app, options);
   partners.mountPublic(app, partnerLimiters, options);
@@ -364,7 +377,7 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.integrations, integrationsRouter(services.integrations, new WebhookLog(deps.orm)), app, options);
   createExpressEndpoints(contract.commissions, commissionsRouter(services.commissions), app, options);
   createExpressEndpoints(contract.coupons, couponsRouter(services.coupons), app, options);
-  createExpressEndpoints(contract.payouts, payoutsRouter(services.payouts), app, options);
+  createExpressEndpoints(contract.payouts, payoutsRouter(services.payouts, services.payoutSender), app, options);
   createExpressEndpoints(contract.webhookEndpoints, webhookEndpointsRouter(services.webhookEndpoints), app, options);
   createExpressEndpoints(contract.reports, reportsRouter(services.reports), app, options);
   createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator), app, options);

@@ -68,4 +68,5 @@ export class SecretBox {
 export const SECRET_PURPOSE = {
   webhookEndpoint: 'webhook_endpoints.secret',
   integration: 'integrations.signing_secret',
+  payoutRail: 'integrations.credentials',
 } as const;

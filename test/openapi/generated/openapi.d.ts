@@ -572,8 +572,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List payment-provider integrations
-         * @description Lists every supported provider with whether a signing secret is configured for it. Secrets are never returned.
+         * List integrations
+         * @description Lists every supported payment provider and payout rail with whether it is configured. Secrets and credentials are never returned.
          */
         get: operations["integrationsList"];
         put?: never;
@@ -613,14 +613,14 @@ export interface paths {
         };
         get?: never;
         /**
-         * Store a provider's webhook signing secret
-         * @description Stores (or replaces, when the provider rotates it) the secret the service verifies this provider's webhooks with. Idempotent. The secret is write-only. Unknown provider: 404.
+         * Store a provider's signing secret or a payout rail's credentials
+         * @description A payment provider: stores (or replaces, when the provider rotates it) the secret the service verifies this provider's webhooks with. A payout rail (`paypal_payouts` `{ client_id, client_secret, environment, webhook_id? }`, `stripe_connect` `{ secret_key }`, `wise` `{ api_token, profile_id, environment }`): stores the credentials payouts are sent with, encrypted at rest like the secrets. Idempotent; write-only. A missing field: 400 naming it. Unknown provider: 404.
          */
         put: operations["integrationsPut"];
         post?: never;
         /**
-         * Remove a provider's signing secret
-         * @description Forgets the secret: from now on this provider's webhooks answer 400. Idempotent. Unknown provider: 404.
+         * Remove a provider's signing secret or a rail's credentials
+         * @description Forgets the secret or credentials: from now on this provider's webhooks answer 400 and payouts by this rail are refused. Idempotent. Unknown provider: 404.
          */
         delete: operations["integrationsDelete"];
         options?: never;
@@ -736,6 +736,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/payouts/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send payouts through PayPal, Stripe or Wise
+         * @description Sends each payout by its affiliate's `payout_method`, from the merchant's own account (the `paypal_payouts`, `stripe_connect` or `wise` integration): one provider batch per rail and currency. Each send carries an idempotency key derived from the payout (PayPal `sender_batch_id`/`sender_item_id`, Stripe `Idempotency-Key`, Wise `customerTransactionId`), stored before the provider is called, so that a payout is never paid twice: an answer lost on the way back is looked up with the provider by that key. Answers 202 with the payouts, now `processing`; the outcome (`paid` or `failed`) follows from the provider's webhooks and a periodic reconciliation. Nothing is sent when any payout is refused: 409 for a payout that is not `pending`; 400 for a `manual` affiliate (pay it with the export files), an affiliate without a destination, or a rail without its integration. In test mode nothing reaches a provider: the outcome is simulated at once (`simulated: true`).
+         */
+        post: operations["payoutsSend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/payouts/{id}": {
         parameters: {
             query?: never;
@@ -790,6 +810,26 @@ export interface paths {
          * @description A `pending` payout becomes `paid` and its commissions `paid`, for good. Marking a `paid` payout again changes nothing; a `canceled` one answers 409.
          */
         post: operations["payoutsMarkPaid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payouts/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a failed payout
+         * @description A `failed` payout stays as the record of what the provider did. Its commissions are `approved` again; retrying gathers them (with any other approved commission of the same affiliate, program and currency) into a new payout and sends it at once by the affiliate's current `payout_method` (fix the affiliate's payout details first). Answers 202 with the new payout, `processing`. A payout that is not `failed`: 409; nothing to pay any more (its commissions were paid or rejected meanwhile): 409.
+         */
+        post: operations["payoutsRetry"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1404,6 +1444,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/paypal/{organizationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a PayPal Payouts webhook
+         * @description Called by PayPal: register this URL as a webhook of the REST app whose credentials the `paypal_payouts` integration holds, for the `PAYMENT.PAYOUTS-ITEM.*` events, and store its webhook id in the integration (`webhook_id`). Each event is verified by PayPal itself (POST /v1/notifications/verify-webhook-signature with the PAYPAL-TRANSMISSION-ID, -TIME, -SIG, PAYPAL-CERT-URL and PAYPAL-AUTH-ALGO headers): one PayPal does not verify answers 400 and changes nothing. Item events (`PAYMENT.PAYOUTS-ITEM.*`): SUCCEEDED pays the payout; FAILED, RETURNED, BLOCKED, REFUNDED, REVERSED fail it; UNCLAIMED and the others leave it `processing`. Batch events (`PAYMENT.PAYOUTSBATCH.*`): the batch is read back from PayPal (a DENIED batch fails its payouts).
+         */
+        post: operations["webhooksReceivePayPalPayouts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/wise/{organizationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a Wise transfer webhook
+         * @description Called by Wise: subscribe this URL to `transfers#state-change` for the profile of the `wise` integration. Verified with Wise's RSA public key (X-Signature-SHA256 over the raw body; WISE_WEBHOOK_PUBLIC_KEY): a wrong or missing signature answers 400. `outgoing_payment_sent` pays the payout; `bounced_back`, `funds_refunded`, `cancelled`, `charged_back` fail it.
+         */
+        post: operations["webhooksReceiveWise"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/{provider}/{organizationId}": {
         parameters: {
             query?: never;
@@ -1453,6 +1533,13 @@ export interface components {
             status: "active" | "pending" | "disabled";
             /** @description Where payouts are sent (PayPal or Wise e-mail); null: the partner's e-mail. */
             payout_email: string | null;
+            /**
+             * @description How this partner's payouts are sent (POST /api/payouts/send): `paypal` (PayPal Payouts to `payout_email`, else the e-mail), `stripe` (a Stripe Connect transfer to `stripe_account_id`), `wise` (a Wise transfer to `payout_email` with `name`), `manual` (the export files, then marked paid; the default).
+             * @enum {string}
+             */
+            payout_method: "manual" | "paypal" | "stripe" | "wise";
+            /** @description The partner's Stripe connected account (`acct_…`), where `stripe` payouts go; null: none yet. */
+            stripe_account_id: string | null;
             /** @description This affiliate's own rate, overriding the program's `commission_value` and tiers (in the program's `commission_type`); null: the program's. */
             commission_value: number | null;
             /** @description ISO-8601 timestamp in UTC. */
@@ -2041,7 +2128,7 @@ export interface components {
              */
             url: string;
             /** @description The event types sent to this endpoint (at least one; repeats are ignored). */
-            events: ("affiliate.created" | "affiliate.updated" | "customer.created" | "customer.updated" | "conversion.created" | "conversion.refunded" | "commission.created" | "commission.updated" | "payout.created" | "payout.paid" | "payout.canceled")[];
+            events: ("affiliate.created" | "affiliate.updated" | "customer.created" | "customer.updated" | "conversion.created" | "conversion.refunded" | "commission.created" | "commission.updated" | "payout.created" | "payout.paid" | "payout.canceled" | "payout.failed")[];
             /** @description Your note about the endpoint. */
             description?: string;
         };
@@ -2250,12 +2337,22 @@ export interface components {
         /** @description Payment-provider integration (the signing secret itself is never returned) */
         Integration: {
             /**
-             * @description Payment provider: `stripe`, `paddle` (Paddle Billing), `lemonsqueezy`, `polar` or `chargebee`.
+             * @description A payment provider (`stripe`, `paddle`, `lemonsqueezy`, `polar`, `chargebee`: its webhook signing secret) or a payout rail (`paypal_payouts`, `stripe_connect`, `wise`: the credentials payouts are sent with).
              * @enum {string}
              */
-            provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "chargebee";
-            /** @description True when a signing secret is stored for this provider; webhooks of an unconfigured provider answer 400. */
+            provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "chargebee" | "paypal_payouts" | "stripe_connect" | "wise";
+            /**
+             * @description `payment_provider`: its webhooks record sales; `payout_rail`: payouts are sent through it (POST /api/payouts/send).
+             * @enum {string}
+             */
+            kind: "payment_provider" | "payout_rail";
+            /** @description True when a signing secret (payment provider) or credentials (payout rail) are stored; webhooks of an unconfigured provider answer 400, and payouts by an unconfigured rail are refused. */
             configured: boolean;
+            /**
+             * @description A configured payout rail's environment (Stripe: from the key, `sk_test_`/`rk_test_` is `sandbox`); absent for payment providers and unconfigured rails.
+             * @enum {string}
+             */
+            environment?: "sandbox" | "live";
             /** @description Path to register in the provider's dashboard, under the service's base URL: `/webhooks/{provider}/{organization id}`, the same in live and test mode (the live organization's id, GET /api/me). Register it in the provider's sandbox or test site too: each event lands in live or test data by the provider's own test flag, or by which mode's signing secret verifies it. */
             webhook_path: string;
             /** @description When the secret was last stored; null when not configured. */
@@ -2525,10 +2622,12 @@ export interface components {
             /** @description ISO 4217 code. */
             currency: string;
             /**
-             * @description `pending`: on its way; `paid`; `canceled`.
+             * @description `pending`: on its way; `processing`: sent, the payment provider has not confirmed it yet; `paid`; `failed`: the provider could not pay it (`failure_reason`; check your payout details: its commissions go into the next payout); `canceled`.
              * @enum {string}
              */
-            status: "pending" | "paid" | "canceled";
+            status: "pending" | "processing" | "paid" | "failed" | "canceled";
+            /** @description Why the payment provider could not pay it; null unless `failed`. */
+            failure_reason: string | null;
             /** @description Commission entries it pays. */
             commission_count: number;
             /** @description ISO-8601 timestamp in UTC. */
@@ -2622,22 +2721,37 @@ export interface components {
             /** @description Net amount paid, exact: the sum of its commissions (clawbacks and negative adjustments included); always above 0. */
             amount: number;
             /**
-             * @description `pending`: created, money not yet sent; `paid`: marked paid, its commissions are `paid`; `canceled`: its commissions went back to `approved`.
+             * @description `pending`: created, money not yet sent; `processing`: sent through a payout rail (POST /api/payouts/send), the provider's outcome not yet known; `paid`: marked paid or paid by the provider, its commissions are `paid`; `failed`: the provider did not pay it (`failure_reason`), its commissions went back to `approved` for the next payout; `canceled`: canceled while pending, its commissions went back to `approved`.
              * @enum {string}
              */
-            status: "pending" | "paid" | "canceled";
+            status: "pending" | "processing" | "paid" | "failed" | "canceled";
             /** @description How many commissions it carries. */
             commission_count: number;
             /** @description The merchant's reference of the transfer (a PayPal batch id, a bank reference), given when marking it paid. */
             reference: string | null;
+            /**
+             * @description How it is paid (while `pending`: the affiliate's `payout_method` when the payout was created; POST /api/payouts/send uses the affiliate's current one and records it): `manual` (the export files, then marked paid) or the rail it goes through: `paypal` (PayPal Payouts to the affiliate's payout e-mail), `stripe` (a Stripe Connect transfer to the affiliate's connected account), `wise` (a Wise transfer to the affiliate's e-mail and name).
+             * @enum {string}
+             */
+            method: "manual" | "paypal" | "stripe" | "wise";
+            /** @description The provider's ids of the transfer: PayPal `<payout_batch_id>/<payout_item_id>`, a Stripe transfer id (`tr_…`), a Wise transfer id; null while unknown (not sent, or sent and the answer not yet read back) and for `manual` payouts. */
+            provider_reference: string | null;
+            /** @description Why the provider did not pay it (`failed`), in the provider's terms, e.g. `PayPal: RETURNED (RECEIVER_UNREGISTERED)`; null otherwise. */
+            failure_reason: string | null;
+            /** @description When it was sent through its rail (it became `processing`). */
+            sent_at: string | null;
+            /** @description True for a test-mode payout "sent" through a rail: nothing reached the provider, the outcome was simulated at once. */
+            simulated: boolean;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
-            /** @description When it was marked paid. */
+            /** @description When it was marked paid, or paid by the provider. */
             paid_at: string | null;
             /** @description When it was canceled. */
             canceled_at: string | null;
             /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
             livemode: boolean;
+            /** @description When the provider's failure was recorded. */
+            failed_at: string | null;
         };
         /** @description Program */
         Program: {
@@ -2780,8 +2894,44 @@ export interface components {
             livemode: boolean;
         };
         PutIntegrationBody: {
+            /** @description `paypal_payouts`: the REST app's client id. */
+            client_id?: string;
+            /** @description `paypal_payouts`: the REST app's secret. Write-only. */
+            client_secret?: string;
+            /**
+             * @description `paypal_payouts` and `wise`: which environment the credentials belong to (default host of the provider's API for it; PAYPAL_API_BASE_URL / WISE_API_BASE_URL override).
+             * @enum {string}
+             */
+            environment?: "sandbox" | "live";
+            /** @description `paypal_payouts`: the id of the webhook registered for `/webhooks/paypal/{organization id}`, which PayPal's verify-webhook-signature needs. Without it, PayPal webhooks answer 400 and outcomes come from the periodic reconciliation only. */
+            webhook_id?: string;
+            /** @description `stripe_connect`: the platform account's secret key (`sk_…`) or restricted key (`rk_…`) with Transfers write. Write-only. */
+            secret_key?: string;
+            /** @description `wise`: a personal or business API token. Write-only. */
+            api_token?: string;
+            /** @description `wise`: the business profile id transfers are sent from. */
+            profile_id?: string | number;
             /** @description The secret the provider uses for this webhook endpoint, exactly as the provider shows it: Stripe the endpoint's signing secret (`whsec_…`); Paddle the notification destination's secret key (`pdl_ntfset_…`); Lemon Squeezy the webhook's signing secret; Polar the webhook secret (`polar_whs_…`); Chargebee the basic-auth password set on the webhook. Write-only: never returned. */
-            signing_secret: string;
+            signing_secret?: string;
+        };
+        /** @description A payout rail's webhook receipt */
+        RailWebhookReceipt: {
+            /**
+             * @description Payout rail: `paypal_payouts` (PayPal Payouts), `stripe_connect` (Stripe Connect transfers) or `wise` (Wise transfers).
+             * @enum {string}
+             */
+            provider: "paypal_payouts" | "stripe_connect" | "wise";
+            /** @description The provider's event id (Wise: the X-Delivery-Id header). */
+            event_id: string | null;
+            /** @description The event type, e.g. `PAYMENT.PAYOUTS-ITEM.SUCCEEDED`, `transfers#state-change`. */
+            event_type: string | null;
+            /**
+             * @description `processed`: a payout in flight was settled (paid or failed); `ignored`: verified, nothing to change (the reason in `detail`). Outcomes are idempotent: a redelivery changes nothing.
+             * @enum {string}
+             */
+            outcome: "processed" | "ignored";
+            /** @description What the event did, or why it changed nothing. */
+            detail: string;
         };
         /** @description A provider webhook received: a verified event and its outcome, or the requests rejected for one reason. */
         ReceivedWebhookEvent: {
@@ -2837,6 +2987,18 @@ export interface components {
             /** @description `revenue` less `refunded`: what those conversions brought in after refunds, exact. */
             net_revenue: number;
             commissions: components["schemas"]["CommissionTotals"];
+        };
+        /** @description Which payouts to send. */
+        SendPayoutsBody: {
+            /** @description These payouts (each must be `pending`, of an affiliate with a payout rail). Without it: every pending payout of an affiliate with a rail, filtered by `program_id` and `currency`. */
+            payout_ids?: string[];
+            /**
+             * Format: uuid
+             * @description Without `payout_ids`: only this program.
+             */
+            program_id?: string;
+            /** @description Without `payout_ids`: only this currency. */
+            currency?: string;
         };
         /** @description Whether a referral slug is free. */
         SlugAvailability: {
@@ -2938,6 +3100,13 @@ export interface components {
              * @description Where payouts are sent; null: the partner's e-mail.
              */
             payout_email?: string | null;
+            /**
+             * @description How this partner's payouts are sent (POST /api/payouts/send): `paypal` (PayPal Payouts to `payout_email`, else the e-mail), `stripe` (a Stripe Connect transfer to `stripe_account_id`), `wise` (a Wise transfer to `payout_email` with `name`), `manual` (the export files, then marked paid; the default).
+             * @enum {string}
+             */
+            payout_method?: "manual" | "paypal" | "stripe" | "wise";
+            /** @description The partner's Stripe connected account (`acct_…`); null clears it. */
+            stripe_account_id?: string | null;
             /** @description This affiliate's own rate, overriding the program's and its tiers; null: the program's again. Applies to sales recorded from then on. */
             commission_value?: number | null;
             /**
@@ -3032,7 +3201,7 @@ export interface components {
              */
             url?: string;
             /** @description The event types sent to this endpoint (at least one; repeats are ignored). */
-            events?: ("affiliate.created" | "affiliate.updated" | "customer.created" | "customer.updated" | "conversion.created" | "conversion.refunded" | "commission.created" | "commission.updated" | "payout.created" | "payout.paid" | "payout.canceled")[];
+            events?: ("affiliate.created" | "affiliate.updated" | "customer.created" | "customer.updated" | "conversion.created" | "conversion.refunded" | "commission.created" | "commission.updated" | "payout.created" | "payout.paid" | "payout.canceled" | "payout.failed")[];
             /** @description Your note; null clears it. */
             description?: string | null;
             /** @description False stops deliveries; true enables it again (and clears `disabled_reason`). */
@@ -3072,10 +3241,10 @@ export interface components {
             /** @description The `webhook-id` header sent with every attempt of this event (`msg_…`): stable across retries, dedupe on it. */
             event_id: string;
             /**
-             * @description An event type: `affiliate.created`, `affiliate.updated`, `customer.created`, `customer.updated`, `conversion.created`, `conversion.refunded`, `commission.created`, `commission.updated`, `payout.created`, `payout.paid`, `payout.canceled`.
+             * @description An event type: `affiliate.created`, `affiliate.updated`, `customer.created`, `customer.updated`, `conversion.created`, `conversion.refunded`, `commission.created`, `commission.updated`, `payout.created`, `payout.paid`, `payout.canceled`, `payout.failed` (a payout sent through a rail that the provider did not pay: its `failure_reason`; its commissions are `approved` again).
              * @enum {string}
              */
-            event_type: "affiliate.created" | "affiliate.updated" | "customer.created" | "customer.updated" | "conversion.created" | "conversion.refunded" | "commission.created" | "commission.updated" | "payout.created" | "payout.paid" | "payout.canceled";
+            event_type: "affiliate.created" | "affiliate.updated" | "customer.created" | "customer.updated" | "conversion.created" | "conversion.refunded" | "commission.created" | "commission.updated" | "payout.created" | "payout.paid" | "payout.canceled" | "payout.failed";
             /**
              * @description `pending`: not yet answered with a 2xx, another attempt is scheduled (`next_attempt_at`); `succeeded`: answered 2xx; `failed`: no attempt left (3 days of retries, or the endpoint was disabled or deleted). `POST /api/webhook-deliveries/{id}/retry` sends it again.
              * @enum {string}
@@ -3110,7 +3279,7 @@ export interface components {
             /** @description Your note about the endpoint. */
             description: string | null;
             /** @description The event types sent to it. */
-            events: ("affiliate.created" | "affiliate.updated" | "customer.created" | "customer.updated" | "conversion.created" | "conversion.refunded" | "commission.created" | "commission.updated" | "payout.created" | "payout.paid" | "payout.canceled")[];
+            events: ("affiliate.created" | "affiliate.updated" | "customer.created" | "customer.updated" | "conversion.created" | "conversion.refunded" | "commission.created" | "commission.updated" | "payout.created" | "payout.paid" | "payout.canceled" | "payout.failed")[];
             /** @description False: nothing is sent to it (disabled by you, by a `410 Gone` answer, or after 3 days of failed deliveries). */
             enabled: boolean;
             /** @description Why the service disabled it (`410 Gone`, or failing for 3 days); null when enabled or disabled by you. */
@@ -4130,6 +4299,8 @@ export interface operations {
                      *             "slug": "jane-doe",
                      *             "status": "active",
                      *             "payout_email": "payout-email",
+                     *             "payout_method": "manual",
+                     *             "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                      *             "commission_value": 30,
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "livemode": false
@@ -4286,6 +4457,8 @@ export interface operations {
                      *           "slug": "jane-doe",
                      *           "status": "active",
                      *           "payout_email": "payout-email",
+                     *           "payout_method": "manual",
+                     *           "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                      *           "commission_value": 30,
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
@@ -4323,6 +4496,8 @@ export interface operations {
                      *           "slug": "jane-doe",
                      *           "status": "active",
                      *           "payout_email": "payout-email",
+                     *           "payout_method": "manual",
+                     *           "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                      *           "commission_value": 30,
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
@@ -4514,6 +4689,8 @@ export interface operations {
                      *           "slug": "jane-doe",
                      *           "status": "active",
                      *           "payout_email": "payout-email",
+                     *           "payout_method": "manual",
+                     *           "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                      *           "commission_value": 30,
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
@@ -4674,6 +4851,8 @@ export interface operations {
                  * @example {
                  *       "name": "Jane Doe",
                  *       "payout_email": "jane@partners.example",
+                 *       "payout_method": "manual",
+                 *       "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                  *       "commission_value": 30,
                  *       "status": "active"
                  *     }
@@ -4700,6 +4879,8 @@ export interface operations {
                      *           "slug": "jane-doe",
                      *           "status": "active",
                      *           "payout_email": "payout-email",
+                     *           "payout_method": "manual",
+                     *           "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                      *           "commission_value": 30,
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
@@ -4888,6 +5069,8 @@ export interface operations {
                      *           "slug": "jane-doe",
                      *           "status": "active",
                      *           "payout_email": "payout-email",
+                     *           "payout_method": "manual",
+                     *           "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                      *           "commission_value": 30,
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
@@ -9971,7 +10154,9 @@ export interface operations {
                      *         "integrations": [
                      *           {
                      *             "provider": "stripe",
+                     *             "kind": "payment_provider",
                      *             "configured": false,
+                     *             "environment": "sandbox",
                      *             "webhook_path": "webhook-path",
                      *             "updated_at": "2025-03-14T09:26:53.000Z",
                      *             "livemode": false
@@ -10281,7 +10466,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Provider id: `stripe`, `paddle`, `lemonsqueezy`, `polar` or `chargebee`. Any other: 404.
+                 * @description Provider id: `stripe`, `paddle`, `lemonsqueezy`, `polar`, `chargebee`, `paypal_payouts`, `stripe_connect` or `wise`. Any other: 404.
                  * @example stripe
                  */
                 provider: string;
@@ -10293,6 +10478,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
+                 *       "client_id": "client-id",
+                 *       "client_secret": "client-secret",
+                 *       "environment": "sandbox",
+                 *       "webhook_id": "webhook-id",
+                 *       "secret_key": "secret-key",
+                 *       "api_token": "api-token",
+                 *       "profile_id": "profile-id",
                  *       "signing_secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
                  *     }
                  */
@@ -10312,7 +10504,9 @@ export interface operations {
                      *       "data": {
                      *         "integration": {
                      *           "provider": "stripe",
+                     *           "kind": "payment_provider",
                      *           "configured": false,
+                     *           "environment": "sandbox",
                      *           "webhook_path": "webhook-path",
                      *           "updated_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
@@ -10338,7 +10532,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "signing_secret: Required"
+                     *       "message": "Malformed JSON body"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -10474,7 +10668,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Provider id: `stripe`, `paddle`, `lemonsqueezy`, `polar` or `chargebee`. Any other: 404.
+                 * @description Provider id: `stripe`, `paddle`, `lemonsqueezy`, `polar`, `chargebee`, `paypal_payouts`, `stripe_connect` or `wise`. Any other: 404.
                  * @example stripe
                  */
                 provider: string;
@@ -10495,7 +10689,9 @@ export interface operations {
                      *       "data": {
                      *         "integration": {
                      *           "provider": "stripe",
+                     *           "kind": "payment_provider",
                      *           "configured": false,
+                     *           "environment": "sandbox",
                      *           "webhook_path": "webhook-path",
                      *           "updated_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
@@ -11316,7 +11512,12 @@ export interface operations {
                  * @description Only payouts in this status.
                  * @example pending
                  */
-                status?: "pending" | "paid" | "canceled";
+                status?: "pending" | "processing" | "paid" | "failed" | "canceled";
+                /**
+                 * @description Only payouts of this method.
+                 * @example manual
+                 */
+                method?: "manual" | "paypal" | "stripe" | "wise";
                 /**
                  * @description Only payouts of this affiliate.
                  * @example 6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e
@@ -11354,10 +11555,16 @@ export interface operations {
                      *             "status": "pending",
                      *             "commission_count": 1,
                      *             "reference": "reference",
+                     *             "method": "manual",
+                     *             "provider_reference": "5UXD2E8A7EBQJ/8AELMXH8UB2P8",
+                     *             "failure_reason": null,
+                     *             "sent_at": "2025-03-14T09:26:53.000Z",
+                     *             "simulated": false,
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "paid_at": "2025-03-14T09:26:53.000Z",
                      *             "canceled_at": "2025-03-14T09:26:53.000Z",
-                     *             "livemode": false
+                     *             "livemode": false,
+                     *             "failed_at": "2025-03-14T09:26:53.000Z"
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -11510,10 +11717,16 @@ export interface operations {
                      *             "status": "pending",
                      *             "commission_count": 1,
                      *             "reference": "reference",
+                     *             "method": "manual",
+                     *             "provider_reference": "5UXD2E8A7EBQJ/8AELMXH8UB2P8",
+                     *             "failure_reason": null,
+                     *             "sent_at": "2025-03-14T09:26:53.000Z",
+                     *             "simulated": false,
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "paid_at": "2025-03-14T09:26:53.000Z",
                      *             "canceled_at": "2025-03-14T09:26:53.000Z",
-                     *             "livemode": false
+                     *             "livemode": false,
+                     *             "failed_at": "2025-03-14T09:26:53.000Z"
                      *           }
                      *         ]
                      *       }
@@ -11644,7 +11857,7 @@ export interface operations {
                  * @description Default `pending`: what is still to be paid.
                  * @example pending
                  */
-                status?: "pending" | "paid" | "canceled";
+                status?: "pending" | "processing" | "paid" | "failed" | "canceled";
                 /**
                  * @description Default `csv`.
                  * @example csv
@@ -11774,6 +11987,227 @@ export interface operations {
             };
         };
     };
+    payoutsSend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Which payouts to send. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "payout_ids": [
+                 *         "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a"
+                 *       ],
+                 *       "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                 *       "currency": "USD"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SendPayoutsBody"];
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "payouts": [
+                     *           {
+                     *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *             "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *             "currency": "USD",
+                     *             "amount": 49.99,
+                     *             "status": "pending",
+                     *             "commission_count": 1,
+                     *             "reference": "reference",
+                     *             "method": "manual",
+                     *             "provider_reference": "5UXD2E8A7EBQJ/8AELMXH8UB2P8",
+                     *             "failure_reason": null,
+                     *             "sent_at": "2025-03-14T09:26:53.000Z",
+                     *             "simulated": false,
+                     *             "created_at": "2025-03-14T09:26:53.000Z",
+                     *             "paid_at": "2025-03-14T09:26:53.000Z",
+                     *             "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false,
+                     *             "failed_at": "2025-03-14T09:26:53.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            payouts: components["schemas"]["Payout"][];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict, e.g. the slug is already taken. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     payoutsGet: {
         parameters: {
             query?: never;
@@ -11808,10 +12242,16 @@ export interface operations {
                      *           "status": "pending",
                      *           "commission_count": 1,
                      *           "reference": "reference",
+                     *           "method": "manual",
+                     *           "provider_reference": "5UXD2E8A7EBQJ/8AELMXH8UB2P8",
+                     *           "failure_reason": null,
+                     *           "sent_at": "2025-03-14T09:26:53.000Z",
+                     *           "simulated": false,
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
                      *           "canceled_at": "2025-03-14T09:26:53.000Z",
-                     *           "livemode": false
+                     *           "livemode": false,
+                     *           "failed_at": "2025-03-14T09:26:53.000Z"
                      *         }
                      *       }
                      *     }
@@ -11989,10 +12429,16 @@ export interface operations {
                      *           "status": "pending",
                      *           "commission_count": 1,
                      *           "reference": "reference",
+                     *           "method": "manual",
+                     *           "provider_reference": "5UXD2E8A7EBQJ/8AELMXH8UB2P8",
+                     *           "failure_reason": null,
+                     *           "sent_at": "2025-03-14T09:26:53.000Z",
+                     *           "simulated": false,
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
                      *           "canceled_at": "2025-03-14T09:26:53.000Z",
-                     *           "livemode": false
+                     *           "livemode": false,
+                     *           "failed_at": "2025-03-14T09:26:53.000Z"
                      *         }
                      *       }
                      *     }
@@ -12207,10 +12653,233 @@ export interface operations {
                      *           "status": "pending",
                      *           "commission_count": 1,
                      *           "reference": "reference",
+                     *           "method": "manual",
+                     *           "provider_reference": "5UXD2E8A7EBQJ/8AELMXH8UB2P8",
+                     *           "failure_reason": null,
+                     *           "sent_at": "2025-03-14T09:26:53.000Z",
+                     *           "simulated": false,
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
                      *           "canceled_at": "2025-03-14T09:26:53.000Z",
-                     *           "livemode": false
+                     *           "livemode": false,
+                     *           "failed_at": "2025-03-14T09:26:53.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            payout: components["schemas"]["Payout"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict, e.g. the slug is already taken. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    payoutsRetry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Payout id (UUID).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The payout to send. */
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "payout": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *           "currency": "USD",
+                     *           "amount": 49.99,
+                     *           "status": "pending",
+                     *           "commission_count": 1,
+                     *           "reference": "reference",
+                     *           "method": "manual",
+                     *           "provider_reference": "5UXD2E8A7EBQJ/8AELMXH8UB2P8",
+                     *           "failure_reason": null,
+                     *           "sent_at": "2025-03-14T09:26:53.000Z",
+                     *           "simulated": false,
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "paid_at": "2025-03-14T09:26:53.000Z",
+                     *           "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false,
+                     *           "failed_at": "2025-03-14T09:26:53.000Z"
                      *         }
                      *       }
                      *     }
@@ -17733,6 +18402,7 @@ export interface operations {
                      *             "amount": 49.99,
                      *             "currency": "USD",
                      *             "status": "pending",
+                     *             "failure_reason": null,
                      *             "commission_count": 1,
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "paid_at": "2025-03-14T09:26:53.000Z",
@@ -18941,6 +19611,242 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    webhooksReceivePayPalPayouts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the organization the payouts belong to.
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        /** @description PayPal's event, exactly as PayPal sends it. */
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "webhook": {
+                     *           "provider": "paypal_payouts",
+                     *           "event_id": "event-id",
+                     *           "event_type": "event-type",
+                     *           "outcome": "processed",
+                     *           "detail": "detail"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            webhook: components["schemas"]["RailWebhookReceipt"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body over the 1 MiB limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    webhooksReceiveWise: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Base64 SHA256withRSA signature of the body.
+                 * @example x-signature-sha256
+                 */
+                "x-signature-sha256"?: string;
+            };
+            path: {
+                /**
+                 * @description Id of the organization the payouts belong to.
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        /** @description Wise's event, exactly as Wise sends it. */
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "webhook": {
+                     *           "provider": "paypal_payouts",
+                     *           "event_id": "event-id",
+                     *           "event_type": "event-type",
+                     *           "outcome": "processed",
+                     *           "detail": "detail"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            webhook: components["schemas"]["RailWebhookReceipt"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body over the 1 MiB limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

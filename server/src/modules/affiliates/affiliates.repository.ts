@@ -77,7 +77,7 @@ export class AffiliatesRepository {
    * program change is: each drops the affiliate's cached status, so a disabled partner's links
    * stop attributing everywhere within the caches' bound.
    */
-  updateOwned(organizationId: string, id: string, change: (current: AffiliateRecord) => Pick<AffiliateRecord, 'name' | 'payout_email' | 'status' | 'commission_value'>): Promise<AffiliateRecord> {
+  updateOwned(organizationId: string, id: string, change: (current: AffiliateRecord) => Pick<AffiliateRecord, 'name' | 'payout_email' | 'status' | 'commission_value' | 'payout_method' | 'stripe_account_id'>): Promise<AffiliateRecord> {
     return Sql.of(this.orm).transaction(async (sql) => {
       const current = await findOwnedRow<AffiliateRecord>(sql, AFFILIATES_BY_ID, organizationId, id);
       const changes = change(current);
@@ -106,7 +106,7 @@ export class AffiliatesRepository {
       const placeholder = raw<string>`'erased-' || id || '@erased.invalid'`;
       const update = kyselyOf(this.orm)
         .updateTable('affiliates')
-        .set({ email: placeholder, name: null, payout_email: null, portal_sign_in_ip: null, portal_sign_in_user_agent: null, status: 'disabled', erased_at: at })
+        .set({ email: placeholder, name: null, payout_email: null, stripe_account_id: null, portal_sign_in_ip: null, portal_sign_in_user_agent: null, status: 'disabled', erased_at: at })
         .where('organization_id', '=', organizationId)
         .where('email', '=', current.email)
         .returningAll();

@@ -13,7 +13,7 @@ export const integrationsRouter = (integrations: IntegrationsService, webhookLog
     },
     put: async ({ req, params, body }) => {
       const { id, account_id } = requireOrganization(req);
-      return { status: 200, body: { success: true, data: { integration: await integrations.put(id, params.provider, body.signing_secret, account_id) } } };
+      return { status: 200, body: { success: true, data: { integration: await integrations.put(id, params.provider, body, account_id) } } };
     },
     delete: async ({ req, params }) => {
       const { id, account_id } = requireOrganization(req);
