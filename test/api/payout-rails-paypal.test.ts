@@ -26,7 +26,7 @@ afterAll(async () => {
 async function connectPayPal(m: Merchant, over: Record<string, unknown> = {}) {
   const res = await m.api.put('/api/integrations/paypal_payouts', { client_id: paypal.clientId, client_secret: paypal.clientSecret, environment: 'sandbox', webhook_id: paypal.webhookId, ...over });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-  expect(res.body.data.integration).toEqual({ provider: 'paypal_payouts', kind: 'payout_rail', configured: true, environment: 'sandbox', webhook_path: `/webhooks/paypal/${m.id}`, updated_at: expect.any(String) });
+  expect(res.body.data.integration).toEqual({ provider: 'paypal_payouts', kind: 'payout_rail', configured: true, environment: 'sandbox', webhook_path: `/webhooks/paypal/${m.id}`, updated_at: expect.any(String), livemode: true });
   expect(JSON.stringify(res.body)).not.toContain(paypal.clientSecret);
 }
 
