@@ -18,6 +18,7 @@ import { reportsContract } from './resources/reports.js';
 import { partnerContract, partnerInvitationsContract, partnerPublicContract } from './resources/partner.js';
 import { trackingContract } from './resources/tracking.js';
 import { webhookEndpointsContract } from './resources/webhook-endpoints.js';
+import { taxFormReviewContract, taxFormsContract } from './resources/tax-forms.js';
 
 const c = initContract();
 
@@ -40,6 +41,8 @@ export const merchantContract = c.router(
     partnerInvitations: partnerInvitationsContract,
     dataRetention: dataRetentionContract,
     imports: importsContract,
+    taxForms: taxFormsContract,
+    taxFormReview: taxFormReviewContract,
   },
   {
     strictStatusCodes: true,

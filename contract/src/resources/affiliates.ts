@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
 import { Deduped, Timestamp, Uuid } from '../common/primitives.js';
+import { TaxForm } from './tax-forms.js';
 
 const c = initContract();
 
@@ -34,6 +35,7 @@ export const Affiliate = z
     status: AffiliateStatus,
     payout_email: z.string().nullable().describe("Where payouts are sent (PayPal or Wise e-mail); null: the partner's e-mail."),
     commission_value: z.number().nullable().describe("This affiliate's own rate, overriding the program's `commission_value` and tiers (in the program's `commission_type`); null: the program's."),
+    tax_form: TaxForm,
     created_at: Timestamp,
   })
   .describe('Affiliate: a partner in one program, identified by (email, program).');

@@ -7,6 +7,7 @@ import { AffiliateStatus, Slug } from './affiliates.js';
 import { CommissionType } from './programs.js';
 import { ProgramSignup } from './program-joining.js';
 import { ReportInterval } from './reports.js';
+import { partnerTaxFormRoutes } from './tax-forms.js';
 
 /**
  * The partner portal's routes (spec/ledger.md, "People"): `/partner/api/*`, never the merchant's
@@ -349,6 +350,7 @@ export const partnerContract = c.router(
         404: errorResponses[404],
       },
     },
+    ...partnerTaxFormRoutes,
   },
   { commonResponses: { 401: noSession, 413: errorResponses[413], 429: ErrorBody.describe('Too many requests; retry after `Retry-After` seconds.') } },
 );

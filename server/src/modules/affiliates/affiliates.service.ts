@@ -7,6 +7,7 @@ import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso } from '../../http/serialize.js';
 import { SlugTakenError, type AffiliateRecord, type AffiliatesRepository } from './affiliates.repository.js';
 import { newRowId } from '../../db/row-ids.js';
+import { taxFormOf } from '../tax-forms/tax-form-rules.js';
 
 export function toAffiliateDto(a: AffiliateRecord): Affiliate {
   return {
@@ -18,6 +19,7 @@ export function toAffiliateDto(a: AffiliateRecord): Affiliate {
     status: a.status,
     payout_email: a.payout_email ?? null,
     commission_value: a.commission_value == null ? null : decimalToNumber(a.commission_value),
+    tax_form: taxFormOf(a),
     created_at: iso(a.created_at),
   };
 }

@@ -10,6 +10,7 @@ import { requireOrganization } from '../../http/request-context.js';
 import { s, type EndpointOptions } from '../../http/router-types.js';
 import type { AffiliatesService } from '../affiliates/affiliates.service.js';
 import type { Mailer } from '../people/mailer.js';
+import type { TaxFormsService } from '../tax-forms/tax-forms.service.js';
 import { PARTNER_API, PartnerCookie, partnerSameOrigin, partnerSessionMiddleware, requirePartner } from './partner-session.js';
 import { PartnersRepository } from './partners.repository.js';
 import { normalizeEmail, PartnersService, SIGN_IN_LINK_MINUTES } from './partners.service.js';
@@ -37,7 +38,7 @@ export class Partners {
   constructor(
     orm: MikroORM,
     /** publicBaseUrl: PUBLIC_BASE_URL, the base of the sign-in links e-mailed (never the request's Host). */
-    private readonly deps: { affiliates: AffiliatesService; mailer: Mailer; logger: Logger; publicBaseUrl: string },
+    private readonly deps: { affiliates: AffiliatesService; taxForms: TaxFormsService; mailer: Mailer; logger: Logger; publicBaseUrl: string },
   ) {
     this.service = new PartnersService(new PartnersRepository(orm), deps.affiliates, deps.mailer, deps.logger);
     this.cookie = new PartnerCookie(deps.publicBaseUrl);
@@ -116,6 +117,14 @@ export class Partners {
         customers: async ({ req, query }) => ({ status: 200, body: { success: true, data: await this.service.customers(requirePartner(req), query) } }),
         commissions: async ({ req, query }) => ({ status: 200, body: { success: true, data: await this.service.commissions(requirePartner(req), query) } }),
         payouts: async ({ req, query }) => ({ status: 200, body: { success: true, data: await this.service.payouts(requirePartner(req), query) } }),
+        taxForm: async ({ req }) => {
+          const partner = requirePartner(req);
+          return { status: 200, body: { success: true, data: await this.deps.taxForms.partnerView(partner.organizationId, partner.email) } };
+        },
+        submitTaxForm: async ({ req, body }) => {
+          const partner = requirePartner(req);
+          return { status: 201, body: { success: true, data: await this.deps.taxForms.submit(partner.organizationId, partner.email, body) } };
+        },
       }),
       app,
       options,

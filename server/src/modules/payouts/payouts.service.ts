@@ -1,4 +1,5 @@
-import type { Payout, PayoutStatus } from '@affiliate-attribution/contract';
+import type { HeldPayout, Payout, PayoutStatus } from '@affiliate-attribution/contract';
+import { holdMessage } from '../tax-forms/tax-form-rules.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso, isoOrNull } from '../../http/serialize.js';
 import { MAX_ROWS_PER_FILE, payoutFile, type PayoutFileFormat } from './payout-files.js';
@@ -39,13 +40,17 @@ export interface PayoutExportQuery {
 export class PayoutsService {
   constructor(private readonly payouts: PayoutsRepository) {}
 
-  async create(organizationId: string, input: { program_id?: string; currency?: string; approved_before?: string }): Promise<Payout[]> {
-    const rows = await this.payouts.create(organizationId, {
+  /** The payouts created, and those a program's `require_tax_form` held (their commissions stay approved). */
+  async create(organizationId: string, input: { program_id?: string; currency?: string; approved_before?: string }): Promise<{ payouts: Payout[]; held: HeldPayout[] }> {
+    const { created, held } = await this.payouts.create(organizationId, {
       program_id: input.program_id,
       currency: input.currency?.toUpperCase(),
       approved_before: input.approved_before ? new Date(input.approved_before) : undefined,
     });
-    return rows.map(toPayoutDto);
+    return {
+      payouts: created.map(toPayoutDto),
+      held: held.map((h) => ({ ...h, amount: decimalToNumber(h.amount), message: holdMessage(h.reason) })),
+    };
   }
 
   async list(organizationId: string, query: PayoutListQuery): Promise<{ payouts: Payout[]; next_cursor: string | null }> {
