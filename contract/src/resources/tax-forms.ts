@@ -167,7 +167,7 @@ export const partnerTaxFormRoutes = {
       201: PartnerTaxFormEnvelope,
       ...jsonBodyErrorResponses,
       403: crossSite,
-      413: ErrorBody.describe('The document is larger than 10 MiB (the request body than 14 MiB).'),
+      413: ErrorBody.describe('The document is larger than 10 MiB (or the request body than 13.4 MiB).'),
       503: ErrorBody.describe('The service keeps no tax document unencrypted and has no ENCRYPTION_KEY: the operator must set one.'),
     },
   },

@@ -54,7 +54,7 @@ export function jsonBodyStage(defaultLimit: number, paths: readonly string[] = [
       const limit = limitOf(req);
       const parseOtherForms = parsers.get(limit)!;
       // A route's own larger limit says so when refused (body-parser's message names the default).
-      if (limit !== defaultLimit && Number(headers['content-length'] ?? 0) > limit) throw new HttpError(413, `Request body exceeds the ${Math.floor(limit / 1024 / 1024)} MiB limit of this route`);
+      if (limit !== defaultLimit && Number(headers['content-length'] ?? 0) > limit) throw new HttpError(413, `Request body exceeds the ${(limit / 1024 / 1024).toFixed(1)} MiB limit of this route`);
       if (isPlainJsonBody(req, limit)) return readJsonBody(req);
       const hasBody = Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined;
       if (hasBody && ['POST', 'PUT', 'PATCH'].includes(req.method!) && !(req as Request).is(['application/json', 'application/*+json'])) {

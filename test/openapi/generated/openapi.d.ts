@@ -19327,7 +19327,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The document is larger than 10 MiB (the request body than 14 MiB). */
+            /** @description The document is larger than 10 MiB (or the request body than 13.4 MiB). */
             413: {
                 headers: {
                     [name: string]: unknown;
