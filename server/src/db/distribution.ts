@@ -58,6 +58,7 @@ export const DISTRIBUTED_TABLES = [
   'suppressed_clicks',
   'partner_sign_in_links',
   'partner_sessions',
+  'tax_forms',
 ] as const;
 
 /** The SQL a Citus deployment runs once, after the migrations, to distribute the schema. */
