@@ -7,6 +7,7 @@ import { CommissionsByStatus, CopyButton, Empty, Field, FormError, PageHeader, S
 import { DataTable, usePagedList } from '../table';
 import { StatusActions, linkOf, useSiteUrl } from './Affiliates';
 import { HoldReasons } from './HoldReasons';
+import { AffiliateTaxForm } from './AffiliateTaxForm';
 
 /** The longest period a report covers, to the end of today (UTC): the affiliate's figures "so far". */
 const FIGURES_DAYS = 1095;
@@ -142,6 +143,10 @@ export function AffiliateDetail() {
           <dt>Payouts to</dt>
           <dd>
             <PayoutEmail affiliate={a} onSaved={setEdited} />
+          </dd>
+          <dt>Tax form</dt>
+          <dd>
+            <AffiliateTaxForm affiliate={a} onChanged={affiliate.reload} />
           </dd>
           <dt>Partner portal</dt>
           <dd>
