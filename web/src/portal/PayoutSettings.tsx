@@ -105,7 +105,7 @@ function TaxFormCard({ view, onSubmitted }: { view: PartnerTaxForm; onSubmitted:
       )}
       {!view.required && form.status === 'missing' && <p className="muted small">None of your programs requires one yet; the merchant may ask for it before paying you.</p>}
       <form className="stacked-form" onSubmit={upload.submit} noValidate aria-label="Upload a tax form">
-        <Field label="Form" name="kind">
+        <Field label="Which form" name="kind">
           {(attrs) => (
             <select {...attrs} value={kind} onChange={(e) => setKind(e.target.value as TaxFormKind)}>
               {KINDS.map((k) => (
