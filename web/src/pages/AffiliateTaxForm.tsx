@@ -36,7 +36,7 @@ export function AffiliateTaxForm({ affiliate, onChanged }: { affiliate: Affiliat
       )}
       {form.status === 'rejected' && form.rejection_reason && <p className="small muted">Rejected: {form.rejection_reason}</p>}
       {hold && (
-        <p className="notice-warn" data-testid="payout-hold">
+        <p className="hold-note" data-testid="payout-hold">
           {hold.message}
         </p>
       )}

@@ -94,15 +94,8 @@ function TaxFormCard({ view, onSubmitted }: { view: PartnerTaxForm; onSubmitted:
           The merchant rejected it: <strong>{form.rejection_reason}</strong>. Upload a corrected form below.
         </p>
       )}
-      {view.holds.length > 0 ? (
-        <ul className="holds">
-          {view.holds.map((h) => (
-            <li key={h.program_id}>{h.message}</li>
-          ))}
-        </ul>
-      ) : (
-        view.required && form.status === 'accepted' && <p className="muted">Your programs that require a tax form pay you.</p>
-      )}
+      {/* What holds the payouts is said at the top of the page (PayoutHolds); here, only that nothing does. */}
+      {view.required && view.holds.length === 0 && <p className="muted">Your programs that require a tax form pay you.</p>}
       {!view.required && form.status === 'missing' && <p className="muted small">None of your programs requires one yet; the merchant may ask for it before paying you.</p>}
       <form className="stacked-form" onSubmit={upload.submit} noValidate aria-label="Upload a tax form">
         <Field label="Which form" name="kind">
