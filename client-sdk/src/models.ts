@@ -14,9 +14,12 @@ export type Conversion = ResultOf<R['conversions']['get']>['conversion'];
 export type ConversionKind = Conversion['kind'];
 export type ConversionStatus = Conversion['status'];
 export type Integration = ResultOf<R['integrations']['list']>['integrations'][number];
-export type WebhookProvider = Integration['provider'];
+/** Every integration: a payment provider or a payout rail. */
+export type IntegrationProvider = Integration['provider'];
 /** A provider webhook received and its outcome (`client.integrations.events()`). */
 export type ReceivedWebhookEvent = ResultOf<R['integrations']['listEvents']>['webhook_events'][number];
+/** A payment provider whose webhooks record sales. */
+export type WebhookProvider = ReceivedWebhookEvent['provider'];
 export type WebhookEndpoint = ResultOf<R['webhookEndpoints']['get']>['webhook_endpoint'];
 /** An outbound event's type, e.g. `conversion.created`. */
 export type OutboundEventType = WebhookEndpoint['events'][number];

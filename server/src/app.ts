@@ -58,6 +58,9 @@ import { CouponsRepository } from './modules/coupons/coupons.repository.js';
 import { PayoutsRepository } from './modules/payouts/payouts.repository.js';
 import { PayoutsService } from './modules/payouts/payouts.service.js';
 import { payoutsRouter } from './modules/payouts/payouts.router.js';
+import { PayoutSender } from './modules/payouts/payout-sender.js';
+import { PayoutSendsRepository } from './modules/payouts/payout-sends.repository.js';
+import { payoutRailWebhooksRouter } from './webhooks/payout-rails.js';
 import { SecretBox } from './security/secret-box.js';
 import { EndpointsRepository } from './modules/events/endpoints.repository.js';
 import { EndpointsService } from './modules/events/endpoints.service.js';
@@ -132,6 +135,8 @@ export interface Services {
   commissions: CommissionsService;
   coupons: CouponsService;
   payouts: PayoutsService;
+  /** Sending payouts through PayPal, Stripe Connect and Wise, and recording their outcomes (modules/payouts/payout-sender.ts). */
+  payoutSender: PayoutSender;
   /** Merchants' webhook endpoints and their delivery log (modules/events). */
   webhookEndpoints: EndpointsService;
   reports: ReportsService;
@@ -178,6 +183,8 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
   const customerInserter = new CustomerInserter(customersRepository);
   const customers = new CustomersService(customersRepository, resolver, customerInserter);
   const conversions = new ConversionsService(orm, resolver, customerInserter, clicksRepository);
+  const integrations = new IntegrationsService(new IntegrationsRepository(orm), secrets);
+  const payoutsRepository = new PayoutsRepository(orm);
   return {
     organizations,
     programs: new ProgramsService(programsRepository, resolver),
@@ -186,10 +193,11 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
     customers,
     conversions,
     charges: new ChargeRecorder(conversions, customers, customersRepository),
-    integrations: new IntegrationsService(new IntegrationsRepository(orm), secrets),
+    integrations,
     commissions: new CommissionsService(new CommissionsRepository(orm)),
     coupons: new CouponsService(couponsRepository, affiliatesRepository),
-    payouts: new PayoutsService(new PayoutsRepository(orm)),
+    payouts: new PayoutsService(payoutsRepository),
+    payoutSender: new PayoutSender(new PayoutSendsRepository(orm), payoutsRepository, integrations, ttls.logger ?? pino({ level: 'silent' })),
     webhookEndpoints: new EndpointsService(new EndpointsRepository(orm), secrets, new UrlGuard(secretSettings.allowPrivateWebhookUrls ?? false)),
     reports: new ReportsService(reportsRepository),
     taxForms: new TaxFormsService(new TaxFormsRepository(orm), secrets),
@@ -271,7 +279,7 @@ export function createApp(deps: AppDeps): App {
     });
   // The dashboard's users and sessions: a second credential on the same /api routes.
   const mailer = createMailer(config, logger);
-  const people = new People(deps.orm, { ...config, PUBLIC_BASE_URL: publicBaseUrl }, logger, mailer);
+  const people = new People(deps.orm, services.organizations, { ...config, PUBLIC_BASE_URL: publicBaseUrl }, logger, mailer);
   // The partner portal: partners' sign-in and their own routes under /partner/api.
   const partners = new Partners(deps.orm, { affiliates: services.affiliates, taxForms: services.taxForms, mailer, logger, publicBaseUrl });
   const signInLimit = {
@@ -353,6 +361,8 @@ export function createApp(deps: AppDeps): App {
   });
 
   // The route groups' routes, after the whole list like every route.
+  // The payout rails' own webhooks (PayPal, Wise) ahead of the payment providers' route.
+  app.use('/webhooks', payoutRailWebhooksRouter(services.payoutSender));
   app.use('/webhooks', webhooksRouter(new WebhookDispatcher({ orm: deps.orm, ...services })));
   people.mountPublic(app, options);
   partners.mountPublic(app, partnerLimiters, options);
@@ -368,7 +378,7 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.integrations, integrationsRouter(services.integrations, new WebhookLog(deps.orm)), app, options);
   createExpressEndpoints(contract.commissions, commissionsRouter(services.commissions), app, options);
   createExpressEndpoints(contract.coupons, couponsRouter(services.coupons), app, options);
-  createExpressEndpoints(contract.payouts, payoutsRouter(services.payouts), app, options);
+  createExpressEndpoints(contract.payouts, payoutsRouter(services.payouts, services.payoutSender), app, options);
   createExpressEndpoints(contract.webhookEndpoints, webhookEndpointsRouter(services.webhookEndpoints), app, options);
   createExpressEndpoints(contract.reports, reportsRouter(services.reports), app, options);
   createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator), app, options);

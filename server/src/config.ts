@@ -207,6 +207,37 @@ export function importBaseUrls(env: NodeJS.ProcessEnv = process.env): Record<key
   };
 }
 
+/**
+ * Where each payout rail's API is reached (modules/payouts/rails). Unset: the provider's own host
+ * for the integration's `environment` (PAYOUT_RAIL_HOSTS). Set: that base, whatever the
+ * environment (tests point them at local servers that speak the provider's documented API).
+ */
+export const PAYOUT_RAIL_HOSTS = {
+  paypal: { sandbox: 'https://api-m.sandbox.paypal.com', live: 'https://api-m.paypal.com' },
+  stripe: { sandbox: 'https://api.stripe.com', live: 'https://api.stripe.com' },
+  wise: { sandbox: 'https://api.sandbox.transferwise.tech', live: 'https://api.wise.com' },
+} as const;
+
+const PayoutRailSettingsSchema = z.object({
+  PAYPAL_API_BASE_URL: z.string().url().optional(),
+  STRIPE_API_BASE_URL: z.string().url().optional(),
+  WISE_API_BASE_URL: z.string().url().optional(),
+  /** Wise signs its webhooks with RSA-SHA256 (X-Signature-SHA256): the public key Wise publishes for the environment (PEM, docs.wise.com, "Webhooks: event handling"). Unset: Wise webhooks answer 400 and outcomes come from the reconciliation. */
+  WISE_WEBHOOK_PUBLIC_KEY: z.string().min(1).optional(),
+  /** How often payouts in flight are asked about (their provider's outcome recorded within about this long, also without a webhook). */
+  PAYOUT_RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
+});
+
+export type PayoutRailSettings = z.output<typeof PayoutRailSettingsSchema>;
+
+/** The payout rails' settings, read when a payout is sent or reconciled (not only at boot), like importBaseUrls. An invalid value throws. */
+export function payoutRailSettings(env: NodeJS.ProcessEnv = process.env): PayoutRailSettings {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([k, v]) => v !== '' && k in PayoutRailSettingsSchema.shape));
+  const parsed = PayoutRailSettingsSchema.safeParse(cleaned);
+  if (!parsed.success) throw new Error(`Invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return parsed.data;
+}
+
 export type Config = z.output<typeof EnvSchema>;
 
 /**
@@ -224,6 +255,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = EnvSchema.safeParse(cleaned);
   // Checked at boot too, so a mistyped base URL stops the service instead of failing imports later.
   importBaseUrls(env);
+  payoutRailSettings(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new Error(`Invalid configuration: ${problems}`);

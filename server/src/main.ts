@@ -10,6 +10,7 @@ import { createLogger } from './http/logging.js';
 import { createHttpServer } from './http/http-server.js';
 import { createRateLimiterFactory } from './http/rate-limit-stores.js';
 import { startEventDelivery } from './jobs/event-delivery.js';
+import { PayoutReconciliation } from './jobs/payout-reconciliation.js';
 
 const config = loadConfig();
 // JSON lines on stdout; request lines carry the request id (http/logging.ts); secrets redacted.
@@ -69,6 +70,9 @@ const eventDelivery = config.WEBHOOK_DELIVERY === 'in-process' ? await startEven
 services.reportFolder.start();
 // Imports left running by the previous process go on from their last committed page (modules/imports).
 await importRunner.start();
+// Payouts sent through PayPal, Stripe or Wise: their providers asked periodically about those in flight.
+const payoutReconciliation = new PayoutReconciliation(orm, services.payoutSender, logger);
+await payoutReconciliation.start();
 if (!config.ADMIN_TOKEN) logger.warn('ADMIN_TOKEN is not set: /admin/* answers 401 and no organization can be created.');
 if (config.publicBaseUrlDerived) {
   logger.warn(
@@ -135,6 +139,7 @@ async function shutdown(signal: string): Promise<void> {
   await changeListener?.close();
   await eventDelivery?.stop();
   await importRunner.stop();
+  await payoutReconciliation.stop();
   await services.reportFolder.stop();
   await closeOrm(orm);
   await rateLimiters.close();

@@ -25,6 +25,10 @@ const AffiliateCommissionValue = z
   .max(1_000_000)
   .describe("In the program's commission_type: a percent (at most 100) or a flat amount per paid conversion.");
 
+export const AffiliatePayoutMethod = z
+  .enum(['manual', 'paypal', 'stripe', 'wise'])
+  .describe("How this partner's payouts are sent (POST /api/payouts/send): `paypal` (PayPal Payouts to `payout_email`, else the e-mail), `stripe` (a Stripe Connect transfer to `stripe_account_id`), `wise` (a Wise transfer to `payout_email` with `name`), `manual` (the export files, then marked paid; the default).");
+
 export const Affiliate = z
   .object({
     id: Uuid.describe('Affiliate (membership) id.'),
@@ -34,6 +38,8 @@ export const Affiliate = z
     slug: Slug,
     status: AffiliateStatus,
     payout_email: z.string().nullable().describe("Where payouts are sent (PayPal or Wise e-mail); null: the partner's e-mail."),
+    payout_method: AffiliatePayoutMethod,
+    stripe_account_id: z.string().nullable().describe('The partner\'s Stripe connected account (`acct_…`), where `stripe` payouts go; null: none yet.'),
     commission_value: z.number().nullable().describe("This affiliate's own rate, overriding the program's `commission_value` and tiers (in the program's `commission_type`); null: the program's."),
     tax_form: TaxForm,
     created_at: Timestamp,
@@ -52,6 +58,8 @@ export const CreateAffiliateBody = z.object({
 export const UpdateAffiliateBody = z.object({
   name: z.string().min(1).max(200).nullable().optional().describe('Display name; null clears it.'),
   payout_email: z.string().email().max(320).nullable().optional().describe("Where payouts are sent; null: the partner's e-mail."),
+  payout_method: AffiliatePayoutMethod.optional(),
+  stripe_account_id: z.string().regex(/^acct_[A-Za-z0-9]{1,64}$/, 'Expected a Stripe account id (acct_…)').nullable().optional().describe('The partner\'s Stripe connected account (`acct_…`); null clears it.'),
   commission_value: AffiliateCommissionValue.nullable().optional().describe("This affiliate's own rate, overriding the program's and its tiers; null: the program's again. Applies to sales recorded from then on."),
   status: AffiliateStatus.optional().describe(
     '`active` approves an application or re-enables a partner; `disabled` stops their links attributing new visitors (their referred customers keep earning on renewals). Takes effect on every instance within the program-rule cache bound (typically milliseconds).',

@@ -13,10 +13,27 @@ export const WebhookProvider = z
   .enum(WEBHOOK_PROVIDERS)
   .describe('Payment provider: `stripe`, `paddle` (Paddle Billing), `lemonsqueezy`, `polar` or `chargebee`.');
 
+/** Payout rails: where payouts are sent from the merchant's own account (shared/spec/payout-rails.md). */
+export const PAYOUT_RAILS = ['paypal_payouts', 'stripe_connect', 'wise'] as const;
+
+export const PayoutRail = z
+  .enum(PAYOUT_RAILS)
+  .describe('Payout rail: `paypal_payouts` (PayPal Payouts), `stripe_connect` (Stripe Connect transfers) or `wise` (Wise transfers).');
+
+export const INTEGRATION_PROVIDERS = [...WEBHOOK_PROVIDERS, ...PAYOUT_RAILS] as const;
+
+export const IntegrationProvider = z
+  .enum(INTEGRATION_PROVIDERS)
+  .describe('A payment provider (`stripe`, `paddle`, `lemonsqueezy`, `polar`, `chargebee`: its webhook signing secret) or a payout rail (`paypal_payouts`, `stripe_connect`, `wise`: the credentials payouts are sent with).');
+
+export const RailEnvironment = z.enum(['sandbox', 'live']).describe("`sandbox`: the provider's test environment; `live`: real money.");
+
 export const Integration = z
   .object({
-    provider: WebhookProvider,
-    configured: z.boolean().describe('True when a signing secret is stored for this provider; webhooks of an unconfigured provider answer 400.'),
+    provider: IntegrationProvider,
+    kind: z.enum(['payment_provider', 'payout_rail']).describe('`payment_provider`: its webhooks record sales; `payout_rail`: payouts are sent through it (POST /api/payouts/send).'),
+    configured: z.boolean().describe('True when a signing secret (payment provider) or credentials (payout rail) are stored; webhooks of an unconfigured provider answer 400, and payouts by an unconfigured rail are refused.'),
+    environment: RailEnvironment.nullable().describe('A payout rail\'s environment (Stripe: from the key, `sk_test_`/`rk_test_` is `sandbox`); null for payment providers and unconfigured rails.'),
     webhook_path: z
       .string()
       .describe('Path to register in the provider\'s dashboard, under the service\'s base URL: `/webhooks/{provider}/{organization id}`.'),
@@ -24,18 +41,34 @@ export const Integration = z
   })
   .describe('Payment-provider integration (the signing secret itself is never returned)');
 
+const Credential = z.string().min(1).max(4096);
+
+/**
+ * One body for every provider; which fields are required depends on the provider (checked by the
+ * service, naming the field): a payment provider takes `signing_secret`; `paypal_payouts` takes
+ * `client_id`, `client_secret`, `environment` and optionally `webhook_id`; `stripe_connect` takes
+ * `secret_key`; `wise` takes `api_token`, `profile_id` and `environment`.
+ */
 export const PutIntegrationBody = z.object({
+  client_id: Credential.optional().describe('`paypal_payouts`: the REST app\'s client id.'),
+  client_secret: Credential.optional().describe('`paypal_payouts`: the REST app\'s secret. Write-only.'),
+  environment: RailEnvironment.optional().describe('`paypal_payouts` and `wise`: which environment the credentials belong to (default host of the provider\'s API for it; PAYPAL_API_BASE_URL / WISE_API_BASE_URL override).'),
+  webhook_id: Credential.optional().describe('`paypal_payouts`: the id of the webhook registered for `/webhooks/paypal/{organization id}`, which PayPal\'s verify-webhook-signature needs. Without it, PayPal webhooks answer 400 and outcomes come from the periodic reconciliation only.'),
+  secret_key: Credential.optional().describe('`stripe_connect`: the platform account\'s secret key (`sk_…`) or restricted key (`rk_…`) with Transfers write. Write-only.'),
+  api_token: Credential.optional().describe('`wise`: a personal or business API token. Write-only.'),
+  profile_id: z.union([z.string().min(1).max(64), z.number().int()]).optional().describe('`wise`: the business profile id transfers are sent from.'),
   signing_secret: z
     .string()
     .min(8)
     .max(1024)
+    .optional()
     .describe(
       'The secret the provider uses for this webhook endpoint, exactly as the provider shows it: Stripe the endpoint\'s signing secret (`whsec_…`); Paddle the notification destination\'s secret key (`pdl_ntfset_…`); Lemon Squeezy the webhook\'s signing secret; Polar the webhook secret (`polar_whs_…`); Chargebee the basic-auth password set on the webhook. Write-only: never returned.',
     ),
 });
 
 const ProviderParam = z.object({
-  provider: z.string().describe('Provider id: `stripe`, `paddle`, `lemonsqueezy`, `polar` or `chargebee`. Any other: 404.'),
+  provider: z.string().describe('Provider id: `stripe`, `paddle`, `lemonsqueezy`, `polar`, `chargebee`, `paypal_payouts`, `stripe_connect` or `wise`. Any other: 404.'),
 });
 
 const IntegrationEnvelope = z.object({ success: z.literal(true), data: z.object({ integration: Integration }) });
@@ -70,8 +103,8 @@ export const integrationsContract = c.router(
     list: {
       method: 'GET',
       path: '/api/integrations',
-      summary: 'List payment-provider integrations',
-      description: 'Lists every supported provider with whether a signing secret is configured for it. Secrets are never returned.',
+      summary: 'List integrations',
+      description: 'Lists every supported payment provider and payout rail with whether it is configured. Secrets and credentials are never returned.',
       responses: {
         200: z.object({ success: z.literal(true), data: z.object({ integrations: z.array(Integration) }) }),
       },
@@ -94,9 +127,9 @@ export const integrationsContract = c.router(
     put: {
       method: 'PUT',
       path: '/api/integrations/:provider',
-      summary: "Store a provider's webhook signing secret",
+      summary: "Store a provider's signing secret or a payout rail's credentials",
       description:
-        "Stores (or replaces, when the provider rotates it) the secret the service verifies this provider's webhooks with. Idempotent. The secret is write-only. Unknown provider: 404.",
+        "A payment provider: stores (or replaces, when the provider rotates it) the secret the service verifies this provider's webhooks with. A payout rail (`paypal_payouts` `{ client_id, client_secret, environment, webhook_id? }`, `stripe_connect` `{ secret_key }`, `wise` `{ api_token, profile_id, environment }`): stores the credentials payouts are sent with, encrypted at rest like the secrets. Idempotent; write-only. A missing field: 400 naming it. Unknown provider: 404.",
       pathParams: ProviderParam,
       body: PutIntegrationBody,
       responses: { 200: IntegrationEnvelope, ...jsonBodyErrorResponses, 404: errorResponses[404] },
@@ -104,8 +137,8 @@ export const integrationsContract = c.router(
     delete: {
       method: 'DELETE',
       path: '/api/integrations/:provider',
-      summary: "Remove a provider's signing secret",
-      description: "Forgets the secret: from now on this provider's webhooks answer 400. Idempotent. Unknown provider: 404.",
+      summary: "Remove a provider's signing secret or a rail's credentials",
+      description: "Forgets the secret or credentials: from now on this provider's webhooks answer 400 and payouts by this rail are refused. Idempotent. Unknown provider: 404.",
       pathParams: ProviderParam,
       body: c.noBody(),
       responses: { 200: IntegrationEnvelope, 404: errorResponses[404] },
@@ -134,7 +167,44 @@ export const WebhookReceipt = z
  * Inbound provider webhooks. Documented here so that they appear in the OpenAPI document; the
  * server does not implement them through ts-rest, because verification needs the raw body bytes.
  */
+export const RailWebhookReceipt = z
+  .object({
+    provider: PayoutRail,
+    event_id: z.string().nullable().describe("The provider's event id (Wise: the X-Delivery-Id header)."),
+    event_type: z.string().nullable().describe('The event type, e.g. `PAYMENT.PAYOUTS-ITEM.SUCCEEDED`, `transfers#state-change`.'),
+    outcome: z.enum(['processed', 'ignored']).describe('`processed`: a payout in flight was settled (paid or failed); `ignored`: verified, nothing to change (the reason in `detail`). Outcomes are idempotent: a redelivery changes nothing.'),
+    detail: z.string().describe('What the event did, or why it changed nothing.'),
+  })
+  .describe("A payout rail's webhook receipt");
+
+const RailWebhookResponses = {
+  200: z.object({ success: z.literal(true), data: z.object({ webhook: RailWebhookReceipt }) }),
+  400: errorResponses[400],
+  413: ErrorBody.describe('Body over the 1 MiB limit.'),
+};
+
 export const webhooksContract = c.router({
+  receivePayPalPayouts: {
+    method: 'POST',
+    path: '/webhooks/paypal/:organizationId',
+    summary: 'Receive a PayPal Payouts webhook',
+    description:
+      "Called by PayPal: register this URL as a webhook of the REST app whose credentials the `paypal_payouts` integration holds, for the `PAYMENT.PAYOUTS-ITEM.*` events, and store its webhook id in the integration (`webhook_id`). Each event is verified by PayPal itself (POST /v1/notifications/verify-webhook-signature with the PAYPAL-TRANSMISSION-ID, -TIME, -SIG, PAYPAL-CERT-URL and PAYPAL-AUTH-ALGO headers): one PayPal does not verify answers 400 and changes nothing. SUCCEEDED pays the payout; FAILED, RETURNED, BLOCKED, REFUNDED, REVERSED fail it; UNCLAIMED and the others leave it `processing`.",
+    pathParams: z.object({ organizationId: z.string().describe('Id of the organization the payouts belong to.') }),
+    body: z.record(z.unknown()).describe("PayPal's event, exactly as PayPal sends it."),
+    responses: RailWebhookResponses,
+  },
+  receiveWise: {
+    method: 'POST',
+    path: '/webhooks/wise/:organizationId',
+    summary: 'Receive a Wise transfer webhook',
+    description:
+      "Called by Wise: subscribe this URL to `transfers#state-change` for the profile of the `wise` integration. Verified with Wise's RSA public key (X-Signature-SHA256 over the raw body; WISE_WEBHOOK_PUBLIC_KEY): a wrong or missing signature answers 400. `outgoing_payment_sent` pays the payout; `bounced_back`, `funds_refunded`, `cancelled`, `charged_back` fail it.",
+    pathParams: z.object({ organizationId: z.string().describe('Id of the organization the payouts belong to.') }),
+    headers: z.object({ 'x-signature-sha256': z.string().optional().describe('Base64 SHA256withRSA signature of the body.') }),
+    body: z.record(z.unknown()).describe("Wise's event, exactly as Wise sends it."),
+    responses: RailWebhookResponses,
+  },
   receive: {
     method: 'POST',
     path: '/webhooks/:provider/:organizationId',
@@ -170,7 +240,11 @@ export const webhooksContract = c.router({
 
 export type Integration = z.infer<typeof Integration>;
 export type WebhookProvider = z.infer<typeof WebhookProvider>;
+export type PayoutRail = z.infer<typeof PayoutRail>;
+export type IntegrationProvider = z.infer<typeof IntegrationProvider>;
+export type PutIntegrationBody = z.infer<typeof PutIntegrationBody>;
 export type WebhookReceipt = z.infer<typeof WebhookReceipt>;
 export type WebhookOutcome = z.infer<typeof WebhookOutcome>;
 export type ReceivedWebhookEvent = z.infer<typeof ReceivedWebhookEvent>;
 export type ReceivedWebhookOutcome = z.infer<typeof ReceivedWebhookOutcome>;
+export type RailWebhookReceipt = z.infer<typeof RailWebhookReceipt>;

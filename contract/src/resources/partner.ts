@@ -133,7 +133,10 @@ export const PartnerPayout = z
     program_id: Uuid.describe('The program.'),
     amount: Money.describe('Net amount paid (or to be paid).'),
     currency: z.string().describe('ISO 4217 code.'),
-    status: z.enum(['pending', 'paid', 'canceled']).describe('`pending`: on its way; `paid`; `canceled`.'),
+    status: z
+      .enum(['pending', 'processing', 'paid', 'failed', 'canceled'])
+      .describe('`pending`: on its way; `processing`: sent, the payment provider has not confirmed it yet; `paid`; `failed`: the provider could not pay it (`failure_reason`; check your payout details: its commissions go into the next payout); `canceled`.'),
+    failure_reason: z.string().nullable().describe('Why the payment provider could not pay it; null unless `failed`.'),
     commission_count: z.number().int().describe('Commission entries it pays.'),
     created_at: Timestamp,
     paid_at: Timestamp.nullable(),

@@ -8,8 +8,14 @@ import { HeldPayout } from './tax-forms.js';
 const c = initContract();
 
 export const PayoutStatus = z
-  .enum(['pending', 'paid', 'canceled'])
-  .describe('`pending`: created, money not yet sent; `paid`: marked paid, its commissions are `paid`; `canceled`: its commissions went back to `approved`.');
+  .enum(['pending', 'processing', 'paid', 'failed', 'canceled'])
+  .describe(
+    '`pending`: created, money not yet sent; `processing`: sent through a payout rail (POST /api/payouts/send), the provider\'s outcome not yet known; `paid`: marked paid or paid by the provider, its commissions are `paid`; `failed`: the provider did not pay it (`failure_reason`), its commissions went back to `approved` for the next payout; `canceled`: canceled while pending, its commissions went back to `approved`.',
+  );
+
+export const PayoutMethod = z
+  .enum(['manual', 'paypal', 'stripe', 'wise'])
+  .describe("How it is paid: `manual` (the export files, then marked paid) or the rail it was sent through: `paypal` (PayPal Payouts to the affiliate's payout e-mail), `stripe` (a Stripe Connect transfer to the affiliate's connected account), `wise` (a Wise transfer to the affiliate's e-mail and name).");
 
 export const Payout = z
   .object({
@@ -21,9 +27,18 @@ export const Payout = z
     status: PayoutStatus,
     commission_count: z.number().int().describe('How many commissions it carries.'),
     reference: z.string().nullable().describe("The merchant's reference of the transfer (a PayPal batch id, a bank reference), given when marking it paid."),
+    method: PayoutMethod,
+    provider_reference: z
+      .string()
+      .nullable()
+      .describe('The provider\'s ids of the transfer: PayPal `<payout_batch_id>/<payout_item_id>`, a Stripe transfer id (`tr_…`), a Wise transfer id; null while unknown (not sent, or sent and the answer not yet read back) and for `manual` payouts.'),
+    failure_reason: z.string().nullable().describe("Why the provider did not pay it (`failed`), in the provider's terms, e.g. `PayPal: RETURNED (RECEIVER_UNREGISTERED)`; null otherwise."),
+    sent_at: Timestamp.nullable().describe('When it was sent through its rail (it became `processing`).'),
+    simulated: z.boolean().describe('True for a test-mode payout "sent" through a rail: nothing reached the provider, the outcome was simulated at once.'),
     created_at: Timestamp,
-    paid_at: Timestamp.nullable().describe('When it was marked paid.'),
+    paid_at: Timestamp.nullable().describe('When it was marked paid, or paid by the provider.'),
     canceled_at: Timestamp.nullable().describe('When it was canceled.'),
+    failed_at: Timestamp.nullable().describe('When the provider\'s failure was recorded.'),
   })
   .describe('Payout: approved commissions of one affiliate, program and currency, paid together.');
 
@@ -32,6 +47,14 @@ export const CreatePayoutsBody = z.object({
   currency: CurrencyCode.optional().describe('Only commissions in this currency; default every currency.'),
   approved_before: TimestampInput.optional().describe('Only commissions approved before this time (e.g. the end of last month); default now.'),
 });
+
+export const SendPayoutsBody = z
+  .object({
+    payout_ids: z.array(Uuid).min(1).max(1000).optional().describe('These payouts (each must be `pending`, of an affiliate with a payout rail). Without it: every pending payout of an affiliate with a rail, filtered by `program_id` and `currency`.'),
+    program_id: Uuid.optional().describe('Without `payout_ids`: only this program.'),
+    currency: CurrencyCode.optional().describe('Without `payout_ids`: only this currency.'),
+  })
+  .describe('Which payouts to send.');
 
 export const PayoutExportFormat = z
   .enum(['csv', 'paypal', 'wise'])
@@ -56,6 +79,21 @@ export const payoutsContract = c.router({
       ...jsonBodyErrorResponses,
     },
   },
+  send: {
+    method: 'POST',
+    path: '/api/payouts/send',
+    summary: 'Send payouts through PayPal, Stripe or Wise',
+    description:
+      "Sends each payout by its affiliate's `payout_method`, from the merchant's own account (the `paypal_payouts`, `stripe_connect` or `wise` integration): one provider batch per rail and currency. Each send carries an idempotency key derived from the payout (PayPal `sender_batch_id`/`sender_item_id`, Stripe `Idempotency-Key`, Wise `customerTransactionId`), stored before the provider is called, so that a payout is never paid twice: an answer lost on the way back is looked up with the provider by that key. Answers 202 with the payouts, now `processing`; the outcome (`paid` or `failed`) follows from the provider's webhooks and a periodic reconciliation. Nothing is sent when any payout is refused: 409 for a payout that is not `pending`; 400 for a `manual` affiliate (pay it with the export files), an affiliate without a destination, or a rail without its integration. In test mode nothing reaches a provider: the outcome is simulated at once (`simulated: true`).",
+    body: SendPayoutsBody.default({}),
+    responses: {
+      202: z.object({ success: z.literal(true), data: z.object({ payouts: z.array(Payout) }) }),
+      ...jsonBodyErrorResponses,
+      403: errorResponses[403],
+      404: errorResponses[404],
+      409: errorResponses[409],
+    },
+  },
   list: {
     method: 'GET',
     path: '/api/payouts',
@@ -63,6 +101,7 @@ export const payoutsContract = c.router({
     description: 'Lists payouts, newest first, with filters and cursor pagination.',
     query: PageQuery.extend({
       status: PayoutStatus.optional().describe('Only payouts in this status.'),
+      method: PayoutMethod.optional().describe('Only payouts of this method.'),
       affiliate_id: Uuid.optional().describe('Only payouts of this affiliate.'),
       program_id: Uuid.optional().describe('Only payouts of this program.'),
     }),
@@ -98,6 +137,22 @@ export const payoutsContract = c.router({
     body: z.object({ reference: z.string().min(1).max(255).optional().describe('Your reference of the transfer.') }).default({}),
     responses: { 200: PayoutEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
   },
+  retry: {
+    method: 'POST',
+    path: '/api/payouts/:id/retry',
+    summary: 'Retry a failed payout',
+    description:
+      "A `failed` payout stays as the record of what the provider did. Its commissions are `approved` again; retrying gathers them (with any other approved commission of the same affiliate, program and currency) into a new payout and sends it at once by the affiliate's current `payout_method` (fix the affiliate's payout details first). Answers 202 with the new payout, `processing`. A payout that is not `failed`: 409; nothing to pay any more (its commissions were paid or rejected meanwhile): 409.",
+    pathParams: idParam,
+    body: z.object({}).default({}),
+    responses: {
+      202: PayoutEnvelope,
+      ...jsonBodyErrorResponses,
+      403: errorResponses[403],
+      404: errorResponses[404],
+      409: errorResponses[409],
+    },
+  },
   cancel: {
     method: 'POST',
     path: '/api/payouts/:id/cancel',
@@ -111,3 +166,4 @@ export const payoutsContract = c.router({
 
 export type Payout = z.infer<typeof Payout>;
 export type PayoutStatus = z.infer<typeof PayoutStatus>;
+export type PayoutMethod = z.infer<typeof PayoutMethod>;

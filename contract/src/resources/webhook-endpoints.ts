@@ -19,12 +19,13 @@ export const OUTBOUND_EVENT_TYPES = [
   'payout.created',
   'payout.paid',
   'payout.canceled',
+  'payout.failed',
 ] as const;
 
 export const OutboundEventType = z
   .enum(OUTBOUND_EVENT_TYPES)
   .describe(
-    'An event type: `affiliate.created`, `affiliate.updated`, `customer.created`, `customer.updated`, `conversion.created`, `conversion.refunded`, `commission.created`, `commission.updated`, `payout.created`, `payout.paid`, `payout.canceled`.',
+    'An event type: `affiliate.created`, `affiliate.updated`, `customer.created`, `customer.updated`, `conversion.created`, `conversion.refunded`, `commission.created`, `commission.updated`, `payout.created`, `payout.paid`, `payout.canceled`, `payout.failed` (a payout sent through a rail that the provider did not pay: its `failure_reason`; its commissions are `approved` again).',
   );
 
 const EndpointUrl = z

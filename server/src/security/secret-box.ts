@@ -95,6 +95,7 @@ const BYTES_VERSION = Buffer.from([1]);
 export const SECRET_PURPOSE = {
   webhookEndpoint: 'webhook_endpoints.secret',
   integration: 'integrations.signing_secret',
+  payoutRail: 'integrations.credentials',
 } as const;
 
 /** A tax form's document is bound to its row: a ciphertext copied to another membership does not open there. */

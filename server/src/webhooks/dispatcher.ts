@@ -17,7 +17,9 @@ import { paddleAdapter } from './paddle.js';
 import { polarAdapter } from './polar.js';
 import { stripeAdapter } from './stripe.js';
 import { checkAction, checkEvent } from './input-rules.js';
-import type { ProviderAdapter, VerifiedEvent, WebhookAction } from './types.js';
+import type { Json, ProviderAdapter, VerifiedEvent, WebhookAction } from './types.js';
+import type { PayoutSender } from '../modules/payouts/payout-sender.js';
+import { stripeTransferEvent } from './payout-rails.js';
 
 export const adapters: Record<WebhookProvider, ProviderAdapter> = {
   stripe: stripeAdapter,
@@ -70,6 +72,8 @@ export interface WebhookServices {
   orm: MikroORM;
   integrations: IntegrationsService;
   charges: ChargeRecorder;
+  /** Stripe Connect's `transfer.*` events settle payouts sent by the stripe rail (webhooks/payout-rails.ts). */
+  payoutSender?: PayoutSender;
 }
 
 /**
@@ -108,6 +112,14 @@ export class WebhookDispatcher {
     }
 
     if (await this.records.handled(organizationId, provider, event.id)) return this.receipt(provider, event, 'duplicate', 'Event already handled; nothing changed');
+
+    if (provider === 'stripe' && event.type.startsWith('transfer.') && this.deps.payoutSender) {
+      const transfer = (event.payload.data as { object?: Json } | undefined)?.object ?? {};
+      const result = await stripeTransferEvent(this.deps.payoutSender, organizationId, event.type, transfer);
+      const outcome: WebhookOutcome = result.changed ? 'processed' : 'ignored';
+      await this.records.remember({ organizationId, provider, eventId: event.id, eventType: event.type, outcome, detail: result.detail });
+      return this.receipt(provider, event, outcome, result.detail);
+    }
 
     const actions = adapters[provider].map(event);
     const results: ActionResult[] = [];

@@ -11,7 +11,7 @@ export interface paths {
         put?: never;
         /**
          * Create an organization (operator)
-         * @description Creates an organization and its first API key. Requires the operator token (`ADMIN_TOKEN`).
+         * @description Creates an organization with its first live API key (`api_key`) and its first test key (`test_api_key`, `svc_test_…`): start with the test key, whose data (`livemode: false`) live keys never see. Requires the operator token (`ADMIN_TOKEN`).
          */
         post: operations["adminCreateOrganization"];
         delete?: never;
@@ -32,7 +32,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an organization and everything it owns (operator)
-         * @description Deletes the organization and every row it owns (programs, affiliates, clicks, customers, conversions, the ledger, payouts, webhook endpoints and events, people, API keys, integrations, reports) in one transaction: all or nothing. Its API keys stop working at once on every instance. Answers how many rows of each table were deleted. Irreversible.
+         * @description Deletes the organization, its test data and every row it owns (programs, affiliates, clicks, customers, conversions, the ledger, payouts, webhook endpoints and events, people, API keys, integrations, reports) in one transaction: all or nothing. Its API keys stop working at once on every instance. Answers how many rows of each table were deleted. Irreversible.
          */
         delete: operations["adminDeleteOrganization"];
         options?: never;
@@ -49,13 +49,13 @@ export interface paths {
         };
         /**
          * List the API keys of an organization (operator)
-         * @description Lists keys in redacted form, revoked ones included.
+         * @description Lists the keys of both modes in redacted form, each with its `mode`, revoked ones included.
          */
         get: operations["adminListApiKeys"];
         put?: never;
         /**
          * Issue an additional API key (operator)
-         * @description Issues a new key for rotation: deploy the new key, then revoke the old one.
+         * @description Issues a new key for rotation: deploy the new key, then revoke the old one. Body `{ "mode": "test" }` issues a test key (`svc_test_…`); without a body, or with `{ "mode": "live" }`, a live key.
          */
         post: operations["adminIssueApiKey"];
         delete?: never;
@@ -76,7 +76,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key (operator)
-         * @description Revokes a key; it is refused everywhere within a few seconds.
+         * @description Revokes a key, live or test; it is refused everywhere within a few seconds.
          */
         delete: operations["adminRevokeApiKey"];
         options?: never;
@@ -652,8 +652,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List payment-provider integrations
-         * @description Lists every supported provider with whether a signing secret is configured for it. Secrets are never returned.
+         * List integrations
+         * @description Lists every supported payment provider and payout rail with whether it is configured. Secrets and credentials are never returned.
          */
         get: operations["integrationsList"];
         put?: never;
@@ -693,14 +693,14 @@ export interface paths {
         };
         get?: never;
         /**
-         * Store a provider's webhook signing secret
-         * @description Stores (or replaces, when the provider rotates it) the secret the service verifies this provider's webhooks with. Idempotent. The secret is write-only. Unknown provider: 404.
+         * Store a provider's signing secret or a payout rail's credentials
+         * @description A payment provider: stores (or replaces, when the provider rotates it) the secret the service verifies this provider's webhooks with. A payout rail (`paypal_payouts` `{ client_id, client_secret, environment, webhook_id? }`, `stripe_connect` `{ secret_key }`, `wise` `{ api_token, profile_id, environment }`): stores the credentials payouts are sent with, encrypted at rest like the secrets. Idempotent; write-only. A missing field: 400 naming it. Unknown provider: 404.
          */
         put: operations["integrationsPut"];
         post?: never;
         /**
-         * Remove a provider's signing secret
-         * @description Forgets the secret: from now on this provider's webhooks answer 400. Idempotent. Unknown provider: 404.
+         * Remove a provider's signing secret or a rail's credentials
+         * @description Forgets the secret or credentials: from now on this provider's webhooks answer 400 and payouts by this rail are refused. Idempotent. Unknown provider: 404.
          */
         delete: operations["integrationsDelete"];
         options?: never;
@@ -761,7 +761,7 @@ export interface paths {
         };
         /**
          * The organization of the API key
-         * @description Returns the organization the API key belongs to. Usable as an authenticated health check.
+         * @description Returns the organization the API key belongs to, and whether the key is live or test (`livemode`). Usable as an authenticated health check.
          */
         get: operations["meGet"];
         put?: never;
@@ -810,6 +810,26 @@ export interface paths {
         get: operations["payoutsExport"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payouts/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send payouts through PayPal, Stripe or Wise
+         * @description Sends each payout by its affiliate's `payout_method`, from the merchant's own account (the `paypal_payouts`, `stripe_connect` or `wise` integration): one provider batch per rail and currency. Each send carries an idempotency key derived from the payout (PayPal `sender_batch_id`/`sender_item_id`, Stripe `Idempotency-Key`, Wise `customerTransactionId`), stored before the provider is called, so that a payout is never paid twice: an answer lost on the way back is looked up with the provider by that key. Answers 202 with the payouts, now `processing`; the outcome (`paid` or `failed`) follows from the provider's webhooks and a periodic reconciliation. Nothing is sent when any payout is refused: 409 for a payout that is not `pending`; 400 for a `manual` affiliate (pay it with the export files), an affiliate without a destination, or a rail without its integration. In test mode nothing reaches a provider: the outcome is simulated at once (`simulated: true`).
+         */
+        post: operations["payoutsSend"];
         delete?: never;
         options?: never;
         head?: never;
@@ -870,6 +890,26 @@ export interface paths {
          * @description A `pending` payout becomes `paid` and its commissions `paid`, for good. Marking a `paid` payout again changes nothing; a `canceled` one answers 409.
          */
         post: operations["payoutsMarkPaid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payouts/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a failed payout
+         * @description A `failed` payout stays as the record of what the provider did. Its commissions are `approved` again; retrying gathers them (with any other approved commission of the same affiliate, program and currency) into a new payout and sends it at once by the affiliate's current `payout_method` (fix the affiliate's payout details first). Answers 202 with the new payout, `processing`. A payout that is not `failed`: 409; nothing to pay any more (its commissions were paid or rejected meanwhile): 409.
+         */
+        post: operations["payoutsRetry"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1468,6 +1508,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/paypal/{organizationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a PayPal Payouts webhook
+         * @description Called by PayPal: register this URL as a webhook of the REST app whose credentials the `paypal_payouts` integration holds, for the `PAYMENT.PAYOUTS-ITEM.*` events, and store its webhook id in the integration (`webhook_id`). Each event is verified by PayPal itself (POST /v1/notifications/verify-webhook-signature with the PAYPAL-TRANSMISSION-ID, -TIME, -SIG, PAYPAL-CERT-URL and PAYPAL-AUTH-ALGO headers): one PayPal does not verify answers 400 and changes nothing. SUCCEEDED pays the payout; FAILED, RETURNED, BLOCKED, REFUNDED, REVERSED fail it; UNCLAIMED and the others leave it `processing`.
+         */
+        post: operations["webhooksReceivePayPalPayouts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/wise/{organizationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a Wise transfer webhook
+         * @description Called by Wise: subscribe this URL to `transfers#state-change` for the profile of the `wise` integration. Verified with Wise's RSA public key (X-Signature-SHA256 over the raw body; WISE_WEBHOOK_PUBLIC_KEY): a wrong or missing signature answers 400. `outgoing_payment_sent` pays the payout; `bounced_back`, `funds_refunded`, `cancelled`, `charged_back` fail it.
+         */
+        post: operations["webhooksReceiveWise"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/{provider}/{organizationId}": {
         parameters: {
             query?: never;
@@ -1517,6 +1597,13 @@ export interface components {
             status: "active" | "pending" | "disabled";
             /** @description Where payouts are sent (PayPal or Wise e-mail); null: the partner's e-mail. */
             payout_email: string | null;
+            /**
+             * @description How this partner's payouts are sent (POST /api/payouts/send): `paypal` (PayPal Payouts to `payout_email`, else the e-mail), `stripe` (a Stripe Connect transfer to `stripe_account_id`), `wise` (a Wise transfer to `payout_email` with `name`), `manual` (the export files, then marked paid; the default).
+             * @enum {string}
+             */
+            payout_method: "manual" | "paypal" | "stripe" | "wise";
+            /** @description The partner's Stripe connected account (`acct_…`), where `stripe` payouts go; null: none yet. */
+            stripe_account_id: string | null;
             /** @description This affiliate's own rate, overriding the program's `commission_value` and tiers (in the program's `commission_type`); null: the program's. */
             commission_value: number | null;
             tax_form: components["schemas"]["TaxForm"];
@@ -1548,6 +1635,13 @@ export interface components {
             status: "active" | "pending" | "disabled";
             /** @description Where payouts are sent (PayPal or Wise e-mail); null: the partner's e-mail. */
             payout_email: string | null;
+            /**
+             * @description How this partner's payouts are sent (POST /api/payouts/send): `paypal` (PayPal Payouts to `payout_email`, else the e-mail), `stripe` (a Stripe Connect transfer to `stripe_account_id`), `wise` (a Wise transfer to `payout_email` with `name`), `manual` (the export files, then marked paid; the default).
+             * @enum {string}
+             */
+            payout_method: "manual" | "paypal" | "stripe" | "wise";
+            /** @description The partner's Stripe connected account (`acct_…`), where `stripe` payouts go; null: none yet. */
+            stripe_account_id: string | null;
             /** @description This affiliate's own rate, overriding the program's `commission_value` and tiers (in the program's `commission_type`); null: the program's. */
             commission_value: number | null;
             tax_form: components["schemas"]["TaxForm"];
@@ -1589,8 +1683,13 @@ export interface components {
              * @description Key id, used to revoke it.
              */
             id: string;
-            /** @description Display form of the key, e.g. `svc-AbCd…wXyZ`; the plain key is never shown again. */
+            /** @description Display form of the key, e.g. `svc-AbCd…wXyZ` or `svc_test_AbCd…wXyZ`; the plain key is never shown again. */
             redacted: string;
+            /**
+             * @description `live`: the key reads and writes live data; `test` (plain text begins `svc_test_`): test data only.
+             * @enum {string}
+             */
+            mode: "live" | "test";
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
             /** @description When the key was revoked; null while it is valid. */
@@ -2120,7 +2219,7 @@ export interface components {
              */
             url: string;
             /** @description The event types sent to this endpoint (at least one; repeats are ignored). */
-            events: ("affiliate.created" | "affiliate.updated" | "customer.created" | "customer.updated" | "conversion.created" | "conversion.refunded" | "commission.created" | "commission.updated" | "payout.created" | "payout.paid" | "payout.canceled")[];
+            events: ("affiliate.created" | "affiliate.updated" | "customer.created" | "customer.updated" | "conversion.created" | "conversion.refunded" | "commission.created" | "commission.updated" | "payout.created" | "payout.paid" | "payout.canceled" | "payout.failed")[];
             /** @description Your note about the endpoint. */
             description?: string;
         };
@@ -2349,12 +2448,22 @@ export interface components {
         /** @description Payment-provider integration (the signing secret itself is never returned) */
         Integration: {
             /**
-             * @description Payment provider: `stripe`, `paddle` (Paddle Billing), `lemonsqueezy`, `polar` or `chargebee`.
+             * @description A payment provider (`stripe`, `paddle`, `lemonsqueezy`, `polar`, `chargebee`: its webhook signing secret) or a payout rail (`paypal_payouts`, `stripe_connect`, `wise`: the credentials payouts are sent with).
              * @enum {string}
              */
-            provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "chargebee";
-            /** @description True when a signing secret is stored for this provider; webhooks of an unconfigured provider answer 400. */
+            provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "chargebee" | "paypal_payouts" | "stripe_connect" | "wise";
+            /**
+             * @description `payment_provider`: its webhooks record sales; `payout_rail`: payouts are sent through it (POST /api/payouts/send).
+             * @enum {string}
+             */
+            kind: "payment_provider" | "payout_rail";
+            /** @description True when a signing secret (payment provider) or credentials (payout rail) are stored; webhooks of an unconfigured provider answer 400, and payouts by an unconfigured rail are refused. */
             configured: boolean;
+            /**
+             * @description A payout rail's environment (Stripe: from the key, `sk_test_`/`rk_test_` is `sandbox`); null for payment providers and unconfigured rails.
+             * @enum {string|null}
+             */
+            environment: "sandbox" | "live" | null;
             /** @description Path to register in the provider's dashboard, under the service's base URL: `/webhooks/{provider}/{organization id}`. */
             webhook_path: string;
             /** @description When the secret was last stored; null when not configured. */
@@ -2383,6 +2492,14 @@ export interface components {
             created_at: string;
             /** @description After this instant it can no longer be accepted (7 days after it was made). */
             expires_at: string;
+        };
+        IssueApiKeyBody: {
+            /**
+             * @description `test` issues a test key (`svc_test_…`), which reads and writes only test data; default `live`.
+             * @default live
+             * @enum {string}
+             */
+            mode: "live" | "test";
         };
         IssuedInvitation: {
             invitation: components["schemas"]["Invitation"];
@@ -2413,6 +2530,8 @@ export interface components {
             id: string;
             /** @description Organization name. */
             name: string;
+            /** @description False when the request used a test key (or a test-mode dashboard session): it reads and writes test data. `id` is the same in both modes. */
+            livemode: boolean;
         };
         OwnerInvitationBody: {
             /**
@@ -2600,10 +2719,12 @@ export interface components {
             /** @description ISO 4217 code. */
             currency: string;
             /**
-             * @description `pending`: on its way; `paid`; `canceled`.
+             * @description `pending`: on its way; `processing`: sent, the payment provider has not confirmed it yet; `paid`; `failed`: the provider could not pay it (`failure_reason`; check your payout details: its commissions go into the next payout); `canceled`.
              * @enum {string}
              */
-            status: "pending" | "paid" | "canceled";
+            status: "pending" | "processing" | "paid" | "failed" | "canceled";
+            /** @description Why the payment provider could not pay it; null unless `failed`. */
+            failure_reason: string | null;
             /** @description Commission entries it pays. */
             commission_count: number;
             /** @description ISO-8601 timestamp in UTC. */
@@ -2726,20 +2847,35 @@ export interface components {
             /** @description Net amount paid, exact: the sum of its commissions (clawbacks and negative adjustments included); always above 0. */
             amount: number;
             /**
-             * @description `pending`: created, money not yet sent; `paid`: marked paid, its commissions are `paid`; `canceled`: its commissions went back to `approved`.
+             * @description `pending`: created, money not yet sent; `processing`: sent through a payout rail (POST /api/payouts/send), the provider's outcome not yet known; `paid`: marked paid or paid by the provider, its commissions are `paid`; `failed`: the provider did not pay it (`failure_reason`), its commissions went back to `approved` for the next payout; `canceled`: canceled while pending, its commissions went back to `approved`.
              * @enum {string}
              */
-            status: "pending" | "paid" | "canceled";
+            status: "pending" | "processing" | "paid" | "failed" | "canceled";
             /** @description How many commissions it carries. */
             commission_count: number;
             /** @description The merchant's reference of the transfer (a PayPal batch id, a bank reference), given when marking it paid. */
             reference: string | null;
+            /**
+             * @description How it is paid: `manual` (the export files, then marked paid) or the rail it was sent through: `paypal` (PayPal Payouts to the affiliate's payout e-mail), `stripe` (a Stripe Connect transfer to the affiliate's connected account), `wise` (a Wise transfer to the affiliate's e-mail and name).
+             * @enum {string}
+             */
+            method: "manual" | "paypal" | "stripe" | "wise";
+            /** @description The provider's ids of the transfer: PayPal `<payout_batch_id>/<payout_item_id>`, a Stripe transfer id (`tr_…`), a Wise transfer id; null while unknown (not sent, or sent and the answer not yet read back) and for `manual` payouts. */
+            provider_reference: string | null;
+            /** @description Why the provider did not pay it (`failed`), in the provider's terms, e.g. `PayPal: RETURNED (RECEIVER_UNREGISTERED)`; null otherwise. */
+            failure_reason: string | null;
+            /** @description When it was sent through its rail (it became `processing`). */
+            sent_at: string | null;
+            /** @description True for a test-mode payout "sent" through a rail: nothing reached the provider, the outcome was simulated at once. */
+            simulated: boolean;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
-            /** @description When it was marked paid. */
+            /** @description When it was marked paid, or paid by the provider. */
             paid_at: string | null;
             /** @description When it was canceled. */
             canceled_at: string | null;
+            /** @description When the provider's failure was recorded. */
+            failed_at: string | null;
         };
         /** @description Program */
         Program: {
@@ -2882,8 +3018,44 @@ export interface components {
             updated_at: string;
         };
         PutIntegrationBody: {
+            /** @description `paypal_payouts`: the REST app's client id. */
+            client_id?: string;
+            /** @description `paypal_payouts`: the REST app's secret. Write-only. */
+            client_secret?: string;
+            /**
+             * @description `paypal_payouts` and `wise`: which environment the credentials belong to (default host of the provider's API for it; PAYPAL_API_BASE_URL / WISE_API_BASE_URL override).
+             * @enum {string}
+             */
+            environment?: "sandbox" | "live";
+            /** @description `paypal_payouts`: the id of the webhook registered for `/webhooks/paypal/{organization id}`, which PayPal's verify-webhook-signature needs. Without it, PayPal webhooks answer 400 and outcomes come from the periodic reconciliation only. */
+            webhook_id?: string;
+            /** @description `stripe_connect`: the platform account's secret key (`sk_…`) or restricted key (`rk_…`) with Transfers write. Write-only. */
+            secret_key?: string;
+            /** @description `wise`: a personal or business API token. Write-only. */
+            api_token?: string;
+            /** @description `wise`: the business profile id transfers are sent from. */
+            profile_id?: string | number;
             /** @description The secret the provider uses for this webhook endpoint, exactly as the provider shows it: Stripe the endpoint's signing secret (`whsec_…`); Paddle the notification destination's secret key (`pdl_ntfset_…`); Lemon Squeezy the webhook's signing secret; Polar the webhook secret (`polar_whs_…`); Chargebee the basic-auth password set on the webhook. Write-only: never returned. */
-            signing_secret: string;
+            signing_secret?: string;
+        };
+        /** @description A payout rail's webhook receipt */
+        RailWebhookReceipt: {
+            /**
+             * @description Payout rail: `paypal_payouts` (PayPal Payouts), `stripe_connect` (Stripe Connect transfers) or `wise` (Wise transfers).
+             * @enum {string}
+             */
+            provider: "paypal_payouts" | "stripe_connect" | "wise";
+            /** @description The provider's event id (Wise: the X-Delivery-Id header). */
+            event_id: string | null;
+            /** @description The event type, e.g. `PAYMENT.PAYOUTS-ITEM.SUCCEEDED`, `transfers#state-change`. */
+            event_type: string | null;
+            /**
+             * @description `processed`: a payout in flight was settled (paid or failed); `ignored`: verified, nothing to change (the reason in `detail`). Outcomes are idempotent: a redelivery changes nothing.
+             * @enum {string}
+             */
+            outcome: "processed" | "ignored";
+            /** @description What the event did, or why it changed nothing. */
+            detail: string;
         };
         /** @description A provider webhook received: a verified event and its outcome, or the requests rejected for one reason. */
         ReceivedWebhookEvent: {
@@ -2937,6 +3109,18 @@ export interface components {
             /** @description `revenue` less `refunded`: what those conversions brought in after refunds, exact. */
             net_revenue: number;
             commissions: components["schemas"]["CommissionTotals"];
+        };
+        /** @description Which payouts to send. */
+        SendPayoutsBody: {
+            /** @description These payouts (each must be `pending`, of an affiliate with a payout rail). Without it: every pending payout of an affiliate with a rail, filtered by `program_id` and `currency`. */
+            payout_ids?: string[];
+            /**
+             * Format: uuid
+             * @description Without `payout_ids`: only this program.
+             */
+            program_id?: string;
+            /** @description Without `payout_ids`: only this currency. */
+            currency?: string;
         };
         /** @description Whether a referral slug is free. */
         SlugAvailability: {
@@ -3071,6 +3255,13 @@ export interface components {
              * @description Where payouts are sent; null: the partner's e-mail.
              */
             payout_email?: string | null;
+            /**
+             * @description How this partner's payouts are sent (POST /api/payouts/send): `paypal` (PayPal Payouts to `payout_email`, else the e-mail), `stripe` (a Stripe Connect transfer to `stripe_account_id`), `wise` (a Wise transfer to `payout_email` with `name`), `manual` (the export files, then marked paid; the default).
+             * @enum {string}
+             */
+            payout_method?: "manual" | "paypal" | "stripe" | "wise";
+            /** @description The partner's Stripe connected account (`acct_…`); null clears it. */
+            stripe_account_id?: string | null;
             /** @description This affiliate's own rate, overriding the program's and its tiers; null: the program's again. Applies to sales recorded from then on. */
             commission_value?: number | null;
             /**
@@ -3167,7 +3358,7 @@ export interface components {
              */
             url?: string;
             /** @description The event types sent to this endpoint (at least one; repeats are ignored). */
-            events?: ("affiliate.created" | "affiliate.updated" | "customer.created" | "customer.updated" | "conversion.created" | "conversion.refunded" | "commission.created" | "commission.updated" | "payout.created" | "payout.paid" | "payout.canceled")[];
+            events?: ("affiliate.created" | "affiliate.updated" | "customer.created" | "customer.updated" | "conversion.created" | "conversion.refunded" | "commission.created" | "commission.updated" | "payout.created" | "payout.paid" | "payout.canceled" | "payout.failed")[];
             /** @description Your note; null clears it. */
             description?: string | null;
             /** @description False stops deliveries; true enables it again (and clears `disabled_reason`). */
@@ -3207,10 +3398,10 @@ export interface components {
             /** @description The `webhook-id` header sent with every attempt of this event (`msg_…`): stable across retries, dedupe on it. */
             event_id: string;
             /**
-             * @description An event type: `affiliate.created`, `affiliate.updated`, `customer.created`, `customer.updated`, `conversion.created`, `conversion.refunded`, `commission.created`, `commission.updated`, `payout.created`, `payout.paid`, `payout.canceled`.
+             * @description An event type: `affiliate.created`, `affiliate.updated`, `customer.created`, `customer.updated`, `conversion.created`, `conversion.refunded`, `commission.created`, `commission.updated`, `payout.created`, `payout.paid`, `payout.canceled`, `payout.failed` (a payout sent through a rail that the provider did not pay: its `failure_reason`; its commissions are `approved` again).
              * @enum {string}
              */
-            event_type: "affiliate.created" | "affiliate.updated" | "customer.created" | "customer.updated" | "conversion.created" | "conversion.refunded" | "commission.created" | "commission.updated" | "payout.created" | "payout.paid" | "payout.canceled";
+            event_type: "affiliate.created" | "affiliate.updated" | "customer.created" | "customer.updated" | "conversion.created" | "conversion.refunded" | "commission.created" | "commission.updated" | "payout.created" | "payout.paid" | "payout.canceled" | "payout.failed";
             /**
              * @description `pending`: not yet answered with a 2xx, another attempt is scheduled (`next_attempt_at`); `succeeded`: answered 2xx; `failed`: no attempt left (3 days of retries, or the endpoint was disabled or deleted). `POST /api/webhook-deliveries/{id}/retry` sends it again.
              * @enum {string}
@@ -3243,7 +3434,7 @@ export interface components {
             /** @description Your note about the endpoint. */
             description: string | null;
             /** @description The event types sent to it. */
-            events: ("affiliate.created" | "affiliate.updated" | "customer.created" | "customer.updated" | "conversion.created" | "conversion.refunded" | "commission.created" | "commission.updated" | "payout.created" | "payout.paid" | "payout.canceled")[];
+            events: ("affiliate.created" | "affiliate.updated" | "customer.created" | "customer.updated" | "conversion.created" | "conversion.refunded" | "commission.created" | "commission.updated" | "payout.created" | "payout.paid" | "payout.canceled" | "payout.failed")[];
             /** @description False: nothing is sent to it (disabled by you, by a `410 Gone` answer, or after 3 days of failed deliveries). */
             enabled: boolean;
             /** @description Why the service disabled it (`410 Gone`, or failing for 3 days); null when enabled or disabled by you. */
@@ -3325,12 +3516,22 @@ export interface operations {
                      *       "data": {
                      *         "organization": {
                      *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
-                     *           "name": "Acme Inc"
+                     *           "name": "Acme Inc",
+                     *           "livemode": false
                      *         },
                      *         "api_key": "svc-Qm9xLWJ1dC1ub3QtYS1yZWFsLWtleS1mb3ItZG9jcw1",
                      *         "api_key_info": {
                      *           "id": "5c7e9a1b-3d5f-4b7a-8c9e-1f3a5c7e9b2d",
                      *           "redacted": "svc-Qm9x…cw1",
+                     *           "mode": "live",
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "revoked_at": null
+                     *         },
+                     *         "test_api_key": "test-api-key",
+                     *         "test_api_key_info": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "redacted": "svc-Qm9x…cw1",
+                     *           "mode": "live",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "revoked_at": null
                      *         }
@@ -3342,9 +3543,12 @@ export interface operations {
                         success: true;
                         data: {
                             organization: components["schemas"]["Organization"];
-                            /** @description The plain API key (`svc-…`). Shown in this response only; store it now. */
+                            /** @description The plain API key (`svc-…` for a live key, `svc_test_…` for a test key). Shown in this response only; store it now. */
                             api_key: string;
                             api_key_info: components["schemas"]["ApiKeyInfo"];
+                            /** @description The plain test API key (`svc_test_…`): reads and writes test data only. Shown in this response only; store it now. */
+                            test_api_key: string;
+                            test_api_key_info: components["schemas"]["ApiKeyInfo"];
                         };
                     };
                 };
@@ -3605,6 +3809,7 @@ export interface operations {
                      *           {
                      *             "id": "5c7e9a1b-3d5f-4b7a-8c9e-1f3a5c7e9b2d",
                      *             "redacted": "svc-Qm9x…cw1",
+                     *             "mode": "live",
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "revoked_at": null
                      *           }
@@ -3727,7 +3932,17 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The admin to send. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "mode": "live"
+                 *     }
+                 */
+                "application/json": components["schemas"]["IssueApiKeyBody"];
+            };
+        };
         responses: {
             /** @description Created. */
             201: {
@@ -3743,6 +3958,7 @@ export interface operations {
                      *         "api_key_info": {
                      *           "id": "5c7e9a1b-3d5f-4b7a-8c9e-1f3a5c7e9b2d",
                      *           "redacted": "svc-Qm9x…cw1",
+                     *           "mode": "live",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "revoked_at": null
                      *         }
@@ -3753,7 +3969,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            /** @description The plain API key (`svc-…`). Shown in this response only; store it now. */
+                            /** @description The plain API key (`svc-…` for a live key, `svc_test_…` for a test key). Shown in this response only; store it now. */
                             api_key: string;
                             api_key_info: components["schemas"]["ApiKeyInfo"];
                         };
@@ -3901,6 +4117,7 @@ export interface operations {
                      *         "api_key_info": {
                      *           "id": "5c7e9a1b-3d5f-4b7a-8c9e-1f3a5c7e9b2d",
                      *           "redacted": "svc-Qm9x…cw1",
+                     *           "mode": "live",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "revoked_at": null
                      *         }
@@ -4235,6 +4452,8 @@ export interface operations {
                      *             "slug": "jane-doe",
                      *             "status": "active",
                      *             "payout_email": "payout-email",
+                     *             "payout_method": "manual",
+                     *             "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                      *             "commission_value": 30,
                      *             "tax_form": {
                      *               "status": "missing",
@@ -4397,6 +4616,8 @@ export interface operations {
                      *           "slug": "jane-doe",
                      *           "status": "active",
                      *           "payout_email": "payout-email",
+                     *           "payout_method": "manual",
+                     *           "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                      *           "commission_value": 30,
                      *           "tax_form": {
                      *             "status": "missing",
@@ -4440,6 +4661,8 @@ export interface operations {
                      *           "slug": "jane-doe",
                      *           "status": "active",
                      *           "payout_email": "payout-email",
+                     *           "payout_method": "manual",
+                     *           "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                      *           "commission_value": 30,
                      *           "tax_form": {
                      *             "status": "missing",
@@ -4637,6 +4860,8 @@ export interface operations {
                      *           "slug": "jane-doe",
                      *           "status": "active",
                      *           "payout_email": "payout-email",
+                     *           "payout_method": "manual",
+                     *           "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                      *           "commission_value": 30,
                      *           "tax_form": {
                      *             "status": "missing",
@@ -4803,6 +5028,8 @@ export interface operations {
                  * @example {
                  *       "name": "Jane Doe",
                  *       "payout_email": "jane@partners.example",
+                 *       "payout_method": "manual",
+                 *       "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                  *       "commission_value": 30,
                  *       "status": "active"
                  *     }
@@ -4829,6 +5056,8 @@ export interface operations {
                      *           "slug": "jane-doe",
                      *           "status": "active",
                      *           "payout_email": "payout-email",
+                     *           "payout_method": "manual",
+                     *           "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                      *           "commission_value": 30,
                      *           "tax_form": {
                      *             "status": "missing",
@@ -5023,6 +5252,8 @@ export interface operations {
                      *           "slug": "jane-doe",
                      *           "status": "active",
                      *           "payout_email": "payout-email",
+                     *           "payout_method": "manual",
+                     *           "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                      *           "commission_value": 30,
                      *           "tax_form": {
                      *             "status": "missing",
@@ -6145,6 +6376,7 @@ export interface operations {
                      *           {
                      *             "id": "5c7e9a1b-3d5f-4b7a-8c9e-1f3a5c7e9b2d",
                      *             "redacted": "svc-Qm9x…cw1",
+                     *             "mode": "live",
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "revoked_at": null
                      *           }
@@ -6296,6 +6528,7 @@ export interface operations {
                      *         "api_key_info": {
                      *           "id": "5c7e9a1b-3d5f-4b7a-8c9e-1f3a5c7e9b2d",
                      *           "redacted": "svc-Qm9x…cw1",
+                     *           "mode": "live",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "revoked_at": null
                      *         }
@@ -6465,6 +6698,7 @@ export interface operations {
                      *         "api_key_info": {
                      *           "id": "5c7e9a1b-3d5f-4b7a-8c9e-1f3a5c7e9b2d",
                      *           "redacted": "svc-Qm9x…cw1",
+                     *           "mode": "live",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "revoked_at": null
                      *         }
@@ -10826,7 +11060,9 @@ export interface operations {
                      *         "integrations": [
                      *           {
                      *             "provider": "stripe",
+                     *             "kind": "payment_provider",
                      *             "configured": false,
+                     *             "environment": "sandbox",
                      *             "webhook_path": "webhook-path",
                      *             "updated_at": "2025-03-14T09:26:53.000Z"
                      *           }
@@ -11134,7 +11370,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Provider id: `stripe`, `paddle`, `lemonsqueezy`, `polar` or `chargebee`. Any other: 404.
+                 * @description Provider id: `stripe`, `paddle`, `lemonsqueezy`, `polar`, `chargebee`, `paypal_payouts`, `stripe_connect` or `wise`. Any other: 404.
                  * @example stripe
                  */
                 provider: string;
@@ -11146,6 +11382,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
+                 *       "client_id": "client-id",
+                 *       "client_secret": "client-secret",
+                 *       "environment": "sandbox",
+                 *       "webhook_id": "webhook-id",
+                 *       "secret_key": "secret-key",
+                 *       "api_token": "api-token",
+                 *       "profile_id": "profile-id",
                  *       "signing_secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
                  *     }
                  */
@@ -11165,7 +11408,9 @@ export interface operations {
                      *       "data": {
                      *         "integration": {
                      *           "provider": "stripe",
+                     *           "kind": "payment_provider",
                      *           "configured": false,
+                     *           "environment": "sandbox",
                      *           "webhook_path": "webhook-path",
                      *           "updated_at": "2025-03-14T09:26:53.000Z"
                      *         }
@@ -11190,7 +11435,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "signing_secret: Required"
+                     *       "message": "Malformed JSON body"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -11326,7 +11571,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Provider id: `stripe`, `paddle`, `lemonsqueezy`, `polar` or `chargebee`. Any other: 404.
+                 * @description Provider id: `stripe`, `paddle`, `lemonsqueezy`, `polar`, `chargebee`, `paypal_payouts`, `stripe_connect` or `wise`. Any other: 404.
                  * @example stripe
                  */
                 provider: string;
@@ -11347,7 +11592,9 @@ export interface operations {
                      *       "data": {
                      *         "integration": {
                      *           "provider": "stripe",
+                     *           "kind": "payment_provider",
                      *           "configured": false,
+                     *           "environment": "sandbox",
                      *           "webhook_path": "webhook-path",
                      *           "updated_at": "2025-03-14T09:26:53.000Z"
                      *         }
@@ -12041,7 +12288,8 @@ export interface operations {
                      *       "data": {
                      *         "organization": {
                      *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
-                     *           "name": "Acme Inc"
+                     *           "name": "Acme Inc",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -12166,7 +12414,12 @@ export interface operations {
                  * @description Only payouts in this status.
                  * @example pending
                  */
-                status?: "pending" | "paid" | "canceled";
+                status?: "pending" | "processing" | "paid" | "failed" | "canceled";
+                /**
+                 * @description Only payouts of this method.
+                 * @example manual
+                 */
+                method?: "manual" | "paypal" | "stripe" | "wise";
                 /**
                  * @description Only payouts of this affiliate.
                  * @example 6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e
@@ -12204,9 +12457,15 @@ export interface operations {
                      *             "status": "pending",
                      *             "commission_count": 1,
                      *             "reference": "reference",
+                     *             "method": "manual",
+                     *             "provider_reference": "5UXD2E8A7EBQJ/8AELMXH8UB2P8",
+                     *             "failure_reason": null,
+                     *             "sent_at": "2025-03-14T09:26:53.000Z",
+                     *             "simulated": false,
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "paid_at": "2025-03-14T09:26:53.000Z",
-                     *             "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *             "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *             "failed_at": "2025-03-14T09:26:53.000Z"
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -12359,9 +12618,15 @@ export interface operations {
                      *             "status": "pending",
                      *             "commission_count": 1,
                      *             "reference": "reference",
+                     *             "method": "manual",
+                     *             "provider_reference": "5UXD2E8A7EBQJ/8AELMXH8UB2P8",
+                     *             "failure_reason": null,
+                     *             "sent_at": "2025-03-14T09:26:53.000Z",
+                     *             "simulated": false,
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "paid_at": "2025-03-14T09:26:53.000Z",
-                     *             "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *             "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *             "failed_at": "2025-03-14T09:26:53.000Z"
                      *           }
                      *         ],
                      *         "held": [
@@ -12505,7 +12770,7 @@ export interface operations {
                  * @description Default `pending`: what is still to be paid.
                  * @example pending
                  */
-                status?: "pending" | "paid" | "canceled";
+                status?: "pending" | "processing" | "paid" | "failed" | "canceled";
                 /**
                  * @description Default `csv`.
                  * @example csv
@@ -12635,6 +12900,226 @@ export interface operations {
             };
         };
     };
+    payoutsSend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Which payouts to send. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "payout_ids": [
+                 *         "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a"
+                 *       ],
+                 *       "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                 *       "currency": "USD"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SendPayoutsBody"];
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "payouts": [
+                     *           {
+                     *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *             "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *             "currency": "USD",
+                     *             "amount": 49.99,
+                     *             "status": "pending",
+                     *             "commission_count": 1,
+                     *             "reference": "reference",
+                     *             "method": "manual",
+                     *             "provider_reference": "5UXD2E8A7EBQJ/8AELMXH8UB2P8",
+                     *             "failure_reason": null,
+                     *             "sent_at": "2025-03-14T09:26:53.000Z",
+                     *             "simulated": false,
+                     *             "created_at": "2025-03-14T09:26:53.000Z",
+                     *             "paid_at": "2025-03-14T09:26:53.000Z",
+                     *             "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *             "failed_at": "2025-03-14T09:26:53.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            payouts: components["schemas"]["Payout"][];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict, e.g. the slug is already taken. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     payoutsGet: {
         parameters: {
             query?: never;
@@ -12669,9 +13154,15 @@ export interface operations {
                      *           "status": "pending",
                      *           "commission_count": 1,
                      *           "reference": "reference",
+                     *           "method": "manual",
+                     *           "provider_reference": "5UXD2E8A7EBQJ/8AELMXH8UB2P8",
+                     *           "failure_reason": null,
+                     *           "sent_at": "2025-03-14T09:26:53.000Z",
+                     *           "simulated": false,
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
-                     *           "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *           "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *           "failed_at": "2025-03-14T09:26:53.000Z"
                      *         }
                      *       }
                      *     }
@@ -12849,9 +13340,15 @@ export interface operations {
                      *           "status": "pending",
                      *           "commission_count": 1,
                      *           "reference": "reference",
+                     *           "method": "manual",
+                     *           "provider_reference": "5UXD2E8A7EBQJ/8AELMXH8UB2P8",
+                     *           "failure_reason": null,
+                     *           "sent_at": "2025-03-14T09:26:53.000Z",
+                     *           "simulated": false,
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
-                     *           "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *           "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *           "failed_at": "2025-03-14T09:26:53.000Z"
                      *         }
                      *       }
                      *     }
@@ -13066,9 +13563,231 @@ export interface operations {
                      *           "status": "pending",
                      *           "commission_count": 1,
                      *           "reference": "reference",
+                     *           "method": "manual",
+                     *           "provider_reference": "5UXD2E8A7EBQJ/8AELMXH8UB2P8",
+                     *           "failure_reason": null,
+                     *           "sent_at": "2025-03-14T09:26:53.000Z",
+                     *           "simulated": false,
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
-                     *           "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *           "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *           "failed_at": "2025-03-14T09:26:53.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            payout: components["schemas"]["Payout"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict, e.g. the slug is already taken. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    payoutsRetry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Payout id (UUID).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The payout to send. */
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "payout": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *           "currency": "USD",
+                     *           "amount": 49.99,
+                     *           "status": "pending",
+                     *           "commission_count": 1,
+                     *           "reference": "reference",
+                     *           "method": "manual",
+                     *           "provider_reference": "5UXD2E8A7EBQJ/8AELMXH8UB2P8",
+                     *           "failure_reason": null,
+                     *           "sent_at": "2025-03-14T09:26:53.000Z",
+                     *           "simulated": false,
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "paid_at": "2025-03-14T09:26:53.000Z",
+                     *           "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *           "failed_at": "2025-03-14T09:26:53.000Z"
                      *         }
                      *       }
                      *     }
@@ -16582,7 +17301,8 @@ export interface operations {
                      *         },
                      *         "organization": {
                      *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
-                     *           "name": "Acme Inc"
+                     *           "name": "Acme Inc",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -18266,6 +18986,7 @@ export interface operations {
                      *             "amount": 49.99,
                      *             "currency": "USD",
                      *             "status": "pending",
+                     *             "failure_reason": null,
                      *             "commission_count": 1,
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "paid_at": "2025-03-14T09:26:53.000Z"
@@ -19780,6 +20501,242 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    webhooksReceivePayPalPayouts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the organization the payouts belong to.
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        /** @description PayPal's event, exactly as PayPal sends it. */
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "webhook": {
+                     *           "provider": "paypal_payouts",
+                     *           "event_id": "event-id",
+                     *           "event_type": "event-type",
+                     *           "outcome": "processed",
+                     *           "detail": "detail"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            webhook: components["schemas"]["RailWebhookReceipt"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body over the 1 MiB limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    webhooksReceiveWise: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Base64 SHA256withRSA signature of the body.
+                 * @example x-signature-sha256
+                 */
+                "x-signature-sha256"?: string;
+            };
+            path: {
+                /**
+                 * @description Id of the organization the payouts belong to.
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        /** @description Wise's event, exactly as Wise sends it. */
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "webhook": {
+                     *           "provider": "paypal_payouts",
+                     *           "event_id": "event-id",
+                     *           "event_type": "event-type",
+                     *           "outcome": "processed",
+                     *           "detail": "detail"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            webhook: components["schemas"]["RailWebhookReceipt"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body over the 1 MiB limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -4,7 +4,16 @@ import { api, data } from '../api';
 import { CopyButton, Empty, Field, FormError, Loading, PageHeader, Status, dateTime, useConfirm, useLoad, useSubmit } from '../ui';
 import { DataTable, FilterSelect, usePagedList } from '../table';
 
-const NAMES: Record<Integration['provider'], string> = { stripe: 'Stripe', paddle: 'Paddle', lemonsqueezy: 'Lemon Squeezy', polar: 'Polar', chargebee: 'Chargebee' };
+const NAMES: Record<Integration['provider'], string> = {
+  stripe: 'Stripe',
+  paddle: 'Paddle',
+  lemonsqueezy: 'Lemon Squeezy',
+  polar: 'Polar',
+  chargebee: 'Chargebee',
+  paypal_payouts: 'PayPal Payouts',
+  stripe_connect: 'Stripe Connect',
+  wise: 'Wise',
+};
 
 function ProviderCard({ integration, onChanged }: { integration: Integration; onChanged: () => void }) {
   const [secret, setSecret] = useState('');
@@ -54,7 +63,7 @@ export function Integrations() {
         never shown again.
       </p>
       <FormError error={list.error} />
-      {list.loading && !list.data ? <Loading /> : list.data?.map((i) => <ProviderCard key={i.provider} integration={i} onChanged={list.reload} />)}
+      {list.loading && !list.data ? <Loading /> : list.data?.filter((i) => i.kind === 'payment_provider').map((i) => <ProviderCard key={i.provider} integration={i} onChanged={list.reload} />)}
       <ReceivedEvents />
     </section>
   );

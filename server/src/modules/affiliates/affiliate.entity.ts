@@ -12,6 +12,10 @@ export const AffiliateEntity = defineEntity({
     slug: p.text(),
     status: p.enum(['active', 'pending', 'disabled'] as const).default('active'),
     payout_email: p.text().nullable(),
+    /** How payouts reach the partner (modules/payouts/rails): `manual` = the export files. */
+    payout_method: p.enum(['manual', 'paypal', 'stripe', 'wise'] as const).default('manual'),
+    /** The partner's Stripe connected account (`acct_…`), for `stripe` payouts. */
+    stripe_account_id: p.text().nullable(),
     /** Overrides the program's commission_value and tiers for this affiliate (same commission_type). */
     commission_value: p.decimal('string').nullable(),
     /** The partner's last portal sign-in, as self_referral compares a click with it (the portal writes them). */

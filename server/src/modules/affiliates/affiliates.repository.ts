@@ -77,7 +77,7 @@ export class AffiliatesRepository {
    * program change is: each drops the affiliate's cached status, so a disabled partner's links
    * stop attributing everywhere within the caches' bound.
    */
-  updateOwned(organizationId: string, id: string, change: (current: AffiliateRecord) => Pick<AffiliateRecord, 'name' | 'payout_email' | 'status' | 'commission_value'>): Promise<AffiliateRecord> {
+  updateOwned(organizationId: string, id: string, change: (current: AffiliateRecord) => Pick<AffiliateRecord, 'name' | 'payout_email' | 'status' | 'commission_value' | 'payout_method' | 'stripe_account_id'>): Promise<AffiliateRecord> {
     return Sql.of(this.orm).transaction(async (sql) => {
       const current = await findOwnedRow<AffiliateRecord>(sql, AFFILIATES_BY_ID, organizationId, id);
       const changes = change(current);
@@ -110,6 +110,7 @@ export class AffiliatesRepository {
           email: placeholder,
           name: null,
           payout_email: null,
+          stripe_account_id: null,
           portal_sign_in_ip: null,
           portal_sign_in_user_agent: null,
           status: 'disabled',

@@ -18,6 +18,8 @@ export function toAffiliateDto(a: AffiliateRecord): Affiliate {
     slug: a.slug,
     status: a.status,
     payout_email: a.payout_email ?? null,
+    payout_method: a.payout_method ?? 'manual',
+    stripe_account_id: a.stripe_account_id ?? null,
     commission_value: a.commission_value == null ? null : decimalToNumber(a.commission_value),
     tax_form: taxFormOf(a),
     created_at: iso(a.created_at),
@@ -131,6 +133,8 @@ export class AffiliatesService {
       name: input.name !== undefined ? input.name : current.name,
       payout_email: input.payout_email !== undefined ? (input.payout_email?.trim().toLowerCase() ?? null) : current.payout_email,
       status: input.status ?? current.status,
+      payout_method: input.payout_method ?? current.payout_method,
+      stripe_account_id: input.stripe_account_id !== undefined ? input.stripe_account_id : current.stripe_account_id,
       commission_value: input.commission_value !== undefined ? (input.commission_value === null ? null : String(input.commission_value)) : current.commission_value,
     }));
     this.attribution.forgetAffiliate(updated.id);

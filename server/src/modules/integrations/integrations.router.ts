@@ -13,7 +13,7 @@ export const integrationsRouter = (integrations: IntegrationsService, webhookLog
     }),
     put: async ({ req, params, body }) => ({
       status: 200,
-      body: { success: true, data: { integration: await integrations.put(requireOrganization(req).id, params.provider, body.signing_secret) } },
+      body: { success: true, data: { integration: await integrations.put(requireOrganization(req).id, params.provider, body) } },
     }),
     delete: async ({ req, params }) => ({
       status: 200,

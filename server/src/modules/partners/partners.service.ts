@@ -301,6 +301,7 @@ export class PartnersService {
         amount: decimalToNumber(r.amount),
         currency: r.currency,
         status: r.status as PartnerPayout['status'],
+        failure_reason: r.failure_reason ?? null,
         commission_count: r.commission_count,
         created_at: iso(r.created_at),
         paid_at: isoOrNull(r.paid_at),

@@ -11,7 +11,16 @@ export const PayoutEntity = defineEntity({
     program_id: p.uuid(),
     currency: p.string(),
     amount: p.decimal('string'),
-    status: p.enum(['pending', 'paid', 'canceled'] as const),
+    status: p.enum(['pending', 'processing', 'paid', 'failed', 'canceled'] as const),
+    /** The rail it is paid by: `manual` (the export files) or the provider it was sent through. */
+    method: p.enum(['manual', 'paypal', 'stripe', 'wise'] as const).default('manual'),
+    /** The idempotency key derived from the payout, stored before the provider is called (payout-sender.ts). */
+    send_key: p.text().nullable(),
+    provider_reference: p.text().nullable(),
+    failure_reason: p.text().nullable(),
+    sent_at: p.datetime().nullable(),
+    failed_at: p.datetime().nullable(),
+    simulated: p.boolean().default(false),
     commission_count: p.integer(),
     reference: p.text().nullable(),
     created_at: p.datetime().defaultRaw('now()'),

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { PayoutStatus } from '@affiliate-attribution/contract';
+import type { PayoutMethod, PayoutStatus } from '@affiliate-attribution/contract';
 import { sql as raw, type RawBuilder } from 'kysely';
 import { pageNewestFirst } from '../../db/created-order.js';
 import { effectiveStatusSql } from '../commissions/commission-lifecycle.js';
@@ -24,10 +24,13 @@ export interface PayoutScope {
   currency?: string;
   /** Only entries approved before this time. */
   approved_before?: Date;
+  /** Only this affiliate's entries (a failed payout's retry). */
+  affiliate_id?: string;
 }
 
 export interface PayoutFilter {
   status?: PayoutStatus;
+  method?: PayoutMethod;
   affiliate_id?: string;
   program_id?: string;
   currency?: string;
@@ -74,6 +77,7 @@ const PAYABLE = `payable as materialized (
     and ($2::uuid is null or c.program_id = $2::uuid)
     and ($3::text is null or c.currency = $3::text)
     and ($4::timestamptz is null or coalesce(c.approved_at, c.approves_at) < $4::timestamptz)
+    and ($5::uuid is null or c.affiliate_id = $5::uuid)
     and c.id not in (select i.commission_id from payout_items i where i.organization_id = $1)
 )`;
 
@@ -154,7 +158,7 @@ export class PayoutsRepository {
 
   /** Creates the payouts of every payable group (CREATE_PAYOUTS), and answers those the tax form rule held; none when nothing qualifies. */
   create(organizationId: string, scope: PayoutScope): Promise<{ created: PayoutRecord[]; held: HeldPayoutRow[] }> {
-    const values = [organizationId, scope.program_id ?? null, scope.currency ?? null, scope.approved_before ?? null];
+    const values = [organizationId, scope.program_id ?? null, scope.currency ?? null, scope.approved_before ?? null, scope.affiliate_id ?? null];
     return Sql.of(this.orm).transaction(async (sql) => {
       // Taken before the run's statement, so that its snapshot sees what an earlier run committed.
       await sql.execute({ compile: () => payoutRunLock('exclusive', organizationId).compile(kyselyOf(this.orm)) });
@@ -169,6 +173,7 @@ export class PayoutsRepository {
     return readFromReplica(this.orm, 'GET /api/payouts', (source) => {
       let query = kyselyOf(source).selectFrom('payouts').selectAll().where('organization_id', '=', organizationId);
       if (filter.status) query = query.where('status', '=', filter.status);
+      if (filter.method) query = query.where('method', '=', filter.method);
       if (filter.affiliate_id) query = query.where('affiliate_id', '=', filter.affiliate_id);
       if (filter.program_id) query = query.where('program_id', '=', filter.program_id);
       return pageNewestFirst(query, after, limit).execute();
@@ -196,10 +201,12 @@ export class PayoutsRepository {
 
   /**
    * A pending payout paid: it and its entries, for good. Paid again: unchanged. Canceled: 409.
-   * The payout's row is locked first, so a concurrent cancel waits and then sees it paid.
+   * The payout's row is locked first, so a concurrent cancel waits and then sees it paid. A payout
+   * sent through a rail (`processing`) is paid only by its provider's outcome (`from: 'processing'`,
+   * payout-sender.ts), never by hand: the money is in flight.
    */
-  markPaid(organizationId: string, id: string, reference: string | undefined): Promise<PayoutRecord> {
-    return this.settle(organizationId, id, 'paid', async (sql, payout) => {
+  markPaid(organizationId: string, id: string, reference: string | undefined, from: 'pending' | 'processing' = 'pending', providerReference?: string | null): Promise<PayoutRecord> {
+    return this.settle(organizationId, id, 'paid', from, async (sql, payout) => {
       // The entries leave payout_items and record the payout themselves (paid for good).
       await sql.rows(
         `with carried as (${ENTRIES_OF_PENDING_PAYOUT}),
@@ -209,34 +216,66 @@ export class PayoutsRepository {
         carriedBy(payout),
       );
       return sql.one<PayoutRecord>(
-        `with changed as (update payouts set status = 'paid', paid_at = now(), reference = coalesce(?, reference) where id = ? returning *), ev as (${eventsOf('payout.paid', 'changed')}) select * from changed`,
-        [reference ?? null, payout.id],
+        `with changed as (update payouts set status = 'paid', paid_at = now(), reference = coalesce(?, reference), provider_reference = coalesce(?, provider_reference) where id = ? and organization_id = ? returning *), ev as (${eventsOf('payout.paid', 'changed')}) select * from changed`,
+        [reference ?? null, providerReference ?? null, payout.id, payout.organization_id],
+      );
+    });
+  }
+
+  /**
+   * A payout in flight that its provider did not pay: `failed` with the reason, its entries
+   * released (in no payout: `approved` as before, so the next payout takes them), `payout.failed`
+   * emitted. Failed again: unchanged; paid or canceled: 409.
+   */
+  markFailed(organizationId: string, id: string, reason: string, providerReference?: string | null): Promise<PayoutRecord> {
+    return this.settle(organizationId, id, 'failed', 'processing', async (sql, payout) => {
+      await this.releaseEntries(sql, payout);
+      return sql.one<PayoutRecord>(
+        `with changed as (update payouts set status = 'failed', failed_at = now(), failure_reason = ?, provider_reference = coalesce(?, provider_reference) where id = ? and organization_id = ? returning *), ev as (${eventsOf('payout.failed', 'changed')}) select * from changed`,
+        [reason.slice(0, 1000), providerReference ?? null, payout.id, payout.organization_id],
       );
     });
   }
 
   /** A pending payout canceled: its entries released (in no payout, approved as before). Canceled again: unchanged. Paid: 409. */
   cancel(organizationId: string, id: string): Promise<PayoutRecord> {
-    return this.settle(organizationId, id, 'canceled', async (sql, payout) => {
-      // The entries' rows were not written when the payout took them; released, their updated_at
-      // records the change of their payout_id.
-      await sql.rows(
-        `with carried as (${ENTRIES_OF_PENDING_PAYOUT}),
-         released as (delete from payout_items i using carried k where i.organization_id = $1 and i.commission_id = k.id returning i.commission_id),
-         changed as (update commissions c set updated_at = now() from released r where c.id = r.commission_id and c.organization_id = $1 returning c.*),
-         ev as (${eventsOf('commission.updated', 'changed')}) select 1`,
-        carriedBy(payout),
-      );
-      return sql.one<PayoutRecord>(`with changed as (update payouts set status = 'canceled', canceled_at = now() where id = ? returning *), ev as (${eventsOf('payout.canceled', 'changed')}) select * from changed`, [payout.id]);
+    return this.settle(organizationId, id, 'canceled', 'pending', async (sql, payout) => {
+      await this.releaseEntries(sql, payout);
+      return sql.one<PayoutRecord>(`with changed as (update payouts set status = 'canceled', canceled_at = now() where id = ? and organization_id = ? returning *), ev as (${eventsOf('payout.canceled', 'changed')}) select * from changed`, [payout.id, payout.organization_id]);
     });
   }
 
-  private settle(organizationId: string, id: string, to: 'paid' | 'canceled', apply: (sql: Sql, payout: PayoutRecord) => Promise<PayoutRecord | undefined>): Promise<PayoutRecord> {
+  /**
+   * The payout's entries leave payout_items: in no payout again, with the status they had (the
+   * entries' rows were not written when the payout took them; their updated_at records the change
+   * of their payout_id).
+   */
+  private async releaseEntries(sql: Sql, payout: PayoutRecord): Promise<void> {
+    await sql.rows(
+      `with carried as (${ENTRIES_OF_PENDING_PAYOUT}),
+       released as (delete from payout_items i using carried k where i.organization_id = $1 and i.commission_id = k.id returning i.commission_id),
+       changed as (update commissions c set updated_at = now() from released r where c.id = r.commission_id and c.organization_id = $1 returning c.*),
+       ev as (${eventsOf('commission.updated', 'changed')}) select 1`,
+      carriedBy(payout),
+    );
+  }
+
+  private settle(
+    organizationId: string,
+    id: string,
+    to: 'paid' | 'canceled' | 'failed',
+    from: 'pending' | 'processing',
+    apply: (sql: Sql, payout: PayoutRecord) => Promise<PayoutRecord | undefined>,
+  ): Promise<PayoutRecord> {
     return Sql.of(this.orm).transaction(async (sql) => {
       const found = await findOwnedRow<PayoutRecord>(sql, PAYOUTS_BY_ID, organizationId, id);
-      const payout = (await sql.one<PayoutRecord>(`select * from payouts where id = ? for update`, [found.id]))!;
+      const payout = (await sql.one<PayoutRecord>(`select * from payouts where id = ? and organization_id = ? for update`, [found.id, organizationId]))!;
       if (payout.status === to) return payout;
-      if (payout.status !== 'pending') throw new ConflictError(`A ${payout.status} payout cannot be ${to === 'paid' ? 'marked paid' : 'canceled'}`);
+      if (payout.status !== from) {
+        const action = to === 'paid' ? 'marked paid' : to === 'canceled' ? 'canceled' : 'marked failed';
+        const hint = payout.status === 'processing' ? ': it was sent through its payout rail, whose outcome decides' : '';
+        throw new ConflictError(`A ${payout.status} payout cannot be ${action}${hint}`);
+      }
       return (await apply(sql, payout))!;
     });
   }

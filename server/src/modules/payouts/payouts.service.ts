@@ -1,9 +1,11 @@
-import type { HeldPayout, Payout, PayoutStatus } from '@affiliate-attribution/contract';
+import type { HeldPayout, Payout, PayoutMethod, PayoutStatus } from '@affiliate-attribution/contract';
 import { holdMessage } from '../tax-forms/tax-form-rules.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso, isoOrNull } from '../../http/serialize.js';
 import { MAX_ROWS_PER_FILE, payoutFile, type PayoutFileFormat } from './payout-files.js';
 import type { PayoutRecord, PayoutsRepository } from './payouts.repository.js';
+import type { PayoutSender } from './payout-sender.js';
+import { ConflictError } from '../../http/errors.js';
 
 export function toPayoutDto(p: PayoutRecord): Payout {
   return {
@@ -15,9 +17,15 @@ export function toPayoutDto(p: PayoutRecord): Payout {
     status: p.status,
     commission_count: p.commission_count,
     reference: p.reference ?? null,
+    method: p.method ?? 'manual',
+    provider_reference: p.provider_reference ?? null,
+    failure_reason: p.failure_reason ?? null,
+    sent_at: isoOrNull(p.sent_at ?? null),
+    simulated: p.simulated ?? false,
     created_at: iso(p.created_at),
     paid_at: isoOrNull(p.paid_at),
     canceled_at: isoOrNull(p.canceled_at),
+    failed_at: isoOrNull(p.failed_at ?? null),
   };
 }
 
@@ -25,6 +33,7 @@ export interface PayoutListQuery {
   limit?: number;
   cursor?: string;
   status?: PayoutStatus;
+  method?: PayoutMethod;
   affiliate_id?: string;
   program_id?: string;
 }
@@ -55,7 +64,7 @@ export class PayoutsService {
 
   async list(organizationId: string, query: PayoutListQuery): Promise<{ payouts: Payout[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
-    const rows = await this.payouts.page(organizationId, { status: query.status, affiliate_id: query.affiliate_id, program_id: query.program_id }, decodeCursor(query.cursor), limit);
+    const rows = await this.payouts.page(organizationId, { status: query.status, method: query.method, affiliate_id: query.affiliate_id, program_id: query.program_id }, decodeCursor(query.cursor), limit);
     const page = pageOf(rows, limit, (p) => ({ at: p.created_at, id: p.id }));
     return { payouts: page.items.map(toPayoutDto), next_cursor: page.next_cursor };
   }
@@ -70,6 +79,21 @@ export class PayoutsService {
 
   async cancel(organizationId: string, id: string): Promise<Payout> {
     return toPayoutDto(await this.payouts.cancel(organizationId, id));
+  }
+
+  /**
+   * A failed payout's commissions (approved again) in a new payout of the same affiliate, program
+   * and currency, sent at once. The failed payout stays as the record.
+   */
+  async retry(organizationId: string, id: string, sender: PayoutSender): Promise<Payout> {
+    const failed = await this.payouts.findOwned(organizationId, id);
+    if (failed.status !== 'failed') throw new ConflictError(`A ${failed.status} payout cannot be retried: only a failed one`);
+    const { created: [next], held } = await this.payouts.create(organizationId, { affiliate_id: failed.affiliate_id, program_id: failed.program_id, currency: failed.currency });
+    // The program's require_tax_form holds the new payout (tax-forms/tax-form-rules.ts): say so.
+    if (!next && held[0]) throw new ConflictError(`${holdMessage(held[0].reason)}: the program requires an accepted tax form before paying this affiliate`);
+    if (!next) throw new ConflictError('Nothing to pay: the failed payout\'s commissions were paid, rejected or taken by another payout meanwhile');
+    const [sent] = await sender.send(organizationId, { payout_ids: [next.id] });
+    return sent!;
   }
 
   /** The batch file of the matching payouts (payout-files.ts); by default the pending ones, as plain CSV. */

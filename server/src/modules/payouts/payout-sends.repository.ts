@@ -1,0 +1,97 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { PayoutMethod } from '@affiliate-attribution/contract';
+import { Sql } from '../../db/sql.js';
+import { ConflictError } from '../../http/errors.js';
+import type { PayoutRecord } from './payouts.repository.js';
+import type { RailMethod } from './rails/rail.js';
+
+/** A payout with what sending it needs of its affiliate. */
+export type SendCandidate = PayoutRecord & {
+  payout_method: PayoutMethod;
+  email: string;
+  payout_email: string | null;
+  name: string | null;
+  stripe_account_id: string | null;
+  amount_text: string;
+};
+
+const CANDIDATE_COLUMNS = `p.*, p.amount::text as amount_text, a.payout_method, a.email, a.payout_email, a.name, a.stripe_account_id
+  from payouts p join affiliates a on a.id = p.affiliate_id and a.organization_id = p.organization_id`;
+
+export interface SendPlan {
+  id: string;
+  method: RailMethod;
+  send_key: string;
+}
+
+/** The sending side of payouts (payout-sender.ts): which to send, the record made before each call, and those in flight. */
+export class PayoutSendsRepository {
+  constructor(private readonly orm: MikroORM) {}
+
+  /** The payouts named (any status: the sender says why one cannot go), or every pending payout of an affiliate with a rail. */
+  candidates(organizationId: string, scope: { payout_ids?: string[]; program_id?: string; currency?: string }): Promise<SendCandidate[]> {
+    const sql = Sql.of(this.orm);
+    if (scope.payout_ids) {
+      return sql.rows<SendCandidate>(`select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.id = any($2::uuid[]) order by p.created_at, p.id`, [organizationId, scope.payout_ids]);
+    }
+    return sql.rows<SendCandidate>(
+      `select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.status = 'pending' and a.payout_method <> 'manual'
+         and ($2::uuid is null or p.program_id = $2::uuid) and ($3::text is null or p.currency = $3::text)
+       order by p.created_at, p.id limit 1000`,
+      [organizationId, scope.program_id ?? null, scope.currency ?? null],
+    );
+  }
+
+  /**
+   * Every payout of the plans becomes `processing` with its method and idempotency key, in one
+   * transaction that commits BEFORE any provider is called: whatever happens to the call (a lost
+   * answer, a crash), the payout is known to be in flight under that key and is never sent as
+   * new. A payout no longer pending (a concurrent send, a cancel): 409, nothing changes.
+   */
+  claim(organizationId: string, plans: SendPlan[], simulated: boolean): Promise<PayoutRecord[]> {
+    return Sql.of(this.orm).transaction(async (sql) => {
+      const rows = await sql.rows<PayoutRecord>(
+        `update payouts p set status = 'processing', method = x.method, send_key = x.send_key, sent_at = now(), simulated = $5
+           from unnest($2::uuid[], $3::text[], $4::text[]) as x(id, method, send_key)
+          where p.organization_id = $1 and p.id = x.id and p.status = 'pending'
+          returning p.*`,
+        [organizationId, plans.map((p) => p.id), plans.map((p) => p.method), plans.map((p) => p.send_key), simulated],
+      );
+      if (rows.length !== plans.length) {
+        const claimed = new Set(rows.map((r) => r.id));
+        const lost = plans.find((p) => !claimed.has(p.id))!;
+        throw new ConflictError(`Payout ${lost.id} is no longer pending (sent or canceled meanwhile); nothing was sent`);
+      }
+      return rows;
+    });
+  }
+
+  /** The provider's ids of a payout in flight, once known. */
+  async recordReference(organizationId: string, id: string, reference: string): Promise<void> {
+    await Sql.of(this.orm).rows(`update payouts set provider_reference = $3 where organization_id = $1 and id = $2 and status = 'processing'`, [organizationId, id, reference]);
+  }
+
+  /** A payout in flight with what its rail needs, by id (a webhook's, a reconciliation's). */
+  inFlight(organizationId: string, ids: string[]): Promise<SendCandidate[]> {
+    return Sql.of(this.orm).rows<SendCandidate>(`select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.id = any($2::uuid[]) and p.status = 'processing'`, [organizationId, ids]);
+  }
+
+  /** A payout of this organization by its provider reference (a Stripe or Wise transfer id), whatever its status. */
+  byReference(organizationId: string, method: RailMethod, reference: string): Promise<PayoutRecord | undefined> {
+    return Sql.of(this.orm).one<PayoutRecord>(`select * from payouts where organization_id = $1 and provider_reference = $2 and method = $3 limit 1`, [organizationId, reference, method]);
+  }
+
+  /** Payouts in flight across organizations, sent before `sentBefore`, oldest first (payouts_processing_idx). */
+  allInFlight(sentBefore: Date, limit: number): Promise<SendCandidate[]> {
+    return Sql.of(this.orm).rows<SendCandidate>(
+      `select ${CANDIDATE_COLUMNS} where p.status = 'processing' and p.simulated = false and p.sent_at < $1 order by p.sent_at limit $2`,
+      [sentBefore, limit],
+    );
+  }
+
+  /** Test data lives in a twin organization: `live_organization_id` names its live one (shared/spec/test-mode.md). */
+  async isTestOrganization(organizationId: string): Promise<boolean> {
+    const row = await Sql.of(this.orm).one<{ live_organization_id: string | null }>(`select live_organization_id from organizations where id = $1`, [organizationId]);
+    return row?.live_organization_id != null;
+  }
+}

@@ -1,0 +1,185 @@
+import type { PayPalCredentials } from '../../integrations/integrations.service.js';
+import { call, joinUrl, RailRefused, RailUnreachable, type RailBatch, type RailClient, type RailItem, type RailState } from './rail.js';
+
+/*
+ * PayPal Payouts v1, as documented:
+ * - OAuth 2.0 client credentials: https://developer.paypal.com/api/rest/authentication/
+ *   (POST /v1/oauth2/token, Basic client_id:secret, grant_type=client_credentials)
+ * - Create batch payout: https://developer.paypal.com/docs/api/payments.payouts-batch/v1/#payouts_post
+ *   sender_batch_header.sender_batch_id: "PayPal does not process duplicate payouts. If you specify
+ *   a sender_batch_id that was used in the last 30 days, the API rejects the request with an error
+ *   message that shows the duplicate sender_batch_id and includes a HATEOAS link to the original
+ *   payout ... If you receive an HTTP 5nn status code, you can safely retry the request with the
+ *   same sender_batch_id." (definitions/sender_batch_header)
+ * - Show payout batch details: GET /v1/payments/payouts/{payout_batch_id}
+ *   https://developer.paypal.com/docs/api/payments.payouts-batch/v1/#payouts_get
+ * - Show payout item details: GET /v1/payments/payouts-item/{payout_item_id}
+ *   https://developer.paypal.com/docs/api/payments.payouts-batch/v1/#payouts-item_get
+ * - Item transaction_status: SUCCESS, FAILED, PENDING, UNCLAIMED, RETURNED, ONHOLD, BLOCKED,
+ *   REFUNDED, REVERSED (https://developer.paypal.com/docs/api/payments.payouts-batch/v1/#definition-payout_transaction_status)
+ */
+
+/** Item statuses that end a payout unpaid (UNCLAIMED waits: PayPal returns it after 30 days, then RETURNED). */
+const FAILED_STATUSES = new Set(['FAILED', 'RETURNED', 'BLOCKED', 'REFUNDED', 'REVERSED']);
+
+export function paypalItemOutcome(transactionStatus: string | undefined): RailState['outcome'] {
+  if (transactionStatus === 'SUCCESS') return 'paid';
+  if (transactionStatus && FAILED_STATUSES.has(transactionStatus)) return 'failed';
+  return 'processing';
+}
+
+export function paypalFailureReason(item: any): string {
+  const status = String(item?.transaction_status ?? 'FAILED');
+  const error = item?.errors?.name ? ` (${String(item.errors.name)}${item.errors.message ? `: ${String(item.errors.message).slice(0, 300)}` : ''})` : '';
+  return `PayPal: ${status}${error}`;
+}
+
+/** One item of a batch (from a batch's `items`, an item's details, or a webhook's `resource`) as our state. */
+export function paypalItemState(item: any): RailState | undefined {
+  const payoutId = item?.payout_item?.sender_item_id;
+  if (typeof payoutId !== 'string') return undefined;
+  const outcome = paypalItemOutcome(item.transaction_status);
+  return {
+    payout_id: payoutId,
+    reference: item.payout_batch_id && item.payout_item_id ? `${item.payout_batch_id}/${item.payout_item_id}` : null,
+    outcome,
+    ...(outcome === 'failed' ? { reason: paypalFailureReason(item) } : {}),
+  };
+}
+
+/** The first href in an error body that names a payout batch (the duplicate sender_batch_id's link to the original). */
+function originalBatchId(body: unknown): string | undefined {
+  const match = /\/v1\/payments\/payouts\/([A-Za-z0-9_-]+)/.exec(JSON.stringify(body ?? ''));
+  return match?.[1];
+}
+
+export class PayPalPayouts implements RailClient {
+  private token: { value: string; expiresAt: number } | undefined;
+
+  constructor(
+    private readonly base: string,
+    private readonly credentials: PayPalCredentials,
+  ) {}
+
+  async send(batch: RailBatch): Promise<RailState[]> {
+    const senderBatchId = batch.items[0]!.key;
+    const created = await this.authorized('POST', '/v1/payments/payouts', {
+      body: {
+        sender_batch_header: {
+          sender_batch_id: senderBatchId,
+          recipient_type: 'EMAIL',
+          email_subject: 'You have a payout',
+          email_message: 'You received a payout for your referrals.',
+        },
+        items: batch.items.map((item) => ({
+          recipient_type: 'EMAIL',
+          amount: { value: item.amount, currency: item.currency },
+          receiver: item.email,
+          sender_item_id: item.payout_id,
+          note: `Payout ${item.payout_id}`,
+        })),
+      },
+      // PayPal also keeps request ids for 30 days: a repeated request answers the first one's result.
+      headers: { 'PayPal-Request-Id': senderBatchId },
+    });
+    if (created.status === 201 || created.status === 200) return this.fromBatchAnswer(batch, created.body);
+    const original = originalBatchId(created.body);
+    if (original) return this.batchStates(batch, original);
+    throw new RailRefused(`PayPal refused the batch (${created.status}): ${describe(created.body)}`);
+  }
+
+  async lookup(batch: RailBatch): Promise<RailState[]> {
+    const batchId = batch.items.map((i) => i.reference?.split('/')[0]).find((id): id is string => !!id);
+    // Never answered: sent again with the same sender_batch_id, which PayPal pays at most once
+    // (a duplicate is refused with a link to the original batch, read instead).
+    if (!batchId) {
+      try {
+        return await this.send(batch);
+      } catch (err) {
+        // A repeat's refusal does not say the first attempt failed: the outcome stays unknown.
+        if (err instanceof RailRefused) throw new RailUnreachable(`PayPal refused the repeat of ${batch.items[0]!.key}, outcome unknown: ${err.message}`);
+        throw err;
+      }
+    }
+    return this.batchStates(batch, batchId);
+  }
+
+  private fromBatchAnswer(batch: RailBatch, body: any): RailState[] {
+    const batchId = body?.batch_header?.payout_batch_id;
+    if (typeof batchId !== 'string') throw new RailUnreachable('PayPal answered without batch_header.payout_batch_id');
+    const items = Array.isArray(body?.items) ? body.items : [];
+    return this.statesOf(batch, batchId, body?.batch_header?.batch_status, items);
+  }
+
+  private async batchStates(batch: RailBatch, batchId: string): Promise<RailState[]> {
+    const items: any[] = [];
+    let status: string | undefined;
+    for (let page = 1; page <= 100; page++) {
+      const answer = await this.authorized('GET', `/v1/payments/payouts/${encodeURIComponent(batchId)}?page=${page}&page_size=1000&total_required=true`);
+      if (answer.status !== 200) throw new RailUnreachable(`PayPal: batch ${batchId}: ${answer.status} ${describe(answer.body)}`);
+      status = answer.body?.batch_header?.batch_status;
+      const pageItems = Array.isArray(answer.body?.items) ? answer.body.items : [];
+      items.push(...pageItems);
+      const pages = Number(answer.body?.total_pages ?? 1);
+      if (pageItems.length === 0 || !(page < pages)) break;
+    }
+    return this.statesOf(batch, batchId, status, items);
+  }
+
+  private statesOf(batch: RailBatch, batchId: string, batchStatus: string | undefined, items: any[]): RailState[] {
+    const byPayout = new Map(items.map((item) => [item?.payout_item?.sender_item_id, item]));
+    return batch.items.map((mine: RailItem): RailState => {
+      const item = byPayout.get(mine.payout_id);
+      if (item) return paypalItemState({ ...item, payout_batch_id: item.payout_batch_id ?? batchId })!;
+      // A batch PayPal denied pays none of its items.
+      if (batchStatus === 'DENIED') return { payout_id: mine.payout_id, reference: batchId, outcome: 'failed', reason: 'PayPal: batch DENIED' };
+      return { payout_id: mine.payout_id, reference: mine.reference?.includes('/') ? mine.reference : batchId, outcome: 'processing' };
+    });
+  }
+
+  private async authorized(method: string, path: string, options: { body?: unknown; headers?: Record<string, string> } = {}) {
+    const token = await this.accessToken();
+    return call(joinUrl(this.base, path), {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', ...options.headers },
+      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+    });
+  }
+
+  private async accessToken(): Promise<string> {
+    if (this.token && this.token.expiresAt > Date.now()) return this.token.value;
+    const basic = Buffer.from(`${this.credentials.client_id}:${this.credentials.client_secret}`).toString('base64');
+    const answer = await call(joinUrl(this.base, '/v1/oauth2/token'), {
+      method: 'POST',
+      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: 'grant_type=client_credentials',
+    });
+    if (answer.status !== 200 || typeof answer.body?.access_token !== 'string') {
+      throw new RailRefused(`PayPal refused the paypal_payouts credentials (${answer.status}): ${describe(answer.body)}`);
+    }
+    this.token = { value: answer.body.access_token, expiresAt: Date.now() + Math.max(0, Number(answer.body.expires_in ?? 0) - 60) * 1000 };
+    return this.token.value;
+  }
+
+  /** PayPal's verify-webhook-signature (https://developer.paypal.com/docs/api/webhooks/v1/#verify-webhook-signature_post). */
+  async verifyWebhook(headers: Record<string, string | undefined>, event: unknown, webhookId: string): Promise<boolean> {
+    const answer = await this.authorized('POST', '/v1/notifications/verify-webhook-signature', {
+      body: {
+        auth_algo: headers['paypal-auth-algo'],
+        cert_url: headers['paypal-cert-url'],
+        transmission_id: headers['paypal-transmission-id'],
+        transmission_sig: headers['paypal-transmission-sig'],
+        transmission_time: headers['paypal-transmission-time'],
+        webhook_id: webhookId,
+        webhook_event: event,
+      },
+    });
+    return answer.status === 200 && answer.body?.verification_status === 'SUCCESS';
+  }
+}
+
+export function describe(body: unknown): string {
+  const b = body as any;
+  const text = b?.message ?? b?.error_description ?? b?.error?.message ?? b?.name ?? JSON.stringify(body ?? null);
+  return String(text).slice(0, 300);
+}

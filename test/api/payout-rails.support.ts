@@ -1,0 +1,55 @@
+import { expect } from 'vitest';
+import { Sql } from '../../server/src/db/sql.js';
+import { createMerchant, request } from '../support/api.js';
+import { testServer } from '../support/server.js';
+
+export type Merchant = Awaited<ReturnType<typeof createMerchant>>;
+
+/** A merchant whose affiliate is paid by `method`, with approved commissions gathered into one pending payout of `amount`. */
+export async function merchantWithPendingPayout(method: 'paypal' | 'stripe' | 'wise' | 'manual', amount = 42.5, affiliate: Record<string, unknown> = {}) {
+  const m = await createMerchant({ currency: 'USD' });
+  const patch = await m.api.patch(`/api/affiliates/${m.affiliate.id}`, { payout_method: method, name: 'Jane Doe', ...affiliate });
+  expect(patch.status, JSON.stringify(patch.body)).toBe(200);
+  const payout = await pendingPayout(m, amount);
+  return { m, payout };
+}
+
+/** An approved adjustment of `amount` for the merchant's affiliate, gathered into a new pending payout. */
+export async function pendingPayout(m: Merchant, amount: number) {
+  const c = await m.api.post('/api/commissions', { affiliate_id: m.affiliate.id, amount, description: 'earned' });
+  expect(c.status, JSON.stringify(c.body)).toBe(201);
+  const created = await m.api.post('/api/payouts', {});
+  expect(created.status).toBe(201);
+  expect(created.body.data.payouts).toHaveLength(1);
+  return created.body.data.payouts[0];
+}
+
+export async function payout(m: Merchant, id: string) {
+  const res = await m.api.get(`/api/payouts/${id}`);
+  expect(res.status).toBe(200);
+  return res.body.data.payout;
+}
+
+/** The statuses of the payout's commissions, as the API lists them for the affiliate. */
+export async function commissionStatuses(m: Merchant) {
+  const res = await m.api.get(`/api/commissions?affiliate_id=${m.affiliate.id}`);
+  expect(res.status).toBe(200);
+  return res.body.data.commissions.map((c: { status: string; payout_id: string | null }) => ({ status: c.status, payout_id: c.payout_id }));
+}
+
+/** The sends this instance started, finished. */
+export async function sendsSettled() {
+  await (await testServer()).services.payoutSender.idle();
+}
+
+export async function reconcileNow() {
+  return (await testServer()).services.payoutSender.reconcile(new Date(Date.now() + 1000));
+}
+
+/** The outbox's events of a type for the organization (written only for subscribed types). */
+export async function outboxEvents(organizationId: string, type: string) {
+  const { db } = await testServer();
+  return Sql.of(db.orm).rows<{ resource: any }>(`select resource from outbound_events where organization_id = $1 and type = $2 order by created_at`, [organizationId, type]);
+}
+
+export const postWebhook = (path: string, body: string, headers: Record<string, string>) => request('POST', path, { rawBody: body, headers });

@@ -1,0 +1,239 @@
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/*
+ * A local PayPal that speaks the Payouts v1 API as PayPal documents it, for tests:
+ * - POST /v1/oauth2/token (Basic client_id:secret, grant_type=client_credentials)
+ *   https://developer.paypal.com/api/rest/authentication/
+ * - POST /v1/payments/payouts, GET /v1/payments/payouts/{payout_batch_id},
+ *   GET /v1/payments/payouts-item/{payout_item_id}
+ *   https://developer.paypal.com/docs/api/payments.payouts-batch/v1/
+ *   A sender_batch_id used before is refused (400) with a link to the original batch, as
+ *   definitions/sender_batch_header says; a repeated PayPal-Request-Id answers the first result.
+ * - POST /v1/notifications/verify-webhook-signature
+ *   https://developer.paypal.com/docs/api/webhooks/v1/#verify-webhook-signature_post
+ * Item states are set by the test (setItem); webhooks are produced by the test (webhookFor),
+ * signed with a secret only this stand-in knows, so only they verify.
+ */
+
+export interface StandInItem {
+  payout_item_id: string;
+  transaction_status: string;
+  payout_batch_id: string;
+  payout_item: { recipient_type: string; amount: { value: string; currency: string }; receiver: string; sender_item_id: string; note?: string };
+  errors?: { name: string; message: string };
+  time_processed?: string;
+}
+
+interface StandInBatch {
+  payout_batch_id: string;
+  batch_status: string;
+  sender_batch_header: Record<string, unknown>;
+  items: StandInItem[];
+  time_created: string;
+}
+
+const paypalId = () => randomBytes(10).toString('base64').replace(/[^A-Z0-9]/gi, '').toUpperCase().padEnd(13, 'X').slice(0, 13);
+
+export class PayPalStandIn {
+  readonly clientId = `client-${paypalId()}`;
+  readonly clientSecret = `secret-${paypalId()}`;
+  readonly webhookId = `WH-${paypalId()}`;
+  readonly batches = new Map<string, StandInBatch>();
+  /** Every create request received (answered or not). */
+  readonly createRequests: any[] = [];
+  /** Answer every request with this status and error for the next N creates (5xx: "retry with the same sender_batch_id"). */
+  private dropCreates = 0;
+  private readonly requestIds = new Map<string, { status: number; body: unknown }>();
+  private readonly tokens = new Set<string>();
+  private readonly webhookSecret = randomBytes(32);
+  private server!: Server;
+  baseUrl = '';
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+
+  /** The next `count` creates are performed, then the connection is dropped before any answer (a lost answer). */
+  dropAnswers(count = 1): void {
+    this.dropCreates = count;
+  }
+
+  item(senderItemId: string): StandInItem | undefined {
+    for (const batch of this.batches.values()) for (const item of batch.items) if (item.payout_item.sender_item_id === senderItemId) return item;
+    return undefined;
+  }
+
+  /** Sets an item's transaction_status (and errors), as PayPal would once it processed it. */
+  setItem(senderItemId: string, status: string, errors?: { name: string; message: string }): StandInItem {
+    const item = this.item(senderItemId);
+    if (!item) throw new Error(`no item ${senderItemId}`);
+    item.transaction_status = status;
+    item.time_processed = new Date().toISOString();
+    if (errors) item.errors = errors;
+    const batch = this.batches.get(item.payout_batch_id)!;
+    if (batch.items.every((i) => i.transaction_status !== 'PENDING')) batch.batch_status = 'SUCCESS';
+    return item;
+  }
+
+  /** A PAYMENT.PAYOUTS-ITEM.<suffix> event for the item, with transmission headers that this stand-in will verify. */
+  webhookFor(senderItemId: string, suffix: string): { headers: Record<string, string>; body: string } {
+    const item = this.item(senderItemId)!;
+    const event = {
+      id: `WH-${paypalId()}-${paypalId()}`,
+      event_version: '1.0',
+      create_time: new Date().toISOString(),
+      resource_type: 'payouts_item',
+      event_type: `PAYMENT.PAYOUTS-ITEM.${suffix}`,
+      summary: `A payout item has ${suffix.toLowerCase()}`,
+      resource: { ...item, links: [] },
+      links: [],
+    };
+    const transmissionId = randomBytes(16).toString('hex');
+    const time = new Date().toISOString();
+    return {
+      body: JSON.stringify(event),
+      headers: {
+        'content-type': 'application/json',
+        'paypal-transmission-id': transmissionId,
+        'paypal-transmission-time': time,
+        'paypal-transmission-sig': this.signature(transmissionId, time, event),
+        'paypal-cert-url': 'https://api-m.sandbox.paypal.com/v1/notifications/certs/CERT-360caa42-fca2a594-a5cafa77',
+        'paypal-auth-algo': 'SHA256withRSA',
+      },
+    };
+  }
+
+  /** Over the transmission and the event's content (PayPal's own covers a CRC32 of the body), so an altered event fails too. */
+  private signature(transmissionId: string, time: string, event: unknown): string {
+    const digest = createHash('sha256').update(JSON.stringify(event)).digest('hex');
+    return createHmac('sha256', this.webhookSecret).update(`${transmissionId}|${time}|${this.webhookId}|${digest}`).digest('base64');
+  }
+
+  private batchView(batch: StandInBatch) {
+    const total = batch.items.reduce((sum, i) => sum + Number(i.payout_item.amount.value), 0);
+    return {
+      batch_header: {
+        payout_batch_id: batch.payout_batch_id,
+        batch_status: batch.batch_status,
+        time_created: batch.time_created,
+        sender_batch_header: batch.sender_batch_header,
+        funding_source: 'BALANCE',
+        amount: { currency: batch.items[0]!.payout_item.amount.currency, value: total.toFixed(2) },
+      },
+      items: batch.items.map((i) => ({ ...i, links: [{ href: `${this.baseUrl}/v1/payments/payouts-item/${i.payout_item_id}`, rel: 'item', method: 'GET', encType: 'application/json' }] })),
+      links: [{ href: `${this.baseUrl}/v1/payments/payouts/${batch.payout_batch_id}?page_size=1000&page=1`, rel: 'self', method: 'GET', encType: 'application/json' }],
+    };
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const url = new URL(req.url ?? '/', this.baseUrl);
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    const error = (status: number, name: string, message: string, extra: Record<string, unknown> = {}) =>
+      send(status, { name, message, debug_id: paypalId().toLowerCase(), information_link: 'https://developer.paypal.com/docs/api/payments.payouts-batch/#errors', ...extra });
+
+    if (req.method === 'POST' && url.pathname === '/v1/oauth2/token') {
+      const expected = `Basic ${Buffer.from(`${this.clientId}:${this.clientSecret}`).toString('base64')}`;
+      if (req.headers.authorization !== expected) return send(401, { error: 'invalid_client', error_description: 'Client Authentication failed' });
+      if (new URLSearchParams(raw).get('grant_type') !== 'client_credentials') return send(400, { error: 'unsupported_grant_type', error_description: 'Grant Type is NULL' });
+      const token = `A21AA${randomBytes(24).toString('hex')}`;
+      this.tokens.add(token);
+      return send(200, { scope: 'https://uri.paypal.com/services/payments/payouts', access_token: token, token_type: 'Bearer', app_id: 'APP-80W284485P519543T', expires_in: 32400, nonce: paypalId() });
+    }
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (!bearer || !this.tokens.has(bearer)) return error(401, 'AUTHENTICATION_FAILURE', 'Authentication failed due to invalid authentication credentials or a missing Authorization header.');
+
+    if (req.method === 'POST' && url.pathname === '/v1/payments/payouts') {
+      const body = JSON.parse(raw || '{}');
+      this.createRequests.push(body);
+      const requestId = req.headers['paypal-request-id'] as string | undefined;
+      if (requestId && this.requestIds.has(requestId)) {
+        const first = this.requestIds.get(requestId)!;
+        return send(first.status, first.body);
+      }
+      const header = body.sender_batch_header;
+      const items = body.items;
+      if (!header || typeof header.sender_batch_id !== 'string' || !Array.isArray(items) || items.length === 0) {
+        return error(400, 'VALIDATION_ERROR', 'Invalid request - see details.', { details: [{ field: 'sender_batch_header', location: 'body', issue: 'MISSING_REQUIRED_PARAMETER' }] });
+      }
+      for (const item of items) {
+        const type = item.recipient_type ?? header.recipient_type;
+        if (type !== 'EMAIL' || typeof item.receiver !== 'string' || typeof item.amount?.value !== 'string' || !/^\d+(\.\d{1,2})?$/.test(item.amount.value) || typeof item.amount?.currency !== 'string') {
+          return error(400, 'VALIDATION_ERROR', 'Invalid request - see details.', { details: [{ field: 'items', location: 'body', issue: 'INVALID_PARAMETER_SYNTAX' }] });
+        }
+      }
+      const duplicate = [...this.batches.values()].find((b) => b.sender_batch_header.sender_batch_id === header.sender_batch_id);
+      if (duplicate) {
+        return error(400, 'USER_BUSINESS_ERROR', 'User business error.', {
+          details: [{ field: 'SENDER_BATCH_ID', location: 'body', issue: `Batch with given sender_batch_id already exists` }],
+          links: [{ href: `${this.baseUrl}/v1/payments/payouts/${duplicate.payout_batch_id}`, rel: 'self', method: 'GET', encType: 'application/json' }],
+        });
+      }
+      const batchId = paypalId();
+      const batch: StandInBatch = {
+        payout_batch_id: batchId,
+        batch_status: 'PENDING',
+        sender_batch_header: header,
+        time_created: new Date().toISOString(),
+        items: items.map((item: any) => ({
+          payout_item_id: paypalId(),
+          transaction_status: 'PENDING',
+          payout_batch_id: batchId,
+          payout_item: { recipient_type: item.recipient_type ?? header.recipient_type, amount: item.amount, receiver: item.receiver, sender_item_id: item.sender_item_id, note: item.note },
+        })),
+      };
+      this.batches.set(batchId, batch);
+      const answer = {
+        batch_header: { payout_batch_id: batchId, batch_status: 'PENDING', sender_batch_header: header },
+        links: [{ href: `${this.baseUrl}/v1/payments/payouts/${batchId}`, rel: 'self', method: 'GET', encType: 'application/json' }],
+      };
+      if (requestId) this.requestIds.set(requestId, { status: 201, body: answer });
+      if (this.dropCreates > 0) {
+        this.dropCreates--;
+        // Performed, answer lost: the connection ends without a response.
+        req.socket.destroy();
+        return;
+      }
+      return send(201, answer);
+    }
+    const batchMatch = /^\/v1\/payments\/payouts\/([A-Z0-9]+)$/.exec(url.pathname);
+    if (req.method === 'GET' && batchMatch) {
+      const batch = this.batches.get(batchMatch[1]!);
+      if (!batch) return error(404, 'INVALID_RESOURCE_ID', 'Requested resource ID was not found.');
+      return send(200, this.batchView(batch));
+    }
+    const itemMatch = /^\/v1\/payments\/payouts-item\/([A-Z0-9]+)$/.exec(url.pathname);
+    if (req.method === 'GET' && itemMatch) {
+      for (const batch of this.batches.values()) {
+        const item = batch.items.find((i) => i.payout_item_id === itemMatch[1]);
+        if (item) return send(200, { ...item, links: [] });
+      }
+      return error(404, 'INVALID_RESOURCE_ID', 'Requested resource ID was not found.');
+    }
+    if (req.method === 'POST' && url.pathname === '/v1/notifications/verify-webhook-signature') {
+      const body = JSON.parse(raw || '{}');
+      for (const field of ['auth_algo', 'cert_url', 'transmission_id', 'transmission_sig', 'transmission_time', 'webhook_id', 'webhook_event']) {
+        if (!body[field]) return error(400, 'VALIDATION_ERROR', 'Invalid request - see details.', { details: [{ field, location: 'body', issue: 'MISSING_REQUIRED_PARAMETER' }] });
+      }
+      const expected = this.signature(body.transmission_id, body.transmission_time, body.webhook_event);
+      const ok = body.webhook_id === this.webhookId && body.transmission_sig === expected;
+      return send(200, { verification_status: ok ? 'SUCCESS' : 'FAILURE' });
+    }
+    return error(404, 'NOT_FOUND', `No route ${req.method} ${url.pathname}`);
+  }
+}
