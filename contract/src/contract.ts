@@ -19,6 +19,7 @@ import { partnerContract, partnerInvitationsContract, partnerPublicContract } fr
 import { trackingContract } from './resources/tracking.js';
 import { webhookEndpointsContract } from './resources/webhook-endpoints.js';
 import { taxFormReviewContract, taxFormsContract } from './resources/tax-forms.js';
+import { stripeOnboardingContract } from './resources/payout-settings.js';
 
 const c = initContract();
 
@@ -43,6 +44,7 @@ export const merchantContract = c.router(
     imports: importsContract,
     taxForms: taxFormsContract,
     taxFormReview: taxFormReviewContract,
+    stripeOnboarding: stripeOnboardingContract,
   },
   {
     strictStatusCodes: true,

@@ -79,10 +79,8 @@ import { ReportFolder } from './modules/reports/report-folder.js';
 import { createImports } from './modules/imports/imports.module.js';
 import { importsRouter } from './modules/imports/imports.router.js';
 import type { ImportRunner } from './modules/imports/import-runner.js';
-import { TaxFormsRepository } from './modules/tax-forms/tax-forms.repository.js';
-import { TaxFormsService } from './modules/tax-forms/tax-forms.service.js';
-import { taxFormReviewRouter, taxFormsRouter } from './modules/tax-forms/tax-forms.router.js';
-import { TAX_FORM_BODY_LIMIT_BYTES } from './modules/tax-forms/document-type.js';
+import { createPartnerPayouts } from './modules/payout-settings/partner-payouts.module.js';
+import { requirePublicBaseUrl } from './http/public-base-url.js';
 
 /**
  * How this instance learns that a cached program rule or API key changed on another instance:
@@ -140,8 +138,6 @@ export interface Services {
   /** Merchants' webhook endpoints and their delivery log (modules/events). */
   webhookEndpoints: EndpointsService;
   reports: ReportsService;
-  /** Partners' tax forms (modules/tax-forms): the portal's uploads, the merchant's review. */
-  taxForms: TaxFormsService;
   /** Folds raw rows into the report summaries in the background (main.ts starts it). */
   reportFolder: ReportFolder;
   authenticator: ApiKeyAuthenticator;
@@ -200,7 +196,6 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
     payoutSender: new PayoutSender(new PayoutSendsRepository(orm), payoutsRepository, integrations, ttls.logger ?? pino({ level: 'silent' })),
     webhookEndpoints: new EndpointsService(new EndpointsRepository(orm), secrets, new UrlGuard(secretSettings.allowPrivateWebhookUrls ?? false)),
     reports: new ReportsService(reportsRepository),
-    taxForms: new TaxFormsService(new TaxFormsRepository(orm), secrets),
     reportFolder: new ReportFolder(reportsRepository, { logger: ttls.logger }),
     authenticator,
     caches: {
@@ -215,17 +210,6 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
       },
     },
   };
-}
-
-/**
- * The base of every link the service hands out, from the configuration only: a request's Host or
- * X-Forwarded-Proto never chooses where an e-mailed link points (config.ts derives a default).
- */
-function requirePublicBaseUrl(value: string | undefined): string {
-  if (typeof value !== 'string' || !/^https?:\/\/[^/?#]+$/i.test(value.replace(/\/+$/, ''))) {
-    throw new Error(`createApp: config.PUBLIC_BASE_URL must be the service's public origin (e.g. https://affiliates.example.com), got ${JSON.stringify(value)}: every link the service hands out is built from it`);
-  }
-  return value.replace(/\/+$/, '');
 }
 
 export interface App {
@@ -281,7 +265,9 @@ export function createApp(deps: AppDeps): App {
   const mailer = createMailer(config, logger);
   const people = new People(deps.orm, services.organizations, { ...config, PUBLIC_BASE_URL: publicBaseUrl }, logger, mailer);
   // The partner portal: partners' sign-in and their own routes under /partner/api.
-  const partners = new Partners(deps.orm, { affiliates: services.affiliates, taxForms: services.taxForms, mailer, logger, publicBaseUrl });
+  // The partner's side of payouts: tax forms, payout method, Stripe Connect onboarding.
+  const partnerPayouts = createPartnerPayouts(deps.orm, { encryptionKey: deps.config.ENCRYPTION_KEY, integrations: services.integrations, publicBaseUrl });
+  const partners = new Partners(deps.orm, { affiliates: services.affiliates, partnerPayouts, mailer, logger, publicBaseUrl });
   const signInLimit = {
     limit: config.SIGN_IN_RATE_LIMIT_MAX ?? SIGN_IN_RATE_LIMIT_DEFAULTS.max,
     windowSeconds: config.SIGN_IN_RATE_LIMIT_WINDOW_SECONDS ?? SIGN_IN_RATE_LIMIT_DEFAULTS.windowSeconds,
@@ -328,8 +314,7 @@ export function createApp(deps: AppDeps): App {
       ],
       bodies: publicTracking.bodies,
       afterBody: partnerStages.afterBody,
-      // A tax form upload: a document of up to 10 MiB, base64 in JSON.
-      jsonBodyLimits: [{ path: contract.partner.submitTaxForm.path, bytes: TAX_FORM_BODY_LIMIT_BYTES }],
+      jsonBodyLimits: partnerPayouts.jsonBodyLimits,
     },
   });
   // Every router of the contract is mounted with these (people.module.ts and partners.module.ts
@@ -386,8 +371,7 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers), app, options);
   const imports = createImports(deps.orm, logger, { encryptionKey: deps.config.ENCRYPTION_KEY });
   createExpressEndpoints(contract.imports, importsRouter(imports.service), app, options);
-  createExpressEndpoints(contract.taxForms, taxFormsRouter(services.taxForms), app, options);
-  createExpressEndpoints(contract.taxFormReview, taxFormReviewRouter(services.taxForms), app, options);
+  partnerPayouts.mountRoutes(app, options);
   people.mountRoutes(app, services, options);
   partners.mountRoutes(app, options);
 

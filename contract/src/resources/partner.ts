@@ -8,6 +8,7 @@ import { CommissionType } from './programs.js';
 import { ProgramSignup } from './program-joining.js';
 import { ReportInterval } from './reports.js';
 import { partnerTaxFormRoutes } from './tax-forms.js';
+import { partnerPayoutRoutes } from './payout-settings.js';
 
 /**
  * The partner portal's routes (spec/ledger.md, "People"): `/partner/api/*`, never the merchant's
@@ -354,6 +355,7 @@ export const partnerContract = c.router(
       },
     },
     ...partnerTaxFormRoutes,
+    ...partnerPayoutRoutes,
   },
   { commonResponses: { 401: noSession, 413: errorResponses[413], 429: ErrorBody.describe('Too many requests; retry after `Retry-After` seconds.') } },
 );

@@ -10,7 +10,7 @@ import { requireOrganization } from '../../http/request-context.js';
 import { s, type EndpointOptions } from '../../http/router-types.js';
 import type { AffiliatesService } from '../affiliates/affiliates.service.js';
 import type { Mailer } from '../people/mailer.js';
-import type { TaxFormsService } from '../tax-forms/tax-forms.service.js';
+import type { PartnerPayouts } from '../payout-settings/partner-payouts.module.js';
 import { PARTNER_API, PartnerCookie, partnerSameOrigin, partnerSessionMiddleware, requirePartner } from './partner-session.js';
 import { PartnersRepository } from './partners.repository.js';
 import { normalizeEmail, PartnersService, SIGN_IN_LINK_MINUTES } from './partners.service.js';
@@ -38,7 +38,7 @@ export class Partners {
   constructor(
     orm: MikroORM,
     /** publicBaseUrl: PUBLIC_BASE_URL, the base of the sign-in links e-mailed (never the request's Host). */
-    private readonly deps: { affiliates: AffiliatesService; taxForms: TaxFormsService; mailer: Mailer; logger: Logger; publicBaseUrl: string },
+    private readonly deps: { affiliates: AffiliatesService; partnerPayouts: Pick<PartnerPayouts, 'taxForms' | 'payoutSettings'>; mailer: Mailer; logger: Logger; publicBaseUrl: string },
   ) {
     this.service = new PartnersService(new PartnersRepository(orm), deps.affiliates, deps.mailer, deps.logger);
     this.cookie = new PartnerCookie(deps.publicBaseUrl);
@@ -119,11 +119,23 @@ export class Partners {
         payouts: async ({ req, query }) => ({ status: 200, body: { success: true, data: await this.service.payouts(requirePartner(req), query) } }),
         taxForm: async ({ req }) => {
           const partner = requirePartner(req);
-          return { status: 200, body: { success: true, data: await this.deps.taxForms.partnerView(partner.organizationId, partner.email) } };
+          return { status: 200, body: { success: true, data: await this.deps.partnerPayouts.taxForms.partnerView(partner.organizationId, partner.email) } };
         },
         submitTaxForm: async ({ req, body }) => {
           const partner = requirePartner(req);
-          return { status: 201, body: { success: true, data: await this.deps.taxForms.submit(partner.organizationId, partner.email, body) } };
+          return { status: 201, body: { success: true, data: await this.deps.partnerPayouts.taxForms.submit(partner.organizationId, partner.email, body) } };
+        },
+        payoutSettings: async ({ req }) => {
+          const partner = requirePartner(req);
+          return { status: 200, body: { success: true, data: await this.deps.partnerPayouts.payoutSettings.partnerSettings(partner.organizationId, partner.email) } };
+        },
+        updatePayoutSettings: async ({ req, body }) => {
+          const partner = requirePartner(req);
+          return { status: 200, body: { success: true, data: await this.deps.partnerPayouts.payoutSettings.setPartnerMethod(partner.organizationId, partner.email, body) } };
+        },
+        stripeOnboarding: async ({ req }) => {
+          const partner = requirePartner(req);
+          return { status: 200, body: { success: true, data: await this.deps.partnerPayouts.payoutSettings.onboardPartner(partner.organizationId, partner.email) } };
         },
       }),
       app,
