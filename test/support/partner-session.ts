@@ -28,6 +28,7 @@ export async function partnerSession(organizationId: string, email: string) {
     cookie,
     get: <T = any>(path: string) => request<T>('GET', path, { headers }),
     post: <T = any>(path: string, body?: unknown) => request<T>('POST', path, { headers, body }),
+    put: <T = any>(path: string, body?: unknown) => request<T>('PUT', path, { headers, body }),
   };
 }
 export type PartnerClient = Awaited<ReturnType<typeof partnerSession>>;
