@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Affiliate, Commission, Conversion, Customer, OUTBOUND_EVENT_TYPES, Payout } from '@affiliate-attribution/contract';
 import { Receiver, until } from './support/receiver.js';
 import { merchant, startEventsApp, type EventsApp } from './support/app.js';
+import { StripeStandIn } from '../support/rails/stripe-standin.js';
 
 const SCHEMAS = { affiliate: Affiliate, customer: Customer, conversion: Conversion, commission: Commission, payout: Payout } as const;
 
@@ -20,7 +21,7 @@ describe('the event catalogue', () => {
     await app?.stop();
   });
 
-  it('sends each of the 11 events, signed, with the resource as the API returns it', { timeout: 60_000 }, async () => {
+  it('sends each of the 12 events, signed, with the resource as the API returns it', { timeout: 60_000 }, async () => {
     const m = await merchant(app.baseUrl);
     const endpoint = await m.api('POST', '/api/webhook-endpoints', { url: receiver.url, events: [...OUTBOUND_EVENT_TYPES] });
     receiver.secret = endpoint.body.data.secret;
@@ -45,6 +46,19 @@ describe('the event catalogue', () => {
     const second = await m.api('POST', '/api/payouts', {});
     await m.api('POST', `/api/payouts/${second.body.data.payouts[0].id}/cancel`, {});
     expect(bonus.status).toBe(201);
+    // payout.failed: a payout sent through Stripe Connect to an account Stripe does not know (a local Stripe, test/support/rails).
+    const stripe = await new StripeStandIn().start();
+    process.env.STRIPE_API_BASE_URL = stripe.baseUrl;
+    try {
+      expect((await m.api('PATCH', `/api/affiliates/${affiliateId}`, { payout_method: 'stripe', stripe_account_id: 'acct_unknown' })).status).toBe(200);
+      expect((await m.api('PUT', '/api/integrations/stripe_connect', { secret_key: stripe.secretKey })).status).toBe(200);
+      const third = await m.api('POST', '/api/payouts', {});
+      expect((await m.api('POST', '/api/payouts/send', { payout_ids: [third.body.data.payouts[0].id] })).status).toBe(202);
+      await until(async () => (await m.api('GET', `/api/payouts/${third.body.data.payouts[0].id}`)).body.data.payout.status === 'failed', 10_000, 'the payout failed');
+    } finally {
+      delete process.env.STRIPE_API_BASE_URL;
+      await stripe.stop();
+    }
 
     await until(() => OUTBOUND_EVENT_TYPES.every((t) => receiver.events().some((e) => e.type === t)), 30_000, 'every event type');
     expect(receiver.received.every((r) => r.verified === true)).toBe(true);
@@ -62,6 +76,7 @@ describe('the event catalogue', () => {
     expect(of('customer.updated').map((e) => e.data.customer.status)).toContain('canceled');
     expect(of('payout.paid')[0].data.payout).toMatchObject({ status: 'paid', reference: 'PP-1' });
     expect(of('payout.canceled')[0].data.payout.status).toBe('canceled');
+    expect(of('payout.failed')[0].data.payout).toMatchObject({ status: 'failed', method: 'stripe', failure_reason: "Stripe refused the transfer (400): No such destination: 'acct_unknown'" });
     // An entry taken into a payout, then paid; another taken, then released (order is not promised).
     const entryEvents = (id: string) => of('commission.updated').filter((e) => e.data.commission.id === id).map((e) => [e.data.commission.status, e.data.commission.payout_id]);
     const [firstId, secondId] = [payouts.body.data.payouts[0].id, second.body.data.payouts[0].id];

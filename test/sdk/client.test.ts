@@ -302,7 +302,7 @@ describe('SDK against the live server: integrations', () => {
     expect(JSON.stringify(integration)).not.toContain('whsec_');
 
     const { integrations } = await client.integrations.list();
-    expect(integrations.map((i) => i.provider).sort()).toEqual(['chargebee', 'lemonsqueezy', 'paddle', 'polar', 'stripe']);
+    expect(integrations.map((i) => i.provider).sort()).toEqual(['chargebee', 'lemonsqueezy', 'paddle', 'paypal_payouts', 'polar', 'stripe', 'stripe_connect', 'wise']);
     expect(integrations.find((i) => i.provider === 'stripe')?.configured).toBe(true);
     expect(integrations.find((i) => i.provider === 'paddle')?.configured).toBe(false);
 

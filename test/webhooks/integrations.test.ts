@@ -2,11 +2,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant, createOrganization, expectError, request } from '../support/api.js';
 
 describe('PUT/GET/DELETE /api/integrations', () => {
-  it('stores a secret per provider, never returns it, lists all five providers', async () => {
+  it('stores a secret per provider, never returns it, lists the five payment providers and the three payout rails', async () => {
     const org = await createOrganization();
     const put = await org.api.put('/api/integrations/stripe', { signing_secret: 'whsec_abcdefgh12345678' });
     expect(put.status).toBe(200);
-    expect(put.body.data.integration).toEqual({ provider: 'stripe', configured: true, webhook_path: `/webhooks/stripe/${org.id}`, updated_at: expect.any(String) });
+    expect(put.body.data.integration).toEqual({ provider: 'stripe', kind: 'payment_provider', configured: true, webhook_path: `/webhooks/stripe/${org.id}`, updated_at: expect.any(String) });
     expect(JSON.stringify(put.body)).not.toContain('whsec_abcdefgh12345678');
     const list = await org.api.get('/api/integrations');
     expect(list.status).toBe(200);
@@ -16,6 +16,9 @@ describe('PUT/GET/DELETE /api/integrations', () => {
       ['lemonsqueezy', false],
       ['polar', false],
       ['chargebee', false],
+      ['paypal_payouts', false],
+      ['stripe_connect', false],
+      ['wise', false],
     ]);
     expect(JSON.stringify(list.body)).not.toContain('whsec_');
     const del = await request('DELETE', '/api/integrations/stripe', { key: org.key });

@@ -33,7 +33,7 @@ export const Integration = z
     provider: IntegrationProvider,
     kind: z.enum(['payment_provider', 'payout_rail']).describe('`payment_provider`: its webhooks record sales; `payout_rail`: payouts are sent through it (POST /api/payouts/send).'),
     configured: z.boolean().describe('True when a signing secret (payment provider) or credentials (payout rail) are stored; webhooks of an unconfigured provider answer 400, and payouts by an unconfigured rail are refused.'),
-    environment: RailEnvironment.nullable().describe('A payout rail\'s environment (Stripe: from the key, `sk_test_`/`rk_test_` is `sandbox`); null for payment providers and unconfigured rails.'),
+    environment: RailEnvironment.optional().describe('A configured payout rail\'s environment (Stripe: from the key, `sk_test_`/`rk_test_` is `sandbox`); absent for payment providers and unconfigured rails.'),
     webhook_path: z
       .string()
       .describe('Path to register in the provider\'s dashboard, under the service\'s base URL: `/webhooks/{provider}/{organization id}`.'),

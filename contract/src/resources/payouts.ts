@@ -15,7 +15,7 @@ export const PayoutStatus = z
 
 export const PayoutMethod = z
   .enum(['manual', 'paypal', 'stripe', 'wise'])
-  .describe("How it is paid: `manual` (the export files, then marked paid) or the rail it was sent through: `paypal` (PayPal Payouts to the affiliate's payout e-mail), `stripe` (a Stripe Connect transfer to the affiliate's connected account), `wise` (a Wise transfer to the affiliate's e-mail and name).");
+  .describe("How it is paid (while `pending`: the affiliate's `payout_method` when the payout was created; POST /api/payouts/send uses the affiliate's current one and records it): `manual` (the export files, then marked paid) or the rail it goes through: `paypal` (PayPal Payouts to the affiliate's payout e-mail), `stripe` (a Stripe Connect transfer to the affiliate's connected account), `wise` (a Wise transfer to the affiliate's e-mail and name).");
 
 export const Payout = z
   .object({

@@ -2524,10 +2524,10 @@ export interface components {
             /** @description True when a signing secret (payment provider) or credentials (payout rail) are stored; webhooks of an unconfigured provider answer 400, and payouts by an unconfigured rail are refused. */
             configured: boolean;
             /**
-             * @description A payout rail's environment (Stripe: from the key, `sk_test_`/`rk_test_` is `sandbox`); null for payment providers and unconfigured rails.
-             * @enum {string|null}
+             * @description A configured payout rail's environment (Stripe: from the key, `sk_test_`/`rk_test_` is `sandbox`); absent for payment providers and unconfigured rails.
+             * @enum {string}
              */
-            environment: "sandbox" | "live" | null;
+            environment?: "sandbox" | "live";
             /** @description Path to register in the provider's dashboard, under the service's base URL: `/webhooks/{provider}/{organization id}`. */
             webhook_path: string;
             /** @description When the secret was last stored; null when not configured. */
@@ -2934,7 +2934,7 @@ export interface components {
             /** @description The merchant's reference of the transfer (a PayPal batch id, a bank reference), given when marking it paid. */
             reference: string | null;
             /**
-             * @description How it is paid: `manual` (the export files, then marked paid) or the rail it was sent through: `paypal` (PayPal Payouts to the affiliate's payout e-mail), `stripe` (a Stripe Connect transfer to the affiliate's connected account), `wise` (a Wise transfer to the affiliate's e-mail and name).
+             * @description How it is paid (while `pending`: the affiliate's `payout_method` when the payout was created; POST /api/payouts/send uses the affiliate's current one and records it): `manual` (the export files, then marked paid) or the rail it goes through: `paypal` (PayPal Payouts to the affiliate's payout e-mail), `stripe` (a Stripe Connect transfer to the affiliate's connected account), `wise` (a Wise transfer to the affiliate's e-mail and name).
              * @enum {string}
              */
             method: "manual" | "paypal" | "stripe" | "wise";

@@ -58,6 +58,49 @@ function PayoutEmail({ affiliate, onSaved }: { affiliate: Affiliate; onSaved: (a
   );
 }
 
+const METHODS: { value: Affiliate['payout_method']; label: string }[] = [
+  { value: 'manual', label: 'Manual (export files)' },
+  { value: 'paypal', label: 'PayPal (to the payout e-mail)' },
+  { value: 'stripe', label: 'Stripe Connect (to the connected account)' },
+  { value: 'wise', label: 'Wise (to the payout e-mail and name)' },
+];
+
+/** How "Send" pays this partner (POST /api/payouts/send): the rail, and for Stripe the connected account. */
+function PayoutMethod({ affiliate, onSaved }: { affiliate: Affiliate; onSaved: (a: Affiliate) => void }) {
+  const [method, setMethod] = useState(affiliate.payout_method);
+  const [account, setAccount] = useState(affiliate.stripe_account_id ?? '');
+  const save = useSubmit(
+    async () =>
+      data(
+        await api.affiliates.update({
+          params: { id: affiliate.id },
+          body: { payout_method: method, ...(method === 'stripe' ? { stripe_account_id: account.trim() || null } : {}) },
+        }),
+      ).affiliate,
+    onSaved,
+  );
+  return (
+    <form className="inline-form" onSubmit={save.submit} noValidate>
+      <Field label="Payout method" name="payout_method" error={save.error}>
+        {(attrs) => (
+          <select {...attrs} value={method} onChange={(e) => setMethod(e.target.value as Affiliate['payout_method'])}>
+            {METHODS.map((m) => (
+              <option key={m.value} value={m.value}>
+                {m.label}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      {method === 'stripe' && <Field label="Stripe account (acct_…)" name="stripe_account_id" value={account} onChange={setAccount} error={save.error} />}
+      <button type="submit" className="small" disabled={save.busy}>
+        Save<span className="visually-hidden"> payout method</span>
+      </button>
+      <FormError error={save.error} fields={['payout_method', 'stripe_account_id']} />
+    </form>
+  );
+}
+
 /** The affiliate's figures as the reports API sums them: one line per currency. */
 function Figures({ id }: { id: string }) {
   const figures = useLoad(async () => {
@@ -143,6 +186,10 @@ export function AffiliateDetail() {
           <dt>Payouts to</dt>
           <dd>
             <PayoutEmail affiliate={a} onSaved={setEdited} />
+          </dd>
+          <dt>Paid by</dt>
+          <dd>
+            <PayoutMethod key={`${a.payout_method}:${a.stripe_account_id}`} affiliate={a} onSaved={setEdited} />
           </dd>
           <dt>Tax form</dt>
           <dd>

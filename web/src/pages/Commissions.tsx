@@ -8,7 +8,9 @@ import { HoldReasons } from './HoldReasons';
 
 const COMMISSION_STATUSES = ['on_hold', 'pending', 'approved', 'paid', 'rejected', 'reversed'] as const;
 type CommissionStatus = (typeof COMMISSION_STATUSES)[number];
-const PAYOUT_STATUSES = ['pending', 'paid', 'canceled'] as const;
+const PAYOUT_STATUSES = ['pending', 'processing', 'paid', 'failed', 'canceled'] as const;
+
+const METHOD_NAMES: Record<Payout['method'], string> = { manual: 'Manual (export)', paypal: 'PayPal', stripe: 'Stripe', wise: 'Wise' };
 
 function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void }) {
   const [status, setStatus] = useState<CommissionStatus | ''>('');
@@ -164,6 +166,21 @@ function PayoutActions({ payout, onChanged }: { payout: Payout; onChanged: () =>
     if (!(await confirm({ title: 'Cancel this payout?', body: `Its ${payout.commission_count} commissions go back to approved, for the next payout.`, confirm: 'Cancel payout' }))) return;
     return data(await api.payouts.cancel({ params: { id: payout.id }, body: {} }));
   }, onChanged);
+  // Retry: the failed payout stays as the record; its commissions (approved again) go out in a new payout, sent at once.
+  const retry = useSubmit(async () => {
+    if (!(await confirm({ title: 'Retry this payout?', body: "Its commissions go into a new payout, sent at once by the affiliate's payout method. Fix the affiliate's payout details first if they caused the failure.", confirm: 'Retry' })))
+      return;
+    return data(await api.payouts.retry({ params: { id: payout.id }, body: {} }));
+  }, onChanged);
+  if (payout.status === 'failed')
+    return (
+      <span className="nowrap">
+        <button type="button" className="small" onClick={() => void retry.submit()} disabled={retry.busy}>
+          Retry
+        </button>
+        <FormError error={retry.error} />
+      </span>
+    );
   if (payout.status !== 'pending') return null;
   if (paying)
     return (
@@ -197,6 +214,23 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
   const pages = list.pages;
   const names = useAffiliateNames(list.rows?.map((p) => p.affiliate_id));
   const confirm = useConfirm();
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const toggle = (id: string) =>
+    setSelected((current) => {
+      const next = new Set(current);
+      if (next.has(id)) next.delete(id);
+      else next.add(id);
+      return next;
+    });
+  const send = useSubmit(async () => {
+    const ids = [...selected];
+    if (!(await confirm({ title: `Send ${ids.length} payout${ids.length === 1 ? '' : 's'}?`, body: "Each goes by its affiliate's payout method (PayPal, Stripe or Wise) from your connected account. This moves money.", confirm: 'Send' })))
+      return;
+    return data(await api.payouts.send({ body: { payout_ids: ids } }));
+  }, () => {
+    setSelected(new Set());
+    onChanged();
+  });
   const create = useSubmit(async () => {
     if (!(await confirm({ title: 'Create payouts?', body: "Gathers every approved commission into one payout per affiliate, program and currency at or above the program's minimum payout.", confirm: 'Create payouts' })))
       return;
@@ -236,6 +270,13 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
         </span>
       </div>
       <FormError error={create.error} />
+      <div className="send-bar">
+        <button type="button" onClick={() => void send.submit()} disabled={send.busy || selected.size === 0}>
+          {selected.size > 0 ? `Send ${selected.size} selected` : 'Send selected'}
+        </button>
+        <span className="muted">Select pending payouts of affiliates paid by PayPal, Stripe or Wise; manual ones go by the export files.</span>
+      </div>
+      <FormError error={send.error} />
       <DataTable
         label="Payouts"
         list={list}
@@ -246,16 +287,27 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
           </Empty>
         }
         columns={[
+          {
+            header: 'Select',
+            hiddenHeader: true,
+            cell: (p) =>
+              p.status === 'pending' ? (
+                <input type="checkbox" aria-label={`Select the payout of ${money(p.amount, p.currency)}`} checked={selected.has(p.id)} onChange={() => toggle(p.id)} />
+              ) : null,
+          },
           { header: 'Amount', rowHeader: true, cell: (p) => money(p.amount, p.currency) },
           {
             header: 'Status',
             cell: (p) => (
               <>
                 <Status value={p.status} />
+                {p.simulated && <small className="muted"> simulated</small>}
                 {p.reference && <small className="muted"> {p.reference}</small>}
+                {p.failure_reason && <small className="failure-reason">{p.failure_reason}</small>}
               </>
             ),
           },
+          { header: 'Method', cell: (p) => METHOD_NAMES[p.method] },
           { header: 'Commissions', cell: (p) => p.commission_count },
           { header: 'Affiliate', cell: (p) => <AffiliateLink id={p.affiliate_id} names={names} /> },
           { header: 'Created', cell: (p) => date(p.created_at) },

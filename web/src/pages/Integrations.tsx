@@ -53,6 +53,80 @@ function ProviderCard({ integration, onChanged }: { integration: Integration; on
   );
 }
 
+type RailProvider = 'paypal_payouts' | 'stripe_connect' | 'wise';
+
+/** The fields each payout rail takes (PUT /api/integrations/{rail}); secrets are write-only. */
+const RAIL_FIELDS: Record<RailProvider, { name: string; label: string; secret?: boolean }[]> = {
+  paypal_payouts: [
+    { name: 'client_id', label: 'Client id' },
+    { name: 'client_secret', label: 'Secret', secret: true },
+    { name: 'webhook_id', label: 'Webhook id (PAYMENT.PAYOUTS-ITEM.* events)' },
+  ],
+  stripe_connect: [{ name: 'secret_key', label: 'Secret key (sk_… or rk_…)', secret: true }],
+  wise: [
+    { name: 'api_token', label: 'API token', secret: true },
+    { name: 'profile_id', label: 'Business profile id' },
+  ],
+};
+
+/** A payout rail: the credentials payouts are sent with from the merchant's own account. */
+function RailCard({ integration, onChanged }: { integration: Integration; onChanged: () => void }) {
+  const provider = integration.provider as RailProvider;
+  const [values, setValues] = useState<Record<string, string>>({});
+  const [environment, setEnvironment] = useState<'sandbox' | 'live'>(integration.environment ?? 'sandbox');
+  const confirm = useConfirm();
+  const save = useSubmit(
+    async () => {
+      const body: Record<string, string> = Object.fromEntries(Object.entries(values).filter(([, v]) => v.trim() !== '').map(([k, v]) => [k, v.trim()]));
+      if (provider !== 'stripe_connect') body.environment = environment;
+      return data(await api.integrations.put({ params: { provider }, body }));
+    },
+    () => {
+      setValues({});
+      onChanged();
+    },
+  );
+  const remove = useSubmit(async () => {
+    if (!(await confirm({ title: `Remove the ${NAMES[provider]} credentials?`, body: 'Payouts by this rail are refused from now on; those in flight keep being reconciled only once credentials are stored again.', confirm: 'Remove' }))) return;
+    return data(await api.integrations.delete({ params: { provider } }));
+  }, onChanged);
+  const url = `${window.location.origin}${integration.webhook_path}`;
+  return (
+    <article className="card" aria-labelledby={`${provider}-title`}>
+      <h2 id={`${provider}-title`}>
+        {NAMES[provider]} <Status value={integration.configured ? 'configured' : 'not_configured'} /> {integration.environment && <small className="muted">{integration.environment}</small>}
+      </h2>
+      <p>
+        Payouts of affiliates paid by {NAMES[provider]} are sent from your account. Outcomes arrive at <code>{url}</code> <CopyButton text={url} label="Copy URL" />
+      </p>
+      <form className="inline-form" onSubmit={save.submit} noValidate>
+        {RAIL_FIELDS[provider].map((f) => (
+          <Field key={f.name} label={f.label} name={f.name} type={f.secret ? 'password' : 'text'} autoComplete="off" value={values[f.name] ?? ''} onChange={(v) => setValues((x) => ({ ...x, [f.name]: v }))} error={save.error} />
+        ))}
+        {provider !== 'stripe_connect' && (
+          <Field label="Environment" name="environment" error={save.error}>
+            {(attrs) => (
+              <select {...attrs} value={environment} onChange={(e) => setEnvironment(e.target.value as 'sandbox' | 'live')}>
+                <option value="sandbox">Sandbox</option>
+                <option value="live">Live</option>
+              </select>
+            )}
+          </Field>
+        )}
+        <button type="submit" disabled={save.busy}>
+          {integration.configured ? 'Replace credentials' : 'Store credentials'}
+        </button>
+        {integration.configured && (
+          <button type="button" className="danger" onClick={() => void remove.submit()}>
+            Remove
+          </button>
+        )}
+        <FormError error={save.error ?? remove.error} fields={[...RAIL_FIELDS[provider].map((f) => f.name), 'environment']} />
+      </form>
+    </article>
+  );
+}
+
 export function Integrations() {
   const list = useLoad(async () => data(await api.integrations.list()).integrations, []);
   return (
@@ -64,6 +138,9 @@ export function Integrations() {
       </p>
       <FormError error={list.error} />
       {list.loading && !list.data ? <Loading /> : list.data?.filter((i) => i.kind === 'payment_provider').map((i) => <ProviderCard key={i.provider} integration={i} onChanged={list.reload} />)}
+      <h2>Payout rails</h2>
+      <p>Send payouts from your own PayPal, Stripe or Wise account (Commissions and payouts, "Send selected"). Credentials are encrypted at rest and never shown again.</p>
+      {list.data?.filter((i) => i.kind === 'payout_rail').map((i) => <RailCard key={i.provider} integration={i} onChanged={list.reload} />)}
       <ReceivedEvents />
     </section>
   );

@@ -117,13 +117,12 @@ export class IntegrationsService {
 
   private toDto(organizationId: string, provider: IntegrationProvider, row: IntegrationRecord | undefined): Integration {
     const rail = isPayoutRail(provider);
-    let environment: Integration['environment'] = null;
-    if (rail && row?.credentials) environment = railEnvironment(provider, JSON.parse(this.secrets.open(row.credentials, SECRET_PURPOSE.payoutRail)) as RailCredentials[PayoutRail]);
+    const environment = rail && row?.credentials ? railEnvironment(provider, JSON.parse(this.secrets.open(row.credentials, SECRET_PURPOSE.payoutRail)) as RailCredentials[PayoutRail]) : undefined;
     return {
       provider,
       kind: rail ? 'payout_rail' : 'payment_provider',
       configured: row !== undefined,
-      environment,
+      ...(environment ? { environment } : {}),
       webhook_path: `/webhooks/${WEBHOOK_PATH[provider]}/${organizationId}`,
       updated_at: row ? iso(row.updated_at) : null,
     };

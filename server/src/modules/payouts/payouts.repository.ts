@@ -96,8 +96,9 @@ with ${PAYABLE}, eligible as materialized (
   ${QUALIFYING_GROUPS}
     and ${payoutHoldSql('a', 'p')} is null
 ), created as (
-  insert into payouts (id, organization_id, affiliate_id, program_id, currency, amount, status, commission_count, created_at)
-  select payout_id, $1, affiliate_id, program_id, currency, net, 'pending', n, now() from eligible
+  insert into payouts (id, organization_id, affiliate_id, program_id, currency, amount, status, commission_count, created_at, method)
+  select e.payout_id, $1, e.affiliate_id, e.program_id, e.currency, e.net, 'pending', e.n, now(), a.payout_method
+  from eligible e join affiliates a on a.id = e.affiliate_id and a.organization_id = $1
   returning *
 ), items as (
   insert into payout_items (organization_id, commission_id, payout_id)
