@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import type { Partner, PartnerTaxForm, TaxFormKind } from '@affiliate-attribution/contract';
+import type { Partner, PartnerPayoutSettings, PartnerTaxForm, TaxFormKind } from '@affiliate-attribution/contract';
 import { Field, FormError, Status, date, useLoad, useSubmit } from '../ui';
 import { api, orThrow } from './portal-api';
 
@@ -18,6 +18,7 @@ export function PayoutSettings({ partner, taxForm, onChanged }: { partner: Partn
     <>
       {taxForm.data && <TaxFormCard view={taxForm.data} onSubmitted={taxForm.reload} />}
       <FormError error={taxForm.error} />
+      <PayoutMethodCard partner={partner} onSaved={onChanged} />
       <PayoutEmail partner={partner} onSaved={onChanged} />
     </>
   );
@@ -119,6 +120,75 @@ function TaxFormCard({ view, onSubmitted }: { view: PartnerTaxForm; onSubmitted:
       </form>
       <FormError error={upload.error} fields={['content_base64', 'kind', 'file_name']} />
       {sent && <p role="status">Sent: the merchant reviews your form. It is stored encrypted.</p>}
+    </section>
+  );
+}
+
+const METHOD_LABELS: Record<PartnerPayoutSettings['payout_method'], string> = {
+  manual: 'The merchant pays me by hand (to my payout e-mail)',
+  paypal: 'PayPal',
+  wise: 'Wise',
+  stripe: 'Stripe (a bank account through Stripe)',
+};
+
+/**
+ * The partner's payout method, among those the merchant pays by (shown only when the merchant set
+ * up PayPal, Wise or Stripe): PayPal and Wise pay to an e-mail, Stripe to the connected account that
+ * "Connect with Stripe" creates (Stripe's own onboarding pages, then back here).
+ */
+function PayoutMethodCard({ partner, onSaved }: { partner: Partner; onSaved: () => void }) {
+  const settings = useLoad(async () => orThrow(await api.partner.payoutSettings()), [partner.email]);
+  const back = new URLSearchParams(location.search).get('stripe_onboarding');
+  const [method, setMethod] = useState<PartnerPayoutSettings['payout_method']>();
+  const [email, setEmail] = useState<string>();
+  const [saved, setSaved] = useState(false);
+  const current = settings.data;
+  const chosen = method ?? (back === 'return' && current?.stripe_connected ? 'stripe' : current?.payout_method) ?? 'manual';
+  const save = useSubmit(
+    async () => orThrow(await api.partner.updatePayoutSettings({ body: { payout_method: chosen, ...(chosen === 'paypal' || chosen === 'wise' ? { payout_email: (email ?? current?.payout_email ?? '').trim() } : {}) } })),
+    () => {
+      setSaved(true);
+      settings.reload();
+      onSaved();
+    },
+  );
+  const connect = useSubmit(async () => orThrow(await api.partner.stripeOnboarding({ body: {} })), (link) => location.assign(link.url));
+  if (!current || current.available_methods.length < 2) return <FormError error={settings.error} />;
+  return (
+    <section className="card" aria-labelledby="method-title" data-testid="payout-method">
+      <h2 id="method-title">How you are paid</h2>
+      {back === 'return' && <p role="status">Back from Stripe{current.stripe_connected ? ': your account is connected. Choose Stripe and save to be paid there.' : '.'}</p>}
+      {back === 'refresh' && <p role="status">That Stripe link expired: connect again for a new one.</p>}
+      <form className="stacked-form" onSubmit={save.submit} noValidate aria-label="Payout method">
+        <fieldset className="choices">
+          <legend>Payout method</legend>
+          {current.available_methods.map((m) => (
+            <label key={m} className="choice">
+              <input type="radio" name="payout_method" value={m} checked={chosen === m} onChange={() => (setSaved(false), setMethod(m))} /> {METHOD_LABELS[m]}
+              {m === 'stripe' && current.stripe_connected && <small className="muted"> · connected</small>}
+            </label>
+          ))}
+        </fieldset>
+        {(chosen === 'paypal' || chosen === 'wise') && (
+          <Field label={`${chosen === 'paypal' ? 'PayPal' : 'Wise'} e-mail`} name="payout_email" type="email" value={email ?? current.payout_email} onChange={(v) => (setSaved(false), setEmail(v))} error={save.error} />
+        )}
+        {chosen === 'stripe' && (
+          <div className="actions">
+            <button type="button" className={current.stripe_connected ? 'secondary' : ''} disabled={connect.busy} onClick={() => void connect.submit()}>
+              {current.stripe_connected ? 'Update my Stripe details' : 'Connect with Stripe'}
+            </button>
+            {!current.stripe_connected && <small className="muted">Stripe asks for your details and bank account, then brings you back here.</small>}
+          </div>
+        )}
+        <FormError error={connect.error} />
+        {!(chosen === 'stripe' && !current.stripe_connected) && (
+          <button type="submit" disabled={save.busy}>
+            Save payout method
+          </button>
+        )}
+      </form>
+      <FormError error={save.error} fields={['payout_email']} />
+      {saved && <p role="status">Saved: you are paid by {METHOD_LABELS[current.payout_method]}.</p>}
     </section>
   );
 }

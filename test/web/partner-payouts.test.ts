@@ -4,13 +4,14 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { fromRepoRoot } from '../../server/src/paths.js';
 import { describeInBrowser, launchChromium } from '../snippet/support/browser.js';
 import { TEST_ENCRYPTION_KEY } from '../support/server.js';
+import { StripeConnectStandIn } from '../support/stripe-connect-standin.js';
 import { buildDashboard, DESKTOP, seriousViolations, sidewaysScrolling, withFailureScreenshots } from './support/dashboard.js';
 import { call, ownerSession, PASSWORD, startService, type PeopleServer } from './support/people.js';
 import { apply, unique } from './support/portal.js';
 import { signInLinkOf, startSmtpReceiver, type SmtpReceiver } from './support/smtp.js';
 
 /**
- * Tax forms in Chromium, both sides (shared/spec/payout-rails.md): a program that requires an
+ * Tax forms and Stripe Connect onboarding in Chromium, both sides (shared/spec/payout-rails.md): a program that requires an
  * accepted form holds a partner's payout; the partner sees why in the portal and uploads a form;
  * the owner sees "Payout held: tax form submitted" on the affiliate page, rejects it with a reason
  * the partner then reads, and accepts the corrected one, which releases the payout. Screenshots at
@@ -153,6 +154,83 @@ describeInBrowser('tax forms, as the partner and the merchant see them', () => {
     await partner.getByTestId('tax-form').getByText('accepted', { exact: true }).waitFor();
     expect(await partner.getByTestId('payout-holds').count()).toBe(0);
     await shoot(partner, 'portal-accepted');
+    await partner.context().close();
+    await merchant.context().close();
+  });
+});
+
+describeInBrowser('Stripe Connect onboarding, as the partner and the merchant see it', () => {
+  let browser: Browser;
+  let stripe: StripeConnectStandIn;
+  const saved = process.env.STRIPE_API_BASE_URL;
+  beforeAll(async () => {
+    browser = await launchChromium();
+    stripe = await new StripeConnectStandIn().start();
+    process.env.STRIPE_API_BASE_URL = stripe.baseUrl;
+  }, 60_000);
+  afterAll(async () => {
+    if (saved === undefined) delete process.env.STRIPE_API_BASE_URL;
+    else process.env.STRIPE_API_BASE_URL = saved;
+    await stripe?.stop();
+    await browser?.close();
+  });
+
+  it('the partner connects with Stripe from the portal, comes back and chooses Stripe; the merchant sees the account and makes a new link', { timeout: 180_000 }, async () => {
+    const owner = await ownerSession(base, 'Acme Tools');
+    const key = { authorization: `Bearer ${owner.apiKey}` };
+    expect((await call(base, 'PUT', '/api/integrations/stripe_connect', { headers: key, body: { secret_key: stripe.secretKey } })).status).toBe(200);
+    const program = (await call(base, 'POST', '/api/programs', { headers: key, body: { name: 'Acme Friends', commission_value: 10, signup: 'open' } })).body.data.program;
+    const slug = unique('sam').slice(0, 30);
+    const email = `${slug}@partners.example`;
+    const applied = await apply(base, owner.organization.id, program.id, { name: 'Sam Partner', email, slug });
+    const affiliateId: string = applied.body.data.application.affiliate_id;
+    const welcome = await smtp.next(email);
+
+    const partner = await (await browser.newContext({ viewport: DESKTOP, bypassCSP: true })).newPage();
+    // Stripe's hosted onboarding is Stripe's: the stand-in's link opens a page of our own here.
+    await partner.route('https://connect.stripe.com/**', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<title>Stripe onboarding</title><h1>Stripe onboarding</h1>' }));
+    await withFailureScreenshots(partner, 'stripe-portal', async () => {
+      await partner.goto(signInLinkOf(welcome).toString());
+      await partner.getByRole('button', { name: 'Continue to the portal' }).click();
+      const card = partner.getByTestId('payout-method');
+      await card.getByRole('heading', { name: 'How you are paid' }).waitFor();
+      await card.getByLabel('Stripe (a bank account through Stripe)').check();
+      await shoot(partner, 'portal-payout-method');
+      await card.getByRole('button', { name: 'Connect with Stripe' }).click();
+      await partner.waitForURL(/^https:\/\/connect\.stripe\.com\/setup\/e\/acct_/);
+      const account = [...stripe.accounts.values()].find((a) => a.email === email)!;
+      expect(account).toMatchObject({ type: 'express', capabilities: { transfers: 'inactive' } });
+      stripe.completeOnboarding(account.id);
+
+      // Stripe brings the partner back (return_url): Stripe is chosen, saved.
+      await partner.goto(`${base}/portal/${owner.organization.id}?stripe_onboarding=return`);
+      await card.getByText('Back from Stripe: your account is connected.').waitFor();
+      expect(await card.getByLabel('Stripe (a bank account through Stripe)').isChecked()).toBe(true);
+      await card.getByRole('button', { name: 'Save payout method' }).click();
+      await card.getByText('Saved: you are paid by Stripe (a bank account through Stripe).').waitFor();
+      expect(await seriousViolations(partner)).toEqual([]);
+      await shoot(partner, 'portal-stripe-connected');
+      const affiliate = (await call(base, 'GET', `/api/affiliates/${affiliateId}`, { headers: key })).body.data.affiliate;
+      expect(affiliate).toMatchObject({ payout_method: 'stripe', stripe_account_id: account.id });
+    });
+
+    const merchant = await (await browser.newContext({ viewport: DESKTOP, bypassCSP: true })).newPage();
+    await withFailureScreenshots(merchant, 'stripe-dashboard', async () => {
+      await merchant.goto(`${base}/dashboard/sign-in`);
+      await merchant.getByLabel('E-mail').fill(owner.email);
+      await merchant.getByLabel('Password').fill(PASSWORD);
+      await merchant.getByRole('button', { name: 'Sign in' }).click();
+      await merchant.waitForURL('**/dashboard/overview');
+      await merchant.goto(`${base}/dashboard/affiliates/${affiliateId}`);
+      const row = merchant.getByTestId('stripe-onboarding');
+      await row.getByText(/^acct_/).waitFor();
+      await row.getByRole('button', { name: 'New onboarding link' }).click();
+      await row.getByTestId('onboarding-link').getByText(/^https:\/\/connect\.stripe\.com\/setup\/e\/acct_/).waitFor();
+      expect(await seriousViolations(merchant)).toEqual([]);
+      await shoot(merchant, 'dashboard-stripe-link');
+    });
+    // One account for the partner, however many links.
+    expect(stripe.requests.filter((r) => r.path === '/v1/accounts' && r.params.email === email)).toHaveLength(1);
     await partner.context().close();
     await merchant.context().close();
   });
