@@ -33,13 +33,13 @@ export function isPlainJsonBody(req: IncomingMessage, limit: number): boolean {
  * a byte is read, then body-parser reads, checks UTF-8 and parses. The hot lane serves only the
  * plain form (hot-routes.ts), so the other forms never reach it.
  */
-export function jsonBodyStage(defaultLimit: number, paths: readonly string[] = ['/api', '/admin'], larger: readonly { path: string; bytes: number }[] = []): Stage {
+export function jsonBodyStage(defaultLimit: number, paths: readonly string[] = ['/api', '/admin'], larger: readonly { method: string; path: string; bytes: number }[] = []): Stage {
   const parsers = new Map<number, ReturnType<typeof jsonBodyParser>>([[defaultLimit, jsonBodyParser({ limit: defaultLimit })]]);
   for (const { bytes } of larger) if (!parsers.has(bytes)) parsers.set(bytes, jsonBodyParser({ limit: bytes }));
   const limitOf = (req: PipelineRequest): number => {
     if (larger.length === 0) return defaultLimit;
     const path = (req.originalUrl ?? req.url ?? '').split('?')[0];
-    return larger.find((route) => route.path === path)?.bytes ?? defaultLimit;
+    return larger.find((route) => route.method === req.method && route.path === path)?.bytes ?? defaultLimit;
   };
   return {
     name: 'JSON body',

@@ -34,8 +34,8 @@ export interface RouteGroupStages {
   bodies: readonly Stage[];
   /** After the body rules (a malformed request is told what is wrong with it first). */
   afterBody: readonly Stage[];
-  /** Routes whose JSON body may be larger than JSON_BODY_LIMIT_BYTES (a tax form upload), by exact path. */
-  jsonBodyLimits?: readonly { path: string; bytes: number }[];
+  /** Routes whose JSON body may be larger than JSON_BODY_LIMIT_BYTES (a tax form upload), by method and exact path. */
+  jsonBodyLimits?: readonly { method: string; path: string; bytes: number }[];
 }
 
 /** Where the API's JSON body rules apply besides /api and /admin. Not /webhooks: signatures are over the raw bytes, which the webhook route reads. */

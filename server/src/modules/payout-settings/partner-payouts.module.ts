@@ -16,7 +16,7 @@ export interface PartnerPayouts {
   taxForms: TaxFormsService;
   payoutSettings: PayoutSettingsService;
   /** Routes whose JSON body may pass the 1 MiB limit (http/stages.ts): a tax form upload, a document of up to 10 MiB in base64. */
-  jsonBodyLimits: { path: string; bytes: number }[];
+  jsonBodyLimits: { method: string; path: string; bytes: number }[];
   /** The merchant's routes under /api (the partner's are the portal's: modules/partners). */
   mountRoutes(app: Express, options: EndpointOptions): void;
 }
@@ -36,7 +36,7 @@ export function createPartnerPayouts(
   return {
     taxForms,
     payoutSettings,
-    jsonBodyLimits: [{ path: contract.partner.submitTaxForm.path, bytes: TAX_FORM_BODY_LIMIT_BYTES }],
+    jsonBodyLimits: [{ method: contract.partner.submitTaxForm.method, path: contract.partner.submitTaxForm.path, bytes: TAX_FORM_BODY_LIMIT_BYTES }],
     mountRoutes(app, options) {
       createExpressEndpoints(contract.taxForms, taxFormsRouter(taxForms), app, options);
       createExpressEndpoints(contract.taxFormReview, taxFormReviewRouter(taxForms), app, options);
