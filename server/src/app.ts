@@ -61,6 +61,7 @@ import { payoutsRouter } from './modules/payouts/payouts.router.js';
 import { PayoutSender } from './modules/payouts/payout-sender.js';
 import { PayoutSendsRepository } from './modules/payouts/payout-sends.repository.js';
 import { payoutRailWebhooksRouter } from './webhooks/payout-rails.js';
+import { payoutFailureMail } from './modules/payouts/failure-mail.js';
 import { SecretBox } from './security/secret-box.js';
 import { EndpointsRepository } from './modules/events/endpoints.repository.js';
 import { EndpointsService } from './modules/events/endpoints.service.js';
@@ -264,6 +265,8 @@ export function createApp(deps: AppDeps): App {
   // The dashboard's users and sessions: a second credential on the same /api routes.
   const mailer = createMailer(config, logger);
   const people = new People(deps.orm, services.organizations, { ...config, PUBLIC_BASE_URL: publicBaseUrl }, logger, mailer);
+  // A payout its provider did not pay: the partner is told by e-mail too (the portal shows it).
+  services.payoutSender.onFailed(payoutFailureMail(services.affiliates, mailer, logger, `${publicBaseUrl}/portal`));
   // The partner portal: partners' sign-in and their own routes under /partner/api.
   // The partner's side of payouts: tax forms, payout method, Stripe Connect onboarding.
   const partnerPayouts = createPartnerPayouts(deps.orm, { encryptionKey: deps.config.ENCRYPTION_KEY, integrations: services.integrations, publicBaseUrl });

@@ -48,6 +48,8 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     expect(request.sender_batch_header).toMatchObject({ sender_batch_id: expect.stringMatching(/^svc-[0-9a-f]{32}$/), recipient_type: 'EMAIL' });
     expect(request.items).toEqual([{ recipient_type: 'EMAIL', amount: { value: '42.50', currency: 'USD' }, receiver: 'jane.paypal@example.com', sender_item_id: p.id, note: `Payout ${p.id}` }]);
     const batchId = [...paypal.batches.values()].find((b) => b.sender_batch_header.sender_batch_id === request.sender_batch_header.sender_batch_id)!.payout_batch_id;
+    // The answer waited for PayPal's (bounded): it already names the batch.
+    expect(answered.provider_reference).toBe(batchId);
     expect((await payout(m, p.id)).provider_reference).toBe(batchId);
 
     // Sending again: refused, nothing more reaches PayPal.
@@ -103,7 +105,7 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     await sent(m, [p.id]);
     await sendsSettled();
     paypal.setItem(p.id, 'UNCLAIMED');
-    const hook = paypal.webhookFor(p.id, 'UNCLAIMED');
+    const hook = paypal.webhookFor(p.id, 'UNCLAIMED', { bare: true });
     const res = await postWebhook(`/webhooks/paypal/${m.id}`, hook.body, hook.headers);
     expect(res.body.data.webhook.outcome).toBe('ignored');
     expect((await payout(m, p.id)).status).toBe('processing');
@@ -113,6 +115,18 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     paypal.setItem(p.id, 'SUCCESS');
     await reconcileNow();
     expect(await payout(m, p.id)).toMatchObject({ status: 'paid', provider_reference: expect.stringContaining('/') });
+  });
+
+  it('an item event without the original payout_item is read back from PayPal by its payout_item_id', async () => {
+    const { m, payout: p } = await merchantWithPendingPayout('paypal', 16);
+    await connectPayPal(m);
+    await sent(m, [p.id]);
+    await sendsSettled();
+    paypal.setItem(p.id, 'BLOCKED', { name: 'RECEIVER_ACCOUNT_LOCKED', message: 'Receiver account is locked' });
+    const hook = paypal.webhookFor(p.id, 'BLOCKED', { bare: true });
+    const res = await postWebhook(`/webhooks/paypal/${m.id}`, hook.body, hook.headers);
+    expect(res.body.data.webhook.outcome).toBe('processed');
+    expect(await payout(m, p.id)).toMatchObject({ status: 'failed', failure_reason: 'PayPal: BLOCKED (RECEIVER_ACCOUNT_LOCKED: Receiver account is locked)' });
   });
 
   it('a lost answer (PayPal paid, the connection dropped) is reconciled by asking PayPal for the same sender_batch_id: one batch, paid once', async () => {
@@ -133,6 +147,40 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     await reconcileNow();
     expect((await payout(m, p.id)).status).toBe('paid');
     expect(batchesOf()).toHaveLength(1);
+  });
+
+  it('a send that never reached PayPal (as after a crash between the commit and the call) goes out once, by the reconciliation, under the stored key', async () => {
+    const { m, payout: p } = await merchantWithPendingPayout('paypal', 13);
+    await connectPayPal(m);
+    // PayPal unreachable: nothing arrives there; the payout is recorded in flight under its key.
+    process.env.PAYPAL_API_BASE_URL = 'http://127.0.0.1:9';
+    try {
+      const res = await m.api.post('/api/payouts/send', { payout_ids: [p.id] });
+      expect(res.status).toBe(202);
+      expect(res.body.data.payouts[0]).toMatchObject({ status: 'processing', provider_reference: null });
+      await sendsSettled();
+    } finally {
+      process.env.PAYPAL_API_BASE_URL = paypal.baseUrl;
+    }
+    expect(paypal.createRequests.filter((r) => r.items.some((i: any) => i.sender_item_id === p.id))).toHaveLength(0);
+    await reconcileNow();
+    await reconcileNow();
+    const requests = paypal.createRequests.filter((r) => r.items.some((i: any) => i.sender_item_id === p.id));
+    expect(requests).toHaveLength(1);
+    const batch = [...paypal.batches.values()].find((b) => b.items.some((i) => i.payout_item.sender_item_id === p.id))!;
+    // The second pass read the batch back: its item is known too.
+    expect((await payout(m, p.id)).provider_reference).toBe(`${batch.payout_batch_id}/${batch.items[0]!.payout_item_id}`);
+  });
+
+  it('two sends of the same payout at once: one is taken (202), the other refused (409); PayPal receives it once', async () => {
+    const { m, payout: p } = await merchantWithPendingPayout('paypal', 6);
+    await connectPayPal(m);
+    const answers = await Promise.all([m.api.post('/api/payouts/send', { payout_ids: [p.id] }), m.api.post('/api/payouts/send', { payout_ids: [p.id] })]);
+    expect(answers.map((a) => a.status).sort()).toEqual([202, 409]);
+    await sendsSettled();
+    expect(paypal.createRequests.filter((r) => r.items.some((i: any) => i.sender_item_id === p.id))).toHaveLength(1);
+    expectError(await m.api.post(`/api/payouts/${p.id}/paid`, {}), 409, 'A processing payout cannot be marked paid: it was sent through its payout rail, whose outcome decides');
+    expectError(await m.api.post(`/api/payouts/${p.id}/cancel`, {}), 409, 'A processing payout cannot be canceled: it was sent through its payout rail, whose outcome decides');
   });
 
   it('refuses a forged or unverifiable webhook (400) and changes nothing', async () => {

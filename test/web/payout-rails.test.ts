@@ -100,6 +100,21 @@ describeInBrowser('sending payouts from the dashboard', () => {
       await expect.poll(() => payouts.getByRole('row', { name: /\$40\.00/ }).textContent(), POLL).toContain('processing');
       const all = (await call(base, 'GET', `/api/payouts?affiliate_id=${jane.id}`, { headers: key })).body.data.payouts.map((p: any) => p.status).sort();
       expect(all).toEqual(['failed', 'processing']);
+
+      // The rails on the Integrations page: PayPal configured (sandbox), the others not; a missing field is named.
+      await page.getByRole('link', { name: 'Integrations' }).click();
+      const card = page.getByRole('article', { name: /PayPal Payouts/ });
+      await expect.poll(() => card.textContent(), POLL).toContain('configured');
+      expect(await card.textContent()).toContain('sandbox');
+      const wiseCard = page.getByRole('article', { name: /^Wise/ });
+      await wiseCard.getByLabel('API token').fill('token-123');
+      await wiseCard.getByRole('button', { name: 'Store credentials' }).click();
+      await expect.poll(() => wiseCard.textContent(), POLL).toContain('Required');
+      await page.screenshot({ path: '.tmp/web-shots/integrations-rails-1280.png', fullPage: true });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.waitForTimeout(200);
+      await page.screenshot({ path: '.tmp/web-shots/integrations-rails-390.png', fullPage: true });
+      expect(await sidewaysScrolling(page)).toEqual([]);
       expect(errors).toEqual([]);
     });
     await context.close();

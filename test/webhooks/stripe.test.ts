@@ -312,7 +312,8 @@ describe('Stripe webhooks', () => {
     });
 
     it('404 for an unknown provider', async () => {
-      expectError(await deliver('paypal', m.id, '{}', {}), 404, /Unknown provider: paypal/);
+      // (`paypal` is now PayPal Payouts' own route: test/api/payout-rails-paypal.test.ts.)
+      expectError(await deliver('square', m.id, '{}', {}), 404, /Unknown provider: square/);
     });
   });
 });

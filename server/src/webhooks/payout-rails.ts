@@ -58,7 +58,9 @@ export async function receivePayPal(sender: PayoutSender, organizationId: string
     detail,
   });
   if (typeof event.event_type !== 'string' || !event.event_type.startsWith('PAYMENT.PAYOUTS-ITEM.')) return receipt('ignored', 'Event type not used by the service');
-  const state = paypalItemState(event.resource);
+  // An item event names its payout by sender_item_id; one that does not is read back from PayPal by its payout_item_id.
+  const resource = (event.resource ?? {}) as Json;
+  const state = paypalItemState(resource) ?? (typeof resource.payout_item_id === 'string' ? paypalItemState(await paypal.client.item(resource.payout_item_id)) : undefined);
   if (!state || !isUuid(state.payout_id)) return receipt('ignored', 'No payout of this service in the event (sender_item_id)');
   const [payout] = await sender.inFlightOf(organizationId, [state.payout_id]);
   if (!payout || payout.method !== 'paypal') return receipt('ignored', `Payout ${state.payout_id} is not in flight by PayPal`);

@@ -86,8 +86,10 @@ export class PayPalStandIn {
   }
 
   /** A PAYMENT.PAYOUTS-ITEM.<suffix> event for the item, with transmission headers that this stand-in will verify. */
-  webhookFor(senderItemId: string, suffix: string): { headers: Record<string, string>; body: string } {
-    const item = this.item(senderItemId)!;
+  webhookFor(senderItemId: string, suffix: string, options: { bare?: boolean } = {}): { headers: Record<string, string>; body: string } {
+    const found = this.item(senderItemId)!;
+    // `bare`: the resource as a minimal event carries it, without the original payout_item.
+    const item = options.bare ? { payout_item_id: found.payout_item_id, payout_batch_id: found.payout_batch_id, transaction_status: found.transaction_status } : found;
     const event = {
       id: `WH-${paypalId()}-${paypalId()}`,
       event_version: '1.0',

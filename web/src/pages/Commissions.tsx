@@ -307,8 +307,8 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
               </>
             ),
           },
-          { header: 'Method', cell: (p) => METHOD_NAMES[p.method] },
           { header: 'Commissions', cell: (p) => p.commission_count },
+          { header: 'Method', cell: (p) => METHOD_NAMES[p.method] },
           { header: 'Affiliate', cell: (p) => <AffiliateLink id={p.affiliate_id} names={names} /> },
           { header: 'Created', cell: (p) => date(p.created_at) },
           { header: 'Actions', hiddenHeader: true, cell: (p) => <PayoutActions payout={p} onChanged={onChanged} /> },

@@ -290,7 +290,19 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
           columns={[
             { header: 'Created', rowHeader: true, cell: (p) => date(p.created_at) },
             { header: 'Amount', cell: (p) => money(p.amount, p.currency) },
-            { header: 'Status', cell: (p) => <Status value={p.status} /> },
+            {
+              header: 'Status',
+              cell: (p) => (
+                <>
+                  <Status value={p.status} />
+                  {p.failure_reason && (
+                    <small className="failure-reason">
+                      {p.failure_reason}. Check your payout details with the merchant: these commissions go into the next payout.
+                    </small>
+                  )}
+                </>
+              ),
+            },
             { header: 'Paid on', cell: (p) => date(p.paid_at) },
           ]}
         />

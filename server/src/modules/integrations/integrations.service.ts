@@ -37,7 +37,7 @@ const Text = z.string().min(1).max(4096);
 const RAIL_CREDENTIALS = {
   paypal_payouts: z.object({ client_id: Text, client_secret: Text, environment: Environment, webhook_id: Text.optional() }),
   stripe_connect: z.object({ secret_key: z.string().regex(/^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/, 'Expected a Stripe secret key (sk_test_…, sk_live_…, rk_…)') }),
-  wise: z.object({ api_token: Text, profile_id: z.union([z.string().regex(/^\d{1,20}$/, 'Expected a Wise profile id (digits)'), z.number().int().positive()]).transform(String), environment: Environment }),
+  wise: z.object({ api_token: Text, profile_id: z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string().regex(/^\d{1,20}$/, 'Expected a Wise profile id (digits)')), environment: Environment }),
 } as const;
 
 export type PayPalCredentials = z.output<(typeof RAIL_CREDENTIALS)['paypal_payouts']>;

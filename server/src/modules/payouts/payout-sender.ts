@@ -13,6 +13,9 @@ import { RAIL_INTEGRATION, RailRefused, RailUnreachable, sendKeys, type RailBatc
 import { StripeTransfers } from './rails/stripe.js';
 import { WiseTransfers } from './rails/wise.js';
 
+/** How long POST /api/payouts/send waits for the providers' answers before answering 202 anyway. */
+const ANSWER_WAIT_MS = 10_000;
+
 const RAIL_FIELDS = {
   paypal_payouts: '{ client_id, client_secret, environment, webhook_id }',
   stripe_connect: '{ secret_key }',
@@ -71,6 +74,7 @@ function batchesOf(rows: SendCandidate[]): { method: RailMethod; batch: RailBatc
  */
 export class PayoutSender {
   private readonly inFlight = new Set<Promise<void>>();
+  private failedListener: ((payout: PayoutRecord) => Promise<void>) | undefined;
 
   constructor(
     private readonly sends: PayoutSendsRepository,
@@ -121,8 +125,16 @@ export class PayoutSender {
     if (test) return Promise.all(candidates.map((c) => this.simulate(c).then(toPayoutDto)));
 
     const rows = candidates.map((c) => ({ ...c, ...claimed.find((r) => r.id === c.id)! }));
-    this.track(Promise.all(batchesOf(rows).map(({ method, batch }) => this.dispatch(organizationId, method, batch, 'send'))).then(() => undefined));
-    return claimed.map(toPayoutDto);
+    // The calls run apart from the request (tracked, so a graceful stop waits for them); the answer
+    // waits for them a bounded time, so that it shows the provider's ids when they came quickly.
+    // Whatever happens to them, the payouts are already recorded as in flight under their keys.
+    const work = Promise.all(batchesOf(rows).map(({ method, batch }) => this.dispatch(organizationId, method, batch, 'send'))).then(() => undefined);
+    this.track(work);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ANSWER_WAIT_MS)))]);
+    clearTimeout(timer);
+    const now = await this.sends.candidates(organizationId, { payout_ids: claimed.map((r) => r.id) });
+    return now.map(toPayoutDto);
   }
 
   /** Test mode: nothing reaches a provider; paid at once, or failed when a real send would have been refused. */
@@ -130,6 +142,11 @@ export class PayoutSender {
     const missing = missingDestination(c);
     if (missing) return this.payouts.markFailed(c.organization_id, c.id, `Simulated: ${missing}`);
     return this.payouts.markPaid(c.organization_id, c.id, undefined, 'processing', `simulated_${c.id}`);
+  }
+
+  /** Called once for each payout that becomes `failed` by its provider's outcome (the partner's e-mail, failure-mail.ts). */
+  onFailed(listener: (payout: PayoutRecord) => Promise<void>): void {
+    this.failedListener = listener;
   }
 
   /** Waits for the sends started by this instance (tests; a graceful stop). */
@@ -166,8 +183,11 @@ export class PayoutSender {
           await this.payouts.markPaid(organizationId, state.payout_id, undefined, 'processing', state.reference);
           done.push(`${state.payout_id} paid`);
         } else if (state.outcome === 'failed') {
-          await this.payouts.markFailed(organizationId, state.payout_id, state.reason ?? 'Failed', state.reference);
+          const before = await this.sends.inFlight(organizationId, [state.payout_id]);
+          const failed = await this.payouts.markFailed(organizationId, state.payout_id, state.reason ?? 'Failed', state.reference);
           done.push(`${state.payout_id} failed`);
+          // Only the change to failed tells the partner (a redelivered outcome finds it failed already).
+          if (before.length > 0 && this.failedListener) await this.failedListener(failed);
         } else if (state.reference) {
           await this.sends.recordReference(organizationId, state.payout_id, state.reference);
         }

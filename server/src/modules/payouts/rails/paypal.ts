@@ -104,6 +104,12 @@ export class PayPalPayouts implements RailClient {
     return this.batchStates(batch, batchId);
   }
 
+  /** One item's details (GET /v1/payments/payouts-item/{payout_item_id}); undefined when PayPal does not answer it. */
+  async item(payoutItemId: string): Promise<unknown> {
+    const answer = await this.authorized('GET', `/v1/payments/payouts-item/${encodeURIComponent(payoutItemId)}`);
+    return answer.status === 200 ? answer.body : undefined;
+  }
+
   private fromBatchAnswer(batch: RailBatch, body: any): RailState[] {
     const batchId = body?.batch_header?.payout_batch_id;
     if (typeof batchId !== 'string') throw new RailUnreachable('PayPal answered without batch_header.payout_batch_id');
