@@ -201,6 +201,10 @@ describe('require_tax_form holds payouts', () => {
       holds: [{ program_id: m.program.id, program_name: 'Main', reason: 'tax_form_missing', message: 'Main pays you once your tax form is accepted: upload a W-9 (US persons) or a W-8BEN / W-8BEN-E (outside the US).' }],
     });
 
+    // The balance says so too, in place of "paid in the merchant's next payout".
+    const balance = (await partner.get('/partner/api/payouts')).body.data.balances[0];
+    expect(balance).toMatchObject({ approved: 25, next_payout: { state: 'due' }, payout_hold: { reason: 'tax_form_missing', message: expect.stringContaining('Main pays you once your tax form is accepted') } });
+
     await partner.post('/partner/api/tax-form', upload(PDF));
     expect(await run()).toEqual({ payouts: [], held: [held('tax_form_submitted')] });
     expect((await partner.get('/partner/api/tax-form')).body.data.holds[0].message).toBe("Your tax form is waiting for the merchant's review: payouts in Main are held until it is accepted.");
@@ -215,6 +219,7 @@ describe('require_tax_form holds payouts', () => {
     expect(paid.held).toEqual([]);
     expect(paid.payouts).toEqual([expect.objectContaining({ affiliate_id: m.affiliate.id, amount: 25, commission_count: 1, status: 'pending' })]);
     expect((await partner.get('/partner/api/tax-form')).body.data.holds).toEqual([]);
+    expect((await partner.get('/partner/api/payouts')).body.data.balances[0].payout_hold).toBeNull();
   });
 
   it('holds only the affiliates without an accepted form, only in programs that require one', async () => {

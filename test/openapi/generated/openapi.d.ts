@@ -2656,6 +2656,16 @@ export interface components {
                 /** @description What is missing to reach the minimum, counting the pending commissions too; 0 when they suffice (and when the minimum is 0). */
                 shortfall: number;
             };
+            /** @description Why no payout is created for you in this program whatever the balance: it requires an accepted tax form and yours is not (the message says what to do); null: nothing holds it. */
+            payout_hold: {
+                /**
+                 * @description Why payouts wait: the program requires an accepted tax form (`require_tax_form`) and the partner's form is missing, waiting for review, or rejected.
+                 * @enum {string}
+                 */
+                reason: "tax_form_missing" | "tax_form_submitted" | "tax_form_rejected";
+                /** @description The reason in words, e.g. "Payout held: tax form missing". */
+                message: string;
+            } | null;
         };
         /** @description One of the partner's commission entries. */
         PartnerCommission: {
@@ -19632,6 +19642,10 @@ export interface operations {
                      *               "eligible": false,
                      *               "eligible_from": "eligible-from",
                      *               "shortfall": 1
+                     *             },
+                     *             "payout_hold": {
+                     *               "reason": "tax_form_missing",
+                     *               "message": "message"
                      *             }
                      *           }
                      *         ],

@@ -231,17 +231,23 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
                 <dt>Paid so far</dt>
                 <dd>{money(b.paid, b.currency)}</dd>
               </dl>
-              <p className="next-payout" data-testid="next-payout">
-                {b.next_payout.state === 'due'
-                  ? `Your approved balance reaches the ${money(b.minimum_payout, b.currency)} minimum: it is paid in the merchant's next payout.`
-                  : b.next_payout.state === 'scheduled' && b.next_payout.eligible_from
-                    ? `Next payout: once your commissions are approved on ${date(b.next_payout.eligible_from)}, your balance reaches the ${money(b.minimum_payout, b.currency)} minimum and is paid in the merchant's next payout after that.`
-                    : b.next_payout.state === 'short'
-                      ? b.minimum_payout > 0
-                        ? `Next payout: ${money(b.next_payout.shortfall, b.currency)} more in commissions to reach the ${money(b.minimum_payout, b.currency)} minimum.`
-                        : `Next payout: after ${money(b.next_payout.shortfall, b.currency)} more in commissions (a refund after a payout left your balance below zero).`
-                      : `Nothing to pay at the moment: new commissions are paid in the merchant's next payout once approved.${b.on_hold !== 0 ? ' Those under review count once the merchant releases them.' : ''}`}
-              </p>
+              {b.payout_hold ? (
+                <p className="notice-warn next-payout" data-testid="next-payout">
+                  {b.payout_hold.message}
+                </p>
+              ) : (
+                <p className="next-payout" data-testid="next-payout">
+                  {b.next_payout.state === 'due'
+                    ? `Your approved balance reaches the ${money(b.minimum_payout, b.currency)} minimum: it is paid in the merchant's next payout.`
+                    : b.next_payout.state === 'scheduled' && b.next_payout.eligible_from
+                      ? `Next payout: once your commissions are approved on ${date(b.next_payout.eligible_from)}, your balance reaches the ${money(b.minimum_payout, b.currency)} minimum and is paid in the merchant's next payout after that.`
+                      : b.next_payout.state === 'short'
+                        ? b.minimum_payout > 0
+                          ? `Next payout: ${money(b.next_payout.shortfall, b.currency)} more in commissions to reach the ${money(b.minimum_payout, b.currency)} minimum.`
+                          : `Next payout: after ${money(b.next_payout.shortfall, b.currency)} more in commissions (a refund after a payout left your balance below zero).`
+                        : `Nothing to pay at the moment: new commissions are paid in the merchant's next payout once approved.${b.on_hold !== 0 ? ' Those under review count once the merchant releases them.' : ''}`}
+                </p>
+              )}
             </div>
           ))
         )}

@@ -41,6 +41,7 @@ export class Partners {
     private readonly deps: { affiliates: AffiliatesService; partnerPayouts: Pick<PartnerPayouts, 'taxForms' | 'payoutSettings'>; mailer: Mailer; logger: Logger; publicBaseUrl: string },
   ) {
     this.service = new PartnersService(new PartnersRepository(orm), deps.affiliates, deps.mailer, deps.logger);
+    this.service.payoutHolds = (partner) => deps.partnerPayouts.taxForms.holdsByProgram(partner.organizationId, partner.email);
     this.cookie = new PartnerCookie(deps.publicBaseUrl);
     deps.affiliates.statusListeners.push((change) =>
       this.service.applicationDecided(change).catch((err: unknown) => deps.logger.error({ err, affiliate_id: change.affiliate.id }, 'could not tell the partner of the decision on their application')),

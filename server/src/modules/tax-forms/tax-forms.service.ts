@@ -1,4 +1,4 @@
-import { TAX_FORM_MAX_BYTES, type PartnerTaxForm, type TaxFormView } from '@affiliate-attribution/contract';
+import { TAX_FORM_MAX_BYTES, type PartnerTaxForm, type PayoutHoldReason, type TaxFormView } from '@affiliate-attribution/contract';
 import { TooLargeError } from '../../domain-errors.js';
 import { BadRequestError, ConflictError, HttpError, NotFoundError, UnauthorizedError } from '../../http/errors.js';
 import { taxFormPurpose, type SecretBox } from '../../security/secret-box.js';
@@ -40,6 +40,12 @@ export class TaxFormsService {
       return hold ? [{ program_id: row.program_id, program_name: row.program_name, reason: hold.reason, message: partnerHoldMessage(hold.reason, row.program_name, row.tax_form_rejection_reason) }] : [];
     });
     return { tax_form: taxFormOf(latest ?? {}), required: rows.some((r) => r.require_tax_form), holds };
+  }
+
+  /** What holds the partner's payouts, per program of theirs (the portal's balances show it). */
+  async holdsByProgram(organizationId: string, email: string): Promise<Map<string, { reason: PayoutHoldReason; message: string }>> {
+    const view = await this.partnerView(organizationId, email);
+    return new Map(view.holds.map((h) => [h.program_id, { reason: h.reason, message: h.message }]));
   }
 
   /**
