@@ -114,7 +114,7 @@ describeInBrowser('tax forms, as the partner and the merchant see them', () => {
       const form = merchant.getByTestId('tax-form');
       await form.getByTestId('payout-hold').getByText('Payout held: tax form submitted').waitFor();
       // The document, decrypted, as uploaded.
-      const href = await form.getByRole('link', { name: 'View document' }).getAttribute('href');
+      const href = await form.getByRole('link', { name: 'Download document' }).getAttribute('href');
       const document = await merchant.request.get(`${base}${href}`);
       expect(document.status()).toBe(200);
       expect(document.headers()['content-type']).toBe('application/pdf');

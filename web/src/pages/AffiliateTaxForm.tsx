@@ -42,8 +42,8 @@ export function AffiliateTaxForm({ affiliate, onChanged }: { affiliate: Affiliat
       )}
       {owner && form.status !== 'missing' && !rejecting && (
         <div className="actions">
-          <a className="button secondary small" href={`/api/affiliates/${affiliate.id}/tax-form/document`} target="_blank" rel="noopener">
-            View document
+          <a className="button secondary small" href={`/api/affiliates/${affiliate.id}/tax-form/document`} download>
+            Download document
           </a>
           {form.status !== 'accepted' && (
             <button type="button" className="small" disabled={accept.busy} onClick={() => void accept.submit()}>
