@@ -172,6 +172,20 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     expect((await payout(m, p.id)).provider_reference).toBe(`${batch.payout_batch_id}/${batch.items[0]!.payout_item_id}`);
   });
 
+  it('a PAYMENT.PAYOUTSBATCH.DENIED event: the batch is read back from PayPal, its payouts fail', async () => {
+    const { m, payout: p } = await merchantWithPendingPayout('paypal', 17);
+    await connectPayPal(m);
+    await sent(m, [p.id]);
+    await sendsSettled();
+    const batch = paypal.denyBatch(p.id);
+    const hook = paypal.batchWebhookFor(batch.payout_batch_id, 'DENIED');
+    const res = await postWebhook(`/webhooks/paypal/${m.id}`, hook.body, hook.headers);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data.webhook).toMatchObject({ event_type: 'PAYMENT.PAYOUTSBATCH.DENIED', outcome: 'processed' });
+    expect(await payout(m, p.id)).toMatchObject({ status: 'failed', failure_reason: 'PayPal: batch DENIED' });
+    expect(await commissionStatuses(m)).toEqual([{ status: 'approved', payout_id: null }]);
+  });
+
   it('two sends of the same payout at once: one is taken (202), the other refused (409); PayPal receives it once', async () => {
     const { m, payout: p } = await merchantWithPendingPayout('paypal', 6);
     await connectPayPal(m);

@@ -31,7 +31,8 @@ function parseJson(raw: Buffer): Json {
 const PAYPAL_HEADERS = ['paypal-transmission-id', 'paypal-transmission-time', 'paypal-transmission-sig', 'paypal-cert-url', 'paypal-auth-algo'] as const;
 
 /**
- * PayPal Payouts' item events (`PAYMENT.PAYOUTS-ITEM.SUCCEEDED`, `.FAILED`, `.RETURNED`, `.BLOCKED`,
+ * PayPal Payouts' batch events (`PAYMENT.PAYOUTSBATCH.SUCCESS`, `.DENIED`, `.PROCESSING`: the batch is
+ * read back from PayPal) and item events (`PAYMENT.PAYOUTS-ITEM.SUCCEEDED`, `.FAILED`, `.RETURNED`, `.BLOCKED`,
  * `.REFUNDED`, `.REVERSED`, `.UNCLAIMED`, `.HELD`, …: https://developer.paypal.com/api/rest/webhooks/event-names/#payouts),
  * verified by PayPal itself: POST /v1/notifications/verify-webhook-signature with the transmission
  * headers, the event and the `webhook_id` stored in the paypal_payouts integration
@@ -57,6 +58,12 @@ export async function receivePayPal(sender: PayoutSender, organizationId: string
     outcome,
     detail,
   });
+  if (typeof event.event_type === 'string' && event.event_type.startsWith('PAYMENT.PAYOUTSBATCH.')) {
+    const batchId = ((event.resource as Json | undefined)?.batch_header as Json | undefined)?.payout_batch_id;
+    if (typeof batchId !== 'string') return receipt('ignored', 'No batch_header.payout_batch_id in the event');
+    const done = await sender.settlePayPalBatch(organizationId, batchId);
+    return done.length > 0 ? receipt('processed', `Payout ${done.join(', ')}`) : receipt('ignored', `No payout of batch ${batchId} settled`);
+  }
   if (typeof event.event_type !== 'string' || !event.event_type.startsWith('PAYMENT.PAYOUTS-ITEM.')) return receipt('ignored', 'Event type not used by the service');
   // An item event names its payout by sender_item_id; one that does not is read back from PayPal by its payout_item_id.
   const resource = (event.resource ?? {}) as Json;

@@ -1583,7 +1583,7 @@ export interface paths {
         put?: never;
         /**
          * Receive a PayPal Payouts webhook
-         * @description Called by PayPal: register this URL as a webhook of the REST app whose credentials the `paypal_payouts` integration holds, for the `PAYMENT.PAYOUTS-ITEM.*` events, and store its webhook id in the integration (`webhook_id`). Each event is verified by PayPal itself (POST /v1/notifications/verify-webhook-signature with the PAYPAL-TRANSMISSION-ID, -TIME, -SIG, PAYPAL-CERT-URL and PAYPAL-AUTH-ALGO headers): one PayPal does not verify answers 400 and changes nothing. SUCCEEDED pays the payout; FAILED, RETURNED, BLOCKED, REFUNDED, REVERSED fail it; UNCLAIMED and the others leave it `processing`.
+         * @description Called by PayPal: register this URL as a webhook of the REST app whose credentials the `paypal_payouts` integration holds, for the `PAYMENT.PAYOUTS-ITEM.*` events, and store its webhook id in the integration (`webhook_id`). Each event is verified by PayPal itself (POST /v1/notifications/verify-webhook-signature with the PAYPAL-TRANSMISSION-ID, -TIME, -SIG, PAYPAL-CERT-URL and PAYPAL-AUTH-ALGO headers): one PayPal does not verify answers 400 and changes nothing. Item events (`PAYMENT.PAYOUTS-ITEM.*`): SUCCEEDED pays the payout; FAILED, RETURNED, BLOCKED, REFUNDED, REVERSED fail it; UNCLAIMED and the others leave it `processing`. Batch events (`PAYMENT.PAYOUTSBATCH.*`): the batch is read back from PayPal (a DENIED batch fails its payouts).
          */
         post: operations["webhooksReceivePayPalPayouts"];
         delete?: never;

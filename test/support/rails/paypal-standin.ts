@@ -27,6 +27,8 @@ export interface StandInItem {
 }
 
 interface StandInBatch {
+  /** A denied batch is answered without items (none was processed). */
+  denied?: boolean;
   payout_batch_id: string;
   batch_status: string;
   sender_batch_header: Record<string, unknown>;
@@ -85,6 +87,30 @@ export class PayPalStandIn {
     return item;
   }
 
+  /** PayPal denies the batch holding this item (PAYMENT.PAYOUTSBATCH.DENIED): nothing in it is paid. */
+  denyBatch(senderItemId: string): StandInBatch {
+    const batch = this.batches.get(this.item(senderItemId)!.payout_batch_id)!;
+    batch.batch_status = 'DENIED';
+    batch.denied = true;
+    return batch;
+  }
+
+  /** A PAYMENT.PAYOUTSBATCH.<suffix> event for the batch, signed like the item events. */
+  batchWebhookFor(batchId: string, suffix: string): { headers: Record<string, string>; body: string } {
+    const batch = this.batches.get(batchId)!;
+    const view = this.batchView(batch);
+    return this.signed({
+      id: `WH-${paypalId()}-${paypalId()}`,
+      event_version: '1.0',
+      create_time: new Date().toISOString(),
+      resource_type: 'payouts',
+      event_type: `PAYMENT.PAYOUTSBATCH.${suffix}`,
+      summary: `Payouts batch ${suffix.toLowerCase()}`,
+      resource: { batch_header: view.batch_header, links: view.links },
+      links: [],
+    });
+  }
+
   /** A PAYMENT.PAYOUTS-ITEM.<suffix> event for the item, with transmission headers that this stand-in will verify. */
   webhookFor(senderItemId: string, suffix: string, options: { bare?: boolean } = {}): { headers: Record<string, string>; body: string } {
     const found = this.item(senderItemId)!;
@@ -100,6 +126,10 @@ export class PayPalStandIn {
       resource: { ...item, links: [] },
       links: [],
     };
+    return this.signed(event);
+  }
+
+  private signed(event: { id: string } & Record<string, unknown>): { headers: Record<string, string>; body: string } {
     const transmissionId = randomBytes(16).toString('hex');
     const time = new Date().toISOString();
     return {
@@ -132,7 +162,7 @@ export class PayPalStandIn {
         funding_source: 'BALANCE',
         amount: { currency: batch.items[0]!.payout_item.amount.currency, value: total.toFixed(2) },
       },
-      items: batch.items.map((i) => ({ ...i, links: [{ href: `${this.baseUrl}/v1/payments/payouts-item/${i.payout_item_id}`, rel: 'item', method: 'GET', encType: 'application/json' }] })),
+      items: (batch.denied ? [] : batch.items).map((i) => ({ ...i, links: [{ href: `${this.baseUrl}/v1/payments/payouts-item/${i.payout_item_id}`, rel: 'item', method: 'GET', encType: 'application/json' }] })),
       links: [{ href: `${this.baseUrl}/v1/payments/payouts/${batch.payout_batch_id}?page_size=1000&page=1`, rel: 'self', method: 'GET', encType: 'application/json' }],
     };
   }

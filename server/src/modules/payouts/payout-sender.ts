@@ -204,6 +204,20 @@ export class PayoutSender {
     return this.sends.inFlight(organizationId, ids);
   }
 
+  /**
+   * A PayPal batch event (`PAYMENT.PAYOUTSBATCH.*`): the batch's payouts in flight are read back
+   * from PayPal (GET the batch: its items' own statuses decide, a DENIED batch fails them all).
+   */
+  async settlePayPalBatch(organizationId: string, batchId: string): Promise<string[]> {
+    const rows = await this.sends.inFlightOfPayPalBatch(organizationId, batchId);
+    if (rows.length === 0) return [];
+    const client = await this.client(organizationId, 'paypal');
+    if (!client) return [];
+    const done: string[] = [];
+    for (const { batch } of batchesOf(rows)) done.push(...(await this.record(organizationId, await client.lookup(batch))));
+    return done;
+  }
+
   byReference(organizationId: string, method: RailMethod, reference: string) {
     return this.sends.byReference(organizationId, method, reference);
   }

@@ -76,6 +76,15 @@ export class PayoutSendsRepository {
     return Sql.of(this.orm).rows<SendCandidate>(`select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.id = any($2::uuid[]) and p.status = 'processing'`, [organizationId, ids]);
   }
 
+  /** PayPal payouts in flight of one batch (provider_reference `<batch>` or `<batch>/<item>`). */
+  inFlightOfPayPalBatch(organizationId: string, batchId: string): Promise<SendCandidate[]> {
+    return Sql.of(this.orm).rows<SendCandidate>(
+      `select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.status = 'processing' and p.method = 'paypal'
+         and (p.provider_reference = $2 or p.provider_reference like $3)`,
+      [organizationId, batchId, `${batchId.replace(/[\\%_]/g, '\\$&')}/%`],
+    );
+  }
+
   /** A payout of this organization by its provider reference (a Stripe or Wise transfer id), whatever its status. */
   byReference(organizationId: string, method: RailMethod, reference: string): Promise<PayoutRecord | undefined> {
     return Sql.of(this.orm).one<PayoutRecord>(`select * from payouts where organization_id = $1 and provider_reference = $2 and method = $3 limit 1`, [organizationId, reference, method]);
