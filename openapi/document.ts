@@ -237,7 +237,9 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
       } else {
         // A response that is not JSON (c.otherResponse: a CSV file) is text of its content type.
         const other = (route.responses as Record<number, unknown>)[status] as { contentType?: string } | undefined;
-        if (other?.contentType) response.content = { [other.contentType]: { schema: { type: 'string' }, example: OTHER_CONTENT_EXAMPLES[other.contentType] } };
+        // A document download (a tax form: a PDF or an image, its own Content-Type) is binary.
+        if (other?.contentType === 'application/octet-stream') response.content = { [other.contentType]: { schema: { type: 'string', format: 'binary' } } };
+        else if (other?.contentType) response.content = { [other.contentType]: { schema: { type: 'string' }, example: OTHER_CONTENT_EXAMPLES[other.contentType] } };
       }
       if (RETRY_AFTER_STATUSES.includes(status)) response.headers = { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } };
       responses[String(status)] = response;

@@ -26,7 +26,9 @@ export function zodToSchema(schema: z.ZodTypeAny, mode: 'input' | 'output'): Sch
  * Fixes two spots where the zod conversion is not valid OpenAPI 3.0: `z.unknown()` comes out as
  * `{ nullable: true }` without a type (3.0 defines `nullable` only beside `type`): any value is `{}`;
  * `z.null()` comes out as a string of format "null": a value that can only be null is written as
- * `{ type: object, nullable: true, enum: [null] }`, the usual 3.0 idiom.
+ * `{ type: object, nullable: true, enum: [null] }`, the usual 3.0 idiom. And a nullable enum
+ * (`z.enum([...]).nullable()`) lists null among its values: in 3.0 `enum` still restricts a
+ * nullable schema, so without it null would be refused (OpenAPI 3.0.3, "nullable").
  */
 export function normalizeSchemas<T>(node: T): T {
   if (Array.isArray(node)) return node.map(normalizeSchemas) as T;
@@ -37,6 +39,7 @@ export function normalizeSchemas<T>(node: T): T {
     const { format: _f, type: _t, ...rest } = out;
     return { type: 'object', ...rest, nullable: true, enum: [null] } as T;
   }
+  if (out.nullable === true && Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
   if (out.nullable === true && out.type === undefined && !out.allOf && !out.oneOf && !out.anyOf && !out.$ref) delete out.nullable;
   if (out.additionalProperties && typeof out.additionalProperties === 'object' && Object.keys(out.additionalProperties).length === 0) {
     out.additionalProperties = true;

@@ -61,6 +61,26 @@ export class Affiliates extends Resource {
   erase(id: PathParams<R['affiliates']['erase']>['id'], options?: RequestOptions) {
     return this.requester.call(merchantContract.affiliates.erase, { params: { id } }, options);
   }
+
+  /** The partner's tax form and whether it holds their payouts (`require_tax_form`). Resolves to `{ affiliate_id, tax_form, payout_hold }`. */
+  taxForm(id: PathParams<R['taxForms']['get']>['id'], options?: RequestOptions) {
+    return this.requester.call(merchantContract.taxForms.get, { params: { id } }, options);
+  }
+
+  /** Accepts the partner's tax form (owner-only): payouts it held are created by the next payout run. Resolves to `{ affiliate_id, tax_form, payout_hold }`. */
+  acceptTaxForm(id: PathParams<R['taxFormReview']['accept']>['id'], options?: RequestOptions) {
+    return this.requester.call(merchantContract.taxFormReview.accept, { params: { id }, body: {} }, options);
+  }
+
+  /** Rejects the partner's tax form with a reason they read in the portal (owner-only). Resolves to `{ affiliate_id, tax_form, payout_hold }`. */
+  rejectTaxForm(id: PathParams<R['taxFormReview']['reject']>['id'], reason: string, options?: RequestOptions) {
+    return this.requester.call(merchantContract.taxFormReview.reject, { params: { id }, body: { reason } }, options);
+  }
+
+  /** Creates the partner's Stripe Express account (once) and a Stripe onboarding link to send them. Resolves to `{ url, expires_at, stripe_account_id }`. */
+  stripeOnboarding(id: PathParams<R['stripeOnboarding']['create']>['id'], options?: RequestOptions) {
+    return this.requester.call(merchantContract.stripeOnboarding.create, { params: { id }, body: {} }, options);
+  }
 }
 
 export class Clicks extends Resource {
@@ -201,7 +221,7 @@ export class Coupons extends Resource {
 }
 
 export class Payouts extends Resource {
-  /** Gathers approved entries into one payout per (affiliate, program, currency). Resolves to `{ payouts }` (possibly empty). */
+  /** Gathers approved entries into one payout per (affiliate, program, currency). Resolves to `{ payouts, held }` (`held`: those a program's `require_tax_form` holds). */
   create(body: RequestBody<R['payouts']['create']> = {}, options?: RequestOptions) {
     return this.requester.call(merchantContract.payouts.create, { body }, options);
   }

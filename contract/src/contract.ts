@@ -20,6 +20,8 @@ import { testDataContract } from './resources/test-data.js';
 import { testEmailsContract } from './resources/test-emails.js';
 import { trackingContract } from './resources/tracking.js';
 import { webhookEndpointsContract } from './resources/webhook-endpoints.js';
+import { taxFormReviewContract, taxFormsContract } from './resources/tax-forms.js';
+import { stripeOnboardingContract } from './resources/payout-settings.js';
 
 const c = initContract();
 
@@ -44,6 +46,9 @@ export const merchantContract = c.router(
     imports: importsContract,
     testData: testDataContract,
     testEmails: testEmailsContract,
+    taxForms: taxFormsContract,
+    taxFormReview: taxFormReviewContract,
+    stripeOnboarding: stripeOnboardingContract,
   },
   {
     strictStatusCodes: true,

@@ -25,3 +25,5 @@ export * from './resources/people.js';
 export * from './resources/program-joining.js';
 export * from './resources/partner.js';
 export * from './resources/test-emails.js';
+export * from './resources/tax-forms.js';
+export * from './resources/payout-settings.js';

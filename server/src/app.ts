@@ -83,6 +83,8 @@ import { ReportFolder } from './modules/reports/report-folder.js';
 import { createImports } from './modules/imports/imports.module.js';
 import { importsRouter } from './modules/imports/imports.router.js';
 import type { ImportRunner } from './modules/imports/import-runner.js';
+import { createPartnerPayouts } from './modules/payout-settings/partner-payouts.module.js';
+import { requirePublicBaseUrl } from './http/public-base-url.js';
 
 /**
  * How this instance learns that a cached program rule or API key changed on another instance:
@@ -214,17 +216,6 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
   };
 }
 
-/**
- * The base of every link the service hands out, from the configuration only: a request's Host or
- * X-Forwarded-Proto never chooses where an e-mailed link points (config.ts derives a default).
- */
-function requirePublicBaseUrl(value: string | undefined): string {
-  if (typeof value !== 'string' || !/^https?:\/\/[^/?#]+$/i.test(value.replace(/\/+$/, ''))) {
-    throw new Error(`createApp: config.PUBLIC_BASE_URL must be the service's public origin (e.g. https://affiliates.example.com), got ${JSON.stringify(value)}: every link the service hands out is built from it`);
-  }
-  return value.replace(/\/+$/, '');
-}
-
 export interface App {
   /** The Express application: every route. */
   app: Express;
@@ -282,7 +273,9 @@ export function createApp(deps: AppDeps): App {
   // The partner portal: partners' sign-in and their own routes under /partner/api.
   // E-mails to partners go through the test-mode check: a test organization's are kept, never sent.
   const testEmails = new TestEmails(deps.orm, mailer, logger);
-  const partners = new Partners(deps.orm, { affiliates: services.affiliates, mailer: testEmails, logger, publicBaseUrl });
+  // The partner's side of payouts: tax forms, payout method, Stripe Connect onboarding.
+  const partnerPayouts = createPartnerPayouts(deps.orm, { encryptionKey: deps.config.ENCRYPTION_KEY, integrations: services.integrations, publicBaseUrl });
+  const partners = new Partners(deps.orm, { affiliates: services.affiliates, partnerPayouts, mailer: testEmails, logger, publicBaseUrl });
   const signInLimit = {
     limit: config.SIGN_IN_RATE_LIMIT_MAX ?? SIGN_IN_RATE_LIMIT_DEFAULTS.max,
     windowSeconds: config.SIGN_IN_RATE_LIMIT_WINDOW_SECONDS ?? SIGN_IN_RATE_LIMIT_DEFAULTS.windowSeconds,
@@ -329,6 +322,7 @@ export function createApp(deps: AppDeps): App {
       ],
       bodies: publicTracking.bodies,
       afterBody: partnerStages.afterBody,
+      jsonBodyLimits: partnerPayouts.jsonBodyLimits,
     },
   });
   // Every router of the contract is mounted with these (people.module.ts and partners.module.ts
@@ -386,6 +380,7 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers, services.organizations), app, options);
   const imports = createImports(deps.orm, logger, { encryptionKey: deps.config.ENCRYPTION_KEY });
   createExpressEndpoints(contract.imports, importsRouter(imports.service), app, options);
+  partnerPayouts.mountRoutes(app, options);
   people.mountRoutes(app, services, options);
   partners.mountRoutes(app, options);
   mountTestEmails(app, testEmails, options);

@@ -7,7 +7,7 @@ import { ErrorMessages } from '@affiliate-attribution/contract';
  * payment provider's webhook records nothing: charges/record.ts). A domain error is a final
  * refusal: the same input is refused the same way every time.
  */
-export type DomainErrorKind = 'invalid-input' | 'not-found' | 'conflict' | 'expired';
+export type DomainErrorKind = 'invalid-input' | 'not-found' | 'conflict' | 'expired' | 'too-large';
 
 export abstract class DomainError extends Error {
   abstract readonly kind: DomainErrorKind;
@@ -40,6 +40,11 @@ export class NoAttributionError extends NotFoundError {
 /** The request contradicts what is recorded (an idempotency key reused with other input, a refund beyond the recorded ones). */
 export class ConflictError extends DomainError {
   readonly kind = 'conflict';
+}
+
+/** A document (a partner's tax form) larger than the rule allows; the message says the limit. */
+export class TooLargeError extends DomainError {
+  readonly kind = 'too-large';
 }
 
 /** The click exists but its program's click window has passed. */

@@ -12,7 +12,14 @@ describe('affiliates', () => {
       deduped: false,
       data: {
         // status and payout_email: the ledger's fields (issue 14).
-        affiliate: { id: expect.any(String), email: 'ann@example.com', name: 'Ann', program_id: program.id, slug: 'ann', status: 'active', payout_email: null, commission_value: null, created_at: expect.any(String), livemode: true },
+        affiliate: { id: expect.any(String), email: 'ann@example.com', name: 'Ann', program_id: program.id, slug: 'ann', status: 'active', payout_email: null, commission_value: null,
+          // Payout rails (issue 40): paid by the export files until told otherwise, no tax form yet.
+          payout_method: 'manual',
+          stripe_account_id: null,
+          tax_form: { status: 'missing', kind: null, submitted_at: null, decided_at: null, rejection_reason: null },
+          created_at: expect.any(String),
+          livemode: true,
+        },
       },
     });
   });

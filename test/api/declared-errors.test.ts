@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contract } from '@affiliate-attribution/contract';
 import { createApp } from '../../server/src/app.js';
 import { memoryRateLimiter } from '../../server/src/http/rate-limit-flexible.js';
+import { TAX_FORM_BODY_LIMIT_BYTES } from '../../server/src/modules/tax-forms/document-type.js';
 import { createOrganization } from '../support/api.js';
 import { assertDocumentedResponse } from '../support/openapi-validation.js';
 import { TEST_ADMIN_TOKEN, TEST_PUBLIC_BASE_URL, testServer } from '../support/server.js';
@@ -127,9 +128,12 @@ describe('every error the pipeline answers is declared in the contract', () => {
 
   it('413 for a body over the limit, whatever the method (/api, /admin, /public)', async () => {
     const large = Buffer.from(JSON.stringify({ filler: 'x'.repeat(1024 * 1024) }));
+    // A tax form upload takes a document of up to 10 MiB in base64: over its own limit.
+    const larger = Buffer.from(JSON.stringify({ filler: 'x'.repeat(TAX_FORM_BODY_LIMIT_BYTES) }));
     for (const route of ROUTES.filter((r) => !isUnder(r, '/webhooks'))) {
       const headers = { ...credentials(route), 'content-type': 'application/json' };
-      expectDeclared(route, await send(base, route.method, pathOf(route), headers, large), 413, 'large body');
+      const body = route === contract.partner.submitTaxForm ? larger : large;
+      expectDeclared(route, await send(base, route.method, pathOf(route), headers, body), 413, 'large body');
     }
   });
 

@@ -30,6 +30,8 @@ describe('programs', () => {
           signup: 'approval',
           terms: null,
           website_url: null,
+          // Payout rails (issue 40): no tax form needed unless the merchant asks.
+          require_tax_form: false,
           created_at: expect.any(String),
           updated_at: expect.any(String),
           livemode: true,

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contract, isOwnerOnly, OWNER_ONLY_MESSAGE } from '@affiliate-attribution/contract';
 import { assertDocumentedResponse } from '../support/openapi-validation.js';
 import { call, ownerSession, PASSWORD, session, signIn, startService, type PeopleServer } from './support/people.js';
+import { partnerCookie } from '../support/partner-session.js';
+import { TEST_ENCRYPTION_KEY } from '../support/server.js';
 
 /**
  * The roles' rule holds per route of the contract, whatever spelling of its path reaches the
@@ -20,7 +22,8 @@ let service: PeopleServer;
 let base: string;
 
 beforeAll(async () => {
-  service = await startService();
+  // ENCRYPTION_KEY: a partner's tax form (an owner-only document) is stored only encrypted.
+  service = await startService({ ENCRYPTION_KEY: TEST_ENCRYPTION_KEY });
   base = service.baseUrl;
 }, 60_000);
 afterAll(() => service?.close());
@@ -33,6 +36,8 @@ interface Team {
   bystanderId: string;
   pendingInvitationId: string;
   apiKeyId: string;
+  /** An affiliate whose partner submitted a tax form (its document, its acceptance and rejection are owner-only). */
+  taxFormAffiliateId: string;
 }
 
 async function invitedMember(base: string, ownerCookie: string): Promise<{ cookie: string; id: string; email: string }> {
@@ -51,7 +56,20 @@ async function team(): Promise<Team> {
   const bystander = await invitedMember(base, owner.cookie);
   const pending = await call(base, 'POST', '/api/invitations', { headers: session(base, owner.cookie), body: { email: `pending-${Date.now()}@example.com` } });
   const keys = await call(base, 'GET', '/api/api-keys', { headers: session(base, owner.cookie) });
-  return { owner, member, bystanderId: bystander.id, pendingInvitationId: pending.body.data.invitation.id, apiKeyId: keys.body.data.api_keys[0].id };
+  return { owner, member, bystanderId: bystander.id, pendingInvitationId: pending.body.data.invitation.id, apiKeyId: keys.body.data.api_keys[0].id, taxFormAffiliateId: await affiliateWithTaxForm(owner) };
+}
+
+/** An affiliate of the owner's organization whose partner uploaded a tax form in the portal. */
+async function affiliateWithTaxForm(owner: Awaited<ReturnType<typeof ownerSession>>): Promise<string> {
+  const key = { authorization: `Bearer ${owner.apiKey}` };
+  const program = await call(base, 'POST', '/api/programs', { headers: key, body: { name: 'Taxed', commission_value: 10 } });
+  const email = `taxed-${Math.random().toString(36).slice(2, 10)}@partners.example`;
+  const affiliate = await call(base, 'POST', '/api/affiliates', { headers: key, body: { email, program_id: program.body.data.program.id } });
+  const cookie = await partnerCookie(base, service.db.orm, owner.organization.id, email);
+  const pdf = Buffer.from('%PDF-1.7\nW-9 with a taxpayer id\n%%EOF\n').toString('base64');
+  const uploaded = await call(base, 'POST', '/partner/api/tax-form', { headers: { cookie, origin: base }, body: { kind: 'w9', file_name: 'w9.pdf', content_base64: pdf } });
+  expect(uploaded.status, JSON.stringify(uploaded.body)).toBe(201);
+  return affiliate.body.data.affiliate.id;
 }
 
 /** Path parameters of an owner-only route: what a member would most like to reach with it. */
@@ -64,6 +82,9 @@ function pathOf(route: AppRoute, t: Team, as: 'member' | 'owner'): string {
     [`DELETE /api/api-keys/:id`]: t.apiKeyId,
     [`PUT /api/integrations/:provider`]: 'stripe',
     [`DELETE /api/integrations/:provider`]: 'stripe',
+    [`GET /api/affiliates/:id/tax-form/document`]: t.taxFormAffiliateId,
+    [`POST /api/affiliates/:id/tax-form/accept`]: t.taxFormAffiliateId,
+    [`POST /api/affiliates/:id/tax-form/reject`]: t.taxFormAffiliateId,
   };
   if (!route.path.includes(':')) return route.path;
   const value = values[nameOf(route)];
@@ -77,6 +98,8 @@ function bodyOf(route: AppRoute): unknown {
     'POST /api/invitations': { email: `escalate-${Math.random().toString(36).slice(2, 10)}@example.com`, role: 'owner' },
     'PATCH /api/users/:id': { role: 'owner' },
     'PUT /api/integrations/:provider': { signing_secret: 'whsec_the_attackers_own_secret' },
+    'POST /api/affiliates/:id/tax-form/accept': {},
+    'POST /api/affiliates/:id/tax-form/reject': { reason: 'Not signed' },
   };
   const schema = (route as { body?: unknown }).body;
   const takesBody = route.method !== 'GET' && typeof (schema as { safeParse?: unknown } | undefined)?.safeParse === 'function';
@@ -128,10 +151,14 @@ describe('owner-only routes, from the contract', () => {
         'GET /api/integrations/events',
         'PUT /api/integrations/:provider',
         'DELETE /api/integrations/:provider',
+        // A tax form carries a taxpayer id: only an owner reads it and decides on it.
+        'GET /api/affiliates/:id/tax-form/document',
+        'POST /api/affiliates/:id/tax-form/accept',
+        'POST /api/affiliates/:id/tax-form/reject',
       ]),
     );
     // Not the rest of the program (spec: a member does everything but keys, integrations and users).
-    for (const open of ['POST /api/programs', 'GET /api/webhook-endpoints', 'POST /api/affiliates/:id/invitation', 'GET /api/me']) expect(OWNER_ONLY_ROUTES.map(nameOf)).not.toContain(open);
+    for (const open of ['POST /api/programs', 'GET /api/webhook-endpoints', 'POST /api/affiliates/:id/invitation', 'GET /api/me', 'GET /api/affiliates/:id/tax-form', 'POST /api/affiliates/:id/stripe-onboarding']) expect(OWNER_ONLY_ROUTES.map(nameOf)).not.toContain(open);
   });
 
   it("refuse a member's session under every spelling of their paths; the member's role and the organization's keys, team and secrets do not change; the owner still succeeds", async () => {
@@ -169,11 +196,11 @@ describe('owner-only routes, from the contract', () => {
   }, 120_000);
 });
 
-/** What a member's success would have changed: roles, keys, invitations, provider secrets. */
+/** What a member's success would have changed: roles, keys, invitations, provider secrets, a tax form's review. */
 async function stateOf(t: Team) {
   const owner = session(base, t.owner.cookie);
-  const [users, keys, invitations, integrations] = await Promise.all(
-    ['/api/users', '/api/api-keys', '/api/invitations', '/api/integrations'].map((path) => call(base, 'GET', path, { headers: owner })),
+  const [users, keys, invitations, integrations, taxForm] = await Promise.all(
+    ['/api/users', '/api/api-keys', '/api/invitations', '/api/integrations', `/api/affiliates/${t.taxFormAffiliateId}/tax-form`].map((path) => call(base, 'GET', path, { headers: owner })),
   );
   return {
     users: users!.body.data.users.map((u: { id: string; role: string }) => `${u.id}:${u.role}`).sort(),
@@ -181,5 +208,6 @@ async function stateOf(t: Team) {
     keys: keys!.body.data.api_keys.map((k: { id: string; revoked_at: string | null }) => `${k.id}:${k.revoked_at}`),
     invitations: invitations!.body.data.invitations.map((i: { id: string; status: string; role: string }) => `${i.id}:${i.status}:${i.role}`),
     integrations: integrations!.body.data.integrations.map((i: { provider: string; configured: boolean }) => `${i.provider}:${i.configured}`),
+    taxForm: taxForm!.body.data.tax_form,
   };
 }

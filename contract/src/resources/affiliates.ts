@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
 import { Deduped, Livemode, Timestamp, Uuid } from '../common/primitives.js';
+import { TaxForm } from './tax-forms.js';
 
 const c = initContract();
 
@@ -40,6 +41,7 @@ export const Affiliate = z
     payout_method: AffiliatePayoutMethod,
     stripe_account_id: z.string().nullable().describe('The partner\'s Stripe connected account (`acct_…`), where `stripe` payouts go; null: none yet.'),
     commission_value: z.number().nullable().describe("This affiliate's own rate, overriding the program's `commission_value` and tiers (in the program's `commission_type`); null: the program's."),
+    tax_form: TaxForm,
     created_at: Timestamp,
     livemode: Livemode,
   })

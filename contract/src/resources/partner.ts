@@ -7,6 +7,8 @@ import { AffiliateStatus, Slug } from './affiliates.js';
 import { CommissionType } from './programs.js';
 import { ProgramSignup } from './program-joining.js';
 import { ReportInterval } from './reports.js';
+import { PayoutHold, partnerTaxFormRoutes } from './tax-forms.js';
+import { partnerPayoutRoutes } from './payout-settings.js';
 
 /**
  * The partner portal's routes (spec/ledger.md, "People"): `/partner/api/*`, never the merchant's
@@ -170,6 +172,7 @@ export const PartnerBalance = z
         shortfall: Money.describe('What is missing to reach the minimum, counting the pending commissions too; 0 when they suffice (and when the minimum is 0).'),
       })
       .describe('When the next payout is due, given the minimum.'),
+    payout_hold: PayoutHold.nullable().describe("Why no payout is created for you in this program whatever the balance: it requires an accepted tax form and yours is not (the message says what to do); null: nothing holds it."),
   })
   .describe("The partner's balance in one program and currency.");
 
@@ -358,6 +361,8 @@ export const partnerContract = c.router(
         404: errorResponses[404],
       },
     },
+    ...partnerTaxFormRoutes,
+    ...partnerPayoutRoutes,
   },
   { commonResponses: { 401: noSession, 413: errorResponses[413], 429: ErrorBody.describe('Too many requests; retry after `Retry-After` seconds.') } },
 );

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
 import { CurrencyCode, Livemode, Money, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
+import { HeldPayout } from './tax-forms.js';
 
 const c = initContract();
 
@@ -69,9 +70,15 @@ export const payoutsContract = c.router({
     path: '/api/payouts',
     summary: 'Create payouts',
     description:
-      "Gathers every `approved` commission that no payout carries and creates one `pending` payout per (affiliate, program, currency) whose net amount is above 0 and, in the program's currency, reaches the program's `minimum_payout`; the rest waits for the next run (a negative net carries over). A commission is in at most one pending or paid payout, also when two calls run at once. Answers the payouts created, possibly none.",
+      "Gathers every `approved` commission that no payout carries and creates one `pending` payout per (affiliate, program, currency) whose net amount is above 0 and, in the program's currency, reaches the program's `minimum_payout`; the rest waits for the next run (a negative net carries over). A commission is in at most one pending or paid payout, also when two calls run at once. An affiliate of a program with `require_tax_form` whose tax form is not `accepted` gets no payout: `held` lists them with the reason, their commissions stay `approved`. Answers the payouts created, possibly none.",
     body: CreatePayoutsBody.default({}),
-    responses: { 201: z.object({ success: z.literal(true), data: z.object({ payouts: z.array(Payout) }) }), ...jsonBodyErrorResponses },
+    responses: {
+      201: z.object({
+        success: z.literal(true),
+        data: z.object({ payouts: z.array(Payout), held: z.array(HeldPayout).describe('Payouts not created because the program requires an accepted tax form (empty: none).') }),
+      }),
+      ...jsonBodyErrorResponses,
+    },
   },
   send: {
     method: 'POST',

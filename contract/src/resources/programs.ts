@@ -93,6 +93,9 @@ const programFields = {
   ),
   fraud_rules: FraudRules,
   ...programJoiningFields,
+  require_tax_form: z
+    .boolean()
+    .describe("true: POST /api/payouts creates no payout for an affiliate whose tax form is not `accepted`; their commissions stay `approved`, the answer lists them in `held`, and both the dashboard and the partner's portal say why."),
 };
 
 export const Program = z
@@ -122,6 +125,7 @@ export const CreateProgramBody = z.object({
   signup: programFields.signup.optional().describe('Default `approval`.'),
   terms: programFields.terms.optional().describe('Default null: no terms to accept.'),
   website_url: programFields.website_url.optional().describe('Default null.'),
+  require_tax_form: programFields.require_tax_form.optional().describe('Default false.'),
 });
 
 export const UpdateProgramBody = CreateProgramBody.partial();

@@ -59,6 +59,7 @@ export const DISTRIBUTED_TABLES = [
   'partner_sign_in_links',
   'partner_sessions',
   'test_emails',
+  'tax_forms',
 ] as const;
 
 /** The SQL a Citus deployment runs once, after the migrations, to distribute the schema. */

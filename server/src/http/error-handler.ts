@@ -59,6 +59,7 @@ export const domainStatus: Record<DomainErrorKind, number> = {
   'not-found': 404,
   conflict: 409,
   expired: 410,
+  'too-large': 413,
 };
 
 export interface ErrorResponse {

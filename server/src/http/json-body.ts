@@ -33,8 +33,14 @@ export function isPlainJsonBody(req: IncomingMessage, limit: number): boolean {
  * a byte is read, then body-parser reads, checks UTF-8 and parses. The hot lane serves only the
  * plain form (hot-routes.ts), so the other forms never reach it.
  */
-export function jsonBodyStage(limit: number, paths: readonly string[] = ['/api', '/admin']): Stage {
-  const parseOtherForms = jsonBodyParser({ limit });
+export function jsonBodyStage(defaultLimit: number, paths: readonly string[] = ['/api', '/admin'], larger: readonly { method: string; path: string; bytes: number }[] = []): Stage {
+  const parsers = new Map<number, ReturnType<typeof jsonBodyParser>>([[defaultLimit, jsonBodyParser({ limit: defaultLimit })]]);
+  for (const { bytes } of larger) if (!parsers.has(bytes)) parsers.set(bytes, jsonBodyParser({ limit: bytes }));
+  const limitOf = (req: PipelineRequest): number => {
+    if (larger.length === 0) return defaultLimit;
+    const path = (req.originalUrl ?? req.url ?? '').split('?')[0];
+    return larger.find((route) => route.method === req.method && route.path === path)?.bytes ?? defaultLimit;
+  };
   return {
     name: 'JSON body',
     paths,
@@ -45,6 +51,10 @@ export function jsonBodyStage(limit: number, paths: readonly string[] = ['/api',
         req.body ??= {};
         return undefined;
       }
+      const limit = limitOf(req);
+      const parseOtherForms = parsers.get(limit)!;
+      // A route's own larger limit says so when refused (body-parser's message names the default).
+      if (limit !== defaultLimit && Number(headers['content-length'] ?? 0) > limit) throw new HttpError(413, `Request body exceeds the ${(limit / 1024 / 1024).toFixed(1)} MiB limit of this route`);
       if (isPlainJsonBody(req, limit)) return readJsonBody(req);
       const hasBody = Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined;
       if (hasBody && ['POST', 'PUT', 'PATCH'].includes(req.method!) && !(req as Request).is(['application/json', 'application/*+json'])) {

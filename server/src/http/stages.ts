@@ -34,6 +34,8 @@ export interface RouteGroupStages {
   bodies: readonly Stage[];
   /** After the body rules (a malformed request is told what is wrong with it first). */
   afterBody: readonly Stage[];
+  /** Routes whose JSON body may be larger than JSON_BODY_LIMIT_BYTES (a tax form upload), by method and exact path. */
+  jsonBodyLimits?: readonly { method: string; path: string; bytes: number }[];
 }
 
 /** Where the API's JSON body rules apply besides /api and /admin. Not /webhooks: signatures are over the raw bytes, which the webhook route reads. */
@@ -72,7 +74,7 @@ export function requestPipeline(deps: PipelineDeps): PipelineStep[] {
     rateLimitStage(deps.apiKeyRateLimiter, { scope: API_KEY_RATE_LIMIT_SCOPE, key: (req) => req.apiKeyHash ?? (req.user ? `user:${req.user.id}` : 'none'), paths: ['/api'] }),
     adminTokenStage(deps.adminToken),
     ...(deps.groups?.bodies ?? []),
-    jsonBodyStage(JSON_BODY_LIMIT_BYTES, JSON_BODY_PATHS),
+    jsonBodyStage(JSON_BODY_LIMIT_BYTES, JSON_BODY_PATHS, deps.groups?.jsonBodyLimits),
     // Every route's path, query and parsed body (a webhook's raw body is its route's to read).
     unstorableTextStage,
     ...(deps.groups?.afterBody ?? []),

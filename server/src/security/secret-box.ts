@@ -62,7 +62,34 @@ export class SecretBox {
     decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
     return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
   }
+
+  /**
+   * Documents (a partner's tax form): AES-256-GCM under the same key, as bytes (BYTES_VERSION ‖ iv ‖
+   * tag ‖ ciphertext), authenticated with `purpose`. Unlike seal, never stored as given: without a
+   * key this throws, and the caller refuses the document (personal data is not kept in clear).
+   */
+  sealBytes(plain: Buffer, purpose: string): Buffer {
+    if (!this.key) throw new Error('ENCRYPTION_KEY is not set');
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    cipher.setAAD(Buffer.from(purpose));
+    const ciphertext = Buffer.concat([cipher.update(plain), cipher.final()]);
+    return Buffer.concat([BYTES_VERSION, iv, cipher.getAuthTag(), ciphertext]);
+  }
+
+  openBytes(stored: Buffer, purpose: string): Buffer {
+    if (!this.key) throw new Error('a document is stored encrypted but ENCRYPTION_KEY is not set');
+    if (stored[0] !== BYTES_VERSION[0]) throw new Error('not a sealed document');
+    const iv = stored.subarray(1, 1 + IV_BYTES);
+    const decipher = createDecipheriv('aes-256-gcm', this.key, iv);
+    decipher.setAAD(Buffer.from(purpose));
+    decipher.setAuthTag(stored.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES));
+    return Buffer.concat([decipher.update(stored.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]);
+  }
 }
+
+/** The first byte of a sealed document: its format, so that a later one can be told apart. */
+const BYTES_VERSION = Buffer.from([1]);
 
 /** The purposes (authenticated labels) of the secrets the service keeps. */
 export const SECRET_PURPOSE = {
@@ -70,3 +97,6 @@ export const SECRET_PURPOSE = {
   integration: 'integrations.signing_secret',
   payoutRail: 'integrations.credentials',
 } as const;
+
+/** A tax form's document is bound to its row: a ciphertext copied to another membership does not open there. */
+export const taxFormPurpose = (organizationId: string, affiliateId: string): string => `tax_forms.document:${organizationId}:${affiliateId}`;

@@ -192,6 +192,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/affiliates/{id}/stripe-onboarding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stripe Connect onboarding link for an affiliate
+         * @description Creates the partner's Stripe Express connected account on the merchant's platform (once: a later call, or a call for another program of the same partner, reuses it; `stripe_account_id` is set on every membership of the partner) and answers a Stripe-hosted onboarding link (`account_onboarding`) to send the partner to. Stripe brings them back to the affiliate's page of the dashboard. Uses the `stripe_connect` integration's secret key (409 without one) and `STRIPE_API_BASE_URL`.
+         */
+        post: operations["stripeOnboardingCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/affiliates/{id}/tax-form": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An affiliate's tax form status
+         * @description The partner's tax form (status, kind, dates, rejection reason) and, when the affiliate's program requires an accepted form (`require_tax_form`) and theirs is not, why their payouts are held.
+         */
+        get: operations["taxFormsGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/affiliates/{id}/tax-form/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an affiliate's tax form
+         * @description Accepts the form on file, for every program of the partner: payouts that `require_tax_form` held are created by the next `POST /api/payouts`. Accepting an accepted form changes nothing. 409 when no form was submitted.
+         */
+        post: operations["taxFormReviewAccept"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/affiliates/{id}/tax-form/document": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an affiliate's tax form
+         * @description The document as the partner uploaded it (`Content-Type` `application/pdf`, `image/png` or `image/jpeg`, with its file name in `Content-Disposition`), decrypted. 404 when none is on file.
+         */
+        get: operations["taxFormReviewDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/affiliates/{id}/tax-form/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject an affiliate's tax form
+         * @description Rejects the form on file (an accepted one too), for every program of the partner, with a reason the partner sees in the portal; programs that `require_tax_form` hold their payouts until a new form is accepted. 409 when no form was submitted.
+         */
+        post: operations["taxFormReviewReject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/api-keys": {
         parameters: {
             query?: never;
@@ -707,7 +807,7 @@ export interface paths {
         put?: never;
         /**
          * Create payouts
-         * @description Gathers every `approved` commission that no payout carries and creates one `pending` payout per (affiliate, program, currency) whose net amount is above 0 and, in the program's currency, reaches the program's `minimum_payout`; the rest waits for the next run (a negative net carries over). A commission is in at most one pending or paid payout, also when two calls run at once. Answers the payouts created, possibly none.
+         * @description Gathers every `approved` commission that no payout carries and creates one `pending` payout per (affiliate, program, currency) whose net amount is above 0 and, in the program's currency, reaches the program's `minimum_payout`; the rest waits for the next run (a negative net carries over). A commission is in at most one pending or paid payout, also when two calls run at once. An affiliate of a program with `require_tax_form` whose tax form is not `accepted` gets no payout: `held` lists them with the reason, their commissions stay `approved`. Answers the payouts created, possibly none.
          */
         post: operations["payoutsCreate"];
         delete?: never;
@@ -1304,6 +1404,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/partner/api/payout-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How I am paid
+         * @description Your payout method and e-mail, whether you connected Stripe, and the methods this merchant pays by.
+         */
+        get: operations["partnerPayoutSettings"];
+        /**
+         * Choose how I am paid
+         * @description Sets your payout method, for every program of yours with this merchant: `paypal` and `wise` pay to `payout_email` (given here or already set; 400 naming `payout_email` otherwise); `stripe` needs your connected account first (POST /partner/api/stripe-onboarding; 409 otherwise); a method the merchant does not pay by is 409.
+         */
+        put: operations["partnerUpdatePayoutSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/partner/api/payouts": {
         parameters: {
             query?: never;
@@ -1398,6 +1522,50 @@ export interface paths {
         get: operations["partnerStats"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/api/stripe-onboarding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Connect with Stripe
+         * @description Creates your Stripe Express account on the merchant's platform (once) and answers Stripe's onboarding link; Stripe brings you back to the portal. Then choose `stripe` as your payout method. 409 when the merchant does not pay through Stripe.
+         */
+        post: operations["partnerStripeOnboarding"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/api/tax-form": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My tax form
+         * @description Your tax form (status, kind, the rejection reason) and the programs that hold your payouts until it is accepted.
+         */
+        get: operations["partnerTaxForm"];
+        put?: never;
+        /**
+         * Submit my tax form
+         * @description Uploads a W-9, W-8BEN or W-8BEN-E (a PDF, PNG or JPEG of at most 10 MiB, base64 in JSON), stored encrypted, for every program of yours with this merchant; it replaces the form on file (a rejected one, or an accepted one, which then waits for review again). 400 when the file is not a PDF, PNG or JPEG, 413 when it is larger than 10 MiB.
+         */
+        post: operations["partnerSubmitTaxForm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1542,6 +1710,47 @@ export interface components {
             stripe_account_id: string | null;
             /** @description This affiliate's own rate, overriding the program's `commission_value` and tiers (in the program's `commission_type`); null: the program's. */
             commission_value: number | null;
+            tax_form: components["schemas"]["TaxForm"];
+            /** @description ISO-8601 timestamp in UTC. */
+            created_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
+        };
+        /** @description Affiliate: a partner in one program, identified by (email, program). */
+        AffiliateOutput: {
+            /**
+             * Format: uuid
+             * @description Affiliate (membership) id.
+             */
+            id: string;
+            /** @description E-mail of the partner. */
+            email: string;
+            /** @description Display name of the partner. */
+            name: string | null;
+            /**
+             * Format: uuid
+             * @description Program of this membership.
+             */
+            program_id: string;
+            /** @description Referral link slug (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the organization. */
+            slug: string;
+            /**
+             * @description `active`: the partner's links attribute; `pending`: an application awaiting the merchant's approval; `disabled`: the links record no new click and attribute no new customer (404 `No attribution found`), while the customers already referred keep earning on their renewals.
+             * @enum {string}
+             */
+            status: "active" | "pending" | "disabled";
+            /** @description Where payouts are sent (PayPal or Wise e-mail); null: the partner's e-mail. */
+            payout_email: string | null;
+            /**
+             * @description How this partner's payouts are sent (POST /api/payouts/send): `paypal` (PayPal Payouts to `payout_email`, else the e-mail), `stripe` (a Stripe Connect transfer to `stripe_account_id`), `wise` (a Wise transfer to `payout_email` with `name`), `manual` (the export files, then marked paid; the default).
+             * @enum {string}
+             */
+            payout_method: "manual" | "paypal" | "stripe" | "wise";
+            /** @description The partner's Stripe connected account (`acct_…`), where `stripe` payouts go; null: none yet. */
+            stripe_account_id: string | null;
+            /** @description This affiliate's own rate, overriding the program's `commission_value` and tiers (in the program's `commission_type`); null: the program's. */
+            commission_value: number | null;
+            tax_form: components["schemas"]["TaxForm"];
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
             /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
@@ -2120,6 +2329,8 @@ export interface components {
              * @description Default null.
              */
             website_url?: string | null;
+            /** @description Default false. */
+            require_tax_form?: boolean;
         };
         CreateWebhookEndpointBody: {
             /**
@@ -2205,6 +2416,32 @@ export interface components {
             click_flood: boolean;
             /** @description Hold a click-attributed sale whose occurred_at is within 10 seconds of its click. Default false. */
             fast_conversion: boolean;
+        };
+        /** @description A payout not created because its program requires an accepted tax form. */
+        HeldPayout: {
+            /**
+             * Format: uuid
+             * @description The affiliate not paid.
+             */
+            affiliate_id: string;
+            /**
+             * Format: uuid
+             * @description The program whose `require_tax_form` holds the payout.
+             */
+            program_id: string;
+            /** @description ISO 4217 code. */
+            currency: string;
+            /** @description The net amount that would have been paid: its commissions stay `approved` for a later run. */
+            amount: number;
+            /** @description Commissions held. */
+            commission_count: number;
+            /**
+             * @description Why payouts wait: the program requires an accepted tax form (`require_tax_form`) and the partner's form is missing, waiting for review, or rejected.
+             * @enum {string}
+             */
+            reason: "tax_form_missing" | "tax_form_submitted" | "tax_form_rejected";
+            /** @description The reason in words, e.g. "Payout held: tax form submitted". */
+            message: string;
         };
         /** @description Hold reason */
         HoldReason: {
@@ -2485,6 +2722,16 @@ export interface components {
                 /** @description What is missing to reach the minimum, counting the pending commissions too; 0 when they suffice (and when the minimum is 0). */
                 shortfall: number;
             };
+            /** @description Why no payout is created for you in this program whatever the balance: it requires an accepted tax form and yours is not (the message says what to do); null: nothing holds it. */
+            payout_hold: {
+                /**
+                 * @description Why payouts wait: the program requires an accepted tax form (`require_tax_form`) and the partner's form is missing, waiting for review, or rejected.
+                 * @enum {string}
+                 */
+                reason: "tax_form_missing" | "tax_form_submitted" | "tax_form_rejected";
+                /** @description The reason in words, e.g. "Payout held: tax form missing". */
+                message: string;
+            } | null;
         };
         /** @description One of the partner's commission entries. */
         PartnerCommission: {
@@ -2637,6 +2884,20 @@ export interface components {
             /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
             livemode: boolean;
         };
+        /** @description How you are paid by this merchant, for every program of yours with them. */
+        PartnerPayoutSettings: {
+            /**
+             * @description How this partner's payouts are sent (POST /api/payouts/send): `paypal` (PayPal Payouts to `payout_email`, else the e-mail), `stripe` (a Stripe Connect transfer to `stripe_account_id`), `wise` (a Wise transfer to `payout_email` with `name`), `manual` (the export files, then marked paid; the default).
+             * @enum {string}
+             */
+            payout_method: "manual" | "paypal" | "stripe" | "wise";
+            /** @description Where PayPal and Wise payouts go (your payout e-mail, else your e-mail). */
+            payout_email: string;
+            /** @description Whether you have a Stripe connected account with this merchant (made by "Connect with Stripe"). */
+            stripe_connected: boolean;
+            /** @description The methods this merchant pays by: `manual` always (the merchant pays by hand to your payout e-mail), `paypal`, `wise` and `stripe` when they set them up. */
+            available_methods: ("manual" | "paypal" | "stripe" | "wise")[];
+        };
         /** @description One period of a partner's activity. */
         PartnerPoint: {
             /** @description Start of the period, ISO-8601 UTC. */
@@ -2685,6 +2946,39 @@ export interface components {
             website_url: string | null;
             /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
             livemode: boolean;
+        };
+        /** @description Your tax form, and where its absence holds your payouts. */
+        PartnerTaxForm: {
+            tax_form: components["schemas"]["TaxForm"];
+            /** @description Whether any of your programs requires an accepted tax form before paying you. */
+            required: boolean;
+            /** @description Your programs that hold your payouts now (empty: none). */
+            holds: components["schemas"]["PartnerTaxFormHold"][];
+        };
+        /** @description A program that holds your payouts until your tax form is accepted. */
+        PartnerTaxFormHold: {
+            /**
+             * Format: uuid
+             * @description A program of yours that requires an accepted tax form.
+             */
+            program_id: string;
+            /** @description Its name. */
+            program_name: string;
+            /**
+             * @description Why payouts wait: the program requires an accepted tax form (`require_tax_form`) and the partner's form is missing, waiting for review, or rejected.
+             * @enum {string}
+             */
+            reason: "tax_form_missing" | "tax_form_submitted" | "tax_form_rejected";
+            /** @description What holds your payouts in this program, and what to do about it. */
+            message: string;
+        };
+        /** @description Your tax form, and where its absence holds your payouts. */
+        PartnerTaxFormOutput: {
+            tax_form: components["schemas"]["TaxForm"];
+            /** @description Whether any of your programs requires an accepted tax form before paying you. */
+            required: boolean;
+            /** @description Your programs that hold your payouts now (empty: none). */
+            holds: components["schemas"]["PartnerTaxFormHold"][];
         };
         /** @description The partner's activity over the whole range asked for, summed by the service. */
         PartnerTotals: {
@@ -2816,6 +3110,8 @@ export interface components {
              * @description The merchant's site, where referral links point (`<website_url>?ref=<slug>`); partners build links to any page of this host (and its subdomains) in the portal. null: partners see only their slug.
              */
             website_url: string | null;
+            /** @description true: POST /api/payouts creates no payout for an affiliate whose tax form is not `accepted`; their commissions stay `approved`, the answer lists them in `held`, and both the dashboard and the partner's portal say why. */
+            require_tax_form: boolean;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
@@ -2886,6 +3182,8 @@ export interface components {
              * @description The merchant's site, where referral links point (`<website_url>?ref=<slug>`); partners build links to any page of this host (and its subdomains) in the portal. null: partners see only their slug.
              */
             website_url: string | null;
+            /** @description true: POST /api/payouts creates no payout for an affiliate whose tax form is not `accepted`; their commissions stay `approved`, the answer lists them in `held`, and both the dashboard and the partner's portal say why. */
+            require_tax_form: boolean;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
@@ -3006,6 +3304,83 @@ export interface components {
             slug: string;
             /** @description Whether no partner of this merchant has the slug yet. */
             available: boolean;
+        };
+        /** @description A Stripe Connect onboarding link. */
+        StripeOnboardingLink: {
+            /** @description Stripe's hosted onboarding page for the partner's connected account: single use, short-lived (send the partner there at once; ask for a new one when it expired). */
+            url: string;
+            /** @description When the link stops working. */
+            expires_at: string;
+            /** @description The connected account (`acct_…`), created on the first call and reused by every later one. */
+            stripe_account_id: string;
+        };
+        /** @description The partner's tax form, as both sides see it (the document itself only through the owner-only download). */
+        TaxForm: {
+            /**
+             * @description `missing`: none on file; `submitted`: waiting for the merchant's review; `accepted`: on file; `rejected`: the merchant refused it (`rejection_reason` says why), the partner uploads a corrected one.
+             * @enum {string}
+             */
+            status: "missing" | "submitted" | "accepted" | "rejected";
+            /**
+             * @description The form on file; null when `missing`.
+             * @enum {string|null}
+             */
+            kind: "w9" | "w8ben" | "w8bene" | null;
+            /** @description When the partner uploaded it; null when `missing`. */
+            submitted_at: string | null;
+            /** @description When the merchant accepted or rejected it; null until then. */
+            decided_at: string | null;
+            /** @description Why the merchant rejected it, as the partner sees it; null unless `rejected`. */
+            rejection_reason: string | null;
+        };
+        TaxFormUpload: {
+            /**
+             * @description `w9`: IRS Form W-9 (US persons and entities); `w8ben`: Form W-8BEN (individuals outside the US); `w8bene`: Form W-8BEN-E (entities outside the US).
+             * @enum {string}
+             */
+            kind: "w9" | "w8ben" | "w8bene";
+            /** @description The file name, as the merchant will see it when downloading. */
+            file_name: string;
+            /** @description The document, base64: a PDF, PNG or JPEG (told by its first bytes, whatever its name says) of at most 10 MiB. */
+            content_base64: string;
+        };
+        /** @description An affiliate's tax form and whether it holds their payouts. */
+        TaxFormView: {
+            /**
+             * Format: uuid
+             * @description The affiliate (membership).
+             */
+            affiliate_id: string;
+            tax_form: components["schemas"]["TaxForm"];
+            /** @description Why payouts of this affiliate are held; null when nothing holds them. */
+            payout_hold: {
+                /**
+                 * @description Why payouts wait: the program requires an accepted tax form (`require_tax_form`) and the partner's form is missing, waiting for review, or rejected.
+                 * @enum {string}
+                 */
+                reason: "tax_form_missing" | "tax_form_submitted" | "tax_form_rejected";
+                /** @description The reason in words, e.g. "Payout held: tax form missing". */
+                message: string;
+            } | null;
+        };
+        /** @description An affiliate's tax form and whether it holds their payouts. */
+        TaxFormViewOutput: {
+            /**
+             * Format: uuid
+             * @description The affiliate (membership).
+             */
+            affiliate_id: string;
+            tax_form: components["schemas"]["TaxForm"];
+            /** @description Why payouts of this affiliate are held; null when nothing holds them. */
+            payout_hold: {
+                /**
+                 * @description Why payouts wait: the program requires an accepted tax form (`require_tax_form`) and the partner's form is missing, waiting for review, or rejected.
+                 * @enum {string}
+                 */
+                reason: "tax_form_missing" | "tax_form_submitted" | "tax_form_rejected";
+                /** @description The reason in words, e.g. "Payout held: tax form missing". */
+                message: string;
+            } | null;
         };
         /** @description An e-mail of test data: in test mode the service sends no e-mail to a partner or a customer, and keeps it here instead (and in the log). */
         TestEmail: {
@@ -3193,6 +3568,8 @@ export interface components {
              * @description Default null.
              */
             website_url?: string | null;
+            /** @description Default false. */
+            require_tax_form?: boolean;
         };
         UpdateWebhookEndpointBody: {
             /**
@@ -4302,6 +4679,13 @@ export interface operations {
                      *             "payout_method": "manual",
                      *             "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                      *             "commission_value": 30,
+                     *             "tax_form": {
+                     *               "status": "missing",
+                     *               "kind": "w9",
+                     *               "submitted_at": "2025-03-14T09:26:53.000Z",
+                     *               "decided_at": "2025-03-14T09:26:53.000Z",
+                     *               "rejection_reason": "rejection-reason"
+                     *             },
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "livemode": false
                      *           }
@@ -4314,7 +4698,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            affiliates: components["schemas"]["Affiliate"][];
+                            affiliates: components["schemas"]["AffiliateOutput"][];
                             /** @description Pass as `cursor` to get the next page; null on the last page. */
                             next_cursor: string | null;
                         };
@@ -4460,6 +4844,13 @@ export interface operations {
                      *           "payout_method": "manual",
                      *           "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                      *           "commission_value": 30,
+                     *           "tax_form": {
+                     *             "status": "missing",
+                     *             "kind": "w9",
+                     *             "submitted_at": "2025-03-14T09:26:53.000Z",
+                     *             "decided_at": "2025-03-14T09:26:53.000Z",
+                     *             "rejection_reason": "rejection-reason"
+                     *           },
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
                      *         }
@@ -4499,6 +4890,13 @@ export interface operations {
                      *           "payout_method": "manual",
                      *           "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                      *           "commission_value": 30,
+                     *           "tax_form": {
+                     *             "status": "missing",
+                     *             "kind": "w9",
+                     *             "submitted_at": "2025-03-14T09:26:53.000Z",
+                     *             "decided_at": "2025-03-14T09:26:53.000Z",
+                     *             "rejection_reason": "rejection-reason"
+                     *           },
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
                      *         }
@@ -4510,7 +4908,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            affiliate: components["schemas"]["Affiliate"];
+                            affiliate: components["schemas"]["AffiliateOutput"];
                         };
                         /** @description True when this request repeated an earlier one and the existing record is returned unchanged; false when the record was created now. */
                         deduped: boolean;
@@ -4692,6 +5090,13 @@ export interface operations {
                      *           "payout_method": "manual",
                      *           "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                      *           "commission_value": 30,
+                     *           "tax_form": {
+                     *             "status": "missing",
+                     *             "kind": "w9",
+                     *             "submitted_at": "2025-03-14T09:26:53.000Z",
+                     *             "decided_at": "2025-03-14T09:26:53.000Z",
+                     *             "rejection_reason": "rejection-reason"
+                     *           },
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
                      *         }
@@ -4702,7 +5107,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            affiliate: components["schemas"]["Affiliate"];
+                            affiliate: components["schemas"]["AffiliateOutput"];
                         };
                     };
                 };
@@ -4882,6 +5287,13 @@ export interface operations {
                      *           "payout_method": "manual",
                      *           "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                      *           "commission_value": 30,
+                     *           "tax_form": {
+                     *             "status": "missing",
+                     *             "kind": "w9",
+                     *             "submitted_at": "2025-03-14T09:26:53.000Z",
+                     *             "decided_at": "2025-03-14T09:26:53.000Z",
+                     *             "rejection_reason": "rejection-reason"
+                     *           },
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
                      *         }
@@ -4892,7 +5304,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            affiliate: components["schemas"]["Affiliate"];
+                            affiliate: components["schemas"]["AffiliateOutput"];
                         };
                     };
                 };
@@ -5072,6 +5484,13 @@ export interface operations {
                      *           "payout_method": "manual",
                      *           "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                      *           "commission_value": 30,
+                     *           "tax_form": {
+                     *             "status": "missing",
+                     *             "kind": "w9",
+                     *             "submitted_at": "2025-03-14T09:26:53.000Z",
+                     *             "decided_at": "2025-03-14T09:26:53.000Z",
+                     *             "rejection_reason": "rejection-reason"
+                     *           },
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
                      *         }
@@ -5082,7 +5501,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            affiliate: components["schemas"]["Affiliate"];
+                            affiliate: components["schemas"]["AffiliateOutput"];
                         };
                     };
                 };
@@ -5329,6 +5748,959 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    stripeOnboardingCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Affiliate id (UUID).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The stripeOnboarding to send. */
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "url": "url",
+                     *         "expires_at": "2025-03-14T09:26:53.000Z",
+                     *         "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["StripeOnboardingLink"];
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Stripe Connect is not set up: no `stripe_connect` integration (PUT /api/integrations/stripe_connect). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Stripe refused the request or did not answer; the message says which. Nothing is stored: retrying is safe. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    taxFormsGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Affiliate id (UUID).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *         "tax_form": {
+                     *           "status": "missing",
+                     *           "kind": "w9",
+                     *           "submitted_at": "2025-03-14T09:26:53.000Z",
+                     *           "decided_at": "2025-03-14T09:26:53.000Z",
+                     *           "rejection_reason": "rejection-reason"
+                     *         },
+                     *         "payout_hold": {
+                     *           "reason": "tax_form_missing",
+                     *           "message": "message"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TaxFormView"];
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    taxFormReviewAccept: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Affiliate id (UUID).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The taxFormReview to send. */
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *         "tax_form": {
+                     *           "status": "missing",
+                     *           "kind": "w9",
+                     *           "submitted_at": "2025-03-14T09:26:53.000Z",
+                     *           "decided_at": "2025-03-14T09:26:53.000Z",
+                     *           "rejection_reason": "rejection-reason"
+                     *         },
+                     *         "payout_hold": {
+                     *           "reason": "tax_form_missing",
+                     *           "message": "message"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TaxFormViewOutput"];
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The partner has submitted no tax form yet. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    taxFormReviewDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Affiliate id (UUID).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    taxFormReviewReject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Affiliate id (UUID).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The taxFormReview to send. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "reason"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description What is wrong, as the partner will read it (e.g. "The TIN is missing"). */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *         "tax_form": {
+                     *           "status": "missing",
+                     *           "kind": "w9",
+                     *           "submitted_at": "2025-03-14T09:26:53.000Z",
+                     *           "decided_at": "2025-03-14T09:26:53.000Z",
+                     *           "rejection_reason": "rejection-reason"
+                     *         },
+                     *         "payout_hold": {
+                     *           "reason": "tax_form_missing",
+                     *           "message": "message"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TaxFormViewOutput"];
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "reason: Required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The partner has submitted no tax form yet. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -11728,6 +13100,17 @@ export interface operations {
                      *             "livemode": false,
                      *             "failed_at": "2025-03-14T09:26:53.000Z"
                      *           }
+                     *         ],
+                     *         "held": [
+                     *           {
+                     *             "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
+                     *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *             "currency": "USD",
+                     *             "amount": 49.99,
+                     *             "commission_count": 1,
+                     *             "reason": "tax_form_missing",
+                     *             "message": "message"
+                     *           }
                      *         ]
                      *       }
                      *     }
@@ -11737,6 +13120,8 @@ export interface operations {
                         success: true;
                         data: {
                             payouts: components["schemas"]["Payout"][];
+                            /** @description Payouts not created because the program requires an accepted tax form (empty: none). */
+                            held: components["schemas"]["HeldPayout"][];
                         };
                     };
                 };
@@ -13109,6 +14494,7 @@ export interface operations {
                      *             "signup": "open",
                      *             "terms": "terms",
                      *             "website_url": "https://www.acme.example/",
+                     *             "require_tax_form": false,
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "updated_at": "2025-03-14T09:26:53.000Z",
                      *             "livemode": false
@@ -13263,7 +14649,8 @@ export interface operations {
                  *       },
                  *       "signup": "open",
                  *       "terms": "terms",
-                 *       "website_url": "https://www.acme.example/"
+                 *       "website_url": "https://www.acme.example/",
+                 *       "require_tax_form": false
                  *     }
                  */
                 "application/json": components["schemas"]["CreateProgramBody"];
@@ -13311,6 +14698,7 @@ export interface operations {
                      *           "signup": "open",
                      *           "terms": "terms",
                      *           "website_url": "https://www.acme.example/",
+                     *           "require_tax_form": false,
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "updated_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
@@ -13492,6 +14880,7 @@ export interface operations {
                      *           "signup": "open",
                      *           "terms": "terms",
                      *           "website_url": "https://www.acme.example/",
+                     *           "require_tax_form": false,
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "updated_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
@@ -13678,7 +15067,8 @@ export interface operations {
                  *       },
                  *       "signup": "open",
                  *       "terms": "terms",
-                 *       "website_url": "https://www.acme.example/"
+                 *       "website_url": "https://www.acme.example/",
+                 *       "require_tax_form": false
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateProgramBody"];
@@ -13726,6 +15116,7 @@ export interface operations {
                      *           "signup": "open",
                      *           "terms": "terms",
                      *           "website_url": "https://www.acme.example/",
+                     *           "require_tax_form": false,
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "updated_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
@@ -18360,6 +19751,331 @@ export interface operations {
             };
         };
     };
+    partnerPayoutSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "payout_method": "manual",
+                     *         "payout_email": "payout-email",
+                     *         "stripe_connected": false,
+                     *         "available_methods": [
+                     *           "manual"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["PartnerPayoutSettings"];
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in to the partner portal (no session, or it ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerUpdatePayoutSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The partner to send. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "payout_method": "manual",
+                 *       "payout_email": "jane@partners.example"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description How this partner's payouts are sent (POST /api/payouts/send): `paypal` (PayPal Payouts to `payout_email`, else the e-mail), `stripe` (a Stripe Connect transfer to `stripe_account_id`), `wise` (a Wise transfer to `payout_email` with `name`), `manual` (the export files, then marked paid; the default).
+                     * @enum {string}
+                     */
+                    payout_method: "manual" | "paypal" | "stripe" | "wise";
+                    /**
+                     * Format: email
+                     * @description Where PayPal or Wise payouts go; default the payout e-mail already set.
+                     */
+                    payout_email?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "payout_method": "manual",
+                     *         "payout_email": "payout-email",
+                     *         "stripe_connected": false,
+                     *         "available_methods": [
+                     *           "manual"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["PartnerPayoutSettings"];
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "payout_method: Required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in to the partner portal (no session, or it ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Cross-site request refused: state-changing portal requests must come from the portal itself (`Origin`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The merchant does not pay by this method, or (for `stripe`) you have not connected Stripe yet. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     partnerPayouts: {
         parameters: {
             query?: {
@@ -18424,6 +20140,10 @@ export interface operations {
                      *               "eligible": false,
                      *               "eligible_from": "eligible-from",
                      *               "shortfall": 1
+                     *             },
+                     *             "payout_hold": {
+                     *               "reason": "tax_form_missing",
+                     *               "message": "message"
                      *             }
                      *           }
                      *         ],
@@ -19215,6 +20935,518 @@ export interface operations {
                 };
             };
             /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerStripeOnboarding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The partner to send. */
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "url": "url",
+                     *         "expires_at": "2025-03-14T09:26:53.000Z",
+                     *         "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["StripeOnboardingLink"];
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in to the partner portal (no session, or it ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Cross-site request refused: state-changing portal requests must come from the portal itself (`Origin`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description This merchant does not pay through Stripe. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Stripe refused the request or did not answer; the message says which. Nothing is stored: retrying is safe. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerTaxForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "tax_form": {
+                     *           "status": "missing",
+                     *           "kind": "w9",
+                     *           "submitted_at": "2025-03-14T09:26:53.000Z",
+                     *           "decided_at": "2025-03-14T09:26:53.000Z",
+                     *           "rejection_reason": "rejection-reason"
+                     *         },
+                     *         "required": false,
+                     *         "holds": [
+                     *           {
+                     *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *             "program_name": "program-name",
+                     *             "reason": "tax_form_missing",
+                     *             "message": "message"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["PartnerTaxForm"];
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in to the partner portal (no session, or it ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerSubmitTaxForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The partner to send. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "kind": "w9",
+                 *       "file_name": "file-name",
+                 *       "content_base64": "content-base64"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TaxFormUpload"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "tax_form": {
+                     *           "status": "missing",
+                     *           "kind": "w9",
+                     *           "submitted_at": "2025-03-14T09:26:53.000Z",
+                     *           "decided_at": "2025-03-14T09:26:53.000Z",
+                     *           "rejection_reason": "rejection-reason"
+                     *         },
+                     *         "required": false,
+                     *         "holds": [
+                     *           {
+                     *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *             "program_name": "program-name",
+                     *             "reason": "tax_form_missing",
+                     *             "message": "message"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["PartnerTaxFormOutput"];
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "kind: Required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in to the partner portal (no session, or it ended). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Cross-site request refused: state-changing portal requests must come from the portal itself (`Origin`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The document is larger than 10 MiB (or the request body than 13.4 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service keeps no tax document unencrypted and has no ENCRYPTION_KEY: the operator must set one. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];

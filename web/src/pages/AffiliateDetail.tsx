@@ -7,6 +7,8 @@ import { CommissionsByStatus, CopyButton, Empty, Field, FormError, PageHeader, S
 import { DataTable, usePagedList } from '../table';
 import { StatusActions, linkOf, useSiteUrl } from './Affiliates';
 import { HoldReasons } from './HoldReasons';
+import { AffiliateTaxForm } from './AffiliateTaxForm';
+import { StripeOnboarding } from './StripeOnboarding';
 
 /** The longest period a report covers, to the end of today (UTC): the affiliate's figures "so far". */
 const FIGURES_DAYS = 1095;
@@ -189,6 +191,14 @@ export function AffiliateDetail() {
           <dt>Paid by</dt>
           <dd>
             <PayoutMethod key={`${a.payout_method}:${a.stripe_account_id}`} affiliate={a} onSaved={setEdited} />
+          </dd>
+          <dt>Stripe Connect</dt>
+          <dd>
+            <StripeOnboarding affiliate={a} onCreated={affiliate.reload} />
+          </dd>
+          <dt>Tax form</dt>
+          <dd>
+            <AffiliateTaxForm affiliate={a} onChanged={affiliate.reload} />
           </dd>
           <dt>Partner portal</dt>
           <dd>

@@ -6,6 +6,7 @@ import { DataTable, usePagedList } from '../table';
 import { api, orThrow } from './portal-api';
 import { commissionText } from './Join';
 import { RequestLink } from './SignIn';
+import { PayoutHolds, PayoutSettings, usePartnerTaxForm } from './PayoutSettings';
 
 const DAY_MS = 86_400_000;
 
@@ -24,6 +25,7 @@ function Signed({ partner, onChanged }: { partner: Partner; onChanged: () => voi
   const navigate = useNavigate();
   const [programId, setProgramId] = useState(partner.memberships[0]?.program.id ?? '');
   const membership = partner.memberships.find((m) => m.program.id === programId) ?? partner.memberships[0]!;
+  const taxForm = usePartnerTaxForm(partner);
   useEffect(() => {
     document.title = `${partner.organization.name} · Partner portal`;
   }, [partner.organization.name]);
@@ -47,6 +49,7 @@ function Signed({ partner, onChanged }: { partner: Partner; onChanged: () => voi
       </header>
       <main id="main" className="portal" tabIndex={-1}>
         <h1>Hello{partner.name ? `, ${partner.name}` : ''}</h1>
+        <PayoutHolds taxForm={taxForm} />
         {partner.memberships.length > 1 && (
           <div className="program-pick">
             <Field label="Program" name="program">
@@ -66,7 +69,7 @@ function Signed({ partner, onChanged }: { partner: Partner; onChanged: () => voi
         <Activity programId={membership.program.id} currency={membership.program.currency} />
         <Earnings membership={membership} />
         <Customers programId={membership.program.id} />
-        <PayoutEmail partner={partner} onSaved={onChanged} />
+        <PayoutSettings partner={partner} taxForm={taxForm} onChanged={onChanged} />
       </main>
     </>
   );
@@ -228,17 +231,23 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
                 <dt>Paid so far</dt>
                 <dd>{money(b.paid, b.currency)}</dd>
               </dl>
-              <p className="next-payout" data-testid="next-payout">
-                {b.next_payout.state === 'due'
-                  ? `Your approved balance reaches the ${money(b.minimum_payout, b.currency)} minimum: it is paid in the merchant's next payout.`
-                  : b.next_payout.state === 'scheduled' && b.next_payout.eligible_from
-                    ? `Next payout: once your commissions are approved on ${date(b.next_payout.eligible_from)}, your balance reaches the ${money(b.minimum_payout, b.currency)} minimum and is paid in the merchant's next payout after that.`
-                    : b.next_payout.state === 'short'
-                      ? b.minimum_payout > 0
-                        ? `Next payout: ${money(b.next_payout.shortfall, b.currency)} more in commissions to reach the ${money(b.minimum_payout, b.currency)} minimum.`
-                        : `Next payout: after ${money(b.next_payout.shortfall, b.currency)} more in commissions (a refund after a payout left your balance below zero).`
-                      : `Nothing to pay at the moment: new commissions are paid in the merchant's next payout once approved.${b.on_hold !== 0 ? ' Those under review count once the merchant releases them.' : ''}`}
-              </p>
+              {b.payout_hold ? (
+                <p className="notice-warn next-payout" data-testid="next-payout">
+                  {b.payout_hold.message}
+                </p>
+              ) : (
+                <p className="next-payout" data-testid="next-payout">
+                  {b.next_payout.state === 'due'
+                    ? `Your approved balance reaches the ${money(b.minimum_payout, b.currency)} minimum: it is paid in the merchant's next payout.`
+                    : b.next_payout.state === 'scheduled' && b.next_payout.eligible_from
+                      ? `Next payout: once your commissions are approved on ${date(b.next_payout.eligible_from)}, your balance reaches the ${money(b.minimum_payout, b.currency)} minimum and is paid in the merchant's next payout after that.`
+                      : b.next_payout.state === 'short'
+                        ? b.minimum_payout > 0
+                          ? `Next payout: ${money(b.next_payout.shortfall, b.currency)} more in commissions to reach the ${money(b.minimum_payout, b.currency)} minimum.`
+                          : `Next payout: after ${money(b.next_payout.shortfall, b.currency)} more in commissions (a refund after a payout left your balance below zero).`
+                        : `Nothing to pay at the moment: new commissions are paid in the merchant's next payout once approved.${b.on_hold !== 0 ? ' Those under review count once the merchant releases them.' : ''}`}
+                </p>
+              )}
             </div>
           ))
         )}
@@ -329,31 +338,6 @@ function Customers({ programId }: { programId: string }) {
           { header: 'First payment', cell: (c) => date(c.first_conversion_at) },
         ]}
       />
-    </section>
-  );
-}
-
-function PayoutEmail({ partner, onSaved }: { partner: Partner; onSaved: () => void }) {
-  const [value, setValue] = useState(partner.payout_email);
-  const [saved, setSaved] = useState(false);
-  const save = useSubmit(
-    async () => orThrow(await api.partner.updateMe({ body: { payout_email: value.trim() } })),
-    () => {
-      setSaved(true);
-      onSaved();
-    },
-  );
-  return (
-    <section className="card" aria-labelledby="settings-title">
-      <h2 id="settings-title">Payout e-mail</h2>
-      <form className="inline-form" onSubmit={save.submit} noValidate aria-label="Payout e-mail">
-        <Field label="PayPal or Wise e-mail" name="payout_email" type="email" value={value} onChange={(v) => (setSaved(false), setValue(v))} error={save.error} />
-        <button type="submit" disabled={save.busy}>
-          Save
-        </button>
-      </form>
-      <FormError error={save.error} fields={['payout_email']} />
-      {saved && <p role="status">Saved: your next payouts go to {partner.payout_email}.</p>}
     </section>
   );
 }

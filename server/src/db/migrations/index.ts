@@ -6,6 +6,7 @@ import { Migration20270104000000_report_forget } from './Migration20270104000000
 import { Migration20270105000000_test_mode } from './Migration20270105000000_test_mode.js';
 import { Migration20270106000000_test_emails } from './Migration20270106000000_test_emails.js';
 import { Migration20270107000000_payout_rails } from './Migration20270107000000_payout_rails.js';
+import { Migration20270108000000_tax_forms } from './Migration20270108000000_tax_forms.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
 export const migrationsList: MigrationObject[] = [
@@ -16,4 +17,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20270105000000_test_mode', class: Migration20270105000000_test_mode },
   { name: 'Migration20270106000000_test_emails', class: Migration20270106000000_test_emails },
   { name: 'Migration20270107000000_payout_rails', class: Migration20270107000000_payout_rails },
+  { name: 'Migration20270108000000_tax_forms', class: Migration20270108000000_tax_forms },
 ];

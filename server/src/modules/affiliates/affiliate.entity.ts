@@ -24,6 +24,12 @@ export const AffiliateEntity = defineEntity({
     terms_accepted_at: p.datetime().nullable(),
     /** When the partner's personal details were erased on request (affiliates.service.ts erase). */
     erased_at: p.datetime().nullable(),
+    /** The partner's tax form (modules/tax-forms): null status is `missing`; the document is in tax_forms. */
+    tax_form_status: p.enum(['submitted', 'accepted', 'rejected'] as const).nullable(),
+    tax_form_kind: p.enum(['w9', 'w8ben', 'w8bene'] as const).nullable(),
+    tax_form_submitted_at: p.datetime().nullable(),
+    tax_form_decided_at: p.datetime().nullable(),
+    tax_form_rejection_reason: p.text().nullable(),
     created_at: p.datetime().defaultRaw('now()'),
   }),
 });

@@ -106,17 +106,34 @@ export class AffiliatesRepository {
       const placeholder = raw<string>`'erased-' || id || '@erased.invalid'`;
       const update = kyselyOf(this.orm)
         .updateTable('affiliates')
-        .set({ email: placeholder, name: null, payout_email: null, stripe_account_id: null, portal_sign_in_ip: null, portal_sign_in_user_agent: null, status: 'disabled', erased_at: at })
+        .set({
+          email: placeholder,
+          name: null,
+          payout_email: null,
+          stripe_account_id: null,
+          portal_sign_in_ip: null,
+          portal_sign_in_user_agent: null,
+          status: 'disabled',
+          erased_at: at,
+          // The tax form is personal data: its document deleted below, its state back to `missing`.
+          tax_form_status: null,
+          tax_form_kind: null,
+          tax_form_submitted_at: null,
+          tax_form_decided_at: null,
+          tax_form_rejection_reason: null,
+        })
         .where('organization_id', '=', organizationId)
         .where('email', '=', current.email)
         .returningAll();
       const erased = (await sql.execute({ compile: () => withEvents(update, 'affiliate.updated').compile(kyselyOf(this.orm)) })) as AffiliateRecord[];
       const ids = erased.map((row) => row.id);
+      await sql.rows('delete from tax_forms where organization_id = ? and affiliate_id = any (?::uuid[])', [organizationId, ids]);
       await sql.rows('delete from partner_sessions where organization_id = ? and email = ?', [organizationId, current.email]);
       await sql.rows('delete from partner_sign_in_links where organization_id = ? and email = ?', [organizationId, current.email]);
       await sql.rows(
         `update outbound_events set resource = resource || jsonb_build_object('email', 'erased-' || (resource ->> 'id') || '@erased.invalid',
-           'name', null, 'payout_email', null, 'portal_sign_in_ip', null, 'portal_sign_in_user_agent', null)
+           'name', null, 'payout_email', null, 'portal_sign_in_ip', null, 'portal_sign_in_user_agent', null,
+           'tax_form_status', null, 'tax_form_kind', null, 'tax_form_submitted_at', null, 'tax_form_decided_at', null, 'tax_form_rejection_reason', null)
          where organization_id = ? and type in ('affiliate.created', 'affiliate.updated') and resource ->> 'id' = any (?::text[])`,
         [organizationId, ids],
       );

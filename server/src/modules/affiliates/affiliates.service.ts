@@ -8,6 +8,7 @@ import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso } from '../../http/serialize.js';
 import { SlugTakenError, type AffiliateRecord, type AffiliatesRepository } from './affiliates.repository.js';
 import { newRowId } from '../../db/row-ids.js';
+import { taxFormOf } from '../tax-forms/tax-form-rules.js';
 
 export function toAffiliateDto(a: AffiliateRecord): Affiliate {
   return {
@@ -21,6 +22,7 @@ export function toAffiliateDto(a: AffiliateRecord): Affiliate {
     payout_method: a.payout_method ?? 'manual',
     stripe_account_id: a.stripe_account_id ?? null,
     commission_value: a.commission_value == null ? null : decimalToNumber(a.commission_value),
+    tax_form: taxFormOf(a),
     created_at: iso(a.created_at),
   };
 }

@@ -32,6 +32,7 @@ export const ORGANIZATION_TABLES = [
   'coupons',
   'partner_sessions',
   'partner_sign_in_links',
+  'tax_forms',
   'affiliate_link_aliases',
   'affiliates',
   'import_rows',

@@ -10,6 +10,7 @@ import { requireOrganization } from '../../http/request-context.js';
 import { s, type EndpointOptions } from '../../http/router-types.js';
 import type { AffiliatesService } from '../affiliates/affiliates.service.js';
 import type { OrganizationMailer } from '../test-emails/test-emails.js';
+import type { PartnerPayouts } from '../payout-settings/partner-payouts.module.js';
 import { PARTNER_API, PartnerCookie, partnerSameOrigin, partnerSessionMiddleware, requirePartner } from './partner-session.js';
 import { PartnersRepository } from './partners.repository.js';
 import { normalizeEmail, PartnersService, SIGN_IN_LINK_MINUTES } from './partners.service.js';
@@ -37,9 +38,10 @@ export class Partners {
   constructor(
     orm: MikroORM,
     /** publicBaseUrl: PUBLIC_BASE_URL, the base of the sign-in links e-mailed (never the request's Host). */
-    private readonly deps: { affiliates: AffiliatesService; mailer: OrganizationMailer; logger: Logger; publicBaseUrl: string },
+    private readonly deps: { affiliates: AffiliatesService; partnerPayouts: Pick<PartnerPayouts, 'taxForms' | 'payoutSettings'>; mailer: OrganizationMailer; logger: Logger; publicBaseUrl: string },
   ) {
     this.service = new PartnersService(new PartnersRepository(orm), deps.affiliates, deps.mailer, deps.logger);
+    this.service.payoutHolds = (partner) => deps.partnerPayouts.taxForms.holdsByProgram(partner.organizationId, partner.email);
     this.cookie = new PartnerCookie(deps.publicBaseUrl);
     deps.affiliates.statusListeners.push((change) =>
       this.service.applicationDecided(change).catch((err: unknown) => deps.logger.error({ err, affiliate_id: change.affiliate.id }, 'could not tell the partner of the decision on their application')),
@@ -116,6 +118,26 @@ export class Partners {
         customers: async ({ req, query }) => ({ status: 200, body: { success: true, data: await this.service.customers(requirePartner(req), query) } }),
         commissions: async ({ req, query }) => ({ status: 200, body: { success: true, data: await this.service.commissions(requirePartner(req), query) } }),
         payouts: async ({ req, query }) => ({ status: 200, body: { success: true, data: await this.service.payouts(requirePartner(req), query) } }),
+        taxForm: async ({ req }) => {
+          const partner = requirePartner(req);
+          return { status: 200, body: { success: true, data: await this.deps.partnerPayouts.taxForms.partnerView(partner.organizationId, partner.email) } };
+        },
+        submitTaxForm: async ({ req, body }) => {
+          const partner = requirePartner(req);
+          return { status: 201, body: { success: true, data: await this.deps.partnerPayouts.taxForms.submit(partner.organizationId, partner.email, body) } };
+        },
+        payoutSettings: async ({ req }) => {
+          const partner = requirePartner(req);
+          return { status: 200, body: { success: true, data: await this.deps.partnerPayouts.payoutSettings.partnerSettings(partner.organizationId, partner.email) } };
+        },
+        updatePayoutSettings: async ({ req, body }) => {
+          const partner = requirePartner(req);
+          return { status: 200, body: { success: true, data: await this.deps.partnerPayouts.payoutSettings.setPartnerMethod(partner.organizationId, partner.email, body) } };
+        },
+        stripeOnboarding: async ({ req }) => {
+          const partner = requirePartner(req);
+          return { status: 200, body: { success: true, data: await this.deps.partnerPayouts.payoutSettings.onboardPartner(partner.organizationId, partner.email) } };
+        },
       }),
       app,
       options,

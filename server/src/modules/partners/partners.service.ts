@@ -56,6 +56,9 @@ function toProgram(p: ProgramRow): PartnerProgram {
  * request can reach another partner's rows.
  */
 export class PartnersService {
+  /** What holds the partner's payouts per program (modules/tax-forms; the Partners module sets it): shown with their balance. */
+  payoutHolds: (partner: PartnerKey) => Promise<Map<string, PartnerBalance['payout_hold']>> = async () => new Map();
+
   constructor(
     private readonly partners: PartnersRepository,
     private readonly affiliates: AffiliatesService,
@@ -320,6 +323,7 @@ export class PartnersService {
   private async balances(partner: PartnerKey, programId: string | null): Promise<PartnerBalance[]> {
     const memberships = await this.partners.memberships(partner);
     const { totals, pending } = await this.partners.balances(partner, programId);
+    const holds = await this.payoutHolds(partner);
     return totals.map((t) => {
       const program = memberships.find((m) => m.program.id === t.program_id)!.program;
       // The minimum is in the program's currency; other currencies are paid at any positive net (spec: Payouts).
@@ -339,6 +343,7 @@ export class PartnersService {
         paid: decimalToNumber(t.paid),
         minimum_payout: minimum.toNumber(),
         next_payout: { state: next.state, eligible: next.eligible, eligible_from: isoOrNull(next.eligible_from), shortfall: next.shortfall.toNumber() },
+        payout_hold: holds.get(t.program_id) ?? null,
       };
     });
   }

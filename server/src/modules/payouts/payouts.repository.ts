@@ -10,6 +10,7 @@ import { ConflictError } from '../../http/errors.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import type { PayoutFileRow } from './payout-files.js';
 import { eventsOf, subscribedSql } from '../events/outbox.js';
+import { payoutHoldSql } from '../tax-forms/tax-form-rules.js';
 
 /** A payout file's row as stored: its times as timestamps (the service writes them as ISO-8601, like every answer). */
 export type StoredPayoutFileRow = Omit<PayoutFileRow, 'created_at' | 'paid_at'> & { created_at: Date; paid_at: Date | null };
@@ -68,8 +69,7 @@ export const payoutRunLock = (mode: 'exclusive' | 'shared', organizationId: stri
  * - Events: payout.created per payout; commission.updated per entry (its payout_id set) only when
  *   an endpoint subscribes to it, the entries then read by primary key.
  */
-export const CREATE_PAYOUTS = `
-with payable as materialized (
+const PAYABLE = `payable as materialized (
   select c.id, c.affiliate_id, c.program_id, c.currency, c.amount
   from commissions c
   where c.organization_id = $1 and c.payout_id is null
@@ -79,14 +79,22 @@ with payable as materialized (
     and ($4::timestamptz is null or coalesce(c.approved_at, c.approves_at) < $4::timestamptz)
     and ($5::uuid is null or c.affiliate_id = $5::uuid)
     and c.id not in (select i.commission_id from payout_items i where i.organization_id = $1)
-), eligible as materialized (
-  select gen_random_uuid() as payout_id, g.*
-  from (
+)`;
+
+/** The payable groups that reach their program's minimum, each with its program `p` and affiliate `a` (for the tax form hold). */
+const QUALIFYING_GROUPS = `from (
     select affiliate_id, program_id, currency, sum(amount) as net, count(*)::int as n, array_agg(id) as ids
     from payable group by affiliate_id, program_id, currency
   ) g
   join programs p on p.id = g.program_id and p.organization_id = $1
-  where g.net > 0 and (g.currency <> p.currency or g.net >= p.minimum_payout)
+  join affiliates a on a.id = g.affiliate_id and a.organization_id = $1
+  where g.net > 0 and (g.currency <> p.currency or g.net >= p.minimum_payout)`;
+
+export const CREATE_PAYOUTS = `
+with ${PAYABLE}, eligible as materialized (
+  select gen_random_uuid() as payout_id, g.*
+  ${QUALIFYING_GROUPS}
+    and ${payoutHoldSql('a', 'p')} is null
 ), created as (
   insert into payouts (id, organization_id, affiliate_id, program_id, currency, amount, status, commission_count, created_at, method)
   select e.payout_id, $1, e.affiliate_id, e.program_id, e.currency, e.net, 'pending', e.n, now(), a.payout_method
@@ -108,6 +116,28 @@ with payable as materialized (
 )
 select * from created order by amount desc, id`;
 
+/**
+ * The groups a run would have paid but the tax form rule holds (tax-forms/tax-form-rules.ts): same
+ * parameters as CREATE_PAYOUTS, read after it in its transaction (under the run's lock, which a
+ * tax form decision takes shared), so they are exactly the qualifying groups it left.
+ */
+const HELD_PAYOUTS = `
+with ${PAYABLE}
+select g.affiliate_id, g.program_id, g.currency, g.net::text as amount, g.n as commission_count, ${payoutHoldSql('a', 'p')} as reason
+  ${QUALIFYING_GROUPS}
+    and ${payoutHoldSql('a', 'p')} is not null
+order by g.net desc, g.affiliate_id, g.program_id, g.currency`;
+
+/** A group held by the tax form rule, as HELD_PAYOUTS reads it. */
+export interface HeldPayoutRow {
+  affiliate_id: string;
+  program_id: string;
+  currency: string;
+  amount: string;
+  commission_count: number;
+  reason: 'tax_form_missing' | 'tax_form_submitted' | 'tax_form_rejected';
+}
+
 /** A run's statement settings, local to its transaction (see CREATE_PAYOUTS). */
 const PAYOUT_RUN_SETTINGS = `select set_config('work_mem', '64MB', true), set_config('jit', 'off', true)`;
 
@@ -127,14 +157,15 @@ const carriedBy = (p: PayoutRecord) => [p.organization_id, p.id, p.affiliate_id,
 export class PayoutsRepository {
   constructor(private readonly orm: MikroORM) {}
 
-  /** Creates the payouts of every payable group (CREATE_PAYOUTS); none when nothing qualifies. */
-  create(organizationId: string, scope: PayoutScope): Promise<PayoutRecord[]> {
+  /** Creates the payouts of every payable group (CREATE_PAYOUTS), and answers those the tax form rule held; none when nothing qualifies. */
+  create(organizationId: string, scope: PayoutScope): Promise<{ created: PayoutRecord[]; held: HeldPayoutRow[] }> {
     const values = [organizationId, scope.program_id ?? null, scope.currency ?? null, scope.approved_before ?? null, scope.affiliate_id ?? null];
     return Sql.of(this.orm).transaction(async (sql) => {
       // Taken before the run's statement, so that its snapshot sees what an earlier run committed.
       await sql.execute({ compile: () => payoutRunLock('exclusive', organizationId).compile(kyselyOf(this.orm)) });
       await sql.rows(PAYOUT_RUN_SETTINGS);
-      return sql.rows<PayoutRecord>(CREATE_PAYOUTS, values);
+      const created = await sql.rows<PayoutRecord>(CREATE_PAYOUTS, values);
+      return { created, held: await sql.rows<HeldPayoutRow>(HELD_PAYOUTS, values) };
     });
   }
 

@@ -6,7 +6,7 @@ import type { PayoutsService } from './payouts.service.js';
 
 export const payoutsRouter = (payouts: PayoutsService, sender: PayoutSender) =>
   s.router(contract.payouts, {
-    create: async ({ req, body }) => ({ status: 201, body: { success: true, data: { payouts: await payouts.create(requireOrganization(req).id, body) } } }),
+    create: async ({ req, body }) => ({ status: 201, body: { success: true, data: await payouts.create(requireOrganization(req).id, body) } }),
     list: async ({ req, query }) => ({ status: 200, body: { success: true, data: await payouts.list(requireOrganization(req).id, query) } }),
     export: async ({ req, query, res }) => {
       const file = await payouts.export(requireOrganization(req).id, query);

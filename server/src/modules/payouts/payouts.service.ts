@@ -1,5 +1,6 @@
-import type { PayoutMethod, PayoutStatus } from '@affiliate-attribution/contract';
+import type { HeldPayout, PayoutMethod, PayoutStatus } from '@affiliate-attribution/contract';
 import type { Payout } from '../../resources.js';
+import { holdMessage } from '../tax-forms/tax-form-rules.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso, isoOrNull } from '../../http/serialize.js';
 import { MAX_ROWS_PER_FILE, payoutFile, type PayoutFileFormat } from './payout-files.js';
@@ -49,13 +50,17 @@ export interface PayoutExportQuery {
 export class PayoutsService {
   constructor(private readonly payouts: PayoutsRepository) {}
 
-  async create(organizationId: string, input: { program_id?: string; currency?: string; approved_before?: string }): Promise<Payout[]> {
-    const rows = await this.payouts.create(organizationId, {
+  /** The payouts created, and those a program's `require_tax_form` held (their commissions stay approved). */
+  async create(organizationId: string, input: { program_id?: string; currency?: string; approved_before?: string }): Promise<{ payouts: Payout[]; held: HeldPayout[] }> {
+    const { created, held } = await this.payouts.create(organizationId, {
       program_id: input.program_id,
       currency: input.currency?.toUpperCase(),
       approved_before: input.approved_before ? new Date(input.approved_before) : undefined,
     });
-    return rows.map(toPayoutDto);
+    return {
+      payouts: created.map(toPayoutDto),
+      held: held.map((h) => ({ ...h, amount: decimalToNumber(h.amount), message: holdMessage(h.reason) })),
+    };
   }
 
   async list(organizationId: string, query: PayoutListQuery): Promise<{ payouts: Payout[]; next_cursor: string | null }> {
@@ -84,7 +89,9 @@ export class PayoutsService {
   async retry(organizationId: string, id: string, sender: PayoutSender): Promise<Payout> {
     const failed = await this.payouts.findOwned(organizationId, id);
     if (failed.status !== 'failed') throw new ConflictError(`A ${failed.status} payout cannot be retried: only a failed one`);
-    const [next] = await this.payouts.create(organizationId, { affiliate_id: failed.affiliate_id, program_id: failed.program_id, currency: failed.currency });
+    const { created: [next], held } = await this.payouts.create(organizationId, { affiliate_id: failed.affiliate_id, program_id: failed.program_id, currency: failed.currency });
+    // The program's require_tax_form holds the new payout (tax-forms/tax-form-rules.ts): say so.
+    if (!next && held[0]) throw new ConflictError(`${holdMessage(held[0].reason)}: the program requires an accepted tax form before paying this affiliate`);
     if (!next) throw new ConflictError('Nothing to pay: the failed payout\'s commissions were paid, rejected or taken by another payout meanwhile');
     const [sent] = await sender.send(organizationId, { payout_ids: [next.id] });
     return sent!;

@@ -23,6 +23,8 @@ export const ProgramEntity = defineEntity({
     signup: p.enum(['open', 'approval', 'closed'] as const).default('approval'),
     terms: p.text().nullable(),
     website_url: p.text().nullable(),
+    /** No payout for an affiliate whose tax form is not accepted (modules/tax-forms/payout-hold.ts). */
+    require_tax_form: p.boolean().default(false),
     created_at: p.datetime().defaultRaw('now()'),
     updated_at: p.datetime().defaultRaw('now()'),
   }),

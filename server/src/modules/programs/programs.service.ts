@@ -37,6 +37,7 @@ export interface ProgramInput {
   signup?: 'open' | 'approval' | 'closed';
   terms?: string | null;
   website_url?: string | null;
+  require_tax_form?: boolean;
 }
 
 /** Every tier's rate obeys the commission rule (a percent at most 100); two tiers never start at the same value. */
@@ -71,6 +72,7 @@ export function toProgramDto(p: ProgramRecord): Program {
     signup: p.signup,
     terms: p.terms ?? null,
     website_url: p.website_url ?? null,
+    require_tax_form: p.require_tax_form,
     created_at: iso(p.created_at),
     updated_at: iso(p.updated_at),
   };
@@ -108,6 +110,7 @@ export class ProgramsService {
       signup: input.signup ?? PROGRAM_DEFAULTS.signup,
       terms: input.terms ?? null,
       website_url: input.website_url ?? null,
+      require_tax_form: input.require_tax_form ?? false,
       created_at: now,
       updated_at: now,
     });
@@ -151,6 +154,7 @@ export class ProgramsService {
         signup: input.signup ?? current.signup,
         terms: input.terms !== undefined ? input.terms : current.terms,
         website_url: input.website_url !== undefined ? input.website_url : current.website_url,
+        require_tax_form: input.require_tax_form ?? current.require_tax_form,
         updated_at: new Date(),
       };
       assertCommissionRule(next);
