@@ -268,11 +268,11 @@ export function createApp(deps: AppDeps): App {
   // The dashboard's users and sessions: a second credential on the same /api routes.
   const mailer = createMailer(config, logger);
   const people = new People(deps.orm, services.organizations, { ...config, PUBLIC_BASE_URL: publicBaseUrl }, logger, mailer);
-  // A payout its provider did not pay: the partner is told by e-mail too (the portal shows it).
-  services.payoutSender.onFailed(payoutFailureMail(services.affiliates, mailer, logger, `${publicBaseUrl}/portal`));
-  // The partner portal: partners' sign-in and their own routes under /partner/api.
   // E-mails to partners go through the test-mode check: a test organization's are kept, never sent.
   const testEmails = new TestEmails(deps.orm, mailer, logger);
+  // A payout its provider did not pay: the partner is told by e-mail too (the portal shows it).
+  services.payoutSender.onFailed(payoutFailureMail(services.affiliates, testEmails, logger, `${publicBaseUrl}/portal`));
+  // The partner portal: partners' sign-in and their own routes under /partner/api.
   // The partner's side of payouts: tax forms, payout method, Stripe Connect onboarding.
   const partnerPayouts = createPartnerPayouts(deps.orm, { encryptionKey: deps.config.ENCRYPTION_KEY, integrations: services.integrations, publicBaseUrl });
   const partners = new Partners(deps.orm, { affiliates: services.affiliates, partnerPayouts, mailer: testEmails, logger, publicBaseUrl });
