@@ -14,8 +14,22 @@ export const api = initClient(contract, {
   baseHeaders: {},
   credentials: 'same-origin',
   throwOnUnknownStatus: false,
-  api: (args) => (args.path.startsWith('/api/') ? tsRestFetchApi({ ...args, headers: { ...args.headers, ...modeHeaders() } }) : tsRestFetchApi(args)),
+  api: (args) => tsRestFetchApi(args.path.startsWith('/api/') ? { ...args, headers: withMode(args.headers) } : args),
 });
+
+/**
+ * The mode's header added to a request's headers; a call may pin live mode whatever the switch says
+ * (`extraHeaders: LIVE`: the session's own organization, say), which sends no header at all.
+ */
+function withMode(headers: Record<string, string>): Record<string, string> {
+  const pinned = Object.keys(headers).find((name) => name.toLowerCase() === 'x-mode');
+  if (pinned === undefined) return { ...headers, ...modeHeaders() };
+  const { [pinned]: value, ...rest } = headers;
+  return value === 'live' ? rest : { ...rest, [pinned]: value! };
+}
+
+/** `extraHeaders` of a call that acts on live data whatever the switch says (withMode drops it before sending). */
+export const LIVE = { 'x-mode': 'live' } as const;
 
 export class ApiError extends Error {
   constructor(

@@ -1,0 +1,65 @@
+import { useState } from 'react';
+import { ApiError } from '../api';
+import { modeHeaders } from '../mode';
+import { Empty, FormError, useConfirm, useSubmit } from '../ui';
+
+/** What DELETE /api/test-data answers: rows deleted, by table. */
+type Deleted = Record<string, number>;
+
+async function deleteTestData(): Promise<Deleted> {
+  const res = await fetch('/api/test-data', { method: 'DELETE', credentials: 'same-origin', headers: modeHeaders() });
+  const body = (await res.json().catch(() => null)) as { data?: { deleted: Deleted }; message?: string } | null;
+  if (!res.ok || !body?.data) throw new ApiError(res.status, body?.message ?? `Request failed (${res.status})`);
+  return body.data.deleted;
+}
+
+const tableName = (table: string) => table.replace(/_/g, ' ');
+
+/**
+ * "Delete all test data" (test mode only): every test row of the organization, after a
+ * confirmation that says live data stays; then what was deleted, table by table.
+ */
+export function TestData() {
+  const confirm = useConfirm();
+  const [deleted, setDeleted] = useState<Deleted>();
+  const reset = useSubmit(deleteTestData, setDeleted);
+  async function ask() {
+    const ok = await confirm({
+      title: 'Delete all test data?',
+      body: 'Every test program, affiliate, click, customer, conversion, commission, payout and webhook endpoint of this organization is deleted. Live data is untouched. This cannot be undone.',
+      confirm: 'Delete all test data',
+    });
+    if (ok) await reset.submit();
+  }
+  const counts = deleted ? Object.entries(deleted).filter(([, n]) => n > 0) : [];
+  return (
+    <section aria-labelledby="test-data-title">
+      <h2 id="test-data-title">Test data</h2>
+      <p>Start your tests again from nothing: delete every test row of the organization. Live data is untouched.</p>
+      <button type="button" className="danger" onClick={() => void ask()} disabled={reset.busy}>
+        Delete all test data
+      </button>
+      <FormError error={reset.error} />
+      {deleted && (
+        <div className="card notice" role="status" data-testid="test-data-deleted">
+          {counts.length === 0 ? (
+            <Empty title="There was no test data to delete." />
+          ) : (
+            <>
+              <p>
+                <strong>Test data deleted.</strong> Live data is untouched.
+              </p>
+              <ul className="deleted-counts">
+                {counts.map(([table, n]) => (
+                  <li key={table}>
+                    {tableName(table)}: {n}
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+        </div>
+      )}
+    </section>
+  );
+}
