@@ -16,6 +16,7 @@ import { programsContract } from './resources/programs.js';
 import { accountContract, operatorPeopleContract, peopleContract } from './resources/people.js';
 import { reportsContract } from './resources/reports.js';
 import { partnerContract, partnerInvitationsContract, partnerPublicContract } from './resources/partner.js';
+import { portalPreviewContract } from './resources/portal-preview.js';
 import { trackingContract } from './resources/tracking.js';
 import { webhookEndpointsContract } from './resources/webhook-endpoints.js';
 
@@ -38,6 +39,7 @@ export const merchantContract = c.router(
     people: peopleContract,
     reports: reportsContract,
     partnerInvitations: partnerInvitationsContract,
+    portalPreview: portalPreviewContract,
     dataRetention: dataRetentionContract,
     imports: importsContract,
   },

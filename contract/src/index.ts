@@ -23,3 +23,4 @@ export * from './resources/webhook-endpoints.js';
 export * from './resources/people.js';
 export * from './resources/program-joining.js';
 export * from './resources/partner.js';
+export * from './resources/portal-preview.js';
