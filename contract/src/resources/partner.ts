@@ -93,6 +93,9 @@ export const Partner = z
     payout_email: z.string().describe('Where their payouts go.'),
     organization: z.object({ id: Uuid, name: z.string() }).describe('The merchant.'),
     memberships: z.array(PartnerMembership).describe('Their programs with this merchant, oldest first.'),
+    livemode: z
+      .boolean()
+      .describe("false: a test partner of the merchant's test data, signed in by the merchant's portal preview (POST /api/affiliates/{id}/portal-preview) or a test e-mail; the portal says it is a preview."),
   })
   .describe('The signed-in partner: one e-mail with one merchant.');
 

@@ -232,6 +232,7 @@ export class PartnersService {
         program: toProgram(m.program),
         joined_at: iso(m.created_at),
       })),
+      livemode: first.program.livemode,
     };
   }
 
