@@ -70,8 +70,8 @@ async function merchant() {
   return { owner, live, test, liveAffiliate, testAffiliate, context, page, errors };
 }
 
-const banner = (page: Page) => page.getByRole('region', { name: 'Test mode' });
-const modeSwitch = (page: Page) => page.getByRole('switch', { name: 'Test mode' });
+const banner = (page: Page) => page.getByRole('region', { name: 'Test mode', exact: true });
+const modeSwitch = (page: Page) => page.getByRole('switch', { name: 'Test mode', exact: true });
 const affiliateNames = (page: Page) => page.getByRole('region', { name: 'Affiliates' }).getByRole('rowheader').allTextContents();
 
 describeInBrowser('the dashboard in test mode', () => {
@@ -248,7 +248,7 @@ describeInBrowser('the dashboard in test mode', () => {
       const { url } = ((await (await answered).json()) as { data: { url: string } }).data;
       await portal.getByRole('heading', { name: 'Hello, Test Tina' }).waitFor({ timeout: 15_000 });
       expect(new URL(portal.url()).pathname).toMatch(/^\/portal\/[0-9a-f-]{36}$/);
-      const preview = portal.getByRole('region', { name: 'Preview' });
+      const preview = portal.getByRole('region', { name: 'Preview', exact: true });
       await expect.poll(() => preview.textContent(), POLL).toContain('Preview of Test Tina in test mode');
       expect(await portal.getByTestId('referral-link').textContent()).toBe('https://shop.example.com/?ref=tina');
       await portal.waitForLoadState('networkidle');

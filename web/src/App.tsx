@@ -105,7 +105,10 @@ function Shell() {
         Skip to content
       </a>
       <header className="topbar">
-        <span className="brand">{session.organization.name}</span>
+        <span>
+          <span className="brand">{session.organization.name}</span>
+          {mode === 'test' && <span className="badge badge-test mode-tag">Test mode</span>}
+        </span>
         <button type="button" className="menu-toggle secondary small" aria-expanded={menuOpen} aria-controls="nav" onClick={() => setMenuOpen((o) => !o)}>
           Menu
         </button>

@@ -110,7 +110,7 @@ export function GetStarted() {
     <section>
       <PageHeader title="Get started" />
       <p>
-        From nothing to your first attributed sale, in test mode: nothing you try moves money or e-mails a partner. Your test API key (<code>svc_test_…</code>) goes in the environment variable <code>SVC_API_KEY</code> (create one on the{' '}
+        From nothing to your first attributed sale, in test mode: nothing you try moves money or e-mails a partner. Your test API key (<code className="nowrap">svc_test_…</code>) goes in the environment variable <code>SVC_API_KEY</code> (create one on the{' '}
         <Link to="/developers">Developers</Link> page, in test mode).
       </p>
       <FormError error={programs.error ?? affiliates.error} />
