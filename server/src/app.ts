@@ -264,7 +264,7 @@ export function createApp(deps: AppDeps): App {
     });
   // The dashboard's users and sessions: a second credential on the same /api routes.
   const mailer = createMailer(config, logger);
-  const people = new People(deps.orm, { ...config, PUBLIC_BASE_URL: publicBaseUrl }, logger, mailer);
+  const people = new People(deps.orm, services.organizations, { ...config, PUBLIC_BASE_URL: publicBaseUrl }, logger, mailer);
   // The partner portal: partners' sign-in and their own routes under /partner/api.
   const partners = new Partners(deps.orm, { affiliates: services.affiliates, mailer, logger, publicBaseUrl });
   const signInLimit = {

@@ -6,11 +6,15 @@ describe('operator API (/admin)', () => {
     const res = await admin().post('/admin/organizations', { name: 'Globex' });
     expect(res.status).toBe(201);
     expect(res.body.success).toBe(true);
-    expect(res.body.data.organization).toEqual({ id: expect.any(String), name: 'Globex' });
+    expect(res.body.data.organization).toEqual({ id: expect.any(String), name: 'Globex', livemode: true });
     expect(res.body.data.api_key).toMatch(/^svc-/);
-    expect(res.body.data.api_key_info).toMatchObject({ redacted: expect.stringMatching(/^svc-.{4}….{4}$/), revoked_at: null });
+    expect(res.body.data.api_key_info).toMatchObject({ redacted: expect.stringMatching(/^svc-.{4}….{4}$/), mode: 'live', revoked_at: null });
+    expect(res.body.data.test_api_key).toMatch(/^svc_test_/);
+    expect(res.body.data.test_api_key_info).toMatchObject({ redacted: expect.stringMatching(/^svc_test_.{4}….{4}$/), mode: 'test', revoked_at: null });
     const me = await api(res.body.data.api_key).get('/api/me');
-    expect(me.body.data.organization.name).toBe('Globex');
+    expect(me.body.data.organization).toEqual({ id: res.body.data.organization.id, name: 'Globex', livemode: true });
+    const testMe = await api(res.body.data.test_api_key).get('/api/me');
+    expect(testMe.body.data.organization).toEqual({ id: res.body.data.organization.id, name: 'Globex', livemode: false });
   });
 
   it.each([
@@ -38,7 +42,13 @@ describe('operator API (/admin)', () => {
 
     const listed = await admin().get(`/admin/organizations/${org.id}/api-keys`);
     expect(listed.status).toBe(200);
-    expect(listed.body.data.api_keys).toHaveLength(2);
+    // The first live key, the first test key (made with the organization), the second live key.
+    expect(listed.body.data.api_keys.map((k: { id: string; mode: string }) => [k.id, k.mode])).toEqual([
+      [org.keyId, 'live'],
+      [org.testKeyId, 'test'],
+      [issued.body.data.api_key_info.id, 'live'],
+    ]);
+    expect(JSON.stringify(listed.body)).not.toContain(org.testKey);
     expect(JSON.stringify(listed.body)).not.toContain(org.key);
     expect(JSON.stringify(listed.body)).not.toContain(second);
 

@@ -134,12 +134,14 @@ describe('an operator deleting an organization', () => {
     expect((await m.api.post('/api/conversions', { external_id: 'gone-2', amount: 20, customer_id: 'cus_gone' })).status).toBe(201);
     expect((await m.api.post('/api/commissions', { affiliate_id: m.affiliate.id, amount: 5, description: 'Bonus' })).status).toBeLessThan(300);
     expect((await survivor.api.post('/api/conversions', { external_id: 'stay-1', amount: 30, ref: survivor.slug })).status).toBe(201);
+    // Its test data goes with it: the test twin, its program and its key.
+    expect((await m.testApi.post('/api/programs', { name: 'Test', commission_value: 10 })).status).toBe(201);
 
     const unauthorized = await request('DELETE', `/admin/organizations/${m.id}`);
     expect(unauthorized.status).toBe(401);
     const res = await admin().delete(`/admin/organizations/${m.id}`);
     expect(res.status).toBe(200);
-    expect(res.body.data.deleted).toMatchObject({ organizations: 1, programs: 1, affiliates: 1, clicks: 1, customers: 1, conversions: 2, api_keys: 1 });
+    expect(res.body.data.deleted).toMatchObject({ organizations: 2, programs: 2, affiliates: 1, clicks: 1, customers: 1, conversions: 2, api_keys: 2 });
     expect(res.body.data.deleted.commissions).toBeGreaterThanOrEqual(3);
 
     const db = await connection();
@@ -150,6 +152,8 @@ describe('an operator deleting an organization', () => {
     );
     expect(left).toEqual([{ n: 0 }]);
     expect((await m.api.get('/api/me')).status).toBe(401);
+    expect((await m.testApi.get('/api/me')).status).toBe(401);
+    expect(await db.execute(`select id from organizations where live_organization_id = ?`, [m.id])).toEqual([]);
     expect((await survivor.api.get('/api/conversions')).body.data.conversions).toHaveLength(1);
     expect((await admin().delete(`/admin/organizations/${m.id}`)).status).toBe(404);
   });

@@ -12,7 +12,7 @@ describe('response validation against openapi/openapi.json (the hook in request(
   const validator = new ResponseValidator(document);
 
   it('accepts a documented status with a matching body', () => {
-    const body = JSON.stringify({ success: true, data: { organization: { id: '3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a', name: 'Acme' } } });
+    const body = JSON.stringify({ success: true, data: { organization: { id: '3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a', name: 'Acme', livemode: true } } });
     expect(validator.check('GET', '/api/me', 200, body, json)).toBeUndefined();
   });
 
@@ -23,7 +23,7 @@ describe('response validation against openapi/openapi.json (the hook in request(
 
   it('fails a body that does not match, and a field the document does not describe', () => {
     expect(validator.check('GET', '/api/me', 200, JSON.stringify({ success: true, data: {} }), json)).toMatch(/organization/);
-    const extra = JSON.stringify({ success: true, data: { organization: { id: '3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a', name: 'Acme', secret: 1 } } });
+    const extra = JSON.stringify({ success: true, data: { organization: { id: '3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a', name: 'Acme', livemode: true, secret: 1 } } });
     expect(validator.check('GET', '/api/me', 200, extra, json)).toMatch(/must NOT have additional properties "secret"/);
     expect(validator.check('GET', '/api/me', 401, JSON.stringify({ success: false, error: 'x' }), json)).toMatch(/does not match/);
   });

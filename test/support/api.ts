@@ -58,12 +58,22 @@ export function admin() {
 
 let orgCounter = 0;
 
-/** A new organization with its API key: every test works in an organization of its own. */
+/** A new organization with its API keys (live, and test: `testKey`, `testApi`): every test works in an organization of its own. */
 export async function createOrganization(name = `Org ${++orgCounter} ${Date.now()}`) {
   const res = await admin().post('/admin/organizations', { name });
   expect(res.status).toBe(201);
   const key: string = res.body.data.api_key;
-  return { id: res.body.data.organization.id as string, name, key, keyId: res.body.data.api_key_info.id as string, api: api(key) };
+  const testKey: string = res.body.data.test_api_key;
+  return {
+    id: res.body.data.organization.id as string,
+    name,
+    key,
+    keyId: res.body.data.api_key_info.id as string,
+    api: api(key),
+    testKey,
+    testKeyId: res.body.data.test_api_key_info.id as string,
+    testApi: api(testKey),
+  };
 }
 
 /** An organization with one program and one affiliate: the starting point of most flows. */

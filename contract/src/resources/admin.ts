@@ -1,7 +1,7 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
-import { Timestamp, Uuid } from '../common/primitives.js';
+import { Mode, Timestamp, Uuid } from '../common/primitives.js';
 import { Organization } from './me.js';
 
 const c = initContract();
@@ -9,16 +9,21 @@ const c = initContract();
 export const ApiKeyInfo = z
   .object({
     id: Uuid.describe('Key id, used to revoke it.'),
-    redacted: z.string().describe('Display form of the key, e.g. `svc-AbCd…wXyZ`; the plain key is never shown again.'),
+    redacted: z.string().describe('Display form of the key, e.g. `svc-AbCd…wXyZ` or `svc_test_AbCd…wXyZ`; the plain key is never shown again.'),
+    mode: Mode.describe('`live`: the key reads and writes live data; `test` (plain text begins `svc_test_`): test data only.'),
     created_at: Timestamp,
     revoked_at: Timestamp.nullable().describe('When the key was revoked; null while it is valid.'),
   })
   .describe('API key (without its secret)');
 
 const IssuedKey = {
-  api_key: z.string().describe('The plain API key (`svc-…`). Shown in this response only; store it now.'),
+  api_key: z.string().describe('The plain API key (`svc-…` for a live key, `svc_test_…` for a test key). Shown in this response only; store it now.'),
   api_key_info: ApiKeyInfo,
 };
+
+/** The body of a key issue: which mode the key is for. Optional: no body issues a live key. */
+export const IssueApiKeyBody = z
+  .object({ mode: Mode.default('live').describe('`test` issues a test key (`svc_test_…`), which reads and writes only test data; default `live`.') });
 
 const OrgIdParam = z.object({ id: z.string().describe('Organization id.') });
 
@@ -28,10 +33,19 @@ export const adminContract = c.router(
       method: 'POST',
       path: '/admin/organizations',
       summary: 'Create an organization (operator)',
-      description: 'Creates an organization and its first API key. Requires the operator token (`ADMIN_TOKEN`).',
+      description:
+        'Creates an organization with its first live API key (`api_key`) and its first test key (`test_api_key`, `svc_test_…`): start with the test key, whose data (`livemode: false`) live keys never see. Requires the operator token (`ADMIN_TOKEN`).',
       body: z.object({ name: z.string().min(1).max(200).describe('Organization name.') }),
       responses: {
-        201: z.object({ success: z.literal(true), data: z.object({ organization: Organization, ...IssuedKey }) }),
+        201: z.object({
+          success: z.literal(true),
+          data: z.object({
+            organization: Organization,
+            ...IssuedKey,
+            test_api_key: z.string().describe('The plain test API key (`svc_test_…`): reads and writes test data only. Shown in this response only; store it now.'),
+            test_api_key_info: ApiKeyInfo,
+          }),
+        }),
         ...jsonBodyErrorResponses,
       },
     },
@@ -39,9 +53,10 @@ export const adminContract = c.router(
       method: 'POST',
       path: '/admin/organizations/:id/api-keys',
       summary: 'Issue an additional API key (operator)',
-      description: 'Issues a new key for rotation: deploy the new key, then revoke the old one.',
+      description:
+        'Issues a new key for rotation: deploy the new key, then revoke the old one. Body `{ "mode": "test" }` issues a test key (`svc_test_…`); without a body, or with `{ "mode": "live" }`, a live key.',
       pathParams: OrgIdParam,
-      body: c.noBody(),
+      body: IssueApiKeyBody.optional(),
       responses: {
         201: z.object({ success: z.literal(true), data: z.object(IssuedKey) }),
         ...jsonBodyErrorResponses,
@@ -52,7 +67,7 @@ export const adminContract = c.router(
       method: 'GET',
       path: '/admin/organizations/:id/api-keys',
       summary: 'List the API keys of an organization (operator)',
-      description: 'Lists keys in redacted form, revoked ones included.',
+      description: 'Lists the keys of both modes in redacted form, each with its `mode`, revoked ones included.',
       pathParams: OrgIdParam,
       responses: {
         200: z.object({ success: z.literal(true), data: z.object({ api_keys: z.array(ApiKeyInfo) }) }),
@@ -64,7 +79,7 @@ export const adminContract = c.router(
       path: '/admin/organizations/:id',
       summary: 'Delete an organization and everything it owns (operator)',
       description:
-        'Deletes the organization and every row it owns (programs, affiliates, clicks, customers, conversions, the ledger, payouts, webhook endpoints and events, people, API keys, integrations, reports) in one transaction: all or nothing. Its API keys stop working at once on every instance. Answers how many rows of each table were deleted. Irreversible.',
+        'Deletes the organization, its test data and every row it owns (programs, affiliates, clicks, customers, conversions, the ledger, payouts, webhook endpoints and events, people, API keys, integrations, reports) in one transaction: all or nothing. Its API keys stop working at once on every instance. Answers how many rows of each table were deleted. Irreversible.',
       pathParams: OrgIdParam,
       body: c.noBody(),
       responses: {
@@ -79,7 +94,7 @@ export const adminContract = c.router(
       method: 'DELETE',
       path: '/admin/organizations/:id/api-keys/:keyId',
       summary: 'Revoke an API key (operator)',
-      description: 'Revokes a key; it is refused everywhere within a few seconds.',
+      description: 'Revokes a key, live or test; it is refused everywhere within a few seconds.',
       pathParams: OrgIdParam.extend({ keyId: z.string().describe('Key id.') }),
       body: c.noBody(),
       responses: {

@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { Uuid } from '../common/primitives.js';
+import { Livemode, Uuid } from '../common/primitives.js';
 
 const c = initContract();
 
@@ -8,6 +8,7 @@ export const Organization = z
   .object({
     id: Uuid.describe('Identifier of the organization; also used in webhook URLs and by the snippet.'),
     name: z.string().describe('Organization name.'),
+    livemode: Livemode.describe('False when the request used a test key (or a test-mode dashboard session): it reads and writes test data. `id` is the same in both modes.'),
   })
   .describe('Organization');
 
@@ -16,7 +17,7 @@ export const meContract = c.router({
     method: 'GET',
     path: '/api/me',
     summary: 'The organization of the API key',
-    description: 'Returns the organization the API key belongs to. Usable as an authenticated health check.',
+    description: 'Returns the organization the API key belongs to, and whether the key is live or test (`livemode`). Usable as an authenticated health check.',
     responses: {
       200: z.object({ success: z.literal(true), data: z.object({ organization: Organization }) }),
     },

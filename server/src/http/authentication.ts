@@ -1,5 +1,5 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
-import type { Organization } from '@affiliate-attribution/contract';
+import type { OrganizationContext } from './organization-context.js';
 import { ErrorMessages } from '@affiliate-attribution/contract';
 import { hashApiKey, parseAuthorizationHeader } from '../modules/organizations/api-key.js';
 import type { OrganizationsService } from '../modules/organizations/organizations.service.js';
@@ -25,7 +25,7 @@ declare global {
  * revocation in PostgreSQL.
  */
 export class ApiKeyAuthenticator {
-  private readonly cache: LRUCache<string, Organization>;
+  private readonly cache: LRUCache<string, OrganizationContext>;
 
   constructor(
     private readonly organizations: OrganizationsService,
@@ -68,7 +68,7 @@ export class ApiKeyAuthenticator {
 }
 
 export interface ApiKeyIdentity {
-  organization: Organization;
+  organization: OrganizationContext;
   keyHash: string;
 }
 

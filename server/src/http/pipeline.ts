@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, RequestHandler } from 'express';
-import type { Organization } from '@affiliate-attribution/contract';
+import type { OrganizationContext } from './organization-context.js';
 import type { RequestLog } from './logging.js';
 
 /**
@@ -15,7 +15,7 @@ export interface PipelineRequest extends IncomingMessage {
   /** process.hrtime.bigint() when the pipeline took the request (the access log's and metrics' duration). */
   startedNs: bigint;
   log: RequestLog;
-  organization?: Organization;
+  organization?: OrganizationContext;
   apiKeyHash?: string;
   /** The parsed JSON body (the JSON body stage). */
   body?: unknown;

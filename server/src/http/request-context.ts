@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Organization } from '@affiliate-attribution/contract';
+import type { OrganizationContext } from './organization-context.js';
 import type { RequestLog } from './logging.js';
 import type { Stage } from './pipeline.js';
 
@@ -12,7 +12,7 @@ declare global {
       /** Logs bound to this request's id (http/logging.ts). */
       log: RequestLog;
       /** The organization of the authenticated API key (merchant routes only). */
-      organization?: Organization;
+      organization?: OrganizationContext;
       /** process.hrtime.bigint() when the request entered the pipeline (http/pipeline.ts). */
       startedNs: bigint;
       /** The route's pattern, when the lane knows it before answering (the hot lane). */
@@ -21,7 +21,7 @@ declare global {
   }
 }
 
-export function requireOrganization(req: { organization?: Organization }): Organization {
+export function requireOrganization(req: { organization?: OrganizationContext }): OrganizationContext {
   if (!req.organization) throw new Error('route reached without authentication');
   return req.organization;
 }

@@ -11,7 +11,7 @@ export interface paths {
         put?: never;
         /**
          * Create an organization (operator)
-         * @description Creates an organization and its first API key. Requires the operator token (`ADMIN_TOKEN`).
+         * @description Creates an organization with its first live API key (`api_key`) and its first test key (`test_api_key`, `svc_test_…`): start with the test key, whose data (`livemode: false`) live keys never see. Requires the operator token (`ADMIN_TOKEN`).
          */
         post: operations["adminCreateOrganization"];
         delete?: never;
@@ -32,7 +32,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an organization and everything it owns (operator)
-         * @description Deletes the organization and every row it owns (programs, affiliates, clicks, customers, conversions, the ledger, payouts, webhook endpoints and events, people, API keys, integrations, reports) in one transaction: all or nothing. Its API keys stop working at once on every instance. Answers how many rows of each table were deleted. Irreversible.
+         * @description Deletes the organization, its test data and every row it owns (programs, affiliates, clicks, customers, conversions, the ledger, payouts, webhook endpoints and events, people, API keys, integrations, reports) in one transaction: all or nothing. Its API keys stop working at once on every instance. Answers how many rows of each table were deleted. Irreversible.
          */
         delete: operations["adminDeleteOrganization"];
         options?: never;
@@ -49,13 +49,13 @@ export interface paths {
         };
         /**
          * List the API keys of an organization (operator)
-         * @description Lists keys in redacted form, revoked ones included.
+         * @description Lists the keys of both modes in redacted form, each with its `mode`, revoked ones included.
          */
         get: operations["adminListApiKeys"];
         put?: never;
         /**
          * Issue an additional API key (operator)
-         * @description Issues a new key for rotation: deploy the new key, then revoke the old one.
+         * @description Issues a new key for rotation: deploy the new key, then revoke the old one. Body `{ "mode": "test" }` issues a test key (`svc_test_…`); without a body, or with `{ "mode": "live" }`, a live key.
          */
         post: operations["adminIssueApiKey"];
         delete?: never;
@@ -76,7 +76,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key (operator)
-         * @description Revokes a key; it is refused everywhere within a few seconds.
+         * @description Revokes a key, live or test; it is refused everywhere within a few seconds.
          */
         delete: operations["adminRevokeApiKey"];
         options?: never;
@@ -681,7 +681,7 @@ export interface paths {
         };
         /**
          * The organization of the API key
-         * @description Returns the organization the API key belongs to. Usable as an authenticated health check.
+         * @description Returns the organization the API key belongs to, and whether the key is live or test (`livemode`). Usable as an authenticated health check.
          */
         get: operations["meGet"];
         put?: never;
@@ -1453,8 +1453,13 @@ export interface components {
              * @description Key id, used to revoke it.
              */
             id: string;
-            /** @description Display form of the key, e.g. `svc-AbCd…wXyZ`; the plain key is never shown again. */
+            /** @description Display form of the key, e.g. `svc-AbCd…wXyZ` or `svc_test_AbCd…wXyZ`; the plain key is never shown again. */
             redacted: string;
+            /**
+             * @description `live`: the key reads and writes live data; `test` (plain text begins `svc_test_`): test data only.
+             * @enum {string}
+             */
+            mode: "live" | "test";
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
             /** @description When the key was revoked; null while it is valid. */
@@ -2220,6 +2225,14 @@ export interface components {
             /** @description After this instant it can no longer be accepted (7 days after it was made). */
             expires_at: string;
         };
+        IssueApiKeyBody: {
+            /**
+             * @description `test` issues a test key (`svc_test_…`), which reads and writes only test data; default `live`.
+             * @default live
+             * @enum {string}
+             */
+            mode: "live" | "test";
+        };
         IssuedInvitation: {
             invitation: components["schemas"]["Invitation"];
             /** @description The link that accepts it (`{base_url}/dashboard/accept-invitation?token=…`): shown in this response only, and e-mailed (or logged when no mail is configured). */
@@ -2249,6 +2262,8 @@ export interface components {
             id: string;
             /** @description Organization name. */
             name: string;
+            /** @description False when the request used a test key (or a test-mode dashboard session): it reads and writes test data. `id` is the same in both modes. */
+            livemode: boolean;
         };
         OwnerInvitationBody: {
             /**
@@ -3054,12 +3069,22 @@ export interface operations {
                      *       "data": {
                      *         "organization": {
                      *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
-                     *           "name": "Acme Inc"
+                     *           "name": "Acme Inc",
+                     *           "livemode": false
                      *         },
                      *         "api_key": "svc-Qm9xLWJ1dC1ub3QtYS1yZWFsLWtleS1mb3ItZG9jcw1",
                      *         "api_key_info": {
                      *           "id": "5c7e9a1b-3d5f-4b7a-8c9e-1f3a5c7e9b2d",
                      *           "redacted": "svc-Qm9x…cw1",
+                     *           "mode": "live",
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "revoked_at": null
+                     *         },
+                     *         "test_api_key": "test-api-key",
+                     *         "test_api_key_info": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "redacted": "svc-Qm9x…cw1",
+                     *           "mode": "live",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "revoked_at": null
                      *         }
@@ -3071,9 +3096,12 @@ export interface operations {
                         success: true;
                         data: {
                             organization: components["schemas"]["Organization"];
-                            /** @description The plain API key (`svc-…`). Shown in this response only; store it now. */
+                            /** @description The plain API key (`svc-…` for a live key, `svc_test_…` for a test key). Shown in this response only; store it now. */
                             api_key: string;
                             api_key_info: components["schemas"]["ApiKeyInfo"];
+                            /** @description The plain test API key (`svc_test_…`): reads and writes test data only. Shown in this response only; store it now. */
+                            test_api_key: string;
+                            test_api_key_info: components["schemas"]["ApiKeyInfo"];
                         };
                     };
                 };
@@ -3334,6 +3362,7 @@ export interface operations {
                      *           {
                      *             "id": "5c7e9a1b-3d5f-4b7a-8c9e-1f3a5c7e9b2d",
                      *             "redacted": "svc-Qm9x…cw1",
+                     *             "mode": "live",
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "revoked_at": null
                      *           }
@@ -3456,7 +3485,17 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The admin to send. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "mode": "live"
+                 *     }
+                 */
+                "application/json": components["schemas"]["IssueApiKeyBody"];
+            };
+        };
         responses: {
             /** @description Created. */
             201: {
@@ -3472,6 +3511,7 @@ export interface operations {
                      *         "api_key_info": {
                      *           "id": "5c7e9a1b-3d5f-4b7a-8c9e-1f3a5c7e9b2d",
                      *           "redacted": "svc-Qm9x…cw1",
+                     *           "mode": "live",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "revoked_at": null
                      *         }
@@ -3482,7 +3522,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            /** @description The plain API key (`svc-…`). Shown in this response only; store it now. */
+                            /** @description The plain API key (`svc-…` for a live key, `svc_test_…` for a test key). Shown in this response only; store it now. */
                             api_key: string;
                             api_key_info: components["schemas"]["ApiKeyInfo"];
                         };
@@ -3630,6 +3670,7 @@ export interface operations {
                      *         "api_key_info": {
                      *           "id": "5c7e9a1b-3d5f-4b7a-8c9e-1f3a5c7e9b2d",
                      *           "redacted": "svc-Qm9x…cw1",
+                     *           "mode": "live",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "revoked_at": null
                      *         }
@@ -5092,6 +5133,7 @@ export interface operations {
                      *           {
                      *             "id": "5c7e9a1b-3d5f-4b7a-8c9e-1f3a5c7e9b2d",
                      *             "redacted": "svc-Qm9x…cw1",
+                     *             "mode": "live",
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "revoked_at": null
                      *           }
@@ -5243,6 +5285,7 @@ export interface operations {
                      *         "api_key_info": {
                      *           "id": "5c7e9a1b-3d5f-4b7a-8c9e-1f3a5c7e9b2d",
                      *           "redacted": "svc-Qm9x…cw1",
+                     *           "mode": "live",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "revoked_at": null
                      *         }
@@ -5412,6 +5455,7 @@ export interface operations {
                      *         "api_key_info": {
                      *           "id": "5c7e9a1b-3d5f-4b7a-8c9e-1f3a5c7e9b2d",
                      *           "redacted": "svc-Qm9x…cw1",
+                     *           "mode": "live",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "revoked_at": null
                      *         }
@@ -10988,7 +11032,8 @@ export interface operations {
                      *       "data": {
                      *         "organization": {
                      *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
-                     *           "name": "Acme Inc"
+                     *           "name": "Acme Inc",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -15510,7 +15555,8 @@ export interface operations {
                      *         },
                      *         "organization": {
                      *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
-                     *           "name": "Acme Inc"
+                     *           "name": "Acme Inc",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }

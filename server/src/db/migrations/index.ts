@@ -3,6 +3,7 @@ import { Migration20270101000000_baseline } from './Migration20270101000000_base
 import { Migration20270102000000_data_lifecycle } from './Migration20270102000000_data_lifecycle.js';
 import { Migration20270103000000_imports } from './Migration20270103000000_imports.js';
 import { Migration20270104000000_report_forget } from './Migration20270104000000_report_forget.js';
+import { Migration20270105000000_test_mode } from './Migration20270105000000_test_mode.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
 export const migrationsList: MigrationObject[] = [
@@ -10,4 +11,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20270102000000_data_lifecycle', class: Migration20270102000000_data_lifecycle },
   { name: 'Migration20270103000000_imports', class: Migration20270103000000_imports },
   { name: 'Migration20270104000000_report_forget', class: Migration20270104000000_report_forget },
+  { name: 'Migration20270105000000_test_mode', class: Migration20270105000000_test_mode },
 ];

@@ -9,9 +9,9 @@ export const adminRouter = (organizations: OrganizationsService, authenticator: 
       status: 201,
       body: { success: true, data: await organizations.create(body.name) },
     }),
-    issueApiKey: async ({ params }) => ({
+    issueApiKey: async ({ params, body }) => ({
       status: 201,
-      body: { success: true, data: await organizations.issueKey(params.id) },
+      body: { success: true, data: await organizations.issueKey(params.id, body?.mode ?? 'live') },
     }),
     listApiKeys: async ({ params }) => ({
       status: 200,

@@ -5,84 +5,136 @@ import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import { isUuid } from '../../http/serialize.js';
 import { sql } from 'kysely';
-import { deleteOrganizationData } from './organization-data.js';
+import type { OrganizationContext } from '../../http/organization-context.js';
+import { deleteOrganizationData, deleteTestData } from './organization-data.js';
 
 export type OrganizationRecord = StoredRow<'organizations'>;
-/** An API key as it may be shown: everything but its hash. */
-export type ApiKeyRecord = Omit<StoredRow<'api_keys'>, 'key_hash'>;
+/** An organization as inserted: livemode is generated (live_organization_id is null). */
+export type NewOrganization = Omit<NewRow<'organizations'>, 'livemode'>;
+/** An API key as it may be shown: everything but its hash, with its organization's mode. */
+export type ApiKeyRecord = Omit<StoredRow<'api_keys'>, 'key_hash'> & { livemode: boolean };
 
-const API_KEY_SHOWN = ['id', 'organization_id', 'redacted', 'created_at', 'revoked_at'] as const;
+const API_KEY_SHOWN = ['k.id', 'k.organization_id', 'k.redacted', 'k.created_at', 'k.revoked_at', 'o.livemode'] as const;
 
 /** The organizations module's only way to the database: organizations and their API keys. */
 export class OrganizationsRepository {
   constructor(private readonly orm: MikroORM) {}
 
-  /** An organization and its first key, together or not at all. */
-  insertWithKey(organization: NewRow<'organizations'>, key: NewRow<'api_keys'>): Promise<void> {
+  /**
+   * A live organization, its test twin (Migration20270105000000_test_mode) and their first keys,
+   * together or not at all: no live organization exists without its twin.
+   */
+  insertWithTwin(organization: NewOrganization, twin: NewOrganization, keys: NewRow<'api_keys'>[]): Promise<void> {
     return Sql.of(this.orm).transaction(async (sql) => {
       const db = kyselyOf(this.orm);
-      await sql.execute(db.insertInto('organizations').values(organization));
-      await sql.execute(db.insertInto('api_keys').values(key));
+      // livemode is PostgreSQL's to generate; the entity types it as a plain column (read, never written).
+      await sql.execute(db.insertInto('organizations').values([organization, twin] as NewRow<'organizations'>[]));
+      await sql.execute(db.insertInto('api_keys').values(keys));
     });
   }
 
+  /** Whether a live organization has this id (the operator's routes name live organizations only; a twin's id is not one). */
   async exists(organizationId: string): Promise<boolean> {
     if (!isUuid(organizationId)) return false;
-    const found = await kyselyOf(this.orm).selectFrom('organizations').select('id').where('id', '=', organizationId).executeTakeFirst();
+    const found = await kyselyOf(this.orm).selectFrom('organizations').select('id').where('id', '=', organizationId).where('livemode', '=', true).executeTakeFirst();
     return found !== undefined;
+  }
+
+  /** The test twin of a live organization; undefined when there is no such live organization. */
+  async testOrganizationOf(liveOrganizationId: string): Promise<string | undefined> {
+    if (!isUuid(liveOrganizationId)) return undefined;
+    const found = await kyselyOf(this.orm).selectFrom('organizations').select('id').where('live_organization_id', '=', liveOrganizationId).executeTakeFirst();
+    return found?.id;
+  }
+
+  /** Whether an organization is live (true) or a test twin (false); undefined when there is none. */
+  async modeOf(organizationId: string): Promise<boolean | undefined> {
+    if (!isUuid(organizationId)) return undefined;
+    const found = await kyselyOf(this.orm).selectFrom('organizations').select('livemode').where('id', '=', organizationId).executeTakeFirst();
+    return found?.livemode;
+  }
+
+  /**
+   * What a dashboard session acts as (modules/people/session.ts): the live organization, or in
+   * test mode its twin, with the account's (live) id; one statement.
+   */
+  contextOf(liveOrganizationId: string, livemode: boolean): Promise<OrganizationContext | undefined> {
+    if (!isUuid(liveOrganizationId)) return Promise.resolve(undefined);
+    const query = kyselyOf(this.orm).selectFrom('organizations').select(['id', 'name', 'livemode', sql<string>`coalesce(live_organization_id, id)`.as('account_id')]);
+    return (livemode ? query.where('id', '=', liveOrganizationId).where('livemode', '=', true) : query.where('live_organization_id', '=', liveOrganizationId)).executeTakeFirst();
   }
 
   async insertKey(key: NewRow<'api_keys'>): Promise<void> {
     await kyselyOf(this.orm).insertInto('api_keys').values(key).execute();
   }
 
-  listKeys(organizationId: string): Promise<ApiKeyRecord[]> {
-    return kyselyOf(this.orm).selectFrom('api_keys').select(API_KEY_SHOWN).where('organization_id', '=', organizationId).orderBy('created_at').orderBy('id').execute();
+  /** The keys of both modes of a live organization: its own (live) and its twin's (test). */
+  private keysOfAccount(accountId: string) {
+    return kyselyOf(this.orm)
+      .selectFrom('api_keys as k')
+      .innerJoin('organizations as o', 'o.id', 'k.organization_id')
+      .select(API_KEY_SHOWN)
+      .where((eb) => eb.or([eb('o.id', '=', accountId), eb('o.live_organization_id', '=', accountId)]));
   }
 
-  /** A page of the keys in creation order, after a cursor's position; one more than the page. */
-  keysAfter(organizationId: string, after: CursorPosition | undefined, limit: number): Promise<ApiKeyRecord[]> {
-    let query = kyselyOf(this.orm).selectFrom('api_keys').select(API_KEY_SHOWN).where('organization_id', '=', organizationId);
-    if (after) query = query.where(sql<boolean>`(created_at, id) > (${after.at}, ${after.id})`);
-    return query.orderBy('created_at').orderBy('id').limit(limit + 1).execute();
+  listKeys(accountId: string): Promise<ApiKeyRecord[]> {
+    return this.keysOfAccount(accountId).orderBy('k.created_at').orderBy('k.id').execute();
+  }
+
+  /** A page of the keys of both modes in creation order, after a cursor's position; one more than the page. */
+  keysAfter(accountId: string, after: CursorPosition | undefined, limit: number): Promise<ApiKeyRecord[]> {
+    let query = this.keysOfAccount(accountId);
+    if (after) query = query.where(sql<boolean>`(k.created_at, k.id) > (${after.at}, ${after.id})`);
+    return query.orderBy('k.created_at').orderBy('k.id').limit(limit + 1).execute();
   }
 
   /**
    * Marks the key revoked (a revoked key keeps its first revocation time) and, in the same
    * transaction, notifies every instance, which drop the key from their caches once it commits
-   * (db/change-notifications.ts). Undefined when the organization has no such key.
+   * (db/change-notifications.ts). A key of either mode of the account (the live organization);
+   * undefined when it has no such key.
    */
-  revokeKey(organizationId: string, keyId: string, at: Date): Promise<(ApiKeyRecord & { key_hash: string }) | undefined> {
-    if (!isUuid(organizationId) || !isUuid(keyId)) return Promise.resolve(undefined);
+  revokeKey(accountId: string, keyId: string, at: Date): Promise<(ApiKeyRecord & { key_hash: string }) | undefined> {
+    if (!isUuid(accountId) || !isUuid(keyId)) return Promise.resolve(undefined);
     return Sql.of(this.orm).transaction(async (sql) => {
       const [revoked] = await sql.execute(
         kyselyOf(this.orm)
-          .updateTable('api_keys')
-          .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(at)) }))
-          .where('organization_id', '=', organizationId)
-          .where('id', '=', keyId)
-          .returning([...API_KEY_SHOWN, 'key_hash']),
+          .updateTable('api_keys as k')
+          .from('organizations as o')
+          .set((eb) => ({ revoked_at: eb.fn.coalesce('k.revoked_at', eb.val(at)) }))
+          .whereRef('o.id', '=', 'k.organization_id')
+          .where((eb) => eb.or([eb('o.id', '=', accountId), eb('o.live_organization_id', '=', accountId)]))
+          .where('k.id', '=', keyId)
+          .returning([...API_KEY_SHOWN, 'k.key_hash']),
       );
       if (revoked) await notifyChange((query, params) => sql.rows(query, params), { kind: 'api_key', keyHash: revoked.key_hash });
       return revoked;
     });
   }
 
-  /** The organization of a valid, unrevoked key hash, or undefined. */
-  findByKeyHash(keyHash: string): Promise<Pick<OrganizationRecord, 'id' | 'name'> | undefined> {
+  /**
+   * The organization of a valid, unrevoked key hash, or undefined: the key's own organization (a
+   * test key's is the twin), its mode, and the account (live organization) id, in one statement.
+   */
+  findByKeyHash(keyHash: string): Promise<OrganizationContext | undefined> {
     return kyselyOf(this.orm)
       .selectFrom('api_keys as k')
       .innerJoin('organizations as o', 'o.id', 'k.organization_id')
-      .select(['o.id', 'o.name'])
+      .select(['o.id', 'o.name', 'o.livemode', sql<string>`coalesce(o.live_organization_id, o.id)`.as('account_id')])
       .where('k.key_hash', '=', keyHash)
       .where('k.revoked_at', 'is', null)
       .executeTakeFirst();
   }
 
-  /** Deletes the organization and everything it owns, in one transaction (organization-data.ts); undefined when there is none. */
+  /** Deletes a live organization, its test twin and everything they own, in one transaction (organization-data.ts); undefined when there is none. */
   deleteWithEverything(organizationId: string): Promise<{ deleted: Record<string, number>; keyHashes: string[] } | undefined> {
     if (!isUuid(organizationId)) return Promise.resolve(undefined);
     return Sql.of(this.orm).transaction((sql) => deleteOrganizationData(sql, organizationId));
+  }
+
+  /** Deletes a test organization's data, keeping its settings (organization-data.ts, deleteTestData), in one transaction. */
+  deleteTestData(testOrganizationId: string): Promise<Record<string, number>> {
+    return Sql.of(this.orm).transaction((sql) => deleteTestData(sql, testOrganizationId));
   }
 
   /** The organization's retention of clicks in days; null keeps them; undefined when there is no such organization. */

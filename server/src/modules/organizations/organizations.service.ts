@@ -1,5 +1,7 @@
-import type { ApiKeyInfo, DataRetention, Organization, UpdateDataRetentionBody } from '@affiliate-attribution/contract';
-import { NotFoundError } from '../../http/errors.js';
+import type { ApiKeyInfo, DataRetention, Mode, Organization, UpdateDataRetentionBody } from '@affiliate-attribution/contract';
+import { LRUCache } from 'lru-cache';
+import { ForbiddenError, NotFoundError } from '../../http/errors.js';
+import type { OrganizationContext } from '../../http/organization-context.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { iso, isoOrNull } from '../../http/serialize.js';
 import { generateApiKey, hashApiKey, redactApiKey } from './api-key.js';
@@ -9,6 +11,7 @@ import { newRowId } from '../../db/row-ids.js';
 const toApiKeyInfo = (row: ApiKeyRecord): ApiKeyInfo => ({
   id: row.id,
   redacted: row.redacted,
+  mode: row.livemode ? 'live' : 'test',
   created_at: iso(row.created_at),
   revoked_at: isoOrNull(row.revoked_at),
 });
@@ -18,40 +21,89 @@ export interface IssuedApiKey {
   api_key_info: ApiKeyInfo;
 }
 
-/** A new key of the organization: the plain key (shown once, never stored) and the row that stores its hash. */
-function newApiKey(organizationId: string): { issued: IssuedApiKey; row: ApiKeyRecord & { key_hash: string } } {
-  const key = generateApiKey();
+/** A new key of the organization (a test key when it is a test twin): the plain key (shown once, never stored) and the row that stores its hash. */
+function newApiKey(organizationId: string, mode: Mode): { issued: IssuedApiKey; row: Omit<ApiKeyRecord, 'livemode'> & { key_hash: string } } {
+  const key = generateApiKey(mode);
   const row = { id: newRowId(), organization_id: organizationId, key_hash: hashApiKey(key), redacted: redactApiKey(key), created_at: new Date(), revoked_at: null };
-  return { issued: { api_key: key, api_key_info: toApiKeyInfo(row) }, row };
+  return { issued: { api_key: key, api_key_info: toApiKeyInfo({ ...row, livemode: mode === 'live' }) }, row };
+}
+
+export interface CreatedOrganization extends IssuedApiKey {
+  organization: Organization;
+  test_api_key: string;
+  test_api_key_info: ApiKeyInfo;
 }
 
 export class OrganizationsService {
+  /** Live organization -> its test twin: fixed for the organization's life (deleted only with it). */
+  private readonly twins = new LRUCache<string, string>({ max: 10_000 });
+
   constructor(private readonly organizations: OrganizationsRepository) {}
 
-  async create(name: string): Promise<{ organization: Organization } & IssuedApiKey> {
+  /** A live organization with its test twin (same name) and a key for each, in one transaction. */
+  async create(name: string): Promise<CreatedOrganization> {
+    const created_at = new Date();
     const organization = { id: newRowId(), name };
-    const key = newApiKey(organization.id);
-    await this.organizations.insertWithKey({ ...organization, created_at: new Date() }, key.row);
-    return { organization, ...key.issued };
+    const twin = { id: newRowId(), name, live_organization_id: organization.id, created_at };
+    const live = newApiKey(organization.id, 'live');
+    const test = newApiKey(twin.id, 'test');
+    await this.organizations.insertWithTwin({ ...organization, created_at }, twin, [live.row, test.row]);
+    this.twins.set(organization.id, twin.id);
+    return { organization: { ...organization, livemode: true }, ...live.issued, test_api_key: test.issued.api_key, test_api_key_info: test.issued.api_key_info };
   }
 
-  async issueKey(organizationId: string): Promise<IssuedApiKey> {
-    await this.requireOrganization(organizationId);
-    const key = newApiKey(organizationId);
+  /**
+   * A new key of the account (a live organization): on the organization itself for `live`, on its
+   * test twin for `test`. 404 when there is no such live organization.
+   */
+  async issueKey(accountId: string, mode: Mode = 'live'): Promise<IssuedApiKey> {
+    await this.requireOrganization(accountId);
+    const organizationId = mode === 'live' ? accountId : await this.testOrganizationOf(accountId);
+    const key = newApiKey(organizationId, mode);
     await this.organizations.insertKey(key.row);
     return key.issued;
   }
 
-  /** A page of the keys, oldest first (the dashboard's Developers page; GET /api/api-keys). */
-  async pageKeys(organizationId: string, query: { cursor?: string | undefined; limit?: number | undefined }): Promise<{ api_keys: ApiKeyInfo[]; next_cursor: string | null }> {
+  /** A page of the account's keys of both modes, oldest first (the dashboard's Developers page; GET /api/api-keys). */
+  async pageKeys(accountId: string, query: { cursor?: string | undefined; limit?: number | undefined }): Promise<{ api_keys: ApiKeyInfo[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
-    const page = pageOf(await this.organizations.keysAfter(organizationId, decodeCursor(query.cursor), limit), limit, (k) => ({ at: k.created_at, id: k.id }));
+    const page = pageOf(await this.organizations.keysAfter(accountId, decodeCursor(query.cursor), limit), limit, (k) => ({ at: k.created_at, id: k.id }));
     return { api_keys: page.items.map(toApiKeyInfo), next_cursor: page.next_cursor };
   }
 
-  async listKeys(organizationId: string): Promise<ApiKeyInfo[]> {
-    await this.requireOrganization(organizationId);
-    return (await this.organizations.listKeys(organizationId)).map(toApiKeyInfo);
+  /** The account's keys of both modes (the operator's listing). */
+  async listKeys(accountId: string): Promise<ApiKeyInfo[]> {
+    await this.requireOrganization(accountId);
+    return (await this.organizations.listKeys(accountId)).map(toApiKeyInfo);
+  }
+
+  /** The test twin of a live organization (cached: it never changes). 404 when there is no such live organization. */
+  async testOrganizationOf(liveOrganizationId: string): Promise<string> {
+    const cached = this.twins.get(liveOrganizationId);
+    if (cached) return cached;
+    const twin = await this.organizations.testOrganizationOf(liveOrganizationId);
+    if (!twin) throw new NotFoundError('Organization not found');
+    this.twins.set(liveOrganizationId, twin);
+    return twin;
+  }
+
+  /** Whether an organization is live (true) or a test twin (false); undefined when there is none. */
+  modeOf(organizationId: string): Promise<boolean | undefined> {
+    return this.organizations.modeOf(organizationId);
+  }
+
+  /** What a dashboard session acts as: the live organization, or its test twin (X-Mode: test). */
+  contextOf(liveOrganizationId: string, livemode: boolean): Promise<OrganizationContext | undefined> {
+    return this.organizations.contextOf(liveOrganizationId, livemode);
+  }
+
+  /**
+   * Deletes every test row of the request's organization (DELETE /api/test-data), keeping the
+   * test organization's settings (organization-data.ts, TEST_DATA_KEPT). 403 in live mode.
+   */
+  async deleteTestData(organization: OrganizationContext): Promise<Record<string, number>> {
+    if (organization.livemode) throw new ForbiddenError('Test data can only be deleted with a test API key (svc_test_…) or in test mode: this request is in live mode, and live data is never deleted here');
+    return this.organizations.deleteTestData(organization.id);
   }
 
   /**
@@ -73,6 +125,7 @@ export class OrganizationsService {
   async deleteWithEverything(organizationId: string): Promise<{ deleted: Record<string, number>; keyHashes: string[] }> {
     const result = await this.organizations.deleteWithEverything(organizationId);
     if (!result) throw new NotFoundError('Organization not found');
+    this.twins.delete(organizationId);
     return result;
   }
 
@@ -85,8 +138,8 @@ export class OrganizationsService {
     return this.dataRetention(organizationId);
   }
 
-  /** The organization of a valid, unrevoked key hash, or undefined. */
-  findByKeyHash(keyHash: string): Promise<Organization | undefined> {
+  /** The organization of a valid, unrevoked key hash (with its mode and account), or undefined. */
+  findByKeyHash(keyHash: string): Promise<OrganizationContext | undefined> {
     return this.organizations.findByKeyHash(keyHash);
   }
 

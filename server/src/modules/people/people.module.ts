@@ -16,7 +16,7 @@ import { LogMailer, type Mailer } from './mailer.js';
 import { PeopleRepository } from './people.repository.js';
 import { accountRouter, operatorPeopleRouter, peopleRouter } from './people.router.js';
 import { PeopleService } from './people.service.js';
-import { sameOrigin, sessionStage } from './session.js';
+import { sameOrigin, sessionStage, type SessionOrganizations } from './session.js';
 import { ForbiddenError } from '../../http/errors.js';
 
 /** Where sign-in attempts are counted, per client address: every way to try a password or a token. */
@@ -44,6 +44,7 @@ export class People {
 
   constructor(
     orm: MikroORM,
+    organizations: SessionOrganizations,
     private readonly config: PeopleConfig,
     logger: Logger,
     mailer: Mailer = new LogMailer(logger),
@@ -58,7 +59,7 @@ export class People {
       mailer,
       logger,
     });
-    this.stage = sessionStage({ auth: this.auth, people: this.repository, publicBaseUrl: config.PUBLIC_BASE_URL });
+    this.stage = sessionStage({ auth: this.auth, people: this.repository, organizations, publicBaseUrl: config.PUBLIC_BASE_URL });
   }
 
   /**

@@ -105,6 +105,6 @@ export class PeopleService {
     if (result === 'not found') throw new NotFoundError('This invitation is not valid: it was used, revoked or has expired');
     if (result === 'email taken') throw new ConflictError(emailTaken);
     const name = (await this.people.organizationName(result.organization_id)) ?? '';
-    return { user: toUser(result), organization: { id: result.organization_id, name } };
+    return { user: toUser(result), organization: { id: result.organization_id, name, livemode: true } };
   }
 }

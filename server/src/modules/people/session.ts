@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Organization } from '@affiliate-attribution/contract';
 import { fromNodeHeaders } from 'better-auth/node';
 import { LRUCache } from 'lru-cache';
-import { ForbiddenError } from '../../http/errors.js';
+import { BadRequestError, ForbiddenError } from '../../http/errors.js';
+import type { OrganizationContext } from '../../http/organization-context.js';
 import type { PipelineRequest, Stage } from '../../http/pipeline.js';
 import { AUTH_COOKIE_PREFIX, type Auth } from './auth.js';
 import type { PeopleRepository, Role } from './people.repository.js';
@@ -45,25 +45,25 @@ const SESSION_COOKIE = `${AUTH_COOKIE_PREFIX}.session_token=`;
  * on top of that, a state-changing request on a session must come from the service's own origin
  * (`Origin`, which browsers set on every such request and pages cannot forge), else 403.
  */
-export function sessionStage(deps: { auth: Auth; people: PeopleRepository; publicBaseUrl: string }): Stage {
-  const organizations = new LRUCache<string, Organization>({ max: 10_000, ttl: 60_000 });
+export function sessionStage(deps: { auth: Auth; people: PeopleRepository; organizations: SessionOrganizations; publicBaseUrl: string }): Stage {
+  const organizations = new LRUCache<string, OrganizationContext>({ max: 10_000, ttl: 60_000 });
   const publicOrigin = new URL(deps.publicBaseUrl).origin;
 
-  async function organizationOf(id: string): Promise<Organization | undefined> {
-    const cached = organizations.get(id);
+  async function organizationOf(id: string, livemode: boolean): Promise<OrganizationContext | undefined> {
+    const key = `${livemode ? 'live' : 'test'}:${id}`;
+    const cached = organizations.get(key);
     if (cached) return cached;
-    const name = await deps.people.organizationName(id);
-    if (name === undefined) return undefined;
-    const organization = { id, name };
-    organizations.set(id, organization);
+    const organization = await deps.organizations.contextOf(id, livemode);
+    if (organization === undefined) return undefined;
+    organizations.set(key, organization);
     return organization;
   }
 
-  async function authenticate(req: PipelineRequest): Promise<void> {
+  async function authenticate(req: PipelineRequest, livemode: boolean): Promise<void> {
     const found = await deps.auth.api.getSession({ headers: fromNodeHeaders(req.headers) });
     if (!found) return; // no valid session: the API key stage answers 401 as for any request without a key
     const user = found.user as typeof found.user & { organizationId: string; role: Role };
-    const organization = await organizationOf(user.organizationId);
+    const organization = await organizationOf(user.organizationId, livemode);
     if (!organization) return;
     req.organization = organization;
     // What the role may do is decided once the route is matched (route-access.ts), not here.
@@ -81,9 +81,27 @@ export function sessionStage(deps: { auth: Auth; people: PeopleRepository; publi
       if (!SAFE_METHODS.has(req.method ?? 'GET') && !sameOrigin(req.headers, publicOrigin)) {
         throw new ForbiddenError('Cross-site request refused: a dashboard session only works from the dashboard');
       }
-      return authenticate(req);
+      return authenticate(req, sessionLivemode(req.headers[MODE_HEADER]));
     },
   };
+}
+
+/** The dashboard's test-mode switch: `X-Mode: test` on a session request acts on the test data. */
+export const MODE_HEADER = 'x-mode';
+
+/**
+ * A session request's mode from its X-Mode header: live without it (or `live`), test with
+ * `test`; any other value is refused (400) rather than silently taken as live.
+ */
+export function sessionLivemode(header: string | string[] | undefined): boolean {
+  if (header === undefined || header === 'live') return true;
+  if (header === 'test') return false;
+  throw new BadRequestError('X-Mode: must be "live" or "test" (the dashboard\'s test-mode switch); leave it out for live data');
+}
+
+/** What the session stage needs of the organizations module: the live organization or its twin. */
+export interface SessionOrganizations {
+  contextOf(liveOrganizationId: string, livemode: boolean): Promise<OrganizationContext | undefined>;
 }
 
 /** Whether a request comes from the service's own pages (its Origin, else Sec-Fetch-Site). */

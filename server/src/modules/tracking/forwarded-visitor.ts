@@ -42,8 +42,9 @@ export function forwardedVisitorAddress(authenticator: ApiKeyAuthenticator): Req
       next();
       return;
     }
-    const trust = (organization: { id: string }): void => {
-      if (organization.id.toLowerCase() === organizationId.toLowerCase()) req.forwardedVisitorIp = address;
+    // The path names the account (the live organization): its live and test keys both speak for it.
+    const trust = (organization: { account_id: string }): void => {
+      if (organization.account_id.toLowerCase() === organizationId.toLowerCase()) req.forwardedVisitorIp = address;
     };
     let found: ReturnType<ApiKeyAuthenticator['lookup']>;
     try {
