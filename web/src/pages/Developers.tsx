@@ -7,17 +7,15 @@ import { CopyButton, Empty, FormError, PageHeader, Status, dateTime, useConfirm,
 import { DataTable, usePagedList } from '../table';
 import { WebhookEndpoints } from './WebhookEndpoints';
 import { TestData } from './TestData';
-import { useMode, type Mode } from '../mode';
-
-/** A key's mode: `live` or `test` (a test key begins `svc_test_`). */
-const modeOf = (key: ApiKeyInfo): Mode => ((key as { mode?: Mode }).mode ?? (key.redacted.startsWith('svc_test_') ? 'test' : 'live'));
+import { useMode } from '../mode';
 
 function ApiKeys() {
   const mode = useMode();
+  // The API lists the keys of both modes together; this page shows those of the mode it is in.
   const keys = usePagedList(async (cursor) => {
     const page = data(await api.people.listApiKeys({ query: { cursor } }));
-    return { items: page.api_keys, next_cursor: page.next_cursor };
-  }, []);
+    return { items: page.api_keys.filter((k) => k.mode === mode), next_cursor: page.next_cursor };
+  }, [mode]);
   const [issued, setIssued] = useState<{ key: string; info: ApiKeyInfo }>();
   const confirm = useConfirm();
   const create = useSubmit(async () => data(await api.people.createApiKey({})), (result) => {
@@ -71,13 +69,13 @@ function ApiKeys() {
         list={keys}
         rowKey={(k) => k.id}
         empty={
-          <Empty title="No API key">
+          <Empty title={mode === 'test' ? 'No test API key' : 'No API key'}>
             <p>Create one to call the API from your backend.</p>
           </Empty>
         }
         columns={[
           { header: 'Key', rowHeader: true, cell: (k) => <code>{k.redacted}</code> },
-          { header: 'Mode', cell: (k) => <Status value={modeOf(k)} /> },
+          { header: 'Mode', cell: (k) => <Status value={k.mode} /> },
           { header: 'Created', cell: (k) => dateTime(k.created_at) },
           { header: 'Status', cell: (k) => <Status value={k.revoked_at ? 'revoked' : 'active'} /> },
           {

@@ -31,7 +31,7 @@ export interface ProgramRow {
   signup: 'open' | 'approval' | 'closed';
   terms: string | null;
   website_url: string | null;
-  /** false: the organization is the test data of a live one (its twin, organizations.live_organization_id). */
+  /** false: the organization is the test twin of a live one (organizations.livemode). */
   livemode: boolean;
 }
 
@@ -53,7 +53,7 @@ export interface SessionRow {
 }
 
 const PROGRAM_COLUMNS = `p.id, p.organization_id, o.name as organization_name, p.name, p.commission_type, p.commission_value, p.currency,
-  p.click_window_days, p.hold_days, p.minimum_payout, p.signup, p.terms, p.website_url, o.live_organization_id is null as livemode`;
+  p.click_window_days, p.hold_days, p.minimum_payout, p.signup, p.terms, p.website_url, o.livemode`;
 
 /** Which of the partner's memberships a read covers: all, or those of one program. */
 const membershipFilter = (alias: string, first: number) =>
