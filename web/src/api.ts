@@ -1,4 +1,4 @@
-import { initClient, tsRestFetchApi } from '@ts-rest/core';
+import { initClient, tsRestFetchApi, type ApiFetcherArgs } from '@ts-rest/core';
 import { contract } from '@affiliate-attribution/contract';
 import { modeHeaders } from './mode';
 
@@ -14,8 +14,13 @@ export const api = initClient(contract, {
   baseHeaders: {},
   credentials: 'same-origin',
   throwOnUnknownStatus: false,
-  api: (args) => tsRestFetchApi(args.path.startsWith('/api/') ? { ...args, headers: withMode(args.headers) } : args),
+  api: fetchInMode,
 });
+
+/** The fetcher of every ts-rest client of the dashboard (a page with a client of its own passes it as `api`): the mode's header on /api requests. */
+export function fetchInMode(args: ApiFetcherArgs) {
+  return tsRestFetchApi(args.path.startsWith('/api/') ? { ...args, headers: withMode(args.headers) } : args);
+}
 
 /**
  * The mode's header added to a request's headers; a call may pin live mode whatever the switch says
