@@ -26,7 +26,7 @@ export function TestData() {
   async function ask() {
     const ok = await confirm({
       title: 'Delete all test data?',
-      body: 'Every test program, affiliate, click, customer, conversion, commission, payout and webhook endpoint of this organization is deleted. Live data is untouched. This cannot be undone.',
+      body: 'Every test program, affiliate, click, customer, conversion, commission and payout of this organization is deleted; test keys, integrations and webhook endpoints stay. Live data is untouched. This cannot be undone.',
       confirm: 'Delete all test data',
     });
     if (ok) await reset.submit();
@@ -35,7 +35,7 @@ export function TestData() {
   return (
     <section aria-labelledby="test-data-title">
       <h2 id="test-data-title">Test data</h2>
-      <p>Start your tests again from nothing: delete every test row of the organization. Live data is untouched.</p>
+      <p>Start your tests again from nothing: delete the organization's test programs, partners, clicks, customers, sales, commissions and payouts. Test keys, integrations and webhook endpoints stay. Live data is untouched.</p>
       <button type="button" className="danger" onClick={() => void ask()} disabled={reset.busy}>
         Delete all test data
       </button>
