@@ -364,7 +364,7 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.reports, reportsRouter(services.reports), app, options);
   createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator), app, options);
   createExpressEndpoints(contract.dataRetention, dataRetentionRouter(services.organizations), app, options);
-  createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers), app, options);
+  createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers, services.organizations), app, options);
   const imports = createImports(deps.orm, logger, { encryptionKey: deps.config.ENCRYPTION_KEY });
   createExpressEndpoints(contract.imports, importsRouter(imports.service), app, options);
   people.mountRoutes(app, services, options);

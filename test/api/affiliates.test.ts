@@ -12,7 +12,7 @@ describe('affiliates', () => {
       deduped: false,
       data: {
         // status and payout_email: the ledger's fields (issue 14).
-        affiliate: { id: expect.any(String), email: 'ann@example.com', name: 'Ann', program_id: program.id, slug: 'ann', status: 'active', payout_email: null, commission_value: null, created_at: expect.any(String) },
+        affiliate: { id: expect.any(String), email: 'ann@example.com', name: 'Ann', program_id: program.id, slug: 'ann', status: 'active', payout_email: null, commission_value: null, created_at: expect.any(String), livemode: true },
       },
     });
   });

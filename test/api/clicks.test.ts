@@ -25,6 +25,7 @@ describe('POST /api/clicks', () => {
           program_id: m.program.id,
           occurred_at: expect.any(String),
           created_at: expect.any(String),
+          livemode: true,
         },
       },
     });

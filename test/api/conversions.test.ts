@@ -39,6 +39,7 @@ describe('POST /api/conversions: attribution by click', () => {
           click_id: m.click.id,
           occurred_at: expect.any(String),
           created_at: expect.any(String),
+          livemode: true,
         },
       },
     });

@@ -25,6 +25,7 @@ describe('POST /api/customers', () => {
           first_conversion_at: null,
           created_at: expect.any(String),
           updated_at: expect.any(String),
+          livemode: true,
         },
       },
     });

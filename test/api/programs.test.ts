@@ -32,6 +32,7 @@ describe('programs', () => {
           website_url: null,
           created_at: expect.any(String),
           updated_at: expect.any(String),
+          livemode: true,
         },
       },
     });

@@ -51,9 +51,15 @@ export const Deduped = z
   .boolean()
   .describe('True when this request repeated an earlier one and the existing record is returned unchanged; false when the record was created now.');
 
-/** On every resource: which world a row belongs to (shared/spec/test-mode.md). */
+/**
+ * On every resource: which world a row belongs to (shared/spec/test-mode.md). Every row a request
+ * reads or writes is of the request's mode (test data lives in a test organization), so the server
+ * fills it in one place from the request (server/src/http/livemode.ts) wherever a response schema
+ * declares it: a preprocess (identity) makes the server-side input type optional, while clients
+ * and the OpenAPI document see a required boolean.
+ */
 export const Livemode = z
-  .boolean()
+  .preprocess((value) => value, z.boolean())
   .describe('True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode.');
 
 /** The mode of an API key or of a request: `live` (the default) or `test`. */

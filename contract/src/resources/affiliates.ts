@@ -2,7 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
-import { Deduped, Timestamp, Uuid } from '../common/primitives.js';
+import { Deduped, Livemode, Timestamp, Uuid } from '../common/primitives.js';
 
 const c = initContract();
 
@@ -35,6 +35,7 @@ export const Affiliate = z
     payout_email: z.string().nullable().describe("Where payouts are sent (PayPal or Wise e-mail); null: the partner's e-mail."),
     commission_value: z.number().nullable().describe("This affiliate's own rate, overriding the program's `commission_value` and tiers (in the program's `commission_type`); null: the program's."),
     created_at: Timestamp,
+    livemode: Livemode,
   })
   .describe('Affiliate: a partner in one program, identified by (email, program).');
 

@@ -1,7 +1,7 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
-import { Identifier, OccurredAtInput, Timestamp, Uuid } from '../common/primitives.js';
+import { Identifier, Livemode, OccurredAtInput, Timestamp, Uuid } from '../common/primitives.js';
 
 const c = initContract();
 
@@ -23,6 +23,7 @@ export const Click = z
     program_id: Uuid.describe('Program of that affiliate.'),
     occurred_at: Timestamp.describe('When the click happened; the click window is measured from it.'),
     created_at: Timestamp,
+    livemode: Livemode,
   })
   .describe('Click');
 

@@ -2,7 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
-import { CurrencyCode, Money, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
+import { CurrencyCode, Livemode, Money, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
 
 const c = initContract();
 
@@ -58,6 +58,7 @@ export const Commission = z
       .describe('Why the entry was put `on_hold`: every fraud rule that fired, with its evidence. Kept after a release or a rejection, for the record; empty when no rule fired.'),
     created_at: Timestamp,
     updated_at: Timestamp,
+    livemode: Livemode,
   })
   .describe('Commission: one entry of the ledger, what an affiliate earned or owes back.');
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ClickAttributionFields, CouponAttributionField } from '../common/attribution.js';
 import { ErrorBody, errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
-import { CurrencyCode, Deduped, Identifier, Money, MoneyInput, OccurredAtInput, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
+import { CurrencyCode, Deduped, Identifier, Livemode, Money, MoneyInput, OccurredAtInput, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
 
 const c = initContract();
 
@@ -34,6 +34,7 @@ export const Conversion = z
     click_id: Uuid.nullable().describe('Click the sale was attributed by, if any.'),
     occurred_at: Timestamp.describe('When the charge happened.'),
     created_at: Timestamp,
+    livemode: Livemode,
   })
   .describe('Conversion');
 

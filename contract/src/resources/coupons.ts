@@ -2,7 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
-import { Timestamp, Uuid } from '../common/primitives.js';
+import { Livemode, Timestamp, Uuid } from '../common/primitives.js';
 
 const c = initContract();
 
@@ -20,6 +20,7 @@ export const Coupon = z
     affiliate_id: Uuid.describe('Affiliate a sale paid with this code is attributed to.'),
     program_id: Uuid.describe("That affiliate's program."),
     created_at: Timestamp,
+    livemode: Livemode,
   })
   .describe("Coupon: a promotion code an affiliate owns. A sale or customer reported with it (`coupon` on POST /api/customers and /api/conversions, or the discount code of a provider's payment) is attributed to its affiliate when no click, cookie or ref in the same request attributes it.");
 

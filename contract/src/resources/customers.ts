@@ -2,7 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { ClickAttributionFields, CouponAttributionField } from '../common/attribution.js';
 import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
-import { Deduped, Identifier, Timestamp, Uuid } from '../common/primitives.js';
+import { Deduped, Identifier, Livemode, Timestamp, Uuid } from '../common/primitives.js';
 
 const c = initContract();
 
@@ -23,6 +23,7 @@ export const Customer = z
     first_conversion_at: Timestamp.nullable().describe("`occurred_at` of the customer's earliest conversion; the commission window counts from it."),
     created_at: Timestamp,
     updated_at: Timestamp,
+    livemode: Livemode,
   })
   .describe('Customer');
 

@@ -2,7 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
-import { Timestamp, Uuid } from '../common/primitives.js';
+import { Livemode, Timestamp, Uuid } from '../common/primitives.js';
 
 const c = initContract();
 
@@ -48,6 +48,7 @@ export const Import = z
     error: z.string().nullable().describe('Why the import failed (a wrong credential, the source unreachable); null otherwise.'),
     created_at: Timestamp,
     finished_at: Timestamp.nullable().describe('When it succeeded or failed.'),
+    livemode: Livemode,
   })
   .describe('An import of a program from another platform.');
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { OWNER_ONLY } from '../common/access.js';
 import { ErrorBody, errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
-import { Timestamp } from '../common/primitives.js';
+import { Livemode, Timestamp } from '../common/primitives.js';
 
 const c = initContract();
 
@@ -21,6 +21,7 @@ export const Integration = z
       .string()
       .describe('Path to register in the provider\'s dashboard, under the service\'s base URL: `/webhooks/{provider}/{organization id}`.'),
     updated_at: Timestamp.nullable().describe('When the secret was last stored; null when not configured.'),
+    livemode: Livemode,
   })
   .describe('Payment-provider integration (the signing secret itself is never returned)');
 
@@ -61,6 +62,7 @@ export const ReceivedWebhookEvent = z
       ),
     first_received_at: Timestamp.describe('When the first of these requests arrived.'),
     received_at: Timestamp.describe('When the last of these requests arrived: the order of the list, newest first.'),
+    livemode: Livemode,
   })
   .describe("A provider webhook received: a verified event and its outcome, or the requests rejected for one reason.");
 

@@ -2,7 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { ErrorBody, errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
-import { Money, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
+import { Livemode, Money, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
 import { AffiliateStatus, Slug } from './affiliates.js';
 import { CommissionType } from './programs.js';
 import { ProgramSignup } from './program-joining.js';
@@ -37,6 +37,7 @@ export const PartnerProgram = z
     signup: ProgramSignup,
     terms: z.string().nullable().describe("The program's terms (plain text); null: none."),
     website_url: z.string().nullable().describe("The merchant's site referral links point to; null: not set by the merchant."),
+    livemode: Livemode,
   })
   .describe('What a partner (or an applicant) sees of a program.');
 
@@ -83,6 +84,7 @@ export const PartnerMembership = z
     referral_link: z.string().nullable().describe("`<website_url>?ref=<slug>`; null when the merchant set no website for the program."),
     program: PartnerProgram,
     joined_at: Timestamp,
+    livemode: Livemode,
   })
   .describe("One of the partner's programs.");
 
@@ -93,9 +95,7 @@ export const Partner = z
     payout_email: z.string().describe('Where their payouts go.'),
     organization: z.object({ id: Uuid, name: z.string() }).describe('The merchant.'),
     memberships: z.array(PartnerMembership).describe('Their programs with this merchant, oldest first.'),
-    livemode: z
-      .boolean()
-      .describe("false: a test partner of the merchant's test data, signed in by the merchant's portal preview (POST /api/affiliates/{id}/portal-preview) or a test e-mail; the portal says it is a preview."),
+    livemode: Livemode,
   })
   .describe('The signed-in partner: one e-mail with one merchant.');
 
@@ -112,6 +112,7 @@ export const PartnerCustomer = z
     status: z.enum(['trial', 'active', 'capped', 'canceled']).describe('`trial`: signed up; `active`: paying; `capped`: no longer earns; `canceled`.'),
     signed_up_at: Timestamp,
     first_conversion_at: Timestamp.nullable().describe('Their first paid conversion; null: none yet.'),
+    livemode: Livemode,
   })
   .describe('A customer the partner referred.');
 
@@ -126,6 +127,7 @@ export const PartnerCommission = z
     customer: MaskedCustomer.nullable().describe('The customer of the sale, masked; null for an adjustment.'),
     approves_at: Timestamp.nullable().describe('When a `pending` commission is approved, after the hold; null otherwise.'),
     created_at: Timestamp,
+    livemode: Livemode,
   })
   .describe("One of the partner's commission entries.");
 
@@ -139,6 +141,7 @@ export const PartnerPayout = z
     commission_count: z.number().int().describe('Commission entries it pays.'),
     created_at: Timestamp,
     paid_at: Timestamp.nullable(),
+    livemode: Livemode,
   })
   .describe('A payout to the partner.');
 

@@ -2,7 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
-import { CurrencyCode, Money, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
+import { CurrencyCode, Livemode, Money, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
 
 const c = initContract();
 
@@ -23,6 +23,7 @@ export const Payout = z
     created_at: Timestamp,
     paid_at: Timestamp.nullable().describe('When it was marked paid.'),
     canceled_at: Timestamp.nullable().describe('When it was canceled.'),
+    livemode: Livemode,
   })
   .describe('Payout: approved commissions of one affiliate, program and currency, paid together.');
 

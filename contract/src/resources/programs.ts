@@ -2,7 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
-import { CurrencyCode, Timestamp, Uuid } from '../common/primitives.js';
+import { CurrencyCode, Livemode, Timestamp, Uuid } from '../common/primitives.js';
 import { programJoiningFields } from './program-joining.js';
 
 const c = initContract();
@@ -101,6 +101,7 @@ export const Program = z
     ...programFields,
     created_at: Timestamp,
     updated_at: Timestamp,
+    livemode: Livemode,
   })
   .describe('Program');
 

@@ -2,7 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { errorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
-import { CurrencyCode, Money, TimestampInput, Uuid } from '../common/primitives.js';
+import { CurrencyCode, Livemode, Money, TimestampInput, Uuid } from '../common/primitives.js';
 
 const c = initContract();
 
@@ -34,7 +34,7 @@ const figures = {
 };
 
 export const AffiliateReportRow = z
-  .object({ affiliate_id: Uuid.describe('The affiliate.'), program_id: Uuid.describe("The affiliate's program."), ...figures })
+  .object({ affiliate_id: Uuid.describe('The affiliate.'), program_id: Uuid.describe("The affiliate's program."), ...figures, livemode: Livemode })
   .describe('One affiliate in one currency over the period.');
 export const TimeseriesPoint = z
   .object({ period: z.string().describe('Start of the period, ISO-8601 UTC (midnight of a day, of a Monday, or of the 1st of a month); the first period may start before `from`, and counts only what is at or after `from`.'), ...figures })

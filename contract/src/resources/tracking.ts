@@ -1,7 +1,10 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { ErrorBody, errorResponses } from '../common/errors.js';
-import { Deduped, Identifier, Uuid } from '../common/primitives.js';
+import { Deduped, Identifier, Livemode, Mode, Uuid } from '../common/primitives.js';
+
+/** The public endpoints' mode: `test` records the click or customer in the organization's test data (the snippet's `data-mode="test"`). */
+const TrackingMode = Mode.optional().describe('`test`: record it in test data (what the snippet sends with `data-mode="test"`), seen only with test keys; default `live`.');
 
 const c = initContract();
 
@@ -54,6 +57,7 @@ export const TrackingClickBody = z.object({
   landingUrl: z.string().max(2048).optional().describe('The page the visitor landed on (`location.href`, at most 2048 characters).'),
   referrer: z.string().max(2048).optional().describe('`document.referrer` of the visit, at most 2048 characters.'),
   cookieId: z.string().max(255).optional().describe("The current `svc_aff` cookie's value, if any: kept under the program's `first_click` model when it is a valid click of this organization."),
+  mode: TrackingMode,
 });
 
 export const TrackingClick = z
@@ -64,17 +68,20 @@ export const TrackingClick = z
       .int()
       .describe("The cookie's lifetime: the program's click window in seconds (0: a session cookie)."),
     kept: z.boolean().describe('true: `cookie_id` is the one the visitor already has (the `first_click` model, or a click flood): the snippet leaves the cookie as it is.'),
+    livemode: Livemode,
   })
   .describe('Tracked click (public view)');
 
 export const TrackingCustomerBody = z.object({
   customerId: Identifier.describe("The merchant's (payment provider's) customer id, as `customer_id` in POST /api/customers."),
   cookieId: Identifier.describe('The value of the `svc_aff` cookie: a `ck_…` tracking id, or the raw slug the snippet stores when the service was slow.'),
+  mode: TrackingMode,
 });
 
 export const TrackingCustomer = z
   .object({
     customer_id: z.string().describe("The merchant's customer id, echoed back. Nothing else of the stored customer is returned by this public endpoint."),
+    livemode: Livemode,
   })
   .describe('Tracked customer (public view)');
 

@@ -2,7 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
-import { Timestamp, Uuid } from '../common/primitives.js';
+import { Livemode, Timestamp, Uuid } from '../common/primitives.js';
 
 const c = initContract();
 
@@ -56,6 +56,7 @@ export const WebhookEndpoint = z
     previous_secret_expires_at: Timestamp.nullable().describe('Until when the previous secret still signs alongside the new one (24 hours after a rotation); null when none does.'),
     created_at: Timestamp,
     updated_at: Timestamp,
+    livemode: Livemode,
   })
   .describe('Webhook endpoint: where the service sends signed events (Standard Webhooks). Its secret is shown only when created or rotated.');
 
@@ -77,6 +78,7 @@ export const WebhookDelivery = z
     last_attempt_at: Timestamp.nullable().describe('When the last attempt was made.'),
     next_attempt_at: Timestamp.nullable().describe('When the next attempt is due; null when none is scheduled.'),
     created_at: Timestamp,
+    livemode: Livemode,
   })
   .describe('Delivery of one event to one endpoint, with the outcome of its attempts.');
 

@@ -1,9 +1,18 @@
 import type { NextFunction, Response } from 'express';
-import type { AppRoute } from '@ts-rest/core';
+import type { AppRoute, AppRouter } from '@ts-rest/core';
 import { initServer, type RequestValidationError } from '@ts-rest/express';
+import { withLivemode } from './livemode.js';
 
-/** The one ts-rest server instance; routers are typed against the contract through it. */
-export const s = initServer();
+const server = initServer();
+
+/**
+ * The one ts-rest server instance; routers are typed against the contract through it. Every
+ * router's answers carry `livemode` wherever the contract declares it (http/livemode.ts).
+ */
+export const s = {
+  router: <T extends AppRouter, TRouter extends Parameters<typeof server.router<T>>[1]>(contract: T, router: TRouter): TRouter =>
+    withLivemode(contract, server.router(contract, router)),
+};
 
 /**
  * What every contract router is mounted with (app.ts builds it once): the validation-error

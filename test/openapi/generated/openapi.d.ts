@@ -1437,6 +1437,8 @@ export interface components {
             commission_value: number | null;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description One affiliate in one currency over the period. */
         AffiliateReportRow: {
@@ -1465,6 +1467,8 @@ export interface components {
             /** @description `revenue` less `refunded`: what those conversions brought in after refunds, exact. */
             net_revenue: number;
             commissions: components["schemas"]["CommissionTotals"];
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description API key (without its secret) */
         ApiKeyInfo: {
@@ -1557,6 +1561,8 @@ export interface components {
             occurred_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description Commission: one entry of the ledger, what an affiliate earned or owes back. */
         Commission: {
@@ -1628,6 +1634,8 @@ export interface components {
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             updated_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description Commission: one entry of the ledger, what an affiliate earned or owes back. */
         CommissionOutput: {
@@ -1699,6 +1707,8 @@ export interface components {
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             updated_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description Sum of the amounts of the period's commission entries by status (as `GET /api/commissions` shows it now: a `pending` entry whose `approves_at` has passed is `approved`), exact, in the row's currency; clawbacks and negative adjustments count negative. A sale's entries (and its clawbacks) fall in the period of the conversion's `occurred_at`, an adjustment in the period of its `created_at`. */
         CommissionTotals: {
@@ -1761,6 +1771,8 @@ export interface components {
             occurred_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description Coupon: a promotion code an affiliate owns. A sale or customer reported with it (`coupon` on POST /api/customers and /api/conversions, or the discount code of a provider's payment) is attributed to its affiliate when no click, cookie or ref in the same request attributes it. */
         Coupon: {
@@ -1783,6 +1795,8 @@ export interface components {
             program_id: string;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         CreateAdjustmentBody: {
             /**
@@ -2056,6 +2070,8 @@ export interface components {
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             updated_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description The organization's data retention settings. */
         DataRetention: {
@@ -2143,6 +2159,8 @@ export interface components {
             created_at: string;
             /** @description When it succeeded or failed. */
             finished_at: string | null;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description An import of a program from another platform. */
         ImportOutput: {
@@ -2194,6 +2212,8 @@ export interface components {
             created_at: string;
             /** @description When it succeeded or failed. */
             finished_at: string | null;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description One source row left out, with its reason. */
         ImportSkip: {
@@ -2220,6 +2240,8 @@ export interface components {
             webhook_path: string;
             /** @description When the secret was last stored; null when not configured. */
             updated_at: string | null;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description An invitation to join the organization's dashboard */
         Invitation: {
@@ -2308,7 +2330,7 @@ export interface components {
             };
             /** @description Their programs with this merchant, oldest first. */
             memberships: components["schemas"]["PartnerMembership"][];
-            /** @description false: a test partner of the merchant's test data, signed in by the merchant's portal preview (POST /api/affiliates/{id}/portal-preview) or a test e-mail; the portal says it is a preview. */
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
             livemode: boolean;
         };
         /** @description The partner's balance in one program and currency. */
@@ -2379,6 +2401,8 @@ export interface components {
             approves_at: string | null;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description A customer the partner referred. */
         PartnerCustomer: {
@@ -2398,6 +2422,8 @@ export interface components {
             signed_up_at: string;
             /** @description Their first paid conversion; null: none yet. */
             first_conversion_at: string | null;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description One of the partner's programs. */
         PartnerMembership: {
@@ -2418,6 +2444,8 @@ export interface components {
             program: components["schemas"]["PartnerProgram"];
             /** @description ISO-8601 timestamp in UTC. */
             joined_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description One of the partner's programs. */
         PartnerMembershipOutput: {
@@ -2438,6 +2466,8 @@ export interface components {
             program: components["schemas"]["PartnerProgram"];
             /** @description ISO-8601 timestamp in UTC. */
             joined_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description The signed-in partner: one e-mail with one merchant. */
         PartnerOutput: {
@@ -2455,7 +2485,7 @@ export interface components {
             };
             /** @description Their programs with this merchant, oldest first. */
             memberships: components["schemas"]["PartnerMembershipOutput"][];
-            /** @description false: a test partner of the merchant's test data, signed in by the merchant's portal preview (POST /api/affiliates/{id}/portal-preview) or a test e-mail; the portal says it is a preview. */
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
             livemode: boolean;
         };
         /** @description A payout to the partner. */
@@ -2485,6 +2515,8 @@ export interface components {
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             paid_at: string | null;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description One period of a partner's activity. */
         PartnerPoint: {
@@ -2532,6 +2564,8 @@ export interface components {
             terms: string | null;
             /** @description The merchant's site referral links point to; null: not set by the merchant. */
             website_url: string | null;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description The partner's activity over the whole range asked for, summed by the service. */
         PartnerTotals: {
@@ -2582,6 +2616,8 @@ export interface components {
             paid_at: string | null;
             /** @description When it was canceled. */
             canceled_at: string | null;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description Program */
         Program: {
@@ -2650,6 +2686,8 @@ export interface components {
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             updated_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description Program */
         ProgramOutput: {
@@ -2718,6 +2756,8 @@ export interface components {
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             updated_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         PutIntegrationBody: {
             /** @description The secret the provider uses for this webhook endpoint, exactly as the provider shows it: Stripe the endpoint's signing secret (`whsec_…`); Paddle the notification destination's secret key (`pdl_ntfset_…`); Lemon Squeezy the webhook's signing secret; Polar the webhook secret (`polar_whs_…`); Chargebee the basic-auth password set on the webhook. Write-only: never returned. */
@@ -2747,6 +2787,8 @@ export interface components {
             first_received_at: string;
             /** @description When the last of these requests arrived: the order of the list, newest first. */
             received_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         RefundConversionBody: {
             /** @description Amount refunded, in major units, at most the conversion's amount. Default: the whole amount (a full refund reverses the commission). Without `refund_id` it is the total refunded for this charge so far. */
@@ -2811,6 +2853,8 @@ export interface components {
             cookie_max_age_seconds: number;
             /** @description true: `cookie_id` is the one the visitor already has (the `first_click` model, or a click flood): the snippet leaves the cookie as it is. */
             kept: boolean;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         TrackingClickBody: {
             /** @description The affiliate slug from the landing URL (`?ref=<slug>`). */
@@ -2821,17 +2865,29 @@ export interface components {
             referrer?: string;
             /** @description The current `svc_aff` cookie's value, if any: kept under the program's `first_click` model when it is a valid click of this organization. */
             cookieId?: string;
+            /**
+             * @description `test`: record it in test data (what the snippet sends with `data-mode="test"`), seen only with test keys; default `live`.
+             * @enum {string}
+             */
+            mode?: "live" | "test";
         };
         /** @description Tracked customer (public view) */
         TrackingCustomer: {
             /** @description The merchant's customer id, echoed back. Nothing else of the stored customer is returned by this public endpoint. */
             customer_id: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         TrackingCustomerBody: {
             /** @description The merchant's (payment provider's) customer id, as `customer_id` in POST /api/customers. */
             customerId: string;
             /** @description The value of the `svc_aff` cookie: a `ck_…` tracking id, or the raw slug the snippet stores when the service was slow. */
             cookieId: string;
+            /**
+             * @description `test`: record it in test data (what the snippet sends with `data-mode="test"`), seen only with test keys; default `live`.
+             * @enum {string}
+             */
+            mode?: "live" | "test";
         };
         UpdateAffiliateBody: {
             /** @description Display name; null clears it. */
@@ -2998,6 +3054,8 @@ export interface components {
             next_attempt_at: string | null;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description Webhook endpoint: where the service sends signed events (Standard Webhooks). Its secret is shown only when created or rotated. */
         WebhookEndpoint: {
@@ -3024,6 +3082,8 @@ export interface components {
             created_at: string;
             /** @description ISO-8601 timestamp in UTC. */
             updated_at: string;
+            /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
+            livemode: boolean;
         };
         /** @description Webhook receipt */
         WebhookReceipt: {
@@ -4030,7 +4090,8 @@ export interface operations {
                      *             "status": "active",
                      *             "payout_email": "payout-email",
                      *             "commission_value": 30,
-                     *             "created_at": "2025-03-14T09:26:53.000Z"
+                     *             "created_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -4185,7 +4246,8 @@ export interface operations {
                      *           "status": "active",
                      *           "payout_email": "payout-email",
                      *           "commission_value": 30,
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       },
                      *       "deduped": true
@@ -4221,7 +4283,8 @@ export interface operations {
                      *           "status": "active",
                      *           "payout_email": "payout-email",
                      *           "commission_value": 30,
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       },
                      *       "deduped": false
@@ -4411,7 +4474,8 @@ export interface operations {
                      *           "status": "active",
                      *           "payout_email": "payout-email",
                      *           "commission_value": 30,
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -4596,7 +4660,8 @@ export interface operations {
                      *           "status": "active",
                      *           "payout_email": "payout-email",
                      *           "commission_value": 30,
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -4783,7 +4848,8 @@ export interface operations {
                      *           "status": "active",
                      *           "payout_email": "payout-email",
                      *           "commission_value": 30,
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -5846,7 +5912,8 @@ export interface operations {
                      *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *           "occurred_at": "2025-03-14T09:26:53.000Z",
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -6071,7 +6138,8 @@ export interface operations {
                      *               }
                      *             ],
                      *             "created_at": "2025-03-14T09:26:53.000Z",
-                     *             "updated_at": "2025-03-14T09:26:53.000Z"
+                     *             "updated_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -6241,7 +6309,8 @@ export interface operations {
                      *             }
                      *           ],
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -6430,7 +6499,8 @@ export interface operations {
                      *             }
                      *           ],
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -6625,7 +6695,8 @@ export interface operations {
                      *             }
                      *           ],
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -6854,7 +6925,8 @@ export interface operations {
                      *             }
                      *           ],
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -7093,7 +7165,8 @@ export interface operations {
                      *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *             "click_id": "c4e6a8b0-2d4f-4b6a-8d0c-5e7a9b1d3f5a",
                      *             "occurred_at": "2025-05-14T09:26:53.000Z",
-                     *             "created_at": "2025-05-14T09:26:53.000Z"
+                     *             "created_at": "2025-05-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           },
                      *           {
                      *             "id": "e2a4c6e8-0b2d-4f4a-9c6e-8a0c2e4b6d8f",
@@ -7110,7 +7183,8 @@ export interface operations {
                      *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *             "click_id": "c4e6a8b0-2d4f-4b6a-8d0c-5e7a9b1d3f5a",
                      *             "occurred_at": "2025-04-14T09:26:53.000Z",
-                     *             "created_at": "2025-04-14T09:26:53.000Z"
+                     *             "created_at": "2025-04-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           },
                      *           {
                      *             "id": "8d0f2b4a-6c8e-4a1d-9f3b-5c7e9a1b3d5f",
@@ -7127,7 +7201,8 @@ export interface operations {
                      *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *             "click_id": "c4e6a8b0-2d4f-4b6a-8d0c-5e7a9b1d3f5a",
                      *             "occurred_at": "2025-03-14T09:26:53.000Z",
-                     *             "created_at": "2025-03-14T09:26:53.000Z"
+                     *             "created_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -7288,7 +7363,8 @@ export interface operations {
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *           "click_id": "c4e6a8b0-2d4f-4b6a-8d0c-5e7a9b1d3f5a",
                      *           "occurred_at": "2025-03-14T09:26:53.000Z",
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       },
                      *       "deduped": true
@@ -7330,7 +7406,8 @@ export interface operations {
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *           "click_id": "c4e6a8b0-2d4f-4b6a-8d0c-5e7a9b1d3f5a",
                      *           "occurred_at": "2025-03-14T09:26:53.000Z",
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       },
                      *       "deduped": false
@@ -7526,7 +7603,8 @@ export interface operations {
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *           "click_id": "c4e6a8b0-2d4f-4b6a-8d0c-5e7a9b1d3f5a",
                      *           "occurred_at": "2025-03-14T09:26:53.000Z",
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -7896,7 +7974,8 @@ export interface operations {
                      *             "code": "code",
                      *             "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
-                     *             "created_at": "2025-03-14T09:26:53.000Z"
+                     *             "created_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -8043,7 +8122,8 @@ export interface operations {
                      *           "code": "code",
                      *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -8226,7 +8306,8 @@ export interface operations {
                      *           "code": "code",
                      *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -8409,7 +8490,8 @@ export interface operations {
                      *           "name": "Alex Smith",
                      *           "first_conversion_at": "2025-03-14T09:26:53.000Z",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       },
                      *       "deduped": true
@@ -8447,7 +8529,8 @@ export interface operations {
                      *           "name": "Alex Smith",
                      *           "first_conversion_at": "2025-03-14T09:26:53.000Z",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       },
                      *       "deduped": false
@@ -8639,7 +8722,8 @@ export interface operations {
                      *           "name": "Alex Smith",
                      *           "first_conversion_at": "2025-03-14T09:26:53.000Z",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -8823,7 +8907,8 @@ export interface operations {
                      *           "name": "Alex Smith",
                      *           "first_conversion_at": "2025-03-14T09:26:53.000Z",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -9308,7 +9393,8 @@ export interface operations {
                      *             ],
                      *             "error": "error",
                      *             "created_at": "2025-03-14T09:26:53.000Z",
-                     *             "finished_at": "2025-03-14T09:26:53.000Z"
+                     *             "finished_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -9472,7 +9558,8 @@ export interface operations {
                      *           ],
                      *           "error": "error",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "finished_at": "2025-03-14T09:26:53.000Z"
+                     *           "finished_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -9670,7 +9757,8 @@ export interface operations {
                      *           ],
                      *           "error": "error",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "finished_at": "2025-03-14T09:26:53.000Z"
+                     *           "finished_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -9853,7 +9941,8 @@ export interface operations {
                      *           ],
                      *           "error": "error",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "finished_at": "2025-03-14T09:26:53.000Z"
+                     *           "finished_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -10030,7 +10119,8 @@ export interface operations {
                      *             "provider": "stripe",
                      *             "configured": false,
                      *             "webhook_path": "webhook-path",
-                     *             "updated_at": "2025-03-14T09:26:53.000Z"
+                     *             "updated_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ]
                      *       }
@@ -10203,7 +10293,8 @@ export interface operations {
                      *             "detail": "detail",
                      *             "requests": 1,
                      *             "first_received_at": "2025-03-14T09:26:53.000Z",
-                     *             "received_at": "2025-03-14T09:26:53.000Z"
+                     *             "received_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -10369,7 +10460,8 @@ export interface operations {
                      *           "provider": "stripe",
                      *           "configured": false,
                      *           "webhook_path": "webhook-path",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -10551,7 +10643,8 @@ export interface operations {
                      *           "provider": "stripe",
                      *           "configured": false,
                      *           "webhook_path": "webhook-path",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -11409,7 +11502,8 @@ export interface operations {
                      *             "reference": "reference",
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "paid_at": "2025-03-14T09:26:53.000Z",
-                     *             "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *             "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -11564,7 +11658,8 @@ export interface operations {
                      *             "reference": "reference",
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "paid_at": "2025-03-14T09:26:53.000Z",
-                     *             "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *             "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ]
                      *       }
@@ -11861,7 +11956,8 @@ export interface operations {
                      *           "reference": "reference",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
-                     *           "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *           "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -12041,7 +12137,8 @@ export interface operations {
                      *           "reference": "reference",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
-                     *           "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *           "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -12258,7 +12355,8 @@ export interface operations {
                      *           "reference": "reference",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
-                     *           "canceled_at": "2025-03-14T09:26:53.000Z"
+                     *           "canceled_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -12489,7 +12587,8 @@ export interface operations {
                      *             "terms": "terms",
                      *             "website_url": "https://www.acme.example/",
                      *             "created_at": "2025-03-14T09:26:53.000Z",
-                     *             "updated_at": "2025-03-14T09:26:53.000Z"
+                     *             "updated_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -12690,7 +12789,8 @@ export interface operations {
                      *           "terms": "terms",
                      *           "website_url": "https://www.acme.example/",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -12870,7 +12970,8 @@ export interface operations {
                      *           "terms": "terms",
                      *           "website_url": "https://www.acme.example/",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -13103,7 +13204,8 @@ export interface operations {
                      *           "terms": "terms",
                      *           "website_url": "https://www.acme.example/",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -13330,7 +13432,8 @@ export interface operations {
                      *               "rejected": 1,
                      *               "on_hold": 1,
                      *               "earned": 1
-                     *             }
+                     *             },
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -14275,7 +14378,8 @@ export interface operations {
                      *           "last_error": "last-error",
                      *           "last_attempt_at": "2025-03-14T09:26:53.000Z",
                      *           "next_attempt_at": "2025-03-14T09:26:53.000Z",
-                     *           "created_at": "2025-03-14T09:26:53.000Z"
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -14486,7 +14590,8 @@ export interface operations {
                      *             "secret_rotated_at": "2025-03-14T09:26:53.000Z",
                      *             "previous_secret_expires_at": "2025-03-14T09:26:53.000Z",
                      *             "created_at": "2025-03-14T09:26:53.000Z",
-                     *             "updated_at": "2025-03-14T09:26:53.000Z"
+                     *             "updated_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -14643,7 +14748,8 @@ export interface operations {
                      *           "secret_rotated_at": "2025-03-14T09:26:53.000Z",
                      *           "previous_secret_expires_at": "2025-03-14T09:26:53.000Z",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         },
                      *         "secret": "secret"
                      *       }
@@ -14806,7 +14912,8 @@ export interface operations {
                      *           "secret_rotated_at": "2025-03-14T09:26:53.000Z",
                      *           "previous_secret_expires_at": "2025-03-14T09:26:53.000Z",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -14981,7 +15088,8 @@ export interface operations {
                      *           "secret_rotated_at": "2025-03-14T09:26:53.000Z",
                      *           "previous_secret_expires_at": "2025-03-14T09:26:53.000Z",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -15171,7 +15279,8 @@ export interface operations {
                      *           "secret_rotated_at": "2025-03-14T09:26:53.000Z",
                      *           "previous_secret_expires_at": "2025-03-14T09:26:53.000Z",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -15378,7 +15487,8 @@ export interface operations {
                      *             "last_error": "last-error",
                      *             "last_attempt_at": "2025-03-14T09:26:53.000Z",
                      *             "next_attempt_at": "2025-03-14T09:26:53.000Z",
-                     *             "created_at": "2025-03-14T09:26:53.000Z"
+                     *             "created_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -15563,7 +15673,8 @@ export interface operations {
                      *           "secret_rotated_at": "2025-03-14T09:26:53.000Z",
                      *           "previous_secret_expires_at": "2025-03-14T09:26:53.000Z",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
-                     *           "updated_at": "2025-03-14T09:26:53.000Z"
+                     *           "updated_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
                      *         },
                      *         "secret": "secret"
                      *       }
@@ -15951,7 +16062,8 @@ export interface operations {
                      *             "currency": "USD",
                      *             "customer": "customer",
                      *             "approves_at": "2025-03-14T09:26:53.000Z",
-                     *             "created_at": "2025-03-14T09:26:53.000Z"
+                     *             "created_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -16119,7 +16231,8 @@ export interface operations {
                      *             "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *             "status": "trial",
                      *             "signed_up_at": "2025-03-14T09:26:53.000Z",
-                     *             "first_conversion_at": "2025-03-14T09:26:53.000Z"
+                     *             "first_conversion_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -16443,9 +16556,11 @@ export interface operations {
                      *                 "minimum_payout": 1,
                      *                 "signup": "open",
                      *                 "terms": "terms",
-                     *                 "website_url": "https://www.acme.example/"
+                     *                 "website_url": "https://www.acme.example/",
+                     *                 "livemode": false
                      *               },
-                     *               "joined_at": "2025-03-14T09:26:53.000Z"
+                     *               "joined_at": "2025-03-14T09:26:53.000Z",
+                     *               "livemode": false
                      *             }
                      *           ],
                      *           "livemode": false
@@ -16616,9 +16731,11 @@ export interface operations {
                      *                 "minimum_payout": 1,
                      *                 "signup": "open",
                      *                 "terms": "terms",
-                     *                 "website_url": "https://www.acme.example/"
+                     *                 "website_url": "https://www.acme.example/",
+                     *                 "livemode": false
                      *               },
-                     *               "joined_at": "2025-03-14T09:26:53.000Z"
+                     *               "joined_at": "2025-03-14T09:26:53.000Z",
+                     *               "livemode": false
                      *             }
                      *           ],
                      *           "livemode": false
@@ -16804,7 +16921,8 @@ export interface operations {
                      *           "minimum_payout": 1,
                      *           "signup": "open",
                      *           "terms": "terms",
-                     *           "website_url": "https://www.acme.example/"
+                     *           "website_url": "https://www.acme.example/",
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -17455,7 +17573,8 @@ export interface operations {
                      *             "status": "pending",
                      *             "commission_count": 1,
                      *             "created_at": "2025-03-14T09:26:53.000Z",
-                     *             "paid_at": "2025-03-14T09:26:53.000Z"
+                     *             "paid_at": "2025-03-14T09:26:53.000Z",
+                     *             "livemode": false
                      *           }
                      *         ],
                      *         "balances": [
@@ -17645,9 +17764,11 @@ export interface operations {
                      *                 "minimum_payout": 1,
                      *                 "signup": "open",
                      *                 "terms": "terms",
-                     *                 "website_url": "https://www.acme.example/"
+                     *                 "website_url": "https://www.acme.example/",
+                     *                 "livemode": false
                      *               },
-                     *               "joined_at": "2025-03-14T09:26:53.000Z"
+                     *               "joined_at": "2025-03-14T09:26:53.000Z",
+                     *               "livemode": false
                      *             }
                      *           ],
                      *           "livemode": false
@@ -17675,7 +17796,7 @@ export interface operations {
                                 };
                                 /** @description Their programs with this merchant, oldest first. */
                                 memberships: components["schemas"]["PartnerMembershipOutput"][];
-                                /** @description false: a test partner of the merchant's test data, signed in by the merchant's portal preview (POST /api/affiliates/{id}/portal-preview) or a test e-mail; the portal says it is a preview. */
+                                /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
                                 livemode: boolean;
                             } | null;
                         };
@@ -17808,9 +17929,11 @@ export interface operations {
                      *                 "minimum_payout": 1,
                      *                 "signup": "open",
                      *                 "terms": "terms",
-                     *                 "website_url": "https://www.acme.example/"
+                     *                 "website_url": "https://www.acme.example/",
+                     *                 "livemode": false
                      *               },
-                     *               "joined_at": "2025-03-14T09:26:53.000Z"
+                     *               "joined_at": "2025-03-14T09:26:53.000Z",
+                     *               "livemode": false
                      *             }
                      *           ],
                      *           "livemode": false
@@ -18303,11 +18426,12 @@ export interface operations {
                  * @example {
                  *       "ref": "jane-doe",
                  *       "landingUrl": "https://www.acme.example/pricing?ref=jane-doe",
-                 *       "cookieId": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3"
+                 *       "cookieId": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3",
+                 *       "mode": "live"
                  *     }
                  */
                 "application/json": components["schemas"]["TrackingClickBody"];
-                /** @example {"ref":"jane-doe","landingUrl":"https://www.acme.example/pricing?ref=jane-doe","cookieId":"ck_4fQ9xZ2mLp7TbW1sRk8Vn3"} */
+                /** @example {"ref":"jane-doe","landingUrl":"https://www.acme.example/pricing?ref=jane-doe","cookieId":"ck_4fQ9xZ2mLp7TbW1sRk8Vn3","mode":"live"} */
                 "text/plain": string;
             };
         };
@@ -18352,7 +18476,8 @@ export interface operations {
                      *         "click": {
                      *           "cookie_id": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3",
                      *           "cookie_max_age_seconds": 5184000,
-                     *           "kept": false
+                     *           "kept": false,
+                     *           "livemode": false
                      *         }
                      *       }
                      *     }
@@ -18500,11 +18625,12 @@ export interface operations {
                 /**
                  * @example {
                  *       "customerId": "cus_NffrFeUfNV2Hib",
-                 *       "cookieId": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3"
+                 *       "cookieId": "ck_4fQ9xZ2mLp7TbW1sRk8Vn3",
+                 *       "mode": "live"
                  *     }
                  */
                 "application/json": components["schemas"]["TrackingCustomerBody"];
-                /** @example {"customerId":"cus_NffrFeUfNV2Hib","cookieId":"ck_4fQ9xZ2mLp7TbW1sRk8Vn3"} */
+                /** @example {"customerId":"cus_NffrFeUfNV2Hib","cookieId":"ck_4fQ9xZ2mLp7TbW1sRk8Vn3","mode":"live"} */
                 "text/plain": string;
             };
         };
@@ -18520,7 +18646,8 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "customer": {
-                     *           "customer_id": "cus_NffrFeUfNV2Hib"
+                     *           "customer_id": "cus_NffrFeUfNV2Hib",
+                     *           "livemode": false
                      *         }
                      *       },
                      *       "deduped": true
@@ -18548,7 +18675,8 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "customer": {
-                     *           "customer_id": "cus_NffrFeUfNV2Hib"
+                     *           "customer_id": "cus_NffrFeUfNV2Hib",
+                     *           "livemode": false
                      *         }
                      *       },
                      *       "deduped": false

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Click } from '@affiliate-attribution/contract';
+import type { Click } from '../../http/resources.js';
 import { COOKIE_ID_PREFIX } from '../../attribution/resolver.js';
 import type { AttributionResolver } from '../referrals/attribution-resolver.js';
 import type { ClicksRepository } from './clicks.repository.js';

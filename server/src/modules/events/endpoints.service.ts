@@ -1,4 +1,5 @@
-import type { OutboundEventType, WebhookDelivery, WebhookDeliveryStatus, WebhookEndpoint } from '@affiliate-attribution/contract';
+import type { OutboundEventType, WebhookDeliveryStatus } from '@affiliate-attribution/contract';
+import type { WebhookDelivery, WebhookEndpoint } from '../../http/resources.js';
 import { BadRequestError, ConflictError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { iso, isoOrNull } from '../../http/serialize.js';

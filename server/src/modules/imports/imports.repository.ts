@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Import, ImportSource } from '@affiliate-attribution/contract';
+import type { ImportSource } from '@affiliate-attribution/contract';
+import type { Import } from '../../http/resources.js';
 import { Sql } from '../../db/sql.js';
 import { encodeCursor, decodeCursor } from '../../http/pagination.js';
 import { ForbiddenError, NotFoundError } from '../../http/errors.js';

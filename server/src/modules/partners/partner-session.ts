@@ -73,6 +73,7 @@ export function partnerSessionMiddleware(deps: { partners: PartnersService; cook
       .then((result) => {
         if (result && found) {
           req.partner = result.session;
+          req.livemode = result.session.livemode;
           if (result.renewed) deps.cookie.set(res, result.session, found.token);
         }
         if (!req.partner && deps.protectedPaths.has(`${PARTNER_API}${req.path}`)) throw new UnauthorizedError('Not signed in to the partner portal');

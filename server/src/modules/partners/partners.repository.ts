@@ -21,6 +21,7 @@ export interface ProgramRow {
   id: string;
   organization_id: string;
   organization_name: string;
+  livemode: boolean;
   name: string;
   commission_type: 'percent' | 'flat';
   commission_value: string;
@@ -31,8 +32,6 @@ export interface ProgramRow {
   signup: 'open' | 'approval' | 'closed';
   terms: string | null;
   website_url: string | null;
-  /** false: the organization is the test twin of a live one (organizations.livemode). */
-  livemode: boolean;
 }
 
 export interface MembershipRow {
@@ -50,10 +49,12 @@ export interface SessionRow {
   organization_id: string;
   email: string;
   expires_at: Date;
+  /** The organization's mode: false for a test partner (shared/spec/test-mode.md). */
+  livemode: boolean;
 }
 
-const PROGRAM_COLUMNS = `p.id, p.organization_id, o.name as organization_name, p.name, p.commission_type, p.commission_value, p.currency,
-  p.click_window_days, p.hold_days, p.minimum_payout, p.signup, p.terms, p.website_url, o.livemode`;
+const PROGRAM_COLUMNS = `p.id, p.organization_id, o.name as organization_name, o.livemode, p.name, p.commission_type, p.commission_value, p.currency,
+  p.click_window_days, p.hold_days, p.minimum_payout, p.signup, p.terms, p.website_url`;
 
 /** Which of the partner's memberships a read covers: all, or those of one program. */
 const membershipFilter = (alias: string, first: number) =>
@@ -158,10 +159,13 @@ export class PartnersRepository {
 
   async session(organizationId: string, tokenHash: string): Promise<SessionRow | undefined> {
     if (!isUuid(organizationId)) return undefined;
-    return this.sql.one<SessionRow>('select id, organization_id, email, expires_at from partner_sessions where organization_id = ? and token_hash = ? and expires_at > now()', [
-      organizationId,
-      tokenHash,
-    ]);
+    return this.sql.one<SessionRow>(
+      'select s.id, s.organization_id, s.email, s.expires_at, o.livemode from partner_sessions s join organizations o on o.id = s.organization_id where s.organization_id = ? and s.token_hash = ? and s.expires_at > now()',
+      [
+        organizationId,
+        tokenHash,
+      ],
+    );
   }
 
   async extendSession(organizationId: string, id: string, expiresAt: Date): Promise<void> {

@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Application, JoinPage, Partner, PartnerBalance, PartnerCommission, PartnerCustomer, PartnerPayout, PartnerPoint, PartnerProgram, PartnerTotals } from '@affiliate-attribution/contract';
+import type { PartnerBalance, PartnerPoint, PartnerTotals } from '@affiliate-attribution/contract';
+import type { Application, JoinPage } from '../../http/resources.js';
+import type { Partner, PartnerCommission, PartnerCustomer, PartnerPayout, PartnerProgram } from '../../http/resources.js';
 import { Decimal } from 'decimal.js';
 import type { Logger } from 'pino';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../http/errors.js';
@@ -28,6 +30,8 @@ export const normalizeEmail = (email: string): string => email.trim().toLowerCas
 export interface PartnerSession extends PartnerKey {
   sessionId: string;
   expiresAt: Date;
+  /** False for a test partner (a session of a test organization): its views carry livemode false. Read with the session (not known at sign-in). */
+  livemode?: boolean;
 }
 
 function toProgram(p: ProgramRow): PartnerProgram {
@@ -43,6 +47,7 @@ function toProgram(p: ProgramRow): PartnerProgram {
     signup: p.signup,
     terms: p.terms,
     website_url: p.website_url,
+    livemode: p.livemode,
   };
 }
 
@@ -199,7 +204,7 @@ export class PartnersService {
   async session(organizationId: string, token: string): Promise<{ session: PartnerSession; renewed: boolean } | undefined> {
     const row = await this.partners.session(organizationId, hashToken(token));
     if (!row) return undefined;
-    const session = { organizationId: row.organization_id, email: row.email, sessionId: row.id, expiresAt: row.expires_at };
+    const session = { organizationId: row.organization_id, email: row.email, sessionId: row.id, expiresAt: row.expires_at, livemode: row.livemode };
     if (row.expires_at.getTime() - Date.now() > (PARTNER_SESSION_DAYS - 1) * DAY_MS) return { session, renewed: false };
     session.expiresAt = new Date(Date.now() + PARTNER_SESSION_DAYS * DAY_MS);
     await this.partners.extendSession(row.organization_id, row.id, session.expiresAt);
