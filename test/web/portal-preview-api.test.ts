@@ -38,7 +38,7 @@ async function merchant() {
     const slug = name.toLowerCase().replace(/\W+/g, '-');
     const created = await call(base, 'POST', '/api/affiliates', { headers: key, body: { email: `${slug}@partners.example`, name, program_id: program.body.data.program.id, slug } });
     expect(created.status).toBe(201);
-    return created.body.data.affiliate as { id: string; email: string };
+    return created.body.data.affiliate as { id: string; email: string; livemode: boolean };
   };
   return { owner, live, test, liveAffiliate: await affiliate(live, 'Live Larry'), testAffiliate: await affiliate(test, 'Test Tina') };
 }
@@ -46,6 +46,7 @@ async function merchant() {
 describe('POST /api/affiliates/{id}/portal-preview', () => {
   it('with a test key: a link that signs in once, as the test partner, to a portal that says it is test data', async () => {
     const m = await merchant();
+    expect([m.testAffiliate.livemode, m.liveAffiliate.livemode]).toEqual([false, true]);
     const preview = await call(base, 'POST', `/api/affiliates/${m.testAffiliate.id}/portal-preview`, { headers: m.test, body: {} });
     expect(preview.status).toBe(201);
     const url = new URL(preview.body.data.url);
