@@ -117,7 +117,9 @@ export function GetStarted() {
       <ol className="steps">
         <Step title="Turn on test mode" done={mode === 'test'}>
           {mode === 'test' ? (
-            <p>You are in test mode: the programs, partners and sales below are test data, apart from your live data. Create a test key on the Developers page.</p>
+            <p>
+              You are in test mode: the programs, partners and sales below are test data, apart from your live data. Create a test key on the <Link to="/developers">Developers</Link> page.
+            </p>
           ) : (
             <>
               <p>Try everything first with test data: test partners get no e-mail, test payouts move no money, and your live figures stay clean.</p>
