@@ -17,6 +17,7 @@ import { accountContract, operatorPeopleContract, peopleContract } from './resou
 import { reportsContract } from './resources/reports.js';
 import { partnerContract, partnerInvitationsContract, partnerPublicContract } from './resources/partner.js';
 import { portalPreviewContract } from './resources/portal-preview.js';
+import { testDataContract } from './resources/test-data.js';
 import { trackingContract } from './resources/tracking.js';
 import { webhookEndpointsContract } from './resources/webhook-endpoints.js';
 
@@ -42,6 +43,7 @@ export const merchantContract = c.router(
     portalPreview: portalPreviewContract,
     dataRetention: dataRetentionContract,
     imports: importsContract,
+    testData: testDataContract,
   },
   {
     strictStatusCodes: true,

@@ -41,6 +41,7 @@ import { customersRouter } from './modules/customers/customers.router.js';
 import { conversionsRouter } from './modules/conversions/conversions.router.js';
 import { adminRouter } from './modules/admin/admin.router.js';
 import { dataRetentionRouter } from './modules/organizations/data-retention.router.js';
+import { testDataRouter } from './modules/organizations/test-data.router.js';
 import { IntegrationsService } from './modules/integrations/integrations.service.js';
 import { IntegrationsRepository } from './modules/integrations/integrations.repository.js';
 import { integrationsRouter } from './modules/integrations/integrations.router.js';
@@ -364,6 +365,7 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.reports, reportsRouter(services.reports), app, options);
   createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator), app, options);
   createExpressEndpoints(contract.dataRetention, dataRetentionRouter(services.organizations), app, options);
+  createExpressEndpoints(contract.testData, testDataRouter(services.organizations, services.caches.changed), app, options);
   createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers, services.organizations), app, options);
   const imports = createImports(deps.orm, logger, { encryptionKey: deps.config.ENCRYPTION_KEY });
   createExpressEndpoints(contract.imports, importsRouter(imports.service), app, options);

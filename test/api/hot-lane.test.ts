@@ -171,6 +171,27 @@ describe('the hot lane answers as Express does', () => {
     expect(unattributed.answer.status).toBe(400);
   });
 
+  it('a test key (svc_test_): /api/me and the hot writes answer the same in both lanes, livemode false, in the test data', async () => {
+    const test = (extra: Record<string, string> = {}) => ({ authorization: `Bearer ${merchant.testKey}`, 'content-type': 'application/json', ...extra });
+    const me = await compare('GET', '/api/me', { authorization: `Bearer ${merchant.testKey}` });
+    expect([me.answer.status, me.servedByExpress, me.answer.body]).toEqual([200, false, { success: true, data: { organization: { id: merchant.id, name: merchant.name, livemode: false } } }]);
+    // The live slug is not a test slug: the test data has its own programs and affiliates.
+    expect((await compare('POST', '/api/clicks', test(), () => JSON.stringify({ ref: merchant.slug }))).answer.status).toBe(404);
+    const program = await merchant.testApi.post('/api/programs', { name: 'Test', commission_value: 10 });
+    const slug = `hot-test-${Date.now()}`;
+    expect((await merchant.testApi.post('/api/affiliates', { email: `${slug}@example.com`, program_id: program.body.data.program.id, slug })).status).toBe(201);
+    const click = await compare('POST', '/api/clicks', test(), () => JSON.stringify({ ref: slug }));
+    expect([click.answer.status, click.servedByExpress, (click.answer.body as { data: { click: { livemode: boolean } } }).data.click.livemode]).toEqual([201, false, false]);
+    for (const [path, body] of [
+      ['/api/customers', (side: string) => ({ customer_id: `hot_${side.slice(0, 3)}_tcus`, ref: slug })],
+      ['/api/conversions', (side: string) => ({ external_id: `hot_${side.slice(0, 3)}_tord`, amount: 10, customer_id: `hot_${side.slice(0, 3)}_tcus` })],
+    ] as const) {
+      const created = await compare('POST', path, test(), (side) => JSON.stringify(body(side)));
+      expect([created.answer.status, created.servedByExpress], path).toEqual([201, false]);
+      expect(JSON.stringify(created.answer.body), path).toContain('"livemode":false');
+    }
+  });
+
   it('lone UTF-16 surrogates in ids: the same 400 naming the field in both lanes, nothing stored', async () => {
     const lone = (field: string) => ({ success: false, message: `${field}: ill-formed Unicode (a lone UTF-16 surrogate) is not allowed` });
     for (const id of ['sur\ud800', 'sur\udbff']) {

@@ -135,6 +135,40 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
     await context.close();
   });
 
+  it('data-mode="test": the click and the signup go to the test data (seen with the test key only); a mistyped mode records nothing', async () => {
+    const merchant = await createMerchant();
+    // The test data has its own program and an affiliate with the same slug.
+    const program = await merchant.testApi.post('/api/programs', { name: 'Test', commission_value: 10 });
+    const affiliate = await merchant.testApi.post('/api/affiliates', { email: merchant.affiliate.email, program_id: program.body.data.program.id, slug: merchant.slug });
+    expect(affiliate.status).toBe(201);
+    const dir = `/${unique('shop')}`;
+    const tagged = (mode: string) => readmeEmbedCode(service, merchant.id).replace('<script async src=', `<script data-mode="${mode}" async src=`);
+    expect(tagged('test')).toContain('data-mode="test"');
+    const landing = site.page(`${dir}/landing`, html('<h1>Landing</h1>', tagged('test')));
+    const { context, page, pageErrors } = await openPage(browser);
+    await page.goto(`${landing}?ref=${merchant.slug}`);
+    const detected = await page.evaluate(() => window.svc('detect'));
+    expect(detected.ok).toBe(true);
+    const [click] = await clickByCookie(detected.cookieId!);
+    expect(click.affiliate_id).toBe(affiliate.body.data.affiliate.id);
+    const customerId = unique('cus');
+    expect(await page.evaluate((id) => window.svc('trial', id), customerId)).toEqual({ ok: true, deduped: false });
+    expect((await expectCustomer(merchant.testApi, customerId)).affiliate_id).toBe(affiliate.body.data.affiliate.id);
+    expect((await merchant.api.get(`/api/customers/${customerId}`)).status).toBe(404);
+    expect(await clickCount(merchant.id)).toBe(0);
+    await context.close();
+
+    const typo = site.page(`${dir}/typo`, html('<h1>Landing</h1>', tagged('tset')));
+    const second = await openPage(browser);
+    await second.page.goto(`${typo}?ref=${merchant.slug}`);
+    const refused = await second.page.evaluate(() => window.svc('detect'));
+    expect(refused.ok).toBe(false);
+    expect(refused.error).toMatch(/^mode: /);
+    expect(await clickCount(merchant.id)).toBe(0);
+    expect(pageErrors).toEqual([]);
+    await second.context.close();
+  });
+
   it('calls made before the script loads are queued and run once it loads (the README stub returns a promise; a plain queue stub takes a callback)', async () => {
     const merchant = await createMerchant();
     const embed = readmeEmbedCode(service, merchant.id);

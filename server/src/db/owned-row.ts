@@ -12,10 +12,23 @@ export interface OwnedTable {
 }
 
 /**
+ * "Another organization's row" in the ownership rule: a row of `alias` whose organization is not
+ * the caller's (the one `?` placeholder, or `param`) in either mode. A live organization and its
+ * test twin (Migration20270105000000_test_mode) are one account: a test row seen with a live key
+ * (or the reverse) is not another merchant's, it is simply not there (404, never 403: the
+ * spec's test mode). Used in the fallback branch only, when the caller's own organization has no
+ * such row, so it costs the found rows nothing.
+ */
+export function ofAnotherAccount(alias: string, param = '?'): string {
+  return `not exists (select 1 from organizations row_org join organizations caller on coalesce(row_org.live_organization_id, row_org.id) = coalesce(caller.live_organization_id, caller.id) where row_org.id = ${alias}.organization_id and caller.id = ${param})`;
+}
+
+/**
  * The ownership rule, the same for every row a path names (the spec's): the row of this
  * organization addressed by `id` (the service's UUID, else the merchant's id where the table has
- * one); found only in another organization: 403; nowhere: 404 with the table's message. An id
- * that cannot name a row (not a UUID, and no merchant id column) is 404 without a statement.
+ * one); found only in another organization: 403; nowhere, or only in this organization's other
+ * mode (ofAnotherAccount): 404 with the table's message. An id that cannot name a row (not a
+ * UUID, and no merchant id column) is 404 without a statement.
  *
  * One statement, so one snapshot: the own-organization lookup and the anywhere lookup see the same
  * rows. (Two statements answered a false 403 for a row committed between them: not visible to the
@@ -33,9 +46,9 @@ export async function findOwnedRow<R>(sql: Sql, spec: OwnedTable, organizationId
   const row = await sql.one<Record<string, unknown> & { owned_by_caller: boolean }>(
     `(select t.*, true as owned_by_caller from ${table} t where organization_id = ? and ${match} ${preferUuid}limit 1)
       union all
-      (select t.*, false from ${table} t where ${match} limit 1)
+      (select t.*, false from ${table} t where ${match} and ${ofAnotherAccount('t')} limit 1)
       limit 1`,
-    [organizationId, ...matchParams, ...(preferUuid ? [id] : []), ...matchParams],
+    [organizationId, ...matchParams, ...(preferUuid ? [id] : []), ...matchParams, organizationId],
   );
   if (!row) throw new NotFoundError(spec.notFound);
   if (!row.owned_by_caller) throw new ForbiddenError();

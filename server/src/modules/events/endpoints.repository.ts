@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { OutboundEventType, WebhookDeliveryStatus } from '@affiliate-attribution/contract';
 import { Sql } from '../../db/sql.js';
+import { ofAnotherAccount } from '../../db/owned-row.js';
 import { ForbiddenError, NotFoundError } from '../../http/errors.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import { isUuid } from '../../http/serialize.js';
@@ -78,7 +79,7 @@ export class EndpointsRepository {
       : this.sql().rows<EndpointRecord>(`select * from webhook_endpoints where organization_id = ? order by created_at, id limit ?`, [organizationId, limit + 1]);
   }
 
-  /** The ownership rule (as db/owned-row.ts): this organization's endpoint; another's: 403; none: 404. One statement. */
+  /** The ownership rule (as db/owned-row.ts): this organization's endpoint; another's: 403; none, or only in the other mode: 404. One statement. */
   async findOwned(organizationId: string, id: string, sql: Sql = this.sql()): Promise<EndpointRecord> {
     return owned<EndpointRecord>(sql, 'webhook_endpoints', 'Webhook endpoint not found', organizationId, id);
   }
@@ -173,9 +174,9 @@ async function owned<R>(sql: Sql, table: 'webhook_endpoints' | 'webhook_deliveri
   const row = await sql.one<Record<string, unknown> & { owned_by_caller: boolean }>(
     `(select t.*, true as owned_by_caller from ${table} t where organization_id = ? and id = ?::uuid)
       union all
-      (select t.*, false from ${table} t where id = ?::uuid)
+      (select t.*, false from ${table} t where id = ?::uuid and ${ofAnotherAccount('t')})
       limit 1`,
-    [organizationId, id, id],
+    [organizationId, id, id, organizationId],
   );
   if (!row) throw new NotFoundError(notFound);
   if (!row.owned_by_caller) throw new ForbiddenError();

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ImportSource } from '@affiliate-attribution/contract';
 import type { Import } from '../../http/resources.js';
+import { ofAnotherAccount } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import { encodeCursor, decodeCursor } from '../../http/pagination.js';
 import { ForbiddenError, NotFoundError } from '../../http/errors.js';
@@ -61,12 +62,12 @@ export class ImportsRepository {
     ))!;
   }
 
-  /** The ownership rule of every path (db/owned-row.ts): another organization's import 403, none 404. */
+  /** The ownership rule of every path (db/owned-row.ts): another organization's import 403, none (or only in the other mode) 404. */
   async findOwned(organizationId: string, id: string, sql: Sql = this.sql, lock = false): Promise<ImportRow> {
     if (!isUuid(id)) throw new NotFoundError('Import not found');
     const row = await sql.one<ImportRow>(`select * from imports where id = $1 and organization_id = $2${lock ? ' for update' : ''}`, [id, organizationId]);
     if (row) return row;
-    if (await sql.one(`select 1 from imports where id = $1`, [id])) throw new ForbiddenError('This resource belongs to another organization');
+    if (await sql.one(`select 1 from imports i where i.id = $1 and ${ofAnotherAccount('i', '$2')}`, [id, organizationId])) throw new ForbiddenError('This resource belongs to another organization');
     throw new NotFoundError('Import not found');
   }
 

@@ -1,4 +1,4 @@
-import { notifyChange } from '../../db/change-notifications.js';
+import { notifyChange, type CacheChange } from '../../db/change-notifications.js';
 import type { Sql } from '../../db/sql.js';
 
 /**
@@ -75,7 +75,7 @@ export const TEST_DATA_KEPT: ReadonlySet<OrganizationTable> = new Set(['organiza
  * being deleted). Every instance drops the organization's programs and affiliates from its caches
  * when the transaction commits.
  */
-async function deleteRowsOf(sql: Sql, organizationId: string, keep: ReadonlySet<OrganizationTable> = new Set()): Promise<Record<string, number>> {
+async function deleteRowsOf(sql: Sql, organizationId: string, keep: ReadonlySet<OrganizationTable> = new Set()): Promise<{ deleted: Record<string, number>; changes: CacheChange[] }> {
   const cached = await sql.rows<{ kind: 'program' | 'affiliate'; id: string }>(
     `select 'program' as kind, id from programs where organization_id = ? union all select 'affiliate', id from affiliates where organization_id = ?`,
     [organizationId, organizationId],
@@ -88,7 +88,7 @@ async function deleteRowsOf(sql: Sql, organizationId: string, keep: ReadonlySet<
   }
   const run = (query: string, params: unknown[]) => sql.rows(query, params);
   for (const change of cached) await notifyChange(run, change);
-  return deleted;
+  return { deleted, changes: cached };
 }
 
 /**
@@ -106,7 +106,7 @@ export async function deleteOrganizationData(sql: Sql, organizationId: string): 
   const keyHashes = (await sql.rows<{ key_hash: string }>('select key_hash from api_keys where organization_id = any(?::uuid[])', [ids])).map((r) => r.key_hash);
   const deleted: Record<string, number> = {};
   for (const id of ids) {
-    for (const [table, n] of Object.entries(await deleteRowsOf(sql, id))) deleted[table] = (deleted[table] ?? 0) + n;
+    for (const [table, n] of Object.entries((await deleteRowsOf(sql, id)).deleted)) deleted[table] = (deleted[table] ?? 0) + n;
   }
   const run = (query: string, params: unknown[]) => sql.rows(query, params);
   for (const keyHash of keyHashes) await notifyChange(run, { kind: 'api_key', keyHash });
@@ -117,9 +117,11 @@ export async function deleteOrganizationData(sql: Sql, organizationId: string): 
  * Deletes every row of a test organization but its settings (TEST_DATA_KEPT), in `sql`'s
  * transaction, and answers the rows deleted per table. Refuses a live organization: this never
  * deletes live data, whatever the caller passes. The twin's report summaries go with the rest
- * (they hold test data only), so its reports read as if nothing had been written.
+ * (they hold test data only), so its reports read as if nothing had been written. Answers too the
+ * programs and affiliates deleted: the test key keeps working, so the caller drops them from this
+ * instance's caches at once (other instances drop them on the notification).
  */
-export async function deleteTestData(sql: Sql, testOrganizationId: string): Promise<Record<string, number>> {
+export async function deleteTestData(sql: Sql, testOrganizationId: string): Promise<{ deleted: Record<string, number>; changes: CacheChange[] }> {
   const [found] = await sql.rows<{ livemode: boolean }>('select livemode from organizations where id = ? for update', [testOrganizationId]);
   if (!found || found.livemode) throw new Error('deleteTestData: not a test organization');
   await sql.rows(REPORT_FOLD_LOCK);

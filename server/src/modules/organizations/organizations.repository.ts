@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { notifyChange } from '../../db/change-notifications.js';
+import { notifyChange, type CacheChange } from '../../db/change-notifications.js';
 import { kyselyOf, type NewRow, type StoredRow } from '../../db/database.js';
 import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
@@ -133,7 +133,7 @@ export class OrganizationsRepository {
   }
 
   /** Deletes a test organization's data, keeping its settings (organization-data.ts, deleteTestData), in one transaction. */
-  deleteTestData(testOrganizationId: string): Promise<Record<string, number>> {
+  deleteTestData(testOrganizationId: string): Promise<{ deleted: Record<string, number>; changes: CacheChange[] }> {
     return Sql.of(this.orm).transaction((sql) => deleteTestData(sql, testOrganizationId));
   }
 

@@ -7,6 +7,7 @@ import { iso, isoOrNull } from '../../http/serialize.js';
 import { generateApiKey, hashApiKey, redactApiKey } from './api-key.js';
 import type { ApiKeyRecord, OrganizationsRepository } from './organizations.repository.js';
 import { newRowId } from '../../db/row-ids.js';
+import type { CacheChange } from '../../db/change-notifications.js';
 
 const toApiKeyInfo = (row: ApiKeyRecord): ApiKeyInfo => ({
   id: row.id,
@@ -101,7 +102,7 @@ export class OrganizationsService {
    * Deletes every test row of the request's organization (DELETE /api/test-data), keeping the
    * test organization's settings (organization-data.ts, TEST_DATA_KEPT). 403 in live mode.
    */
-  async deleteTestData(organization: OrganizationContext): Promise<Record<string, number>> {
+  async deleteTestData(organization: OrganizationContext): Promise<{ deleted: Record<string, number>; changes: CacheChange[] }> {
     if (organization.livemode) throw new ForbiddenError('Test data can only be deleted with a test API key (svc_test_…) or in test mode: this request is in live mode, and live data is never deleted here');
     return this.organizations.deleteTestData(organization.id);
   }

@@ -10,7 +10,9 @@
  * default `ref`), `data-cookie-domain` (share the cookie across subdomains, e.g. `.example.com`),
  * `data-endpoint` (where its calls go, e.g. `/_aff`: a first-party path of the merchant's own
  * site that forwards them to the service, the SDK's createFirstPartyProxy; default: beside the
- * script). A call to the page's own origin goes with the browser's credentials, so that the
+ * script), `data-mode` (`test`: clicks and signups go to the organization's test data, seen only
+ * with test keys; default live. Any other value is sent as it is, and the service refuses it, so a
+ * mistyped mode never records live data). A call to the page's own origin goes with the browser's credentials, so that the
  * `Set-Cookie` of the answer stores `svc_aff` as a cookie of the merchant's domain, which
  * browsers keep for its whole lifetime (script-written cookies are capped at 7 days in Safari).
  */
@@ -84,6 +86,9 @@ function install(existing: Svc | undefined): void {
   const organization = data('organization');
   const param = data('param') || 'ref';
   const cookieDomain = data('cookie-domain');
+  const mode = data('mode');
+  /** The body with the tag's mode, when it names one (else the service's default: live). */
+  const withMode = <T extends object>(body: T): T => (mode ? { ...body, mode } : body);
   // Endpoints live beside the snippet, so a service under a path prefix works unchanged, unless
   // data-endpoint names a base of their own (a first-party path: see the attributes above).
   const endpointBase = data('endpoint');
@@ -173,7 +178,7 @@ function install(existing: Svc | undefined): void {
     // answers `kept` when it still attributes, and the cookie stays as it is (lifetime included).
     const current = readCookie();
     const click = { ref, landingUrl, referrer: document.referrer.slice(0, 2048), cookieId: current || undefined };
-    return (detected = post('clicks', click, CLICK_TIMEOUT_MS, true).then(
+    return (detected = post('clicks', withMode(click), CLICK_TIMEOUT_MS, true).then(
       (reply): SvcResult => {
         if (reply && reply.status === 201 && reply.body.data.click) {
           const click = reply.body.data.click;
@@ -211,7 +216,7 @@ function install(existing: Svc | undefined): void {
         warn('the snippet tag has no data-organization attribute');
         return { ok: false, error: 'no_organization' };
       }
-      return post('customers', { customerId, cookieId }, CUSTOMER_TIMEOUT_MS, false).then((reply): SvcResult => {
+      return post('customers', withMode({ customerId, cookieId }), CUSTOMER_TIMEOUT_MS, false).then((reply): SvcResult => {
         if (reply && reply.status < 300) return { ok: true, deduped: reply.body.deduped };
         const error = reply ? failure(reply) : 'network error or timeout';
         warn('customer ' + customerId + ' not tracked: ' + error);
