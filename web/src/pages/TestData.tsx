@@ -1,17 +1,12 @@
 import { useState } from 'react';
-import { ApiError } from '../api';
-import { modeHeaders } from '../mode';
+import { api, data } from '../api';
 import { Empty, FormError, useConfirm, useSubmit } from '../ui';
 
 /** What DELETE /api/test-data answers: rows deleted, by table. */
 type Deleted = Record<string, number>;
 
-async function deleteTestData(): Promise<Deleted> {
-  const res = await fetch('/api/test-data', { method: 'DELETE', credentials: 'same-origin', headers: modeHeaders() });
-  const body = (await res.json().catch(() => null)) as { data?: { deleted: Deleted }; message?: string } | null;
-  if (!res.ok || !body?.data) throw new ApiError(res.status, body?.message ?? `Request failed (${res.status})`);
-  return body.data.deleted;
-}
+/** In test mode (api.ts sends X-Mode: test); in live mode the service answers 403. */
+const deleteTestData = async (): Promise<Deleted> => data(await api.testData.delete()).deleted;
 
 const tableName = (table: string) => table.replace(/_/g, ' ');
 
