@@ -55,7 +55,7 @@ export class Client {
     if (!options || typeof options !== 'object') throw new TypeError('new Client(options): options are required');
     const { apiKey, baseUrl } = options;
     if (typeof apiKey !== 'string' || apiKey.trim() === '') {
-      throw new TypeError('new Client({ apiKey }): apiKey is required (your organization API key, `svc-…`)');
+      throw new TypeError('new Client({ apiKey }): apiKey is required (your organization API key: `svc_test_…` for test data, `svc-…` for live)');
     }
     if (typeof baseUrl !== 'string' || baseUrl === '') {
       throw new TypeError('new Client({ baseUrl }): baseUrl is required, e.g. "https://affiliates.example.com"');
@@ -100,8 +100,20 @@ export class Client {
     this.reports = new Reports(this.#requester);
   }
 
-  /** The organization the API key belongs to; an authenticated health check. Resolves to `{ organization }`. */
+  /**
+   * The organization the API key belongs to, and the key's mode (`organization.livemode`: false for
+   * a test key, `svc_test_…`); an authenticated health check. Resolves to `{ organization }`.
+   */
   me(options?: RequestOptions) {
     return this.#requester.call(merchantContract.me.get, {}, options);
+  }
+
+  /**
+   * Deletes all of the organization's test data (test keys only: a live key is refused with a
+   * PermissionDeniedError, and live data is never touched); test API keys, integrations and
+   * webhook endpoints are kept. Resolves to `{ deleted }`: rows deleted per table.
+   */
+  deleteTestData(options?: RequestOptions) {
+    return this.#requester.call(merchantContract.testData.delete, {}, options);
   }
 }

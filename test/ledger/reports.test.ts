@@ -25,9 +25,9 @@ describe('GET /api/reports/affiliates', () => {
     const zero = { paid: 0, reversed: 0, on_hold: 0 };
     expect(res.body.data).toEqual({
       affiliates: [
-        { affiliate_id: m.affiliate.id, program_id: m.program.id, currency: 'USD', clicks: 0, customers: 0, conversions: 1, revenue: 100, refunded: 0, net_revenue: 100, commissions: { ...zero, pending: 30, approved: 0, rejected: 0, earned: 30 } },
-        { affiliate_id: m.affiliate.id, program_id: m.program.id, currency: 'EUR', clicks: 1, customers: 1, conversions: 1, revenue: 80, refunded: 20, net_revenue: 60, commissions: { ...zero, pending: 18, approved: 0, rejected: 0, earned: 18 } },
-        { affiliate_id: b.id, program_id: m.program.id, currency: 'EUR', clicks: 0, customers: 0, conversions: 1, revenue: 30, refunded: 0, net_revenue: 30, commissions: { ...zero, pending: 9, approved: 2.25, rejected: 7.5, earned: 11.25 } },
+        { affiliate_id: m.affiliate.id, program_id: m.program.id, currency: 'USD', clicks: 0, customers: 0, conversions: 1, revenue: 100, refunded: 0, net_revenue: 100, commissions: { ...zero, pending: 30, approved: 0, rejected: 0, earned: 30 }, livemode: true },
+        { affiliate_id: m.affiliate.id, program_id: m.program.id, currency: 'EUR', clicks: 1, customers: 1, conversions: 1, revenue: 80, refunded: 20, net_revenue: 60, commissions: { ...zero, pending: 18, approved: 0, rejected: 0, earned: 18 }, livemode: true },
+        { affiliate_id: b.id, program_id: m.program.id, currency: 'EUR', clicks: 0, customers: 0, conversions: 1, revenue: 30, refunded: 0, net_revenue: 30, commissions: { ...zero, pending: 9, approved: 2.25, rejected: 7.5, earned: 11.25 }, livemode: true },
       ],
       next_cursor: null,
     });

@@ -40,7 +40,21 @@ describe('SDK against the live server: the README quick start', () => {
 describe('SDK against the live server: me and authentication', () => {
   it('me() resolves to the organization of the key', async () => {
     const { client, id, name } = await sdkOrganization();
-    await expect(client.me()).resolves.toEqual({ organization: { id, name } });
+    await expect(client.me()).resolves.toEqual({ organization: { id, name, livemode: true } });
+  });
+
+  it('a test key: me() says livemode false, its data is test data, deleteTestData() starts it over; a live key may not', async () => {
+    const org = await sdkOrganization();
+    const test = await sdkClient(org.testKey);
+    await expect(test.me()).resolves.toEqual({ organization: { id: org.id, name: org.name, livemode: false } });
+    const { program } = await test.programs.create({ name: 'Trial', commission_value: 10 });
+    expect(program.livemode).toBe(false);
+    await expect(org.client.programs.get(program.id)).rejects.toBeInstanceOf(NotFoundError);
+    const refused = await rejection(org.client.deleteTestData());
+    expect(refused).toBeInstanceOf(PermissionDeniedError);
+    const { deleted } = await test.deleteTestData();
+    expect(deleted.programs).toBe(1);
+    await expect(test.programs.get(program.id)).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it('withResponse() exposes status, headers and the request id the SDK sent', async () => {

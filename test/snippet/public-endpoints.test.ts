@@ -36,7 +36,7 @@ describe('public click endpoint', () => {
     const m = await createMerchant({ click_window_days: 45 });
     const res = await snippetPost(clicksPath(m.id), { ref: m.slug.toUpperCase(), landingUrl: 'https://shop.example.com/?ref=x', referrer: 'https://blog.example/' });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
-    expect(res.body).toEqual({ success: true, data: { click: { cookie_id: expect.stringMatching(/^ck_[0-9A-Za-z]{22}$/), cookie_max_age_seconds: 45 * 86_400, kept: false } } });
+    expect(res.body).toEqual({ success: true, data: { click: { cookie_id: expect.stringMatching(/^ck_[0-9A-Za-z]{22}$/), cookie_max_age_seconds: 45 * 86_400, kept: false, livemode: true } } });
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
 
     const [row] = await clickRows(m.id);
@@ -143,7 +143,7 @@ describe('public customer endpoint', () => {
     const customerId = unique('cus');
     const res = await snippetPost(customersPath(m.id), { customerId, cookieId });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
-    expect(res.body).toEqual({ success: true, data: { customer: { customer_id: customerId } }, deduped: false });
+    expect(res.body).toEqual({ success: true, data: { customer: { customer_id: customerId, livemode: true } }, deduped: false });
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
 
     // What the merchant API creates from the same input, for comparison.
@@ -162,7 +162,7 @@ describe('public customer endpoint', () => {
     await m.api.patch(`/api/customers/${customerId}`, { status: 'active' });
     const again = await snippetPost(customersPath(m.id), { customerId, cookieId: m.slug });
     expect(again.status).toBe(200);
-    expect(again.body).toEqual({ success: true, data: { customer: { customer_id: customerId } }, deduped: true });
+    expect(again.body).toEqual({ success: true, data: { customer: { customer_id: customerId, livemode: true } }, deduped: true });
     expect((await m.api.get(`/api/customers/${customerId}`)).body.data.customer.status).toBe('active');
   });
 
@@ -188,7 +188,7 @@ describe('public customer endpoint', () => {
     expect((await snippetPost(customersPath(b.id), { customerId, cookieId: bCookie })).status).toBe(201);
     const inA = await snippetPost(customersPath(a.id), { customerId, cookieId: a.slug });
     expect(inA.status).toBe(201);
-    expect(inA.body).toEqual({ success: true, data: { customer: { customer_id: customerId } }, deduped: false });
+    expect(inA.body).toEqual({ success: true, data: { customer: { customer_id: customerId, livemode: true } }, deduped: false });
     expect((await b.api.get(`/api/customers/${customerId}`)).body.data.customer.affiliate_id).toBe(b.affiliate.id);
     expect((await a.api.get(`/api/customers/${customerId}`)).body.data.customer.affiliate_id).toBe(a.affiliate.id);
   });

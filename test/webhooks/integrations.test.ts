@@ -6,7 +6,7 @@ describe('PUT/GET/DELETE /api/integrations', () => {
     const org = await createOrganization();
     const put = await org.api.put('/api/integrations/stripe', { signing_secret: 'whsec_abcdefgh12345678' });
     expect(put.status).toBe(200);
-    expect(put.body.data.integration).toEqual({ provider: 'stripe', configured: true, webhook_path: `/webhooks/stripe/${org.id}`, updated_at: expect.any(String) });
+    expect(put.body.data.integration).toEqual({ provider: 'stripe', configured: true, webhook_path: `/webhooks/stripe/${org.id}`, updated_at: expect.any(String), livemode: true });
     expect(JSON.stringify(put.body)).not.toContain('whsec_abcdefgh12345678');
     const list = await org.api.get('/api/integrations');
     expect(list.status).toBe(200);

@@ -1,4 +1,4 @@
-import type { Conversion, Customer } from '../http/resources.js';
+import type { Conversion, Customer } from '../resources.js';
 import { DomainError } from '../domain-errors.js';
 import type { CreateConversionInput } from '../modules/conversions/conversions.service.js';
 import type { ChannelPolicy } from './channels.js';

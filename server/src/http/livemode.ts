@@ -125,13 +125,3 @@ export function withLivemode<T>(contract: AppRouter, router: T): T {
   }
   return out as T;
 }
-
-/**
- * A resource as a route builds it: `livemode` may be left out (filled from the request by the
- * router, above), at any depth. Serializers return this; what the client receives has it.
- */
-export type Unfilled<T> = T extends readonly (infer U)[]
-  ? Unfilled<U>[]
-  : T extends object
-    ? { [K in keyof T as K extends 'livemode' ? never : K]: Unfilled<T[K]> } & { livemode?: boolean }
-    : T;

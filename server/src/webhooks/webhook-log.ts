@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ReceivedWebhookOutcome, WebhookProvider } from '@affiliate-attribution/contract';
-import type { ReceivedWebhookEvent } from '../http/resources.js';
+import type { ReceivedWebhookEvent } from '../resources.js';
 import { BadRequestError } from '../http/errors.js';
 import { pageLimit } from '../http/pagination.js';
 import { iso } from '../http/serialize.js';

@@ -1,7 +1,7 @@
 import { assertCommissionRule } from '../../attribution/commission.js';
 import { randomBytes } from 'node:crypto';
 import type { UpdateAffiliateBody } from '@affiliate-attribution/contract';
-import type { Affiliate } from '../../http/resources.js';
+import type { Affiliate } from '../../resources.js';
 import type { AttributionResolver } from '../referrals/attribution-resolver.js';
 import { ConflictError, NotFoundError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';

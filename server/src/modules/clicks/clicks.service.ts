@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Click } from '../../http/resources.js';
+import type { Click } from '../../resources.js';
 import { COOKIE_ID_PREFIX } from '../../attribution/resolver.js';
 import type { AttributionResolver } from '../referrals/attribution-resolver.js';
 import type { ClicksRepository } from './clicks.repository.js';

@@ -1,5 +1,5 @@
 import type { CommissionEntryType, CommissionStatus } from '@affiliate-attribution/contract';
-import type { Commission } from '../../http/resources.js';
+import type { Commission } from '../../resources.js';
 import { assertWholeMinorUnits, roundToMinorUnit } from '../../attribution/money.js';
 import { Decimal } from 'decimal.js';
 import { NotFoundError } from '../../http/errors.js';

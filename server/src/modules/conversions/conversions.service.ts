@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Conversion } from '../../http/resources.js';
+import type { Conversion } from '../../resources.js';
 import { LRUCache } from 'lru-cache';
 import type { ConversionKind } from '../../attribution/kind.js';
 import { resolveOccurredAt } from '../../attribution/occurred-at.js';

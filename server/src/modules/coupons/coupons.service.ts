@@ -1,4 +1,4 @@
-import type { Coupon } from '../../http/resources.js';
+import type { Coupon } from '../../resources.js';
 import { isUniqueViolation } from '../../db/sql.js';
 import { ConflictError, NotFoundError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Customer } from '../../http/resources.js';
+import type { Customer } from '../../resources.js';
 import { hasClickAttribution, type Attribution, type ClickAttributionInput } from '../../attribution/resolver.js';
 import type { AttributionResolver } from '../referrals/attribution-resolver.js';
 import { orRepeatOnRefusal } from '../idempotent-repeat.js';

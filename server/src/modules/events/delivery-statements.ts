@@ -6,9 +6,13 @@ import { batchEventsSql } from './outbox.js';
  * one connection of it, so that pg-boss's own statements and these share its bounds.
  */
 
-/** What an attempt needs of a delivery: its row, its event's snapshot, its endpoint's URL and secrets. */
+/**
+ * What an attempt needs of a delivery: its row, its event's snapshot, its endpoint's URL and
+ * secrets, and its organization's mode (test data's events say `livemode: false`).
+ */
 const ATTEMPT_COLUMNS = `d.id, d.endpoint_id, d.event_id, d.attempts, d.status, ev.type, ev.resource, ev.created_at as event_at,
-  e.url, e.enabled, e.secret, e.previous_secret, e.previous_secret_expires_at`;
+  e.url, e.enabled, e.secret, e.previous_secret, e.previous_secret_expires_at,
+  (select o.livemode from organizations o where o.id = d.organization_id) as livemode`;
 
 /**
  * Expands the oldest outbox batches (outbox.ts batchedEventsOf) into `outbound_events` rows, one

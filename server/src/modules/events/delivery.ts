@@ -75,6 +75,8 @@ interface DeliveryRow {
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
+  /** The event's organization's mode: false for test data. */
+  livemode: boolean;
 }
 
 /**
@@ -314,7 +316,7 @@ export class EventDelivery {
       this.logger.error({ err, endpointId: row.endpoint_id }, 'outbound events: the endpoint secret cannot be read');
       return Promise.resolve({ error: 'The signing secret cannot be read (ENCRYPTION_KEY)' });
     }
-    const body = eventBody(row.type, new Date(row.event_at), row.resource);
+    const body = eventBody(row.type, new Date(row.event_at), row.resource, row.livemode);
     const headers = signedHeaders(signers, webhookIdOf(row.event_id), new Date(), body);
     return this.poster.post(row.url, headers, body);
   }

@@ -1,5 +1,5 @@
 import type { OutboundEventType, WebhookDeliveryStatus } from '@affiliate-attribution/contract';
-import type { WebhookDelivery, WebhookEndpoint } from '../../http/resources.js';
+import type { WebhookDelivery, WebhookEndpoint } from '../../resources.js';
 import { BadRequestError, ConflictError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { iso, isoOrNull } from '../../http/serialize.js';

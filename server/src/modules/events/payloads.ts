@@ -8,7 +8,8 @@ import { toPayoutDto } from '../payouts/payouts.service.js';
 /**
  * The body of an event: `{ type, timestamp, data: { <resource>: … } }`, the resource exactly as the
  * REST API returns it, made by the resource module's own serializer from the snapshot the outbox
- * row holds (the row as the change wrote it).
+ * row holds (the row as the change wrote it), with `livemode` as the API shows it: its
+ * organization's mode (test data's events: false).
  */
 type Snapshot = Record<string, unknown>;
 
@@ -34,8 +35,9 @@ function asRow(snapshot: Snapshot): Snapshot {
   return row;
 }
 
-export function eventBody(type: OutboundEventType, at: Date, snapshot: Snapshot): string {
+export function eventBody(type: OutboundEventType, at: Date, snapshot: Snapshot, livemode: boolean): string {
   const resource = RESOURCES[type.slice(0, type.indexOf('.'))];
   if (!resource) throw new Error(`no serializer for ${type}`);
-  return JSON.stringify({ type, timestamp: at.toISOString(), data: { [resource.key]: resource.dto(asRow(snapshot), at) } });
+  const dto = resource.dto(asRow(snapshot), at) as Record<string, unknown>;
+  return JSON.stringify({ type, timestamp: at.toISOString(), data: { [resource.key]: { ...dto, livemode } } });
 }

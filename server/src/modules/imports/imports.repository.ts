@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ImportSource } from '@affiliate-attribution/contract';
-import type { Import } from '../../http/resources.js';
+import type { Import } from '../../resources.js';
 import { ofAnotherAccount } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import { encodeCursor, decodeCursor } from '../../http/pagination.js';

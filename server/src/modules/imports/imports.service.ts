@@ -1,5 +1,5 @@
 import type { CreateImportBody } from '@affiliate-attribution/contract';
-import type { Import } from '../../http/resources.js';
+import type { Import } from '../../resources.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../http/errors.js';
 import { pageLimit } from '../../http/pagination.js';
 import type { SecretBox } from '../../security/secret-box.js';

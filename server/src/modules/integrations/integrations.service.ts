@@ -1,5 +1,5 @@
 import { WEBHOOK_PROVIDERS, type WebhookProvider } from '@affiliate-attribution/contract';
-import type { Integration } from '../../http/resources.js';
+import type { Integration } from '../../resources.js';
 import { NotFoundError } from '../../http/errors.js';
 import { iso, isUuid } from '../../http/serialize.js';
 import { echoInput } from '../../http/validation-message.js';

@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { PartnerBalance, PartnerPoint, PartnerTotals } from '@affiliate-attribution/contract';
-import type { Application, JoinPage } from '../../http/resources.js';
-import type { Partner, PartnerCommission, PartnerCustomer, PartnerPayout, PartnerProgram } from '../../http/resources.js';
+import type { Application, JoinPage, Partner, PartnerCommission, PartnerCustomer, PartnerPayout, PartnerProgram } from '../../resources.js';
 import { Decimal } from 'decimal.js';
 import type { Logger } from 'pino';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../http/errors.js';

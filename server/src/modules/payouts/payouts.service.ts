@@ -1,5 +1,5 @@
 import type { PayoutStatus } from '@affiliate-attribution/contract';
-import type { Payout } from '../../http/resources.js';
+import type { Payout } from '../../resources.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso, isoOrNull } from '../../http/serialize.js';
 import { MAX_ROWS_PER_FILE, payoutFile, type PayoutFileFormat } from './payout-files.js';

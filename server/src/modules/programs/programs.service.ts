@@ -1,4 +1,4 @@
-import type { Program } from '../../http/resources.js';
+import type { Program } from '../../resources.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso } from '../../http/serialize.js';
 import type { AttributionResolver } from '../referrals/attribution-resolver.js';

@@ -1,6 +1,6 @@
 import { Decimal } from 'decimal.js';
 import type { ReportInterval, ReportTotals, TimeseriesPoint } from '@affiliate-attribution/contract';
-import type { AffiliateReportRow } from '../../http/resources.js';
+import type { AffiliateReportRow } from '../../resources.js';
 import { BadRequestError, NotFoundError } from '../../http/errors.js';
 import { pageLimit } from '../../http/pagination.js';
 import { decimalToNumber, isUuid } from '../../http/serialize.js';

@@ -1,5 +1,4 @@
 import type * as Contract from '@affiliate-attribution/contract';
-import type { Unfilled } from './livemode.js';
 
 /**
  * The resources as the server builds them: the contract's types with `livemode` left to the one
@@ -28,3 +27,13 @@ export type PartnerCommission = Unfilled<Contract.PartnerCommission>;
 export type PartnerPayout = Unfilled<Contract.PartnerPayout>;
 export type JoinPage = Unfilled<Contract.JoinPage>;
 export type Application = Unfilled<Contract.Application>;
+
+/**
+ * A resource as a route builds it: `livemode` may be left out (filled from the request on the
+ * way out, http/livemode.ts), at any depth. Serializers return this; what the client receives has it.
+ */
+export type Unfilled<T> = T extends readonly (infer U)[]
+  ? Unfilled<U>[]
+  : T extends object
+    ? { [K in keyof T as K extends 'livemode' ? never : K]: Unfilled<T[K]> } & { livemode?: boolean }
+    : T;
