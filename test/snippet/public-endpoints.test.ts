@@ -182,6 +182,10 @@ describe('public customer endpoint', () => {
     expectError(await snippetPost(customersPath(a.id), { customerId, cookieId: b.slug }), 404, 'No attribution found');
     expectError(await snippetPost(customersPath(a.id), { customerId, cookieId: 'ck_forgedforgedforgedforged' }), 404, 'No attribution found');
     expectError(await snippetPost(customersPath('00000000-0000-4000-8000-000000000000'), { customerId, cookieId: bCookie }), 404, 'No attribution found');
+    // In test mode too: an unknown organization is answered as in live mode.
+    expectError(await snippetPost(customersPath('00000000-0000-4000-8000-000000000000'), { customerId, cookieId: bCookie, mode: 'test' }), 404, 'No attribution found');
+    const unknownClick = await snippetPost(clicksPath('00000000-0000-4000-8000-000000000000'), { ref: b.slug, mode: 'test' });
+    expect([unknownClick.status, unknownClick.body]).toEqual([404, (await snippetPost(clicksPath('00000000-0000-4000-8000-000000000000'), { ref: b.slug })).body]);
     expectError(await a.api.get(`/api/customers/${customerId}`), 404);
 
     // A customer id that exists in B: tracking it in A neither reads nor touches B's customer.

@@ -47,6 +47,23 @@ export class OrganizationsRepository {
     return found?.id;
   }
 
+  /**
+   * Where a public request in test mode goes, for the organization id in its path: the live
+   * organization's twin; a test organization itself; an id that names no organization, as it is
+   * (answered downstream as any unknown organization is, revealing nothing). One statement.
+   */
+  async testDataOf(organizationId: string): Promise<string> {
+    const rows = await kyselyOf(this.orm)
+      .selectFrom('organizations')
+      .select(['id', 'livemode', 'live_organization_id'])
+      .where((eb) => eb.or([eb('id', '=', organizationId), eb('live_organization_id', '=', organizationId)]))
+      .execute();
+    const twin = rows.find((o) => o.live_organization_id === organizationId) ?? rows.find((o) => o.id === organizationId && !o.livemode);
+    if (twin) return twin.id;
+    if (rows.length === 0) return organizationId;
+    throw new Error(`organization ${organizationId} has no test organization`);
+  }
+
   /** Whether an organization is live (true) or a test twin (false); undefined when there is none. */
   async modeOf(organizationId: string): Promise<boolean | undefined> {
     if (!isUuid(organizationId)) return undefined;

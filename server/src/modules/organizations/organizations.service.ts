@@ -88,6 +88,19 @@ export class OrganizationsService {
     return twin;
   }
 
+  /**
+   * The organization a public request with `"mode": "test"` writes to, for the id in its path
+   * (organizations.repository.ts testDataOf): the twin of a live organization (cached), else the
+   * id as it is, so that an unknown organization is answered as in live mode.
+   */
+  async testDataOf(organizationId: string): Promise<string> {
+    const cached = this.twins.get(organizationId);
+    if (cached) return cached;
+    const target = await this.organizations.testDataOf(organizationId);
+    if (target !== organizationId) this.twins.set(organizationId, target);
+    return target;
+  }
+
   /** Whether an organization is live (true) or a test twin (false); undefined when there is none. */
   modeOf(organizationId: string): Promise<boolean | undefined> {
     return this.organizations.modeOf(organizationId);

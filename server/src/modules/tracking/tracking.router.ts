@@ -20,7 +20,7 @@ export const trackingRouter = (clicks: ClicksService, customers: CustomersServic
    */
   const organizationOf = async (req: { livemode?: boolean }, accountId: string, mode: 'live' | 'test' | undefined): Promise<string> => {
     req.livemode = mode !== 'test';
-    return mode === 'test' ? organizations.testOrganizationOf(accountId) : accountId;
+    return mode === 'test' ? organizations.testDataOf(accountId) : accountId;
   };
   return s.router(contract.tracking, {
       createClick: async ({ req, params, body }) => {
