@@ -72,7 +72,7 @@ describe('POST /api/affiliates/{id}/portal-preview', () => {
     expect(again.status).toBe(401);
   });
 
-  it('a dashboard session in test mode (X-Mode: test) gets the link; without it (live): 403, as with a live key', async () => {
+  it('a dashboard session in test mode (X-Mode: test) gets the link; a live affiliate in live mode (a session without it, a live key): 403; a test id in live mode: 404', async () => {
     const m = await merchant();
     const dashboard = session(base, m.owner.cookie);
     const inTest = await call(base, 'POST', `/api/affiliates/${m.testAffiliate.id}/portal-preview`, { headers: { ...dashboard, 'x-mode': 'test' }, body: {} });
@@ -84,9 +84,11 @@ describe('POST /api/affiliates/{id}/portal-preview', () => {
     expect({ status: liveSession.status, body: liveSession.body }).toEqual(refused);
     const liveKey = await call(base, 'POST', `/api/affiliates/${m.liveAffiliate.id}/portal-preview`, { headers: m.live, body: {} });
     expect({ status: liveKey.status, body: liveKey.body }).toEqual(refused);
-    // Even naming a test affiliate, live mode previews nothing.
+    // A test affiliate's id in live mode is not found (404), as every test id under a live key.
     const liveKeyTestId = await call(base, 'POST', `/api/affiliates/${m.testAffiliate.id}/portal-preview`, { headers: m.live, body: {} });
-    expect({ status: liveKeyTestId.status, body: liveKeyTestId.body }).toEqual(refused);
+    expect(liveKeyTestId.status).toBe(404);
+    const liveSessionTestId = await call(base, 'POST', `/api/affiliates/${m.testAffiliate.id}/portal-preview`, { headers: dashboard, body: {} });
+    expect(liveSessionTestId.status).toBe(404);
   });
 
   it('a live affiliate named in test mode is not found (404), as any live id under a test key', async () => {

@@ -19,7 +19,7 @@ export const portalPreviewContract = c.router({
     path: '/api/affiliates/:id/portal-preview',
     summary: 'Preview the partner portal as a test affiliate',
     description:
-      'Test mode only (a test key, or a dashboard session with `X-Mode: test`): answers a link that signs the browser in to the partner portal as this test affiliate, to see what a partner sees. The link works once, for 5 minutes; the portal shows it is a preview of test data. In live mode: 403 `preview is for test partners`.',
+      'Test mode only (a test key, or a dashboard session with `X-Mode: test`): answers a link that signs the browser in to the partner portal as this test affiliate, to see what a partner sees. The link works once, for 5 minutes; the portal shows it is a preview of test data. A live affiliate (live mode): 403 `preview is for test partners`; an id of the other mode: 404, as on every route.',
     pathParams: z.object({ id: z.string().describe('Affiliate id (UUID) of a test affiliate.') }),
     body: z.object({}).optional(),
     responses: {
@@ -31,7 +31,7 @@ export const portalPreviewContract = c.router({
         }),
       }),
       ...jsonBodyErrorResponses,
-      403: ErrorBody.describe('Asked in live mode: `preview is for test partners`.'),
+      403: ErrorBody.describe('A live affiliate, asked in live mode: `preview is for test partners`.'),
       404: errorResponses[404],
     },
   },

@@ -203,7 +203,7 @@ export interface paths {
         put?: never;
         /**
          * Preview the partner portal as a test affiliate
-         * @description Test mode only (a test key, or a dashboard session with `X-Mode: test`): answers a link that signs the browser in to the partner portal as this test affiliate, to see what a partner sees. The link works once, for 5 minutes; the portal shows it is a preview of test data. In live mode: 403 `preview is for test partners`.
+         * @description Test mode only (a test key, or a dashboard session with `X-Mode: test`): answers a link that signs the browser in to the partner portal as this test affiliate, to see what a partner sees. The link works once, for 5 minutes; the portal shows it is a preview of test data. A live affiliate (live mode): 403 `preview is for test partners`; an id of the other mode: 404, as on every route.
          */
         post: operations["portalPreviewCreate"];
         delete?: never;
@@ -5287,7 +5287,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Asked in live mode: `preview is for test partners`. */
+            /** @description A live affiliate, asked in live mode: `preview is for test partners`. */
             403: {
                 headers: {
                     [name: string]: unknown;

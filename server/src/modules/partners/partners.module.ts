@@ -142,9 +142,10 @@ export class Partners {
       s.router(contract.portalPreview, {
         create: async ({ req, params }) => {
           const organization = requireOrganization(req);
-          // Live mode (a live key, a session without X-Mode: test) never signs in as a real partner.
-          if (organization.livemode !== false) throw new ForbiddenError(PREVIEW_IS_FOR_TEST_PARTNERS);
+          // The affiliate first: an id of the other mode is 404, as on every route (spec/test-mode.md).
           const affiliate = await this.deps.affiliates.get(organization.id, params.id);
+          // A live affiliate (live mode: a live key, a session without X-Mode: test) is a real partner: never signed in as.
+          if (organization.livemode !== false) throw new ForbiddenError(PREVIEW_IS_FOR_TEST_PARTNERS);
           return { status: 201, body: { success: true, data: await this.service.previewLink(organization.id, affiliate, this.deps.publicBaseUrl) } };
         },
       }),
