@@ -16,6 +16,7 @@ import { programsContract } from './resources/programs.js';
 import { accountContract, operatorPeopleContract, peopleContract } from './resources/people.js';
 import { reportsContract } from './resources/reports.js';
 import { partnerContract, partnerInvitationsContract, partnerPublicContract } from './resources/partner.js';
+import { portalPreviewContract } from './resources/portal-preview.js';
 import { testDataContract } from './resources/test-data.js';
 import { testEmailsContract } from './resources/test-emails.js';
 import { trackingContract } from './resources/tracking.js';
@@ -42,6 +43,7 @@ export const merchantContract = c.router(
     people: peopleContract,
     reports: reportsContract,
     partnerInvitations: partnerInvitationsContract,
+    portalPreview: portalPreviewContract,
     dataRetention: dataRetentionContract,
     imports: importsContract,
     testData: testDataContract,

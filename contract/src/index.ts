@@ -27,3 +27,4 @@ export * from './resources/partner.js';
 export * from './resources/test-emails.js';
 export * from './resources/tax-forms.js';
 export * from './resources/payout-settings.js';
+export * from './resources/portal-preview.js';

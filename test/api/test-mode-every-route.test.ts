@@ -124,6 +124,7 @@ describe('a live key on every route, with the same merchant’s test ids', () =>
         return [t.program!];
       case 'affiliates':
       case 'partnerInvitations':
+      case 'portalPreview':
         return [t.affiliate!];
       case 'customers':
         return [t.customer!, t.customer_id!];

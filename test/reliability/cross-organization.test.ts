@@ -168,6 +168,7 @@ describe('cross-organization access on every route', () => {
             return [victim.program.id];
           case 'affiliates':
           case 'partnerInvitations':
+          case 'portalPreview':
             return [victim.affiliate.id];
           case 'customers':
             return [victim.customer.id, victim.customer.customer_id];

@@ -1,7 +1,8 @@
 import { createContext, lazy, Suspense, useCallback, useContext, useEffect, useState } from 'react';
 import { Navigate, NavLink, Route, Routes, useLocation, useNavigate } from 'react-router';
-import { api, auth, data, type SessionUser } from './api';
+import { api, auth, data, LIVE, type SessionUser } from './api';
 import { ConfirmProvider, Loading } from './ui';
+import { setMode, useMode } from './mode';
 import { SignIn, AcceptInvitation, ResetPassword } from './pages/Account';
 import { Programs } from './pages/Programs';
 import { Affiliates } from './pages/Affiliates';
@@ -14,7 +15,6 @@ import { Integrations } from './pages/Integrations';
 import { Team } from './pages/Team';
 import { Imports } from './pages/Imports';
 import { TestEmails } from './pages/TestEmails';
-import { useMode } from './mode';
 
 // The chart library is only needed on the overview: loaded with it, not with the app.
 const Overview = lazy(() => import('./pages/Overview'));
@@ -50,7 +50,8 @@ export function App() {
     try {
       const found = await auth<{ user: SessionUser } | null>('/get-session');
       if (!found) return setSession(null);
-      const me = data(await api.me.get());
+      // The live organization, whatever the mode: its id is the one the snippet and the portal use.
+      const me = data(await api.me.get({ extraHeaders: LIVE }));
       setSession({ user: found.user, organization: me.organization });
     } catch {
       setSession(null);
@@ -96,24 +97,29 @@ export function App() {
 function Shell() {
   const { session, signOut } = useSession();
   const owner = session.user.role === 'owner';
-  const testMode = useMode() === 'test';
+  const mode = useMode();
+  const testMode = mode === 'test';
   const navigate = useNavigate();
   const location = useLocation();
   const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => setMenuOpen(false), [location.pathname]);
   return (
-    <div className="shell">
+    <div className={`shell ${mode === 'test' ? 'test-mode' : ''}`}>
       <a className="skip-link" href="#main">
         Skip to content
       </a>
       <header className="topbar">
-        <span className="brand">{session.organization.name}</span>
+        <span>
+          <span className="brand">{session.organization.name}</span>
+          {mode === 'test' && <span className="badge badge-test mode-tag">Test mode</span>}
+        </span>
         <button type="button" className="menu-toggle secondary small" aria-expanded={menuOpen} aria-controls="nav" onClick={() => setMenuOpen((o) => !o)}>
           Menu
         </button>
       </header>
       <nav id="nav" className={`sidebar ${menuOpen ? 'open' : ''}`} aria-label="Dashboard">
         <p className="brand wide">{session.organization.name}</p>
+        <ModeSwitch />
         <ul>
           {NAV.filter((item) => (owner || !item.owner) && (testMode || !item.testOnly)).map((item) => (
             <li key={item.to}>
@@ -152,8 +158,10 @@ function Shell() {
         </div>
       </nav>
       <main id="main" tabIndex={-1}>
+        {mode === 'test' && <TestModeBanner />}
         <Suspense fallback={<Loading />}>
-          <Routes>
+          {/* Keyed by the mode: every page mounts again, and loads its data again, when it flips. */}
+          <Routes key={mode}>
             <Route path="/" element={<Navigate to="/overview" replace />} />
             <Route path="/overview" element={<Overview />} />
             <Route path="/get-started" element={<GetStarted />} />
@@ -171,6 +179,34 @@ function Shell() {
           </Routes>
         </Suspense>
       </main>
+    </div>
+  );
+}
+
+/** The switch between live and test data (mode.ts): a switch, as the setting it is, with its state in its name for screen readers. */
+function ModeSwitch() {
+  const mode = useMode();
+  const on = mode === 'test';
+  return (
+    <button type="button" role="switch" aria-checked={on} className={`mode-switch ${on ? 'on' : ''}`} onClick={() => setMode(on ? 'live' : 'test')}>
+      <span className="track" aria-hidden="true">
+        <span className="thumb" />
+      </span>
+      Test mode
+    </button>
+  );
+}
+
+/** On every page while test mode is on: what the merchant is looking at, and the way back. */
+function TestModeBanner() {
+  return (
+    <div className="test-banner" role="region" aria-label="Test mode">
+      <p>
+        <strong>Test mode</strong> — you are viewing test data; nothing here moves money or e-mails partners.
+      </p>
+      <button type="button" className="secondary small" onClick={() => setMode('live')}>
+        Leave test mode
+      </button>
     </div>
   );
 }

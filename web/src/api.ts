@@ -1,4 +1,4 @@
-import { initClient, tsRestFetchApi } from '@ts-rest/core';
+import { initClient, tsRestFetchApi, type ApiFetcherArgs } from '@ts-rest/core';
 import { contract } from '@affiliate-attribution/contract';
 import { modeHeaders } from './mode';
 
@@ -14,8 +14,27 @@ export const api = initClient(contract, {
   baseHeaders: {},
   credentials: 'same-origin',
   throwOnUnknownStatus: false,
-  api: (args) => (args.path.startsWith('/api/') ? tsRestFetchApi({ ...args, headers: { ...args.headers, ...modeHeaders() } }) : tsRestFetchApi(args)),
+  api: fetchInMode,
 });
+
+/** The fetcher of every ts-rest client of the dashboard (a page with a client of its own passes it as `api`): the mode's header on /api requests. */
+export function fetchInMode(args: ApiFetcherArgs) {
+  return tsRestFetchApi(args.path.startsWith('/api/') ? { ...args, headers: withMode(args.headers) } : args);
+}
+
+/**
+ * The mode's header added to a request's headers; a call may pin live mode whatever the switch says
+ * (`extraHeaders: LIVE`: the session's own organization, say), which sends no header at all.
+ */
+function withMode(headers: Record<string, string>): Record<string, string> {
+  const pinned = Object.keys(headers).find((name) => name.toLowerCase() === 'x-mode');
+  if (pinned === undefined) return { ...headers, ...modeHeaders() };
+  const { [pinned]: value, ...rest } = headers;
+  return value === 'live' ? rest : { ...rest, [pinned]: value! };
+}
+
+/** `extraHeaders` of a call that acts on live data whatever the switch says (withMode drops it before sending). */
+export const LIVE = { 'x-mode': 'live' } as const;
 
 export class ApiError extends Error {
   constructor(

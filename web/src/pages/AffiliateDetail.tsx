@@ -3,6 +3,8 @@ import { Link, useParams } from 'react-router';
 import type { Affiliate } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
 import { InvitePartner } from '../partners/InvitePartner';
+import { PreviewPortal } from '../partners/PreviewPortal';
+import { useMode } from '../mode';
 import { CommissionsByStatus, CopyButton, Empty, Field, FormError, PageHeader, Status, date, money, useLoad, useSubmit } from '../ui';
 import { DataTable, usePagedList } from '../table';
 import { StatusActions, linkOf, useSiteUrl } from './Affiliates';
@@ -141,6 +143,7 @@ function Figures({ id }: { id: string }) {
 export function AffiliateDetail() {
   const { id = '' } = useParams();
   const [site] = useSiteUrl();
+  const mode = useMode();
   const affiliate = useLoad(async () => data(await api.affiliates.get({ params: { id } })).affiliate, [id]);
   const [edited, setEdited] = useState<Affiliate>();
   const a: Affiliate | undefined = edited?.id === id ? edited : affiliate.data;
@@ -202,6 +205,11 @@ export function AffiliateDetail() {
           </dd>
           <dt>Partner portal</dt>
           <dd>
+            {mode === 'test' && (
+              <p className="preview-row">
+                <PreviewPortal affiliate={a} />
+              </p>
+            )}
             <InvitePartner affiliate={a} />
           </dd>
         </dl>

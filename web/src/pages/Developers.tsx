@@ -6,12 +6,16 @@ import { api, data } from '../api';
 import { CopyButton, Empty, FormError, PageHeader, Status, dateTime, useConfirm, useSubmit } from '../ui';
 import { DataTable, usePagedList } from '../table';
 import { WebhookEndpoints } from './WebhookEndpoints';
+import { TestData } from './TestData';
+import { useMode } from '../mode';
 
 function ApiKeys() {
+  const mode = useMode();
+  // The API lists the keys of both modes together; this page shows those of the mode it is in.
   const keys = usePagedList(async (cursor) => {
     const page = data(await api.people.listApiKeys({ query: { cursor } }));
-    return { items: page.api_keys, next_cursor: page.next_cursor };
-  }, []);
+    return { items: page.api_keys.filter((k) => k.mode === mode), next_cursor: page.next_cursor };
+  }, [mode]);
   const [issued, setIssued] = useState<{ key: string; info: ApiKeyInfo }>();
   const confirm = useConfirm();
   const create = useSubmit(async () => data(await api.people.createApiKey({})), (result) => {
@@ -32,12 +36,19 @@ function ApiKeys() {
   }
   return (
     <section aria-labelledby="keys-title">
-      <h2 id="keys-title">API keys</h2>
+      <h2 id="keys-title">{mode === 'test' ? 'Test API keys' : 'API keys'}</h2>
       <p>
-        Your backend calls the API with a key: keep it on your servers. To rotate a key, create a new one, deploy it, then revoke the old one.
+        Your backend calls the API with a key: keep it on your servers. To rotate a key, create a new one, deploy it, then revoke the old one.{' '}
+        {mode === 'test' ? (
+          <>
+            Test keys begin <code>svc_test_</code>: what they write is test data, seen only in test mode and with test keys. Live keys are listed when test mode is off.
+          </>
+        ) : (
+          <>Test keys (for trying every path without real partners or money) are listed in test mode.</>
+        )}
       </p>
       <button type="button" onClick={() => void create.submit()} disabled={create.busy}>
-        Create API key
+        {mode === 'test' ? 'Create test API key' : 'Create API key'}
       </button>
       <FormError error={create.error ?? revoke.error} />
       {issued && (
@@ -58,12 +69,13 @@ function ApiKeys() {
         list={keys}
         rowKey={(k) => k.id}
         empty={
-          <Empty title="No API key">
+          <Empty title={mode === 'test' ? 'No test API key' : 'No API key'}>
             <p>Create one to call the API from your backend.</p>
           </Empty>
         }
         columns={[
           { header: 'Key', rowHeader: true, cell: (k) => <code>{k.redacted}</code> },
+          { header: 'Mode', cell: (k) => <Status value={k.mode} /> },
           { header: 'Created', cell: (k) => dateTime(k.created_at) },
           { header: 'Status', cell: (k) => <Status value={k.revoked_at ? 'revoked' : 'active'} /> },
           {
@@ -84,12 +96,13 @@ function ApiKeys() {
 
 export function Developers() {
   const { session } = useSession();
+  const mode = useMode();
   const owner = session.user.role === 'owner';
   const origin = window.location.origin;
   const snippet = `<script>
   window.svc = window.svc || function () { var a = arguments; return new Promise(function (r) { a.r = r; (svc.q = svc.q || []).push(a); }); };
 </script>
-<script async src="${origin}/snippet.js" data-organization="${session.organization.id}"></script>`;
+<script async src="${origin}/snippet.js" data-organization="${session.organization.id}"${mode === 'test' ? ' data-mode="test"' : ''}></script>`;
   return (
     <section>
       <PageHeader title="Developers" />
@@ -101,11 +114,12 @@ export function Developers() {
           <p className="muted">Only an owner of the organization can create and revoke API keys.</p>
         </section>
       )}
+      {mode === 'test' && <TestData />}
       <WebhookEndpoints />
       <section aria-labelledby="snippet-title">
         <h2 id="snippet-title">Tracking snippet</h2>
         <p>
-          Add it to the &lt;head&gt; of your landing and signup pages: it keeps the referral in a first-party cookie. Your organization id is public; no key is needed. The server middleware (recommended) and the signup and payment calls
+          Add it to the &lt;head&gt; of your landing and signup pages: it keeps the referral in a first-party cookie. Your organization id is public; no key is needed.{mode === 'test' ? ' With data-mode="test", the clicks and signups it records are test data; remove it to go live.' : ''} The server middleware (recommended) and the signup and payment calls
           from your backend: <Link to="/get-started">Get started</Link>.
         </p>
         <pre className="code" tabIndex={0} aria-label="Snippet tag">

@@ -3,6 +3,7 @@ import { Link } from 'react-router';
 import { useSession } from '../App';
 import { api, data } from '../api';
 import { CopyButton, FormError, PageHeader, useLoad } from '../ui';
+import { setMode, useMode } from '../mode';
 import { linkOf, useSiteUrl } from './Affiliates';
 import { captureSamples, paymentSamples, signupSamples, type Sample } from './get-started-samples';
 
@@ -89,6 +90,7 @@ function useFirstEvent() {
 
 export function GetStarted() {
   const { session } = useSession();
+  const mode = useMode();
   const [site] = useSiteUrl();
   const programs = useLoad(async () => data(await api.programs.list({ query: { limit: 1 } })).programs, []);
   const affiliates = useLoad(async () => data(await api.affiliates.list({ query: { limit: 1 } })).affiliates, []);
@@ -107,9 +109,26 @@ export function GetStarted() {
   return (
     <section>
       <PageHeader title="Get started" />
-      <p>From nothing to your first attributed sale: six steps, about fifteen minutes. Your API key goes in the environment variable <code>SVC_API_KEY</code> (create one on the <Link to="/developers">Developers</Link> page).</p>
+      <p>
+        From nothing to your first attributed sale, in test mode: nothing you try moves money or e-mails a partner. Your test API key (<code className="nowrap">svc_test_…</code>) goes in the environment variable <code>SVC_API_KEY</code> (create one on the{' '}
+        <Link to="/developers">Developers</Link> page, in test mode).
+      </p>
       <FormError error={programs.error ?? affiliates.error} />
       <ol className="steps">
+        <Step title="Turn on test mode" done={mode === 'test'}>
+          {mode === 'test' ? (
+            <p>
+              You are in test mode: the programs, partners and sales below are test data, apart from your live data. Create a test key on the <Link to="/developers">Developers</Link> page.
+            </p>
+          ) : (
+            <>
+              <p>Try everything first with test data: test partners get no e-mail, test payouts move no money, and your live figures stay clean.</p>
+              <button type="button" onClick={() => setMode('test')}>
+                Turn on test mode
+              </button>
+            </>
+          )}
+        </Step>
         <Step title="Create a program" done={!!program}>
           {program ? (
             <p>
@@ -167,6 +186,24 @@ export function GetStarted() {
               <Link to="/commissions">Commissions</Link> page with its reason: press <em>Release</em> to approve it, or <em>Reject</em>. You can turn the rule off in the program's fraud rules.
             </p>
           </div>
+        </Step>
+        <Step title="Go live">
+          <p>When your test sale shows up, switch your code to live data:</p>
+          <ul>
+            <li>
+              Turn test mode off and create a live API key on the <Link to="/developers">Developers</Link> page; put it in <code>SVC_API_KEY</code> in production instead of the test key.
+            </li>
+            <li>
+              Remove <code>data-mode="test"</code> from the snippet tag.
+            </li>
+            <li>Connect your payment provider's live account on the Integrations page (the test one keeps sending test events to test data).</li>
+            <li>Create your live program and invite your real partners: test programs and partners stay in test mode. Delete all test data from the Developers page whenever you like.</li>
+          </ul>
+          {mode === 'test' && (
+            <button type="button" className="secondary" onClick={() => setMode('live')}>
+              Leave test mode
+            </button>
+          )}
         </Step>
       </ol>
     </section>

@@ -3,15 +3,15 @@ import { Link } from 'react-router';
 import { initClient } from '@ts-rest/core';
 import { reportsContract, type ReportTotals, type TimeseriesPoint } from '@affiliate-attribution/contract';
 import { BarController, BarElement, CategoryScale, Chart, Filler, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip } from 'chart.js';
-import { data } from '../api';
+import { data, fetchInMode } from '../api';
 import { AffiliateLink, useAffiliateNames } from './AffiliateName';
 import { CommissionsByStatus, Empty, Field, FormError, Loading, PageHeader, money, useLoad } from '../ui';
 import { DataTable } from '../table';
 
 Chart.register(LineController, LineElement, PointElement, BarController, BarElement, CategoryScale, LinearScale, Filler, Legend, Tooltip);
 
-// The reports resource of the same contract (GET /api/reports/…), on the same session.
-const reports = initClient(reportsContract, { baseUrl: '', baseHeaders: {}, credentials: 'same-origin', throwOnUnknownStatus: false });
+// The reports resource of the same contract (GET /api/reports/…), on the same session and in the same mode.
+const reports = initClient(reportsContract, { baseUrl: '', baseHeaders: {}, credentials: 'same-origin', throwOnUnknownStatus: false, api: fetchInMode });
 
 const PERIODS = {
   '30d': { label: 'Last 30 days', days: 30, interval: 'day' },

@@ -1,7 +1,9 @@
 /**
  * The code of the getting-started checklist (GetStarted.tsx), in the merchant's own ids: the
  * service's address, their organization id, an affiliate slug of theirs; the API key stays a
- * placeholder (an environment variable), as it never belongs in a page.
+ * placeholder (an environment variable), as it never belongs in a page. The checklist runs in test
+ * mode: the key is a test key (`svc_test_…`) and the snippet tag carries `data-mode="test"`; its
+ * last step, "Go live", swaps both.
  */
 export interface SampleIds {
   origin: string;
@@ -19,6 +21,7 @@ export function captureSamples({ origin, organizationId }: SampleIds): Sample[] 
 import { createReferralMiddleware } from '@affiliate-attribution/sdk/server';
 
 const app = express();
+// SVC_API_KEY: your test key (svc_test_…) until you go live.
 // Before your routes: a visit with ?ref=… records the click and sets the svc_aff cookie from your own domain.
 app.use(createReferralMiddleware({ apiKey: process.env.SVC_API_KEY, baseUrl: '${origin}' }));`,
     },
@@ -44,7 +47,8 @@ export async function middleware(request: NextRequest) {
 <script>
   window.svc = window.svc || function () { var a = arguments; return new Promise(function (r) { a.r = r; (svc.q = svc.q || []).push(a); }); };
 </script>
-<script async src="${origin}/snippet.js" data-organization="${organizationId}"></script>`,
+<!-- data-mode="test": clicks and signups are test data. Remove it when you go live. -->
+<script async src="${origin}/snippet.js" data-organization="${organizationId}" data-mode="test"></script>`,
     },
   ];
 }
@@ -53,7 +57,7 @@ export function signupSamples({ origin, slug }: SampleIds): Sample[] {
   return [
     {
       label: 'curl',
-      code: `export SVC_API_KEY=svc-your-key   # a key from the Developers page
+      code: `export SVC_API_KEY=svc_test_your-key   # a test key from the Developers page (in test mode)
 # A test signup, attributed to ${slug} by the slug (your code sends the visitor's svc_aff cookie as cookie_id)
 curl -X POST ${origin}/api/customers \\
   -H "Authorization: Bearer $SVC_API_KEY" -H "Content-Type: application/json" \\
@@ -63,6 +67,7 @@ curl -X POST ${origin}/api/customers \\
       label: 'Node.js SDK',
       code: `import { Client, getCookieId } from '@affiliate-attribution/sdk';
 
+// SVC_API_KEY: your test key (svc_test_…) until you go live.
 const client = new Client({ apiKey: process.env.SVC_API_KEY, baseUrl: '${origin}' });
 
 // In the request that creates the account: your customer id, and the visitor's referral cookie.

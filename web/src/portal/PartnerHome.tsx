@@ -48,6 +48,13 @@ function Signed({ partner, onChanged }: { partner: Partner; onChanged: () => voi
         </div>
       </header>
       <main id="main" className="portal" tabIndex={-1}>
+        {!partner.livemode && (
+          <div className="test-banner" role="region" aria-label="Preview">
+            <p>
+              <strong>Preview of {partner.name ?? partner.email} in test mode</strong> — what this test partner sees; every figure is test data.
+            </p>
+          </div>
+        )}
         <h1>Hello{partner.name ? `, ${partner.name}` : ''}</h1>
         <PayoutHolds taxForm={taxForm} />
         {partner.memberships.length > 1 && (

@@ -1,7 +1,7 @@
 import { Route, Routes } from 'react-router';
 import { Join } from './Join';
 import { PartnerHome } from './PartnerHome';
-import { RequestLink, UseLink } from './SignIn';
+import { Preview, RequestLink, UseLink } from './SignIn';
 
 /**
  * The partner portal (/portal): a program's public join page, signing in by an e-mailed link, and
@@ -13,6 +13,7 @@ export function Portal() {
       <Route path="/:organizationId/join/:programId" element={<Join />} />
       <Route path="/:organizationId/sign-in" element={<RequestLink />} />
       <Route path="/:organizationId/sign-in/link" element={<UseLink />} />
+      <Route path="/:organizationId/preview" element={<Preview />} />
       <Route path="/:organizationId" element={<PartnerHome />} />
       <Route
         path="*"

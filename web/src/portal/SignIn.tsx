@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { Field, FormError, useSubmit } from '../ui';
 import { api, orThrow } from './portal-api';
@@ -70,6 +70,42 @@ export function UseLink() {
           Continue to the portal
         </button>
       </div>
+    </PortalCard>
+  );
+}
+
+/**
+ * The merchant's preview of the portal as a test partner (POST /api/affiliates/{id}/portal-preview
+ * answered this page's link): it signs in at once, as the link is never e-mailed (no mail scanner
+ * opens it), then shows the partner's portal, with the preview banner.
+ */
+export function Preview() {
+  const { organizationId = '' } = useParams();
+  const [params] = useSearchParams();
+  const navigate = useNavigate();
+  const started = useRef(false);
+  const signIn = useSubmit(
+    async () => orThrow(await api.partnerPublic.signIn({ body: { organization_id: organizationId, token: params.get('token') ?? '' } })),
+    () => navigate(`/${organizationId}`, { replace: true }),
+  );
+  useEffect(() => {
+    document.title = 'Preview · Partner portal';
+    // Once: the link works once (React may run an effect twice in development).
+    if (started.current) return;
+    started.current = true;
+    void signIn.submit();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+  if (signIn.error)
+    return (
+      <PortalCard title="This preview link no longer works">
+        <FormError error={signIn.error} />
+        <p>A preview link works once, for 5 minutes: open the preview again from the affiliate's page in the dashboard (in test mode).</p>
+      </PortalCard>
+    );
+  return (
+    <PortalCard title="Opening the preview…">
+      <p role="status">Signing in as the test partner…</p>
     </PortalCard>
   );
 }

@@ -1,9 +1,9 @@
-import { contract } from '@affiliate-attribution/contract';
+import { contract, PREVIEW_IS_FOR_TEST_PARTNERS } from '@affiliate-attribution/contract';
 import { createExpressEndpoints } from '@ts-rest/express';
 import type { Express } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { TooManyRequestsError } from '../../http/errors.js';
+import { ForbiddenError, TooManyRequestsError } from '../../http/errors.js';
 import type { Stage } from '../../http/pipeline.js';
 import { clientAddressKey, rateLimitStage, type RateLimiter } from '../../http/rate-limit.js';
 import { requireOrganization } from '../../http/request-context.js';
@@ -144,7 +144,7 @@ export class Partners {
     );
   }
 
-  /** The merchant's side: inviting one of its affiliates (POST /api/affiliates/{id}/invitation). */
+  /** The merchant's side: inviting one of its affiliates (POST /api/affiliates/{id}/invitation), previewing the portal as a test one. */
   mountRoutes(app: Express, options: EndpointOptions): void {
     createExpressEndpoints(
       contract.partnerInvitations,
@@ -153,6 +153,22 @@ export class Partners {
           const organizationId = requireOrganization(req).id;
           const affiliate = await this.deps.affiliates.get(organizationId, params.id);
           return { status: 202, body: { success: true, data: await this.service.invite(organizationId, affiliate, this.deps.publicBaseUrl) } };
+        },
+      }),
+      app,
+      options,
+    );
+
+    createExpressEndpoints(
+      contract.portalPreview,
+      s.router(contract.portalPreview, {
+        create: async ({ req, params }) => {
+          const organization = requireOrganization(req);
+          // The affiliate first: an id of the other mode is 404, as on every route (spec/test-mode.md).
+          const affiliate = await this.deps.affiliates.get(organization.id, params.id);
+          // A live affiliate (live mode: a live key, a session without X-Mode: test) is a real partner: never signed in as.
+          if (organization.livemode !== false) throw new ForbiddenError(PREVIEW_IS_FOR_TEST_PARTNERS);
+          return { status: 201, body: { success: true, data: await this.service.previewLink(organization.id, affiliate, this.deps.publicBaseUrl) } };
         },
       }),
       app,

@@ -16,6 +16,8 @@ import { newRowId } from '../../db/row-ids.js';
 export const SIGN_IN_LINK_MINUTES = 15;
 export const INVITATION_LINK_DAYS = 7;
 export const PARTNER_SESSION_DAYS = 7;
+/** A portal preview's link (the merchant's, never e-mailed): opened at once, from the dashboard. */
+export const PREVIEW_LINK_MINUTES = 5;
 const DAY_MS = 86_400_000;
 const MAX_STATS_DAYS = 366;
 
@@ -175,12 +177,22 @@ export class PartnersService {
     void this.mailer.send(change.organizationId, mail).catch((err: unknown) => this.logger.warn({ err }, 'the decision on an application could not be e-mailed')); // a send failure is logged by the mailer too
   }
 
-  private async createLink(partner: PartnerKey, validMs: number, baseUrl: string): Promise<{ url: string; expiresAt: Date }> {
+  /**
+   * The merchant previews the portal as one of its test affiliates (the caller checks the mode): a
+   * sign-in link as every other (once, stored hashed), for 5 minutes, on the portal's preview page,
+   * which signs in without the click an e-mailed link asks for (this one is never in a mailbox).
+   */
+  async previewLink(organizationId: string, affiliate: { email: string }, baseUrl: string): Promise<{ url: string; expires_at: string }> {
+    const { url, expiresAt } = await this.createLink({ organizationId, email: affiliate.email }, PREVIEW_LINK_MINUTES * 60_000, baseUrl, 'preview');
+    return { url, expires_at: iso(expiresAt) };
+  }
+
+  private async createLink(partner: PartnerKey, validMs: number, baseUrl: string, page: 'sign-in/link' | 'preview' = 'sign-in/link'): Promise<{ url: string; expiresAt: Date }> {
     const token = newToken();
     const expiresAt = new Date(Date.now() + validMs);
     await this.partners.insertSignInLink({ id: newRowId(), organization_id: partner.organizationId, email: partner.email, token_hash: hashToken(token), expires_at: expiresAt });
     this.partners.pruneExpired(partner.organizationId).catch((err: unknown) => this.logger.warn({ err }, 'could not prune expired partner sign-in links and sessions'));
-    return { url: `${baseUrl}/portal/${partner.organizationId}/sign-in/link?token=${token}`, expiresAt };
+    return { url: `${baseUrl}/portal/${partner.organizationId}/${page}?token=${token}`, expiresAt };
   }
 
   /** A link's token for a new session (its own token, stored hashed): once, before the link expires. */
@@ -229,6 +241,7 @@ export class PartnersService {
         program: toProgram(m.program),
         joined_at: iso(m.created_at),
       })),
+      livemode: first.program.livemode,
     };
   }
 

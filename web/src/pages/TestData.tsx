@@ -1,0 +1,60 @@
+import { useState } from 'react';
+import { api, data } from '../api';
+import { Empty, FormError, useConfirm, useSubmit } from '../ui';
+
+/** What DELETE /api/test-data answers: rows deleted, by table. */
+type Deleted = Record<string, number>;
+
+/** In test mode (api.ts sends X-Mode: test); in live mode the service answers 403. */
+const deleteTestData = async (): Promise<Deleted> => data(await api.testData.delete()).deleted;
+
+const tableName = (table: string) => table.replace(/_/g, ' ');
+
+/**
+ * "Delete all test data" (test mode only): every test row of the organization, after a
+ * confirmation that says live data stays; then what was deleted, table by table.
+ */
+export function TestData() {
+  const confirm = useConfirm();
+  const [deleted, setDeleted] = useState<Deleted>();
+  const reset = useSubmit(deleteTestData, setDeleted);
+  async function ask() {
+    const ok = await confirm({
+      title: 'Delete all test data?',
+      body: 'Every test program, affiliate, click, customer, conversion, commission and payout of this organization is deleted; test keys, integrations and webhook endpoints stay. Live data is untouched. This cannot be undone.',
+      confirm: 'Delete all test data',
+    });
+    if (ok) await reset.submit();
+  }
+  const counts = deleted ? Object.entries(deleted).filter(([, n]) => n > 0) : [];
+  return (
+    <section aria-labelledby="test-data-title">
+      <h2 id="test-data-title">Test data</h2>
+      <p>Start your tests again from nothing: delete the organization's test programs, partners, clicks, customers, sales, commissions and payouts. Test keys, integrations and webhook endpoints stay. Live data is untouched.</p>
+      <button type="button" className="danger" onClick={() => void ask()} disabled={reset.busy}>
+        Delete all test data
+      </button>
+      <FormError error={reset.error} />
+      {deleted && (
+        <div className="card notice" role="status" data-testid="test-data-deleted">
+          {counts.length === 0 ? (
+            <Empty title="There was no test data to delete." />
+          ) : (
+            <>
+              <p>
+                <strong>Test data deleted.</strong> Live data is untouched.
+              </p>
+              <ul className="deleted-counts">
+                {counts.map(([table, n]) => (
+                  <li key={table}>
+                    {tableName(table)}: {n}
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+        </div>
+      )}
+    </section>
+  );
+}
