@@ -125,6 +125,9 @@ describe('a live key on every route, with the same merchant’s test ids', () =>
       case 'affiliates':
       case 'partnerInvitations':
       case 'portalPreview':
+      case 'taxForms':
+      case 'taxFormReview':
+      case 'stripeOnboarding':
         return [t.affiliate!];
       case 'customers':
         return [t.customer!, t.customer_id!];
