@@ -169,6 +169,9 @@ describe('cross-organization access on every route', () => {
           case 'affiliates':
           case 'partnerInvitations':
           case 'portalPreview':
+          case 'taxForms':
+          case 'taxFormReview':
+          case 'stripeOnboarding':
             return [victim.affiliate.id];
           case 'customers':
             return [victim.customer.id, victim.customer.customer_id];
