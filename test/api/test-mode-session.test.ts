@@ -53,8 +53,38 @@ describe('dashboard sessions in test mode (X-Mode)', () => {
       expect((await call(base, 'GET', '/api/users', { headers })).body.data.users.map((u: { email: string }) => u.email)).toEqual([owner.email]);
     }
     const revoked = await call(base, 'DELETE', `/api/api-keys/${issued.body.data.api_key_info.id}`, { headers: live });
+    expect((await call(base, 'GET', `/api/api-keys?mode=test`, { headers: live })).body.data.api_keys.map((k: { id: string; revoked_at: string | null }) => [k.id, k.revoked_at !== null])).toContainEqual([issued.body.data.api_key_info.id, true]);
     expect([revoked.status, revoked.body.data.api_key_info.mode]).toEqual([200, 'test']);
     expect((await call(base, 'GET', '/api/me', { headers: { authorization: `Bearer ${issued.body.data.api_key}` } })).status).toBe(401);
+  });
+
+  it('GET /api/api-keys?mode= lists the keys of one mode, filtered before paging; another mode is 400 naming mode', async () => {
+    const owner = await ownerSession(base);
+    const live = session(base, owner.cookie);
+    const test = { ...live, 'x-mode': 'test' };
+    // Oldest first: the sign-up's live and test keys, then three more live keys, then one more test key.
+    const liveKeys: string[] = [];
+    for (let i = 0; i < 3; i++) liveKeys.push((await call(base, 'POST', '/api/api-keys', { headers: live })).body.data.api_key_info.id);
+    const lastTest = (await call(base, 'POST', '/api/api-keys', { headers: test })).body.data.api_key_info.id;
+    const all = (await call(base, 'GET', '/api/api-keys', { headers: live })).body.data.api_keys as { id: string; mode: string }[];
+    expect(all.map((k) => k.mode)).toEqual(['live', 'test', 'live', 'live', 'live', 'test']);
+
+    // One key a page: every page of mode=test holds a test key, however many live keys lie between.
+    for (const headers of [live, test]) {
+      const first = await call(base, 'GET', '/api/api-keys?mode=test&limit=1', { headers });
+      expect(first.status).toBe(200);
+      expect(first.body.data.api_keys).toEqual([all[1]]);
+      const second = await call(base, 'GET', `/api/api-keys?mode=test&limit=1&cursor=${encodeURIComponent(first.body.data.next_cursor)}`, { headers });
+      expect(second.body.data.api_keys.map((k: { id: string }) => k.id)).toEqual([lastTest]);
+      expect(second.body.data.next_cursor).toBeNull();
+    }
+    const liveOnly = await call(base, 'GET', '/api/api-keys?mode=live', { headers: test });
+    expect(liveOnly.body.data.api_keys.map((k: { id: string }) => k.id)).toEqual([all[0]!.id, ...liveKeys]);
+    expect(liveOnly.body.data.next_cursor).toBeNull();
+
+    const refused = await call(base, 'GET', '/api/api-keys?mode=sandbox', { headers: live });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ success: false, message: expect.stringMatching(/^mode: /) });
   });
 
   it('"Delete all test data" works from a test-mode session only', async () => {

@@ -183,19 +183,29 @@ describeInBrowser('the dashboard in test mode', () => {
     await m.context.close();
   });
 
-  it('Developers in test mode: the test keys with their mode, and Create test API key issues a svc_test_ key', { timeout: 90_000 }, async () => {
+  it('Developers in test mode: the test keys with their mode (asked of the API by mode, so a page of live keys hides none), and Create test API key issues a svc_test_ key', { timeout: 90_000 }, async () => {
     const m = await merchant();
     const { page } = m;
+    // A full page of live keys (50) issued after the first test keys, then one more test key: by
+    // creation order it is on the API's second page of both modes.
+    for (let i = 0; i < 50; i++) expect((await call(base, 'POST', '/api/api-keys', { headers: m.live })).status).toBe(201);
+    const lateTestKey = (await call(base, 'POST', '/api/api-keys', { headers: m.test })).body.data.api_key_info.redacted as string;
     await withFailureScreenshots(page, 'test-mode-keys', async () => {
       await page.getByRole('link', { name: 'Developers' }).click();
       const keys = page.locator('.table-wrap[aria-label="API keys"]');
       await expect.poll(() => keys.getByRole('row').count(), POLL).toBeGreaterThan(1);
       expect(await keys.textContent()).toContain('live');
       expect(await keys.textContent()).not.toContain('svc_test_');
+      // 51 live keys: a page of 50 live keys, then the next page.
+      expect(await keys.getByRole('row').count()).toBe(51);
+      expect(await page.getByRole('button', { name: 'Next' }).isEnabled()).toBe(true);
       await modeSwitch(page).click();
       await page.getByRole('heading', { name: 'Test API keys' }).waitFor();
-      await expect.poll(() => keys.textContent(), POLL).toContain('svc_test_');
+      await expect.poll(() => keys.textContent(), POLL).toContain(lateTestKey);
       expect(await keys.textContent()).not.toMatch(/\blive\b/);
+      // Every test key on one page (the sign-up's, the operator's, the late one): no other page.
+      expect(await keys.getByRole('row').count()).toBe(4);
+      expect(await page.getByRole('navigation', { name: 'Pages' }).count()).toBe(0);
       await page.getByRole('button', { name: 'Create test API key' }).click();
       const issued = (await page.getByTestId('new-api-key').textContent())!;
       expect(issued).toMatch(/^svc_test_/);

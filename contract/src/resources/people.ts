@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { OWNER_ONLY } from '../common/access.js';
 import { ErrorBody, errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
-import { Timestamp, Uuid } from '../common/primitives.js';
+import { Mode, Timestamp, Uuid } from '../common/primitives.js';
 import { ApiKeyInfo } from './admin.js';
 import { Organization } from './me.js';
 
@@ -125,8 +125,8 @@ export const peopleContract = c.router(
       method: 'GET',
       path: '/api/api-keys',
       summary: 'List API keys',
-      description: 'The organization\'s keys in redacted form, revoked ones included, oldest first, with cursor pagination.',
-      query: PageQuery,
+      description: 'The organization\'s keys in redacted form, revoked ones included, oldest first, with cursor pagination: both modes, or those of `mode`.',
+      query: PageQuery.extend({ mode: Mode.optional().describe('Only the keys of this mode (`live`: `svc_live_…`, `test`: `svc_test_…`), filtered before paging; both modes when left out.') }),
       responses: {
         200: z.object({ success: z.literal(true), data: z.object({ api_keys: z.array(ApiKeyInfo), next_cursor: NextCursor }) }),
         400: errorResponses[400],

@@ -321,7 +321,7 @@ export interface paths {
         };
         /**
          * List API keys
-         * @description The organization's keys in redacted form, revoked ones included, oldest first, with cursor pagination.
+         * @description The organization's keys in redacted form, revoked ones included, oldest first, with cursor pagination: both modes, or those of `mode`.
          */
         get: operations["peopleListApiKeys"];
         put?: never;
@@ -7005,6 +7005,11 @@ export interface operations {
                  * @example cursor
                  */
                 cursor?: string;
+                /**
+                 * @description Only the keys of this mode (`live`: `svc_live_…`, `test`: `svc_test_…`), filtered before paging; both modes when left out.
+                 * @example live
+                 */
+                mode?: "live" | "test";
             };
             header?: never;
             path?: never;

@@ -11,10 +11,10 @@ import { useMode } from '../mode';
 
 function ApiKeys() {
   const mode = useMode();
-  // The API lists the keys of both modes together; this page shows those of the mode it is in.
+  // This page shows the keys of the mode it is in: the API filters them before paging.
   const keys = usePagedList(async (cursor) => {
-    const page = data(await api.people.listApiKeys({ query: { cursor } }));
-    return { items: page.api_keys.filter((k) => k.mode === mode), next_cursor: page.next_cursor };
+    const page = data(await api.people.listApiKeys({ query: { cursor, mode } }));
+    return { items: page.api_keys, next_cursor: page.next_cursor };
   }, [mode]);
   const [issued, setIssued] = useState<{ key: string; info: ApiKeyInfo }>();
   const confirm = useConfirm();

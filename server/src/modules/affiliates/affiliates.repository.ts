@@ -9,6 +9,7 @@ import { Sql, isUniqueViolation } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import { isUuid } from '../../http/serialize.js';
 import { withEvents } from '../events/outbox.js';
+import { lockPartnerForm, partnerFormOf } from '../tax-forms/partner-form.js';
 import { sql as raw } from 'kysely';
 
 export type AffiliateRecord = StoredRow<'affiliates'>;
@@ -37,15 +38,19 @@ export class AffiliatesRepository {
     try {
       return await insertOnce(
         'affiliate',
-        // The affiliate.created event rides the insert (modules/events/outbox.ts).
-        async () => {
-          const insert = kyselyOf(this.orm)
-            .insertInto('affiliates')
-            .values(row)
-            .onConflict((conflict) => conflict.columns(['organization_id', 'program_id', 'email']).doNothing())
-            .returningAll();
-          return (await withEvents(insert, 'affiliate.created').execute(kyselyOf(this.orm))).rows[0];
-        },
+        // The affiliate.created event rides the insert (modules/events/outbox.ts). The new
+        // membership starts with the partner's current tax form (one per e-mail: tax-forms/partner-form.ts).
+        () =>
+          Sql.of(this.orm).transaction(async (sql) => {
+            await lockPartnerForm(sql, row.organization_id, row.email);
+            const insert = kyselyOf(this.orm)
+              .insertInto('affiliates')
+              .values({ ...row, ...(await partnerFormOf(sql, row.organization_id, row.email)) })
+              .onConflict((conflict) => conflict.columns(['organization_id', 'program_id', 'email']).doNothing())
+              .returningAll();
+            const [inserted] = await sql.execute({ compile: () => withEvents(insert, 'affiliate.created').compile(kyselyOf(this.orm)) });
+            return inserted as AffiliateRecord | undefined;
+          }),
         existing,
       );
     } catch (err) {
@@ -103,6 +108,7 @@ export class AffiliatesRepository {
     return Sql.of(this.orm).transaction(async (sql) => {
       const current = await findOwnedRow<AffiliateRecord>(sql, AFFILIATES_BY_ID, organizationId, id);
       if (current.erased_at) return { erased: current, ids: [] };
+      await lockPartnerForm(sql, organizationId, current.email);
       const placeholder = raw<string>`'erased-' || id || '@erased.invalid'`;
       const update = kyselyOf(this.orm)
         .updateTable('affiliates')

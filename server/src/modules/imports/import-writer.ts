@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ImportKind } from '@affiliate-attribution/contract';
 import type { Sql } from '../../db/sql.js';
+import { lockPartnerForm, partnerFormOf } from '../tax-forms/partner-form.js';
 import { SLUG_PATTERN } from '@affiliate-attribution/contract';
 import { generateSlug } from '../affiliates/affiliates.service.js';
 import type { Counts, Skip, SourceAffiliate, SourceBatch, SourceCommission, SourceCustomer, SourcePayout } from './import-model.js';
@@ -92,9 +93,15 @@ export class ImportWriter {
       for (const t of usable) if (await this.tokenFree(t, null)) { slug = t; break; }
       slug ??= generateSlug(a.email);
       affiliateId = randomUUID();
+      // A partner already here by e-mail brings their tax form to the new membership (tax-forms/partner-form.ts).
+      await lockPartnerForm(this.sql, organizationId, a.email);
+      const form = await partnerFormOf(this.sql, organizationId, a.email);
       await this.sql.rows(
-        `insert into affiliates (id, organization_id, program_id, email, name, slug, status, payout_email, import_id) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [affiliateId, organizationId, programId, a.email, a.name, slug, a.status, a.payout_email, importId],
+        `insert into affiliates (id, organization_id, program_id, email, name, slug, status, payout_email, import_id,
+           tax_form_status, tax_form_kind, tax_form_submitted_at, tax_form_decided_at, tax_form_rejection_reason)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+        [affiliateId, organizationId, programId, a.email, a.name, slug, a.status, a.payout_email, importId,
+          form.tax_form_status, form.tax_form_kind, form.tax_form_submitted_at, form.tax_form_decided_at, form.tax_form_rejection_reason],
       );
       this.counts.affiliates.created++;
     }

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { notifyChange, type CacheChange } from '../../db/change-notifications.js';
 import { kyselyOf, type NewRow, type StoredRow } from '../../db/database.js';
 import { Sql } from '../../db/sql.js';
+import type { Mode } from '@affiliate-attribution/contract';
 import type { CursorPosition } from '../../http/pagination.js';
 import { isUuid } from '../../http/serialize.js';
 import { sql } from 'kysely';
@@ -98,9 +99,10 @@ export class OrganizationsRepository {
     return this.keysOfAccount(accountId).orderBy('k.created_at').orderBy('k.id').execute();
   }
 
-  /** A page of the keys of both modes in creation order, after a cursor's position; one more than the page. */
-  keysAfter(accountId: string, after: CursorPosition | undefined, limit: number): Promise<ApiKeyRecord[]> {
+  /** A page of the keys of both modes (or of `mode`) in creation order, after a cursor's position; one more than the page. */
+  keysAfter(accountId: string, mode: Mode | undefined, after: CursorPosition | undefined, limit: number): Promise<ApiKeyRecord[]> {
     let query = this.keysOfAccount(accountId);
+    if (mode) query = query.where('o.livemode', '=', mode === 'live');
     if (after) query = query.where(sql<boolean>`(k.created_at, k.id) > (${after.at}, ${after.id})`);
     return query.orderBy('k.created_at').orderBy('k.id').limit(limit + 1).execute();
   }

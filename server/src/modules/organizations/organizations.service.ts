@@ -65,10 +65,10 @@ export class OrganizationsService {
     return key.issued;
   }
 
-  /** A page of the account's keys of both modes, oldest first (the dashboard's Developers page; GET /api/api-keys). */
-  async pageKeys(accountId: string, query: { cursor?: string | undefined; limit?: number | undefined }): Promise<{ api_keys: ApiKeyInfo[]; next_cursor: string | null }> {
+  /** A page of the account's keys of both modes, or of `mode`, oldest first (the dashboard's Developers page; GET /api/api-keys). */
+  async pageKeys(accountId: string, query: { cursor?: string | undefined; limit?: number | undefined; mode?: Mode | undefined }): Promise<{ api_keys: ApiKeyInfo[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
-    const page = pageOf(await this.organizations.keysAfter(accountId, decodeCursor(query.cursor), limit), limit, (k) => ({ at: k.created_at, id: k.id }));
+    const page = pageOf(await this.organizations.keysAfter(accountId, query.mode, decodeCursor(query.cursor), limit), limit, (k) => ({ at: k.created_at, id: k.id }));
     return { api_keys: page.items.map(toApiKeyInfo), next_cursor: page.next_cursor };
   }
 

@@ -5,7 +5,7 @@ import { minorUnitDigits } from '../../attribution/money.js';
 import { PAYOUT_RAIL_HOSTS, payoutRailSettings, type PayoutRailSettings } from '../../config.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../http/errors.js';
 import type { IntegrationsService } from '../integrations/integrations.service.js';
-import type { PayoutSendsRepository, SendCandidate, SendPlan } from './payout-sends.repository.js';
+import { heldRefusal, type PayoutSendsRepository, type SendCandidate, type SendPlan } from './payout-sends.repository.js';
 import type { PayoutRecord, PayoutsRepository } from './payouts.repository.js';
 import { toPayoutDto } from './payouts.service.js';
 import { PayPalPayouts } from './rails/paypal.js';
@@ -95,6 +95,8 @@ export class PayoutSender {
     const test = await this.sends.isTestOrganization(organizationId);
     for (const c of candidates) {
       if (c.status !== 'pending') throw new ConflictError(`Payout ${c.id} is ${c.status}: only a pending payout can be sent`);
+      // Created before its program required a form, or before the form was rejected: held all the same, as the payout run holds it.
+      if (c.hold_reason) throw new ConflictError(heldRefusal(c, c.hold_reason));
       if (c.payout_method === 'manual') {
         throw new BadRequestError(
           `Payout ${c.id}: affiliate ${c.affiliate_id} is paid manually (payout_method manual): pay it with the export files (GET /api/payouts/export?format=paypal or wise) and mark it paid, or set the affiliate's payout_method to paypal, stripe or wise`,

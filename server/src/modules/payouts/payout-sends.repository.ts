@@ -1,12 +1,14 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { PayoutMethod } from '@affiliate-attribution/contract';
+import type { PayoutHoldReason, PayoutMethod } from '@affiliate-attribution/contract';
 import { Sql } from '../../db/sql.js';
 import { ConflictError } from '../../http/errors.js';
+import { holdMessage, payoutHoldSql } from '../tax-forms/tax-form-rules.js';
 import type { PayoutRecord } from './payouts.repository.js';
 import type { RailMethod } from './rails/rail.js';
 
-/** A payout with what sending it needs of its affiliate. */
+/** A payout with what sending it needs of its affiliate, and what holds it now (its program's require_tax_form). */
 export type SendCandidate = PayoutRecord & {
+  hold_reason: PayoutHoldReason | null;
   payout_method: PayoutMethod;
   email: string;
   payout_email: string | null;
@@ -15,8 +17,16 @@ export type SendCandidate = PayoutRecord & {
   amount_text: string;
 };
 
-const CANDIDATE_COLUMNS = `p.*, p.amount::text as amount_text, a.payout_method, a.email, a.payout_email, a.name, a.stripe_account_id
-  from payouts p join affiliates a on a.id = p.affiliate_id and a.organization_id = p.organization_id`;
+const CANDIDATE_COLUMNS = `p.*, p.amount::text as amount_text, a.payout_method, a.email, a.payout_email, a.name, a.stripe_account_id, ${payoutHoldSql('a', 'pg')} as hold_reason
+  from payouts p join affiliates a on a.id = p.affiliate_id and a.organization_id = p.organization_id
+  join programs pg on pg.id = p.program_id and pg.organization_id = p.organization_id`;
+
+/**
+ * Why a payout is not sent while its program's require_tax_form holds it: the hold's own reason
+ * (tax-form-rules.ts holdMessage), as the payout run and a retry say it.
+ */
+export const heldRefusal = (payout: Pick<PayoutRecord, 'id' | 'affiliate_id'>, reason: PayoutHoldReason): string =>
+  `Payout ${payout.id}: ${holdMessage(reason)}: its program requires an accepted tax form before paying affiliate ${payout.affiliate_id}; nothing was sent (cancel the payout to keep its commissions approved until the form is accepted)`;
 
 export interface SendPlan {
   id: string;
@@ -46,20 +56,25 @@ export class PayoutSendsRepository {
    * Every payout of the plans becomes `processing` with its method and idempotency key, in one
    * transaction that commits BEFORE any provider is called: whatever happens to the call (a lost
    * answer, a crash), the payout is known to be in flight under that key and is never sent as
-   * new. A payout no longer pending (a concurrent send, a cancel): 409, nothing changes.
+   * new. A payout no longer pending (a concurrent send, a cancel), or held by its program's
+   * require_tax_form (a form rejected meanwhile): 409, nothing changes.
    */
   claim(organizationId: string, plans: SendPlan[], simulated: boolean): Promise<PayoutRecord[]> {
     return Sql.of(this.orm).transaction(async (sql) => {
       const rows = await sql.rows<PayoutRecord>(
         `update payouts p set status = 'processing', method = x.method, send_key = x.send_key, sent_at = now(), simulated = $5
-           from unnest($2::uuid[], $3::text[], $4::text[]) as x(id, method, send_key)
+           from unnest($2::uuid[], $3::text[], $4::text[]) as x(id, method, send_key), affiliates a, programs pg
           where p.organization_id = $1 and p.id = x.id and p.status = 'pending'
+            and a.organization_id = p.organization_id and a.id = p.affiliate_id and pg.organization_id = p.organization_id and pg.id = p.program_id
+            and ${payoutHoldSql('a', 'pg')} is null
           returning p.*`,
         [organizationId, plans.map((p) => p.id), plans.map((p) => p.method), plans.map((p) => p.send_key), simulated],
       );
       if (rows.length !== plans.length) {
         const claimed = new Set(rows.map((r) => r.id));
         const lost = plans.find((p) => !claimed.has(p.id))!;
+        const now = await sql.one<SendCandidate>(`select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.id = $2`, [organizationId, lost.id]);
+        if (now?.status === 'pending' && now.hold_reason) throw new ConflictError(heldRefusal(now, now.hold_reason));
         throw new ConflictError(`Payout ${lost.id} is no longer pending (sent or canceled meanwhile); nothing was sent`);
       }
       return rows;

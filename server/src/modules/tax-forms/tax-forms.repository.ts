@@ -6,6 +6,7 @@ import { eventsOf } from '../events/outbox.js';
 import { payoutRunLock } from '../payouts/payouts.repository.js';
 import type { AffiliateRecord } from '../affiliates/affiliates.repository.js';
 import type { DocumentType } from './document-type.js';
+import { lockPartnerForm } from './partner-form.js';
 
 const AFFILIATES_BY_ID: OwnedTable = { table: 'affiliates', notFound: 'Affiliate not found' };
 
@@ -62,6 +63,7 @@ export class TaxFormsRepository {
    */
   submit(organizationId: string, email: string, form: NewTaxForm, seal: (affiliateId: string) => Buffer, at: Date): Promise<string[]> {
     return this.sql.transaction(async (sql) => {
+      await lockPartnerForm(sql, organizationId, email);
       const changed = await sql.rows<{ id: string }>(
         `with changed as (
            update affiliates set tax_form_status = 'submitted', tax_form_kind = ?, tax_form_submitted_at = ?, tax_form_decided_at = null, tax_form_rejection_reason = null
@@ -108,6 +110,7 @@ export class TaxFormsRepository {
     return this.sql.transaction(async (sql) => {
       await sql.execute({ compile: () => payoutRunLock('shared', organizationId).compile(kyselyOf(this.orm)) });
       const current = await findOwnedRow<AffiliateRecord>(sql, AFFILIATES_BY_ID, organizationId, id);
+      await lockPartnerForm(sql, organizationId, current.email);
       const decision = decide(current);
       let affiliate = current;
       if (decision) {
@@ -125,10 +128,22 @@ export class TaxFormsRepository {
     });
   }
 
-  /** The sealed document of an owned affiliate (403/404 by the ownership rule); undefined when none is on file. */
+  /**
+   * The sealed document of an owned affiliate (403/404 by the ownership rule), and the membership
+   * it is sealed for; undefined when none is on file. The form is the partner's: a membership
+   * created after the upload has no row of its own until the next upload, and reads the
+   * partner's latest one (any membership of the e-mail), as it took the form's state
+   * (partner-form.ts). A membership without a form (`missing`) has no document.
+   */
   async document(organizationId: string, id: string): Promise<(StoredDocument & { affiliate_id: string }) | undefined> {
     const affiliate = await findOwnedRow<AffiliateRecord>(this.sql, AFFILIATES_BY_ID, organizationId, id);
-    const row = await this.sql.one<StoredDocument>('select content_type, file_name, document from tax_forms where organization_id = ? and affiliate_id = ?', [organizationId, affiliate.id]);
-    return row && { ...row, affiliate_id: affiliate.id };
+    if (!affiliate.tax_form_status) return undefined;
+    return this.sql.one<StoredDocument & { affiliate_id: string }>(
+      `select t.affiliate_id, t.content_type, t.file_name, t.document
+         from tax_forms t join affiliates a on a.organization_id = t.organization_id and a.id = t.affiliate_id
+        where t.organization_id = ? and a.email = ?
+        order by t.submitted_at desc, (t.affiliate_id = ?) desc limit 1`,
+      [organizationId, affiliate.email, affiliate.id],
+    );
   }
 }
