@@ -243,6 +243,38 @@ describeInBrowser('the dashboard in test mode', () => {
     await m.context.close();
   });
 
+  it('Send in test mode: the confirmation says nothing moves, and the payout is paid at once, marked simulated', { timeout: 90_000 }, async () => {
+    const m = await merchant();
+    const { page } = m;
+    await withFailureScreenshots(page, 'test-mode-send', async () => {
+      const patched = await call(base, 'PATCH', `/api/affiliates/${m.testAffiliate.id}`, { headers: m.test, body: { payout_method: 'paypal', payout_email: 'tina-paypal@partners.example' } });
+      expect(patched.status).toBe(200);
+      const pending = await call(base, 'GET', '/api/commissions?status=pending', { headers: m.test });
+      for (const c of pending.body.data.commissions) expect((await call(base, 'POST', `/api/commissions/${c.id}/approve`, { headers: m.test })).status).toBe(200);
+      const created = await call(base, 'POST', '/api/payouts', { headers: m.test, body: {} });
+      expect(created.body.data.payouts).toHaveLength(1);
+
+      await modeSwitch(page).click();
+      await banner(page).waitFor();
+      await page.getByRole('link', { name: 'Commissions & payouts' }).click();
+      const payouts = page.locator('.table-wrap[aria-label="Payouts"]');
+      const row = payouts.getByRole('row', { name: /\$20\.00/ });
+      await row.getByRole('checkbox').check();
+      await page.getByRole('button', { name: 'Send 1 selected' }).click();
+      const dialog = page.getByRole('dialog');
+      await expect.poll(() => dialog.textContent(), POLL).toContain('Test mode: nothing reaches a provider and no money moves.');
+      expect(await dialog.textContent()).not.toContain('This moves money');
+      await shoot(page, 'send-test-mode-confirm');
+      await dialog.getByRole('button', { name: 'Send' }).click();
+      await page.getByRole('combobox', { name: 'Status' }).last().selectOption('paid');
+      await expect.poll(() => payouts.getByRole('row', { name: /\$20\.00/ }).textContent(), POLL).toContain('simulated');
+      const sent = await call(base, 'GET', `/api/payouts/${created.body.data.payouts[0].id}`, { headers: m.test });
+      expect(sent.body.data.payout).toMatchObject({ status: 'paid', simulated: true, livemode: false });
+      expect(m.errors).toEqual([]);
+    });
+    await m.context.close();
+  });
+
   it('Preview portal (test mode): a new tab signed in to the portal as the test partner, with the preview banner', { timeout: 90_000 }, async () => {
     const m = await merchant();
     const { page } = m;

@@ -14,7 +14,7 @@ export async function startEventDelivery(
   logger: Logger,
 ): Promise<EventDelivery> {
   if (!config.ENCRYPTION_KEY) {
-    logger.warn('ENCRYPTION_KEY is not set: webhook endpoint and payment-provider signing secrets are stored unencrypted.');
+    logger.warn('ENCRYPTION_KEY is not set: webhook endpoint and payment-provider signing secrets and payout-rail credentials are stored unencrypted; tax form uploads are refused.');
   }
   if (config.WEBHOOK_ALLOW_PRIVATE_URLS) {
     logger.warn('WEBHOOK_ALLOW_PRIVATE_URLS=true: webhook endpoints may use http:// and private addresses. Development only.');

@@ -5,6 +5,7 @@ import { Empty, Field, FormError, PageHeader, Status, date, money, useConfirm, u
 import { DataTable, FilterSelect, usePagedList } from '../table';
 import { AffiliateLink, useAffiliateNames } from './AffiliateName';
 import { HoldReasons } from './HoldReasons';
+import { useMode } from '../mode';
 
 const COMMISSION_STATUSES = ['on_hold', 'pending', 'approved', 'paid', 'rejected', 'reversed'] as const;
 type CommissionStatus = (typeof COMMISSION_STATUSES)[number];
@@ -214,6 +215,7 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
   const pages = list.pages;
   const names = useAffiliateNames(list.rows?.map((p) => p.affiliate_id));
   const confirm = useConfirm();
+  const mode = useMode();
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const toggle = (id: string) =>
     setSelected((current) => {
@@ -224,7 +226,11 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
     });
   const send = useSubmit(async () => {
     const ids = [...selected];
-    if (!(await confirm({ title: `Send ${ids.length} payout${ids.length === 1 ? '' : 's'}?`, body: "Each goes by its affiliate's payout method (PayPal, Stripe or Wise) from your connected account. This moves money.", confirm: 'Send' })))
+    const body =
+      mode === 'test'
+        ? 'Test mode: nothing reaches a provider and no money moves. Each is marked paid at once (simulated), or failed when its affiliate has no payout destination.'
+        : "Each goes by its affiliate's payout method (PayPal, Stripe or Wise) from your connected account. This moves money.";
+    if (!(await confirm({ title: `Send ${ids.length} payout${ids.length === 1 ? '' : 's'}?`, body, confirm: 'Send' })))
       return;
     return data(await api.payouts.send({ body: { payout_ids: ids } }));
   }, () => {

@@ -139,7 +139,7 @@ export function Integrations() {
       <FormError error={list.error} />
       {list.loading && !list.data ? <Loading /> : list.data?.filter((i) => i.kind === 'payment_provider').map((i) => <ProviderCard key={i.provider} integration={i} onChanged={list.reload} />)}
       <h2>Payout rails</h2>
-      <p>Send payouts from your own PayPal, Stripe or Wise account (Commissions and payouts, "Send selected"). Credentials are encrypted at rest and never shown again.</p>
+      <p>Send payouts from your own PayPal, Stripe or Wise account (Commissions and payouts, "Send selected"). Credentials are never shown again, and are encrypted at rest when the service has an ENCRYPTION_KEY.</p>
       {list.data?.filter((i) => i.kind === 'payout_rail').map((i) => <RailCard key={i.provider} integration={i} onChanged={list.reload} />)}
       <ReceivedEvents />
     </section>
