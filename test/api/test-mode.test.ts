@@ -53,6 +53,24 @@ describe('test and live keys', () => {
     expectError(await request('GET', '/api/me', { headers: { authorization: 'Bearer svc_test_not-a-key' } }), 401, ErrorMessages.invalidApiKey);
   });
 
+  it('an X-Mode header that contradicts the key is refused (400), on the hot paths too; one that agrees is served', async () => {
+    const org = await createOrganization('Header Modes');
+    const liveAsTest = 'X-Mode: test does not apply to a live API key: use a test key (svc_test_…) for test data';
+    const testAsLive = 'X-Mode: live does not apply to a test API key: use a live key for live data';
+    const bogus = 'X-Mode: must be "live" or "test" (the dashboard\'s test-mode switch); leave it out for live data';
+    for (const [method, path, body] of [
+      ['GET', '/api/me', undefined],
+      ['POST', '/api/clicks', { ref: 'nobody-here' }],
+      ['GET', '/api/programs', undefined],
+    ] as const) {
+      expectError(await request(method, path, { key: org.key, body, headers: { 'x-mode': 'test' } }), 400, liveAsTest);
+      expectError(await request(method, path, { key: org.testKey, body, headers: { 'x-mode': 'live' } }), 400, testAsLive);
+      expectError(await request(method, path, { key: org.key, body, headers: { 'x-mode': 'sandbox' } }), 400, bogus);
+    }
+    expect((await request('GET', '/api/me', { key: org.key, headers: { 'x-mode': 'live' } })).body.data.organization.livemode).toBe(true);
+    expect((await request('GET', '/api/me', { key: org.testKey, headers: { 'x-mode': 'test' } })).body.data.organization.livemode).toBe(false);
+  });
+
   it('the operator issues keys of either mode (no body: live), lists both with their mode, and revokes a test key', async () => {
     const org = await createOrganization();
     const live = await admin().post(`/admin/organizations/${org.id}/api-keys`);

@@ -3,7 +3,8 @@ import type { OrganizationContext } from './organization-context.js';
 import { ErrorMessages } from '@affiliate-attribution/contract';
 import { hashApiKey, parseAuthorizationHeader } from '../modules/organizations/api-key.js';
 import type { OrganizationsService } from '../modules/organizations/organizations.service.js';
-import { UnauthorizedError } from './errors.js';
+import { BadRequestError, UnauthorizedError } from './errors.js';
+import { MODE_HEADER, requestedLivemode } from './organization-context.js';
 import type { PipelineRequest, Stage } from './pipeline.js';
 import { LRUCache } from 'lru-cache';
 
@@ -86,6 +87,16 @@ export function apiKeyStage(authenticator: ApiKeyAuthenticator): Stage {
 }
 
 function identify(req: PipelineRequest, { organization, keyHash }: ApiKeyIdentity): void {
+  // An API key's mode is its own; an X-Mode header that says otherwise is a client mistaken about
+  // which data it writes: refused, never served in the key's mode.
+  const asked = req.headers[MODE_HEADER];
+  if (asked !== undefined && requestedLivemode(asked) !== organization.livemode) {
+    throw new BadRequestError(
+      organization.livemode
+        ? 'X-Mode: test does not apply to a live API key: use a test key (svc_test_…) for test data'
+        : 'X-Mode: live does not apply to a test API key: use a live key for live data',
+    );
+  }
   req.organization = organization;
   req.apiKeyHash = keyHash;
 }

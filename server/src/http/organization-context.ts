@@ -1,4 +1,5 @@
 import type { Organization } from '@affiliate-attribution/contract';
+import { BadRequestError } from './errors.js';
 
 /**
  * The organization a request acts for (shared/spec/test-mode.md). Test data lives in a twin
@@ -20,4 +21,20 @@ export interface OrganizationContext {
 /** The organization as the API shows it (GET /api/me): the account's id, in either mode. */
 export function organizationOf(context: OrganizationContext): Organization {
   return { id: context.account_id, name: context.name, livemode: context.livemode };
+}
+
+/** The dashboard's test-mode switch: `X-Mode: test` on a session request acts on the test data. */
+export const MODE_HEADER = 'x-mode';
+
+/**
+ * The mode an `X-Mode` header asks for: live without it (or `live`), test with `test`; any other
+ * value is refused (400) rather than silently taken as live. A session acts in the mode asked
+ * for (modules/people/session.ts); an API key has its own mode, and a header that contradicts it
+ * is refused (http/authentication.ts): a client that believes it writes test data never writes
+ * live data.
+ */
+export function requestedLivemode(header: string | string[] | undefined): boolean {
+  if (header === undefined || header === 'live') return true;
+  if (header === 'test') return false;
+  throw new BadRequestError('X-Mode: must be "live" or "test" (the dashboard\'s test-mode switch); leave it out for live data');
 }

@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { fromNodeHeaders } from 'better-auth/node';
 import { LRUCache } from 'lru-cache';
-import { BadRequestError, ForbiddenError } from '../../http/errors.js';
-import type { OrganizationContext } from '../../http/organization-context.js';
+import { ForbiddenError } from '../../http/errors.js';
+import { MODE_HEADER, requestedLivemode, type OrganizationContext } from '../../http/organization-context.js';
 import type { PipelineRequest, Stage } from '../../http/pipeline.js';
 import { AUTH_COOKIE_PREFIX, type Auth } from './auth.js';
 import type { PeopleRepository, Role } from './people.repository.js';
@@ -81,22 +81,9 @@ export function sessionStage(deps: { auth: Auth; people: PeopleRepository; organ
       if (!SAFE_METHODS.has(req.method ?? 'GET') && !sameOrigin(req.headers, publicOrigin)) {
         throw new ForbiddenError('Cross-site request refused: a dashboard session only works from the dashboard');
       }
-      return authenticate(req, sessionLivemode(req.headers[MODE_HEADER]));
+      return authenticate(req, requestedLivemode(req.headers[MODE_HEADER]));
     },
   };
-}
-
-/** The dashboard's test-mode switch: `X-Mode: test` on a session request acts on the test data. */
-export const MODE_HEADER = 'x-mode';
-
-/**
- * A session request's mode from its X-Mode header: live without it (or `live`), test with
- * `test`; any other value is refused (400) rather than silently taken as live.
- */
-export function sessionLivemode(header: string | string[] | undefined): boolean {
-  if (header === undefined || header === 'live') return true;
-  if (header === 'test') return false;
-  throw new BadRequestError('X-Mode: must be "live" or "test" (the dashboard\'s test-mode switch); leave it out for live data');
 }
 
 /** What the session stage needs of the organizations module: the live organization or its twin. */
