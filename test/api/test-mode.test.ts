@@ -281,6 +281,9 @@ describe('test data is invisible to live keys, and live data to test keys', () =
         expect(row.affiliate_id).toBe(own.affiliate);
         expect(row.livemode).toBe(livemode);
       }
+      const series = await key.get(`/api/reports/timeseries?from=${from}&to=${to}`);
+      expect(series.status).toBe(200);
+      expect(series.body.data.livemode).toBe(livemode);
       const exported = await key.get('/api/payouts/export');
       expect(exported.status).toBe(200);
       expect(String(exported.body).includes(other.payout)).toBe(false);

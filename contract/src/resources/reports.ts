@@ -93,6 +93,7 @@ export const reportsContract = c.router({
         success: z.literal(true),
         data: z.object({
           interval: ReportInterval,
+          livemode: Livemode.describe('Whose figures these are: false for test data (a test key or a test-mode session).'),
           points: z.array(TimeseriesPoint),
           totals: z.array(ReportTotals).describe('One row per currency of `points`: the figures of the whole period, exact.'),
         }),

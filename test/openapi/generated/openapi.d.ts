@@ -15732,6 +15732,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "interval": "day",
+                     *         "livemode": false,
                      *         "points": [
                      *           {
                      *             "period": "period",
@@ -15785,6 +15786,8 @@ export interface operations {
                              * @enum {string}
                              */
                             interval: "day" | "week" | "month";
+                            /** @description Whose figures these are: false for test data (a test key or a test-mode session). */
+                            livemode: boolean;
                             points: components["schemas"]["TimeseriesPoint"][];
                             /** @description One row per currency of `points`: the figures of the whole period, exact. */
                             totals: components["schemas"]["ReportTotals"][];
