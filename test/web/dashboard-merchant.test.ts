@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeInBrowser, launchChromium } from '../snippet/support/browser.js';
-import { buildDashboard, capture, DESKTOP, withFailureScreenshots } from './support/dashboard.js';
+import { buildDashboard, capture, DESKTOP, pageErrors, withFailureScreenshots } from './support/dashboard.js';
 import { call, ownerSession, PASSWORD, startService, type PeopleServer } from './support/people.js';
 
 /**
@@ -30,8 +30,7 @@ async function merchant(program: Record<string, unknown> = {}) {
   const context = await browser.newContext({ viewport: DESKTOP });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
   const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
+  const errors = pageErrors(page);
   await page.goto(`${base}/dashboard/sign-in`);
   await page.getByLabel('E-mail').fill(owner.email);
   await page.getByLabel('Password').fill(PASSWORD);

@@ -3,7 +3,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeInBrowser, launchChromium } from '../snippet/support/browser.js';
 import { TEST_ADMIN_TOKEN } from '../support/server.js';
-import { buildDashboard, capture, DESKTOP, initialJavaScript, PHONE, seriousViolations, sidewaysScrolling, withFailureScreenshots } from './support/dashboard.js';
+import { buildDashboard, capture, DESKTOP, initialJavaScript, pageErrors, PHONE, seriousViolations, sidewaysScrolling, withFailureScreenshots } from './support/dashboard.js';
 import { call, ownerSession, PASSWORD, startService, type PeopleServer } from './support/people.js';
 
 /**
@@ -78,8 +78,7 @@ describeInBrowser('the dashboard in Chromium', () => {
   it('a merchant signs in, creates a program and an affiliate, sees API traffic, approves, pays out, rotates a key, stores a Stripe secret', { timeout: 120_000 }, async () => {
     const org = await invitedOrganization('Acme Inc');
     const { context, page } = await newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    const errors = pageErrors(page);
     await withFailureScreenshots(page, 'end-to-end', async () => {
       // The first owner accepts the operator's invitation and is signed in.
       await page.goto(org.acceptUrl);
