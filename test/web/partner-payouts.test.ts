@@ -6,9 +6,9 @@ import { describeInBrowser, launchChromium } from '../snippet/support/browser.js
 import { TEST_ENCRYPTION_KEY } from '../support/server.js';
 import { StripeConnectStandIn } from '../support/stripe-connect-standin.js';
 import { buildDashboard, DESKTOP, seriousViolations, sidewaysScrolling, withFailureScreenshots } from './support/dashboard.js';
-import { call, ownerSession, PASSWORD, startService, type PeopleServer } from './support/people.js';
-import { apply, unique } from './support/portal.js';
-import { signInLinkOf, startSmtpReceiver, type SmtpReceiver } from './support/smtp.js';
+import { call, ownerSession, PASSWORD } from './support/people.js';
+import { apply, type MailedService, startServiceWithMail, unique } from './support/portal.js';
+import { signInLinkOf, type SmtpReceiver } from './support/smtp.js';
 
 /**
  * Tax forms and Stripe Connect onboarding in Chromium, both sides (shared/spec/payout-rails.md): a program that requires an
@@ -23,20 +23,16 @@ const NARROW = { width: 390, height: 844 };
 const PDF = Buffer.from('%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\nW-9 of a partner\n%%EOF\n');
 
 let smtp: SmtpReceiver;
-let service: PeopleServer;
+let service: MailedService;
 let base: string;
 
 beforeAll(async () => {
   buildDashboard(DIST);
   mkdirSync(SHOTS, { recursive: true });
-  smtp = await startSmtpReceiver();
-  service = await startService({ SMTP_URL: smtp.url, ENCRYPTION_KEY: TEST_ENCRYPTION_KEY }, undefined, undefined, { webDist: DIST });
-  base = service.baseUrl;
+  service = await startServiceWithMail({ ENCRYPTION_KEY: TEST_ENCRYPTION_KEY }, { webDist: DIST });
+  ({ smtp, baseUrl: base } = service);
 }, 120_000);
-afterAll(async () => {
-  await service?.close();
-  await smtp?.close();
-});
+afterAll(() => service?.close());
 
 async function shoot(page: Page, name: string): Promise<void> {
   const size = page.viewportSize() ?? DESKTOP;
