@@ -5,8 +5,8 @@ import { fromRepoRoot } from '../../server/src/paths.js';
 import { describeInBrowser, launchChromium } from '../snippet/support/browser.js';
 import { TEST_ENCRYPTION_KEY } from '../support/server.js';
 import { StripeConnectStandIn } from '../support/stripe-connect-standin.js';
-import { buildDashboard, DESKTOP, seriousViolations, sidewaysScrolling, withFailureScreenshots } from './support/dashboard.js';
-import { call, ownerSession, PASSWORD } from './support/people.js';
+import { buildDashboard, DESKTOP, seriousViolations, sidewaysScrolling, signInOnPage, withFailureScreenshots } from './support/dashboard.js';
+import { call, ownerSession } from './support/people.js';
 import { apply, type MailedService, startServiceWithMail, unique } from './support/portal.js';
 import { signInLinkOf, type SmtpReceiver } from './support/smtp.js';
 
@@ -101,11 +101,7 @@ describeInBrowser('tax forms, as the partner and the merchant see them', () => {
     });
 
     await withFailureScreenshots(merchant, 'tax-form-dashboard', async () => {
-      await merchant.goto(`${base}/dashboard/sign-in`);
-      await merchant.getByLabel('E-mail').fill(owner.email);
-      await merchant.getByLabel('Password').fill(PASSWORD);
-      await merchant.getByRole('button', { name: 'Sign in' }).click();
-      await merchant.waitForURL('**/dashboard/overview');
+      await signInOnPage(merchant, base, owner.email);
       await merchant.goto(`${base}/dashboard/affiliates/${affiliateId}`);
       const form = merchant.getByTestId('tax-form');
       await form.getByTestId('payout-hold').getByText('Payout held: tax form submitted').waitFor();
@@ -214,11 +210,7 @@ describeInBrowser('Stripe Connect onboarding, as the partner and the merchant se
 
     const merchant = await (await browser.newContext({ viewport: DESKTOP, bypassCSP: true })).newPage();
     await withFailureScreenshots(merchant, 'stripe-dashboard', async () => {
-      await merchant.goto(`${base}/dashboard/sign-in`);
-      await merchant.getByLabel('E-mail').fill(owner.email);
-      await merchant.getByLabel('Password').fill(PASSWORD);
-      await merchant.getByRole('button', { name: 'Sign in' }).click();
-      await merchant.waitForURL('**/dashboard/overview');
+      await signInOnPage(merchant, base, owner.email);
       await merchant.goto(`${base}/dashboard/affiliates/${affiliateId}`);
       const row = merchant.getByTestId('stripe-onboarding');
       await row.getByText(/^acct_/).waitFor();

@@ -2,8 +2,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { fromRepoRoot } from '../../server/src/paths.js';
 import { describeInBrowser, html, launchChromium, readmeEmbedCode, startMerchantSite, svcCookie, type MerchantSite } from '../snippet/support/browser.js';
-import { buildDashboard, DESKTOP, PHONE, screenshots, seriousViolations, sidewaysScrolling, withFailureScreenshots } from './support/dashboard.js';
-import { call, ownerSession, PASSWORD } from './support/people.js';
+import { buildDashboard, DESKTOP, PHONE, screenshots, seriousViolations, sidewaysScrolling, signInOnPage, withFailureScreenshots } from './support/dashboard.js';
+import { call, ownerSession } from './support/people.js';
 import { type MailedService, startServiceWithMail, unique } from './support/portal.js';
 import { signInLinkOf, type SmtpReceiver } from './support/smtp.js';
 
@@ -117,11 +117,7 @@ describeInBrowser('the partner portal in Chromium', () => {
 
         // 2. The merchant approves the application in the dashboard.
         const merchant = await browser.newPage({ viewport: DESKTOP });
-        await merchant.goto(`${base}/dashboard/sign-in`);
-        await merchant.getByLabel('E-mail').fill(owner.email);
-        await merchant.getByLabel('Password').fill(PASSWORD);
-        await merchant.getByRole('button', { name: 'Sign in' }).click();
-        await merchant.waitForURL('**/dashboard/overview');
+        await signInOnPage(merchant, base, owner.email);
         await merchant.goto(`${base}/dashboard/affiliates`);
         const row = merchant.getByRole('row', { name: /Jane Partner/ });
         await row.getByText('pending').waitFor();

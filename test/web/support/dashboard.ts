@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { fromRepoRoot } from '../../../server/src/paths.js';
+import { PASSWORD } from './people.js';
 
 export const WEB_DIST = fromRepoRoot('web/dist');
 
@@ -69,6 +70,15 @@ export async function signedInPage(browser: Browser, base: string, cookie: strin
   const [name, ...value] = cookie.split('=');
   await context.addCookies([{ name: name!, value: value.join('='), url: base }]);
   return { context, page: await context.newPage() };
+}
+
+/** Signs in through the dashboard's own sign-in page, as a person would (`email` with the test PASSWORD), up to the overview. */
+export async function signInOnPage(page: Page, base: string, email: string): Promise<void> {
+  await page.goto(`${base}/dashboard/sign-in`);
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL('**/dashboard/overview');
 }
 
 /** The page's uncaught errors, as they happen (a test expects none at its end). */
