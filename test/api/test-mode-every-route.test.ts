@@ -1,8 +1,8 @@
-import type { ZodTypeAny } from 'zod';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant, request, type ApiResponse } from '../support/api.js';
 import { testServer } from '../support/server.js';
 import { contractRoutes, fillPath, pathParamNames } from '../reliability/support/contract-routes.js';
+import { bodyVariants, idsForResource } from '../support/contract-walk.js';
 
 type Merchant = Awaited<ReturnType<typeof createMerchant>>;
 
@@ -13,50 +13,6 @@ type Merchant = Awaited<ReturnType<typeof createMerchant>>;
  * keys are the account's in both modes by design: not walked.)
  */
 const NOT_OF_A_MODE = new Set(['people']);
-const BODY_REFERENCES = ['program_id', 'affiliate_id', 'ref', 'cookie_id', 'click_id', 'customer_id', 'coupon'] as const;
-
-function def(schema: ZodTypeAny): any {
-  return (schema as unknown as { _def: any })._def;
-}
-
-/** A minimal valid value of the schema (required fields only), with `fields` set where the schema has them. */
-function sample(schema: ZodTypeAny, fields: Record<string, unknown>): unknown {
-  const d = def(schema);
-  switch (d.typeName) {
-    case 'ZodObject': {
-      const out: Record<string, unknown> = {};
-      for (const [key, field] of Object.entries(d.shape() as Record<string, ZodTypeAny>)) {
-        if (key in fields) out[key] = fields[key];
-        else if (!field.isOptional()) out[key] = sample(field, fields);
-      }
-      return out;
-    }
-    case 'ZodString': {
-      const kinds = new Set((d.checks ?? []).map((c: { kind: string }) => c.kind));
-      if (kinds.has('uuid')) return '00000000-0000-4000-8000-000000000000';
-      if (kinds.has('email')) return `live-${Date.now()}@example.com`;
-      if (kinds.has('regex')) return 'USD';
-      return `live-${Math.random().toString(36).slice(2, 10)}`;
-    }
-    case 'ZodNumber':
-      return 10;
-    case 'ZodBoolean':
-      return true;
-    case 'ZodEnum':
-      return d.values[0];
-    case 'ZodLiteral':
-      return d.value;
-    case 'ZodOptional':
-    case 'ZodNullable':
-    case 'ZodDefault':
-      return sample(d.innerType, fields);
-    case 'ZodEffects':
-      return sample(d.schema, fields);
-    default:
-      return undefined;
-  }
-}
-
 /** Routes that exist only in test mode and answer a live key 403 by design (spec/test-mode.md). */
 const TEST_MODE_ONLY = new Set(['testData.delete', 'testEmails.list']);
 
@@ -119,31 +75,19 @@ describe('a live key on every route, with the same merchant’s test ids', () =>
   });
 
   function ids(resource: string, path: string): string[] {
-    switch (resource) {
-      case 'programs':
-        return [t.program!];
-      case 'affiliates':
-      case 'partnerInvitations':
-      case 'portalPreview':
-      case 'taxForms':
-      case 'taxFormReview':
-      case 'stripeOnboarding':
-        return [t.affiliate!];
-      case 'customers':
-        return [t.customer!, t.customer_id!];
-      case 'conversions':
-        return [t.conversion!, t.external_id!];
-      case 'commissions':
-        return [t.commission!];
-      case 'payouts':
-        return [t.payout!];
-      case 'coupons':
-        return [t.coupon!];
-      case 'imports':
-        return [t.import!];
-      case 'webhookEndpoints':
-        return path.startsWith('/api/webhook-deliveries/') ? [t.delivery!] : [t.endpoint!];
-    }
+    const found = idsForResource(resource, path, {
+      program: t.program!,
+      affiliate: t.affiliate!,
+      customer: { id: t.customer!, customer_id: t.customer_id! },
+      conversion: { id: t.conversion!, external_id: t.external_id! },
+      commission: t.commission!,
+      payout: t.payout!,
+      coupon: t.coupon!,
+      import: t.import!,
+      webhookEndpoint: t.endpoint!,
+      webhookDelivery: t.delivery!,
+    });
+    if (found) return found;
     throw new Error(`no test id known for ${resource} (${path}): add it to this test`);
   }
 
@@ -174,13 +118,11 @@ describe('a live key on every route, with the same merchant’s test ids', () =>
       const resource = name.split('.')[0]!;
       const params = pathParamNames(route.path);
       const pathVariants = params.length === 0 ? [{}] : params.includes('id') ? ids(resource, route.path).map((id) => ({ id, provider: 'stripe' })) : [{ provider: 'stripe' }];
-      const schema = route.method !== 'GET' && 'body' in route && route.body && typeof (route.body as { _def?: unknown })._def === 'object' ? (route.body as ZodTypeAny) : undefined;
-      const shape = schema && def(schema).typeName === 'ZodObject' ? (def(schema).shape() as Record<string, unknown>) : {};
-      const references: Record<string, string> = { program_id: t.program!, affiliate_id: t.affiliate!, ref: t.slug!, cookie_id: t.cookie!, click_id: t.click!, customer_id: t.customer_id!, coupon: t.code! };
-      const present = BODY_REFERENCES.filter((k) => k in shape);
-      const bodies = !schema ? [undefined] : present.length === 0 ? [sample(schema, {})] : present.map((k) => sample(schema, { [k]: references[k] }));
+      // The body's references, set one at a time to the test data's identifiers.
+      const references = { program_id: t.program!, affiliate_id: t.affiliate!, ref: t.slug!, cookie_id: t.cookie!, click_id: t.click!, customer_id: t.customer_id!, coupon: t.code! };
+      const bodies = bodyVariants(route, references, { prefix: 'live' });
       for (const p of pathVariants) {
-        for (const body of bodies) {
+        for (const { body, reference } of bodies) {
           const path = fillPath(route.path, p);
           const res: ApiResponse = await request(route.method, path, { key: m.key, body });
           calls++;
@@ -189,7 +131,7 @@ describe('a live key on every route, with the same merchant’s test ids', () =>
           // The test-mode-only routes refuse a live key outright (403, their own message); every other route never answers 403 here.
           if (!TEST_MODE_ONLY.has(name)) expect(res.status, what).not.toBe(403);
           const carriesTestId = 'id' in p;
-          const carriesReference = body !== undefined && present.some((k) => (body as Record<string, unknown>)[k] !== undefined);
+          const carriesReference = reference !== undefined;
           if (carriesTestId) expect([400, 404], what).toContain(res.status);
           else if (carriesReference) expect([400, 404, 409], what).toContain(res.status);
           if (res.status < 300) {

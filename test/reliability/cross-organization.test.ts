@@ -4,6 +4,7 @@ import { createMerchant, request, type ApiResponse } from '../support/api.js';
 import { testServer } from '../support/server.js';
 import { contractRoutes, fillPath, pathParamNames, type ContractRoute } from './support/contract-routes.js';
 import { isEnvelope } from './support/service.js';
+import { bodyVariants as bodiesFor, def, idsForResource } from '../support/contract-walk.js';
 
 type Merchant = Awaited<ReturnType<typeof createMerchant>>;
 
@@ -21,50 +22,6 @@ interface Victim extends Merchant {
 
 /** The body's references, set one at a time to the victim's identifiers. */
 const BODY_REFERENCES = ['program_id', 'affiliate_id', 'ref', 'cookie_id', 'click_id', 'customer_id', 'cookieId', 'customerId', 'coupon'] as const;
-
-function def(schema: ZodTypeAny): any {
-  return (schema as unknown as { _def: any })._def;
-}
-
-/** A minimal valid value of the schema (required fields only), with `fields` set where the schema has them. */
-function sample(schema: ZodTypeAny, fields: Record<string, unknown>): unknown {
-  const d = def(schema);
-  switch (d.typeName) {
-    case 'ZodObject': {
-      const out: Record<string, unknown> = {};
-      for (const [key, field] of Object.entries(d.shape() as Record<string, ZodTypeAny>)) {
-        if (key in fields) out[key] = fields[key];
-        else if (!field.isOptional()) out[key] = sample(field, fields);
-      }
-      return out;
-    }
-    case 'ZodString': {
-      const kinds = new Set((d.checks ?? []).map((c: { kind: string }) => c.kind));
-      if (kinds.has('uuid')) return '00000000-0000-4000-8000-000000000000';
-      if (kinds.has('email')) return `intruder-${Date.now()}@example.com`;
-      if (kinds.has('regex')) return 'USD';
-      return `intruder-${Math.random().toString(36).slice(2, 10)}`;
-    }
-    case 'ZodNumber':
-      return 10;
-    case 'ZodBoolean':
-      return true;
-    case 'ZodEnum':
-      return d.values[0];
-    case 'ZodLiteral':
-      return d.value;
-    case 'ZodOptional':
-    case 'ZodNullable':
-    case 'ZodDefault':
-      return sample(d.innerType, fields);
-    case 'ZodEffects':
-      return sample(d.schema, fields);
-    case 'ZodRecord':
-      return { type: 'checkout.session.completed', metadata: fields };
-    default:
-      return undefined;
-  }
-}
 
 /**
  * Every route of the contract, walked from the contract object, called with another
@@ -163,30 +120,20 @@ describe('cross-organization access on every route', () => {
       if (param === 'provider') return ['stripe'];
       if (param === 'keyId') return [victim.keyId];
       if (param === 'id') {
+        const shared = idsForResource(resource!, path, {
+          program: victim.program.id,
+          affiliate: victim.affiliate.id,
+          customer: victim.customer,
+          conversion: victim.conversion,
+          commission: victim.commission.id,
+          payout: victim.payout.id,
+          coupon: victim.coupon.id,
+          import: victim.import.id,
+          webhookEndpoint: victim.webhookEndpoint.id,
+          webhookDelivery: victim.webhookDelivery.id,
+        });
+        if (shared) return shared;
         switch (resource) {
-          case 'programs':
-            return [victim.program.id];
-          case 'affiliates':
-          case 'partnerInvitations':
-          case 'portalPreview':
-          case 'taxForms':
-          case 'taxFormReview':
-          case 'stripeOnboarding':
-            return [victim.affiliate.id];
-          case 'customers':
-            return [victim.customer.id, victim.customer.customer_id];
-          case 'conversions':
-            return [victim.conversion.id, victim.conversion.external_id];
-          case 'commissions':
-            return [victim.commission.id];
-          case 'payouts':
-            return [victim.payout.id];
-          case 'coupons':
-            return [victim.coupon.id];
-          case 'imports':
-            return [victim.import.id];
-          case 'webhookEndpoints':
-            return path.startsWith('/api/webhook-deliveries/') ? [victim.webhookDelivery.id] : [victim.webhookEndpoint.id];
           case 'admin':
           case 'adminPeople':
             return [victim.id];
@@ -203,11 +150,8 @@ describe('cross-organization access on every route', () => {
     return variants;
   }
 
-  function bodyVariants(route: ContractRoute['route']): (unknown | undefined)[] {
-    if (route.method === 'GET' || !('body' in route) || !route.body || typeof (route.body as { _def?: unknown })._def !== 'object') return [undefined];
-    const schema = route.body as ZodTypeAny;
-    const shape = def(schema).typeName === 'ZodObject' ? (def(schema).shape() as Record<string, unknown>) : {};
-    const references: Record<string, string> = {
+  function bodyVariants(route: ContractRoute['route']): unknown[] {
+    const references: Record<(typeof BODY_REFERENCES)[number], string> = {
       program_id: victim.program.id,
       affiliate_id: victim.affiliate.id,
       ref: victim.slug,
@@ -218,9 +162,7 @@ describe('cross-organization access on every route', () => {
       customerId: victim.customer.customer_id,
       coupon: victim.coupon.code,
     };
-    const present = BODY_REFERENCES.filter((key) => key in shape);
-    if (present.length === 0) return [sample(schema, { ref_svc_affiliate: victim.click.cookie_id })];
-    return present.map((key) => sample(schema, { [key]: references[key] }));
+    return bodiesFor(route, references, { prefix: 'intruder', fallback: { ref_svc_affiliate: victim.click.cookie_id } }).map((v) => v.body);
   }
 
   function queryVariants(route: ContractRoute['route']): string[] {

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StandInServer, formFields, formMetadata, sendJson } from './rails/standin-server.js';
 
 /*
  * A local Stripe that speaks Connect onboarding as Stripe documents it, for tests (read first:
@@ -17,45 +17,25 @@ import type { AddressInfo } from 'node:net';
  * - Errors: `{ error: { type, code, message, param } }` with a 4xx https://docs.stripe.com/api/errors
  * Express onboarding itself happens on Stripe's pages: completeOnboarding() stands for it.
  */
-export class StripeConnectStandIn {
+export class StripeConnectStandIn extends StandInServer {
   readonly secretKey = `sk_test_${randomBytes(12).toString('hex')}`;
   readonly accounts = new Map<string, any>();
   /** Every request's method, path and form fields, in order. */
   readonly requests: { method: string; path: string; params: Record<string, string>; idempotencyKey?: string }[] = [];
   private readonly idempotent = new Map<string, { fingerprint: string; status: number; body: unknown }>();
-  private server!: Server;
-  baseUrl = '';
   /** Answers the next requests with a 500 (Stripe down). */
   failing = false;
 
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
+  protected async handle(req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> {
     const url = new URL(req.url ?? '/', this.baseUrl);
-    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      res.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${randomBytes(7).toString('hex')}`, ...headers });
-      res.end(JSON.stringify(body));
-    };
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => sendJson(res, status, body, { 'request-id': `req_${randomBytes(7).toString('hex')}`, ...headers });
     const error = (status: number, type: string, message: string, extra: Record<string, unknown> = {}) => send(status, { error: { type, message, ...extra } });
     if (this.failing) return error(500, 'api_error', 'Something went wrong on our end.');
     if (req.headers.authorization !== `Bearer ${this.secretKey}`) return error(401, 'invalid_request_error', 'Invalid API Key provided');
     if (req.method === 'POST' && !/^application\/x-www-form-urlencoded\b/.test(req.headers['content-type'] ?? '')) {
       return error(400, 'invalid_request_error', 'Invalid request: expected a form-encoded body');
     }
-    const params = Object.fromEntries(new URLSearchParams(raw));
+    const params = formFields(raw);
     const idempotencyKey = req.headers['idempotency-key'] as string | undefined;
     this.requests.push({ method: req.method ?? '', path: url.pathname, params, ...(idempotencyKey ? { idempotencyKey } : {}) });
 
@@ -74,7 +54,7 @@ export class StripeConnectStandIn {
     if (req.method === 'POST' && url.pathname === '/v1/accounts') {
       if (!['express', 'standard', 'custom'].includes(params.type ?? '')) return error(400, 'invalid_request_error', 'Invalid type: must be one of express, standard, or custom', { param: 'type' });
       const id = `acct_${randomBytes(8).toString('hex')}`;
-      const metadata = Object.fromEntries(Object.entries(params).flatMap(([k, v]) => (k.startsWith('metadata[') ? [[k.slice(9, -1), v]] : [])));
+      const metadata = formMetadata(params);
       const capabilities = params['capabilities[transfers][requested]'] === 'true' ? { transfers: 'inactive' } : {};
       const account = { id, object: 'account', type: params.type, email: params.email ?? null, metadata, capabilities, details_submitted: false, charges_enabled: false, payouts_enabled: false, created: Math.floor(Date.now() / 1000) };
       this.accounts.set(id, account);

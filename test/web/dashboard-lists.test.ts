@@ -1,7 +1,7 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeInBrowser, launchChromium } from '../snippet/support/browser.js';
-import { buildDashboard, capture, DESKTOP, PHONE, seriousViolations, sidewaysScrolling, withFailureScreenshots } from './support/dashboard.js';
+import { chromiumForBlock, describeInBrowser } from '../snippet/support/browser.js';
+import { buildDashboard, capture, DESKTOP, pageErrors, PHONE, seriousViolations, sidewaysScrolling, signedInPage, withFailureScreenshots } from './support/dashboard.js';
 import { call, ownerSession, startService, type PeopleServer } from './support/people.js';
 
 /**
@@ -32,11 +32,7 @@ const rowLayouts = (page: Page) =>
   );
 
 describeInBrowser('the dashboard on a phone', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  }, 60_000);
-  afterAll(() => browser?.close());
+  const browser = chromiumForBlock();
 
   it('at 375 px every list page shows its rows as cards and nothing scrolls sideways; at 1280 px they are tables', { timeout: 150_000 }, async () => {
     const owner = await ownerSession(base, 'Phone Lists Incorporated International');
@@ -68,12 +64,8 @@ describeInBrowser('the dashboard on a phone', () => {
       expect(created.status, JSON.stringify(created.body)).toBe(201);
     }
 
-    const context = await browser.newContext({ viewport: PHONE, bypassCSP: true });
-    const [name, ...value] = owner.cookie.split('=');
-    await context.addCookies([{ name: name!, value: value.join('='), url: base }]);
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    const { context, page } = await signedInPage(browser(), base, owner.cookie, { viewport: PHONE });
+    const errors = pageErrors(page);
     await withFailureScreenshots(page, 'lists-on-a-phone', async () => {
       const problems: string[] = [];
       const pages: [path: string, tables: string[], prepare?: () => Promise<void>][] = [
@@ -137,12 +129,8 @@ describeInBrowser('the dashboard on a phone', () => {
     expect((await call(base, 'POST', '/api/conversions', { headers: key, body: { external_id: 'usd-1', amount: 100, customer_id: 'cus_busy_1' } })).status).toBe(201);
     expect((await call(base, 'POST', '/api/conversions', { headers: key, body: { external_id: 'eur-1', amount: 50, currency: 'EUR', ref: 'busy' } })).status).toBe(201);
 
-    const context = await browser.newContext({ viewport: DESKTOP, bypassCSP: true });
-    const [name, ...value] = owner.cookie.split('=');
-    await context.addCookies([{ name: name!, value: value.join('='), url: base }]);
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    const { context, page } = await signedInPage(browser(), base, owner.cookie);
+    const errors = pageErrors(page);
     await withFailureScreenshots(page, 'affiliate-figures', async () => {
       // The report is held until the list is on screen: the list does not wait for it.
       let release!: () => void;

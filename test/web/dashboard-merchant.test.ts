@@ -1,8 +1,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeInBrowser, launchChromium } from '../snippet/support/browser.js';
-import { buildDashboard, capture, DESKTOP, withFailureScreenshots } from './support/dashboard.js';
-import { call, ownerSession, PASSWORD, startService, type PeopleServer } from './support/people.js';
+import { buildDashboard, capture, DESKTOP, pageErrors, signInOnPage, withFailureScreenshots } from './support/dashboard.js';
+import { call, ownerSession, startService, type PeopleServer } from './support/people.js';
 
 /**
  * What a merchant running a program sees in the dashboard (issue 38): where partners are paid,
@@ -30,13 +30,8 @@ async function merchant(program: Record<string, unknown> = {}) {
   const context = await browser.newContext({ viewport: DESKTOP });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
   const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(`${base}/dashboard/sign-in`);
-  await page.getByLabel('E-mail').fill(owner.email);
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL('**/dashboard/overview');
+  const errors = pageErrors(page);
+  await signInOnPage(page, base, owner.email);
   return { owner, key, program: created.body.data.program as { id: string }, page, errors, close: () => context.close() };
 }
 

@@ -1,13 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { EventDelivery } from '../../server/src/modules/events/delivery.js';
 import { SecretBox } from '../../server/src/security/secret-box.js';
-import { describeInBrowser, launchChromium } from '../snippet/support/browser.js';
-import { buildDashboard, capture, DESKTOP, PHONE, seriousViolations, sidewaysScrolling, withFailureScreenshots } from './support/dashboard.js';
+import { chromiumForBlock, describeInBrowser } from '../snippet/support/browser.js';
+import { buildDashboard, capture, DESKTOP, pageErrors, PHONE, seriousViolations, sidewaysScrolling, signedInPage, withFailureScreenshots } from './support/dashboard.js';
 import { call, ownerSession, startService, type PeopleServer } from './support/people.js';
 
 /**
@@ -65,25 +65,13 @@ async function checkBothWidths(page: Page, name: string): Promise<string[]> {
 }
 
 describeInBrowser('webhooks in the dashboard', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  }, 60_000);
-  afterAll(() => browser?.close());
-
-  async function signedInPage(cookie: string) {
-    const context = await browser.newContext({ viewport: DESKTOP, bypassCSP: true });
-    const [name, ...value] = cookie.split('=');
-    await context.addCookies([{ name: name!, value: value.join('='), url: base }]);
-    return { context, page: await context.newPage() };
-  }
+  const browser = chromiumForBlock();
 
   it('an owner adds an endpoint (its secret shown once), sees a failed delivery in the log and retries it, rotates the secret, deletes the endpoint', { timeout: 120_000 }, async () => {
     const owner = await ownerSession(base);
     const key = { authorization: `Bearer ${owner.apiKey}` };
-    const { context, page } = await signedInPage(owner.cookie);
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    const { context, page } = await signedInPage(browser(), base, owner.cookie);
+    const errors = pageErrors(page);
     await withFailureScreenshots(page, 'webhook-endpoints', async () => {
       await page.goto(`${base}/dashboard/developers`);
       await page.getByText('No webhook endpoint').waitFor();
@@ -202,7 +190,7 @@ describeInBrowser('webhooks in the dashboard', () => {
     expect((await send(paid, secret)).status).toBe(200);
     expect((await send(paid.replace('evt_dash_paid', 'evt_dash_forged'), 'whsec_not_the_merchants_secret_00')).status).toBe(400);
 
-    const { context, page } = await signedInPage(owner.cookie);
+    const { context, page } = await signedInPage(browser(), base, owner.cookie);
     await withFailureScreenshots(page, 'webhooks-received', async () => {
       await page.goto(`${base}/dashboard/integrations`);
       const received = page.getByRole('region', { name: 'Received webhooks' });

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeInBrowser, launchChromium } from '../snippet/support/browser.js';
+import { chromiumForBlock, describeInBrowser } from '../snippet/support/browser.js';
 import { TEST_ADMIN_TOKEN } from '../support/server.js';
-import { buildDashboard, capture, DESKTOP, initialJavaScript, PHONE, seriousViolations, sidewaysScrolling, withFailureScreenshots } from './support/dashboard.js';
+import { buildDashboard, capture, DESKTOP, initialJavaScript, pageErrors, PHONE, seriousViolations, sidewaysScrolling, withFailureScreenshots } from './support/dashboard.js';
 import { call, ownerSession, PASSWORD, startService, type PeopleServer } from './support/people.js';
 
 /**
@@ -63,14 +63,10 @@ describe('the built app', () => {
 });
 
 describeInBrowser('the dashboard in Chromium', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  }, 60_000);
-  afterAll(() => browser?.close());
+  const browser = chromiumForBlock();
 
   async function newPage(viewport = DESKTOP): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext({ viewport, acceptDownloads: true });
+    const context = await browser().newContext({ viewport, acceptDownloads: true });
     const page = await context.newPage();
     return { context, page };
   }
@@ -78,8 +74,7 @@ describeInBrowser('the dashboard in Chromium', () => {
   it('a merchant signs in, creates a program and an affiliate, sees API traffic, approves, pays out, rotates a key, stores a Stripe secret', { timeout: 120_000 }, async () => {
     const org = await invitedOrganization('Acme Inc');
     const { context, page } = await newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    const errors = pageErrors(page);
     await withFailureScreenshots(page, 'end-to-end', async () => {
       // The first owner accepts the operator's invitation and is signed in.
       await page.goto(org.acceptUrl);
@@ -322,7 +317,7 @@ describeInBrowser('the dashboard in Chromium', () => {
 
   it('every page: no serious axe-core violation, usable at 375 px, keyboard usable', { timeout: 120_000 }, async () => {
     const org = await invitedOrganization('Accessible Inc');
-    const context = await browser.newContext({ viewport: DESKTOP, bypassCSP: true });
+    const context = await browser().newContext({ viewport: DESKTOP, bypassCSP: true });
     const page = await context.newPage();
     await withFailureScreenshots(page, 'accessibility', async () => {
       const problems: string[] = [];

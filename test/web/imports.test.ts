@@ -1,8 +1,7 @@
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeInBrowser, launchChromium } from '../snippet/support/browser.js';
+import { chromiumForBlock, describeInBrowser } from '../snippet/support/browser.js';
 import { startRewardfulStandin, type Standin } from '../imports/rewardful-standin.js';
-import { buildDashboard, capture, DESKTOP, seriousViolations, sidewaysScrolling, withFailureScreenshots } from './support/dashboard.js';
+import { buildDashboard, capture, DESKTOP, pageErrors, seriousViolations, sidewaysScrolling, signedInPage, withFailureScreenshots } from './support/dashboard.js';
 import { call, ownerSession, startService, type PeopleServer } from './support/people.js';
 
 /**
@@ -43,22 +42,14 @@ afterAll(async () => {
 });
 
 describeInBrowser('the Imports page', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  }, 60_000);
-  afterAll(() => browser?.close());
+  const browser = chromiumForBlock();
 
   it('runs a dry run, shows what it would create and skip and why, then runs the import and follows it, at 1280 and 390 px', { timeout: 120_000 }, async () => {
     const owner = await ownerSession(base);
     const program = await call(base, 'POST', '/api/programs', { headers: { authorization: `Bearer ${owner.apiKey}` }, body: { name: 'Main', commission_value: 20 } });
     expect(program.status).toBe(201);
-    const context = await browser.newContext({ viewport: DESKTOP, bypassCSP: true });
-    const [name, ...value] = owner.cookie.split('=');
-    await context.addCookies([{ name: name!, value: value.join('='), url: base }]);
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    const { context, page } = await signedInPage(browser(), base, owner.cookie);
+    const errors = pageErrors(page);
     await withFailureScreenshots(page, 'imports', async () => {
       await page.goto(`${base}/dashboard/imports`);
       await page.getByRole('link', { name: 'Imports' }).waitFor();

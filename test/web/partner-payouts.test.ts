@@ -5,10 +5,10 @@ import { fromRepoRoot } from '../../server/src/paths.js';
 import { describeInBrowser, launchChromium } from '../snippet/support/browser.js';
 import { TEST_ENCRYPTION_KEY } from '../support/server.js';
 import { StripeConnectStandIn } from '../support/stripe-connect-standin.js';
-import { buildDashboard, DESKTOP, seriousViolations, sidewaysScrolling, withFailureScreenshots } from './support/dashboard.js';
-import { call, ownerSession, PASSWORD, startService, type PeopleServer } from './support/people.js';
-import { apply, unique } from './support/portal.js';
-import { signInLinkOf, startSmtpReceiver, type SmtpReceiver } from './support/smtp.js';
+import { buildDashboard, DESKTOP, seriousViolations, sidewaysScrolling, signInOnPage, withFailureScreenshots } from './support/dashboard.js';
+import { call, ownerSession } from './support/people.js';
+import { apply, type MailedService, startServiceWithMail, unique } from './support/portal.js';
+import { signInLinkOf, type SmtpReceiver } from './support/smtp.js';
 
 /**
  * Tax forms and Stripe Connect onboarding in Chromium, both sides (shared/spec/payout-rails.md): a program that requires an
@@ -23,20 +23,16 @@ const NARROW = { width: 390, height: 844 };
 const PDF = Buffer.from('%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\nW-9 of a partner\n%%EOF\n');
 
 let smtp: SmtpReceiver;
-let service: PeopleServer;
+let service: MailedService;
 let base: string;
 
 beforeAll(async () => {
   buildDashboard(DIST);
   mkdirSync(SHOTS, { recursive: true });
-  smtp = await startSmtpReceiver();
-  service = await startService({ SMTP_URL: smtp.url, ENCRYPTION_KEY: TEST_ENCRYPTION_KEY }, undefined, undefined, { webDist: DIST });
-  base = service.baseUrl;
+  service = await startServiceWithMail({ ENCRYPTION_KEY: TEST_ENCRYPTION_KEY }, { webDist: DIST });
+  ({ smtp, baseUrl: base } = service);
 }, 120_000);
-afterAll(async () => {
-  await service?.close();
-  await smtp?.close();
-});
+afterAll(() => service?.close());
 
 async function shoot(page: Page, name: string): Promise<void> {
   const size = page.viewportSize() ?? DESKTOP;
@@ -105,11 +101,7 @@ describeInBrowser('tax forms, as the partner and the merchant see them', () => {
     });
 
     await withFailureScreenshots(merchant, 'tax-form-dashboard', async () => {
-      await merchant.goto(`${base}/dashboard/sign-in`);
-      await merchant.getByLabel('E-mail').fill(owner.email);
-      await merchant.getByLabel('Password').fill(PASSWORD);
-      await merchant.getByRole('button', { name: 'Sign in' }).click();
-      await merchant.waitForURL('**/dashboard/overview');
+      await signInOnPage(merchant, base, owner.email);
       await merchant.goto(`${base}/dashboard/affiliates/${affiliateId}`);
       const form = merchant.getByTestId('tax-form');
       await form.getByTestId('payout-hold').getByText('Payout held: tax form submitted').waitFor();
@@ -218,11 +210,7 @@ describeInBrowser('Stripe Connect onboarding, as the partner and the merchant se
 
     const merchant = await (await browser.newContext({ viewport: DESKTOP, bypassCSP: true })).newPage();
     await withFailureScreenshots(merchant, 'stripe-dashboard', async () => {
-      await merchant.goto(`${base}/dashboard/sign-in`);
-      await merchant.getByLabel('E-mail').fill(owner.email);
-      await merchant.getByLabel('Password').fill(PASSWORD);
-      await merchant.getByRole('button', { name: 'Sign in' }).click();
-      await merchant.waitForURL('**/dashboard/overview');
+      await signInOnPage(merchant, base, owner.email);
       await merchant.goto(`${base}/dashboard/affiliates/${affiliateId}`);
       const row = merchant.getByTestId('stripe-onboarding');
       await row.getByText(/^acct_/).waitFor();

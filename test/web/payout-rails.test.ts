@@ -1,8 +1,7 @@
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeInBrowser, launchChromium } from '../snippet/support/browser.js';
+import { chromiumForBlock, describeInBrowser } from '../snippet/support/browser.js';
 import { PayPalStandIn } from '../support/rails/paypal-standin.js';
-import { buildDashboard, capture, DESKTOP, PHONE, seriousViolations, sidewaysScrolling, withFailureScreenshots } from './support/dashboard.js';
+import { buildDashboard, capture, DESKTOP, pageErrors, PHONE, seriousViolations, sidewaysScrolling, signedInPage, withFailureScreenshots } from './support/dashboard.js';
 import { call, ownerSession, startService, type PeopleServer } from './support/people.js';
 
 /** The payouts page sends selected payouts through PayPal, shows each one's method, status and failure reason, and retries a failed one. */
@@ -27,11 +26,7 @@ afterAll(async () => {
 });
 
 describeInBrowser('sending payouts from the dashboard', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  }, 60_000);
-  afterAll(() => browser?.close());
+  const browser = chromiumForBlock();
 
   it('select pending payouts and Send; processing then failed with the reason; Retry sends a new payout', { timeout: 120_000 }, async () => {
     const owner = await ownerSession(base, 'Payout Rails Ltd');
@@ -47,12 +42,8 @@ describeInBrowser('sending payouts from the dashboard', () => {
     const put = await call(base, 'PUT', '/api/integrations/paypal_payouts', { headers: key, body: { client_id: paypal.clientId, client_secret: paypal.clientSecret, environment: 'sandbox', webhook_id: paypal.webhookId } });
     expect(put.status).toBe(200);
 
-    const context = await browser.newContext({ viewport: DESKTOP, bypassCSP: true });
-    const [name, ...value] = owner.cookie.split('=');
-    await context.addCookies([{ name: name!, value: value.join('='), url: base }]);
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    const { context, page } = await signedInPage(browser(), base, owner.cookie);
+    const errors = pageErrors(page);
     await withFailureScreenshots(page, 'payout-rails', async () => {
       await page.goto(`${base}/dashboard`);
       await page.getByRole('link', { name: 'Commissions & payouts' }).click();

@@ -1,25 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startService, type PeopleServer } from './support/people.js';
-import { apply, fromPortal, merchantWithProgram, partnerCookieOf, signedInPartner, signInByMail, unique } from './support/portal.js';
-import { signInLinkOf, startSmtpReceiver, type SmtpReceiver } from './support/smtp.js';
+import { call, startService } from './support/people.js';
+import { apply, fromPortal, type MailedService, merchantWithProgram, partnerCookieOf, signedInPartner, signInByMail, startServiceWithMail, unique } from './support/portal.js';
+import { signInLinkOf, type SmtpReceiver } from './support/smtp.js';
 
 /**
  * The partner portal's API (/partner/api) against a real service on PostgreSQL, its e-mails
  * delivered by SMTP (nodemailer) to a real local SMTP server.
  */
 let smtp: SmtpReceiver;
-let service: PeopleServer;
+let service: MailedService;
 let base: string;
 
 beforeAll(async () => {
-  smtp = await startSmtpReceiver();
-  service = await startService({ SMTP_URL: smtp.url, MAIL_FROM: 'Shop partners <partners@shop.example>' });
-  base = service.baseUrl;
+  service = await startServiceWithMail({ MAIL_FROM: 'Shop partners <partners@shop.example>' });
+  ({ smtp, baseUrl: base } = service);
 });
-afterAll(async () => {
-  await service?.close();
-  await smtp?.close();
-});
+afterAll(() => service?.close());
 
 const get = (path: string, cookie: string) => call(base, 'GET', path, { headers: { cookie } });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startService, type PeopleServer } from './support/people.js';
-import { merchantWithProgram, signedInPartner, unique } from './support/portal.js';
-import { startSmtpReceiver, type SmtpReceiver } from './support/smtp.js';
+import { call } from './support/people.js';
+import { type MailedService, merchantWithProgram, signedInPartner, startServiceWithMail, unique } from './support/portal.js';
+import type { SmtpReceiver } from './support/smtp.js';
 
 /**
  * "Earned" is one figure (server/src/modules/commissions/earned.ts): the partner's stats and the
@@ -9,18 +9,14 @@ import { startSmtpReceiver, type SmtpReceiver } from './support/smtp.js';
  * and held commissions included.
  */
 let smtp: SmtpReceiver;
-let service: PeopleServer;
+let service: MailedService;
 let base: string;
 
 beforeAll(async () => {
-  smtp = await startSmtpReceiver();
-  service = await startService({ SMTP_URL: smtp.url });
-  base = service.baseUrl;
+  service = await startServiceWithMail();
+  ({ smtp, baseUrl: base } = service);
 });
-afterAll(async () => {
-  await service?.close();
-  await smtp?.close();
-});
+afterAll(() => service?.close());
 
 const DAY_MS = 86_400_000;
 function lastDays(days: number) {

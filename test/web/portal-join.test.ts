@@ -1,22 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startService, type PeopleServer } from './support/people.js';
-import { fromPortal, merchantWithProgram, unique } from './support/portal.js';
-import { signInLinkOf, startSmtpReceiver, type SmtpReceiver } from './support/smtp.js';
+import { call } from './support/people.js';
+import { fromPortal, type MailedService, merchantWithProgram, startServiceWithMail, unique } from './support/portal.js';
+import { signInLinkOf, type SmtpReceiver } from './support/smtp.js';
 
 /** Joining a program: terms only where there are some, and the approval e-mail's referral link. */
 let smtp: SmtpReceiver;
-let service: PeopleServer;
+let service: MailedService;
 let base: string;
 
 beforeAll(async () => {
-  smtp = await startSmtpReceiver();
-  service = await startService({ SMTP_URL: smtp.url });
-  base = service.baseUrl;
+  service = await startServiceWithMail();
+  ({ smtp, baseUrl: base } = service);
 });
-afterAll(async () => {
-  await service?.close();
-  await smtp?.close();
-});
+afterAll(() => service?.close());
 
 /** An application as the join page sends it, without `accept_terms` unless given. */
 const applyTo = (m: { organizationId: string; program: { id: string } }, body: Record<string, unknown>) =>

@@ -2,10 +2,10 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { fromRepoRoot } from '../../server/src/paths.js';
 import { describeInBrowser, launchChromium } from '../snippet/support/browser.js';
-import { buildDashboard, DESKTOP, withFailureScreenshots } from './support/dashboard.js';
-import { call, ownerSession, PASSWORD, startService, type PeopleServer } from './support/people.js';
-import { apply, unique } from './support/portal.js';
-import { signInLinkOf, startSmtpReceiver, type SmtpReceiver } from './support/smtp.js';
+import { buildDashboard, DESKTOP, signInOnPage, withFailureScreenshots } from './support/dashboard.js';
+import { call, ownerSession } from './support/people.js';
+import { apply, type MailedService, startServiceWithMail, unique } from './support/portal.js';
+import { signInLinkOf, type SmtpReceiver } from './support/smtp.js';
 
 /**
  * What a partner sees in the portal, in Chromium, against a real service whose e-mails go by SMTP:
@@ -20,19 +20,15 @@ const WIDE = DESKTOP;
 const NARROW = { width: 390, height: 844 };
 
 let smtp: SmtpReceiver;
-let service: PeopleServer;
+let service: MailedService;
 let base: string;
 
 beforeAll(async () => {
   buildDashboard(DIST);
-  smtp = await startSmtpReceiver();
-  service = await startService({ SMTP_URL: smtp.url }, undefined, undefined, { webDist: DIST });
-  base = service.baseUrl;
+  service = await startServiceWithMail({}, { webDist: DIST });
+  ({ smtp, baseUrl: base } = service);
 }, 120_000);
-afterAll(async () => {
-  await service?.close();
-  await smtp?.close();
-});
+afterAll(() => service?.close());
 
 async function shoot(page: Page, name: string): Promise<void> {
   const size = page.viewportSize() ?? WIDE;
@@ -127,11 +123,7 @@ describeInBrowser('the partner portal, as a partner sees it', () => {
 
         // The dashboard's figure for the same affiliate and period is the same.
         const merchant = await browser.newPage({ viewport: WIDE });
-        await merchant.goto(`${base}/dashboard/sign-in`);
-        await merchant.getByLabel('E-mail').fill(owner.email);
-        await merchant.getByLabel('Password').fill(PASSWORD);
-        await merchant.getByRole('button', { name: 'Sign in' }).click();
-        await merchant.waitForURL('**/dashboard/overview');
+        await signInOnPage(merchant, base, owner.email);
         await merchant.goto(`${base}/dashboard/affiliates`);
         const figures = merchant.getByRole('row', { name: /Ravi Partner/ }).locator('td.figures-cell');
         await expect.poll(() => figures.textContent(), { timeout: 10_000 }).toContain('Earned$10.00');

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_ADMIN_TOKEN } from '../support/server.js';
-import { call, ownerSession, session, startService, type PeopleServer } from './support/people.js';
-import { fromPortal, partnerCookieOf, signInByMail } from './support/portal.js';
-import { startSmtpReceiver, type SmtpReceiver } from './support/smtp.js';
+import { call, ownerSession, session } from './support/people.js';
+import { fromPortal, type MailedService, partnerCookieOf, signInByMail, startServiceWithMail } from './support/portal.js';
+import type { SmtpReceiver } from './support/smtp.js';
 
 /**
  * The portal preview (spec/test-mode.md, "Dashboard and portal"): in test mode the merchant gets a
@@ -10,18 +10,14 @@ import { startSmtpReceiver, type SmtpReceiver } from './support/smtp.js';
  * affiliates; live mode (a live key, a session without X-Mode: test) gets 403.
  */
 let smtp: SmtpReceiver;
-let service: PeopleServer;
+let service: MailedService;
 let base: string;
 
 beforeAll(async () => {
-  smtp = await startSmtpReceiver();
-  service = await startService({ SMTP_URL: smtp.url });
-  base = service.baseUrl;
+  service = await startServiceWithMail();
+  ({ smtp, baseUrl: base } = service);
 });
-afterAll(async () => {
-  await service?.close();
-  await smtp?.close();
-});
+afterAll(() => service?.close());
 
 const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 

@@ -2,10 +2,10 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { fromRepoRoot } from '../../server/src/paths.js';
 import { describeInBrowser, html, launchChromium, readmeEmbedCode, startMerchantSite, svcCookie, type MerchantSite } from '../snippet/support/browser.js';
-import { buildDashboard, DESKTOP, PHONE, screenshots, seriousViolations, sidewaysScrolling, withFailureScreenshots } from './support/dashboard.js';
-import { call, ownerSession, PASSWORD, startService, type PeopleServer } from './support/people.js';
-import { unique } from './support/portal.js';
-import { signInLinkOf, startSmtpReceiver, type SmtpReceiver } from './support/smtp.js';
+import { buildDashboard, DESKTOP, PHONE, screenshots, seriousViolations, sidewaysScrolling, signInOnPage, withFailureScreenshots } from './support/dashboard.js';
+import { call, ownerSession } from './support/people.js';
+import { type MailedService, startServiceWithMail, unique } from './support/portal.js';
+import { signInLinkOf, type SmtpReceiver } from './support/smtp.js';
 
 /**
  * The partner portal in a real Chromium, against a real service on PostgreSQL whose e-mails go by
@@ -22,19 +22,15 @@ const DIST = fromRepoRoot('.tmp/web-dist-portal-test');
 const SHOTS = process.env.PORTAL_SCREENSHOTS ?? fromRepoRoot('.tmp/portal-screenshots');
 
 let smtp: SmtpReceiver;
-let service: PeopleServer;
+let service: MailedService;
 let base: string;
 
 beforeAll(async () => {
   buildDashboard(DIST);
-  smtp = await startSmtpReceiver();
-  service = await startService({ SMTP_URL: smtp.url, MAIL_FROM: 'Acme partners <partners@acme.example>' }, undefined, undefined, { webDist: DIST });
-  base = service.baseUrl;
+  service = await startServiceWithMail({ MAIL_FROM: 'Acme partners <partners@acme.example>' }, { webDist: DIST });
+  ({ smtp, baseUrl: base } = service);
 }, 120_000);
-afterAll(async () => {
-  await service?.close();
-  await smtp?.close();
-});
+afterAll(() => service?.close());
 
 /** Nothing wider than the screen, a table's frame included (on a phone its rows are cards); no serious axe-core violation. */
 async function checkPage(page: Page, name: string, problems: string[]): Promise<void> {
@@ -121,11 +117,7 @@ describeInBrowser('the partner portal in Chromium', () => {
 
         // 2. The merchant approves the application in the dashboard.
         const merchant = await browser.newPage({ viewport: DESKTOP });
-        await merchant.goto(`${base}/dashboard/sign-in`);
-        await merchant.getByLabel('E-mail').fill(owner.email);
-        await merchant.getByLabel('Password').fill(PASSWORD);
-        await merchant.getByRole('button', { name: 'Sign in' }).click();
-        await merchant.waitForURL('**/dashboard/overview');
+        await signInOnPage(merchant, base, owner.email);
         await merchant.goto(`${base}/dashboard/affiliates`);
         const row = merchant.getByRole('row', { name: /Jane Partner/ });
         await row.getByText('pending').waitFor();

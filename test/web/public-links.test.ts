@@ -5,9 +5,9 @@ import { loadConfig } from '../../server/src/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN } from '../support/server.js';
 import { describeWithPostgres, startService as startProcess, stopService, ADMIN_TOKEN as PROCESS_ADMIN_TOKEN, type ServiceProcess } from '../reliability/support/service.js';
-import { call, PASSWORD, sessionCookieOf, startService, type PeopleServer } from './support/people.js';
-import { merchantWithProgram, unique } from './support/portal.js';
-import { startSmtpReceiver, type ReceivedMail, type SmtpReceiver } from './support/smtp.js';
+import { call, PASSWORD, sessionCookieOf, startService } from './support/people.js';
+import { type MailedService, merchantWithProgram, startServiceWithMail, unique } from './support/portal.js';
+import type { ReceivedMail, SmtpReceiver } from './support/smtp.js';
 
 /**
  * Every link the service hands out (e-mailed or answered) starts with PUBLIC_BASE_URL, whatever
@@ -63,19 +63,15 @@ function expectOnlyLinksTo(base: string, text: string, what: string): void {
 
 describe('links, with PUBLIC_BASE_URL set, against a hostile Host and X-Forwarded-Proto', () => {
   let smtp: SmtpReceiver;
-  let service: PeopleServer;
+  let service: MailedService;
   let base: string;
   const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 
   beforeAll(async () => {
-    smtp = await startSmtpReceiver();
-    service = await startService({ SMTP_URL: smtp.url, PUBLIC_BASE_URL });
-    base = service.baseUrl;
+    service = await startServiceWithMail({ PUBLIC_BASE_URL });
+    ({ smtp, baseUrl: base } = service);
   }, 60_000);
-  afterAll(async () => {
-    await service?.close();
-    await smtp?.close();
-  });
+  afterAll(() => service?.close());
 
   const mailTo = async (to: string, what: string): Promise<ReceivedMail> => {
     const mail = await smtp.next(to);

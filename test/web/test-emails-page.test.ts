@@ -1,7 +1,6 @@
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeInBrowser, launchChromium } from '../snippet/support/browser.js';
-import { buildDashboard, DESKTOP, PHONE, screenshots, seriousViolations, sidewaysScrolling, withFailureScreenshots } from './support/dashboard.js';
+import { chromiumForBlock, describeInBrowser } from '../snippet/support/browser.js';
+import { buildDashboard, DESKTOP, pageErrors, PHONE, screenshots, seriousViolations, sidewaysScrolling, signedInPage, withFailureScreenshots } from './support/dashboard.js';
 import { call, ownerSession, session, startService, type PeopleServer } from './support/people.js';
 
 /**
@@ -21,11 +20,7 @@ beforeAll(async () => {
 afterAll(() => service?.close());
 
 describeInBrowser('the Test e-mails page', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  }, 60_000);
-  afterAll(() => browser?.close());
+  const browser = chromiumForBlock();
 
   it('lists in test mode what the test data would have e-mailed, with its links; absent in live mode', { timeout: 120_000 }, async () => {
     const owner = await ownerSession(base);
@@ -37,12 +32,8 @@ describeInBrowser('the Test e-mails page', () => {
     expect(affiliate.status).toBe(201);
     expect((await call(base, 'POST', `/api/affiliates/${affiliate.body.data.affiliate.id}/invitation`, { headers: inTest })).status).toBe(202);
 
-    const context = await browser.newContext({ viewport: DESKTOP, bypassCSP: true });
-    const [name, ...value] = owner.cookie.split('=');
-    await context.addCookies([{ name: name!, value: value.join('='), url: base }]);
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    const { context, page } = await signedInPage(browser(), base, owner.cookie);
+    const errors = pageErrors(page);
     await withFailureScreenshots(page, 'test-emails', async () => {
       // Live mode: no nav entry, and the path is no page.
       await page.goto(`${base}/dashboard/overview`);

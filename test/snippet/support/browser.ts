@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { describe } from 'vitest';
+import { afterAll, beforeAll, describe } from 'vitest';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const chromiumAvailable = existsSync(CHROMIUM_PATH);
@@ -12,6 +12,22 @@ export const chromiumAvailable = existsSync(CHROMIUM_PATH);
  * makes the launch in beforeAll fail, and with it every test of the suite.
  */
 export const describeInBrowser = describe.skipIf(!chromiumAvailable && !process.env.CI);
+
+/**
+ * Chromium for the tests of the describe block this is called in: launched before them (in CI a
+ * missing Chromium fails them, see describeInBrowser), closed after them. `browser()` in a test.
+ */
+export function chromiumForBlock(): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  }, 60_000);
+  afterAll(() => browser?.close());
+  return () => {
+    if (!browser) throw new Error('Chromium is not running: chromiumForBlock() belongs in a describe block, browser() in its tests');
+    return browser;
+  };
+}
 
 export function launchChromium(): Promise<Browser> {
   if (!chromiumAvailable) {

@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StandInServer, sendJson } from './standin-server.js';
 
 /*
  * A local PayPal that speaks the Payouts v1 API as PayPal documents it, for tests:
@@ -38,7 +38,7 @@ interface StandInBatch {
 
 const paypalId = () => randomBytes(10).toString('base64').replace(/[^A-Z0-9]/gi, '').toUpperCase().padEnd(13, 'X').slice(0, 13);
 
-export class PayPalStandIn {
+export class PayPalStandIn extends StandInServer {
   readonly clientId = `client-${paypalId()}`;
   readonly clientSecret = `secret-${paypalId()}`;
   readonly webhookId = `WH-${paypalId()}`;
@@ -50,20 +50,6 @@ export class PayPalStandIn {
   private readonly requestIds = new Map<string, { status: number; body: unknown }>();
   private readonly tokens = new Set<string>();
   private readonly webhookSecret = randomBytes(32);
-  private server!: Server;
-  baseUrl = '';
-
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
 
   /** The next `count` creates are performed, then the connection is dropped before any answer (a lost answer). */
   dropAnswers(count = 1): void {
@@ -167,15 +153,9 @@ export class PayPalStandIn {
     };
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
+  protected async handle(req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> {
     const url = new URL(req.url ?? '/', this.baseUrl);
-    const send = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
-    };
+    const send = (status: number, body: unknown) => sendJson(res, status, body);
     const error = (status: number, name: string, message: string, extra: Record<string, unknown> = {}) =>
       send(status, { name, message, debug_id: paypalId().toLowerCase(), information_link: 'https://developer.paypal.com/docs/api/payments.payouts-batch/#errors', ...extra });
 

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StandInServer, formFields, formMetadata, sendJson } from './standin-server.js';
 
 /*
  * A local Stripe that speaks the Transfers API as Stripe documents it, for tests:
@@ -13,27 +13,13 @@ import type { AddressInfo } from 'node:net';
  * Connected accounts are declared by the test (connect); reverse() reverses a transfer as
  * POST /v1/transfers/{id}/reversals would.
  */
-export class StripeStandIn {
+export class StripeStandIn extends StandInServer {
   readonly secretKey = `sk_test_${randomBytes(12).toString('hex')}`;
   readonly transfers = new Map<string, any>();
   readonly createRequests: Record<string, string>[] = [];
   private readonly accounts = new Set<string>();
   private readonly idempotent = new Map<string, { params: string; status: number; body: unknown }>();
   private drop = 0;
-  private server!: Server;
-  baseUrl = '';
-
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
 
   connect(): string {
     const id = `acct_${randomBytes(8).toString('hex')}`;
@@ -56,20 +42,14 @@ export class StripeStandIn {
     return t;
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
+  protected async handle(req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> {
     const url = new URL(req.url ?? '/', this.baseUrl);
-    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      res.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${randomBytes(7).toString('hex')}`, ...headers });
-      res.end(JSON.stringify(body));
-    };
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => sendJson(res, status, body, { 'request-id': `req_${randomBytes(7).toString('hex')}`, ...headers });
     const invalid = (status: number, type: string, message: string, extra: Record<string, unknown> = {}) => send(status, { error: { type, message, ...extra } });
     if (req.headers.authorization !== `Bearer ${this.secretKey}`) return invalid(401, 'invalid_request_error', 'Invalid API Key provided');
 
     if (req.method === 'POST' && url.pathname === '/v1/transfers') {
-      const params = Object.fromEntries(new URLSearchParams(raw));
+      const params = formFields(raw);
       this.createRequests.push(params);
       const key = req.headers['idempotency-key'] as string | undefined;
       const fingerprint = createHash('sha256').update(raw).digest('hex');
@@ -99,7 +79,7 @@ export class StripeStandIn {
           description: params.description ?? null,
           created: Math.floor(Date.now() / 1000),
           livemode: false,
-          metadata: Object.fromEntries(Object.entries(params).filter(([k]) => k.startsWith('metadata[')).map(([k, v]) => [k.slice(9, -1), v])),
+          metadata: formMetadata(params),
           reversed: false,
           reversals: { object: 'list', data: [], has_more: false, url: `/v1/transfers/${id}/reversals` },
           transfer_group: params.transfer_group ?? null,

@@ -1,6 +1,6 @@
 import { createSign, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StandInServer, sendJson } from './standin-server.js';
 
 /*
  * A local Wise that speaks the documented API, for tests (https://docs.wise.com/api-docs/api-reference):
@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
  * - webhooks `transfers#state-change` signed with RSA-SHA256 (X-Signature-SHA256), with a key
  *   pair of its own whose public half the test gives the service (WISE_WEBHOOK_PUBLIC_KEY).
  */
-export class WiseStandIn {
+export class WiseStandIn extends StandInServer {
   readonly apiToken = randomUUID();
   readonly profileId = String(10_000_000 + Math.floor(Math.random() * 1_000_000));
   readonly transfers = new Map<number, any>();
@@ -25,20 +25,6 @@ export class WiseStandIn {
   private readonly accounts = new Map<number, any>();
   private nextId = 50_000_000;
   private drop = 0;
-  private server!: Server;
-  baseUrl = '';
-
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
 
   /** The next transfer create is performed, then its answer is lost. */
   dropAnswers(count = 1): void {
@@ -66,16 +52,10 @@ export class WiseStandIn {
     return { body, headers: { 'content-type': 'application/json', 'x-signature-sha256': signature, 'x-delivery-id': randomUUID(), 'x-test-notification': 'false' } };
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
+  protected async handle(req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> {
     const body = raw ? JSON.parse(raw) : {};
     const url = new URL(req.url ?? '/', this.baseUrl);
-    const send = (status: number, payload: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(payload));
-    };
+    const send = (status: number, payload: unknown) => sendJson(res, status, payload);
     const error = (status: number, code: string, message: string) => send(status, { errors: [{ code, message, arguments: [] }] });
     if (req.headers.authorization !== `Bearer ${this.apiToken}`) return send(401, { error: 'invalid_token', error_description: 'Invalid token' });
 

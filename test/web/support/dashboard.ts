@@ -2,8 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import type { Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { fromRepoRoot } from '../../../server/src/paths.js';
+import { PASSWORD } from './people.js';
 
 export const WEB_DIST = fromRepoRoot('web/dist');
 
@@ -58,6 +59,34 @@ export function initialJavaScript(): { files: string[]; gzipBytes: number; lazy:
 
 export const DESKTOP = { width: 1280, height: 860 };
 export const PHONE = { width: 375, height: 740 };
+
+/**
+ * A browser context signed in to the dashboard on `base` with a session cookie (`name=value`, as
+ * ownerSession and signIn give it), and a page of it. At DESKTOP size, CSP bypassed (axe is
+ * injected) unless `options` say otherwise.
+ */
+export async function signedInPage(browser: Browser, base: string, cookie: string, options: BrowserContextOptions = {}): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: DESKTOP, bypassCSP: true, ...options });
+  const [name, ...value] = cookie.split('=');
+  await context.addCookies([{ name: name!, value: value.join('='), url: base }]);
+  return { context, page: await context.newPage() };
+}
+
+/** Signs in through the dashboard's own sign-in page, as a person would (`email` with the test PASSWORD), up to the overview. */
+export async function signInOnPage(page: Page, base: string, email: string): Promise<void> {
+  await page.goto(`${base}/dashboard/sign-in`);
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL('**/dashboard/overview');
+}
+
+/** The page's uncaught errors, as they happen (a test expects none at its end). */
+export function pageErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  return errors;
+}
 
 /**
  * Screenshots of the page at both sizes: on failure (into .tmp/web-failures, to look at), and of

@@ -1,6 +1,34 @@
 import { TEST_ADMIN_TOKEN } from '../../support/server.js';
-import { call } from './people.js';
-import { signInLinkOf, type SmtpReceiver } from './smtp.js';
+import { call, startService, type PeopleServer } from './people.js';
+import { signInLinkOf, startSmtpReceiver, type SmtpReceiver } from './smtp.js';
+
+/** A service of its own whose e-mail goes to an SMTP receiver of its own; close() stops both. */
+export interface MailedService extends PeopleServer {
+  smtp: SmtpReceiver;
+}
+
+/** startService with SMTP_URL set to a new local SMTP receiver (the tests follow the links it is sent). */
+export async function startServiceWithMail(config: Parameters<typeof startService>[0] = {}, appDeps: Parameters<typeof startService>[3] = {}): Promise<MailedService> {
+  const smtp = await startSmtpReceiver();
+  let service: PeopleServer;
+  try {
+    service = await startService({ SMTP_URL: smtp.url, ...config }, undefined, undefined, appDeps);
+  } catch (err) {
+    await smtp.close();
+    throw err;
+  }
+  return {
+    ...service,
+    smtp,
+    close: async () => {
+      try {
+        await service.close();
+      } finally {
+        await smtp.close();
+      }
+    },
+  };
+}
 
 const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 let counter = 0;

@@ -8,7 +8,7 @@
  * same pages are tested in test/web/dashboard.test.ts and dashboard-lists.test.ts.
  */
 import { launchChromium } from '../../snippet/support/browser.js';
-import { buildDashboard, screenshots, DESKTOP } from './dashboard.js';
+import { buildDashboard, screenshots, signedInPage } from './dashboard.js';
 import { call, ownerSession, startService } from './people.js';
 
 const out = process.argv[2];
@@ -61,10 +61,7 @@ try {
     await call(base, 'POST', '/api/conversions', { headers: key, body: { external_id: `eu_${i}`, amount: 45, currency: 'EUR', ref: 'lea', occurred_at: new Date(today - (3 + i * 5) * day).toISOString() } });
   }
   const browser = await launchChromium();
-  const context = await browser.newContext({ viewport: DESKTOP });
-  const [name, ...value] = owner.cookie.split('=');
-  await context.addCookies([{ name: name!, value: value.join('='), url: base }]);
-  const page = await context.newPage();
+  const { page } = await signedInPage(browser, base, owner.cookie, { bypassCSP: false });
   await page.goto(`${base}/dashboard/overview`);
   await page.getByRole('region', { name: 'Top affiliates' }).getByRole('row').nth(4).waitFor();
   await page.getByLabel('Currency').selectOption('USD');

@@ -55,6 +55,32 @@ export interface RailClient {
   lookup(batch: RailBatch): Promise<RailState[]>;
 }
 
+/**
+ * For rails without batches (Stripe, Wise): one payout at a time, in the batch's order, each under
+ * its own key. A step answering null leaves that payout out (nothing learnt: it stays as it is); a
+ * step that throws stops the rest.
+ */
+export async function oneByOne(batch: RailBatch, step: (item: RailItem) => Promise<RailState | null>): Promise<RailState[]> {
+  const states: RailState[] = [];
+  for (const item of batch.items) {
+    const state = await step(item);
+    if (state) states.push(state);
+  }
+  return states;
+}
+
+/**
+ * RailClient.lookup for rails without batches: a payout whose provider reference is known is asked
+ * for by it (null: no answer, it stays in flight); one whose answer was lost is recovered by its key.
+ */
+export function lookupOneByOne(
+  batch: RailBatch,
+  byReference: (item: RailItem, reference: string) => Promise<RailState | null>,
+  byKey: (item: RailItem) => Promise<RailState>,
+): Promise<RailState[]> {
+  return oneByOne(batch, (item) => (item.reference ? byReference(item, item.reference) : byKey(item)));
+}
+
 /** A deterministic UUID (version 5 layout) from a name: Wise's customerTransactionId must be a UUID. */
 export function uuidFrom(name: string): string {
   const h = createHash('sha256').update(name).digest();

@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import { minorUnitDigits } from '../../../attribution/money.js';
 import type { StripeConnectCredentials } from '../../integrations/integrations.service.js';
-import { call, joinUrl, RailRefused, type RailBatch, type RailClient, type RailItem, type RailState } from './rail.js';
+import { call, joinUrl, lookupOneByOne, oneByOne, RailRefused, type RailBatch, type RailClient, type RailItem, type RailState } from './rail.js';
 
 /*
  * Stripe Connect transfers, as documented:
@@ -30,27 +30,25 @@ export class StripeTransfers implements RailClient {
     private readonly credentials: StripeConnectCredentials,
   ) {}
 
-  async send(batch: RailBatch): Promise<RailState[]> {
-    const states: RailState[] = [];
+  send(batch: RailBatch): Promise<RailState[]> {
     // Stripe has no batch of transfers: one transfer per payout, each under its own key.
-    for (const item of batch.items) states.push(await this.transfer(item));
-    return states;
+    return oneByOne(batch, (item) => this.transfer(item));
   }
 
-  async lookup(batch: RailBatch): Promise<RailState[]> {
-    const states: RailState[] = [];
-    for (const item of batch.items) {
-      if (item.reference) {
-        const answer = await this.request('GET', `/v1/transfers/${encodeURIComponent(item.reference)}`);
-        if (answer.status === 200) states.push(stripeTransferState(item.payout_id, answer.body));
-        continue;
-      }
-      // The answer was lost: ask Stripe for the transfer our key names; none means it never happened.
-      const found = await this.request('GET', `/v1/transfers?${form({ transfer_group: item.key, limit: '1' })}`);
-      const transfer = found.status === 200 && Array.isArray(found.body?.data) ? found.body.data[0] : undefined;
-      states.push(transfer ? stripeTransferState(item.payout_id, transfer) : await this.transfer(item));
-    }
-    return states;
+  lookup(batch: RailBatch): Promise<RailState[]> {
+    return lookupOneByOne(
+      batch,
+      async (item, reference) => {
+        const answer = await this.request('GET', `/v1/transfers/${encodeURIComponent(reference)}`);
+        return answer.status === 200 ? stripeTransferState(item.payout_id, answer.body) : null;
+      },
+      async (item) => {
+        // The answer was lost: ask Stripe for the transfer our key names; none means it never happened.
+        const found = await this.request('GET', `/v1/transfers?${form({ transfer_group: item.key, limit: '1' })}`);
+        const transfer = found.status === 200 && Array.isArray(found.body?.data) ? found.body.data[0] : undefined;
+        return transfer ? stripeTransferState(item.payout_id, transfer) : this.transfer(item);
+      },
+    );
   }
 
   private async transfer(item: RailItem): Promise<RailState> {

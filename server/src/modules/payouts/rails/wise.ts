@@ -1,5 +1,5 @@
 import type { WiseCredentials } from '../../integrations/integrations.service.js';
-import { call, joinUrl, RailRefused, RailUnreachable, type RailBatch, type RailClient, type RailItem, type RailState } from './rail.js';
+import { call, joinUrl, lookupOneByOne, oneByOne, RailRefused, RailUnreachable, type RailBatch, type RailClient, type RailItem, type RailState } from './rail.js';
 
 /*
  * Wise, as documented (https://docs.wise.com/api-docs/api-reference):
@@ -37,24 +37,20 @@ export class WiseTransfers implements RailClient {
     private readonly credentials: WiseCredentials,
   ) {}
 
-  async send(batch: RailBatch): Promise<RailState[]> {
-    const states: RailState[] = [];
-    for (const item of batch.items) states.push(await this.transfer(item));
-    return states;
+  send(batch: RailBatch): Promise<RailState[]> {
+    return oneByOne(batch, (item) => this.transfer(item));
   }
 
-  async lookup(batch: RailBatch): Promise<RailState[]> {
-    const states: RailState[] = [];
-    for (const item of batch.items) {
-      if (item.reference) {
-        const answer = await this.request('GET', `/v1/transfers/${encodeURIComponent(item.reference)}`);
-        if (answer.status === 200) states.push(wiseTransferState(item.payout_id, item.reference, answer.body?.status));
-        continue;
-      }
+  lookup(batch: RailBatch): Promise<RailState[]> {
+    return lookupOneByOne(
+      batch,
+      async (item, reference) => {
+        const answer = await this.request('GET', `/v1/transfers/${encodeURIComponent(reference)}`);
+        return answer.status === 200 ? wiseTransferState(item.payout_id, reference, answer.body?.status) : null;
+      },
       // The answer was lost: the same customerTransactionId again, which Wise answers with the transfer it already made.
-      states.push(await unknownIfRefused(this.transfer(item)));
-    }
-    return states;
+      (item) => unknownIfRefused(this.transfer(item)),
+    );
   }
 
   private async transfer(item: RailItem): Promise<RailState> {
