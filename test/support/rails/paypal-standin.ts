@@ -50,10 +50,41 @@ export class PayPalStandIn extends StandInServer {
   private readonly requestIds = new Map<string, { status: number; body: unknown }>();
   private readonly tokens = new Set<string>();
   private readonly webhookSecret = randomBytes(32);
+  private readonly holds = new Map<'token' | 'create', { arrived: () => void; released: Promise<void> }>();
+  private readonly releases = new Set<() => void>();
 
   /** The next `count` creates are performed, then the connection is dropped before any answer (a lost answer). */
   dropAnswers(count = 1): void {
     this.dropCreates = count;
+  }
+
+  /**
+   * The next request to `route` (the OAuth token call, or a batch create) is held: received (a
+   * create is performed, as PayPal would) but not answered until `release()`. `arrived` resolves
+   * once it is held, so a test can act (kill the caller) while it waits for PayPal.
+   */
+  holdNext(route: 'token' | 'create'): { arrived: Promise<void>; release: () => void } {
+    let arrived!: () => void;
+    let release!: () => void;
+    const arrival = new Promise<void>((resolve) => (arrived = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    this.releases.add(release);
+    this.holds.set(route, { arrived, released });
+    return { arrived: arrival, release };
+  }
+
+  /** Where a held request waits (and what `stop` releases). */
+  private async holdPoint(route: 'token' | 'create'): Promise<void> {
+    const hold = this.holds.get(route);
+    if (!hold) return;
+    this.holds.delete(route);
+    hold.arrived();
+    await hold.released;
+  }
+
+  override async stop(): Promise<void> {
+    for (const release of this.releases) release();
+    await super.stop();
   }
 
   item(senderItemId: string): StandInItem | undefined {
@@ -163,6 +194,8 @@ export class PayPalStandIn extends StandInServer {
       const expected = `Basic ${Buffer.from(`${this.clientId}:${this.clientSecret}`).toString('base64')}`;
       if (req.headers.authorization !== expected) return send(401, { error: 'invalid_client', error_description: 'Client Authentication failed' });
       if (new URLSearchParams(raw).get('grant_type') !== 'client_credentials') return send(400, { error: 'unsupported_grant_type', error_description: 'Grant Type is NULL' });
+      await this.holdPoint('token');
+      if (res.destroyed) return;
       const token = `A21AA${randomBytes(24).toString('hex')}`;
       this.tokens.add(token);
       return send(200, { scope: 'https://uri.paypal.com/services/payments/payouts', access_token: token, token_type: 'Bearer', app_id: 'APP-80W284485P519543T', expires_in: 32400, nonce: paypalId() });
@@ -215,6 +248,8 @@ export class PayPalStandIn extends StandInServer {
         links: [{ href: `${this.baseUrl}/v1/payments/payouts/${batchId}`, rel: 'self', method: 'GET', encType: 'application/json' }],
       };
       if (requestId) this.requestIds.set(requestId, { status: 201, body: answer });
+      await this.holdPoint('create');
+      if (res.destroyed) return;
       if (this.dropCreates > 0) {
         this.dropCreates--;
         // Performed, answer lost: the connection ends without a response.
