@@ -69,7 +69,7 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     // Redelivered: nothing changes.
     const again = await postWebhook(`/webhooks/paypal/${m.id}`, hook.body, hook.headers);
     expect(again.status).toBe(200);
-    expect(again.body.data.webhook.outcome).toBe('ignored');
+    expect(again.body.data.webhook).toMatchObject({ outcome: 'duplicate', detail: 'Event already handled; nothing changed' });
   });
 
   it('a RETURNED item fails the payout: reason recorded, commissions approved again, payout.failed emitted, the partner sees it; retry sends a new payout', async () => {

@@ -713,7 +713,7 @@ export interface paths {
         };
         /**
          * List provider webhooks received
-         * @description The provider webhooks this organization's URLs received, newest first, with their outcome: `processed`, `ignored` (and why), or `rejected` (and why: a wrong signing secret shows here). Cursor pagination; filter by provider and outcome. Redeliveries answered `duplicate` are not listed again.
+         * @description The webhooks this organization's URLs received (the payment providers', and the PayPal and Wise payout webhooks), newest first, with their outcome: `processed`, `ignored` (and why), or `rejected` (and why: a wrong signing secret shows here). Cursor pagination; filter by provider and outcome. Redeliveries answered `duplicate` are not listed again.
          */
         get: operations["integrationsListEvents"];
         put?: never;
@@ -3244,20 +3244,20 @@ export interface components {
             /** @description The event type, e.g. `PAYMENT.PAYOUTS-ITEM.SUCCEEDED`, `transfers#state-change`. */
             event_type: string | null;
             /**
-             * @description `processed`: a payout in flight was settled (paid or failed); `ignored`: verified, nothing to change (the reason in `detail`). Outcomes are idempotent: a redelivery changes nothing.
+             * @description `processed`: a payout in flight was settled (paid or failed); `ignored`: verified, nothing to change (the reason in `detail`); `duplicate`: this event (by its id) was handled before, nothing changed. Each handled event is listed in GET /api/integrations/events; a request refused with 400 is counted there as `rejected`.
              * @enum {string}
              */
-            outcome: "processed" | "ignored";
+            outcome: "processed" | "ignored" | "duplicate";
             /** @description What the event did, or why it changed nothing. */
             detail: string;
         };
         /** @description A provider webhook received: a verified event and its outcome, or the requests rejected for one reason. */
         ReceivedWebhookEvent: {
             /**
-             * @description Payment provider: `stripe`, `paddle` (Paddle Billing), `lemonsqueezy`, `polar` or `chargebee`.
+             * @description Whose webhook: a payment provider (`stripe`, `paddle`, `lemonsqueezy`, `polar`, `chargebee`; Stripe Connect transfer events arrive by `stripe`) or a payout rail (`paypal_payouts`: POST /webhooks/paypal/{organization id}; `wise`: POST /webhooks/wise/{organization id}).
              * @enum {string}
              */
-            provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "chargebee";
+            provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "chargebee" | "paypal_payouts" | "wise";
             /**
              * @description `processed`: the event changed something; `ignored`: verified, but nothing in it to record (the reason is in `detail`); `rejected`: refused with a 400 before it was verified (no signing secret stored, a missing or wrong signature, a timestamp outside the tolerance, a malformed body): nothing of its body is kept, only the reason.
              * @enum {string}
@@ -11884,7 +11884,7 @@ export interface operations {
                  * @description Only this provider's webhooks.
                  * @example stripe
                  */
-                provider?: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "chargebee";
+                provider?: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "chargebee" | "paypal_payouts" | "wise";
                 /**
                  * @description Only webhooks with this outcome.
                  * @example processed
