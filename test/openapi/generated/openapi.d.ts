@@ -2167,6 +2167,13 @@ export interface components {
              * @description Where payouts are sent; default the partner's e-mail.
              */
             payout_email?: string;
+            /**
+             * @description How this partner's payouts are sent (POST /api/payouts/send): `paypal`, `stripe`, `wise` or `manual` (the default). A repeated create of the same membership changes nothing: set it later with PATCH.
+             * @enum {string}
+             */
+            payout_method?: "manual" | "paypal" | "stripe" | "wise";
+            /** @description The partner's Stripe connected account (`acct_…`), where `stripe` payouts go; default none. */
+            stripe_account_id?: string;
             /** @description This affiliate's own rate, overriding the program's and its tiers; default none. */
             commission_value?: number;
         };
@@ -4836,6 +4843,8 @@ export interface operations {
                  *       "slug": "jane-doe",
                  *       "name": "Jane Doe",
                  *       "payout_email": "jane@partners.example",
+                 *       "payout_method": "manual",
+                 *       "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                  *       "commission_value": 30
                  *     }
                  */
