@@ -947,7 +947,7 @@ export interface paths {
         put?: never;
         /**
          * Retry a failed payout
-         * @description A `failed` payout stays as the record of what the provider did. Its commissions are `approved` again; retrying gathers them (with any other approved commission of the same affiliate, program and currency) into a new payout and sends it at once by the affiliate's current `payout_method` (fix the affiliate's payout details first). Answers 202 with the new payout, `processing`. A payout that is not `failed`: 409; nothing to pay any more (its commissions were paid or rejected meanwhile): 409.
+         * @description A `failed` payout stays as the record of what the provider did. Its commissions are `approved` again; retrying gathers them (with any other approved commission of the same affiliate, program and currency) into a new payout and sends it at once by the affiliate's current `payout_method` (fix the affiliate's payout details first). Answers 202 with the new payout, `processing`; the failed payout's `retried_by_payout_id` names it from then on. A payout that is not `failed`: 409; one retried already: 409 naming the payout that carried its commissions; nothing to pay any more (its commissions were paid or rejected meanwhile): 409.
          */
         post: operations["payoutsRetry"];
         delete?: never;
@@ -2902,6 +2902,11 @@ export interface components {
             status: "pending" | "processing" | "paid" | "failed" | "canceled";
             /** @description Why the payment provider could not pay it; null unless `failed`. */
             failure_reason: string | null;
+            /**
+             * Format: uuid
+             * @description A `failed` payout the merchant sent again: the payout its commissions went into (listed here too). Null otherwise: the commissions of a failed payout wait for the next payout.
+             */
+            retried_by_payout_id: string | null;
             /** @description Commission entries it pays. */
             commission_count: number;
             /** @description ISO-8601 timestamp in UTC. */
@@ -3073,6 +3078,11 @@ export interface components {
             livemode: boolean;
             /** @description When the provider's failure was recorded. */
             failed_at: string | null;
+            /**
+             * Format: uuid
+             * @description A `failed` payout retried (POST /api/payouts/{id}/retry): the new payout its commissions went into. Null otherwise: a failed payout with null here can be retried.
+             */
+            retried_by_payout_id: string | null;
         };
         /** @description Program */
         Program: {
@@ -13157,7 +13167,8 @@ export interface operations {
                      *             "paid_at": "2025-03-14T09:26:53.000Z",
                      *             "canceled_at": "2025-03-14T09:26:53.000Z",
                      *             "livemode": false,
-                     *             "failed_at": "2025-03-14T09:26:53.000Z"
+                     *             "failed_at": "2025-03-14T09:26:53.000Z",
+                     *             "retried_by_payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a"
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -13319,7 +13330,8 @@ export interface operations {
                      *             "paid_at": "2025-03-14T09:26:53.000Z",
                      *             "canceled_at": "2025-03-14T09:26:53.000Z",
                      *             "livemode": false,
-                     *             "failed_at": "2025-03-14T09:26:53.000Z"
+                     *             "failed_at": "2025-03-14T09:26:53.000Z",
+                     *             "retried_by_payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a"
                      *           }
                      *         ],
                      *         "held": [
@@ -13645,7 +13657,8 @@ export interface operations {
                      *             "paid_at": "2025-03-14T09:26:53.000Z",
                      *             "canceled_at": "2025-03-14T09:26:53.000Z",
                      *             "livemode": false,
-                     *             "failed_at": "2025-03-14T09:26:53.000Z"
+                     *             "failed_at": "2025-03-14T09:26:53.000Z",
+                     *             "retried_by_payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a"
                      *           }
                      *         ]
                      *       }
@@ -13857,7 +13870,8 @@ export interface operations {
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
                      *           "canceled_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false,
-                     *           "failed_at": "2025-03-14T09:26:53.000Z"
+                     *           "failed_at": "2025-03-14T09:26:53.000Z",
+                     *           "retried_by_payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a"
                      *         }
                      *       }
                      *     }
@@ -14044,7 +14058,8 @@ export interface operations {
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
                      *           "canceled_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false,
-                     *           "failed_at": "2025-03-14T09:26:53.000Z"
+                     *           "failed_at": "2025-03-14T09:26:53.000Z",
+                     *           "retried_by_payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a"
                      *         }
                      *       }
                      *     }
@@ -14268,7 +14283,8 @@ export interface operations {
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
                      *           "canceled_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false,
-                     *           "failed_at": "2025-03-14T09:26:53.000Z"
+                     *           "failed_at": "2025-03-14T09:26:53.000Z",
+                     *           "retried_by_payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a"
                      *         }
                      *       }
                      *     }
@@ -14485,7 +14501,8 @@ export interface operations {
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
                      *           "canceled_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false,
-                     *           "failed_at": "2025-03-14T09:26:53.000Z"
+                     *           "failed_at": "2025-03-14T09:26:53.000Z",
+                     *           "retried_by_payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a"
                      *         }
                      *       }
                      *     }
@@ -20340,6 +20357,7 @@ export interface operations {
                      *             "currency": "USD",
                      *             "status": "pending",
                      *             "failure_reason": null,
+                     *             "retried_by_payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
                      *             "commission_count": 1,
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "paid_at": "2025-03-14T09:26:53.000Z",
