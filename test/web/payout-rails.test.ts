@@ -152,6 +152,8 @@ describeInBrowser('sending payouts from the dashboard', () => {
     expect((await call(base, 'POST', '/api/commissions', { headers: m.key, body: { affiliate_id: partner.affiliateId, amount: 33, description: 'bonus' } })).status).toBe(201);
     const [created] = (await call(base, 'POST', '/api/payouts', { headers: m.key, body: {} })).body.data.payouts;
     expect((await call(base, 'PUT', '/api/integrations/paypal_payouts', { headers: m.key, body: { client_id: paypal.clientId, client_secret: paypal.clientSecret, environment: 'sandbox', webhook_id: paypal.webhookId } })).status).toBe(200);
+    // Wise too: the partner may choose it in the portal.
+    expect((await call(base, 'PUT', '/api/integrations/wise', { headers: m.key, body: { api_token: 'wise-token', profile_id: '123', environment: 'sandbox' } })).status).toBe(200);
     expect((await call(base, 'POST', '/api/payouts/send', { headers: m.key, body: { payout_ids: [created.id] } })).status).toBe(202);
     await expect.poll(() => paypal.item(created.id)?.transaction_status, POLL).toBe('PENDING');
     paypal.setItem(created.id, 'FAILED', { name: 'RECEIVER_UNCONFIRMED', message: 'Receiver is unconfirmed' });
@@ -174,12 +176,32 @@ describeInBrowser('sending payouts from the dashboard', () => {
       const text = await failedRow.textContent();
       expect(text).toMatch(/Sent again: these commissions went into the payout of .+ \(\$33\.00, (processing|paid)\)\./);
       expect(text).not.toContain('go into the next payout');
+      // One place for the payout e-mail: with the payout method (the merchant pays by PayPal).
+      const card = page.getByTestId('payout-method');
+      await card.getByRole('heading', { name: 'How you are paid' }).waitFor();
+      expect(await page.locator('input[type="email"]').count()).toBe(1);
+      expect(await page.getByRole('heading', { name: 'Payout e-mail' }).count()).toBe(0);
+      const email = card.getByLabel('Payout e-mail', { exact: true });
+      expect(await email.inputValue()).toBe(partner.email);
+      await card.getByLabel('Wise', { exact: true }).check();
+      expect(await page.locator('input[type="email"]').count()).toBe(1);
+      await email.fill('partner.wise@pay.example');
+      await card.getByRole('button', { name: 'Save', exact: true }).click();
+      await card.getByText('Saved: you are paid by Wise at partner.wise@pay.example.').waitFor(POLL);
+      expect((await call(base, 'GET', `/api/affiliates/${partner.affiliateId}`, { headers: m.key })).body.data.affiliate).toMatchObject({ payout_method: 'wise', payout_email: 'partner.wise@pay.example' });
       await page.screenshot({ path: '.tmp/web-shots/portal-payout-retried-1280.png', fullPage: true });
       await page.setViewportSize({ width: 390, height: 844 });
       await page.waitForTimeout(200);
       await page.screenshot({ path: '.tmp/web-shots/portal-payout-retried-390.png', fullPage: true });
+      await card.screenshot({ path: '.tmp/web-shots/portal-how-paid-390.png' });
       expect(await sidewaysScrolling(page)).toEqual([]);
       expect(await seriousViolations(page)).toEqual([]);
+      await page.locator('#payouts-title').locator('xpath=..').screenshot({ path: '.tmp/web-shots/portal-payouts-390.png' });
+      // A bad address is named at the field.
+      await email.fill('not-an-address');
+      await card.getByRole('button', { name: 'Save', exact: true }).click();
+      await expect.poll(() => email.getAttribute('aria-invalid'), POLL).toBe('true');
+      await email.fill('partner.wise@pay.example');
     });
     await context.close();
   });
