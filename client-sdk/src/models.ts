@@ -18,8 +18,8 @@ export type Integration = ResultOf<R['integrations']['list']>['integrations'][nu
 export type IntegrationProvider = Integration['provider'];
 /** A provider webhook received and its outcome (`client.integrations.events()`). */
 export type ReceivedWebhookEvent = ResultOf<R['integrations']['listEvents']>['webhook_events'][number];
-/** A payment provider whose webhooks record sales. */
-export type WebhookProvider = ReceivedWebhookEvent['provider'];
+/** A payment provider whose webhooks record sales (the log of received webhooks lists the PayPal and Wise payout webhooks too). */
+export type WebhookProvider = Exclude<ReceivedWebhookEvent['provider'], 'paypal_payouts' | 'wise'>;
 export type WebhookEndpoint = ResultOf<R['webhookEndpoints']['get']>['webhook_endpoint'];
 /** An outbound event's type, e.g. `conversion.created`. */
 export type OutboundEventType = WebhookEndpoint['events'][number];

@@ -355,7 +355,7 @@ export function createApp(deps: AppDeps): App {
 
   // The route groups' routes, after the whole list like every route.
   // The payout rails' own webhooks (PayPal, Wise) ahead of the payment providers' route.
-  app.use('/webhooks', payoutRailWebhooksRouter(services.payoutSender));
+  app.use('/webhooks', payoutRailWebhooksRouter(services.payoutSender, deps.orm));
   app.use('/webhooks', webhooksRouter(new WebhookDispatcher({ orm: deps.orm, ...services })));
   people.mountPublic(app, options);
   partners.mountPublic(app, partnerLimiters, options);

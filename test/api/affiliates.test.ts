@@ -32,6 +32,23 @@ describe('affiliates', () => {
     expect(again.body.data.affiliate).toEqual(m.affiliate);
   });
 
+  it('takes payout_method and stripe_account_id on create (as PATCH does); a bad value is a 400 naming the field, nothing created', async () => {
+    const org = await createOrganization();
+    const program = (await org.api.post('/api/programs', { name: 'P', commission_value: 10 })).body.data.program;
+    const paypal = await org.api.post('/api/affiliates', { email: 'pay@example.com', program_id: program.id, payout_method: 'paypal', payout_email: 'pay.pal@example.com' });
+    expect(paypal.status, JSON.stringify(paypal.body)).toBe(201);
+    expect(paypal.body.data.affiliate).toMatchObject({ payout_method: 'paypal', payout_email: 'pay.pal@example.com', stripe_account_id: null });
+    const stripe = await org.api.post('/api/affiliates', { email: 'str@example.com', program_id: program.id, payout_method: 'stripe', stripe_account_id: 'acct_1Abc' });
+    expect(stripe.status).toBe(201);
+    expect(stripe.body.data.affiliate).toMatchObject({ payout_method: 'stripe', stripe_account_id: 'acct_1Abc' });
+    // Stored, not only echoed.
+    expect((await org.api.get(`/api/affiliates/${stripe.body.data.affiliate.id}`)).body.data.affiliate).toMatchObject({ payout_method: 'stripe', stripe_account_id: 'acct_1Abc' });
+
+    expectError(await org.api.post('/api/affiliates', { email: 'bad@example.com', program_id: program.id, payout_method: 'cheque' }), 400, /^payout_method: /);
+    expectError(await org.api.post('/api/affiliates', { email: 'bad@example.com', program_id: program.id, stripe_account_id: 'nope' }), 400, 'stripe_account_id: Expected a Stripe account id (acct_…)');
+    expect((await org.api.get('/api/affiliates?email=bad@example.com')).body.data.affiliates).toEqual([]);
+  });
+
   it('the same e-mail may join another program with another slug', async () => {
     const m = await createMerchant();
     const p2 = (await m.api.post('/api/programs', { name: 'P2', commission_value: 5 })).body.data.program;

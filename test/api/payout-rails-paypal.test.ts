@@ -69,7 +69,7 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     // Redelivered: nothing changes.
     const again = await postWebhook(`/webhooks/paypal/${m.id}`, hook.body, hook.headers);
     expect(again.status).toBe(200);
-    expect(again.body.data.webhook.outcome).toBe('ignored');
+    expect(again.body.data.webhook).toMatchObject({ outcome: 'duplicate', detail: 'Event already handled; nothing changed' });
   });
 
   it('a RETURNED item fails the payout: reason recorded, commissions approved again, payout.failed emitted, the partner sees it; retry sends a new payout', async () => {
@@ -93,7 +93,12 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     expect(retried.status, JSON.stringify(retried.body)).toBe(202);
     expect(retried.body.data.payout).toMatchObject({ status: 'processing', method: 'paypal', amount: 10 });
     expect(retried.body.data.payout.id).not.toBe(p.id);
-    expect((await payout(m, p.id)).status).toBe('failed');
+    expect(failed.retried_by_payout_id).toBeNull();
+    expect(retried.body.data.payout.retried_by_payout_id).toBeNull();
+    // The failed payout names the one that carried its commissions; retried again: 409 naming it, nothing created.
+    expect(await payout(m, p.id)).toMatchObject({ status: 'failed', retried_by_payout_id: retried.body.data.payout.id });
+    expectError(await m.api.post(`/api/payouts/${p.id}/retry`, {}), 409, `Payout ${p.id} was retried already: its commissions went into payout ${retried.body.data.payout.id}`);
+    expect((await m.api.get(`/api/payouts?affiliate_id=${m.affiliate.id}`)).body.data.payouts).toHaveLength(2);
     expectError(await m.api.post(`/api/payouts/${retried.body.data.payout.id}/retry`, {}), 409, 'A processing payout cannot be retried: only a failed one');
     await sendsSettled();
     expect(paypal.item(retried.body.data.payout.id)).toBeDefined();

@@ -200,7 +200,7 @@ describeInBrowser('Stripe Connect onboarding, as the partner and the merchant se
       await partner.goto(`${base}/portal/${owner.organization.id}?stripe_onboarding=return`);
       await card.getByText('Back from Stripe: your account is connected.').waitFor();
       expect(await card.getByLabel('Stripe (a bank account through Stripe)').isChecked()).toBe(true);
-      await card.getByRole('button', { name: 'Save payout method' }).click();
+      await card.getByRole('button', { name: 'Save', exact: true }).click();
       await card.getByText('Saved: you are paid by Stripe (a bank account through Stripe).').waitFor();
       expect(await seriousViolations(partner)).toEqual([]);
       await shoot(partner, 'portal-stripe-connected');

@@ -114,7 +114,7 @@ describeInBrowser('the partner portal, as a partner sees it', () => {
 
         // The payout e-mail shows whole at desktop width.
         const longAddress = 'ravi.partner.payouts+affiliate-earnings@partners-payments.example';
-        const field = page.getByLabel('PayPal or Wise e-mail');
+        const field = page.getByLabel('Payout e-mail', { exact: true });
         await field.fill(longAddress);
         expect(await field.evaluate((input: HTMLInputElement) => input.scrollWidth <= input.clientWidth)).toBe(true);
         await page.getByRole('button', { name: 'Save' }).click();

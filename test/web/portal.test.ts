@@ -204,7 +204,7 @@ describeInBrowser('the partner portal in Chromium', () => {
         expect(await partner.content()).not.toContain(customerId);
 
         // 8. The payout e-mail.
-        await partner.getByLabel('PayPal or Wise e-mail').fill('jane-payouts@partners.example');
+        await partner.getByLabel('Payout e-mail', { exact: true }).fill('jane-payouts@partners.example');
         await partner.getByRole('button', { name: 'Save' }).click();
         await partner.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
         const affiliate = await call(base, 'GET', `/api/affiliates/${conversion.body.data.conversion.affiliate_id}`, { headers: key });

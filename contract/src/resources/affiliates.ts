@@ -47,12 +47,16 @@ export const Affiliate = z
   })
   .describe('Affiliate: a partner in one program, identified by (email, program).');
 
+const StripeAccountId = z.string().regex(/^acct_[A-Za-z0-9]{1,64}$/, 'Expected a Stripe account id (acct_…)');
+
 export const CreateAffiliateBody = z.object({
   email: z.string().email().max(320).describe('E-mail of the partner. With program_id it identifies the membership.'),
   program_id: Uuid.describe('Program to join; must belong to the organization (else 404).'),
   slug: Slug.optional().describe('Referral slug; generated when omitted. A slug used by another membership of the organization answers 409.'),
   name: z.string().min(1).max(200).optional().describe('Display name of the partner.'),
   payout_email: z.string().email().max(320).optional().describe("Where payouts are sent; default the partner's e-mail."),
+  payout_method: AffiliatePayoutMethod.optional().describe("How this partner's payouts are sent (POST /api/payouts/send): `paypal`, `stripe`, `wise` or `manual` (the default). A repeated create of the same membership changes nothing: set it later with PATCH."),
+  stripe_account_id: StripeAccountId.optional().describe('The partner\'s Stripe connected account (`acct_…`), where `stripe` payouts go; default none.'),
   commission_value: AffiliateCommissionValue.optional().describe("This affiliate's own rate, overriding the program's and its tiers; default none."),
 });
 
@@ -60,7 +64,7 @@ export const UpdateAffiliateBody = z.object({
   name: z.string().min(1).max(200).nullable().optional().describe('Display name; null clears it.'),
   payout_email: z.string().email().max(320).nullable().optional().describe("Where payouts are sent; null: the partner's e-mail."),
   payout_method: AffiliatePayoutMethod.optional(),
-  stripe_account_id: z.string().regex(/^acct_[A-Za-z0-9]{1,64}$/, 'Expected a Stripe account id (acct_…)').nullable().optional().describe('The partner\'s Stripe connected account (`acct_…`); null clears it.'),
+  stripe_account_id: StripeAccountId.nullable().optional().describe('The partner\'s Stripe connected account (`acct_…`); null clears it.'),
   commission_value: AffiliateCommissionValue.nullable().optional().describe("This affiliate's own rate, overriding the program's and its tiers; null: the program's again. Applies to sales recorded from then on."),
   status: AffiliateStatus.optional().describe(
     '`active` approves an application or re-enables a partner; `disabled` stops their links attributing new visitors (their referred customers keep earning on renewals). Takes effect on every instance within the program-rule cache bound (typically milliseconds).',

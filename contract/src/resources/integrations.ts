@@ -22,6 +22,13 @@ export const PayoutRail = z
 
 export const INTEGRATION_PROVIDERS = [...WEBHOOK_PROVIDERS, ...PAYOUT_RAILS] as const;
 
+/** Whose webhooks the log of received webhooks lists: the payment providers', and the payout rails' with a webhook of their own (Stripe Connect's transfer events arrive by the `stripe` webhook). */
+export const LOGGED_WEBHOOK_PROVIDERS = [...WEBHOOK_PROVIDERS, 'paypal_payouts', 'wise'] as const;
+
+export const LoggedWebhookProvider = z
+  .enum(LOGGED_WEBHOOK_PROVIDERS)
+  .describe('Whose webhook: a payment provider (`stripe`, `paddle`, `lemonsqueezy`, `polar`, `chargebee`; Stripe Connect transfer events arrive by `stripe`) or a payout rail (`paypal_payouts`: POST /webhooks/paypal/{organization id}; `wise`: POST /webhooks/wise/{organization id}).');
+
 export const IntegrationProvider = z
   .enum(INTEGRATION_PROVIDERS)
   .describe('A payment provider (`stripe`, `paddle`, `lemonsqueezy`, `polar`, `chargebee`: its webhook signing secret) or a payout rail (`paypal_payouts`, `stripe_connect`, `wise`: the credentials payouts are sent with).');
@@ -84,7 +91,7 @@ export const ReceivedWebhookOutcome = z
 
 export const ReceivedWebhookEvent = z
   .object({
-    provider: WebhookProvider,
+    provider: LoggedWebhookProvider,
     outcome: ReceivedWebhookOutcome,
     event_id: z.string().nullable().describe("The provider's event id; null when `rejected` (an unverified body is not read)."),
     event_type: z.string().nullable().describe("The provider's event type, e.g. `invoice.paid`; null when `rejected`."),
@@ -118,9 +125,9 @@ export const integrationsContract = c.router(
       path: '/api/integrations/events',
       summary: 'List provider webhooks received',
       description:
-        "The provider webhooks this organization's URLs received, newest first, with their outcome: `processed`, `ignored` (and why), or `rejected` (and why: a wrong signing secret shows here). Cursor pagination; filter by provider and outcome. Redeliveries answered `duplicate` are not listed again.",
+        "The webhooks this organization's URLs received (the payment providers', and the PayPal and Wise payout webhooks), newest first, with their outcome: `processed`, `ignored` (and why), or `rejected` (and why: a wrong signing secret shows here). Cursor pagination; filter by provider and outcome. Redeliveries answered `duplicate` are not listed again.",
       query: PageQuery.extend({
-        provider: WebhookProvider.optional().describe('Only this provider\'s webhooks.'),
+        provider: LoggedWebhookProvider.optional().describe('Only this provider\'s webhooks.'),
         outcome: ReceivedWebhookOutcome.optional().describe('Only webhooks with this outcome.'),
       }),
       responses: {
@@ -176,7 +183,9 @@ export const RailWebhookReceipt = z
     provider: PayoutRail,
     event_id: z.string().nullable().describe("The provider's event id (Wise: the X-Delivery-Id header)."),
     event_type: z.string().nullable().describe('The event type, e.g. `PAYMENT.PAYOUTS-ITEM.SUCCEEDED`, `transfers#state-change`.'),
-    outcome: z.enum(['processed', 'ignored']).describe('`processed`: a payout in flight was settled (paid or failed); `ignored`: verified, nothing to change (the reason in `detail`). Outcomes are idempotent: a redelivery changes nothing.'),
+    outcome: z
+      .enum(['processed', 'ignored', 'duplicate'])
+      .describe('`processed`: a payout in flight was settled (paid or failed); `ignored`: verified, nothing to change (the reason in `detail`); `duplicate`: this event (by its id) was handled before, nothing changed. Each handled event is listed in GET /api/integrations/events; a request refused with 400 is counted there as `rejected`.'),
     detail: z.string().describe('What the event did, or why it changed nothing.'),
   })
   .describe("A payout rail's webhook receipt");
@@ -244,6 +253,7 @@ export const webhooksContract = c.router({
 
 export type Integration = z.infer<typeof Integration>;
 export type WebhookProvider = z.infer<typeof WebhookProvider>;
+export type LoggedWebhookProvider = z.infer<typeof LoggedWebhookProvider>;
 export type PayoutRail = z.infer<typeof PayoutRail>;
 export type IntegrationProvider = z.infer<typeof IntegrationProvider>;
 export type PutIntegrationBody = z.infer<typeof PutIntegrationBody>;

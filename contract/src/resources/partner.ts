@@ -143,6 +143,7 @@ export const PartnerPayout = z
       .enum(['pending', 'processing', 'paid', 'failed', 'canceled'])
       .describe('`pending`: on its way; `processing`: sent, the payment provider has not confirmed it yet; `paid`; `failed`: the provider could not pay it (`failure_reason`; check your payout details: its commissions go into the next payout); `canceled`.'),
     failure_reason: z.string().nullable().describe('Why the payment provider could not pay it; null unless `failed`.'),
+    retried_by_payout_id: Uuid.nullable().describe('A `failed` payout the merchant sent again: the payout its commissions went into (listed here too). Null otherwise: the commissions of a failed payout wait for the next payout.'),
     commission_count: z.number().int().describe('Commission entries it pays.'),
     created_at: Timestamp,
     paid_at: Timestamp.nullable(),

@@ -40,6 +40,7 @@ export const Payout = z
     canceled_at: Timestamp.nullable().describe('When it was canceled.'),
     livemode: Livemode,
     failed_at: Timestamp.nullable().describe('When the provider\'s failure was recorded.'),
+    retried_by_payout_id: Uuid.nullable().describe('A `failed` payout retried (POST /api/payouts/{id}/retry): the new payout its commissions went into. Null otherwise: a failed payout with null here can be retried.'),
   })
   .describe('Payout: approved commissions of one affiliate, program and currency, paid together.');
 
@@ -143,7 +144,7 @@ export const payoutsContract = c.router({
     path: '/api/payouts/:id/retry',
     summary: 'Retry a failed payout',
     description:
-      "A `failed` payout stays as the record of what the provider did. Its commissions are `approved` again; retrying gathers them (with any other approved commission of the same affiliate, program and currency) into a new payout and sends it at once by the affiliate's current `payout_method` (fix the affiliate's payout details first). Answers 202 with the new payout, `processing`. A payout that is not `failed`: 409; nothing to pay any more (its commissions were paid or rejected meanwhile): 409.",
+      "A `failed` payout stays as the record of what the provider did. Its commissions are `approved` again; retrying gathers them (with any other approved commission of the same affiliate, program and currency) into a new payout and sends it at once by the affiliate's current `payout_method` (fix the affiliate's payout details first). Answers 202 with the new payout, `processing`; the failed payout's `retried_by_payout_id` names it from then on. A payout that is not `failed`: 409; one retried already: 409 naming the payout that carried its commissions; nothing to pay any more (its commissions were paid or rejected meanwhile): 409.",
     pathParams: idParam,
     body: z.object({}).default({}),
     responses: {

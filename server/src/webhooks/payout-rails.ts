@@ -9,7 +9,11 @@ import type { PayoutSender } from '../modules/payouts/payout-sender.js';
 import { paypalItemState } from '../modules/payouts/rails/paypal.js';
 import { stripeTransferState } from '../modules/payouts/rails/stripe.js';
 import { wiseTransferState } from '../modules/payouts/rails/wise.js';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { checkEvent } from './input-rules.js';
 import type { Json } from './types.js';
+import { WebhookLog } from './webhook-log.js';
+import { WebhookRecords } from './webhook-records.js';
 import type { RailWebhookReceipt } from '@affiliate-attribution/contract';
 import { WEBHOOK_BODY_LIMIT } from './dispatcher.js';
 
@@ -28,6 +32,21 @@ function parseJson(raw: Buffer): Json {
   throw new BadRequestError('Malformed webhook body: expected a JSON object');
 }
 
+/** A rail's event once its signature checked out, with the id a redelivery repeats. */
+export interface VerifiedRailEvent {
+  event: Json;
+  eventId: string | null;
+  eventType: string | null;
+}
+
+/** What a verified event did to the payouts. */
+export interface RailOutcome {
+  outcome: 'processed' | 'ignored';
+  detail: string;
+}
+const processedRail = (detail: string): RailOutcome => ({ outcome: 'processed', detail });
+const ignoredRail = (detail: string): RailOutcome => ({ outcome: 'ignored', detail });
+
 const PAYPAL_HEADERS = ['paypal-transmission-id', 'paypal-transmission-time', 'paypal-transmission-sig', 'paypal-cert-url', 'paypal-auth-algo'] as const;
 
 /**
@@ -39,7 +58,7 @@ const PAYPAL_HEADERS = ['paypal-transmission-id', 'paypal-transmission-time', 'p
  * (https://developer.paypal.com/docs/api/webhooks/v1/#verify-webhook-signature_post). An event PayPal
  * does not verify is refused (400) before anything in it is read.
  */
-export async function receivePayPal(sender: PayoutSender, organizationId: string, rawBody: Buffer, headers: IncomingHttpHeaders): Promise<RailWebhookReceipt> {
+export async function verifyPayPal(sender: PayoutSender, organizationId: string, rawBody: Buffer, headers: IncomingHttpHeaders): Promise<VerifiedRailEvent> {
   if (!isUuid(organizationId)) throw new BadRequestError('No paypal_payouts integration is configured for this organization (PUT /api/integrations/paypal_payouts)');
   const paypal = await sender.paypal(organizationId);
   if (!paypal) throw new BadRequestError('No paypal_payouts integration is configured for this organization (PUT /api/integrations/paypal_payouts)');
@@ -51,28 +70,27 @@ export async function receivePayPal(sender: PayoutSender, organizationId: string
   if (!(await paypal.client.verifyWebhook(transmission, event, paypal.webhookId))) {
     throw new BadRequestError('Invalid PayPal webhook signature: PayPal did not verify it (verify-webhook-signature)');
   }
-  const receipt = (outcome: RailWebhookReceipt['outcome'], detail: string): RailWebhookReceipt => ({
-    provider: 'paypal_payouts',
-    event_id: typeof event.id === 'string' ? event.id : null,
-    event_type: typeof event.event_type === 'string' ? event.event_type : null,
-    outcome,
-    detail,
-  });
+  return { event, eventId: typeof event.id === 'string' ? event.id : null, eventType: typeof event.event_type === 'string' ? event.event_type : null };
+}
+
+/** A verified PayPal event: a batch event reads its batch back; an item event settles its payout. */
+export async function handlePayPal(sender: PayoutSender, organizationId: string, event: Json): Promise<RailOutcome> {
+  const paypal = await sender.paypal(organizationId);
   if (typeof event.event_type === 'string' && event.event_type.startsWith('PAYMENT.PAYOUTSBATCH.')) {
     const batchId = ((event.resource as Json | undefined)?.batch_header as Json | undefined)?.payout_batch_id;
-    if (typeof batchId !== 'string') return receipt('ignored', 'No batch_header.payout_batch_id in the event');
+    if (typeof batchId !== 'string') return ignoredRail('No batch_header.payout_batch_id in the event');
     const done = await sender.settlePayPalBatch(organizationId, batchId);
-    return done.length > 0 ? receipt('processed', `Payout ${done.join(', ')}`) : receipt('ignored', `No payout of batch ${batchId} settled`);
+    return done.length > 0 ? processedRail(`Payout ${done.join(', ')}`) : ignoredRail(`No payout of batch ${batchId} settled`);
   }
-  if (typeof event.event_type !== 'string' || !event.event_type.startsWith('PAYMENT.PAYOUTS-ITEM.')) return receipt('ignored', 'Event type not used by the service');
+  if (typeof event.event_type !== 'string' || !event.event_type.startsWith('PAYMENT.PAYOUTS-ITEM.')) return ignoredRail('Event type not used by the service');
   // An item event names its payout by sender_item_id; one that does not is read back from PayPal by its payout_item_id.
   const resource = (event.resource ?? {}) as Json;
-  const state = paypalItemState(resource) ?? (typeof resource.payout_item_id === 'string' ? paypalItemState(await paypal.client.item(resource.payout_item_id)) : undefined);
-  if (!state || !isUuid(state.payout_id)) return receipt('ignored', 'No payout of this service in the event (sender_item_id)');
+  const state = paypalItemState(resource) ?? (paypal && typeof resource.payout_item_id === 'string' ? paypalItemState(await paypal.client.item(resource.payout_item_id)) : undefined);
+  if (!state || !isUuid(state.payout_id)) return ignoredRail('No payout of this service in the event (sender_item_id)');
   const [payout] = await sender.inFlightOf(organizationId, [state.payout_id]);
-  if (!payout || payout.method !== 'paypal') return receipt('ignored', `Payout ${state.payout_id} is not in flight by PayPal`);
+  if (!payout || payout.method !== 'paypal') return ignoredRail(`Payout ${state.payout_id} is not in flight by PayPal`);
   const done = await sender.record(organizationId, [state]);
-  return done.length > 0 ? receipt('processed', `Payout ${done.join(', ')}`) : receipt('ignored', `Payout ${state.payout_id} still processing (${String((event.resource as Json | undefined)?.transaction_status ?? 'no status')})`);
+  return done.length > 0 ? processedRail(`Payout ${done.join(', ')}`) : ignoredRail(`Payout ${state.payout_id} still processing (${String((event.resource as Json | undefined)?.transaction_status ?? 'no status')})`);
 }
 
 /**
@@ -81,7 +99,7 @@ export async function receivePayPal(sender: PayoutSender, organizationId: string
  * body (https://docs.wise.com/api-docs/features/webhooks-notifications/event-handling), verified with
  * the key Wise publishes (WISE_WEBHOOK_PUBLIC_KEY).
  */
-export async function receiveWise(sender: PayoutSender, organizationId: string, rawBody: Buffer, headers: IncomingHttpHeaders): Promise<RailWebhookReceipt> {
+export async function verifyWise(_sender: PayoutSender, _organizationId: string, rawBody: Buffer, headers: IncomingHttpHeaders): Promise<VerifiedRailEvent> {
   const key = payoutRailSettings().WISE_WEBHOOK_PUBLIC_KEY;
   if (!key) throw new BadRequestError('WISE_WEBHOOK_PUBLIC_KEY is not set: Wise webhooks cannot be verified');
   const signature = header(headers, 'x-signature-sha256');
@@ -94,22 +112,21 @@ export async function receiveWise(sender: PayoutSender, organizationId: string, 
   }
   if (!valid) throw new BadRequestError('Invalid X-Signature-SHA256: not signed by Wise');
   const event = parseJson(rawBody);
+  // The delivery's id (X-Delivery-Id) stands for the event's: a request replayed with it is a duplicate. Wise's outcomes are idempotent anyway (a settled payout is not in flight).
+  return { event, eventId: header(headers, 'x-delivery-id') ?? null, eventType: typeof event.event_type === 'string' ? event.event_type : null };
+}
+
+/** A verified Wise state change: the transfer's payout, in flight, settled by the new state. */
+export async function handleWise(sender: PayoutSender, organizationId: string, event: Json): Promise<RailOutcome> {
   const data = (event.data ?? {}) as Json;
   const resource = (data.resource ?? {}) as Json;
-  const receipt = (outcome: RailWebhookReceipt['outcome'], detail: string): RailWebhookReceipt => ({
-    provider: 'wise',
-    event_id: header(headers, 'x-delivery-id') ?? null,
-    event_type: typeof event.event_type === 'string' ? event.event_type : null,
-    outcome,
-    detail,
-  });
-  if (event.event_type !== 'transfers#state-change' || resource.id === undefined) return receipt('ignored', 'Event type not used by the service');
-  if (!isUuid(organizationId)) return receipt('ignored', 'Unknown organization');
+  if (event.event_type !== 'transfers#state-change' || resource.id === undefined) return ignoredRail('Event type not used by the service');
+  if (!isUuid(organizationId)) return ignoredRail('Unknown organization');
   const payout = await sender.byReference(organizationId, 'wise', String(resource.id));
-  if (!payout || payout.status !== 'processing') return receipt('ignored', `No payout in flight for Wise transfer ${String(resource.id)}`);
+  if (!payout || payout.status !== 'processing') return ignoredRail(`No payout in flight for Wise transfer ${String(resource.id)}`);
   const state = wiseTransferState(payout.id, String(resource.id), typeof data.current_state === 'string' ? data.current_state : undefined);
   const done = await sender.record(organizationId, [state]);
-  return done.length > 0 ? receipt('processed', `Payout ${done.join(', ')}`) : receipt('ignored', `Payout ${payout.id} still processing (${String(data.current_state)})`);
+  return done.length > 0 ? processedRail(`Payout ${done.join(', ')}`) : ignoredRail(`Payout ${payout.id} still processing (${String(data.current_state)})`);
 }
 
 /**
@@ -132,18 +149,59 @@ export async function stripeTransferEvent(sender: PayoutSender, organizationId: 
   return { changed: done.length > 0, detail: done.length > 0 ? `Payout ${done.join(', ')}` : `Payout ${payout.id} unchanged` };
 }
 
+interface Rail {
+  provider: 'paypal_payouts' | 'wise';
+  verify: typeof verifyPayPal;
+  handle: typeof handlePayPal;
+}
+
+const RAILS: Record<'paypal' | 'wise', Rail> = {
+  paypal: { provider: 'paypal_payouts', verify: verifyPayPal, handle: handlePayPal },
+  wise: { provider: 'wise', verify: verifyWise, handle: handleWise },
+};
+
+/**
+ * A rail's webhook, as the payment providers' are (dispatcher.ts): verified before anything is
+ * read, a refusal (400) counted under its reason in the organization's log of received webhooks
+ * (nothing of the body kept), and each verified event remembered by (organization, rail, event id)
+ * with its outcome: a redelivery is answered `duplicate` and changes nothing. An event without a
+ * storable id (none, or one the API's input rules refuse) is handled (outcomes are idempotent) but
+ * cannot be remembered.
+ */
+async function receiveRail(sender: PayoutSender, orm: MikroORM, rail: Rail, organizationId: string, rawBody: Buffer, headers: IncomingHttpHeaders): Promise<RailWebhookReceipt> {
+  let verified: VerifiedRailEvent;
+  try {
+    if (rawBody.length === 0) throw new BadRequestError('Empty webhook body');
+    verified = await rail.verify(sender, organizationId, rawBody, headers);
+  } catch (err) {
+    if (err instanceof BadRequestError && isUuid(organizationId)) await new WebhookLog(orm).rejected(organizationId, rail.provider, err.message);
+    throw err;
+  }
+  const { event, eventId, eventType } = verified;
+  const receipt = (outcome: RailWebhookReceipt['outcome'], detail: string): RailWebhookReceipt => ({ provider: rail.provider, event_id: eventId, event_type: eventType, outcome, detail });
+  const records = new WebhookRecords(orm);
+  const storable = eventId !== null && eventType !== null && checkEvent({ id: eventId, type: eventType, payload: event }).ok;
+  const known = storable && isUuid(organizationId) && (await records.landings(organizationId)) !== undefined;
+  if (known && (await records.handled(organizationId, rail.provider, eventId!))) return receipt('duplicate', 'Event already handled; nothing changed');
+  const result = await rail.handle(sender, organizationId, event);
+  if (known) await records.remember({ organizationId, provider: rail.provider, eventId: eventId!, eventType: eventType!, outcome: result.outcome, detail: result.detail });
+  return receipt(result.outcome, result.detail);
+}
+
 /** POST /webhooks/paypal/{organizationId} and /webhooks/wise/{organizationId}: raw body, verified before anything is read. */
-export function payoutRailWebhooksRouter(sender: PayoutSender): Router {
+export function payoutRailWebhooksRouter(sender: PayoutSender, orm: MikroORM): Router {
   const router = Router();
   const raw = express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT });
-  const route = (receive: typeof receivePayPal) =>
-    asyncHandler(async (req, res) => {
-      const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      if (rawBody.length === 0) throw new BadRequestError('Empty webhook body');
-      const webhook = await receive(sender, req.params.organizationId!, rawBody, req.headers);
-      res.status(200).json({ success: true, data: { webhook } });
-    });
-  router.post('/paypal/:organizationId', raw, route(receivePayPal));
-  router.post('/wise/:organizationId', raw, route(receiveWise));
+  for (const [path, rail] of Object.entries(RAILS)) {
+    router.post(
+      `/${path}/:organizationId`,
+      raw,
+      asyncHandler(async (req, res) => {
+        const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+        const webhook = await receiveRail(sender, orm, rail, req.params.organizationId!, rawBody, req.headers);
+        res.status(200).json({ success: true, data: { webhook } });
+      }),
+    );
+  }
   return router;
 }

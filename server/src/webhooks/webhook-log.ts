@@ -1,10 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { ReceivedWebhookOutcome, WebhookProvider } from '@affiliate-attribution/contract';
+import type { ReceivedWebhookOutcome, LoggedWebhookProvider } from '@affiliate-attribution/contract';
 import type { ReceivedWebhookEvent } from '../resources.js';
 import { BadRequestError } from '../http/errors.js';
 import { pageLimit } from '../http/pagination.js';
 import { iso } from '../http/serialize.js';
-import { WEBHOOK_PROVIDERS } from '@affiliate-attribution/contract';
+import { LOGGED_WEBHOOK_PROVIDERS } from '@affiliate-attribution/contract';
 import { WebhookRecords, type LogPosition } from './webhook-records.js';
 
 /** The longest reason kept for a rejection (ours are short; a provider library's could grow). */
@@ -45,7 +45,7 @@ function decodePosition(cursor: string | undefined): LogPosition | undefined {
       !Number.isNaN(date.getTime()) &&
       date.toISOString() === at &&
       (kind === 'event' || kind === 'rejection') &&
-      (WEBHOOK_PROVIDERS as readonly unknown[]).includes(provider) &&
+      (LOGGED_WEBHOOK_PROVIDERS as readonly unknown[]).includes(provider) &&
       typeof key === 'string'
     ) {
       return { at: date, kind, provider: provider as string, key };
@@ -70,14 +70,14 @@ export class WebhookLog {
   }
 
   /** A request refused before its body was verified: counted under its reason, nothing else kept. */
-  async rejected(organizationId: string, provider: WebhookProvider, reason: string, at = new Date()): Promise<void> {
+  async rejected(organizationId: string, provider: LoggedWebhookProvider, reason: string, at = new Date()): Promise<void> {
     const kept = reason.length > REASON_MAX ? `${reason.slice(0, REASON_MAX - 1)}…` : reason;
     await this.records.rememberRejection(organizationId, provider, kept, at);
   }
 
   async list(
     organizationId: string,
-    query: { provider?: WebhookProvider | undefined; outcome?: ReceivedWebhookOutcome | undefined; cursor?: string | undefined; limit?: number | undefined },
+    query: { provider?: LoggedWebhookProvider | undefined; outcome?: ReceivedWebhookOutcome | undefined; cursor?: string | undefined; limit?: number | undefined },
   ): Promise<{ webhook_events: ReceivedWebhookEvent[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
     const before = decodePosition(query.cursor);
@@ -89,7 +89,7 @@ export class WebhookLog {
         events.push({
           position: { at: row.received_at, kind: 'event', provider: row.provider, key: row.event_id },
           event: {
-            provider: row.provider as WebhookProvider,
+            provider: row.provider as LoggedWebhookProvider,
             outcome: row.outcome as ReceivedWebhookOutcome,
             event_id: row.event_id,
             event_type: row.event_type,
@@ -106,7 +106,7 @@ export class WebhookLog {
         rejections.push({
           position: { at: row.last_received_at, kind: 'rejection', provider: row.provider, key: row.reason },
           event: {
-            provider: row.provider as WebhookProvider,
+            provider: row.provider as LoggedWebhookProvider,
             outcome: 'rejected',
             event_id: null,
             event_type: null,

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { WebhookOutcome, WebhookProvider } from '@affiliate-attribution/contract';
+import type { WebhookOutcome, LoggedWebhookProvider } from '@affiliate-attribution/contract';
 import { sql } from 'kysely';
 import { kyselyOf, readFromReplica } from '../db/database.js';
 
@@ -14,7 +14,7 @@ export interface LogPosition {
 }
 
 export interface LogFilter {
-  provider?: WebhookProvider | undefined;
+  provider?: LoggedWebhookProvider | undefined;
   outcome?: 'processed' | 'ignored' | undefined;
 }
 
@@ -46,7 +46,7 @@ export class WebhookRecords {
   }
 
   /** Whether this event was handled before (then it changes nothing again). */
-  async handled(organizationId: string, provider: WebhookProvider, eventId: string): Promise<boolean> {
+  async handled(organizationId: string, provider: LoggedWebhookProvider, eventId: string): Promise<boolean> {
     const row = await kyselyOf(this.orm)
       .selectFrom('webhook_events')
       .select('outcome')
@@ -58,7 +58,7 @@ export class WebhookRecords {
   }
 
   /** Remembers a handled event; a concurrent delivery of the same event that got here first wins. */
-  async remember(event: { organizationId: string; provider: WebhookProvider; eventId: string; eventType: string; outcome: WebhookOutcome; detail: string }): Promise<void> {
+  async remember(event: { organizationId: string; provider: LoggedWebhookProvider; eventId: string; eventType: string; outcome: WebhookOutcome; detail: string }): Promise<void> {
     await kyselyOf(this.orm)
       .insertInto('webhook_events')
       .values({
@@ -78,7 +78,7 @@ export class WebhookRecords {
    * Counts a request refused before verification under its reason. Only for an organization that
    * exists (the id in the URL is anyone's to write); nothing of the request itself is stored.
    */
-  async rememberRejection(organizationId: string, provider: WebhookProvider, reason: string, at: Date): Promise<void> {
+  async rememberRejection(organizationId: string, provider: LoggedWebhookProvider, reason: string, at: Date): Promise<void> {
     const db = kyselyOf(this.orm);
     await db
       .insertInto('webhook_rejections')
@@ -122,7 +122,7 @@ export class WebhookRecords {
   }
 
   /** The rejections after a position of the log (newest first), one more than the page. */
-  async rejectionsBefore(organizationId: string, provider: WebhookProvider | undefined, before: LogPosition | undefined, limit: number) {
+  async rejectionsBefore(organizationId: string, provider: LoggedWebhookProvider | undefined, before: LogPosition | undefined, limit: number) {
     return readFromReplica(this.orm, 'GET /api/integrations/events', (source) => {
       let query = kyselyOf(source)
         .selectFrom('webhook_rejections')

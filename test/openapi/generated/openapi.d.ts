@@ -713,7 +713,7 @@ export interface paths {
         };
         /**
          * List provider webhooks received
-         * @description The provider webhooks this organization's URLs received, newest first, with their outcome: `processed`, `ignored` (and why), or `rejected` (and why: a wrong signing secret shows here). Cursor pagination; filter by provider and outcome. Redeliveries answered `duplicate` are not listed again.
+         * @description The webhooks this organization's URLs received (the payment providers', and the PayPal and Wise payout webhooks), newest first, with their outcome: `processed`, `ignored` (and why), or `rejected` (and why: a wrong signing secret shows here). Cursor pagination; filter by provider and outcome. Redeliveries answered `duplicate` are not listed again.
          */
         get: operations["integrationsListEvents"];
         put?: never;
@@ -947,7 +947,7 @@ export interface paths {
         put?: never;
         /**
          * Retry a failed payout
-         * @description A `failed` payout stays as the record of what the provider did. Its commissions are `approved` again; retrying gathers them (with any other approved commission of the same affiliate, program and currency) into a new payout and sends it at once by the affiliate's current `payout_method` (fix the affiliate's payout details first). Answers 202 with the new payout, `processing`. A payout that is not `failed`: 409; nothing to pay any more (its commissions were paid or rejected meanwhile): 409.
+         * @description A `failed` payout stays as the record of what the provider did. Its commissions are `approved` again; retrying gathers them (with any other approved commission of the same affiliate, program and currency) into a new payout and sends it at once by the affiliate's current `payout_method` (fix the affiliate's payout details first). Answers 202 with the new payout, `processing`; the failed payout's `retried_by_payout_id` names it from then on. A payout that is not `failed`: 409; one retried already: 409 naming the payout that carried its commissions; nothing to pay any more (its commissions were paid or rejected meanwhile): 409.
          */
         post: operations["payoutsRetry"];
         delete?: never;
@@ -2167,6 +2167,13 @@ export interface components {
              * @description Where payouts are sent; default the partner's e-mail.
              */
             payout_email?: string;
+            /**
+             * @description How this partner's payouts are sent (POST /api/payouts/send): `paypal`, `stripe`, `wise` or `manual` (the default). A repeated create of the same membership changes nothing: set it later with PATCH.
+             * @enum {string}
+             */
+            payout_method?: "manual" | "paypal" | "stripe" | "wise";
+            /** @description The partner's Stripe connected account (`acct_…`), where `stripe` payouts go; default none. */
+            stripe_account_id?: string;
             /** @description This affiliate's own rate, overriding the program's and its tiers; default none. */
             commission_value?: number;
         };
@@ -2895,6 +2902,11 @@ export interface components {
             status: "pending" | "processing" | "paid" | "failed" | "canceled";
             /** @description Why the payment provider could not pay it; null unless `failed`. */
             failure_reason: string | null;
+            /**
+             * Format: uuid
+             * @description A `failed` payout the merchant sent again: the payout its commissions went into (listed here too). Null otherwise: the commissions of a failed payout wait for the next payout.
+             */
+            retried_by_payout_id: string | null;
             /** @description Commission entries it pays. */
             commission_count: number;
             /** @description ISO-8601 timestamp in UTC. */
@@ -3066,6 +3078,11 @@ export interface components {
             livemode: boolean;
             /** @description When the provider's failure was recorded. */
             failed_at: string | null;
+            /**
+             * Format: uuid
+             * @description A `failed` payout retried (POST /api/payouts/{id}/retry): the new payout its commissions went into. Null otherwise: a failed payout with null here can be retried.
+             */
+            retried_by_payout_id: string | null;
         };
         /** @description Program */
         Program: {
@@ -3244,20 +3261,20 @@ export interface components {
             /** @description The event type, e.g. `PAYMENT.PAYOUTS-ITEM.SUCCEEDED`, `transfers#state-change`. */
             event_type: string | null;
             /**
-             * @description `processed`: a payout in flight was settled (paid or failed); `ignored`: verified, nothing to change (the reason in `detail`). Outcomes are idempotent: a redelivery changes nothing.
+             * @description `processed`: a payout in flight was settled (paid or failed); `ignored`: verified, nothing to change (the reason in `detail`); `duplicate`: this event (by its id) was handled before, nothing changed. Each handled event is listed in GET /api/integrations/events; a request refused with 400 is counted there as `rejected`.
              * @enum {string}
              */
-            outcome: "processed" | "ignored";
+            outcome: "processed" | "ignored" | "duplicate";
             /** @description What the event did, or why it changed nothing. */
             detail: string;
         };
         /** @description A provider webhook received: a verified event and its outcome, or the requests rejected for one reason. */
         ReceivedWebhookEvent: {
             /**
-             * @description Payment provider: `stripe`, `paddle` (Paddle Billing), `lemonsqueezy`, `polar` or `chargebee`.
+             * @description Whose webhook: a payment provider (`stripe`, `paddle`, `lemonsqueezy`, `polar`, `chargebee`; Stripe Connect transfer events arrive by `stripe`) or a payout rail (`paypal_payouts`: POST /webhooks/paypal/{organization id}; `wise`: POST /webhooks/wise/{organization id}).
              * @enum {string}
              */
-            provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "chargebee";
+            provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "chargebee" | "paypal_payouts" | "wise";
             /**
              * @description `processed`: the event changed something; `ignored`: verified, but nothing in it to record (the reason is in `detail`); `rejected`: refused with a 400 before it was verified (no signing secret stored, a missing or wrong signature, a timestamp outside the tolerance, a malformed body): nothing of its body is kept, only the reason.
              * @enum {string}
@@ -4836,6 +4853,8 @@ export interface operations {
                  *       "slug": "jane-doe",
                  *       "name": "Jane Doe",
                  *       "payout_email": "jane@partners.example",
+                 *       "payout_method": "manual",
+                 *       "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                  *       "commission_value": 30
                  *     }
                  */
@@ -11884,7 +11903,7 @@ export interface operations {
                  * @description Only this provider's webhooks.
                  * @example stripe
                  */
-                provider?: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "chargebee";
+                provider?: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "chargebee" | "paypal_payouts" | "wise";
                 /**
                  * @description Only webhooks with this outcome.
                  * @example processed
@@ -13148,7 +13167,8 @@ export interface operations {
                      *             "paid_at": "2025-03-14T09:26:53.000Z",
                      *             "canceled_at": "2025-03-14T09:26:53.000Z",
                      *             "livemode": false,
-                     *             "failed_at": "2025-03-14T09:26:53.000Z"
+                     *             "failed_at": "2025-03-14T09:26:53.000Z",
+                     *             "retried_by_payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a"
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -13310,7 +13330,8 @@ export interface operations {
                      *             "paid_at": "2025-03-14T09:26:53.000Z",
                      *             "canceled_at": "2025-03-14T09:26:53.000Z",
                      *             "livemode": false,
-                     *             "failed_at": "2025-03-14T09:26:53.000Z"
+                     *             "failed_at": "2025-03-14T09:26:53.000Z",
+                     *             "retried_by_payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a"
                      *           }
                      *         ],
                      *         "held": [
@@ -13636,7 +13657,8 @@ export interface operations {
                      *             "paid_at": "2025-03-14T09:26:53.000Z",
                      *             "canceled_at": "2025-03-14T09:26:53.000Z",
                      *             "livemode": false,
-                     *             "failed_at": "2025-03-14T09:26:53.000Z"
+                     *             "failed_at": "2025-03-14T09:26:53.000Z",
+                     *             "retried_by_payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a"
                      *           }
                      *         ]
                      *       }
@@ -13848,7 +13870,8 @@ export interface operations {
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
                      *           "canceled_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false,
-                     *           "failed_at": "2025-03-14T09:26:53.000Z"
+                     *           "failed_at": "2025-03-14T09:26:53.000Z",
+                     *           "retried_by_payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a"
                      *         }
                      *       }
                      *     }
@@ -14035,7 +14058,8 @@ export interface operations {
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
                      *           "canceled_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false,
-                     *           "failed_at": "2025-03-14T09:26:53.000Z"
+                     *           "failed_at": "2025-03-14T09:26:53.000Z",
+                     *           "retried_by_payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a"
                      *         }
                      *       }
                      *     }
@@ -14259,7 +14283,8 @@ export interface operations {
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
                      *           "canceled_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false,
-                     *           "failed_at": "2025-03-14T09:26:53.000Z"
+                     *           "failed_at": "2025-03-14T09:26:53.000Z",
+                     *           "retried_by_payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a"
                      *         }
                      *       }
                      *     }
@@ -14476,7 +14501,8 @@ export interface operations {
                      *           "paid_at": "2025-03-14T09:26:53.000Z",
                      *           "canceled_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false,
-                     *           "failed_at": "2025-03-14T09:26:53.000Z"
+                     *           "failed_at": "2025-03-14T09:26:53.000Z",
+                     *           "retried_by_payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a"
                      *         }
                      *       }
                      *     }
@@ -20334,6 +20360,7 @@ export interface operations {
                      *             "currency": "USD",
                      *             "status": "pending",
                      *             "failure_reason": null,
+                     *             "retried_by_payout_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
                      *             "commission_count": 1,
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "paid_at": "2025-03-14T09:26:53.000Z",

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import type { Commission, Payout } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
 import { Empty, Field, FormError, PageHeader, Status, date, money, useConfirm, useSubmit } from '../ui';
@@ -158,7 +158,10 @@ function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void
   );
 }
 
-function PayoutActions({ payout, onChanged }: { payout: Payout; onChanged: () => void }) {
+/** A payout as a person tells it apart in the list: the first block of its id. */
+const shortId = (id: string) => id.slice(0, 8);
+
+function PayoutActions({ payout, onChanged, onShow }: { payout: Payout; onChanged: () => void; onShow: (id: string) => void }) {
   const confirm = useConfirm();
   const [reference, setReference] = useState('');
   const [paying, setPaying] = useState(false);
@@ -173,6 +176,16 @@ function PayoutActions({ payout, onChanged }: { payout: Payout; onChanged: () =>
       return;
     return data(await api.payouts.retry({ params: { id: payout.id }, body: {} }));
   }, onChanged);
+  // Retried once already: the failed payout stays as the record; its commissions went out in the payout it names.
+  if (payout.status === 'failed' && payout.retried_by_payout_id)
+    return (
+      <span className="nowrap">
+        Retried as{' '}
+        <button type="button" className="link" onClick={() => onShow(payout.retried_by_payout_id!)} aria-label={`Retried as payout ${shortId(payout.retried_by_payout_id)}: show it`}>
+          payout {shortId(payout.retried_by_payout_id)}
+        </button>
+      </span>
+    );
   if (payout.status === 'failed')
     return (
       <span className="nowrap">
@@ -214,6 +227,18 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
   }, [status, version]);
   const pages = list.pages;
   const names = useAffiliateNames(list.rows?.map((p) => p.affiliate_id));
+  // "Retried as payout …": every status listed, the payout named brought into view and marked.
+  const [shown, setShown] = useState<string>();
+  const show = (id: string) => {
+    setShown(id);
+    if (status !== '') {
+      setStatus('');
+      pages.reset();
+    }
+  };
+  useEffect(() => {
+    if (shown) document.getElementById(`payout-${shown}`)?.scrollIntoView({ block: 'center' });
+  }, [shown, list.rows]);
   const confirm = useConfirm();
   const mode = useMode();
   const [selected, setSelected] = useState<Set<string>>(new Set());
@@ -301,7 +326,15 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
                 <input type="checkbox" aria-label={`Select the payout of ${money(p.amount, p.currency)}`} checked={selected.has(p.id)} onChange={() => toggle(p.id)} />
               ) : null,
           },
-          { header: 'Amount', rowHeader: true, cell: (p) => money(p.amount, p.currency) },
+          {
+            header: 'Amount',
+            rowHeader: true,
+            cell: (p) => (
+              <span id={`payout-${p.id}`} className={shown === p.id ? 'shown-payout' : undefined}>
+                {money(p.amount, p.currency)} <small className="muted nowrap">payout {shortId(p.id)}</small>
+              </span>
+            ),
+          },
           {
             header: 'Status',
             cell: (p) => (
@@ -317,7 +350,7 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
           { header: 'Method', cell: (p) => METHOD_NAMES[p.method] },
           { header: 'Affiliate', cell: (p) => <AffiliateLink id={p.affiliate_id} names={names} /> },
           { header: 'Created', cell: (p) => date(p.created_at) },
-          { header: 'Actions', hiddenHeader: true, cell: (p) => <PayoutActions payout={p} onChanged={onChanged} /> },
+          { header: 'Actions', hiddenHeader: true, cell: (p) => <PayoutActions payout={p} onChanged={onChanged} onShow={show} /> },
         ]}
       />
     </section>

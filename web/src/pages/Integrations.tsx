@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { WEBHOOK_PROVIDERS, type Integration, type ReceivedWebhookOutcome, type WebhookProvider } from '@affiliate-attribution/contract';
+import { LOGGED_WEBHOOK_PROVIDERS, type Integration, type LoggedWebhookProvider, type ReceivedWebhookOutcome } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
 import { CopyButton, Empty, Field, FormError, Loading, PageHeader, Status, dateTime, useConfirm, useLoad, useSubmit } from '../ui';
 import { DataTable, FilterSelect, usePagedList } from '../table';
@@ -150,7 +150,7 @@ const OUTCOMES: ReceivedWebhookOutcome[] = ['processed', 'ignored', 'rejected'];
 
 /** The provider webhooks received, newest first (GET /api/integrations/events): what each did, or why it was ignored or rejected. */
 function ReceivedEvents() {
-  const [provider, setProvider] = useState<WebhookProvider | ''>('');
+  const [provider, setProvider] = useState<LoggedWebhookProvider | ''>('');
   const [outcome, setOutcome] = useState<ReceivedWebhookOutcome | ''>('');
   const events = usePagedList(async (cursor) => {
     const page = data(await api.integrations.listEvents({ query: { cursor, provider: provider || undefined, outcome: outcome || undefined, limit: 25 } }));
@@ -166,7 +166,7 @@ function ReceivedEvents() {
           name="provider"
           value={provider}
           every="Every provider"
-          options={WEBHOOK_PROVIDERS}
+          options={LOGGED_WEBHOOK_PROVIDERS}
           optionLabel={(p) => NAMES[p]}
           onChange={(value) => {
             setProvider(value);

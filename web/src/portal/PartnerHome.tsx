@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import type { Partner, PartnerMembership } from '@affiliate-attribution/contract';
+import type { Partner, PartnerMembership, PartnerPayout } from '@affiliate-attribution/contract';
 import { CopyButton, Empty, Field, FormError, Loading, Status, date, money, useLoad, useSubmit } from '../ui';
 import { DataTable, usePagedList } from '../table';
 import { api, orThrow } from './portal-api';
@@ -309,9 +309,12 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
                 <>
                   <Status value={p.status} />
                   {p.failure_reason && (
-                    <small className="failure-reason">
-                      {p.failure_reason}. Check your payout details with the merchant: these commissions go into the next payout.
-                    </small>
+                    <>
+                      <small className="failure-reason">{p.failure_reason}.</small>
+                      <small className="retry-note">
+                        <RetryNote payout={p} payouts={payouts.rows ?? []} />
+                      </small>
+                    </>
                   )}
                 </>
               ),
@@ -321,6 +324,19 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
         />
       </section>
     </>
+  );
+}
+
+/** Where a failed payout's commissions went: the payout the merchant sent in its place, or the next one. */
+function RetryNote({ payout, payouts }: { payout: PartnerPayout; payouts: PartnerPayout[] }) {
+  if (!payout.retried_by_payout_id) return <>Check your payout details with the merchant: these commissions go into the next payout.</>;
+  const retry = payouts.find((p) => p.id === payout.retried_by_payout_id);
+  return retry ? (
+    <>
+      Sent again: these commissions went into the payout of {date(retry.created_at)} ({money(retry.amount, retry.currency)}, {retry.status}).
+    </>
+  ) : (
+    <>Sent again: these commissions went into payout {payout.retried_by_payout_id.slice(0, 8)}.</>
   );
 }
 

@@ -13,13 +13,20 @@ export function usePartnerTaxForm(partner: Partner) {
 }
 type TaxFormLoad = ReturnType<typeof usePartnerTaxForm>;
 
+/**
+ * One place for the payout e-mail: with the payout method when the merchant pays by PayPal, Wise or
+ * Stripe (the e-mail is the PayPal or Wise account's, or where a manual payment goes), else on its own.
+ */
 export function PayoutSettings({ partner, taxForm, onChanged }: { partner: Partner; taxForm: TaxFormLoad; onChanged: () => void }) {
+  const settings = useLoad(async () => orThrow(await api.partner.payoutSettings()), [partner.email]);
+  const withMethods = (settings.data?.available_methods.length ?? 0) >= 2;
   return (
     <>
       {taxForm.data && <TaxFormCard view={taxForm.data} onSubmitted={taxForm.reload} />}
       <FormError error={taxForm.error} />
-      <PayoutMethodCard partner={partner} onSaved={onChanged} />
-      <PayoutEmail partner={partner} onSaved={onChanged} />
+      {settings.data && withMethods && <PayoutMethodCard current={settings.data} onSaved={() => (settings.reload(), onChanged())} />}
+      {settings.data && !withMethods && <PayoutEmail partner={partner} onSaved={onChanged} />}
+      <FormError error={settings.error} />
     </>
   );
 }
@@ -136,30 +143,34 @@ const METHOD_LABELS: Record<PartnerPayoutSettings['payout_method'], string> = {
  * up PayPal, Wise or Stripe): PayPal and Wise pay to an e-mail, Stripe to the connected account that
  * "Connect with Stripe" creates (Stripe's own onboarding pages, then back here).
  */
-function PayoutMethodCard({ partner, onSaved }: { partner: Partner; onSaved: () => void }) {
-  const settings = useLoad(async () => orThrow(await api.partner.payoutSettings()), [partner.email]);
+const EMAIL_HINTS: Record<Exclude<PartnerPayoutSettings['payout_method'], 'stripe'>, string> = {
+  paypal: 'The e-mail of your PayPal account: payouts are sent there.',
+  wise: 'The e-mail of your Wise account: payouts are sent there, in your name.',
+  manual: 'Where the merchant pays you by hand (PayPal or Wise).',
+};
+
+function PayoutMethodCard({ current, onSaved }: { current: PartnerPayoutSettings; onSaved: () => void }) {
   const back = new URLSearchParams(location.search).get('stripe_onboarding');
   const [method, setMethod] = useState<PartnerPayoutSettings['payout_method']>();
   const [email, setEmail] = useState<string>();
   const [saved, setSaved] = useState(false);
-  const current = settings.data;
-  const chosen = method ?? (back === 'return' && current?.stripe_connected ? 'stripe' : current?.payout_method) ?? 'manual';
+  const chosen = method ?? (back === 'return' && current.stripe_connected ? 'stripe' : current.payout_method);
+  const payoutEmail = (email ?? current.payout_email).trim();
   const save = useSubmit(
-    async () => orThrow(await api.partner.updatePayoutSettings({ body: { payout_method: chosen, ...(chosen === 'paypal' || chosen === 'wise' ? { payout_email: (email ?? current?.payout_email ?? '').trim() } : {}) } })),
+    async () => orThrow(await api.partner.updatePayoutSettings({ body: { payout_method: chosen, ...(chosen !== 'stripe' && payoutEmail ? { payout_email: payoutEmail } : {}) } })),
     () => {
       setSaved(true);
-      settings.reload();
+      setEmail(undefined);
       onSaved();
     },
   );
   const connect = useSubmit(async () => orThrow(await api.partner.stripeOnboarding({ body: {} })), (link) => location.assign(link.url));
-  if (!current || current.available_methods.length < 2) return <FormError error={settings.error} />;
   return (
     <section className="card" aria-labelledby="method-title" data-testid="payout-method">
       <h2 id="method-title">How you are paid</h2>
       {back === 'return' && <p role="status">Back from Stripe{current.stripe_connected ? ': your account is connected. Choose Stripe and save to be paid there.' : '.'}</p>}
       {back === 'refresh' && <p role="status">That Stripe link expired: connect again for a new one.</p>}
-      <form className="stacked-form" onSubmit={save.submit} noValidate aria-label="Payout method">
+      <form className="stacked-form" onSubmit={save.submit} noValidate aria-label="How you are paid">
         <fieldset className="choices">
           <legend>Payout method</legend>
           {current.available_methods.map((m) => (
@@ -169,8 +180,8 @@ function PayoutMethodCard({ partner, onSaved }: { partner: Partner; onSaved: () 
             </label>
           ))}
         </fieldset>
-        {(chosen === 'paypal' || chosen === 'wise') && (
-          <Field label={`${chosen === 'paypal' ? 'PayPal' : 'Wise'} e-mail`} name="payout_email" type="email" value={email ?? current.payout_email} onChange={(v) => (setSaved(false), setEmail(v))} error={save.error} />
+        {chosen !== 'stripe' && (
+          <Field label="Payout e-mail" name="payout_email" type="email" value={email ?? current.payout_email} onChange={(v) => (setSaved(false), setEmail(v))} error={save.error} hint={EMAIL_HINTS[chosen]} />
         )}
         {chosen === 'stripe' && (
           <div className="actions">
@@ -183,12 +194,17 @@ function PayoutMethodCard({ partner, onSaved }: { partner: Partner; onSaved: () 
         <FormError error={connect.error} />
         {!(chosen === 'stripe' && !current.stripe_connected) && (
           <button type="submit" disabled={save.busy}>
-            Save payout method
+            Save
           </button>
         )}
       </form>
       <FormError error={save.error} fields={['payout_email']} />
-      {saved && <p role="status">Saved: you are paid by {METHOD_LABELS[current.payout_method]}.</p>}
+      {saved && (
+        <p role="status">
+          Saved: you are paid by {METHOD_LABELS[current.payout_method]}
+          {current.payout_method !== 'stripe' && ` at ${current.payout_email}`}.
+        </p>
+      )}
     </section>
   );
 }
@@ -205,9 +221,9 @@ function PayoutEmail({ partner, onSaved }: { partner: Partner; onSaved: () => vo
   );
   return (
     <section className="card" aria-labelledby="settings-title">
-      <h2 id="settings-title">Payout e-mail</h2>
-      <form className="inline-form" onSubmit={save.submit} noValidate aria-label="Payout e-mail">
-        <Field label="PayPal or Wise e-mail" name="payout_email" type="email" value={value} onChange={(v) => (setSaved(false), setValue(v))} error={save.error} />
+      <h2 id="settings-title">How you are paid</h2>
+      <form className="inline-form" onSubmit={save.submit} noValidate aria-label="How you are paid">
+        <Field label="Payout e-mail" name="payout_email" type="email" value={value} onChange={(v) => (setSaved(false), setValue(v))} error={save.error} hint="Your PayPal or Wise e-mail: the merchant pays you there." />
         <button type="submit" disabled={save.busy}>
           Save
         </button>

@@ -33,6 +33,8 @@ export interface CreateAffiliateInput {
   slug?: string;
   name?: string;
   payout_email?: string;
+  payout_method?: Affiliate['payout_method'];
+  stripe_account_id?: string;
   commission_value?: number;
   /** Default `active`; `pending` for an application to a program that approves its partners (modules/partners). */
   status?: 'active' | 'pending';
@@ -99,6 +101,8 @@ export class AffiliatesService {
           status: input.status ?? 'active',
           terms_accepted_at: input.terms_accepted_at ?? null,
           payout_email: input.payout_email?.trim().toLowerCase() ?? null,
+          payout_method: input.payout_method ?? 'manual',
+          stripe_account_id: input.stripe_account_id ?? null,
           commission_value: input.commission_value === undefined ? null : String(input.commission_value),
           created_at: new Date(),
         });

@@ -201,8 +201,8 @@ export class PartnersRepository {
   }
 
   payouts(partner: PartnerKey, programId: string | null, after: CursorPosition | undefined, limit: number) {
-    return this.sql.rows<{ id: string; program_id: string; amount: string; currency: string; status: string; failure_reason: string | null; commission_count: number; created_at: Date; paid_at: Date | null }>(
-      `select k.id, k.program_id, k.amount, k.currency, k.status, k.failure_reason, k.commission_count, k.created_at, k.paid_at from payouts k
+    return this.sql.rows<{ id: string; program_id: string; amount: string; currency: string; status: string; failure_reason: string | null; retried_by_payout_id: string | null; commission_count: number; created_at: Date; paid_at: Date | null }>(
+      `select k.id, k.program_id, k.amount, k.currency, k.status, k.failure_reason, k.retried_by_payout_id, k.commission_count, k.created_at, k.paid_at from payouts k
         where ${membershipFilter('k', 1)} and ($4::timestamptz is null or (k.created_at, k.id) < ($4::timestamptz, $5::uuid))
         order by k.created_at desc, k.id desc limit $6`,
       [partner.organizationId, partner.email, programId, after?.at ?? null, after?.id ?? null, limit],

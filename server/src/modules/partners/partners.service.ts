@@ -324,6 +324,7 @@ export class PartnersService {
         currency: r.currency,
         status: r.status as PartnerPayout['status'],
         failure_reason: r.failure_reason ?? null,
+        retried_by_payout_id: r.retried_by_payout_id ?? null,
         commission_count: r.commission_count,
         created_at: iso(r.created_at),
         paid_at: isoOrNull(r.paid_at),

@@ -21,6 +21,8 @@ export const PayoutEntity = defineEntity({
     sent_at: p.datetime().nullable(),
     failed_at: p.datetime().nullable(),
     simulated: p.boolean().default(false),
+    /** A failed payout's retry (POST /api/payouts/{id}/retry): the payout its commissions went out in. */
+    retried_by_payout_id: p.uuid().nullable(),
     commission_count: p.integer(),
     reference: p.text().nullable(),
     created_at: p.datetime().defaultRaw('now()'),

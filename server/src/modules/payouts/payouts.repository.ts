@@ -159,14 +159,40 @@ export class PayoutsRepository {
 
   /** Creates the payouts of every payable group (CREATE_PAYOUTS), and answers those the tax form rule held; none when nothing qualifies. */
   create(organizationId: string, scope: PayoutScope): Promise<{ created: PayoutRecord[]; held: HeldPayoutRow[] }> {
-    const values = [organizationId, scope.program_id ?? null, scope.currency ?? null, scope.approved_before ?? null, scope.affiliate_id ?? null];
     return Sql.of(this.orm).transaction(async (sql) => {
-      // Taken before the run's statement, so that its snapshot sees what an earlier run committed.
-      await sql.execute({ compile: () => payoutRunLock('exclusive', organizationId).compile(kyselyOf(this.orm)) });
-      await sql.rows(PAYOUT_RUN_SETTINGS);
-      const created = await sql.rows<PayoutRecord>(CREATE_PAYOUTS, values);
-      return { created, held: await sql.rows<HeldPayoutRow>(HELD_PAYOUTS, values) };
+      await this.lockRuns(sql, organizationId);
+      return this.run(sql, organizationId, scope);
     });
+  }
+
+  /**
+   * A failed payout's retry: its affiliate's payable entries in its program and currency gathered
+   * into a new payout, and the failed one told which (`retried_by_payout_id`), in one transaction
+   * under the run's lock; so a failed payout is retried once, and two retries at once make one
+   * payout. `retried` names the payout when it was retried before (nothing created).
+   */
+  retry(organizationId: string, failed: PayoutRecord): Promise<{ created: PayoutRecord[]; held: HeldPayoutRow[]; retried?: PayoutRecord }> {
+    return Sql.of(this.orm).transaction(async (sql) => {
+      await this.lockRuns(sql, organizationId);
+      const current = (await sql.one<PayoutRecord>(`select * from payouts where id = ? and organization_id = ? for update`, [failed.id, organizationId]))!;
+      if (current.status !== 'failed' || current.retried_by_payout_id) return { created: [], held: [], retried: current };
+      const result = await this.run(sql, organizationId, { affiliate_id: current.affiliate_id, program_id: current.program_id, currency: current.currency });
+      const [next] = result.created;
+      if (next) await sql.rows(`update payouts set retried_by_payout_id = $3 where organization_id = $1 and id = $2`, [organizationId, current.id, next.id]);
+      return result;
+    });
+  }
+
+  /** Taken before the run's statement, so that its snapshot sees what an earlier run committed. */
+  private async lockRuns(sql: Sql, organizationId: string): Promise<void> {
+    await sql.execute({ compile: () => payoutRunLock('exclusive', organizationId).compile(kyselyOf(this.orm)) });
+  }
+
+  private async run(sql: Sql, organizationId: string, scope: PayoutScope): Promise<{ created: PayoutRecord[]; held: HeldPayoutRow[] }> {
+    const values = [organizationId, scope.program_id ?? null, scope.currency ?? null, scope.approved_before ?? null, scope.affiliate_id ?? null];
+    await sql.rows(PAYOUT_RUN_SETTINGS);
+    const created = await sql.rows<PayoutRecord>(CREATE_PAYOUTS, values);
+    return { created, held: await sql.rows<HeldPayoutRow>(HELD_PAYOUTS, values) };
   }
 
   /** One page of the organization's payouts, newest first. */

@@ -27,6 +27,7 @@ export function toPayoutDto(p: PayoutRecord): Payout {
     paid_at: isoOrNull(p.paid_at),
     canceled_at: isoOrNull(p.canceled_at),
     failed_at: isoOrNull(p.failed_at ?? null),
+    retried_by_payout_id: p.retried_by_payout_id ?? null,
   };
 }
 
@@ -84,12 +85,15 @@ export class PayoutsService {
 
   /**
    * A failed payout's commissions (approved again) in a new payout of the same affiliate, program
-   * and currency, sent at once. The failed payout stays as the record.
+   * and currency, sent at once. The failed payout stays as the record and names the new one
+   * (`retried_by_payout_id`); retried again, it answers 409 naming it.
    */
   async retry(organizationId: string, id: string, sender: PayoutSender): Promise<Payout> {
-    const failed = await this.payouts.findOwned(organizationId, id);
-    if (failed.status !== 'failed') throw new ConflictError(`A ${failed.status} payout cannot be retried: only a failed one`);
-    const { created: [next], held } = await this.payouts.create(organizationId, { affiliate_id: failed.affiliate_id, program_id: failed.program_id, currency: failed.currency });
+    const found = await this.payouts.findOwned(organizationId, id);
+    if (found.status !== 'failed') throw new ConflictError(`A ${found.status} payout cannot be retried: only a failed one`);
+    const { created: [next], held, retried } = await this.payouts.retry(organizationId, found);
+    if (retried?.retried_by_payout_id) throw new ConflictError(`Payout ${id} was retried already: its commissions went into payout ${retried.retried_by_payout_id}`);
+    if (retried) throw new ConflictError(`A ${retried.status} payout cannot be retried: only a failed one`);
     // The program's require_tax_form holds the new payout (tax-forms/tax-form-rules.ts): say so.
     if (!next && held[0]) throw new ConflictError(`${holdMessage(held[0].reason)}: the program requires an accepted tax form before paying this affiliate`);
     if (!next) throw new ConflictError('Nothing to pay: the failed payout\'s commissions were paid, rejected or taken by another payout meanwhile');
