@@ -7,7 +7,7 @@ import { Migration20270105000000_test_mode } from './Migration20270105000000_tes
 import { Migration20270106000000_test_emails } from './Migration20270106000000_test_emails.js';
 import { Migration20270107000000_payout_rails } from './Migration20270107000000_payout_rails.js';
 import { Migration20270108000000_tax_forms } from './Migration20270108000000_tax_forms.js';
-import { Migration20270109000000_rail_webhook_log } from './Migration20270109000000_rail_webhook_log.js';
+import { Migration20270109000000_payout_retries } from './Migration20270109000000_payout_retries.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
 export const migrationsList: MigrationObject[] = [
@@ -19,5 +19,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20270106000000_test_emails', class: Migration20270106000000_test_emails },
   { name: 'Migration20270107000000_payout_rails', class: Migration20270107000000_payout_rails },
   { name: 'Migration20270108000000_tax_forms', class: Migration20270108000000_tax_forms },
-  { name: 'Migration20270109000000_rail_webhook_log', class: Migration20270109000000_rail_webhook_log },
+  { name: 'Migration20270109000000_payout_retries', class: Migration20270109000000_payout_retries },
 ];
