@@ -155,7 +155,7 @@ describeInBrowser('sending payouts from the dashboard', () => {
     const seen = (await call(base, 'GET', '/partner/api/payouts', { headers: { cookie: partner.cookie } })).body.data.payouts;
     expect(seen.find((p: any) => p.id === created.id)).toMatchObject({ status: 'failed', retried_by_payout_id: retried.body.data.payout.id });
 
-    const context = await browser.newContext({ viewport: DESKTOP, bypassCSP: true });
+    const context = await browser().newContext({ viewport: DESKTOP, bypassCSP: true });
     const [name, ...value] = partner.cookie.split('=');
     await context.addCookies([{ name: name!, value: value.join('='), url: base }]);
     const page = await context.newPage();
