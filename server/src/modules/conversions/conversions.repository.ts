@@ -317,9 +317,15 @@ class ConversionsByClickWrites {
  * so concurrent statements wait for each other rather than deadlock. A duplicate external_id
  * inserts nothing and leaves the customer untouched. One result row per input row, by ordinality.
  * Customers are found by their whole primary key, (id, organization_id): a unique key matched in
- * full is one row to the planner with no statistics at all, so the guard and the update probe the
- * key per row; `id` alone (a prefix of the key) looked like many rows per id without statistics,
- * and the guard scanned the whole customers table on every statement.
+ * full is one row to the planner with no statistics at all; the update also names its customers as
+ * `id = any(<the guard's ids>)`, an index probe, since a join with the batch's input was planned
+ * as a sequential scan of customers on a table never analyzed, like the guard below. `id` alone (a prefix of the key) looked like many rows per id without statistics, and the guard
+ * scanned the whole customers table on every statement. The guard is a LATERAL probe per input row
+ * (LIMIT 1 keeps it from being flattened into a join): as a join, a large batch (its unnest is
+ * estimated at the batch's size) made a hash join over a sequential scan of customers look cheaper
+ * than the probes on a table never analyzed, and one slow statement made the next batch larger.
+ * The input is taken in customer_pk order, and a nested loop locks in its outer order: customers
+ * are still locked in id order.
  */
 class GuardedConversionWrites {
   private built?: { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement };
@@ -361,11 +367,14 @@ class GuardedConversionWrites {
     const { conversionColumns, list, conversions } = parts;
     const customers = sql.table(metadataOf(orm, CustomerEntity).tableName);
     const text = sql`with ${parts.input}, guard as (
-    select c.id from ${customers} c join input i on c.id = i.customer_pk and c.organization_id = i.organization_id
-    where date_trunc('milliseconds', c.first_conversion_at) is not distinct from i.observed_first and c.status = i.observed_status
-      and c.paid_conversions = i.observed_paid
-    order by c.id
-    for update of c
+    select c.id from (select * from input order by customer_pk) i cross join lateral (
+      select c.id from ${customers} c
+      where c.id = i.customer_pk and c.organization_id = i.organization_id
+        and date_trunc('milliseconds', c.first_conversion_at) is not distinct from i.observed_first and c.status = i.observed_status
+        and c.paid_conversions = i.observed_paid
+      limit 1
+      for update
+    ) c
   ), inserted as (
     insert into ${conversions} (${list(conversionColumns)})
     select ${list(conversionColumns)} from input where customer_pk in (select id from guard)
@@ -376,6 +385,7 @@ class GuardedConversionWrites {
     update ${customers} c set first_conversion_at = i.next_first, status = i.next_status, paid_conversions = i.next_paid, updated_at = i.created_at
     from input i
     where c.id = i.customer_pk and c.organization_id = i.organization_id and i.id in (select id from inserted)
+      and c.id = any (array(select id from guard))
       and (date_trunc('milliseconds', c.first_conversion_at) is distinct from i.next_first or c.status is distinct from i.next_status
         or c.paid_conversions is distinct from i.next_paid)
     returning c.*
