@@ -152,7 +152,7 @@ describeInBrowser('the dashboard in Chromium', () => {
       await page.getByRole('row', { name: /\$30\.00 approved sale/ }).waitFor();
       await page.getByRole('button', { name: 'Create payouts' }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Create payouts' }).click();
-      const payout = page.getByRole('region', { name: 'Payouts' }).getByRole('row', { name: /\$30\.00 pending 1/ });
+      const payout = page.getByRole('region', { name: 'Payouts' }).getByRole('row', { name: /\$30\.00 payout [0-9a-f]{8} pending 1/ });
       await payout.waitFor();
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'CSV' }).click()]);
       const csv = readFileSync((await download.path())!, 'utf8');
@@ -162,7 +162,7 @@ describeInBrowser('the dashboard in Chromium', () => {
       await page.getByLabel('Transfer reference (optional)').fill('BATCH-7');
       await page.getByRole('button', { name: 'Mark paid', exact: true }).click();
       await page.getByRole('combobox', { name: 'Status' }).last().selectOption('paid');
-      await page.getByRole('region', { name: 'Payouts' }).getByRole('row', { name: /\$30\.00 paid BATCH-7/ }).waitFor();
+      await page.getByRole('region', { name: 'Payouts' }).getByRole('row', { name: /\$30\.00 payout [0-9a-f]{8} paid BATCH-7/ }).waitFor();
       await capture(page, 'payouts');
 
       // Rotation: a new key, shown once; the old key revoked, then refused.
