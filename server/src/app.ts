@@ -5,7 +5,6 @@ import { createExpressEndpoints } from '@ts-rest/express';
 import { contract } from '@affiliate-attribution/contract';
 import pino, { type Logger } from 'pino';
 import { API_RATE_LIMIT_DEFAULTS, PUBLIC_RATE_LIMIT_DEFAULTS, type Config } from './config.js';
-import { ApiKeyAuthenticator } from './http/authentication.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
 import { validationErrorHandler } from './http/validation-message.js';
 import type { EndpointOptions } from './http/router-types.js';
@@ -18,21 +17,7 @@ import { Metrics } from './http/metrics.js';
 import { Readiness, healthHandler, readinessHandler } from './http/health.js';
 import { mountPipeline, type PipelineStep } from './http/pipeline.js';
 import { requestPipeline } from './http/stages.js';
-import { AttributionResolver } from './modules/referrals/attribution-resolver.js';
-import { AttributionCache } from './attribution/cache.js';
-import { ChangeListener, type CacheChangeHandler } from './db/change-notifications.js';
-import { OrganizationsService } from './modules/organizations/organizations.service.js';
-import { OrganizationsRepository } from './modules/organizations/organizations.repository.js';
-import { ProgramsService } from './modules/programs/programs.service.js';
-import { ProgramsRepository } from './modules/programs/programs.repository.js';
-import { AffiliatesService } from './modules/affiliates/affiliates.service.js';
-import { AffiliatesRepository } from './modules/affiliates/affiliates.repository.js';
-import { ClicksService } from './modules/clicks/clicks.service.js';
-import { ClicksRepository } from './modules/clicks/clicks.repository.js';
-import { CustomerInserter, CustomersService } from './modules/customers/customers.service.js';
-import { CustomersRepository } from './modules/customers/customers.repository.js';
-import { ConversionsService } from './modules/conversions/conversions.service.js';
-import { ChargeRecorder } from './modules/conversions/charge-recorder.js';
+import { ChangeListener } from './db/change-notifications.js';
 import { meRouter } from './modules/me/me.router.js';
 import { programsRouter } from './modules/programs/programs.router.js';
 import { affiliatesRouter } from './modules/affiliates/affiliates.router.js';
@@ -42,32 +27,18 @@ import { conversionsRouter } from './modules/conversions/conversions.router.js';
 import { adminRouter } from './modules/admin/admin.router.js';
 import { dataRetentionRouter } from './modules/organizations/data-retention.router.js';
 import { testDataRouter } from './modules/organizations/test-data.router.js';
-import { IntegrationsService } from './modules/integrations/integrations.service.js';
-import { IntegrationsRepository } from './modules/integrations/integrations.repository.js';
 import { integrationsRouter } from './modules/integrations/integrations.router.js';
 import { WebhookDispatcher, webhooksRouter } from './webhooks/dispatcher.js';
 import { WebhookLog } from './webhooks/webhook-log.js';
 import { trackingRouter } from './modules/tracking/tracking.router.js';
 import { publicTrackingStages } from './modules/tracking/tracking.http.js';
 import { snippetHandler } from './snippet/serve.js';
-import { CommissionsRepository } from './modules/commissions/commissions.repository.js';
-import { CommissionsService } from './modules/commissions/commissions.service.js';
 import { commissionsRouter } from './modules/commissions/commissions.router.js';
 import { couponsRouter } from './modules/coupons/coupons.router.js';
-import { CouponsService } from './modules/coupons/coupons.service.js';
-import { CouponsRepository } from './modules/coupons/coupons.repository.js';
-import { PayoutsRepository } from './modules/payouts/payouts.repository.js';
-import { PayoutsService } from './modules/payouts/payouts.service.js';
 import { payoutsRouter } from './modules/payouts/payouts.router.js';
-import { PayoutSender } from './modules/payouts/payout-sender.js';
-import { PayoutSendsRepository } from './modules/payouts/payout-sends.repository.js';
 import { payoutRailWebhooksRouter } from './webhooks/payout-rails.js';
 import { payoutFailureMail } from './modules/payouts/failure-mail.js';
-import { SecretBox } from './security/secret-box.js';
-import { EndpointsRepository } from './modules/events/endpoints.repository.js';
-import { EndpointsService } from './modules/events/endpoints.service.js';
 import { webhookEndpointsRouter } from './modules/events/endpoints.router.js';
-import { UrlGuard } from './modules/events/url-guard.js';
 import { People } from './modules/people/people.module.js';
 import { routeAccess } from './modules/people/route-access.js';
 import { dashboardRouter } from './http/dashboard.js';
@@ -76,10 +47,7 @@ import { createMailer } from './modules/people/mailer.js';
 import { Partners } from './modules/partners/partners.module.js';
 import { TestEmails } from './modules/test-emails/test-emails.js';
 import { mountTestEmails } from './modules/test-emails/test-emails.router.js';
-import { ReportsRepository } from './modules/reports/reports.repository.js';
-import { ReportsService } from './modules/reports/reports.service.js';
 import { reportsRouter } from './modules/reports/reports.router.js';
-import { ReportFolder } from './modules/reports/report-folder.js';
 import { createImports } from './modules/imports/imports.module.js';
 import { importsRouter } from './modules/imports/imports.router.js';
 import type { ImportRunner } from './modules/imports/import-runner.js';
@@ -124,97 +92,8 @@ type OperationsConfig = Partial<
     Pick<Config, 'SIGN_IN_LINKS_PER_EMAIL_MAX' | 'SIGN_IN_LINKS_PER_EMAIL_WINDOW_SECONDS' | 'SMTP_URL' | 'MAIL_FROM'>
 >;
 
-export interface Services {
-  organizations: OrganizationsService;
-  programs: ProgramsService;
-  affiliates: AffiliatesService;
-  clicks: ClicksService;
-  customers: CustomersService;
-  conversions: ConversionsService;
-  /** Recording charges, refunds and cancellations for every channel (modules/conversions/charge-recorder.ts). */
-  charges: ChargeRecorder;
-  integrations: IntegrationsService;
-  commissions: CommissionsService;
-  coupons: CouponsService;
-  payouts: PayoutsService;
-  /** Sending payouts through PayPal, Stripe Connect and Wise, and recording their outcomes (modules/payouts/payout-sender.ts). */
-  payoutSender: PayoutSender;
-  /** Merchants' webhook endpoints and their delivery log (modules/events). */
-  webhookEndpoints: EndpointsService;
-  reports: ReportsService;
-  /** Folds raw rows into the report summaries in the background (main.ts starts it). */
-  reportFolder: ReportFolder;
-  authenticator: ApiKeyAuthenticator;
-  /** The caches a change notification reaches (db/change-notifications.ts): program rules and API keys. */
-  caches: CacheChangeHandler;
-}
-
-/** How long cached program rules and API keys live at most (the safety net behind change notifications). */
-export interface CacheTtls {
-  apiKeyCacheTtlMs: number;
-  programRuleCacheTtlMs?: number;
-  /** Where background work (the report folder) logs. */
-  logger?: Logger;
-}
-
-/** Secrets at rest (ENCRYPTION_KEY) and which URLs webhook endpoints may have (WEBHOOK_ALLOW_PRIVATE_URLS). */
-export interface SecretSettings {
-  encryptionKey?: string;
-  allowPrivateWebhookUrls?: boolean;
-}
-
-export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: SecretSettings = {}): Services {
-  const secrets = new SecretBox(secretSettings.encryptionKey);
-  // One repository per module, the module's only way to the database; the batched ones (clicks,
-  // customers) exist once per instance, so that concurrent requests share their statements.
-  const programsRepository = new ProgramsRepository(orm);
-  const affiliatesRepository = new AffiliatesRepository(orm);
-  const clicksRepository = new ClicksRepository(orm);
-  const customersRepository = new CustomersRepository(orm);
-  const reportsRepository = new ReportsRepository(orm);
-  const organizations = new OrganizationsService(new OrganizationsRepository(orm));
-  // One resolver per instance, so that its caches serve every service.
-  const couponsRepository = new CouponsRepository(orm);
-  const resolver = new AttributionResolver(
-    { programs: programsRepository, affiliates: affiliatesRepository, clicks: clicksRepository, coupons: couponsRepository },
-    new AttributionCache(ttls.programRuleCacheTtlMs),
-  );
-  const authenticator = new ApiKeyAuthenticator(organizations, ttls.apiKeyCacheTtlMs);
-  const customerInserter = new CustomerInserter(customersRepository);
-  const customers = new CustomersService(customersRepository, resolver, customerInserter);
-  const conversions = new ConversionsService(orm, resolver, customerInserter, clicksRepository);
-  const integrations = new IntegrationsService(new IntegrationsRepository(orm), secrets);
-  const payoutsRepository = new PayoutsRepository(orm);
-  return {
-    organizations,
-    programs: new ProgramsService(programsRepository, resolver),
-    affiliates: new AffiliatesService(affiliatesRepository, resolver),
-    clicks: new ClicksService(clicksRepository, resolver),
-    customers,
-    conversions,
-    charges: new ChargeRecorder(conversions, customers, customersRepository),
-    integrations,
-    commissions: new CommissionsService(new CommissionsRepository(orm)),
-    coupons: new CouponsService(couponsRepository, affiliatesRepository),
-    payouts: new PayoutsService(payoutsRepository),
-    payoutSender: new PayoutSender(new PayoutSendsRepository(orm), payoutsRepository, integrations, ttls.logger ?? pino({ level: 'silent' })),
-    webhookEndpoints: new EndpointsService(new EndpointsRepository(orm), secrets, new UrlGuard(secretSettings.allowPrivateWebhookUrls ?? false)),
-    reports: new ReportsService(reportsRepository),
-    reportFolder: new ReportFolder(reportsRepository, { logger: ttls.logger }),
-    authenticator,
-    caches: {
-      changed: (change) => {
-        if (change.kind === 'program') resolver.forgetProgram(change.id);
-        else if (change.kind === 'affiliate') resolver.forgetAffiliate(change.id);
-        else authenticator.forget(change.keyHash);
-      },
-      reset: () => {
-        resolver.forgetAllChangeable();
-        authenticator.forgetAll();
-      },
-    },
-  };
-}
+export { createServices, type CacheTtls, type SecretSettings, type Services } from './services.js';
+import { createServices, type Services } from './services.js';
 
 export interface App {
   /** The Express application: every route. */

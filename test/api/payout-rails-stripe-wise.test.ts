@@ -1,9 +1,9 @@
 import { createHmac, generateKeyPairSync } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectError } from '../support/api.js';
 import { StripeStandIn } from '../support/rails/stripe-standin.js';
 import { WiseStandIn } from '../support/rails/wise-standin.js';
-import { commissionStatuses, merchantWithPendingPayout, outboxEvents, payout, postWebhook, reconcileNow, sendsSettled, type Merchant } from './payout-rails.support.js';
+import { commissionStatuses, merchantWithPendingPayout, outboxEvents, payout, postWebhook, reconcileNow, sendsSettled, settingsForFile, type Merchant } from './payout-rails.support.js';
 
 /*
  * Stripe Connect transfers and Wise transfers end to end, against local servers that speak the
@@ -11,23 +11,17 @@ import { commissionStatuses, merchantWithPendingPayout, outboxEvents, payout, po
  */
 let stripe: StripeStandIn;
 let wise: WiseStandIn;
-const saved = { STRIPE_API_BASE_URL: process.env.STRIPE_API_BASE_URL, WISE_API_BASE_URL: process.env.WISE_API_BASE_URL, WISE_WEBHOOK_PUBLIC_KEY: process.env.WISE_WEBHOOK_PUBLIC_KEY };
-
-beforeAll(async () => {
-  stripe = await new StripeStandIn().start();
-  wise = await new WiseStandIn().start();
-  process.env.STRIPE_API_BASE_URL = stripe.baseUrl;
-  process.env.WISE_API_BASE_URL = wise.baseUrl;
-  process.env.WISE_WEBHOOK_PUBLIC_KEY = wise.publicKeyPem;
-});
-afterAll(async () => {
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-  await stripe.stop();
-  await wise.stop();
-});
+settingsForFile(
+  async () => {
+    stripe = await new StripeStandIn().start();
+    wise = await new WiseStandIn().start();
+    return { STRIPE_API_BASE_URL: stripe.baseUrl, WISE_API_BASE_URL: wise.baseUrl, WISE_WEBHOOK_PUBLIC_KEY: wise.publicKeyPem };
+  },
+  async () => {
+    await stripe.stop();
+    await wise.stop();
+  },
+);
 
 const STRIPE_WEBHOOK_SECRET = 'whsec_payout_rails_0123456789';
 

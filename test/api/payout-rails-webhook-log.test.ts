@@ -1,9 +1,9 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectError } from '../support/api.js';
 import { PayPalStandIn } from '../support/rails/paypal-standin.js';
 import { WiseStandIn } from '../support/rails/wise-standin.js';
-import { merchantWithPendingPayout, payout, postWebhook, sendsSettled, type Merchant } from './payout-rails.support.js';
+import { merchantWithPendingPayout, payout, postWebhook, sendsSettled, settingsForFile, type Merchant } from './payout-rails.support.js';
 
 /*
  * The PayPal and Wise payout webhooks in the log of received webhooks (GET /api/integrations/events),
@@ -12,23 +12,17 @@ import { merchantWithPendingPayout, payout, postWebhook, sendsSettled, type Merc
  */
 let paypal: PayPalStandIn;
 let wise: WiseStandIn;
-const saved = { PAYPAL_API_BASE_URL: process.env.PAYPAL_API_BASE_URL, WISE_API_BASE_URL: process.env.WISE_API_BASE_URL, WISE_WEBHOOK_PUBLIC_KEY: process.env.WISE_WEBHOOK_PUBLIC_KEY };
-
-beforeAll(async () => {
-  paypal = await new PayPalStandIn().start();
-  wise = await new WiseStandIn().start();
-  process.env.PAYPAL_API_BASE_URL = paypal.baseUrl;
-  process.env.WISE_API_BASE_URL = wise.baseUrl;
-  process.env.WISE_WEBHOOK_PUBLIC_KEY = wise.publicKeyPem;
-});
-afterAll(async () => {
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-  await paypal.stop();
-  await wise.stop();
-});
+settingsForFile(
+  async () => {
+    paypal = await new PayPalStandIn().start();
+    wise = await new WiseStandIn().start();
+    return { PAYPAL_API_BASE_URL: paypal.baseUrl, WISE_API_BASE_URL: wise.baseUrl, WISE_WEBHOOK_PUBLIC_KEY: wise.publicKeyPem };
+  },
+  async () => {
+    await paypal.stop();
+    await wise.stop();
+  },
+);
 
 async function logOf(m: Merchant, query = '') {
   const res = await m.api.get(`/api/integrations/events${query}`);

@@ -1,4 +1,4 @@
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { Sql } from '../../server/src/db/sql.js';
 import { createMerchant, request } from '../support/api.js';
 import { testServer } from '../support/server.js';
@@ -53,3 +53,24 @@ export async function outboxEvents(organizationId: string, type: string) {
 }
 
 export const postWebhook = (path: string, body: string, headers: Record<string, string>) => request('POST', path, { rawBody: body, headers });
+
+/**
+ * For the tests of one file: starts its stand-ins, points the settings it answers at them (e.g.
+ * `STRIPE_API_BASE_URL`), and afterwards puts every setting back as it was and stops them.
+ */
+export function settingsForFile(start: () => Promise<Record<string, string>>, stop: () => Promise<void>): void {
+  const saved: Record<string, string | undefined> = {};
+  beforeAll(async () => {
+    for (const [name, value] of Object.entries(await start())) {
+      saved[name] = process.env[name];
+      process.env[name] = value;
+    }
+  });
+  afterAll(async () => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    await stop();
+  });
+}

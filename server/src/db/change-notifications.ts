@@ -47,7 +47,7 @@ export function parseChange(payload: string | undefined): CacheChange | undefine
   return undefined;
 }
 
-/** What the listener drives: the caches of one instance (app.ts, createServices). */
+/** What the listener drives: the caches of one instance (services.ts, createServices). */
 export interface CacheChangeHandler {
   /** One cached entry changed somewhere: drop it. */
   changed(change: CacheChange): void;
