@@ -4,7 +4,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { createExpressEndpoints } from '@ts-rest/express';
 import { contract } from '@affiliate-attribution/contract';
 import pino, { type Logger } from 'pino';
-import { API_RATE_LIMIT_DEFAULTS, PUBLIC_RATE_LIMIT_DEFAULTS, type Config } from './config.js';
+import { API_RATE_LIMIT_DEFAULTS, PAYPAL_WEBHOOK_VERIFICATION_DEFAULTS, PUBLIC_RATE_LIMIT_DEFAULTS, type Config } from './config.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
 import { validationErrorHandler } from './http/validation-message.js';
 import type { EndpointOptions } from './http/router-types.js';
@@ -77,6 +77,8 @@ export interface AppDeps {
   rateLimiters?: RateLimiterFactory;
   /** Limiter per API key on /api; default: from rateLimiters, sized by config. */
   apiKeyRateLimiter?: RateLimiter;
+  /** PayPal verify-webhook-signature calls per organization and window, counted by rateLimiters; default PAYPAL_WEBHOOK_VERIFICATION_DEFAULTS. */
+  paypalWebhookVerifications?: { max: number; windowSeconds: number };
   /** Shared with main.ts, which marks the instance as draining on SIGTERM. */
   readiness?: Readiness;
   metrics?: Metrics;
@@ -234,7 +236,13 @@ export function createApp(deps: AppDeps): App {
 
   // The route groups' routes, after the whole list like every route.
   // The payout rails' own webhooks (PayPal, Wise) ahead of the payment providers' route.
-  app.use('/webhooks', payoutRailWebhooksRouter(services.payoutSender, deps.orm));
+  const verifications = deps.paypalWebhookVerifications ?? PAYPAL_WEBHOOK_VERIFICATION_DEFAULTS;
+  const paypalVerifications = {
+    limiter: rateLimiters.create({ prefix: 'svc:rl:paypal-verify', limit: verifications.max, windowSeconds: verifications.windowSeconds }),
+    limit: verifications.max,
+    windowSeconds: verifications.windowSeconds,
+  };
+  app.use('/webhooks', payoutRailWebhooksRouter({ sender: services.payoutSender, paypalVerifications, logger }, deps.orm));
   app.use('/webhooks', webhooksRouter(new WebhookDispatcher({ orm: deps.orm, ...services })));
   people.mountPublic(app, options);
   partners.mountPublic(app, partnerLimiters, options);

@@ -11,6 +11,14 @@ export const SIGN_IN_RATE_LIMIT_DEFAULTS = { max: 5, windowSeconds: 60 } as cons
 /** Per partner e-mail (and organization), requests for a portal sign-in link. */
 export const SIGN_IN_LINKS_PER_EMAIL_DEFAULTS = { max: 3, windowSeconds: 900 } as const;
 
+/**
+ * Per organization, calls to PayPal's verify-webhook-signature for its PayPal webhooks (what passes
+ * the checks that need no call, webhooks/paypal-transmission.ts): forged webhooks cannot spend more
+ * of the merchant's PayPal rate limit than this. PayPal sends one event per payout item; events past
+ * it are answered 429, PayPal delivers them again, and the reconciliation settles payouts anyway.
+ */
+export const PAYPAL_WEBHOOK_VERIFICATION_DEFAULTS = { max: 120, windowSeconds: 60 } as const;
+
 /** Per API key, across every /api route: generous, it guards the service against one runaway client. */
 export const API_RATE_LIMIT_DEFAULTS = { max: 1_200_000, windowSeconds: 60 } as const;
 

@@ -185,7 +185,7 @@ export const RailWebhookReceipt = z
     event_type: z.string().nullable().describe('The event type, e.g. `PAYMENT.PAYOUTS-ITEM.SUCCEEDED`, `transfers#state-change`.'),
     outcome: z
       .enum(['processed', 'ignored', 'duplicate'])
-      .describe('`processed`: a payout in flight was settled (paid or failed); `ignored`: verified, nothing to change (the reason in `detail`); `duplicate`: this event (by its id) was handled before, nothing changed. Each handled event is listed in GET /api/integrations/events; a request refused with 400 is counted there as `rejected`.'),
+      .describe('`processed`: a payout in flight was settled (paid or failed); `ignored`: verified, nothing to change (the reason in `detail`); `duplicate`: this event (by its id) was handled before, nothing changed. Each handled event is listed in GET /api/integrations/events; a request refused with 400 (or, for PayPal, 429) is counted there as `rejected`.'),
     detail: z.string().describe('What the event did, or why it changed nothing.'),
   })
   .describe("A payout rail's webhook receipt");
@@ -196,16 +196,33 @@ const RailWebhookResponses = {
   413: ErrorBody.describe('Body over the 1 MiB limit.'),
 };
 
+const PayPalWebhookResponses = {
+  ...RailWebhookResponses,
+  400: ErrorBody.describe(
+    'Refused before anything in it is read, the reason in the message and counted in GET /api/integrations/events: no integration or no `webhook_id`; a PAYPAL-* header missing or not in the shape PayPal documents; PAYPAL-CERT-URL not https on PayPal\'s certificate hosts of the integration\'s environment (sandbox: api.sandbox.paypal.com, api-m.sandbox.paypal.com; live: api.paypal.com, api-m.paypal.com; path /v1/notifications/certs/); PAYPAL-TRANSMISSION-TIME more than 300 s from now; a body that is not a JSON object with `id` and `event_type`. These make no call to PayPal. Otherwise: PayPal did not verify the signature.',
+  ),
+  429: ErrorBody.describe(
+    "More PayPal verifications for this organization than the service makes per window (120 per 60 s, across instances): refused without asking PayPal, counted in GET /api/integrations/events; PayPal delivers the event again later. Retry after `Retry-After` seconds.",
+  ),
+};
+
 export const webhooksContract = c.router({
   receivePayPalPayouts: {
     method: 'POST',
     path: '/webhooks/paypal/:organizationId',
     summary: 'Receive a PayPal Payouts webhook',
     description:
-      "Called by PayPal: register this URL as a webhook of the REST app whose credentials the `paypal_payouts` integration holds, for the `PAYMENT.PAYOUTS-ITEM.*` events, and store its webhook id in the integration (`webhook_id`). Each event is verified by PayPal itself (POST /v1/notifications/verify-webhook-signature with the PAYPAL-TRANSMISSION-ID, -TIME, -SIG, PAYPAL-CERT-URL and PAYPAL-AUTH-ALGO headers): one PayPal does not verify answers 400 and changes nothing. Item events (`PAYMENT.PAYOUTS-ITEM.*`): SUCCEEDED pays the payout; FAILED, RETURNED, BLOCKED, REFUNDED, REVERSED fail it; UNCLAIMED and the others leave it `processing`. Batch events (`PAYMENT.PAYOUTSBATCH.*`): the batch is read back from PayPal (a DENIED batch fails its payouts).",
+      "Called by PayPal: register this URL as a webhook of the REST app whose credentials the `paypal_payouts` integration holds, for the `PAYMENT.PAYOUTS-ITEM.*` events, and store its webhook id in the integration (`webhook_id`). Each event is verified by PayPal itself (POST /v1/notifications/verify-webhook-signature with the PAYPAL-TRANSMISSION-ID, -TIME, -SIG, PAYPAL-CERT-URL and PAYPAL-AUTH-ALGO headers): one PayPal does not verify answers 400 and changes nothing. A request that cannot be PayPal's (see 400) is refused before PayPal is called; the calls to PayPal are bounded per organization (429), and one access token per organization serves them until it expires. Item events (`PAYMENT.PAYOUTS-ITEM.*`): SUCCEEDED pays the payout; FAILED, RETURNED, BLOCKED, REFUNDED, REVERSED fail it; UNCLAIMED and the others leave it `processing`. Batch events (`PAYMENT.PAYOUTSBATCH.*`): the batch is read back from PayPal (a DENIED batch fails its payouts).",
     pathParams: z.object({ organizationId: z.string().describe('Id of the organization the payouts belong to.') }),
+    headers: z.object({
+      'paypal-transmission-id': z.string().optional().describe("PayPal's id of this transmission (up to 50 characters)."),
+      'paypal-transmission-time': z.string().optional().describe('When PayPal sent it (RFC 3339); more than 300 s from now is refused.'),
+      'paypal-transmission-sig': z.string().optional().describe('Base64 signature (up to 500 characters).'),
+      'paypal-cert-url': z.string().optional().describe("URL of PayPal's signing certificate, on PayPal's certificate hosts of the integration's environment."),
+      'paypal-auth-algo': z.string().optional().describe('The signature algorithm, e.g. `SHA256withRSA`.'),
+    }),
     body: z.record(z.unknown()).describe("PayPal's event, exactly as PayPal sends it."),
-    responses: RailWebhookResponses,
+    responses: PayPalWebhookResponses,
   },
   receiveWise: {
     method: 'POST',

@@ -186,7 +186,7 @@ export class Metrics {
 
   private countDomainEvent(method: string, route: string, status: number, path: string, webhookOutcome: string | undefined): void {
     if (method !== 'POST') return;
-    if (status === 429) this.rateLimited.inc({ limit: route.startsWith('/public/') ? 'client_address' : 'api_key' });
+    if (status === 429) this.rateLimited.inc({ limit: route.startsWith('/public/') ? 'client_address' : route.startsWith('/webhooks/') ? 'paypal_webhook_verifications' : 'api_key' });
     const ok = status >= 200 && status < 300;
     switch (route) {
       case '/api/clicks':

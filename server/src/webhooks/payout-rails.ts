@@ -2,8 +2,10 @@ import { createVerify } from 'node:crypto';
 import express, { Router } from 'express';
 import type { IncomingHttpHeaders } from 'node:http';
 import { payoutRailSettings } from '../config.js';
+import type { Logger } from 'pino';
 import { asyncHandler } from '../http/error-handler.js';
-import { BadRequestError } from '../http/errors.js';
+import { BadRequestError, HttpError } from '../http/errors.js';
+import type { RateLimiter } from '../http/rate-limit.js';
 import { isUuid } from '../http/serialize.js';
 import type { PayoutSender } from '../modules/payouts/payout-sender.js';
 import { paypalItemState } from '../modules/payouts/rails/paypal.js';
@@ -16,21 +18,12 @@ import { WebhookLog } from './webhook-log.js';
 import { WebhookRecords } from './webhook-records.js';
 import type { RailWebhookReceipt } from '@affiliate-attribution/contract';
 import { WEBHOOK_BODY_LIMIT } from './dispatcher.js';
+import { checkPayPalWebhook, parseJsonObject } from './paypal-transmission.js';
 
 const header = (headers: IncomingHttpHeaders, name: string): string | undefined => {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
 };
-
-function parseJson(raw: Buffer): Json {
-  try {
-    const value = JSON.parse(raw.toString('utf8'));
-    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Json;
-  } catch {
-    // refused below
-  }
-  throw new BadRequestError('Malformed webhook body: expected a JSON object');
-}
 
 /** A rail's event once its signature checked out, with the id a redelivery repeats. */
 export interface VerifiedRailEvent {
@@ -47,7 +40,41 @@ export interface RailOutcome {
 const processedRail = (detail: string): RailOutcome => ({ outcome: 'processed', detail });
 const ignoredRail = (detail: string): RailOutcome => ({ outcome: 'ignored', detail });
 
-const PAYPAL_HEADERS = ['paypal-transmission-id', 'paypal-transmission-time', 'paypal-transmission-sig', 'paypal-cert-url', 'paypal-auth-algo'] as const;
+/** What the rails' webhooks need besides the payouts: the bound on PayPal verifications. */
+export interface RailWebhookDeps {
+  sender: PayoutSender;
+  /** Verification calls to PayPal per organization (app.ts: counted where every rate limit is, shared by the instances). */
+  paypalVerifications: { limiter: RateLimiter; limit: number; windowSeconds: number };
+  logger?: Logger;
+}
+
+/** Past the organization's bound on PayPal verifications: refused (429) without asking PayPal. */
+export class PayPalVerificationsLimited extends HttpError {
+  constructor(limit: number, windowSeconds: number, retryAfterSeconds: number) {
+    super(
+      429,
+      `Too many PayPal webhooks to verify for this organization (at most ${limit} per ${windowSeconds} s): refused without asking PayPal; PayPal delivers the event again later`,
+      { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+    );
+  }
+}
+
+/**
+ * Counts one verification call against the organization's bound. A limiter that fails lets the
+ * verification through (its stores fall back to memory first, rate-limit-stores.ts): PayPal still
+ * verifies, and the bound is back with the store.
+ */
+async function countVerification(deps: RailWebhookDeps, organizationId: string): Promise<void> {
+  const bound = deps.paypalVerifications;
+  let decision;
+  try {
+    decision = await bound.limiter.hit(`paypal-verify:${organizationId}`);
+  } catch (err) {
+    deps.logger?.warn({ err, organizationId }, 'PayPal verification bound unavailable; verification allowed');
+    return;
+  }
+  if (!decision.allowed) throw new PayPalVerificationsLimited(bound.limit, bound.windowSeconds, decision.retryAfterSeconds);
+}
 
 /**
  * PayPal Payouts' batch events (`PAYMENT.PAYOUTSBATCH.SUCCESS`, `.DENIED`, `.PROCESSING`: the batch is
@@ -56,21 +83,23 @@ const PAYPAL_HEADERS = ['paypal-transmission-id', 'paypal-transmission-time', 'p
  * verified by PayPal itself: POST /v1/notifications/verify-webhook-signature with the transmission
  * headers, the event and the `webhook_id` stored in the paypal_payouts integration
  * (https://developer.paypal.com/docs/api/webhooks/v1/#verify-webhook-signature_post). An event PayPal
- * does not verify is refused (400) before anything in it is read.
+ * does not verify is refused (400) before anything in it is read. PayPal is asked only about a
+ * request that could be PayPal's (paypal-transmission.ts: headers' shapes, PayPal's certificate
+ * hosts, a current transmission time, an event with its id and type), within the organization's
+ * bound on verifications (429 past it), with the token the instance holds for the organization.
  */
-export async function verifyPayPal(sender: PayoutSender, organizationId: string, rawBody: Buffer, headers: IncomingHttpHeaders): Promise<VerifiedRailEvent> {
+export async function verifyPayPal(deps: RailWebhookDeps, organizationId: string, rawBody: Buffer, headers: IncomingHttpHeaders): Promise<VerifiedRailEvent> {
   if (!isUuid(organizationId)) throw new BadRequestError('No paypal_payouts integration is configured for this organization (PUT /api/integrations/paypal_payouts)');
-  const paypal = await sender.paypal(organizationId);
+  const paypal = await deps.sender.paypal(organizationId);
   if (!paypal) throw new BadRequestError('No paypal_payouts integration is configured for this organization (PUT /api/integrations/paypal_payouts)');
   if (!paypal.webhookId) throw new BadRequestError('The paypal_payouts integration has no webhook_id: store the id PayPal gave this webhook (PUT /api/integrations/paypal_payouts)');
-  const missing = PAYPAL_HEADERS.filter((name) => !header(headers, name));
-  if (missing.length > 0) throw new BadRequestError(`Missing PayPal webhook header(s): ${missing.map((n) => n.toUpperCase()).join(', ')}`);
-  const event = parseJson(rawBody);
-  const transmission = Object.fromEntries(PAYPAL_HEADERS.map((name) => [name, header(headers, name)]));
-  if (!(await paypal.client.verifyWebhook(transmission, event, paypal.webhookId))) {
+  // Everything that needs no call to PayPal first: what cannot be PayPal's costs the merchant nothing.
+  const candidate = checkPayPalWebhook({ headers, rawBody, environment: paypal.environment, now: Date.now() });
+  await countVerification(deps, organizationId);
+  if (!(await paypal.client.verifyWebhook(candidate.transmission, candidate.event, paypal.webhookId))) {
     throw new BadRequestError('Invalid PayPal webhook signature: PayPal did not verify it (verify-webhook-signature)');
   }
-  return { event, eventId: typeof event.id === 'string' ? event.id : null, eventType: typeof event.event_type === 'string' ? event.event_type : null };
+  return { event: candidate.event, eventId: candidate.eventId, eventType: candidate.eventType };
 }
 
 /** A verified PayPal event: a batch event reads its batch back; an item event settles its payout. */
@@ -99,7 +128,7 @@ export async function handlePayPal(sender: PayoutSender, organizationId: string,
  * body (https://docs.wise.com/api-docs/features/webhooks-notifications/event-handling), verified with
  * the key Wise publishes (WISE_WEBHOOK_PUBLIC_KEY).
  */
-export async function verifyWise(_sender: PayoutSender, _organizationId: string, rawBody: Buffer, headers: IncomingHttpHeaders): Promise<VerifiedRailEvent> {
+export async function verifyWise(_deps: RailWebhookDeps, _organizationId: string, rawBody: Buffer, headers: IncomingHttpHeaders): Promise<VerifiedRailEvent> {
   const key = payoutRailSettings().WISE_WEBHOOK_PUBLIC_KEY;
   if (!key) throw new BadRequestError('WISE_WEBHOOK_PUBLIC_KEY is not set: Wise webhooks cannot be verified');
   const signature = header(headers, 'x-signature-sha256');
@@ -111,7 +140,7 @@ export async function verifyWise(_sender: PayoutSender, _organizationId: string,
     valid = false;
   }
   if (!valid) throw new BadRequestError('Invalid X-Signature-SHA256: not signed by Wise');
-  const event = parseJson(rawBody);
+  const event = parseJsonObject(rawBody);
   // The delivery's id (X-Delivery-Id) stands for the event's: a request replayed with it is a duplicate. Wise's outcomes are idempotent anyway (a settled payout is not in flight).
   return { event, eventId: header(headers, 'x-delivery-id') ?? null, eventType: typeof event.event_type === 'string' ? event.event_type : null };
 }
@@ -162,19 +191,21 @@ const RAILS: Record<'paypal' | 'wise', Rail> = {
 
 /**
  * A rail's webhook, as the payment providers' are (dispatcher.ts): verified before anything is
- * read, a refusal (400) counted under its reason in the organization's log of received webhooks
+ * read, a refusal (400; 429 past the bound on PayPal verifications) counted under its reason in the organization's log of received webhooks
  * (nothing of the body kept), and each verified event remembered by (organization, rail, event id)
  * with its outcome: a redelivery is answered `duplicate` and changes nothing. An event without a
  * storable id (none, or one the API's input rules refuse) is handled (outcomes are idempotent) but
  * cannot be remembered.
  */
-async function receiveRail(sender: PayoutSender, orm: MikroORM, rail: Rail, organizationId: string, rawBody: Buffer, headers: IncomingHttpHeaders): Promise<RailWebhookReceipt> {
+async function receiveRail(deps: RailWebhookDeps, orm: MikroORM, rail: Rail, organizationId: string, rawBody: Buffer, headers: IncomingHttpHeaders): Promise<RailWebhookReceipt> {
+  const { sender } = deps;
   let verified: VerifiedRailEvent;
   try {
     if (rawBody.length === 0) throw new BadRequestError('Empty webhook body');
-    verified = await rail.verify(sender, organizationId, rawBody, headers);
+    verified = await rail.verify(deps, organizationId, rawBody, headers);
   } catch (err) {
-    if (err instanceof BadRequestError && isUuid(organizationId)) await new WebhookLog(orm).rejected(organizationId, rail.provider, err.message);
+    // Refused before verification (400), or past the bound on PayPal verifications (429): counted under the reason.
+    if ((err instanceof BadRequestError || err instanceof PayPalVerificationsLimited) && isUuid(organizationId)) await new WebhookLog(orm).rejected(organizationId, rail.provider, err.message);
     throw err;
   }
   const { event, eventId, eventType } = verified;
@@ -189,7 +220,7 @@ async function receiveRail(sender: PayoutSender, orm: MikroORM, rail: Rail, orga
 }
 
 /** POST /webhooks/paypal/{organizationId} and /webhooks/wise/{organizationId}: raw body, verified before anything is read. */
-export function payoutRailWebhooksRouter(sender: PayoutSender, orm: MikroORM): Router {
+export function payoutRailWebhooksRouter(deps: RailWebhookDeps, orm: MikroORM): Router {
   const router = Router();
   const raw = express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT });
   for (const [path, rail] of Object.entries(RAILS)) {
@@ -198,7 +229,7 @@ export function payoutRailWebhooksRouter(sender: PayoutSender, orm: MikroORM): R
       raw,
       asyncHandler(async (req, res) => {
         const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-        const webhook = await receiveRail(sender, orm, rail, req.params.organizationId!, rawBody, req.headers);
+        const webhook = await receiveRail(deps, orm, rail, req.params.organizationId!, rawBody, req.headers);
         res.status(200).json({ success: true, data: { webhook } });
       }),
     );

@@ -1643,7 +1643,7 @@ export interface paths {
         put?: never;
         /**
          * Receive a PayPal Payouts webhook
-         * @description Called by PayPal: register this URL as a webhook of the REST app whose credentials the `paypal_payouts` integration holds, for the `PAYMENT.PAYOUTS-ITEM.*` events, and store its webhook id in the integration (`webhook_id`). Each event is verified by PayPal itself (POST /v1/notifications/verify-webhook-signature with the PAYPAL-TRANSMISSION-ID, -TIME, -SIG, PAYPAL-CERT-URL and PAYPAL-AUTH-ALGO headers): one PayPal does not verify answers 400 and changes nothing. Item events (`PAYMENT.PAYOUTS-ITEM.*`): SUCCEEDED pays the payout; FAILED, RETURNED, BLOCKED, REFUNDED, REVERSED fail it; UNCLAIMED and the others leave it `processing`. Batch events (`PAYMENT.PAYOUTSBATCH.*`): the batch is read back from PayPal (a DENIED batch fails its payouts).
+         * @description Called by PayPal: register this URL as a webhook of the REST app whose credentials the `paypal_payouts` integration holds, for the `PAYMENT.PAYOUTS-ITEM.*` events, and store its webhook id in the integration (`webhook_id`). Each event is verified by PayPal itself (POST /v1/notifications/verify-webhook-signature with the PAYPAL-TRANSMISSION-ID, -TIME, -SIG, PAYPAL-CERT-URL and PAYPAL-AUTH-ALGO headers): one PayPal does not verify answers 400 and changes nothing. A request that cannot be PayPal's (see 400) is refused before PayPal is called; the calls to PayPal are bounded per organization (429), and one access token per organization serves them until it expires. Item events (`PAYMENT.PAYOUTS-ITEM.*`): SUCCEEDED pays the payout; FAILED, RETURNED, BLOCKED, REFUNDED, REVERSED fail it; UNCLAIMED and the others leave it `processing`. Batch events (`PAYMENT.PAYOUTSBATCH.*`): the batch is read back from PayPal (a DENIED batch fails its payouts).
          */
         post: operations["webhooksReceivePayPalPayouts"];
         delete?: never;
@@ -3261,7 +3261,7 @@ export interface components {
             /** @description The event type, e.g. `PAYMENT.PAYOUTS-ITEM.SUCCEEDED`, `transfers#state-change`. */
             event_type: string | null;
             /**
-             * @description `processed`: a payout in flight was settled (paid or failed); `ignored`: verified, nothing to change (the reason in `detail`); `duplicate`: this event (by its id) was handled before, nothing changed. Each handled event is listed in GET /api/integrations/events; a request refused with 400 is counted there as `rejected`.
+             * @description `processed`: a payout in flight was settled (paid or failed); `ignored`: verified, nothing to change (the reason in `detail`); `duplicate`: this event (by its id) was handled before, nothing changed. Each handled event is listed in GET /api/integrations/events; a request refused with 400 (or, for PayPal, 429) is counted there as `rejected`.
              * @enum {string}
              */
             outcome: "processed" | "ignored" | "duplicate";
@@ -22126,7 +22126,33 @@ export interface operations {
     webhooksReceivePayPalPayouts: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description PayPal's id of this transmission (up to 50 characters).
+                 * @example paypal-transmission-id
+                 */
+                "paypal-transmission-id"?: string;
+                /**
+                 * @description When PayPal sent it (RFC 3339); more than 300 s from now is refused.
+                 * @example paypal-transmission-time
+                 */
+                "paypal-transmission-time"?: string;
+                /**
+                 * @description Base64 signature (up to 500 characters).
+                 * @example paypal-transmission-sig
+                 */
+                "paypal-transmission-sig"?: string;
+                /**
+                 * @description URL of PayPal's signing certificate, on PayPal's certificate hosts of the integration's environment.
+                 * @example paypal-cert-url
+                 */
+                "paypal-cert-url"?: string;
+                /**
+                 * @description The signature algorithm, e.g. `SHA256withRSA`.
+                 * @example paypal-auth-algo
+                 */
+                "paypal-auth-algo"?: string;
+            };
             path: {
                 /**
                  * @description Id of the organization the payouts belong to.
@@ -22175,7 +22201,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: a missing or malformed field, named in the message. */
+            /** @description Refused before anything in it is read, the reason in the message and counted in GET /api/integrations/events: no integration or no `webhook_id`; a PAYPAL-* header missing or not in the shape PayPal documents; PAYPAL-CERT-URL not https on PayPal's certificate hosts of the integration's environment (sandbox: api.sandbox.paypal.com, api-m.sandbox.paypal.com; live: api.paypal.com, api-m.paypal.com; path /v1/notifications/certs/); PAYPAL-TRANSMISSION-TIME more than 300 s from now; a body that is not a JSON object with `id` and `event_type`. These make no call to PayPal. Otherwise: PayPal did not verify the signature. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22200,6 +22226,22 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description More PayPal verifications for this organization than the service makes per window (120 per 60 s, across instances): refused without asking PayPal, counted in GET /api/integrations/events; PayPal delivers the event again later. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -40,11 +40,16 @@ const paypalId = () => randomBytes(10).toString('base64').replace(/[^A-Z0-9]/gi,
 
 export class PayPalStandIn extends StandInServer {
   readonly clientId = `client-${paypalId()}`;
-  readonly clientSecret = `secret-${paypalId()}`;
+  /** Changed by rotateSecret (tokens issued before stay valid until they expire, as PayPal's do). */
+  clientSecret = `secret-${paypalId()}`;
   readonly webhookId = `WH-${paypalId()}`;
   readonly batches = new Map<string, StandInBatch>();
   /** Every create request received (answered or not). */
   readonly createRequests: any[] = [];
+  /** Every request received, as `METHOD /path` (e.g. `POST /v1/oauth2/token`), answered or not. */
+  readonly calls: string[] = [];
+  /** `expires_in` of the tokens issued from now on (PayPal's are good for 9 hours). */
+  tokenLifetimeSeconds = 32400;
   /** Answer every request with this status and error for the next N creates (5xx: "retry with the same sender_batch_id"). */
   private dropCreates = 0;
   private readonly requestIds = new Map<string, { status: number; body: unknown }>();
@@ -52,6 +57,22 @@ export class PayPalStandIn extends StandInServer {
   private readonly webhookSecret = randomBytes(32);
   private readonly holds = new Map<'token' | 'create', { arrived: () => void; released: Promise<void> }>();
   private readonly releases = new Set<() => void>();
+
+  /** How many requests reached `METHOD /path` (e.g. `POST /v1/oauth2/token`). */
+  callsTo(route: string): number {
+    return this.calls.filter((c) => c === route).length;
+  }
+
+  /** Every token issued so far stops working (PayPal answers 401 with them), as when PayPal revokes them. */
+  revokeTokens(): void {
+    this.tokens.clear();
+  }
+
+  /** A new client secret: the old one is refused from now on (the merchant rotated it in the PayPal app). */
+  rotateSecret(): string {
+    this.clientSecret = `secret-${paypalId()}`;
+    return this.clientSecret;
+  }
 
   /** The next `count` creates are performed, then the connection is dropped before any answer (a lost answer). */
   dropAnswers(count = 1): void {
@@ -186,6 +207,7 @@ export class PayPalStandIn extends StandInServer {
 
   protected async handle(req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> {
     const url = new URL(req.url ?? '/', this.baseUrl);
+    this.calls.push(`${req.method} ${url.pathname}`);
     const send = (status: number, body: unknown) => sendJson(res, status, body);
     const error = (status: number, name: string, message: string, extra: Record<string, unknown> = {}) =>
       send(status, { name, message, debug_id: paypalId().toLowerCase(), information_link: 'https://developer.paypal.com/docs/api/payments.payouts-batch/#errors', ...extra });
@@ -198,7 +220,7 @@ export class PayPalStandIn extends StandInServer {
       if (res.destroyed) return;
       const token = `A21AA${randomBytes(24).toString('hex')}`;
       this.tokens.add(token);
-      return send(200, { scope: 'https://uri.paypal.com/services/payments/payouts', access_token: token, token_type: 'Bearer', app_id: 'APP-80W284485P519543T', expires_in: 32400, nonce: paypalId() });
+      return send(200, { scope: 'https://uri.paypal.com/services/payments/payouts', access_token: token, token_type: 'Bearer', app_id: 'APP-80W284485P519543T', expires_in: this.tokenLifetimeSeconds, nonce: paypalId() });
     }
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (!bearer || !this.tokens.has(bearer)) return error(401, 'AUTHENTICATION_FAILURE', 'Authentication failed due to invalid authentication credentials or a missing Authorization header.');

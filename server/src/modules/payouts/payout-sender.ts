@@ -9,6 +9,7 @@ import { heldRefusal, type PayoutSendsRepository, type SendCandidate, type SendP
 import type { PayoutRecord, PayoutsRepository } from './payouts.repository.js';
 import { toPayoutDto } from './payouts.service.js';
 import { PayPalPayouts } from './rails/paypal.js';
+import { PayPalTokens } from './rails/paypal-tokens.js';
 import { RAIL_INTEGRATION, RailRefused, RailUnreachable, sendKeys, type RailBatch, type RailClient, type RailItem, type RailMethod, type RailState } from './rails/rail.js';
 import { StripeTransfers } from './rails/stripe.js';
 import { WiseTransfers } from './rails/wise.js';
@@ -75,6 +76,8 @@ function batchesOf(rows: SendCandidate[]): { method: RailMethod; batch: RailBatc
 export class PayoutSender {
   private readonly inFlight = new Set<Promise<void>>();
   private failedListener: ((payout: PayoutRecord) => Promise<void>) | undefined;
+  /** PayPal access tokens of this instance, shared by sending, the reconciliation and webhook verification (rails/paypal-tokens.ts). */
+  readonly paypalTokens = new PayPalTokens();
 
   constructor(
     private readonly sends: PayoutSendsRepository,
@@ -248,7 +251,7 @@ export class PayoutSender {
     switch (method) {
       case 'paypal': {
         const credentials = await this.integrations.railCredentials(organizationId, 'paypal_payouts');
-        return credentials && new PayPalPayouts(settings.PAYPAL_API_BASE_URL ?? PAYOUT_RAIL_HOSTS.paypal[credentials.environment], credentials);
+        return credentials && new PayPalPayouts(settings.PAYPAL_API_BASE_URL ?? PAYOUT_RAIL_HOSTS.paypal[credentials.environment], credentials, this.paypalTokens, organizationId);
       }
       case 'stripe': {
         const credentials = await this.integrations.railCredentials(organizationId, 'stripe_connect');
@@ -261,10 +264,11 @@ export class PayoutSender {
     }
   }
 
-  /** The PayPal client for a webhook's verification (undefined without the integration). */
-  async paypal(organizationId: string): Promise<{ client: PayPalPayouts; webhookId: string | undefined } | undefined> {
+  /** The PayPal client for a webhook's verification (undefined without the integration), with the integration's environment and webhook id. */
+  async paypal(organizationId: string): Promise<{ client: PayPalPayouts; webhookId: string | undefined; environment: 'sandbox' | 'live' } | undefined> {
     const credentials = await this.integrations.railCredentials(organizationId, 'paypal_payouts');
     if (!credentials) return undefined;
-    return { client: new PayPalPayouts(this.settings().PAYPAL_API_BASE_URL ?? PAYOUT_RAIL_HOSTS.paypal[credentials.environment], credentials), webhookId: credentials.webhook_id };
+    const base = this.settings().PAYPAL_API_BASE_URL ?? PAYOUT_RAIL_HOSTS.paypal[credentials.environment];
+    return { client: new PayPalPayouts(base, credentials, this.paypalTokens, organizationId), webhookId: credentials.webhook_id, environment: credentials.environment };
   }
 }

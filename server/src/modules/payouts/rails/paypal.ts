@@ -1,4 +1,5 @@
 import type { PayPalCredentials } from '../../integrations/integrations.service.js';
+import { PayPalTokens, type IssuedToken, type TokenScope } from './paypal-tokens.js';
 import { call, joinUrl, RailRefused, RailUnreachable, type RailBatch, type RailClient, type RailItem, type RailState } from './rail.js';
 
 /*
@@ -53,13 +54,30 @@ function originalBatchId(body: unknown): string | undefined {
   return match?.[1];
 }
 
-export class PayPalPayouts implements RailClient {
-  private token: { value: string; expiresAt: number } | undefined;
+/** A webhook's transmission headers, as verify-webhook-signature takes them (checked first by webhooks/paypal-transmission.ts). */
+export interface PayPalTransmission {
+  auth_algo: string;
+  cert_url: string;
+  transmission_id: string;
+  transmission_sig: string;
+  transmission_time: string;
+}
 
+export class PayPalPayouts implements RailClient {
+  private readonly scope: TokenScope;
+
+  /**
+   * `tokens`: the instance's token cache (payout-sender.ts holds one for every organization), so
+   * that calls for one organization share a token until it expires; `organizationId` scopes it.
+   */
   constructor(
     private readonly base: string,
     private readonly credentials: PayPalCredentials,
-  ) {}
+    private readonly tokens: PayPalTokens = new PayPalTokens(),
+    organizationId = '',
+  ) {
+    this.scope = { organizationId, base, credentials };
+  }
 
   async send(batch: RailBatch): Promise<RailState[]> {
     const senderBatchId = batch.items[0]!.key;
@@ -143,17 +161,27 @@ export class PayPalPayouts implements RailClient {
     });
   }
 
+  /**
+   * A call with the organization's token. PayPal answering 401 means the token is no longer good
+   * (revoked, expired early): it is forgotten and the call made once more with a new one.
+   */
   private async authorized(method: string, path: string, options: { body?: unknown; headers?: Record<string, string> } = {}) {
-    const token = await this.accessToken();
-    return call(joinUrl(this.base, path), {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', ...options.headers },
-      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
-    });
+    const attempt = async () => {
+      const token = await this.tokens.token(this.scope, () => this.issueToken());
+      const answer = await call(joinUrl(this.base, path), {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', ...options.headers },
+        ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+      });
+      if (answer.status === 401) this.tokens.invalidate(this.scope, token);
+      return answer;
+    };
+    const first = await attempt();
+    return first.status === 401 ? attempt() : first;
   }
 
-  private async accessToken(): Promise<string> {
-    if (this.token && this.token.expiresAt > Date.now()) return this.token.value;
+  /** POST /v1/oauth2/token with the client credentials: only when the cache holds no valid token for them. */
+  private async issueToken(): Promise<IssuedToken> {
     const basic = Buffer.from(`${this.credentials.client_id}:${this.credentials.client_secret}`).toString('base64');
     const answer = await call(joinUrl(this.base, '/v1/oauth2/token'), {
       method: 'POST',
@@ -163,19 +191,19 @@ export class PayPalPayouts implements RailClient {
     if (answer.status !== 200 || typeof answer.body?.access_token !== 'string') {
       throw new RailRefused(`PayPal refused the paypal_payouts credentials (${answer.status}): ${describe(answer.body)}`);
     }
-    this.token = { value: answer.body.access_token, expiresAt: Date.now() + Math.max(0, Number(answer.body.expires_in ?? 0) - 60) * 1000 };
-    return this.token.value;
+    const expiresIn = Number(answer.body.expires_in);
+    return { value: answer.body.access_token, expiresInSeconds: Number.isFinite(expiresIn) ? expiresIn : 0 };
   }
 
   /** PayPal's verify-webhook-signature (https://developer.paypal.com/docs/api/webhooks/v1/#verify-webhook-signature_post). */
-  async verifyWebhook(headers: Record<string, string | undefined>, event: unknown, webhookId: string): Promise<boolean> {
+  async verifyWebhook(transmission: PayPalTransmission, event: unknown, webhookId: string): Promise<boolean> {
     const answer = await this.authorized('POST', '/v1/notifications/verify-webhook-signature', {
       body: {
-        auth_algo: headers['paypal-auth-algo'],
-        cert_url: headers['paypal-cert-url'],
-        transmission_id: headers['paypal-transmission-id'],
-        transmission_sig: headers['paypal-transmission-sig'],
-        transmission_time: headers['paypal-transmission-time'],
+        auth_algo: transmission.auth_algo,
+        cert_url: transmission.cert_url,
+        transmission_id: transmission.transmission_id,
+        transmission_sig: transmission.transmission_sig,
+        transmission_time: transmission.transmission_time,
         webhook_id: webhookId,
         webhook_event: event,
       },
