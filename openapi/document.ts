@@ -101,7 +101,7 @@ const DESCRIPTION = `Affiliate attribution service: report clicks, customers and
 
 **Integration methods** (they combine): the tracking snippet, served at \`{base_url}/snippet.js\` and embedded with the organization id in its \`data-organization\` attribute, captures \`?ref=<slug>\` into the first-party cookie \`svc_aff\`; this REST API is called server to server with the organization API key; payment providers post their events to \`/webhooks/{provider}/{organizationId}\`.
 
-**Authentication**: every \`/api/*\` request carries the organization API key in the \`Authorization\` header, as \`svc-<key>\` or \`Bearer svc-<key>\`. A missing or invalid key answers 401 \`{ "success": false, "message": "Missing or invalid API key" }\`; a record of another organization answers 403.
+**Authentication**: every \`/api/*\` request carries the organization API key in the \`Authorization\` header, as \`svc-<key>\` or \`Bearer svc-<key>\`. A missing or invalid key answers 401 \`{ "success": false, "message": "Missing or invalid API key" }\`; a record of another organization answers 403. A few routes also refuse a dashboard \`member\`'s session (the team, API keys, integrations, tax form review, sending payouts, imports) or a test key (\`svc_test_…\`: the account's team, invitations and API keys); their 403 says which, with its message.
 
 **Envelopes**: success is \`{ "success": true, "data": { "<resource>": { ... } } }\`; lists add \`next_cursor\` (pass it as \`cursor\`; null on the last page). Every error, whatever its status, is \`{ "success": false, "message": "<human readable>" }\` (the \`ErrorBody\` schema). JSON field names are snake_case; timestamps are ISO-8601 in UTC; \`amount\` is a decimal in major units (49.99).
 

@@ -1,6 +1,6 @@
 import { type SchemaObject } from 'openapi3-ts/oas30';
 import type { z } from 'zod';
-import { ErrorMessages } from '@affiliate-attribution/contract';
+import { accessMessage, ErrorMessages } from '@affiliate-attribution/contract';
 import type { RouteEntry, SecurityKind } from './routes.js';
 
 /**
@@ -51,6 +51,8 @@ export function errorMessageFor(status: number, entry: RouteEntry, bodySchema: S
     const attributes = ['cookie_id', 'ref', 'click_id', 'cookieId'].some((f) => bodyFields.includes(f));
     return attributes ? ErrorMessages.noAttribution : ErrorMessages.notFound;
   }
+  // A route with an access rule (contract/src/common/access.ts): its refusal is the example.
+  if (status === 403 && accessMessage(entry.route)) return accessMessage(entry.route)!;
   if (status === 409 && bodyFields.includes('slug')) return 'slug: "jane-doe" is already taken';
   return STATUS_MESSAGES[status] ?? 'Request failed';
 }

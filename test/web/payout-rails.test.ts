@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { chromiumForBlock, describeInBrowser } from '../snippet/support/browser.js';
 import { PayPalStandIn } from '../support/rails/paypal-standin.js';
 import { buildDashboard, capture, DESKTOP, pageErrors, PHONE, seriousViolations, sidewaysScrolling, signedInPage, withFailureScreenshots } from './support/dashboard.js';
+import { invitedMember, payoutsToSpend } from './support/access.js';
 import { call, ownerSession, startService, type PeopleServer } from './support/people.js';
 import { merchantWithProgram, signedInPartner } from './support/portal.js';
 import { startSmtpReceiver, type SmtpReceiver } from './support/smtp.js';
@@ -32,6 +33,41 @@ afterAll(async () => {
 
 describeInBrowser('sending payouts from the dashboard', () => {
   const browser = chromiumForBlock();
+
+  it('a member sees the payouts but no Send, no selection and no Retry: the page says only an owner can', { timeout: 120_000 }, async () => {
+    const owner = await ownerSession(base, 'Members Ltd');
+    const program = (await call(base, 'POST', '/api/programs', { headers: { authorization: `Bearer ${owner.apiKey}` }, body: { name: 'Main', commission_value: 30, currency: 'USD' } })).body.data.program;
+    // A failed payout of $10.00 (PayPal returned it) and a pending one of $20.00.
+    await payoutsToSpend(base, owner.apiKey, owner.organization.id, program.id, paypal);
+    const member = await invitedMember(base, owner.cookie);
+    const { context, page } = await signedInPage(browser(), base, member.cookie);
+    const errors = pageErrors(page);
+    await withFailureScreenshots(page, 'payouts-member', async () => {
+      await page.goto(`${base}/dashboard`);
+      await page.getByRole('link', { name: 'Commissions & payouts' }).click();
+      const section = page.locator('section[aria-labelledby="payouts-title"]');
+      await section.getByText('Only an owner can send payouts through PayPal, Stripe or Wise').waitFor();
+      await section.getByRole('combobox', { name: 'Status' }).selectOption('');
+      const payouts = section.getByRole('region', { name: 'Payouts' });
+      const failedRow = payouts.getByRole('row', { name: /\$10\.00/ });
+      await expect.poll(() => failedRow.textContent(), POLL).toContain('Only an owner can retry a payout');
+      const pendingRow = payouts.getByRole('row', { name: /\$20\.00/ });
+      // What moves no money stays a member's: marking paid, canceling.
+      await pendingRow.getByRole('button', { name: 'Mark paid…' }).waitFor();
+      expect(await section.getByRole('button', { name: /^Send/ }).count()).toBe(0);
+      expect(await payouts.getByRole('checkbox').count()).toBe(0);
+      expect(await payouts.getByRole('button', { name: 'Retry' }).count()).toBe(0);
+      await capture(page, 'payouts-member');
+      await page.screenshot({ path: '.tmp/web-shots/payouts-member-1280.png', fullPage: true });
+      await page.setViewportSize(PHONE);
+      await page.waitForTimeout(200);
+      await page.screenshot({ path: '.tmp/web-shots/payouts-member-390.png', fullPage: true });
+      expect(await sidewaysScrolling(page)).toEqual([]);
+      expect(await seriousViolations(page)).toEqual([]);
+      expect(errors).toEqual([]);
+    });
+    await context.close();
+  });
 
   it('select pending payouts and Send; processing then failed with the reason; Retry sends a new payout', { timeout: 120_000 }, async () => {
     const owner = await ownerSession(base, 'Payout Rails Ltd');

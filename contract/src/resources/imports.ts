@@ -1,5 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
+import { IMPORTS_ACCESS, restricted } from '../common/access.js';
 import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
 import { Livemode, Timestamp, Uuid } from '../common/primitives.js';
@@ -67,43 +68,46 @@ export const CreateImportBody = z.object({
 const ImportEnvelope = z.object({ success: z.literal(true), data: z.object({ import: Import }) });
 const idParam = z.object({ id: z.string().describe('Import id (UUID).') });
 
-export const importsContract = c.router({
-  create: {
-    method: 'POST',
-    path: '/api/imports',
-    summary: 'Start an import',
-    description:
-      'Queues an import of partners, their links, customers, conversions, commissions and paid payouts from another platform, in their original currency. Runs in the background (follow it with GET); a rerun finds what an earlier one brought and changes nothing. Imported history sends no e-mails and no webhooks.',
-    body: CreateImportBody,
-    responses: { 202: ImportEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404] },
-  },
-  list: {
-    method: 'GET',
-    path: '/api/imports',
-    summary: 'List imports',
-    description: 'Imports, newest first, with cursor pagination.',
-    query: PageQuery,
-    responses: { 200: z.object({ success: z.literal(true), data: z.object({ imports: z.array(Import), next_cursor: NextCursor }) }), 400: errorResponses[400] },
-  },
-  get: {
-    method: 'GET',
-    path: '/api/imports/:id',
-    summary: 'Get an import',
-    description: 'One import: its status, progress, counts and skipped rows.',
-    pathParams: idParam,
-    responses: { 200: ImportEnvelope, 403: errorResponses[403], 404: errorResponses[404] },
-  },
-  remove: {
-    method: 'DELETE',
-    path: '/api/imports/:id',
-    summary: 'Undo an import',
-    description:
-      "Deletes every row the import created, in one transaction, while nothing has been built on them (no conversion, payout or approval on its rows since). Otherwise 409, naming what holds it. A running import answers 409 too.",
-    pathParams: idParam,
-    body: c.noBody(),
-    responses: { 200: ImportEnvelope, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
-  },
-});
+/** Owner-only routes (common/access.ts): the dashboard's Imports page is an owner's. */
+export const importsContract = c.router(
+  restricted(IMPORTS_ACCESS, {
+    create: {
+      method: 'POST',
+      path: '/api/imports',
+      summary: 'Start an import',
+      description:
+        'Queues an import of partners, their links, customers, conversions, commissions and paid payouts from another platform, in their original currency. Runs in the background (follow it with GET); a rerun finds what an earlier one brought and changes nothing. Imported history sends no e-mails and no webhooks.',
+      body: CreateImportBody,
+      responses: { 202: ImportEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404] },
+    },
+    list: {
+      method: 'GET',
+      path: '/api/imports',
+      summary: 'List imports',
+      description: 'Imports, newest first, with cursor pagination.',
+      query: PageQuery,
+      responses: { 200: z.object({ success: z.literal(true), data: z.object({ imports: z.array(Import), next_cursor: NextCursor }) }), 400: errorResponses[400] },
+    },
+    get: {
+      method: 'GET',
+      path: '/api/imports/:id',
+      summary: 'Get an import',
+      description: 'One import: its status, progress, counts and skipped rows.',
+      pathParams: idParam,
+      responses: { 200: ImportEnvelope, 403: errorResponses[403], 404: errorResponses[404] },
+    },
+    remove: {
+      method: 'DELETE',
+      path: '/api/imports/:id',
+      summary: 'Undo an import',
+      description:
+        "Deletes every row the import created, in one transaction, while nothing has been built on them (no conversion, payout or approval on its rows since). Otherwise 409, naming what holds it. A running import answers 409 too.",
+      pathParams: idParam,
+      body: c.noBody(),
+      responses: { 200: ImportEnvelope, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
+    },
+  }),
+);
 
 export type Import = z.infer<typeof Import>;
 export type ImportSource = z.infer<typeof ImportSource>;

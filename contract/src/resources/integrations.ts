@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { OWNER_ONLY } from '../common/access.js';
+import { INTEGRATIONS_ACCESS, restricted } from '../common/access.js';
 import { ErrorBody, errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
 import { Livemode, Timestamp } from '../common/primitives.js';
@@ -110,7 +110,7 @@ export const ReceivedWebhookEvent = z
 
 /** Owner-only routes (common/access.ts): the providers' signing secrets and what their webhooks did. */
 export const integrationsContract = c.router(
-  {
+  restricted(INTEGRATIONS_ACCESS, {
     list: {
       method: 'GET',
       path: '/api/integrations',
@@ -154,8 +154,7 @@ export const integrationsContract = c.router(
       body: c.noBody(),
       responses: { 200: IntegrationEnvelope, 404: errorResponses[404] },
     },
-  },
-  OWNER_ONLY,
+  }),
 );
 
 export const WebhookOutcome = z

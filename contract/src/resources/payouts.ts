@@ -1,5 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
+import { PAYOUT_SENDING_ACCESS, restrictedRoute } from '../common/access.js';
 import { errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
 import { CurrencyCode, Livemode, Money, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
@@ -81,7 +82,7 @@ export const payoutsContract = c.router({
       ...jsonBodyErrorResponses,
     },
   },
-  send: {
+  send: restrictedRoute(PAYOUT_SENDING_ACCESS, {
     method: 'POST',
     path: '/api/payouts/send',
     summary: 'Send payouts through PayPal, Stripe or Wise',
@@ -95,7 +96,7 @@ export const payoutsContract = c.router({
       404: errorResponses[404],
       409: errorResponses[409],
     },
-  },
+  }),
   list: {
     method: 'GET',
     path: '/api/payouts',
@@ -139,7 +140,7 @@ export const payoutsContract = c.router({
     body: z.object({ reference: z.string().min(1).max(255).optional().describe('Your reference of the transfer.') }).default({}),
     responses: { 200: PayoutEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
   },
-  retry: {
+  retry: restrictedRoute(PAYOUT_SENDING_ACCESS, {
     method: 'POST',
     path: '/api/payouts/:id/retry',
     summary: 'Retry a failed payout',
@@ -154,7 +155,7 @@ export const payoutsContract = c.router({
       404: errorResponses[404],
       409: errorResponses[409],
     },
-  },
+  }),
   cancel: {
     method: 'POST',
     path: '/api/payouts/:id/cancel',

@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { OWNER_ONLY } from '../common/access.js';
+import { TEAM_ACCESS, restricted } from '../common/access.js';
 import { ErrorBody, errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
 import { Mode, Timestamp, Uuid } from '../common/primitives.js';
@@ -45,9 +45,9 @@ const InviteEmail = z.string().trim().toLowerCase().email().max(320).describe('E
 
 const IdParam = z.object({ id: z.string().describe('Id.') });
 
-/** Owner-only routes (common/access.ts): the team, its invitations and the organization's API keys. */
+/** Owner-only routes, refused to a test key too (common/access.ts): the team, its invitations and the organization's API keys. */
 export const peopleContract = c.router(
-  {
+  restricted(TEAM_ACCESS, {
     listUsers: {
       method: 'GET',
       path: '/api/users',
@@ -161,8 +161,7 @@ export const peopleContract = c.router(
         404: errorResponses[404],
       },
     },
-  },
-  OWNER_ONLY,
+  }),
 );
 
 /** Accepting an invitation: no credential yet, the invitation's token is one. */

@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { OWNER_ONLY } from '../common/access.js';
+import { TAX_FORM_REVIEW_ACCESS, restricted } from '../common/access.js';
 import { ErrorBody, errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { Money, Timestamp, Uuid } from '../common/primitives.js';
 
@@ -82,7 +82,7 @@ export const taxFormsContract = c.router({
  * only an `owner` (or the API key) sees it and decides on it (common/access.ts).
  */
 export const taxFormReviewContract = c.router(
-  {
+  restricted(TAX_FORM_REVIEW_ACCESS, {
     document: {
       method: 'GET',
       path: '/api/affiliates/:id/tax-form/document',
@@ -113,8 +113,7 @@ export const taxFormReviewContract = c.router(
       body: z.object({ reason: z.string().trim().min(1).max(1_000).describe('What is wrong, as the partner will read it (e.g. "The TIN is missing").') }),
       responses: { 200: TaxFormViewEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404], 409: noForm },
     },
-  },
-  OWNER_ONLY,
+  }),
 );
 
 export const TaxFormUpload = z.object({

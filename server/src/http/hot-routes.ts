@@ -1,7 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { AppRoute } from '@ts-rest/core';
 import { TsRestResponseError } from '@ts-rest/core';
-import { isOwnerOnly } from '@affiliate-attribution/contract';
+import { accessOf } from '@affiliate-attribution/contract';
 import type { AppRouteImplementation } from '@ts-rest/express';
 import type { Logger } from 'pino';
 import type { ZodTypeAny } from 'zod';
@@ -35,8 +35,9 @@ export function hotRoute<T extends AppRoute>(route: T, implementation: AppRouteI
   if (route.path.includes(':') || isZodSchema(route.query) || isZodSchema(route.headers)) {
     throw new Error(`${route.method} ${route.path}: a hot route has no path parameters, query or header schema`);
   }
-  // The role check runs in Express (modules/people/route-access.ts), where dashboard sessions go.
-  if (isOwnerOnly(route)) throw new Error(`${route.method} ${route.path}: an owner-only route is not a hot route`);
+  // The access rule (a member's session, a test key: modules/people/route-access.ts) runs in
+  // Express, as ts-rest's globalMiddleware: a route that has one is never served here.
+  if (accessOf(route)) throw new Error(`${route.method} ${route.path}: a route with an access rule (owner-only, no test key) is not a hot route`);
   if (route.method !== 'GET' && !isZodSchema((route as { body?: unknown }).body)) {
     throw new Error(`${route.method} ${route.path}: a hot route's body is a zod schema`);
   }

@@ -6525,7 +6525,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The resource belongs to another organization. */
+            /** @description The resource belongs to another organization; or refused to this credential: a dashboard `member`'s session ("Only an owner can read, accept and reject tax forms"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6534,7 +6534,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can read, accept and reject tax forms"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -6703,7 +6703,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The resource belongs to another organization. */
+            /** @description The resource belongs to another organization; or refused to this credential: a dashboard `member`'s session ("Only an owner can read, accept and reject tax forms"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6712,7 +6712,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can read, accept and reject tax forms"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -6887,7 +6887,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The resource belongs to another organization. */
+            /** @description The resource belongs to another organization; or refused to this credential: a dashboard `member`'s session ("Only an owner can read, accept and reject tax forms"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6896,7 +6896,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can read, accept and reject tax forms"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -7100,7 +7100,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            /** @description Refused to a dashboard `member`'s session ("Only an owner can manage API keys, integrations and the team") and to a test API key ("A test key works on test data only: it cannot manage the account's team, invitations or API keys (use a live key or an owner's session)"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7109,7 +7109,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can manage API keys, integrations and the team"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -7250,7 +7250,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            /** @description Refused to a dashboard `member`'s session ("Only an owner can manage API keys, integrations and the team") and to a test API key ("A test key works on test data only: it cannot manage the account's team, invitations or API keys (use a live key or an owner's session)"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7259,7 +7259,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can manage API keys, integrations and the team"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -7418,7 +7418,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            /** @description Refused to a dashboard `member`'s session ("Only an owner can manage API keys, integrations and the team") and to a test API key ("A test key works on test data only: it cannot manage the account's team, invitations or API keys (use a live key or an owner's session)"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7427,7 +7427,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can manage API keys, integrations and the team"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -11082,6 +11082,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Refused to a dashboard `member`'s session ("Only an owner can run, follow and undo imports"). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Only an owner can run, follow and undo imports"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The request body is larger than 1 MiB. */
             413: {
                 headers: {
@@ -11243,7 +11258,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The resource belongs to another organization. */
+            /** @description The resource belongs to another organization; or refused to this credential: a dashboard `member`'s session ("Only an owner can run, follow and undo imports"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11252,7 +11267,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can run, follow and undo imports"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -11442,7 +11457,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The resource belongs to another organization. */
+            /** @description The resource belongs to another organization; or refused to this credential: a dashboard `member`'s session ("Only an owner can run, follow and undo imports"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11451,7 +11466,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can run, follow and undo imports"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -11626,7 +11641,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The resource belongs to another organization. */
+            /** @description The resource belongs to another organization; or refused to this credential: a dashboard `member`'s session ("Only an owner can run, follow and undo imports"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11635,7 +11650,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can run, follow and undo imports"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -11807,7 +11822,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            /** @description Refused to a dashboard `member`'s session ("Only an owner can manage API keys, integrations and the team"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11816,7 +11831,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can manage API keys, integrations and the team"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -11984,7 +11999,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            /** @description Refused to a dashboard `member`'s session ("Only an owner can manage API keys, integrations and the team"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11993,7 +12008,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can manage API keys, integrations and the team"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12156,7 +12171,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            /** @description Refused to a dashboard `member`'s session ("Only an owner can manage API keys, integrations and the team"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12165,7 +12180,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can manage API keys, integrations and the team"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12341,7 +12356,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            /** @description Refused to a dashboard `member`'s session ("Only an owner can manage API keys, integrations and the team"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12350,7 +12365,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can manage API keys, integrations and the team"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12520,7 +12535,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            /** @description Refused to a dashboard `member`'s session ("Only an owner can manage API keys, integrations and the team") and to a test API key ("A test key works on test data only: it cannot manage the account's team, invitations or API keys (use a live key or an owner's session)"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12529,7 +12544,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can manage API keys, integrations and the team"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12690,7 +12705,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            /** @description Refused to a dashboard `member`'s session ("Only an owner can manage API keys, integrations and the team") and to a test API key ("A test key works on test data only: it cannot manage the account's team, invitations or API keys (use a live key or an owner's session)"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12699,7 +12714,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can manage API keys, integrations and the team"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12874,7 +12889,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            /** @description Refused to a dashboard `member`'s session ("Only an owner can manage API keys, integrations and the team") and to a test API key ("A test key works on test data only: it cannot manage the account's team, invitations or API keys (use a live key or an owner's session)"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12883,7 +12898,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can manage API keys, integrations and the team"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -13703,7 +13718,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The resource belongs to another organization. */
+            /** @description The resource belongs to another organization; or refused to this credential: a dashboard `member`'s session ("Only an owner can send payouts"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13712,7 +13727,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can send payouts"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -14546,7 +14561,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The resource belongs to another organization. */
+            /** @description The resource belongs to another organization; or refused to this credential: a dashboard `member`'s session ("Only an owner can send payouts"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14555,7 +14570,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can send payouts"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -16322,7 +16337,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            /** @description Refused to a dashboard `member`'s session ("Only an owner can manage API keys, integrations and the team") and to a test API key ("A test key works on test data only: it cannot manage the account's team, invitations or API keys (use a live key or an owner's session)"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16331,7 +16346,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can manage API keys, integrations and the team"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -16475,7 +16490,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            /** @description Refused to a dashboard `member`'s session ("Only an owner can manage API keys, integrations and the team") and to a test API key ("A test key works on test data only: it cannot manage the account's team, invitations or API keys (use a live key or an owner's session)"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16484,7 +16499,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can manage API keys, integrations and the team"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -16674,7 +16689,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A dashboard `member` may not do this: only an `owner` manages API keys, integrations and the team. */
+            /** @description Refused to a dashboard `member`'s session ("Only an owner can manage API keys, integrations and the team") and to a test API key ("A test key works on test data only: it cannot manage the account's team, invitations or API keys (use a live key or an owner's session)"). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16683,7 +16698,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "This resource belongs to another organization"
+                     *       "message": "Only an owner can manage API keys, integrations and the team"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

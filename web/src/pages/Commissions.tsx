@@ -6,6 +6,7 @@ import { DataTable, FilterSelect, usePagedList } from '../table';
 import { AffiliateLink, useAffiliateNames } from './AffiliateName';
 import { HoldReasons } from './HoldReasons';
 import { useMode } from '../mode';
+import { useSession } from '../App';
 
 const COMMISSION_STATUSES = ['on_hold', 'pending', 'approved', 'paid', 'rejected', 'reversed'] as const;
 type CommissionStatus = (typeof COMMISSION_STATUSES)[number];
@@ -161,7 +162,8 @@ function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void
 /** A payout as a person tells it apart in the list: the first block of its id. */
 const shortId = (id: string) => id.slice(0, 8);
 
-function PayoutActions({ payout, onChanged, onShow }: { payout: Payout; onChanged: () => void; onShow: (id: string) => void }) {
+/** `canSend`: an owner's (sending and retrying spend through the rail an owner connected; contract/src/common/access.ts). */
+function PayoutActions({ payout, canSend, onChanged, onShow }: { payout: Payout; canSend: boolean; onChanged: () => void; onShow: (id: string) => void }) {
   const confirm = useConfirm();
   const [reference, setReference] = useState('');
   const [paying, setPaying] = useState(false);
@@ -186,6 +188,7 @@ function PayoutActions({ payout, onChanged, onShow }: { payout: Payout; onChange
         </button>
       </span>
     );
+  if (payout.status === 'failed' && !canSend) return <small className="muted">Only an owner can retry a payout</small>;
   if (payout.status === 'failed')
     return (
       <span className="nowrap">
@@ -241,6 +244,7 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
   }, [shown, list.rows]);
   const confirm = useConfirm();
   const mode = useMode();
+  const owner = useSession().session.user.role === 'owner';
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const toggle = (id: string) =>
     setSelected((current) => {
@@ -301,12 +305,16 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
         </span>
       </div>
       <FormError error={create.error} />
-      <div className="send-bar">
-        <button type="button" onClick={() => void send.submit()} disabled={send.busy || selected.size === 0}>
-          {selected.size > 0 ? `Send ${selected.size} selected` : 'Send selected'}
-        </button>
-        <span className="muted">Select pending payouts of affiliates paid by PayPal, Stripe or Wise; manual ones go by the export files.</span>
-      </div>
+      {owner ? (
+        <div className="send-bar">
+          <button type="button" onClick={() => void send.submit()} disabled={send.busy || selected.size === 0}>
+            {selected.size > 0 ? `Send ${selected.size} selected` : 'Send selected'}
+          </button>
+          <span className="muted">Select pending payouts of affiliates paid by PayPal, Stripe or Wise; manual ones go by the export files.</span>
+        </div>
+      ) : (
+        <p className="muted send-bar">Only an owner can send payouts through PayPal, Stripe or Wise: they move the organization's money. You can create, export, mark paid and cancel them.</p>
+      )}
       <FormError error={send.error} />
       <DataTable
         label="Payouts"
@@ -322,7 +330,7 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
             header: 'Select',
             hiddenHeader: true,
             cell: (p) =>
-              p.status === 'pending' ? (
+              p.status === 'pending' && owner ? (
                 <input type="checkbox" aria-label={`Select the payout of ${money(p.amount, p.currency)}`} checked={selected.has(p.id)} onChange={() => toggle(p.id)} />
               ) : null,
           },
@@ -350,7 +358,7 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
           { header: 'Method', cell: (p) => METHOD_NAMES[p.method] },
           { header: 'Affiliate', cell: (p) => <AffiliateLink id={p.affiliate_id} names={names} /> },
           { header: 'Created', cell: (p) => date(p.created_at) },
-          { header: 'Actions', hiddenHeader: true, cell: (p) => <PayoutActions payout={p} onChanged={onChanged} onShow={show} /> },
+          { header: 'Actions', hiddenHeader: true, cell: (p) => <PayoutActions payout={p} canSend={owner} onChanged={onChanged} onShow={show} /> },
         ]}
       />
     </section>

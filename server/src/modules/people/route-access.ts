@@ -1,19 +1,25 @@
 import type { AppRoute } from '@ts-rest/core';
-import { isOwnerOnly, OWNER_ONLY_MESSAGE } from '@affiliate-attribution/contract';
+import { accessOf } from '@affiliate-attribution/contract';
 import { ForbiddenError } from '../../http/errors.js';
 import type { PipelineRequest } from '../../http/pipeline.js';
 import type { MatchedRouteMiddleware } from '../../http/router-types.js';
 
 /**
- * The roles' rule (spec/ledger.md, "People"), decided by the contract route Express matched, never
- * by the text of the path: a route the contract marks owner-only (contract/src/common/access.ts)
- * answers only the organization's API key or an `owner`'s session. Any other credential, a
- * `member`'s session included, gets 403, whatever the spelling that reached the route.
+ * The access rule (contract/src/common/access.ts), decided by the contract route Express matched,
+ * never by the text of the path, whatever the spelling that reached the route:
+ * - a route marked `ownerOnly` answers a `member`'s session 403 with its message;
+ * - a route marked `noTestKey` answers a test API key 403 with its message (the key's mode is the
+ *   request's: `organization.livemode` is false for a test key, authentication.ts);
+ * the organization's live API key and an `owner`'s session pass both.
  */
-export function assertRouteAccess(route: AppRoute, req: Pick<PipelineRequest, 'apiKeyHash' | 'user'>): void {
-  if (!isOwnerOnly(route)) return;
-  if (req.apiKeyHash !== undefined || req.user?.role === 'owner') return;
-  throw new ForbiddenError(OWNER_ONLY_MESSAGE);
+export function assertRouteAccess(route: AppRoute, req: Pick<PipelineRequest, 'apiKeyHash' | 'user' | 'organization'>): void {
+  const access = accessOf(route);
+  if (!access) return;
+  if (req.apiKeyHash !== undefined) {
+    if (access.noTestKey !== undefined && req.organization?.livemode === false) throw new ForbiddenError(access.noTestKey);
+    return;
+  }
+  if (access.ownerOnly !== undefined && req.user?.role !== 'owner') throw new ForbiddenError(access.ownerOnly);
 }
 
 /**
