@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -27,6 +27,12 @@ export interface ToltStandin {
   rateLimitOnce: Set<string>;
   /** Path (without query) -> how many more times it answers 500. */
   failures: Map<string, number>;
+  /** Requests it matches get no answer until release() (a source that hangs). */
+  hold: ((url: URL) => boolean) | null;
+  /** Requests waiting on `hold` now. */
+  held(): number;
+  /** Answers the held requests (those whose client has not gone). */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -35,8 +41,17 @@ export async function startToltStandin(apiKey: string, programId: string, data: 
   const rateLimitOnce = new Set<string>();
   const failures = new Map<string, number>();
   const lists: Record<string, any[]> = { '/v1/partners': data.partners, '/v1/links': data.links, '/v1/customers': data.customers, '/v1/commissions': data.commissions };
+  let waiting: (() => void)[] = [];
+  const standin = { hold: null as ToltStandin['hold'] };
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (standin.hold?.(url)) {
+      waiting.push(() => answer(req, res, url));
+      return;
+    }
+    answer(req, res, url);
+  });
+  const answer = (req: IncomingMessage, res: ServerResponse, url: URL) => {
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       requests.push({ path: url.pathname + url.search, status });
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -65,8 +80,26 @@ export async function startToltStandin(apiKey: string, programId: string, data: 
     const hasMore = start + limit < list.length;
     const cursor = nextCursor && hasMore ? { next_cursor: `cur_${Buffer.from(page.at(-1).id).toString('base64url')}` } : {};
     send(200, { success: true, has_more: hasMore, ...cursor, total_count: list.length, data: page });
-  });
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/v1`, requests, rateLimitOnce, failures, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return Object.assign(standin, {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    rateLimitOnce,
+    failures,
+    held: () => waiting.length,
+    release: () => {
+      const answers = waiting;
+      waiting = [];
+      for (const a of answers) a();
+    },
+    close: () => {
+      standin.hold = null;
+      for (const a of waiting) a();
+      waiting = [];
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  });
 }

@@ -95,4 +95,35 @@ describeInBrowser('the Imports page', () => {
     expect(errors).toEqual([]);
     await context.close();
   });
+
+  it('shows an import waiting to try its failing source again, and cancels it', { timeout: 120_000 }, async () => {
+    const owner = await ownerSession(base);
+    const program = await call(base, 'POST', '/api/programs', { headers: { authorization: `Bearer ${owner.apiKey}` }, body: { name: 'Main', commission_value: 20 } });
+    expect(program.status).toBe(201);
+    standin.failures.set('/v1/affiliates?page=1', 1000);
+    const { context, page } = await signedInPage(browser(), base, owner.cookie);
+    const errors = pageErrors(page);
+    try {
+      await withFailureScreenshots(page, 'imports-cancel', async () => {
+        await page.goto(`${base}/dashboard/imports`);
+        await page.getByLabel('Rewardful API secret').fill('web-secret');
+        await page.getByRole('button', { name: 'Dry run' }).click();
+        const report = page.getByRole('region', { name: 'Dry run' });
+        await report.getByText(/Rewardful answered HTTP 500: trying again at .* \(try 2 of 6\)/).waitFor({ timeout: 30_000 });
+        await capture(page, 'imports-waiting');
+        expect(await seriousViolations(page)).toEqual([]);
+        await report.getByRole('button', { name: 'Cancel import' }).click();
+        await page.getByRole('dialog').getByRole('button', { name: 'Cancel import' }).click();
+        await report.getByText('cancelled').first().waitFor();
+        await capture(page, 'imports-cancelled');
+        await page.getByRole('region', { name: 'Past imports' }).getByText('cancelled').waitFor();
+        const listed = (await call(base, 'GET', '/api/imports', { headers: { authorization: `Bearer ${owner.apiKey}` } })).body.data.imports;
+        expect(listed.map((i: { status: string; error: string | null }) => [i.status, i.error])).toEqual([['cancelled', null]]);
+      });
+      expect(errors).toEqual([]);
+    } finally {
+      standin.failures.delete('/v1/affiliates?page=1');
+      await context.close();
+    }
+  });
 });

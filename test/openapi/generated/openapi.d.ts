@@ -676,9 +676,29 @@ export interface paths {
         post?: never;
         /**
          * Undo an import
-         * @description Deletes every row the import created, in one transaction, while nothing has been built on them (no conversion, payout or approval on its rows since). Otherwise 409, naming what holds it. A running import answers 409 too.
+         * @description Deletes every row the import created, in one transaction, while nothing has been built on them (no conversion, payout or approval on its rows since). Otherwise 409, naming what holds it. A running import answers 409 too: cancel it first (POST /api/imports/{id}/cancel).
          */
         delete: operations["importsRemove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/imports/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an import
+         * @description Stops a running import (queued, importing, or waiting to try its source again): it becomes `cancelled` at once, and its job stops before the next page, the page it was writing rolled back, so its counts are exactly what it wrote. What it wrote stays; `DELETE /api/imports/{id}` undoes it. Its credentials are erased. An import that has already ended answers 409.
+         */
+        post: operations["importsCancel"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2500,16 +2520,27 @@ export interface components {
             /** @description True: nothing was written; the counts say what a real run would do. */
             dry_run: boolean;
             /**
-             * @description `running`: queued or importing; `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why.
+             * @description `running`: queued, importing, or waiting to try the source again (`progress.retry`); `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why; `cancelled`: stopped on request, what it had written kept (undo removes it).
              * @enum {string}
              */
-            status: "running" | "succeeded" | "failed";
+            status: "running" | "succeeded" | "failed" | "cancelled";
             /** @description How far the import has come. */
             progress: {
                 /** @description What is being read now: `affiliates`, `customers`, `payouts`, `commissions`, `writing` (a dry run) or `done`. */
                 phase: string;
                 /** @description Pages read from the source so far. */
                 pages: number;
+                /** @description While the source cannot be read for now: the next try, when and why; null otherwise. */
+                retry: {
+                    /** @description The number of the next try (the first try is 1). */
+                    attempt: number;
+                    /** @description How many tries the import makes before it fails. */
+                    max_attempts: number;
+                    /** @description When the next try starts (at the earliest). */
+                    at: string;
+                    /** @description Why the last try stopped: the source unreachable, its server errors, its rate limit. */
+                    reason: string;
+                } | null;
             };
             /** @description Per kind of row: created, already present, skipped. */
             counts: {
@@ -2524,11 +2555,11 @@ export interface components {
             };
             /** @description The rows skipped, with their reasons (the first 1,000). */
             skipped: components["schemas"]["ImportSkip"][];
-            /** @description Why the import failed (a wrong credential, the source unreachable); null otherwise. */
+            /** @description Why the import failed (a wrong credential, the source unreachable after its last try), never quoting a credential; null otherwise. */
             error: string | null;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
-            /** @description When it succeeded or failed. */
+            /** @description When it succeeded, failed or was cancelled. */
             finished_at: string | null;
             /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
             livemode: boolean;
@@ -2553,16 +2584,27 @@ export interface components {
             /** @description True: nothing was written; the counts say what a real run would do. */
             dry_run: boolean;
             /**
-             * @description `running`: queued or importing; `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why.
+             * @description `running`: queued, importing, or waiting to try the source again (`progress.retry`); `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why; `cancelled`: stopped on request, what it had written kept (undo removes it).
              * @enum {string}
              */
-            status: "running" | "succeeded" | "failed";
+            status: "running" | "succeeded" | "failed" | "cancelled";
             /** @description How far the import has come. */
             progress: {
                 /** @description What is being read now: `affiliates`, `customers`, `payouts`, `commissions`, `writing` (a dry run) or `done`. */
                 phase: string;
                 /** @description Pages read from the source so far. */
                 pages: number;
+                /** @description While the source cannot be read for now: the next try, when and why; null otherwise. */
+                retry: {
+                    /** @description The number of the next try (the first try is 1). */
+                    attempt: number;
+                    /** @description How many tries the import makes before it fails. */
+                    max_attempts: number;
+                    /** @description When the next try starts (at the earliest). */
+                    at: string;
+                    /** @description Why the last try stopped: the source unreachable, its server errors, its rate limit. */
+                    reason: string;
+                } | null;
             };
             /** @description Per kind of row: created, already present, skipped. */
             counts: {
@@ -2577,11 +2619,11 @@ export interface components {
             };
             /** @description The rows skipped, with their reasons (the first 1,000). */
             skipped: components["schemas"]["ImportSkip"][];
-            /** @description Why the import failed (a wrong credential, the source unreachable); null otherwise. */
+            /** @description Why the import failed (a wrong credential, the source unreachable after its last try), never quoting a credential; null otherwise. */
             error: string | null;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
-            /** @description When it succeeded or failed. */
+            /** @description When it succeeded, failed or was cancelled. */
             finished_at: string | null;
             /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
             livemode: boolean;
@@ -11021,7 +11063,13 @@ export interface operations {
                      *             "status": "running",
                      *             "progress": {
                      *               "phase": "phase",
-                     *               "pages": 1
+                     *               "pages": 1,
+                     *               "retry": {
+                     *                 "attempt": 1,
+                     *                 "max_attempts": 1,
+                     *                 "at": "at",
+                     *                 "reason": "reason"
+                     *               }
                      *             },
                      *             "counts": {},
                      *             "skipped": [
@@ -11201,7 +11249,13 @@ export interface operations {
                      *           "status": "running",
                      *           "progress": {
                      *             "phase": "phase",
-                     *             "pages": 1
+                     *             "pages": 1,
+                     *             "retry": {
+                     *               "attempt": 1,
+                     *               "max_attempts": 1,
+                     *               "at": "at",
+                     *               "reason": "reason"
+                     *             }
                      *           },
                      *           "counts": {},
                      *           "skipped": [
@@ -11400,7 +11454,13 @@ export interface operations {
                      *           "status": "running",
                      *           "progress": {
                      *             "phase": "phase",
-                     *             "pages": 1
+                     *             "pages": 1,
+                     *             "retry": {
+                     *               "attempt": 1,
+                     *               "max_attempts": 1,
+                     *               "at": "at",
+                     *               "reason": "reason"
+                     *             }
                      *           },
                      *           "counts": {},
                      *           "skipped": [
@@ -11584,7 +11644,13 @@ export interface operations {
                      *           "status": "running",
                      *           "progress": {
                      *             "phase": "phase",
-                     *             "pages": 1
+                     *             "pages": 1,
+                     *             "retry": {
+                     *               "attempt": 1,
+                     *               "max_attempts": 1,
+                     *               "at": "at",
+                     *               "reason": "reason"
+                     *             }
                      *           },
                      *           "counts": {},
                      *           "skipped": [
@@ -11621,6 +11687,211 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The resource belongs to another organization; or refused to this credential: a dashboard `member`'s session ("Only an owner can run, follow and undo imports"). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Only an owner can run, follow and undo imports"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict, e.g. the slug is already taken. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    importsCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Import id (UUID).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "import": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "source": "rewardful",
+                     *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
+                     *           "dry_run": false,
+                     *           "status": "running",
+                     *           "progress": {
+                     *             "phase": "phase",
+                     *             "pages": 1,
+                     *             "retry": {
+                     *               "attempt": 1,
+                     *               "max_attempts": 1,
+                     *               "at": "at",
+                     *               "reason": "reason"
+                     *             }
+                     *           },
+                     *           "counts": {},
+                     *           "skipped": [
+                     *             {
+                     *               "kind": "affiliates",
+                     *               "source_id": "source-id",
+                     *               "reason": "reason"
+                     *             }
+                     *           ],
+                     *           "error": "error",
+                     *           "created_at": "2025-03-14T09:26:53.000Z",
+                     *           "finished_at": "2025-03-14T09:26:53.000Z",
+                     *           "livemode": false
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            import: components["schemas"]["ImportOutput"];
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

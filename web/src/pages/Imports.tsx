@@ -90,7 +90,15 @@ function useFollowed(started: Import | undefined): Import | undefined {
   return current;
 }
 
-function ImportReport({ item, onRun, busy }: { item: Import; onRun?: () => void; busy: boolean }) {
+/** What a running import is doing now: reading, or waiting to try its source again (and why). */
+function runningText(item: Import): string {
+  const retry = item.progress.retry;
+  if (retry) return `${retry.reason}: trying again at ${dateTime(retry.at)} (try ${retry.attempt} of ${retry.max_attempts}) · ${item.progress.pages} pages so far`;
+  if (item.progress.phase === 'queued') return 'Waiting to start (an organization’s imports run one at a time)';
+  return `Reading ${item.progress.phase} … ${item.progress.pages} pages so far`;
+}
+
+function ImportReport({ item, onRun, onCancel, busy }: { item: Import; onRun?: () => void; onCancel?: () => void; busy: boolean }) {
   const running = item.status === 'running';
   return (
     <section className="card" aria-label={item.dry_run ? 'Dry run' : 'Import'} aria-live="polite">
@@ -98,7 +106,7 @@ function ImportReport({ item, onRun, busy }: { item: Import; onRun?: () => void;
         {item.dry_run ? 'Dry run' : 'Import'} from {item.source} <Status value={item.status} />
       </h2>
       <p className="muted">
-        {running ? `Reading ${item.progress.phase} … ${item.progress.pages} pages so far` : `${item.progress.pages} pages read · finished ${dateTime(item.finished_at)}`}
+        {running ? runningText(item) : `${item.progress.pages} pages read · ${item.status === 'cancelled' ? 'cancelled' : 'finished'} ${dateTime(item.finished_at)}`}
       </p>
       {item.error && (
         <p className="error" role="alert">
@@ -132,6 +140,13 @@ function ImportReport({ item, onRun, busy }: { item: Import; onRun?: () => void;
             ]}
           />
         </>
+      )}
+      {onCancel && running && (
+        <div className="actions">
+          <button type="button" className="danger" onClick={onCancel} disabled={busy}>
+            Cancel import
+          </button>
+        </div>
       )}
       {onRun && item.dry_run && item.status === 'succeeded' && (
         <div className="actions">
@@ -170,6 +185,16 @@ export function Imports() {
     try {
       data(await api.imports.remove({ params: { id: item.id } }));
       if (started?.id === item.id) setStarted(undefined);
+    } catch (err) {
+      start.setError(err as never);
+    }
+    history.reload();
+  };
+  const cancel = async (item: Import) => {
+    if (!(await confirm({ title: 'Cancel this import?', body: 'It stops before its next page. What it has imported so far stays; Undo removes it.', confirm: 'Cancel import' }))) return;
+    try {
+      const cancelled = data(await api.imports.cancel({ params: { id: item.id } })).import;
+      if (started?.id === item.id) setStarted(cancelled);
     } catch (err) {
       start.setError(err as never);
     }
@@ -243,7 +268,7 @@ export function Imports() {
           </button>
         </div>
       </form>
-      {current && <ImportReport item={current} busy={start.busy} onRun={() => void start.submit(false)} />}
+      {current && <ImportReport item={current} busy={start.busy} onRun={() => void start.submit(false)} onCancel={() => void cancel(current)} />}
       <h2>Past imports</h2>
       <DataTable
         label="Past imports"
@@ -265,6 +290,11 @@ export function Imports() {
                 <button type="button" className="link small" onClick={() => setStarted(i)}>
                   Details
                 </button>
+                {i.status === 'running' && (
+                  <button type="button" className="danger small" onClick={() => void cancel(i)}>
+                    Cancel import
+                  </button>
+                )}
                 {i.status !== 'running' && !i.dry_run && (
                   <button type="button" className="danger small" onClick={() => void undo(i)}>
                     Undo

@@ -91,8 +91,33 @@ export interface SourceReader {
   readPage(phase: Phase, page: number): Promise<SourcePage>;
 }
 
-/** A permanent failure (a wrong credential, a refused request): the import fails with this message, nothing retried. */
+/**
+ * A failure that cannot heal by waiting (a wrong or unsendable credential, a refused request, an
+ * answer that is not what the source documents): the import fails at once with this message,
+ * nothing retried. The message is shown to the organization's members: it never holds a credential.
+ */
 export class ImportSourceError extends Error {}
+
+/**
+ * The source cannot be read now (unreachable, HTTP 5xx, its rate limit): the import waits and tries
+ * again from its last written page, a bounded number of times (import-runner.ts). `retryAfterMs`:
+ * the wait the source asked for (a 429's Retry-After), when it said.
+ */
+export class ImportSourceUnavailable extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The import was cancelled while it ran: its job stops where it is, rolling back the page it was writing. */
+export class ImportCancelled extends Error {
+  constructor() {
+    super('the import was cancelled');
+  }
+}
 
 export type KindCounts = { created: number; already_present: number; skipped: number };
 export type Counts = Record<ImportKind, KindCounts>;

@@ -4,6 +4,7 @@ import type { Sql } from '../../db/sql.js';
 import { lockPartnerForm, partnerFormOf } from '../tax-forms/partner-form.js';
 import { SLUG_PATTERN } from '@affiliate-attribution/contract';
 import { generateSlug } from '../affiliates/affiliates.service.js';
+import { printable, unstorableText } from './storable-text.js';
 import type { Counts, Skip, SourceAffiliate, SourceBatch, SourceCommission, SourceCustomer, SourcePayout } from './import-model.js';
 
 export interface ImportTarget {
@@ -37,15 +38,25 @@ export class ImportWriter {
 
   async write(batch: SourceBatch): Promise<void> {
     for (const skip of batch.skipped ?? []) this.skip(skip.kind, skip.source_id, skip.reason);
-    for (const a of batch.affiliates ?? []) await this.affiliate(a);
-    for (const c of batch.customers ?? []) await this.customer(c);
-    for (const p of batch.payouts ?? []) await this.payout(p);
-    for (const c of batch.commissions ?? []) await this.commission(c);
+    for (const a of this.storable('affiliates', batch.affiliates)) await this.affiliate(a);
+    for (const c of this.storable('customers', batch.customers)) await this.customer(c);
+    for (const p of this.storable('payouts', batch.payouts)) await this.payout(p);
+    for (const c of this.storable('commissions', batch.commissions)) await this.commission(c);
   }
 
+  /** The rows PostgreSQL can store as they are; each other one skipped, naming its field (storable-text.ts). */
+  private storable<T extends { source_id: string }>(kind: ImportKind, rows: T[] | undefined): T[] {
+    return (rows ?? []).filter((row) => {
+      const reason = unstorableText(row);
+      if (reason) this.skip(kind, row.source_id, reason);
+      return !reason;
+    });
+  }
+
+  /** Counted, and kept to show: its id and reason made storable (a source's text may hold what jsonb refuses). */
   private skip(kind: ImportKind, sourceId: string, reason: string): void {
     this.counts[kind].skipped++;
-    if (this.skipped.length < SKIPPED_KEPT) this.skipped.push({ kind, source_id: sourceId, reason });
+    if (this.skipped.length < SKIPPED_KEPT) this.skipped.push({ kind, source_id: printable(sourceId), reason: printable(reason) });
   }
 
   private async known(kind: ImportKind, sourceId: string): Promise<string | undefined> {

@@ -18,7 +18,7 @@ export interface ImportRow {
   dry_run: boolean;
   status: Import['status'];
   sealed_credentials: string | null;
-  progress: { phase: string; pages: number; page?: number };
+  progress: { phase: string; pages: number; page?: number; retry?: ImportRetry | null };
   counts: Counts | Record<string, never>;
   skipped: Skip[];
   error: string | null;
@@ -27,6 +27,14 @@ export interface ImportRow {
 }
 
 
+/** The next try of an import waiting for its source (progress.retry). */
+export interface ImportRetry {
+  attempt: number;
+  max_attempts: number;
+  at: string;
+  reason: string;
+}
+
 export function toImportDto(row: ImportRow): Import {
   return {
     id: row.id,
@@ -34,7 +42,7 @@ export function toImportDto(row: ImportRow): Import {
     program_id: row.program_id,
     dry_run: row.dry_run,
     status: row.status,
-    progress: { phase: row.progress.phase, pages: row.progress.pages },
+    progress: { phase: row.progress.phase, pages: row.progress.pages, retry: row.status === 'running' ? (row.progress.retry ?? null) : null },
     counts: { ...emptyCounts(), ...row.counts },
     skipped: row.skipped,
     error: row.error,
@@ -87,22 +95,53 @@ export class ImportsRepository {
     return { items, next_cursor: rows.length > limit && last ? encodeCursor({ at: last.created_at, id: last.id }) : null };
   }
 
-  /** In the page's own transaction (`sql`), so the counts and the rows they count commit together. */
-  async progress(sql: Sql, id: string, organizationId: string, progress: ImportRow['progress'], counts: Counts, skipped: Skip[]): Promise<void> {
-    await sql.rows(`update imports set progress = $3, counts = $4, skipped = $5 where id = $1 and organization_id = $2 and status = 'running'`, [
+  /**
+   * Locks the import's row in the caller's transaction while it is still running: true; false once
+   * it was cancelled (or ended). A page's transaction starts with it, so a cancel waits for the page
+   * being written to commit, and no page is written after the cancel.
+   */
+  async lockRunning(sql: Sql, id: string, organizationId: string): Promise<boolean> {
+    return !!(await sql.one(`select 1 from imports where id = $1 and organization_id = $2 and status = 'running' for update`, [id, organizationId]));
+  }
+
+  async statusOf(organizationId: string, id: string): Promise<ImportRow['status'] | undefined> {
+    return (await this.sql.one<{ status: ImportRow['status'] }>(`select status from imports where id = $1 and organization_id = $2`, [id, organizationId]))?.status;
+  }
+
+  /** In the page's own transaction (`sql`), so the counts and the rows they count commit together. False: the import is no longer running. */
+  async progress(sql: Sql, id: string, organizationId: string, progress: ImportRow['progress'], counts: Counts, skipped: Skip[]): Promise<boolean> {
+    const updated = await sql.rows(`update imports set progress = $3, counts = $4, skipped = $5 where id = $1 and organization_id = $2 and status = 'running' returning id`, [
       id,
       organizationId,
-      JSON.stringify(progress),
+      JSON.stringify({ ...progress, retry: null }),
       JSON.stringify(counts),
       JSON.stringify(skipped),
     ]);
+    return updated.length > 0;
   }
 
-  /** Ends an import: its credentials are erased, succeeded or failed. */
+  /** Records the next try of an import waiting for its source (shown as progress.retry). */
+  async waiting(id: string, organizationId: string, retry: ImportRetry): Promise<void> {
+    await this.sql.rows(`update imports set progress = jsonb_set(progress, '{retry}', $3::jsonb) where id = $1 and organization_id = $2 and status = 'running'`, [
+      id,
+      organizationId,
+      JSON.stringify(retry),
+    ]);
+  }
+
+  /** Ends a running import: its credentials are erased, succeeded or failed. */
   async finish(id: string, organizationId: string, status: 'succeeded' | 'failed', error: string | null, progress?: ImportRow['progress']): Promise<void> {
     await this.sql.rows(
-      `update imports set status = $3, error = $4, sealed_credentials = null, finished_at = now(), progress = coalesce($5::jsonb, progress) where id = $1 and organization_id = $2 and status = 'running'`,
+      `update imports set status = $3, error = $4, sealed_credentials = null, finished_at = now(), progress = coalesce($5::jsonb, progress) - 'retry' where id = $1 and organization_id = $2 and status = 'running'`,
       [id, organizationId, status, error, progress ? JSON.stringify(progress) : null],
     );
+  }
+
+  /** Cancels a running import in the caller's transaction (its row locked by findOwned): credentials erased. */
+  async cancel(sql: Sql, id: string, organizationId: string): Promise<ImportRow> {
+    return (await sql.one<ImportRow>(
+      `update imports set status = 'cancelled', sealed_credentials = null, finished_at = now(), progress = progress - 'retry' where id = $1 and organization_id = $2 and status = 'running' returning *`,
+      [id, organizationId],
+    ))!;
   }
 }

@@ -9,7 +9,9 @@ import { undoImport } from './import-undo.js';
 import { toImportDto, type ImportsRepository } from './imports.repository.js';
 import { IMPLEMENTED_SOURCES, readerFor, type SourceBaseUrls } from './sources/readers.js';
 
-/** Imports from other platforms: start (queued), follow, list, undo. */
+const ENDED: Record<Exclude<Import['status'], 'running'>, string> = { succeeded: 'has already succeeded', failed: 'has already failed', cancelled: 'was already cancelled' };
+
+/** Imports from other platforms: start (queued), follow, list, cancel, undo. */
 export class ImportsService {
   constructor(
     private readonly imports: ImportsRepository,
@@ -52,11 +54,26 @@ export class ImportsService {
     return { imports: page.items.map(toImportDto), next_cursor: page.next_cursor };
   }
 
+  /**
+   * Cancels a running import (queued, importing, or waiting to try again): `cancelled` at once, its
+   * credentials erased. The row lock waits for a page being written to commit; the job writes no
+   * page after it (import-runner.ts), so the counts are exactly what was written, and undo removes it.
+   */
+  async cancel(organizationId: string, id: string): Promise<Import> {
+    const row = await this.imports.sql.transaction(async (sql) => {
+      const found = await this.imports.findOwned(organizationId, id, sql, true);
+      if (found.status !== 'running') throw new ConflictError(`The import ${ENDED[found.status]}: only a running import can be cancelled`);
+      return this.imports.cancel(sql, id, organizationId);
+    });
+    this.runner.cancelled(row.id);
+    return toImportDto(row);
+  }
+
   /** Deletes what the import created, in one transaction; 409 while it runs or once something builds on its rows. */
   async undo(organizationId: string, id: string): Promise<Import> {
     return this.imports.sql.transaction(async (sql) => {
       const row = await this.imports.findOwned(organizationId, id, sql, true);
-      if (row.status === 'running') throw new ConflictError('The import is still running: undo it once it has finished');
+      if (row.status === 'running') throw new ConflictError('The import is still running: cancel it first, or undo it once it has finished');
       if (!row.dry_run) await undoImport(sql, organizationId, id);
       else await sql.rows(`delete from imports where organization_id = $1 and id = $2`, [organizationId, id]);
       return toImportDto(row);

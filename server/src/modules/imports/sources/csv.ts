@@ -14,10 +14,29 @@ type Row = Record<string, string>;
 const DECIMAL = /^\d+(\.\d+)?$/;
 const STATUSES: readonly ImportedCommissionStatus[] = ['pending', 'approved', 'paid', 'reversed'];
 
+/**
+ * csv-parse reads its input as UTF-8 bytes, so a lone UTF-16 surrogate in the text would come out
+ * as U+FFFD: the row would be imported with its text silently changed. Each one is carried through
+ * the parser as a code point of Unicode's Supplementary Private Use Area-B (U+100000 + its offset)
+ * and put back in the parsed fields, where the writer finds it and skips the row with its reason
+ * (storable-text.ts). A text already holding such code points is parsed as it is.
+ */
+const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const CARRIERS = /[\u{100000}-\u{1007FF}]/gu;
+
+function parseKeepingSurrogates(csv: string): Row[] {
+  const options = { columns: true, skip_empty_lines: true, trim: true, bom: true } as const;
+  // search(), not test(): a global pattern's test() carries lastIndex from one call to the next.
+  if (csv.search(LONE_SURROGATES) < 0 || csv.search(CARRIERS) >= 0) return parse(csv, options) as Row[];
+  const carried = csv.replace(LONE_SURROGATES, (c) => String.fromCodePoint(0x100000 + c.charCodeAt(0) - 0xd800));
+  const back = (text: string) => text.replace(CARRIERS, (c) => String.fromCharCode(0xd800 + c.codePointAt(0)! - 0x100000));
+  return (parse(carried, options) as Row[]).map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [back(k), back(v)])));
+}
+
 function table(csv: string, header: readonly string[], field: string): Row[] {
   let rows: Row[];
   try {
-    rows = parse(csv, { columns: true, skip_empty_lines: true, trim: true, bom: true }) as Row[];
+    rows = parseKeepingSurrogates(csv);
   } catch (err) {
     throw new ImportSourceError(`credentials.${field}: not readable CSV (${(err as Error).message})`);
   }

@@ -59,7 +59,7 @@ export class FirstPromoterReader implements SourceReader {
     const currency = credentials.currency?.trim().toUpperCase();
     if (currency !== undefined && !/^[A-Z]{3}$/.test(currency)) throw new ImportSourceError('credentials.currency: must be a three-letter ISO 4217 code (the FirstPromoter account\'s currency)');
     this.accountCurrency = currency ?? null;
-    this.http = { name: 'FirstPromoter', baseUrl, headers: { authorization: `Bearer ${key}`, 'account-id': account }, ...http };
+    this.http = { name: 'FirstPromoter', baseUrl, credentialName: 'API key and Account ID', headers: { authorization: `Bearer ${key}`, 'account-id': account }, ...http };
   }
 
   async readPage(phase: Phase, page: number): Promise<SourcePage> {

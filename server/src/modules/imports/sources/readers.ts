@@ -5,6 +5,7 @@ import { FirstPromoterReader } from './firstpromoter.js';
 import { PartnerStackReader } from './partnerstack.js';
 import { RewardfulReader } from './rewardful.js';
 import { TapfiliateReader } from './tapfiliate.js';
+import type { SourceHttpOptions } from './source-http.js';
 import { ToltReader } from './tolt.js';
 
 /** Where each source's API is reached (config.ts IMPORT_<SOURCE>_API_BASE_URL). */
@@ -13,20 +14,21 @@ export type SourceBaseUrls = Record<Exclude<ImportSource, 'csv'>, string>;
 /** The sources whose importers exist (every source the contract names). */
 export const IMPLEMENTED_SOURCES: readonly ImportSource[] = ['rewardful', 'tolt', 'firstpromoter', 'partnerstack', 'tapfiliate', 'csv'];
 
-export function readerFor(source: ImportSource, credentials: Record<string, string>, baseUrls: SourceBaseUrls, sleep?: (ms: number) => Promise<void>): SourceReader {
+/** `http`: what the runner sets on every request (its pauses in tests, the cancel signal). */
+export function readerFor(source: ImportSource, credentials: Record<string, string>, baseUrls: SourceBaseUrls, http: Pick<SourceHttpOptions, 'sleep' | 'signal'> = {}): SourceReader {
   switch (source) {
     case 'rewardful':
-      return new RewardfulReader(credentials, baseUrls.rewardful, sleep ? { sleep } : {});
+      return new RewardfulReader(credentials, baseUrls.rewardful, http);
     case 'tolt':
-      return new ToltReader(credentials, baseUrls.tolt, sleep ? { sleep } : {});
+      return new ToltReader(credentials, baseUrls.tolt, http);
     case 'firstpromoter':
-      return new FirstPromoterReader(credentials, baseUrls.firstpromoter, sleep ? { sleep } : {});
+      return new FirstPromoterReader(credentials, baseUrls.firstpromoter, http);
     case 'csv':
       return new CsvReader(credentials);
     case 'partnerstack':
-      return new PartnerStackReader(credentials, baseUrls.partnerstack, sleep ? { sleep } : {});
+      return new PartnerStackReader(credentials, baseUrls.partnerstack, http);
     case 'tapfiliate':
-      return new TapfiliateReader(credentials, baseUrls.tapfiliate, sleep ? { sleep } : {});
+      return new TapfiliateReader(credentials, baseUrls.tapfiliate, http);
     default:
       throw new ImportSourceError(`source "${source}" is not implemented yet`);
   }

@@ -56,7 +56,7 @@ export class ToltReader implements SourceReader {
     const program = credentials.program_id;
     if (!program) throw new ImportSourceError('credentials.program_id: Required (the Tolt program to import, prg_…)');
     this.programId = program;
-    this.http = { name: 'Tolt', baseUrl, headers: { authorization: `Bearer ${key}` }, ...http };
+    this.http = { name: 'Tolt', baseUrl, credentialName: 'API key', headers: { authorization: `Bearer ${key}` }, ...http };
   }
 
   private async list(path: string, params: Record<string, string>, startingAfter?: string): Promise<ToltList> {
