@@ -64,6 +64,7 @@ describe('owner-only routes, from the contract', () => {
         'GET /api/imports',
         'GET /api/imports/:id',
         'DELETE /api/imports/:id',
+        'POST /api/imports/:id/cancel',
       ]),
     );
     // Not the rest of the program (spec: a member does everything but keys, integrations and users).
@@ -102,6 +103,13 @@ describe('owner-only routes, from the contract', () => {
     for (const route of OWNER_ONLY_ROUTES) {
       const path = pathOf(route, t, 'owner');
       const res = await call(base, route.method, path, { headers: owner, body: bodyOf(route, t) });
+      if (nameOf(route) === 'POST /api/imports/:id/cancel') {
+        // The sample import was undone by the DELETE just before: past the access rule, the owner
+        // meets the route's own answer for an import that is gone (never the member's 403).
+        expect(res.status, `owner: ${route.method} ${path}: ${JSON.stringify(res.body)}`).toBe(404);
+        expect(res.body?.message).toBe('Import not found');
+        continue;
+      }
       expect(res.status, `owner: ${route.method} ${path}: ${JSON.stringify(res.body)}`).toBeGreaterThanOrEqual(200);
       expect(res.status, `owner: ${route.method} ${path}: ${JSON.stringify(res.body)}`).toBeLessThan(300);
     }

@@ -166,6 +166,7 @@ export function pathOf(route: AppRoute, t: Team, as: 'refused' | 'owner'): strin
     [`POST /api/payouts/:id/retry`]: t.payouts.failed,
     [`GET /api/imports/:id`]: t.importId,
     [`DELETE /api/imports/:id`]: t.importId,
+    [`POST /api/imports/:id/cancel`]: t.importId,
   };
   if (!route.path.includes(':')) return route.path;
   const value = values[nameOf(route)];
