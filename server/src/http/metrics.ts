@@ -119,7 +119,7 @@ export class Metrics {
     });
     this.jobFailures = new Counter({
       name: 'job_failures_total',
-      help: 'Runs of a background job that failed in this process, by pg-boss queue (click-retention: the click retention); pg-boss retries them.',
+      help: 'Runs of a scheduled job that failed in this process, by pg-boss queue (click-retention, webhook-retention); each is logged at error, and pg-boss retries it.',
       labelNames: ['queue'],
       registers,
     });

@@ -184,7 +184,7 @@ export class EventDelivery {
     for (let i = 0; i < this.options.workers; i++) {
       await boss.work<JobData>(DELIVERY_QUEUE, { batchSize: this.options.batchSize, pollingIntervalSeconds: 0.5 }, (jobs) => this.attemptJobs(jobs));
     }
-    await startRetention(boss, (text, values) => this.connections(() => this.pool.query(text, values)), this.options.retentionDays, this.logger);
+    await startRetention(boss, (text, values) => this.connections(() => this.pool.query(text, values)), this.options.retentionDays, this.logger, this.options.jobFailed);
     // The queue's other schedule: the organizations' click retention (docs/data-lifecycle.md).
     await startClickRetention(boss, (text, values) => this.connections(() => this.pool.query(text, values)), this.logger, this.options.jobFailed);
     this.scheduleRelay(0);
