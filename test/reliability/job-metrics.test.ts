@@ -25,6 +25,7 @@ describeWithPostgres('metrics of the background work', () => {
   let http: Server;
   let boss: PgBoss;
   let metrics: Metrics;
+  let logger: ReturnType<typeof createLogger>;
   const lines: Record<string, any>[] = [];
   let organizationId: string;
   let affiliateId: string;
@@ -56,7 +57,7 @@ describeWithPostgres('metrics of the background work', () => {
         done();
       },
     });
-    const logger = createLogger('info', sink);
+    logger = createLogger('info', sink);
     metrics = new Metrics({ defaultMetrics: false });
     const app = createApp({ orm: server.db.orm, logger, metrics, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, METRICS_TOKEN } as never });
     http = createServer(app.listener).listen(0, '127.0.0.1');
@@ -148,7 +149,7 @@ describeWithPostgres('metrics of the background work', () => {
       };
       await boss.createQueue(CLICK_RETENTION_QUEUE, { retryLimit: 3, retryDelay: 300, expireInSeconds: 30 * 60 });
       await boss.send(CLICK_RETENTION_QUEUE, {});
-      await startClickRetention(boss, query as never, createLogger('info', new Writable({ write: (chunk, _e, done) => (lines.push(...chunk.toString().split('\n').filter(Boolean).map((l: string) => JSON.parse(l))), done()) })), metrics.jobFailed);
+      await startClickRetention(boss, query as never, logger, metrics.jobFailed);
       expect(await until(`job_failures_total{queue="${CLICK_RETENTION_QUEUE}"}`, (v) => v === 1, 'the failure counted')).toBe(1);
     } finally {
       await holder.query('rollback');
