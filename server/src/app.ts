@@ -12,7 +12,7 @@ import { docsRouter } from './http/docs.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import { HotLane, hotRoute } from './http/hot-routes.js';
 import { createRateLimiterFactory, type RateLimiterFactory } from './http/rate-limit-stores.js';
-import { replicaRoutingOf } from './db/database.js';
+import { poolOf, replicaRoutingOf } from './db/database.js';
 import { Metrics } from './http/metrics.js';
 import { Readiness, healthHandler, readinessHandler } from './http/health.js';
 import { mountPipeline, type PipelineStep } from './http/pipeline.js';
@@ -137,6 +137,7 @@ export function createApp(deps: AppDeps): App {
   const metrics = deps.metrics ?? new Metrics();
   const replicas = replicaRoutingOf(deps.orm);
   if (replicas) metrics.watchReplicas(replicas);
+  metrics.watchOperations(poolOf(deps.orm));
   const readiness = deps.readiness ?? new Readiness();
   const rateLimiters = deps.rateLimiters ?? createRateLimiterFactory({}, logger);
   const apiKeyRateLimiter =

@@ -62,10 +62,10 @@ const cacheInvalidation: CacheInvalidation = embedded
   ? 'this-instance-only'
   : { listenUrl: config.DATABASE_DIRECT_URL ?? databaseUrl, connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS };
 if (embedded) logger.info('embedded database: one instance, so cached program rules and API keys are invalidated on this instance only');
-const { listener, changeListener, services, importRunner } = createApp({ orm, config, logger, readiness, rateLimiters, cacheInvalidation });
+const { listener, changeListener, services, importRunner, metrics } = createApp({ orm, config, logger, readiness, rateLimiters, cacheInvalidation });
 await changeListener?.start();
 // Outbound events: delivered from this process unless WEBHOOK_DELIVERY=off (then by `npm run worker`).
-const eventDelivery = config.WEBHOOK_DELIVERY === 'in-process' ? await startEventDelivery(orm, config, logger) : undefined;
+const eventDelivery = config.WEBHOOK_DELIVERY === 'in-process' ? await startEventDelivery(orm, config, logger, metrics.jobFailed) : undefined;
 // Report summaries are folded in the background by whichever instance holds the fold's lock.
 services.reportFolder.start();
 // Imports left running by the previous process go on from their last committed page (modules/imports).

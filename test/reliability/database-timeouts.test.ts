@@ -1,4 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import pino from 'pino';
+import { createApp, type AppDeps } from '../../server/src/app.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/src/config.js';
 import { connectOrm, ormOptions, type DatabaseTimeouts } from '../../server/src/db/orm.js';
@@ -55,7 +61,13 @@ describeWithPostgres('database timeouts: a statement that runs too long', () => 
     expect(await connection.execute('show statement_timeout')).toEqual([{ statement_timeout: '300ms' }]);
     const err = await failure(connection.execute('select pg_sleep(5)'));
     expect((err as Error).message).toMatch(/canceling statement due to statement timeout/);
-    expect(errorResponse(err)).toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
+    // Answered as what it is: the database answered, and cancelled the statement for its duration.
+    expect(errorResponse(err)).toEqual({
+      status: 503,
+      message: 'The database took too long to answer; safe to retry',
+      headers: { 'Retry-After': '1' },
+      log: { level: 'warn', msg: 'database statement timeout: PostgreSQL cancelled a statement that ran past statement_timeout (DB_STATEMENT_TIMEOUT_MS)' },
+    });
     expect(await connection.execute('select 1 as ok')).toEqual([{ ok: 1 }]);
   });
 
@@ -63,8 +75,81 @@ describeWithPostgres('database timeouts: a statement that runs too long', () => 
     const connection = await connect({ statementMs: 0, queryMs: 300 });
     const err = await failure(connection.execute('select pg_sleep(5)'));
     expect((err as Error).message).toMatch(/Query read timeout$/);
-    expect(errorResponse(err)).toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
+    // No answer at all: the database is unavailable as far as the service can tell.
+    expect(errorResponse(err)).toEqual({
+      status: 503,
+      message: 'Service temporarily unavailable; safe to retry',
+      headers: { 'Retry-After': '1' },
+      log: { level: 'warn', msg: 'database unavailable' },
+    });
     // Handed the connection still running pg_sleep, this would queue behind it and time out too.
     expect(await connection.execute('select 1 as ok')).toEqual([{ ok: 1 }]);
+  });
+
+  it('a statement that waited past lock_timeout (55P03) is answered 503 "took too long" with Retry-After, logged as a lock timeout, not as "database unavailable"', async () => {
+    const holder = new pg.Client({ connectionString: db.url });
+    const waiter = new pg.Client({ connectionString: db.url });
+    await holder.connect();
+    await waiter.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select pg_advisory_xact_lock(72620113)');
+      await waiter.query('begin');
+      await waiter.query(`set local lock_timeout = '200ms'`);
+      const err = await failure(waiter.query('select pg_advisory_xact_lock(72620113)'));
+      expect((err as { code?: string }).code).toBe('55P03');
+      expect((err as Error).message).toMatch(/canceling statement due to lock timeout/);
+      expect(errorResponse(err)).toEqual({
+        status: 503,
+        message: 'The database took too long to answer; safe to retry',
+        headers: { 'Retry-After': '1' },
+        log: { level: 'warn', msg: 'database lock timeout: PostgreSQL cancelled a statement that waited too long for a lock (lock_timeout)' },
+      });
+    } finally {
+      await holder.end();
+      await waiter.end();
+    }
+  });
+
+  it('a request whose statement runs past DB_STATEMENT_TIMEOUT_MS (here: waiting for a row lock) is answered 503 "took too long" with Retry-After, and logged naming the timeout', async () => {
+    const orm = await connectOrm(ormOptions(db.url, 3, { statementMs: 500, queryMs: 5_000, acquireMs: 5_000, connectMs: 5_000 }));
+    orms.push(orm);
+    const lines: { level: number; msg: string }[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const adminToken = 'timeouts-admin-token-0123456789abcdef';
+    const { listener } = createApp({ orm, logger, config: { ADMIN_TOKEN: adminToken, PUBLIC_BASE_URL: 'http://127.0.0.1' } as AppDeps['config'] });
+    const server: Server = createServer(listener).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const holder = new pg.Client({ connectionString: db.url });
+    try {
+      const created = await fetch(`${base}/admin/organizations`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Timeouts' }),
+      });
+      expect(created.status).toBe(201);
+      const { data } = (await created.json()) as { data: { api_key: string; organization: { id: string } } };
+      // Another transaction holds the organization's row: the update waits, and PostgreSQL cancels it at 500 ms.
+      await holder.connect();
+      await holder.query('begin');
+      await holder.query('select 1 from organizations where id = $1 for update', [data.organization.id]);
+      const res = await fetch(`${base}/api/data-retention`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${data.api_key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ click_retention_days: 30 }),
+      });
+      expect({ status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() }).toEqual({
+        status: 503,
+        retryAfter: '1',
+        body: { success: false, message: 'The database took too long to answer; safe to retry' },
+      });
+      expect(lines.filter((l) => l.level >= 40).map((l) => l.msg)).toEqual([
+        'database statement timeout: PostgreSQL cancelled a statement that ran past statement_timeout (DB_STATEMENT_TIMEOUT_MS)',
+      ]);
+    } finally {
+      await holder.end();
+      server.close();
+    }
   });
 });

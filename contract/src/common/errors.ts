@@ -21,6 +21,10 @@ export const ErrorMessages = {
   nulCharacters: 'Malformed request: NUL characters (U+0000) are not allowed',
   /** After the field's name: "external_id: ill-formed Unicode (a lone UTF-16 surrogate) is not allowed". */
   loneSurrogate: 'ill-formed Unicode (a lone UTF-16 surrogate) is not allowed',
+  /** 503: the database cannot be reached or does not answer (restarting, down, frozen). */
+  databaseUnavailable: 'Service temporarily unavailable; safe to retry',
+  /** 503: the database answered but cancelled the statement, past its statement_timeout or lock_timeout. */
+  databaseTimeout: 'The database took too long to answer; safe to retry',
 } as const;
 
 /**
@@ -40,7 +44,7 @@ export const errorResponses = {
   415: ErrorBody.describe('The request body is not JSON (`Content-Type` must be `application/json`).'),
   429: ErrorBody.describe('Too many requests with this API key; retry after `Retry-After` seconds.'),
   500: ErrorBody.describe('Internal error; safe to retry.'),
-  503: ErrorBody.describe('The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds.'),
+  503: ErrorBody.describe('The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds.'),
 } as const;
 
 /** Any route: a request that cannot be read, the database unavailable, an internal error. */

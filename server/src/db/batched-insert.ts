@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { sql, type Kysely } from 'kysely';
 import type { LimitFunction } from 'p-limit';
 import { batchedWritesOf, kyselyOf, metadataOf, type ColumnOf, type Entity, type NewRow, type StoredRow, type TableOf } from './database.js';
-import { isDatabaseUnavailable } from './sql.js';
+import { databaseTimeoutOf, isDatabaseUnavailable } from './sql.js';
 import { ParameterisedStatement } from './statement.js';
 
 export interface InsertBatcherOptions<Row> {
@@ -128,7 +128,7 @@ export class InsertBatcher<Row, Result> {
       const results = await write(batch.map((pending) => pending.row));
       batch.forEach((pending, i) => pending.resolve(results[i]));
     } catch (err) {
-      if (batch.length === 1 || isDatabaseUnavailable(err)) {
+      if (batch.length === 1 || isDatabaseUnavailable(err) || databaseTimeoutOf(err)) {
         for (const pending of batch) pending.reject(err);
         return;
       }

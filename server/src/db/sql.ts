@@ -130,8 +130,10 @@ export const isUniqueViolation = (err: unknown, constraint?: string): boolean =>
 const connectionErrorCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
 
 /**
- * The database is down or restarting: the client may retry. PostgreSQL classes 08 (connection),
- * 57P (operator intervention: shutdown, crash) and 53 (insufficient resources).
+ * The database is down, restarting or not answering: the client may retry. PostgreSQL classes 08
+ * (connection), 57P (operator intervention: shutdown, crash) and 53 (insufficient resources), and
+ * the client-side bounds (no connection in time, no answer in time). A statement PostgreSQL itself
+ * cancelled for its duration is not one: see databaseTimeoutOf.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false;
@@ -139,8 +141,25 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   const code = typeof e.code === 'string' ? e.code : '';
   if (connectionErrorCodes.has(code) || code.startsWith('08') || code.startsWith('57P') || code.startsWith('53')) return true;
   const message = typeof e.message === 'string' ? e.message : '';
-  if (/Timeout acquiring a connection|timeout exceeded when trying to connect|Cannot use a pool after calling end|Connection terminated|terminating connection|not queryable|Client was closed|connection is closed|Query read timeout|timeout expired|due to statement timeout/i.test(message)) {
+  if (/Timeout acquiring a connection|timeout exceeded when trying to connect|Cannot use a pool after calling end|Connection terminated|terminating connection|not queryable|Client was closed|connection is closed|Query read timeout|timeout expired/i.test(message)) {
     return true;
   }
   return e.cause !== undefined && e.cause !== err && isDatabaseUnavailable(e.cause);
+}
+
+/** What PostgreSQL cancelled a statement for: its duration (statement_timeout) or its wait for a lock (lock_timeout). */
+export type DatabaseTimeout = 'statement timeout' | 'lock timeout';
+
+/**
+ * The database answered, but cancelled the statement: SQLSTATE 57014 with "statement timeout" (it
+ * ran past statement_timeout, DB_STATEMENT_TIMEOUT_MS) or 55P03 (it waited past lock_timeout for a
+ * lock, or a NOWAIT lock was held). The database is up; the client may retry.
+ */
+export function databaseTimeoutOf(err: unknown): DatabaseTimeout | undefined {
+  if (!err || typeof err !== 'object') return undefined;
+  const e = err as { code?: unknown; message?: unknown; cause?: unknown };
+  const message = typeof e.message === 'string' ? e.message : '';
+  if (e.code === '55P03' || /due to lock timeout/i.test(message)) return 'lock timeout';
+  if (e.code === '57014' ? !/due to user request/i.test(message) : /due to statement timeout/i.test(message)) return 'statement timeout';
+  return e.cause !== undefined && e.cause !== err ? databaseTimeoutOf(e.cause) : undefined;
 }

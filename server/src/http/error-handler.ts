@@ -6,7 +6,7 @@ import { DomainError, type DomainErrorKind } from '../domain-errors.js';
 import { HttpError } from './errors.js';
 import { declaredBodyLength } from './security.js';
 import { echoInput } from './validation-message.js';
-import { isDatabaseUnavailable } from '../db/sql.js';
+import { databaseTimeoutOf, isDatabaseUnavailable } from '../db/sql.js';
 
 /** A refused body up to this size is read off and discarded, so the connection serves the client's next request. */
 const DRAIN_MAX_BYTES = 64 * 1024;
@@ -62,6 +62,12 @@ export const domainStatus: Record<DomainErrorKind, number> = {
   'too-large': 413,
 };
 
+/** The log line of a statement PostgreSQL cancelled, naming the bound it ran into. */
+export const DATABASE_TIMEOUT_LOG = {
+  'statement timeout': 'database statement timeout: PostgreSQL cancelled a statement that ran past statement_timeout (DB_STATEMENT_TIMEOUT_MS)',
+  'lock timeout': 'database lock timeout: PostgreSQL cancelled a statement that waited too long for a lock (lock_timeout)',
+} as const;
+
 export interface ErrorResponse {
   status: number;
   message: string;
@@ -72,7 +78,8 @@ export interface ErrorResponse {
 
 /**
  * The one mapping from a thrown error to the error envelope: domain errors with their status,
- * body-parser's errors, client errors Express raises, an unavailable database (503, retry), and
+ * body-parser's errors, client errors Express raises, a statement the database cancelled for its
+ * duration or lock wait (503, retry), an unavailable database (503, retry), and
  * anything else (500). Both transports use it: Express's error handler below and the hot routes
  * (hot-routes.ts).
  */
@@ -90,10 +97,20 @@ export function errorResponse(err: unknown): ErrorResponse {
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return { status, message: status === 400 ? 'Malformed request' : (clientErrorMessages[status] ?? 'Request refused') };
   }
+  // Before "unavailable": the database answered, it cancelled the statement for its duration or its wait.
+  const timeout = databaseTimeoutOf(err);
+  if (timeout) {
+    return {
+      status: 503,
+      message: ErrorMessages.databaseTimeout,
+      headers: { 'Retry-After': '1' },
+      log: { level: 'warn', msg: DATABASE_TIMEOUT_LOG[timeout] },
+    };
+  }
   if (isDatabaseUnavailable(err)) {
     return {
       status: 503,
-      message: 'Service temporarily unavailable; safe to retry',
+      message: ErrorMessages.databaseUnavailable,
       headers: { 'Retry-After': '1' },
       log: { level: 'warn', msg: 'database unavailable' },
     };

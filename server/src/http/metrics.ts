@@ -1,7 +1,9 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type pg from 'pg';
 import type { ReplicaRouting } from '../db/replica-reads.js';
+import { watchOperations } from './operational-metrics.js';
 import { contract } from '@affiliate-attribution/contract';
 import { sendError } from './error-handler.js';
 import type { PipelineRequest, Stage } from './pipeline.js';
@@ -66,6 +68,7 @@ export class Metrics {
   readonly customers: Counter<'outcome'>;
   readonly webhooks: Counter<'provider' | 'outcome'>;
   readonly rateLimited: Counter<'limit'>;
+  readonly jobFailures: Counter<'queue'>;
   private readonly routes = contractRoutePatterns();
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
@@ -114,6 +117,26 @@ export class Metrics {
       labelNames: ['limit'],
       registers,
     });
+    this.jobFailures = new Counter({
+      name: 'job_failures_total',
+      help: 'Runs of a scheduled job that failed in this process, by pg-boss queue (click-retention, webhook-retention); each is logged at error, and pg-boss retries it.',
+      labelNames: ['queue'],
+      registers,
+    });
+  }
+
+  /** A background job's run failed (modules/clicks/click-retention.ts): counted by queue. */
+  readonly jobFailed = (queue: string): void => {
+    this.jobFailures.inc({ queue });
+  };
+
+  private operationsWatched = false;
+
+  /** The database-backed gauges (job queue, payouts in processing, report lag, webhook backlog) and the pool's (http/operational-metrics.ts). */
+  watchOperations(pool: pg.Pool): void {
+    if (this.operationsWatched) return;
+    this.operationsWatched = true;
+    watchOperations(this.registry, pool);
   }
 
   private replicasWatched = false;

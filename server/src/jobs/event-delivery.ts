@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { EventDelivery } from '../modules/events/delivery.js';
+import type { JobFailed } from '../modules/clicks/click-retention.js';
 import { SecretBox } from '../security/secret-box.js';
 
 /**
@@ -12,6 +13,7 @@ export async function startEventDelivery(
   orm: MikroORM,
   config: Pick<Config, 'ENCRYPTION_KEY' | 'WEBHOOK_ALLOW_PRIVATE_URLS' | 'WEBHOOK_RETENTION_DAYS'>,
   logger: Logger,
+  jobFailed?: JobFailed,
 ): Promise<EventDelivery> {
   if (!config.ENCRYPTION_KEY) {
     logger.warn('ENCRYPTION_KEY is not set: webhook endpoint and payment-provider signing secrets and payout-rail credentials are stored unencrypted; tax form uploads are refused.');
@@ -22,6 +24,7 @@ export async function startEventDelivery(
   const delivery = new EventDelivery(orm, new SecretBox(config.ENCRYPTION_KEY), logger, {
     allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS,
     retentionDays: config.WEBHOOK_RETENTION_DAYS,
+    jobFailed,
   });
   await delivery.start();
   logger.info('outbound events: delivery started');

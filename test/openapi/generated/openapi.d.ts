@@ -3931,7 +3931,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4065,7 +4065,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4204,7 +4204,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4369,7 +4369,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4511,7 +4511,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4688,7 +4688,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4860,7 +4860,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5117,7 +5117,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5299,7 +5299,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5511,7 +5511,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5708,7 +5708,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5895,7 +5895,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6082,7 +6082,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6295,7 +6295,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6466,7 +6466,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6673,7 +6673,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6821,7 +6821,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7035,7 +7035,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7203,7 +7203,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7368,7 +7368,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7536,7 +7536,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7715,7 +7715,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7915,7 +7915,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8112,7 +8112,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8302,7 +8302,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8528,7 +8528,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8758,7 +8758,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8978,7 +8978,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9227,7 +9227,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9406,7 +9406,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9597,7 +9597,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9751,7 +9751,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9940,7 +9940,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10109,7 +10109,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10350,7 +10350,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10525,7 +10525,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10725,7 +10725,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10853,7 +10853,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11006,7 +11006,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11191,7 +11191,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11403,7 +11403,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11593,7 +11593,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11798,7 +11798,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12003,7 +12003,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12154,7 +12154,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12331,7 +12331,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12533,7 +12533,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12703,7 +12703,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12867,7 +12867,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13067,7 +13067,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13236,7 +13236,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13366,7 +13366,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13548,7 +13548,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13736,7 +13736,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13873,7 +13873,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -14095,7 +14095,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -14277,7 +14277,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -14495,7 +14495,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -14720,7 +14720,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -14938,7 +14938,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -15115,7 +15115,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -15330,7 +15330,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -15527,7 +15527,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -15778,7 +15778,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -15980,7 +15980,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -16198,7 +16198,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -16342,7 +16342,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -16506,7 +16506,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -16669,7 +16669,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -16852,7 +16852,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -17066,7 +17066,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -17278,7 +17278,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -17434,7 +17434,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -17606,7 +17606,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -17782,7 +17782,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -17958,7 +17958,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -18164,7 +18164,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -18361,7 +18361,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -18561,7 +18561,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -18748,7 +18748,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -18921,7 +18921,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -19090,7 +19090,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -19243,7 +19243,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -19402,7 +19402,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -19607,7 +19607,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -19743,7 +19743,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -19945,7 +19945,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -20124,7 +20124,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -20260,7 +20260,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -20389,7 +20389,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -20585,7 +20585,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -20782,7 +20782,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -20928,7 +20928,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -21136,7 +21136,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -21263,7 +21263,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -21462,7 +21462,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -21654,7 +21654,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -21793,7 +21793,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -22174,7 +22174,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -22391,7 +22391,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -22548,7 +22548,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -22669,7 +22669,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -22835,7 +22835,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The database is unavailable (for example restarting); safe to retry after `Retry-After` seconds. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];

@@ -13,7 +13,7 @@ import { EndpointSlots } from './endpoint-slots.js';
 import { eventBody } from './payloads.js';
 import { WebhookPoster, isSuccess, type Outcome } from './poster.js';
 import { startRetention } from './retention.js';
-import { startClickRetention } from '../clicks/click-retention.js';
+import { startClickRetention, type JobFailed } from '../clicks/click-retention.js';
 import { SuccessBatch } from './success-batch.js';
 import { Signers, signedHeaders, webhookIdOf } from './signing.js';
 import { UrlGuard } from './url-guard.js';
@@ -45,6 +45,8 @@ export interface DeliveryOptions {
   backstopAfterMs?: number;
   /** Events and their finished deliveries are deleted this many days after dispatch (0: kept). */
   retentionDays?: number;
+  /** Told of a scheduled job's failed run (the click retention's), besides its error log: main.ts counts it in job_failures_total. */
+  jobFailed?: JobFailed;
 }
 
 /** One attempt of a delivery: `attempt` is its attempts when queued, so an attempt made already is not made again. */
@@ -96,7 +98,7 @@ interface DeliveryRow {
 export class EventDelivery {
   private boss: PgBoss | undefined;
   private readonly pool: pg.Pool;
-  private readonly options: Required<Omit<DeliveryOptions, 'superviseIntervalSeconds'>> & Pick<DeliveryOptions, 'superviseIntervalSeconds'>;
+  private readonly options: Required<Omit<DeliveryOptions, 'superviseIntervalSeconds' | 'jobFailed'>> & Pick<DeliveryOptions, 'superviseIntervalSeconds' | 'jobFailed'>;
   private readonly poster: WebhookPoster;
   private relayTimer: NodeJS.Timeout | undefined;
   private relaying: Promise<unknown> | undefined;
@@ -144,6 +146,7 @@ export class EventDelivery {
       // Long enough for every attempt taken to be made and recorded (queued behind maxPending, cut at the timeout).
       backstopAfterMs: options.backstopAfterMs ?? Math.max(30_000, 3 * timeoutMs),
       retentionDays: options.retentionDays ?? DELIVERY_DEFAULTS.retentionDays,
+      jobFailed: options.jobFailed,
     };
     this.inFlight = pLimit(this.options.maxInFlight);
     this.endpoints = new EndpointSlots(this.options.endpointConcurrency);
@@ -181,9 +184,9 @@ export class EventDelivery {
     for (let i = 0; i < this.options.workers; i++) {
       await boss.work<JobData>(DELIVERY_QUEUE, { batchSize: this.options.batchSize, pollingIntervalSeconds: 0.5 }, (jobs) => this.attemptJobs(jobs));
     }
-    await startRetention(boss, (text, values) => this.connections(() => this.pool.query(text, values)), this.options.retentionDays, this.logger);
+    await startRetention(boss, (text, values) => this.connections(() => this.pool.query(text, values)), this.options.retentionDays, this.logger, this.options.jobFailed);
     // The queue's other schedule: the organizations' click retention (docs/data-lifecycle.md).
-    await startClickRetention(boss, (text, values) => this.connections(() => this.pool.query(text, values)), this.logger);
+    await startClickRetention(boss, (text, values) => this.connections(() => this.pool.query(text, values)), this.logger, this.options.jobFailed);
     this.scheduleRelay(0);
   }
 

@@ -64,8 +64,8 @@ export async function pruneDelivered(query: Query, cutoff: Date, options: { batc
   }
 }
 
-/** Schedules the retention job and works it (every delivering process does both; pg-boss sends one job per hour). */
-export async function startRetention(boss: PgBoss, query: Query, retentionDays: number, logger: Logger): Promise<void> {
+/** Schedules the retention job and works it (every delivering process does both; pg-boss sends one job per hour). A failed run is logged at error and told to `jobFailed` (job_failures_total), then retried by pg-boss. */
+export async function startRetention(boss: PgBoss, query: Query, retentionDays: number, logger: Logger, jobFailed?: (queue: string, err: unknown) => void): Promise<void> {
   await boss.createQueue(RETENTION_QUEUE, { retryLimit: 3, retryDelay: 60, expireInSeconds: 15 * 60, deleteAfterSeconds: 7 * 24 * 60 * 60 });
   if (retentionDays <= 0) {
     await boss.unschedule(RETENTION_QUEUE);
@@ -74,7 +74,14 @@ export async function startRetention(boss: PgBoss, query: Query, retentionDays: 
   await boss.schedule(RETENTION_QUEUE, RETENTION_CRON);
   await boss.work(RETENTION_QUEUE, { pollingIntervalSeconds: 60 }, async () => {
     const cutoff = new Date(Date.now() - retentionDays * 24 * 60 * 60 * 1000);
-    const pruned = await pruneDelivered(query, cutoff);
-    logger.info({ ...pruned, cutoff, retentionDays }, 'outbound events: deleted what was dispatched before the retention cut-off');
+    try {
+      const pruned = await pruneDelivered(query, cutoff);
+      logger.info({ job: RETENTION_QUEUE, ...pruned, cutoff, retentionDays }, 'outbound events: deleted what was dispatched before the retention cut-off');
+    } catch (err) {
+      const reason = (err as Error)?.message ?? String(err);
+      logger.error({ err, job: RETENTION_QUEUE, reason }, `job ${RETENTION_QUEUE} failed: ${reason}`);
+      jobFailed?.(RETENTION_QUEUE, err);
+      throw err;
+    }
   });
 }
