@@ -31,9 +31,9 @@ describe('DATABASE_URL is checked as the drivers read it (db/database-url.ts)', 
     expect(databaseUrlProblem(raw(password))).toBe(`${problem}: ${DATABASE_URL_ENCODING_RULE}`);
   });
 
-  it('other faults: another scheme, no host, no database', () => {
+  it('other faults: another scheme, no database; no host is the drivers\' default (PGHOST, else localhost)', () => {
     expect(databaseUrlProblem('mysql://u:p@h/db')).toBe(`must start with postgres:// or postgresql:// (not mysql://): ${DATABASE_URL_ENCODING_RULE}`);
-    expect(databaseUrlProblem('postgres:///affiliates')).toBe(`names no host: ${DATABASE_URL_ENCODING_RULE}`);
+    expect(databaseUrlProblem('postgres:///affiliates')).toBeUndefined();
     expect(databaseUrlProblem('postgres://u:p@h:5432')).toBe(`names no database (the /database after the host): a / or ? in the password moves it: ${DATABASE_URL_ENCODING_RULE}`);
   });
 

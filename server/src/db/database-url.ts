@@ -24,7 +24,7 @@ export function databaseUrlProblem(value: string): string | undefined {
 
 function urlFault(url: URL): string | undefined {
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') return `must start with postgres:// or postgresql:// (not ${url.protocol}//)`;
-  if (url.hostname === '') return 'names no host';
+  // No host is not refused: the drivers then connect to PGHOST or localhost, as they always did.
   // A `#` in the password starts a fragment: what follows it (the host, the database) is cut off.
   if (url.hash !== '' || url.href.endsWith('#')) return 'contains # (a fragment), which cuts the URL short: a # in the password';
   for (const [part, raw] of [['user name', url.username], ['password', url.password]] as const) {
