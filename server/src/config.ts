@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PROGRAM_RULE_TTL_MS } from './attribution/cache.js';
 import { parseEncryptionKey } from './security/secret-box.js';
+import { databaseUrlProblem } from './db/database-url.js';
 
 /** Per client address and public endpoint (snippet clicks, snippet customers). */
 export const PUBLIC_RATE_LIMIT_DEFAULTS = { max: 120, windowSeconds: 60 } as const;
@@ -43,13 +44,19 @@ export const DATABASE_TIMEOUT_DEFAULTS = {
   connectMs: 3_000,
 } as const;
 
+/** A PostgreSQL URL, checked as the drivers will read it (db/database-url.ts), so that a misencoded password stops the start naming the setting. */
+const checkPostgresUrl = (value: string, ctx: z.RefinementCtx): void => {
+  const problem = databaseUrlProblem(value);
+  if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
+};
+
 /**
  * The only reader of process.env. Every setting is documented in the README's configuration table.
  */
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('0.0.0.0'),
-  DATABASE_URL: z.string().url().optional(),
+  DATABASE_URL: z.string().superRefine(checkPostgresUrl).optional(),
   DATA_DIR: z.string().default('.data'),
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -61,9 +68,9 @@ const EnvSchema = z.object({
    * The connection for what needs session state (LISTEN for cache changes): behind PgBouncer in
    * transaction mode, PostgreSQL directly or a session-mode pool. Default DATABASE_URL.
    */
-  DATABASE_DIRECT_URL: z.string().url().optional(),
+  DATABASE_DIRECT_URL: z.string().superRefine(checkPostgresUrl).optional(),
   /** The former name of DATABASE_DIRECT_URL, still read. */
-  DATABASE_LISTEN_URL: z.string().url().optional(),
+  DATABASE_LISTEN_URL: z.string().superRefine(checkPostgresUrl).optional(),
   /**
    * Read replicas (comma-separated URLs) for the reads that tolerate lag (lists and reports: the
    * routes of REPLICA_READS, db/replica-reads.ts); every other read and every write stays on
@@ -73,7 +80,7 @@ const EnvSchema = z.object({
     .string()
     .optional()
     .transform((v) => (v ?? '').split(',').map((u) => u.trim()).filter(Boolean))
-    .pipe(z.array(z.string().url('DATABASE_REPLICA_URLS: each entry must be a URL'))),
+    .pipe(z.array(z.string().superRefine(checkPostgresUrl))),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   TRUST_PROXY: z
     .string()

@@ -1,12 +1,15 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { fromRepoRoot } from '../../server/src/paths.js';
 
 export const DEPLOY = {
   unit: fromRepoRoot('deploy/affiliate-attribution.service'),
+  workerUnit: fromRepoRoot('deploy/affiliate-attribution-worker.service'),
   env: fromRepoRoot('deploy/affiliate-attribution.env'),
   haproxy: fromRepoRoot('deploy/haproxy.cfg'),
 };
@@ -137,3 +140,46 @@ export async function until<T>(what: string, attempt: () => Promise<T | undefine
 }
 
 export const readText = (path: string) => readFileSync(path, 'utf8');
+
+/**
+ * A module for `node --import` that makes `packages` unresolvable in the process, as on a host where
+ * only what runs is installed: the built service and worker must not need a compiler (tsx, esbuild).
+ */
+export function unresolvableHook(dir: string, packages: string[] = ['tsx', 'esbuild']): string {
+  const file = join(dir, 'unresolvable.mjs');
+  writeFileSync(
+    file,
+    `import { registerHooks } from 'node:module';
+const blocked = ${JSON.stringify(packages)};
+registerHooks({
+  resolve(specifier, context, next) {
+    if (blocked.some((name) => specifier === name || specifier.startsWith(name + '/'))) {
+      throw Object.assign(new Error(specifier + ' is not installed here'), { code: 'ERR_MODULE_NOT_FOUND' });
+    }
+    return next(specifier, context);
+  },
+});
+`,
+  );
+  return file;
+}
+
+/** The servers of `backend` haproxy now routes to (operational state 2, running), from its stats socket. */
+export function serversUp(socket: string, backend: string): Promise<string[]> {
+  return new Promise((resolve) => {
+    const connection = connect(socket);
+    let text = '';
+    connection.on('data', (chunk) => (text += chunk.toString()));
+    connection.on('error', () => resolve([]));
+    connection.on('close', () =>
+      resolve(
+        text
+          .split('\n')
+          .map((line) => line.split(' '))
+          .filter((fields) => fields[1] === backend && fields[5] === '2')
+          .map((fields) => fields[3]!),
+      ),
+    );
+    connection.on('connect', () => connection.write(`show servers state ${backend}\n`));
+  });
+}

@@ -176,9 +176,15 @@ describe('referralCookie (Fetch-style: Next.js middleware, Hono, Remix)', () => 
     const { baseUrl } = await testServer();
     const first = await referralCookie(visit(`http://shop.example/?ref=${merchant.slug}`), { apiKey: merchant.key, baseUrl });
     const cookieId = SET_COOKIE.exec(first!)![1];
-    const again = await referralCookie(visit(`http://shop.example/?ref=${merchant.slug}`, { cookie: `other=1; svc_aff=${cookieId}` }), { apiKey: merchant.key, baseUrl });
-    expect(again).toBeUndefined();
-    expect(await clickCount(merchant.id)).toBe(2); // the second visit is still a click on record
+    // The same visit again (a reload): answered the visit's click, nothing recorded, nothing set.
+    const reload = await referralCookie(visit(`http://shop.example/?ref=${merchant.slug}`, { cookie: `other=1; svc_aff=${cookieId}` }), { apiKey: merchant.key, baseUrl });
+    expect(reload).toBeUndefined();
+    expect(await clickCount(merchant.id)).toBe(1);
+    // A later visit, whose cookie is a click of an hour ago: recorded, and the cookie kept as it is.
+    const earlier = await merchant.api.post('/api/clicks', { ref: merchant.slug, occurred_at: new Date(Date.now() - 3_600_000).toISOString() });
+    const later = await referralCookie(visit(`http://shop.example/?ref=${merchant.slug}`, { cookie: `svc_aff=${earlier.body.data.click.cookie_id}` }), { apiKey: merchant.key, baseUrl });
+    expect(later).toBeUndefined();
+    expect(await clickCount(merchant.id)).toBe(3); // the later visit is still a click on record
   });
 
   it('the default logger (console.warn) says an outage once, not once per page view', async () => {

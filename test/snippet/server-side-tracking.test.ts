@@ -133,6 +133,53 @@ describeInBrowser('server-side tracking in Chromium: a merchant app on the built
     await context.close();
   });
 
+  it('the middleware and the snippet on one page: one click per visit; the snippet answers the cookie the middleware set and writes nothing', async () => {
+    const merchant = await createMerchant({ click_window_days: 30 });
+    const shop = await app(merchant);
+    const { context, page, pageErrors } = await openPage(browser);
+    await watchCookieWrites(context);
+    const response = await page.goto(`${shop.origin}/combined/landing?ref=${merchant.slug}`);
+    expect((await response!.allHeaders())['set-cookie']).toMatch(/^svc_aff=ck_[0-9A-Za-z]{22}; Path=\/; Max-Age=2592000; SameSite=Lax$/);
+    const cookie = await svcCookie(context, shop.origin);
+    // The snippet's own capture of this visit (svc('detect') answers the one it ran at load).
+    expect(await page.evaluate(() => window.svc('detect'))).toEqual({ ok: true, cookieId: cookie!.value });
+    expect(await page.evaluate(() => window.cookieWrites)).toEqual([]);
+    expect((await clicksOf(merchant.id)).map((click) => click.cookie_id)).toEqual([cookie!.value]);
+    // At signup the click is the visit's one.
+    await page.goto(`${shop.origin}/signup`);
+    expect(await page.evaluate(() => window.svc('trial', 'cus_combined_1'))).toEqual({ ok: true, deduped: false });
+    expect((await merchant.api.get('/api/customers/cus_combined_1')).body.data.customer).toMatchObject({ click_id: (await clicksOf(merchant.id))[0]!.id });
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+
+  it('the snippet on a static page, then the middleware and the snippet on the next page that keeps ?ref=: still one click; another ref later is a click of its own', async () => {
+    const merchant = await createMerchant();
+    const other = await merchant.api.post('/api/affiliates', { email: `other-${merchant.slug}@example.com`, program_id: merchant.program.id, slug: `o-${merchant.slug}` });
+    expect(other.status).toBe(201);
+    const shop = await app(merchant);
+    const { context, page, pageErrors } = await openPage(browser);
+    await page.goto(`${shop.origin}/static/landing?ref=${merchant.slug}`);
+    const detected = await page.evaluate(() => window.svc('detect'));
+    expect(detected).toEqual({ ok: true, cookieId: expect.stringMatching(/^ck_[0-9A-Za-z]{22}$/) });
+    const response = await page.goto(`${shop.origin}/combined/pricing?ref=${merchant.slug}`);
+    // The middleware was answered the visit's click: the cookie stays as it is.
+    expect((await response!.allHeaders())['set-cookie']).toBeUndefined();
+    expect(await page.evaluate(() => window.svc('detect'))).toEqual({ ok: true, cookieId: detected.cookieId });
+    expect((await svcCookie(context, shop.origin))?.value).toBe(detected.cookieId);
+    expect((await clicksOf(merchant.id)).map((click) => click.cookie_id)).toEqual([detected.cookieId]);
+    // A genuinely new visit: another partner's link.
+    await page.goto(`${shop.origin}/combined/landing?ref=o-${merchant.slug}`);
+    const switched = await page.evaluate(() => window.svc('detect'));
+    expect(switched.cookieId).not.toBe(detected.cookieId);
+    expect((await clicksOf(merchant.id)).map((click) => [click.cookie_id, click.affiliate_id])).toEqual([
+      [detected.cookieId, merchant.affiliate.id],
+      [switched.cookieId, other.body.data.affiliate.id],
+    ]);
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+
   it('the Fetch-style referralCookie (Next.js middleware, Hono, Remix) does the same', async () => {
     const merchant = await createMerchant({ click_window_days: 14 });
     const shop = await app(merchant);

@@ -1,12 +1,27 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import express from 'express';
 import { gunzipSync, brotliDecompressSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { describe, expect, it } from 'vitest';
-import { buildSnippet } from '../../server/src/snippet/build.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { prepareSnippet } from '../../server/src/snippet/artefact.js';
+import { compileSnippet } from '../../server/src/snippet/build.js';
 import { request } from '../support/api.js';
 import { testServer } from '../support/server.js';
+import { bundle } from '../../server/bundle.js';
+import { unresolvableHook } from '../deploy/support.js';
+import { SNIPPET_ARTEFACT } from '../../server/src/snippet/artefact.js';
+import { snippetHandler } from '../../server/src/snippet/serve.js';
+import { fromRepoRoot } from '../../server/src/paths.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { describeWithPostgres, startService, stopService, type ServiceProcess } from '../reliability/support/service.js';
 
 const SIZE_BUDGET_GZIP = 2048;
+
+/** What `npm run build` compiles from the snippet's source now. */
+const buildSnippet = async () => prepareSnippet(await compileSnippet());
 
 /** Raw HTTP (fetch would decompress, and adds Cache-Control: no-cache to conditional requests). */
 async function fetchSnippet(headers: Record<string, string> = {}) {
@@ -84,5 +99,56 @@ describe('GET /snippet.js', () => {
     ).resolves.toBeDefined();
     expect(text).not.toMatch(/\?\.|\?\?|\*\*=|#[a-z]\w*\s*[=;(]/); // optional chaining, ??, private fields
     expect(text.startsWith('"use strict";(()=>{')).toBe(true);
+  });
+});
+
+describe('the snippet is compiled once, by `npm run build`', () => {
+  it('the service serves the file the build wrote (server/dist/snippet.js), byte for byte', async () => {
+    const { res, body } = await fetchSnippet({ 'accept-encoding': 'identity' });
+    expect(res.status).toBe(200);
+    expect(body.equals(readFileSync(SNIPPET_ARTEFACT))).toBe(true);
+  });
+
+  it('not built: GET /snippet.js answers 503 saying how to build it (never compiles it)', async () => {
+    const app = express().get('/snippet.js', snippetHandler(join(tmpdir(), 'aa-no-such-snippet.js')));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as { port: number }).port}/snippet.js`);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(await res.json()).toEqual({
+        success: false,
+        message: `The tracking snippet is not built (${join(tmpdir(), 'aa-no-such-snippet.js')} is missing): run \`npm run build\` (npm start does it).`,
+      });
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describeWithPostgres('the built service runs without esbuild', () => {
+  let db: TestDatabase | undefined;
+  let service: ServiceProcess | undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'aa-no-esbuild-'));
+  // Beside server/dist/main.mjs, as the build writes it (paths are relative to that depth), under a name of its own.
+  const script = fromRepoRoot(`server/dist/no-esbuild-${process.pid}.mjs`);
+  afterAll(async () => {
+    await stopService(service);
+    await db?.stop();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(script, { force: true });
+    rmSync(`${script}.map`, { force: true });
+  });
+
+  it('started with esbuild unresolvable, it serves the snippet `npm run build` compiled', { timeout: 180_000 }, async () => {
+    await bundle('server/src/main.ts', script);
+    // Any import of esbuild (or tsx) by the running service fails, as on a host where only what runs is installed.
+    const hook = unresolvableHook(dir);
+    db = await createTestDatabase();
+    service = await startService(db.url, {}, ['--import', hook, script]);
+    const res = await fetch(`${service.url}/snippet.js`, { headers: { 'accept-encoding': 'identity' } });
+    expect(res.status).toBe(200);
+    expect(Buffer.from(await res.arrayBuffer()).equals(readFileSync(SNIPPET_ARTEFACT))).toBe(true);
   });
 });

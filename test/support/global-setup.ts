@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { MikroORM } from '@mikro-orm/postgresql';
+import { writeSnippet } from '../../server/src/snippet/build.js';
 
 /** Each run names its databases aa_test_<run>_…, so concurrent runs never drop each other's. */
 const run = randomBytes(4).toString('hex');
@@ -21,8 +22,10 @@ async function dropTestDatabases(): Promise<void> {
   }
 }
 
-export function setup(): void {
+export async function setup(): Promise<void> {
   process.env.AA_TEST_RUN = run;
+  // What `npm run build` does for the snippet: the service serves the compiled file, never compiles it.
+  await writeSnippet();
 }
 
 export async function teardown(): Promise<void> {

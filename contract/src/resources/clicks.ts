@@ -13,7 +13,7 @@ export const Click = z
       .describe("Opaque tracking id (`ck_…`) to store in the `svc_aff` cookie and send back as `cookie_id`: this click's, or an earlier click's when `kept_earlier_click` is true."),
     kept_earlier_click: z
       .boolean()
-      .describe("true: `cookie_id` is an earlier click's, which keeps the visitor: the visitor's own under the program's `first_click` model, or the address's first click of the window when this one is a click flood's surplus."),
+      .describe("true: `cookie_id` is an earlier click's, which keeps the visitor: the visitor's own under the program's `first_click` model, the address's first click of the window when this one is a click flood's surplus, or the same visit's click when `cookie_id` was sent and is a click of the same affiliate made within 30 minutes (a second capture of one visit: the server middleware and the snippet on one page, or a reload); then nothing new is recorded and `id` is that click's."),
     cookie_max_age_seconds: z
       .number()
       .int()
@@ -34,7 +34,7 @@ export const CreateClickBody = z.object({
   user_agent: z.string().max(1024).optional().describe("Visitor's user agent."),
   ip: z.string().max(64).optional().describe("Visitor's IP address."),
   occurred_at: OccurredAtInput.optional().describe('When the click happened (default now); for importing clicks captured elsewhere. From 2000-01-01T00:00:00Z to at most 5 minutes in the future.'),
-  cookie_id: z.string().max(255).optional().describe("The visitor's current `svc_aff` cookie, if any. Under the program's `first_click` model a valid one (a click of this organization within its click window) is kept: the click is recorded, and `cookie_id` in the answer is that earlier click's."),
+  cookie_id: z.string().max(255).optional().describe("The visitor's current `svc_aff` cookie, if any. Under the program's `first_click` model a valid one (a click of this organization within its click window) is kept: the click is recorded, and `cookie_id` in the answer is that earlier click's. Under either model, a cookie that is a click of the same affiliate made within 30 minutes is the same visit captured again: that click is answered and no new one is recorded."),
 });
 
 export const clicksContract = c.router({

@@ -56,7 +56,7 @@ export const TrackingClickBody = z.object({
   ref: Identifier.describe('The affiliate slug from the landing URL (`?ref=<slug>`).'),
   landingUrl: z.string().max(2048).optional().describe('The page the visitor landed on (`location.href`, at most 2048 characters).'),
   referrer: z.string().max(2048).optional().describe('`document.referrer` of the visit, at most 2048 characters.'),
-  cookieId: z.string().max(255).optional().describe("The current `svc_aff` cookie's value, if any: kept under the program's `first_click` model when it is a valid click of this organization."),
+  cookieId: z.string().max(255).optional().describe("The current `svc_aff` cookie's value, if any: kept under the program's `first_click` model when it is a valid click of this organization, and answered as the same visit (no new click) when it is a click of the same affiliate made within 30 minutes."),
   mode: TrackingMode,
 });
 
@@ -67,7 +67,7 @@ export const TrackingClick = z
       .number()
       .int()
       .describe("The cookie's lifetime: the program's click window in seconds (0: a session cookie)."),
-    kept: z.boolean().describe('true: `cookie_id` is the one the visitor already has (the `first_click` model, or a click flood): the snippet leaves the cookie as it is.'),
+    kept: z.boolean().describe('true: `cookie_id` is the one the visitor already has (the `first_click` model, a click flood, or the same visit captured again, e.g. by the server middleware first): the snippet leaves the cookie as it is.'),
     livemode: Livemode,
   })
   .describe('Tracked click (public view)');
@@ -98,7 +98,7 @@ export const trackingContract = c.router({
     path: '/public/organizations/:organizationId/clicks',
     summary: 'Register a click from the tracking snippet',
     description:
-      'Called by the snippet when a visitor lands with `?ref=<slug>`: records the click exactly as POST /api/clicks does (client address and user agent taken from the request; the address from `X-Visitor-IP` when a first-party proxy sends it with this organization\'s key) and returns the tracking id to store in the `svc_aff` cookie with its lifetime. Under the program\'s `last_click` model (default) every new visit with a `ref` records a new click and replaces the cookie; under `first_click` a valid cookie of this organization sent as `cookieId` is kept (`kept: true`). Requests from bots and crawlers (recognised by their user agent) are answered 200 with `click: null` and record nothing. An unknown `ref` and an unknown organization both answer 404 "No attribution found", so the answer never tells whether an organization exists.' +
+      'Called by the snippet when a visitor lands with `?ref=<slug>`: records the click exactly as POST /api/clicks does (client address and user agent taken from the request; the address from `X-Visitor-IP` when a first-party proxy sends it with this organization\'s key) and returns the tracking id to store in the `svc_aff` cookie with its lifetime. Under the program\'s `last_click` model (default) every new visit with a `ref` records a new click and replaces the cookie; under `first_click` a valid cookie of this organization sent as `cookieId` is kept (`kept: true`). A `cookieId` that is a click of the same affiliate made within 30 minutes is the same visit captured again (the merchant\'s server middleware on the same page, a reload): that click is answered with `kept: true` and nothing new is recorded. Requests from bots and crawlers (recognised by their user agent) are answered 200 with `click: null` and record nothing. An unknown `ref` and an unknown organization both answer 404 "No attribution found", so the answer never tells whether an organization exists.' +
       TRACKING_NOTE,
     pathParams: TrackingPathParams,
     headers: TrackingProxyHeaders,

@@ -1,3 +1,5 @@
+// First: an unsupported Node.js stops here with what to do (../../node-version.mjs), before the rest runs.
+import '../../node-version.mjs';
 import { loadConfig } from '../config.js';
 import { closeOrm, databaseTimeouts, initOrm } from '../db/orm.js';
 import { createLogger } from '../http/logging.js';

@@ -1,25 +1,20 @@
-import { createHash } from 'node:crypto';
-import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
-import { fromRepoRoot } from '../paths.js';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { build } from 'esbuild';
+import { fromRepoRoot } from '../paths.js';
+import { SNIPPET_ARTEFACT } from './artefact.js';
 
-/** The snippet's TypeScript source, compiled for browsers at server start. */
+/**
+ * Build time only (`npm run build`, server/build.ts; the tests' global setup): the service reads
+ * the result (./artefact.ts) and never imports this file, so esbuild is not needed at run time.
+ */
 export const SNIPPET_SOURCE = fromRepoRoot('server/src/snippet/browser/snippet.ts');
-
-export interface BuiltSnippet {
-  /** Minified ES2017 IIFE. */
-  code: Buffer;
-  gzip: Buffer;
-  brotli: Buffer;
-  /** Strong validator of the content, quoted as HTTP wants it. */
-  etag: string;
-}
 
 /**
  * Compiles the snippet with esbuild: one dependency-free, minified ES2017 IIFE (runs in every
- * current Chromium, Firefox and Safari), precompressed once so that serving it costs nothing.
+ * current Chromium, Firefox and Safari).
  */
-export async function buildSnippet(): Promise<BuiltSnippet> {
+export async function compileSnippet(): Promise<Buffer> {
   const result = await build({
     entryPoints: [SNIPPET_SOURCE],
     bundle: true,
@@ -32,11 +27,16 @@ export async function buildSnippet(): Promise<BuiltSnippet> {
     charset: 'utf8',
     logLevel: 'silent',
   });
-  const code = Buffer.from(result.outputFiles[0].contents);
-  return {
-    code,
-    gzip: gzipSync(code, { level: 9 }),
-    brotli: brotliCompressSync(code, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11 } }),
-    etag: `"${createHash('sha256').update(code).digest('base64url').slice(0, 27)}"`,
-  };
+  return Buffer.from(result.outputFiles[0].contents);
+}
+
+/** Compiles the snippet into the file the service serves (server/dist/snippet.js by default). */
+export async function writeSnippet(outfile: string = SNIPPET_ARTEFACT): Promise<string> {
+  const code = await compileSnippet();
+  await mkdir(dirname(outfile), { recursive: true });
+  // Written aside and renamed: a service starting meanwhile reads the old file or the new one, never half of one.
+  const partial = `${outfile}.${process.pid}.tmp`;
+  await writeFile(partial, code);
+  await rename(partial, outfile);
+  return outfile;
 }

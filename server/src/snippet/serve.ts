@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
-import { buildSnippet, type BuiltSnippet } from './build.js';
+import { sendError } from '../http/error-handler.js';
+import { loadSnippet, SNIPPET_ARTEFACT, SnippetNotBuiltError, type BuiltSnippet } from './artefact.js';
 
 /**
  * Browsers and CDNs may reuse the snippet for an hour and serve a stale copy for a day while
@@ -9,13 +10,14 @@ import { buildSnippet, type BuiltSnippet } from './build.js';
 export const SNIPPET_CACHE_CONTROL = 'public, max-age=3600, stale-while-revalidate=86400, stale-if-error=86400';
 
 /**
- * GET /snippet.js. The build starts when the handler is created (server start), so that the first
- * page view does not wait for it; a failed build answers 500 and is retried on the next request.
+ * GET /snippet.js: the file `npm run build` compiled (./artefact.ts), read when the handler is
+ * created (server start) and held. Not built yet: 503 saying how to build it, read again on the
+ * next request.
  */
-export function snippetHandler(): RequestHandler {
+export function snippetHandler(path: string = SNIPPET_ARTEFACT): RequestHandler {
   let built: Promise<BuiltSnippet> | undefined;
   const load = (): Promise<BuiltSnippet> => {
-    built ??= buildSnippet().catch((err: unknown) => {
+    built ??= loadSnippet(path).catch((err: unknown) => {
       built = undefined;
       throw err;
     });
@@ -42,6 +44,13 @@ export function snippetHandler(): RequestHandler {
       if (encoding === 'br' || encoding === 'gzip') res.setHeader('Content-Encoding', encoding);
       res.setHeader('Content-Length', String(body.length));
       res.status(200).end(req.method === 'HEAD' ? undefined : body);
-    }, next);
+    }, (err: unknown) => {
+      if (err instanceof SnippetNotBuiltError) {
+        res.setHeader('Cache-Control', 'no-store');
+        sendError(res, 503, err.message);
+        return;
+      }
+      next(err);
+    });
   };
 }

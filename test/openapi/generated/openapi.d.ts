@@ -1623,7 +1623,7 @@ export interface paths {
         put?: never;
         /**
          * Register a click from the tracking snippet
-         * @description Called by the snippet when a visitor lands with `?ref=<slug>`: records the click exactly as POST /api/clicks does (client address and user agent taken from the request; the address from `X-Visitor-IP` when a first-party proxy sends it with this organization's key) and returns the tracking id to store in the `svc_aff` cookie with its lifetime. Under the program's `last_click` model (default) every new visit with a `ref` records a new click and replaces the cookie; under `first_click` a valid cookie of this organization sent as `cookieId` is kept (`kept: true`). Requests from bots and crawlers (recognised by their user agent) are answered 200 with `click: null` and record nothing. An unknown `ref` and an unknown organization both answer 404 "No attribution found", so the answer never tells whether an organization exists. Public: no API key; callable from any origin (CORS, preflight answered). The body may be sent as `application/json` or as `text/plain` holding JSON, which browsers send without a CORS preflight. Rate limited per client address (429 with Retry-After).
+         * @description Called by the snippet when a visitor lands with `?ref=<slug>`: records the click exactly as POST /api/clicks does (client address and user agent taken from the request; the address from `X-Visitor-IP` when a first-party proxy sends it with this organization's key) and returns the tracking id to store in the `svc_aff` cookie with its lifetime. Under the program's `last_click` model (default) every new visit with a `ref` records a new click and replaces the cookie; under `first_click` a valid cookie of this organization sent as `cookieId` is kept (`kept: true`). A `cookieId` that is a click of the same affiliate made within 30 minutes is the same visit captured again (the merchant's server middleware on the same page, a reload): that click is answered with `kept: true` and nothing new is recorded. Requests from bots and crawlers (recognised by their user agent) are answered 200 with `click: null` and record nothing. An unknown `ref` and an unknown organization both answer 404 "No attribution found", so the answer never tells whether an organization exists. Public: no API key; callable from any origin (CORS, preflight answered). The body may be sent as `application/json` or as `text/plain` holding JSON, which browsers send without a CORS preflight. Rate limited per client address (429 with Retry-After).
          */
         post: operations["trackingCreateClick"];
         delete?: never;
@@ -1897,7 +1897,7 @@ export interface components {
             id: string;
             /** @description Opaque tracking id (`ck_…`) to store in the `svc_aff` cookie and send back as `cookie_id`: this click's, or an earlier click's when `kept_earlier_click` is true. */
             cookie_id: string;
-            /** @description true: `cookie_id` is an earlier click's, which keeps the visitor: the visitor's own under the program's `first_click` model, or the address's first click of the window when this one is a click flood's surplus. */
+            /** @description true: `cookie_id` is an earlier click's, which keeps the visitor: the visitor's own under the program's `first_click` model, the address's first click of the window when this one is a click flood's surplus, or the same visit's click when `cookie_id` was sent and is a click of the same affiliate made within 30 minutes (a second capture of one visit: the server middleware and the snippet on one page, or a reload); then nothing new is recorded and `id` is that click's. */
             kept_earlier_click: boolean;
             /** @description Lifetime to give the `svc_aff` cookie: the program's click window in seconds (0: a session cookie). */
             cookie_max_age_seconds: number;
@@ -2213,7 +2213,7 @@ export interface components {
              * @description When the click happened (default now); for importing clicks captured elsewhere. From 2000-01-01T00:00:00Z to at most 5 minutes in the future.
              */
             occurred_at?: string;
-            /** @description The visitor's current `svc_aff` cookie, if any. Under the program's `first_click` model a valid one (a click of this organization within its click window) is kept: the click is recorded, and `cookie_id` in the answer is that earlier click's. */
+            /** @description The visitor's current `svc_aff` cookie, if any. Under the program's `first_click` model a valid one (a click of this organization within its click window) is kept: the click is recorded, and `cookie_id` in the answer is that earlier click's. Under either model, a cookie that is a click of the same affiliate made within 30 minutes is the same visit captured again: that click is answered and no new one is recorded. */
             cookie_id?: string;
         };
         CreateConversionBody: {
@@ -3508,7 +3508,7 @@ export interface components {
             cookie_id: string;
             /** @description The cookie's lifetime: the program's click window in seconds (0: a session cookie). */
             cookie_max_age_seconds: number;
-            /** @description true: `cookie_id` is the one the visitor already has (the `first_click` model, or a click flood): the snippet leaves the cookie as it is. */
+            /** @description true: `cookie_id` is the one the visitor already has (the `first_click` model, a click flood, or the same visit captured again, e.g. by the server middleware first): the snippet leaves the cookie as it is. */
             kept: boolean;
             /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
             livemode: boolean;
@@ -3520,7 +3520,7 @@ export interface components {
             landingUrl?: string;
             /** @description `document.referrer` of the visit, at most 2048 characters. */
             referrer?: string;
-            /** @description The current `svc_aff` cookie's value, if any: kept under the program's `first_click` model when it is a valid click of this organization. */
+            /** @description The current `svc_aff` cookie's value, if any: kept under the program's `first_click` model when it is a valid click of this organization, and answered as the same visit (no new click) when it is a click of the same affiliate made within 30 minutes. */
             cookieId?: string;
             /**
              * @description `test`: record it in test data (what the snippet sends with `data-mode="test"`), seen only with test keys; default `live`.

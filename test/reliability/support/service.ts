@@ -27,9 +27,12 @@ export interface ServiceProcess {
   stderr: string[];
 }
 
-/** Starts `node --import tsx server/src/main.ts` on `databaseUrl` and waits until it listens. */
-export async function startService(databaseUrl: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
+/**
+ * Starts `node --import tsx server/src/main.ts` (or node with `args`: a built bundle) on
+ * `databaseUrl` and waits until it listens.
+ */
+export async function startService(databaseUrl: string, env: Record<string, string> = {}, args: string[] = ['--import', 'tsx', 'server/src/main.ts']): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',

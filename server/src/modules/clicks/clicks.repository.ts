@@ -43,6 +43,19 @@ export class ClicksRepository {
       .executeTakeFirst() as Promise<{ occurred_at: Date; ip: string | null; user_agent: string | null } | undefined>;
   }
 
+  /** The click that issued a cookie, as answered again to a second capture of the same visit (attribution/same-visit.ts). */
+  findByCookie(
+    organizationId: string,
+    cookieId: string,
+  ): Promise<{ id: string; affiliate_id: string; program_id: string; occurred_at: Date; created_at: Date } | undefined> {
+    return kyselyOf(this.orm)
+      .selectFrom('clicks')
+      .select(['id', 'affiliate_id', 'program_id', 'occurred_at', 'created_at'])
+      .where('organization_id', '=', organizationId)
+      .where('cookie_id', '=', cookieId)
+      .executeTakeFirst() as Promise<{ id: string; affiliate_id: string; program_id: string; occurred_at: Date; created_at: Date } | undefined>;
+  }
+
   /** What attribution needs of a click this organization issued, by its id or its cookie id. */
   findForAttribution(organizationId: string, by: 'id' | 'cookie_id', value: string): Promise<CachedClick | undefined> {
     return kyselyOf(this.orm)

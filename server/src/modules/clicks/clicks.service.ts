@@ -9,6 +9,7 @@ import { ClickFloodWindows } from './click-flood.js';
 import { iso } from '../../http/serialize.js';
 import { resolveOccurredAt } from '../../attribution/occurred-at.js';
 import { newRowId } from '../../db/row-ids.js';
+import { isSameVisit } from '../../attribution/same-visit.js';
 
 const DAY_SECONDS = 86_400;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -50,13 +51,31 @@ export class ClicksService {
    * The program's rules decide which cookie the visitor keeps: under `first_click` a valid cookie
    * it already has (one more cached resolve, only when a cookie is sent); with `click_flood` on and
    * an address known, a flood's surplus is stored apart (suppressed) and answered with the
-   * address's first click of the window (in memory: click-flood.ts).
+   * address's first click of the window (in memory: click-flood.ts). A second capture of the same
+   * visit (the cookie is a click of this affiliate made moments before: attribution/same-visit.ts)
+   * records nothing and answers that click.
    */
   async create(organizationId: string, input: CreateClickInput): Promise<ClickResult> {
     const occurredAt = resolveOccurredAt(input.occurred_at);
     const affiliate = await this.resolver.affiliateBySlug(organizationId, input.ref);
     if (!affiliate) throw new AttributionNotFoundError();
     const program = await this.resolver.programRule(affiliate.program_id);
+    const visit = input.cookie_id?.startsWith(COOKIE_ID_PREFIX) ? await this.clicks.findByCookie(organizationId, input.cookie_id) : undefined;
+    if (visit && isSameVisit(visit, affiliate.id, occurredAt)) {
+      return {
+        click: {
+          id: visit.id,
+          cookie_id: input.cookie_id!,
+          kept_earlier_click: true,
+          cookie_max_age_seconds: program.click_window_days * DAY_SECONDS,
+          suppressed: false,
+          affiliate_id: visit.affiliate_id,
+          program_id: visit.program_id,
+          occurred_at: iso(visit.occurred_at),
+          created_at: iso(visit.created_at),
+        },
+      };
+    }
     const id = newRowId();
     const cookieId = generateCookieId();
     const createdAt = new Date();
