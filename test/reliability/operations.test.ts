@@ -72,6 +72,10 @@ describe('operations and security surface', () => {
     await call(url, 'GET', `/api/customers/${unknownId}`, { key });
     const click = await call(url, 'POST', '/api/clicks', { key, body: { ref: merchant.slug } });
     expect(click.status).toBe(201);
+    // The same visit captured again (the snippet after the server middleware): answered with that click, not counted.
+    const sameVisit = await call(url, 'POST', '/api/clicks', { key, body: { ref: merchant.slug, cookie_id: (click.body as { data: { click: { cookie_id: string } } }).data.click.cookie_id } });
+    expect(sameVisit.status).toBe(201);
+    expect((sameVisit.body as { data: { click: { kept_earlier_click: boolean } } }).data.click.kept_earlier_click).toBe(true);
     const body = { external_id: `metrics-${Date.now()}`, amount: 12, ref: merchant.slug };
     expect((await call(url, 'POST', '/api/conversions', { key, body })).status).toBe(201);
     expect((await call(url, 'POST', '/api/conversions', { key, body })).status).toBe(200);

@@ -89,7 +89,7 @@ export class Metrics {
     });
     this.clicks = new Counter({
       name: 'clicks_recorded_total',
-      help: 'Clicks recorded, by source (api: POST /api/clicks; snippet: the public tracking endpoint).',
+      help: 'Clicks recorded, by source (api: POST /api/clicks; snippet: the public tracking endpoint); a repeat capture of the same visit, answered with its earlier click, is not counted.',
       labelNames: ['source'],
       registers,
     });
@@ -176,7 +176,8 @@ export class Metrics {
   stage(): Stage {
     return {
       name: 'metrics',
-      answered: (req, status) => this.record(req.method!, req.routePattern ?? this.routeOf(req), status, pathOf(req), req.startedNs, (req as { webhookOutcome?: string }).webhookOutcome),
+      answered: (req, status) =>
+        this.record(req.method!, req.routePattern ?? this.routeOf(req), status, pathOf(req), req.startedNs, (req as { webhookOutcome?: string }).webhookOutcome, req.clickRecorded),
     };
   }
 
@@ -194,7 +195,7 @@ export class Metrics {
    * One answered request: its count and duration by method, route pattern and status, and the
    * domain event it stands for. The labelled series are looked up once per combination.
    */
-  record(method: string, route: string, status: number, path: string, startedNs: bigint, webhookOutcome?: string): void {
+  record(method: string, route: string, status: number, path: string, startedNs: bigint, webhookOutcome?: string, clickRecorded?: boolean): void {
     const id = `${method} ${route} ${status}`;
     let series = this.series.get(id);
     if (!series) {
@@ -204,19 +205,19 @@ export class Metrics {
     }
     series.count.inc();
     series.duration.observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
-    this.countDomainEvent(method, route, status, path, webhookOutcome);
+    this.countDomainEvent(method, route, status, path, webhookOutcome, clickRecorded);
   }
 
-  private countDomainEvent(method: string, route: string, status: number, path: string, webhookOutcome: string | undefined): void {
+  private countDomainEvent(method: string, route: string, status: number, path: string, webhookOutcome: string | undefined, clickRecorded: boolean | undefined): void {
     if (method !== 'POST') return;
     if (status === 429) this.rateLimited.inc({ limit: route.startsWith('/public/') ? 'client_address' : route.startsWith('/webhooks/') ? 'paypal_webhook_verifications' : 'api_key' });
     const ok = status >= 200 && status < 300;
     switch (route) {
       case '/api/clicks':
-        if (status === 201) this.clicks.inc({ source: 'api' });
+        if (status === 201 && clickRecorded !== false) this.clicks.inc({ source: 'api' });
         break;
       case '/public/organizations/:organizationId/clicks':
-        if (status === 201) this.clicks.inc({ source: 'snippet' });
+        if (status === 201 && clickRecorded !== false) this.clicks.inc({ source: 'snippet' });
         break;
       case '/api/conversions':
         if (ok) this.conversions.inc({ outcome: status === 201 ? 'created' : 'deduped' });

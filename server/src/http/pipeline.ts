@@ -23,6 +23,8 @@ export interface PipelineRequest extends IncomingMessage {
   originalUrl?: string;
   /** The route's pattern when the lane knows it before answering (the hot lane): the metrics' label. */
   routePattern?: string;
+  /** False when a click route answered an earlier click of the same visit and wrote nothing (clicks_recorded_total skips it). */
+  clickRecorded?: boolean;
 }
 
 /** Where a stage puts response headers: Express's response itself, or the hot lane's flat list. */

@@ -35,6 +35,8 @@ export interface CreateClickInput {
 
 export interface ClickResult {
   click: Click;
+  /** False when the answer is an earlier click of the same visit and nothing was written. */
+  recorded: boolean;
 }
 
 export class ClicksService {
@@ -74,6 +76,7 @@ export class ClicksService {
           occurred_at: iso(visit.occurred_at),
           created_at: iso(visit.created_at),
         },
+        recorded: false,
       };
     }
     const id = newRowId();
@@ -108,6 +111,7 @@ export class ClicksService {
         occurred_at: iso(occurredAt),
         created_at: iso(createdAt),
       },
+      recorded: true,
     };
   }
 

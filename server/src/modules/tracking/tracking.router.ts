@@ -1,3 +1,4 @@
+import type { PipelineRequest } from '../../http/pipeline.js';
 import { contract } from '@affiliate-attribution/contract';
 import { s } from '../../http/router-types.js';
 import type { ClicksService } from '../clicks/clicks.service.js';
@@ -28,7 +29,7 @@ export const trackingRouter = (clicks: ClicksService, customers: CustomersServic
         if (isBotUserAgent(userAgent)) {
           return { status: 200, body: { success: true, data: { click: null } } };
         }
-        const { click } = await clicks.create(await organizationOf(req, params.organizationId, body.mode), {
+        const { click, recorded } = await clicks.create(await organizationOf(req, params.organizationId, body.mode), {
           ref: body.ref,
           landing_url: body.landingUrl,
           referrer: body.referrer,
@@ -36,6 +37,7 @@ export const trackingRouter = (clicks: ClicksService, customers: CustomersServic
           ip: visitorAddressOf(req),
           cookie_id: body.cookieId,
         });
+        (req as PipelineRequest).clickRecorded = recorded;
         return {
           status: 201,
           body: { success: true, data: { click: { cookie_id: click.cookie_id, cookie_max_age_seconds: click.cookie_max_age_seconds, kept: click.kept_earlier_click } } },
