@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Sql } from '../../server/src/db/sql.js';
 import { TEST_ADMIN_TOKEN } from '../support/server.js';
 import { call, startService, type PeopleServer } from '../web/support/people.js';
-import { apply, fromPortal, partnerCookieOf, unique } from '../web/support/portal.js';
+import { affiliateIdOf, apply, fromPortal, partnerCookieOf, unique } from '../web/support/portal.js';
 import { signInLinkOf, startSmtpReceiver, type SmtpReceiver } from '../web/support/smtp.js';
 
 /**
@@ -107,7 +107,7 @@ describe('e-mails of test data', () => {
     const withLink = await testEmailsTo(m.test, email, 2);
     expect(withLink[0].subject).toMatch(/^Sign in to .*'s partner portal$/);
 
-    expect((await call(base, 'PATCH', `/api/affiliates/${applied.body.data.application.affiliate_id}`, { headers: m.test, body: { status: 'active' } })).status).toBe(200);
+    expect((await call(base, 'PATCH', `/api/affiliates/${await affiliateIdOf(base, m.test, email)}`, { headers: m.test, body: { status: 'active' } })).status).toBe(200);
     const decided = await testEmailsTo(m.test, email, 3);
     expect(decided[0].subject).toMatch(/^You're approved/);
     expect(decided.map((mail: { livemode: boolean }) => mail.livemode)).toEqual([false, false, false]);
