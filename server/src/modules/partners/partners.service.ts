@@ -127,10 +127,8 @@ export class PartnersService {
     if (organizationName === undefined) throw new NotFoundError('Organization not found');
     const partner = { organizationId, email: normalizeEmail(rawEmail) };
     if ((await this.partners.memberships(partner)).length === 0) return;
-    // Not awaited by the answer (its timing must not tell a partner from a stranger); queued with the link.
-    void this.mailLink(partner, SIGN_IN_LINK_MINUTES * 60_000, baseUrl, (url) => signInLinkMail(partner.email, organizationName, url)).catch((err: unknown) =>
-      this.logger.warn({ err }, 'a partner sign-in link could not be queued'),
-    );
+    // The link and its queued e-mail, in one transaction; the mail server is never waited for.
+    await this.mailLink(partner, SIGN_IN_LINK_MINUTES * 60_000, baseUrl, (url) => signInLinkMail(partner.email, organizationName, url));
   }
 
   /** The merchant invites one of its affiliates to the portal: a sign-in link valid 7 days, by e-mail only. */
@@ -244,6 +242,7 @@ export class PartnersService {
         referral_link: referralLink(m.program.website_url, m.slug),
         program: toProgram(m.program),
         joined_at: iso(m.created_at),
+        livemode: m.program.livemode,
       })),
       livemode: first.program.livemode,
     };
