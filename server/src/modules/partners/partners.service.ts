@@ -183,6 +183,7 @@ export class PartnersService {
     const token = newToken();
     const expiresAt = new Date(Date.now() + validMs);
     const url = `${baseUrl}/portal/${partner.organizationId}/${page}?token=${token}`;
+    if (mail) await this.mailer.ready?.();
     await this.partners.transaction(async (sql) => {
       await this.partners.insertSignInLink({ id: newRowId(), organization_id: partner.organizationId, email: partner.email, token_hash: hashToken(token), expires_at: expiresAt }, sql);
       if (mail) await this.mailer.send(partner.organizationId, mail(url), { transaction: sql });

@@ -61,6 +61,9 @@ export class MailQueue implements Mailer {
     this.boss ??= (async () => {
       const boss = await startQueue(this.orm, this.logger);
       await boss.createQueue(MAIL_QUEUE, this.jobOptions());
+      // pg-boss looks a queue up once, then caches it: done here, on the pool, so that a send inside
+      // a caller's transaction uses that transaction's connection only (the embedded database has one).
+      await boss.getJobById(MAIL_QUEUE, '00000000-0000-4000-8000-000000000000');
       this.workerId = await boss.work<MailJob>(MAIL_QUEUE, { batchSize: 1, pollingIntervalSeconds: this.retry.pollingIntervalSeconds }, async ([job]) => {
         if (job) await this.deliver(job);
       });
@@ -80,6 +83,10 @@ export class MailQueue implements Mailer {
     const data: MailJob = { to: mail.to, subject: mail.subject, text: this.secrets.seal(mail.text, MAIL_TEXT_PURPOSE) };
     await boss.send(MAIL_QUEUE, data, { ...this.jobOptions(), ...(options.transaction ? { db: options.transaction.jobDatabase() } : {}) });
     if (!options.transaction) this.wake();
+  }
+
+  async ready(): Promise<void> {
+    await this.start();
   }
 
   wake(): void {

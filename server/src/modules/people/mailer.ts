@@ -19,6 +19,11 @@ export interface SendOptions {
 export interface Mailer {
   /** Sends the e-mail, or queues it (MailQueue): resolves once it is sent or safely queued. */
   send(mail: Mail, options?: SendOptions): Promise<void>;
+  /**
+   * Before a transaction that will `send` in it: the queue is started (on its own connection), so
+   * that the send inside uses the transaction's connection only (the embedded database has one).
+   */
+  ready?(): Promise<void>;
   /** After the transaction of a `send` commits: the queue's worker looks for it at once. */
   wake?(): void;
 }

@@ -68,6 +68,7 @@ export class PeopleService {
     // The invitation and its e-mail together: the e-mail is queued in the invitation's transaction
     // (mail-queue.ts), so a mail server that is down neither fails the request after the invitation
     // is saved nor loses the e-mail.
+    await this.mailer.ready?.();
     const row = await this.people.transaction(async (sql) => {
       const inserted = await this.people.insertInvitation(
         {

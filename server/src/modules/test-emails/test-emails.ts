@@ -20,7 +20,8 @@ interface TestEmailRow {
 export interface OrganizationMailer {
   /** `options.transaction`: the e-mail is queued (or kept as a test e-mail) in that transaction. */
   send(organizationId: string, mail: Mail, options?: SendOptions): Promise<void>;
-  /** After such a transaction commits: the mail queue's worker looks at once (mailer.ts). */
+  /** Before and after such a transaction: the mail queue started, then woken (mailer.ts). */
+  ready?(): Promise<void>;
   wake?(): void;
 }
 
@@ -70,6 +71,10 @@ export class TestEmails implements OrganizationMailer {
       test_emails: page.items.map((row) => ({ id: row.id, to: row.recipient, subject: row.subject, text: row.text, created_at: iso(row.created_at), livemode: false as const })),
       next_cursor: page.next_cursor,
     };
+  }
+
+  async ready(): Promise<void> {
+    await this.mailer.ready?.();
   }
 
   wake(): void {
