@@ -93,6 +93,9 @@ describe('e-mails of test data', () => {
     const logged = logLines.map((line) => JSON.parse(line)).find((entry) => entry.test_email_id === kept.id);
     expect(logged).toMatchObject({ organization_id: m.testId, mail: { to: testPartner.email, subject: kept.subject } });
     expect(logged.msg).toBe(`test mode: e-mail to ${testPartner.email} not sent, kept as a test e-mail: ${kept.subject}`);
+    // Without its text: the link in it signs in (the dashboard's Test e-mails page shows it).
+    expect(kept.text).toContain('token=');
+    expect(JSON.stringify(logged)).not.toContain('token=');
   });
 
   it('applying to a test program, asking for a sign-in link and the decision on an application: all kept, none sent', async () => {
