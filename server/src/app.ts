@@ -43,7 +43,9 @@ import { People } from './modules/people/people.module.js';
 import { routeAccess } from './modules/people/route-access.js';
 import { dashboardRouter } from './http/dashboard.js';
 import { SIGN_IN_LINKS_PER_EMAIL_DEFAULTS, SIGN_IN_RATE_LIMIT_DEFAULTS } from './config.js';
-import { createMailer } from './modules/people/mailer.js';
+import { createMailer, SmtpMailer, type Mailer } from './modules/people/mailer.js';
+import { MailQueue, type MailRetry } from './modules/people/mail-queue.js';
+import { SecretBox } from './security/secret-box.js';
 import { Partners } from './modules/partners/partners.module.js';
 import { TestEmails } from './modules/test-emails/test-emails.js';
 import { mountTestEmails } from './modules/test-emails/test-emails.router.js';
@@ -87,6 +89,8 @@ export interface AppDeps {
   webDist?: string;
   /** Default 'this-instance-only'; main.ts always chooses (embedded database or not). */
   cacheInvalidation?: CacheInvalidation;
+  /** How queued e-mails are tried again (modules/people/mail-queue.ts); tests shorten the waits. */
+  mailRetry?: Partial<MailRetry>;
 }
 
 type OperationsConfig = Partial<
@@ -113,6 +117,8 @@ export interface App {
   changeListener: ChangeListener | undefined;
   /** Runs imports (modules/imports); main.ts starts it at boot so unfinished imports resume, and stops it. */
   importRunner: ImportRunner;
+  /** With SMTP_URL: the queue every e-mail goes through (modules/people/mail-queue.ts); main.ts starts it at boot and stops it. */
+  mailQueue: MailQueue | undefined;
 }
 
 export function createApp(deps: AppDeps): App {
@@ -148,7 +154,12 @@ export function createApp(deps: AppDeps): App {
       windowSeconds: config.API_RATE_LIMIT_WINDOW_SECONDS ?? API_RATE_LIMIT_DEFAULTS.windowSeconds,
     });
   // The dashboard's users and sessions: a second credential on the same /api routes.
-  const mailer = createMailer(config, logger);
+  // With SMTP, every e-mail is queued (in the transaction of the row it is about where there is
+  // one) and sent by the queue's worker, tried again while the mail server is down; without, it is
+  // written to the log at once (nothing to retry).
+  const transport = createMailer(config, logger);
+  const mailQueue = transport instanceof SmtpMailer ? new MailQueue(deps.orm, transport, new SecretBox(deps.config.ENCRYPTION_KEY), logger, deps.mailRetry) : undefined;
+  const mailer: Mailer = mailQueue ?? transport;
   const people = new People(deps.orm, services.organizations, { ...config, PUBLIC_BASE_URL: publicBaseUrl }, logger, mailer);
   // E-mails to partners go through the test-mode check: a test organization's are kept, never sent.
   const testEmails = new TestEmails(deps.orm, mailer, logger);
@@ -287,5 +298,5 @@ export function createApp(deps: AppDeps): App {
     pipeline,
     logger,
   });
-  return { app, listener: hotLane.listener(app), hotLane, pipeline, services, metrics, readiness, changeListener, importRunner: imports.runner };
+  return { app, listener: hotLane.listener(app), hotLane, pipeline, services, metrics, readiness, changeListener, importRunner: imports.runner, mailQueue };
 }

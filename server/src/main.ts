@@ -62,7 +62,7 @@ const cacheInvalidation: CacheInvalidation = embedded
   ? 'this-instance-only'
   : { listenUrl: config.DATABASE_DIRECT_URL ?? databaseUrl, connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS };
 if (embedded) logger.info('embedded database: one instance, so cached program rules and API keys are invalidated on this instance only');
-const { listener, changeListener, services, importRunner, metrics } = createApp({ orm, config, logger, readiness, rateLimiters, cacheInvalidation });
+const { listener, changeListener, services, importRunner, metrics, mailQueue } = createApp({ orm, config, logger, readiness, rateLimiters, cacheInvalidation });
 await changeListener?.start();
 // Outbound events: delivered from this process unless WEBHOOK_DELIVERY=off (then by `npm run worker`).
 const eventDelivery = config.WEBHOOK_DELIVERY === 'in-process' ? await startEventDelivery(orm, config, logger, metrics.jobFailed) : undefined;
@@ -70,6 +70,8 @@ const eventDelivery = config.WEBHOOK_DELIVERY === 'in-process' ? await startEven
 services.reportFolder.start();
 // Imports left running by the previous process go on from their last committed page (modules/imports).
 await importRunner.start();
+// E-mails queued before a restart (or while the mail server was down) go out from here.
+await mailQueue?.start();
 // Payouts sent through PayPal, Stripe or Wise: their providers asked periodically about those in flight.
 const payoutReconciliation = new PayoutReconciliation(orm, services.payoutSender, logger);
 await payoutReconciliation.start();
@@ -139,6 +141,7 @@ async function shutdown(signal: string): Promise<void> {
   await changeListener?.close();
   await eventDelivery?.stop();
   await importRunner.stop();
+  await mailQueue?.stop();
   await payoutReconciliation.stop();
   await services.reportFolder.stop();
   await closeOrm(orm);

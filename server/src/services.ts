@@ -120,6 +120,7 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
       changed: (change) => {
         if (change.kind === 'program') resolver.forgetProgram(change.id);
         else if (change.kind === 'affiliate') resolver.forgetAffiliate(change.id);
+        else if (change.kind === 'affiliate_links') resolver.forgetAffiliateLinks(change.id);
         else authenticator.forget(change.keyHash);
       },
       reset: () => {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
 import { poolOf } from '../../server/src/db/database.js';
 import { pruneClicks } from '../../server/src/modules/clicks/click-retention.js';
+import { hashToken } from '../../server/src/modules/partners/partners.service.js';
 import { admin, createMerchant, expectError, request } from '../support/api.js';
 import { testServer } from '../support/server.js';
 
@@ -114,6 +116,96 @@ describe('erasing a partner on request', () => {
     // A repeat answers the erased membership; the links attribute nothing.
     expect((await m.api.post(`/api/affiliates/${m.affiliate.id}/erase`)).body.data.affiliate.email).toBe(`erased-${m.affiliate.id}@erased.invalid`);
     expectError(await m.api.post('/api/clicks', { ref: m.slug }), 404);
+  });
+
+  it('leaves no copy of the person in any table, live or test twin: e-mail, name, sign-in address and browser, slug, alias, coupon code', async () => {
+    const m = await createMerchant();
+    const db = await connection();
+    const pool = poolOf((await testServer()).db.orm);
+    const base = (await testServer()).baseUrl;
+    const mark = randomBytes(4).toString('hex');
+    const email = m.affiliate.email as string;
+    const name = `Zelda Quux ${mark}`;
+    const userAgent = `ErasureTestBrowser/${mark}`;
+    const alias = `zq-alias-${mark}`;
+    const coupon = `ZQCODE${mark}`.toUpperCase();
+    const [twin] = await db.execute<{ id: string }[]>('select id from organizations where live_organization_id = ?', [m.id]);
+    const twinId = twin!.id;
+    expect((await m.api.patch(`/api/affiliates/${m.affiliate.id}`, { name, payout_email: `payouts-${mark}@example.com` })).status).toBe(200);
+    await db.execute('insert into affiliate_link_aliases (organization_id, token, affiliate_id, program_id) values (?, ?, ?, ?)', [m.id, alias, m.affiliate.id, m.program.id]);
+    expect((await m.api.post('/api/coupons', { code: coupon, affiliate_id: m.affiliate.id })).status).toBe(201);
+    expect((await m.api.post('/api/clicks', { ref: alias })).status).toBe(201);
+    expect((await m.api.post('/api/conversions', { external_id: `erase-scan-${mark}`, amount: 80, ref: m.slug })).status).toBe(201);
+    // The merchant tried the partner's side in test mode with the same person: same e-mail, name and slug.
+    const testProgram = (await m.testApi.post('/api/programs', { name: 'Test', commission_value: 10 })).body.data.program;
+    expect((await m.testApi.post('/api/affiliates', { email, program_id: testProgram.id, name, slug: m.slug })).status).toBe(201);
+    // Signed in to the portal, live and test: a session, and the sign-in address and browser on the memberships.
+    for (const organizationId of [m.id, twinId]) {
+      const token = randomBytes(32).toString('base64url');
+      await db.execute(`insert into partner_sign_in_links (id, organization_id, email, token_hash, expires_at) values (gen_random_uuid(), ?, ?, ?, now() + interval '15 minutes')`, [organizationId, email, hashToken(token)]);
+      const signedIn = await request('POST', '/partner/api/sign-in', { body: { organization_id: organizationId, token }, headers: { origin: base, 'user-agent': userAgent } });
+      expect(signedIn.status).toBe(200);
+      // And a link asked for: the test twin keeps its e-mail (with the link) as a test e-mail.
+      expect((await request('POST', `/partner/api/organizations/${organizationId}/sign-in-links`, { body: { email }, headers: { origin: base } })).status).toBe(202);
+    }
+    const [affiliateRow] = await db.execute<{ portal_sign_in_ip: string }[]>('select portal_sign_in_ip from affiliates where id = ?', [m.affiliate.id]);
+    const ip = affiliateRow!.portal_sign_in_ip;
+    expect(ip).toBeTruthy();
+
+    // Every text column of every table, read from the catalog (a table or column added later is scanned too).
+    const scan = async (needles: string[], organizations: string[] | null) => {
+      const columns = await db.execute<{ table: string; column: string }[]>(
+        `select c.relname as "table", a.attname as "column" from pg_attribute a join pg_class c on c.oid = a.attrelid
+          where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r' and a.attnum > 0 and not a.attisdropped
+            and a.atttypid in ('text'::regtype, 'varchar'::regtype, 'bpchar'::regtype, 'json'::regtype, 'jsonb'::regtype, 'inet'::regtype, 'citext'::regtype)
+          order by 1, 2`,
+      ).catch(() =>
+        db.execute<{ table: string; column: string }[]>(
+          `select c.relname as "table", a.attname as "column" from pg_attribute a join pg_class c on c.oid = a.attrelid
+            where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r' and a.attnum > 0 and not a.attisdropped
+              and a.atttypid in ('text'::regtype, 'varchar'::regtype, 'bpchar'::regtype, 'json'::regtype, 'jsonb'::regtype, 'inet'::regtype)
+            order by 1, 2`,
+        ),
+      );
+      const scoped = new Set((await db.execute<{ table: string }[]>(
+        `select c.relname as "table" from pg_attribute a join pg_class c on c.oid = a.attrelid
+          where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r' and a.attname = 'organization_id' and not a.attisdropped`,
+      )).map((r) => r.table));
+      const found: string[] = [];
+      for (const { table, column } of columns) {
+        if (organizations && !scoped.has(table)) continue;
+        const where = organizations ? ` and organization_id = any ($2::uuid[])` : '';
+        for (const needle of needles) {
+          const { rows } = await pool.query<{ n: number }>(`select count(*)::int as n from "${table}" where position(lower($1) in lower("${column}"::text)) > 0${where}`, organizations ? [needle, organizations] : [needle]);
+          if (rows[0]!.n > 0) found.push(`${table}.${column}: ${needle}`);
+        }
+      }
+      return found;
+    };
+    const needles = [email, name, userAgent, m.slug, alias, coupon];
+    // Before: the scan finds every one of them (it can fail).
+    const before = await scan([...needles], null);
+    for (const needle of needles) expect(before.some((f) => f.endsWith(`: ${needle}`)), needle).toBe(true);
+    expect(await scan([ip], [m.id, twinId])).not.toEqual([]);
+
+    expect((await m.api.post(`/api/affiliates/${m.affiliate.id}/erase`)).status).toBe(200);
+
+    expect(await scan(needles, null)).toEqual([]);
+    // The sign-in address (a loopback address here, shared with other tests' rows) within the two organizations.
+    expect(await scan([ip], [m.id, twinId])).toEqual([]);
+    for (const table of ['partner_sessions', 'partner_sign_in_links']) {
+      expect((await pool.query(`select count(*)::int as n from ${table} where organization_id = any ($1::uuid[])`, [[m.id, twinId]])).rows, table).toEqual([{ n: 0 }]);
+    }
+    // The coupon stays (anonymised), as does the ledger; the old slug, alias and code attribute nothing.
+    const coupons = (await m.api.get(`/api/coupons?affiliate_id=${m.affiliate.id}`)).body.data.coupons;
+    expect(coupons).toHaveLength(1);
+    expect(coupons[0].code).toMatch(/^erased-[0-9a-f]{32}$/);
+    expectError(await m.api.post('/api/clicks', { ref: m.slug }), 404);
+    expectError(await m.api.post('/api/clicks', { ref: alias }), 404);
+    expectError(await m.api.post('/api/conversions', { external_id: `after-${mark}`, amount: 10, coupon }), 404, 'No attribution found');
+    // The slug is free again, for a new partner whose links then attribute to them (no cache holds the old owner).
+    const newcomer = (await m.api.post('/api/affiliates', { email: `new-${mark}@example.com`, program_id: m.program.id, slug: m.slug })).body.data.affiliate;
+    expect((await m.api.post('/api/clicks', { ref: m.slug })).body.data.click.affiliate_id).toBe(newcomer.id);
   });
 
   it('answers 404 for no such affiliate and 403 for another organization’s', async () => {

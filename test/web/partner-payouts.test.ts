@@ -7,7 +7,7 @@ import { TEST_ENCRYPTION_KEY } from '../support/server.js';
 import { StripeConnectStandIn } from '../support/stripe-connect-standin.js';
 import { buildDashboard, DESKTOP, seriousViolations, sidewaysScrolling, signInOnPage, withFailureScreenshots } from './support/dashboard.js';
 import { call, ownerSession } from './support/people.js';
-import { apply, type MailedService, startServiceWithMail, unique } from './support/portal.js';
+import { affiliateIdOf, apply, type MailedService, startServiceWithMail, unique } from './support/portal.js';
 import { signInLinkOf, type SmtpReceiver } from './support/smtp.js';
 
 /**
@@ -62,7 +62,7 @@ describeInBrowser('tax forms, as the partner and the merchant see them', () => {
     const email = `${slug}@partners.example`;
     const applied = await apply(base, owner.organization.id, program.id, { name: 'Rosa Partner', email, slug });
     expect(applied.status, JSON.stringify(applied.body)).toBe(201);
-    const affiliateId: string = applied.body.data.application.affiliate_id;
+    const affiliateId = await affiliateIdOf(base, key, email);
     const welcome = await smtp.next(email);
     expect((await call(base, 'POST', '/api/commissions', { headers: key, body: { affiliate_id: affiliateId, amount: 40, description: 'Launch bonus' } })).status).toBe(201);
     const held = await call(base, 'POST', '/api/payouts', { headers: key, body: {} });
@@ -177,7 +177,7 @@ describeInBrowser('Stripe Connect onboarding, as the partner and the merchant se
     const slug = unique('sam').slice(0, 30);
     const email = `${slug}@partners.example`;
     const applied = await apply(base, owner.organization.id, program.id, { name: 'Sam Partner', email, slug });
-    const affiliateId: string = applied.body.data.application.affiliate_id;
+    const affiliateId = await affiliateIdOf(base, key, email);
     const welcome = await smtp.next(email);
 
     const partner = await (await browser.newContext({ viewport: DESKTOP, bypassCSP: true })).newPage();

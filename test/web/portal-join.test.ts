@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from './support/people.js';
-import { fromPortal, type MailedService, merchantWithProgram, startServiceWithMail, unique } from './support/portal.js';
+import { affiliateIdOf, fromPortal, type MailedService, merchantWithProgram, startServiceWithMail, unique } from './support/portal.js';
 import { signInLinkOf, type SmtpReceiver } from './support/smtp.js';
 
 /** Joining a program: terms only where there are some, and the approval e-mail's referral link. */
@@ -42,11 +42,54 @@ describe('the approval e-mail', () => {
       const applied = await applyTo(m, { name: 'Wes', email, slug, accept_terms: true });
       expect(applied.status, JSON.stringify(applied.body)).toBe(201);
       await smtp.next(email);
-      expect((await call(base, 'PATCH', `/api/affiliates/${applied.body.data.application.affiliate_id}`, { headers: m.key, body: { status: 'active' } })).status).toBe(200);
+      expect((await call(base, 'PATCH', `/api/affiliates/${await affiliateIdOf(base, m.key, email)}`, { headers: m.key, body: { status: 'active' } })).status).toBe(200);
       const approved = await smtp.next(email);
       expect(approved.subject).toMatch(/^You're approved/);
       expect(approved.text).toContain(website ? `Your referral link: https://shop.example.com/?ref=${slug}` : `with ?ref=${slug} added at its end`);
       signInLinkOf(approved);
     }
+  });
+});
+
+describe('applying with an e-mail already in the program', () => {
+  it('answers exactly as for a new e-mail, tells the partner by e-mail with a sign-in link, and makes no second membership', async () => {
+    const m = await merchantWithProgram(base, { signup: 'approval' });
+    const slug = unique('ida');
+    const email = `${slug}@partners.example`;
+    expect((await applyTo(m, { name: 'Ida', email, slug })).status).toBe(201);
+    await smtp.next(email);
+    // Approved: were the answer to reflect the membership, it would say `active` and the old slug.
+    expect((await call(base, 'PATCH', `/api/affiliates/${await affiliateIdOf(base, m.key, email)}`, { headers: m.key, body: { status: 'active' } })).status).toBe(200);
+    await smtp.next(email);
+
+    const answerFor = (e: string, s: string) => ({ success: true, data: { application: { program_id: m.program.id, email: e, slug: s, status: 'pending' } } });
+    const newcomer = `${unique('jon')}@partners.example`;
+    const newSlug = unique('jon');
+    const fresh = await applyTo(m, { name: 'Jon', email: newcomer, slug: newSlug });
+    const againSlug = unique('ida2');
+    const again = await applyTo(m, { name: 'Ida Again', email: email.toUpperCase(), slug: againSlug });
+    expect({ status: fresh.status, body: fresh.body }).toEqual({ status: 201, body: answerFor(newcomer, newSlug) });
+    expect({ status: again.status, body: again.body }).toEqual({ status: 201, body: answerFor(email, againSlug) });
+    expect(Object.keys(again.body.data.application).sort()).toEqual(Object.keys(fresh.body.data.application).sort());
+
+    // The partner hears of it, with a link that signs them in.
+    const told = await smtp.next(email);
+    expect(told.subject).toMatch(/^Your application to /);
+    expect(told.text).toContain('which already is a partner of it: there is nothing more to do');
+    const link = signInLinkOf(told);
+    const signedIn = await call(base, 'POST', '/partner/api/sign-in', { headers: fromPortal(base), body: { organization_id: m.organizationId, token: link.searchParams.get('token') } });
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.body.data.partner.memberships).toMatchObject([{ slug, status: 'active' }]);
+    // No second membership; the slug asked for stays free; nothing changed on the first.
+    const listed = await call(base, 'GET', `/api/affiliates?email=${encodeURIComponent(email)}`, { headers: m.key });
+    expect(listed.body.data.affiliates).toMatchObject([{ slug, status: 'active', name: 'Ida' }]);
+    expect((await call(base, 'GET', `/partner/api/organizations/${m.organizationId}/slugs/${againSlug}`)).body.data.available).toBe(true);
+
+    // A taken slug is refused alike, whoever applies with it.
+    const takenByStranger = await applyTo(m, { name: 'Kim', email: `${unique('kim')}@partners.example`, slug });
+    const takenByPartner = await applyTo(m, { name: 'Ida', email, slug: newSlug });
+    for (const taken of [takenByStranger, takenByPartner]) expect(taken.status).toBe(409);
+    expect(takenByStranger.body).toEqual({ success: false, message: `slug: "${slug}" is already taken` });
+    expect(takenByPartner.body).toEqual({ success: false, message: `slug: "${newSlug}" is already taken` });
   });
 });

@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN } from '../support/server.js';
 import { describeWithPostgres, startService as startProcess, stopService, ADMIN_TOKEN as PROCESS_ADMIN_TOKEN, type ServiceProcess } from '../reliability/support/service.js';
 import { call, PASSWORD, sessionCookieOf, startService } from './support/people.js';
-import { type MailedService, merchantWithProgram, startServiceWithMail, unique } from './support/portal.js';
+import { affiliateIdOf, type MailedService, merchantWithProgram, startServiceWithMail, unique } from './support/portal.js';
 import type { ReceivedMail, SmtpReceiver } from './support/smtp.js';
 
 /**
@@ -127,14 +127,14 @@ describe('links, with PUBLIC_BASE_URL set, against a hostile Host and X-Forwarde
     const applied = await send(base, 'POST', `/partner/api/organizations/${m.organizationId}/programs/${m.program.id}/applications`, EVIL, { name: 'Pat', email, slug, accept_terms: true });
     expect(applied.status).toBe(201);
     await mailTo(email, 'application received e-mail');
-    const approved = await send(base, 'PATCH', `/api/affiliates/${applied.body.data.application.affiliate_id}`, { ...EVIL, ...m.key }, { status: 'active' });
+    const approved = await send(base, 'PATCH', `/api/affiliates/${await affiliateIdOf(base, m.key, email)}`, { ...EVIL, ...m.key }, { status: 'active' });
     expect(approved.status).toBe(200);
     await mailTo(email, 'application approved e-mail');
     const link = await send(base, 'POST', `/partner/api/organizations/${m.organizationId}/sign-in-links`, EVIL, { email });
     expect(link.status).toBe(202);
     const signIn = await mailTo(email, 'partner sign-in link e-mail');
     expect(linksIn(signIn.text)[0]).toMatch(new RegExp(`^${PUBLIC_BASE_URL}/portal/${m.organizationId}/sign-in/link\\?token=`));
-    const invitation = await send(base, 'POST', `/api/affiliates/${applied.body.data.application.affiliate_id}/invitation`, { ...EVIL, ...m.key });
+    const invitation = await send(base, 'POST', `/api/affiliates/${await affiliateIdOf(base, m.key, email)}/invitation`, { ...EVIL, ...m.key });
     expect(invitation.status).toBe(202);
     await mailTo(email, 'partner invitation e-mail');
   });

@@ -63,13 +63,14 @@ export const ApplicationBody = z.object({
 
 export const Application = z
   .object({
-    affiliate_id: Uuid.describe('The membership created.'),
-    program_id: Uuid.describe('The program joined.'),
+    program_id: Uuid.describe('The program applied to.'),
     email: z.string().describe('The e-mail applied with.'),
-    slug: Slug,
+    slug: Slug.describe('The slug applied for.'),
     status: AffiliateStatus.describe('`active`: the program is `open`, the links work now; `pending`: the merchant approves applications first.'),
   })
-  .describe('An application to a program.');
+  .describe(
+    'An application to a program, as received. The same answer whether or not the e-mail already is a partner of the program (no one learns who is): a partner who applies again gets an e-mail saying so, with a sign-in link, and no second membership.',
+  );
 
 export const SlugAvailability = z
   .object({
@@ -227,7 +228,7 @@ export const partnerPublicContract = c.router(
       path: '/partner/api/organizations/:organizationId/programs/:programId/applications',
       summary: 'Apply to a program',
       description:
-        "Joins the program: `active` at once when its `signup` is `open`, `pending` until the merchant approves when it is `approval`; a `closed` program answers 403. A sign-in link is e-mailed to the applicant. 409 when the slug is taken or the e-mail is already in the program. Rate limited per address.",
+        "Joins the program: `active` at once when its `signup` is `open`, `pending` until the merchant approves when it is `approval`; a `closed` program answers 403. A sign-in link is e-mailed to the applicant. An e-mail already in the program gets the same answer, and an e-mail saying it already is a partner (with a sign-in link) instead of a second membership. 409 when the slug is taken. Rate limited per address.",
       pathParams: z.object({ organizationId: OrganizationId, programId: ProgramId }),
       body: ApplicationBody,
       responses: {

@@ -50,7 +50,9 @@ export const PROGRAM_RULE_TTL_MS = 5_000;
  * cookie). What is cached and why it is safe:
  * - slug -> affiliate, and cookie id / click id -> click: immutable once created (the API has no
  *   way to change or delete them), so entries never go stale; only found rows are cached, so a
- *   slug created later is found at once.
+ *   slug created later is found at once. The one exception: erasing a partner replaces their slug
+ *   and removes their aliases; that change is announced like the others (`affiliate_links`), and
+ *   every instance drops the slugs that name the partner.
  * - program -> commission rule and windows, and affiliate -> status: both can change (PATCH). The
  *   instance that changes one drops its entry at once, and every instance drops it when the change
  *   notification arrives (db/change-notifications.ts, typically milliseconds later). Entries also

@@ -19,8 +19,16 @@ export const CACHE_CHANGES_CHANNEL = 'aa_cache_changes';
 /** `application_name` of the listener's connection: how an operator finds it in pg_stat_activity. */
 export const CHANGE_LISTENER_APPLICATION_NAME = 'affiliate-attribution cache listener';
 
-/** What changed: a program (its rule is cached by id), an affiliate (its status, by id) or an API key (cached by its SHA-256). */
-export type CacheChange = { kind: 'program'; id: string } | { kind: 'affiliate'; id: string } | { kind: 'api_key'; keyHash: string };
+/**
+ * What changed: a program (its rule is cached by id), an affiliate (its status, by id), an
+ * affiliate's links (its slug and aliases, cached by slug: changed only when the partner is erased)
+ * or an API key (cached by its SHA-256).
+ */
+export type CacheChange =
+  | { kind: 'program'; id: string }
+  | { kind: 'affiliate'; id: string }
+  | { kind: 'affiliate_links'; id: string }
+  | { kind: 'api_key'; keyHash: string };
 
 /** Runs one statement (`?` placeholders) on the writer's transaction: Sql.rows, or MikroORM's em.execute. */
 export type StatementRunner = (query: string, params: unknown[]) => Promise<unknown>;
@@ -39,7 +47,7 @@ export function parseChange(payload: string | undefined): CacheChange | undefine
     const value: unknown = JSON.parse(payload ?? '');
     if (typeof value !== 'object' || value === null) return undefined;
     const { kind, id, keyHash } = value as Record<string, unknown>;
-    if ((kind === 'program' || kind === 'affiliate') && typeof id === 'string') return { kind, id };
+    if ((kind === 'program' || kind === 'affiliate' || kind === 'affiliate_links') && typeof id === 'string') return { kind, id };
     if (kind === 'api_key' && typeof keyHash === 'string') return { kind, keyHash };
   } catch {
     // not JSON: ignored below

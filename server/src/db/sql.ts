@@ -72,6 +72,15 @@ export class Sql {
     return this.run<T>(config);
   }
 
+  /**
+   * This Sql as the job queue's database handle (pg-boss's `db` option, jobs/queue.ts): inside a
+   * transaction, a job inserted through it commits or rolls back with the transaction's rows.
+   * Statements are pg-boss's own, in PostgreSQL's `$1` terms, passed as they are.
+   */
+  jobDatabase(): { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> } {
+    return { executeSql: (text, values) => this.run({ text, values: values ?? [] }) };
+  }
+
   private async run<T>(config: UnnamedQuery): Promise<pg.QueryResult<T & pg.QueryResultRow>> {
     if (this.connection) return this.connection.query<T & pg.QueryResultRow>(config);
     const connection = await this.pool.connect();

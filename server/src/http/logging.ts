@@ -68,6 +68,44 @@ class LazyRequestLog implements RequestLog {
   }
 }
 
+/**
+ * Query parameters that carry a secret somewhere in the service: the one-time `token` of the links
+ * it e-mails or hands out (dashboard invitations and password resets, partner sign-in and preview
+ * links, better-auth's magic-link verification), and any other name that says it is one.
+ */
+const SECRET_QUERY_PARAMETER = /token|secret|password|signature|api_?key/i;
+/** better-auth's own password-reset link carries its token in the path: `/auth/reset-password/<token>`. */
+const SECRET_PATH = /^(\/auth\/reset-password\/)[^/?]+/;
+
+/**
+ * The URL as the access log writes it: one-time secrets replaced by `[redacted]` (`token=[redacted]`).
+ * A link that signs someone in must not outlive its use in a log file that more people read than
+ * the database. The common URL (no query, no secret path) is returned as it is, without parsing.
+ */
+export function redactUrl(url: string): string {
+  const out = SECRET_PATH.test(url) ? url.replace(SECRET_PATH, '$1[redacted]') : url;
+  const query = out.indexOf('?');
+  if (query < 0) return out;
+  const path = out.slice(0, query);
+  const search = out.slice(query + 1);
+  if (!SECRET_QUERY_PARAMETER.test(search)) return out;
+  const redacted = search
+    .split('&')
+    .map((part) => {
+      const equals = part.indexOf('=');
+      const rawName = equals < 0 ? part : part.slice(0, equals);
+      let name = rawName;
+      try {
+        name = decodeURIComponent(rawName.replace(/\+/g, ' '));
+      } catch {
+        // a malformed escape: judged by its raw text
+      }
+      return SECRET_QUERY_PARAMETER.test(name) ? `${rawName}=[redacted]` : part;
+    })
+    .join('&');
+  return `${path}?${redacted}`;
+}
+
 /** The access-log line of one answered request (see accessLogStage). */
 export function logRequestCompleted(
   logger: Logger,
@@ -79,7 +117,7 @@ export function logRequestCompleted(
   if (!logger.isLevelEnabled('info')) return;
   logger.info(
     {
-      req: { id: req.requestId, method: req.method, url, remoteAddress: req.socket.remoteAddress },
+      req: { id: req.requestId, method: req.method, url: redactUrl(url), remoteAddress: req.socket.remoteAddress },
       res: { statusCode },
       responseTime: Number(process.hrtime.bigint() - startedNs) / 1e6,
     },
@@ -89,7 +127,8 @@ export function logRequestCompleted(
 
 /**
  * The access log: one line per answered request, `{ req: { id, method, url, remoteAddress },
- * res: { statusCode }, responseTime }`. Deliberately not the headers: what is not logged cannot
+ * res: { statusCode }, responseTime }`, the URL's one-time secrets redacted (redactUrl).
+ * Deliberately not the headers (Referer included, which may hold a page's link): what is not logged cannot
  * leak, and serialising them was the largest part of logging's cost on the hot paths. `req.log`
  * logs bound to the request id (LazyRequestLog).
  */
@@ -108,7 +147,7 @@ export function accessLogStage(logger: Logger): Stage {
 
 /**
  * `logger` without its redaction (createLogger's REDACTED_PATHS), for the access line only, whose
- * fields are fixed and hold no secret (logRequestCompleted): a pino child with an empty redact list,
+ * fields are fixed and hold no secret once its URL is redacted (logRequestCompleted): a pino child with an empty redact list,
  * so the same stream, level, bindings and serializers. Redaction walks every path on every line;
  * on the access line, written for every request, that was about 5 % of the service's CPU per
  * request.

@@ -1395,7 +1395,7 @@ export interface paths {
         put?: never;
         /**
          * Apply to a program
-         * @description Joins the program: `active` at once when its `signup` is `open`, `pending` until the merchant approves when it is `approval`; a `closed` program answers 403. A sign-in link is e-mailed to the applicant. 409 when the slug is taken or the e-mail is already in the program. Rate limited per address.
+         * @description Joins the program: `active` at once when its `signup` is `open`, `pending` until the merchant approves when it is `approval`; a `closed` program answers 403. A sign-in link is e-mailed to the applicant. An e-mail already in the program gets the same answer, and an e-mail saying it already is a partner (with a sign-in link) instead of a second membership. 409 when the slug is taken. Rate limited per address.
          */
         post: operations["partnerPublicApply"];
         delete?: never;
@@ -1845,21 +1845,16 @@ export interface components {
             /** @description When the key was revoked; null while it is valid. */
             revoked_at: string | null;
         };
-        /** @description An application to a program. */
+        /** @description An application to a program, as received. The same answer whether or not the e-mail already is a partner of the program (no one learns who is): a partner who applies again gets an e-mail saying so, with a sign-in link, and no second membership. */
         Application: {
             /**
              * Format: uuid
-             * @description The membership created.
-             */
-            affiliate_id: string;
-            /**
-             * Format: uuid
-             * @description The program joined.
+             * @description The program applied to.
              */
             program_id: string;
             /** @description The e-mail applied with. */
             email: string;
-            /** @description Referral link slug (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the organization. */
+            /** @description The slug applied for. */
             slug: string;
             /**
              * @description `active`: the program is `open`, the links work now; `pending`: the merchant approves applications first.
@@ -19806,7 +19801,6 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "application": {
-                     *           "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *           "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
                      *           "email": "jane@partners.example",
                      *           "slug": "jane-doe",

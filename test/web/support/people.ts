@@ -28,7 +28,7 @@ export async function startService(
     const s = createServer().listen(0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
-  const { listener } = createApp({
+  const { listener, mailQueue } = createApp({
     ...appDeps,
     orm: database.orm,
     logger: logTo ? pino({ level: 'info' }, logTo) : undefined,
@@ -39,7 +39,10 @@ export async function startService(
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     db: database,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())).then(() => (db ? undefined : database.stop())),
+    close: () =>
+      new Promise<void>((resolve) => server.close(() => resolve()))
+        .then(() => mailQueue?.stop())
+        .then(() => (db ? undefined : database.stop())),
   };
 }
 

@@ -72,5 +72,17 @@ export async function signedInPartner(base: string, smtp: SmtpReceiver, organiza
   const email = `${slug}@partners.example`;
   const applied = await apply(base, organizationId, programId, { name: `Partner ${slug}`, email, slug });
   if (applied.status !== 201) throw new Error(`apply: ${applied.status} ${JSON.stringify(applied.body)}`);
-  return { email, slug, affiliateId: applied.body.data.application.affiliate_id as string, cookie: await signInByMail(base, smtp, email) };
+  const cookie = await signInByMail(base, smtp, email);
+  // The application's answer names no membership (it is the same for a partner who already is one): the portal does.
+  const me = await call(base, 'GET', '/partner/api/me', { headers: { cookie } });
+  const membership = (me.body.data.partner.memberships as { affiliate_id: string; program: { id: string } }[]).find((m) => m.program.id === programId)!;
+  return { email, slug, affiliateId: membership.affiliate_id, cookie };
+}
+
+/** The membership of `email` in the merchant's program, as the merchant's API lists it. */
+export async function affiliateIdOf(base: string, key: Record<string, string>, email: string, programId?: string): Promise<string> {
+  const listed = await call(base, 'GET', `/api/affiliates?email=${encodeURIComponent(email)}${programId ? `&program_id=${programId}` : ''}`, { headers: key });
+  const [affiliate] = listed.body.data.affiliates as { id: string }[];
+  if (!affiliate) throw new Error(`no affiliate with e-mail ${email}: ${JSON.stringify(listed.body)}`);
+  return affiliate.id;
 }

@@ -10,6 +10,7 @@ import { Migration20270108000000_tax_forms } from './Migration20270108000000_tax
 import { Migration20270109000000_payout_retries } from './Migration20270109000000_payout_retries.js';
 import { Migration20270113000000_retention_at_scale } from './Migration20270113000000_retention_at_scale.js';
 import { Migration20270114000000_import_cancel } from './Migration20270114000000_import_cancel.js';
+import { Migration20270115000000_hashed_verifications } from './Migration20270115000000_hashed_verifications.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
 export const migrationsList: MigrationObject[] = [
@@ -24,4 +25,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20270109000000_payout_retries', class: Migration20270109000000_payout_retries },
   { name: 'Migration20270113000000_retention_at_scale', class: Migration20270113000000_retention_at_scale },
   { name: 'Migration20270114000000_import_cancel', class: Migration20270114000000_import_cancel },
+  { name: 'Migration20270115000000_hashed_verifications', class: Migration20270115000000_hashed_verifications },
 ];

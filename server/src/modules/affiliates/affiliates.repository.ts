@@ -10,7 +10,7 @@ import type { CursorPosition } from '../../http/pagination.js';
 import { isUuid } from '../../http/serialize.js';
 import { withEvents } from '../events/outbox.js';
 import { lockPartnerForm, partnerFormOf } from '../tax-forms/partner-form.js';
-import { sql as raw } from 'kysely';
+import { erasePerson, erasureScope } from './erasure.js';
 
 export type AffiliateRecord = StoredRow<'affiliates'>;
 
@@ -94,57 +94,18 @@ export class AffiliatesRepository {
   }
 
   /**
-   * Erases the personal details of the person behind an owned membership (403/404 by the
-   * ownership rule), in every membership of the same e-mail in the organization, in one
-   * transaction: name, payout e-mail and portal sign-in details removed, the e-mail replaced by a
-   * placeholder (unique per membership, in the reserved `.invalid` domain), the memberships
-   * disabled, the partner's portal sessions and sign-in links deleted, and the outbox's copies of
-   * the affiliate (affiliate.* events) erased the same way. The ledger's rows are not touched:
-   * they refer to the membership by id. Every instance drops the memberships from its caches on
-   * commit. A membership already erased is answered as it is. Answers the requested membership
-   * and the ids of every membership erased.
+   * Erases the person behind an owned membership (403/404 by the ownership rule), in one
+   * transaction: every membership of the same e-mail in the organization and, for a live one, in
+   * its test twin (erasure.ts says what goes). A membership already erased is answered as it is.
+   * Answers the requested membership and the ids of every membership erased.
    */
   eraseOwned(organizationId: string, id: string, at: Date): Promise<{ erased: AffiliateRecord; ids: string[] }> {
     return Sql.of(this.orm).transaction(async (sql) => {
       const current = await findOwnedRow<AffiliateRecord>(sql, AFFILIATES_BY_ID, organizationId, id);
       if (current.erased_at) return { erased: current, ids: [] };
-      await lockPartnerForm(sql, organizationId, current.email);
-      const placeholder = raw<string>`'erased-' || id || '@erased.invalid'`;
-      const update = kyselyOf(this.orm)
-        .updateTable('affiliates')
-        .set({
-          email: placeholder,
-          name: null,
-          payout_email: null,
-          stripe_account_id: null,
-          portal_sign_in_ip: null,
-          portal_sign_in_user_agent: null,
-          status: 'disabled',
-          erased_at: at,
-          // The tax form is personal data: its document deleted below, its state back to `missing`.
-          tax_form_status: null,
-          tax_form_kind: null,
-          tax_form_submitted_at: null,
-          tax_form_decided_at: null,
-          tax_form_rejection_reason: null,
-        })
-        .where('organization_id', '=', organizationId)
-        .where('email', '=', current.email)
-        .returningAll();
-      const erased = (await sql.execute({ compile: () => withEvents(update, 'affiliate.updated').compile(kyselyOf(this.orm)) })) as AffiliateRecord[];
-      const ids = erased.map((row) => row.id);
-      await sql.rows('delete from tax_forms where organization_id = ? and affiliate_id = any (?::uuid[])', [organizationId, ids]);
-      await sql.rows('delete from partner_sessions where organization_id = ? and email = ?', [organizationId, current.email]);
-      await sql.rows('delete from partner_sign_in_links where organization_id = ? and email = ?', [organizationId, current.email]);
-      await sql.rows(
-        `update outbound_events set resource = resource || jsonb_build_object('email', 'erased-' || (resource ->> 'id') || '@erased.invalid',
-           'name', null, 'payout_email', null, 'portal_sign_in_ip', null, 'portal_sign_in_user_agent', null,
-           'tax_form_status', null, 'tax_form_kind', null, 'tax_form_submitted_at', null, 'tax_form_decided_at', null, 'tax_form_rejection_reason', null)
-         where organization_id = ? and type in ('affiliate.created', 'affiliate.updated') and resource ->> 'id' = any (?::text[])`,
-        [organizationId, ids],
-      );
-      for (const erasedId of ids) await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate', id: erasedId });
-      return { erased: erased.find((row) => row.id === current.id)!, ids };
+      const erased: AffiliateRecord[] = [];
+      for (const scope of await erasureScope(sql, organizationId)) erased.push(...(await erasePerson(sql, this.orm, scope, current.email, at)));
+      return { erased: erased.find((row) => row.id === current.id)!, ids: erased.map((row) => row.id) };
     });
   }
 

@@ -73,7 +73,7 @@ export class AffiliatesService {
   constructor(
     private readonly affiliates: AffiliatesRepository,
     /** This instance's attribution caches: a status change drops the affiliate's cached status at once. */
-    private readonly attribution: Pick<AttributionResolver, 'forgetAffiliate' | 'programRule'>,
+    private readonly attribution: Pick<AttributionResolver, 'forgetAffiliate' | 'forgetAffiliateLinks' | 'programRule'>,
   ) {}
 
   /**
@@ -156,7 +156,7 @@ export class AffiliatesService {
    */
   async erase(organizationId: string, id: string): Promise<Affiliate> {
     const { erased, ids } = await this.affiliates.eraseOwned(organizationId, id, new Date());
-    for (const erasedId of ids) this.attribution.forgetAffiliate(erasedId);
+    for (const erasedId of ids) this.attribution.forgetAffiliateLinks(erasedId);
     return toAffiliateDto(erased);
   }
 

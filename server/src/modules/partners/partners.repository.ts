@@ -111,8 +111,13 @@ export class PartnersRepository {
     await this.sql.rows('update affiliates set payout_email = ? where organization_id = ? and email = ?', [payoutEmail, partner.organizationId, partner.email]);
   }
 
-  async insertSignInLink(row: { id: string; organization_id: string; email: string; token_hash: string; expires_at: Date }): Promise<void> {
-    await this.sql.rows('insert into partner_sign_in_links (id, organization_id, email, token_hash, expires_at) values (?, ?, ?, ?, ?)', [
+  /** Runs fn in one transaction (a sign-in link and the e-mail queued with it: partners.service.ts). */
+  transaction<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.sql.transaction(fn);
+  }
+
+  async insertSignInLink(row: { id: string; organization_id: string; email: string; token_hash: string; expires_at: Date }, sql: Sql = this.sql): Promise<void> {
+    await sql.rows('insert into partner_sign_in_links (id, organization_id, email, token_hash, expires_at) values (?, ?, ?, ?, ?)', [
       row.id,
       row.organization_id,
       row.email,

@@ -9,12 +9,12 @@ import { decimalToNumber, iso, isoOrNull } from '../../http/serialize.js';
 import type { AffiliateStatusChange, AffiliatesService } from '../affiliates/affiliates.service.js';
 import type { Mail } from '../people/mailer.js';
 import type { OrganizationMailer } from '../test-emails/test-emails.js';
-import { linkOnSite, maskCustomer, nextPayout, periodStarts, referralLink, referralLinkText } from './partner-views.js';
+import { linkOnSite, maskCustomer, nextPayout, periodStarts, referralLink } from './partner-views.js';
+import { applicationMail, approvedMail, declinedMail, INVITATION_LINK_DAYS, portalInvitationMail, SIGN_IN_LINK_MINUTES, signInLinkMail } from './partner-mails.js';
 import type { MembershipRow, PartnerKey, PartnersRepository, ProgramRow } from './partners.repository.js';
 import { newRowId } from '../../db/row-ids.js';
 
-export const SIGN_IN_LINK_MINUTES = 15;
-export const INVITATION_LINK_DAYS = 7;
+export { INVITATION_LINK_DAYS, SIGN_IN_LINK_MINUTES } from './partner-mails.js';
 export const PARTNER_SESSION_DAYS = 7;
 /** A portal preview's link (the merchant's, never e-mailed): opened at once, from the dashboard. */
 export const PREVIEW_LINK_MINUTES = 5;
@@ -107,18 +107,14 @@ export class PartnersService {
       status: program.signup === 'open' ? 'active' : 'pending',
       terms_accepted_at: hasTerms ? new Date() : undefined,
     });
-    if (deduped) throw new ConflictError('email: This e-mail has already joined this program: sign in instead');
-    const { url } = await this.createLink({ organizationId, email }, SIGN_IN_LINK_MINUTES * 60_000, baseUrl);
-    const welcome =
-      affiliate.status === 'active'
-        ? `Welcome to ${program.organization_name}'s partner program "${program.name}": your referral links work now.\n\n${referralLinkText(program, affiliate.slug)}`
-        : `Thank you for applying to ${program.organization_name}'s partner program "${program.name}". Your application awaits the merchant's approval; your links start working once you are approved.`;
-    await this.mailer.send(organizationId, {
-      to: email,
-      subject: `Your application to ${program.organization_name}`,
-      text: `${welcome}\n\nSign in to your partner portal (the link works once, for ${SIGN_IN_LINK_MINUTES} minutes): ${url}\n\nLater, ask for a new link at ${baseUrl}/portal/${organizationId}/sign-in`,
-    });
-    return { affiliate_id: affiliate.id, program_id: programId, email, slug: affiliate.slug, status: affiliate.status };
+    // The answer is the same whether or not the e-mail was already in the program (as for sign-in
+    // links, no one learns who is a partner): the status a new application gets, the slug asked
+    // for. A slug someone holds is refused as for a new application; the partner who already is
+    // one hears of it by e-mail, with a sign-in link, and no second membership is made.
+    if (deduped && (await this.partners.slugTaken(organizationId, input.slug))) throw new ConflictError(`slug: "${input.slug}" is already taken`);
+    const outcome = deduped ? ({ kind: 'already' } as const) : affiliate.status === 'active' ? ({ kind: 'active', slug: affiliate.slug } as const) : ({ kind: 'pending' } as const);
+    await this.mailLink({ organizationId, email }, SIGN_IN_LINK_MINUTES * 60_000, baseUrl, (url) => applicationMail(email, program, outcome, { url, signInPage: `${baseUrl}/portal/${organizationId}/sign-in` }));
+    return { program_id: programId, email, slug: input.slug, status: program.signup === 'open' ? 'active' : 'pending' };
   }
 
   /**
@@ -131,50 +127,35 @@ export class PartnersService {
     if (organizationName === undefined) throw new NotFoundError('Organization not found');
     const partner = { organizationId, email: normalizeEmail(rawEmail) };
     if ((await this.partners.memberships(partner)).length === 0) return;
-    const { url } = await this.createLink(partner, SIGN_IN_LINK_MINUTES * 60_000, baseUrl);
-    void this.mailer
-      .send(organizationId, {
-        to: partner.email,
-        subject: `Sign in to ${organizationName}'s partner portal`,
-        text: `Sign in (the link works once, for ${SIGN_IN_LINK_MINUTES} minutes): ${url}\n\nIf you did not ask for it, ignore this e-mail.`,
-      })
-      .catch((err: unknown) => this.logger.warn({ err }, 'a partner sign-in link could not be e-mailed'));
+    // The link and its queued e-mail, in one transaction; the mail server is never waited for.
+    await this.mailLink(partner, SIGN_IN_LINK_MINUTES * 60_000, baseUrl, (url) => signInLinkMail(partner.email, organizationName, url));
   }
 
   /** The merchant invites one of its affiliates to the portal: a sign-in link valid 7 days, by e-mail only. */
   async invite(organizationId: string, affiliate: { email: string; program_id: string }, baseUrl: string): Promise<{ email: string; expires_at: string }> {
     const program = await this.partners.program(organizationId, affiliate.program_id);
     if (!program) throw new NotFoundError('Program not found');
-    const { url, expiresAt } = await this.createLink({ organizationId, email: affiliate.email }, INVITATION_LINK_DAYS * DAY_MS, baseUrl);
-    await this.mailer.send(organizationId, {
-      to: affiliate.email,
-      subject: `${program.organization_name} invites you to its partner portal`,
-      text: `${program.organization_name} invites you to its partner portal for "${program.name}": your referral links, the customers you referred, your commissions and payouts.\n\nSign in (the link works once, for ${INVITATION_LINK_DAYS} days): ${url}\n\nLater, ask for a new link at ${baseUrl}/portal/${organizationId}/sign-in`,
-    });
+    const { expiresAt } = await this.mailLink({ organizationId, email: affiliate.email }, INVITATION_LINK_DAYS * DAY_MS, baseUrl, (url) =>
+      portalInvitationMail(affiliate.email, program, { url, signInPage: `${baseUrl}/portal/${organizationId}/sign-in` }),
+    );
     return { email: affiliate.email, expires_at: iso(expiresAt) };
   }
 
   /**
    * The merchant decided on an application: the partner hears of it by e-mail, with a link that
-   * signs them in (valid 7 days, once) when approved. Sent without holding up the merchant's request.
+   * signs them in (valid 7 days, once) when approved. Queued (mail-queue.ts): the merchant's
+   * request never waits for the mail server.
    */
   async applicationDecided(change: AffiliateStatusChange): Promise<void> {
     if (change.previous !== 'pending' || change.affiliate.status === 'pending') return;
     const program = await this.partners.program(change.organizationId, change.affiliate.program_id);
     if (!program) return;
     const to = change.affiliate.email;
-    let mail: Mail;
     if (change.affiliate.status === 'active') {
-      const { url } = await this.createLink({ organizationId: change.organizationId, email: to }, INVITATION_LINK_DAYS * DAY_MS, change.baseUrl);
-      mail = {
-        to,
-        subject: `You're approved: ${program.organization_name}'s partner program`,
-        text: `${program.organization_name} approved your application to "${program.name}": your referral link works now.\n\n${referralLinkText(program, change.affiliate.slug)}\n\nSign in to your partner portal (the link works once, for ${INVITATION_LINK_DAYS} days): ${url}`,
-      };
+      await this.mailLink({ organizationId: change.organizationId, email: to }, INVITATION_LINK_DAYS * DAY_MS, change.baseUrl, (url) => approvedMail(to, program, change.affiliate.slug, url));
     } else {
-      mail = { to, subject: `Your application to ${program.organization_name}`, text: `${program.organization_name} did not approve your application to "${program.name}".` };
+      await this.mailer.send(change.organizationId, declinedMail(to, program));
     }
-    void this.mailer.send(change.organizationId, mail).catch((err: unknown) => this.logger.warn({ err }, 'the decision on an application could not be e-mailed')); // a send failure is logged by the mailer too
   }
 
   /**
@@ -187,12 +168,34 @@ export class PartnersService {
     return { url, expires_at: iso(expiresAt) };
   }
 
-  private async createLink(partner: PartnerKey, validMs: number, baseUrl: string, page: 'sign-in/link' | 'preview' = 'sign-in/link'): Promise<{ url: string; expiresAt: Date }> {
+  /**
+   * A new sign-in link (its token stored hashed), and, with `mail`, the e-mail that carries it,
+   * queued in the link's transaction (mail-queue.ts): the link and its e-mail exist together, and
+   * a mail server that is down fails no request.
+   */
+  private async createLink(
+    partner: PartnerKey,
+    validMs: number,
+    baseUrl: string,
+    page: 'sign-in/link' | 'preview' = 'sign-in/link',
+    mail?: (url: string) => Mail,
+  ): Promise<{ url: string; expiresAt: Date }> {
     const token = newToken();
     const expiresAt = new Date(Date.now() + validMs);
-    await this.partners.insertSignInLink({ id: newRowId(), organization_id: partner.organizationId, email: partner.email, token_hash: hashToken(token), expires_at: expiresAt });
+    const url = `${baseUrl}/portal/${partner.organizationId}/${page}?token=${token}`;
+    if (mail) await this.mailer.ready?.();
+    await this.partners.transaction(async (sql) => {
+      await this.partners.insertSignInLink({ id: newRowId(), organization_id: partner.organizationId, email: partner.email, token_hash: hashToken(token), expires_at: expiresAt }, sql);
+      if (mail) await this.mailer.send(partner.organizationId, mail(url), { transaction: sql });
+    });
+    if (mail) this.mailer.wake?.();
     this.partners.pruneExpired(partner.organizationId).catch((err: unknown) => this.logger.warn({ err }, 'could not prune expired partner sign-in links and sessions'));
-    return { url: `${baseUrl}/portal/${partner.organizationId}/${page}?token=${token}`, expiresAt };
+    return { url, expiresAt };
+  }
+
+  /** A sign-in link e-mailed by `mail` (createLink). */
+  private mailLink(partner: PartnerKey, validMs: number, baseUrl: string, mail: (url: string) => Mail): Promise<{ url: string; expiresAt: Date }> {
+    return this.createLink(partner, validMs, baseUrl, 'sign-in/link', mail);
   }
 
   /** A link's token for a new session (its own token, stored hashed): once, before the link expires. */
@@ -240,6 +243,7 @@ export class PartnersService {
         referral_link: referralLink(m.program.website_url, m.slug),
         program: toProgram(m.program),
         joined_at: iso(m.created_at),
+        livemode: m.program.livemode,
       })),
       livemode: first.program.livemode,
     };

@@ -120,6 +120,11 @@ export function createAuth(options: AuthOptions) {
     verification: {
       modelName: 'verifications',
       fields: { expiresAt: 'expires_at', createdAt: 'created_at', updatedAt: 'updated_at' },
+      // Every verification value's identifier (`reset-password:<token>` for a password reset) is
+      // stored as its SHA-256 (base64url), like every other one-time token of the service: whoever
+      // reads the table cannot reset a password with what is there. Rows written in clear before
+      // are hashed by Migration20270115000000_hashed_verifications.
+      storeIdentifier: 'hashed',
     },
     plugins: [
       // Sign-in by an e-mailed one-time link, for users that exist (no sign-up through it): valid

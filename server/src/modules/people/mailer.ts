@@ -1,5 +1,6 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
+import type { Sql } from '../../db/sql.js';
 
 export interface Mail {
   to: string;
@@ -7,8 +8,24 @@ export interface Mail {
   text: string;
 }
 
+export interface SendOptions {
+  /**
+   * The transaction that writes the row the e-mail is about (an invitation, a sign-in link): a
+   * queued e-mail is queued in it, so it exists exactly when the row does.
+   */
+  transaction?: Sql;
+}
+
 export interface Mailer {
-  send(mail: Mail): Promise<void>;
+  /** Sends the e-mail, or queues it (MailQueue): resolves once it is sent or safely queued. */
+  send(mail: Mail, options?: SendOptions): Promise<void>;
+  /**
+   * Before a transaction that will `send` in it: the queue is started (on its own connection), so
+   * that the send inside uses the transaction's connection only (the embedded database has one).
+   */
+  ready?(): Promise<void>;
+  /** After the transaction of a `send` commits: the queue's worker looks for it at once. */
+  wake?(): void;
 }
 
 /**
@@ -27,8 +44,8 @@ export class LogMailer implements Mailer {
 
 /**
  * SMTP through nodemailer (`SMTP_URL`, e.g. `smtps://user:pass@smtp.example.com`, from `MAIL_FROM`).
- * A message that cannot be sent is logged without its text (it may carry a sign-in link, a
- * credential) and the error is thrown to the caller, which decides whether the request fails.
+ * A message that cannot be sent is thrown to the caller: the mail queue (mail-queue.ts), which
+ * tries it again later and logs each failure without the text (it may carry a sign-in link).
  */
 export class SmtpMailer implements Mailer {
   private readonly transport: Transporter;
@@ -42,18 +59,14 @@ export class SmtpMailer implements Mailer {
   }
 
   async send(mail: Mail): Promise<void> {
-    try {
-      await this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text });
-      this.logger.info({ to: mail.to, subject: mail.subject }, 'e-mail sent');
-    } catch (err) {
-      this.logger.error({ err, to: mail.to, subject: mail.subject }, 'e-mail could not be sent');
-      throw err;
-    }
+    await this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text });
+    this.logger.info({ to: mail.to, subject: mail.subject }, 'e-mail sent');
   }
 }
 
 export const DEFAULT_MAIL_FROM = 'Affiliate program <no-reply@localhost>';
 
+/** The SMTP transport when SMTP_URL is set (app.ts queues what it sends: MailQueue), else the log. */
 export function createMailer(config: { SMTP_URL?: string; MAIL_FROM?: string }, logger: Logger): Mailer {
   return config.SMTP_URL ? new SmtpMailer(config.SMTP_URL, config.MAIL_FROM ?? DEFAULT_MAIL_FROM, logger) : new LogMailer(logger);
 }

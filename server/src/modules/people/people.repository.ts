@@ -79,8 +79,13 @@ export class PeopleRepository {
     });
   }
 
-  async insertInvitation(row: Omit<InvitationRow, 'accepted_at' | 'revoked_at'> & { token_hash: string; invited_by: string | null }): Promise<InvitationRow> {
-    return (await this.sql.one<InvitationRow>(
+  /** Runs fn in one transaction (an invitation and the e-mail queued for it: people.service.ts). */
+  transaction<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.sql.transaction(fn);
+  }
+
+  async insertInvitation(row: Omit<InvitationRow, 'accepted_at' | 'revoked_at'> & { token_hash: string; invited_by: string | null }, sql: Sql = this.sql): Promise<InvitationRow> {
+    return (await sql.one<InvitationRow>(
       `insert into invitations (id, organization_id, email, role, token_hash, invited_by, expires_at, created_at) values (?, ?, ?, ?, ?, ?, ?, ?) returning ${INVITATION}`,
       [row.id, row.organization_id, row.email, row.role, row.token_hash, row.invited_by, row.expires_at, row.created_at],
     ))!;

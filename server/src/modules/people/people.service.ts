@@ -64,22 +64,36 @@ export class PeopleService {
     if (await this.people.userExists(input.email)) throw new ConflictError(emailTaken);
     const token = randomBytes(32).toString('base64url');
     const now = new Date();
-    const row = await this.people.insertInvitation({
-      id: newRowId(),
-      organization_id: organizationId,
-      email: input.email,
-      role: input.role,
-      token_hash: hashToken(token),
-      invited_by: input.invitedBy,
-      created_at: now,
-      expires_at: new Date(now.getTime() + INVITATION_DAYS * 86_400_000),
-    });
     const accept_url = `${baseUrl}/dashboard/accept-invitation?token=${token}`;
-    await this.mailer.send({
-      to: input.email,
-      subject: `You are invited to ${organizationName}'s affiliate dashboard`,
-      text: `Accept the invitation (valid ${INVITATION_DAYS} days) and choose your password: ${accept_url}`,
+    // The invitation and its e-mail together: the e-mail is queued in the invitation's transaction
+    // (mail-queue.ts), so a mail server that is down neither fails the request after the invitation
+    // is saved nor loses the e-mail.
+    await this.mailer.ready?.();
+    const row = await this.people.transaction(async (sql) => {
+      const inserted = await this.people.insertInvitation(
+        {
+          id: newRowId(),
+          organization_id: organizationId,
+          email: input.email,
+          role: input.role,
+          token_hash: hashToken(token),
+          invited_by: input.invitedBy,
+          created_at: now,
+          expires_at: new Date(now.getTime() + INVITATION_DAYS * 86_400_000),
+        },
+        sql,
+      );
+      await this.mailer.send(
+        {
+          to: input.email,
+          subject: `You are invited to ${organizationName}'s affiliate dashboard`,
+          text: `Accept the invitation (valid ${INVITATION_DAYS} days) and choose your password: ${accept_url}`,
+        },
+        { transaction: sql },
+      );
+      return inserted;
     });
+    this.mailer.wake?.();
     return { invitation: toInvitation(row, now), accept_url };
   }
 

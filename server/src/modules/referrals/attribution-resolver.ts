@@ -105,6 +105,16 @@ export class AttributionResolver {
     this.cache.affiliateRules.delete(affiliateId);
   }
 
+  /**
+   * An affiliate's slug and aliases changed (an erased partner's: affiliates/erasure.ts), here or on
+   * another instance: every cached slug that names it is dropped, with its status. A scan of the
+   * slug cache, which only an erasure costs.
+   */
+  forgetAffiliateLinks(affiliateId: string): void {
+    this.cache.affiliateRules.delete(affiliateId);
+    for (const [key, affiliate] of this.cache.affiliatesBySlug.entries()) if (affiliate.id === affiliateId) this.cache.affiliatesBySlug.delete(key);
+  }
+
   async programRule(programId: string): Promise<ProgramRule> {
     const cached = this.cache.programs.get(programId);
     if (cached) return cached;
@@ -123,6 +133,8 @@ export class AttributionResolver {
   forgetAllChangeable(): void {
     this.cache.programs.clear();
     this.cache.affiliateRules.clear();
+    // A missed erasure could leave a slug naming an erased partner, which a new partner may take.
+    this.cache.affiliatesBySlug.clear();
   }
 
   private async clickById(organizationId: string, clickId: string): Promise<CachedClick | undefined> {

@@ -6,7 +6,7 @@ import { newRowId } from '../../db/row-ids.js';
 import { ForbiddenError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { iso } from '../../http/serialize.js';
-import type { Mail, Mailer } from '../people/mailer.js';
+import type { Mail, Mailer, SendOptions } from '../people/mailer.js';
 
 interface TestEmailRow {
   id: string;
@@ -18,7 +18,11 @@ interface TestEmailRow {
 
 /** What sends the e-mails of an organization's data to its partners and customers. */
 export interface OrganizationMailer {
-  send(organizationId: string, mail: Mail): Promise<void>;
+  /** `options.transaction`: the e-mail is queued (or kept as a test e-mail) in that transaction. */
+  send(organizationId: string, mail: Mail, options?: SendOptions): Promise<void>;
+  /** Before and after such a transaction: the mail queue started, then woken (mailer.ts). */
+  ready?(): Promise<void>;
+  wake?(): void;
 }
 
 /**
@@ -40,11 +44,13 @@ export class TestEmails implements OrganizationMailer {
     this.sql = Sql.of(orm);
   }
 
-  async send(organizationId: string, mail: Mail): Promise<void> {
-    if (!(await this.isTest(organizationId))) return this.mailer.send(mail);
+  async send(organizationId: string, mail: Mail, options: SendOptions = {}): Promise<void> {
+    const sql = options.transaction ?? this.sql;
+    if (!(await this.isTest(organizationId, sql))) return this.mailer.send(mail, options);
     const id = newRowId();
-    await this.sql.rows(`insert into test_emails (id, organization_id, recipient, subject, text) values (?, ?, ?, ?, ?)`, [id, organizationId, mail.to, mail.subject, mail.text]);
-    this.logger.info({ mail, organization_id: organizationId, test_email_id: id }, `test mode: e-mail to ${mail.to} not sent, kept as a test e-mail: ${mail.subject}`);
+    await sql.rows(`insert into test_emails (id, organization_id, recipient, subject, text) values (?, ?, ?, ?, ?)`, [id, organizationId, mail.to, mail.subject, mail.text]);
+    // Logged without its text, which may carry a sign-in link: GET /api/test-emails shows it whole.
+    this.logger.info({ mail: { to: mail.to, subject: mail.subject }, organization_id: organizationId, test_email_id: id }, `test mode: e-mail to ${mail.to} not sent, kept as a test e-mail: ${mail.subject}`);
   }
 
   /** GET /api/test-emails: the twin's e-mails, newest first; a live organization is refused. */
@@ -68,8 +74,16 @@ export class TestEmails implements OrganizationMailer {
     };
   }
 
-  private async isTest(organizationId: string): Promise<boolean> {
-    const row = await this.sql.one<{ livemode: boolean }>(`select livemode from organizations where id = ?`, [organizationId]);
+  async ready(): Promise<void> {
+    await this.mailer.ready?.();
+  }
+
+  wake(): void {
+    this.mailer.wake?.();
+  }
+
+  private async isTest(organizationId: string, sql: Sql = this.sql): Promise<boolean> {
+    const row = await sql.one<{ livemode: boolean }>(`select livemode from organizations where id = ?`, [organizationId]);
     return row?.livemode === false;
   }
 }
