@@ -70,6 +70,8 @@ const eventDelivery = config.WEBHOOK_DELIVERY === 'in-process' ? await startEven
 services.reportFolder.start();
 // Imports left running by the previous process go on from their last committed page (modules/imports).
 await importRunner.start();
+// Deletions of organizations and of test data left running go on (modules/organizations/deletion-runner.ts).
+await services.dataDeletions.start();
 // Payouts sent through PayPal, Stripe or Wise: their providers asked periodically about those in flight.
 const payoutReconciliation = new PayoutReconciliation(orm, services.payoutSender, logger);
 await payoutReconciliation.start();
@@ -139,6 +141,7 @@ async function shutdown(signal: string): Promise<void> {
   await changeListener?.close();
   await eventDelivery?.stop();
   await importRunner.stop();
+  await services.dataDeletions.stop();
   await payoutReconciliation.stop();
   await services.reportFolder.stop();
   await closeOrm(orm);

@@ -8,6 +8,7 @@ import { Migration20270106000000_test_emails } from './Migration20270106000000_t
 import { Migration20270107000000_payout_rails } from './Migration20270107000000_payout_rails.js';
 import { Migration20270108000000_tax_forms } from './Migration20270108000000_tax_forms.js';
 import { Migration20270109000000_payout_retries } from './Migration20270109000000_payout_retries.js';
+import { Migration20270112000000_data_deletions } from './Migration20270112000000_data_deletions.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
 export const migrationsList: MigrationObject[] = [
@@ -20,4 +21,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20270107000000_payout_rails', class: Migration20270107000000_payout_rails },
   { name: 'Migration20270108000000_tax_forms', class: Migration20270108000000_tax_forms },
   { name: 'Migration20270109000000_payout_retries', class: Migration20270109000000_payout_retries },
+  { name: 'Migration20270112000000_data_deletions', class: Migration20270112000000_data_deletions },
 ];
