@@ -1,5 +1,6 @@
 import { notifyChange, type CacheChange } from '../../db/change-notifications.js';
 import { newRowId } from '../../db/row-ids.js';
+import { REFERENCE_TABLES } from '../../db/distribution.js';
 import type { Sql } from '../../db/sql.js';
 import { ORGANIZATION_TABLES, TEST_DATA_KEPT, ownedRows, type OrganizationTable } from './organization-data.js';
 
@@ -163,12 +164,19 @@ export async function deleteBatch(
     if (state?.status !== 'running') throw new DeletionNotRunning(`deletion ${d.id} is not running`);
     const owned = ownedRows(table);
     const cacheKind = table === 'programs' ? 'program' : table === 'affiliates' ? 'affiliate' : undefined;
+    const returning = cacheKind ? 'id' : 'null as id';
     // The rows by their physical position (ctid): one plan for every table, an index on the
     // owner's column to find them, a TID scan to delete them; `owned` again guards the delete.
-    const gone = await sql.rows<{ id: string | null }>(
-      `delete from ${table} where ctid = any(array(select ctid from ${table} where ${owned} limit ?)) and ${owned} returning ${cacheKind ? 'id' : 'null as id'}`,
-      [organizationId, limit, organizationId],
-    );
+    // The organization-level tables (keys, people, the organization itself: a few rows each) go in
+    // one statement: on Citus they are reference tables, copied to every node, where a ctid names
+    // a different row on each copy.
+    const gone = (REFERENCE_TABLES as readonly string[]).includes(table)
+      ? await sql.rows<{ id: string | null }>(`delete from ${table} where ${owned} returning ${returning}`, [organizationId])
+      : await sql.rows<{ id: string | null }>(`delete from ${table} where ctid = any(array(select ctid from ${table} where ${owned} limit ?)) and ${owned} returning ${returning}`, [
+          organizationId,
+          limit,
+          organizationId,
+        ]);
     const changes: CacheChange[] = cacheKind ? gone.map((r) => ({ kind: cacheKind, id: r.id! })) : [];
     const run = (query: string, params: unknown[]) => sql.rows(query, params);
     for (const change of changes) await notifyChange(run, change);
