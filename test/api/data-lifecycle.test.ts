@@ -124,6 +124,9 @@ describe('erasing a partner on request', () => {
   });
 });
 
+/** A browser's user agent: the public endpoints record nothing for bots. */
+const BROWSER_USER_AGENT = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+
 /** Polls the organization's deletion until it is finished (the job deletes in batches), and answers it. */
 async function finishedDeletion(id: string) {
   for (const started = Date.now(); Date.now() - started < 30_000; await new Promise((r) => setTimeout(r, 100))) {
@@ -157,6 +160,8 @@ describe('an operator deleting an organization', () => {
     expect((await m.api.get('/api/me')).status).toBe(401);
     expect((await m.testApi.get('/api/me')).status).toBe(401);
     expectError(await admin().get(`/admin/organizations/${m.id}/api-keys`), 404);
+    // Its links attribute nothing any more: the snippet, still on its pages, records no click meanwhile.
+    expectError(await request('POST', `/public/organizations/${m.id}/clicks`, { body: { ref: m.slug }, headers: { 'user-agent': BROWSER_USER_AGENT } }), 404, 'No attribution found');
     // Asked again while it runs: the same deletion (or 404 once the job has finished).
     const again = await admin().delete(`/admin/organizations/${m.id}`);
     if (again.status === 202) expect(again.body.data.deletion.id).toBe(res.body.data.deletion.id);

@@ -68,8 +68,9 @@ export interface RequestedDeletion {
  * Makes a live organization and its test twin unusable and records their deletion, in the
  * caller's short transaction (the organization rows locked; nothing else): marks both
  * `deletion_requested_at`, revokes every key of both (every instance drops them from its cache on
- * commit), ends the dashboard and portal sessions, drops the programs and affiliates from every
- * cache, and inserts the deletion to be run by the job (DeletionRunner). A second request while it
+ * commit), ends the dashboard and portal sessions, disables the affiliates (no link attributes any
+ * more) and drops them and the programs from every cache, and inserts the deletion to be run by
+ * the job (DeletionRunner). A second request while it
  * runs answers the same deletion. Undefined when there is no such live organization.
  */
 export async function requestOrganizationDeletion(sql: Sql, organizationId: string): Promise<RequestedDeletion | undefined> {
@@ -88,10 +89,12 @@ export async function requestOrganizationDeletion(sql: Sql, organizationId: stri
   );
   await sql.rows('delete from sessions where user_id in (select id from users where organization_id = any(?::uuid[]))', [ids]);
   await sql.rows('delete from partner_sessions where organization_id = any(?::uuid[])', [ids]);
-  const cached = await sql.rows<{ kind: 'program' | 'affiliate'; id: string }>(
-    `select 'program' as kind, id from programs where organization_id = any(?::uuid[]) union all select 'affiliate', id from affiliates where organization_id = any(?::uuid[])`,
-    [ids, ids],
-  );
+  // Its partners stop attributing (isAttributing: only `active` ones do), so that its snippet,
+  // still on the merchant's pages, and its public endpoints record no new click, customer or sale
+  // while the job deletes: nothing written meanwhile holds up the deletion of what it refers to.
+  const affiliates = await sql.rows<{ id: string }>(`update affiliates set status = 'disabled' where organization_id = any(?::uuid[]) returning id`, [ids]);
+  const programs = await sql.rows<{ id: string }>('select id from programs where organization_id = any(?::uuid[])', [ids]);
+  const cached: CacheChange[] = [...programs.map((p) => ({ kind: 'program' as const, id: p.id })), ...affiliates.map((a) => ({ kind: 'affiliate' as const, id: a.id }))];
   const changes: CacheChange[] = [...keys.map((k) => ({ kind: 'api_key' as const, keyHash: k.key_hash })), ...cached];
   const run = (query: string, params: unknown[]) => sql.rows(query, params);
   for (const change of changes) await notifyChange(run, change);
