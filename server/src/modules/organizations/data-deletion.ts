@@ -1,8 +1,18 @@
-import { notifyChange, type CacheChange } from '../../db/change-notifications.js';
+import { CACHE_CHANGES_CHANNEL, type CacheChange } from '../../db/change-notifications.js';
 import { newRowId } from '../../db/row-ids.js';
 import { REFERENCE_TABLES } from '../../db/distribution.js';
 import type { Sql } from '../../db/sql.js';
 import { ORGANIZATION_TABLES, TEST_DATA_KEPT, ownedRows, type OrganizationTable } from './organization-data.js';
+
+/**
+ * Sends every change to every instance (db/change-notifications.ts notifyChange, the same payloads)
+ * in one statement of the caller's transaction: an organization may have thousands of affiliates,
+ * and a round trip each would outlast the statement timeout.
+ */
+async function notifyChanges(sql: Sql, changes: CacheChange[]): Promise<void> {
+  if (changes.length === 0) return;
+  await sql.rows('select count(pg_notify(?, payload)) from unnest(?::text[]) payload', [CACHE_CHANGES_CHANNEL, changes.map((c) => JSON.stringify(c))]);
+}
 
 /** What a deletion deletes: a live organization with its test twin and everything both own, or a test organization's data (its settings kept). */
 export type DeletionKind = 'organization' | 'test_data';
@@ -96,8 +106,7 @@ export async function requestOrganizationDeletion(sql: Sql, organizationId: stri
   const programs = await sql.rows<{ id: string }>('select id from programs where organization_id = any(?::uuid[])', [ids]);
   const cached: CacheChange[] = [...programs.map((p) => ({ kind: 'program' as const, id: p.id })), ...affiliates.map((a) => ({ kind: 'affiliate' as const, id: a.id }))];
   const changes: CacheChange[] = [...keys.map((k) => ({ kind: 'api_key' as const, keyHash: k.key_hash })), ...cached];
-  const run = (query: string, params: unknown[]) => sql.rows(query, params);
-  for (const change of changes) await notifyChange(run, change);
+  await notifyChanges(sql, changes);
   return { deletion: await insertRecord(sql, organizationId, 'organization'), created: true, changes };
 }
 
@@ -181,8 +190,7 @@ export async function deleteBatch(
           organizationId,
         ]);
     const changes: CacheChange[] = cacheKind ? gone.map((r) => ({ kind: cacheKind, id: r.id! })) : [];
-    const run = (query: string, params: unknown[]) => sql.rows(query, params);
-    for (const change of changes) await notifyChange(run, change);
+    await notifyChanges(sql, changes);
     await sql.rows(
       `update data_deletions set phase = ?, deleted = jsonb_set(deleted, array[?::text], to_jsonb(coalesce((deleted ->> ?)::bigint, 0) + ?)) where organization_id = ? and id = ?`,
       [table, table, table, gone.length, d.organization_id, d.id],
