@@ -191,6 +191,7 @@ export async function deleteBatch(
         ]);
     const changes: CacheChange[] = cacheKind ? gone.map((r) => ({ kind: cacheKind, id: r.id! })) : [];
     await notifyChanges(sql, changes);
+    if (gone.length === 0) return { n: 0, changes };
     await sql.rows(
       `update data_deletions set phase = ?, deleted = jsonb_set(deleted, array[?::text], to_jsonb(coalesce((deleted ->> ?)::bigint, 0) + ?)) where organization_id = ? and id = ?`,
       [table, table, table, gone.length, d.organization_id, d.id],
