@@ -80,8 +80,9 @@ export interface RequestedDeletion {
  * `deletion_requested_at`, revokes every key of both (every instance drops them from its cache on
  * commit), ends the dashboard and portal sessions, disables the affiliates (no link attributes any
  * more) and drops them and the programs from every cache, and inserts the deletion to be run by
- * the job (DeletionRunner). A second request while it
- * runs answers the same deletion. Undefined when there is no such live organization.
+ * the job (DeletionRunner). A second request while it runs answers the same deletion; one after a
+ * failed deletion records a new one, which goes on from what is left. Undefined when there is no
+ * such live organization.
  */
 export async function requestOrganizationDeletion(sql: Sql, organizationId: string): Promise<RequestedDeletion | undefined> {
   const found = await sql.rows<{ id: string; livemode: boolean }>(
