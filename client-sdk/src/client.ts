@@ -111,9 +111,16 @@ export class Client {
   /**
    * Deletes all of the organization's test data (test keys only: a live key is refused with a
    * PermissionDeniedError, and live data is never touched); test API keys, integrations and
-   * webhook endpoints are kept. Resolves to `{ deleted }`: rows deleted per table.
+   * webhook endpoints are kept. Resolves to `{ deleted, deletion }`: rows deleted per table, and
+   * the deletion job; a large reset resolves while it still runs (`deletion.status` `running`):
+   * follow it with testDataDeletion() until `completed`.
    */
   deleteTestData(options?: RequestOptions) {
     return this.#requester.call(merchantContract.testData.delete, {}, options);
+  }
+
+  /** The latest test-data deletion and its progress (test keys only). Resolves to `{ deletion }`. */
+  testDataDeletion(options?: RequestOptions) {
+    return this.#requester.call(merchantContract.testData.getDeletion, {}, options);
   }
 }

@@ -273,9 +273,9 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.payouts, payoutsRouter(services.payouts, services.payoutSender), app, options);
   createExpressEndpoints(contract.webhookEndpoints, webhookEndpointsRouter(services.webhookEndpoints), app, options);
   createExpressEndpoints(contract.reports, reportsRouter(services.reports), app, options);
-  createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator), app, options);
+  createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator, services.caches.changed), app, options);
   createExpressEndpoints(contract.dataRetention, dataRetentionRouter(services.organizations), app, options);
-  createExpressEndpoints(contract.testData, testDataRouter(services.organizations, services.caches.changed), app, options);
+  createExpressEndpoints(contract.testData, testDataRouter(services.organizations), app, options);
   createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers, services.organizations), app, options);
   const imports = createImports(deps.orm, logger, { encryptionKey: deps.config.ENCRYPTION_KEY });
   createExpressEndpoints(contract.imports, importsRouter(imports.service), app, options);

@@ -72,6 +72,8 @@ services.reportFolder.start();
 await importRunner.start();
 // E-mails queued before a restart (or while the mail server was down) go out from here.
 await mailQueue?.start();
+// Deletions of organizations and of test data left running go on (modules/organizations/deletion-runner.ts).
+await services.dataDeletions.start();
 // Payouts sent through PayPal, Stripe or Wise: their providers asked periodically about those in flight.
 const payoutReconciliation = new PayoutReconciliation(orm, services.payoutSender, logger);
 await payoutReconciliation.start();
@@ -142,6 +144,7 @@ async function shutdown(signal: string): Promise<void> {
   await eventDelivery?.stop();
   await importRunner.stop();
   await mailQueue?.stop();
+  await services.dataDeletions.stop();
   await payoutReconciliation.stop();
   await services.reportFolder.stop();
   await closeOrm(orm);

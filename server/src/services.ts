@@ -10,6 +10,7 @@ import { AttributionCache } from './attribution/cache.js';
 import { type CacheChangeHandler } from './db/change-notifications.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import { OrganizationsRepository } from './modules/organizations/organizations.repository.js';
+import { DeletionRunner } from './modules/organizations/deletion-runner.js';
 import { ProgramsService } from './modules/programs/programs.service.js';
 import { ProgramsRepository } from './modules/programs/programs.repository.js';
 import { AffiliatesService } from './modules/affiliates/affiliates.service.js';
@@ -40,6 +41,8 @@ import { ReportFolder } from './modules/reports/report-folder.js';
 
 export interface Services {
   organizations: OrganizationsService;
+  /** Deletions of organizations and of test data, in batches, as jobs (modules/organizations/deletion-runner.ts). */
+  dataDeletions: DeletionRunner;
   programs: ProgramsService;
   affiliates: AffiliatesService;
   clicks: ClicksService;
@@ -86,7 +89,9 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
   const clicksRepository = new ClicksRepository(orm);
   const customersRepository = new CustomersRepository(orm);
   const reportsRepository = new ReportsRepository(orm);
-  const organizations = new OrganizationsService(new OrganizationsRepository(orm));
+  // The runner tells this instance's caches of what it deletes (caches below; every other instance hears of it by NOTIFY).
+  const dataDeletions = new DeletionRunner(orm, ttls.logger ?? pino({ level: 'silent' }), { onChange: (change) => caches.changed(change) });
+  const organizations = new OrganizationsService(new OrganizationsRepository(orm), dataDeletions);
   // One resolver per instance, so that its caches serve every service.
   const couponsRepository = new CouponsRepository(orm);
   const resolver = new AttributionResolver(
@@ -99,8 +104,21 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
   const conversions = new ConversionsService(orm, resolver, customerInserter, clicksRepository);
   const integrations = new IntegrationsService(new IntegrationsRepository(orm), secrets);
   const payoutsRepository = new PayoutsRepository(orm);
+  const caches: CacheChangeHandler = {
+    changed: (change) => {
+      if (change.kind === 'program') resolver.forgetProgram(change.id);
+      else if (change.kind === 'affiliate') resolver.forgetAffiliate(change.id);
+      else if (change.kind === 'affiliate_links') resolver.forgetAffiliateLinks(change.id);
+      else authenticator.forget(change.keyHash);
+    },
+    reset: () => {
+      resolver.forgetAllChangeable();
+      authenticator.forgetAll();
+    },
+  };
   return {
     organizations,
+    dataDeletions,
     programs: new ProgramsService(programsRepository, resolver),
     affiliates: new AffiliatesService(affiliatesRepository, resolver),
     clicks: new ClicksService(clicksRepository, resolver),
@@ -116,17 +134,6 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
     reports: new ReportsService(reportsRepository),
     reportFolder: new ReportFolder(reportsRepository, { logger: ttls.logger }),
     authenticator,
-    caches: {
-      changed: (change) => {
-        if (change.kind === 'program') resolver.forgetProgram(change.id);
-        else if (change.kind === 'affiliate') resolver.forgetAffiliate(change.id);
-        else if (change.kind === 'affiliate_links') resolver.forgetAffiliateLinks(change.id);
-        else authenticator.forget(change.keyHash);
-      },
-      reset: () => {
-        resolver.forgetAllChangeable();
-        authenticator.forgetAll();
-      },
-    },
+    caches,
   };
 }

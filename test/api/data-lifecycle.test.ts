@@ -216,8 +216,21 @@ describe('erasing a partner on request', () => {
   });
 });
 
+/** A browser's user agent: the public endpoints record nothing for bots. */
+const BROWSER_USER_AGENT = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+
+/** Polls the organization's deletion until it is finished (the job deletes in batches), and answers it. */
+async function finishedDeletion(id: string) {
+  for (const started = Date.now(); Date.now() - started < 30_000; await new Promise((r) => setTimeout(r, 100))) {
+    const res = await admin().get(`/admin/organizations/${id}/deletion`);
+    expect(res.status).toBe(200);
+    if (res.body.data.deletion.finished_at) return res.body.data.deletion;
+  }
+  throw new Error('the deletion did not finish in 30 s');
+}
+
 describe('an operator deleting an organization', () => {
-  it('deletes everything it owns in one transaction, answers the counts, and leaves other organizations alone', async () => {
+  it('makes it unusable at once, deletes everything it owns by a job, reports the counts, and leaves other organizations alone', async () => {
     const m = await createMerchant();
     const survivor = await createMerchant();
     const click = await m.api.post('/api/clicks', { ref: m.slug });
@@ -231,10 +244,25 @@ describe('an operator deleting an organization', () => {
 
     const unauthorized = await request('DELETE', `/admin/organizations/${m.id}`);
     expect(unauthorized.status).toBe(401);
+    expectError(await admin().get(`/admin/organizations/${m.id}/deletion`), 404, /No deletion of this organization/);
     const res = await admin().delete(`/admin/organizations/${m.id}`);
-    expect(res.status).toBe(200);
-    expect(res.body.data.deleted).toMatchObject({ organizations: 2, programs: 2, affiliates: 1, clicks: 1, customers: 1, conversions: 2, api_keys: 2 });
-    expect(res.body.data.deleted.commissions).toBeGreaterThanOrEqual(3);
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    expect(res.body.data.deletion).toMatchObject({ organization_id: m.id, status: 'queued', phase: null, error: null, finished_at: null });
+    // Unusable at once, whatever the job has done yet: keys refused, the operator's routes answer 404.
+    expect((await m.api.get('/api/me')).status).toBe(401);
+    expect((await m.testApi.get('/api/me')).status).toBe(401);
+    expectError(await admin().get(`/admin/organizations/${m.id}/api-keys`), 404);
+    // Its links attribute nothing any more: the snippet, still on its pages, records no click meanwhile.
+    expectError(await request('POST', `/public/organizations/${m.id}/clicks`, { body: { ref: m.slug }, headers: { 'user-agent': BROWSER_USER_AGENT } }), 404, 'No attribution found');
+    // Asked again while it runs: the same deletion (or 404 once the job has finished).
+    const again = await admin().delete(`/admin/organizations/${m.id}`);
+    if (again.status === 202) expect(again.body.data.deletion.id).toBe(res.body.data.deletion.id);
+    else expect(again.status).toBe(404);
+
+    const deletion = await finishedDeletion(m.id);
+    expect(deletion).toMatchObject({ id: res.body.data.deletion.id, status: 'completed', phase: null, error: null });
+    expect(deletion.deleted).toMatchObject({ organizations: 2, programs: 2, affiliates: 1, clicks: 1, customers: 1, conversions: 2, api_keys: 2 });
+    expect(deletion.deleted.commissions).toBeGreaterThanOrEqual(3);
 
     const db = await connection();
     const left = await db.execute<{ n: number }[]>(
@@ -247,6 +275,9 @@ describe('an operator deleting an organization', () => {
     expect((await m.testApi.get('/api/me')).status).toBe(401);
     expect(await db.execute(`select id from organizations where live_organization_id = ?`, [m.id])).toEqual([]);
     expect((await survivor.api.get('/api/conversions')).body.data.conversions).toHaveLength(1);
+    expect((await survivor.api.get('/api/me')).status).toBe(200);
     expect((await admin().delete(`/admin/organizations/${m.id}`)).status).toBe(404);
+    // The receipt outlives the organization.
+    expect((await admin().get(`/admin/organizations/${m.id}/deletion`)).body.data.deletion).toEqual(deletion);
   });
 });

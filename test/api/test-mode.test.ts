@@ -350,8 +350,13 @@ describe('DELETE /api/test-data', () => {
     const testAfter = await rowCounts(twin);
     for (const [table, n] of Object.entries(testAfter)) {
       if (['api_keys', 'integrations', 'webhook_endpoints'].includes(table)) expect(n, table).toBe(testBefore[table]);
+      // The reset's receipt (GET /api/test-data/deletion).
+      else if (table === 'data_deletions') expect(n, table).toBe(1);
       else expect(n, table).toBe(0);
     }
+    expect(res.body.data.deletion).toMatchObject({ organization_id: twin, status: 'completed', phase: null, error: null, deleted: res.body.data.deleted });
+    expect((await m.testApi.get('/api/test-data/deletion')).body.data.deletion).toEqual(res.body.data.deletion);
+    expectError(await m.api.get('/api/test-data/deletion'), 403, /test API key/);
     expect(await rowCounts(m.id)).toEqual(liveBefore);
 
     // The test key still works; its settings are there; the test data starts over.

@@ -94,6 +94,26 @@ describeWithPostgres('cache invalidation across two instances (LISTEN/NOTIFY)', 
     expect((await call(b!.url, 'GET', '/api/me', { key: merchant.key })).status).toBe(200);
   });
 
+  it('an organization deleted on A: B refuses its key and its links at once, not after the 60 s TTL', { timeout: 60_000 }, async () => {
+    const gone = await createMerchantOn(a!.url);
+    const click = (instance: ServiceProcess) =>
+      fetch(`${instance.url}/public/organizations/${gone.organizationId}/clicks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36' },
+        body: JSON.stringify({ ref: gone.slug }),
+      }).then((res) => res.status);
+    // B verifies the key and resolves the link, and caches both for 60 s.
+    expect((await call(b!.url, 'GET', '/api/me', { key: gone.key })).status).toBe(200);
+    expect(await click(b!)).toBe(201);
+
+    expect((await call(a!.url, 'DELETE', `/admin/organizations/${gone.organizationId}`, { admin: true })).status).toBe(202);
+    const ms = await millisecondsUntil(async () => (await call(b!.url, 'GET', '/api/me', { key: gone.key })).status === 401, 'B to refuse the deleted organization’s key');
+    expect(await click(b!)).toBe(404);
+    console.info(`[cache-invalidation] organization deletion applied on the other instance after ${ms} ms (TTL ${LONG_TTL_MS} ms)`);
+    await waitFor(async () => (await call(a!.url, 'GET', `/admin/organizations/${gone.organizationId}/deletion`, { admin: true })).body.data.deletion.status === 'completed', 30_000, 'the deletion to complete');
+    expect((await call(b!.url, 'GET', '/api/me', { key: merchant.key })).status).toBe(200);
+  });
+
   it('after its listener connection is killed, an instance reconnects and receives the next change', { timeout: 30_000 }, async () => {
     const reconnects = (instance: ServiceProcess) => instance.logs.filter((l) => /cache change listener: reconnected/.test(String(l.msg))).length;
     const before = reconnects(b!);

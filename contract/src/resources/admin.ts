@@ -25,6 +25,23 @@ const IssuedKey = {
 export const IssueApiKeyBody = z
   .object({ mode: Mode.default('live').describe('`test` issues a test key (`svc_test_…`), which reads and writes only test data; default `live`.') });
 
+/** A deletion in batches by a job (an organization's, or a test organization's data) and how far it has got. */
+export const DataDeletion = z
+  .object({
+    id: Uuid.describe('Deletion id.'),
+    organization_id: Uuid.describe('The organization deleted (its live id), or the test organization whose data is deleted.'),
+    status: z
+      .enum(['queued', 'running', 'completed', 'failed'])
+      .describe('`queued`: recorded, the job has not started; `running`: rows are being deleted, table by table, in batches; `completed`: nothing of it is left; `failed`: the job gave up after its retries (ask for the deletion again: it goes on where it stopped).'),
+    phase: z.string().nullable().describe('The table being deleted from while running; null before and after.'),
+    deleted: z.record(z.string(), z.number().int()).describe('Rows deleted so far, by table (every table the deletion deletes from, 0 until reached); final once `completed`.'),
+    error: z.string().nullable().describe('Why it failed; null otherwise.'),
+    requested_at: Timestamp,
+    started_at: Timestamp.nullable().describe('When the job first started; null while queued.'),
+    finished_at: Timestamp.nullable().describe('When it completed or failed; null before.'),
+  })
+  .describe('A data deletion and its progress');
+
 const OrgIdParam = z.object({ id: z.string().describe('Organization id.') });
 
 export const adminContract = c.router(
@@ -79,14 +96,22 @@ export const adminContract = c.router(
       path: '/admin/organizations/:id',
       summary: 'Delete an organization and everything it owns (operator)',
       description:
-        'Deletes the organization, its test data and every row it owns (programs, affiliates, clicks, customers, conversions, the ledger, payouts, webhook endpoints and events, people, API keys, integrations, reports) in one transaction: all or nothing. Its API keys stop working at once on every instance. Answers how many rows of each table were deleted. Irreversible.',
+        'Deletes the organization, its test data and every row it owns (programs, affiliates, clicks, customers, conversions, the ledger, payouts, webhook endpoints and events, people, API keys, integrations, reports). At once the organization is unusable: its API keys stop working on every instance, its dashboard and portal sessions end, and the operator routes answer 404 for it. The rows are then deleted by a job, table by table in small batches, without holding up any other organization: poll `GET /admin/organizations/{id}/deletion` until `status` is `completed`. Answers 202 with the deletion; asked again while it runs, answers the same deletion. Irreversible.',
       pathParams: OrgIdParam,
       body: c.noBody(),
       responses: {
-        200: z.object({
-          success: z.literal(true),
-          data: z.object({ deleted: z.record(z.string(), z.number().int()).describe('Rows deleted, by table.') }),
-        }),
+        202: z.object({ success: z.literal(true), data: z.object({ deletion: DataDeletion }) }),
+        404: errorResponses[404],
+      },
+    },
+    getOrganizationDeletion: {
+      method: 'GET',
+      path: '/admin/organizations/:id/deletion',
+      summary: 'Progress of an organization’s deletion (operator)',
+      description: 'The latest deletion asked for the organization, with the rows deleted so far by table; still answered once the organization is gone (`status: completed`). 404 when none was asked for.',
+      pathParams: OrgIdParam,
+      responses: {
+        200: z.object({ success: z.literal(true), data: z.object({ deletion: DataDeletion }) }),
         404: errorResponses[404],
       },
     },

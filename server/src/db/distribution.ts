@@ -60,6 +60,8 @@ export const DISTRIBUTED_TABLES = [
   'partner_sessions',
   'test_emails',
   'tax_forms',
+  // Deletions' receipts (Migration20270112000000_data_deletions): no key to the organization (they outlive it).
+  'data_deletions',
 ] as const;
 
 /** The SQL a Citus deployment runs once, after the migrations, to distribute the schema. */

@@ -32,7 +32,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an organization and everything it owns (operator)
-         * @description Deletes the organization, its test data and every row it owns (programs, affiliates, clicks, customers, conversions, the ledger, payouts, webhook endpoints and events, people, API keys, integrations, reports) in one transaction: all or nothing. Its API keys stop working at once on every instance. Answers how many rows of each table were deleted. Irreversible.
+         * @description Deletes the organization, its test data and every row it owns (programs, affiliates, clicks, customers, conversions, the ledger, payouts, webhook endpoints and events, people, API keys, integrations, reports). At once the organization is unusable: its API keys stop working on every instance, its dashboard and portal sessions end, and the operator routes answer 404 for it. The rows are then deleted by a job, table by table in small batches, without holding up any other organization: poll `GET /admin/organizations/{id}/deletion` until `status` is `completed`. Answers 202 with the deletion; asked again while it runs, answers the same deletion. Irreversible.
          */
         delete: operations["adminDeleteOrganization"];
         options?: never;
@@ -79,6 +79,26 @@ export interface paths {
          * @description Revokes a key, live or test; it is refused everywhere within a few seconds.
          */
         delete: operations["adminRevokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/organizations/{id}/deletion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Progress of an organization’s deletion (operator)
+         * @description The latest deletion asked for the organization, with the rows deleted so far by table; still answered once the organization is gone (`status: completed`). 404 when none was asked for.
+         */
+        get: operations["adminGetOrganizationDeletion"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1076,9 +1096,29 @@ export interface paths {
         post?: never;
         /**
          * Delete all test data
-         * @description Deletes every row of the organization's test data (`livemode: false`): programs, affiliates, clicks, customers, conversions, the ledger, payouts, coupons, imports, outbound events and deliveries, received provider webhooks, reports, in one transaction. Keeps the test settings, as Stripe does: test API keys, test payment-provider integrations and test webhook endpoints. Live data is never touched. Only with a test key (`svc_test_…`) or a test-mode dashboard session (`X-Mode: test`); any member may do it (it cannot reach live data). Answers how many rows of each table were deleted.
+         * @description Deletes every row of the organization's test data (`livemode: false`): programs, affiliates, clicks, customers, conversions, the ledger, payouts, coupons, imports, outbound events and deliveries, received provider webhooks, reports. Keeps the test settings, as Stripe does: test API keys, test payment-provider integrations and test webhook endpoints. Live data is never touched. Only with a test key (`svc_test_…`) or a test-mode dashboard session (`X-Mode: test`); any member may do it (it cannot reach live data). The rows are deleted by a job in small batches; the request waits a few seconds for it: 200 when it has finished (`deleted`: how many rows of each table), else 202 with the rows deleted so far, and `GET /api/test-data/deletion` tells when it is done. Asked again while it runs, answers the same deletion. Rows written while it runs may or may not be deleted.
          */
         delete: operations["testDataDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/test-data/deletion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Progress of the latest deletion of test data
+         * @description The latest `DELETE /api/test-data` of the organization, with the rows deleted so far by table. 404 when none was asked for.
+         */
+        get: operations["testDataGetDeletion"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2432,6 +2472,38 @@ export interface components {
             updated_at: string;
             /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
             livemode: boolean;
+        };
+        /** @description A data deletion and its progress */
+        DataDeletion: {
+            /**
+             * Format: uuid
+             * @description Deletion id.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The organization deleted (its live id), or the test organization whose data is deleted.
+             */
+            organization_id: string;
+            /**
+             * @description `queued`: recorded, the job has not started; `running`: rows are being deleted, table by table, in batches; `completed`: nothing of it is left; `failed`: the job gave up after its retries (ask for the deletion again: it goes on where it stopped).
+             * @enum {string}
+             */
+            status: "queued" | "running" | "completed" | "failed";
+            /** @description The table being deleted from while running; null before and after. */
+            phase: string | null;
+            /** @description Rows deleted so far, by table (every table the deletion deletes from, 0 until reached); final once `completed`. */
+            deleted: {
+                [key: string]: number;
+            };
+            /** @description Why it failed; null otherwise. */
+            error: string | null;
+            /** @description ISO-8601 timestamp in UTC. */
+            requested_at: string;
+            /** @description When the job first started; null while queued. */
+            started_at: string | null;
+            /** @description When it completed or failed; null before. */
+            finished_at: string | null;
         };
         /** @description The organization's data retention settings. */
         DataRetention: {
@@ -3959,8 +4031,8 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK. */
-            200: {
+            /** @description Accepted. */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3969,7 +4041,17 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "deleted": {}
+                     *         "deletion": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "organization_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "status": "queued",
+                     *           "phase": "phase",
+                     *           "deleted": {},
+                     *           "error": "error",
+                     *           "requested_at": "2025-03-14T09:26:53.000Z",
+                     *           "started_at": "2025-03-14T09:26:53.000Z",
+                     *           "finished_at": "2025-03-14T09:26:53.000Z"
+                     *         }
                      *       }
                      *     }
                      */
@@ -3977,10 +4059,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            /** @description Rows deleted, by table. */
-                            deleted: {
-                                [key: string]: number;
-                            };
+                            deletion: components["schemas"]["DataDeletion"];
                         };
                     };
                 };
@@ -4427,6 +4506,147 @@ export interface operations {
                         success: true;
                         data: {
                             api_key_info: components["schemas"]["ApiKeyInfo"];
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid admin token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    adminGetOrganizationDeletion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Organization id.
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "deletion": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "organization_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "status": "queued",
+                     *           "phase": "phase",
+                     *           "deleted": {},
+                     *           "error": "error",
+                     *           "requested_at": "2025-03-14T09:26:53.000Z",
+                     *           "started_at": "2025-03-14T09:26:53.000Z",
+                     *           "finished_at": "2025-03-14T09:26:53.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            deletion: components["schemas"]["DataDeletion"];
                         };
                     };
                 };
@@ -16230,7 +16450,18 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "deleted": {}
+                     *         "deleted": {},
+                     *         "deletion": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "organization_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "status": "queued",
+                     *           "phase": "phase",
+                     *           "deleted": {},
+                     *           "error": "error",
+                     *           "requested_at": "2025-03-14T09:26:53.000Z",
+                     *           "started_at": "2025-03-14T09:26:53.000Z",
+                     *           "finished_at": "2025-03-14T09:26:53.000Z"
+                     *         }
                      *       }
                      *     }
                      */
@@ -16238,10 +16469,49 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            /** @description Test rows deleted, by table. */
+                            /** @description Test rows deleted, by table (so far, while the deletion runs). */
                             deleted: {
                                 [key: string]: number;
                             };
+                            deletion: components["schemas"]["DataDeletion"];
+                        };
+                    };
+                };
+            };
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "deleted": {},
+                     *         "deletion": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "organization_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "status": "queued",
+                     *           "phase": "phase",
+                     *           "deleted": {},
+                     *           "error": "error",
+                     *           "requested_at": "2025-03-14T09:26:53.000Z",
+                     *           "started_at": "2025-03-14T09:26:53.000Z",
+                     *           "finished_at": "2025-03-14T09:26:53.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Test rows deleted, by table (so far, while the deletion runs). */
+                            deleted: {
+                                [key: string]: number;
+                            };
+                            deletion: components["schemas"]["DataDeletion"];
                         };
                     };
                 };
@@ -16286,6 +16556,172 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    testDataGetDeletion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "deletion": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "organization_id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "status": "queued",
+                     *           "phase": "phase",
+                     *           "deleted": {},
+                     *           "error": "error",
+                     *           "requested_at": "2025-03-14T09:26:53.000Z",
+                     *           "started_at": "2025-03-14T09:26:53.000Z",
+                     *           "finished_at": "2025-03-14T09:26:53.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            deletion: components["schemas"]["DataDeletion"];
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A live key (or a live dashboard session): test data is deleted only in test mode. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

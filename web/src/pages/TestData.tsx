@@ -1,12 +1,23 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api, data } from '../api';
 import { Empty, FormError, useConfirm, useSubmit } from '../ui';
 
-/** What DELETE /api/test-data answers: rows deleted, by table. */
-type Deleted = Record<string, number>;
+/** What DELETE /api/test-data answers: rows deleted, by table, and whether the deletion has finished. */
+type Deleted = { counts: Record<string, number>; done: boolean };
 
-/** In test mode (api.ts sends X-Mode: test); in live mode the service answers 403. */
-const deleteTestData = async (): Promise<Deleted> => data(await api.testData.delete()).deleted;
+/**
+ * In test mode (api.ts sends X-Mode: test); in live mode the service answers 403. A large reset
+ * answers 202 while its job runs: the page then follows GET /api/test-data/deletion.
+ */
+const deleteTestData = async (): Promise<Deleted> => {
+  const { deletion } = data(await api.testData.delete());
+  return { counts: deletion.deleted, done: deletion.status === 'completed' };
+};
+
+const progressOf = async (): Promise<Deleted> => {
+  const { deletion } = data(await api.testData.getDeletion());
+  return { counts: deletion.deleted, done: deletion.status === 'completed' || deletion.status === 'failed' };
+};
 
 const tableName = (table: string) => table.replace(/_/g, ' ');
 
@@ -18,6 +29,11 @@ export function TestData() {
   const confirm = useConfirm();
   const [deleted, setDeleted] = useState<Deleted>();
   const reset = useSubmit(deleteTestData, setDeleted);
+  useEffect(() => {
+    if (!deleted || deleted.done) return;
+    const timer = setTimeout(() => void progressOf().then(setDeleted, () => undefined), 1000);
+    return () => clearTimeout(timer);
+  }, [deleted]);
   async function ask() {
     const ok = await confirm({
       title: 'Delete all test data?',
@@ -26,7 +42,7 @@ export function TestData() {
     });
     if (ok) await reset.submit();
   }
-  const counts = deleted ? Object.entries(deleted).filter(([, n]) => n > 0) : [];
+  const counts = deleted ? Object.entries(deleted.counts).filter(([, n]) => n > 0) : [];
   return (
     <section aria-labelledby="test-data-title">
       <h2 id="test-data-title">Test data</h2>
@@ -37,7 +53,11 @@ export function TestData() {
       <FormError error={reset.error} />
       {deleted && (
         <div className="card notice" role="status" data-testid="test-data-deleted">
-          {counts.length === 0 ? (
+          {!deleted.done ? (
+            <p>
+              <strong>Deleting test data…</strong> {counts.reduce((sum, [, n]) => sum + n, 0)} rows so far. Live data is untouched.
+            </p>
+          ) : counts.length === 0 ? (
             <Empty title="There was no test data to delete." />
           ) : (
             <>

@@ -8,6 +8,7 @@ import { Migration20270106000000_test_emails } from './Migration20270106000000_t
 import { Migration20270107000000_payout_rails } from './Migration20270107000000_payout_rails.js';
 import { Migration20270108000000_tax_forms } from './Migration20270108000000_tax_forms.js';
 import { Migration20270109000000_payout_retries } from './Migration20270109000000_payout_retries.js';
+import { Migration20270112000000_data_deletions } from './Migration20270112000000_data_deletions.js';
 import { Migration20270113000000_retention_at_scale } from './Migration20270113000000_retention_at_scale.js';
 import { Migration20270114000000_import_cancel } from './Migration20270114000000_import_cancel.js';
 import { Migration20270115000000_hashed_verifications } from './Migration20270115000000_hashed_verifications.js';
@@ -23,6 +24,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20270107000000_payout_rails', class: Migration20270107000000_payout_rails },
   { name: 'Migration20270108000000_tax_forms', class: Migration20270108000000_tax_forms },
   { name: 'Migration20270109000000_payout_retries', class: Migration20270109000000_payout_retries },
+  { name: 'Migration20270112000000_data_deletions', class: Migration20270112000000_data_deletions },
   { name: 'Migration20270113000000_retention_at_scale', class: Migration20270113000000_retention_at_scale },
   { name: 'Migration20270114000000_import_cancel', class: Migration20270114000000_import_cancel },
   { name: 'Migration20270115000000_hashed_verifications', class: Migration20270115000000_hashed_verifications },

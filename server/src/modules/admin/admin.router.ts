@@ -1,9 +1,11 @@
 import { contract } from '@affiliate-attribution/contract';
 import { s } from '../../http/router-types.js';
 import type { ApiKeyAuthenticator } from '../../http/authentication.js';
+import type { CacheChange } from '../../db/change-notifications.js';
+import { deletionView } from '../organizations/data-deletion.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
 
-export const adminRouter = (organizations: OrganizationsService, authenticator: ApiKeyAuthenticator) =>
+export const adminRouter = (organizations: OrganizationsService, authenticator: ApiKeyAuthenticator, forget: (change: CacheChange) => void) =>
   s.router(contract.admin, {
     createOrganization: async ({ body }) => ({
       status: 201,
@@ -18,10 +20,15 @@ export const adminRouter = (organizations: OrganizationsService, authenticator: 
       body: { success: true, data: { api_keys: await organizations.listKeys(params.id) } },
     }),
     deleteOrganization: async ({ params }) => {
-      const { deleted, keyHashes } = await organizations.deleteWithEverything(params.id);
-      for (const keyHash of keyHashes) authenticator.forget(keyHash);
-      return { status: 200, body: { success: true, data: { deleted } } };
+      const { deletion, changes } = await organizations.requestDeletion(params.id);
+      // Its keys, programs and affiliates leave this instance's caches now (every other one's on the notification).
+      for (const change of changes) forget(change);
+      return { status: 202, body: { success: true, data: { deletion: deletionView(deletion) } } };
     },
+    getOrganizationDeletion: async ({ params }) => ({
+      status: 200,
+      body: { success: true, data: { deletion: deletionView(await organizations.deletionOf(params.id)) } },
+    }),
     revokeApiKey: async ({ params }) => {
       const { key_hash, ...api_key_info } = await organizations.revokeKey(params.id, params.keyId);
       authenticator.forget(key_hash);

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { notifyChange, type CacheChange } from '../../db/change-notifications.js';
+import { notifyChange } from '../../db/change-notifications.js';
 import { kyselyOf, type NewRow, type StoredRow } from '../../db/database.js';
 import { Sql } from '../../db/sql.js';
 import type { Mode } from '@affiliate-attribution/contract';
@@ -7,7 +7,7 @@ import type { CursorPosition } from '../../http/pagination.js';
 import { isUuid } from '../../http/serialize.js';
 import { sql } from 'kysely';
 import type { OrganizationContext } from '../../http/organization-context.js';
-import { deleteOrganizationData, deleteTestData } from './organization-data.js';
+import { findDeletion, latestDeletion, requestOrganizationDeletion, requestTestDataDeletion, type DeletionKind, type DeletionRecord, type RequestedDeletion } from './data-deletion.js';
 
 export type OrganizationRecord = StoredRow<'organizations'>;
 /** An organization as inserted: livemode is generated (live_organization_id is null). */
@@ -37,7 +37,7 @@ export class OrganizationsRepository {
   /** Whether a live organization has this id (the operator's routes name live organizations only; a twin's id is not one). */
   async exists(organizationId: string): Promise<boolean> {
     if (!isUuid(organizationId)) return false;
-    const found = await kyselyOf(this.orm).selectFrom('organizations').select('id').where('id', '=', organizationId).where('livemode', '=', true).executeTakeFirst();
+    const found = await kyselyOf(this.orm).selectFrom('organizations').select('id').where('id', '=', organizationId).where('livemode', '=', true).where('deletion_requested_at', 'is', null).executeTakeFirst();
     return found !== undefined;
   }
 
@@ -79,7 +79,10 @@ export class OrganizationsRepository {
   contextOf(liveOrganizationId: string, livemode: boolean): Promise<OrganizationContext | undefined> {
     if (!isUuid(liveOrganizationId)) return Promise.resolve(undefined);
     const query = kyselyOf(this.orm).selectFrom('organizations').select(['id', 'name', 'livemode', sql<string>`coalesce(live_organization_id, id)`.as('account_id')]);
-    return (livemode ? query.where('id', '=', liveOrganizationId).where('livemode', '=', true) : query.where('live_organization_id', '=', liveOrganizationId)).executeTakeFirst();
+    // An organization being deleted (data-deletion.ts) is no one's to act as any more.
+    return (livemode ? query.where('id', '=', liveOrganizationId).where('livemode', '=', true) : query.where('live_organization_id', '=', liveOrganizationId))
+      .where('deletion_requested_at', 'is', null)
+      .executeTakeFirst();
   }
 
   async insertKey(key: NewRow<'api_keys'>): Promise<void> {
@@ -142,18 +145,29 @@ export class OrganizationsRepository {
       .select(['o.id', 'o.name', 'o.livemode', sql<string>`coalesce(o.live_organization_id, o.id)`.as('account_id')])
       .where('k.key_hash', '=', keyHash)
       .where('k.revoked_at', 'is', null)
+      .where('o.deletion_requested_at', 'is', null)
       .executeTakeFirst();
   }
 
-  /** Deletes a live organization, its test twin and everything they own, in one transaction (organization-data.ts); undefined when there is none. */
-  deleteWithEverything(organizationId: string): Promise<{ deleted: Record<string, number>; keyHashes: string[] } | undefined> {
+  /** Makes a live organization and its twin unusable and records their deletion, in one short transaction (data-deletion.ts); undefined when there is none. */
+  requestDeletion(organizationId: string): Promise<RequestedDeletion | undefined> {
     if (!isUuid(organizationId)) return Promise.resolve(undefined);
-    return Sql.of(this.orm).transaction((sql) => deleteOrganizationData(sql, organizationId));
+    return Sql.of(this.orm).transaction((sql) => requestOrganizationDeletion(sql, organizationId));
   }
 
-  /** Deletes a test organization's data, keeping its settings (organization-data.ts, deleteTestData), in one transaction. */
-  deleteTestData(testOrganizationId: string): Promise<{ deleted: Record<string, number>; changes: CacheChange[] }> {
-    return Sql.of(this.orm).transaction((sql) => deleteTestData(sql, testOrganizationId));
+  /** Records the deletion of a test organization's data (data-deletion.ts), or answers the one under way. */
+  requestTestDataDeletion(testOrganizationId: string): Promise<RequestedDeletion> {
+    return Sql.of(this.orm).transaction((sql) => requestTestDataDeletion(sql, testOrganizationId));
+  }
+
+  /** The latest deletion of this kind of the organization (its receipt outlives the organization), or undefined. */
+  latestDeletion(organizationId: string, kind: DeletionKind): Promise<DeletionRecord | undefined> {
+    if (!isUuid(organizationId)) return Promise.resolve(undefined);
+    return latestDeletion(Sql.of(this.orm), organizationId, kind);
+  }
+
+  findDeletion(organizationId: string, id: string): Promise<DeletionRecord | undefined> {
+    return findDeletion(Sql.of(this.orm), organizationId, id);
   }
 
   /** The organization's retention of clicks in days; null keeps them; undefined when there is no such organization. */

@@ -1,6 +1,6 @@
 import type { ApiKeyInfo, DataRetention, Mode, Organization, UpdateDataRetentionBody } from '@affiliate-attribution/contract';
 import { LRUCache } from 'lru-cache';
-import { ForbiddenError, NotFoundError } from '../../http/errors.js';
+import { ForbiddenError, NotFoundError, ServiceUnavailableError } from '../../http/errors.js';
 import type { OrganizationContext } from '../../http/organization-context.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { iso, isoOrNull } from '../../http/serialize.js';
@@ -8,6 +8,8 @@ import { generateApiKey, hashApiKey, redactApiKey } from './api-key.js';
 import type { ApiKeyRecord, OrganizationsRepository } from './organizations.repository.js';
 import { newRowId } from '../../db/row-ids.js';
 import type { CacheChange } from '../../db/change-notifications.js';
+import type { DeletionRecord } from './data-deletion.js';
+import type { DeletionRunner } from './deletion-runner.js';
 
 const toApiKeyInfo = (row: ApiKeyRecord): ApiKeyInfo => ({
   id: row.id,
@@ -39,7 +41,10 @@ export class OrganizationsService {
   /** Live organization -> its test twin: fixed for the organization's life (deleted only with it). */
   private readonly twins = new LRUCache<string, string>({ max: 10_000 });
 
-  constructor(private readonly organizations: OrganizationsRepository) {}
+  constructor(
+    private readonly organizations: OrganizationsRepository,
+    private readonly deletions: Pick<DeletionRunner, 'enqueue'>,
+  ) {}
 
   /** A live organization with its test twin (same name) and a key for each, in one transaction. */
   async create(name: string): Promise<CreatedOrganization> {
@@ -113,11 +118,35 @@ export class OrganizationsService {
 
   /**
    * Deletes every test row of the request's organization (DELETE /api/test-data), keeping the
-   * test organization's settings (organization-data.ts, TEST_DATA_KEPT). 403 in live mode.
+   * test organization's settings (organization-data.ts, TEST_DATA_KEPT), as a job in batches
+   * (deletion-runner.ts), joining the one under way if any; waits up to `waitMs` for it to finish
+   * and answers it as it is then (finished, or still running: the caller answers 202). 403 in
+   * live mode; 503 when the job gave up (it may be asked for again).
    */
-  async deleteTestData(organization: OrganizationContext): Promise<{ deleted: Record<string, number>; changes: CacheChange[] }> {
+  async deleteTestData(organization: OrganizationContext, waitMs: number): Promise<DeletionRecord> {
+    this.requireTestMode(organization);
+    const { deletion } = await this.organizations.requestTestDataDeletion(organization.id);
+    await this.deletions.enqueue(deletion);
+    let current = deletion;
+    const deadline = Date.now() + waitMs;
+    while (!current.finished_at && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      current = (await this.organizations.findDeletion(deletion.organization_id, deletion.id)) ?? current;
+    }
+    if (current.status === 'failed') throw new ServiceUnavailableError(`The test data could not be deleted (${current.error ?? 'unknown error'}); ask again to go on`);
+    return current;
+  }
+
+  /** The latest deletion of the request's test data (GET /api/test-data/deletion); 403 in live mode, 404 when there was none. */
+  async testDataDeletion(organization: OrganizationContext): Promise<DeletionRecord> {
+    this.requireTestMode(organization);
+    const found = await this.organizations.latestDeletion(organization.id, 'test_data');
+    if (!found) throw new NotFoundError('No deletion of test data has been asked for');
+    return found;
+  }
+
+  private requireTestMode(organization: OrganizationContext): void {
     if (organization.livemode) throw new ForbiddenError('Test data can only be deleted with a test API key (svc_test_…) or in test mode: this request is in live mode, and live data is never deleted here');
-    return this.organizations.deleteTestData(organization.id);
   }
 
   /**
@@ -132,15 +161,25 @@ export class OrganizationsService {
   }
 
   /**
-   * Deletes the organization and everything it owns (organization-data.ts), all or nothing; 404
-   * when there is none. Every instance drops its keys when the deletion commits; the caller drops
-   * them on this instance (admin.router.ts) with the returned key hashes.
+   * Deletes the organization, its test twin and everything they own (data-deletion.ts): at once
+   * the organization is unusable (keys revoked, sessions ended, caches told) and its deletion
+   * recorded; the rows go in batches by a job (deletion-runner.ts). A repeat while it runs answers
+   * the same deletion. 404 when there is no such live organization (one already deleted included).
+   * Answers the changes for this instance's caches (every instance hears of them on commit).
    */
-  async deleteWithEverything(organizationId: string): Promise<{ deleted: Record<string, number>; keyHashes: string[] }> {
-    const result = await this.organizations.deleteWithEverything(organizationId);
-    if (!result) throw new NotFoundError('Organization not found');
+  async requestDeletion(organizationId: string): Promise<{ deletion: DeletionRecord; changes: CacheChange[] }> {
+    const requested = await this.organizations.requestDeletion(organizationId);
+    if (!requested) throw new NotFoundError('Organization not found');
     this.twins.delete(organizationId);
-    return result;
+    await this.deletions.enqueue(requested.deletion);
+    return { deletion: requested.deletion, changes: requested.changes };
+  }
+
+  /** The organization's deletion (GET /admin/organizations/{id}/deletion), also once the organization is gone; 404 when none was asked for. */
+  async deletionOf(organizationId: string): Promise<DeletionRecord> {
+    const found = await this.organizations.latestDeletion(organizationId, 'organization');
+    if (!found) throw new NotFoundError('No deletion of this organization has been asked for');
+    return found;
   }
 
   async dataRetention(organizationId: string): Promise<DataRetention> {

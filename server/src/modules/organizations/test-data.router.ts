@@ -1,16 +1,22 @@
 import { contract } from '@affiliate-attribution/contract';
 import { s } from '../../http/router-types.js';
 import { requireOrganization } from '../../http/request-context.js';
-import type { CacheChange } from '../../db/change-notifications.js';
+import { deletionView } from './data-deletion.js';
 import type { OrganizationsService } from './organizations.service.js';
 
-/** DELETE /api/test-data: the request's test organization's rows, its settings kept (organization-data.ts, TEST_DATA_KEPT). */
-export const testDataRouter = (organizations: OrganizationsService, forget: (change: CacheChange) => void) =>
+/** How long DELETE /api/test-data waits for its job: a small twin's reset answers 200 with the counts, as before; a big one 202. */
+export const TEST_DATA_RESET_WAIT_MS = 5_000;
+
+/** DELETE /api/test-data: the request's test organization's rows, its settings kept (organization-data.ts, TEST_DATA_KEPT), by the deletion job. */
+export const testDataRouter = (organizations: OrganizationsService, waitMs = TEST_DATA_RESET_WAIT_MS) =>
   s.router(contract.testData, {
     delete: async ({ req }) => {
-      const { deleted, changes } = await organizations.deleteTestData(requireOrganization(req));
-      // The test key keeps working: this instance's program and affiliate caches drop the deleted rows now.
-      for (const change of changes) forget(change);
-      return { status: 200, body: { success: true, data: { deleted } } };
+      const deletion = deletionView(await organizations.deleteTestData(requireOrganization(req), waitMs));
+      const data = { deleted: deletion.deleted, deletion };
+      return deletion.status === 'completed' ? { status: 200, body: { success: true, data } } : { status: 202, body: { success: true, data } };
     },
+    getDeletion: async ({ req }) => ({
+      status: 200,
+      body: { success: true, data: { deletion: deletionView(await organizations.testDataDeletion(requireOrganization(req))) } },
+    }),
   });
