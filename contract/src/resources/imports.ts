@@ -125,7 +125,7 @@ export const importsContract = c.router(
         'Stops a running import (queued, importing, or waiting to try its source again): it becomes `cancelled` at once, and its job stops before the next page, the page it was writing rolled back, so its counts are exactly what it wrote. What it wrote stays; `DELETE /api/imports/{id}` undoes it. Its credentials are erased. An import that has already ended answers 409.',
       pathParams: idParam,
       body: c.noBody(),
-      responses: { 200: ImportEnvelope, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
+      responses: { 200: ImportEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
     },
   }),
 );

@@ -12097,7 +12097,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12182,6 +12182,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
