@@ -36,7 +36,7 @@ const service = unit.get('Service')!;
 const one = (key: string) => {
   const values = service.get(key) ?? [];
   expect(values, key).toHaveLength(1);
-  return values[0]!;
+  return values[0];
 };
 
 function haproxyConfig(ports: { http: number; https: number; service: number }, pem: string): string {

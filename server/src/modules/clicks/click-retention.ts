@@ -80,7 +80,7 @@ export async function pruneClicks(query: Query, now: Date, options: { batch?: nu
   for (const statement of [PRUNE_CLICKS, PRUNE_SUPPRESSED_CLICKS]) {
     for (;;) {
       const { rows } = await query<{ examined: number; deleted: number; cleared: number }>(statement, [now, batch]);
-      const { examined, deleted, cleared } = rows[0]!;
+      const { examined, deleted, cleared } = rows[0];
       if (statement === PRUNE_CLICKS) {
         total.deleted += deleted;
         total.cleared += cleared;

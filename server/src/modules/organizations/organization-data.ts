@@ -86,7 +86,7 @@ async function deleteRowsOf(sql: Sql, organizationId: string, keep: ReadonlySet<
   for (const table of ORGANIZATION_TABLES) {
     if (keep.has(table)) continue;
     const [count] = await sql.rows<{ n: number }>(`with gone as (delete from ${table} where ${ownedRows(table)} returning 1) select count(*)::int as n from gone`, [organizationId]);
-    deleted[table] = count!.n;
+    deleted[table] = count.n;
   }
   const run = (query: string, params: unknown[]) => sql.rows(query, params);
   for (const change of cached) await notifyChange(run, change);
