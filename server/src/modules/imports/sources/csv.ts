@@ -17,7 +17,7 @@ const STATUSES: readonly ImportedCommissionStatus[] = ['pending', 'approved', 'p
 function table(csv: string, header: readonly string[], field: string): Row[] {
   let rows: Row[];
   try {
-    rows = parse(csv, { columns: true, skip_empty_lines: true, trim: true, bom: true }) as Row[];
+    rows = parse<Row>(csv, { columns: true, skip_empty_lines: true, trim: true, bom: true });
   } catch (err) {
     throw new ImportSourceError(`credentials.${field}: not readable CSV (${(err as Error).message})`);
   }
@@ -61,7 +61,7 @@ function toAffiliate(row: Row): SourceAffiliate | string {
   const status = row.status || 'active';
   if (status !== 'active' && status !== 'pending' && status !== 'disabled') return `status "${status}" is not active, pending or disabled`;
   const name = [row.first_name, row.last_name].filter(Boolean).join(' ') || null;
-  return { source_id: row.id, email: row.email!.toLowerCase(), name, status, payout_email: row.payout_email || null, tokens: (row.tokens ?? '').split(/\s+/).filter(Boolean) };
+  return { source_id: row.id, email: row.email.toLowerCase(), name, status, payout_email: row.payout_email || null, tokens: (row.tokens ?? '').split(/\s+/).filter(Boolean) };
 }
 
 function toCommission(row: Row): SourceCommission | string {
@@ -80,11 +80,11 @@ function toCommission(row: Row): SourceCommission | string {
     source_id: row.id,
     affiliate_source_id: row.affiliate_id,
     status,
-    amount: row.commission_amount!,
+    amount: row.commission_amount,
     currency,
     approves_at: null,
     approved_at: status === 'approved' || status === 'paid' ? occurredAt : null,
     payout_source_id: null,
-    sale: { source_id: row.id, external_id: row.id, amount: row.amount!, refunded_amount: '0', currency, occurred_at: occurredAt, customer },
+    sale: { source_id: row.id, external_id: row.id, amount: row.amount, refunded_amount: '0', currency, occurred_at: occurredAt, customer },
   };
 }

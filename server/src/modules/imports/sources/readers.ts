@@ -28,6 +28,6 @@ export function readerFor(source: ImportSource, credentials: Record<string, stri
     case 'tapfiliate':
       return new TapfiliateReader(credentials, baseUrls.tapfiliate, sleep ? { sleep } : {});
     default:
-      throw new ImportSourceError(`source "${source}" is not implemented yet`);
+      throw new ImportSourceError(`source "${String(source)}" is not implemented yet`);
   }
 }
