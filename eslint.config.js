@@ -41,7 +41,6 @@ export default tseslint.config(
             'vitest.config.ts',
             'client-sdk/tsup.config.ts',
             'server/node-version.mjs',
-            'server/node-version.d.mts',
             'test/snippet/fixtures/*.mjs',
           ],
         },
