@@ -333,7 +333,7 @@ describe('GET /openapi.json', () => {
     const source = readFileSync(new URL('../../server/src/config.ts', import.meta.url), 'utf8');
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     for (const name of ['PUBLIC_BASE_URL', 'LEGACY_BASE_URL']) {
-      expect(source, name).toMatch(new RegExp(`^ {2}${name}: `, 'm'));
+      expect(source, name).toMatch(new RegExp(`^ +${name}: `, 'm'));
       expect(readme, name).toMatch(new RegExp(`^\\| \`${name}\` \\| [^|]+ \\| .*openapi\\.json.* \\|$`, 'm'));
     }
   });
