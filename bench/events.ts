@@ -91,7 +91,7 @@ function cpuSeconds(pids: Record<string, number | undefined>): Record<string, nu
   return out;
 }
 const cpuDelta = (before: Record<string, number>, after: Record<string, number>) =>
-  Object.fromEntries(Object.keys(after).map((k) => [k, after[k]! - (before[k] ?? 0)]));
+  Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - (before[k] ?? 0)]));
 
 const report = () => ask<{ receipts: Receipt[]; distinct: number; rejected: number }>({ report: true }, 'report');
 
@@ -132,7 +132,7 @@ async function conversions(key: string, slug: string, seconds: number, prefix: s
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx };
 }
 
-const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
+const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]);
 
 async function main(): Promise<void> {
   const admin = new pg.Client({ connectionString: ADMIN_URL });
@@ -187,7 +187,7 @@ async function main(): Promise<void> {
     await settle();
     await ask({ reset: true }, 'reset');
     const measuredFrom = Date.now();
-    const loadBefore = loadavg()[0]!;
+    const loadBefore = loadavg()[0];
 
     const runs: Record<'A' | 'B', Awaited<ReturnType<typeof conversions>>[]> = { A: [], B: [] };
     const loads: { from: number; to: number }[] = [];
@@ -211,17 +211,17 @@ async function main(): Promise<void> {
         .map(([k, v]) => `${k} ${(100 * v).toFixed(0)} %`)
         .join(', ');
     };
-    const loadAfter = loadavg()[0]!;
+    const loadAfter = loadavg()[0];
     const db = new pg.Client({ connectionString: dbUrl });
     await db.connect();
     const outbox = await db.query<{ n: number }>(`select count(*)::int as n from ${EVENTS_WRITTEN} w where created_at > $1`, [new Date(measuredFrom)]);
     let writtenDuringLoad = 0;
     for (const l of loads) {
       const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from ${EVENTS_WRITTEN} w where created_at >= $1 and created_at < $2`, [new Date(l.from), new Date(l.to)]);
-      writtenDuringLoad += rows[0]!.n;
+      writtenDuringLoad += rows[0].n;
     }
     await db.end();
-    const expected = outbox.rows[0]!.n;
+    const expected = outbox.rows[0].n;
     const drainUntil = Date.now() + (DELIVERY === 'off' ? 0 : 60_000);
     while ((await received()) < expected && Date.now() < drainUntil) await new Promise((r) => setTimeout(r, 200));
     const { receipts, distinct, rejected } = await report();
@@ -233,8 +233,8 @@ async function main(): Promise<void> {
     const loadSeconds = loads.reduce((s, l) => s + (l.to - l.from) / 1000, 0);
     const latencies = receipts.flatMap((r) => (r.latencyMs === undefined ? [] : [r.latencyMs])).sort((x, y) => x - y);
     console.log(`\nconversions, ${CONNECTIONS} connections, ${DURATION} s per run, A B A B; load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after (${cpus().length} cores)`);
-    console.log(`A without endpoints:          ${a.toFixed(0)} conversions/s, p50 ${runs.A[0]!.p50} ms, p99 ${runs.A[0]!.p99} ms, errors ${runs.A.reduce((s, r) => s + r.errors, 0)}`);
-    console.log(`B one endpoint, every event:  ${b.toFixed(0)} conversions/s, p50 ${runs.B[0]!.p50} ms, p99 ${runs.B[0]!.p99} ms, errors ${runs.B.reduce((s, r) => s + r.errors, 0)}  (B/A ${(b / a).toFixed(3)})`);
+    console.log(`A without endpoints:          ${a.toFixed(0)} conversions/s, p50 ${runs.A[0].p50} ms, p99 ${runs.A[0].p99} ms, errors ${runs.A.reduce((s, r) => s + r.errors, 0)}`);
+    console.log(`B one endpoint, every event:  ${b.toFixed(0)} conversions/s, p50 ${runs.B[0].p50} ms, p99 ${runs.B[0].p99} ms, errors ${runs.B.reduce((s, r) => s + r.errors, 0)}  (B/A ${(b / a).toFixed(3)})`);
     console.log(`delivery: ${DELIVERY}; CPU (100 % = one core) during A: ${cpuShare('A')}; during B: ${cpuShare('B')}`);
     if (DELIVERY === 'off') return;
     console.log(`\ndeliveries: ${receipts.length} of the ${expected} outbox rows written, ${distinct} distinct webhook-ids (${rejected} failed verification)`);

@@ -36,14 +36,14 @@ async function main(): Promise<void> {
       ['reports/affiliates, 12 months (calendar)', `/api/reports/affiliates?${q(yearAgo, monthStart)}`],
       ['reports/affiliates, 12 months, page 2', ''],
       ['reports/timeseries day, last 365 days', `/api/reports/timeseries?interval=day&${q(new Date(now.getTime() - 365 * DAY), now)}`],
-      ['reports/timeseries month, 12 months, 1 program', `/api/reports/timeseries?interval=month&program_id=${programs[0]!.id}&${q(yearAgo, monthStart)}`],
+      ['reports/timeseries month, 12 months, 1 program', `/api/reports/timeseries?interval=month&program_id=${programs[0].id}&${q(yearAgo, monthStart)}`],
       ['commissions?status=approved, first page', `/api/commissions?status=approved`],
       // Partial months at both ends are aggregated from the raw rows: the slow case (see README).
       ['reports/affiliates, last 30 days (rolling)', `/api/reports/affiliates?${q(new Date(now.getTime() - 30 * DAY), now)}`],
       ['reports/affiliates, last 365 days (rolling)', `/api/reports/affiliates?${q(new Date(now.getTime() - 365 * DAY), now)}`],
     ];
-    const firstPage = await call('GET', `${base}${reads[1]![1]}`, auth);
-    if (firstPage.body.data.next_cursor) reads[2]![1] = `${reads[1]![1]}&cursor=${firstPage.body.data.next_cursor as string}`;
+    const firstPage = await call('GET', `${base}${reads[1][1]}`, auth);
+    if (firstPage.body.data.next_cursor) reads[2][1] = `${reads[1][1]}&cursor=${firstPage.body.data.next_cursor as string}`;
     else reads.splice(2, 1);
 
     console.log(`\n${REQUESTS} sequential requests each (after 3 unmeasured), through HTTP:`);
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
         continue;
       }
       times.sort((a, b) => a - b);
-      console.log(`${name.padEnd(48)} ${percentile(times, 50).toFixed(1).padStart(7)}  ${percentile(times, 95).toFixed(1).padStart(7)}  ${times[times.length - 1]!.toFixed(1).padStart(7)}  ${rows}`);
+      console.log(`${name.padEnd(48)} ${percentile(times, 50).toFixed(1).padStart(7)}  ${percentile(times, 95).toFixed(1).padStart(7)}  ${times[times.length - 1].toFixed(1).padStart(7)}  ${rows}`);
     }
 
     const approved = (await db.query(`select count(*) as n, sum(amount) as total from commissions where organization_id = $1 and payout_id is null and (status = 'approved' or (status = 'pending' and approves_at <= now()))
@@ -74,7 +74,7 @@ async function main(): Promise<void> {
       console.log(
         `\nPOST /api/payouts (every approved entry: ${approved.n} entries, ${approved.total} in total): ${payout.ms.toFixed(0)} ms, ${payouts.length} payouts carrying ${payouts.reduce((s, p) => s + p.commission_count, 0)} entries`,
       );
-      const after = await call('GET', `${base}${reads[1]![1]}`, auth);
+      const after = await call('GET', `${base}${reads[1][1]}`, auth);
       console.log(`reports/affiliates, 12 months, right after the payout run: ${after.ms.toFixed(1)} ms`);
       await restorePayable(db, payouts.map((p) => (p as unknown as { id: string }).id));
     } catch (err) {

@@ -44,7 +44,7 @@ export async function call(method: string, url: string, auth: string | Record<st
   return { status: res.status, body: JSON.parse(text), ms };
 }
 
-export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
 export interface SeededProgram {
   id: string;
@@ -78,7 +78,7 @@ async function seed(db: pg.Client, organizationId: string, programs: { id: strin
     `insert into affiliates (id, organization_id, program_id, email, slug, name, created_at)
      select gen_random_uuid(), $1, (array[$2::uuid, $3::uuid, $4::uuid])[1 + g % 3], 'a' || g || '@example.com', 'a' || g, 'Affiliate ' || g, now() - interval '2 years'
      from generate_series(0, ${AFFILIATES - 1}) g`,
-    [organizationId, p1!.id, p2!.id, p3!.id],
+    [organizationId, p1.id, p2.id, p3.id],
   );
   await db.query(
     `create unlogged table bench_aff as

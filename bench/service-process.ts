@@ -9,7 +9,7 @@ export const TICK_MS = 10; // /proc reports CPU time in clock ticks of 1/100 s (
 /** utime + stime of a process in clock ticks (fields 14 and 15 of /proc/<pid>/stat); 0 once it is gone. */
 export function cpuTicks(pid: number): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     return Number(fields[11]) + Number(fields[12]);
   } catch {
     return 0;
@@ -22,8 +22,8 @@ export function cpuTicks(pid: number): number {
  * other guests: on a shared virtual machine, the neighbours' share).
  */
 export function machineTicks(): { busy: number; idle: number; steal: number } {
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return { busy: user! + nice! + system! + irq! + softirq!, idle: idle! + iowait!, steal: steal ?? 0 };
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  return { busy: user + nice + system + irq + softirq, idle: idle + iowait, steal: steal ?? 0 };
 }
 
 /**
@@ -34,7 +34,7 @@ export function startNodeFlags(): string[] {
   const start: string = JSON.parse(readFileSync('package.json', 'utf8')).scripts.start;
   const command = /\bnode((?:\s+--\S+)*)\s+server\/dist\/main\.mjs/.exec(start);
   if (!command) throw new Error(`bench: cannot find "node … server/dist/main.mjs" in the start script: ${start}`);
-  return [...command[1]!.trim().split(/\s+/), ...(process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/)].filter(Boolean);
+  return [...command[1].trim().split(/\s+/), ...(process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/)].filter(Boolean);
 }
 
 /** Resolves once `url` answers at all; fails after `timeoutMs`. */

@@ -84,12 +84,12 @@ function isJsonMediaType(type: string): boolean {
 function exampleFields(cases: Record<string, ExampleCase> | undefined, derive: (c: ExampleCase | undefined) => unknown): { example?: unknown; examples?: Record<string, { summary: string; value: unknown }> } {
   const entries = Object.entries(cases ?? {});
   if (entries.length === 0) return { example: derive(undefined) };
-  if (entries.length === 1) return { example: derive(entries[0]![1]) };
+  if (entries.length === 1) return { example: derive(entries[0][1]) };
   return { examples: Object.fromEntries(entries.map(([name, c]) => [name, { summary: c.summary, value: derive(c) }])) };
 }
 
 /** The API's version is the contract package's. */
-const contractVersion: string = JSON.parse(readFileSync(new URL('../contract/package.json', import.meta.url), 'utf8')).version;
+const contractVersion = (JSON.parse(readFileSync(new URL('../contract/package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 function sortObject<T>(obj: Record<string, T>, compare?: (a: string, b: string) => number): Record<string, T> {
   return Object.fromEntries(Object.entries(obj).sort(([a], [b]) => (compare ? compare(a, b) : a < b ? -1 : a > b ? 1 : 0)));
@@ -118,7 +118,7 @@ const OTHER_CONTENT_EXAMPLES: Record<string, string> = {
 };
 
 export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject {
-  const routes = collectRoutes(contract as unknown as AppRouter);
+  const routes = collectRoutes(contract);
   const merchantRoutes = new Set(collectRoutes(merchantContract as unknown as AppRouter).map((r) => `${r.route.method} ${r.route.path}`));
   const generated = normalizeSchemas(generateOpenApi(contract, { info: { title: 'x', version: '0' } }, { setOperationId: 'concatenated-path' }));
   const registry = new ComponentRegistry();
@@ -139,16 +139,16 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
 
   for (const entry of routes) {
     const { route, keyPath, oasPath, method } = entry;
-    const raw = (generated.paths[oasPath] as PathItemObject | undefined)?.[method] as OperationObject | undefined;
+    const raw = (generated.paths[oasPath] as PathItemObject | undefined)?.[method];
     if (!raw) throw new Error(`ts-rest generated no operation for ${route.method} ${route.path}`);
     const operationId = operationIdOf(keyPath);
     const clash = operationIds.get(operationId);
     if (clash) throw new Error(`operationId ${operationId} of ${route.method} ${route.path} is already used by ${clash}`);
     operationIds.set(operationId, `${route.method} ${route.path}`);
-    if (!tagKeys.includes(keyPath[0]!)) tagKeys.push(keyPath[0]!);
-    const tag = tagFor(keyPath[0]!, routes).name;
+    if (!tagKeys.includes(keyPath[0])) tagKeys.push(keyPath[0]);
+    const tag = tagFor(keyPath[0], routes).name;
     const security = securityKindOf(route, merchantRoutes);
-    const resource = singular(keyPath[0]!);
+    const resource = singular(keyPath[0]);
     const pointerBase = `#/paths/${pointerSegment(oasPath)}/${method}`;
     const exampleCtx = (kind: ExampleContext['kind'], extra: Partial<ExampleContext> = {}): ExampleContext => ({
       kind,
@@ -175,13 +175,14 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
     let requestSchemaResolved: SchemaObject | undefined;
     if (raw.requestBody) {
       const rb = raw.requestBody as RequestBodyObject;
-      const [contentType, media] = Object.entries(rb.content)[0]!;
+      const [contentType, media] = Object.entries(rb.content)[0];
       const bodyZod = route.method !== 'GET' && 'body' in route ? route.body : undefined;
       // A body the contract lets clients leave out (`.optional()`, or `.default({})`: the handler
       // then sees `{}`) is not required; that is what `required: false` says, so the `default`
       // zod puts on the schema of the whole body (not a field) is left out.
       const required = bodyZod instanceof z.ZodType ? !bodyZod.isOptional() : true;
-      const { default: _absentBody, ...withoutDefault } = (media.schema ?? {}) as SchemaObject;
+      const withoutDefault: SchemaObject = { ...((media.schema ?? {}) as SchemaObject) };
+      delete withoutDefault.default;
       const resolvedSchema: SchemaObject = required ? ((media.schema ?? {}) as SchemaObject) : withoutDefault;
       requestSchemaResolved = resolvedSchema;
       const schema = registry.factor(resolvedSchema, 'input');
@@ -213,7 +214,7 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
     const statuses = Object.keys(rawResponses).map(Number);
 
     for (const status of [...statuses].sort((a, b) => a - b)) {
-      const rawResponse = rawResponses[String(status)]!;
+      const rawResponse = rawResponses[String(status)];
       const media = rawResponse.content?.['application/json'];
       const resolved = media?.schema as SchemaObject | undefined;
       const isError = status >= 400;
@@ -265,7 +266,7 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
 
   for (const key of tagKeys) builder.addTag(tagFor(key, routes));
   for (const [path, item] of Object.entries(sortObject(paths))) {
-    builder.addPath(path, sortObject(item as Record<string, unknown>, (a, b) => METHOD_ORDER.indexOf(a) - METHOD_ORDER.indexOf(b)) as PathItemObject);
+    builder.addPath(path, sortObject(item as Record<string, unknown>, (a, b) => METHOD_ORDER.indexOf(a) - METHOD_ORDER.indexOf(b)));
   }
   for (const [name, schema] of Object.entries(sortObject(Object.fromEntries(registry.used)))) builder.addSchema(name, schema);
 

@@ -138,7 +138,7 @@ function stringExample(schema: SchemaObject, field: string | undefined, ctx: Exa
   }
   // An id field given as text with a pattern (e.g. a comma-separated list of ids): the entity's id, if it fits.
   const idEntity = field && schema.pattern ? entityOfIdField(field) : undefined;
-  if (idEntity && new RegExp(schema.pattern!).test(EXAMPLE_IDS[idEntity]!)) return EXAMPLE_IDS[idEntity]!;
+  if (idEntity && new RegExp(schema.pattern!).test(EXAMPLE_IDS[idEntity])) return EXAMPLE_IDS[idEntity];
   if (schema.format === 'date-time' || field?.endsWith('_at') || field === 'from' || field === 'to') return TIMESTAMP;
   if (schema.format === 'email' || field === 'email') return (ctx.entity && EMAILS[ctx.entity]) || EMAILS.affiliate;
   if (field === 'name') return (ctx.entity && NAMES[ctx.entity]) || 'Acme Inc';

@@ -1,6 +1,6 @@
 import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
 import { type SecurityRequirementObject, type TagObject } from 'openapi3-ts/oas30';
-import { contract, merchantContract, partnerContract } from '@affiliate-attribution/contract';
+import { partnerContract } from '@affiliate-attribution/contract';
 
 /**
  * The contract's routes as the document lists them: their operation ids, tags and security.
@@ -90,7 +90,7 @@ export function collectRoutes(router: AppRouter, prefix: string[] = []): RouteEn
         method: value.method.toLowerCase() as RouteEntry['method'],
       });
     } else {
-      out.push(...collectRoutes(value as AppRouter, [...prefix, key]));
+      out.push(...collectRoutes(value, [...prefix, key]));
     }
   }
   return out;

@@ -1,4 +1,3 @@
-import { type AppRouter } from '@ts-rest/core';
 import { generateOpenApi } from '@ts-rest/open-api';
 import { type OperationObject, type ReferenceObject, type RequestBodyObject, type ResponseObject, type SchemaObject } from 'openapi3-ts/oas30';
 import { z } from 'zod';
@@ -13,12 +12,12 @@ export type Schema = SchemaObject | ReferenceObject;
 /** ts-rest's own zod conversion, reached through its public API with a one-route contract. */
 export function zodToSchema(schema: z.ZodTypeAny, mode: 'input' | 'output'): SchemaObject {
   const route = { method: 'POST', path: '/x', body: schema, responses: { 200: schema } } as const;
-  const doc = generateOpenApi({ x: route } as unknown as AppRouter, { info: { title: 'x', version: '0' } });
-  const op = doc.paths['/x']!.post as OperationObject;
+  const doc = generateOpenApi({ x: route }, { info: { title: 'x', version: '0' } });
+  const op = (doc.paths['/x'] as { post: OperationObject }).post;
   const raw =
     mode === 'input'
-      ? (op.requestBody as RequestBodyObject).content['application/json']!.schema
-      : (op.responses['200'] as ResponseObject).content!['application/json']!.schema;
+      ? (op.requestBody as RequestBodyObject).content['application/json'].schema
+      : (op.responses['200'] as ResponseObject).content!['application/json'].schema;
   return normalizeSchemas(raw as SchemaObject);
 }
 
@@ -39,7 +38,7 @@ export function normalizeSchemas<T>(node: T): T {
     const { format: _f, type: _t, ...rest } = out;
     return { type: 'object', ...rest, nullable: true, enum: [null] } as T;
   }
-  if (out.nullable === true && Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
+  if (out.nullable === true && Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...(out.enum as unknown[]), null];
   if (out.nullable === true && out.type === undefined && !out.allOf && !out.oneOf && !out.anyOf && !out.$ref) delete out.nullable;
   if (out.additionalProperties && typeof out.additionalProperties === 'object' && Object.keys(out.additionalProperties).length === 0) {
     out.additionalProperties = true;
@@ -118,7 +117,7 @@ export class ComponentRegistry {
     }
     if (schema.items) out.items = this.factor(schema.items, mode);
     for (const key of ['allOf', 'oneOf', 'anyOf'] as const) {
-      if (schema[key]) out[key] = schema[key]!.map((s) => this.factor(s, mode));
+      if (schema[key]) out[key] = schema[key].map((s) => this.factor(s, mode));
     }
     if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
       out.additionalProperties = this.factor(schema.additionalProperties, mode);

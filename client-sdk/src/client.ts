@@ -1,5 +1,4 @@
 import { merchantContract } from '@affiliate-attribution/contract';
-import type { AppRoute } from '@ts-rest/core';
 import { Transport, type Fetch, type RequestOptions } from './core/transport.js';
 import { isBrowserLike } from './environment.js';
 import { Requester } from './requester.js';
@@ -73,7 +72,7 @@ export class Client {
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new TypeError('new Client({ timeoutMs }): expected a positive number of milliseconds');
     const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     if (!Number.isInteger(maxRetries) || maxRetries < 0) throw new TypeError('new Client({ maxRetries }): expected an integer >= 0');
-    const fetchImpl = options.fetch ?? (globalThis.fetch as Fetch | undefined);
+    const fetchImpl = options.fetch ?? (globalThis.fetch);
     if (typeof fetchImpl !== 'function') {
       throw new TypeError('new Client(): no global fetch in this runtime (Node.js 20 or later has one); pass options.fetch');
     }

@@ -1,5 +1,5 @@
 import type { merchantContract } from '@affiliate-attribution/contract';
-import type { PageItem, PathParams, RequestBody, RequestQuery, ResultOf } from './types.js';
+import type { RequestBody, RequestQuery, ResultOf } from './types.js';
 
 /** Named types of the API's objects and parameters, all computed from the contract. */
 type R = typeof merchantContract;

@@ -3,7 +3,7 @@ import { merchantContract } from '@affiliate-attribution/contract';
 import type { AppRoute } from '@ts-rest/core';
 import { APIPromise, type APIResponse } from './core/api-promise.js';
 import { Page, PagePromise } from './core/pagination.js';
-import type { RequestOptions, Transport } from './core/transport.js';
+import type { Envelope, RequestOptions, Transport } from './core/transport.js';
 import type { PageItem, ResultOf } from './types.js';
 
 /** The merchant routes of the service's contract; every type of the SDK is computed from it. */
@@ -28,7 +28,7 @@ export function pathFor(route: AppRoute, params: Record<string, unknown> = {}): 
   });
 }
 
-function unwrap(envelope: { data?: Record<string, unknown>; deduped?: unknown }): any {
+function unwrap(envelope: Envelope): Record<string, unknown> {
   const result: Record<string, unknown> = { ...(envelope.data ?? {}) };
   if (typeof envelope.deduped === 'boolean') result.deduped = envelope.deduped;
   return result;
@@ -45,14 +45,14 @@ export class Requester {
   constructor(private readonly transport: Transport) {}
 
   call<R extends AppRoute>(route: R, args: CallArgs, options?: RequestOptions): APIPromise<ResultOf<R>> {
-    return new APIPromise(this.send(route, args, options, unwrap));
+    return new APIPromise(this.send(route, args, options, (envelope) => unwrap(envelope) as ResultOf<R>));
   }
 
   list<R extends AppRoute>(route: R, query: Record<string, unknown> | undefined, options?: RequestOptions): PagePromise<PageItem<R>> {
     type Item = PageItem<R>;
     const fetchPage = (cursor: string | undefined): Promise<APIResponse<Page<Item>>> =>
       this.send(route, { query: { ...query, cursor } }, options, (envelope) => {
-        const data = (envelope.data ?? {}) as Record<string, unknown>;
+        const data = envelope.data ?? {};
         const items = Object.entries(data).find(([key, value]) => key !== 'next_cursor' && Array.isArray(value))?.[1];
         const next = typeof data.next_cursor === 'string' && data.next_cursor !== '' ? data.next_cursor : null;
         return new Page<Item>((items ?? []) as Item[], next, fetchPage);
@@ -60,11 +60,12 @@ export class Requester {
     return new PagePromise(fetchPage(query?.cursor as string | undefined));
   }
 
-  private send<R extends AppRoute, T>(route: R, args: CallArgs, options: RequestOptions | undefined, map: (envelope: any) => T) {
+  private send<R extends AppRoute, T>(route: R, args: CallArgs, options: RequestOptions | undefined, map: (envelope: Envelope) => T) {
     try {
       const path = pathFor(route, args.params);
       return this.transport.request({ method: route.method, path, query: args.query, body: args.body, idempotent: isIdempotent(route) }, options, map);
     } catch (err) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on what pathFor threw, unchanged
       return Promise.reject(err);
     }
   }

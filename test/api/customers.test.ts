@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMerchant, createOrganization, expectError } from '../support/api.js';
+import { createMerchant, expectError } from '../support/api.js';
 
 const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString();
 

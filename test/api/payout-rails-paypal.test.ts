@@ -147,7 +147,7 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
 
     await reconcileNow();
     expect(batchesOf()).toHaveLength(1);
-    expect((await payout(m, p.id)).provider_reference).toBe(batchesOf()[0]!.payout_batch_id);
+    expect((await payout(m, p.id)).provider_reference).toBe(batchesOf()[0].payout_batch_id);
     paypal.setItem(p.id, 'SUCCESS');
     await reconcileNow();
     expect((await payout(m, p.id)).status).toBe('paid');
@@ -174,7 +174,7 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     expect(requests).toHaveLength(1);
     const batch = [...paypal.batches.values()].find((b) => b.items.some((i) => i.payout_item.sender_item_id === p.id))!;
     // The second pass read the batch back: its item is known too.
-    expect((await payout(m, p.id)).provider_reference).toBe(`${batch.payout_batch_id}/${batch.items[0]!.payout_item_id}`);
+    expect((await payout(m, p.id)).provider_reference).toBe(`${batch.payout_batch_id}/${batch.items[0].payout_item_id}`);
   });
 
   it('a PAYMENT.PAYOUTSBATCH.DENIED event: the batch is read back from PayPal, its payouts fail', async () => {

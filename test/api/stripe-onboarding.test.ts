@@ -36,7 +36,7 @@ async function withStripe(program: Record<string, unknown> = {}): Promise<Mercha
 const requestsFor = (email: string) => {
   const accounts = stripe.requests.filter((r) => r.path === '/v1/accounts' && r.params.email === email);
   const ids = new Set([...stripe.accounts.values()].filter((a) => a.email === email).map((a) => a.id as string));
-  return { accounts, links: stripe.requests.filter((r) => r.path === '/v1/account_links' && ids.has(r.params.account!)) };
+  return { accounts, links: stripe.requests.filter((r) => r.path === '/v1/account_links' && ids.has(r.params.account)) };
 };
 
 describe('POST /api/affiliates/{id}/stripe-onboarding', () => {

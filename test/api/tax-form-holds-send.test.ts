@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrganization, expectError } from '../support/api.js';
 import { partnerSession } from '../support/partner-session.js';
 import { PayPalStandIn } from '../support/rails/paypal-standin.js';
-import { commissionStatuses, merchantWithPendingPayout, payout, pendingPayout, postWebhook, sendsSettled, type Merchant } from './payout-rails.support.js';
+import { commissionStatuses, merchantWithPendingPayout, payout, postWebhook, sendsSettled, type Merchant } from './payout-rails.support.js';
 
 /*
  * A program's require_tax_form holds a payout whenever it would be paid, not only when it is

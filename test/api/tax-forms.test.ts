@@ -42,10 +42,10 @@ describe('the partner submits a tax form in the portal', () => {
     // At rest: AES-256-GCM ciphertext, neither the PDF nor any of its text.
     const [stored] = await storedDocuments(m.id);
     expect(stored).toMatchObject({ affiliate_id: m.affiliate.id, size_bytes: PDF.length, content_type: 'application/pdf' });
-    expect(stored!.document.equals(PDF)).toBe(false);
-    expect(stored!.document.includes(Buffer.from('%PDF'))).toBe(false);
-    expect(stored!.document.includes(Buffer.from('123-45-6789'))).toBe(false);
-    expect(stored!.document.length).toBe(PDF.length + 1 + 12 + 16);
+    expect(stored.document.equals(PDF)).toBe(false);
+    expect(stored.document.includes(Buffer.from('%PDF'))).toBe(false);
+    expect(stored.document.includes(Buffer.from('123-45-6789'))).toBe(false);
+    expect(stored.document.length).toBe(PDF.length + 1 + 12 + 16);
 
     // The merchant sees the status on the affiliate and downloads the very bytes.
     expect((await m.api.get(`/api/affiliates/${m.affiliate.id}`)).body.data.affiliate.tax_form).toEqual(form);
@@ -63,10 +63,10 @@ describe('the partner submits a tax form in the portal', () => {
     const m = await createMerchant();
     const partner = await partnerSession(m.id, m.affiliate.email);
     expect((await partner.post('/partner/api/tax-form', upload(PNG, { kind: 'w8ben', file_name: 'scan.png' }))).status).toBe(201);
-    expect((await storedDocuments(m.id))[0]!.content_type).toBe('image/png');
+    expect((await storedDocuments(m.id))[0].content_type).toBe('image/png');
     const jpeg = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(32, 1)]);
     expect((await partner.post('/partner/api/tax-form', upload(jpeg, { kind: 'w8bene', file_name: 'scan.jpg' }))).body.data.tax_form).toMatchObject({ status: 'submitted', kind: 'w8bene' });
-    expect((await storedDocuments(m.id))[0]!.content_type).toBe('image/jpeg');
+    expect((await storedDocuments(m.id))[0].content_type).toBe('image/jpeg');
 
     expectError(await partner.post('/partner/api/tax-form', upload(Buffer.from('just some text, named .pdf'))), 400, 'content_base64: not a PDF, PNG or JPEG file');
     expectError(await partner.post('/partner/api/tax-form', upload(Buffer.from('<html>%PDF-1.7</html>'))), 400, 'content_base64: not a PDF, PNG or JPEG file');
@@ -74,7 +74,7 @@ describe('the partner submits a tax form in the portal', () => {
     expectError(await partner.post('/partner/api/tax-form', upload(PDF, { kind: 'w4' })), 400, /^kind: /);
     expectError(await partner.post('/partner/api/tax-form', upload(PDF, { file_name: '' })), 400, /^file_name: /);
     // Nothing of the refused uploads replaced the JPEG.
-    expect((await storedDocuments(m.id))[0]!.content_type).toBe('image/jpeg');
+    expect((await storedDocuments(m.id))[0].content_type).toBe('image/jpeg');
   });
 
   it('a document over 10 MiB is 413, and so is a body over the route limit; nothing is stored', async () => {
@@ -159,7 +159,7 @@ describe('the merchant reviews it', () => {
     const docs = await storedDocuments(m.id);
     expect(docs.map((d) => d.affiliate_id).sort()).toEqual([m.affiliate.id, membership.body.data.affiliate.id].sort());
     // Each row sealed on its own (own IV, bound to its membership).
-    expect(docs[0]!.document.equals(docs[1]!.document)).toBe(false);
+    expect(docs[0].document.equals(docs[1].document)).toBe(false);
     await m.api.post(`/api/affiliates/${m.affiliate.id}/tax-form/accept`);
     expect((await m.api.get(`/api/affiliates/${membership.body.data.affiliate.id}`)).body.data.affiliate.tax_form.status).toBe('accepted');
   });

@@ -41,7 +41,7 @@ async function merchant(program: Record<string, unknown> = {}) {
   const liveId = org.body.data.organization.id as string;
   // The API shows the account's (live) id in both modes; test partners' portal is the test organization's own id.
   const [twin] = await Sql.of(service.db.orm).rows<{ id: string }>('select id from organizations where live_organization_id = ?', [liveId]);
-  return { liveId, testId: twin!.id, live, test, liveProgram: await programOf(live), testProgram: await programOf(test) };
+  return { liveId, testId: twin.id, live, test, liveProgram: await programOf(live), testProgram: await programOf(test) };
 }
 
 async function affiliate(key: Record<string, string>, programId: string, status = 'active') {

@@ -49,10 +49,10 @@ describe('a live key on every route, with the same merchant’s test ids', () =>
     const [delivery] = await db.orm.em.fork().getConnection().execute<{ id: string }[]>(
       `with ev as (insert into outbound_events (id, organization_id, type, resource) values (gen_random_uuid(), ?, 'conversion.created', '{}'::jsonb) returning id)
        insert into webhook_deliveries (id, organization_id, endpoint_id, event_id) select gen_random_uuid(), ?, ?, id from ev returning id`,
-      [twin!.id, twin!.id, endpoint.id],
+      [twin.id, twin.id, endpoint.id],
     );
     Object.assign(t, {
-      organization: twin!.id,
+      organization: twin.id,
       program: program.id,
       affiliate: affiliate.id,
       slug,
@@ -68,7 +68,7 @@ describe('a live key on every route, with the same merchant’s test ids', () =>
       coupon: coupon.id,
       code: coupon.code,
       endpoint: endpoint.id,
-      delivery: delivery!.id,
+      delivery: delivery.id,
       import: imported.id,
     });
     for (const [k, v] of Object.entries(t)) expect(v, k).toEqual(expect.any(String));
@@ -76,16 +76,16 @@ describe('a live key on every route, with the same merchant’s test ids', () =>
 
   function ids(resource: string, path: string): string[] {
     const found = idsForResource(resource, path, {
-      program: t.program!,
-      affiliate: t.affiliate!,
-      customer: { id: t.customer!, customer_id: t.customer_id! },
-      conversion: { id: t.conversion!, external_id: t.external_id! },
-      commission: t.commission!,
-      payout: t.payout!,
-      coupon: t.coupon!,
-      import: t.import!,
-      webhookEndpoint: t.endpoint!,
-      webhookDelivery: t.delivery!,
+      program: t.program,
+      affiliate: t.affiliate,
+      customer: { id: t.customer, customer_id: t.customer_id },
+      conversion: { id: t.conversion, external_id: t.external_id },
+      commission: t.commission,
+      payout: t.payout,
+      coupon: t.coupon,
+      import: t.import,
+      webhookEndpoint: t.endpoint,
+      webhookDelivery: t.delivery,
     });
     if (found) return found;
     throw new Error(`no test id known for ${resource} (${path}): add it to this test`);
@@ -109,17 +109,17 @@ describe('a live key on every route, with the same merchant’s test ids', () =>
   }
 
   it('finds nothing of the test data, answers 404 (never 403) for its ids, and changes none of it', { timeout: 120_000 }, async () => {
-    const routes = contractRoutes().filter(({ name, route }) => route.path.startsWith('/api/') && !NOT_OF_A_MODE.has(name.split('.')[0]!));
+    const routes = contractRoutes().filter(({ name, route }) => route.path.startsWith('/api/') && !NOT_OF_A_MODE.has(name.split('.')[0]));
     expect(routes.length).toBeGreaterThanOrEqual(40);
     const before = await testSnapshot();
     const testIds = Object.entries(t).filter(([k]) => k !== 'organization').map(([, v]) => v);
     let calls = 0;
     for (const { name, route } of routes) {
-      const resource = name.split('.')[0]!;
+      const resource = name.split('.')[0];
       const params = pathParamNames(route.path);
       const pathVariants = params.length === 0 ? [{}] : params.includes('id') ? ids(resource, route.path).map((id) => ({ id, provider: 'stripe' })) : [{ provider: 'stripe' }];
       // The body's references, set one at a time to the test data's identifiers.
-      const references = { program_id: t.program!, affiliate_id: t.affiliate!, ref: t.slug!, cookie_id: t.cookie!, click_id: t.click!, customer_id: t.customer_id!, coupon: t.code! };
+      const references = { program_id: t.program, affiliate_id: t.affiliate, ref: t.slug, cookie_id: t.cookie, click_id: t.click, customer_id: t.customer_id, coupon: t.code };
       const bodies = bodyVariants(route, references, { prefix: 'live' });
       for (const p of pathVariants) {
         for (const { body, reference } of bodies) {

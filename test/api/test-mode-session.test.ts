@@ -79,7 +79,7 @@ describe('dashboard sessions in test mode (X-Mode)', () => {
       expect(second.body.data.next_cursor).toBeNull();
     }
     const liveOnly = await call(base, 'GET', '/api/api-keys?mode=live', { headers: test });
-    expect(liveOnly.body.data.api_keys.map((k: { id: string }) => k.id)).toEqual([all[0]!.id, ...liveKeys]);
+    expect(liveOnly.body.data.api_keys.map((k: { id: string }) => k.id)).toEqual([all[0].id, ...liveKeys]);
     expect(liveOnly.body.data.next_cursor).toBeNull();
 
     const refused = await call(base, 'GET', '/api/api-keys?mode=sandbox', { headers: live });

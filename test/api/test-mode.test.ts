@@ -31,13 +31,13 @@ async function rowCounts(organizationId: string): Promise<Record<string, number>
     .fork()
     .getConnection()
     .execute<Record<string, string>[]>(`select ${tables.map((t) => `(select count(*) from "${t.table_name}" where organization_id = ?) as "${t.table_name}"`).join(', ')}`, tables.map(() => organizationId));
-  return Object.fromEntries(Object.entries(counts!).map(([k, v]) => [k, Number(v)]));
+  return Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, Number(v)]));
 }
 
 async function testOrganizationOf(liveId: string): Promise<string> {
   const { db } = await testServer();
   const [row] = await db.orm.em.fork().getConnection().execute<{ id: string }[]>('select id from organizations where live_organization_id = ?', [liveId]);
-  return row!.id;
+  return row.id;
 }
 
 describe('test and live keys', () => {
@@ -169,7 +169,7 @@ describe('test data is invisible to live keys, and live data to test keys', () =
         customer_id: customer.customer_id,
         conversion: conversion.id,
         external_id: conversion.external_id,
-        commission: commission?.id ?? commissions[0]!.id,
+        commission: commission?.id ?? commissions[0].id,
         payout: payouts.body.data.payouts[0].id,
         coupon: coupon.id,
         endpoint: endpoint.id,

@@ -37,9 +37,9 @@ const PURE_VALUE_IMPORTS = [
 function valueImportsOf(text: string): string[] {
   const found: string[] = [];
   for (const match of text.matchAll(/^(?:import|export)\s+(type\s+)?(?:[^;]*?\sfrom\s+)?['"]([^'"]+)['"]/gm)) {
-    if (!match[1]) found.push(match[2]!);
+    if (!match[1]) found.push(match[2]);
   }
-  for (const match of text.matchAll(/\bimport\s*\(\s*['"]([^'"]+)['"]/g)) found.push(match[1]!);
+  for (const match of text.matchAll(/\bimport\s*\(\s*['"]([^'"]+)['"]/g)) found.push(match[1]);
   return found;
 }
 
@@ -47,7 +47,7 @@ function valueImportsOf(text: string): string[] {
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   const found: string[] = [];
-  for (const match of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g)) found.push(match[1]!);
+  for (const match of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g)) found.push(match[1]);
   return found;
 }
 

@@ -268,6 +268,6 @@ describe('a refund', () => {
     const { conversion: reversed } = apply([named('re_1', '60'), named('re_2', '40')]);
     expect(reversed).toMatchObject({ refunded_amount: '100', status: 'reversed', reversed_at: now, commission_amount: '0.00' });
     const { decisions } = apply([named('re_1', '60'), named('re_2', '40'), { measure: { full: true }, refundId: undefined }]);
-    expect(decisions[2]!.next).toBeUndefined();
+    expect(decisions[2].next).toBeUndefined();
   });
 });

@@ -38,7 +38,7 @@ const workerService = parseUnit(readText(DEPLOY.workerUnit)).get('Service')!;
 const oneOf = (section: Map<string, string[]>) => (key: string) => {
   const values = section.get(key) ?? [];
   expect(values, key).toHaveLength(1);
-  return values[0]!;
+  return values[0];
 };
 const one = oneOf(service);
 const workerOne = oneOf(workerService);

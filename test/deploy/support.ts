@@ -28,12 +28,12 @@ export function parseUnit(text: string): Map<string, Map<string, string[]>> {
     const section = /^\[(.+)\]$/.exec(line);
     if (section) {
       current = new Map();
-      sections.set(section[1]!, current);
+      sections.set(section[1], current);
       continue;
     }
     const pair = /^([A-Za-z0-9]+)=(.*)$/.exec(line);
     if (!pair || !current) throw new Error(`unit file: cannot read "${line}"`);
-    current.set(pair[1]!, [...(current.get(pair[1]!) ?? []), pair[2]!]);
+    current.set(pair[1], [...(current.get(pair[1]) ?? []), pair[2]]);
   }
   return sections;
 }
@@ -46,7 +46,7 @@ export function parseEnvironmentFile(text: string): Record<string, string> {
     if (line === '' || line.startsWith('#') || line.startsWith(';')) continue;
     const pair = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(line);
     if (!pair) throw new Error(`environment file: cannot read "${line}"`);
-    env[pair[1]!] = pair[2]!.replace(/^"(.*)"$|^'(.*)'$/, '$1$2');
+    env[pair[1]] = pair[2].replace(/^"(.*)"$|^'(.*)'$/, '$1$2');
   }
   return env;
 }
@@ -108,8 +108,8 @@ export interface Child {
 export function startChild(command: string, args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Child {
   const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
-  child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
   return {
     process: child,
@@ -136,6 +136,7 @@ export async function until<T>(what: string, attempt: () => Promise<T | undefine
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the last error caught (an Error: its name and message)
   throw new Error(`${what}: not within ${timeoutMs} ms${last ? ` (${String(last)})` : ''}`);
 }
 

@@ -15,7 +15,7 @@ describe('WebhookPoster', () => {
     server = createServer((req, res) => {
       req.resume();
       if (req.url === '/moved') res.writeHead(302, { location: `http://127.0.0.1:${port}/ok` }).end('moved');
-      else res.writeHead(200).end(`got ${req.headers['webhook-id']}`);
+      else res.writeHead(200).end(`got ${String(req.headers['webhook-id'])}`);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;

@@ -93,8 +93,8 @@ describe('outbound events of test data', () => {
     expect(externalIds(testReceiver).sort()).toEqual(['in_modes_1', 'order_test_1']);
     expect(externalIds(liveReceiver)).toEqual(['order_live_1']);
     // The envelope and the resource in it, as the API answers it in that mode.
-    for (const event of testReceiver.events()) expect([event.livemode, Object.values(event.data as Record<string, { livemode: boolean }>)[0]!.livemode], event.type).toEqual([false, false]);
-    for (const event of liveReceiver.events()) expect([event.livemode, Object.values(event.data as Record<string, { livemode: boolean }>)[0]!.livemode], event.type).toEqual([true, true]);
+    for (const event of testReceiver.events()) expect([event.livemode, Object.values(event.data as Record<string, { livemode: boolean }>)[0].livemode], event.type).toEqual([false, false]);
+    for (const event of liveReceiver.events()) expect([event.livemode, Object.values(event.data as Record<string, { livemode: boolean }>)[0].livemode], event.type).toEqual([true, true]);
     const [testConversion] = conversionsIn(testReceiver).filter((e) => e.data.conversion.external_id === 'order_test_1');
     const read = await as('test')('GET', '/api/conversions/order_test_1');
     expect(testConversion.data.conversion).toEqual(read.body.data.conversion);

@@ -34,10 +34,10 @@ describe('the approval-by-time rule', () => {
         [status, approvesAt, now, status, approvesAt, now, status, approvesAt, now],
       );
       const expected = effectiveStatus({ status, approvesAt }, now);
-      expect({ status, approvesAt, sql: row!.status }).toEqual({ status, approvesAt, sql: expected });
-      expect(row!.due).toBe(status === 'pending' && expected === 'approved');
+      expect({ status, approvesAt, sql: row.status }).toEqual({ status, approvesAt, sql: expected });
+      expect(row.due).toBe(status === 'pending' && expected === 'approved');
       // Never null: "not due" keeps the pending entries that wait for the merchant.
-      expect(row!.not_due).toBe(!row!.due);
+      expect(row.not_due).toBe(!row.due);
     }
   });
 

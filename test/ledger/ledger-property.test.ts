@@ -82,7 +82,7 @@ describe('ledger: the books balance for any sequence (fast-check, real PostgreSQ
           } else if (op.op === 'refund' && conversions.length) {
             const i = op.which % conversions.length;
             // A running total (no refund_id): a smaller one than already reported changes nothing.
-            const body = op.part === 'all' ? {} : { amount: Math.floor(amounts[i]! * op.part) / 100 };
+            const body = op.part === 'all' ? {} : { amount: Math.floor(amounts[i] * op.part) / 100 };
             const res = await m.api.post(`/api/conversions/${conversions[i]}/refund`, body);
             expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
           } else if (op.op === 'adjust') {
@@ -92,7 +92,7 @@ describe('ledger: the books balance for any sequence (fast-check, real PostgreSQ
             // Sales and adjustments (a clawback rejected is a debt forgiven: the merchant's choice, outside these books' rule).
             const entries = (await all<Entry>('/api/commissions', 'commissions')).filter((e) => e.type !== 'clawback' && e.payout_id === null && (e.status === 'approved' || e.status === 'pending'));
             if (entries.length) {
-              const res = await m.api.post(`/api/commissions/${entries[op.which % entries.length]!.id}/reject`, { reason: 'test' });
+              const res = await m.api.post(`/api/commissions/${entries[op.which % entries.length].id}/reject`, { reason: 'test' });
                   // 409 when a clawback of the sale is in a payout.
               expect([200, 409], JSON.stringify(res.body)).toContain(res.status);
             }

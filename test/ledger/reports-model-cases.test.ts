@@ -12,15 +12,15 @@ describe('reports: entries folded in their hold', () => {
     await apply(w, { kind: 'sale', a: 1, daysAgo: 3, cents: 7_000, otherCurrency: false, approvesInMs: null });
     await apply(w, { kind: 'click', a: 2, daysAgo: 1 });
     await w.repo.fold(0, 400 * 86_400);
-    const listed = async () => (await w.sql.rows<{ n: string }>(`select count(*)::text as n from report_deferred_commissions where organization_id = ?`, [w.m.id]))[0]!.n;
+    const listed = async () => (await w.sql.rows<{ n: string }>(`select count(*)::text as n from report_deferred_commissions where organization_id = ?`, [w.m.id]))[0].n;
     expect(await listed()).toBe('2');
-    const first = w.commissions[0]!;
+    const first = w.commissions[0];
     const amountOf = async () => {
-      const res = await w.m.api.get(`/api/reports/affiliates?from=${new Date(Date.now() - 7 * DAY).toISOString()}&to=${new Date(Date.now() + DAY).toISOString()}&affiliate_id=${w.affiliates[0]!.id}`);
+      const res = await w.m.api.get(`/api/reports/affiliates?from=${new Date(Date.now() - 7 * DAY).toISOString()}&to=${new Date(Date.now() + DAY).toISOString()}&affiliate_id=${w.affiliates[0].id}`);
       return res.body.data.affiliates[0].commissions as { pending: number; approved: number };
     };
     // Folded, still in its hold: pending.
-    expect((await w.sql.rows<{ status: string }>(`select status from commissions where id = ?`, [first]))[0]!.status).toBe('pending');
+    expect((await w.sql.rows<{ status: string }>(`select status from commissions where id = ?`, [first]))[0].status).toBe('pending');
     expect(await amountOf()).toMatchObject({ pending: 30, approved: 0 });
     await expectSame(w);
     // Its hold ended, no fold since: still listed, read approved.
@@ -34,7 +34,7 @@ describe('reports: entries folded in their hold', () => {
     expect(await amountOf()).toMatchObject({ pending: 0, approved: 30 });
     await expectSame(w);
     // Rejected while listed (the other entry): out of the list, out of pending.
-    await w.m.api.post(`/api/commissions/${w.commissions[1]!}/reject`, {});
+    await w.m.api.post(`/api/commissions/${w.commissions[1]}/reject`, {});
     expect(await listed()).toBe('0');
     await expectSame(w);
   });
@@ -57,7 +57,7 @@ describe('reports: a period whose ends round outward to midnight', () => {
       await apply(w, { kind: 'click', a: (i + 1) % 3, daysAgo: daysAgoOf(t) });
     }
     await w.sql.rows(`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, description, created_at, updated_at)
-      values (?, ?, 'adjustment', 'approved', 4, 'USD', ?, ?, 'bonus', ?, now())`, [randomUUID(), w.m.id, w.affiliates[0]!.id, w.affiliates[0]!.program_id, new Date(times[3]!)]);
+      values (?, ?, 'adjustment', 'approved', 4, 'USD', ?, ?, 'bonus', ?, now())`, [randomUUID(), w.m.id, w.affiliates[0].id, w.affiliates[0].program_id, new Date(times[3])]);
     // Back-dated (created_at behind the watermark of the earlier tests' folds): as a bulk import, it ends with report_reset.
     await w.sql.rows('select report_reset()');
     const check = async () => {

@@ -92,7 +92,7 @@ export async function apply(w: World, action: Action): Promise<void> {
   const org = w.m.id;
   switch (action.kind) {
     case 'click': {
-      const a = w.affiliates[action.a]!;
+      const a = w.affiliates[action.a];
       await w.sql.rows(
         `insert into clicks (id, organization_id, affiliate_id, program_id, cookie_id, occurred_at, created_at) values (?, ?, ?, ?, ?, now() - make_interval(secs => ?), clock_timestamp())`,
         [randomUUID(), org, a.id, a.program_id, randomUUID(), action.daysAgo * 86_400],
@@ -100,7 +100,7 @@ export async function apply(w: World, action: Action): Promise<void> {
       return;
     }
     case 'customer': {
-      const a = w.affiliates[action.a]!;
+      const a = w.affiliates[action.a];
       await w.sql.rows(
         `insert into customers (id, organization_id, customer_id, status, affiliate_id, program_id, created_at, updated_at) values (?, ?, ?, 'trial', ?, ?, clock_timestamp(), clock_timestamp())`,
         [randomUUID(), org, `cus-${randomUUID()}`, a.id, a.program_id],
@@ -108,7 +108,7 @@ export async function apply(w: World, action: Action): Promise<void> {
       return;
     }
     case 'sale': {
-      const a = w.affiliates[action.a]!;
+      const a = w.affiliates[action.a];
       const currency = action.otherCurrency ? 'GBP' : a.currency;
       const conversionId = randomUUID();
       const commissionCents = Math.max(1, Math.round(action.cents * 0.3));
@@ -132,7 +132,7 @@ export async function apply(w: World, action: Action): Promise<void> {
     }
     case 'refund': {
       if (w.conversions.length === 0) return;
-      const conversionId = w.conversions[action.i % w.conversions.length]!;
+      const conversionId = w.conversions[action.i % w.conversions.length];
       // What the ledger's refund rule does (commission-lifecycle.ts refundEffect), in SQL.
       await w.sql.transaction(async (sql) => {
         const [c] = await sql.rows<{ amount: string; refunded_amount: string }>(`select amount, refunded_amount from conversions where id = ? for update`, [conversionId]);
@@ -169,7 +169,7 @@ export async function apply(w: World, action: Action): Promise<void> {
     case 'reject':
     case 'hold': {
       if (w.commissions.length === 0) return;
-      const id = w.commissions[action.i % w.commissions.length]!;
+      const id = w.commissions[action.i % w.commissions.length];
       if (action.kind === 'hold') {
         await w.sql.rows(`update commissions set status = 'on_hold', updated_at = now() where id = ? and status = 'pending'`, [id]);
         return;
@@ -179,7 +179,7 @@ export async function apply(w: World, action: Action): Promise<void> {
       return;
     }
     case 'adjust': {
-      const a = w.affiliates[action.a]!;
+      const a = w.affiliates[action.a];
       const res = await w.m.api.post('/api/commissions', { affiliate_id: a.id, amount: action.cents / 100, description: 'bonus' });
       expect(res.status).toBe(201);
       w.commissions.push(res.body.data.commission.id);
@@ -191,7 +191,7 @@ export async function apply(w: World, action: Action): Promise<void> {
     case 'pay':
     case 'cancel': {
       const pending = (await w.m.api.get('/api/payouts?status=pending')).body.data.payouts as { id: string }[];
-      if (pending.length > 0) await w.m.api.post(`/api/payouts/${pending[0]!.id}/${action.kind === 'pay' ? 'paid' : 'cancel'}`, {});
+      if (pending.length > 0) await w.m.api.post(`/api/payouts/${pending[0].id}/${action.kind === 'pay' ? 'paid' : 'cancel'}`, {});
       return;
     }
     case 'wait':
@@ -271,7 +271,7 @@ export async function reportAffiliates(w: World, from: Date, to: Date, affiliate
     cursor = res.body.data.next_cursor;
   } while (cursor);
   // Sorted by revenue, highest first.
-  for (let i = 1; i < rows.length; i++) expect(rows[i - 1]!.revenue).toBeGreaterThanOrEqual(rows[i]!.revenue);
+  for (let i = 1; i < rows.length; i++) expect(rows[i - 1].revenue).toBeGreaterThanOrEqual(rows[i].revenue);
   return rows
     .map((r) => normalise({ ...r, key: `${r.affiliate_id} ${r.currency}` }))
     .sort((a, b) => (a.key < b.key ? -1 : 1));
@@ -305,14 +305,14 @@ export async function expectSame(w: World): Promise<void> {
      where r.revenue is distinct from t.revenue or r.program_id is distinct from t.program_id`,
     [w.m.id, w.m.id],
   );
-  expect(drift!.n, 'report_affiliate_revenue out of step').toBe(0);
+  expect(drift.n, 'report_affiliate_revenue out of step').toBe(0);
   // The report and the straight aggregation are two statements: no entry may approve itself between them.
   const wait = w.soonUntil + 100 - Date.now();
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   for (const [from, to] of windows()) {
     expect(await reportAffiliates(w, from, to), `affiliates ${from.toISOString()} ${to.toISOString()}`).toEqual(await naiveAffiliates(w, from, to));
   }
-  const [from, to] = windows()[1]!;
+  const [from, to] = windows()[1];
   // Narrowed to some affiliates (the dashboard's affiliates list): their rows of the whole report.
   const some = w.affiliates.slice(0, 2).map((a) => a.id);
   const naiveSome = (await naiveAffiliates(w, from, to)).filter((r) => some.some((id) => r.key.startsWith(id)));

@@ -30,7 +30,7 @@ describe('reports: summaries rebuilt from back-dated rows, folded a week at a ti
     const w = await world();
     // Five months of history written at once (as a bulk import would): created_at = occurred_at.
     for (let i = 0; i < 60; i++) {
-      const a = w.affiliates[i % 3]!;
+      const a = w.affiliates[i % 3];
       const daysAgo = 150 - i * 2.5;
       const conversionId = randomUUID();
       await w.sql.rows(
@@ -60,7 +60,7 @@ describe('reports: summaries rebuilt from back-dated rows, folded a week at a ti
       steps++;
       if (steps % 4 === 0) await expectSame(w);
       // Something changes between two steps: a refund, an approval, a rejection, a payout.
-      await apply(w, [{ kind: 'refund', i: steps, full: false } as const, { kind: 'approve', i: steps * 7 } as const, { kind: 'reject', i: steps * 3 } as const, { kind: 'payout' } as const][steps % 4]!);
+      await apply(w, [{ kind: 'refund', i: steps, full: false } as const, { kind: 'approve', i: steps * 7 } as const, { kind: 'reject', i: steps * 3 } as const, { kind: 'payout' } as const][steps % 4]);
       if (!watermark || new Date(watermark).getTime() >= before - 1_000) break;
     }
     expect(steps).toBeGreaterThan(15);

@@ -43,7 +43,7 @@ describe('sale entries: written with their conversion, on every path', () => {
     const [entry, ...more] = await entriesOf(m.api, c.id);
     expect(more).toEqual([]);
     expect(entry).toMatchObject({ type: 'sale', status: 'pending', amount: 30, currency: 'USD', affiliate_id: m.affiliate.id, program_id: m.program.id, customer_id: null, payout_id: null });
-    expect(entry!.approves_at).toBe(new Date(Date.parse(occurred) + 60 * 86_400_000).toISOString());
+    expect(entry.approves_at).toBe(new Date(Date.parse(occurred) + 60 * 86_400_000).toISOString());
     const old = await convert(m, { ref: m.slug, occurred_at: '2026-08-01T10:00:00.000Z' });
     expect(await entriesOf(m.api, old.id)).toEqual([expect.objectContaining({ status: 'approved', approves_at: '2026-09-30T10:00:00.000Z' })]);
   });
@@ -69,7 +69,7 @@ describe('sale entries: written with their conversion, on every path', () => {
     const d = await convert(manual, { ref: manual.slug });
     const [entry] = await entriesOf(manual.api, d.id);
     expect(entry).toMatchObject({ status: 'pending', approves_at: null });
-    const approved = await manual.api.post(`/api/commissions/${entry!.id}/approve`);
+    const approved = await manual.api.post(`/api/commissions/${entry.id}/approve`);
     expect(approved.body.data.commission.status).toBe('approved');
   });
 
@@ -182,9 +182,9 @@ describe('row ids', () => {
       expect(millisOf(c.id)).toBeGreaterThanOrEqual(before - 1000);
       expect(millisOf(c.id)).toBeLessThanOrEqual(Date.now() + 1000);
       const [entry] = await entriesOf(m.api, c.id);
-      expect(entry!.id).toMatch(v7);
-      expect(entry!.id).not.toBe(c.id);
-      entries.push(entry!.id);
+      expect(entry.id).toMatch(v7);
+      expect(entry.id).not.toBe(c.id);
+      entries.push(entry.id);
     }
     // Made one after the other: each id sorts after the one before (what keeps the keys' btrees appending).
     expect([...conversions.map((c) => c.id)].sort()).toEqual(conversions.map((c) => c.id));
@@ -198,9 +198,9 @@ describe('row ids', () => {
     const after = Date.now();
     for (const id of ids) expect(id).toMatch(v7);
     expect(new Set(ids).size).toBe(ids.length);
-    for (let i = 1; i < ids.length; i++) expect(ids[i]! > ids[i - 1]!, `${ids[i - 1]} then ${ids[i]}`).toBe(true);
+    for (let i = 1; i < ids.length; i++) expect(ids[i] > ids[i - 1], `${ids[i - 1]} then ${ids[i]}`).toBe(true);
     const millisOf = (id: string) => parseInt(id.replaceAll('-', '').slice(0, 12), 16);
-    expect(millisOf(ids[0]!)).toBeGreaterThanOrEqual(before);
+    expect(millisOf(ids[0])).toBeGreaterThanOrEqual(before);
     expect(millisOf(ids.at(-1)!)).toBeLessThanOrEqual(after);
     // the random part is fresh per id: the last 10 hex digits (40 random bits) never repeat here
     expect(new Set(ids.map((id) => id.slice(-10))).size).toBe(ids.length);

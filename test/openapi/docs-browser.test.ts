@@ -131,7 +131,7 @@ describeInBrowser('GET /docs in headless Chromium', () => {
     it('shows the API title and the first operations in the first screen, with no loading placeholder', async () => {
       const { page } = visit;
       expect.soft(await inFirstScreen(page.getByRole('heading', { name: TITLE, level: 1 })), `"${TITLE}" heading in the first screen`).toBe(true);
-      expect.soft(await missingFromFirstScreen(page, [operations.tags[0]!, ...operations.summaries.slice(0, 5)]), 'not in the first screen').toEqual([]);
+      expect.soft(await missingFromFirstScreen(page, [operations.tags[0], ...operations.summaries.slice(0, 5)]), 'not in the first screen').toEqual([]);
       expect.soft(await placeholdersInFirstScreen(page), 'loading placeholders in the first screen').toEqual([]);
     });
 
@@ -171,8 +171,8 @@ describeInBrowser('GET /docs in headless Chromium', () => {
       const menu = page.getByRole('button', { name: 'Open Menu' });
       expect(await inFirstScreen(menu), 'menu button in the first screen').toBe(true);
       await menu.click();
-      await page.getByText(operations.summaries[0]!, { exact: true }).first().waitFor({ timeout: 10_000 });
-      await expect.poll(() => missingFromFirstScreen(page, [operations.tags[0]!, ...operations.summaries.slice(0, 3)]), { timeout: 5_000 }).toEqual([]);
+      await page.getByText(operations.summaries[0], { exact: true }).first().waitFor({ timeout: 10_000 });
+      await expect.poll(() => missingFromFirstScreen(page, [operations.tags[0], ...operations.summaries.slice(0, 3)]), { timeout: 5_000 }).toEqual([]);
       if (SCREENSHOT_DIR) await page.screenshot({ path: `${SCREENSHOT_DIR}/docs-phone-menu.png` });
     });
 

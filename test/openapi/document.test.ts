@@ -16,7 +16,7 @@ const committedText = readFileSync(DOCUMENT_PATH, 'utf8');
 const committed = JSON.parse(committedText) as OpenAPIObject;
 
 function routesOf(router: AppRouter): AppRoute[] {
-  return Object.values(router).flatMap((v) => (isAppRoute(v) ? [v] : routesOf(v as AppRouter)));
+  return Object.values(router).flatMap((v) => (isAppRoute(v) ? [v] : routesOf(v)));
 }
 
 function operations(doc: OpenAPIObject): [string, string, OperationObject][] {
@@ -40,7 +40,7 @@ describe('openapi/openapi.json', () => {
   });
 
   it('has every route of the contract, with a summary and a description written in the contract', () => {
-    const routes = routesOf(contract as unknown as AppRouter);
+    const routes = routesOf(contract);
     expect(routes.length).toBeGreaterThan(10);
     for (const route of routes) {
       const op = (committed.paths[route.path.replace(/:(\w+)/g, '{$1}')] as Record<string, OperationObject> | undefined)?.[route.method.toLowerCase()];
@@ -62,12 +62,12 @@ describe('openapi/openapi.json', () => {
       expect(ids.has(op.operationId!), `${where}: duplicate operationId`).toBe(false);
       ids.add(op.operationId!);
       expect(op.tags?.length, where).toBe(1);
-      expect(tags.has(op.tags![0]!), `${where}: tag not declared`).toBe(true);
+      expect(tags.has(op.tags![0]), `${where}: tag not declared`).toBe(true);
       expect(Array.isArray(op.security), `${where}: security`).toBe(true);
       for (const p of op.parameters ?? []) expect((p as { description?: string }).description, `${where} ${JSON.stringify(p)}`).toBeTruthy();
       const media = Object.values((op.requestBody as RequestBodyObject | undefined)?.content ?? {});
       for (const m of media) expect(exampleValues(m).length, `${where}: request example`).toBeGreaterThan(0);
-      for (const [status, response] of Object.entries(op.responses as Record<string, ResponseObject>)) {
+      for (const [status, response] of Object.entries(op.responses)) {
         // A file download (the payouts export) is the one success that is not JSON: text, with an example.
         const csv = Number(status) < 400 ? response.content?.['text/csv'] : undefined;
         if (csv) {
@@ -83,7 +83,7 @@ describe('openapi/openapi.json', () => {
         }
         const json = response.content?.['application/json'];
         expect(json, `${where} ${status}: no JSON schema`).toBeDefined();
-        expect(exampleValues(json!).length, `${where} ${status}: no example`).toBeGreaterThan(0);
+        expect(exampleValues(json).length, `${where} ${status}: no example`).toBeGreaterThan(0);
         if (Number(status) >= 400) {
           // The one shared error envelope.
           expect(json!.schema, `${where} ${status}`).toEqual({ $ref: '#/components/schemas/ErrorBody' });
@@ -100,17 +100,17 @@ describe('openapi/openapi.json', () => {
     expect(schemes.ApiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
     expect(schemes.ApiKeyBearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(schemes.AdminToken).toMatchObject({ type: 'http', scheme: 'bearer' });
-    const me = (committed.paths['/api/me'] as Record<string, OperationObject>).get!;
+    const me = (committed.paths['/api/me'] as Record<string, OperationObject>).get;
     expect(me.security).toEqual([{ ApiKey: [] }, { ApiKeyBearer: [] }]);
-    const admin = (committed.paths['/admin/organizations'] as Record<string, OperationObject>).post!;
+    const admin = (committed.paths['/admin/organizations'] as Record<string, OperationObject>).post;
     expect(admin.security).toEqual([{ AdminToken: [] }]);
   });
 
   it('has a default server a generated client can use as is: the local instance `npm start` serves', () => {
     // A relative `/` gives generated clients no base URL at all.
     expect(committed.servers).toHaveLength(1);
-    const url = new URL(committed.servers![0]!.url);
-    expect(url.href.replace(/\/$/, '')).toBe(committed.servers![0]!.url);
+    const url = new URL(committed.servers![0].url);
+    expect(url.href.replace(/\/$/, '')).toBe(committed.servers![0].url);
     const defaults = loadConfig({});
     expect(`${url.protocol}//${url.hostname}:${url.port}`).toBe(`http://127.0.0.1:${defaults.PORT}`);
     // 127.0.0.1 answers only while the default HOST listens on every IPv4 interface (or on it).
@@ -221,11 +221,11 @@ function conversionProblems(c: ConversionExample, rule: CommissionRule): string[
 }
 
 function operation(doc: OpenAPIObject, path: string, method: string): OperationObject {
-  return (doc.paths[path] as Record<string, OperationObject>)[method]!;
+  return (doc.paths[path] as Record<string, OperationObject>)[method];
 }
 
 describe('examples of openapi/openapi.json', () => {
-  const program = (operation(committed, '/api/programs/{id}', 'get').responses['200'] as ResponseObject).content!['application/json']!.example.data.program as CommissionRule;
+  const program = (operation(committed, '/api/programs/{id}', 'get').responses['200'] as ResponseObject).content!['application/json'].example.data.program as CommissionRule;
 
   it('show conversions that are consistent in themselves: status, refunded_amount, reversed_at and commission agree', () => {
     const conversions = conversionExamples(committed);
@@ -241,13 +241,13 @@ describe('examples of openapi/openapi.json', () => {
     );
     expect([...cases].sort()).toEqual(['approved', 'fully refunded', 'partly refunded']);
     // A refund's answer shows both refunds, named; the recorded conversion is untouched.
-    const refund = (operation(committed, '/api/conversions/{id}/refund', 'post').responses['200'] as ResponseObject).content!['application/json']!;
+    const refund = (operation(committed, '/api/conversions/{id}/refund', 'post').responses['200'] as ResponseObject).content!['application/json'];
     const states = exampleValues(refund).map((v) => (v as { data: { conversion: ConversionExample } }).data.conversion);
     expect(states.map((c) => [c.status, c.refunded_amount > 0])).toEqual([
       ['reversed', true],
       ['approved', true],
     ]);
-    const created = (operation(committed, '/api/conversions', 'post').responses['201'] as ResponseObject).content!['application/json']!.example.data.conversion;
+    const created = (operation(committed, '/api/conversions', 'post').responses['201'] as ResponseObject).content!['application/json'].example.data.conversion;
     expect(created).toMatchObject({ status: 'approved', refunded_amount: 0, reversed_at: null });
   });
 
@@ -269,7 +269,7 @@ describe('request bodies of openapi/openapi.json, as the service takes them', ()
   const publicPaths = ['/public/organizations/{organizationId}/clicks', '/public/organizations/{organizationId}/customers'];
 
   it('a body is required exactly where the contract refuses a request without one', () => {
-    for (const route of routesOf(contract as unknown as AppRouter)) {
+    for (const route of routesOf(contract)) {
       if (route.method === 'GET' || !('body' in route) || !(route.body instanceof z.ZodType)) continue;
       const op = operation(committed, route.path.replace(/:(\w+)/g, '{$1}'), route.method.toLowerCase());
       const required = (op.requestBody as RequestBodyObject).required;
@@ -282,8 +282,8 @@ describe('request bodies of openapi/openapi.json, as the service takes them', ()
     for (const path of publicPaths) {
       const content = (operation(committed, path, 'post').requestBody as RequestBodyObject).content;
       expect(Object.keys(content).sort(), path).toEqual(['application/json', 'text/plain']);
-      expect(content['text/plain']!.schema).toMatchObject({ type: 'string' });
-      expect(JSON.parse(content['text/plain']!.example as string)).toEqual(content['application/json']!.example);
+      expect(content['text/plain'].schema).toMatchObject({ type: 'string' });
+      expect(JSON.parse(content['text/plain'].example as string)).toEqual(content['application/json'].example);
     }
     // Everything else takes JSON only.
     for (const [path, method, op] of operations(committed)) {
@@ -307,7 +307,7 @@ describe('request bodies of openapi/openapi.json, as the service takes them', ()
     const BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15';
     const m = await createMerchant();
     const clicks = `/public/organizations/${m.id}/clicks`;
-    const content = (operation(committed, publicPaths[0]!, 'post').requestBody as RequestBodyObject).content;
+    const content = (operation(committed, publicPaths[0], 'post').requestBody as RequestBodyObject).content;
     for (const type of Object.keys(content)) {
       const res = await request('POST', clicks, { rawBody: JSON.stringify({ ref: m.slug }), headers: { 'content-type': `${type};charset=UTF-8`, 'user-agent': BROWSER } });
       expect(res.status, `${type}: ${JSON.stringify(res.body)}`).toBe(201);
@@ -333,7 +333,7 @@ describe('GET /openapi.json', () => {
     const source = readFileSync(new URL('../../server/src/config.ts', import.meta.url), 'utf8');
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     for (const name of ['PUBLIC_BASE_URL', 'LEGACY_BASE_URL']) {
-      expect(source, name).toMatch(new RegExp(`^ {2}${name}: `, 'm'));
+      expect(source, name).toMatch(new RegExp(`^ +${name}: `, 'm'));
       expect(readme, name).toMatch(new RegExp(`^\\| \`${name}\` \\| [^|]+ \\| .*openapi\\.json.* \\|$`, 'm'));
     }
   });

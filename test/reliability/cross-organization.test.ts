@@ -120,7 +120,7 @@ describe('cross-organization access on every route', () => {
       if (param === 'provider') return ['stripe'];
       if (param === 'keyId') return [victim.keyId];
       if (param === 'id') {
-        const shared = idsForResource(resource!, path, {
+        const shared = idsForResource(resource, path, {
           program: victim.program.id,
           affiliate: victim.affiliate.id,
           customer: victim.customer,

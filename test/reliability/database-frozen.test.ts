@@ -8,7 +8,7 @@ import { call, createMerchantOn, describeWithPostgres, startService, stopService
  * Short bounds, so the test runs in seconds; the defaults (config.ts) are a few seconds each. The
  * client-side statement bound (DB_QUERY_TIMEOUT_MS) is the longest, so a request on a frozen
  * database should answer 503 within about one of it; 3x leaves room for a loaded CI machine and
- * for a request that first waits for a connection, without letting a hang (today: as long as the
+ * for a request that first waits for a connection, without letting a hang (unbounded: as long as the
  * freeze lasts) pass.
  */
 const TIMEOUTS = { DB_STATEMENT_TIMEOUT_MS: 1_000, DB_QUERY_TIMEOUT_MS: 1_500, DB_ACQUIRE_TIMEOUT_MS: 1_500, DB_CONNECT_TIMEOUT_MS: 1_000 };

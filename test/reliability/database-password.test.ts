@@ -35,7 +35,7 @@ describePassword('a database that asks for a password', () => {
 
   /** Starts the service, then: ready, an organization, a conversion, the lists; the password never logged. */
   async function servesWith(env: Record<string, string>) {
-    const service = await startService(env.DATABASE_URL!, env);
+    const service = await startService(env.DATABASE_URL, env);
     services.push(service);
     expect((await call(service.url, 'GET', '/ready')).status).toBe(200);
     const merchant = await createMerchantOn(service.url);

@@ -84,9 +84,9 @@ describe('ledger references are foreign keys', () => {
 
     await expect(insertEntries(connection, [{ ...member, conversionId: randomUUID() }])).rejects.toMatchObject(missing('commissions_conversion_fkey'));
     // Another organization's conversion, under this organization.
-    await expect(insertEntries(connection, [{ ...member, conversionId: otherConversionId! }])).rejects.toMatchObject(missing('commissions_conversion_fkey'));
+    await expect(insertEntries(connection, [{ ...member, conversionId: otherConversionId }])).rejects.toMatchObject(missing('commissions_conversion_fkey'));
     // The conversion exists, but the entry names another membership than the conversion's.
-    await expect(insertEntries(connection, [{ ...member, programId: secondProgramId, conversionId: conversionId! }])).rejects.toMatchObject(
+    await expect(insertEntries(connection, [{ ...member, programId: secondProgramId, conversionId: conversionId }])).rejects.toMatchObject(
       missing('commissions_membership_fkey'),
     );
     // An adjustment (no conversion) outside any membership of this organization.
@@ -97,13 +97,13 @@ describe('ledger references are foreign keys', () => {
       missing('commissions_membership_fkey'),
     );
     // A good entry beside a bad one: neither is stored.
-    await expect(insertEntries(connection, [{ ...member, conversionId: conversionId! }, { ...member, conversionId: randomUUID() }])).rejects.toMatchObject(
+    await expect(insertEntries(connection, [{ ...member, conversionId: conversionId }, { ...member, conversionId: randomUUID() }])).rejects.toMatchObject(
       missing('commissions_conversion_fkey'),
     );
     expect(await connection.execute(`select count(*)::int as n from commissions where conversion_id = ?`, [conversionId])).toEqual([{ n: 0 }]);
 
     await insertEntries(connection, [
-      { ...member, conversionId: conversionId! },
+      { ...member, conversionId: conversionId },
       { ...member, conversionId: null },
     ]);
     expect(await connection.execute(`select type from commissions where organization_id = ? order by type`, [a.id])).toEqual([{ type: 'adjustment' }, { type: 'sale' }]);
@@ -122,7 +122,7 @@ describe('ledger references are foreign keys', () => {
     const { connection, a, b, clickId, insertClick } = await setup();
     const member = { organizationId: a.id, affiliateId: a.affiliate.id, programId: a.program.id };
     const [conversionId] = await insertConversions(connection, [{ ...member, clickId }]);
-    await insertEntries(connection, [{ ...member, conversionId: conversionId! }]);
+    await insertEntries(connection, [{ ...member, conversionId: conversionId }]);
     await expect(connection.execute(`delete from clicks where id = ?`, [clickId])).rejects.toMatchObject(missing('conversions_click_fkey'));
     await expect(connection.execute(`delete from conversions where id = ?`, [conversionId])).rejects.toMatchObject(missing('commissions_conversion_fkey'));
     await expect(connection.execute(`delete from affiliates where id = ?`, [a.affiliate.id])).rejects.toMatchObject({ code: '23503' });

@@ -75,8 +75,8 @@ async function generate(url: string, organizationId: string, programId: string, 
     await client.query('reset session_replication_role');
     await client.query('analyze clicks, customers, conversions, commissions, affiliates');
     await client.query('select report_reset()');
-    await client.query(`select report_fold(interval '60 seconds', interval '31 days')`).catch((err: { detail?: string }) => {
-      throw new Error(`report_fold: ${String(err)} ${err.detail}`);
+    await client.query(`select report_fold(interval '60 seconds', interval '31 days')`).catch((err: Error & { detail?: string }) => {
+      throw new Error(`report_fold: ${err.message} ${err.detail}`);
     });
   });
 }

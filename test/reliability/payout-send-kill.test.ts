@@ -111,11 +111,11 @@ describeWithPostgres('kill -9 mid-send (PayPal Payouts)', () => {
     const seen = atPayPal(m.payoutId);
     expect(seen.batches).toHaveLength(1);
     expect(seen.items).toHaveLength(1);
-    expect(seen.batches[0]!.sender_batch_header.sender_batch_id).toBe(stored!.send_key);
+    expect(seen.batches[0].sender_batch_header.sender_batch_id).toBe(stored.send_key);
     // Every request for it (the first, the reconciliation's repeat) carried the one stored key.
-    expect(new Set(seen.requests.map((r) => r.sender_batch_header.sender_batch_id))).toEqual(new Set([stored!.send_key]));
-    expect(seen.items[0]!.payout_item.amount).toEqual({ value: '42.50', currency: 'USD' });
-    expect(paid).toMatchObject({ status: 'paid', provider_reference: `${seen.batches[0]!.payout_batch_id}/${seen.items[0]!.payout_item_id}`, paid_at: expect.any(String) });
+    expect(new Set(seen.requests.map((r) => r.sender_batch_header.sender_batch_id))).toEqual(new Set([stored.send_key]));
+    expect(seen.items[0].payout_item.amount).toEqual({ value: '42.50', currency: 'USD' });
+    expect(paid).toMatchObject({ status: 'paid', provider_reference: `${seen.batches[0].payout_batch_id}/${seen.items[0].payout_item_id}`, paid_at: expect.any(String) });
     expect(await commissionsOf(service.url, m.key, m.affiliateId)).toEqual([{ status: 'paid', payout_id: m.payoutId }]);
     console.info(`[payout-kill/held-answer] create requests ${seen.requests.length}, batches ${seen.batches.length}, items ${seen.items.length}, payout ${paid.status}`);
   });
@@ -141,9 +141,9 @@ describeWithPostgres('kill -9 mid-send (PayPal Payouts)', () => {
     const seen = atPayPal(m.payoutId);
     expect(seen.batches).toHaveLength(1);
     expect(seen.items).toHaveLength(1);
-    expect(seen.batches[0]!.sender_batch_header.sender_batch_id).toBe(stored!.send_key);
-    expect(new Set(seen.requests.map((r) => r.sender_batch_header.sender_batch_id))).toEqual(new Set([stored!.send_key]));
-    expect(paid).toMatchObject({ status: 'paid', provider_reference: `${seen.batches[0]!.payout_batch_id}/${seen.items[0]!.payout_item_id}` });
+    expect(seen.batches[0].sender_batch_header.sender_batch_id).toBe(stored.send_key);
+    expect(new Set(seen.requests.map((r) => r.sender_batch_header.sender_batch_id))).toEqual(new Set([stored.send_key]));
+    expect(paid).toMatchObject({ status: 'paid', provider_reference: `${seen.batches[0].payout_batch_id}/${seen.items[0].payout_item_id}` });
     expect(await commissionsOf(service.url, m.key, m.affiliateId)).toEqual([{ status: 'paid', payout_id: m.payoutId }]);
     console.info(`[payout-kill/before-paypal] create requests ${seen.requests.length}, batches ${seen.batches.length}, items ${seen.items.length}, payout ${paid.status}`);
   });
@@ -153,7 +153,7 @@ describeWithPostgres('kill -9 mid-send (PayPal Payouts)', () => {
     const m = await pendingPayPalPayout(service.url, 7.25);
     const answered = await call(service.url, 'POST', '/api/payouts/send', { key: m.key, body: { payout_ids: [m.payoutId] } });
     expect(answered.status, JSON.stringify(answered.body)).toBe(202);
-    const batchId = atPayPal(m.payoutId).batches[0]!.payout_batch_id;
+    const batchId = atPayPal(m.payoutId).batches[0].payout_batch_id;
     expect(answered.body.data.payouts[0]).toMatchObject({ id: m.payoutId, status: 'processing', provider_reference: batchId });
     await killNine(service);
 
@@ -167,7 +167,7 @@ describeWithPostgres('kill -9 mid-send (PayPal Payouts)', () => {
     expect(['processed', 'ignored']).toContain(body.data.webhook.outcome);
     const paid = await payoutOf(service.url, m.key, m.payoutId);
     const seen = atPayPal(m.payoutId);
-    expect(paid).toMatchObject({ status: 'paid', provider_reference: `${batchId}/${seen.items[0]!.payout_item_id}` });
+    expect(paid).toMatchObject({ status: 'paid', provider_reference: `${batchId}/${seen.items[0].payout_item_id}` });
     // Let a reconciliation pass run on the restarted service: it sends nothing more.
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     expect(atPayPal(m.payoutId).requests).toHaveLength(1);

@@ -63,7 +63,7 @@ async function runSuites(serverUrl: string): Promise<number | null> {
   return code;
 }
 
-let code: number | null = 1;
+let code: number | null;
 try {
   code = await runSuites(serverUrl);
 } finally {

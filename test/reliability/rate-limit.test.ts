@@ -36,7 +36,7 @@ const describeWithRedis = hasRedis ? describe : describe.skip;
 
 async function appWith(deps: Partial<Parameters<typeof createApp>[0]>, config: Record<string, unknown> = {}): Promise<{ url: string; server: Server }> {
   const { db } = await testServer();
-  const { listener } = createApp({ orm: db.orm, logger: silent, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000, ...config } as never, ...deps });
+  const { listener } = createApp({ orm: db.orm, logger: silent, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000, ...config }, ...deps });
   const server = createServer(listener).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };

@@ -78,7 +78,7 @@ describeReplicas('read replicas (DATABASE_REPLICA_URLS)', () => {
       expect(conversions.map((c) => c.external_id)).toEqual(['inv-1']);
       const entries = await listed('/api/commissions', 'commissions');
       expect(entries).toHaveLength(1);
-      expect(entries[0]!.conversion_id).toBe(first.body.data.conversion.id);
+      expect(entries[0].conversion_id).toBe(first.body.data.conversion.id);
       // Reports and coupons read there too.
       expect(await reported()).toBe(1);
       const coupon = await api('POST', '/api/coupons', { code: 'PAUSED10', affiliate_id: merchant.affiliateId });

@@ -49,8 +49,8 @@ async function startHaproxy(readmeConfig: string): Promise<Haproxy> {
   writeFileSync(file, config);
   const check = spawn(HAPROXY_PATH!, ['-c', '-f', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   const checkOutput: string[] = [];
-  check.stdout!.on('data', (c: Buffer) => checkOutput.push(c.toString()));
-  check.stderr!.on('data', (c: Buffer) => checkOutput.push(c.toString()));
+  check.stdout.on('data', (c: Buffer) => checkOutput.push(c.toString()));
+  check.stderr.on('data', (c: Buffer) => checkOutput.push(c.toString()));
   const [code] = await once(check, 'exit');
   if (code !== 0) throw new Error(`haproxy -c refused the documented config: ${checkOutput.join('')}\n${config}`);
   const child: ChildProcess = spawn(HAPROXY_PATH!, ['-db', '-f', file], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -19,7 +19,7 @@ describe('SDK against the live server: commissions and payouts', () => {
 
     const { payouts } = await client.payouts.create();
     expect(payouts).toEqual([expect.objectContaining({ affiliate_id: affiliate.id, amount: 20, commission_count: 1, status: 'pending' })]);
-    const { payout } = await client.payouts.markPaid(payouts[0]!.id, { reference: 'PP-1' });
+    const { payout } = await client.payouts.markPaid(payouts[0].id, { reference: 'PP-1' });
     expect(payout).toMatchObject({ status: 'paid', reference: 'PP-1' });
     expect((await client.payouts.get(payout.id)).payout).toEqual(payout);
     expect((await client.commissions.get(bonus.id)).commission).toMatchObject({ status: 'paid', payout_id: payout.id });

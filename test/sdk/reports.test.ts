@@ -10,16 +10,16 @@ describe('SDK against the live server: reports', () => {
     for (let i = 0; i < 2; i++) others.push((await client.affiliates.create({ email: `${uniqueId('b')}@example.com`, program_id: program.id })).affiliate);
     await client.clicks.create({ ref: slug });
     await client.conversions.create({ external_id: uniqueId('o'), amount: 100, ref: slug });
-    await client.conversions.create({ external_id: uniqueId('o'), amount: 10, ref: others[0]!.slug });
-    await client.commissions.adjust({ affiliate_id: others[1]!.id, amount: 5, description: 'bonus' });
+    await client.conversions.create({ external_id: uniqueId('o'), amount: 10, ref: others[0].slug });
+    await client.commissions.adjust({ affiliate_id: others[1].id, amount: 5, description: 'bonus' });
 
     const from = new Date(Date.now() - 86_400_000).toISOString();
     const to = new Date(Date.now() + 86_400_000).toISOString();
     const rows = [];
     for await (const row of client.reports.affiliates({ from, to, limit: 1 })) rows.push(row);
-    expect(rows.map((r) => r.affiliate_id)).toEqual([affiliate.id, others[0]!.id, others[1]!.id]);
+    expect(rows.map((r) => r.affiliate_id)).toEqual([affiliate.id, others[0].id, others[1].id]);
     expect(rows[0]).toMatchObject({ clicks: 1, conversions: 1, revenue: 100, refunded: 0, currency: 'USD', program_id: program.id });
-    expect(rows[2]!.commissions).toMatchObject({ approved: 5 });
+    expect(rows[2].commissions).toMatchObject({ approved: 5 });
 
     const page = await client.reports.affiliates({ from, to, program_id: program.id });
     expect(page.data).toHaveLength(3);

@@ -114,7 +114,7 @@ describe('the packed SDK in an empty project', () => {
   it("the README's install lines are the ones that work: pack in the clone, install the file (the package is on no registry)", () => {
     const readme = readFileSync(join(sdkDir, 'README.md'), 'utf8');
     const section = readme.slice(readme.indexOf('## Install'), readme.indexOf('\n## ', readme.indexOf('## Install') + 1));
-    const commands = [...section.matchAll(/```bash\n([\s\S]*?)```/g)].flatMap((m) => m[1]!.split('\n')).filter((line) => line.trim() && !line.trim().startsWith('#'));
+    const commands = [...section.matchAll(/```bash\n([\s\S]*?)```/g)].flatMap((m) => m[1].split('\n')).filter((line) => line.trim() && !line.trim().startsWith('#'));
     expect(commands).toEqual(['npm run sdk:pack', `npm install /path/to/the/clone/${packedName}`]);
     expect(packedName).toBe(`affiliate-attribution-sdk-${JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8')).version}.tgz`);
   });

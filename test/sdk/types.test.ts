@@ -116,9 +116,9 @@ export async function compileOnly(): Promise<void> {
   // @ts-expect-error kind is initial or recurring
   await client.conversions.create({ external_id: 'inv_1', amount: 1, customer_id: 'cus_1', kind: 'renewal' });
   // @ts-expect-error unknown list filter
-  client.conversions.list({ customer: 'cus_1' });
+  void client.conversions.list({ customer: 'cus_1' });
   // @ts-expect-error limit is a number
-  client.conversions.list({ limit: '10' });
+  void client.conversions.list({ limit: '10' });
   // @ts-expect-error refund amount is a number
   await client.conversions.refund('inv_1', { amount: '5' });
   // @ts-expect-error not a supported provider
@@ -132,9 +132,9 @@ export async function compileOnly(): Promise<void> {
   const created = await client.customers.create({ customer_id: 'cus_1', ref: 'acme' });
   const fetched = await client.customers.get('cus_1');
   // @ts-expect-error reads carry no deduped
-  fetched.deduped;
+  void fetched.deduped;
   // @ts-expect-error no such field on a customer
-  created.customer.affiliate;
+  void created.customer.affiliate;
   for await (const conversion of client.conversions.list()) {
     // @ts-expect-error amount is a number
     conversion.amount.toUpperCase();

@@ -82,7 +82,7 @@ describe('the per-address rate limit counts each forwarded visitor on its own, a
     const { db } = await testServer();
     const { listener } = createApp({
       orm: db.orm,
-      config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 0, PUBLIC_RATE_LIMIT_MAX: 2, PUBLIC_RATE_LIMIT_WINDOW_SECONDS: 60 } as never,
+      config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 0, PUBLIC_RATE_LIMIT_MAX: 2, PUBLIC_RATE_LIMIT_WINDOW_SECONDS: 60 },
     });
     server = await new Promise<Server>((resolve) => {
       const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));

@@ -89,7 +89,7 @@ export class ResponseValidator {
     if (!key) {
       return `${where}: status ${status} is not documented for operation ${id} (documented: ${Object.keys(responses).join(', ')})`;
     }
-    const content = responses[key]!.content;
+    const content = responses[key].content;
     if (!content || Object.keys(content).length === 0) {
       return body.length === 0 ? undefined : `${where}: operation ${id} documents no body for ${key}, but the server sent one`;
     }

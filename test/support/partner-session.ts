@@ -27,7 +27,7 @@ export async function partnerCookie(baseUrl: string, orm: MikroORM, organization
     body: JSON.stringify({ organization_id: organizationId, token }),
   });
   expect(res.status, await res.clone().text()).toBe(200);
-  return res.headers.getSetCookie().find((c) => c.startsWith('svc.partner_session='))!.split(';')[0]!;
+  return res.headers.getSetCookie().find((c) => c.startsWith('svc.partner_session='))!.split(';')[0];
 }
 
 /** A partner signed in to the portal of the shared test server, with a client that sends their session and the portal's Origin. */

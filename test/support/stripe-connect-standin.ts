@@ -62,12 +62,12 @@ export class StripeConnectStandIn extends StandInServer {
     }
     if (req.method === 'POST' && url.pathname === '/v1/account_links') {
       for (const param of ['account', 'type']) if (!params[param]) return error(400, 'invalid_request_error', `Missing required param: ${param}.`, { param, code: 'parameter_missing' });
-      if (!['account_onboarding', 'account_update'].includes(params.type!)) return error(400, 'invalid_request_error', 'Invalid type', { param: 'type' });
+      if (!['account_onboarding', 'account_update'].includes(params.type)) return error(400, 'invalid_request_error', 'Invalid type', { param: 'type' });
       for (const param of ['refresh_url', 'return_url']) {
         if (!params[param]) return error(400, 'invalid_request_error', `Missing required param: ${param}.`, { param, code: 'parameter_missing' });
-        if (!/^https?:\/\//.test(params[param]!)) return error(400, 'invalid_request_error', `Not a valid URL`, { param, code: 'url_invalid' });
+        if (!/^https?:\/\//.test(params[param])) return error(400, 'invalid_request_error', `Not a valid URL`, { param, code: 'url_invalid' });
       }
-      if (!this.accounts.has(params.account!)) return error(400, 'invalid_request_error', `No such account: '${params.account}'`, { param: 'account', code: 'resource_missing' });
+      if (!this.accounts.has(params.account)) return error(400, 'invalid_request_error', `No such account: '${params.account}'`, { param: 'account', code: 'resource_missing' });
       const created = Math.floor(Date.now() / 1000);
       return answer(200, { object: 'account_link', created, expires_at: created + 300, url: `https://connect.stripe.com/setup/e/${params.account}/${randomBytes(9).toString('base64url')}` });
     }

@@ -155,10 +155,10 @@ describeInBrowser('the dashboard on a phone', () => {
       // One report for the page: its affiliates, the last 30 days to the end of today (UTC).
       expect(asked).toHaveLength(1);
       const ids = (await call(base, 'GET', '/api/affiliates', { headers: key })).body.data.affiliates.map((a: { id: string }) => a.id);
-      expect(asked[0]!.searchParams.get('affiliate_id')!.split(',').sort()).toEqual([...ids].sort());
+      expect(asked[0].searchParams.get('affiliate_id')!.split(',').sort()).toEqual([...ids].sort());
       expect(ids).toContain(busy.body.data.affiliate.id);
-      const from = new Date(asked[0]!.searchParams.get('from')!);
-      const to = new Date(asked[0]!.searchParams.get('to')!);
+      const from = new Date(asked[0].searchParams.get('from')!);
+      const to = new Date(asked[0].searchParams.get('to')!);
       expect(to.getTime() - from.getTime()).toBe(30 * 86_400_000);
       expect(to.getTime() - Date.now()).toBeGreaterThan(0);
       expect(to.getTime() - Date.now()).toBeLessThanOrEqual(86_400_000);

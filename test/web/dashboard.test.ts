@@ -30,13 +30,6 @@ async function invitedOrganization(name: string) {
   return { id: org.body.data.organization.id as string, apiKey: org.body.data.api_key as string, keyId: org.body.data.api_key_info.id as string, email, acceptUrl: invited.body.data.accept_url as string };
 }
 
-async function signInPage(page: Page, email: string, password: string) {
-  await page.goto(`${base}/dashboard/sign-in`);
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
-
 describe('the built app', () => {
   it('loads under 250 KB of gzipped JavaScript; the chart library comes only with the overview', () => {
     const { files, gzipBytes, lazy } = initialJavaScript();
@@ -155,7 +148,7 @@ describeInBrowser('the dashboard in Chromium', () => {
       const payout = page.getByRole('region', { name: 'Payouts' }).getByRole('row', { name: /\$30\.00 payout [0-9a-f]{8} pending 1/ });
       await payout.waitFor();
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'CSV' }).click()]);
-      const csv = readFileSync((await download.path())!, 'utf8');
+      const csv = readFileSync((await download.path()), 'utf8');
       expect(csv).toContain('jane@example.com');
       expect(csv).toMatch(/30(\.00)?/);
       await payout.getByRole('button', { name: 'Mark paid…' }).click();

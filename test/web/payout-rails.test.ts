@@ -193,7 +193,7 @@ describeInBrowser('sending payouts from the dashboard', () => {
 
     const context = await browser().newContext({ viewport: DESKTOP, bypassCSP: true });
     const [name, ...value] = partner.cookie.split('=');
-    await context.addCookies([{ name: name!, value: value.join('='), url: base }]);
+    await context.addCookies([{ name: name, value: value.join('='), url: base }]);
     const page = await context.newPage();
     await withFailureScreenshots(page, 'payout-retried-portal', async () => {
       await page.goto(`${base}/portal/${m.organizationId}`);

@@ -114,7 +114,7 @@ describe('signing in by an e-mailed link', () => {
 
     const first = await call(base, 'POST', '/partner/api/sign-in', { headers: fromPortal(base), body: { organization_id: m.organizationId, token } });
     expect(first.status).toBe(200);
-    const setCookie = first.headers.getSetCookie()[0]!;
+    const setCookie = first.headers.getSetCookie()[0];
     expect(setCookie).toMatch(/^svc\.partner_session=/);
     expect(setCookie).toMatch(/HttpOnly/i);
     expect(setCookie).toMatch(/SameSite=Lax/i);
@@ -257,18 +257,18 @@ describe('what a partner sees', () => {
       ),
     );
     for (const answer of answers) expect(answer.status).toBe(200);
-    const customers = answers[1]!.body.data.customers;
+    const customers = answers[1].body.data.customers;
     expect(customers).toHaveLength(2);
     expect(customers.map((c: { customer: string }) => c.customer)).toEqual(expect.arrayContaining(['cus_…9f3a', expect.stringMatching(/^customer …[0-9a-f]{4}$/)]));
     const text = JSON.stringify(answers.map((a) => a.body));
     for (const secret of [...secrets, 'buyer.example']) expect(text).not.toContain(secret);
-    const commissions = answers[2]!.body.data.commissions;
+    const commissions = answers[2].body.data.commissions;
     expect(commissions).toHaveLength(2);
-    const stats = answers[4]!.body.data.points;
+    const stats = answers[4].body.data.points;
     expect(stats.reduce((n: number, p: { conversions: number }) => n + p.conversions, 0)).toBe(2);
     expect(stats.reduce((n: number, p: { signups: number }) => n + p.signups, 0)).toBe(2);
     // Both commissions pending (30-day hold): the next payout is due when their sum reaches the 50 minimum.
-    const [balance] = answers[3]!.body.data.balances;
+    const [balance] = answers[3].body.data.balances;
     expect(balance).toMatchObject({ pending: 26, approved: 0, minimum_payout: 50, next_payout: { state: 'short', eligible: false, eligible_from: null, shortfall: 24 } });
   });
 

@@ -5,7 +5,7 @@ import { loadConfig } from '../../server/src/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN } from '../support/server.js';
 import { describeWithPostgres, startService as startProcess, stopService, ADMIN_TOKEN as PROCESS_ADMIN_TOKEN, type ServiceProcess } from '../reliability/support/service.js';
-import { call, PASSWORD, sessionCookieOf, startService } from './support/people.js';
+import { call, PASSWORD, sessionCookieOf } from './support/people.js';
 import { affiliateIdOf, type MailedService, merchantWithProgram, startServiceWithMail, unique } from './support/portal.js';
 import type { ReceivedMail, SmtpReceiver } from './support/smtp.js';
 
@@ -184,7 +184,7 @@ describeWithPostgres('the quick start (the service as `npm start` runs it, PUBLI
     const deadline = Date.now() + 15_000;
     for (;;) {
       const index = service!.logs.findIndex((l, i) => i >= after && (l.mail as { to?: string } | undefined)?.to === to && subject.test(String((l.mail as { subject?: string }).subject)));
-      if (index >= 0) return { text: (service!.logs[index]!.mail as { text: string }).text, index: index + 1 };
+      if (index >= 0) return { text: (service!.logs[index].mail as { text: string }).text, index: index + 1 };
       if (Date.now() > deadline) throw new Error(`no e-mail to ${to} matching ${subject} in the log`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

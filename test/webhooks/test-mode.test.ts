@@ -204,7 +204,7 @@ describe.each(PROVIDERS)('test mode with $provider', ({ provider, flagged }) => 
     const testLog = await logged(m.test, provider);
     expect(liveLog).toHaveLength(1);
     expect(testLog).toHaveLength(1);
-    expect(liveLog[0]!.event_id).not.toBe(testLog[0]!.event_id);
+    expect(liveLog[0].event_id).not.toBe(testLog[0].event_id);
   });
 
   it('replays are remembered per mode: the same event once in live and once in test, each redelivery a duplicate', async () => {
@@ -225,7 +225,7 @@ describe.each(PROVIDERS)('test mode with $provider', ({ provider, flagged }) => 
     // The API shows the account's (live) id in both modes; the twin's own id is the database's.
     const { db } = await testServer();
     const [twin] = await Sql.of(db.orm).rows<{ id: string }>('select id from organizations where live_organization_id = ?', [m.liveId]);
-    const testId = twin!.id;
+    const testId = twin.id;
     const test = charge(m, 'test');
     await expectOutcome(signed(provider, testId, TEST_SECRET, test), 'processed');
     await expectLanded(test, m.test, m.live);

@@ -140,7 +140,8 @@ function Shell() {
             className="secondary small"
             onClick={async () => {
               await signOut();
-              navigate('/sign-in');
+              // Nothing waits for the navigation: the router renders the next page on its own.
+              void navigate('/sign-in');
             }}
           >
             Sign out
@@ -150,7 +151,8 @@ function Shell() {
             className="link small on-dark"
             onClick={async () => {
               await signOut(true);
-              navigate('/sign-in');
+              // Nothing waits for the navigation: the router renders the next page on its own.
+              void navigate('/sign-in');
             }}
           >
             Sign out everywhere

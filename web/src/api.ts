@@ -30,7 +30,7 @@ function withMode(headers: Record<string, string>): Record<string, string> {
   const pinned = Object.keys(headers).find((name) => name.toLowerCase() === 'x-mode');
   if (pinned === undefined) return { ...headers, ...modeHeaders() };
   const { [pinned]: value, ...rest } = headers;
-  return value === 'live' ? rest : { ...rest, [pinned]: value! };
+  return value === 'live' ? rest : { ...rest, [pinned]: value };
 }
 
 /** `extraHeaders` of a call that acts on live data whatever the switch says (withMode drops it before sending). */
@@ -61,7 +61,7 @@ export function data<R extends Answer>(res: R): Extract<R, { status: 200 | 201 |
   if (res.status === 401 && !location.pathname.endsWith('/sign-in')) {
     window.dispatchEvent(new Event('session-ended'));
   }
-  const message = typeof res.body === 'object' && res.body !== null && 'message' in res.body ? String((res.body as { message: unknown }).message) : `Request failed (${res.status})`;
+  const message = typeof res.body === 'object' && res.body !== null && 'message' in res.body ? String((res.body).message) : `Request failed (${res.status})`;
   throw new ApiError(res.status, message);
 }
 

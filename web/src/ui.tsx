@@ -15,7 +15,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data?: T;
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the caller's deps decide when to load again (as useEffect's own); `load` is a new closure on every render
   }, [...deps, tick]);
   return { ...state, reload: useCallback(() => setTick((t) => t + 1), []) };
 }
@@ -31,11 +31,11 @@ export function useSubmit<T, A = undefined>(action: (arg?: A) => Promise<T>, onD
   const [busy, setBusy] = useState(false);
   const submit = async (eventOrArg?: FormEvent | A) => {
     const isEvent = typeof eventOrArg === 'object' && eventOrArg !== null && 'preventDefault' in eventOrArg;
-    if (isEvent) (eventOrArg as FormEvent).preventDefault();
+    if (isEvent) (eventOrArg).preventDefault();
     setBusy(true);
     setError(undefined);
     try {
-      const result = await action(isEvent ? undefined : (eventOrArg as A));
+      const result = await action(isEvent ? undefined : (eventOrArg));
       onDone?.(result);
     } catch (err) {
       setError(toApiError(err));

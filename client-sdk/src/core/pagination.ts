@@ -32,6 +32,7 @@ export class Page<Item> implements AsyncIterable<Item> {
 
   /** This page and every following one. */
   async *iterPages(): AsyncGenerator<Page<Item>, void, undefined> {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the walk starts at this page and moves on to the following ones
     let page: Page<Item> = this;
     yield page;
     while (page.hasNextPage()) {

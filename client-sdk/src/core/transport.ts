@@ -108,9 +108,11 @@ function errorCode(err: unknown): string | undefined {
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- settles as fetch does on abort: with the signal's own reason
     if (signal?.aborted) return reject(signal.reason);
     const onAbort = () => {
       clearTimeout(timer);
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- settles as fetch does on abort: with the signal's own reason
       reject(signal!.reason);
     };
     const timer = setTimeout(() => {
@@ -142,10 +144,16 @@ type Attempt =
   | { kind: 'response'; status: number; statusText: string; headers: Headers; body: unknown }
   | { kind: 'error'; error: ConnectionError; sent: boolean };
 
+/** A JSON answer of the API: the resource under `data`, and `deduped` on creations. */
+export interface Envelope {
+  data?: Record<string, unknown>;
+  deduped?: unknown;
+}
+
 export class Transport {
   constructor(private readonly config: TransportConfig) {}
 
-  async request<T>(req: HttpRequest, options: RequestOptions = {}, unwrap: (body: any) => T): Promise<APIResponse<T>> {
+  async request<T>(req: HttpRequest, options: RequestOptions = {}, unwrap: (body: Envelope) => T): Promise<APIResponse<T>> {
     const maxRetries = options.maxRetries ?? this.config.maxRetries;
     const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
     const requestId = options.requestId ?? globalThis.crypto.randomUUID();

@@ -188,7 +188,7 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): Handler 
 function clickCookie(text: string, current: string | undefined, secure: boolean, domain: string | undefined): string | undefined {
   let click: { cookie_id?: unknown; cookie_max_age_seconds?: unknown; kept?: unknown } | undefined;
   try {
-    click = JSON.parse(text)?.data?.click ?? undefined;
+    click = (JSON.parse(text) as { data?: { click?: typeof click } } | null)?.data?.click ?? undefined;
   } catch {
     return undefined;
   }

@@ -130,6 +130,7 @@ function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
       },
       (err: unknown) => {
         clearTimeout(timer);
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on the promise's own rejection, unchanged
         reject(err);
       },
     );

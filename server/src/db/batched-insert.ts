@@ -50,7 +50,7 @@ interface Pending<Row, Result> {
  * one; a further statement beside it (up to `maxInFlight`) is sent only for a full statement's
  * worth of waiting rows. One statement is one round trip, one transaction and one WAL flush for all
  * its rows, and PostgreSQL plans and starts it once: the fewer, larger statements cost less per row
- * (measured with `npm run bench`, 2026-11-26 evening: a second, third or fourth statement of a few rows
+ * (measured with `npm run bench`: a second, third or fourth statement of a few rows
  * in flight raised the CPU per conversion, node and PostgreSQL, by about a fifth). Under a load
  * that fills statements, they run side by side.
  *

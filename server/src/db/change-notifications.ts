@@ -58,7 +58,7 @@ export function parseChange(payload: string | undefined): CacheChange | undefine
 /** What the listener drives: the caches of one instance (services.ts, createServices). */
 export interface CacheChangeHandler {
   /** One cached entry changed somewhere: drop it. */
-  changed(change: CacheChange): void;
+  changed: (change: CacheChange) => void;
   /** Notifications may have been missed (the listener has just (re)connected): drop everything. */
   reset(): void;
 }
@@ -84,7 +84,7 @@ const DEFAULTS = { connectTimeoutMs: 3_000, retry: { initialMs: 100, maxMs: 5_00
 /** The PostgreSQL server process answering on this connection. */
 async function backendOf(client: pg.Client): Promise<number> {
   const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
-  return rows[0]!.pid;
+  return rows[0].pid;
 }
 
 /**

@@ -11,7 +11,7 @@ import type { ReplicaRead, ReplicaRouting } from './replica-reads.js';
  * entity is in every statement built on these types, and one renamed fails the type check.
  */
 export type Tables = InferKyselyDB<Entity>;
-export type TableName = keyof Tables & string;
+export type TableName = Extract<keyof Tables, string>;
 /** An entity definition (db/orm.ts lists them). */
 export type Entity = (typeof entities)[number];
 /** An entity's table. */

@@ -307,7 +307,7 @@ export async function closeOrm(orm: MikroORM, force = false): Promise<void> {
   replicas?.close();
   await Promise.all((replicas?.orms() ?? []).map((replica) => closeOrm(replica, force)));
   await orm.close(force);
-  await (orm.config.get('driverOptions') as { Client?: Partial<BoundedClientClass> }).Client?.allClosed?.();
+  await orm.config.get<'driverOptions', { Client?: Partial<BoundedClientClass> }>('driverOptions').Client?.allClosed?.();
 }
 
 /** The bounds as configured (config.ts). */

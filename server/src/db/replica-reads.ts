@@ -120,7 +120,7 @@ export class ReplicaRouting {
 
   private pick(): Replica | undefined {
     for (let i = 0; i < this.replicas.length; i++) {
-      const replica = this.replicas[(this.next + i) % this.replicas.length]!;
+      const replica = this.replicas[(this.next + i) % this.replicas.length];
       if (replica.downSince === undefined) {
         this.next = (this.next + i + 1) % this.replicas.length;
         return replica;

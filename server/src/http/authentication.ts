@@ -9,7 +9,7 @@ import type { PipelineRequest, Stage } from './pipeline.js';
 import { LRUCache } from 'lru-cache';
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's types declare Request in the global namespace Express: adding a field is merging into it
   namespace Express {
     interface Request {
       /** SHA-256 of the authenticated API key (merchant routes only). */

@@ -120,7 +120,7 @@ export class HotLane {
     try {
       const { run } = hot.stages;
       for (let i = 0; i < run.length; i++) {
-        const pending = run[i]!(req, res, headers);
+        const pending = run[i](req, res, headers);
         if (pending !== undefined) await pending;
       }
       const valid = hot.body === undefined ? { success: true as const, data: {} } : hot.body.safeParse(req.body);
@@ -129,7 +129,7 @@ export class HotLane {
         ({ status, body } = await hot.implementation({ params: {}, query: {}, headers: req.headers, body: valid.data, req, res }));
       } catch (err) {
         if (!(err instanceof TsRestResponseError)) throw err;
-        ({ statusCode: status, body } = err as TsRestResponseError<AppRoute>);
+        ({ statusCode: status, body } = err as TsRestResponseError<AppRoute> as { statusCode: number; body: unknown });
       }
     } catch (err) {
       const error = errorResponse(err);

@@ -60,6 +60,7 @@ export function jsonBodyStage(defaultLimit: number, paths: readonly string[] = [
       if (hasBody && ['POST', 'PUT', 'PATCH'].includes(req.method!) && !(req as Request).is(['application/json', 'application/*+json'])) {
         throw new HttpError(415, 'Content-Type must be application/json');
       }
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on the body parser's own error (an HttpError with its status)
       return new Promise<void>((resolve, reject) => parseOtherForms(req as Request, res as never, (err?: unknown) => (err ? reject(err) : resolve())));
     },
   };
@@ -81,6 +82,7 @@ function readJsonBody(req: PipelineRequest): Promise<void> {
         req.body = parseJsonBody(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
         resolve();
       } catch (err) {
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on parseJsonBody's own error (an HttpError with its status)
         reject(err);
       }
     });
@@ -101,7 +103,7 @@ function parseJsonBody(raw: Buffer): unknown {
   let text = raw.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.length === 0) return {};
-  const first = /^[\x20\x09\x0a\x0d]*(.)/.exec(text)?.[1];
+  const first = /^[ \t\n\r]*(.)/.exec(text)?.[1];
   try {
     if (first !== '{' && first !== '[') throw new SyntaxError('not a JSON object or array');
     return JSON.parse(text);

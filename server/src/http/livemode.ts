@@ -41,19 +41,19 @@ function compile(schema: ZodTypeAny, depth: number): Fill | undefined {
     };
   }
   if (schema instanceof z.ZodArray) {
-    const fill = next(schema.element);
+    const fill = next(schema.element as ZodTypeAny);
     return fill && ((value, livemode) => (Array.isArray(value) ? value.map((item) => fill(item, livemode)) : value));
   }
   if (schema instanceof z.ZodRecord) {
-    const fill = next(schema.valueSchema);
+    const fill = next(schema.valueSchema as ZodTypeAny);
     return fill && ((value, livemode) => (isObject(value) ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v, livemode)])) : value));
   }
-  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable) return next(schema.unwrap());
-  if (schema instanceof z.ZodDefault) return next(schema._def.innerType);
-  if (schema instanceof z.ZodEffects) return next(schema.innerType());
+  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable) return next(schema.unwrap() as ZodTypeAny);
+  if (schema instanceof z.ZodDefault) return next(schema._def.innerType as ZodTypeAny);
+  if (schema instanceof z.ZodEffects) return next(schema.innerType() as ZodTypeAny);
   if (schema instanceof z.ZodIntersection) {
-    const left = next(schema._def.left);
-    const right = next(schema._def.right);
+    const left = next(schema._def.left as ZodTypeAny);
+    const right = next(schema._def.right as ZodTypeAny);
     if (!left && !right) return undefined;
     return (value, livemode) => (right ? right(left ? left(value, livemode) : value, livemode) : left!(value, livemode));
   }
@@ -72,7 +72,7 @@ function compile(schema: ZodTypeAny, depth: number): Fill | undefined {
 
 function objectKeys(schema: ZodTypeAny): Set<string> | undefined {
   let inner = schema;
-  while (inner instanceof z.ZodOptional || inner instanceof z.ZodNullable || inner instanceof z.ZodEffects) inner = inner instanceof z.ZodEffects ? inner.innerType() : inner.unwrap();
+  while (inner instanceof z.ZodOptional || inner instanceof z.ZodNullable || inner instanceof z.ZodEffects) inner = (inner instanceof z.ZodEffects ? inner.innerType() : inner.unwrap()) as ZodTypeAny;
   return inner instanceof z.ZodObject ? new Set(Object.keys(inner.shape as object)) : undefined;
 }
 
@@ -82,7 +82,7 @@ export function livemodeOfRequest(req: { organization?: OrganizationContext; liv
 }
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's types declare Request in the global namespace Express: adding a field is merging into it
   namespace Express {
     interface Request {
       /** The mode of a request without an organization context (the public endpoints' `mode`, a partner's session). */
@@ -121,7 +121,7 @@ export function withLivemode<T>(contract: AppRouter, router: T): T {
         const options = entry as { handler: Implementation };
         out[name] = { ...options, handler: fillRoute(route, options.handler) };
       }
-    } else out[name] = route && typeof entry === 'object' ? withLivemode(route as AppRouter, entry) : entry;
+    } else out[name] = route && typeof entry === 'object' ? withLivemode(route, entry) : entry;
   }
   return out as T;
 }

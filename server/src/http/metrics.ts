@@ -10,7 +10,7 @@ import type { PipelineRequest, Stage } from './pipeline.js';
 import { pathOf } from './security.js';
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's types declare Request in the global namespace Express: adding a field is merging into it
   namespace Express {
     interface Request {
       /** A provider webhook's receipt outcome (processed, ignored, duplicate), for the metrics. */

@@ -4,7 +4,7 @@ import type { RequestLog } from './logging.js';
 import type { Stage } from './pipeline.js';
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's types declare Request in the global namespace Express: adding a field is merging into it
   namespace Express {
     interface Request {
       /** Request id: the incoming X-Request-Id when sane, else a new UUID; on every log line. */

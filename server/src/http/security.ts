@@ -50,7 +50,7 @@ export const securityHeadersStage: Stage = {
     const path = pathOf(req);
     const isPublic = path === '/snippet.js' || path === '/public' || path.startsWith('/public/');
     const flat = isPublic ? EMBEDDABLE_SECURITY_HEADERS : STRICT_SECURITY_HEADERS;
-    for (let i = 0; i < flat.length; i += 2) headers.setHeader(flat[i]!, flat[i + 1]!);
+    for (let i = 0; i < flat.length; i += 2) headers.setHeader(flat[i], flat[i + 1]);
   },
 };
 

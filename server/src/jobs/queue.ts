@@ -22,7 +22,7 @@ export const QUEUE_SCHEMA = 'pgboss';
 /** A pg-boss database handle on a pg pool (each statement takes a pooled connection) or on one connection (a transaction). */
 export function databaseOn(client: pg.Pool | pg.PoolClient, limit?: LimitFunction): IDatabase {
   const run = (text: string, values: unknown[] | undefined) => client.query(text, values);
-  return { executeSql: (text, values) => (limit ? limit(() => run(text, values as unknown[] | undefined)) : run(text, values as unknown[] | undefined)) };
+  return { executeSql: (text, values) => (limit ? limit(() => run(text, values)) : run(text, values)) };
 }
 
 export interface QueueOptions {

@@ -35,7 +35,7 @@ const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').dig
 export function verifyBasicAuth(authorization: string | undefined, secret: string): void {
   const match = authorization?.match(/^basic\s+([A-Za-z0-9+/=]+)\s*$/i);
   if (!match) throw new BadRequestError('Missing basic auth credentials');
-  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 0) throw new BadRequestError('Invalid basic auth credentials');
   if (!timingSafeEqual(sha256(decoded.slice(colon + 1)), sha256(secret))) throw new BadRequestError('Invalid basic auth credentials');

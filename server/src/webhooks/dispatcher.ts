@@ -223,10 +223,10 @@ export function webhooksRouter(dispatcher: WebhookDispatcher): Router {
     '/:provider/:organizationId',
     express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT }),
     asyncHandler(async (req, res) => {
-      const provider = req.params.provider!;
+      const provider = req.params.provider;
       requireProvider(provider);
       const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      const webhook = await dispatcher.receive(provider, req.params.organizationId!, rawBody, req.headers);
+      const webhook = await dispatcher.receive(provider, req.params.organizationId, rawBody, req.headers);
       res.status(200).json({ success: true, data: { webhook } });
     }),
   );

@@ -114,7 +114,7 @@ function checkRefund(r: RefundAction): Checked<RefundAction> {
   // Ids that no conversion can have are not looked up (a NUL would fail the query itself, a lone
   // surrogate would find the conversion of another id).
   const checks = r.candidates.map((c) => field<string>('external_id', CreateConversionBody.shape.external_id, c));
-  const candidates = r.candidates.filter((_, i) => checks[i]!.ok);
+  const candidates = r.candidates.filter((_, i) => checks[i].ok);
   if (candidates.length === 0) return invalid(checks.map((c) => (c.ok ? '' : c.reason)).find((reason) => reason) ?? 'external_id: Required');
   if (r.refund_id !== undefined) {
     const id = field<string>('refund_id', RefundConversionBody.shape.refund_id, r.refund_id);

@@ -119,6 +119,7 @@ export async function handlePayPal(sender: PayoutSender, organizationId: string,
   const [payout] = await sender.inFlightOf(organizationId, [state.payout_id]);
   if (!payout || payout.method !== 'paypal') return ignoredRail(`Payout ${state.payout_id} is not in flight by PayPal`);
   const done = await sender.record(organizationId, [state]);
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- PayPal's status, a string; shown as received whatever it is
   return done.length > 0 ? processedRail(`Payout ${done.join(', ')}`) : ignoredRail(`Payout ${state.payout_id} still processing (${String((event.resource as Json | undefined)?.transaction_status ?? 'no status')})`);
 }
 
@@ -133,7 +134,7 @@ export async function verifyWise(_deps: RailWebhookDeps, _organizationId: string
   if (!key) throw new BadRequestError('WISE_WEBHOOK_PUBLIC_KEY is not set: Wise webhooks cannot be verified');
   const signature = header(headers, 'x-signature-sha256');
   if (!signature) throw new BadRequestError('Missing X-Signature-SHA256 header');
-  let valid = false;
+  let valid: boolean;
   try {
     valid = createVerify('RSA-SHA256').update(rawBody).verify(key.replace(/\\n/g, '\n'), signature, 'base64');
   } catch {
@@ -151,9 +152,11 @@ export async function handleWise(sender: PayoutSender, organizationId: string, e
   const resource = (data.resource ?? {}) as Json;
   if (event.event_type !== 'transfers#state-change' || resource.id === undefined) return ignoredRail('Event type not used by the service');
   if (!isUuid(organizationId)) return ignoredRail('Unknown organization');
-  const payout = await sender.byReference(organizationId, 'wise', String(resource.id));
-  if (!payout || payout.status !== 'processing') return ignoredRail(`No payout in flight for Wise transfer ${String(resource.id)}`);
-  const state = wiseTransferState(payout.id, String(resource.id), typeof data.current_state === 'string' ? data.current_state : undefined);
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- Wise's transfer id, a number in every event; as text wherever it is used
+  const transferId = String(resource.id);
+  const payout = await sender.byReference(organizationId, 'wise', transferId);
+  if (!payout || payout.status !== 'processing') return ignoredRail(`No payout in flight for Wise transfer ${transferId}`);
+  const state = wiseTransferState(payout.id, transferId, typeof data.current_state === 'string' ? data.current_state : undefined);
   const done = await sender.record(organizationId, [state]);
   return done.length > 0 ? processedRail(`Payout ${done.join(', ')}`) : ignoredRail(`Payout ${payout.id} still processing (${String(data.current_state)})`);
 }
@@ -213,9 +216,9 @@ async function receiveRail(deps: RailWebhookDeps, orm: MikroORM, rail: Rail, org
   const records = new WebhookRecords(orm);
   const storable = eventId !== null && eventType !== null && checkEvent({ id: eventId, type: eventType, payload: event }).ok;
   const known = storable && isUuid(organizationId) && (await records.landings(organizationId)) !== undefined;
-  if (known && (await records.handled(organizationId, rail.provider, eventId!))) return receipt('duplicate', 'Event already handled; nothing changed');
+  if (known && (await records.handled(organizationId, rail.provider, eventId))) return receipt('duplicate', 'Event already handled; nothing changed');
   const result = await rail.handle(sender, organizationId, event);
-  if (known) await records.remember({ organizationId, provider: rail.provider, eventId: eventId!, eventType: eventType!, outcome: result.outcome, detail: result.detail });
+  if (known) await records.remember({ organizationId, provider: rail.provider, eventId: eventId, eventType: eventType, outcome: result.outcome, detail: result.detail });
   return receipt(result.outcome, result.detail);
 }
 
@@ -229,7 +232,7 @@ export function payoutRailWebhooksRouter(deps: RailWebhookDeps, orm: MikroORM): 
       raw,
       asyncHandler(async (req, res) => {
         const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-        const webhook = await receiveRail(deps, orm, rail, req.params.organizationId!, rawBody, req.headers);
+        const webhook = await receiveRail(deps, orm, rail, req.params.organizationId, rawBody, req.headers);
         res.status(200).json({ success: true, data: { webhook } });
       }),
     );

@@ -119,7 +119,7 @@ export function isPayPalCertUrl(value: string, environment: 'sandbox' | 'live'):
 
 export function parseJsonObject(raw: Buffer): Json {
   try {
-    const value = JSON.parse(raw.toString('utf8'));
+    const value: unknown = JSON.parse(raw.toString('utf8'));
     if (value && typeof value === 'object' && !Array.isArray(value)) return value as Json;
   } catch {
     // refused below

@@ -25,8 +25,8 @@ function merge(events: Entry[], rejections: Entry[]): Entry[] {
   let i = 0;
   let j = 0;
   while (i < events.length || j < rejections.length) {
-    if (j >= rejections.length || (i < events.length && events[i]!.position.at.getTime() >= rejections[j]!.position.at.getTime())) merged.push(events[i++]!);
-    else merged.push(rejections[j++]!);
+    if (j >= rejections.length || (i < events.length && events[i].position.at.getTime() >= rejections[j].position.at.getTime())) merged.push(events[i++]);
+    else merged.push(rejections[j++]);
   }
   return merged;
 }
@@ -120,6 +120,6 @@ export class WebhookLog {
     }
     const entries = merge(events, rejections);
     const page = entries.slice(0, limit);
-    return { webhook_events: page.map((e) => e.event), next_cursor: entries.length > limit ? encodePosition(page[page.length - 1]!.position) : null };
+    return { webhook_events: page.map((e) => e.event), next_cursor: entries.length > limit ? encodePosition(page[page.length - 1].position) : null };
   }
 }

@@ -55,7 +55,7 @@ export async function startService(databaseUrl: string, env: Record<string, stri
   let resolvePort!: (port: number) => void;
   const portKnown = new Promise<number>((resolve) => (resolvePort = resolve));
   // Both pipes are drained for the life of the process: a full pipe would block the service.
-  createInterface({ input: child.stdout! }).on('line', (line) => {
+  createInterface({ input: child.stdout }).on('line', (line) => {
     try {
       const entry = JSON.parse(line) as Record<string, unknown>;
       logs.push(entry);
@@ -64,7 +64,7 @@ export async function startService(databaseUrl: string, env: Record<string, stri
       logs.push({ raw: line });
     }
   });
-  createInterface({ input: child.stderr! }).on('line', (line) => stderr.push(line));
+  createInterface({ input: child.stderr }).on('line', (line) => stderr.push(line));
   const port = await Promise.race([
     portKnown,
     exited.then((e) => {

@@ -198,7 +198,7 @@ export class PayPalStandIn extends StandInServer {
         time_created: batch.time_created,
         sender_batch_header: batch.sender_batch_header,
         funding_source: 'BALANCE',
-        amount: { currency: batch.items[0]!.payout_item.amount.currency, value: total.toFixed(2) },
+        amount: { currency: batch.items[0].payout_item.amount.currency, value: total.toFixed(2) },
       },
       items: (batch.denied ? [] : batch.items).map((i) => ({ ...i, links: [{ href: `${this.baseUrl}/v1/payments/payouts-item/${i.payout_item_id}`, rel: 'item', method: 'GET', encType: 'application/json' }] })),
       links: [{ href: `${this.baseUrl}/v1/payments/payouts/${batch.payout_batch_id}?page_size=1000&page=1`, rel: 'self', method: 'GET', encType: 'application/json' }],
@@ -282,7 +282,7 @@ export class PayPalStandIn extends StandInServer {
     }
     const batchMatch = /^\/v1\/payments\/payouts\/([A-Z0-9]+)$/.exec(url.pathname);
     if (req.method === 'GET' && batchMatch) {
-      const batch = this.batches.get(batchMatch[1]!);
+      const batch = this.batches.get(batchMatch[1]);
       if (!batch) return error(404, 'INVALID_RESOURCE_ID', 'Requested resource ID was not found.');
       return send(200, this.batchView(batch));
     }

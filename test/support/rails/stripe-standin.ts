@@ -103,7 +103,7 @@ export class StripeStandIn extends StandInServer {
     }
     const one = /^\/v1\/transfers\/(tr_[a-z0-9]+)$/.exec(url.pathname);
     if (req.method === 'GET' && one) {
-      const t = this.transfers.get(one[1]!);
+      const t = this.transfers.get(one[1]);
       return t ? send(200, t) : invalid(404, 'invalid_request_error', `No such transfer: '${one[1]}'`, { code: 'resource_missing' });
     }
     return invalid(404, 'invalid_request_error', `Unrecognized request URL (${req.method}: ${url.pathname})`);

@@ -1,4 +1,4 @@
-import { createSign, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { createSign, generateKeyPairSync, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StandInServer, sendJson } from './standin-server.js';
 

@@ -15,7 +15,7 @@ import { call, ownerSession, PASSWORD, session, signIn, type PeopleServer } from
  */
 
 function routesOf(router: AppRouter): AppRoute[] {
-  return Object.values(router).flatMap((value) => (isAppRoute(value) ? [value] : routesOf(value as AppRouter)));
+  return Object.values(router).flatMap((value) => (isAppRoute(value) ? [value] : routesOf(value)));
 }
 /** Every route of the contract with an access rule, in the contract's order. */
 export const RESTRICTED_ROUTES = routesOf(contract).filter((route) => accessOf(route) !== undefined);
@@ -202,12 +202,12 @@ export function spellings(path: string): string[] {
   const variants = [
     path.toUpperCase(),
     `/API/${resource}${rest}`,
-    `/api/${resource!.toUpperCase()}${rest}`,
-    `/api/${resource![0]!.toUpperCase()}${resource!.slice(1)}${rest}`,
+    `/api/${resource.toUpperCase()}${rest}`,
+    `/api/${resource[0].toUpperCase()}${resource.slice(1)}${rest}`,
     `${path}/`,
     `${path.toUpperCase()}/`,
-    `/api/${encode(resource!, 0)}${rest}`,
-    `/api/${encode(resource!, resource!.length - 1)}${rest}`,
+    `/api/${encode(resource, 0)}${rest}`,
+    `/api/${encode(resource, resource.length - 1)}${rest}`,
     `/%61pi/${resource}${rest}`,
     `/api//${resource}${rest}`,
     `//api/${resource}${rest}`,
@@ -228,17 +228,17 @@ export async function stateOf(base: string, t: Team, paypal: PayPalStandIn) {
   const owner = session(base, t.owner.cookie);
   const paths = ['/api/users', '/api/api-keys', '/api/invitations', '/api/integrations', `/api/affiliates/${t.taxFormAffiliateId}/tax-form`, '/api/payouts?limit=100', '/api/imports', '/api/affiliates?limit=100'];
   const [users, keys, invitations, integrations, taxForm, payouts, imports, affiliates] = await Promise.all(paths.map((path) => call(base, 'GET', path, { headers: owner })));
-  for (const [i, res] of [users, keys, invitations, integrations, taxForm, payouts, imports, affiliates].entries()) expect(res!.status, `${paths[i]}: ${JSON.stringify(res!.body)}`).toBe(200);
+  for (const [i, res] of [users, keys, invitations, integrations, taxForm, payouts, imports, affiliates].entries()) expect(res.status, `${paths[i]}: ${JSON.stringify(res.body)}`).toBe(200);
   return {
-    users: users!.body.data.users.map((u: { id: string; role: string }) => `${u.id}:${u.role}`).sort(),
-    member: users!.body.data.users.find((u: { id: string }) => u.id === t.member.id)?.role,
-    keys: keys!.body.data.api_keys.map((k: { id: string; mode: string; revoked_at: string | null }) => `${k.id}:${k.mode}:${k.revoked_at}`),
-    invitations: invitations!.body.data.invitations.map((i: { id: string; status: string; role: string }) => `${i.id}:${i.status}:${i.role}`),
-    integrations: integrations!.body.data.integrations.map((i: { provider: string; configured: boolean; updated_at: string | null }) => `${i.provider}:${i.configured}:${i.updated_at}`),
-    taxForm: taxForm!.body.data.tax_form,
-    payouts: payouts!.body.data.payouts.map((p: { id: string; status: string; retried_by_payout_id: string | null }) => `${p.id}:${p.status}:${p.retried_by_payout_id}`).sort(),
+    users: users.body.data.users.map((u: { id: string; role: string }) => `${u.id}:${u.role}`).sort(),
+    member: users.body.data.users.find((u: { id: string }) => u.id === t.member.id)?.role,
+    keys: keys.body.data.api_keys.map((k: { id: string; mode: string; revoked_at: string | null }) => `${k.id}:${k.mode}:${k.revoked_at}`),
+    invitations: invitations.body.data.invitations.map((i: { id: string; status: string; role: string }) => `${i.id}:${i.status}:${i.role}`),
+    integrations: integrations.body.data.integrations.map((i: { provider: string; configured: boolean; updated_at: string | null }) => `${i.provider}:${i.configured}:${i.updated_at}`),
+    taxForm: taxForm.body.data.tax_form,
+    payouts: payouts.body.data.payouts.map((p: { id: string; status: string; retried_by_payout_id: string | null }) => `${p.id}:${p.status}:${p.retried_by_payout_id}`).sort(),
     paypalBatches: paypal.createRequests.length,
-    imports: imports!.body.data.imports.map((i: { id: string; status: string }) => `${i.id}:${i.status}`),
-    affiliates: affiliates!.body.data.affiliates.map((a: { id: string }) => a.id).sort(),
+    imports: imports.body.data.imports.map((i: { id: string; status: string }) => `${i.id}:${i.status}`),
+    affiliates: affiliates.body.data.affiliates.map((a: { id: string }) => a.id).sort(),
   };
 }

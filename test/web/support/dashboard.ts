@@ -51,7 +51,7 @@ function build(outDir: string): void {
 /** The JavaScript the page loads before anything is clicked: index.html's module script and its modulepreloads, gzipped. */
 export function initialJavaScript(): { files: string[]; gzipBytes: number; lazy: string[] } {
   const html = readFileSync(join(WEB_DIST, 'index.html'), 'utf8');
-  const files = [...html.matchAll(/(?:src|href)="\/dashboard\/(assets\/[^"]+\.js)"/g)].map((m) => m[1]!);
+  const files = [...html.matchAll(/(?:src|href)="\/dashboard\/(assets\/[^"]+\.js)"/g)].map((m) => m[1]);
   const gzipBytes = files.reduce((sum, file) => sum + gzipSync(readFileSync(join(WEB_DIST, file)), { level: 9 }).length, 0);
   const lazy = readdirSync(join(WEB_DIST, 'assets')).filter((f) => f.endsWith('.js') && !files.includes(`assets/${f}`));
   return { files, gzipBytes, lazy };
@@ -68,7 +68,7 @@ export const PHONE = { width: 375, height: 740 };
 export async function signedInPage(browser: Browser, base: string, cookie: string, options: BrowserContextOptions = {}): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: DESKTOP, bypassCSP: true, ...options });
   const [name, ...value] = cookie.split('=');
-  await context.addCookies([{ name: name!, value: value.join('='), url: base }]);
+  await context.addCookies([{ name: name, value: value.join('='), url: base }]);
   return { context, page: await context.newPage() };
 }
 

@@ -55,13 +55,13 @@ export async function apply(base: string, organizationId: string, programId: str
 export function partnerCookieOf(headers: Headers): string {
   const cookie = headers.getSetCookie().find((c) => c.startsWith('svc.partner_session='));
   if (!cookie) throw new Error(`no partner session cookie in ${JSON.stringify(headers.getSetCookie())}`);
-  return cookie.split(';')[0]!;
+  return cookie.split(';')[0];
 }
 
 /** Signs in with the next link e-mailed to `email`; the session cookie. */
 export async function signInByMail(base: string, smtp: SmtpReceiver, email: string): Promise<string> {
   const link = signInLinkOf(await smtp.next(email));
-  const organizationId = link.pathname.split('/')[2]!;
+  const organizationId = link.pathname.split('/')[2];
   const res = await call(base, 'POST', '/partner/api/sign-in', { headers: fromPortal(base), body: { organization_id: organizationId, token: link.searchParams.get('token') } });
   if (res.status !== 200) throw new Error(`sign-in: ${res.status} ${JSON.stringify(res.body)}`);
   return partnerCookieOf(res.headers);

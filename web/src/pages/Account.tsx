@@ -25,7 +25,8 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => Promise<void> }) {
     () => auth('/sign-in/email', { email, password }),
     async () => {
       await onSignedIn();
-      navigate(from && from !== '/sign-in' ? from : '/overview', { replace: true });
+      // Nothing waits for the navigation: the router renders the next page on its own.
+      void navigate(from && from !== '/sign-in' ? from : '/overview', { replace: true });
     },
   );
   const reset = useSubmit(() => auth('/request-password-reset', { email }), () => setResetSent(true));
@@ -78,7 +79,8 @@ export function AcceptInvitation({ onSignedIn }: { onSignedIn: () => Promise<voi
     },
     async () => {
       await onSignedIn();
-      navigate('/overview', { replace: true });
+      // Nothing waits for the navigation: the router renders the next page on its own.
+      void navigate('/overview', { replace: true });
     },
   );
   return (

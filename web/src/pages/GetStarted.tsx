@@ -14,7 +14,7 @@ const POLL_MS = 3_000;
 function Samples({ samples, label }: { samples: Sample[]; label: string }) {
   const [shown, setShown] = useState(0);
   const id = useId();
-  const sample = samples[shown]!;
+  const sample = samples[shown];
   return (
     <div className="tabs">
       <div role="tablist" aria-label={label}>

@@ -178,7 +178,7 @@ export function Imports() {
   );
   useEffect(() => {
     if (current && current.status !== 'running') history.reload();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- reload the history when the import's status changes, not on every new `current` object the poll returns
   }, [current?.status]);
   const undo = async (item: Import) => {
     if (!(await confirm({ title: 'Undo this import?', body: 'Every partner, customer, conversion, commission and payout it created is deleted. Refused once anything was built on them.', confirm: 'Undo import' }))) return;

@@ -177,7 +177,7 @@ export default function Overview() {
                   )}
                 </Field>
                 </div>
-                <LineChart points={points} total={total} metric={metric} currency={shown!} interval={PERIODS[period].interval} />
+                <LineChart points={points} total={total} metric={metric} currency={shown} interval={PERIODS[period].interval} />
               </>
             )}
           </>

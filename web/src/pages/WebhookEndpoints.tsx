@@ -31,7 +31,7 @@ function EventsField({ value, onChange, error }: { value: OutboundEventType[]; o
       </div>
       {mine && (
         <small id={`${id}-error`} className="field-error" role="alert">
-          {error!.detail}
+          {error.detail}
         </small>
       )}
     </fieldset>

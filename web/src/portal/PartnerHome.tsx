@@ -24,14 +24,15 @@ export function PartnerHome() {
 function Signed({ partner, onChanged }: { partner: Partner; onChanged: () => void }) {
   const navigate = useNavigate();
   const [programId, setProgramId] = useState(partner.memberships[0]?.program.id ?? '');
-  const membership = partner.memberships.find((m) => m.program.id === programId) ?? partner.memberships[0]!;
+  const membership = partner.memberships.find((m) => m.program.id === programId) ?? partner.memberships[0];
   const taxForm = usePartnerTaxForm(partner);
   useEffect(() => {
     document.title = `${partner.organization.name} · Partner portal`;
   }, [partner.organization.name]);
   const signOut = async () => {
     await api.partnerPublic.signOut({ body: {} });
-    navigate(`/${partner.organization.id}/sign-in`);
+    // Nothing waits for the navigation: the router renders the next page on its own.
+    void navigate(`/${partner.organization.id}/sign-in`);
   };
   return (
     <>
@@ -183,9 +184,9 @@ function Activity({ programId, currency }: { programId: string; currency: string
             ))}
           </div>
           <figcaption className="bars-legend">
-            <span>{date(points[0]!.period)}</span>
+            <span>{date(points[0].period)}</span>
             <span>clicks per day</span>
-            <span>{date(points[points.length - 1]!.period)}</span>
+            <span>{date(points[points.length - 1].period)}</span>
           </figcaption>
         </figure>
       )}

@@ -94,7 +94,7 @@ export function Preview() {
     if (started.current) return;
     started.current = true;
     void signIn.submit();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- signs in once, on mount: the link is single-use (the `started` ref guards the double mount)
   }, []);
   if (signIn.error)
     return (

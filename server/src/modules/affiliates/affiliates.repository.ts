@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { AffiliateRule, AffiliateStatus, CachedAffiliate } from '../../attribution/cache.js';
+import type { AffiliateRule, CachedAffiliate } from '../../attribution/cache.js';
 import { notifyChange } from '../../db/change-notifications.js';
 import { pageInCreationOrder } from '../../db/created-order.js';
 import { kyselyOf, readFromReplica, type NewRow, type StoredRow } from '../../db/database.js';
@@ -49,7 +49,7 @@ export class AffiliatesRepository {
               .onConflict((conflict) => conflict.columns(['organization_id', 'program_id', 'email']).doNothing())
               .returningAll();
             const [inserted] = await sql.execute({ compile: () => withEvents(insert, 'affiliate.created').compile(kyselyOf(this.orm)) });
-            return inserted as AffiliateRecord | undefined;
+            return inserted;
           }),
         existing,
       );
@@ -88,8 +88,8 @@ export class AffiliatesRepository {
       const changes = change(current);
       const update = kyselyOf(this.orm).updateTable('affiliates').set(changes).where('id', '=', current.id).returningAll();
       const [updated] = await sql.execute({ compile: () => withEvents(update, 'affiliate.updated').compile(kyselyOf(this.orm)) });
-      if (updated!.status !== current.status || updated!.commission_value !== current.commission_value) await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate', id: current.id });
-      return updated!;
+      if (updated.status !== current.status || updated.commission_value !== current.commission_value) await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate', id: current.id });
+      return updated;
     });
   }
 
@@ -132,7 +132,7 @@ export class AffiliatesRepository {
       .select(['status', 'commission_value', 'email', 'portal_sign_in_ip', 'portal_sign_in_user_agent'])
       .where('id', '=', id)
       .executeTakeFirst();
-    return row && { ...row, status: row.status as AffiliateStatus, commission_value: row.commission_value ?? null, portal_sign_in_ip: row.portal_sign_in_ip ?? null, portal_sign_in_user_agent: row.portal_sign_in_user_agent ?? null };
+    return row && { ...row, status: row.status, commission_value: row.commission_value ?? null, portal_sign_in_ip: row.portal_sign_in_ip ?? null, portal_sign_in_user_agent: row.portal_sign_in_user_agent ?? null };
   }
 
   /**

@@ -28,7 +28,7 @@ export class ClickFloodWindows {
     const counted = (this.windows.get(key) ?? []).filter((c) => c.at > now - CLICK_FLOOD_WINDOW_MS && c.at <= now);
     if (counted.length >= CLICK_FLOOD_LIMIT) {
       this.windows.set(key, counted);
-      return { suppressed: true, firstCookieId: counted[0]!.cookieId };
+      return { suppressed: true, firstCookieId: counted[0].cookieId };
     }
     counted.push({ at: now, cookieId });
     this.windows.set(key, counted);

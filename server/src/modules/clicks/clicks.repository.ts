@@ -40,7 +40,7 @@ export class ClicksRepository {
       .select(['occurred_at', 'ip', 'user_agent'])
       .where('organization_id', '=', organizationId)
       .where('id', '=', clickId)
-      .executeTakeFirst() as Promise<{ occurred_at: Date; ip: string | null; user_agent: string | null } | undefined>;
+      .executeTakeFirst();
   }
 
   /** The click that issued a cookie, as answered again to a second capture of the same visit (attribution/same-visit.ts). */

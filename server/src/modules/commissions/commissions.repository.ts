@@ -148,7 +148,7 @@ export class CommissionsRepository {
     const insert = kyselyOf(this.orm).insertInto('commissions').values(row).returningAll();
     return withEvents(insert, 'commission.created')
       .execute(kyselyOf(this.orm))
-      .then((result) => result.rows[0]!);
+      .then((result) => result.rows[0]);
   }
 
   /** One page of the organization's entries, newest first (commissionsPage). */
@@ -174,7 +174,7 @@ export class CommissionsRepository {
   /** The ownership rule (db/owned-row.ts): 403 for another organization's entry, 404 for none. */
   async findOwned(organizationId: string, id: string): Promise<CommissionRecord> {
     const row = await findOwnedRow<CommissionRecord>(Sql.of(this.orm), COMMISSIONS_BY_ID, organizationId, id);
-    return (await resolvePendingPayouts(kyselyOf(this.orm), organizationId, [row]))[0]!;
+    return (await resolvePendingPayouts(kyselyOf(this.orm), organizationId, [row]))[0];
   }
 
   /**
@@ -195,21 +195,21 @@ export class CommissionsRepository {
       await sql.execute({ compile: () => payoutRunLock('shared', organizationId).compile(kyselyOf(this.orm)) });
       const [locked] = await sql.execute(kyselyOf(this.orm).selectFrom('commissions').selectAll().where('id', '=', found.id).forUpdate());
       const lockedClawbacks =
-        locked!.type === 'sale' && locked!.conversion_id
+        locked.type === 'sale' && locked.conversion_id
           ? await sql.execute(
               kyselyOf(this.orm)
                 .selectFrom('commissions')
                 .selectAll()
-                .where('conversion_id', '=', locked!.conversion_id)
+                .where('conversion_id', '=', locked.conversion_id)
                 .where('type', '=', 'clawback')
                 .where('status', '!=', 'rejected')
                 .orderBy('id')
                 .forUpdate(),
             )
           : [];
-      const [current, ...clawbacks] = await this.pendingPayouts(sql, organizationId, [locked!, ...lockedClawbacks]);
-      const changes = change(current!, clawbacks);
-      if (!changes) return current!;
+      const [current, ...clawbacks] = await this.pendingPayouts(sql, organizationId, [locked, ...lockedClawbacks]);
+      const changes = change(current, clawbacks);
+      if (!changes) return current;
       // commission.updated events ride each update (modules/events/outbox.ts).
       const update = kyselyOf(this.orm)
         .updateTable('commissions')
@@ -225,7 +225,7 @@ export class CommissionsRepository {
           .returningAll();
         await sql.execute({ compile: () => withEvents(rejectClawbacks, 'commission.updated').compile(kyselyOf(this.orm)) });
       }
-      return (await this.pendingPayouts(sql, organizationId, [updated!]))[0]!;
+      return (await this.pendingPayouts(sql, organizationId, [updated]))[0];
     });
   }
 

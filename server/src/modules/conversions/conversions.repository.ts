@@ -86,7 +86,7 @@ interface GuardedRow {
 
 /** row_to_json gives numbers for numeric columns; keep them as the exact decimal text the rest expects. */
 function fromJson(row: ConversionRecord): ConversionRecord {
-  return { ...row, amount: String(row.amount), commission_amount: String(row.commission_amount) } as ConversionRecord;
+  return { ...row, amount: String(row.amount), commission_amount: String(row.commission_amount) };
 }
 
 export class ConversionsRepository {
@@ -129,7 +129,7 @@ export class ConversionsRepository {
       .selectAll()
       .where('organization_id', '=', organizationId)
       .where('external_id', '=', externalId)
-      .executeTakeFirst() as Promise<ConversionRecord | undefined>;
+      .executeTakeFirst();
   }
 
   /** By the service's UUID or the merchant's external_id; 403 when only another organization has it, else 404. */
@@ -166,7 +166,7 @@ export class ConversionsRepository {
       if (filter.to) query = query.where('occurred_at', '<', filter.to);
       const before = filter.before;
       if (before) query = query.where((eb) => eb(eb.refTuple('occurred_at', 'id'), '<', eb.tuple(before.at, before.id)));
-      return query.orderBy('occurred_at', 'desc').orderBy('id', 'desc').limit(limit).execute() as Promise<ConversionRecord[]>;
+      return query.orderBy('occurred_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
     });
   }
 
@@ -279,7 +279,7 @@ class ConversionsByClickWrites {
   private built?: { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement };
 
   async run(orm: MikroORM, sales: readonly NewSale[]): Promise<(ConversionRecord | undefined)[]> {
-    const { conversionColumns, statement } = this.build(orm, sales[0]!.conversion);
+    const { conversionColumns, statement } = this.build(orm, sales[0].conversion);
     const inserted = await statement.run<ConversionRecord>(kyselyOf(orm), inputArrays(sales, conversionColumns));
     const byId = new Map(inserted.map((row) => [row.id, row]));
     return sales.map((sale) => byId.get(sale.conversion.id));
@@ -331,7 +331,7 @@ class GuardedConversionWrites {
   private built?: { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement };
 
   async run(orm: MikroORM, writes: readonly GuardedWrite[]): Promise<GuardedRow[]> {
-    const { conversionColumns, statement } = this.build(orm, writes[0]!.conversion);
+    const { conversionColumns, statement } = this.build(orm, writes[0].conversion);
     const customers = writes.map((w) => w.customer);
     const values = [
       customers.map((c) => c.id),

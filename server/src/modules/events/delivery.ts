@@ -290,7 +290,7 @@ export class EventDelivery {
           } catch (err) {
             // One delivery that cannot be made (a payload that cannot be built) fails alone.
             this.logger.error({ err, deliveryId: row.id }, 'outbound events: attempt failed');
-            return { at, outcome: { error: 'Internal error building the event' } as Outcome };
+            return { at, outcome: { error: 'Internal error building the event' } };
           }
         }),
       );
@@ -343,7 +343,7 @@ export class EventDelivery {
     const gone = outcome.status === 410;
     const delays = this.options.retryDelaysMs;
     const final = !row.enabled || gone || row.attempts >= delays.length;
-    const nextAt = final ? null : new Date(at.getTime() + jittered(delays[row.attempts]!, this.options.jitter));
+    const nextAt = final ? null : new Date(at.getTime() + jittered(delays[row.attempts], this.options.jitter));
     await this.transaction(async (client) => {
       const { rows } = await client.query(FAILED, [
         row.id,

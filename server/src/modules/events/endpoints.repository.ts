@@ -66,7 +66,7 @@ export class EndpointsRepository {
       `insert into webhook_endpoints (id, organization_id, url, description, events, secret) values (?, ?, ?, ?, ?::text[], ?) returning *`,
       [row.id, row.organization_id, row.url, row.description, row.events, row.secret],
     );
-    return created!;
+    return created;
   }
 
   /** Oldest first, one more than the page. */
@@ -104,7 +104,7 @@ export class EndpointsRepository {
           current.id,
         ],
       );
-      return updated!;
+      return updated;
     });
   }
 
@@ -125,7 +125,7 @@ export class EndpointsRepository {
          where id = ? returning *`,
         [previousUntil, secret, current.id],
       );
-      return updated!;
+      return updated;
     });
   }
 
@@ -164,7 +164,7 @@ export class EndpointsRepository {
         `select ${DELIVERY_COLUMNS} from webhook_deliveries d join outbound_events ev on ev.id = d.event_id where d.id = ?`,
         [found.id],
       );
-      return { delivery: delivery!, endpointEnabled: !!endpoint?.enabled };
+      return { delivery: delivery, endpointEnabled: !!endpoint?.enabled };
     });
   }
 }

@@ -68,7 +68,7 @@ export class WebhookPoster {
       } finally {
         if (size >= DELIVERY_DEFAULTS.responseBodyBytes) response.body.destroy();
       }
-      const text = Buffer.concat(chunks).subarray(0, DELIVERY_DEFAULTS.responseBodyBytes).toString('utf8').replace(/\u0000/g, '');
+      const text = Buffer.concat(chunks).subarray(0, DELIVERY_DEFAULTS.responseBodyBytes).toString('utf8').replaceAll('\0', '');
       return { status: response.statusCode, body: text };
     } catch (err) {
       if (timeout.aborted) return { error: `Timed out after ${this.timeoutMs / 1000} s` };

@@ -56,7 +56,7 @@ export async function pruneDelivered(query: Query, cutoff: Date, options: { batc
   const total: Pruned = { events: 0, deliveries: 0 };
   for (;;) {
     const { rows } = await query<{ examined: number; deliveries: number; events: number }>(PRUNE, [cutoff, batch]);
-    const { examined, deliveries, events } = rows[0]!;
+    const { examined, deliveries, events } = rows[0];
     total.events += events;
     total.deliveries += deliveries;
     // Short: nothing older is left (but events kept for a pending delivery). None deleted: only those are left.

@@ -59,7 +59,7 @@ function isForbiddenIPv6(address: ipaddr.IPv6): boolean {
 /** The IPv4 address in the last 32 bits of an IPv6 address. */
 function lastIPv4Of(address: ipaddr.IPv6): ipaddr.IPv4 {
   const [, , , , , , high, low] = address.parts;
-  return new ipaddr.IPv4([high! >> 8, high! & 0xff, low! >> 8, low! & 0xff]);
+  return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
 }
 
 /** Whether a connection to this address (an IP literal in its standard form, as a URL or DNS gives it) is refused. */
@@ -117,7 +117,7 @@ export class UrlGuard {
         return callback(new UrlRefusedError(`${hostname} resolves to an address that is not allowed`), '', 0);
       }
       if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof list) => void)(null, list);
-      callback(null, list[0]!.address, list[0]!.family);
+      callback(null, list[0].address, list[0].family);
     });
   };
 

@@ -206,7 +206,7 @@ export class ImportRunner {
     let pages = row.progress.pages;
     const startPhase = PHASES.indexOf(row.progress.phase as Phase);
     for (let p = Math.max(0, startPhase); p < PHASES.length; p++) {
-      const phase = PHASES[p]!;
+      const phase = PHASES[p];
       let page: number | null = p === startPhase ? (row.progress.page ?? 1) : 1;
       while (page !== null) {
         signal.throwIfAborted();

@@ -24,7 +24,7 @@ export const SKIPPED_KEPT = 1000;
  * job going over its last page again, changes nothing.
  *
  * Rows are written here rather than through the affiliates, conversions and commissions services:
- * those announce every write as an outbound event (modules/events/outbox.ts) and apply today's
+ * those announce every write as an outbound event (modules/events/outbox.ts) and apply the current
  * program rules (attribution, rates, fraud holds, e-mails), where an import records history as the
  * source knew it: its amounts, statuses and dates, no webhooks and no e-mails.
  */

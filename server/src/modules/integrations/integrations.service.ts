@@ -138,5 +138,5 @@ export class IntegrationsService {
 function parsed<S extends z.ZodTypeAny>(schema: S, body: unknown): z.output<S> {
   const result = schema.safeParse(body);
   if (!result.success) throw new BadRequestError(describeZodError(result.error));
-  return result.data;
+  return result.data as z.output<S>;
 }

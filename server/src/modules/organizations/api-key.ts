@@ -1,7 +1,7 @@
 import { hash, randomBytes } from 'node:crypto';
 import type { Mode } from '@affiliate-attribution/contract';
 
-/** A live key's prefix (today's form, unchanged). */
+/** A live key's prefix (the original form, unchanged). */
 export const API_KEY_PREFIX = 'svc-';
 /** A test key's prefix (shared/spec/test-mode.md): the key's organization is a test twin. */
 export const TEST_API_KEY_PREFIX = 'svc_test_';

@@ -5,7 +5,7 @@ import { sameOrigin } from '../people/session.js';
 import { PARTNER_SESSION_DAYS, type PartnerSession, type PartnersService } from './partners.service.js';
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's types declare Request in the global namespace Express: adding a field is merging into it
   namespace Express {
     interface Request {
       /** Set on /partner/api when the request carries a valid partner session. */

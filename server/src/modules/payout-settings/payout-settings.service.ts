@@ -74,7 +74,7 @@ export class PayoutSettingsService {
     if (rows.length === 0) throw new UnauthorizedError('No partner with this e-mail any more');
     const available: PayoutMethod[] = ['manual', ...(['paypal', 'wise', 'stripe'] as const).filter((m) => rails.includes(RAIL_OF[m]))];
     return {
-      payout_method: rows[0]!.payout_method,
+      payout_method: rows[0].payout_method,
       payout_email: rows.find((r) => r.payout_email)?.payout_email ?? email,
       stripe_connected: rows.some((r) => r.stripe_account_id),
       available_methods: available,

@@ -98,7 +98,7 @@ export class PayoutsService {
     if (!next && held[0]) throw new ConflictError(`${holdMessage(held[0].reason)}: the program requires an accepted tax form before paying this affiliate`);
     if (!next) throw new ConflictError('Nothing to pay: the failed payout\'s commissions were paid, rejected or taken by another payout meanwhile');
     const [sent] = await sender.send(organizationId, { payout_ids: [next.id] });
-    return sent!;
+    return sent;
   }
 
   /** The batch file of the matching payouts (payout-files.ts); by default the pending ones, as plain CSV. */

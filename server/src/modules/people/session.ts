@@ -22,7 +22,7 @@ declare module '../../http/pipeline.js' {
   }
 }
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's types declare Request in the global namespace Express: adding a field is merging into it
   namespace Express {
     interface Request {
       /** Set when the request is authenticated by a dashboard session rather than an API key. */

@@ -126,7 +126,7 @@ export class ReportsRepository {
       // owner, as the migrations are. The plan of the fold's scans by created_at relies on it.
       await sql.transaction((s) => s.rows(`select brin_summarize_new_values(i::regclass) from unnest(?::text[]) i`, [BRIN_INDEXES])).catch(() => undefined);
       const [row] = await sql.rows<{ w: Date }>(`select report_fold(make_interval(secs => ?), make_interval(secs => ?)) as w`, [lagSeconds, spanSeconds]);
-      return row!.w;
+      return row.w;
     });
   }
 

@@ -12,7 +12,7 @@ import { UnauthorizedError } from '../../http/errors.js';
 export const VISITOR_IP_HEADER = 'x-visitor-ip';
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's types declare Request in the global namespace Express: adding a field is merging into it
   namespace Express {
     interface Request {
       /** The visitor's address as a trusted first-party proxy forwarded it (forwardedVisitorAddress). */

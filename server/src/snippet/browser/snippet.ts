@@ -43,10 +43,16 @@ interface Svc {
   q?: QueuedCall[];
 }
 
+/** What the snippet reads of the service's answers (an error's message, a click, `deduped`). */
+interface ReplyBody {
+  message?: string;
+  deduped?: boolean;
+  data: { click?: { cookie_id: string; cookie_max_age_seconds: number } };
+}
+
 interface Reply {
   status: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any;
+  body: ReplyBody;
 }
 
 const COOKIE = 'svc_aff';
@@ -74,7 +80,7 @@ function warn(message: string): void {
   try {
     install(existing);
   } catch (e) {
-    warn('not started: ' + e);
+    warn('not started: ' + String(e));
   }
 })();
 
@@ -145,8 +151,9 @@ function install(existing: Svc | undefined): void {
       }).then(
         (res) =>
           res.json().then(
-            (json) => done({ status: res.status, body: json }),
-            () => done({ status: res.status, body: {} }),
+            (json: ReplyBody) => done({ status: res.status, body: json }),
+            // Not JSON: no message, no data (reading a click from it fails, as it would have).
+            () => done({ status: res.status, body: {} as ReplyBody }),
           ),
         () => done(null),
       );
@@ -219,7 +226,7 @@ function install(existing: Svc | undefined): void {
       return post('customers', withMode({ customerId, cookieId }), CUSTOMER_TIMEOUT_MS, false).then((reply): SvcResult => {
         if (reply && reply.status < 300) return { ok: true, deduped: reply.body.deduped };
         const error = reply ? failure(reply) : 'network error or timeout';
-        warn('customer ' + customerId + ' not tracked: ' + error);
+        warn('customer ' + String(customerId) + ' not tracked: ' + error);
         return { ok: false, error };
       });
     });
@@ -245,7 +252,7 @@ function install(existing: Svc | undefined): void {
         try {
           if (callback) callback(r);
         } catch (e) {
-          warn('callback failed: ' + e);
+          warn('callback failed: ' + String(e));
         }
         return r;
       });
@@ -253,12 +260,13 @@ function install(existing: Svc | undefined): void {
   svc.loaded = true;
   w.svc = svc;
 
-  svc('detect');
+  // svc's promise always resolves (with a SvcResult): nothing to catch.
+  void svc('detect');
   const queue = (existing && existing.q) || [];
   for (let i = 0; i < queue.length; i++) {
     const call = queue[i];
     const done = call.r;
-    const replay = svc.apply(null, Array.prototype.slice.call(call) as [string, ...unknown[]]);
-    if (typeof done === 'function') replay.then(done);
+    const replay = svc(...(Array.prototype.slice.call(call) as [string, ...unknown[]]));
+    if (typeof done === 'function') void replay.then(done);
   }
 }

@@ -1,6 +1,6 @@
 /**
- * The migrations of the development builds before the baseline (2026-11-22 to 2026-12-31 in their
- * names). The project published no release with them; the baseline replaced all 30 with one
+ * The migrations of the development builds before the baseline (named
+ * Migration20261122… to Migration20261231…). The project published no release with them; the baseline replaced all 30 with one
  * readable statement of the same schema, keys back and nothing created at run time. A database
  * that applied them holds their names in `mikro_orm_migrations`: the baseline would collide with
  * its tables, so it refuses that database before it changes anything, and says what to do.

@@ -80,7 +80,7 @@ function toAffiliate(row: Row): SourceAffiliate | string {
   const status = row.status || 'active';
   if (status !== 'active' && status !== 'pending' && status !== 'disabled') return `status "${status}" is not active, pending or disabled`;
   const name = [row.first_name, row.last_name].filter(Boolean).join(' ') || null;
-  return { source_id: row.id, email: row.email!.toLowerCase(), name, status, payout_email: row.payout_email || null, tokens: (row.tokens ?? '').split(/\s+/).filter(Boolean) };
+  return { source_id: row.id, email: row.email.toLowerCase(), name, status, payout_email: row.payout_email || null, tokens: (row.tokens ?? '').split(/\s+/).filter(Boolean) };
 }
 
 function toCommission(row: Row): SourceCommission | string {
@@ -99,11 +99,11 @@ function toCommission(row: Row): SourceCommission | string {
     source_id: row.id,
     affiliate_source_id: row.affiliate_id,
     status,
-    amount: row.commission_amount!,
+    amount: row.commission_amount,
     currency,
     approves_at: null,
     approved_at: status === 'approved' || status === 'paid' ? occurredAt : null,
     payout_source_id: null,
-    sale: { source_id: row.id, external_id: row.id, amount: row.amount!, refunded_amount: '0', currency, occurred_at: occurredAt, customer },
+    sale: { source_id: row.id, external_id: row.id, amount: row.amount, refunded_amount: '0', currency, occurred_at: occurredAt, customer },
   };
 }

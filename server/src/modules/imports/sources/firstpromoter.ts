@@ -64,7 +64,7 @@ export class FirstPromoterReader implements SourceReader {
 
   async readPage(phase: Phase, page: number): Promise<SourcePage> {
     const path = PATHS[phase];
-    const body = (await getJson(this.http, `${path}?page=${page}&per_page=${PAGE_SIZE}`)) as unknown;
+    const body = (await getJson(this.http, `${path}?page=${page}&per_page=${PAGE_SIZE}`));
     const rows = Array.isArray(body) ? (body as Json[]) : Array.isArray((body as Json)?.data) ? ((body as Json).data as Json[]) : null;
     if (!rows) throw new ImportSourceError(`FirstPromoter answered ${path} without a list`);
     const next = rows.length > 0 ? page + 1 : null;

@@ -30,6 +30,6 @@ export function readerFor(source: ImportSource, credentials: Record<string, stri
     case 'tapfiliate':
       return new TapfiliateReader(credentials, baseUrls.tapfiliate, http);
     default:
-      throw new ImportSourceError(`source "${source}" is not implemented yet`);
+      throw new ImportSourceError(`source "${String(source)}" is not implemented yet`);
   }
 }

@@ -26,6 +26,7 @@ import { getJson, type SourceHttpOptions } from './source-http.js';
 export const REWARDFUL_DEFAULT_BASE_URL = 'https://api.getrewardful.com/v1';
 const PAGE_SIZE = 100;
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Rewardful's JSON, read field by field and checked where used
 type Json = Record<string, any>;
 
 const PATHS: Record<Phase, string> = {

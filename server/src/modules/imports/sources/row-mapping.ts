@@ -3,6 +3,7 @@ import type { Skip } from '../import-model.js';
 import { fromMinorUnits } from './rewardful.js';
 
 /** What the PartnerStack and Tapfiliate readers share to turn a source's JSON rows into ours. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a source's JSON row, read field by field and checked where used
 export type Json = Record<string, any>;
 
 /** A row that cannot be mapped throws this; the rest of the page goes on and the row is reported with its reason. */
@@ -17,6 +18,7 @@ export function collect<T>(rows: Json[], kind: Skip['kind'], skipped: Skip[], ma
       else out.push(mapped);
     } catch (err) {
       if (!(err instanceof Unmappable)) throw err;
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a source's id (a string or a number), shown as received
       skipped.push({ kind, source_id: String(idOf(row) ?? '(no id)'), reason: err.message });
     }
   }

@@ -35,6 +35,7 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
  * A header value fetch cannot send (Fetch: no NUL, CR or LF; WebIDL ByteString: nothing above
  * U+00FF). fetch would refuse it with a TypeError quoting the whole value, the credential with it.
  */
+// eslint-disable-next-line no-control-regex -- NUL, CR and LF are exactly what a header value may not hold
 const UNSENDABLE = /[\u0000\r\n]|[^\u0000-\u00ff]/;
 
 /** Statuses that say "not now" rather than "never": timeouts, the rate limit, the server's own trouble. */

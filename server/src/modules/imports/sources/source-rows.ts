@@ -8,6 +8,7 @@ import { fromMinorUnits } from './rewardful.js';
  */
 export class Unmappable extends Error {}
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a source's JSON row, read field by field and checked where used
 export type Json = Record<string, any>;
 
 export function collect<T>(rows: Json[], kind: Skip['kind'], skipped: Skip[], map: (row: Json) => T): T[] {

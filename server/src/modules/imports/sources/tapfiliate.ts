@@ -89,8 +89,8 @@ export function nextPage(link: string | null, current: number): number | null {
   if (!link) return null;
   for (const part of link.split(',')) {
     const match = /<([^>]*)>\s*;(.*)$/.exec(part.trim());
-    if (!match || !/\brel\s*=\s*"?[^"]*\bnext\b/i.test(match[2]!)) continue;
-    const page = Number(new URL(match[1]!, 'http://x').searchParams.get('page'));
+    if (!match || !/\brel\s*=\s*"?[^"]*\bnext\b/i.test(match[2])) continue;
+    const page = Number(new URL(match[1], 'http://x').searchParams.get('page'));
     return Number.isInteger(page) && page > current ? page : null;
   }
   return null;

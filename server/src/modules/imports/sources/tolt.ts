@@ -165,9 +165,9 @@ const toCustomer = (row: Json): SourceCustomer => customerFrom(row, null);
 function toPayout(payoutId: string, rows: Json[]): SourcePayout {
   const currencies = new Set(rows.map((r) => text(r.currency)?.toUpperCase() ?? null));
   if (currencies.size !== 1) throw new Unmappable(`its commissions are in ${currencies.size} currencies (${[...currencies].join(', ')})`);
-  const currency = currencyOf(rows[0]!.currency);
+  const currency = currencyOf(rows[0].currency);
   const partners = new Set(rows.map((r) => text(r.partner_id)));
-  const partner = rows[0]!.partner_id;
+  const partner = rows[0].partner_id;
   if (partners.size !== 1 || !text(partner)) throw new Unmappable('its commissions do not name one partner');
   let cents = 0;
   // Summed in minor units (exact integers), formatted once.

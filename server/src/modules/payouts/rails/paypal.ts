@@ -29,6 +29,7 @@ export function paypalItemOutcome(transactionStatus: string | undefined): RailSt
   return 'processing';
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a PayPal payout item as PayPal answers it, checked field by field
 export function paypalFailureReason(item: any): string {
   const status = String(item?.transaction_status ?? 'FAILED');
   const error = item?.errors?.name ? ` (${String(item.errors.name)}${item.errors.message ? `: ${String(item.errors.message).slice(0, 300)}` : ''})` : '';
@@ -36,6 +37,7 @@ export function paypalFailureReason(item: any): string {
 }
 
 /** One item of a batch (from a batch's `items`, an item's details, or a webhook's `resource`) as our state. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a PayPal payout item as PayPal answers it, checked field by field
 export function paypalItemState(item: any): RailState | undefined {
   const payoutId = item?.payout_item?.sender_item_id;
   if (typeof payoutId !== 'string') return undefined;
@@ -80,7 +82,7 @@ export class PayPalPayouts implements RailClient {
   }
 
   async send(batch: RailBatch): Promise<RailState[]> {
-    const senderBatchId = batch.items[0]!.key;
+    const senderBatchId = batch.items[0].key;
     const created = await this.authorized('POST', '/v1/payments/payouts', {
       body: {
         sender_batch_header: {
@@ -115,7 +117,7 @@ export class PayPalPayouts implements RailClient {
         return await this.send(batch);
       } catch (err) {
         // A repeat's refusal does not say the first attempt failed: the outcome stays unknown.
-        if (err instanceof RailRefused) throw new RailUnreachable(`PayPal refused the repeat of ${batch.items[0]!.key}, outcome unknown: ${err.message}`);
+        if (err instanceof RailRefused) throw new RailUnreachable(`PayPal refused the repeat of ${batch.items[0].key}, outcome unknown: ${err.message}`);
         throw err;
       }
     }
@@ -128,6 +130,7 @@ export class PayPalPayouts implements RailClient {
     return answer.status === 200 ? answer.body : undefined;
   }
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- PayPal's batch answer, checked field by field
   private fromBatchAnswer(batch: RailBatch, body: any): RailState[] {
     const batchId = body?.batch_header?.payout_batch_id;
     if (typeof batchId !== 'string') throw new RailUnreachable('PayPal answered without batch_header.payout_batch_id');
@@ -136,6 +139,7 @@ export class PayPalPayouts implements RailClient {
   }
 
   private async batchStates(batch: RailBatch, batchId: string): Promise<RailState[]> {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- PayPal's payout items, checked field by field
     const items: any[] = [];
     let status: string | undefined;
     for (let page = 1; page <= 100; page++) {
@@ -150,6 +154,7 @@ export class PayPalPayouts implements RailClient {
     return this.statesOf(batch, batchId, status, items);
   }
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- PayPal's payout items, checked field by field
   private statesOf(batch: RailBatch, batchId: string, batchStatus: string | undefined, items: any[]): RailState[] {
     const byPayout = new Map(items.map((item) => [item?.payout_item?.sender_item_id, item]));
     return batch.items.map((mine: RailItem): RailState => {
@@ -213,6 +218,7 @@ export class PayPalPayouts implements RailClient {
 }
 
 export function describe(body: unknown): string {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- PayPal's error answer, whatever its shape
   const b = body as any;
   const text = b?.message ?? b?.error_description ?? b?.error?.message ?? b?.name ?? JSON.stringify(body ?? null);
   return String(text).slice(0, 300);

@@ -18,6 +18,7 @@ import { call, joinUrl, lookupOneByOne, oneByOne, RailRefused, type RailBatch, t
 
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a Stripe transfer as Stripe answers it, checked field by field
 export function stripeTransferState(payoutId: string, transfer: any): RailState {
   const reference = typeof transfer?.id === 'string' ? transfer.id : null;
   if (transfer?.reversed === true) return { payout_id: payoutId, reference, outcome: 'failed', reason: 'Stripe: transfer reversed' };

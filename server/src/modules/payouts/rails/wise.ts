@@ -112,6 +112,7 @@ async function unknownIfRefused<T>(attempt: Promise<T>): Promise<T> {
   }
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Wise's error answer, whatever its shape
 function message(body: any): string {
   return String(body?.errors?.[0]?.message ?? body?.message ?? body?.error ?? JSON.stringify(body ?? null)).slice(0, 300);
 }
