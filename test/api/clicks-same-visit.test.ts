@@ -63,7 +63,7 @@ describe('POST /api/clicks and the snippet endpoint: one visit, one click', () =
     const again = await m.api.post('/api/clicks', { ref: m.slug, cookie_id: cookieId, user_agent: BROWSER_UA });
     expect(again.status).toBe(201);
     expect(again.body.data.click).toEqual({
-      id: row!.id,
+      id: row.id,
       cookie_id: cookieId,
       kept_earlier_click: true,
       cookie_max_age_seconds: 60 * 86_400,

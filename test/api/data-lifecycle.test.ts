@@ -130,7 +130,7 @@ describe('erasing a partner on request', () => {
     const alias = `zq-alias-${mark}`;
     const coupon = `ZQCODE${mark}`.toUpperCase();
     const [twin] = await db.execute<{ id: string }[]>('select id from organizations where live_organization_id = ?', [m.id]);
-    const twinId = twin!.id;
+    const twinId = twin.id;
     expect((await m.api.patch(`/api/affiliates/${m.affiliate.id}`, { name, payout_email: `payouts-${mark}@example.com` })).status).toBe(200);
     await db.execute('insert into affiliate_link_aliases (organization_id, token, affiliate_id, program_id) values (?, ?, ?, ?)', [m.id, alias, m.affiliate.id, m.program.id]);
     expect((await m.api.post('/api/coupons', { code: coupon, affiliate_id: m.affiliate.id })).status).toBe(201);
@@ -149,7 +149,7 @@ describe('erasing a partner on request', () => {
       expect((await request('POST', `/partner/api/organizations/${organizationId}/sign-in-links`, { body: { email }, headers: { origin: base } })).status).toBe(202);
     }
     const [affiliateRow] = await db.execute<{ portal_sign_in_ip: string }[]>('select portal_sign_in_ip from affiliates where id = ?', [m.affiliate.id]);
-    const ip = affiliateRow!.portal_sign_in_ip;
+    const ip = affiliateRow.portal_sign_in_ip;
     expect(ip).toBeTruthy();
 
     // Every text column of every table, read from the catalog (a table or column added later is scanned too).
@@ -177,7 +177,7 @@ describe('erasing a partner on request', () => {
         const where = organizations ? ` and organization_id = any ($2::uuid[])` : '';
         for (const needle of needles) {
           const { rows } = await pool.query<{ n: number }>(`select count(*)::int as n from "${table}" where position(lower($1) in lower("${column}"::text)) > 0${where}`, organizations ? [needle, organizations] : [needle]);
-          if (rows[0]!.n > 0) found.push(`${table}.${column}: ${needle}`);
+          if (rows[0].n > 0) found.push(`${table}.${column}: ${needle}`);
         }
       }
       return found;

@@ -178,7 +178,7 @@ export function serversUp(socket: string, backend: string): Promise<string[]> {
           .split('\n')
           .map((line) => line.split(' '))
           .filter((fields) => fields[1] === backend && fields[5] === '2')
-          .map((fields) => fields[3]!),
+          .map((fields) => fields[3]),
       ),
     );
     connection.on('connect', () => connection.write(`show servers state ${backend}\n`));

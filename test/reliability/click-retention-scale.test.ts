@@ -35,7 +35,7 @@ async function call(server: TestServer, method: string, path: string, options: {
   if (options.key) headers.authorization = `Bearer ${options.key}`;
   if (options.admin) headers.authorization = `Bearer ${TEST_ADMIN_TOKEN}`;
   const res = await fetch(server.baseUrl + path, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), signal: AbortSignal.timeout(30_000) });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: (await res.json()) };
 }
 
 describeWithPostgres('click retention at scale', () => {

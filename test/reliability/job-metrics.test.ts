@@ -73,7 +73,7 @@ describeWithPostgres('metrics of the background work', () => {
     const { data } = (await org.json()) as { data: { api_key: string; organization: { id: string } } };
     organizationId = data.organization.id;
     const post = async (path: string, body: unknown) =>
-      ((await (await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${data.api_key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as any).data;
+      ((await (await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${data.api_key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json())).data;
     programId = (await post('/api/programs', { name: 'Main', commission_value: 10 })).program.id;
     affiliateId = (await post('/api/affiliates', { email: 'metrics@example.com', program_id: programId, slug: `metrics-${Date.now()}` })).affiliate.id;
   });

@@ -24,7 +24,7 @@ async function rowsOf(client: pg.Client, organizationId: string): Promise<Record
   const counts: Record<string, number> = {};
   for (const table of ORGANIZATION_TABLES) {
     const { rows } = await client.query<{ n: number }>(`select count(*)::int as n from ${table} where ${owned(table)}`, [organizationId]);
-    counts[table] = rows[0]!.n;
+    counts[table] = rows[0].n;
   }
   return counts;
 }
@@ -183,7 +183,7 @@ describeWithPostgres('deleting a large organization (a job in batches)', () => {
 
     service = await startService(db.url);
     await waitFor(async () => (await deletionOf(service!.url, big.organizationId)).status === 'completed', 400_000, 'the deletion completed after the restart');
-    const done = await deletionOf(service!.url, big.organizationId);
+    const done = await deletionOf(service.url, big.organizationId);
     expect(done.deleted).toEqual({ ...before, organizations: 2, api_keys: 2 });
     expect(Object.values(await withDatabase(db.url, (c) => rowsOf(c, big.organizationId))).every((n) => n === 0)).toBe(true);
     expect(await facts(db.url, other.organizationId)).toEqual(otherBefore);
@@ -195,7 +195,7 @@ describeWithPostgres('deleting a large organization (a job in batches)', () => {
     const issued = await call(url, 'POST', `/admin/organizations/${m.organizationId}/api-keys`, { admin: true, body: { mode: 'test' } });
     expect(issued.status).toBe(201);
     const testKey: string = issued.body.data.api_key;
-    const twin = await withDatabase(db.url, async (c) => (await c.query<{ id: string }>('select id from organizations where live_organization_id = $1', [m.organizationId])).rows[0]!.id);
+    const twin = await withDatabase(db.url, async (c) => (await c.query<{ id: string }>('select id from organizations where live_organization_id = $1', [m.organizationId])).rows[0].id);
     const program = await call(url, 'POST', '/api/programs', { key: testKey, body: { name: 'Test', commission_value: 10 } });
     expect(program.status).toBe(201);
     await generate(db.url, twin, program.body.data.program.id, { affiliates: 10, clicks: 300_000, sales: 2_000 });

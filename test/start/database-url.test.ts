@@ -66,8 +66,8 @@ async function startWith(databaseUrl: string): Promise<{ code: number | null; ou
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
   const [code] = (await once(child, 'exit')) as [number | null];
   clearTimeout(timer);

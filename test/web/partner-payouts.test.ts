@@ -60,7 +60,7 @@ describeInBrowser('tax forms, as the partner and the merchant see them', () => {
     const program = (await call(base, 'POST', '/api/programs', { headers: key, body: { name: 'Acme Friends', commission_value: 10, signup: 'open', require_tax_form: true } })).body.data.program;
     const slug = unique('rosa').slice(0, 30);
     const email = `${slug}@partners.example`;
-    await apply(base, owner.organization.id, program.id, { name: 'Rosa Partner', email, slug });
+    const applied = await apply(base, owner.organization.id, program.id, { name: 'Rosa Partner', email, slug });
     expect(applied.status, JSON.stringify(applied.body)).toBe(201);
     const affiliateId = await affiliateIdOf(base, key, email);
     const welcome = await smtp.next(email);
@@ -177,6 +177,7 @@ describeInBrowser('Stripe Connect onboarding, as the partner and the merchant se
     const slug = unique('sam').slice(0, 30);
     const email = `${slug}@partners.example`;
     const applied = await apply(base, owner.organization.id, program.id, { name: 'Sam Partner', email, slug });
+    expect(applied.status, JSON.stringify(applied.body)).toBe(201);
     const affiliateId = await affiliateIdOf(base, key, email);
     const welcome = await smtp.next(email);
 

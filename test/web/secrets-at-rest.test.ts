@@ -56,7 +56,7 @@ describe('password-reset tokens', () => {
     lines.length = 0;
     expect((await call(service.baseUrl, 'POST', '/auth/request-password-reset', { body: { email } })).status).toBe(200);
     const mail = lines.map((l) => JSON.parse(l)).find((l) => l.mail?.to === email && /Reset/.test(l.mail.subject));
-    return new URL(/(http\S+reset-password\S+)/.exec(mail.mail.text)![1]!).searchParams.get('token')!;
+    return new URL(/(http\S+reset-password\S+)/.exec(mail.mail.text)![1]).searchParams.get('token')!;
   };
   const verifications = () => service.db.orm.em.getConnection().execute<{ identifier: string; value: string }[]>('select identifier, value from verifications');
 
@@ -79,7 +79,7 @@ describe('password-reset tokens', () => {
     const token = `legacyClearToken${Date.now()}`;
     await connection.execute(`insert into verifications (id, identifier, value, expires_at, created_at, updated_at) values (gen_random_uuid(), ?, ?, now() + interval '1 hour', now(), now())`, [
       `reset-password:${token}`,
-      user!.id,
+      user.id,
     ]);
     await connection.execute(HASH_CLEAR_RESET_TOKENS);
     for (const row of await verifications()) expect(row.identifier).not.toContain(token);

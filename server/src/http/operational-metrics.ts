@@ -152,7 +152,7 @@ async function read(pool: pg.Pool): Promise<Reading> {
     await client.query('begin read only');
     try {
       await client.query(`set local statement_timeout = ${COLLECT_TIMEOUT_MS}`);
-      const service = (await client.query<ServiceState>(SERVICE_STATE)).rows[0]!;
+      const service = (await client.query<ServiceState>(SERVICE_STATE)).rows[0];
       const queues = service.has_queue ? (await client.query<QueueState>(QUEUE_STATE)).rows : [];
       await client.query('commit');
       return { service, queues };

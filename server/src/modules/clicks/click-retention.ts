@@ -151,7 +151,7 @@ async function pruneBatch(query: Query, statement: string, values: unknown[]): P
   for (let attempt = 1; ; attempt++) {
     try {
       const { rows } = await query<BatchRow>(statement, values);
-      return rows[0]!;
+      return rows[0];
     } catch (err) {
       if ((err as { code?: unknown }).code !== FOREIGN_KEY_VIOLATION || attempt >= 3) throw err;
     }

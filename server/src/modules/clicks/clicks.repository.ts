@@ -53,7 +53,7 @@ export class ClicksRepository {
       .select(['id', 'affiliate_id', 'program_id', 'occurred_at', 'created_at'])
       .where('organization_id', '=', organizationId)
       .where('cookie_id', '=', cookieId)
-      .executeTakeFirst() as Promise<{ id: string; affiliate_id: string; program_id: string; occurred_at: Date; created_at: Date } | undefined>;
+      .executeTakeFirst();
   }
 
   /** What attribution needs of a click this organization issued, by its id or its cookie id. */

@@ -51,7 +51,7 @@ async function insertRecord(sql: Sql, organizationId: string, kind: DeletionKind
     `insert into data_deletions (organization_id, id, kind, deleted) values (?, ?, ?, ?::jsonb) returning ${RECORD_COLUMNS}`,
     [organizationId, newRowId(), kind, JSON.stringify(zeroCounts(kind))],
   );
-  return row!;
+  return row;
 }
 
 /** The latest deletion of this kind recorded for the organization (the poll routes), or undefined. */

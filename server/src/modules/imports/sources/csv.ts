@@ -27,10 +27,10 @@ const CARRIERS = /[\u{100000}-\u{1007FF}]/gu;
 function parseKeepingSurrogates(csv: string): Row[] {
   const options = { columns: true, skip_empty_lines: true, trim: true, bom: true } as const;
   // search(), not test(): a global pattern's test() carries lastIndex from one call to the next.
-  if (csv.search(LONE_SURROGATES) < 0 || csv.search(CARRIERS) >= 0) return parse(csv, options) as Row[];
+  if (csv.search(LONE_SURROGATES) < 0 || csv.search(CARRIERS) >= 0) return parse<Row>(csv, options);
   const carried = csv.replace(LONE_SURROGATES, (c) => String.fromCodePoint(0x100000 + c.charCodeAt(0) - 0xd800));
   const back = (text: string) => text.replace(CARRIERS, (c) => String.fromCharCode(0xd800 + c.codePointAt(0)! - 0x100000));
-  return (parse(carried, options) as Row[]).map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [back(k), back(v)])));
+  return parse<Row>(carried, options).map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [back(k), back(v)])));
 }
 
 function table(csv: string, header: readonly string[], field: string): Row[] {
