@@ -63,7 +63,10 @@ export default tseslint.config(
       ],
       // Express's handlers may return a promise: Express 4 ignores it and every async handler
       // here catches its own errors, so only the void-return check for attributes is relaxed.
-      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, attributes: false } }],
+      '@typescript-eslint/no-misused-promises': [
+        'error',
+        { checksVoidReturn: { arguments: false, attributes: false } },
+      ],
       // A disable comment must say why.
       '@typescript-eslint/ban-ts-comment': ['error', { 'ts-expect-error': 'allow-with-description' }],
       // Off: an `async` function without `await` is how an implementation keeps a Promise-returning

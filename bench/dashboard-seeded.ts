@@ -50,10 +50,13 @@ async function measure(page: Page, url: string, heading: string): Promise<Load> 
     (title) => {
       const h1 = document.querySelector('main h1, h1');
       if (!h1 || !h1.textContent?.includes(title)) return false;
-      if (Array.from(document.querySelectorAll('[role="status"]')).some((e) => e.textContent?.includes('Loading'))) return false;
+      if (Array.from(document.querySelectorAll('[role="status"]')).some((e) => e.textContent?.includes('Loading')))
+        return false;
       // Every /api/ request started has ended (a resource entry appears once its response has).
       const started = (window as unknown as { __apiStarted?: number }).__apiStarted ?? 0;
-      const ended = performance.getEntriesByType('resource').filter((e) => new URL(e.name).pathname.startsWith('/api/')).length;
+      const ended = performance
+        .getEntriesByType('resource')
+        .filter((e) => new URL(e.name).pathname.startsWith('/api/')).length;
       return started > 0 && ended >= started ? performance.now() : false;
     },
     heading,
@@ -71,7 +74,11 @@ async function measure(page: Page, url: string, heading: string): Promise<Load> 
         const path = u.pathname.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, ':id');
         const keys = [...u.searchParams.keys()];
         const interval = u.searchParams.get('interval');
-        return { name: `${path}${keys.length ? `?${keys.join('&')}` : ''}${interval ? ` (${interval})` : ''}`, ms: (e as PerformanceResourceTiming).responseEnd - e.startTime, answer: (e as PerformanceResourceTiming).responseStart - (e as PerformanceResourceTiming).requestStart };
+        return {
+          name: `${path}${keys.length ? `?${keys.join('&')}` : ''}${interval ? ` (${interval})` : ''}`,
+          ms: (e as PerformanceResourceTiming).responseEnd - e.startTime,
+          answer: (e as PerformanceResourceTiming).responseStart - (e as PerformanceResourceTiming).requestStart,
+        };
       });
     return { interactive: interactiveAt, domInteractive: nav.domInteractive, loadEventEnd: nav.loadEventEnd, calls };
   }, at);
@@ -79,15 +86,32 @@ async function measure(page: Page, url: string, heading: string): Promise<Load> 
 
 async function main(): Promise<void> {
   // The dashboard as `npm run build` builds it (web/dist), served by the service.
-  execFileSync(process.execPath, ['../node_modules/vite/bin/vite.js', 'build', '--logLevel', 'warn'], { cwd: 'web', stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } });
+  execFileSync(process.execPath, ['../node_modules/vite/bin/vite.js', 'build', '--logLevel', 'warn'], {
+    cwd: 'web',
+    stdio: 'inherit',
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
   const { base, organizationId, stop } = await seededService();
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
   try {
     // An owner of the seeded organization: invited by the operator, accepted, then signed in by the page.
     const email = `owner-${Date.now()}@example.com`;
-    const invited = await call('POST', `${base}/admin/organizations/${organizationId}/invitations`, `Bearer ${ADMIN_TOKEN}`, { email });
+    const invited = await call(
+      'POST',
+      `${base}/admin/organizations/${organizationId}/invitations`,
+      `Bearer ${ADMIN_TOKEN}`,
+      { email },
+    );
     const token = new URL(invited.body.data.accept_url as string).searchParams.get('token');
-    await call('POST', `${base}/auth/invitations/accept`, { origin: base }, { token, name: 'Bench Owner', password: PASSWORD });
+    await call(
+      'POST',
+      `${base}/auth/invitations/accept`,
+      { origin: base },
+      { token, name: 'Bench Owner', password: PASSWORD },
+    );
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     // Counts the /api/ requests a page starts (fetch is the typed client's transport).
     await context.addInitScript(() => {
@@ -95,7 +119,10 @@ async function main(): Promise<void> {
       w.__apiStarted = 0;
       const original = window.fetch.bind(window);
       window.fetch = (input: RequestInfo | URL, init?: RequestInit) => {
-        const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url, location.href);
+        const url = new URL(
+          typeof input === 'string' ? input : input instanceof URL ? input.href : input.url,
+          location.href,
+        );
         if (url.pathname.startsWith('/api/')) w.__apiStarted++;
         return original(input, init);
       };
@@ -107,7 +134,9 @@ async function main(): Promise<void> {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(/\/dashboard\/overview/, { timeout: 60_000 });
 
-    console.log(`\n${LOADS} loads of each page (after 1 unmeasured), Chromium headless, 1280x860; figures from the page's Performance API, ms`);
+    console.log(
+      `\n${LOADS} loads of each page (after 1 unmeasured), Chromium headless, 1280x860; figures from the page's Performance API, ms`,
+    );
     const problems: string[] = [];
     for (const [path, heading] of PAGES) {
       const url = `${base}/dashboard/${path}`;
@@ -120,7 +149,8 @@ async function main(): Promise<void> {
       console.log(
         `\n/dashboard/${path}: interactive p50 ${percentile(interactive, 50).toFixed(0)} / p95 ${percentile(interactive, 95).toFixed(0)} (domInteractive p50 ${p50(loads.map((l) => l.domInteractive))}, load event p50 ${p50(loads.map((l) => l.loadEventEnd))})`,
       );
-      if (percentile(interactive, 95) >= 1500) problems.push(`/dashboard/${path} interactive p95 ${percentile(interactive, 95).toFixed(0)} ms`);
+      if (percentile(interactive, 95) >= 1500)
+        problems.push(`/dashboard/${path} interactive p95 ${percentile(interactive, 95).toFixed(0)} ms`);
       const byCall = new Map<string, number[]>();
       for (const l of loads) for (const c of l.calls) byCall.set(c.name, [...(byCall.get(c.name) ?? []), c.ms]);
       const answers = new Map<string, number[]>();
@@ -128,13 +158,22 @@ async function main(): Promise<void> {
       for (const [name, times] of byCall) {
         const s = sorted(times);
         const a = sorted(answers.get(name) ?? []);
-        console.log(`  ${name.padEnd(58)} p50 ${percentile(s, 50).toFixed(1).padStart(6)}  p95 ${percentile(s, 95).toFixed(1).padStart(6)}  (${s.length} calls; answer p50 ${percentile(a, 50).toFixed(1)} p95 ${percentile(a, 95).toFixed(1)})`);
-        if (percentile(s, 95) >= 200) problems.push(`${name} on /dashboard/${path} p95 ${percentile(s, 95).toFixed(0)} ms`);
+        console.log(
+          `  ${name.padEnd(58)} p50 ${percentile(s, 50).toFixed(1).padStart(6)}  p95 ${percentile(s, 95).toFixed(1).padStart(6)}  (${s.length} calls; answer p50 ${percentile(a, 50).toFixed(1)} p95 ${percentile(a, 95).toFixed(1)})`,
+        );
+        if (percentile(s, 95) >= 200)
+          problems.push(`${name} on /dashboard/${path} p95 ${percentile(s, 95).toFixed(0)} ms`);
       }
     }
-    console.log(`\nagainst the targets (API calls p95 < 200 ms, interactive p95 < 1.5 s): ${problems.length ? `missed: ${problems.join('; ')}` : 'all met'}`);
+    console.log(
+      `\nagainst the targets (API calls p95 < 200 ms, interactive p95 < 1.5 s): ${problems.length ? `missed: ${problems.join('; ')}` : 'all met'}`,
+    );
   } finally {
-    console.log(`load average: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `load average: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     await browser.close();
     await stop();
   }

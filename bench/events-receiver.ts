@@ -34,7 +34,10 @@ const server = createServer((req, res) => {
     }
     const event = JSON.parse(body) as { type: string; data: { conversion?: { created_at: string } } };
     webhookIds.add(String(req.headers['webhook-id']));
-    receipts.push({ at, latencyMs: event.type === 'conversion.created' ? at - Date.parse(event.data.conversion!.created_at) : undefined });
+    receipts.push({
+      at,
+      latencyMs: event.type === 'conversion.created' ? at - Date.parse(event.data.conversion!.created_at) : undefined,
+    });
     res.writeHead(204).end();
   });
 });

@@ -52,7 +52,10 @@ interface Receipt {
  * `npm run worker` process (the same bundle's entry, its own pool) does.
  */
 const DELIVERY = (['off', 'worker'] as const).find((d) => d === process.env.BENCH_EVENTS_DELIVERY) ?? 'in-process';
-const receiver = fork(new URL('./events-receiver.ts', import.meta.url), { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+const receiver = fork(new URL('./events-receiver.ts', import.meta.url), {
+  execArgv: ['--import', 'tsx'],
+  stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+});
 /** One request to the receiver process, answered by the first message carrying `key`. */
 function ask<T>(message: object, key: string): Promise<T> {
   return new Promise((resolve) => {
@@ -96,7 +99,11 @@ const cpuDelta = (before: Record<string, number>, after: Record<string, number>)
 const report = () => ask<{ receipts: Receipt[]; distinct: number; rejected: number }>({ report: true }, 'report');
 
 async function json(method: string, path: string, body: unknown, auth: string): Promise<any> {
-  const res = await fetch(`http://127.0.0.1:${SERVICE_PORT}${path}`, { method, headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`http://127.0.0.1:${SERVICE_PORT}${path}`, {
+    method,
+    headers: { authorization: auth, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const parsed = await res.json();
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(parsed)}`);
   return parsed;
@@ -107,7 +114,12 @@ async function merchant(name: string): Promise<{ key: string; slug: string }> {
   const key = `Bearer ${org.data.api_key}`;
   const program = await json('POST', '/api/programs', { name: 'Main', commission_value: 30 }, key);
   const slug = `bench-${randomBytes(4).toString('hex')}`;
-  await json('POST', '/api/affiliates', { email: `${slug}@example.com`, program_id: program.data.program.id, slug }, key);
+  await json(
+    'POST',
+    '/api/affiliates',
+    { email: `${slug}@example.com`, program_id: program.data.program.id, slug },
+    key,
+  );
   return { key: org.data.api_key, slug };
 }
 
@@ -129,10 +141,16 @@ async function conversions(key: string, slug: string, seconds: number, prefix: s
       },
     ],
   });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx };
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+  };
 }
 
-const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]);
+const percentile = (sorted: number[], p: number) =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 async function main(): Promise<void> {
   const admin = new pg.Client({ connectionString: ADMIN_URL });
@@ -140,34 +158,57 @@ async function main(): Promise<void> {
   await admin.query(`create database "${dbName}"`);
   // In the repository, so that its npm packages resolve from node_modules (the bundle leaves them external).
   const script = await bundle('server/src/main.ts', 'server/dist/bench-events-main.mjs');
-  const workerScript = DELIVERY === 'worker' ? await bundle('server/src/jobs/worker.ts', 'server/dist/bench-events-worker.mjs') : undefined;
-  const service = spawn(process.execPath, [...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), ...startNodeFlags(), script], {
-    env: {
-      ...process.env,
-      PORT: String(SERVICE_PORT),
-      HOST: '127.0.0.1',
-      DATABASE_URL: dbUrl,
-      ADMIN_TOKEN,
-      LOG_LEVEL: 'warn',
-      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-      WEBHOOK_DELIVERY: DELIVERY === 'in-process' ? 'in-process' : 'off',
-      ENCRYPTION_KEY: ENCRYPTION_KEY_FOR_RUN,
-      NODE_ENV: 'production',
+  const workerScript =
+    DELIVERY === 'worker'
+      ? await bundle('server/src/jobs/worker.ts', 'server/dist/bench-events-worker.mjs')
+      : undefined;
+  const service = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []),
+      ...startNodeFlags(),
+      script,
+    ],
+    {
+      env: {
+        ...process.env,
+        PORT: String(SERVICE_PORT),
+        HOST: '127.0.0.1',
+        DATABASE_URL: dbUrl,
+        ADMIN_TOKEN,
+        LOG_LEVEL: 'warn',
+        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+        WEBHOOK_DELIVERY: DELIVERY === 'in-process' ? 'in-process' : 'off',
+        ENCRYPTION_KEY: ENCRYPTION_KEY_FOR_RUN,
+        NODE_ENV: 'production',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  );
   let worker: ReturnType<typeof spawn> | undefined;
   try {
     await waitFor(`http://127.0.0.1:${SERVICE_PORT}/health`, 60_000);
     if (workerScript) {
       worker = spawn(process.execPath, [workerScript], {
-        env: { ...process.env, DATABASE_URL: dbUrl, LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ENCRYPTION_KEY: ENCRYPTION_KEY_FOR_RUN, NODE_ENV: 'production' },
+        env: {
+          ...process.env,
+          DATABASE_URL: dbUrl,
+          LOG_LEVEL: 'warn',
+          WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+          ENCRYPTION_KEY: ENCRYPTION_KEY_FOR_RUN,
+          NODE_ENV: 'production',
+        },
         stdio: ['ignore', 'ignore', 'inherit'],
       });
     }
     const quiet = await merchant('Without endpoints');
     const subscribed = await merchant('With an endpoint');
-    const endpoint = await json('POST', '/api/webhook-endpoints', { url: `http://127.0.0.1:${RECEIVER_PORT}/hooks`, events: [...OUTBOUND_EVENT_TYPES] }, `Bearer ${subscribed.key}`);
+    const endpoint = await json(
+      'POST',
+      '/api/webhook-endpoints',
+      { url: `http://127.0.0.1:${RECEIVER_PORT}/hooks`, events: [...OUTBOUND_EVENT_TYPES] },
+      `Bearer ${subscribed.key}`,
+    );
     await ask({ start: { secret: endpoint.data.secret, port: RECEIVER_PORT } }, 'listening');
 
     // Warm-up (JIT, pools, the stored statements of both shapes), not counted.
@@ -205,7 +246,8 @@ async function main(): Promise<void> {
     }
     const cpuShare = (side: 'A' | 'B') => {
       const sum: Record<string, number> = {};
-      for (const c of cpu[side]) for (const [k, v] of Object.entries(c)) sum[k] = (sum[k] ?? 0) + v / (cpu[side].length * DURATION);
+      for (const c of cpu[side])
+        for (const [k, v] of Object.entries(c)) sum[k] = (sum[k] ?? 0) + v / (cpu[side].length * DURATION);
       return Object.entries(sum)
         .filter(([, v]) => v > 0)
         .map(([k, v]) => `${k} ${(100 * v).toFixed(0)} %`)
@@ -214,10 +256,16 @@ async function main(): Promise<void> {
     const loadAfter = loadavg()[0];
     const db = new pg.Client({ connectionString: dbUrl });
     await db.connect();
-    const outbox = await db.query<{ n: number }>(`select count(*)::int as n from ${EVENTS_WRITTEN} w where created_at > $1`, [new Date(measuredFrom)]);
+    const outbox = await db.query<{ n: number }>(
+      `select count(*)::int as n from ${EVENTS_WRITTEN} w where created_at > $1`,
+      [new Date(measuredFrom)],
+    );
     let writtenDuringLoad = 0;
     for (const l of loads) {
-      const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from ${EVENTS_WRITTEN} w where created_at >= $1 and created_at < $2`, [new Date(l.from), new Date(l.to)]);
+      const { rows } = await db.query<{ n: number }>(
+        `select count(*)::int as n from ${EVENTS_WRITTEN} w where created_at >= $1 and created_at < $2`,
+        [new Date(l.from), new Date(l.to)],
+      );
       writtenDuringLoad += rows[0].n;
     }
     await db.end();
@@ -232,27 +280,44 @@ async function main(): Promise<void> {
     const during = (at: number) => loads.some((l) => at >= l.from && at < l.to);
     const loadSeconds = loads.reduce((s, l) => s + (l.to - l.from) / 1000, 0);
     const latencies = receipts.flatMap((r) => (r.latencyMs === undefined ? [] : [r.latencyMs])).sort((x, y) => x - y);
-    console.log(`\nconversions, ${CONNECTIONS} connections, ${DURATION} s per run, A B A B; load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after (${cpus().length} cores)`);
-    console.log(`A without endpoints:          ${a.toFixed(0)} conversions/s, p50 ${runs.A[0].p50} ms, p99 ${runs.A[0].p99} ms, errors ${runs.A.reduce((s, r) => s + r.errors, 0)}`);
-    console.log(`B one endpoint, every event:  ${b.toFixed(0)} conversions/s, p50 ${runs.B[0].p50} ms, p99 ${runs.B[0].p99} ms, errors ${runs.B.reduce((s, r) => s + r.errors, 0)}  (B/A ${(b / a).toFixed(3)})`);
+    console.log(
+      `\nconversions, ${CONNECTIONS} connections, ${DURATION} s per run, A B A B; load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after (${cpus().length} cores)`,
+    );
+    console.log(
+      `A without endpoints:          ${a.toFixed(0)} conversions/s, p50 ${runs.A[0].p50} ms, p99 ${runs.A[0].p99} ms, errors ${runs.A.reduce((s, r) => s + r.errors, 0)}`,
+    );
+    console.log(
+      `B one endpoint, every event:  ${b.toFixed(0)} conversions/s, p50 ${runs.B[0].p50} ms, p99 ${runs.B[0].p99} ms, errors ${runs.B.reduce((s, r) => s + r.errors, 0)}  (B/A ${(b / a).toFixed(3)})`,
+    );
     console.log(`delivery: ${DELIVERY}; CPU (100 % = one core) during A: ${cpuShare('A')}; during B: ${cpuShare('B')}`);
     if (DELIVERY === 'off') return;
-    console.log(`\ndeliveries: ${receipts.length} of the ${expected} outbox rows written, ${distinct} distinct webhook-ids (${rejected} failed verification)`);
-    console.log(`  during B's load: ${(receipts.filter((r) => during(r.at)).length / loadSeconds).toFixed(0)} deliveries/s (outbox rows written meanwhile: ${(writtenDuringLoad / loadSeconds).toFixed(0)}/s)`);
+    console.log(
+      `\ndeliveries: ${receipts.length} of the ${expected} outbox rows written, ${distinct} distinct webhook-ids (${rejected} failed verification)`,
+    );
+    console.log(
+      `  during B's load: ${(receipts.filter((r) => during(r.at)).length / loadSeconds).toFixed(0)} deliveries/s (outbox rows written meanwhile: ${(writtenDuringLoad / loadSeconds).toFixed(0)}/s)`,
+    );
     // The CPU of the process(es) that deliver, per delivery made during B, beyond what B's conversions cost at A's rate.
-    const seconds = (side: 'A' | 'B', names: string[]) => cpu[side].reduce((sum, c) => sum + names.reduce((s2, n) => s2 + (c[n] ?? 0), 0), 0);
+    const seconds = (side: 'A' | 'B', names: string[]) =>
+      cpu[side].reduce((sum, c) => sum + names.reduce((s2, n) => s2 + (c[n] ?? 0), 0), 0);
     const deliveredDuringLoad = receipts.filter((r) => during(r.at)).length;
     const conversionsA = runs.A.reduce((sum, r) => sum + r.rps * DURATION, 0);
     const conversionsB = runs.B.reduce((sum, r) => sum + r.rps * DURATION, 0);
-    const perDelivery = (names: string[]) => ((seconds('B', names) - (seconds('A', names) / conversionsA) * conversionsB) * 1000) / deliveredDuringLoad;
+    const perDelivery = (names: string[]) =>
+      ((seconds('B', names) - (seconds('A', names) / conversionsA) * conversionsB) * 1000) / deliveredDuringLoad;
     // The worker does nothing but deliver (during A too, what B left), so all its CPU during B is delivery's.
-    const deliveringProcess = DELIVERY === 'worker' ? `${((seconds('B', ['worker']) * 1000) / deliveredDuringLoad).toFixed(3)} ms in the worker` : `${perDelivery(['service']).toFixed(3)} ms in the service`;
+    const deliveringProcess =
+      DELIVERY === 'worker'
+        ? `${((seconds('B', ['worker']) * 1000) / deliveredDuringLoad).toFixed(3)} ms in the worker`
+        : `${perDelivery(['service']).toFixed(3)} ms in the service`;
     console.log(
       `  CPU per delivery during B: ${deliveringProcess}, ${perDelivery(['postgres']).toFixed(3)} ms in PostgreSQL, ` +
         `${perDelivery(['receiver']).toFixed(3)} ms in the receiver; a conversion during A: ${((seconds('A', ['service']) * 1000) / conversionsA).toFixed(3)} ms in the service, ` +
         `${((seconds('A', ['postgres']) * 1000) / conversionsA).toFixed(3)} ms in PostgreSQL`,
     );
-    console.log(`  commit -> receipt (every measured conversion.created): p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms`);
+    console.log(
+      `  commit -> receipt (every measured conversion.created): p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms`,
+    );
   } finally {
     if (worker) {
       worker.kill('SIGTERM');

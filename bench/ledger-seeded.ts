@@ -17,7 +17,11 @@ import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQue
 import type { Tables } from '../server/src/db/database.js';
 import { commissionsPage } from '../server/src/modules/commissions/commissions.repository.js';
 import { CREATE_PAYOUTS } from '../server/src/modules/payouts/payouts.repository.js';
-import { affiliatesStatement, READING_SETTINGS, timeseriesStatement } from '../server/src/modules/reports/reports.statements.js';
+import {
+  affiliatesStatement,
+  READING_SETTINGS,
+  timeseriesStatement,
+} from '../server/src/modules/reports/reports.statements.js';
 import { summarySpan } from '../server/src/modules/reports/reports.service.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 30);
@@ -35,15 +39,28 @@ async function main(): Promise<void> {
       ['reports/affiliates, last month (calendar)', `/api/reports/affiliates?${q(lastMonth, monthStart)}`],
       ['reports/affiliates, 12 months (calendar)', `/api/reports/affiliates?${q(yearAgo, monthStart)}`],
       ['reports/affiliates, 12 months, page 2', ''],
-      ['reports/timeseries day, last 365 days', `/api/reports/timeseries?interval=day&${q(new Date(now.getTime() - 365 * DAY), now)}`],
-      ['reports/timeseries month, 12 months, 1 program', `/api/reports/timeseries?interval=month&program_id=${programs[0].id}&${q(yearAgo, monthStart)}`],
+      [
+        'reports/timeseries day, last 365 days',
+        `/api/reports/timeseries?interval=day&${q(new Date(now.getTime() - 365 * DAY), now)}`,
+      ],
+      [
+        'reports/timeseries month, 12 months, 1 program',
+        `/api/reports/timeseries?interval=month&program_id=${programs[0].id}&${q(yearAgo, monthStart)}`,
+      ],
       ['commissions?status=approved, first page', `/api/commissions?status=approved`],
       // Partial months at both ends are aggregated from the raw rows: the slow case (see README).
-      ['reports/affiliates, last 30 days (rolling)', `/api/reports/affiliates?${q(new Date(now.getTime() - 30 * DAY), now)}`],
-      ['reports/affiliates, last 365 days (rolling)', `/api/reports/affiliates?${q(new Date(now.getTime() - 365 * DAY), now)}`],
+      [
+        'reports/affiliates, last 30 days (rolling)',
+        `/api/reports/affiliates?${q(new Date(now.getTime() - 30 * DAY), now)}`,
+      ],
+      [
+        'reports/affiliates, last 365 days (rolling)',
+        `/api/reports/affiliates?${q(new Date(now.getTime() - 365 * DAY), now)}`,
+      ],
     ];
     const firstPage = await call('GET', `${base}${reads[1][1]}`, auth);
-    if (firstPage.body.data.next_cursor) reads[2][1] = `${reads[1][1]}&cursor=${firstPage.body.data.next_cursor as string}`;
+    if (firstPage.body.data.next_cursor)
+      reads[2][1] = `${reads[1][1]}&cursor=${firstPage.body.data.next_cursor as string}`;
     else reads.splice(2, 1);
 
     console.log(`\n${REQUESTS} sequential requests each (after 3 unmeasured), through HTTP:`);
@@ -63,11 +80,18 @@ async function main(): Promise<void> {
         continue;
       }
       times.sort((a, b) => a - b);
-      console.log(`${name.padEnd(48)} ${percentile(times, 50).toFixed(1).padStart(7)}  ${percentile(times, 95).toFixed(1).padStart(7)}  ${times[times.length - 1].toFixed(1).padStart(7)}  ${rows}`);
+      console.log(
+        `${name.padEnd(48)} ${percentile(times, 50).toFixed(1).padStart(7)}  ${percentile(times, 95).toFixed(1).padStart(7)}  ${times[times.length - 1].toFixed(1).padStart(7)}  ${rows}`,
+      );
     }
 
-    const approved = (await db.query(`select count(*) as n, sum(amount) as total from commissions where organization_id = $1 and payout_id is null and (status = 'approved' or (status = 'pending' and approves_at <= now()))
-       and not exists (select 1 from payout_items i where i.organization_id = $1 and i.commission_id = commissions.id)`, [organizationId])).rows[0];
+    const approved = (
+      await db.query(
+        `select count(*) as n, sum(amount) as total from commissions where organization_id = $1 and payout_id is null and (status = 'approved' or (status = 'pending' and approves_at <= now()))
+       and not exists (select 1 from payout_items i where i.organization_id = $1 and i.commission_id = commissions.id)`,
+        [organizationId],
+      )
+    ).rows[0];
     try {
       const payout = await call('POST', `${base}/api/payouts`, auth, {});
       const payouts = payout.body.data.payouts as { amount: number; commission_count: number }[];
@@ -76,14 +100,22 @@ async function main(): Promise<void> {
       );
       const after = await call('GET', `${base}${reads[1][1]}`, auth);
       console.log(`reports/affiliates, 12 months, right after the payout run: ${after.ms.toFixed(1)} ms`);
-      await restorePayable(db, payouts.map((p) => (p as unknown as { id: string }).id));
+      await restorePayable(
+        db,
+        payouts.map((p) => (p as unknown as { id: string }).id),
+      );
     } catch (err) {
-      console.log(`\nPOST /api/payouts (every approved entry: ${approved.n} entries) failed: ${(err as Error).message.slice(0, 200)}`);
+      console.log(
+        `\nPOST /api/payouts (every approved entry: ${approved.n} entries) failed: ${(err as Error).message.slice(0, 200)}`,
+      );
     }
     if (process.env.BENCH_EXPLAIN) await explain(db, organizationId, { lastMonth, monthStart, yearAgo, now });
-
   } finally {
-    console.log(`load average: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `load average: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     await stop();
   }
 }
@@ -109,19 +141,47 @@ async function restorePayable(db: pg.Client, payoutIds: string[]): Promise<void>
 }
 
 /** The report statements' plans, as the service runs them (its transaction settings included). */
-async function explain(db: pg.Client, organizationId: string, t: { lastMonth: Date; monthStart: Date; yearAgo: Date; now: Date }): Promise<void> {
-  const window = (from: Date, to: Date) => ({ organizationId, programId: null, currency: null, from, to, ...summarySpan(from, to) });
+async function explain(
+  db: pg.Client,
+  organizationId: string,
+  t: { lastMonth: Date; monthStart: Date; yearAgo: Date; now: Date },
+): Promise<void> {
+  const window = (from: Date, to: Date) => ({
+    organizationId,
+    programId: null,
+    currency: null,
+    from,
+    to,
+    ...summarySpan(from, to),
+  });
   const statements: [string, { text: string; values: unknown[] }][] = [
     ['affiliates, 12 months (calendar)', affiliatesStatement(window(t.yearAgo, t.monthStart), null, undefined, 51)],
-    ['affiliates, last 30 days (rolling)', affiliatesStatement(window(new Date(t.now.getTime() - 30 * DAY), t.now), null, undefined, 51)],
+    [
+      'affiliates, last 30 days (rolling)',
+      affiliatesStatement(window(new Date(t.now.getTime() - 30 * DAY), t.now), null, undefined, 51),
+    ],
     ['timeseries day, last 365 days', timeseriesStatement(window(new Date(t.now.getTime() - 365 * DAY), t.now), 'day')],
   ];
   // The commissions list as the service builds it (kysely, compiled only).
-  const compiler = new Kysely<Tables>({ dialect: { createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (k) => new PostgresIntrospector(k), createQueryCompiler: () => new PostgresQueryCompiler() } });
+  const compiler = new Kysely<Tables>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => new DummyDriver(),
+      createIntrospector: (k) => new PostgresIntrospector(k),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  });
   const approved = commissionsPage(compiler, organizationId, { status: 'approved' }, undefined, 50).compile();
-  statements.push(['commissions?status=approved, first page', { text: approved.sql, values: [...approved.parameters] }]);
+  statements.push([
+    'commissions?status=approved, first page',
+    { text: approved.sql, values: [...approved.parameters] },
+  ]);
   // The payout run, rolled back (BENCH_EXPLAIN=all: it costs as much as the run itself).
-  if (process.env.BENCH_EXPLAIN === 'all') statements.push(['POST /api/payouts, every approved entry (rolled back)', { text: CREATE_PAYOUTS, values: [organizationId, null, null, null] }]);
+  if (process.env.BENCH_EXPLAIN === 'all')
+    statements.push([
+      'POST /api/payouts, every approved entry (rolled back)',
+      { text: CREATE_PAYOUTS, values: [organizationId, null, null, null] },
+    ]);
   for (const [name, statement] of statements) {
     await db.query('begin');
     // The report statements run with the reports' settings (ReportsRepository.reading), the others as they are.

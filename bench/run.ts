@@ -64,20 +64,26 @@ interface Server {
   appName: string;
 }
 
-
 /**
  * CPU ticks so far of the server's process and of each of its PostgreSQL backends (found by
  * application_name; PostgreSQL runs on this machine). On a machine shared with other work, CPU
  * time per request moves far less than requests per second.
  */
 async function cpuSnapshot(admin: pg.Client, server: Server): Promise<Map<number, number>> {
-  const { rows } = await admin.query('select pid from pg_stat_activity where datname = $1 and application_name = $2', [dbName, server.appName]);
+  const { rows } = await admin.query('select pid from pg_stat_activity where datname = $1 and application_name = $2', [
+    dbName,
+    server.appName,
+  ]);
   const pids = [server.process.pid!, ...rows.map((r: { pid: number }) => r.pid)];
   return new Map(pids.map((pid) => [pid, cpuTicks(pid)]));
 }
 
 /** CPU ms spent between two snapshots by the server's process and by its backends (a backend that appeared in between counts from its start). */
-function cpuSpentMs(server: Server, before: Map<number, number>, after: Map<number, number>): { node: number; db: number } {
+function cpuSpentMs(
+  server: Server,
+  before: Map<number, number>,
+  after: Map<number, number>,
+): { node: number; db: number } {
   let db = 0;
   for (const [pid, t] of after) if (pid !== server.process.pid) db += t - (before.get(pid) ?? 0);
   const node = (after.get(server.process.pid!) ?? 0) - (before.get(server.process.pid!) ?? 0);
@@ -88,11 +94,21 @@ function cpuSpentMs(server: Server, before: Map<number, number>, after: Map<numb
  * BENCH_DIAG: prints each backend of `server` that spent over half of one core between the two
  * snapshots (of a run lasting `wallMs`), with what pg_stat_activity says it is running.
  */
-async function reportBusyBackends(admin: pg.Client, server: Server, label: string, before: Map<number, number>, after: Map<number, number>, wallMs: number): Promise<void> {
+async function reportBusyBackends(
+  admin: pg.Client,
+  server: Server,
+  label: string,
+  before: Map<number, number>,
+  after: Map<number, number>,
+  wallMs: number,
+): Promise<void> {
   for (const [pid, ticks] of after) {
     const spentMs = (ticks - (before.get(pid) ?? 0)) * TICK_MS;
     if (pid === server.process.pid || spentMs <= wallMs / 2) continue;
-    const { rows } = await admin.query("select state, now() - query_start as running, left(regexp_replace(query, '\\s+', ' ', 'g'), 400) as query from pg_stat_activity where pid = $1", [pid]);
+    const { rows } = await admin.query(
+      "select state, now() - query_start as running, left(regexp_replace(query, '\\s+', ' ', 'g'), 400) as query from pg_stat_activity where pid = $1",
+      [pid],
+    );
     console.log(`diag ${label}: backend ${pid} spent ${spentMs} ms of a ${wallMs} ms run: ${JSON.stringify(rows[0])}`);
   }
 }
@@ -101,7 +117,15 @@ async function reportBusyBackends(admin: pg.Client, server: Server, label: strin
 function startProcess(script: string, port: number, appName: string): Server {
   const child = spawn(process.execPath, [...startNodeFlags(), script], {
     // PGAPPNAME: node-postgres names the connections with it (the service's change listener keeps its own name).
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: dbUrl, ADMIN_TOKEN, NODE_ENV: 'production', PGAPPNAME: appName },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: dbUrl,
+      ADMIN_TOKEN,
+      NODE_ENV: 'production',
+      PGAPPNAME: appName,
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   child.on('exit', (code, signal) => {
@@ -119,7 +143,11 @@ function peakRssMb(pid: number): number {
 }
 
 async function json(method: string, url: string, body: unknown, auth: string): Promise<any> {
-  const res = await fetch(url, { method, headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method,
+    headers: { authorization: auth, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const parsed = await res.json();
   if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(parsed)}`);
   return parsed;
@@ -132,7 +160,14 @@ interface Scenario {
   body?: (n: number) => unknown;
 }
 
-async function load(admin: pg.Client, server: Server, key: string, scenario: Scenario, seconds: number, prefix: string): Promise<Run> {
+async function load(
+  admin: pg.Client,
+  server: Server,
+  key: string,
+  scenario: Scenario,
+  seconds: number,
+  prefix: string,
+): Promise<Run> {
   let n = 0;
   const cpuBefore = await cpuSnapshot(admin, server);
   const machineBefore = machineTicks();
@@ -160,7 +195,15 @@ async function load(admin: pg.Client, server: Server, key: string, scenario: Sce
   const machineAfter = machineTicks();
   const cpuAfter = await cpuSnapshot(admin, server);
   const cpu = cpuSpentMs(server, cpuBefore, cpuAfter);
-  if (process.env.BENCH_DIAG) await reportBusyBackends(admin, server, `${scenario.name} ${server.appName}`, cpuBefore, cpuAfter, Date.now() - startedAt);
+  if (process.env.BENCH_DIAG)
+    await reportBusyBackends(
+      admin,
+      server,
+      `${scenario.name} ${server.appName}`,
+      cpuBefore,
+      cpuAfter,
+      Date.now() - startedAt,
+    );
   const answered = Math.max(1, result.requests.total);
   const busy = machineAfter.busy - machineBefore.busy;
   const all = busy + machineAfter.idle - machineBefore.idle + machineAfter.steal - machineBefore.steal;
@@ -179,7 +222,15 @@ async function load(admin: pg.Client, server: Server, key: string, scenario: Sce
 
 const fmt = (n: number, digits = 0) => n.toFixed(digits).padStart(8);
 
-async function measure(label: string, scenarios: Scenario[], key: string, includeRaw: boolean, admin: pg.Client, service: Server, raw: Server) {
+async function measure(
+  label: string,
+  scenarios: Scenario[],
+  key: string,
+  includeRaw: boolean,
+  admin: pg.Client,
+  service: Server,
+  raw: Server,
+) {
   const results: Record<string, { service: Run[]; raw: Run[] }> = {};
   let round = 0;
   for (const scenario of scenarios) {
@@ -190,13 +241,16 @@ async function measure(label: string, scenarios: Scenario[], key: string, includ
     for (let i = 0; i < 2; i++) {
       round++;
       results[scenario.name].service.push(await load(admin, service, key, scenario, DURATION, `${label}${round}s`));
-      if (includeRaw) results[scenario.name].raw.push(await load(admin, raw, key, scenario, DURATION, `${label}${round}r`));
+      if (includeRaw)
+        results[scenario.name].raw.push(await load(admin, raw, key, scenario, DURATION, `${label}${round}r`));
     }
   }
   const avg = (runs: Run[], k: keyof Run) => runs.reduce((s, r) => s + r[k], 0) / Math.max(1, runs.length);
   const sum = (runs: Run[], k: keyof Run) => runs.reduce((s, r) => s + r[k], 0);
   console.log(`\n${label}: ${CONNECTIONS} connections, ${DURATION} s per run, A B A B (service, raw)`);
-  console.log('cpu: ms of CPU time per request, the server\'s process + its PostgreSQL backends; cpu ratio: raw\'s total / the service\'s');
+  console.log(
+    "cpu: ms of CPU time per request, the server's process + its PostgreSQL backends; cpu ratio: raw's total / the service's",
+  );
   console.log(
     'endpoint                          service rps  p50 ms  p99 ms  errors    cpu node+db |  raw rps  p50 ms  p99 ms  errors    cpu node+db | ratio  cpu ratio',
   );
@@ -214,11 +268,16 @@ async function measure(label: string, scenarios: Scenario[], key: string, includ
           : '       -       -       -       -               - |     -'),
     );
   }
-  console.log('\nthe machine during those runs: CPU time idle and stolen by the hypervisor (%), and CPU ms per request spent outside the server and its backends (load generator, PostgreSQL background processes, other work)');
+  console.log(
+    '\nthe machine during those runs: CPU time idle and stolen by the hypervisor (%), and CPU ms per request spent outside the server and its backends (load generator, PostgreSQL background processes, other work)',
+  );
   console.log('endpoint                          service idle  steal   other |     raw idle  steal   other');
-  const machine = (runs: Run[]) => `${fmt(avg(runs, 'idle') * 100, 1)}${fmt(avg(runs, 'steal') * 100, 1)}${fmt(avg(runs, 'cpuOther'), 3)}`;
+  const machine = (runs: Run[]) =>
+    `${fmt(avg(runs, 'idle') * 100, 1)}${fmt(avg(runs, 'steal') * 100, 1)}${fmt(avg(runs, 'cpuOther'), 3)}`;
   for (const [name, r] of Object.entries(results)) {
-    console.log(`machine ${name.padEnd(32)} ${machine(r.service)} | ${includeRaw ? machine(r.raw) : '       -       -       -'}`);
+    console.log(
+      `machine ${name.padEnd(32)} ${machine(r.service)} | ${includeRaw ? machine(r.raw) : '       -       -       -'}`,
+    );
   }
   console.log(`service peak RSS: ${peakRssMb(service.process.pid!)} MB`);
   return summary;
@@ -229,7 +288,11 @@ async function main(): Promise<void> {
   await admin.connect();
   await admin.query(`create database "${dbName}"`);
   if (process.env.BENCH_DIAG) await admin.query(`alter database "${dbName}" set track_functions = 'pl'`);
-  const service = startProcess(await bundle('server/src/main.ts', 'server/dist/main.mjs'), SERVICE_PORT, 'bench-service');
+  const service = startProcess(
+    await bundle('server/src/main.ts', 'server/dist/main.mjs'),
+    SERVICE_PORT,
+    'bench-service',
+  );
   const raw = startProcess(await bundle('bench/raw-server.ts', 'bench/dist/raw-server.mjs'), RAW_PORT, 'bench-raw');
   try {
     await waitFor(`http://127.0.0.1:${SERVICE_PORT}/api/me`, 60_000);
@@ -239,19 +302,45 @@ async function main(): Promise<void> {
     const key: string = org.data.api_key;
     const auth = `Bearer ${key}`;
     const program = await json('POST', `${base}/api/programs`, { name: 'Bench', commission_value: 30 }, auth);
-    await json('POST', `${base}/api/affiliates`, { email: 'bench@example.com', program_id: program.data.program.id, slug: 'bench' }, auth);
+    await json(
+      'POST',
+      `${base}/api/affiliates`,
+      { email: 'bench@example.com', program_id: program.data.program.id, slug: 'bench' },
+      auth,
+    );
     if (process.env.BENCH_ENDPOINT) {
-      await json('POST', `${base}/api/webhook-endpoints`, { url: 'http://127.0.0.1:9/bench-sink', events: [...OUTBOUND_EVENT_TYPES] }, auth);
+      await json(
+        'POST',
+        `${base}/api/webhook-endpoints`,
+        { url: 'http://127.0.0.1:9/bench-sink', events: [...OUTBOUND_EVENT_TYPES] },
+        auth,
+      );
     }
     const click = await json('POST', `${base}/api/clicks`, { ref: 'bench' }, auth);
     const cookie: string = click.data.click.cookie_id;
     const customers = 2000;
-    for (let i = 0; i < customers; i++) await json('POST', `${base}/api/customers`, { customer_id: `sub_${i}`, cookie_id: cookie }, auth);
+    for (let i = 0; i < customers; i++)
+      await json('POST', `${base}/api/customers`, { customer_id: `sub_${i}`, cookie_id: cookie }, auth);
 
     const scenarios: Scenario[] = [
-      { name: 'POST /api/clicks', method: 'POST', path: '/api/clicks', body: () => ({ ref: 'bench', landing_url: 'https://shop.example.com/?ref=bench' }) },
-      { name: 'POST /api/customers', method: 'POST', path: '/api/customers', body: (n) => ({ customer_id: `$P_c${n}`, cookie_id: cookie }) },
-      { name: 'POST /api/conversions', method: 'POST', path: '/api/conversions', body: (n) => ({ external_id: `$P_o${n}`, amount: 49.99, cookie_id: cookie }) },
+      {
+        name: 'POST /api/clicks',
+        method: 'POST',
+        path: '/api/clicks',
+        body: () => ({ ref: 'bench', landing_url: 'https://shop.example.com/?ref=bench' }),
+      },
+      {
+        name: 'POST /api/customers',
+        method: 'POST',
+        path: '/api/customers',
+        body: (n) => ({ customer_id: `$P_c${n}`, cookie_id: cookie }),
+      },
+      {
+        name: 'POST /api/conversions',
+        method: 'POST',
+        path: '/api/conversions',
+        body: (n) => ({ external_id: `$P_o${n}`, amount: 49.99, cookie_id: cookie }),
+      },
       {
         name: 'POST /api/conversions recurring',
         method: 'POST',
@@ -286,19 +375,31 @@ async function main(): Promise<void> {
       // The bulk load's aftermath (writing its WAL out at the next checkpoint, autovacuum of the
       // new rows) would otherwise run during the measurement and slow every endpoint alike, even
       // GET /api/me, which reads nothing: settle it first, so that the figures show data volume.
-      await db.query('checkpoint').catch((err: Error) => console.log(`(no CHECKPOINT: ${err.message}; the bulk load's WAL is written out during the measurement)`));
+      await db
+        .query('checkpoint')
+        .catch((err: Error) =>
+          console.log(`(no CHECKPOINT: ${err.message}; the bulk load's WAL is written out during the measurement)`),
+        );
       for (let waited = 0; waited < 120; waited++) {
-        const busy = await db.query("select count(*)::int as n from pg_stat_activity where backend_type = 'autovacuum worker'");
+        const busy = await db.query(
+          "select count(*)::int as n from pg_stat_activity where backend_type = 'autovacuum worker'",
+        );
         if (busy.rows[0].n === 0) break;
         await new Promise((r) => setTimeout(r, 1000));
       }
-      const counts = await db.query('select (select count(*) from clicks) as clicks, (select count(*) from conversions) as conversions');
-      console.log(`\nseeded ${counts.rows[0].clicks} clicks and ${counts.rows[0].conversions} conversions in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      const counts = await db.query(
+        'select (select count(*) from clicks) as clicks, (select count(*) from conversions) as conversions',
+      );
+      console.log(
+        `\nseeded ${counts.rows[0].clicks} clicks and ${counts.rows[0].conversions} conversions in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+      );
       await db.end();
       const seeded = await measure('seeded database', scenarios, key, true, admin, service, raw);
       console.log('\nseeded vs empty (service requests/s)');
       for (const name of Object.keys(empty)) {
-        console.log(`${name.padEnd(32)} ${(((seeded[name] - empty[name]) / empty[name]) * 100).toFixed(1).padStart(6)} %`);
+        console.log(
+          `${name.padEnd(32)} ${(((seeded[name] - empty[name]) / empty[name]) * 100).toFixed(1).padStart(6)} %`,
+        );
       }
     }
   } finally {

@@ -29,22 +29,34 @@ function freePort(): Promise<number> {
     const server = createServer();
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
 
-export async function call(method: string, url: string, auth: string | Record<string, string>, body?: unknown): Promise<{ status: number; body: any; ms: number }> {
+export async function call(
+  method: string,
+  url: string,
+  auth: string | Record<string, string>,
+  body?: unknown,
+): Promise<{ status: number; body: any; ms: number }> {
   const started = performance.now();
   const headers = typeof auth === 'string' ? { authorization: auth } : auth;
-  const res = await fetch(url, { method, headers: { ...headers, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(url, {
+    method,
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   const ms = performance.now() - started;
   if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${text.slice(0, 300)}`);
   return { status: res.status, body: JSON.parse(text), ms };
 }
 
-export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+export const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
 export interface SeededProgram {
   id: string;
@@ -65,7 +77,11 @@ export interface SeededService {
   stop(): Promise<void>;
 }
 
-async function seed(db: pg.Client, organizationId: string, programs: { id: string; currency: string; hold: number | null }[]): Promise<void> {
+async function seed(
+  db: pg.Client,
+  organizationId: string,
+  programs: { id: string; currency: string; hold: number | null }[],
+): Promise<void> {
   const step = async (label: string, text: string, values: unknown[] = []) => {
     const started = Date.now();
     const r = await db.query(text, values);
@@ -160,14 +176,14 @@ async function seed(db: pg.Client, organizationId: string, programs: { id: strin
   await db.query('drop table bench_aff');
 }
 
-
 /**
  * The service on the seeded database, the fold caught up. What a reused database needs (the API
  * key, the programs) is in its table bench_seed, written once the seed is complete.
  */
 export async function seededService(): Promise<SeededService> {
   const named = process.env.BENCH_DB;
-  if (named !== undefined && !/^[a-z0-9_]{1,60}$/.test(named)) throw new Error('BENCH_DB: lower-case letters, digits and _ only');
+  if (named !== undefined && !/^[a-z0-9_]{1,60}$/.test(named))
+    throw new Error('BENCH_DB: lower-case letters, digits and _ only');
   const dbName = named ?? `aa_ledger_bench_${randomBytes(3).toString('hex')}`;
   const keep = named ? !process.env.BENCH_DROP : Boolean(process.env.BENCH_KEEP);
   const dbUrl = (() => {
@@ -183,7 +199,17 @@ export async function seededService(): Promise<SeededService> {
   let stopping = false;
   const script = await bundle('server/src/main.ts', 'server/dist/main.mjs');
   const service: ChildProcess = spawn(process.execPath, [...startNodeFlags(), script], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: dbUrl, ADMIN_TOKEN, NODE_ENV: 'production', LOG_LEVEL: 'warn', API_RATE_LIMIT_MAX: '1000000', SIGN_IN_RATE_LIMIT_MAX: '1000' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: dbUrl,
+      ADMIN_TOKEN,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      API_RATE_LIMIT_MAX: '1000000',
+      SIGN_IN_RATE_LIMIT_MAX: '1000',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   service.on('exit', (code, signal) => {
@@ -209,18 +235,32 @@ export async function seededService(): Promise<SeededService> {
       info = (await db.query('select api_key, organization_id, programs from bench_seed')).rows[0];
       console.log(`reusing the seeded database ${dbName}`);
     } else {
-      if (exists) throw new Error(`BENCH_DB: the database ${dbName} exists but was not seeded completely; drop it (or name another)`);
+      if (exists)
+        throw new Error(
+          `BENCH_DB: the database ${dbName} exists but was not seeded completely; drop it (or name another)`,
+        );
       info = await seedOrganization(base, db);
     }
     await waitForFold(db);
-    return { base, auth: `Bearer ${info.api_key}`, organizationId: info.organization_id, programs: info.programs, dbName, db, stop };
+    return {
+      base,
+      auth: `Bearer ${info.api_key}`,
+      organizationId: info.organization_id,
+      programs: info.programs,
+      dbName,
+      db,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;
   }
 }
 
-async function seedOrganization(base: string, db: pg.Client): Promise<{ api_key: string; organization_id: string; programs: SeededProgram[] }> {
+async function seedOrganization(
+  base: string,
+  db: pg.Client,
+): Promise<{ api_key: string; organization_id: string; programs: SeededProgram[] }> {
   const org = await call('POST', `${base}/admin/organizations`, `Bearer ${ADMIN_TOKEN}`, { name: 'Ledger bench' });
   const auth = `Bearer ${org.body.data.api_key as string}`;
   const organizationId: string = org.body.data.organization.id;
@@ -230,7 +270,13 @@ async function seedOrganization(base: string, db: pg.Client): Promise<{ api_key:
     ['Annual', 'USD', 14, true],
     ['Europe', 'EUR', 7, false],
   ] as const) {
-    const p = await call('POST', `${base}/api/programs`, auth, { name, commission_value: 30, currency, hold_days: hold, auto_approve: autoApprove });
+    const p = await call('POST', `${base}/api/programs`, auth, {
+      name,
+      commission_value: 30,
+      currency,
+      hold_days: hold,
+      auto_approve: autoApprove,
+    });
     programs.push({ id: p.body.data.program.id as string, currency, hold: autoApprove ? hold : null });
   }
   console.log(`seeding ${CONVERSIONS} conversions, ${AFFILIATES} affiliates, 3 programs (no ANALYZE, no VACUUM)`);
@@ -243,10 +289,15 @@ async function seedOrganization(base: string, db: pg.Client): Promise<{ api_key:
     await db.query(`select (select count(*) from clicks) as clicks, (select count(*) from customers) as customers, (select count(*) from conversions) as conversions,
       (select count(*) from commissions) as commissions, (select string_agg(status || ' ' || n, ', ') from (select status, count(*) as n from commissions group by 1 order by 2 desc) s) as statuses`)
   ).rows[0];
-  console.log(`seeded in ${((Date.now() - seedStarted) / 1000).toFixed(0)} s: ${counts.clicks} clicks, ${counts.customers} customers, ${counts.conversions} conversions, ${counts.commissions} commissions (${counts.statuses})`);
+  console.log(
+    `seeded in ${((Date.now() - seedStarted) / 1000).toFixed(0)} s: ${counts.clicks} clicks, ${counts.customers} customers, ${counts.conversions} conversions, ${counts.commissions} commissions (${counts.statuses})`,
+  );
   const info = { api_key: org.body.data.api_key as string, organization_id: organizationId, programs };
   // The plain API key of a benchmark organization, so that a later run can reuse the database.
-  await db.query(`create table bench_seed as select $1::text as api_key, $2::uuid as organization_id, $3::jsonb as programs`, [info.api_key, organizationId, JSON.stringify(programs)]);
+  await db.query(
+    `create table bench_seed as select $1::text as api_key, $2::uuid as organization_id, $3::jsonb as programs`,
+    [info.api_key, organizationId, JSON.stringify(programs)],
+  );
   return info;
 }
 
@@ -254,13 +305,22 @@ async function seedOrganization(base: string, db: pg.Client): Promise<{ api_key:
 async function waitForFold(db: pg.Client): Promise<void> {
   const foldStarted = Date.now();
   for (;;) {
-    const { rows } = await db.query(`select folded_before > now() - interval '90 seconds' as caught_up, folded_before from report_fold_state`);
+    const { rows } = await db.query(
+      `select folded_before > now() - interval '90 seconds' as caught_up, folded_before from report_fold_state`,
+    );
     if (rows[0].caught_up) break;
-    if (process.env.BENCH_VERBOSE) console.log(`  fold at ${(rows[0].folded_before as Date).toISOString?.() ?? rows[0].folded_before} after ${((Date.now() - foldStarted) / 1000).toFixed(0)} s`);
+    if (process.env.BENCH_VERBOSE)
+      console.log(
+        `  fold at ${(rows[0].folded_before as Date).toISOString?.() ?? rows[0].folded_before} after ${((Date.now() - foldStarted) / 1000).toFixed(0)} s`,
+      );
     if (Date.now() - foldStarted > 30 * 60_000) throw new Error('the fold did not catch up in 30 minutes');
     await new Promise((r) => setTimeout(r, 5000));
   }
-  const summaries = (await db.query(`select (select count(*) from report_affiliate_totals) as months, (select count(*) from report_program_days) as days, (select count(*) from report_deferred_commissions) as deferred`)).rows[0];
+  const summaries = (
+    await db.query(
+      `select (select count(*) from report_affiliate_totals) as months, (select count(*) from report_program_days) as days, (select count(*) from report_deferred_commissions) as deferred`,
+    )
+  ).rows[0];
   console.log(
     `background fold caught up in ${((Date.now() - foldStarted) / 1000).toFixed(0)} s: ${summaries.months} affiliate running-total rows, ${summaries.days} program-day rows, ${summaries.deferred} deferred (pending) entries`,
   );

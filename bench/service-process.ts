@@ -22,7 +22,12 @@ export function cpuTicks(pid: number): number {
  * other guests: on a shared virtual machine, the neighbours' share).
  */
 export function machineTicks(): { busy: number; idle: number; steal: number } {
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+    .split('\n')[0]
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
   return { busy: user + nice + system + irq + softirq, idle: idle + iowait, steal: steal ?? 0 };
 }
 

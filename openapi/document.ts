@@ -1,7 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { type AppRoute, type AppRouter } from '@ts-rest/core';
 import { generateOpenApi } from '@ts-rest/open-api';
-import { OpenApiBuilder, type OpenAPIObject, type OperationObject, type ParameterObject, type PathItemObject, type RequestBodyObject, type ResponseObject, type SchemaObject, type ServerObject } from 'openapi3-ts/oas30';
+import {
+  OpenApiBuilder,
+  type OpenAPIObject,
+  type OperationObject,
+  type ParameterObject,
+  type PathItemObject,
+  type RequestBodyObject,
+  type ResponseObject,
+  type SchemaObject,
+  type ServerObject,
+} from 'openapi3-ts/oas30';
 import { z } from 'zod';
 import { contract, merchantContract, RETRY_AFTER_STATUSES } from '@affiliate-attribution/contract';
 import { EXAMPLE_CASES, exampleFor, singular, type ExampleCase, type ExampleContext } from './examples.js';
@@ -58,7 +68,8 @@ export const CONTACT = {
  */
 function licenseOf(): { name: string; url: string } {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { license?: string };
-  if (!pkg.license || pkg.license === 'UNLICENSED') throw new Error('The root package.json declares no licence (`license`, an SPDX id); the document states it.');
+  if (!pkg.license || pkg.license === 'UNLICENSED')
+    throw new Error('The root package.json declares no licence (`license`, an SPDX id); the document states it.');
   return { name: pkg.license, url: `https://spdx.org/licenses/${encodeURIComponent(pkg.license)}.html` };
 }
 
@@ -81,7 +92,10 @@ function isJsonMediaType(type: string): boolean {
  * A media type object's example(s): one case, or none, gives `example`; several give named
  * `examples` (OpenAPI 3.0 allows one or the other), each with its summary.
  */
-function exampleFields(cases: Record<string, ExampleCase> | undefined, derive: (c: ExampleCase | undefined) => unknown): { example?: unknown; examples?: Record<string, { summary: string; value: unknown }> } {
+function exampleFields(
+  cases: Record<string, ExampleCase> | undefined,
+  derive: (c: ExampleCase | undefined) => unknown,
+): { example?: unknown; examples?: Record<string, { summary: string; value: unknown }> } {
   const entries = Object.entries(cases ?? {});
   if (entries.length === 0) return { example: derive(undefined) };
   if (entries.length === 1) return { example: derive(entries[0][1]) };
@@ -89,10 +103,14 @@ function exampleFields(cases: Record<string, ExampleCase> | undefined, derive: (
 }
 
 /** The API's version is the contract package's. */
-const contractVersion = (JSON.parse(readFileSync(new URL('../contract/package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const contractVersion = (
+  JSON.parse(readFileSync(new URL('../contract/package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 function sortObject<T>(obj: Record<string, T>, compare?: (a: string, b: string) => number): Record<string, T> {
-  return Object.fromEntries(Object.entries(obj).sort(([a], [b]) => (compare ? compare(a, b) : a < b ? -1 : a > b ? 1 : 0)));
+  return Object.fromEntries(
+    Object.entries(obj).sort(([a], [b]) => (compare ? compare(a, b) : a < b ? -1 : a > b ? 1 : 0)),
+  );
 }
 
 const METHOD_ORDER = ['get', 'put', 'post', 'patch', 'delete'];
@@ -119,8 +137,12 @@ const OTHER_CONTENT_EXAMPLES: Record<string, string> = {
 
 export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject {
   const routes = collectRoutes(contract);
-  const merchantRoutes = new Set(collectRoutes(merchantContract as unknown as AppRouter).map((r) => `${r.route.method} ${r.route.path}`));
-  const generated = normalizeSchemas(generateOpenApi(contract, { info: { title: 'x', version: '0' } }, { setOperationId: 'concatenated-path' }));
+  const merchantRoutes = new Set(
+    collectRoutes(merchantContract as unknown as AppRouter).map((r) => `${r.route.method} ${r.route.path}`),
+  );
+  const generated = normalizeSchemas(
+    generateOpenApi(contract, { info: { title: 'x', version: '0' } }, { setOperationId: 'concatenated-path' }),
+  );
   const registry = new ComponentRegistry();
 
   const builder = OpenApiBuilder.create({ openapi: OPENAPI_VERSION, info: { title: '', version: '' }, paths: {} })
@@ -143,7 +165,8 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
     if (!raw) throw new Error(`ts-rest generated no operation for ${route.method} ${route.path}`);
     const operationId = operationIdOf(keyPath);
     const clash = operationIds.get(operationId);
-    if (clash) throw new Error(`operationId ${operationId} of ${route.method} ${route.path} is already used by ${clash}`);
+    if (clash)
+      throw new Error(`operationId ${operationId} of ${route.method} ${route.path} is already used by ${clash}`);
     operationIds.set(operationId, `${route.method} ${route.path}`);
     if (!tagKeys.includes(keyPath[0])) tagKeys.push(keyPath[0]);
     const tag = tagFor(keyPath[0], routes).name;
@@ -162,13 +185,16 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
     const parameters: ParameterObject[] = ((raw.parameters ?? []) as ParameterObject[])
       .filter((p) => !(p.in === 'header' && ['accept', 'content-type', 'authorization'].includes(p.name.toLowerCase())))
       .map((p) => {
-      const param: ParameterObject = { ...p };
-      if (!param.description) param.description = (p.schema as SchemaObject | undefined)?.description ?? `The \`${p.name}\` ${p.in === 'path' ? 'path segment' : 'parameter'}.`;
-      const schema = (p.schema ?? { type: 'string' }) as SchemaObject;
-      param.schema = schema;
-      param.example = exampleFor(schema, p.name, exampleCtx('request'));
-      return param;
-    });
+        const param: ParameterObject = { ...p };
+        if (!param.description)
+          param.description =
+            (p.schema as SchemaObject | undefined)?.description ??
+            `The \`${p.name}\` ${p.in === 'path' ? 'path segment' : 'parameter'}.`;
+        const schema = (p.schema ?? { type: 'string' }) as SchemaObject;
+        param.schema = schema;
+        param.example = exampleFor(schema, p.name, exampleCtx('request'));
+        return param;
+      });
 
     const cases = EXAMPLE_CASES[operationId];
     let requestBody: RequestBodyObject | undefined;
@@ -186,14 +212,18 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
       const resolvedSchema: SchemaObject = required ? ((media.schema ?? {}) as SchemaObject) : withoutDefault;
       requestSchemaResolved = resolvedSchema;
       const schema = registry.factor(resolvedSchema, 'input');
-      const requestExample = (c: ExampleCase | undefined): unknown => c?.request ?? exampleFor(resolvedSchema, undefined, exampleCtx('request'));
+      const requestExample = (c: ExampleCase | undefined): unknown =>
+        c?.request ?? exampleFor(resolvedSchema, undefined, exampleCtx('request'));
       const content: RequestBodyObject['content'] = {};
       for (const type of requestContentTypesOf(route) ?? [contentType]) {
         if (isJsonMediaType(type)) {
           content[type] = { schema, ...exampleFields(cases, requestExample) };
         } else {
           // The same JSON, as text: to a validator (Prism, a generated client) the body is a string.
-          const ref = '$ref' in schema ? `\`${schema.$ref.replace('#/components/schemas/', '')}\`` : 'the `application/json` schema';
+          const ref =
+            '$ref' in schema
+              ? `\`${schema.$ref.replace('#/components/schemas/', '')}\``
+              : 'the `application/json` schema';
           content[type] = {
             schema: { type: 'string', description: `JSON text of ${ref}, exactly as with \`application/json\`.` },
             ...exampleFields(cases, (c) => JSON.stringify(requestExample(c))),
@@ -202,7 +232,8 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
         mediaWithExamples.push(`${pointerBase}/requestBody/content/${pointerSegment(type)}`);
       }
       requestBody = {
-        description: resolvedSchema.description ?? `The ${resource} to ${route.method === 'PATCH' ? 'change' : 'send'}.`,
+        description:
+          resolvedSchema.description ?? `The ${resource} to ${route.method === 'PATCH' ? 'change' : 'send'}.`,
         required,
         content,
       };
@@ -220,7 +251,8 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
       const isError = status >= 400;
       const hasDeduped = Boolean(resolved?.properties && 'deduped' in resolved.properties);
       const zodDescription = rawResponse.description !== String(status) ? rawResponse.description : undefined;
-      const description = zodDescription ?? (isError ? `Error ${status}.` : successDescription(status, hasDeduped, statuses));
+      const description =
+        zodDescription ?? (isError ? `Error ${status}.` : successDescription(status, hasDeduped, statuses));
       const response: ResponseObject = { description };
       if (resolved) {
         const schema = registry.factor(resolved, 'output');
@@ -230,7 +262,9 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
           message: isError ? errorMessageFor(status, entry, requestSchemaResolved, security) : undefined,
         });
         // A case shows its records in the success responses; errors keep one example.
-        const examples = exampleFields(isError ? undefined : cases, (c) => exampleFor(resolved, undefined, { ...ctx, records: c?.records }));
+        const examples = exampleFields(isError ? undefined : cases, (c) =>
+          exampleFor(resolved, undefined, { ...ctx, records: c?.records }),
+        );
         response.content = { 'application/json': { schema, ...examples } };
         mediaWithExamples.push(`${pointerBase}/responses/${status}/content/application~1json`);
       } else if (rawResponse.content) {
@@ -239,10 +273,15 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
         // A response that is not JSON (c.otherResponse: a CSV file) is text of its content type.
         const other = (route.responses as Record<number, unknown>)[status] as { contentType?: string } | undefined;
         // A document download (a tax form: a PDF or an image, its own Content-Type) is binary.
-        if (other?.contentType === 'application/octet-stream') response.content = { [other.contentType]: { schema: { type: 'string', format: 'binary' } } };
-        else if (other?.contentType) response.content = { [other.contentType]: { schema: { type: 'string' }, example: OTHER_CONTENT_EXAMPLES[other.contentType] } };
+        if (other?.contentType === 'application/octet-stream')
+          response.content = { [other.contentType]: { schema: { type: 'string', format: 'binary' } } };
+        else if (other?.contentType)
+          response.content = {
+            [other.contentType]: { schema: { type: 'string' }, example: OTHER_CONTENT_EXAMPLES[other.contentType] },
+          };
       }
-      if (RETRY_AFTER_STATUSES.includes(status)) response.headers = { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } };
+      if (RETRY_AFTER_STATUSES.includes(status))
+        response.headers = { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } };
       responses[String(status)] = response;
     }
 
@@ -262,13 +301,18 @@ export function buildOpenApiDocument(options: BuildOptions = {}): OpenAPIObject 
 
   // A case of an operation that is gone or renamed would silently show nothing.
   const unknownCases = Object.keys(EXAMPLE_CASES).filter((id) => !operationIds.has(id));
-  if (unknownCases.length > 0) throw new Error(`openapi/examples.ts has cases for operations the contract lacks: ${unknownCases.join(', ')}`);
+  if (unknownCases.length > 0)
+    throw new Error(`openapi/examples.ts has cases for operations the contract lacks: ${unknownCases.join(', ')}`);
 
   for (const key of tagKeys) builder.addTag(tagFor(key, routes));
   for (const [path, item] of Object.entries(sortObject(paths))) {
-    builder.addPath(path, sortObject(item as Record<string, unknown>, (a, b) => METHOD_ORDER.indexOf(a) - METHOD_ORDER.indexOf(b)));
+    builder.addPath(
+      path,
+      sortObject(item as Record<string, unknown>, (a, b) => METHOD_ORDER.indexOf(a) - METHOD_ORDER.indexOf(b)),
+    );
   }
-  for (const [name, schema] of Object.entries(sortObject(Object.fromEntries(registry.used)))) builder.addSchema(name, schema);
+  for (const [name, schema] of Object.entries(sortObject(Object.fromEntries(registry.used))))
+    builder.addSchema(name, schema);
 
   const doc = builder.getSpec();
   assertExamplesValid(doc, mediaWithExamples);
@@ -299,7 +343,9 @@ function assertExamplesValid(doc: OpenAPIObject, mediaPointers: string[]): void 
     }
   }
   if (problems.length > 0) {
-    throw new Error(`Generated examples do not match their schemas (add a realistic value in openapi/examples.ts):\n${problems.join('\n')}`);
+    throw new Error(
+      `Generated examples do not match their schemas (add a realistic value in openapi/examples.ts):\n${problems.join('\n')}`,
+    );
   }
 }
 

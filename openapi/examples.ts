@@ -46,7 +46,8 @@ const BY_FIELD: Record<string, unknown> = {
   landing_url: `https://www.acme.example/pricing?ref=${SLUG}`,
   landingUrl: `https://www.acme.example/pricing?ref=${SLUG}`,
   referrer: 'https://news.example.org/best-tools-2025',
-  user_agent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15',
+  user_agent:
+    'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15',
   ip: '203.0.113.42',
   'x-visitor-ip': '203.0.113.42',
   cookie_max_age_seconds: 60 * 86_400,
@@ -101,7 +102,16 @@ export interface ExampleContext {
  * Optional request fields left out of request examples: the attribution alternatives (one
  * identifier per call; the example shows `cookie_id`) and the rarely used overrides.
  */
-const OPTIONAL_FIELDS_NOT_IN_REQUEST_EXAMPLES = new Set(['ref', 'click_id', 'kind', 'occurred_at', 'user_agent', 'ip', 'referrer', 'cursor']);
+const OPTIONAL_FIELDS_NOT_IN_REQUEST_EXAMPLES = new Set([
+  'ref',
+  'click_id',
+  'kind',
+  'occurred_at',
+  'user_agent',
+  'ip',
+  'referrer',
+  'cursor',
+]);
 
 export function singular(word: string): string {
   if (word.endsWith('ies')) return `${word.slice(0, -3)}y`;
@@ -148,14 +158,20 @@ function stringExample(schema: SchemaObject, field: string | undefined, ctx: Exa
   return base.length >= min ? base : base.padEnd(min, 'x');
 }
 
-export function exampleFor(schema: SchemaObject | ReferenceObject, field: string | undefined, ctx: ExampleContext): unknown {
+export function exampleFor(
+  schema: SchemaObject | ReferenceObject,
+  field: string | undefined,
+  ctx: ExampleContext,
+): unknown {
   const s = resolve(schema, ctx);
   if (s.example !== undefined) return s.example;
   if (s.enum && s.enum.length > 0) return s.enum[0];
   if (field !== undefined && field in BY_FIELD) {
     const value = BY_FIELD[field];
     const fits =
-      value === null ? s.nullable === true : s.type === undefined || s.type === typeof value || (s.type === 'integer' && Number.isInteger(value));
+      value === null
+        ? s.nullable === true
+        : s.type === undefined || s.type === typeof value || (s.type === 'integer' && Number.isInteger(value));
     if (fits) return value;
   }
   if (s.allOf) return Object.assign({}, ...s.allOf.map((part) => exampleFor(part, field, ctx)));
@@ -188,7 +204,9 @@ export function exampleFor(schema: SchemaObject | ReferenceObject, field: string
       const items = resolve(s.items, ctx);
       const itemField = items.type === 'object' ? undefined : field ? singular(field) : undefined;
       const count = (entity && ctx.records?.[entity]?.length) || 1;
-      return Array.from({ length: count }, (_, i) => exampleFor(s.items!, itemField, { ...ctx, entity, recordIndex: i }));
+      return Array.from({ length: count }, (_, i) =>
+        exampleFor(s.items!, itemField, { ...ctx, entity, recordIndex: i }),
+      );
     }
     case 'boolean':
       if (field === 'deduped') return ctx.repeat === true;

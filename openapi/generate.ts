@@ -29,7 +29,8 @@ export function serversFrom(serverUrl?: string, legacyServerUrl?: string): Serve
   if (!serverUrl && !legacyServerUrl) return DEFAULT_SERVERS;
   const servers: ServerObject[] = [];
   if (serverUrl) servers.push({ url: serverUrl.replace(/\/+$/, ''), description: 'Production' });
-  if (legacyServerUrl) servers.push({ url: legacyServerUrl.replace(/\/+$/, ''), description: 'Legacy host; behaves identically.' });
+  if (legacyServerUrl)
+    servers.push({ url: legacyServerUrl.replace(/\/+$/, ''), description: 'Legacy host; behaves identically.' });
   return servers;
 }
 
@@ -50,7 +51,9 @@ async function main(): Promise<void> {
     if (values.check) {
       const committed = await readFile(path, 'utf8').catch(() => '');
       if (committed !== text) {
-        console.error(`${path} is stale: the contract changed since it was generated. Run \`npm run openapi\` and commit the result.`);
+        console.error(
+          `${path} is stale: the contract changed since it was generated. Run \`npm run openapi\` and commit the result.`,
+        );
         process.exitCode = 1;
       } else {
         console.log(`${path} is up to date.`);

@@ -8,7 +8,6 @@ import type { RouteEntry, SecurityKind } from './routes.js';
  * header, and the messages of the error examples.
  */
 
-
 export const STATUS_MESSAGES: Record<number, string> = {
   401: ErrorMessages.invalidApiKey,
   403: ErrorMessages.forbidden,
@@ -36,7 +35,12 @@ export function successDescription(status: number, hasDeduped: boolean, statuses
   return 'OK.';
 }
 
-export function errorMessageFor(status: number, entry: RouteEntry, bodySchema: SchemaObject | undefined, security: SecurityKind): string {
+export function errorMessageFor(
+  status: number,
+  entry: RouteEntry,
+  bodySchema: SchemaObject | undefined,
+  security: SecurityKind,
+): string {
   const bodyFields = Object.keys(bodySchema?.properties ?? {});
   if (status === 400) {
     const required = bodySchema?.required?.[0];
@@ -44,7 +48,9 @@ export function errorMessageFor(status: number, entry: RouteEntry, bodySchema: S
     if (bodyFields.length > 0) return 'Malformed JSON body';
     const query = (entry.route.query as z.AnyZodObject | undefined)?.shape as Record<string, unknown> | undefined;
     if (query && 'limit' in query) return 'limit: Number must be less than or equal to 100';
-    return entry.route.method === 'GET' || entry.route.method === 'DELETE' ? ErrorMessages.nulCharacters : 'Malformed JSON body';
+    return entry.route.method === 'GET' || entry.route.method === 'DELETE'
+      ? ErrorMessages.nulCharacters
+      : 'Malformed JSON body';
   }
   if (status === 401 && security === 'admin') return ErrorMessages.invalidAdminToken;
   if (status === 404) {

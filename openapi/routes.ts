@@ -6,7 +6,6 @@ import { partnerContract } from '@affiliate-attribution/contract';
  * The contract's routes as the document lists them: their operation ids, tags and security.
  */
 
-
 export const SECURITY_SCHEMES = {
   ApiKey: {
     type: 'apiKey',
@@ -26,12 +25,13 @@ export const SECURITY_SCHEMES = {
     in: 'cookie',
     name: 'svc.partner_session',
     description:
-      'A partner portal session: the HttpOnly cookie `POST /partner/api/sign-in` sets (`__Secure-svc.partner_session` over HTTPS). Only for `/partner/api/*`; state-changing requests must also come from the service\'s own origin (`Origin`).',
+      "A partner portal session: the HttpOnly cookie `POST /partner/api/sign-in` sets (`__Secure-svc.partner_session` over HTTPS). Only for `/partner/api/*`; state-changing requests must also come from the service's own origin (`Origin`).",
   },
   AdminToken: {
     type: 'http',
     scheme: 'bearer',
-    description: 'The operator token (`ADMIN_TOKEN` of the service): `Authorization: Bearer <ADMIN_TOKEN>`. Only for `/admin/*`; unset, every `/admin/*` call answers 401.',
+    description:
+      'The operator token (`ADMIN_TOKEN` of the service): `Authorization: Bearer <ADMIN_TOKEN>`. Only for `/admin/*`; unset, every `/admin/*` call answers 401.',
   },
 } as const;
 
@@ -48,25 +48,70 @@ export const SECURITY: Record<SecurityKind, SecurityRequirementObject[]> = {
 
 export const TAGS: Record<string, { name: string; description: string }> = {
   me: { name: 'Organization', description: 'The organization an API key belongs to; an authenticated health check.' },
-  programs: { name: 'Programs', description: 'Affiliate programs: the commission rule, the click attribution window and the commission window.' },
-  affiliates: { name: 'Affiliates', description: 'Partners in a program, identified by (e-mail, program), each with a referral slug for `?ref=<slug>` links.' },
-  clicks: { name: 'Clicks', description: 'Clicks on referral links registered server-side; they issue the `cookie_id` and click id used for attribution.' },
-  customers: { name: 'Customers', description: "The merchant's customers, tied for life to the affiliate and program of the click they signed up with." },
-  conversions: { name: 'Conversions', description: 'Sales: initial ones attributed by click, recurring ones by customer, each with its commission.' },
-  integrations: { name: 'Integrations', description: 'Payment-provider integrations: the signing secret the service verifies provider webhooks with.' },
-  tracking: { name: 'Tracking', description: 'Public endpoints of the browser tracking snippet (`/snippet.js`). No API key: they take the public organization id.' },
-  webhooks: { name: 'Webhooks', description: 'Inbound payment-provider webhooks. The provider posts its events here; each is verified with the signing secret of the integration before anything is recorded.' },
-  partnerPublic: { name: 'Partner portal: joining', description: "A program's public join page, slug checks, applications and partners' sign-in by e-mailed link. No credential." },
-  partner: { name: 'Partner portal', description: "What a signed-in partner sees of their own memberships: links, activity, masked customers, commissions, payouts. The partner session cookie, never an API key." },
-  partnerInvitations: { name: 'Partner invitations', description: 'Inviting an affiliate to the partner portal by e-mail.' },
-  admin: { name: 'Operator', description: 'Platform operator endpoints (organizations and their API keys), authenticated by the operator token.' },
+  programs: {
+    name: 'Programs',
+    description: 'Affiliate programs: the commission rule, the click attribution window and the commission window.',
+  },
+  affiliates: {
+    name: 'Affiliates',
+    description:
+      'Partners in a program, identified by (e-mail, program), each with a referral slug for `?ref=<slug>` links.',
+  },
+  clicks: {
+    name: 'Clicks',
+    description:
+      'Clicks on referral links registered server-side; they issue the `cookie_id` and click id used for attribution.',
+  },
+  customers: {
+    name: 'Customers',
+    description:
+      "The merchant's customers, tied for life to the affiliate and program of the click they signed up with.",
+  },
+  conversions: {
+    name: 'Conversions',
+    description: 'Sales: initial ones attributed by click, recurring ones by customer, each with its commission.',
+  },
+  integrations: {
+    name: 'Integrations',
+    description: 'Payment-provider integrations: the signing secret the service verifies provider webhooks with.',
+  },
+  tracking: {
+    name: 'Tracking',
+    description:
+      'Public endpoints of the browser tracking snippet (`/snippet.js`). No API key: they take the public organization id.',
+  },
+  webhooks: {
+    name: 'Webhooks',
+    description:
+      'Inbound payment-provider webhooks. The provider posts its events here; each is verified with the signing secret of the integration before anything is recorded.',
+  },
+  partnerPublic: {
+    name: 'Partner portal: joining',
+    description:
+      "A program's public join page, slug checks, applications and partners' sign-in by e-mailed link. No credential.",
+  },
+  partner: {
+    name: 'Partner portal',
+    description:
+      'What a signed-in partner sees of their own memberships: links, activity, masked customers, commissions, payouts. The partner session cookie, never an API key.',
+  },
+  partnerInvitations: {
+    name: 'Partner invitations',
+    description: 'Inviting an affiliate to the partner portal by e-mail.',
+  },
+  admin: {
+    name: 'Operator',
+    description: 'Platform operator endpoints (organizations and their API keys), authenticated by the operator token.',
+  },
 };
 
 export function tagFor(routerKey: string, routes: RouteEntry[]): TagObject {
   const known = TAGS[routerKey];
   if (known) return { ...known };
   const name = routerKey.charAt(0).toUpperCase() + routerKey.slice(1);
-  const summaries = routes.filter((r) => r.keyPath[0] === routerKey).map((r) => r.route.summary ?? `${r.route.method} ${r.route.path}`);
+  const summaries = routes
+    .filter((r) => r.keyPath[0] === routerKey)
+    .map((r) => r.route.summary ?? `${r.route.method} ${r.route.path}`);
   return { name, description: `${summaries.join('. ')}.` };
 }
 
@@ -116,4 +161,3 @@ export function securityKindOf(route: AppRoute, merchantRoutes: Set<string>): Se
   if (partnerRoutes.has(`${route.method} ${route.path}`)) return 'partner';
   return 'public';
 }
-

@@ -1,5 +1,11 @@
 import { generateOpenApi } from '@ts-rest/open-api';
-import { type OperationObject, type ReferenceObject, type RequestBodyObject, type ResponseObject, type SchemaObject } from 'openapi3-ts/oas30';
+import {
+  type OperationObject,
+  type ReferenceObject,
+  type RequestBodyObject,
+  type ResponseObject,
+  type SchemaObject,
+} from 'openapi3-ts/oas30';
 import { z } from 'zod';
 import * as contractModule from '@affiliate-attribution/contract';
 
@@ -38,9 +44,15 @@ export function normalizeSchemas<T>(node: T): T {
     const { format: _f, type: _t, ...rest } = out;
     return { type: 'object', ...rest, nullable: true, enum: [null] } as T;
   }
-  if (out.nullable === true && Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...(out.enum as unknown[]), null];
-  if (out.nullable === true && out.type === undefined && !out.allOf && !out.oneOf && !out.anyOf && !out.$ref) delete out.nullable;
-  if (out.additionalProperties && typeof out.additionalProperties === 'object' && Object.keys(out.additionalProperties).length === 0) {
+  if (out.nullable === true && Array.isArray(out.enum) && !out.enum.includes(null))
+    out.enum = [...(out.enum as unknown[]), null];
+  if (out.nullable === true && out.type === undefined && !out.allOf && !out.oneOf && !out.anyOf && !out.$ref)
+    delete out.nullable;
+  if (
+    out.additionalProperties &&
+    typeof out.additionalProperties === 'object' &&
+    Object.keys(out.additionalProperties).length === 0
+  ) {
     out.additionalProperties = true;
   }
   return out as T;
@@ -128,7 +140,8 @@ export class ComponentRegistry {
   private register(candidate: ComponentCandidate, mode: 'input' | 'output'): string {
     let name = candidate.name;
     const existing = this.used.get(name);
-    if (existing && shapeKey(existing) !== candidate.key) name = `${candidate.name}${mode === 'input' ? 'Input' : 'Output'}`;
+    if (existing && shapeKey(existing) !== candidate.key)
+      name = `${candidate.name}${mode === 'input' ? 'Input' : 'Output'}`;
     if (!this.used.has(name)) {
       this.used.set(name, candidate.schema);
       // Nested components are factored too (e.g. Organization inside another named object).

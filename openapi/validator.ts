@@ -3,9 +3,8 @@ import addFormatsModule from 'ajv-formats';
 import type { OpenAPIObject } from 'openapi3-ts/oas30';
 
 // ajv-formats is CommonJS; under NodeNext its default export is the module object.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (
-  ajv: Ajv,
-) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
+  addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
 
 /** Keywords of OpenAPI 3.0 schema objects that are annotations, not JSON Schema assertions. */
 const OPENAPI_ANNOTATIONS = ['example', 'xml', 'externalDocs', 'discriminator'];
@@ -24,7 +23,8 @@ function closeObjects(node: unknown): unknown {
   if (!node || typeof node !== 'object') return node;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(node)) out[key] = closeObjects(value);
-  if (out.type === 'object' && out.properties && out.additionalProperties === undefined) out.additionalProperties = false;
+  if (out.type === 'object' && out.properties && out.additionalProperties === undefined)
+    out.additionalProperties = false;
   return out;
 }
 
@@ -75,7 +75,10 @@ export class OpenApiSchemaValidator {
       .replace(/^#\//, '')
       .split('/')
       .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-      .reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), this.document);
+      .reduce<unknown>(
+        (node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined),
+        this.document,
+      );
   }
 
   /** Errors of `value` against the schema at `pointer` (`#/…`), or an empty list when it is valid. */
@@ -95,7 +98,10 @@ export class OpenApiSchemaValidator {
       .slice(0, 8)
       .map((e) => {
         const where = e.instancePath || '(body)';
-        const extra = e.keyword === 'additionalProperties' ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"` : '';
+        const extra =
+          e.keyword === 'additionalProperties'
+            ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"`
+            : '';
         return `${where} ${e.message ?? e.keyword}${extra}`;
       })
       .join('; ');

@@ -20,7 +20,9 @@ export async function bundle(entry: string, outfile: string): Promise<string> {
         name: 'external-npm-packages',
         setup(b) {
           // Bare imports are npm packages (external) unless they are this repository's workspaces.
-          b.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('@affiliate-attribution/') ? undefined : { path: args.path, external: true }));
+          b.onResolve({ filter: /^[^./]/ }, (args) =>
+            args.path.startsWith('@affiliate-attribution/') ? undefined : { path: args.path, external: true },
+          );
         },
       },
     ],

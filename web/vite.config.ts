@@ -16,7 +16,14 @@ export default defineConfig({
     sourcemap: false,
     target: 'es2022',
     chunkSizeWarningLimit: 600,
-    rollupOptions: { input: { dashboard: resolve(import.meta.dirname, 'index.html'), portal: resolve(import.meta.dirname, 'portal.html') } },
+    rollupOptions: {
+      input: {
+        dashboard: resolve(import.meta.dirname, 'index.html'),
+        portal: resolve(import.meta.dirname, 'portal.html'),
+      },
+    },
   },
-  server: { proxy: { '/api': 'http://localhost:3000', '/auth': 'http://localhost:3000', '/partner': 'http://localhost:3000' } },
+  server: {
+    proxy: { '/api': 'http://localhost:3000', '/auth': 'http://localhost:3000', '/partner': 'http://localhost:3000' },
+  },
 });

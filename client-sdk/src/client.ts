@@ -2,8 +2,19 @@ import { merchantContract } from '@affiliate-attribution/contract';
 import { Transport, type Fetch, type RequestOptions } from './core/transport.js';
 import { isBrowserLike } from './environment.js';
 import { Requester } from './requester.js';
-import { Affiliates, Clicks, Commissions, Conversions, Coupons, Customers, Integrations, Payouts, Programs, Reports, WebhookEndpoints } from './resources.js';
-
+import {
+  Affiliates,
+  Clicks,
+  Commissions,
+  Conversions,
+  Coupons,
+  Customers,
+  Integrations,
+  Payouts,
+  Programs,
+  Reports,
+  WebhookEndpoints,
+} from './resources.js';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_RETRIES = 2;
@@ -54,7 +65,9 @@ export class Client {
     if (!options || typeof options !== 'object') throw new TypeError('new Client(options): options are required');
     const { apiKey, baseUrl } = options;
     if (typeof apiKey !== 'string' || apiKey.trim() === '') {
-      throw new TypeError('new Client({ apiKey }): apiKey is required (your organization API key: `svc_test_…` for test data, `svc-…` for live)');
+      throw new TypeError(
+        'new Client({ apiKey }): apiKey is required (your organization API key: `svc_test_…` for test data, `svc-…` for live)',
+      );
     }
     if (typeof baseUrl !== 'string' || baseUrl === '') {
       throw new TypeError('new Client({ baseUrl }): baseUrl is required, e.g. "https://affiliates.example.com"');
@@ -69,12 +82,16 @@ export class Client {
       throw new TypeError(`new Client({ baseUrl }): "${baseUrl}" must be an http:// or https:// URL`);
     }
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new TypeError('new Client({ timeoutMs }): expected a positive number of milliseconds');
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+      throw new TypeError('new Client({ timeoutMs }): expected a positive number of milliseconds');
     const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
-    if (!Number.isInteger(maxRetries) || maxRetries < 0) throw new TypeError('new Client({ maxRetries }): expected an integer >= 0');
-    const fetchImpl = options.fetch ?? (globalThis.fetch);
+    if (!Number.isInteger(maxRetries) || maxRetries < 0)
+      throw new TypeError('new Client({ maxRetries }): expected an integer >= 0');
+    const fetchImpl = options.fetch ?? globalThis.fetch;
     if (typeof fetchImpl !== 'function') {
-      throw new TypeError('new Client(): no global fetch in this runtime (Node.js 20 or later has one); pass options.fetch');
+      throw new TypeError(
+        'new Client(): no global fetch in this runtime (Node.js 20 or later has one); pass options.fetch',
+      );
     }
 
     const transport = new Transport({

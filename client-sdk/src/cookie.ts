@@ -13,11 +13,7 @@ type NodeHeaders = Record<string, string | string[] | undefined>;
  * raw `Cookie` header value.
  */
 export type CookieSource =
-  | string
-  | null
-  | undefined
-  | HeadersLike
-  | { headers: HeadersLike | NodeHeaders; cookies?: unknown };
+  string | null | undefined | HeadersLike | { headers: HeadersLike | NodeHeaders; cookies?: unknown };
 
 function cookieHeader(source: CookieSource): string | undefined {
   if (source === null || source === undefined) return undefined;

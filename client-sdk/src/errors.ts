@@ -50,7 +50,8 @@ export class APIError extends AffiliateAttributionError {
     if (status === 400) return new ValidationError(init);
     if (status === 401) return new AuthenticationError(init);
     if (status === 403) return new PermissionDeniedError(init);
-    if (status === 404) return init.message === NO_ATTRIBUTION_MESSAGE ? new AttributionNotFoundError(init) : new NotFoundError(init);
+    if (status === 404)
+      return init.message === NO_ATTRIBUTION_MESSAGE ? new AttributionNotFoundError(init) : new NotFoundError(init);
     if (status === 409) return new ConflictError(init);
     if (status === 410) return new AttributionWindowExpiredError(init);
     if (status === 429) return new RateLimitError(init);

@@ -1,5 +1,17 @@
 export { Client, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS, type ClientOptions } from './client.js';
-export { Programs, Affiliates, Clicks, Customers, Conversions, Integrations, Commissions, Coupons, Payouts, WebhookEndpoints, Reports } from './resources.js';
+export {
+  Programs,
+  Affiliates,
+  Clicks,
+  Customers,
+  Conversions,
+  Integrations,
+  Commissions,
+  Coupons,
+  Payouts,
+  WebhookEndpoints,
+  Reports,
+} from './resources.js';
 export { APIPromise, type APIResponse } from './core/api-promise.js';
 export { Page, PagePromise } from './core/pagination.js';
 export type { Fetch, FetchInit, RequestOptions } from './core/transport.js';

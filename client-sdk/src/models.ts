@@ -40,10 +40,8 @@ export type IntegrationSetParams = RequestBody<R['integrations']['put']>;
 export type WebhookEndpointCreateParams = RequestBody<R['webhookEndpoints']['create']>;
 export type WebhookEndpointUpdateParams = RequestBody<R['webhookEndpoints']['update']>;
 
-
 /** Results of the write methods, with `deduped`. */
 export type AffiliateCreateResult = ResultOf<R['affiliates']['create']>;
 export type CustomerCreateResult = ResultOf<R['customers']['create']>;
 export type ConversionCreateResult = ResultOf<R['conversions']['create']>;
 export type ConversionRefundResult = ResultOf<R['conversions']['refund']>;
-

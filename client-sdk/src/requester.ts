@@ -48,7 +48,11 @@ export class Requester {
     return new APIPromise(this.send(route, args, options, (envelope) => unwrap(envelope) as ResultOf<R>));
   }
 
-  list<R extends AppRoute>(route: R, query: Record<string, unknown> | undefined, options?: RequestOptions): PagePromise<PageItem<R>> {
+  list<R extends AppRoute>(
+    route: R,
+    query: Record<string, unknown> | undefined,
+    options?: RequestOptions,
+  ): PagePromise<PageItem<R>> {
     type Item = PageItem<R>;
     const fetchPage = (cursor: string | undefined): Promise<APIResponse<Page<Item>>> =>
       this.send(route, { query: { ...query, cursor } }, options, (envelope) => {
@@ -60,10 +64,19 @@ export class Requester {
     return new PagePromise(fetchPage(query?.cursor as string | undefined));
   }
 
-  private send<R extends AppRoute, T>(route: R, args: CallArgs, options: RequestOptions | undefined, map: (envelope: Envelope) => T) {
+  private send<R extends AppRoute, T>(
+    route: R,
+    args: CallArgs,
+    options: RequestOptions | undefined,
+    map: (envelope: Envelope) => T,
+  ) {
     try {
       const path = pathFor(route, args.params);
-      return this.transport.request({ method: route.method, path, query: args.query, body: args.body, idempotent: isIdempotent(route) }, options, map);
+      return this.transport.request(
+        { method: route.method, path, query: args.query, body: args.body, idempotent: isIdempotent(route) },
+        options,
+        map,
+      );
     } catch (err) {
       // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on what pathFor threw, unchanged
       return Promise.reject(err);
@@ -74,4 +87,3 @@ export class Requester {
 export abstract class Resource {
   constructor(protected readonly requester: Requester) {}
 }
-

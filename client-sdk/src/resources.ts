@@ -23,7 +23,11 @@ export class Programs extends Resource {
   }
 
   /** Changes program fields; past commissions are not recomputed. Resolves to `{ program }`. */
-  update(id: PathParams<R['programs']['update']>['id'], body: RequestBody<R['programs']['update']>, options?: RequestOptions) {
+  update(
+    id: PathParams<R['programs']['update']>['id'],
+    body: RequestBody<R['programs']['update']>,
+    options?: RequestOptions,
+  ) {
     return this.requester.call(merchantContract.programs.update, { params: { id }, body }, options);
   }
 }
@@ -49,7 +53,11 @@ export class Affiliates extends Resource {
   }
 
   /** Changes the partner's `name` or `payout_email` (null clears it). Resolves to `{ affiliate }`. */
-  update(id: PathParams<R['affiliates']['update']>['id'], body: RequestBody<R['affiliates']['update']>, options?: RequestOptions) {
+  update(
+    id: PathParams<R['affiliates']['update']>['id'],
+    body: RequestBody<R['affiliates']['update']>,
+    options?: RequestOptions,
+  ) {
     return this.requester.call(merchantContract.affiliates.update, { params: { id }, body }, options);
   }
 
@@ -108,7 +116,11 @@ export class Customers extends Resource {
   }
 
   /** Sets the status (e.g. `canceled`, or `active` on reactivation). Resolves to `{ customer }`. */
-  update(id: PathParams<R['customers']['update']>['id'], body: RequestBody<R['customers']['update']>, options?: RequestOptions) {
+  update(
+    id: PathParams<R['customers']['update']>['id'],
+    body: RequestBody<R['customers']['update']>,
+    options?: RequestOptions,
+  ) {
     return this.requester.call(merchantContract.customers.update, { params: { id }, body }, options);
   }
 }
@@ -138,7 +150,11 @@ export class Conversions extends Resource {
    * A full refund reverses the commission. Idempotent: a repeat resolves with `deduped: true` and
    * changes nothing. Resolves to `{ conversion, deduped }`.
    */
-  refund(id: PathParams<R['conversions']['refund']>['id'], body: RequestBody<R['conversions']['refund']> = {}, options?: RequestOptions) {
+  refund(
+    id: PathParams<R['conversions']['refund']>['id'],
+    body: RequestBody<R['conversions']['refund']> = {},
+    options?: RequestOptions,
+  ) {
     return this.requester.call(merchantContract.conversions.refund, { params: { id }, body }, options);
   }
 }
@@ -198,7 +214,11 @@ export class Commissions extends Resource {
   }
 
   /** Rejects an entry no payout carries, with an optional `reason`. Resolves to `{ commission }`. */
-  reject(id: PathParams<R['commissions']['reject']>['id'], body: RequestBody<R['commissions']['reject']> = {}, options?: RequestOptions) {
+  reject(
+    id: PathParams<R['commissions']['reject']>['id'],
+    body: RequestBody<R['commissions']['reject']> = {},
+    options?: RequestOptions,
+  ) {
     return this.requester.call(merchantContract.commissions.reject, { params: { id }, body }, options);
   }
 }
@@ -237,7 +257,11 @@ export class Payouts extends Resource {
   }
 
   /** Marks a pending payout paid, with your transfer's `reference`: its entries are paid for good. Resolves to `{ payout }`. */
-  markPaid(id: PathParams<R['payouts']['markPaid']>['id'], body: RequestBody<R['payouts']['markPaid']> = {}, options?: RequestOptions) {
+  markPaid(
+    id: PathParams<R['payouts']['markPaid']>['id'],
+    body: RequestBody<R['payouts']['markPaid']> = {},
+    options?: RequestOptions,
+  ) {
     return this.requester.call(merchantContract.payouts.markPaid, { params: { id }, body }, options);
   }
 
@@ -267,7 +291,11 @@ export class WebhookEndpoints extends Resource {
   }
 
   /** Changes `url`, `events`, `description` or `enabled`. Resolves to `{ webhook_endpoint }`. */
-  update(id: PathParams<R['webhookEndpoints']['update']>['id'], body: RequestBody<R['webhookEndpoints']['update']>, options?: RequestOptions) {
+  update(
+    id: PathParams<R['webhookEndpoints']['update']>['id'],
+    body: RequestBody<R['webhookEndpoints']['update']>,
+    options?: RequestOptions,
+  ) {
     return this.requester.call(merchantContract.webhookEndpoints.update, { params: { id }, body }, options);
   }
 
@@ -282,8 +310,19 @@ export class WebhookEndpoints extends Resource {
   }
 
   /** The endpoint's delivery log, newest first (filter by `status`). Await for one page, or `for await` over all. */
-  deliveries(id: PathParams<R['webhookEndpoints']['listDeliveries']>['id'], query?: RequestQuery<R['webhookEndpoints']['listDeliveries']>, options?: RequestOptions) {
-    return this.requester.list({ ...merchantContract.webhookEndpoints.listDeliveries, path: pathFor(merchantContract.webhookEndpoints.listDeliveries, { id }) }, query, options);
+  deliveries(
+    id: PathParams<R['webhookEndpoints']['listDeliveries']>['id'],
+    query?: RequestQuery<R['webhookEndpoints']['listDeliveries']>,
+    options?: RequestOptions,
+  ) {
+    return this.requester.list(
+      {
+        ...merchantContract.webhookEndpoints.listDeliveries,
+        path: pathFor(merchantContract.webhookEndpoints.listDeliveries, { id }),
+      },
+      query,
+      options,
+    );
   }
 
   /** Sends a delivery's event again now, with the same `webhook-id`. Resolves to `{ delivery }`. */

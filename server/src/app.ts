@@ -4,7 +4,12 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { createExpressEndpoints } from '@ts-rest/express';
 import { contract } from '@affiliate-attribution/contract';
 import pino, { type Logger } from 'pino';
-import { API_RATE_LIMIT_DEFAULTS, PAYPAL_WEBHOOK_VERIFICATION_DEFAULTS, PUBLIC_RATE_LIMIT_DEFAULTS, type Config } from './config.js';
+import {
+  API_RATE_LIMIT_DEFAULTS,
+  PAYPAL_WEBHOOK_VERIFICATION_DEFAULTS,
+  PUBLIC_RATE_LIMIT_DEFAULTS,
+  type Config,
+} from './config.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
 import { validationErrorHandler } from './http/validation-message.js';
 import type { EndpointOptions } from './http/router-types.js';
@@ -71,7 +76,16 @@ export interface AppDeps {
   orm: MikroORM;
   /** PUBLIC_BASE_URL is required: every link the service hands out is built from it (config.ts derives it when unset). */
   config: Pick<Config, 'ADMIN_TOKEN' | 'API_KEY_CACHE_TTL_MS' | 'PUBLIC_BASE_URL'> &
-    Partial<Pick<Config, 'PROGRAM_RULE_CACHE_TTL_MS' | 'TRUST_PROXY' | 'PUBLIC_RATE_LIMIT_MAX' | 'PUBLIC_RATE_LIMIT_WINDOW_SECONDS' | 'LEGACY_BASE_URL'>> &
+    Partial<
+      Pick<
+        Config,
+        | 'PROGRAM_RULE_CACHE_TTL_MS'
+        | 'TRUST_PROXY'
+        | 'PUBLIC_RATE_LIMIT_MAX'
+        | 'PUBLIC_RATE_LIMIT_WINDOW_SECONDS'
+        | 'LEGACY_BASE_URL'
+      >
+    > &
     Partial<Pick<Config, 'ENCRYPTION_KEY' | 'WEBHOOK_ALLOW_PRIVATE_URLS'>>;
   /** Limiter of the public snippet endpoints; default: in memory (per instance), sized by config. */
   publicRateLimiter?: RateLimiter;
@@ -94,7 +108,15 @@ export interface AppDeps {
 }
 
 type OperationsConfig = Partial<
-  Pick<Config, 'API_RATE_LIMIT_MAX' | 'API_RATE_LIMIT_WINDOW_SECONDS' | 'METRICS_TOKEN' | 'AUTH_SECRET' | 'SIGN_IN_RATE_LIMIT_MAX' | 'SIGN_IN_RATE_LIMIT_WINDOW_SECONDS'> &
+  Pick<
+    Config,
+    | 'API_RATE_LIMIT_MAX'
+    | 'API_RATE_LIMIT_WINDOW_SECONDS'
+    | 'METRICS_TOKEN'
+    | 'AUTH_SECRET'
+    | 'SIGN_IN_RATE_LIMIT_MAX'
+    | 'SIGN_IN_RATE_LIMIT_WINDOW_SECONDS'
+  > &
     Pick<Config, 'SIGN_IN_LINKS_PER_EMAIL_MAX' | 'SIGN_IN_LINKS_PER_EMAIL_WINDOW_SECONDS' | 'SMTP_URL' | 'MAIL_FROM'>
 >;
 
@@ -125,11 +147,15 @@ export function createApp(deps: AppDeps): App {
   const logger = deps.logger ?? pino({ level: 'silent' });
   const config: AppDeps['config'] & OperationsConfig = deps.config;
   const publicBaseUrl = requirePublicBaseUrl(config.PUBLIC_BASE_URL);
-  const services = createServices(deps.orm, {
-    apiKeyCacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
-    programRuleCacheTtlMs: deps.config.PROGRAM_RULE_CACHE_TTL_MS,
-    logger,
-  }, { encryptionKey: deps.config.ENCRYPTION_KEY, allowPrivateWebhookUrls: deps.config.WEBHOOK_ALLOW_PRIVATE_URLS });
+  const services = createServices(
+    deps.orm,
+    {
+      apiKeyCacheTtlMs: deps.config.API_KEY_CACHE_TTL_MS,
+      programRuleCacheTtlMs: deps.config.PROGRAM_RULE_CACHE_TTL_MS,
+      logger,
+    },
+    { encryptionKey: deps.config.ENCRYPTION_KEY, allowPrivateWebhookUrls: deps.config.WEBHOOK_ALLOW_PRIVATE_URLS },
+  );
   const cacheInvalidation = deps.cacheInvalidation ?? 'this-instance-only';
   const changeListener =
     cacheInvalidation === 'this-instance-only'
@@ -158,17 +184,36 @@ export function createApp(deps: AppDeps): App {
   // one) and sent by the queue's worker, tried again while the mail server is down; without, it is
   // written to the log at once (nothing to retry).
   const transport = createMailer(config, logger);
-  const mailQueue = transport instanceof SmtpMailer ? new MailQueue(deps.orm, transport, new SecretBox(deps.config.ENCRYPTION_KEY), logger, deps.mailRetry) : undefined;
+  const mailQueue =
+    transport instanceof SmtpMailer
+      ? new MailQueue(deps.orm, transport, new SecretBox(deps.config.ENCRYPTION_KEY), logger, deps.mailRetry)
+      : undefined;
   const mailer: Mailer = mailQueue ?? transport;
-  const people = new People(deps.orm, services.organizations, { ...config, PUBLIC_BASE_URL: publicBaseUrl }, logger, mailer);
+  const people = new People(
+    deps.orm,
+    services.organizations,
+    { ...config, PUBLIC_BASE_URL: publicBaseUrl },
+    logger,
+    mailer,
+  );
   // E-mails to partners go through the test-mode check: a test organization's are kept, never sent.
   const testEmails = new TestEmails(deps.orm, mailer, logger);
   // A payout its provider did not pay: the partner is told by e-mail too (the portal shows it).
   services.payoutSender.onFailed(payoutFailureMail(services.affiliates, testEmails, logger, `${publicBaseUrl}/portal`));
   // The partner portal: partners' sign-in and their own routes under /partner/api.
   // The partner's side of payouts: tax forms, payout method, Stripe Connect onboarding.
-  const partnerPayouts = createPartnerPayouts(deps.orm, { encryptionKey: deps.config.ENCRYPTION_KEY, integrations: services.integrations, publicBaseUrl });
-  const partners = new Partners(deps.orm, { affiliates: services.affiliates, partnerPayouts, mailer: testEmails, logger, publicBaseUrl });
+  const partnerPayouts = createPartnerPayouts(deps.orm, {
+    encryptionKey: deps.config.ENCRYPTION_KEY,
+    integrations: services.integrations,
+    publicBaseUrl,
+  });
+  const partners = new Partners(deps.orm, {
+    affiliates: services.affiliates,
+    partnerPayouts,
+    mailer: testEmails,
+    logger,
+    publicBaseUrl,
+  });
   const signInLimit = {
     limit: config.SIGN_IN_RATE_LIMIT_MAX ?? SIGN_IN_RATE_LIMIT_DEFAULTS.max,
     windowSeconds: config.SIGN_IN_RATE_LIMIT_WINDOW_SECONDS ?? SIGN_IN_RATE_LIMIT_DEFAULTS.windowSeconds,
@@ -220,7 +265,11 @@ export function createApp(deps: AppDeps): App {
   });
   // Every router of the contract is mounted with these (people.module.ts and partners.module.ts
   // included): routeAccess checks the role against the route ts-rest matched, before its handler.
-  const options: EndpointOptions = { requestValidationErrorHandler: validationErrorHandler, logInitialization: false, globalMiddleware: [routeAccess] };
+  const options: EndpointOptions = {
+    requestValidationErrorHandler: validationErrorHandler,
+    logInitialization: false,
+    globalMiddleware: [routeAccess],
+  };
 
   const app = express();
   app.disable('x-powered-by');
@@ -250,11 +299,18 @@ export function createApp(deps: AppDeps): App {
   // The payout rails' own webhooks (PayPal, Wise) ahead of the payment providers' route.
   const verifications = deps.paypalWebhookVerifications ?? PAYPAL_WEBHOOK_VERIFICATION_DEFAULTS;
   const paypalVerifications = {
-    limiter: rateLimiters.create({ prefix: 'svc:rl:paypal-verify', limit: verifications.max, windowSeconds: verifications.windowSeconds }),
+    limiter: rateLimiters.create({
+      prefix: 'svc:rl:paypal-verify',
+      limit: verifications.max,
+      windowSeconds: verifications.windowSeconds,
+    }),
     limit: verifications.max,
     windowSeconds: verifications.windowSeconds,
   };
-  app.use('/webhooks', payoutRailWebhooksRouter({ sender: services.payoutSender, paypalVerifications, logger }, deps.orm));
+  app.use(
+    '/webhooks',
+    payoutRailWebhooksRouter({ sender: services.payoutSender, paypalVerifications, logger }, deps.orm),
+  );
   app.use('/webhooks', webhooksRouter(new WebhookDispatcher({ orm: deps.orm, ...services })));
   people.mountPublic(app, options);
   partners.mountPublic(app, partnerLimiters, options);
@@ -267,16 +323,31 @@ export function createApp(deps: AppDeps): App {
   createExpressEndpoints(contract.clicks, clicks, app, options);
   createExpressEndpoints(contract.customers, customers, app, options);
   createExpressEndpoints(contract.conversions, conversions, app, options);
-  createExpressEndpoints(contract.integrations, integrationsRouter(services.integrations, new WebhookLog(deps.orm)), app, options);
+  createExpressEndpoints(
+    contract.integrations,
+    integrationsRouter(services.integrations, new WebhookLog(deps.orm)),
+    app,
+    options,
+  );
   createExpressEndpoints(contract.commissions, commissionsRouter(services.commissions), app, options);
   createExpressEndpoints(contract.coupons, couponsRouter(services.coupons), app, options);
   createExpressEndpoints(contract.payouts, payoutsRouter(services.payouts, services.payoutSender), app, options);
   createExpressEndpoints(contract.webhookEndpoints, webhookEndpointsRouter(services.webhookEndpoints), app, options);
   createExpressEndpoints(contract.reports, reportsRouter(services.reports), app, options);
-  createExpressEndpoints(contract.admin, adminRouter(services.organizations, services.authenticator, services.caches.changed), app, options);
+  createExpressEndpoints(
+    contract.admin,
+    adminRouter(services.organizations, services.authenticator, services.caches.changed),
+    app,
+    options,
+  );
   createExpressEndpoints(contract.dataRetention, dataRetentionRouter(services.organizations), app, options);
   createExpressEndpoints(contract.testData, testDataRouter(services.organizations), app, options);
-  createExpressEndpoints(contract.tracking, trackingRouter(services.clicks, services.customers, services.organizations), app, options);
+  createExpressEndpoints(
+    contract.tracking,
+    trackingRouter(services.clicks, services.customers, services.organizations),
+    app,
+    options,
+  );
   const imports = createImports(deps.orm, logger, { encryptionKey: deps.config.ENCRYPTION_KEY });
   createExpressEndpoints(contract.imports, importsRouter(imports.service), app, options);
   partnerPayouts.mountRoutes(app, options);
@@ -298,5 +369,16 @@ export function createApp(deps: AppDeps): App {
     pipeline,
     logger,
   });
-  return { app, listener: hotLane.listener(app), hotLane, pipeline, services, metrics, readiness, changeListener, importRunner: imports.runner, mailQueue };
+  return {
+    app,
+    listener: hotLane.listener(app),
+    hotLane,
+    pipeline,
+    services,
+    metrics,
+    readiness,
+    changeListener,
+    importRunner: imports.runner,
+    mailQueue,
+  };
 }

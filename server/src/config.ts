@@ -53,104 +53,155 @@ const checkPostgresUrl = (value: string, ctx: z.RefinementCtx): void => {
 /**
  * The only reader of process.env. Every setting is documented in the README's configuration table.
  */
-const EnvSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().default('0.0.0.0'),
-  DATABASE_URL: z.string().superRefine(checkPostgresUrl).optional(),
-  DATA_DIR: z.string().default('.data'),
-  ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
-  /** Safety nets of the caches: changes reach every instance by notification (db/change-notifications.ts). */
-  API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
-  PROGRAM_RULE_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(PROGRAM_RULE_TTL_MS),
-  /**
-   * The connection for what needs session state (LISTEN for cache changes): behind PgBouncer in
-   * transaction mode, PostgreSQL directly or a session-mode pool. Default DATABASE_URL.
-   */
-  DATABASE_DIRECT_URL: z.string().superRefine(checkPostgresUrl).optional(),
-  /** The former name of DATABASE_DIRECT_URL, still read. */
-  DATABASE_LISTEN_URL: z.string().superRefine(checkPostgresUrl).optional(),
-  /**
-   * Read replicas (comma-separated URLs) for the reads that tolerate lag (lists and reports: the
-   * routes of REPLICA_READS, db/replica-reads.ts); every other read and every write stays on
-   * DATABASE_URL, and so do those reads while no replica answers.
-   */
-  DATABASE_REPLICA_URLS: z
-    .string()
-    .optional()
-    .transform((v) => (v ?? '').split(',').map((u) => u.trim()).filter(Boolean))
-    .pipe(z.array(z.string().superRefine(checkPostgresUrl))),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
-  TRUST_PROXY: z
-    .string()
-    .default('false')
-    .transform((v): boolean | number | string => (v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v)),
-  PUBLIC_RATE_LIMIT_MAX: z.coerce.number().int().min(0).default(PUBLIC_RATE_LIMIT_DEFAULTS.max),
-  PUBLIC_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(PUBLIC_RATE_LIMIT_DEFAULTS.windowSeconds),
-  /** Per API key, on every /api route. 0 disables. */
-  API_RATE_LIMIT_MAX: z.coerce.number().int().min(0).default(API_RATE_LIMIT_DEFAULTS.max),
-  API_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(API_RATE_LIMIT_DEFAULTS.windowSeconds),
-  /** Set: rate limits are counted in this Redis, shared by every instance. Unset: per instance, in memory. */
-  REDIS_URL: z.string().url().optional(),
-  /** Set: GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
-  METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
-  /**
-   * On SIGTERM, /ready answers 503 for this long before the listener closes (load balancer
-   * deregistration): longer than a balancer's health-check interval x failures to mark it down.
-   */
-  SHUTDOWN_DRAIN_DELAY_MS: z.coerce.number().int().min(0).max(300_000).default(SHUTDOWN_DRAIN_DELAY_DEFAULT_MS),
-  /**
-   * Where people reach the service: the base of every link it hands out (invitations, password
-   * resets, sign-in links, `servers` of GET /openapi.json), never a request's Host or
-   * X-Forwarded-* headers. Unset: publicBaseUrlDefault (this machine), logged at start.
-   */
-  PUBLIC_BASE_URL: z
-    .string()
-    .url()
-    .refine((v) => /^https?:\/\/[^/?#]+\/?$/i.test(v), 'must be an http:// or https:// origin without a path, e.g. https://affiliates.example.com')
-    .transform((v) => v.replace(/\/+$/, ''))
-    .optional(),
-  LEGACY_BASE_URL: z.string().url().optional(),
-  /** PostgreSQL cancels a statement running longer (the `statement_timeout` start-up parameter); 0: not sent. */
-  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(DATABASE_TIMEOUT_DEFAULTS.statementMs),
-  /** The service stops waiting for a statement's answer and discards its connection; default: the statement timeout + 1 s. */
-  DB_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).optional(),
-  /** Longest wait for a pooled connection, opening one included. */
-  DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(DATABASE_TIMEOUT_DEFAULTS.acquireMs),
-  /** Longest wait to open one connection (TCP, TLS, authentication). */
-  DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(DATABASE_TIMEOUT_DEFAULTS.connectMs),
-  /** 32 bytes (64 hex or 44 base64 characters): secrets the service keeps are encrypted with it (security/secret-box.ts). */
-  ENCRYPTION_KEY: z
-    .string()
-    .refine((v) => parseEncryptionKey(v) !== undefined, 'must be 32 bytes: 64 hex characters or 44 base64 characters')
-    .optional(),
-  /** Outbound webhooks may target http:// and private addresses: development and tests only. */
-  WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
-  /** `in-process`: this process delivers outbound events; `off`: another process does (`npm run worker`). */
-  WEBHOOK_DELIVERY: z.enum(['in-process', 'off']).default('in-process'),
-  /** Outbound events and their finished deliveries are deleted this many days after dispatch; 0 keeps them. */
-  WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
-  /** Signs dashboard session cookies; default: derived from ADMIN_TOKEN (modules/people/auth.ts). */
-  AUTH_SECRET: z.string().min(32, 'AUTH_SECRET must be at least 32 characters').optional(),
-  /** Dashboard sign-in attempts per client address and window; 0 disables. */
-  SIGN_IN_RATE_LIMIT_MAX: z.coerce.number().int().min(0).default(SIGN_IN_RATE_LIMIT_DEFAULTS.max),
-  SIGN_IN_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(SIGN_IN_RATE_LIMIT_DEFAULTS.windowSeconds),
-  /** Partner portal sign-in links e-mailed per address and window; 0 disables. */
-  SIGN_IN_LINKS_PER_EMAIL_MAX: z.coerce.number().int().min(0).default(SIGN_IN_LINKS_PER_EMAIL_DEFAULTS.max),
-  SIGN_IN_LINKS_PER_EMAIL_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(SIGN_IN_LINKS_PER_EMAIL_DEFAULTS.windowSeconds),
-  /** Set: e-mails go out through this SMTP server (nodemailer); unset: they are written to the log. */
-  SMTP_URL: z.string().url().refine((v) => /^smtps?:\/\//.test(v), 'must be smtp:// or smtps://').optional(),
-  MAIL_FROM: z.string().min(3).optional(),
-})
+const EnvSchema = z
+  .object({
+    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    HOST: z.string().default('0.0.0.0'),
+    DATABASE_URL: z.string().superRefine(checkPostgresUrl).optional(),
+    DATA_DIR: z.string().default('.data'),
+    ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+    /** Safety nets of the caches: changes reach every instance by notification (db/change-notifications.ts). */
+    API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+    PROGRAM_RULE_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(PROGRAM_RULE_TTL_MS),
+    /**
+     * The connection for what needs session state (LISTEN for cache changes): behind PgBouncer in
+     * transaction mode, PostgreSQL directly or a session-mode pool. Default DATABASE_URL.
+     */
+    DATABASE_DIRECT_URL: z.string().superRefine(checkPostgresUrl).optional(),
+    /** The former name of DATABASE_DIRECT_URL, still read. */
+    DATABASE_LISTEN_URL: z.string().superRefine(checkPostgresUrl).optional(),
+    /**
+     * Read replicas (comma-separated URLs) for the reads that tolerate lag (lists and reports: the
+     * routes of REPLICA_READS, db/replica-reads.ts); every other read and every write stays on
+     * DATABASE_URL, and so do those reads while no replica answers.
+     */
+    DATABASE_REPLICA_URLS: z
+      .string()
+      .optional()
+      .transform((v) =>
+        (v ?? '')
+          .split(',')
+          .map((u) => u.trim())
+          .filter(Boolean),
+      )
+      .pipe(z.array(z.string().superRefine(checkPostgresUrl))),
+    SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+    TRUST_PROXY: z
+      .string()
+      .default('false')
+      .transform((v): boolean | number | string =>
+        v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v,
+      ),
+    PUBLIC_RATE_LIMIT_MAX: z.coerce.number().int().min(0).default(PUBLIC_RATE_LIMIT_DEFAULTS.max),
+    PUBLIC_RATE_LIMIT_WINDOW_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(86_400)
+      .default(PUBLIC_RATE_LIMIT_DEFAULTS.windowSeconds),
+    /** Per API key, on every /api route. 0 disables. */
+    API_RATE_LIMIT_MAX: z.coerce.number().int().min(0).default(API_RATE_LIMIT_DEFAULTS.max),
+    API_RATE_LIMIT_WINDOW_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(86_400)
+      .default(API_RATE_LIMIT_DEFAULTS.windowSeconds),
+    /** Set: rate limits are counted in this Redis, shared by every instance. Unset: per instance, in memory. */
+    REDIS_URL: z.string().url().optional(),
+    /** Set: GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
+    METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
+    /**
+     * On SIGTERM, /ready answers 503 for this long before the listener closes (load balancer
+     * deregistration): longer than a balancer's health-check interval x failures to mark it down.
+     */
+    SHUTDOWN_DRAIN_DELAY_MS: z.coerce.number().int().min(0).max(300_000).default(SHUTDOWN_DRAIN_DELAY_DEFAULT_MS),
+    /**
+     * Where people reach the service: the base of every link it hands out (invitations, password
+     * resets, sign-in links, `servers` of GET /openapi.json), never a request's Host or
+     * X-Forwarded-* headers. Unset: publicBaseUrlDefault (this machine), logged at start.
+     */
+    PUBLIC_BASE_URL: z
+      .string()
+      .url()
+      .refine(
+        (v) => /^https?:\/\/[^/?#]+\/?$/i.test(v),
+        'must be an http:// or https:// origin without a path, e.g. https://affiliates.example.com',
+      )
+      .transform((v) => v.replace(/\/+$/, ''))
+      .optional(),
+    LEGACY_BASE_URL: z.string().url().optional(),
+    /** PostgreSQL cancels a statement running longer (the `statement_timeout` start-up parameter); 0: not sent. */
+    DB_STATEMENT_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(3_600_000)
+      .default(DATABASE_TIMEOUT_DEFAULTS.statementMs),
+    /** The service stops waiting for a statement's answer and discards its connection; default: the statement timeout + 1 s. */
+    DB_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).optional(),
+    /** Longest wait for a pooled connection, opening one included. */
+    DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(DATABASE_TIMEOUT_DEFAULTS.acquireMs),
+    /** Longest wait to open one connection (TCP, TLS, authentication). */
+    DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(DATABASE_TIMEOUT_DEFAULTS.connectMs),
+    /** 32 bytes (64 hex or 44 base64 characters): secrets the service keeps are encrypted with it (security/secret-box.ts). */
+    ENCRYPTION_KEY: z
+      .string()
+      .refine((v) => parseEncryptionKey(v) !== undefined, 'must be 32 bytes: 64 hex characters or 44 base64 characters')
+      .optional(),
+    /** Outbound webhooks may target http:// and private addresses: development and tests only. */
+    WEBHOOK_ALLOW_PRIVATE_URLS: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true'),
+    /** `in-process`: this process delivers outbound events; `off`: another process does (`npm run worker`). */
+    WEBHOOK_DELIVERY: z.enum(['in-process', 'off']).default('in-process'),
+    /** Outbound events and their finished deliveries are deleted this many days after dispatch; 0 keeps them. */
+    WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
+    /** Signs dashboard session cookies; default: derived from ADMIN_TOKEN (modules/people/auth.ts). */
+    AUTH_SECRET: z.string().min(32, 'AUTH_SECRET must be at least 32 characters').optional(),
+    /** Dashboard sign-in attempts per client address and window; 0 disables. */
+    SIGN_IN_RATE_LIMIT_MAX: z.coerce.number().int().min(0).default(SIGN_IN_RATE_LIMIT_DEFAULTS.max),
+    SIGN_IN_RATE_LIMIT_WINDOW_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(86_400)
+      .default(SIGN_IN_RATE_LIMIT_DEFAULTS.windowSeconds),
+    /** Partner portal sign-in links e-mailed per address and window; 0 disables. */
+    SIGN_IN_LINKS_PER_EMAIL_MAX: z.coerce.number().int().min(0).default(SIGN_IN_LINKS_PER_EMAIL_DEFAULTS.max),
+    SIGN_IN_LINKS_PER_EMAIL_WINDOW_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(86_400)
+      .default(SIGN_IN_LINKS_PER_EMAIL_DEFAULTS.windowSeconds),
+    /** Set: e-mails go out through this SMTP server (nodemailer); unset: they are written to the log. */
+    SMTP_URL: z
+      .string()
+      .url()
+      .refine((v) => /^smtps?:\/\//.test(v), 'must be smtp:// or smtps://')
+      .optional(),
+    MAIL_FROM: z.string().min(3).optional(),
+  })
   .superRefine((env, ctx) => {
     // The embedded database (DATABASE_URL unset) accepts one connection: nothing to listen on.
     for (const name of ['DATABASE_DIRECT_URL', 'DATABASE_LISTEN_URL'] as const) {
       if (env[name] !== undefined && env.DATABASE_URL === undefined) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, path: [name], message: 'requires DATABASE_URL (the embedded database has no listener)' });
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: [name],
+          message: 'requires DATABASE_URL (the embedded database has no listener)',
+        });
       }
     }
-    if (env.DATABASE_DIRECT_URL !== undefined && env.DATABASE_LISTEN_URL !== undefined && env.DATABASE_DIRECT_URL !== env.DATABASE_LISTEN_URL) {
+    if (
+      env.DATABASE_DIRECT_URL !== undefined &&
+      env.DATABASE_LISTEN_URL !== undefined &&
+      env.DATABASE_DIRECT_URL !== env.DATABASE_LISTEN_URL
+    ) {
       ctx.addIssue({
         code: z.ZodIssueCode.custom,
         path: ['DATABASE_LISTEN_URL'],
@@ -160,18 +211,40 @@ const EnvSchema = z.object({
     // Links in e-mails come from PUBLIC_BASE_URL alone. Its default names this machine, which
     // suits trying the service; real e-mail goes to people elsewhere, and port 0 is not known yet.
     if (env.PUBLIC_BASE_URL === undefined && env.SMTP_URL !== undefined) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['PUBLIC_BASE_URL'], message: 'required with SMTP_URL: the links in e-mails (invitations, password resets, sign-in links) are built from it' });
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['PUBLIC_BASE_URL'],
+        message:
+          'required with SMTP_URL: the links in e-mails (invitations, password resets, sign-in links) are built from it',
+      });
     }
     if (env.PUBLIC_BASE_URL === undefined && env.PORT === 0) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['PUBLIC_BASE_URL'], message: 'required with PORT=0: the links the service hands out are built from it, and the port is not known before start' });
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['PUBLIC_BASE_URL'],
+        message:
+          'required with PORT=0: the links the service hands out are built from it, and the port is not known before start',
+      });
     }
     if (env.DATABASE_REPLICA_URLS.length > 0 && env.DATABASE_URL === undefined) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['DATABASE_REPLICA_URLS'], message: 'requires DATABASE_URL (the embedded database has no replicas)' });
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['DATABASE_REPLICA_URLS'],
+        message: 'requires DATABASE_URL (the embedded database has no replicas)',
+      });
     }
     // A client that gives up first would discard the connection of a statement PostgreSQL was about
     // to cancel cleanly, and report a slow statement as an unreachable database.
-    if (env.DB_QUERY_TIMEOUT_MS !== undefined && env.DB_STATEMENT_TIMEOUT_MS > 0 && env.DB_QUERY_TIMEOUT_MS <= env.DB_STATEMENT_TIMEOUT_MS) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['DB_QUERY_TIMEOUT_MS'], message: 'must be longer than DB_STATEMENT_TIMEOUT_MS' });
+    if (
+      env.DB_QUERY_TIMEOUT_MS !== undefined &&
+      env.DB_STATEMENT_TIMEOUT_MS > 0 &&
+      env.DB_QUERY_TIMEOUT_MS <= env.DB_STATEMENT_TIMEOUT_MS
+    ) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['DB_QUERY_TIMEOUT_MS'],
+        message: 'must be longer than DB_STATEMENT_TIMEOUT_MS',
+      });
     }
   })
   .transform((env) => ({
@@ -181,7 +254,8 @@ const EnvSchema = z.object({
     publicBaseUrlDerived: env.PUBLIC_BASE_URL === undefined,
     DATABASE_DIRECT_URL: env.DATABASE_DIRECT_URL ?? env.DATABASE_LISTEN_URL ?? env.DATABASE_URL,
     DB_QUERY_TIMEOUT_MS:
-      env.DB_QUERY_TIMEOUT_MS ?? (env.DB_STATEMENT_TIMEOUT_MS || DATABASE_TIMEOUT_DEFAULTS.statementMs) + DATABASE_TIMEOUT_DEFAULTS.answerGraceMs,
+      env.DB_QUERY_TIMEOUT_MS ??
+      (env.DB_STATEMENT_TIMEOUT_MS || DATABASE_TIMEOUT_DEFAULTS.statementMs) + DATABASE_TIMEOUT_DEFAULTS.answerGraceMs,
   }));
 
 /**
@@ -208,10 +282,15 @@ const ImportBaseUrlsSchema = z.object({
  * IMPORT_<SOURCE>_API_BASE_URL, read when an import starts (not only at boot), so a service built
  * by createApp without a loaded Config (tests) still honours them. An invalid URL throws.
  */
-export function importBaseUrls(env: NodeJS.ProcessEnv = process.env): Record<keyof typeof IMPORT_BASE_URL_DEFAULTS, string> {
+export function importBaseUrls(
+  env: NodeJS.ProcessEnv = process.env,
+): Record<keyof typeof IMPORT_BASE_URL_DEFAULTS, string> {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('IMPORT_') && v !== ''));
   const parsed = ImportBaseUrlsSchema.safeParse(cleaned);
-  if (!parsed.success) throw new Error(`Invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new Error(
+      `Invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   const u = parsed.data;
   return {
     rewardful: u.IMPORT_REWARDFUL_API_BASE_URL,
@@ -247,9 +326,14 @@ export type PayoutRailSettings = z.output<typeof PayoutRailSettingsSchema>;
 
 /** The payout rails' settings, read when a payout is sent or reconciled (not only at boot), like importBaseUrls. An invalid value throws. */
 export function payoutRailSettings(env: NodeJS.ProcessEnv = process.env): PayoutRailSettings {
-  const cleaned = Object.fromEntries(Object.entries(env).filter(([k, v]) => v !== '' && k in PayoutRailSettingsSchema.shape));
+  const cleaned = Object.fromEntries(
+    Object.entries(env).filter(([k, v]) => v !== '' && k in PayoutRailSettingsSchema.shape),
+  );
   const parsed = PayoutRailSettingsSchema.safeParse(cleaned);
-  if (!parsed.success) throw new Error(`Invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new Error(
+      `Invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   return parsed.data;
 }
 

@@ -29,7 +29,10 @@ let databaseUrl = config.DATABASE_URL;
 if (!databaseUrl) {
   embedded = await startEmbeddedPostgres(config.DATA_DIR);
   databaseUrl = embedded.url;
-  logger.warn({ dataDir: config.DATA_DIR }, 'DATABASE_URL is not set: using the embedded PostgreSQL (PGlite). Fine for trying the service, not for production.');
+  logger.warn(
+    { dataDir: config.DATA_DIR },
+    'DATABASE_URL is not set: using the embedded PostgreSQL (PGlite). Fine for trying the service, not for production.',
+  );
 }
 
 // PGlite is a single connection: one pooled connection, or transactions would interleave.
@@ -41,8 +44,12 @@ const orm = await initOrm(databaseUrl, embedded ? 1 : config.DB_POOL_MAX, databa
   // Once per outage, not per read (db/replica-reads.ts); database_replica_fallback_reads_total counts the reads.
   replicaEvents: {
     onReplicaDown: (replica, err) =>
-      logger.warn({ err, replica }, 'read replica unreachable: its reads (lists, reports) go to the primary until it answers again'),
-    onReplicaBack: (replica, downForMs) => logger.info({ replica, downForMs }, 'read replica answers again: its reads go back to it'),
+      logger.warn(
+        { err, replica },
+        'read replica unreachable: its reads (lists, reports) go to the primary until it answers again',
+      ),
+    onReplicaBack: (replica, downForMs) =>
+      logger.info({ replica, downForMs }, 'read replica answers again: its reads go back to it'),
   },
   onWait: () => logger.info('another instance is applying migrations; waiting for it'),
   onStatementTimeoutRefused: (err) =>
@@ -54,18 +61,34 @@ const orm = await initOrm(databaseUrl, embedded ? 1 : config.DB_POOL_MAX, databa
 const readiness = new Readiness();
 // Redis when REDIS_URL is set, else the real PostgreSQL (both shared by every instance), else memory.
 const rateLimiters = createRateLimiterFactory(config, logger, orm);
-logger.info({ store: rateLimiters.store }, `rate limits are counted in ${rateLimiters.store === 'memory' ? 'memory, per instance' : `${rateLimiters.store}, shared by every instance`}`);
+logger.info(
+  { store: rateLimiters.store },
+  `rate limits are counted in ${rateLimiters.store === 'memory' ? 'memory, per instance' : `${rateLimiters.store}, shared by every instance`}`,
+);
 // Program rules and API keys are cached per instance; a change reaches every instance by
 // LISTEN/NOTIFY on a dedicated session connection (db/change-notifications.ts). The embedded
 // database accepts one connection, hence serves one instance: nothing to listen for there.
 const cacheInvalidation: CacheInvalidation = embedded
   ? 'this-instance-only'
   : { listenUrl: config.DATABASE_DIRECT_URL ?? databaseUrl, connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS };
-if (embedded) logger.info('embedded database: one instance, so cached program rules and API keys are invalidated on this instance only');
-const { listener, changeListener, services, importRunner, metrics, mailQueue } = createApp({ orm, config, logger, readiness, rateLimiters, cacheInvalidation });
+if (embedded)
+  logger.info(
+    'embedded database: one instance, so cached program rules and API keys are invalidated on this instance only',
+  );
+const { listener, changeListener, services, importRunner, metrics, mailQueue } = createApp({
+  orm,
+  config,
+  logger,
+  readiness,
+  rateLimiters,
+  cacheInvalidation,
+});
 await changeListener?.start();
 // Outbound events: delivered from this process unless WEBHOOK_DELIVERY=off (then by `npm run worker`).
-const eventDelivery = config.WEBHOOK_DELIVERY === 'in-process' ? await startEventDelivery(orm, config, logger, metrics.jobFailed) : undefined;
+const eventDelivery =
+  config.WEBHOOK_DELIVERY === 'in-process'
+    ? await startEventDelivery(orm, config, logger, metrics.jobFailed)
+    : undefined;
 // Report summaries are folded in the background by whichever instance holds the fold's lock.
 services.reportFolder.start();
 // Imports left running by the previous process go on from their last committed page (modules/imports).
@@ -77,7 +100,8 @@ await services.dataDeletions.start();
 // Payouts sent through PayPal, Stripe or Wise: their providers asked periodically about those in flight.
 const payoutReconciliation = new PayoutReconciliation(orm, services.payoutSender, logger);
 await payoutReconciliation.start();
-if (!config.ADMIN_TOKEN) logger.warn('ADMIN_TOKEN is not set: /admin/* answers 401 and no organization can be created.');
+if (!config.ADMIN_TOKEN)
+  logger.warn('ADMIN_TOKEN is not set: /admin/* answers 401 and no organization can be created.');
 if (config.publicBaseUrlDerived) {
   logger.warn(
     { publicBaseUrl: config.PUBLIC_BASE_URL },
@@ -89,9 +113,11 @@ const server: Server = createHttpServer(listener, logger).listen(config.PORT, co
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   // GET / leads to the dashboard (http/dashboard.ts): the address to open is the one printed.
-  logger.info({ port }, `affiliate attribution service listening on http://localhost:${port}: open http://localhost:${port}/ for the dashboard`);
+  logger.info(
+    { port },
+    `affiliate attribution service listening on http://localhost:${port}: open http://localhost:${port}/ for the dashboard`,
+  );
 });
-
 
 let stopping = false;
 /** Set during the drain delay: ends it early (a second signal, e.g. Ctrl-C twice). */

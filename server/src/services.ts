@@ -90,12 +90,19 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
   const customersRepository = new CustomersRepository(orm);
   const reportsRepository = new ReportsRepository(orm);
   // The runner tells this instance's caches of what it deletes (caches below; every other instance hears of it by NOTIFY).
-  const dataDeletions = new DeletionRunner(orm, ttls.logger ?? pino({ level: 'silent' }), { onChange: (change) => caches.changed(change) });
+  const dataDeletions = new DeletionRunner(orm, ttls.logger ?? pino({ level: 'silent' }), {
+    onChange: (change) => caches.changed(change),
+  });
   const organizations = new OrganizationsService(new OrganizationsRepository(orm), dataDeletions);
   // One resolver per instance, so that its caches serve every service.
   const couponsRepository = new CouponsRepository(orm);
   const resolver = new AttributionResolver(
-    { programs: programsRepository, affiliates: affiliatesRepository, clicks: clicksRepository, coupons: couponsRepository },
+    {
+      programs: programsRepository,
+      affiliates: affiliatesRepository,
+      clicks: clicksRepository,
+      coupons: couponsRepository,
+    },
     new AttributionCache(ttls.programRuleCacheTtlMs),
   );
   const authenticator = new ApiKeyAuthenticator(organizations, ttls.apiKeyCacheTtlMs);
@@ -129,8 +136,17 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
     commissions: new CommissionsService(new CommissionsRepository(orm)),
     coupons: new CouponsService(couponsRepository, affiliatesRepository),
     payouts: new PayoutsService(payoutsRepository),
-    payoutSender: new PayoutSender(new PayoutSendsRepository(orm), payoutsRepository, integrations, ttls.logger ?? pino({ level: 'silent' })),
-    webhookEndpoints: new EndpointsService(new EndpointsRepository(orm), secrets, new UrlGuard(secretSettings.allowPrivateWebhookUrls ?? false)),
+    payoutSender: new PayoutSender(
+      new PayoutSendsRepository(orm),
+      payoutsRepository,
+      integrations,
+      ttls.logger ?? pino({ level: 'silent' }),
+    ),
+    webhookEndpoints: new EndpointsService(
+      new EndpointsRepository(orm),
+      secrets,
+      new UrlGuard(secretSettings.allowPrivateWebhookUrls ?? false),
+    ),
     reports: new ReportsService(reportsRepository),
     reportFolder: new ReportFolder(reportsRepository, { logger: ttls.logger }),
     authenticator,

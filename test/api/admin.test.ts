@@ -8,13 +8,25 @@ describe('operator API (/admin)', () => {
     expect(res.body.success).toBe(true);
     expect(res.body.data.organization).toEqual({ id: expect.any(String), name: 'Globex', livemode: true });
     expect(res.body.data.api_key).toMatch(/^svc-/);
-    expect(res.body.data.api_key_info).toMatchObject({ redacted: expect.stringMatching(/^svc-.{4}….{4}$/), mode: 'live', revoked_at: null });
+    expect(res.body.data.api_key_info).toMatchObject({
+      redacted: expect.stringMatching(/^svc-.{4}….{4}$/),
+      mode: 'live',
+      revoked_at: null,
+    });
     expect(res.body.data.test_api_key).toMatch(/^svc_test_/);
-    expect(res.body.data.test_api_key_info).toMatchObject({ redacted: expect.stringMatching(/^svc_test_.{4}….{4}$/), mode: 'test', revoked_at: null });
+    expect(res.body.data.test_api_key_info).toMatchObject({
+      redacted: expect.stringMatching(/^svc_test_.{4}….{4}$/),
+      mode: 'test',
+      revoked_at: null,
+    });
     const me = await api(res.body.data.api_key).get('/api/me');
     expect(me.body.data.organization).toEqual({ id: res.body.data.organization.id, name: 'Globex', livemode: true });
     const testMe = await api(res.body.data.test_api_key).get('/api/me');
-    expect(testMe.body.data.organization).toEqual({ id: res.body.data.organization.id, name: 'Globex', livemode: false });
+    expect(testMe.body.data.organization).toEqual({
+      id: res.body.data.organization.id,
+      name: 'Globex',
+      livemode: false,
+    });
   });
 
   it.each([
@@ -63,7 +75,10 @@ describe('operator API (/admin)', () => {
     expectError(await admin().post('/admin/organizations/00000000-0000-4000-8000-000000000000/api-keys'), 404);
     expectError(await admin().get('/admin/organizations/not-a-uuid/api-keys'), 404);
     const org = await createOrganization();
-    expectError(await admin().delete(`/admin/organizations/${org.id}/api-keys/00000000-0000-4000-8000-000000000000`), 404);
+    expectError(
+      await admin().delete(`/admin/organizations/${org.id}/api-keys/00000000-0000-4000-8000-000000000000`),
+      404,
+    );
     const other = await createOrganization();
     expectError(await admin().delete(`/admin/organizations/${other.id}/api-keys/${org.keyId}`), 404);
   });

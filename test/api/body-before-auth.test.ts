@@ -22,16 +22,33 @@ interface HeadAnswer {
 /** Gives up after this long: long enough for a loaded CI machine, far below the server's own timeouts (60 s). */
 const PATIENCE_MS = 8_000;
 
-async function sendHead(method: string, path: string, headers: Record<string, string | number>, firstBodyBytes: string): Promise<HeadAnswer> {
+async function sendHead(
+  method: string,
+  path: string,
+  headers: Record<string, string | number>,
+  firstBodyBytes: string,
+): Promise<HeadAnswer> {
   const { port } = new URL((await testServer()).baseUrl);
-  const head = [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`), '', ''].join('\r\n');
+  const head = [
+    `${method} ${path} HTTP/1.1`,
+    'Host: 127.0.0.1',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    '',
+    '',
+  ].join('\r\n');
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), '127.0.0.1', () => socket.write(head + firstBodyBytes));
     let received = Buffer.alloc(0);
     let answer: Omit<HeadAnswer, 'closedByServer'> | undefined;
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new Error(answer ? `answered ${answer.status} but the connection was left open` : 'no answer: the server is waiting for the body'));
+      reject(
+        new Error(
+          answer
+            ? `answered ${answer.status} but the connection was left open`
+            : 'no answer: the server is waiting for the body',
+        ),
+      );
     }, PATIENCE_MS);
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
@@ -42,7 +59,10 @@ async function sendHead(method: string, path: string, headers: Record<string, st
       clearTimeout(timer);
       answer ??= parseAnswer(received);
       if (answer) resolve({ ...answer, closedByServer: true });
-      else reject(new Error(`connection closed without a complete answer: ${JSON.stringify(received.toString('latin1'))}`));
+      else
+        reject(
+          new Error(`connection closed without a complete answer: ${JSON.stringify(received.toString('latin1'))}`),
+        );
     });
   });
 }
@@ -52,7 +72,9 @@ function parseAnswer(bytes: Buffer): Omit<HeadAnswer, 'closedByServer'> | undefi
   const split = bytes.indexOf('\r\n\r\n');
   if (split < 0) return undefined;
   const [statusLine, ...lines] = bytes.subarray(0, split).toString('latin1').split('\r\n');
-  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  const headers = Object.fromEntries(
+    lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+  );
   const body = bytes.subarray(split + 4);
   if (body.length < Number(headers['content-length'])) return undefined;
   return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body.toString('utf8')) };
@@ -69,16 +91,34 @@ describe('the body is read only after the credentials and the declared length pa
       ['/api/programs', { authorization: 'Bearer svc-not-a-key' }],
     ];
     for (const [path, auth] of cases) {
-      const answer = await sendHead('POST', path, { ...auth, 'content-type': 'application/json', 'content-length': 900_000 }, '{"ref":"a');
-      expect({ path, status: answer.status, body: answer.body }).toEqual({ path, status: 401, body: { success: false, message: 'Missing or invalid API key' } });
+      const answer = await sendHead(
+        'POST',
+        path,
+        { ...auth, 'content-type': 'application/json', 'content-length': 900_000 },
+        '{"ref":"a',
+      );
+      expect({ path, status: answer.status, body: answer.body }).toEqual({
+        path,
+        status: 401,
+        body: { success: false, message: 'Missing or invalid API key' },
+      });
       expect(answer.headers.connection, path).toBe('close');
       expect(answer.closedByServer, path).toBe(true);
     }
   });
 
   it('a wrong admin token: 401 without reading the body', async () => {
-    const answer = await sendHead('POST', '/admin/organizations', { authorization: 'Bearer wrong', 'content-type': 'application/json', 'content-length': 900_000 }, '{"name":"');
-    expect([answer.status, answer.body.message, answer.headers.connection]).toEqual([401, 'Missing or invalid admin token', 'close']);
+    const answer = await sendHead(
+      'POST',
+      '/admin/organizations',
+      { authorization: 'Bearer wrong', 'content-type': 'application/json', 'content-length': 900_000 },
+      '{"name":"',
+    );
+    expect([answer.status, answer.body.message, answer.headers.connection]).toEqual([
+      401,
+      'Missing or invalid admin token',
+      'close',
+    ]);
   });
 
   it('a declared Content-Length over the limit, with valid credentials: 413 before a byte is read', async () => {
@@ -89,14 +129,33 @@ describe('the body is read only after the credentials and the declared length pa
       ['/api/programs', `Bearer ${org.key}`],
       ['/admin/organizations', `Bearer ${TEST_ADMIN_TOKEN}`],
     ]) {
-      const answer = await sendHead('POST', path, { authorization: auth, 'content-type': 'application/json', 'content-length': tooLarge }, '{"');
-      expect([path, answer.status, answer.body.message, answer.headers.connection]).toEqual([path, 413, 'Request body exceeds the 1 MiB limit', 'close']);
+      const answer = await sendHead(
+        'POST',
+        path,
+        { authorization: auth, 'content-type': 'application/json', 'content-length': tooLarge },
+        '{"',
+      );
+      expect([path, answer.status, answer.body.message, answer.headers.connection]).toEqual([
+        path,
+        413,
+        'Request body exceeds the 1 MiB limit',
+        'close',
+      ]);
     }
   });
 
   it('the public endpoints: a declared length over their 16 KiB, 413 before a byte is read', async () => {
-    const answer = await sendHead('POST', `/public/organizations/${ORGANIZATION_ID}/clicks`, { 'content-type': 'text/plain', 'content-length': 900_000 }, '{"ref":"');
-    expect([answer.status, answer.body.message, answer.headers.connection]).toEqual([413, 'Request body exceeds the 16 KiB limit', 'close']);
+    const answer = await sendHead(
+      'POST',
+      `/public/organizations/${ORGANIZATION_ID}/clicks`,
+      { 'content-type': 'text/plain', 'content-length': 900_000 },
+      '{"ref":"',
+    );
+    expect([answer.status, answer.body.message, answer.headers.connection]).toEqual([
+      413,
+      'Request body exceeds the 16 KiB limit',
+      'close',
+    ]);
   });
 
   // Refused small bodies are drained rather than closed on (error-handler.ts, mustCloseForUnreadBody).
@@ -104,10 +163,19 @@ describe('the body is read only after the credentials and the declared length pa
     const body = '{"ref":"x"}';
     const { port } = new URL((await testServer()).baseUrl);
     const headers = await new Promise<Record<string, unknown>>((resolve, reject) => {
-      const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/api/clicks', headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection }));
-      });
+      const req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/api/clicks',
+          headers: { 'content-type': 'application/json', 'content-length': body.length },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection }));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -125,11 +193,20 @@ describe('the body is read only after the credentials and the declared length pa
         () =>
           new Promise<number>((resolve, reject) => {
             let answered = false;
-            const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/api/conversions', headers: { 'content-type': 'application/json', 'content-length': payload.length } }, (res) => {
-              answered = true;
-              res.resume();
-              res.on('end', () => resolve(res.statusCode ?? 0));
-            });
+            const req = httpRequest(
+              {
+                host: '127.0.0.1',
+                port,
+                method: 'POST',
+                path: '/api/conversions',
+                headers: { 'content-type': 'application/json', 'content-length': payload.length },
+              },
+              (res) => {
+                answered = true;
+                res.resume();
+                res.on('end', () => resolve(res.statusCode ?? 0));
+              },
+            );
             // The server closes the connection while the client still writes the body: once the
             // answer has arrived, a write error is expected; before it, it is a failure.
             req.on('error', (err) => (answered ? undefined : reject(err)));
@@ -138,7 +215,9 @@ describe('the body is read only after the credentials and the declared length pa
       ),
     );
     const rssAfter = process.memoryUsage().rss;
-    console.log(`${count} unauthenticated 1 MB bodies: RSS ${(rssBefore / 2 ** 20).toFixed(0)} MiB -> ${(rssAfter / 2 ** 20).toFixed(0)} MiB (test process, client and server)`);
+    console.log(
+      `${count} unauthenticated 1 MB bodies: RSS ${(rssBefore / 2 ** 20).toFixed(0)} MiB -> ${(rssAfter / 2 ** 20).toFixed(0)} MiB (test process, client and server)`,
+    );
     expect(statuses).toEqual(Array(count).fill(401));
   });
 });

@@ -7,7 +7,10 @@ const N = 25;
 async function burst(send: () => Promise<ApiResponse>) {
   const responses = await Promise.all(Array.from({ length: N }, send));
   const statuses = responses.map((r) => r.status).sort();
-  expect(statuses.filter((s) => s === 201), JSON.stringify(responses.find((r) => r.status >= 300)?.body)).toHaveLength(1);
+  expect(
+    statuses.filter((s) => s === 201),
+    JSON.stringify(responses.find((r) => r.status >= 300)?.body),
+  ).toHaveLength(1);
   expect(statuses.filter((s) => s === 200)).toHaveLength(N - 1);
   expect(responses.filter((r) => r.body.deduped === true)).toHaveLength(N - 1);
   const created = responses.find((r) => r.status === 201)!;
@@ -24,7 +27,9 @@ describe(`idempotency under concurrency (${N} identical requests at once)`, () =
   it('conversions by click: one record', async () => {
     const m = await createMerchant();
     const click = (await m.api.post('/api/clicks', { ref: m.slug })).body.data.click;
-    await burst(() => m.api.post('/api/conversions', { external_id: 'race_1', amount: 10, cookie_id: click.cookie_id }));
+    await burst(() =>
+      m.api.post('/api/conversions', { external_id: 'race_1', amount: 10, cookie_id: click.cookie_id }),
+    );
     expect((await m.api.get('/api/conversions')).body.data.conversions).toHaveLength(1);
   });
 
@@ -38,7 +43,9 @@ describe(`idempotency under concurrency (${N} identical requests at once)`, () =
   it('first conversion that creates its customer: one conversion, one customer', async () => {
     const m = await createMerchant();
     const click = (await m.api.post('/api/clicks', { ref: m.slug })).body.data.click;
-    await burst(() => m.api.post('/api/conversions', { external_id: 'race_3', amount: 10, customer_id: 'new_c', click_id: click.id }));
+    await burst(() =>
+      m.api.post('/api/conversions', { external_id: 'race_3', amount: 10, customer_id: 'new_c', click_id: click.id }),
+    );
     expect((await m.api.get('/api/customers/new_c')).body.data.customer.status).toBe('active');
   });
 
@@ -47,7 +54,14 @@ describe(`idempotency under concurrency (${N} identical requests at once)`, () =
     const click = (await m.api.post('/api/clicks', { ref: m.slug })).body.data.click;
     await m.api.post('/api/customers', { customer_id: 'c', cookie_id: click.cookie_id });
     const responses = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => m.api.post('/api/conversions', { external_id: `charge_${i}`, amount: 10, customer_id: 'c', cookie_id: click.cookie_id })),
+      Array.from({ length: 10 }, (_, i) =>
+        m.api.post('/api/conversions', {
+          external_id: `charge_${i}`,
+          amount: 10,
+          customer_id: 'c',
+          cookie_id: click.cookie_id,
+        }),
+      ),
     );
     expect(responses.every((r) => r.status === 201)).toBe(true);
     expect(responses.filter((r) => r.body.data.conversion.kind === 'initial')).toHaveLength(1);
@@ -55,7 +69,9 @@ describe(`idempotency under concurrency (${N} identical requests at once)`, () =
 
   it('affiliates with an explicit slug: one membership, no spurious 409', async () => {
     const m = await createMerchant();
-    await burst(() => m.api.post('/api/affiliates', { email: 'racer@example.com', program_id: m.program.id, slug: `racer-${m.slug}` }));
+    await burst(() =>
+      m.api.post('/api/affiliates', { email: 'racer@example.com', program_id: m.program.id, slug: `racer-${m.slug}` }),
+    );
   });
 
   it('affiliates with a generated slug: one membership', async () => {

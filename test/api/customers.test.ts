@@ -7,7 +7,12 @@ describe('POST /api/customers', () => {
   it('creates a trial customer tied to the click (201, deduped false)', async () => {
     const m = await createMerchant();
     const click = (await m.api.post('/api/clicks', { ref: m.slug })).body.data.click;
-    const res = await m.api.post('/api/customers', { customer_id: 'cus_A', cookie_id: click.cookie_id, email: 'a@x.io', name: 'A' });
+    const res = await m.api.post('/api/customers', {
+      customer_id: 'cus_A',
+      cookie_id: click.cookie_id,
+      email: 'a@x.io',
+      name: 'A',
+    });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       success: true,
@@ -45,12 +50,23 @@ describe('POST /api/customers', () => {
 
   it('uses click_id, then cookie_id, then ref when several are sent', async () => {
     const m = await createMerchant();
-    const other = (await m.api.post('/api/affiliates', { email: 'o@example.com', program_id: m.program.id, slug: `o-${m.slug}` })).body.data.affiliate;
+    const other = (
+      await m.api.post('/api/affiliates', { email: 'o@example.com', program_id: m.program.id, slug: `o-${m.slug}` })
+    ).body.data.affiliate;
     const click = (await m.api.post('/api/clicks', { ref: m.slug })).body.data.click;
     const otherClick = (await m.api.post('/api/clicks', { ref: other.slug })).body.data.click;
-    const res = await m.api.post('/api/customers', { customer_id: 'p1', click_id: click.id, cookie_id: otherClick.cookie_id, ref: other.slug });
+    const res = await m.api.post('/api/customers', {
+      customer_id: 'p1',
+      click_id: click.id,
+      cookie_id: otherClick.cookie_id,
+      ref: other.slug,
+    });
     expect(res.body.data.customer.affiliate_id).toBe(m.affiliate.id);
-    const res2 = await m.api.post('/api/customers', { customer_id: 'p2', cookie_id: otherClick.cookie_id, ref: m.slug });
+    const res2 = await m.api.post('/api/customers', {
+      customer_id: 'p2',
+      cookie_id: otherClick.cookie_id,
+      ref: m.slug,
+    });
     expect(res2.body.data.customer.affiliate_id).toBe(other.id);
   });
 
@@ -91,7 +107,11 @@ describe('POST /api/customers', () => {
       { click_id: otherClick.id },
     ];
     for (const [i, attribution] of cases.entries()) {
-      expectError(await m.api.post('/api/customers', { customer_id: `x${i}`, ...attribution }), 404, 'No attribution found');
+      expectError(
+        await m.api.post('/api/customers', { customer_id: `x${i}`, ...attribution }),
+        404,
+        'No attribution found',
+      );
     }
   });
 
@@ -110,8 +130,16 @@ describe('POST /api/customers', () => {
     const m = await createMerchant();
     expectError(await m.api.post('/api/customers', { ref: m.slug }), 400, /^customer_id: Required/);
     expectError(await m.api.post('/api/customers', { customer_id: 'c' }), 400, /cookie_id/);
-    expectError(await m.api.post('/api/customers', { customer_id: 'c', ref: m.slug, status: 'paying' }), 400, /^status: /);
-    expectError(await m.api.post('/api/customers', { customer_id: 42, ref: m.slug }), 400, /^customer_id: Expected string/);
+    expectError(
+      await m.api.post('/api/customers', { customer_id: 'c', ref: m.slug, status: 'paying' }),
+      400,
+      /^status: /,
+    );
+    expectError(
+      await m.api.post('/api/customers', { customer_id: 42, ref: m.slug }),
+      400,
+      /^customer_id: Expected string/,
+    );
   });
 });
 

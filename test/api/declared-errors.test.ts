@@ -36,24 +36,45 @@ interface Answer {
  * node:http rather than fetch: a GET may carry a body here. Chunked (stated, since node:http frames
  * no GET body by itself), so that the server reads a refused body whole before answering.
  */
-function send(base: string, method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<Answer> {
+function send(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: Buffer,
+): Promise<Answer> {
   const url = new URL(path, base);
   return new Promise((resolve, reject) => {
     const framing = body ? { 'transfer-encoding': 'chunked' } : {};
-    const req = httpRequest({ host: url.hostname, port: url.port, method, path: url.pathname + url.search, headers: { ...headers, ...framing } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        try {
-          assertDocumentedResponse(method, url.pathname + url.search, res.statusCode!, text, res.headers['content-type'] ?? null);
-          resolve({ status: res.statusCode!, text });
-        } catch (err) {
-          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the assertion's own error, passed on unchanged
-          reject(err);
-        }
-      });
-    });
+    const req = httpRequest(
+      {
+        host: url.hostname,
+        port: url.port,
+        method,
+        path: url.pathname + url.search,
+        headers: { ...headers, ...framing },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          try {
+            assertDocumentedResponse(
+              method,
+              url.pathname + url.search,
+              res.statusCode!,
+              text,
+              res.headers['content-type'] ?? null,
+            );
+            resolve({ status: res.statusCode!, text });
+          } catch (err) {
+            // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the assertion's own error, passed on unchanged
+            reject(err);
+          }
+        });
+      },
+    );
     req.on('error', reject);
     if (body) {
       req.write(body.subarray(0, 1));
@@ -67,7 +88,9 @@ function send(base: string, method: string, path: string, headers: Record<string
 function expectDeclared(route: AppRoute, answer: Answer, status: number, probe: string): void {
   const where = `${route.method} ${route.path} (${probe}): ${answer.text.slice(0, 200)}`;
   expect(answer.status, where).toBe(status);
-  expect(Object.keys(route.responses), `${where}: ${status} is not among the contract's responses`).toContain(String(status));
+  expect(Object.keys(route.responses), `${where}: ${status} is not among the contract's responses`).toContain(
+    String(status),
+  );
 }
 
 describe('every error the pipeline answers is declared in the contract', () => {
@@ -98,11 +121,10 @@ describe('every error the pipeline answers is declared in the contract', () => {
     const { db } = await testServer();
     await db.orm.em
       .getConnection()
-      .execute(`insert into partner_sessions (id, organization_id, email, token_hash, expires_at) values (gen_random_uuid(), ?, ?, ?, now() + interval '1 hour')`, [
-        organization.id,
-        email,
-        createHash('sha256').update(token).digest('hex'),
-      ]);
+      .execute(
+        `insert into partner_sessions (id, organization_id, email, token_hash, expires_at) values (gen_random_uuid(), ?, ?, ?, now() + interval '1 hour')`,
+        [organization.id, email, createHash('sha256').update(token).digest('hex')],
+      );
     partnerCookie = `svc.partner_session=${organization.id}.${token}`;
   });
 
@@ -111,7 +133,11 @@ describe('every error the pipeline answers is declared in the contract', () => {
   });
 
   it('covers routes under /api, /admin, /public and /webhooks', () => {
-    for (const prefix of ['/api', '/admin', '/public', '/webhooks']) expect(ROUTES.some((route) => isUnder(route, prefix)), prefix).toBe(true);
+    for (const prefix of ['/api', '/admin', '/public', '/webhooks'])
+      expect(
+        ROUTES.some((route) => isUnder(route, prefix)),
+        prefix,
+      ).toBe(true);
   });
 
   it('401 without credentials (/api, /admin)', async () => {
@@ -122,8 +148,22 @@ describe('every error the pipeline answers is declared in the contract', () => {
 
   it('400 for NUL characters in the query string', async () => {
     for (const route of ROUTES.filter((r) => !isUnder(r, '/webhooks'))) {
-      const headers = { ...credentials(route), ...(takesJsonBody(route) ? { 'content-type': 'application/json' } : {}) };
-      expectDeclared(route, await send(base, route.method, `${pathOf(route)}?probe=%00`, headers, takesJsonBody(route) ? Buffer.from('{}') : undefined), 400, 'NUL');
+      const headers = {
+        ...credentials(route),
+        ...(takesJsonBody(route) ? { 'content-type': 'application/json' } : {}),
+      };
+      expectDeclared(
+        route,
+        await send(
+          base,
+          route.method,
+          `${pathOf(route)}?probe=%00`,
+          headers,
+          takesJsonBody(route) ? Buffer.from('{}') : undefined,
+        ),
+        400,
+        'NUL',
+      );
     }
   });
 
@@ -141,7 +181,12 @@ describe('every error the pipeline answers is declared in the contract', () => {
   it('415 for a body that is not JSON (POST, PUT, PATCH on /api, /admin, /public)', async () => {
     for (const route of ROUTES.filter((r) => takesJsonBody(r) && !isUnder(r, '/webhooks'))) {
       const headers = { ...credentials(route), 'content-type': 'application/x-www-form-urlencoded' };
-      expectDeclared(route, await send(base, route.method, pathOf(route), headers, Buffer.from('a=1')), 415, 'form body');
+      expectDeclared(
+        route,
+        await send(base, route.method, pathOf(route), headers, Buffer.from('a=1')),
+        415,
+        'form body',
+      );
     }
   });
 
@@ -158,7 +203,12 @@ describe('every error the pipeline answers is declared in the contract', () => {
     const limited = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     expect((await send(limited, 'GET', '/api/me', { authorization: `Bearer ${key}` })).status).toBe(200);
     for (const route of ROUTES.filter((r) => isUnder(r, '/api'))) {
-      expectDeclared(route, await send(limited, route.method, pathOf(route), { authorization: `Bearer ${key}` }), 429, 'rate limit');
+      expectDeclared(
+        route,
+        await send(limited, route.method, pathOf(route), { authorization: `Bearer ${key}` }),
+        429,
+        'rate limit',
+      );
     }
   });
 });

@@ -13,7 +13,9 @@ describe('the hot lane and the access rule', () => {
   it('refuses, at start, a route that has an access rule, whatever the rule', () => {
     for (const route of [contract.payouts.send, contract.imports.create, contract.people.createInvitation]) {
       expect(accessOf(route)).toBeDefined();
-      expect(() => hotRoute(route, implementation as never)).toThrow(`${route.method} ${route.path}: a route with an access rule (owner-only, no test key) is not a hot route`);
+      expect(() => hotRoute(route, implementation as never)).toThrow(
+        `${route.method} ${route.path}: a route with an access rule (owner-only, no test key) is not a hot route`,
+      );
     }
   });
 

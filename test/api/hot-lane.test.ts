@@ -1,4 +1,10 @@
-import { request as httpRequest, createServer, type IncomingHttpHeaders, type RequestListener, type Server } from 'node:http';
+import {
+  request as httpRequest,
+  createServer,
+  type IncomingHttpHeaders,
+  type RequestListener,
+  type Server,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/src/app.js';
@@ -19,7 +25,14 @@ interface Answer {
   headers: IncomingHttpHeaders;
 }
 
-function send(base: string, method: string, path: string, headers: Record<string, string>, body?: string | Buffer, chunked = false): Promise<Answer> {
+function send(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string | Buffer,
+  chunked = false,
+): Promise<Answer> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: url.hostname, port: url.port, method, path, headers }, (res) => {
@@ -54,15 +67,21 @@ const GENERATED = [
 const PER_SIDE = /^hot_(exp|hot)_/;
 
 function normalize(value: unknown): unknown {
-  if (typeof value === 'string') return GENERATED.find(([pattern]) => pattern.test(value))?.[1] ?? value.replace(PER_SIDE, 'hot_<side>_');
+  if (typeof value === 'string')
+    return GENERATED.find(([pattern]) => pattern.test(value))?.[1] ?? value.replace(PER_SIDE, 'hot_<side>_');
   if (Array.isArray(value)) return value.map(normalize);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalize(v)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalize(v)]));
   return value;
 }
 
 const VARYING_HEADERS = new Set(['date', 'x-request-id', 'ratelimit-remaining']);
 const comparableHeaders = (headers: IncomingHttpHeaders) =>
-  Object.fromEntries(Object.entries(headers).filter(([name]) => !VARYING_HEADERS.has(name)).sort(([a], [b]) => a.localeCompare(b)));
+  Object.fromEntries(
+    Object.entries(headers)
+      .filter(([name]) => !VARYING_HEADERS.has(name))
+      .sort(([a], [b]) => a.localeCompare(b)),
+  );
 
 describe('the hot lane answers as Express does', () => {
   const servers: Server[] = [];
@@ -81,7 +100,10 @@ describe('the hot lane answers as Express does', () => {
 
   beforeAll(async () => {
     const { db } = await testServer();
-    const { app, hotLane } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000 } });
+    const { app, hotLane } = createApp({
+      orm: db.orm,
+      config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000 },
+    });
     expressBase = await listen(app);
     hotBase = await listen(
       hotLane.listener((req, res) => {
@@ -102,11 +124,20 @@ describe('the hot lane answers as Express does', () => {
   const json = (extra: Record<string, string> = {}) => ({ ...auth(), 'content-type': 'application/json', ...extra });
 
   /** The same request to both; their answers must match. Returns the hot lane's answer and whether Express served it. */
-  async function compare(method: string, path: string, headers: Record<string, string>, body?: (side: 'express' | 'hot') => string | Buffer, chunked = false) {
+  async function compare(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body?: (side: 'express' | 'hot') => string | Buffer,
+    chunked = false,
+  ) {
     const viaExpress = await send(expressBase, method, path, headers, body?.('express'), chunked);
     const callsBefore = expressCalls;
     const viaHot = await send(hotBase, method, path, headers, body?.('hot'), chunked);
-    expect({ status: viaHot.status, body: normalize(viaHot.body) }).toEqual({ status: viaExpress.status, body: normalize(viaExpress.body) });
+    expect({ status: viaHot.status, body: normalize(viaHot.body) }).toEqual({
+      status: viaExpress.status,
+      body: normalize(viaExpress.body),
+    });
     expect(comparableHeaders(viaHot.headers)).toEqual(comparableHeaders(viaExpress.headers));
     return { answer: viaHot, servedByExpress: expressCalls > callsBefore };
   }
@@ -120,12 +151,22 @@ describe('the hot lane answers as Express does', () => {
   });
 
   it('POST /api/clicks: created, unknown slug, validation, NUL characters', async () => {
-    const created = await compare('POST', '/api/clicks', json(), () => JSON.stringify({ ref: merchant.slug, landing_url: 'https://shop.example.com/?ref=x' }));
+    const created = await compare('POST', '/api/clicks', json(), () =>
+      JSON.stringify({ ref: merchant.slug, landing_url: 'https://shop.example.com/?ref=x' }),
+    );
     expect(created.answer.status).toBe(201);
     expect(created.servedByExpress).toBe(false);
-    expect((await compare('POST', '/api/clicks', json(), () => JSON.stringify({ ref: 'nobody-here' }))).answer.status).toBe(404);
-    expect((await compare('POST', '/api/clicks', json(), () => JSON.stringify({ ref: 42, landing_url: 'x'.repeat(3000) }))).answer.status).toBe(400);
-    expect((await compare('POST', '/api/clicks', json(), () => JSON.stringify({ ref: `${merchant.slug}\u0000` }))).answer.status).toBe(400);
+    expect(
+      (await compare('POST', '/api/clicks', json(), () => JSON.stringify({ ref: 'nobody-here' }))).answer.status,
+    ).toBe(404);
+    expect(
+      (await compare('POST', '/api/clicks', json(), () => JSON.stringify({ ref: 42, landing_url: 'x'.repeat(3000) })))
+        .answer.status,
+    ).toBe(400);
+    expect(
+      (await compare('POST', '/api/clicks', json(), () => JSON.stringify({ ref: `${merchant.slug}\u0000` }))).answer
+        .status,
+    ).toBe(400);
   });
 
   it('bodies: malformed JSON, a scalar, an array, empty, a byte order mark, a UTF-8 charset', async () => {
@@ -134,9 +175,16 @@ describe('the hot lane answers as Express does', () => {
       expect(answer.status, raw).toBe(400);
       expect(servedByExpress).toBe(false);
     }
-    const bom = await compare('POST', '/api/clicks', json(), () => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ ref: merchant.slug }))]));
+    const bom = await compare('POST', '/api/clicks', json(), () =>
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ ref: merchant.slug }))]),
+    );
     expect(bom.answer.status).toBe(201);
-    const charset = await compare('POST', '/api/clicks', json({ 'content-type': 'application/json; charset=UTF-8' }), () => JSON.stringify({ ref: merchant.slug }));
+    const charset = await compare(
+      'POST',
+      '/api/clicks',
+      json({ 'content-type': 'application/json; charset=UTF-8' }),
+      () => JSON.stringify({ ref: merchant.slug }),
+    );
     expect(charset.answer.status).toBe(201);
     expect(charset.servedByExpress).toBe(false);
   });
@@ -144,21 +192,45 @@ describe('the hot lane answers as Express does', () => {
   it('headers before the body: a bad key with malformed JSON is 401; then UTF-8, then JSON', async () => {
     // The key is checked before the body is read (so an unauthenticated body is never buffered):
     // a malformed body with a bad or missing key is 401 now, where it was 400 when parsing came first.
-    for (const headers of [{ authorization: 'Bearer svc-not-a-key', 'content-type': 'application/json' }, { 'content-type': 'application/json' }] as Record<string, string>[]) {
+    for (const headers of [
+      { authorization: 'Bearer svc-not-a-key', 'content-type': 'application/json' },
+      { 'content-type': 'application/json' },
+    ] as Record<string, string>[]) {
       const refused = await compare('POST', '/api/clicks', headers, () => '{"ref":');
       expect([refused.answer.status, refused.servedByExpress]).toEqual([401, false]);
     }
-    const notUtf8 = await compare('POST', '/api/clicks', json(), () => Buffer.concat([Buffer.from('{"ref":"'), Buffer.from([0xff]), Buffer.from('"}')]));
-    expect([notUtf8.answer.status, notUtf8.answer.body, notUtf8.servedByExpress]).toEqual([400, { success: false, message: 'Body is not valid UTF-8' }, false]);
-    const longEnum = await compare('POST', '/api/conversions', json(), () => JSON.stringify({ external_id: 'hot_long', amount: 1, ref: merchant.slug, kind: 'k'.repeat(100_000) }));
-    expect([longEnum.answer.status, (longEnum.answer.body as { message: string }).message.length < 200]).toEqual([400, true]);
+    const notUtf8 = await compare('POST', '/api/clicks', json(), () =>
+      Buffer.concat([Buffer.from('{"ref":"'), Buffer.from([0xff]), Buffer.from('"}')]),
+    );
+    expect([notUtf8.answer.status, notUtf8.answer.body, notUtf8.servedByExpress]).toEqual([
+      400,
+      { success: false, message: 'Body is not valid UTF-8' },
+      false,
+    ]);
+    const longEnum = await compare('POST', '/api/conversions', json(), () =>
+      JSON.stringify({ external_id: 'hot_long', amount: 1, ref: merchant.slug, kind: 'k'.repeat(100_000) }),
+    );
+    expect([longEnum.answer.status, (longEnum.answer.body as { message: string }).message.length < 200]).toEqual([
+      400,
+      true,
+    ]);
   });
 
   it('POST /api/customers and /api/conversions: created, then the repeat deduped', async () => {
     for (const [path, body] of [
       ['/api/customers', (side: string) => ({ customer_id: `hot_${side.slice(0, 3)}_cus`, cookie_id: cookieId })],
-      ['/api/conversions', (side: string) => ({ external_id: `hot_${side.slice(0, 3)}_ord`, amount: 49.99, cookie_id: cookieId })],
-      ['/api/conversions', (side: string) => ({ external_id: `hot_${side.slice(0, 3)}_renewal`, amount: 19.99, customer_id: `hot_${side.slice(0, 3)}_cus` })],
+      [
+        '/api/conversions',
+        (side: string) => ({ external_id: `hot_${side.slice(0, 3)}_ord`, amount: 49.99, cookie_id: cookieId }),
+      ],
+      [
+        '/api/conversions',
+        (side: string) => ({
+          external_id: `hot_${side.slice(0, 3)}_renewal`,
+          amount: 19.99,
+          customer_id: `hot_${side.slice(0, 3)}_cus`,
+        }),
+      ],
     ] as const) {
       const first = await compare('POST', path, json(), (side) => JSON.stringify(body(side)));
       expect(first.answer.status, path).toBe(201);
@@ -167,24 +239,55 @@ describe('the hot lane answers as Express does', () => {
       expect(repeat.answer.status, path).toBe(200);
       expect((repeat.answer.body as { deduped: boolean }).deduped).toBe(true);
     }
-    const unattributed = await compare('POST', '/api/conversions', json(), () => JSON.stringify({ external_id: 'hot_none', amount: 1 }));
+    const unattributed = await compare('POST', '/api/conversions', json(), () =>
+      JSON.stringify({ external_id: 'hot_none', amount: 1 }),
+    );
     expect(unattributed.answer.status).toBe(400);
   });
 
   it('a test key (svc_test_): /api/me and the hot writes answer the same in both lanes, livemode false, in the test data', async () => {
-    const test = (extra: Record<string, string> = {}) => ({ authorization: `Bearer ${merchant.testKey}`, 'content-type': 'application/json', ...extra });
+    const test = (extra: Record<string, string> = {}) => ({
+      authorization: `Bearer ${merchant.testKey}`,
+      'content-type': 'application/json',
+      ...extra,
+    });
     const me = await compare('GET', '/api/me', { authorization: `Bearer ${merchant.testKey}` });
-    expect([me.answer.status, me.servedByExpress, me.answer.body]).toEqual([200, false, { success: true, data: { organization: { id: merchant.id, name: merchant.name, livemode: false } } }]);
+    expect([me.answer.status, me.servedByExpress, me.answer.body]).toEqual([
+      200,
+      false,
+      { success: true, data: { organization: { id: merchant.id, name: merchant.name, livemode: false } } },
+    ]);
     // The live slug is not a test slug: the test data has its own programs and affiliates.
-    expect((await compare('POST', '/api/clicks', test(), () => JSON.stringify({ ref: merchant.slug }))).answer.status).toBe(404);
+    expect(
+      (await compare('POST', '/api/clicks', test(), () => JSON.stringify({ ref: merchant.slug }))).answer.status,
+    ).toBe(404);
     const program = await merchant.testApi.post('/api/programs', { name: 'Test', commission_value: 10 });
     const slug = `hot-test-${Date.now()}`;
-    expect((await merchant.testApi.post('/api/affiliates', { email: `${slug}@example.com`, program_id: program.body.data.program.id, slug })).status).toBe(201);
+    expect(
+      (
+        await merchant.testApi.post('/api/affiliates', {
+          email: `${slug}@example.com`,
+          program_id: program.body.data.program.id,
+          slug,
+        })
+      ).status,
+    ).toBe(201);
     const click = await compare('POST', '/api/clicks', test(), () => JSON.stringify({ ref: slug }));
-    expect([click.answer.status, click.servedByExpress, (click.answer.body as { data: { click: { livemode: boolean } } }).data.click.livemode]).toEqual([201, false, false]);
+    expect([
+      click.answer.status,
+      click.servedByExpress,
+      (click.answer.body as { data: { click: { livemode: boolean } } }).data.click.livemode,
+    ]).toEqual([201, false, false]);
     for (const [path, body] of [
       ['/api/customers', (side: string) => ({ customer_id: `hot_${side.slice(0, 3)}_tcus`, ref: slug })],
-      ['/api/conversions', (side: string) => ({ external_id: `hot_${side.slice(0, 3)}_tord`, amount: 10, customer_id: `hot_${side.slice(0, 3)}_tcus` })],
+      [
+        '/api/conversions',
+        (side: string) => ({
+          external_id: `hot_${side.slice(0, 3)}_tord`,
+          amount: 10,
+          customer_id: `hot_${side.slice(0, 3)}_tcus`,
+        }),
+      ],
     ] as const) {
       const created = await compare('POST', path, test(), (side) => JSON.stringify(body(side)));
       expect([created.answer.status, created.servedByExpress], path).toEqual([201, false]);
@@ -193,7 +296,10 @@ describe('the hot lane answers as Express does', () => {
   });
 
   it('lone UTF-16 surrogates in ids: the same 400 naming the field in both lanes, nothing stored', async () => {
-    const lone = (field: string) => ({ success: false, message: `${field}: ill-formed Unicode (a lone UTF-16 surrogate) is not allowed` });
+    const lone = (field: string) => ({
+      success: false,
+      message: `${field}: ill-formed Unicode (a lone UTF-16 surrogate) is not allowed`,
+    });
     for (const id of ['sur\ud800', 'sur\udbff']) {
       // JSON.stringify writes a lone surrogate as its \u escape: the body is valid UTF-8 JSON.
       const cases: [string, Record<string, unknown>, string][] = [
@@ -225,8 +331,20 @@ describe('the hot lane answers as Express does', () => {
 
   it('leaves to Express what it does not serve in the plain form: other content types, chunked bodies, query strings, HEAD', async () => {
     const cases: [string, string, Record<string, string>, (() => string) | undefined, boolean][] = [
-      ['POST', '/api/clicks', json({ 'content-type': 'text/plain' }), () => JSON.stringify({ ref: merchant.slug }), false],
-      ['POST', '/api/clicks', json({ 'content-type': 'application/json; charset=latin1' }), () => JSON.stringify({ ref: merchant.slug }), false],
+      [
+        'POST',
+        '/api/clicks',
+        json({ 'content-type': 'text/plain' }),
+        () => JSON.stringify({ ref: merchant.slug }),
+        false,
+      ],
+      [
+        'POST',
+        '/api/clicks',
+        json({ 'content-type': 'application/json; charset=latin1' }),
+        () => JSON.stringify({ ref: merchant.slug }),
+        false,
+      ],
       ['POST', '/api/clicks', json(), () => JSON.stringify({ ref: merchant.slug }), true],
       ['POST', '/api/clicks?source=x', json(), () => JSON.stringify({ ref: merchant.slug }), false],
       ['HEAD', '/api/me', auth(), undefined, false],
@@ -242,7 +360,11 @@ describe('the hot lane answers as Express does', () => {
   it('refuses over the per-key rate limit with the same 429, Retry-After and budget headers', async () => {
     const { db } = await testServer();
     const limiter = memoryRateLimiter({ limit: 1, windowSeconds: 60 });
-    const { app, listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000 }, apiKeyRateLimiter: limiter });
+    const { app, listener } = createApp({
+      orm: db.orm,
+      config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000 },
+      apiKeyRateLimiter: limiter,
+    });
     const [viaExpress, viaHot] = [await listen(app), await listen(listener)];
     expect((await send(viaExpress, 'GET', '/api/me', auth())).status).toBe(200);
     const refusedByExpress = await send(viaExpress, 'GET', '/api/me', auth());

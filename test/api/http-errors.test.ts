@@ -6,16 +6,25 @@ import { createMerchant, createOrganization, expectError, request } from '../sup
 
 /** Bytes as they are, which `request` (strings only) cannot send. */
 async function postBytes(path: string, headers: Record<string, string>, bytes: Buffer) {
-  const res = await fetch((await testServer()).baseUrl + path, { method: 'POST', headers, body: new Uint8Array(bytes) });
+  const res = await fetch((await testServer()).baseUrl + path, {
+    method: 'POST',
+    headers,
+    body: new Uint8Array(bytes),
+  });
   return { status: res.status, body: await res.json() };
 }
 
-const withBytes = (before: string, bytes: number[], after: string) => Buffer.concat([Buffer.from(before), Buffer.from(bytes), Buffer.from(after)]);
+const withBytes = (before: string, bytes: number[], after: string) =>
+  Buffer.concat([Buffer.from(before), Buffer.from(bytes), Buffer.from(after)]);
 
 describe('every error in the envelope', () => {
   it('malformed JSON: 400', async () => {
     const org = await createOrganization();
-    const res = await request('POST', '/api/conversions', { key: org.key, rawBody: '{"external_id": ', headers: { 'content-type': 'application/json' } });
+    const res = await request('POST', '/api/conversions', {
+      key: org.key,
+      rawBody: '{"external_id": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(res, 400, 'Malformed JSON body');
   });
 
@@ -31,13 +40,21 @@ describe('every error in the envelope', () => {
 
   it('a non-JSON body where JSON is required: 415', async () => {
     const org = await createOrganization();
-    const res = await request('POST', '/api/conversions', { key: org.key, rawBody: 'external_id=1&amount=2', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const res = await request('POST', '/api/conversions', {
+      key: org.key,
+      rawBody: 'external_id=1&amount=2',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expectError(res, 415);
   });
 
   it('a JSON body that is not an object: 400', async () => {
     const org = await createOrganization();
-    const res = await request('POST', '/api/conversions', { key: org.key, rawBody: '[1,2]', headers: { 'content-type': 'application/json' } });
+    const res = await request('POST', '/api/conversions', {
+      key: org.key,
+      rawBody: '[1,2]',
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(res, 400);
   });
 
@@ -54,7 +71,11 @@ describe('every error in the envelope', () => {
 
   it('authentication comes before the body is read: no key, malformed JSON is 401 on both lanes', async () => {
     for (const path of ['/api/conversions', '/api/programs']) {
-      expectError(await request('POST', path, { rawBody: '{"external_id": ', headers: { 'content-type': 'application/json' } }), 401, 'Missing or invalid API key');
+      expectError(
+        await request('POST', path, { rawBody: '{"external_id": ', headers: { 'content-type': 'application/json' } }),
+        401,
+        'Missing or invalid API key',
+      );
     }
   });
 
@@ -96,14 +117,34 @@ describe('bodies that are not valid UTF-8: 400, never decoded with replacement c
     const json = { 'content-type': 'application/json' };
     for (const [name, bytes] of Object.entries(MALFORMED)) {
       const cases: [string, Record<string, string>, Buffer][] = [
-        ['/api/conversions', { ...json, authorization: `Bearer ${m.key}` }, withBytes('{"external_id":"ord-', bytes, `","amount":1,"ref":"${m.slug}"}`)],
-        ['/api/programs', { ...json, authorization: `Bearer ${m.key}` }, withBytes('{"name":"P', bytes, '","commission_value":10}')],
-        ['/admin/organizations', { ...json, authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, withBytes('{"name":"O', bytes, '"}')],
+        [
+          '/api/conversions',
+          { ...json, authorization: `Bearer ${m.key}` },
+          withBytes('{"external_id":"ord-', bytes, `","amount":1,"ref":"${m.slug}"}`),
+        ],
+        [
+          '/api/programs',
+          { ...json, authorization: `Bearer ${m.key}` },
+          withBytes('{"name":"P', bytes, '","commission_value":10}'),
+        ],
+        [
+          '/admin/organizations',
+          { ...json, authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+          withBytes('{"name":"O', bytes, '"}'),
+        ],
         [`/public/organizations/${m.id}/clicks`, { 'content-type': 'text/plain' }, withBytes('{"ref":"', bytes, '"}')],
-        [`/public/organizations/${m.id}/customers`, json, withBytes('{"customerId":"c-', bytes, `","cookieId":"${m.slug}"}`)],
+        [
+          `/public/organizations/${m.id}/customers`,
+          json,
+          withBytes('{"customerId":"c-', bytes, `","cookieId":"${m.slug}"}`),
+        ],
       ];
       for (const [path, headers, body] of cases) {
-        expect([name, path, await postBytes(path, headers, body)]).toEqual([name, path, { status: 400, body: { success: false, message: 'Body is not valid UTF-8' } }]);
+        expect([name, path, await postBytes(path, headers, body)]).toEqual([
+          name,
+          path,
+          { status: 400, body: { success: false, message: 'Body is not valid UTF-8' } },
+        ]);
       }
     }
   });
@@ -111,16 +152,31 @@ describe('bodies that are not valid UTF-8: 400, never decoded with replacement c
   it('valid UTF-8 beyond ASCII is accepted and kept exactly, with or without a byte order mark', async () => {
     const m = await createMerchant();
     const id = 'cüs-€-😀';
-    const created = await postBytes('/api/customers', { 'content-type': 'application/json', authorization: `Bearer ${m.key}` }, Buffer.from(JSON.stringify({ customer_id: id, ref: m.slug })));
+    const created = await postBytes(
+      '/api/customers',
+      { 'content-type': 'application/json', authorization: `Bearer ${m.key}` },
+      Buffer.from(JSON.stringify({ customer_id: id, ref: m.slug })),
+    );
     expect([created.status, created.body.data.customer.customer_id]).toEqual([201, id]);
-    const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ customerId: `${id}-2`, cookieId: m.slug }))]);
-    const viaSnippet = await postBytes(`/public/organizations/${m.id}/customers`, { 'content-type': 'text/plain' }, bom);
+    const bom = Buffer.concat([
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      Buffer.from(JSON.stringify({ customerId: `${id}-2`, cookieId: m.slug })),
+    ]);
+    const viaSnippet = await postBytes(
+      `/public/organizations/${m.id}/customers`,
+      { 'content-type': 'text/plain' },
+      bom,
+    );
     expect([viaSnippet.status, viaSnippet.body.data.customer.customer_id]).toEqual([201, `${id}-2`]);
   });
 
   it('a charset other than UTF-8 (which body-parser would decode): 415', async () => {
     const m = await createMerchant();
-    const res = await postBytes('/api/programs', { 'content-type': 'application/json; charset=utf-16le', authorization: `Bearer ${m.key}` }, Buffer.from(JSON.stringify({ name: 'P', commission_value: 10 }), 'utf16le'));
+    const res = await postBytes(
+      '/api/programs',
+      { 'content-type': 'application/json; charset=utf-16le', authorization: `Bearer ${m.key}` },
+      Buffer.from(JSON.stringify({ name: 'P', commission_value: 10 }), 'utf16le'),
+    );
     expect(res).toEqual({ status: 415, body: { success: false, message: 'Unsupported charset; send UTF-8 JSON' } });
   });
 });
@@ -134,7 +190,11 @@ describe('error messages repeat at most 100 characters of the input', () => {
     const hot = await m.api.post('/api/conversions', { external_id: 'echo-1', amount: 1, ref: m.slug, kind: long });
     expectError(hot, 400, `kind: Invalid enum value. Expected 'initial' | 'recurring', received '${cut(long)}'`);
     const viaExpress = await m.api.post('/api/programs', { name: 'P', commission_value: 10, commission_type: long });
-    expectError(viaExpress, 400, `commission_type: Invalid enum value. Expected 'percent' | 'flat', received '${cut(long)}'`);
+    expectError(
+      viaExpress,
+      400,
+      `commission_type: Invalid enum value. Expected 'percent' | 'flat', received '${cut(long)}'`,
+    );
   });
 
   it('an unknown path (10 KB: the header section caps paths at 16 KiB)', async () => {
@@ -158,6 +218,8 @@ describe('error messages repeat at most 100 characters of the input', () => {
   it('never splits a surrogate pair', () => {
     const value = `${'a'.repeat(99)}😀${'b'.repeat(1000)}`;
     const error = z.enum(['x']).safeParse(value).error!;
-    expect(describeZodError(error, 'kind')).toBe(`kind: Invalid enum value. Expected 'x', received '${'a'.repeat(99)}…'`);
+    expect(describeZodError(error, 'kind')).toBe(
+      `kind: Invalid enum value. Expected 'x', received '${'a'.repeat(99)}…'`,
+    );
   });
 });

@@ -11,14 +11,18 @@ const servers: Server[] = [];
 /** Another instance of the service on the same database, as behind a load balancer. */
 async function instance(): Promise<string> {
   const { db } = await testServer();
-  const { listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: TTL_MS } });
+  const { listener } = createApp({
+    orm: db.orm,
+    config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: TTL_MS },
+  });
   const server = createServer(listener).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   servers.push(server);
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-const me = (base: string, key: string) => fetch(`${base}/api/me`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status);
+const me = (base: string, key: string) =>
+  fetch(`${base}/api/me`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status);
 
 afterAll(() => {
   for (const s of servers) s.close();

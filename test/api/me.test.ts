@@ -10,7 +10,10 @@ describe('GET /api/me and authentication', () => {
   it('returns the organization of the key (Bearer form)', async () => {
     const res = await request('GET', '/api/me', { headers: { authorization: `Bearer ${org.key}` } });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: true, data: { organization: { id: org.id, name: 'Acme Inc', livemode: true } } });
+    expect(res.body).toEqual({
+      success: true,
+      data: { organization: { id: org.id, name: 'Acme Inc', livemode: true } },
+    });
   });
 
   it('accepts the bare key form `Authorization: svc-…`', async () => {

@@ -17,8 +17,11 @@ describe('ownership of the rows a path names', () => {
   beforeAll(async () => {
     owner = await createMerchant();
     intruder = (await createOrganization()).api;
-    const customer = (await owner.api.post('/api/customers', { customer_id: `own-cus-${Date.now()}`, ref: owner.slug })).body.data.customer;
-    const conversion = (await owner.api.post('/api/conversions', { external_id: `own-ord-${Date.now()}`, amount: 10, ref: owner.slug })).body.data.conversion;
+    const customer = (await owner.api.post('/api/customers', { customer_id: `own-cus-${Date.now()}`, ref: owner.slug }))
+      .body.data.customer;
+    const conversion = (
+      await owner.api.post('/api/conversions', { external_id: `own-ord-${Date.now()}`, amount: 10, ref: owner.slug })
+    ).body.data.conversion;
     ids.programs = { uuid: owner.program.id };
     ids.affiliates = { uuid: owner.affiliate.id };
     ids.customers = { uuid: customer.id, merchantId: customer.customer_id };
@@ -45,19 +48,38 @@ describe('ownership of the rows a path names', () => {
   });
 
   it('the owner reads its rows; a refused change leaves them as they were', async () => {
-    expectError(await intruder.patch(`/api/programs/${ids.programs.uuid}`, { commission_value: 99 }), 403, ErrorMessages.forbidden);
-    expectError(await intruder.patch(`/api/customers/${ids.customers.uuid}`, { status: 'canceled' }), 403, ErrorMessages.forbidden);
-    expectError(await intruder.post(`/api/conversions/${ids.conversions.uuid}/refund`, {}), 403, ErrorMessages.forbidden);
+    expectError(
+      await intruder.patch(`/api/programs/${ids.programs.uuid}`, { commission_value: 99 }),
+      403,
+      ErrorMessages.forbidden,
+    );
+    expectError(
+      await intruder.patch(`/api/customers/${ids.customers.uuid}`, { status: 'canceled' }),
+      403,
+      ErrorMessages.forbidden,
+    );
+    expectError(
+      await intruder.post(`/api/conversions/${ids.conversions.uuid}/refund`, {}),
+      403,
+      ErrorMessages.forbidden,
+    );
     expect((await owner.api.get(`/api/programs/${ids.programs.uuid}`)).body.data.program.commission_value).toBe(30);
     expect((await owner.api.get(`/api/customers/${ids.customers.uuid}`)).body.data.customer.status).toBe('trial');
-    expect((await owner.api.get(`/api/conversions/${ids.conversions.uuid}`)).body.data.conversion.refunded_amount).toBe(0);
-    expect((await owner.api.get(`/api/affiliates/${ids.affiliates.uuid}`)).body.data.affiliate).toEqual(owner.affiliate);
+    expect((await owner.api.get(`/api/conversions/${ids.conversions.uuid}`)).body.data.conversion.refunded_amount).toBe(
+      0,
+    );
+    expect((await owner.api.get(`/api/affiliates/${ids.affiliates.uuid}`)).body.data.affiliate).toEqual(
+      owner.affiliate,
+    );
   });
 
   it('a merchant id that is another row’s UUID: the row with that UUID answers', async () => {
-    const namedLikeIt = (await owner.api.post('/api/customers', { customer_id: ids.customers.uuid, ref: owner.slug })).body.data.customer;
+    const namedLikeIt = (await owner.api.post('/api/customers', { customer_id: ids.customers.uuid, ref: owner.slug }))
+      .body.data.customer;
     expect(namedLikeIt.customer_id).toBe(ids.customers.uuid);
-    expect((await owner.api.get(`/api/customers/${ids.customers.uuid}`)).body.data.customer.id).toBe(ids.customers.uuid);
+    expect((await owner.api.get(`/api/customers/${ids.customers.uuid}`)).body.data.customer.id).toBe(
+      ids.customers.uuid,
+    );
     expect((await owner.api.get(`/api/customers/${namedLikeIt.id}`)).body.data.customer.id).toBe(namedLikeIt.id);
   });
 });

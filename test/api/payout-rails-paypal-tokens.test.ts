@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { PayPalTokens, TOKEN_EXPIRY_MARGIN_SECONDS, type IssuedToken, type TokenScope } from '../../server/src/modules/payouts/rails/paypal-tokens.js';
+import {
+  PayPalTokens,
+  TOKEN_EXPIRY_MARGIN_SECONDS,
+  type IssuedToken,
+  type TokenScope,
+} from '../../server/src/modules/payouts/rails/paypal-tokens.js';
 import { rejection } from '../support/rejection.js';
 
 /*
@@ -17,7 +22,9 @@ function setup() {
   let now = 1_000_000;
   const tokens = new PayPalTokens({}, () => now);
   let issued = 0;
-  const issue = (expiresInSeconds = 32400) => async (): Promise<IssuedToken> => ({ value: `token-${++issued}`, expiresInSeconds });
+  const issue =
+    (expiresInSeconds = 32400) =>
+    async (): Promise<IssuedToken> => ({ value: `token-${++issued}`, expiresInSeconds });
   return { tokens, issue, issued: () => issued, advance: (ms: number) => (now += ms) };
 }
 

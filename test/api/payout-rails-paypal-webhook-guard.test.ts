@@ -9,7 +9,15 @@ import { createMerchant, expectError, type ApiResponse } from '../support/api.js
 import { assertDocumentedResponse } from '../support/openapi-validation.js';
 import { PayPalStandIn } from '../support/rails/paypal-standin.js';
 import { TEST_ADMIN_TOKEN, TEST_ENCRYPTION_KEY, testServer } from '../support/server.js';
-import { merchantWithPendingPayout, payout, pendingPayout, postWebhook, sendsSettled, settingsForFile, type Merchant } from './payout-rails.support.js';
+import {
+  merchantWithPendingPayout,
+  payout,
+  pendingPayout,
+  postWebhook,
+  sendsSettled,
+  settingsForFile,
+  type Merchant,
+} from './payout-rails.support.js';
 
 /*
  * Forged PayPal webhooks cost the merchant nothing they can measure: what cannot be PayPal's is
@@ -29,15 +37,29 @@ settingsForFile(
 const TOKEN = 'POST /v1/oauth2/token';
 const VERIFY = 'POST /v1/notifications/verify-webhook-signature';
 const NOT_VERIFIED = 'Invalid PayPal webhook signature: PayPal did not verify it (verify-webhook-signature)';
-const CERT_REFUSED = "Invalid PAYPAL-CERT-URL: not a certificate of PayPal's sandbox environment (https://api.sandbox.paypal.com/v1/notifications/certs/ or https://api-m.sandbox.paypal.com/v1/notifications/certs/…)";
+const CERT_REFUSED =
+  "Invalid PAYPAL-CERT-URL: not a certificate of PayPal's sandbox environment (https://api.sandbox.paypal.com/v1/notifications/certs/ or https://api-m.sandbox.paypal.com/v1/notifications/certs/…)";
 const STALE = 'PAYPAL-TRANSMISSION-TIME is more than 300 s away from now: not a current PayPal transmission';
 
 const connect = (m: Merchant, over: Record<string, unknown> = {}) =>
-  m.api.put('/api/integrations/paypal_payouts', { client_id: paypal.clientId, client_secret: paypal.clientSecret, environment: 'sandbox', webhook_id: paypal.webhookId, ...over });
+  m.api.put('/api/integrations/paypal_payouts', {
+    client_id: paypal.clientId,
+    client_secret: paypal.clientSecret,
+    environment: 'sandbox',
+    webhook_id: paypal.webhookId,
+    ...over,
+  });
 
 /** A request shaped like PayPal's in everything that can be checked without PayPal: only PayPal can tell that its signature is not one of PayPal's. */
 function lookalike(headers: Record<string, string> = {}, body?: string) {
-  const event = { id: `WH-${randomBytes(8).toString('hex').toUpperCase()}`, event_version: '1.0', create_time: new Date().toISOString(), resource_type: 'payouts_item', event_type: 'PAYMENT.PAYOUTS-ITEM.SUCCEEDED', resource: {} };
+  const event = {
+    id: `WH-${randomBytes(8).toString('hex').toUpperCase()}`,
+    event_version: '1.0',
+    create_time: new Date().toISOString(),
+    resource_type: 'payouts_item',
+    event_type: 'PAYMENT.PAYOUTS-ITEM.SUCCEEDED',
+    resource: {},
+  };
   return {
     body: body ?? JSON.stringify(event),
     headers: {
@@ -57,34 +79,68 @@ const minutesFromNow = (n: number) => new Date(Date.now() + n * 60_000).toISOStr
 async function rejectionsOf(m: Merchant) {
   const res = await m.api.get('/api/integrations/events?outcome=rejected&provider=paypal_payouts');
   expect(res.status).toBe(200);
-  return Object.fromEntries(res.body.data.webhook_events.map((e: { detail: string; requests: number }) => [e.detail, e.requests]));
+  return Object.fromEntries(
+    res.body.data.webhook_events.map((e: { detail: string; requests: number }) => [e.detail, e.requests]),
+  );
 }
 
 describe('PayPal webhooks: checked before PayPal is called', () => {
-  it('refuses (400) what cannot be PayPal\'s with no call to PayPal: the certificate\'s host, the transmission time, the headers\' shapes, the body; each counted under its reason', async () => {
+  it("refuses (400) what cannot be PayPal's with no call to PayPal: the certificate's host, the transmission time, the headers' shapes, the body; each counted under its reason", async () => {
     const m = await createMerchant();
     expect((await connect(m)).status).toBe(200);
     const calls = paypal.calls.length;
     const cases: [{ headers: Record<string, string>; body: string }, string][] = [
       [lookalike({ 'paypal-cert-url': 'https://attacker.example/v1/notifications/certs/CERT-1' }), CERT_REFUSED],
-      [lookalike({ 'paypal-cert-url': 'https://api.sandbox.paypal.com.attacker.example/v1/notifications/certs/CERT-1' }), CERT_REFUSED],
+      [
+        lookalike({
+          'paypal-cert-url': 'https://api.sandbox.paypal.com.attacker.example/v1/notifications/certs/CERT-1',
+        }),
+        CERT_REFUSED,
+      ],
       [lookalike({ 'paypal-cert-url': 'http://api.sandbox.paypal.com/v1/notifications/certs/CERT-1' }), CERT_REFUSED],
-      [lookalike({ 'paypal-cert-url': 'https://api.sandbox.paypal.com:8443/v1/notifications/certs/CERT-1' }), CERT_REFUSED],
-      [lookalike({ 'paypal-cert-url': 'https://user@api.sandbox.paypal.com/v1/notifications/certs/CERT-1' }), CERT_REFUSED],
+      [
+        lookalike({ 'paypal-cert-url': 'https://api.sandbox.paypal.com:8443/v1/notifications/certs/CERT-1' }),
+        CERT_REFUSED,
+      ],
+      [
+        lookalike({ 'paypal-cert-url': 'https://user@api.sandbox.paypal.com/v1/notifications/certs/CERT-1' }),
+        CERT_REFUSED,
+      ],
       [lookalike({ 'paypal-cert-url': 'https://api.sandbox.paypal.com/v1/oauth2/token' }), CERT_REFUSED],
       // A live certificate cannot verify a sandbox integration's webhooks.
       [lookalike({ 'paypal-cert-url': 'https://api.paypal.com/v1/notifications/certs/CERT-1' }), CERT_REFUSED],
       [lookalike({ 'paypal-transmission-time': minutesFromNow(-6) }), STALE],
       [lookalike({ 'paypal-transmission-time': minutesFromNow(6) }), STALE],
-      [lookalike({ 'paypal-transmission-time': 'yesterday' }), 'Malformed PAYPAL-TRANSMISSION-TIME: expected an Internet date-time (RFC 3339, e.g. 2026-01-31T12:00:00Z)'],
-      [lookalike({ 'paypal-transmission-sig': 'not base64!' }), 'Malformed PAYPAL-TRANSMISSION-SIG: expected a base64 signature of up to 500 characters'],
-      [lookalike({ 'paypal-transmission-sig': randomBytes(600).toString('base64') }), 'Malformed PAYPAL-TRANSMISSION-SIG: expected a base64 signature of up to 500 characters'],
-      [lookalike({ 'paypal-transmission-id': '1234567890' }), "Malformed PAYPAL-TRANSMISSION-ID: expected PayPal's transmission id (up to 50 characters, no spaces)"],
-      [lookalike({ 'paypal-transmission-id': 'a'.repeat(51) }), "Malformed PAYPAL-TRANSMISSION-ID: expected PayPal's transmission id (up to 50 characters, no spaces)"],
-      [lookalike({ 'paypal-auth-algo': 'SHA256-RSA' }), 'Malformed PAYPAL-AUTH-ALGO: expected letters and digits, up to 100 (PayPal sends SHA256withRSA)'],
+      [
+        lookalike({ 'paypal-transmission-time': 'yesterday' }),
+        'Malformed PAYPAL-TRANSMISSION-TIME: expected an Internet date-time (RFC 3339, e.g. 2026-01-31T12:00:00Z)',
+      ],
+      [
+        lookalike({ 'paypal-transmission-sig': 'not base64!' }),
+        'Malformed PAYPAL-TRANSMISSION-SIG: expected a base64 signature of up to 500 characters',
+      ],
+      [
+        lookalike({ 'paypal-transmission-sig': randomBytes(600).toString('base64') }),
+        'Malformed PAYPAL-TRANSMISSION-SIG: expected a base64 signature of up to 500 characters',
+      ],
+      [
+        lookalike({ 'paypal-transmission-id': '1234567890' }),
+        "Malformed PAYPAL-TRANSMISSION-ID: expected PayPal's transmission id (up to 50 characters, no spaces)",
+      ],
+      [
+        lookalike({ 'paypal-transmission-id': 'a'.repeat(51) }),
+        "Malformed PAYPAL-TRANSMISSION-ID: expected PayPal's transmission id (up to 50 characters, no spaces)",
+      ],
+      [
+        lookalike({ 'paypal-auth-algo': 'SHA256-RSA' }),
+        'Malformed PAYPAL-AUTH-ALGO: expected letters and digits, up to 100 (PayPal sends SHA256withRSA)',
+      ],
       [lookalike({ 'paypal-cert-url': '' }), 'Missing PayPal webhook header(s): PAYPAL-CERT-URL'],
       [lookalike({}, '[1, 2]'), 'Malformed webhook body: expected a JSON object'],
-      [lookalike({}, JSON.stringify({ id: 'WH-1', resource: {} })), 'Malformed PayPal event: expected its id and event_type (strings of letters, digits, ".", "_" or "-", up to 100)'],
+      [
+        lookalike({}, JSON.stringify({ id: 'WH-1', resource: {} })),
+        'Malformed PayPal event: expected its id and event_type (strings of letters, digits, ".", "_" or "-", up to 100)',
+      ],
     ];
     for (const [request, message] of cases) {
       const res = await postWebhook(`/webhooks/paypal/${m.id}`, request.body, request.headers);
@@ -118,7 +174,9 @@ describe('PayPal webhooks: checked before PayPal is called', () => {
     );
     expect(paypal.calls.slice(calls)).toEqual([]);
     // PAYPAL_API_BASE_URL points every environment at the local PayPal: a live-shaped request reaches it.
-    const liveCert = lookalike({ 'paypal-cert-url': 'https://api.paypal.com/v1/notifications/certs/CERT-89bac2a4-8a4a5a63-2c5c4c0d' });
+    const liveCert = lookalike({
+      'paypal-cert-url': 'https://api.paypal.com/v1/notifications/certs/CERT-89bac2a4-8a4a5a63-2c5c4c0d',
+    });
     expectError(await postWebhook(`/webhooks/paypal/${m.id}`, liveCert.body, liveCert.headers), 400, NOT_VERIFIED);
     expect(paypal.calls.slice(calls)).toEqual([TOKEN, VERIFY]);
   });
@@ -148,7 +206,13 @@ describe('PayPal access tokens: one per organization and credentials until it ex
     const hook = paypal.webhookFor(p.id, 'SUCCEEDED');
     const res = await postWebhook(`/webhooks/paypal/${m.id}`, hook.body, hook.headers);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.data.webhook).toEqual({ provider: 'paypal_payouts', event_id: JSON.parse(hook.body).id, event_type: 'PAYMENT.PAYOUTS-ITEM.SUCCEEDED', outcome: 'processed', detail: `Payout ${p.id} paid` });
+    expect(res.body.data.webhook).toEqual({
+      provider: 'paypal_payouts',
+      event_id: JSON.parse(hook.body).id,
+      event_type: 'PAYMENT.PAYOUTS-ITEM.SUCCEEDED',
+      outcome: 'processed',
+      detail: `Payout ${p.id} paid`,
+    });
     expect((await payout(m, p.id)).status).toBe('paid');
     expect(tokens() - t0).toBe(1);
 
@@ -157,7 +221,9 @@ describe('PayPal access tokens: one per organization and credentials until it ex
     expect((await connect(other)).status).toBe(200);
     const t1 = tokens();
     const burst = await Promise.all(
-      Array.from({ length: 5 }, () => lookalike()).map((forged) => postWebhook(`/webhooks/paypal/${other.id}`, forged.body, forged.headers)),
+      Array.from({ length: 5 }, () => lookalike()).map((forged) =>
+        postWebhook(`/webhooks/paypal/${other.id}`, forged.body, forged.headers),
+      ),
     );
     for (const answer of burst) expectError(answer, 400, NOT_VERIFIED);
     expect(tokens() - t1).toBe(1);
@@ -167,7 +233,11 @@ describe('PayPal access tokens: one per organization and credentials until it ex
     expect((await connect(m)).status).toBe(200);
     const t2 = tokens();
     const afterRotation = lookalike();
-    expectError(await postWebhook(`/webhooks/paypal/${m.id}`, afterRotation.body, afterRotation.headers), 400, NOT_VERIFIED);
+    expectError(
+      await postWebhook(`/webhooks/paypal/${m.id}`, afterRotation.body, afterRotation.headers),
+      400,
+      NOT_VERIFIED,
+    );
     expect(tokens() - t2).toBe(1);
 
     // PayPal stops taking the tokens (401): the call is made once more with a new token, which the next calls reuse.
@@ -209,13 +279,22 @@ describe('PayPal verifications: bounded per organization, across instances', () 
       orm: db.orm,
       rateLimiters,
       paypalWebhookVerifications: { max: 3, windowSeconds: 60 },
-      config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000, PUBLIC_BASE_URL: base, ENCRYPTION_KEY: TEST_ENCRYPTION_KEY },
+      config: {
+        ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+        API_KEY_CACHE_TTL_MS: 5_000,
+        PUBLIC_BASE_URL: base,
+        ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+      },
     });
     server.on('request', listener);
     return base;
   }
 
-  async function post(base: string, organizationId: string, request: { headers: Record<string, string>; body: string }): Promise<ApiResponse> {
+  async function post(
+    base: string,
+    organizationId: string,
+    request: { headers: Record<string, string>; body: string },
+  ): Promise<ApiResponse> {
     const path = `/webhooks/paypal/${organizationId}`;
     const res = await fetch(base + path, { method: 'POST', headers: request.headers, body: request.body });
     const text = await res.text();
@@ -226,7 +305,11 @@ describe('PayPal verifications: bounded per organization, across instances', () 
   it('past the bound, 429 with Retry-After and nothing asked of PayPal; counted in the log; other organizations keep their own budget', async () => {
     const { db } = await testServer();
     // The store the service uses for every rate limit on a real PostgreSQL (main.ts), shared by both instances.
-    const rateLimiters = createRateLimiterFactory({ DATABASE_URL: 'postgres://configured' }, pino({ level: 'silent' }), db.orm);
+    const rateLimiters = createRateLimiterFactory(
+      { DATABASE_URL: 'postgres://configured' },
+      pino({ level: 'silent' }),
+      db.orm,
+    );
     expect(rateLimiters.store).toBe('postgres');
     const [a, b] = [await instance(rateLimiters), await instance(rateLimiters)];
     const m = await createMerchant();
@@ -239,7 +322,8 @@ describe('PayPal verifications: bounded per organization, across instances', () 
     expect(paypal.callsTo(VERIFY) - v0).toBe(3);
 
     const calls = paypal.calls.length;
-    const limited = 'Too many PayPal webhooks to verify for this organization (at most 3 per 60 s): refused without asking PayPal; PayPal delivers the event again later';
+    const limited =
+      'Too many PayPal webhooks to verify for this organization (at most 3 per 60 s): refused without asking PayPal; PayPal delivers the event again later';
     for (const base of [b, a]) {
       const refused = await post(base, m.id, lookalike());
       expectError(refused, 429, limited);

@@ -4,7 +4,17 @@ import { PayoutReconciliation } from '../../server/src/jobs/payout-reconciliatio
 import { expectError } from '../support/api.js';
 import { testServer } from '../support/server.js';
 import { PayPalStandIn } from '../support/rails/paypal-standin.js';
-import { commissionStatuses, merchantWithPendingPayout, outboxEvents, payout, pendingPayout, postWebhook, reconcileNow, sendsSettled, type Merchant } from './payout-rails.support.js';
+import {
+  commissionStatuses,
+  merchantWithPendingPayout,
+  outboxEvents,
+  payout,
+  pendingPayout,
+  postWebhook,
+  reconcileNow,
+  sendsSettled,
+  type Merchant,
+} from './payout-rails.support.js';
 
 /*
  * PayPal Payouts end to end, against a local PayPal that speaks Payouts v1 as documented
@@ -24,9 +34,23 @@ afterAll(async () => {
 });
 
 async function connectPayPal(m: Merchant, over: Record<string, unknown> = {}) {
-  const res = await m.api.put('/api/integrations/paypal_payouts', { client_id: paypal.clientId, client_secret: paypal.clientSecret, environment: 'sandbox', webhook_id: paypal.webhookId, ...over });
+  const res = await m.api.put('/api/integrations/paypal_payouts', {
+    client_id: paypal.clientId,
+    client_secret: paypal.clientSecret,
+    environment: 'sandbox',
+    webhook_id: paypal.webhookId,
+    ...over,
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-  expect(res.body.data.integration).toEqual({ provider: 'paypal_payouts', kind: 'payout_rail', configured: true, environment: 'sandbox', webhook_path: `/webhooks/paypal/${m.id}`, updated_at: expect.any(String), livemode: true });
+  expect(res.body.data.integration).toEqual({
+    provider: 'paypal_payouts',
+    kind: 'payout_rail',
+    configured: true,
+    environment: 'sandbox',
+    webhook_path: `/webhooks/paypal/${m.id}`,
+    updated_at: expect.any(String),
+    livemode: true,
+  });
   expect(JSON.stringify(res.body)).not.toContain(paypal.clientSecret);
 }
 
@@ -38,38 +62,75 @@ async function sent(m: Merchant, ids: string[]) {
 
 describe('PayPal Payouts: send, webhooks, reconciliation', () => {
   it('sends one batch per currency with keys derived from the payouts; a SUCCEEDED webhook pays the payout and its commissions', async () => {
-    const { m, payout: p } = await merchantWithPendingPayout('paypal', 42.5, { payout_email: 'jane.paypal@example.com' });
+    const { m, payout: p } = await merchantWithPendingPayout('paypal', 42.5, {
+      payout_email: 'jane.paypal@example.com',
+    });
     await connectPayPal(m);
     const [answered] = await sent(m, [p.id]);
-    expect(answered).toMatchObject({ id: p.id, status: 'processing', method: 'paypal', failure_reason: null, simulated: false, sent_at: expect.any(String) });
+    expect(answered).toMatchObject({
+      id: p.id,
+      status: 'processing',
+      method: 'paypal',
+      failure_reason: null,
+      simulated: false,
+      sent_at: expect.any(String),
+    });
     await sendsSettled();
 
     const request = paypal.createRequests.find((r) => r.items.some((i: any) => i.sender_item_id === p.id));
-    expect(request.sender_batch_header).toMatchObject({ sender_batch_id: expect.stringMatching(/^svc-[0-9a-f]{32}$/), recipient_type: 'EMAIL' });
-    expect(request.items).toEqual([{ recipient_type: 'EMAIL', amount: { value: '42.50', currency: 'USD' }, receiver: 'jane.paypal@example.com', sender_item_id: p.id, note: `Payout ${p.id}` }]);
-    const batchId = [...paypal.batches.values()].find((b) => b.sender_batch_header.sender_batch_id === request.sender_batch_header.sender_batch_id)!.payout_batch_id;
+    expect(request.sender_batch_header).toMatchObject({
+      sender_batch_id: expect.stringMatching(/^svc-[0-9a-f]{32}$/),
+      recipient_type: 'EMAIL',
+    });
+    expect(request.items).toEqual([
+      {
+        recipient_type: 'EMAIL',
+        amount: { value: '42.50', currency: 'USD' },
+        receiver: 'jane.paypal@example.com',
+        sender_item_id: p.id,
+        note: `Payout ${p.id}`,
+      },
+    ]);
+    const batchId = [...paypal.batches.values()].find(
+      (b) => b.sender_batch_header.sender_batch_id === request.sender_batch_header.sender_batch_id,
+    )!.payout_batch_id;
     // The answer waited for PayPal's (bounded): it already names the batch.
     expect(answered.provider_reference).toBe(batchId);
     expect((await payout(m, p.id)).provider_reference).toBe(batchId);
 
     // Sending again: refused, nothing more reaches PayPal.
     const before = paypal.createRequests.length;
-    expectError(await m.api.post('/api/payouts/send', { payout_ids: [p.id] }), 409, `Payout ${p.id} is processing: only a pending payout can be sent`);
+    expectError(
+      await m.api.post('/api/payouts/send', { payout_ids: [p.id] }),
+      409,
+      `Payout ${p.id} is processing: only a pending payout can be sent`,
+    );
     expect(paypal.createRequests.length).toBe(before);
 
     paypal.setItem(p.id, 'SUCCESS');
     const hook = paypal.webhookFor(p.id, 'SUCCEEDED');
     const res = await postWebhook(`/webhooks/paypal/${m.id}`, hook.body, hook.headers);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.data.webhook).toMatchObject({ provider: 'paypal_payouts', event_type: 'PAYMENT.PAYOUTS-ITEM.SUCCEEDED', outcome: 'processed' });
+    expect(res.body.data.webhook).toMatchObject({
+      provider: 'paypal_payouts',
+      event_type: 'PAYMENT.PAYOUTS-ITEM.SUCCEEDED',
+      outcome: 'processed',
+    });
     const item = paypal.item(p.id)!;
-    expect(await payout(m, p.id)).toMatchObject({ status: 'paid', provider_reference: `${batchId}/${item.payout_item_id}`, paid_at: expect.any(String) });
+    expect(await payout(m, p.id)).toMatchObject({
+      status: 'paid',
+      provider_reference: `${batchId}/${item.payout_item_id}`,
+      paid_at: expect.any(String),
+    });
     expect(await commissionStatuses(m)).toEqual([{ status: 'paid', payout_id: p.id }]);
 
     // Redelivered: nothing changes.
     const again = await postWebhook(`/webhooks/paypal/${m.id}`, hook.body, hook.headers);
     expect(again.status).toBe(200);
-    expect(again.body.data.webhook).toMatchObject({ outcome: 'duplicate', detail: 'Event already handled; nothing changed' });
+    expect(again.body.data.webhook).toMatchObject({
+      outcome: 'duplicate',
+      detail: 'Event already handled; nothing changed',
+    });
   });
 
   it('a RETURNED item fails the payout: reason recorded, commissions approved again, payout.failed emitted, the partner sees it; retry sends a new payout', async () => {
@@ -83,10 +144,17 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     expect((await postWebhook(`/webhooks/paypal/${m.id}`, hook.body, hook.headers)).status).toBe(200);
 
     const failed = await payout(m, p.id);
-    expect(failed).toMatchObject({ status: 'failed', failure_reason: 'PayPal: RETURNED (RECEIVER_UNREGISTERED: Receiver is unregistered)', failed_at: expect.any(String), paid_at: null });
+    expect(failed).toMatchObject({
+      status: 'failed',
+      failure_reason: 'PayPal: RETURNED (RECEIVER_UNREGISTERED: Receiver is unregistered)',
+      failed_at: expect.any(String),
+      paid_at: null,
+    });
     expect(await commissionStatuses(m)).toEqual([{ status: 'approved', payout_id: null }]);
     const events = await outboxEvents(m.id, 'payout.failed');
-    expect(events.map((e) => [e.resource.id, e.resource.status, e.resource.failure_reason])).toEqual([[p.id, 'failed', failed.failure_reason]]);
+    expect(events.map((e) => [e.resource.id, e.resource.status, e.resource.failure_reason])).toEqual([
+      [p.id, 'failed', failed.failure_reason],
+    ]);
 
     // Retry: a new payout carries the commissions again and goes out at once; the failed one stays as the record.
     const retried = await m.api.post(`/api/payouts/${p.id}/retry`, {});
@@ -96,10 +164,21 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     expect(failed.retried_by_payout_id).toBeNull();
     expect(retried.body.data.payout.retried_by_payout_id).toBeNull();
     // The failed payout names the one that carried its commissions; retried again: 409 naming it, nothing created.
-    expect(await payout(m, p.id)).toMatchObject({ status: 'failed', retried_by_payout_id: retried.body.data.payout.id });
-    expectError(await m.api.post(`/api/payouts/${p.id}/retry`, {}), 409, `Payout ${p.id} was retried already: its commissions went into payout ${retried.body.data.payout.id}`);
+    expect(await payout(m, p.id)).toMatchObject({
+      status: 'failed',
+      retried_by_payout_id: retried.body.data.payout.id,
+    });
+    expectError(
+      await m.api.post(`/api/payouts/${p.id}/retry`, {}),
+      409,
+      `Payout ${p.id} was retried already: its commissions went into payout ${retried.body.data.payout.id}`,
+    );
     expect((await m.api.get(`/api/payouts?affiliate_id=${m.affiliate.id}`)).body.data.payouts).toHaveLength(2);
-    expectError(await m.api.post(`/api/payouts/${retried.body.data.payout.id}/retry`, {}), 409, 'A processing payout cannot be retried: only a failed one');
+    expectError(
+      await m.api.post(`/api/payouts/${retried.body.data.payout.id}/retry`, {}),
+      409,
+      'A processing payout cannot be retried: only a failed one',
+    );
     await sendsSettled();
     expect(paypal.item(retried.body.data.payout.id)).toBeDefined();
   });
@@ -131,7 +210,10 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     const hook = paypal.webhookFor(p.id, 'BLOCKED', { bare: true });
     const res = await postWebhook(`/webhooks/paypal/${m.id}`, hook.body, hook.headers);
     expect(res.body.data.webhook.outcome).toBe('processed');
-    expect(await payout(m, p.id)).toMatchObject({ status: 'failed', failure_reason: 'PayPal: BLOCKED (RECEIVER_ACCOUNT_LOCKED: Receiver account is locked)' });
+    expect(await payout(m, p.id)).toMatchObject({
+      status: 'failed',
+      failure_reason: 'PayPal: BLOCKED (RECEIVER_ACCOUNT_LOCKED: Receiver account is locked)',
+    });
   });
 
   it('a lost answer (PayPal paid, the connection dropped) is reconciled by asking PayPal for the same sender_batch_id: one batch, paid once', async () => {
@@ -142,7 +224,8 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     await sendsSettled();
     const afterLoss = await payout(m, p.id);
     expect(afterLoss).toMatchObject({ status: 'processing', provider_reference: null });
-    const batchesOf = () => [...paypal.batches.values()].filter((b) => b.items.some((i) => i.payout_item.sender_item_id === p.id));
+    const batchesOf = () =>
+      [...paypal.batches.values()].filter((b) => b.items.some((i) => i.payout_item.sender_item_id === p.id));
     expect(batchesOf()).toHaveLength(1);
 
     await reconcileNow();
@@ -174,7 +257,9 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     expect(requests).toHaveLength(1);
     const batch = [...paypal.batches.values()].find((b) => b.items.some((i) => i.payout_item.sender_item_id === p.id))!;
     // The second pass read the batch back: its item is known too.
-    expect((await payout(m, p.id)).provider_reference).toBe(`${batch.payout_batch_id}/${batch.items[0].payout_item_id}`);
+    expect((await payout(m, p.id)).provider_reference).toBe(
+      `${batch.payout_batch_id}/${batch.items[0].payout_item_id}`,
+    );
   });
 
   it('a PAYMENT.PAYOUTSBATCH.DENIED event: the batch is read back from PayPal, its payouts fail', async () => {
@@ -194,12 +279,23 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
   it('two sends of the same payout at once: one is taken (202), the other refused (409); PayPal receives it once', async () => {
     const { m, payout: p } = await merchantWithPendingPayout('paypal', 6);
     await connectPayPal(m);
-    const answers = await Promise.all([m.api.post('/api/payouts/send', { payout_ids: [p.id] }), m.api.post('/api/payouts/send', { payout_ids: [p.id] })]);
+    const answers = await Promise.all([
+      m.api.post('/api/payouts/send', { payout_ids: [p.id] }),
+      m.api.post('/api/payouts/send', { payout_ids: [p.id] }),
+    ]);
     expect(answers.map((a) => a.status).sort()).toEqual([202, 409]);
     await sendsSettled();
     expect(paypal.createRequests.filter((r) => r.items.some((i: any) => i.sender_item_id === p.id))).toHaveLength(1);
-    expectError(await m.api.post(`/api/payouts/${p.id}/paid`, {}), 409, 'A processing payout cannot be marked paid: it was sent through its payout rail, whose outcome decides');
-    expectError(await m.api.post(`/api/payouts/${p.id}/cancel`, {}), 409, 'A processing payout cannot be canceled: it was sent through its payout rail, whose outcome decides');
+    expectError(
+      await m.api.post(`/api/payouts/${p.id}/paid`, {}),
+      409,
+      'A processing payout cannot be marked paid: it was sent through its payout rail, whose outcome decides',
+    );
+    expectError(
+      await m.api.post(`/api/payouts/${p.id}/cancel`, {}),
+      409,
+      'A processing payout cannot be canceled: it was sent through its payout rail, whose outcome decides',
+    );
   });
 
   it('refuses a forged or unverifiable webhook (400) and changes nothing', async () => {
@@ -212,16 +308,35 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     // The event altered after signing (as if SUCCESS), and one with a made-up signature.
     const altered = JSON.parse(genuine.body);
     altered.resource.transaction_status = 'SUCCESS';
-    expectError(await postWebhook(`/webhooks/paypal/${m.id}`, JSON.stringify(altered), genuine.headers), 400, 'Invalid PayPal webhook signature: PayPal did not verify it (verify-webhook-signature)');
-    expectError(await postWebhook(`/webhooks/paypal/${m.id}`, JSON.stringify(altered), { ...genuine.headers, 'paypal-transmission-sig': 'Zm9yZ2Vk' }), 400, /Invalid PayPal webhook signature/);
+    expectError(
+      await postWebhook(`/webhooks/paypal/${m.id}`, JSON.stringify(altered), genuine.headers),
+      400,
+      'Invalid PayPal webhook signature: PayPal did not verify it (verify-webhook-signature)',
+    );
+    expectError(
+      await postWebhook(`/webhooks/paypal/${m.id}`, JSON.stringify(altered), {
+        ...genuine.headers,
+        'paypal-transmission-sig': 'Zm9yZ2Vk',
+      }),
+      400,
+      /Invalid PayPal webhook signature/,
+    );
     const { ['paypal-transmission-sig']: _sig, ...unsigned } = genuine.headers;
-    expectError(await postWebhook(`/webhooks/paypal/${m.id}`, genuine.body, unsigned), 400, 'Missing PayPal webhook header(s): PAYPAL-TRANSMISSION-SIG');
+    expectError(
+      await postWebhook(`/webhooks/paypal/${m.id}`, genuine.body, unsigned),
+      400,
+      'Missing PayPal webhook header(s): PAYPAL-TRANSMISSION-SIG',
+    );
     expect((await payout(m, p.id)).status).toBe('processing');
   });
 
   it('clear refusals: manual affiliate, no integration, unknown payout; nothing is sent', async () => {
     const manual = await merchantWithPendingPayout('manual', 8);
-    expectError(await manual.m.api.post('/api/payouts/send', { payout_ids: [manual.payout.id] }), 400, /is paid manually \(payout_method manual\): pay it with the export files \(GET \/api\/payouts\/export/);
+    expectError(
+      await manual.m.api.post('/api/payouts/send', { payout_ids: [manual.payout.id] }),
+      400,
+      /is paid manually \(payout_method manual\): pay it with the export files \(GET \/api\/payouts\/export/,
+    );
     // The bulk form leaves manual payouts to the export files.
     const bulk = await manual.m.api.post('/api/payouts/send', {});
     expect(bulk.status).toBe(202);
@@ -230,9 +345,21 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
 
     const { m, payout: p } = await merchantWithPendingPayout('paypal', 8);
     const before = paypal.createRequests.length;
-    expectError(await m.api.post('/api/payouts/send', { payout_ids: [p.id] }), 400, 'No paypal_payouts integration: add it with PUT /api/integrations/paypal_payouts { client_id, client_secret, environment, webhook_id }; nothing was sent');
-    expectError(await m.api.post('/api/payouts/send', { payout_ids: ['00000000-0000-4000-8000-000000000000'] }), 404, 'Payout 00000000-0000-4000-8000-000000000000 not found');
-    expectError(await m.api.put('/api/integrations/paypal_payouts', { client_id: 'x' }), 400, /client_secret: Required/);
+    expectError(
+      await m.api.post('/api/payouts/send', { payout_ids: [p.id] }),
+      400,
+      'No paypal_payouts integration: add it with PUT /api/integrations/paypal_payouts { client_id, client_secret, environment, webhook_id }; nothing was sent',
+    );
+    expectError(
+      await m.api.post('/api/payouts/send', { payout_ids: ['00000000-0000-4000-8000-000000000000'] }),
+      404,
+      'Payout 00000000-0000-4000-8000-000000000000 not found',
+    );
+    expectError(
+      await m.api.put('/api/integrations/paypal_payouts', { client_id: 'x' }),
+      400,
+      /client_secret: Required/,
+    );
     expect((await payout(m, p.id)).status).toBe('pending');
     expect(paypal.createRequests.length).toBe(before);
 
@@ -259,7 +386,8 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
       await job.start();
       paypal.setItem(p.id, 'SUCCESS');
       const deadline = Date.now() + 15_000;
-      while ((await payout(m, p.id)).status !== 'paid' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+      while ((await payout(m, p.id)).status !== 'paid' && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 250));
       expect((await payout(m, p.id)).status).toBe('paid');
     } finally {
       delete process.env.PAYOUT_RECONCILE_INTERVAL_SECONDS;
@@ -272,7 +400,10 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     await connectPayPal(m, { client_secret: 'not-the-secret' });
     await sent(m, [p.id]);
     await sendsSettled();
-    expect(await payout(m, p.id)).toMatchObject({ status: 'failed', failure_reason: 'PayPal refused the paypal_payouts credentials (401): Client Authentication failed' });
+    expect(await payout(m, p.id)).toMatchObject({
+      status: 'failed',
+      failure_reason: 'PayPal refused the paypal_payouts credentials (401): Client Authentication failed',
+    });
     expect(await commissionStatuses(m)).toEqual([{ status: 'approved', payout_id: null }]);
   });
 });

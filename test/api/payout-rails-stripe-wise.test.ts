@@ -3,7 +3,17 @@ import { describe, expect, it } from 'vitest';
 import { expectError } from '../support/api.js';
 import { StripeStandIn } from '../support/rails/stripe-standin.js';
 import { WiseStandIn } from '../support/rails/wise-standin.js';
-import { commissionStatuses, merchantWithPendingPayout, outboxEvents, payout, postWebhook, reconcileNow, sendsSettled, settingsForFile, type Merchant } from './payout-rails.support.js';
+import {
+  commissionStatuses,
+  merchantWithPendingPayout,
+  outboxEvents,
+  payout,
+  postWebhook,
+  reconcileNow,
+  sendsSettled,
+  settingsForFile,
+  type Merchant,
+} from './payout-rails.support.js';
 
 /*
  * Stripe Connect transfers and Wise transfers end to end, against local servers that speak the
@@ -15,7 +25,11 @@ settingsForFile(
   async () => {
     stripe = await new StripeStandIn().start();
     wise = await new WiseStandIn().start();
-    return { STRIPE_API_BASE_URL: stripe.baseUrl, WISE_API_BASE_URL: wise.baseUrl, WISE_WEBHOOK_PUBLIC_KEY: wise.publicKeyPem };
+    return {
+      STRIPE_API_BASE_URL: stripe.baseUrl,
+      WISE_API_BASE_URL: wise.baseUrl,
+      WISE_WEBHOOK_PUBLIC_KEY: wise.publicKeyPem,
+    };
   },
   async () => {
     await stripe.stop();
@@ -26,7 +40,14 @@ settingsForFile(
 const STRIPE_WEBHOOK_SECRET = 'whsec_payout_rails_0123456789';
 
 function stripeEvent(type: string, object: unknown) {
-  const body = JSON.stringify({ id: `evt_${Math.random().toString(36).slice(2)}`, object: 'event', type, livemode: true, created: Math.floor(Date.now() / 1000), data: { object } });
+  const body = JSON.stringify({
+    id: `evt_${Math.random().toString(36).slice(2)}`,
+    object: 'event',
+    type,
+    livemode: true,
+    created: Math.floor(Date.now() / 1000),
+    data: { object },
+  });
   const t = Math.floor(Date.now() / 1000);
   const v1 = createHmac('sha256', STRIPE_WEBHOOK_SECRET).update(`${t}.${body}`).digest('hex');
   return { body, headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${v1}` } };
@@ -35,14 +56,30 @@ function stripeEvent(type: string, object: unknown) {
 async function connectStripe(m: Merchant) {
   const res = await m.api.put('/api/integrations/stripe_connect', { secret_key: stripe.secretKey });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-  expect(res.body.data.integration).toMatchObject({ provider: 'stripe_connect', kind: 'payout_rail', configured: true, environment: 'sandbox', webhook_path: `/webhooks/stripe/${m.id}` });
+  expect(res.body.data.integration).toMatchObject({
+    provider: 'stripe_connect',
+    kind: 'payout_rail',
+    configured: true,
+    environment: 'sandbox',
+    webhook_path: `/webhooks/stripe/${m.id}`,
+  });
   expect((await m.api.put('/api/integrations/stripe', { signing_secret: STRIPE_WEBHOOK_SECRET })).status).toBe(200);
 }
 
 async function connectWise(m: Merchant) {
-  const res = await m.api.put('/api/integrations/wise', { api_token: wise.apiToken, profile_id: wise.profileId, environment: 'sandbox' });
+  const res = await m.api.put('/api/integrations/wise', {
+    api_token: wise.apiToken,
+    profile_id: wise.profileId,
+    environment: 'sandbox',
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-  expect(res.body.data.integration).toMatchObject({ provider: 'wise', kind: 'payout_rail', configured: true, environment: 'sandbox', webhook_path: `/webhooks/wise/${m.id}` });
+  expect(res.body.data.integration).toMatchObject({
+    provider: 'wise',
+    kind: 'payout_rail',
+    configured: true,
+    environment: 'sandbox',
+    webhook_path: `/webhooks/wise/${m.id}`,
+  });
 }
 
 describe('Stripe Connect transfers', () => {
@@ -54,8 +91,17 @@ describe('Stripe Connect transfers', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     // A transfer moves the money to the connected account when Stripe creates it: the answer, which waited for Stripe's, says paid.
     const transfer = stripe.transferOf(p.id);
-    expect(res.body.data.payouts[0]).toMatchObject({ status: 'paid', method: 'stripe', provider_reference: transfer.id });
-    expect(transfer).toMatchObject({ amount: 4250, currency: 'usd', destination: account, transfer_group: `svc-payout-${p.id}` });
+    expect(res.body.data.payouts[0]).toMatchObject({
+      status: 'paid',
+      method: 'stripe',
+      provider_reference: transfer.id,
+    });
+    expect(transfer).toMatchObject({
+      amount: 4250,
+      currency: 'usd',
+      destination: account,
+      transfer_group: `svc-payout-${p.id}`,
+    });
     expect(await payout(m, p.id)).toMatchObject({ status: 'paid', provider_reference: transfer.id });
     expect(await commissionStatuses(m)).toEqual([{ status: 'paid', payout_id: p.id }]);
     // A reversal after payment leaves the paid payout as it is, and says so.
@@ -80,7 +126,11 @@ describe('Stripe Connect transfers', () => {
     const creates = stripe.createRequests.length;
     await reconcileNow();
     expect(stripe.createRequests.length).toBe(creates);
-    expect(await payout(m, p.id)).toMatchObject({ status: 'failed', failure_reason: 'Stripe: transfer reversed', provider_reference: transfer.id });
+    expect(await payout(m, p.id)).toMatchObject({
+      status: 'failed',
+      failure_reason: 'Stripe: transfer reversed',
+      provider_reference: transfer.id,
+    });
     expect(await commissionStatuses(m)).toEqual([{ status: 'approved', payout_id: null }]);
     expect((await outboxEvents(m.id, 'payout.failed')).map((e) => e.resource.id)).toEqual([p.id]);
   });
@@ -88,12 +138,26 @@ describe('Stripe Connect transfers', () => {
   it('an affiliate without a connected account is refused before anything is sent; a destination Stripe does not know fails the payout', async () => {
     const { m, payout: p } = await merchantWithPendingPayout('stripe', 5);
     await connectStripe(m);
-    expectError(await m.api.post('/api/payouts/send', { payout_ids: [p.id] }), 400, `Payout ${p.id}: affiliate ${m.affiliate.id} has no stripe_account_id (Stripe Connect onboarding not finished); nothing was sent`);
-    expectError(await m.api.patch(`/api/affiliates/${m.affiliate.id}`, { stripe_account_id: 'nope' }), 400, /stripe_account_id: Expected a Stripe account id/);
-    expect((await m.api.patch(`/api/affiliates/${m.affiliate.id}`, { stripe_account_id: 'acct_unknown1' })).body.data.affiliate.stripe_account_id).toBe('acct_unknown1');
+    expectError(
+      await m.api.post('/api/payouts/send', { payout_ids: [p.id] }),
+      400,
+      `Payout ${p.id}: affiliate ${m.affiliate.id} has no stripe_account_id (Stripe Connect onboarding not finished); nothing was sent`,
+    );
+    expectError(
+      await m.api.patch(`/api/affiliates/${m.affiliate.id}`, { stripe_account_id: 'nope' }),
+      400,
+      /stripe_account_id: Expected a Stripe account id/,
+    );
+    expect(
+      (await m.api.patch(`/api/affiliates/${m.affiliate.id}`, { stripe_account_id: 'acct_unknown1' })).body.data
+        .affiliate.stripe_account_id,
+    ).toBe('acct_unknown1');
     await m.api.post('/api/payouts/send', { payout_ids: [p.id] });
     await sendsSettled();
-    expect(await payout(m, p.id)).toMatchObject({ status: 'failed', failure_reason: "Stripe refused the transfer (400): No such destination: 'acct_unknown1'" });
+    expect(await payout(m, p.id)).toMatchObject({
+      status: 'failed',
+      failure_reason: "Stripe refused the transfer (400): No such destination: 'acct_unknown1'",
+    });
   });
 });
 
@@ -104,7 +168,9 @@ describe('Wise transfers', () => {
     expect((await m.api.post('/api/payouts/send', { payout_ids: [p.id] })).status).toBe(202);
     await sendsSettled();
     const request = wise.transferRequests.at(-1);
-    expect(request.customerTransactionId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(request.customerTransactionId).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
     const transfer = wise.transferOf(request.customerTransactionId);
     expect(transfer).toMatchObject({ status: 'processing', sourceCurrency: 'USD', targetValue: 30 });
     expect(await payout(m, p.id)).toMatchObject({ status: 'processing', provider_reference: String(transfer.id) });
@@ -113,7 +179,11 @@ describe('Wise transfers', () => {
     const hook = wise.webhook(transfer.id, 'processing', 'outgoing_payment_sent');
     const res = await postWebhook(`/webhooks/wise/${m.id}`, hook.body, hook.headers);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.data.webhook).toMatchObject({ provider: 'wise', event_type: 'transfers#state-change', outcome: 'processed' });
+    expect(res.body.data.webhook).toMatchObject({
+      provider: 'wise',
+      event_type: 'transfers#state-change',
+      outcome: 'processed',
+    });
     expect((await payout(m, p.id)).status).toBe('paid');
   });
 
@@ -125,9 +195,17 @@ describe('Wise transfers', () => {
     const transfer = wise.transferOf(wise.transferRequests.at(-1).customerTransactionId);
     const forger = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
     const forged = wise.webhook(transfer.id, 'processing', 'outgoing_payment_sent', forger);
-    expectError(await postWebhook(`/webhooks/wise/${m.id}`, forged.body, forged.headers), 400, 'Invalid X-Signature-SHA256: not signed by Wise');
+    expectError(
+      await postWebhook(`/webhooks/wise/${m.id}`, forged.body, forged.headers),
+      400,
+      'Invalid X-Signature-SHA256: not signed by Wise',
+    );
     const { ['x-signature-sha256']: _s, ...unsigned } = forged.headers;
-    expectError(await postWebhook(`/webhooks/wise/${m.id}`, forged.body, unsigned), 400, 'Missing X-Signature-SHA256 header');
+    expectError(
+      await postWebhook(`/webhooks/wise/${m.id}`, forged.body, unsigned),
+      400,
+      'Missing X-Signature-SHA256 header',
+    );
     expect((await payout(m, p.id)).status).toBe('processing');
 
     wise.setStatus(transfer.id, 'bounced_back');
@@ -153,9 +231,21 @@ describe('Wise transfers', () => {
 
   it('a Wise affiliate needs a name; the wise integration names a missing field', async () => {
     const { m, payout: p } = await merchantWithPendingPayout('wise', 3, { name: null });
-    expectError(await m.api.put('/api/integrations/wise', { api_token: 'x', environment: 'live' }), 400, 'profile_id: Required');
-    expectError(await m.api.put('/api/integrations/wise', { api_token: 'x', environment: 'live', profile_id: 'abc' }), 400, 'profile_id: Expected a Wise profile id (digits)');
+    expectError(
+      await m.api.put('/api/integrations/wise', { api_token: 'x', environment: 'live' }),
+      400,
+      'profile_id: Required',
+    );
+    expectError(
+      await m.api.put('/api/integrations/wise', { api_token: 'x', environment: 'live', profile_id: 'abc' }),
+      400,
+      'profile_id: Expected a Wise profile id (digits)',
+    );
     await connectWise(m);
-    expectError(await m.api.post('/api/payouts/send', { payout_ids: [p.id] }), 400, `Payout ${p.id}: affiliate ${m.affiliate.id} has no name, which Wise needs as the account holder's; nothing was sent`);
+    expectError(
+      await m.api.post('/api/payouts/send', { payout_ids: [p.id] }),
+      400,
+      `Payout ${p.id}: affiliate ${m.affiliate.id} has no name, which Wise needs as the account holder's; nothing was sent`,
+    );
   });
 });

@@ -6,9 +6,17 @@ import { testServer } from '../support/server.js';
 export type Merchant = Awaited<ReturnType<typeof createMerchant>>;
 
 /** A merchant whose affiliate is paid by `method`, with approved commissions gathered into one pending payout of `amount`. */
-export async function merchantWithPendingPayout(method: 'paypal' | 'stripe' | 'wise' | 'manual', amount = 42.5, affiliate: Record<string, unknown> = {}) {
+export async function merchantWithPendingPayout(
+  method: 'paypal' | 'stripe' | 'wise' | 'manual',
+  amount = 42.5,
+  affiliate: Record<string, unknown> = {},
+) {
   const m = await createMerchant({ currency: 'USD' });
-  const patch = await m.api.patch(`/api/affiliates/${m.affiliate.id}`, { payout_method: method, name: 'Jane Doe', ...affiliate });
+  const patch = await m.api.patch(`/api/affiliates/${m.affiliate.id}`, {
+    payout_method: method,
+    name: 'Jane Doe',
+    ...affiliate,
+  });
   expect(patch.status, JSON.stringify(patch.body)).toBe(200);
   const payout = await pendingPayout(m, amount);
   return { m, payout };
@@ -34,7 +42,10 @@ export async function payout(m: Merchant, id: string) {
 export async function commissionStatuses(m: Merchant) {
   const res = await m.api.get(`/api/commissions?affiliate_id=${m.affiliate.id}`);
   expect(res.status).toBe(200);
-  return res.body.data.commissions.map((c: { status: string; payout_id: string | null }) => ({ status: c.status, payout_id: c.payout_id }));
+  return res.body.data.commissions.map((c: { status: string; payout_id: string | null }) => ({
+    status: c.status,
+    payout_id: c.payout_id,
+  }));
 }
 
 /** The sends this instance started, finished. */
@@ -49,10 +60,14 @@ export async function reconcileNow() {
 /** The outbox's events of a type for the organization (written only for subscribed types). */
 export async function outboxEvents(organizationId: string, type: string) {
   const { db } = await testServer();
-  return Sql.of(db.orm).rows<{ resource: any }>(`select resource from outbound_events where organization_id = $1 and type = $2 order by created_at`, [organizationId, type]);
+  return Sql.of(db.orm).rows<{ resource: any }>(
+    `select resource from outbound_events where organization_id = $1 and type = $2 order by created_at`,
+    [organizationId, type],
+  );
 }
 
-export const postWebhook = (path: string, body: string, headers: Record<string, string>) => request('POST', path, { rawBody: body, headers });
+export const postWebhook = (path: string, body: string, headers: Record<string, string>) =>
+  request('POST', path, { rawBody: body, headers });
 
 /**
  * For the tests of one file: starts its stand-ins, points the settings it answers at them (e.g.

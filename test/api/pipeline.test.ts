@@ -1,4 +1,10 @@
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type RequestListener, type Server } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type RequestListener,
+  type Server,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,8 +58,19 @@ describe('the request pipeline', () => {
 
   it('runs, for each hot route, the stages under /api in the list order, and nothing of the body for a GET', async () => {
     const { db } = await testServer();
-    const { hotLane } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000 } });
-    const upToTheBody = ['request id', 'metrics', 'security headers', 'draining', 'access log', 'API key', 'rate limit (api-key)'];
+    const { hotLane } = createApp({
+      orm: db.orm,
+      config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000 },
+    });
+    const upToTheBody = [
+      'request id',
+      'metrics',
+      'security headers',
+      'draining',
+      'access log',
+      'API key',
+      'rate limit (api-key)',
+    ];
     expect(hotLane.stageNames('GET /api/me')).toEqual(upToTheBody);
     for (const path of ['/api/clicks', '/api/customers', '/api/conversions']) {
       expect(hotLane.stageNames(`POST ${path}`)).toEqual([...upToTheBody, 'JSON body', 'unstorable text']);
@@ -62,38 +79,66 @@ describe('the request pipeline', () => {
 
   it('refuses a hot route under an Express-only slot or stage of the list', () => {
     const steps = [{ slot: 'static surface', paths: ['/docs'] }] as const;
-    expect(() => stagesOf(steps, { method: 'GET', path: '/docs/init.js' })).toThrow(/cannot lie under the Express-only static surface/);
+    expect(() => stagesOf(steps, { method: 'GET', path: '/docs/init.js' })).toThrow(
+      /cannot lie under the Express-only static surface/,
+    );
     expect(stagesOf(steps, { method: 'GET', path: '/documents' }).names).toEqual([]);
     const cors = [{ name: 'CORS (public)', paths: ['/public'], express: () => undefined }];
-    expect(() => stagesOf(cors, { method: 'POST', path: '/public/clicks' })).toThrow(/cannot lie under the Express-only stage CORS \(public\)/);
+    expect(() => stagesOf(cors, { method: 'POST', path: '/public/clicks' })).toThrow(
+      /cannot lie under the Express-only stage CORS \(public\)/,
+    );
     expect(stagesOf(cors, { method: 'POST', path: '/publication' }).names).toEqual([]);
   });
 
   it('lets a request through when the rate limiter fails, and logs it under the request id, in both lanes', async () => {
     const { db } = await testServer();
     const lines: Record<string, unknown>[] = [];
-    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const logger = pino(
+      { level: 'info' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+    );
     const { app, listener } = createApp({
       orm: db.orm,
       config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000 },
       logger,
       apiKeyRateLimiter: { hit: () => Promise.reject(new Error('store down')) },
     });
-    for (const [base, id] of [[await listen(app), 'via-express'], [await listen(listener), 'via-hot-lane']] as const) {
+    for (const [base, id] of [
+      [await listen(app), 'via-express'],
+      [await listen(listener), 'via-hot-lane'],
+    ] as const) {
       const answer = await get(base, '/api/me', { authorization: `Bearer ${key}`, 'x-request-id': id });
       expect(answer.status).toBe(200);
       expect(answer.headers['ratelimit-limit']).toBeUndefined();
-      expect(lines).toContainEqual(expect.objectContaining({ level: 40, reqId: id, msg: 'rate limiter unavailable; request allowed', err: expect.objectContaining({ message: 'store down' }) }));
-      expect(lines).toContainEqual(expect.objectContaining({ msg: 'request completed', req: expect.objectContaining({ id, method: 'GET', url: '/api/me' }), res: { statusCode: 200 } }));
+      expect(lines).toContainEqual(
+        expect.objectContaining({
+          level: 40,
+          reqId: id,
+          msg: 'rate limiter unavailable; request allowed',
+          err: expect.objectContaining({ message: 'store down' }),
+        }),
+      );
+      expect(lines).toContainEqual(
+        expect.objectContaining({
+          msg: 'request completed',
+          req: expect.objectContaining({ id, method: 'GET', url: '/api/me' }),
+          res: { statusCode: 200 },
+        }),
+      );
     }
   });
 
   it('asks keep-alive clients to reconnect elsewhere while draining, in both lanes', async () => {
     const { db } = await testServer();
     const readiness = new Readiness();
-    const { app, listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000 }, readiness });
+    const { app, listener } = createApp({
+      orm: db.orm,
+      config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000 },
+      readiness,
+    });
     const bases = [await listen(app), await listen(listener)];
-    for (const base of bases) expect((await get(base, '/api/me', { authorization: `Bearer ${key}` })).headers.connection).toBe('keep-alive');
+    for (const base of bases)
+      expect((await get(base, '/api/me', { authorization: `Bearer ${key}` })).headers.connection).toBe('keep-alive');
     readiness.draining = true;
     for (const base of bases) {
       const answer = await get(base, '/api/me', { authorization: `Bearer ${key}` });

@@ -51,7 +51,13 @@ describe('programs', () => {
       currency: 'eur',
     });
     expect(res.status).toBe(201);
-    expect(res.body.data.program).toMatchObject({ commission_type: 'flat', commission_value: 12.5, click_window_days: 0, commission_window_months: 6, currency: 'EUR' });
+    expect(res.body.data.program).toMatchObject({
+      commission_type: 'flat',
+      commission_value: 12.5,
+      click_window_days: 0,
+      commission_window_months: 6,
+      currency: 'EUR',
+    });
   });
 
   it.each([
@@ -77,9 +83,19 @@ describe('programs', () => {
     const got = await org.api.get(`/api/programs/${ids[2]}`);
     expect(got.body.data.program.name).toBe('P2');
 
-    const patched = await org.api.patch(`/api/programs/${ids[2]}`, { click_window_days: 7, commission_window_months: null, name: 'Renamed' });
+    const patched = await org.api.patch(`/api/programs/${ids[2]}`, {
+      click_window_days: 7,
+      commission_window_months: null,
+      name: 'Renamed',
+    });
     expect(patched.status).toBe(200);
-    expect(patched.body.data.program).toMatchObject({ id: ids[2], name: 'Renamed', click_window_days: 7, commission_window_months: null, commission_value: 2 });
+    expect(patched.body.data.program).toMatchObject({
+      id: ids[2],
+      name: 'Renamed',
+      click_window_days: 7,
+      commission_window_months: null,
+      commission_value: 2,
+    });
 
     const seen: string[] = [];
     let cursor: string | null = null;

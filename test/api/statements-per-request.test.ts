@@ -36,7 +36,9 @@ describe('statements per request, caches warm', () => {
     const m = await createMerchant();
     await m.api.post('/api/clicks', { ref: m.slug });
     for (let i = 0; i < 3; i++) {
-      const sent = await counted(async () => expect((await m.api.post('/api/clicks', { ref: m.slug })).status).toBe(201));
+      const sent = await counted(async () =>
+        expect((await m.api.post('/api/clicks', { ref: m.slug })).status).toBe(201),
+      );
       expect(sent, sent.join('\n')).toHaveLength(1);
     }
   });
@@ -46,34 +48,52 @@ describe('statements per request, caches warm', () => {
     const cookie = (await m.api.post('/api/clicks', { ref: m.slug })).body.data.click.cookie_id;
     await m.api.post('/api/customers', { customer_id: 'warm', cookie_id: cookie });
     for (let i = 0; i < 3; i++) {
-      const sent = await counted(async () => expect((await m.api.post('/api/customers', { customer_id: `c${i}`, cookie_id: cookie })).status).toBe(201));
+      const sent = await counted(async () =>
+        expect((await m.api.post('/api/customers', { customer_id: `c${i}`, cookie_id: cookie })).status).toBe(201),
+      );
       expect(sent, sent.join('\n')).toHaveLength(1);
     }
-    const repeat = await counted(async () => expect((await m.api.post('/api/customers', { customer_id: 'c0', cookie_id: cookie })).status).toBe(200));
+    const repeat = await counted(async () =>
+      expect((await m.api.post('/api/customers', { customer_id: 'c0', cookie_id: cookie })).status).toBe(200),
+    );
     expect(repeat, repeat.join('\n')).toHaveLength(2);
   });
 
   it('reads by id: one statement, the ownership rule included', async () => {
     const m = await createMerchant();
     await m.api.post('/api/customers', { customer_id: 'read-me', ref: m.slug });
-    for (const path of [`/api/programs/${m.program.id}`, `/api/affiliates/${m.affiliate.id}`, '/api/customers/read-me']) {
+    for (const path of [
+      `/api/programs/${m.program.id}`,
+      `/api/affiliates/${m.affiliate.id}`,
+      '/api/customers/read-me',
+    ]) {
       const sent = await counted(async () => expect((await m.api.get(path)).status).toBe(200));
       expect(sent, `${path}\n${sent.join('\n')}`).toHaveLength(1);
     }
   });
 
-  it('POST /api/affiliates: the program check (which answers a repeat), then the partner\'s tax form taken under its lock and one insert; POST /api/programs: one insert', async () => {
+  it("POST /api/affiliates: the program check (which answers a repeat), then the partner's tax form taken under its lock and one insert; POST /api/programs: one insert", async () => {
     const m = await createMerchant();
-    const created = await counted(async () => expect((await m.api.post('/api/affiliates', { email: 'new@example.com', program_id: m.program.id })).status).toBe(201));
+    const created = await counted(async () =>
+      expect((await m.api.post('/api/affiliates', { email: 'new@example.com', program_id: m.program.id })).status).toBe(
+        201,
+      ),
+    );
     // A new membership starts with the partner's current tax form (modules/tax-forms/partner-form.ts):
     // begin, the per-partner lock (so that a decision on the form at the same moment is not missed:
     // the lock comes before the read's snapshot, hence statements of their own), the form, the
     // insert, commit. Creating an affiliate is not a hot path; the repeat below still costs one.
     expect(created, created.join('\n')).toHaveLength(6);
     expect(created.filter((sql) => /^(begin|commit)$/.test(sql))).toEqual(['begin', 'commit']);
-    const repeat = await counted(async () => expect((await m.api.post('/api/affiliates', { email: 'new@example.com', program_id: m.program.id })).status).toBe(200));
+    const repeat = await counted(async () =>
+      expect((await m.api.post('/api/affiliates', { email: 'new@example.com', program_id: m.program.id })).status).toBe(
+        200,
+      ),
+    );
     expect(repeat, repeat.join('\n')).toHaveLength(1);
-    const program = await counted(async () => expect((await m.api.post('/api/programs', { name: 'P', commission_value: 5 })).status).toBe(201));
+    const program = await counted(async () =>
+      expect((await m.api.post('/api/programs', { name: 'P', commission_value: 5 })).status).toBe(201),
+    );
     expect(program, program.join('\n')).toHaveLength(1);
   });
 });

@@ -36,7 +36,10 @@ async function withStripe(program: Record<string, unknown> = {}): Promise<Mercha
 const requestsFor = (email: string) => {
   const accounts = stripe.requests.filter((r) => r.path === '/v1/accounts' && r.params.email === email);
   const ids = new Set([...stripe.accounts.values()].filter((a) => a.email === email).map((a) => a.id as string));
-  return { accounts, links: stripe.requests.filter((r) => r.path === '/v1/account_links' && ids.has(r.params.account)) };
+  return {
+    accounts,
+    links: stripe.requests.filter((r) => r.path === '/v1/account_links' && ids.has(r.params.account)),
+  };
 };
 
 describe('POST /api/affiliates/{id}/stripe-onboarding', () => {
@@ -47,7 +50,11 @@ describe('POST /api/affiliates/{id}/stripe-onboarding', () => {
     expect(first.status, JSON.stringify(first.body)).toBe(200);
     const account: string = first.body.data.stripe_account_id;
     expect(account).toMatch(/^acct_/);
-    expect(first.body.data).toEqual({ url: expect.stringMatching(new RegExp(`^https://connect\\.stripe\\.com/setup/e/${account}/`)), expires_at: expect.any(String), stripe_account_id: account });
+    expect(first.body.data).toEqual({
+      url: expect.stringMatching(new RegExp(`^https://connect\\.stripe\\.com/setup/e/${account}/`)),
+      expires_at: expect.any(String),
+      stripe_account_id: account,
+    });
     expect(Date.parse(first.body.data.expires_at)).toBeGreaterThan(Date.now());
 
     const sent = requestsFor(m.affiliate.email);
@@ -55,13 +62,27 @@ describe('POST /api/affiliates/{id}/stripe-onboarding', () => {
       {
         method: 'POST',
         path: '/v1/accounts',
-        params: { type: 'express', email: m.affiliate.email, 'capabilities[transfers][requested]': 'true', 'metadata[organization_id]': m.id },
+        params: {
+          type: 'express',
+          email: m.affiliate.email,
+          'capabilities[transfers][requested]': 'true',
+          'metadata[organization_id]': m.id,
+        },
         idempotencyKey: expect.stringMatching(/^svc-connect-account-[0-9a-f]{40}$/),
       },
     ]);
     const page = `${baseUrl}/dashboard/affiliates/${m.affiliate.id}`;
-    expect(sent.links.map((l) => l.params)).toEqual([{ account, type: 'account_onboarding', refresh_url: `${page}?stripe_onboarding=refresh`, return_url: `${page}?stripe_onboarding=return` }]);
-    expect((await m.api.get(`/api/affiliates/${m.affiliate.id}`)).body.data.affiliate).toMatchObject({ stripe_account_id: account });
+    expect(sent.links.map((l) => l.params)).toEqual([
+      {
+        account,
+        type: 'account_onboarding',
+        refresh_url: `${page}?stripe_onboarding=refresh`,
+        return_url: `${page}?stripe_onboarding=return`,
+      },
+    ]);
+    expect((await m.api.get(`/api/affiliates/${m.affiliate.id}`)).body.data.affiliate).toMatchObject({
+      stripe_account_id: account,
+    });
 
     const again = await m.api.post(`/api/affiliates/${m.affiliate.id}/stripe-onboarding`);
     expect(again.body.data.stripe_account_id).toBe(account);
@@ -73,9 +94,14 @@ describe('POST /api/affiliates/{id}/stripe-onboarding', () => {
   it("the account is the partner's: their other program's membership gets it too, without a second account", async () => {
     const m = await withStripe();
     const second = await m.api.post('/api/programs', { name: 'Second', commission_value: 5 });
-    const other = await m.api.post('/api/affiliates', { email: m.affiliate.email, program_id: second.body.data.program.id });
+    const other = await m.api.post('/api/affiliates', {
+      email: m.affiliate.email,
+      program_id: second.body.data.program.id,
+    });
     const first = await m.api.post(`/api/affiliates/${m.affiliate.id}/stripe-onboarding`);
-    expect((await m.api.get(`/api/affiliates/${other.body.data.affiliate.id}`)).body.data.affiliate.stripe_account_id).toBe(first.body.data.stripe_account_id);
+    expect(
+      (await m.api.get(`/api/affiliates/${other.body.data.affiliate.id}`)).body.data.affiliate.stripe_account_id,
+    ).toBe(first.body.data.stripe_account_id);
     const viaOther = await m.api.post(`/api/affiliates/${other.body.data.affiliate.id}/stripe-onboarding`);
     expect(viaOther.body.data.stripe_account_id).toBe(first.body.data.stripe_account_id);
     expect(requestsFor(m.affiliate.email).accounts).toHaveLength(1);
@@ -83,12 +109,20 @@ describe('POST /api/affiliates/{id}/stripe-onboarding', () => {
 
   it('409 without a stripe_connect integration; 502 when Stripe is down, nothing stored, and the retry makes one account', async () => {
     const bare = await createMerchant();
-    expectError(await bare.api.post(`/api/affiliates/${bare.affiliate.id}/stripe-onboarding`), 409, 'No Stripe Connect integration: set up stripe_connect (PUT /api/integrations/stripe_connect) first');
+    expectError(
+      await bare.api.post(`/api/affiliates/${bare.affiliate.id}/stripe-onboarding`),
+      409,
+      'No Stripe Connect integration: set up stripe_connect (PUT /api/integrations/stripe_connect) first',
+    );
 
     const m = await withStripe();
     stripe.failing = true;
     try {
-      expectError(await m.api.post(`/api/affiliates/${m.affiliate.id}/stripe-onboarding`), 502, /^Stripe did not answer/);
+      expectError(
+        await m.api.post(`/api/affiliates/${m.affiliate.id}/stripe-onboarding`),
+        502,
+        /^Stripe did not answer/,
+      );
     } finally {
       stripe.failing = false;
     }
@@ -102,7 +136,11 @@ describe('POST /api/affiliates/{id}/stripe-onboarding', () => {
     const other = await createOrganization();
     const before = stripe.requests.length;
     expectError(await other.api.post(`/api/affiliates/${m.affiliate.id}/stripe-onboarding`), 403);
-    expectError(await m.api.post('/api/affiliates/00000000-0000-4000-8000-000000000000/stripe-onboarding'), 404, 'Affiliate not found');
+    expectError(
+      await m.api.post('/api/affiliates/00000000-0000-4000-8000-000000000000/stripe-onboarding'),
+      404,
+      'Affiliate not found',
+    );
     expect(stripe.requests.length).toBe(before);
   });
 });
@@ -112,33 +150,79 @@ describe('the partner in the portal', () => {
     const m = await withStripe();
     const { baseUrl } = await testServer();
     const partner = await partnerSession(m.id, m.affiliate.email);
-    expect((await partner.get('/partner/api/payout-settings')).body.data).toEqual({ payout_method: 'manual', payout_email: m.affiliate.email, stripe_connected: false, available_methods: ['manual', 'stripe'] });
-    expectError(await partner.put('/partner/api/payout-settings', { payout_method: 'stripe' }), 409, 'payout_method: connect with Stripe first');
+    expect((await partner.get('/partner/api/payout-settings')).body.data).toEqual({
+      payout_method: 'manual',
+      payout_email: m.affiliate.email,
+      stripe_connected: false,
+      available_methods: ['manual', 'stripe'],
+    });
+    expectError(
+      await partner.put('/partner/api/payout-settings', { payout_method: 'stripe' }),
+      409,
+      'payout_method: connect with Stripe first',
+    );
 
     const link = await partner.post('/partner/api/stripe-onboarding', {});
     expect(link.status, JSON.stringify(link.body)).toBe(200);
     const portal = `${baseUrl}/portal/${m.id}`;
-    expect(requestsFor(m.affiliate.email).links.at(-1)!.params).toMatchObject({ refresh_url: `${portal}?stripe_onboarding=refresh`, return_url: `${portal}?stripe_onboarding=return` });
+    expect(requestsFor(m.affiliate.email).links.at(-1)!.params).toMatchObject({
+      refresh_url: `${portal}?stripe_onboarding=refresh`,
+      return_url: `${portal}?stripe_onboarding=return`,
+    });
     stripe.completeOnboarding(link.body.data.stripe_account_id);
 
     const chosen = await partner.put('/partner/api/payout-settings', { payout_method: 'stripe' });
-    expect(chosen.body.data).toEqual({ payout_method: 'stripe', payout_email: m.affiliate.email, stripe_connected: true, available_methods: ['manual', 'stripe'] });
-    expect((await m.api.get(`/api/affiliates/${m.affiliate.id}`)).body.data.affiliate).toMatchObject({ payout_method: 'stripe', stripe_account_id: link.body.data.stripe_account_id });
+    expect(chosen.body.data).toEqual({
+      payout_method: 'stripe',
+      payout_email: m.affiliate.email,
+      stripe_connected: true,
+      available_methods: ['manual', 'stripe'],
+    });
+    expect((await m.api.get(`/api/affiliates/${m.affiliate.id}`)).body.data.affiliate).toMatchObject({
+      payout_method: 'stripe',
+      stripe_account_id: link.body.data.stripe_account_id,
+    });
     // A merchant without Stripe: the portal's Stripe button answers why.
     const bare = await createMerchant();
     const barePartner = await partnerSession(bare.id, bare.affiliate.email);
-    expectError(await barePartner.post('/partner/api/stripe-onboarding', {}), 409, 'This merchant does not pay through Stripe');
+    expectError(
+      await barePartner.post('/partner/api/stripe-onboarding', {}),
+      409,
+      'This merchant does not pay through Stripe',
+    );
   });
 
   it('PayPal and Wise need the rail set up by the merchant and a payout e-mail', async () => {
     const m = await withStripe();
     const partner = await partnerSession(m.id, m.affiliate.email);
-    expectError(await partner.put('/partner/api/payout-settings', { payout_method: 'paypal' }), 409, 'payout_method: this merchant does not pay by paypal');
-    const paypal = await m.api.put('/api/integrations/paypal_payouts', { client_id: 'client-id', client_secret: 'client-secret', environment: 'sandbox' });
+    expectError(
+      await partner.put('/partner/api/payout-settings', { payout_method: 'paypal' }),
+      409,
+      'payout_method: this merchant does not pay by paypal',
+    );
+    const paypal = await m.api.put('/api/integrations/paypal_payouts', {
+      client_id: 'client-id',
+      client_secret: 'client-secret',
+      environment: 'sandbox',
+    });
     expect(paypal.status, JSON.stringify(paypal.body)).toBe(200);
-    expectError(await partner.put('/partner/api/payout-settings', { payout_method: 'paypal' }), 400, 'payout_email: your PayPal e-mail is required');
-    const chosen = await partner.put('/partner/api/payout-settings', { payout_method: 'paypal', payout_email: 'Pay.Me@Example.com' });
-    expect(chosen.body.data).toMatchObject({ payout_method: 'paypal', payout_email: 'pay.me@example.com', available_methods: ['manual', 'paypal', 'stripe'] });
-    expect((await m.api.get(`/api/affiliates/${m.affiliate.id}`)).body.data.affiliate).toMatchObject({ payout_method: 'paypal', payout_email: 'pay.me@example.com' });
+    expectError(
+      await partner.put('/partner/api/payout-settings', { payout_method: 'paypal' }),
+      400,
+      'payout_email: your PayPal e-mail is required',
+    );
+    const chosen = await partner.put('/partner/api/payout-settings', {
+      payout_method: 'paypal',
+      payout_email: 'Pay.Me@Example.com',
+    });
+    expect(chosen.body.data).toMatchObject({
+      payout_method: 'paypal',
+      payout_email: 'pay.me@example.com',
+      available_methods: ['manual', 'paypal', 'stripe'],
+    });
+    expect((await m.api.get(`/api/affiliates/${m.affiliate.id}`)).body.data.affiliate).toMatchObject({
+      payout_method: 'paypal',
+      payout_email: 'pay.me@example.com',
+    });
   });
 });

@@ -19,7 +19,9 @@ const logLines: string[] = [];
 
 beforeAll(async () => {
   smtp = await startSmtpReceiver();
-  service = await startService({ SMTP_URL: smtp.url, MAIL_FROM: 'Shop partners <partners@shop.example>' }, undefined, { write: (line) => void logLines.push(line) });
+  service = await startService({ SMTP_URL: smtp.url, MAIL_FROM: 'Shop partners <partners@shop.example>' }, undefined, {
+    write: (line) => void logLines.push(line),
+  });
   base = service.baseUrl;
 });
 afterAll(async () => {
@@ -29,29 +31,49 @@ afterAll(async () => {
 
 /** A merchant: its live key and its test key (the test organization's), each with a program of its own. */
 async function merchant(program: Record<string, unknown> = {}) {
-  const org = await call(base, 'POST', '/admin/organizations', { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, body: { name: unique('Shop') } });
+  const org = await call(base, 'POST', '/admin/organizations', {
+    headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+    body: { name: unique('Shop') },
+  });
   expect(org.status, JSON.stringify(org.body)).toBe(201);
   const live = { authorization: `Bearer ${org.body.data.api_key}` };
   const test = { authorization: `Bearer ${org.body.data.test_api_key}` };
   const programOf = async (key: Record<string, string>) => {
-    const created = await call(base, 'POST', '/api/programs', { headers: key, body: { name: 'Partners', commission_value: 20, signup: 'open', ...program } });
+    const created = await call(base, 'POST', '/api/programs', {
+      headers: key,
+      body: { name: 'Partners', commission_value: 20, signup: 'open', ...program },
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     return created.body.data.program.id as string;
   };
   const liveId = org.body.data.organization.id as string;
   // The API shows the account's (live) id in both modes; test partners' portal is the test organization's own id.
-  const [twin] = await Sql.of(service.db.orm).rows<{ id: string }>('select id from organizations where live_organization_id = ?', [liveId]);
-  return { liveId, testId: twin.id, live, test, liveProgram: await programOf(live), testProgram: await programOf(test) };
+  const [twin] = await Sql.of(service.db.orm).rows<{ id: string }>(
+    'select id from organizations where live_organization_id = ?',
+    [liveId],
+  );
+  return {
+    liveId,
+    testId: twin.id,
+    live,
+    test,
+    liveProgram: await programOf(live),
+    testProgram: await programOf(test),
+  };
 }
 
 async function affiliate(key: Record<string, string>, programId: string, status = 'active') {
   const slug = unique('aff');
-  const res = await call(base, 'POST', '/api/affiliates', { headers: key, body: { email: `${slug}@partners.example`, program_id: programId, slug, status } });
+  const res = await call(base, 'POST', '/api/affiliates', {
+    headers: key,
+    body: { email: `${slug}@partners.example`, program_id: programId, slug, status },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data.affiliate as { id: string; email: string; slug: string };
 }
 
-const testEmails = (key: Record<string, string>, query = '') => call(base, 'GET', `/api/test-emails${query}`, { headers: key });
+const testEmails = (key: Record<string, string>, query = '') =>
+  call(base, 'GET', `/api/test-emails${query}`, { headers: key });
 
 /** The test e-mails to `to`, waiting a little for those sent without holding up the request. */
 async function testEmailsTo(key: Record<string, string>, to: string, count = 1) {
@@ -71,8 +93,12 @@ describe('e-mails of test data', () => {
     const testPartner = await affiliate(m.test, m.testProgram);
     const livePartner = await affiliate(m.live, m.liveProgram);
 
-    expect((await call(base, 'POST', `/api/affiliates/${testPartner.id}/invitation`, { headers: m.test })).status).toBe(202);
-    expect((await call(base, 'POST', `/api/affiliates/${livePartner.id}/invitation`, { headers: m.live })).status).toBe(202);
+    expect((await call(base, 'POST', `/api/affiliates/${testPartner.id}/invitation`, { headers: m.test })).status).toBe(
+      202,
+    );
+    expect((await call(base, 'POST', `/api/affiliates/${livePartner.id}/invitation`, { headers: m.live })).status).toBe(
+      202,
+    );
     // The live invitation, sent after the test one, arrives; the test one never reached SMTP.
     await smtp.next(livePartner.email);
     expect(smtp.mails.some((mail) => mail.to.includes(testPartner.email))).toBe(false);
@@ -84,7 +110,10 @@ describe('e-mails of test data', () => {
     // The link text is whole: the merchant follows it to see the portal as that partner.
     const link = signInLinkOf({ to: [kept.to], from: '', subject: kept.subject, text: kept.text });
     expect(link.pathname).toBe(`/portal/${m.testId}/sign-in/link`);
-    const signedIn = await call(base, 'POST', '/partner/api/sign-in', { headers: fromPortal(base), body: { organization_id: m.testId, token: link.searchParams.get('token') } });
+    const signedIn = await call(base, 'POST', '/partner/api/sign-in', {
+      headers: fromPortal(base),
+      body: { organization_id: m.testId, token: link.searchParams.get('token') },
+    });
     expect(signedIn.status).toBe(200);
     expect(signedIn.body.data.partner.email).toBe(testPartner.email);
     partnerCookieOf(signedIn.headers);
@@ -92,7 +121,9 @@ describe('e-mails of test data', () => {
     // And logged, for an operator reading the log.
     const logged = logLines.map((line) => JSON.parse(line)).find((entry) => entry.test_email_id === kept.id);
     expect(logged).toMatchObject({ organization_id: m.testId, mail: { to: testPartner.email, subject: kept.subject } });
-    expect(logged.msg).toBe(`test mode: e-mail to ${testPartner.email} not sent, kept as a test e-mail: ${kept.subject}`);
+    expect(logged.msg).toBe(
+      `test mode: e-mail to ${testPartner.email} not sent, kept as a test e-mail: ${kept.subject}`,
+    );
     // Without its text: the link in it signs in (the dashboard's Test e-mails page shows it).
     expect(kept.text).toContain('token=');
     expect(JSON.stringify(logged)).not.toContain('token=');
@@ -106,18 +137,40 @@ describe('e-mails of test data', () => {
     expect(applied.status, JSON.stringify(applied.body)).toBe(201);
     expect((await testEmailsTo(m.test, email, 1))[0].text).toContain("awaits the merchant's approval");
 
-    expect((await call(base, 'POST', `/partner/api/organizations/${m.testId}/sign-in-links`, { headers: fromPortal(base), body: { email } })).status).toBe(202);
+    expect(
+      (
+        await call(base, 'POST', `/partner/api/organizations/${m.testId}/sign-in-links`, {
+          headers: fromPortal(base),
+          body: { email },
+        })
+      ).status,
+    ).toBe(202);
     const withLink = await testEmailsTo(m.test, email, 2);
     expect(withLink[0].subject).toMatch(/^Sign in to .*'s partner portal$/);
 
-    expect((await call(base, 'PATCH', `/api/affiliates/${await affiliateIdOf(base, m.test, email)}`, { headers: m.test, body: { status: 'active' } })).status).toBe(200);
+    expect(
+      (
+        await call(base, 'PATCH', `/api/affiliates/${await affiliateIdOf(base, m.test, email)}`, {
+          headers: m.test,
+          body: { status: 'active' },
+        })
+      ).status,
+    ).toBe(200);
     const decided = await testEmailsTo(m.test, email, 3);
     expect(decided[0].subject).toMatch(/^You're approved/);
     expect(decided.map((mail: { livemode: boolean }) => mail.livemode)).toEqual([false, false, false]);
 
     // A live application goes out by e-mail as ever (sent after the test ones: they had their chance to arrive).
     const liveSlug = unique('bob');
-    expect((await apply(base, m.liveId, m.liveProgram, { name: 'Bob', email: `${liveSlug}@partners.example`, slug: liveSlug })).status).toBe(201);
+    expect(
+      (
+        await apply(base, m.liveId, m.liveProgram, {
+          name: 'Bob',
+          email: `${liveSlug}@partners.example`,
+          slug: liveSlug,
+        })
+      ).status,
+    ).toBe(201);
     await smtp.next(`${liveSlug}@partners.example`);
     expect(smtp.mails.some((mail) => mail.to.includes(email))).toBe(false);
   });
@@ -131,7 +184,9 @@ describe('e-mails of test data', () => {
     const partners = [];
     for (let i = 0; i < 3; i++) {
       const partner = await affiliate(m.test, m.testProgram);
-      expect((await call(base, 'POST', `/api/affiliates/${partner.id}/invitation`, { headers: m.test })).status).toBe(202);
+      expect((await call(base, 'POST', `/api/affiliates/${partner.id}/invitation`, { headers: m.test })).status).toBe(
+        202,
+      );
       partners.push(partner.email);
     }
     const first = await testEmails(m.test, '?limit=2');
@@ -144,7 +199,10 @@ describe('e-mails of test data', () => {
 
     const other = await merchant();
     expect((await testEmails(other.test)).body.data).toEqual({ test_emails: [], next_cursor: null });
-    expect((await testEmails(m.test, '?cursor=nope')).body).toEqual({ success: false, message: 'cursor: Invalid cursor' });
+    expect((await testEmails(m.test, '?cursor=nope')).body).toEqual({
+      success: false,
+      message: 'cursor: Invalid cursor',
+    });
   });
 
   it('merchant staff e-mails are no test data: a dashboard invitation made in test mode is sent', async () => {
@@ -152,7 +210,10 @@ describe('e-mails of test data', () => {
     const owner = await ownerSession(base);
     const inTestMode = { ...session(base, owner.cookie), 'x-mode': 'test' };
     const email = `${unique('staff')}@shop.example`;
-    const invited = await call(base, 'POST', '/api/invitations', { headers: inTestMode, body: { email, role: 'member' } });
+    const invited = await call(base, 'POST', '/api/invitations', {
+      headers: inTestMode,
+      body: { email, role: 'member' },
+    });
     expect(invited.status, JSON.stringify(invited.body)).toBe(201);
     expect((await smtp.next(email)).subject).toMatch(/affiliate dashboard$/);
     expect((await testEmails(inTestMode)).body.data.test_emails).toEqual([]);

@@ -15,18 +15,22 @@ const NOT_OF_A_MODE = new Set(['admin', 'adminPeople', 'account', 'people']);
 function objectsOf(schema: ZodTypeAny, seen = new Set<ZodTypeAny>()): z.AnyZodObject[] {
   if (seen.has(schema)) return [];
   seen.add(schema);
-  if (schema instanceof z.ZodObject) return [schema, ...Object.values(schema.shape as Record<string, ZodTypeAny>).flatMap((s) => objectsOf(s, seen))];
+  if (schema instanceof z.ZodObject)
+    return [schema, ...Object.values(schema.shape as Record<string, ZodTypeAny>).flatMap((s) => objectsOf(s, seen))];
   if (schema instanceof z.ZodArray) return objectsOf(schema.element, seen);
   if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable) return objectsOf(schema.unwrap(), seen);
   if (schema instanceof z.ZodDefault) return objectsOf(schema._def.innerType, seen);
   if (schema instanceof z.ZodEffects) return objectsOf(schema.innerType(), seen);
   if (schema instanceof z.ZodRecord) return objectsOf(schema.valueSchema, seen);
-  if (schema instanceof z.ZodUnion || schema instanceof z.ZodDiscriminatedUnion) return (schema.options as ZodTypeAny[]).flatMap((o) => objectsOf(o, seen));
+  if (schema instanceof z.ZodUnion || schema instanceof z.ZodDiscriminatedUnion)
+    return (schema.options as ZodTypeAny[]).flatMap((o) => objectsOf(o, seen));
   return [];
 }
 
 function routes(router: AppRouter, prefix = ''): [string, AppRoute][] {
-  return Object.entries(router).flatMap(([name, value]) => (isAppRoute(value) ? [[`${prefix}${name}`, value] as [string, AppRoute]] : routes(value, `${prefix}${name}.`)));
+  return Object.entries(router).flatMap(([name, value]) =>
+    isAppRoute(value) ? [[`${prefix}${name}`, value] as [string, AppRoute]] : routes(value, `${prefix}${name}.`),
+  );
 }
 
 describe('livemode in the contract', () => {

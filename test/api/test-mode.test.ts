@@ -14,7 +14,11 @@ type Merchant = Awaited<ReturnType<typeof createMerchant>>;
 async function testProgramAndAffiliate(m: Merchant) {
   const program = await m.testApi.post('/api/programs', { name: 'Main (test)', commission_value: 30 });
   expect(program.status).toBe(201);
-  const affiliate = await m.testApi.post('/api/affiliates', { email: m.affiliate.email, program_id: program.body.data.program.id, slug: m.slug });
+  const affiliate = await m.testApi.post('/api/affiliates', {
+    email: m.affiliate.email,
+    program_id: program.body.data.program.id,
+    slug: m.slug,
+  });
   expect(affiliate.status).toBe(201);
   return { program: program.body.data.program, affiliate: affiliate.body.data.affiliate };
 }
@@ -30,13 +34,19 @@ async function rowCounts(organizationId: string): Promise<Record<string, number>
   const [counts] = await db.orm.em
     .fork()
     .getConnection()
-    .execute<Record<string, string>[]>(`select ${tables.map((t) => `(select count(*) from "${t.table_name}" where organization_id = ?) as "${t.table_name}"`).join(', ')}`, tables.map(() => organizationId));
+    .execute<Record<string, string>[]>(
+      `select ${tables.map((t) => `(select count(*) from "${t.table_name}" where organization_id = ?) as "${t.table_name}"`).join(', ')}`,
+      tables.map(() => organizationId),
+    );
   return Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, Number(v)]));
 }
 
 async function testOrganizationOf(liveId: string): Promise<string> {
   const { db } = await testServer();
-  const [row] = await db.orm.em.fork().getConnection().execute<{ id: string }[]>('select id from organizations where live_organization_id = ?', [liveId]);
+  const [row] = await db.orm.em
+    .fork()
+    .getConnection()
+    .execute<{ id: string }[]>('select id from organizations where live_organization_id = ?', [liveId]);
   return row.id;
 }
 
@@ -45,12 +55,28 @@ describe('test and live keys', () => {
     const org = await createOrganization('Both Modes');
     expect(org.key).toMatch(/^svc-/);
     expect(org.testKey).toMatch(/^svc_test_[A-Za-z0-9_-]{43}$/);
-    expect((await org.api.get('/api/me')).body).toEqual({ success: true, data: { organization: { id: org.id, name: 'Both Modes', livemode: true } } });
-    expect((await org.testApi.get('/api/me')).body).toEqual({ success: true, data: { organization: { id: org.id, name: 'Both Modes', livemode: false } } });
+    expect((await org.api.get('/api/me')).body).toEqual({
+      success: true,
+      data: { organization: { id: org.id, name: 'Both Modes', livemode: true } },
+    });
+    expect((await org.testApi.get('/api/me')).body).toEqual({
+      success: true,
+      data: { organization: { id: org.id, name: 'Both Modes', livemode: false } },
+    });
     // The bare form works for test keys too.
-    expect((await request('GET', '/api/me', { headers: { authorization: org.testKey } })).body.data.organization.livemode).toBe(false);
-    expectError(await request('GET', '/api/me', { headers: { authorization: 'Bearer svc_test_' } }), 401, ErrorMessages.invalidApiKey);
-    expectError(await request('GET', '/api/me', { headers: { authorization: 'Bearer svc_test_not-a-key' } }), 401, ErrorMessages.invalidApiKey);
+    expect(
+      (await request('GET', '/api/me', { headers: { authorization: org.testKey } })).body.data.organization.livemode,
+    ).toBe(false);
+    expectError(
+      await request('GET', '/api/me', { headers: { authorization: 'Bearer svc_test_' } }),
+      401,
+      ErrorMessages.invalidApiKey,
+    );
+    expectError(
+      await request('GET', '/api/me', { headers: { authorization: 'Bearer svc_test_not-a-key' } }),
+      401,
+      ErrorMessages.invalidApiKey,
+    );
   });
 
   it('an X-Mode header that contradicts the key is refused (400), on the hot paths too; one that agrees is served', async () => {
@@ -64,11 +90,21 @@ describe('test and live keys', () => {
       ['GET', '/api/programs', undefined],
     ] as const) {
       expectError(await request(method, path, { key: org.key, body, headers: { 'x-mode': 'test' } }), 400, liveAsTest);
-      expectError(await request(method, path, { key: org.testKey, body, headers: { 'x-mode': 'live' } }), 400, testAsLive);
+      expectError(
+        await request(method, path, { key: org.testKey, body, headers: { 'x-mode': 'live' } }),
+        400,
+        testAsLive,
+      );
       expectError(await request(method, path, { key: org.key, body, headers: { 'x-mode': 'sandbox' } }), 400, bogus);
     }
-    expect((await request('GET', '/api/me', { key: org.key, headers: { 'x-mode': 'live' } })).body.data.organization.livemode).toBe(true);
-    expect((await request('GET', '/api/me', { key: org.testKey, headers: { 'x-mode': 'test' } })).body.data.organization.livemode).toBe(false);
+    expect(
+      (await request('GET', '/api/me', { key: org.key, headers: { 'x-mode': 'live' } })).body.data.organization
+        .livemode,
+    ).toBe(true);
+    expect(
+      (await request('GET', '/api/me', { key: org.testKey, headers: { 'x-mode': 'test' } })).body.data.organization
+        .livemode,
+    ).toBe(false);
   });
 
   it('the operator issues keys of either mode (no body: live), lists both with their mode, and revokes a test key', async () => {
@@ -82,8 +118,16 @@ describe('test and live keys', () => {
     const test = await admin().post(`/admin/organizations/${org.id}/api-keys`, { mode: 'test' });
     expect(test.status).toBe(201);
     expect(test.body.data.api_key).toMatch(/^svc_test_/);
-    expect(test.body.data.api_key_info).toMatchObject({ mode: 'test', redacted: expect.stringMatching(/^svc_test_.{4}….{4}$/), revoked_at: null });
-    expect((await api(test.body.data.api_key).get('/api/me')).body.data.organization).toEqual({ id: org.id, name: org.name, livemode: false });
+    expect(test.body.data.api_key_info).toMatchObject({
+      mode: 'test',
+      redacted: expect.stringMatching(/^svc_test_.{4}….{4}$/),
+      revoked_at: null,
+    });
+    expect((await api(test.body.data.api_key).get('/api/me')).body.data.organization).toEqual({
+      id: org.id,
+      name: org.name,
+      livemode: false,
+    });
     expectError(await admin().post(`/admin/organizations/${org.id}/api-keys`, { mode: 'sandbox' }), 400, /^mode: /);
 
     const listed = await admin().get(`/admin/organizations/${org.id}/api-keys`);
@@ -97,7 +141,11 @@ describe('test and live keys', () => {
 
     const revoked = await admin().delete(`/admin/organizations/${org.id}/api-keys/${org.testKeyId}`);
     expect(revoked.status).toBe(200);
-    expect(revoked.body.data.api_key_info).toMatchObject({ id: org.testKeyId, mode: 'test', revoked_at: expect.any(String) });
+    expect(revoked.body.data.api_key_info).toMatchObject({
+      id: org.testKeyId,
+      mode: 'test',
+      revoked_at: expect.any(String),
+    });
     expectError(await org.testApi.get('/api/me'), 401, ErrorMessages.invalidApiKey);
     expect((await api(test.body.data.api_key).get('/api/me')).status).toBe(200);
     expect((await org.api.get('/api/me')).status).toBe(200);
@@ -126,15 +174,34 @@ describe('uniqueness holds within a mode', () => {
     expect([liveCustomer.body.data.customer.livemode, testCustomer.body.data.customer.livemode]).toEqual([true, false]);
     expect(testCustomer.body.data.customer.affiliate_id).toBe(t.affiliate.id);
 
-    const liveSale = await m.api.post('/api/conversions', { external_id: 'ord_same', amount: 100, customer_id: 'cus_same' });
-    const testSale = await m.testApi.post('/api/conversions', { external_id: 'ord_same', amount: 100, customer_id: 'cus_same' });
+    const liveSale = await m.api.post('/api/conversions', {
+      external_id: 'ord_same',
+      amount: 100,
+      customer_id: 'cus_same',
+    });
+    const testSale = await m.testApi.post('/api/conversions', {
+      external_id: 'ord_same',
+      amount: 100,
+      customer_id: 'cus_same',
+    });
     expect([liveSale.status, testSale.status]).toEqual([201, 201]);
     expect(testSale.body.data.conversion).toMatchObject({ livemode: false, affiliate_id: t.affiliate.id });
     // Each repeat is deduped in its own mode.
-    const again = await m.testApi.post('/api/conversions', { external_id: 'ord_same', amount: 100, customer_id: 'cus_same' });
-    expect([again.status, again.body.deduped, again.body.data.conversion.id]).toEqual([200, true, testSale.body.data.conversion.id]);
+    const again = await m.testApi.post('/api/conversions', {
+      external_id: 'ord_same',
+      amount: 100,
+      customer_id: 'cus_same',
+    });
+    expect([again.status, again.body.deduped, again.body.data.conversion.id]).toEqual([
+      200,
+      true,
+      testSale.body.data.conversion.id,
+    ]);
     // Within a mode, a taken slug is still a conflict.
-    expectError(await m.testApi.post('/api/affiliates', { email: 'other@example.com', program_id: t.program.id, slug: m.slug }), 409);
+    expectError(
+      await m.testApi.post('/api/affiliates', { email: 'other@example.com', program_id: t.program.id, slug: m.slug }),
+      409,
+    );
   });
 });
 
@@ -147,21 +214,36 @@ describe('test data is invisible to live keys, and live data to test keys', () =
     m = await createMerchant();
     const t = await testProgramAndAffiliate(m);
     const ids = async (key: Api, program: { id: string }, affiliate: { id: string }, suffix: string) => {
-      const customer = (await key.post('/api/customers', { customer_id: `cus_${suffix}`, ref: m.slug })).body.data.customer;
-      const conversion = (await key.post('/api/conversions', { external_id: `ord_${suffix}`, amount: 50, customer_id: `cus_${suffix}` })).body.data.conversion;
-      const commission = (await key.post('/api/commissions', { affiliate_id: affiliate.id, amount: 40, description: 'bonus' })).body.data.commission;
+      const customer = (await key.post('/api/customers', { customer_id: `cus_${suffix}`, ref: m.slug })).body.data
+        .customer;
+      const conversion = (
+        await key.post('/api/conversions', { external_id: `ord_${suffix}`, amount: 50, customer_id: `cus_${suffix}` })
+      ).body.data.conversion;
+      const commission = (
+        await key.post('/api/commissions', { affiliate_id: affiliate.id, amount: 40, description: 'bonus' })
+      ).body.data.commission;
       const payouts = await key.post('/api/payouts', {});
       expect(payouts.status, JSON.stringify(payouts.body)).toBe(201);
-      const coupon = (await key.post('/api/coupons', { code: `C-${suffix}-${Date.now()}`, affiliate_id: affiliate.id })).body.data.coupon;
-      const endpoint = (await key.post('/api/webhook-endpoints', { url: `http://127.0.0.1:9/${suffix}`, events: ['conversion.created'] })).body.data.webhook_endpoint;
+      const coupon = (await key.post('/api/coupons', { code: `C-${suffix}-${Date.now()}`, affiliate_id: affiliate.id }))
+        .body.data.coupon;
+      const endpoint = (
+        await key.post('/api/webhook-endpoints', {
+          url: `http://127.0.0.1:9/${suffix}`,
+          events: ['conversion.created'],
+        })
+      ).body.data.webhook_endpoint;
       const imported = await key.post('/api/imports', {
         source: 'csv',
-        credentials: { affiliates_csv: `id,email,first_name,last_name,status,payout_email,tokens\n${suffix}1,imp-${suffix}@example.com,I,M,active,,\n` },
+        credentials: {
+          affiliates_csv: `id,email,first_name,last_name,status,payout_email,tokens\n${suffix}1,imp-${suffix}@example.com,I,M,active,,\n`,
+        },
         program_id: program.id,
         dry_run: true,
       });
       expect(imported.status, JSON.stringify(imported.body)).toBe(202);
-      const commissions = (await key.get(`/api/commissions?affiliate_id=${affiliate.id}`)).body.data.commissions as { id: string }[];
+      const commissions = (await key.get(`/api/commissions?affiliate_id=${affiliate.id}`)).body.data.commissions as {
+        id: string;
+      }[];
       return {
         program: program.id,
         affiliate: affiliate.id,
@@ -222,7 +304,10 @@ describe('test data is invisible to live keys, and live data to test keys', () =
   });
 
   it('references in bodies do not cross modes either: a live key cannot pay a test affiliate or use a test program', async () => {
-    expectError(await m.api.post('/api/commissions', { affiliate_id: test.affiliate, amount: 5, description: 'x' }), 404);
+    expectError(
+      await m.api.post('/api/commissions', { affiliate_id: test.affiliate, amount: 5, description: 'x' }),
+      404,
+    );
     expectError(await m.api.post('/api/affiliates', { email: 'x@example.com', program_id: test.program }), 404);
     expectError(await m.testApi.post('/api/coupons', { code: `X-${Date.now()}`, affiliate_id: live.affiliate }), 404);
   });
@@ -240,7 +325,15 @@ describe('test data is invisible to live keys, and live data to test keys', () =
       [m.testApi, test, false],
       [m.api, live, true],
     ] as const) {
-      for (const path of [`/api/programs/${r.program}`, `/api/affiliates/${r.affiliate}`, `/api/customers/${r.customer}`, `/api/conversions/${r.conversion}`, `/api/payouts/${r.payout}`, `/api/webhook-endpoints/${r.endpoint}`, `/api/imports/${r.import}`]) {
+      for (const path of [
+        `/api/programs/${r.program}`,
+        `/api/affiliates/${r.affiliate}`,
+        `/api/customers/${r.customer}`,
+        `/api/conversions/${r.conversion}`,
+        `/api/payouts/${r.payout}`,
+        `/api/webhook-endpoints/${r.endpoint}`,
+        `/api/imports/${r.import}`,
+      ]) {
         const res = await key.get(path);
         expect(res.status, path).toBe(200);
         const resource = Object.values(res.body.data)[0] as { livemode: boolean; status?: string; name?: string };
@@ -295,10 +388,15 @@ describe('the public endpoints take "mode": "test"', () => {
   it('records the click and the customer in the test data of the organization in the path', async () => {
     const m = await createMerchant();
     const t = await testProgramAndAffiliate(m);
-    const click = await request('POST', `/public/organizations/${m.id}/clicks`, { body: { ref: m.slug, mode: 'test' }, headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/126.0' } });
+    const click = await request('POST', `/public/organizations/${m.id}/clicks`, {
+      body: { ref: m.slug, mode: 'test' },
+      headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/126.0' },
+    });
     expect(click.status, JSON.stringify(click.body)).toBe(201);
     expect(click.body.data.click).toMatchObject({ cookie_id: expect.stringMatching(/^ck_/), livemode: false });
-    const customer = await request('POST', `/public/organizations/${m.id}/customers`, { body: { customerId: 'cus_public', cookieId: click.body.data.click.cookie_id, mode: 'test' } });
+    const customer = await request('POST', `/public/organizations/${m.id}/customers`, {
+      body: { customerId: 'cus_public', cookieId: click.body.data.click.cookie_id, mode: 'test' },
+    });
     expect(customer.status, JSON.stringify(customer.body)).toBe(201);
     expect(customer.body.data.customer).toEqual({ customer_id: 'cus_public', livemode: false });
     const seen = await m.testApi.get('/api/customers/cus_public');
@@ -306,17 +404,32 @@ describe('the public endpoints take "mode": "test"', () => {
     expect((await m.api.get('/api/customers/cus_public')).status).toBe(404);
 
     // Default and explicit live: the live data.
-    const liveClick = await request('POST', `/public/organizations/${m.id}/clicks`, { body: { ref: m.slug }, headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/126.0' } });
+    const liveClick = await request('POST', `/public/organizations/${m.id}/clicks`, {
+      body: { ref: m.slug },
+      headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/126.0' },
+    });
     expect(liveClick.body.data.click.livemode).toBe(true);
-    const liveCustomer = await request('POST', `/public/organizations/${m.id}/customers`, { body: { customerId: 'cus_public', cookieId: liveClick.body.data.click.cookie_id, mode: 'live' } });
+    const liveCustomer = await request('POST', `/public/organizations/${m.id}/customers`, {
+      body: { customerId: 'cus_public', cookieId: liveClick.body.data.click.cookie_id, mode: 'live' },
+    });
     expect(liveCustomer.body.data.customer).toEqual({ customer_id: 'cus_public', livemode: true });
     expect((await m.api.get('/api/customers/cus_public')).body.data.customer.affiliate_id).toBe(m.affiliate.id);
   });
 
   it('refuses another mode naming the field', async () => {
     const m = await createMerchant();
-    expectError(await request('POST', `/public/organizations/${m.id}/clicks`, { body: { ref: m.slug, mode: 'sandbox' } }), 400, /^mode: /);
-    expectError(await request('POST', `/public/organizations/${m.id}/customers`, { body: { customerId: 'c', cookieId: 'ck_x', mode: 1 } }), 400, /^mode: /);
+    expectError(
+      await request('POST', `/public/organizations/${m.id}/clicks`, { body: { ref: m.slug, mode: 'sandbox' } }),
+      400,
+      /^mode: /,
+    );
+    expectError(
+      await request('POST', `/public/organizations/${m.id}/customers`, {
+        body: { customerId: 'c', cookieId: 'ck_x', mode: 1 },
+      }),
+      400,
+      /^mode: /,
+    );
   });
 });
 
@@ -325,13 +438,25 @@ describe('DELETE /api/test-data', () => {
     const m = await createMerchant();
     const t = await testProgramAndAffiliate(m);
     await m.testApi.post('/api/customers', { customer_id: 'cus_reset', ref: m.slug });
-    expect((await m.testApi.post('/api/conversions', { external_id: 'ord_reset', amount: 20, customer_id: 'cus_reset' })).status).toBe(201);
+    expect(
+      (await m.testApi.post('/api/conversions', { external_id: 'ord_reset', amount: 20, customer_id: 'cus_reset' }))
+        .status,
+    ).toBe(201);
     expect((await m.testApi.post('/api/clicks', { ref: m.slug })).status).toBe(201);
-    const endpoint = (await m.testApi.post('/api/webhook-endpoints', { url: 'http://127.0.0.1:9/reset', events: ['conversion.created'] })).body.data.webhook_endpoint;
-    expect((await m.testApi.put('/api/integrations/stripe', { signing_secret: 'whsec_test_reset_0123456789' })).status).toBe(200);
+    const endpoint = (
+      await m.testApi.post('/api/webhook-endpoints', {
+        url: 'http://127.0.0.1:9/reset',
+        events: ['conversion.created'],
+      })
+    ).body.data.webhook_endpoint;
+    expect(
+      (await m.testApi.put('/api/integrations/stripe', { signing_secret: 'whsec_test_reset_0123456789' })).status,
+    ).toBe(200);
     // Live data of the same merchant.
     await m.api.post('/api/customers', { customer_id: 'cus_reset', ref: m.slug });
-    expect((await m.api.post('/api/conversions', { external_id: 'ord_reset', amount: 20, customer_id: 'cus_reset' })).status).toBe(201);
+    expect(
+      (await m.api.post('/api/conversions', { external_id: 'ord_reset', amount: 20, customer_id: 'cus_reset' })).status,
+    ).toBe(201);
 
     const twin = await testOrganizationOf(m.id);
     const liveBefore = await rowCounts(m.id);
@@ -343,9 +468,16 @@ describe('DELETE /api/test-data', () => {
     const res = await m.testApi.delete('/api/test-data');
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.success).toBe(true);
-    expect(res.body.data.deleted).toMatchObject({ programs: 1, affiliates: 1, customers: 1, conversions: 1, clicks: 1 });
+    expect(res.body.data.deleted).toMatchObject({
+      programs: 1,
+      affiliates: 1,
+      customers: 1,
+      conversions: 1,
+      clicks: 1,
+    });
     expect(res.body.data.deleted.commissions).toBeGreaterThanOrEqual(1);
-    for (const kept of ['organizations', 'api_keys', 'integrations', 'webhook_endpoints']) expect(res.body.data.deleted, kept).not.toHaveProperty(kept);
+    for (const kept of ['organizations', 'api_keys', 'integrations', 'webhook_endpoints'])
+      expect(res.body.data.deleted, kept).not.toHaveProperty(kept);
 
     const testAfter = await rowCounts(twin);
     for (const [table, n] of Object.entries(testAfter)) {
@@ -354,7 +486,13 @@ describe('DELETE /api/test-data', () => {
       else if (table === 'data_deletions') expect(n, table).toBe(1);
       else expect(n, table).toBe(0);
     }
-    expect(res.body.data.deletion).toMatchObject({ organization_id: twin, status: 'completed', phase: null, error: null, deleted: res.body.data.deleted });
+    expect(res.body.data.deletion).toMatchObject({
+      organization_id: twin,
+      status: 'completed',
+      phase: null,
+      error: null,
+      deleted: res.body.data.deleted,
+    });
     expect((await m.testApi.get('/api/test-data/deletion')).body.data.deletion).toEqual(res.body.data.deletion);
     expectError(await m.api.get('/api/test-data/deletion'), 403, /test API key/);
     expect(await rowCounts(m.id)).toEqual(liveBefore);

@@ -15,12 +15,19 @@ const MONEY_ARITHMETIC: [string, RegExp][] = [
   ['a fold (.reduce)', /\.reduce(Right)?\s*\(/],
   ['a rounding', /\b(toFixed|toPrecision)\s*\(|Math\.(round|ceil|trunc)\s*\(/],
   ['a rounding helper', /\bround[A-Z]\w*\s*\(/],
-  ['a sum of money fields', /(amount|revenue|refunded|commissions?|earned|earnings|owed|balance|approved|paid)\b[\w.?[\]'"]*\s+[-+]\s+[\w(]|\s[-+]=?\s+[\w.?]*\.(amount|revenue|refunded|commissions?|earned|earnings|owed|balance|approved|paid)\b/],
+  [
+    'a sum of money fields',
+    /(amount|revenue|refunded|commissions?|earned|earnings|owed|balance|approved|paid)\b[\w.?[\]'"]*\s+[-+]\s+[\w(]|\s[-+]=?\s+[\w.?]*\.(amount|revenue|refunded|commissions?|earned|earnings|owed|balance|approved|paid)\b/,
+  ],
 ];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : /\.(ts|tsx)$/.test(entry.name) ? [join(dir, entry.name)] : [],
+    entry.isDirectory()
+      ? sourceFiles(join(dir, entry.name))
+      : /\.(ts|tsx)$/.test(entry.name)
+        ? [join(dir, entry.name)]
+        : [],
   );
 }
 
@@ -36,7 +43,9 @@ export function moneyArithmetic(text: string): string[] {
 
 describe('the browser does no money arithmetic', () => {
   it('no file of web/src sums or rounds amounts: it formats the API figures', () => {
-    const found = sourceFiles(WEB).flatMap((file) => moneyArithmetic(readFileSync(file, 'utf8')).map((hit) => `${file.slice(WEB.length + 1)}:${hit}`));
+    const found = sourceFiles(WEB).flatMap((file) =>
+      moneyArithmetic(readFileSync(file, 'utf8')).map((hit) => `${file.slice(WEB.length + 1)}:${hit}`),
+    );
     expect(found).toEqual([]);
   });
 
@@ -49,6 +58,10 @@ describe('the browser does no money arithmetic', () => {
       'const shown = (amount * 100).toFixed(0);',
     ];
     for (const line of before) expect(moneyArithmetic(line), line).toHaveLength(1);
-    expect(moneyArithmetic("const to = new Date(dayStart(new Date()).getTime() + 86_400_000);\nconst most = Math.max(1, ...points.map((p) => p.clicks));")).toEqual([]);
+    expect(
+      moneyArithmetic(
+        'const to = new Date(dayStart(new Date()).getTime() + 86_400_000);\nconst most = Math.max(1, ...points.map((p) => p.clicks));',
+      ),
+    ).toEqual([]);
   });
 });

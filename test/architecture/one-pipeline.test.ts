@@ -12,7 +12,11 @@ const SERVER = resolve(import.meta.dirname, '../../server/src');
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+    entry.isDirectory()
+      ? sourceFiles(join(dir, entry.name))
+      : entry.name.endsWith('.ts')
+        ? [join(dir, entry.name)]
+        : [],
   );
 }
 
@@ -20,20 +24,26 @@ function sourceFiles(dir: string): string[] {
 const OWN_CHAIN = /\b(app|router)\.use\s*\(|\bexpressMiddleware\s*\(|\bmountPipeline\s*\(/;
 
 export function ownChains(text: string): string[] {
-  return text.split('\n').flatMap((line, i) => (!/^\s*(\/\/|\*)/.test(line) && OWN_CHAIN.test(line) ? [`${i + 1}: ${line.trim()}`] : []));
+  return text
+    .split('\n')
+    .flatMap((line, i) => (!/^\s*(\/\/|\*)/.test(line) && OWN_CHAIN.test(line) ? [`${i + 1}: ${line.trim()}`] : []));
 }
 
 describe('one request pipeline', () => {
   it('no module nor the webhooks mounts a middleware chain of its own', () => {
     const found = ['modules', 'webhooks'].flatMap((area) =>
-      sourceFiles(join(SERVER, area)).flatMap((file) => ownChains(readFileSync(file, 'utf8')).map((hit) => `${file.slice(SERVER.length + 1)}:${hit}`)),
+      sourceFiles(join(SERVER, area)).flatMap((file) =>
+        ownChains(readFileSync(file, 'utf8')).map((hit) => `${file.slice(SERVER.length + 1)}:${hit}`),
+      ),
     );
     expect(found).toEqual([]);
   });
 
   it('the check sees the chains the groups used to build (it can fail)', () => {
-    expect(ownChains("  app.use(PUBLIC_PREFIX, body, expressMiddleware(unstorableTextStage));")).toHaveLength(1);
-    expect(ownChains("    app.use(AUTH_BASE_PATH, (req, _res, next) => {")).toHaveLength(1);
-    expect(ownChains("  app.post(signInPaths, signInLimit);\n  app.all(`${AUTH_BASE_PATH}/*`, toNodeHandler(this.auth));")).toEqual([]);
+    expect(ownChains('  app.use(PUBLIC_PREFIX, body, expressMiddleware(unstorableTextStage));')).toHaveLength(1);
+    expect(ownChains('    app.use(AUTH_BASE_PATH, (req, _res, next) => {')).toHaveLength(1);
+    expect(
+      ownChains('  app.post(signInPaths, signInLimit);\n  app.all(`${AUTH_BASE_PATH}/*`, toNodeHandler(this.auth));'),
+    ).toEqual([]);
   });
 });

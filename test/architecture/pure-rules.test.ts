@@ -21,7 +21,11 @@ const PURE_RULES = ['attribution', 'charges'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+    entry.isDirectory()
+      ? sourceFiles(join(dir, entry.name))
+      : entry.name.endsWith('.ts')
+        ? [join(dir, entry.name)]
+        : [],
   );
 }
 
@@ -63,26 +67,38 @@ describe('the pure rules (attribution/, charges/): domain errors mapped at the e
 
   it('the import check sees an import of http/ (it can fail)', () => {
     const spec = '../http/errors.js';
-    expect(/(^|\/)http\//.test(resolve(join(SERVER, 'attribution', 'resolver.ts'), '..', spec).slice(SERVER.length))).toBe(true);
+    expect(
+      /(^|\/)http\//.test(resolve(join(SERVER, 'attribution', 'resolver.ts'), '..', spec).slice(SERVER.length)),
+    ).toBe(true);
   });
 
-  it.each(PURE_RULES)('server/src/%s/ does no I/O: no repository, service, database or ORM reaches it at run time (gather -> decide -> write)', (area) => {
-    const offending = sourceFiles(join(SERVER, area)).flatMap((file) =>
-      valueImportsOf(readFileSync(file, 'utf8'))
-        .filter((spec) => !PURE_VALUE_IMPORTS.some((allowed) => allowed.test(spec)))
-        .map((spec) => `${file.slice(SERVER.length + 1)} imports ${spec}`),
-    );
-    expect(offending).toEqual([]);
-  });
+  it.each(PURE_RULES)(
+    'server/src/%s/ does no I/O: no repository, service, database or ORM reaches it at run time (gather -> decide -> write)',
+    (area) => {
+      const offending = sourceFiles(join(SERVER, area)).flatMap((file) =>
+        valueImportsOf(readFileSync(file, 'utf8'))
+          .filter((spec) => !PURE_VALUE_IMPORTS.some((allowed) => allowed.test(spec)))
+          .map((spec) => `${file.slice(SERVER.length + 1)} imports ${spec}`),
+      );
+      expect(offending).toEqual([]);
+    },
+  );
 
-  it.each(PURE_RULES)('server/src/%s/ awaits nothing: the facts are gathered before a rule is asked (repositories passed in count too)', (area) => {
-    const waiting = sourceFiles(join(SERVER, area)).flatMap((file) =>
-      readFileSync(file, 'utf8')
-        .split('\n')
-        .flatMap((line, i) => (/^\s*(\/\/|\*|\/\*)/.test(line) || !/\b(await|async)\b/.test(line) ? [] : [`${file.slice(SERVER.length + 1)}:${i + 1}: ${line.trim()}`])),
-    );
-    expect(waiting).toEqual([]);
-  });
+  it.each(PURE_RULES)(
+    'server/src/%s/ awaits nothing: the facts are gathered before a rule is asked (repositories passed in count too)',
+    (area) => {
+      const waiting = sourceFiles(join(SERVER, area)).flatMap((file) =>
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .flatMap((line, i) =>
+            /^\s*(\/\/|\*|\/\*)/.test(line) || !/\b(await|async)\b/.test(line)
+              ? []
+              : [`${file.slice(SERVER.length + 1)}:${i + 1}: ${line.trim()}`],
+          ),
+      );
+      expect(waiting).toEqual([]);
+    },
+  );
 
   it('the I/O check sees value imports, multi-line ones too, and lets type-only ones pass', () => {
     const text = [
@@ -95,10 +111,19 @@ describe('the pure rules (attribution/, charges/): domain errors mapped at the e
   });
 
   it('maps each kind of domain error to its status, with its message, in one place', () => {
-    expect(errorResponse(new InvalidInputError('amount: must be >= 0'))).toEqual({ status: 400, message: 'amount: must be >= 0' });
+    expect(errorResponse(new InvalidInputError('amount: must be >= 0'))).toEqual({
+      status: 400,
+      message: 'amount: must be >= 0',
+    });
     expect(errorResponse(new NotFoundError())).toEqual({ status: 404, message: ErrorMessages.notFound });
     expect(errorResponse(new NoAttributionError())).toEqual({ status: 404, message: ErrorMessages.noAttribution });
-    expect(errorResponse(new ConflictError('amount: refunds would total 120'))).toEqual({ status: 409, message: 'amount: refunds would total 120' });
-    expect(errorResponse(new AttributionWindowExpiredError())).toEqual({ status: 410, message: ErrorMessages.attributionWindowExpired });
+    expect(errorResponse(new ConflictError('amount: refunds would total 120'))).toEqual({
+      status: 409,
+      message: 'amount: refunds would total 120',
+    });
+    expect(errorResponse(new AttributionWindowExpiredError())).toEqual({
+      status: 410,
+      message: ErrorMessages.attributionWindowExpired,
+    });
   });
 });

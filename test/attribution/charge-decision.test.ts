@@ -41,7 +41,10 @@ const facts = (f: Partial<ChargeFacts> = {}): ChargeFacts => ({
   occurredAt: at,
   ...f,
 });
-const tracked = (firstConversionAt: Date | null = null, status: 'trial' | 'active' | 'capped' | 'canceled' = 'active') => ({ status, firstConversionAt });
+const tracked = (
+  firstConversionAt: Date | null = null,
+  status: 'trial' | 'active' | 'capped' | 'canceled' = 'active',
+) => ({ status, firstConversionAt });
 const commissionOf = (amount: string | number, rule: Partial<ChargeProgram>, currency?: string) =>
   decideCharge(facts({ amount, currency, program: program(rule) }), API_CHANNEL).commission;
 
@@ -77,8 +80,12 @@ describe('a charge: commission', () => {
   it("takes the program's currency unless one is given, upper case, and refuses amounts finer than its minor unit", () => {
     expect(decideCharge(facts(), API_CHANNEL).currency).toBe('USD');
     expect(decideCharge(facts({ currency: 'eur' }), API_CHANNEL).currency).toBe('EUR');
-    expect(() => decideCharge(facts({ amount: '0.005' }), API_CHANNEL)).toThrow('amount: USD amounts have at most 2 decimals');
-    expect(() => decideCharge(facts({ amount: '0.5', currency: 'JPY' }), API_CHANNEL)).toThrow('amount: JPY amounts have at most 0 decimals');
+    expect(() => decideCharge(facts({ amount: '0.005' }), API_CHANNEL)).toThrow(
+      'amount: USD amounts have at most 2 decimals',
+    );
+    expect(() => decideCharge(facts({ amount: '0.5', currency: 'JPY' }), API_CHANNEL)).toThrow(
+      'amount: JPY amounts have at most 0 decimals',
+    );
   });
 });
 
@@ -105,8 +112,12 @@ describe('a charge: kind, one rule with a per-channel policy', () => {
   });
 
   it('refuses initial after the first conversion and recurring without a customer', () => {
-    expect(() => decideCharge(facts({ customer: tracked(new Date('2026-05-01Z')), requestedKind: 'initial' }), API_CHANNEL)).toThrow(InvalidInputError);
-    expect(() => decideCharge(facts({ requestedKind: 'recurring' }), API_CHANNEL)).toThrow('kind: "recurring" requires a customer_id');
+    expect(() =>
+      decideCharge(facts({ customer: tracked(new Date('2026-05-01Z')), requestedKind: 'initial' }), API_CHANNEL),
+    ).toThrow(InvalidInputError);
+    expect(() => decideCharge(facts({ requestedKind: 'recurring' }), API_CHANNEL)).toThrow(
+      'kind: "recurring" requires a customer_id',
+    );
   });
 });
 
@@ -120,7 +131,16 @@ describe('a charge: commission window and the cap past it', () => {
 
   it('earns commission up to the end of the window, from the first conversion; strictly after it, nothing, and the customer is capped', () => {
     const first = new Date('2026-01-10T00:00:00Z');
-    const renewal = (occurredAt: Date) => decideCharge(facts({ byClick: false, customer: tracked(first), program: program({ commission_window_months: 3 }), occurredAt }), API_CHANNEL);
+    const renewal = (occurredAt: Date) =>
+      decideCharge(
+        facts({
+          byClick: false,
+          customer: tracked(first),
+          program: program({ commission_window_months: 3 }),
+          occurredAt,
+        }),
+        API_CHANNEL,
+      );
     const decided = (commission: string, pastCommissionWindow: boolean, status: string) => ({
       currency: 'USD',
       kind: 'recurring',
@@ -141,8 +161,15 @@ describe('a charge: commission window and the cap past it', () => {
   });
 
   it('a lifetime program never caps', () => {
-    const decision = decideCharge(facts({ customer: tracked(new Date('2001-01-01Z')), program: program({ commission_window_months: null }) }), API_CHANNEL);
-    expect(decision).toMatchObject({ pastCommissionWindow: false, commission: '30.00', customer: { status: 'active' } });
+    const decision = decideCharge(
+      facts({ customer: tracked(new Date('2001-01-01Z')), program: program({ commission_window_months: null }) }),
+      API_CHANNEL,
+    );
+    expect(decision).toMatchObject({
+      pastCommissionWindow: false,
+      commission: '30.00',
+      customer: { status: 'active' },
+    });
   });
 });
 
@@ -199,27 +226,46 @@ describe('a refund', () => {
   }
 
   it('keys a refund by its identity, never by the channel that reported it; a full refund states the running total', () => {
-    expect(decideRefund(named('re_1', '10'), conversion(), [], now).report).toEqual({ key: 'refund:re_1', amount: '10' });
+    expect(decideRefund(named('re_1', '10'), conversion(), [], now).report).toEqual({
+      key: 'refund:re_1',
+      amount: '10',
+    });
     expect(decideRefund(total('10'), conversion(), [], now).report).toEqual({ key: RUNNING_TOTAL_KEY, amount: '10' });
-    expect(decideRefund({ measure: { fraction: '0.5' }, refundId: undefined }, conversion(), [], now).report).toEqual({ key: RUNNING_TOTAL_KEY, amount: '50' });
-    expect(decideRefund({ measure: { full: true }, refundId: 'adj_2' }, conversion(), [], now).report).toEqual({ key: RUNNING_TOTAL_KEY, amount: '100' });
+    expect(decideRefund({ measure: { fraction: '0.5' }, refundId: undefined }, conversion(), [], now).report).toEqual({
+      key: RUNNING_TOTAL_KEY,
+      amount: '50',
+    });
+    expect(decideRefund({ measure: { full: true }, refundId: 'adj_2' }, conversion(), [], now).report).toEqual({
+      key: RUNNING_TOTAL_KEY,
+      amount: '100',
+    });
   });
 
   it("measures a refund in the charge's own terms, rounded once to the currency's minor unit (issue 13: a provider's share stored 8.403361)", () => {
-    const fraction = (f: string, c: Partial<RefundedConversion>) => decideRefund({ measure: { fraction: f }, refundId: undefined }, conversion(c), [], now).next?.refunded_amount;
+    const fraction = (f: string, c: Partial<RefundedConversion>) =>
+      decideRefund({ measure: { fraction: f }, refundId: undefined }, conversion(c), [], now).next?.refunded_amount;
     // 10.00 x 1000 / 1190 (a tax-inclusive Stripe charge): 8.40, as the API would store it.
     expect(fraction('0.84033613445378151261', { amount: '10' })).toBe('8.4');
     expect(fraction('0.5', { amount: '0.05' })).toBe('0.03');
     expect(fraction('0.3333', { amount: '1000', currency: 'JPY', commission_amount: '300' })).toBe('333');
-    expect(decideRefund({ measure: { full: true }, refundId: undefined }, conversion({ amount: '49.99' }), [], now).next?.refunded_amount).toBe('49.99');
+    expect(
+      decideRefund({ measure: { full: true }, refundId: undefined }, conversion({ amount: '49.99' }), [], now).next
+        ?.refunded_amount,
+    ).toBe('49.99');
     expect(decideRefund(total('12.50'), conversion(), [], now).next?.refunded_amount).toBe('12.5');
   });
 
   it('refuses, on every channel alike, a refund above the amount (400), below zero, or finer than the minor unit', () => {
-    expect(() => decideRefund(total('100.01'), conversion(), [], now)).toThrow('amount: must not exceed the conversion amount (100)');
+    expect(() => decideRefund(total('100.01'), conversion(), [], now)).toThrow(
+      'amount: must not exceed the conversion amount (100)',
+    );
     expect(() => decideRefund(total('-1'), conversion(), [], now)).toThrow('amount: must be >= 0');
-    expect(() => decideRefund(total('0.005'), conversion(), [], now)).toThrow('amount: USD amounts have at most 2 decimals');
-    expect(() => decideRefund(named('re_1', '100.01'), conversion(), [], now)).toThrow(expect.objectContaining({ kind: 'invalid-input' }));
+    expect(() => decideRefund(total('0.005'), conversion(), [], now)).toThrow(
+      'amount: USD amounts have at most 2 decimals',
+    );
+    expect(() => decideRefund(named('re_1', '100.01'), conversion(), [], now)).toThrow(
+      expect.objectContaining({ kind: 'invalid-input' }),
+    );
     expect(decideRefund(total('100'), conversion(), [], now).next).toMatchObject({ refunded_amount: '100' });
   });
 
@@ -228,16 +274,24 @@ describe('a refund', () => {
     expect(() => decideRefund(named('re_2', '60'), conversion({ refunded_amount: '60' }), recorded, now)).toThrow(
       expect.objectContaining({
         kind: 'conflict',
-        message: 'amount: refunds would total 120, more than the conversion amount (100); 60 was already refunded under other refund ids',
+        message:
+          'amount: refunds would total 120, more than the conversion amount (100); 60 was already refunded under other refund ids',
       }),
     );
-    expect(() => decideRefund(named('re_1', '100'), conversion({ refunded_amount: '60' }), recorded, now)).not.toThrow();
+    expect(() =>
+      decideRefund(named('re_1', '100'), conversion({ refunded_amount: '60' }), recorded, now),
+    ).not.toThrow();
     expect(() => decideRefund(total('100'), conversion({ refunded_amount: '60' }), recorded, now)).not.toThrow();
   });
 
   it('one refund reported by two channels counts once (issue 13: the API and Stripe were summed, 80 and 6 instead of 40 and 18)', () => {
     const { conversion: after, decisions } = apply([total('40'), total('40'), named('re_1', '40')]);
-    expect(after).toMatchObject({ refunded_amount: '40', commission_amount: '18.00', gross_commission_amount: '30.00', status: 'approved' });
+    expect(after).toMatchObject({
+      refunded_amount: '40',
+      commission_amount: '18.00',
+      gross_commission_amount: '30.00',
+      status: 'approved',
+    });
     // The repeat from another channel changes nothing (deduped); the same refund named records its report, still 40.
     expect(decisions.map((d) => d.next !== undefined)).toEqual([true, false, false]);
     expect(decisions.map((d) => d.report?.key)).toEqual([RUNNING_TOTAL_KEY, undefined, 'refund:re_1']);
@@ -247,7 +301,12 @@ describe('a refund', () => {
     const partial = apply([total('40'), named('re_1', '40'), named('re_2', '35')]);
     expect(partial.conversion).toMatchObject({ refunded_amount: '75', commission_amount: '7.50' });
     const all = apply([total('40'), named('re_1', '40'), named('re_2', '35'), total('100')]);
-    expect(all.conversion).toMatchObject({ refunded_amount: '100', commission_amount: '0.00', status: 'reversed', reversed_at: now });
+    expect(all.conversion).toMatchObject({
+      refunded_amount: '100',
+      commission_amount: '0.00',
+      status: 'reversed',
+      reversed_at: now,
+    });
   });
 
   it('a repeat keeps the largest amount reported under its key', () => {
@@ -257,17 +316,34 @@ describe('a refund', () => {
   });
 
   it('the commission follows in proportion to what was kept, from the commission before any refund, rounded like every commission', () => {
-    expect(apply([total('40')]).conversion).toMatchObject({ commission_amount: '18.00', gross_commission_amount: '30.00' });
+    expect(apply([total('40')]).conversion).toMatchObject({
+      commission_amount: '18.00',
+      gross_commission_amount: '30.00',
+    });
     // After a first refund the stored commission is reduced; the next one starts from the gross.
-    expect(apply([total('40')], conversion({ commission_amount: '27.00', gross_commission_amount: '30.00', refunded_amount: '10' })).conversion).toMatchObject({ commission_amount: '18.00' });
+    expect(
+      apply(
+        [total('40')],
+        conversion({ commission_amount: '27.00', gross_commission_amount: '30.00', refunded_amount: '10' }),
+      ).conversion,
+    ).toMatchObject({ commission_amount: '18.00' });
     expect(commissionAfterRefund('300', '1001', '1', 'JPY')).toBe('300');
     expect(commissionAfterRefund('300', '1001', '1001', 'JPY')).toBe('0');
   });
 
   it('a charge is reversed by the refund that completes it, at its time; a later report of it changes nothing', () => {
     const { conversion: reversed } = apply([named('re_1', '60'), named('re_2', '40')]);
-    expect(reversed).toMatchObject({ refunded_amount: '100', status: 'reversed', reversed_at: now, commission_amount: '0.00' });
-    const { decisions } = apply([named('re_1', '60'), named('re_2', '40'), { measure: { full: true }, refundId: undefined }]);
+    expect(reversed).toMatchObject({
+      refunded_amount: '100',
+      status: 'reversed',
+      reversed_at: now,
+      commission_amount: '0.00',
+    });
+    const { decisions } = apply([
+      named('re_1', '60'),
+      named('re_2', '40'),
+      { measure: { full: true }, refundId: undefined },
+    ]);
     expect(decisions[2].next).toBeUndefined();
   });
 });

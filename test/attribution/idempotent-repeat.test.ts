@@ -16,13 +16,20 @@ describe('a refused request whose key names a record', () => {
 
   it('never turns a 5xx or an unexpected error into a repeat', async () => {
     const find = async () => 'the customer';
-    await expect(orRepeatOnRefusal(() => Promise.reject(new ServiceUnavailableError('retry')), find)).rejects.toThrow('retry');
+    await expect(orRepeatOnRefusal(() => Promise.reject(new ServiceUnavailableError('retry')), find)).rejects.toThrow(
+      'retry',
+    );
     await expect(orRepeatOnRefusal(() => Promise.reject(new Error('bug')), find)).rejects.toThrow('bug');
   });
 
   it('passes a success through without looking for a record', async () => {
     let looked = false;
-    expect(await orRepeatOnRefusal(async () => 'created', async () => ((looked = true), 'x'))).toEqual({ done: 'created' });
+    expect(
+      await orRepeatOnRefusal(
+        async () => 'created',
+        async () => ((looked = true), 'x'),
+      ),
+    ).toEqual({ done: 'created' });
     expect(looked).toBe(false);
   });
 });

@@ -49,7 +49,11 @@ describe('InsertBatcher (db/batched-insert.ts)', () => {
     ]);
     await w.release();
     // e and f fill a statement; g alone waits for it rather than going beside it
-    expect(w.statements).toEqual([['a', 'b'], ['c', 'd'], ['e', 'f']]);
+    expect(w.statements).toEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+      ['e', 'f'],
+    ]);
     await w.release();
     expect(w.statements).toEqual([['a', 'b'], ['c', 'd'], ['e', 'f'], ['g']]);
     await w.release();
@@ -77,7 +81,14 @@ describe('InsertBatcher (db/batched-insert.ts)', () => {
     await w.release();
     expect(w.statements).toEqual([['a'], ['b', 'c', 'd', 'e'], ['f']]);
     await w.release();
-    expect(await Promise.all(results)).toEqual(['stored a', 'stored b', 'stored c', 'stored d', 'stored e', 'stored f']);
+    expect(await Promise.all(results)).toEqual([
+      'stored a',
+      'stored b',
+      'stored c',
+      'stored d',
+      'stored e',
+      'stored f',
+    ]);
     expect(w.maxInFlight()).toBe(2);
   });
 
@@ -98,7 +109,12 @@ describe('InsertBatcher (db/batched-insert.ts)', () => {
   it('after a failed statement, writes its rows one by one: only the bad row fails', async () => {
     const w = recordingWrite((rows) => (rows.includes('bad') ? new Error('check constraint violated') : undefined));
     const batcher = new InsertBatcher(w.write, { maxRows: 10, maxInFlight: 4 });
-    const results = ['a', 'bad', 'b'].map((row) => batcher.add(row).then((r) => r, (e: Error) => e.message));
+    const results = ['a', 'bad', 'b'].map((row) =>
+      batcher.add(row).then(
+        (r) => r,
+        (e: Error) => e.message,
+      ),
+    );
     await new Promise((r) => setImmediate(r));
     await w.release();
     await w.release();
@@ -110,7 +126,12 @@ describe('InsertBatcher (db/batched-insert.ts)', () => {
     const down = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
     const w = recordingWrite(() => down);
     const batcher = new InsertBatcher(w.write, { maxRows: 10, maxInFlight: 4 });
-    const results = ['a', 'b'].map((row) => batcher.add(row).then((r) => r, (e: Error) => e));
+    const results = ['a', 'b'].map((row) =>
+      batcher.add(row).then(
+        (r) => r,
+        (e: Error) => e,
+      ),
+    );
     await new Promise((r) => setImmediate(r));
     await w.release();
     expect(await Promise.all(results)).toEqual([down, down]);

@@ -15,7 +15,9 @@ export const DEPLOY = {
 };
 
 export const HAPROXY_PATH = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((path) => existsSync(path));
-export const SYSTEMD_ANALYZE_PATH = ['/usr/bin/systemd-analyze', '/bin/systemd-analyze'].find((path) => existsSync(path));
+export const SYSTEMD_ANALYZE_PATH = ['/usr/bin/systemd-analyze', '/bin/systemd-analyze'].find((path) =>
+  existsSync(path),
+);
 export const OPENSSL_PATH = ['/usr/bin/openssl', '/bin/openssl'].find((path) => existsSync(path));
 
 /** A unit file's `[Section]` → `Key` → values (a key may repeat), as systemd reads it: `#`/`;` comments, no continuation lines used. */
@@ -69,7 +71,13 @@ export interface Answer {
  */
 export function fetchFrom(
   url: string,
-  options: { localAddress?: string; ca?: string; method?: string; headers?: Record<string, string>; body?: string } = {},
+  options: {
+    localAddress?: string;
+    ca?: string;
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+  } = {},
 ): Promise<Answer> {
   const target = new URL(url);
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -105,12 +113,19 @@ export interface Child {
   kill(): Promise<void>;
 }
 
-export function startChild(command: string, args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Child {
+export function startChild(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Child {
   const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   child.stdout.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+  const exited = once(child, 'exit').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+  }));
   return {
     process: child,
     output,

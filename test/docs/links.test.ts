@@ -65,8 +65,10 @@ function localLinksOf(path: string): { target: string; line: number }[] {
   const links: { target: string; line: number }[] = [];
   walkTree(parse(path), (node) => {
     const line = node.position?.start.line ?? 0;
-    if (node.type === 'link' || node.type === 'image' || node.type === 'definition') links.push({ target: node.url, line });
-    if (node.type === 'html') for (const m of node.value.matchAll(/\b(?:src|href)="([^"]+)"/g)) links.push({ target: m[1], line });
+    if (node.type === 'link' || node.type === 'image' || node.type === 'definition')
+      links.push({ target: node.url, line });
+    if (node.type === 'html')
+      for (const m of node.value.matchAll(/\b(?:src|href)="([^"]+)"/g)) links.push({ target: m[1], line });
   });
   return links.filter(({ target }) => !/^[a-z][a-z0-9+.-]*:/i.test(target) && !target.startsWith('{'));
 }
@@ -83,7 +85,8 @@ function brokenLinksOf(path: string): string[] {
     }
     if (fragment === undefined || fragment === '') continue;
     if (!resolved.endsWith('.md')) broken.push(`${where}: an anchor into a file that is not Markdown`);
-    else if (!anchorsOf(resolved).has(fragment)) broken.push(`${where}: no heading with that anchor in ${relative(ROOT, resolved)}`);
+    else if (!anchorsOf(resolved).has(fragment))
+      broken.push(`${where}: no heading with that anchor in ${relative(ROOT, resolved)}`);
   }
   return broken;
 }
@@ -125,7 +128,9 @@ describe('README and docs', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const rows = new Set([...readme.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \|/gm)].map((m) => m[1]));
     // The former name of DATABASE_DIRECT_URL is documented in that row, not one of its own.
-    const missing = settings.filter((name) => !rows.has(name) && !(name === 'DATABASE_LISTEN_URL' && readme.includes('`DATABASE_LISTEN_URL`')));
+    const missing = settings.filter(
+      (name) => !rows.has(name) && !(name === 'DATABASE_LISTEN_URL' && readme.includes('`DATABASE_LISTEN_URL`')),
+    );
     expect(missing).toEqual([]);
   });
 });

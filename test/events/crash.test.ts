@@ -34,46 +34,60 @@ describeWithPostgres('outbound events across kill -9', () => {
     await db?.stop();
   });
 
-  it('delivers conversion.created for every acknowledged conversion, none for one that does not exist', { timeout: 180_000 }, async () => {
-    service = await startService(db.url, env);
-    const merchant = await createMerchantOn(service.url);
-    const endpoint = await call(service.url, 'POST', '/api/webhook-endpoints', {
-      key: merchant.key,
-      body: { url: receiver.url, events: ['conversion.created'] },
-    });
-    expect(endpoint.status).toBe(201);
-    receiver.secret = endpoint.body.data.secret;
+  it(
+    'delivers conversion.created for every acknowledged conversion, none for one that does not exist',
+    { timeout: 180_000 },
+    async () => {
+      service = await startService(db.url, env);
+      const merchant = await createMerchantOn(service.url);
+      const endpoint = await call(service.url, 'POST', '/api/webhook-endpoints', {
+        key: merchant.key,
+        body: { url: receiver.url, events: ['conversion.created'] },
+      });
+      expect(endpoint.status).toBe(201);
+      receiver.secret = endpoint.body.data.secret;
 
-    const first = service;
-    const load = conversionLoad(() => first.url, merchant.key, merchant.slug, 12, `evcrash-${Date.now()}`);
-    await waitFor(() => load.result.acknowledged.length >= 300, 60_000, '300 acknowledged conversions');
-    first.child.kill('SIGKILL');
-    await first.exited;
-    const figures = await load.stop();
-    const receivedBeforeRestart = receiver.received.length;
+      const first = service;
+      const load = conversionLoad(() => first.url, merchant.key, merchant.slug, 12, `evcrash-${Date.now()}`);
+      await waitFor(() => load.result.acknowledged.length >= 300, 60_000, '300 acknowledged conversions');
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const figures = await load.stop();
+      const receivedBeforeRestart = receiver.received.length;
 
-    service = await startService(db.url, env);
-    const deliveredIds = () => new Set(receiver.events().map((e) => e.data.conversion.external_id as string));
-    await waitFor(() => figures.acknowledged.every((id) => deliveredIds().has(id)), 120_000, 'conversion.created of every acknowledged conversion');
+      service = await startService(db.url, env);
+      const deliveredIds = () => new Set(receiver.events().map((e) => e.data.conversion.external_id as string));
+      await waitFor(
+        () => figures.acknowledged.every((id) => deliveredIds().has(id)),
+        120_000,
+        'conversion.created of every acknowledged conversion',
+      );
 
-    const stored = await withDatabase(db.url, (client) =>
-      client.query<{ external_id: string }>('select external_id from conversions where organization_id = $1', [merchant.organizationId]),
-    );
-    const existing = new Set(stored.rows.map((r) => r.external_id));
-    const delivered = deliveredIds();
-    const phantom = [...delivered].filter((id) => !existing.has(id));
-    const missing = figures.acknowledged.filter((id) => !delivered.has(id));
-    const notVerified = receiver.received.filter((r) => r.verified !== true);
-    const duplicates = receiver.received.length - new Set(receiver.received.map((r) => r.headers['webhook-id'])).size;
-    console.info(
-      `[events/crash] sent ${figures.sent.length}, acknowledged ${figures.acknowledged.length}, stored ${existing.size}; ` +
-        `received ${receiver.received.length} (${receivedBeforeRestart} before the restart, ${duplicates} repeats of a webhook-id), ` +
-        `distinct conversions ${delivered.size}`,
-    );
-    expect(missing).toEqual([]);
-    expect(phantom).toEqual([]);
-    expect(notVerified).toEqual([]);
-    // Every stored conversion (acknowledged or not) gets its event too: the outbox row is in its statement.
-    await waitFor(() => [...existing].every((id) => deliveredIds().has(id)), 60_000, 'an event for every stored conversion');
-  });
+      const stored = await withDatabase(db.url, (client) =>
+        client.query<{ external_id: string }>('select external_id from conversions where organization_id = $1', [
+          merchant.organizationId,
+        ]),
+      );
+      const existing = new Set(stored.rows.map((r) => r.external_id));
+      const delivered = deliveredIds();
+      const phantom = [...delivered].filter((id) => !existing.has(id));
+      const missing = figures.acknowledged.filter((id) => !delivered.has(id));
+      const notVerified = receiver.received.filter((r) => r.verified !== true);
+      const duplicates = receiver.received.length - new Set(receiver.received.map((r) => r.headers['webhook-id'])).size;
+      console.info(
+        `[events/crash] sent ${figures.sent.length}, acknowledged ${figures.acknowledged.length}, stored ${existing.size}; ` +
+          `received ${receiver.received.length} (${receivedBeforeRestart} before the restart, ${duplicates} repeats of a webhook-id), ` +
+          `distinct conversions ${delivered.size}`,
+      );
+      expect(missing).toEqual([]);
+      expect(phantom).toEqual([]);
+      expect(notVerified).toEqual([]);
+      // Every stored conversion (acknowledged or not) gets its event too: the outbox row is in its statement.
+      await waitFor(
+        () => [...existing].every((id) => deliveredIds().has(id)),
+        60_000,
+        'an event for every stored conversion',
+      );
+    },
+  );
 });

@@ -28,7 +28,11 @@ describe('outbound events', () => {
     await app?.stop();
   });
 
-  const subscribe = async (m: Awaited<ReturnType<typeof merchant>>, url: string, events: string[] = [...OUTBOUND_EVENT_TYPES]) => {
+  const subscribe = async (
+    m: Awaited<ReturnType<typeof merchant>>,
+    url: string,
+    events: string[] = [...OUTBOUND_EVENT_TYPES],
+  ) => {
     const res = await m.api('POST', '/api/webhook-endpoints', { url, events, description: 'test' });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     return res.body.data as { webhook_endpoint: { id: string }; secret: string };
@@ -56,7 +60,12 @@ describe('outbound events', () => {
     const other = new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`);
     for (const x of r.received) expect(() => other.verify(x.body, x.headers as Record<string, string>)).toThrow();
     // A body changed in transit fails with the right secret too.
-    expect(() => new Webhook(created.secret).verify(r.received[0].body.replace('"type"', '"typo"'), r.received[0].headers as Record<string, string>)).toThrow();
+    expect(() =>
+      new Webhook(created.secret).verify(
+        r.received[0].body.replace('"type"', '"typo"'),
+        r.received[0].headers as Record<string, string>,
+      ),
+    ).toThrow();
   });
 
   it('answers the secret once, and keeps it encrypted at rest', async () => {
@@ -66,7 +75,9 @@ describe('outbound events', () => {
     expect(JSON.stringify(got.body)).not.toContain('whsec_');
     const listed = await m.api('GET', '/api/webhook-endpoints');
     expect(JSON.stringify(listed.body)).not.toContain('whsec_');
-    const stored = await app.db.orm.em.getConnection().execute(`select secret from webhook_endpoints where id = ?`, [created.webhook_endpoint.id]);
+    const stored = await app.db.orm.em
+      .getConnection()
+      .execute(`select secret from webhook_endpoints where id = ?`, [created.webhook_endpoint.id]);
     expect(stored[0].secret).toMatch(/^enc:v1:/);
     expect(stored[0].secret).not.toContain(created.secret.slice(6, 20));
   });
@@ -83,12 +94,22 @@ describe('outbound events', () => {
     expect(ids.size).toBe(1);
     expect([...ids][0]).toMatch(/^msg_[0-9a-f]{32}$/);
     expect(r.received.every((x) => x.verified === true)).toBe(true);
-    const log = await until(async () => {
-      const res = await m.api('GET', `/api/webhook-endpoints/${created.webhook_endpoint.id}/deliveries`);
-      const d = res.body.data.deliveries[0];
-      return d?.status === 'succeeded' ? d : undefined;
-    }, 10_000, 'the delivery recorded as succeeded');
-    expect(log).toMatchObject({ attempts: 3, last_response_status: 200, event_type: 'conversion.created', event_id: [...ids][0], next_attempt_at: null });
+    const log = await until(
+      async () => {
+        const res = await m.api('GET', `/api/webhook-endpoints/${created.webhook_endpoint.id}/deliveries`);
+        const d = res.body.data.deliveries[0];
+        return d?.status === 'succeeded' ? d : undefined;
+      },
+      10_000,
+      'the delivery recorded as succeeded',
+    );
+    expect(log).toMatchObject({
+      attempts: 3,
+      last_response_status: 200,
+      event_type: 'conversion.created',
+      event_id: [...ids][0],
+      next_attempt_at: null,
+    });
     expect(log.last_response_body).toBe('ok 200');
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(r.received).toHaveLength(3);
@@ -117,10 +138,15 @@ describe('outbound events', () => {
     const created = await subscribe(m, r.url, ['conversion.created']);
     await m.api('POST', '/api/conversions', { external_id: 'fail-1', amount: 10, ref: m.slug });
     const endpoint = created.webhook_endpoint.id;
-    const failed = await until(async () => {
-      const d = (await m.api('GET', `/api/webhook-endpoints/${endpoint}/deliveries?status=failed`)).body.data.deliveries[0];
-      return d;
-    }, 20_000, 'the delivery to fail for good');
+    const failed = await until(
+      async () => {
+        const d = (await m.api('GET', `/api/webhook-endpoints/${endpoint}/deliveries?status=failed`)).body.data
+          .deliveries[0];
+        return d;
+      },
+      20_000,
+      'the delivery to fail for good',
+    );
     expect(failed).toMatchObject({ attempts: 4, last_response_status: 503, next_attempt_at: null });
     expect(Buffer.byteLength(failed.last_response_body)).toBeLessThanOrEqual(1024);
     expect(failed.last_response_body.startsWith('éé')).toBe(true);
@@ -143,13 +169,22 @@ describe('outbound events', () => {
     r.answer = () => 410;
     const created = await subscribe(m, r.url, ['conversion.created']);
     await m.api('POST', '/api/conversions', { external_id: 'gone-1', amount: 10, ref: m.slug });
-    const endpoint = await until(async () => {
-      const e = (await m.api('GET', `/api/webhook-endpoints/${created.webhook_endpoint.id}`)).body.data.webhook_endpoint;
-      return e.enabled ? undefined : e;
-    }, 15_000, 'the endpoint disabled');
+    const endpoint = await until(
+      async () => {
+        const e = (await m.api('GET', `/api/webhook-endpoints/${created.webhook_endpoint.id}`)).body.data
+          .webhook_endpoint;
+        return e.enabled ? undefined : e;
+      },
+      15_000,
+      'the endpoint disabled',
+    );
     expect(endpoint.disabled_reason).toBe('The endpoint answered 410 Gone');
     expect(r.received).toHaveLength(1);
-    const retried = await m.api('POST', `/api/webhook-deliveries/${(await m.api('GET', `/api/webhook-endpoints/${created.webhook_endpoint.id}/deliveries`)).body.data.deliveries[0].id}/retry`, {});
+    const retried = await m.api(
+      'POST',
+      `/api/webhook-deliveries/${(await m.api('GET', `/api/webhook-endpoints/${created.webhook_endpoint.id}/deliveries`)).body.data.deliveries[0].id}/retry`,
+      {},
+    );
     expect(retried.status).toBe(409);
     const enabled = await m.api('PATCH', `/api/webhook-endpoints/${created.webhook_endpoint.id}`, { enabled: true });
     expect(enabled.body.data.webhook_endpoint).toMatchObject({ enabled: true, disabled_reason: null });
@@ -198,7 +233,11 @@ describe('outbound events', () => {
     await a.api('POST', '/api/conversions', { external_id: 'tenant-a', amount: 10, ref: a.slug });
     await b.api('POST', '/api/conversions', { external_id: 'tenant-b', amount: 10, ref: b.slug });
     await until(() => ra.received.length >= 2 && rb.received.length >= 2, 15_000, 'both organizations’ events');
-    const conversionsOf = (r: Receiver) => r.events().filter((e) => e.type === 'conversion.created').map((e) => e.data.conversion.external_id);
+    const conversionsOf = (r: Receiver) =>
+      r
+        .events()
+        .filter((e) => e.type === 'conversion.created')
+        .map((e) => e.data.conversion.external_id);
     expect(conversionsOf(ra)).toEqual(['tenant-a']);
     expect(conversionsOf(rb)).toEqual(['tenant-b']);
     const delivery = (await a.api('GET', `/api/webhook-endpoints/${id}/deliveries`)).body.data.deliveries[0];
@@ -213,7 +252,11 @@ describe('outbound events', () => {
     expect([first.status, repeat.status, repeat.body.deduped]).toEqual([201, 200, true]);
     const refused = await m.api('POST', '/api/conversions/once-1/refund', { amount: 50 });
     expect(refused.status).toBe(400);
-    const rows = await app.db.orm.em.getConnection().execute(`select type, count(*)::int as n from ${EVENTS_WRITTEN} w where organization_id = ? group by type`, [m.organizationId]);
+    const rows = await app.db.orm.em
+      .getConnection()
+      .execute(`select type, count(*)::int as n from ${EVENTS_WRITTEN} w where organization_id = ? group by type`, [
+        m.organizationId,
+      ]);
     expect(rows).toEqual([{ type: 'conversion.created', n: 1 }]);
   });
 
@@ -222,41 +265,73 @@ describe('outbound events', () => {
     const b = await merchant(app.baseUrl);
     await subscribe(a, 'http://127.0.0.1:9/x', ['conversion.created', 'commission.created']);
     await subscribe(b, 'http://127.0.0.1:9/x', ['commission.created']);
-    for (const [m, id] of [[a, 'mix-a'], [b, 'mix-b']] as const) {
+    for (const [m, id] of [
+      [a, 'mix-a'],
+      [b, 'mix-b'],
+    ] as const) {
       expect((await m.api('POST', '/api/conversions', { external_id: id, amount: 10, ref: m.slug })).status).toBe(201);
     }
     const db = app.db.orm.em.getConnection();
     const written = async () =>
       Object.fromEntries(
         (
-          await db.execute<{ organization_id: string; type: string; n: number }[]>(`select organization_id, type, count(*)::int as n from ${EVENTS_WRITTEN} w where organization_id in (?, ?) group by 1, 2`, [a.organizationId, b.organizationId])
+          await db.execute<{ organization_id: string; type: string; n: number }[]>(
+            `select organization_id, type, count(*)::int as n from ${EVENTS_WRITTEN} w where organization_id in (?, ?) group by 1, 2`,
+            [a.organizationId, b.organizationId],
+          )
         ).map((r) => [`${r.organization_id === a.organizationId ? 'a' : 'b'} ${r.type}`, r.n]),
       );
-    expect(await written()).toEqual({ 'a conversion.created': 1, 'a commission.created': 1, 'b commission.created': 1 });
+    expect(await written()).toEqual({
+      'a conversion.created': 1,
+      'a commission.created': 1,
+      'b commission.created': 1,
+    });
     // The outbox CTE of the hot statements, over both organizations' rows at once.
-    await db.execute(`with inserted as (select * from conversions where organization_id in (?, ?)),
+    await db.execute(
+      `with inserted as (select * from conversions where organization_id in (?, ?)),
       sale_entries as (select * from commissions where organization_id in (?, ?)),
-      outbox as (${batchedEventsOf([['conversion.created', 'inserted'], ['commission.created', 'sale_entries']])})
-      select 1`, [a.organizationId, b.organizationId, a.organizationId, b.organizationId]);
-    expect(await written()).toEqual({ 'a conversion.created': 2, 'a commission.created': 2, 'b commission.created': 2 });
+      outbox as (${batchedEventsOf([
+        ['conversion.created', 'inserted'],
+        ['commission.created', 'sale_entries'],
+      ])})
+      select 1`,
+      [a.organizationId, b.organizationId, a.organizationId, b.organizationId],
+    );
+    expect(await written()).toEqual({
+      'a conversion.created': 2,
+      'a commission.created': 2,
+      'b commission.created': 2,
+    });
   });
 
   it('a batched event carries the row as its statement wrote it, not as it is when the relay expands it', async () => {
     const m = await merchant(app.baseUrl);
     await subscribe(m, 'http://127.0.0.1:9/x', ['conversion.created']);
-    const conversion = (await m.api('POST', '/api/conversions', { external_id: 'snap-1', amount: 40, ref: m.slug })).body.data.conversion;
+    const conversion = (await m.api('POST', '/api/conversions', { external_id: 'snap-1', amount: 40, ref: m.slug }))
+      .body.data.conversion;
     const rollback = new Error('rolled back');
     await expect(
       kyselyOf(app.db.orm)
         .transaction()
         .execute(async (trx) => {
           // The hot statements' outbox write (in this transaction: no relay sees the batch), then a later change of the row.
-          await sql.raw(`with inserted as (select * from conversions where id = '${conversion.id}'),
-            outbox as (${batchedEventsOf([['conversion.created', 'inserted']])}) select 1`).execute(trx);
-          await sql`update conversions set status = 'reversed', refunded_amount = amount, reversed_at = now() where id = ${conversion.id}`.execute(trx);
+          await sql
+            .raw(
+              `with inserted as (select * from conversions where id = '${conversion.id}'),
+            outbox as (${batchedEventsOf([['conversion.created', 'inserted']])}) select 1`,
+            )
+            .execute(trx);
+          await sql`update conversions set status = 'reversed', refunded_amount = amount, reversed_at = now() where id = ${conversion.id}`.execute(
+            trx,
+          );
           const events = (
-            await sql<{ status: string; refunded: string }>`select e.resource ->> 'status' as status, e.resource ->> 'refunded_amount' as refunded
-              from (${sql.raw(batchEventsSql(`(select * from outbound_event_batches where organization_id = '${m.organizationId}' and created_at >= now())`))}) e`.execute(trx)
+            await sql<{
+              status: string;
+              refunded: string;
+            }>`select e.resource ->> 'status' as status, e.resource ->> 'refunded_amount' as refunded
+              from (${sql.raw(batchEventsSql(`(select * from outbound_event_batches where organization_id = '${m.organizationId}' and created_at >= now())`))}) e`.execute(
+              trx,
+            )
           ).rows;
           expect(events).toEqual([{ status: 'approved', refunded: '0' }]);
           throw rollback;
@@ -267,20 +342,31 @@ describe('outbound events', () => {
   it('a migration that rewrites a batched table runs while batches are pending, and they keep their events as written', async () => {
     const m = await merchant(app.baseUrl);
     await subscribe(m, 'http://127.0.0.1:9/x', ['conversion.created']);
-    const conversion = (await m.api('POST', '/api/conversions', { external_id: 'mig-1', amount: 12, ref: m.slug })).body.data.conversion;
+    const conversion = (await m.api('POST', '/api/conversions', { external_id: 'mig-1', amount: 12, ref: m.slug })).body
+      .data.conversion;
     const rollback = new Error('rolled back');
     await expect(
       kyselyOf(app.db.orm)
         .transaction()
         .execute(async (trx) => {
           // A batch still pending when the migration runs (written in this transaction: no relay sees it).
-          await sql.raw(`with inserted as (select * from conversions where id = '${conversion.id}'),
-            outbox as (${batchedEventsOf([['conversion.created', 'inserted']])}) select 1`).execute(trx);
+          await sql
+            .raw(
+              `with inserted as (select * from conversions where id = '${conversion.id}'),
+            outbox as (${batchedEventsOf([['conversion.created', 'inserted']])}) select 1`,
+            )
+            .execute(trx);
           // What PostgreSQL refused while a batch column had the conversions' row type (the former migration 20261231800000).
           await sql.raw(`alter table conversions add column migration_note text not null default 'x'`).execute(trx);
           const events = (
-            await sql<{ type: string; id: string; note: string | null }>`select e.type, e.resource ->> 'id' as id, e.resource ->> 'migration_note' as note
-              from (${sql.raw(batchEventsSql(`(select * from outbound_event_batches where organization_id = '${m.organizationId}' and created_at >= now())`))}) e`.execute(trx)
+            await sql<{
+              type: string;
+              id: string;
+              note: string | null;
+            }>`select e.type, e.resource ->> 'id' as id, e.resource ->> 'migration_note' as note
+              from (${sql.raw(batchEventsSql(`(select * from outbound_event_batches where organization_id = '${m.organizationId}' and created_at >= now())`))}) e`.execute(
+              trx,
+            )
           ).rows;
           // The event as the conversion was written, before the column existed.
           expect(events).toEqual([{ type: 'conversion.created', id: conversion.id, note: null }]);
@@ -293,7 +379,9 @@ describe('outbound events', () => {
     const m = await merchant(app.baseUrl);
     await subscribe(m, 'http://127.0.0.1:9/x', ['payout.paid']);
     await m.api('POST', '/api/conversions', { external_id: 'quiet-1', amount: 10, ref: m.slug });
-    const rows = await app.db.orm.em.getConnection().execute(`select count(*)::int as n from ${EVENTS_WRITTEN} w where organization_id = ?`, [m.organizationId]);
+    const rows = await app.db.orm.em
+      .getConnection()
+      .execute(`select count(*)::int as n from ${EVENTS_WRITTEN} w where organization_id = ?`, [m.organizationId]);
     expect(rows[0].n).toBe(0);
   });
 });
@@ -303,7 +391,12 @@ describe('an endpoint failing for the whole window', () => {
   let r: Receiver;
   beforeAll(async () => {
     // The 3 days of production shortened to 1 s; retries every 300 ms.
-    app = await startEventsApp({ retryDelaysMs: Array(20).fill(300), timeoutMs: 1_000, jitter: 0, disableAfterFailingMs: 1_000 });
+    app = await startEventsApp({
+      retryDelaysMs: Array(20).fill(300),
+      timeoutMs: 1_000,
+      jitter: 0,
+      disableAfterFailingMs: 1_000,
+    });
     r = await new Receiver().start();
   }, 60_000);
   afterAll(async () => {
@@ -316,18 +409,32 @@ describe('an endpoint failing for the whole window', () => {
     r.answer = () => 500;
     const created = await m.api('POST', '/api/webhook-endpoints', { url: r.url, events: ['conversion.created'] });
     await m.api('POST', '/api/conversions', { external_id: 'down-1', amount: 10, ref: m.slug });
-    const endpoint = await until(async () => {
-      const e = (await m.api('GET', `/api/webhook-endpoints/${created.body.data.webhook_endpoint.id}`)).body.data.webhook_endpoint;
-      return e.enabled ? undefined : e;
-    }, 20_000, 'the endpoint disabled');
+    const endpoint = await until(
+      async () => {
+        const e = (await m.api('GET', `/api/webhook-endpoints/${created.body.data.webhook_endpoint.id}`)).body.data
+          .webhook_endpoint;
+        return e.enabled ? undefined : e;
+      },
+      20_000,
+      'the endpoint disabled',
+    );
     expect(endpoint.disabled_reason).toBe('Every delivery failed for 3 days');
     const attempts = r.received.length;
     expect(attempts).toBeGreaterThanOrEqual(2);
-    const delivery = await until(async () => {
-      const d = (await m.api('GET', `/api/webhook-endpoints/${endpoint.id}/deliveries`)).body.data.deliveries[0];
-      return d?.status === 'failed' ? d : undefined;
-    }, 10_000, 'the delivery failed');
-    expect(delivery).toMatchObject({ next_attempt_at: null, last_response_status: 500, last_error: 'The endpoint is disabled', attempts });
+    const delivery = await until(
+      async () => {
+        const d = (await m.api('GET', `/api/webhook-endpoints/${endpoint.id}/deliveries`)).body.data.deliveries[0];
+        return d?.status === 'failed' ? d : undefined;
+      },
+      10_000,
+      'the delivery failed',
+    );
+    expect(delivery).toMatchObject({
+      next_attempt_at: null,
+      last_response_status: 500,
+      last_error: 'The endpoint is disabled',
+      attempts,
+    });
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(r.received.length).toBeLessThanOrEqual(attempts + 1);
   });

@@ -30,7 +30,15 @@ describe('outbound events on the embedded database', () => {
   it('delivers, signed, over the single connection', { timeout: 120_000 }, async () => {
     embedded = await startEmbeddedPostgres();
     orm = await initOrm(embedded.url, 1);
-    const { listener } = createApp({ orm, config: { ADMIN_TOKEN: ADMIN, PUBLIC_BASE_URL: 'http://localhost:3000', API_KEY_CACHE_TTL_MS: 5_000, WEBHOOK_ALLOW_PRIVATE_URLS: true } });
+    const { listener } = createApp({
+      orm,
+      config: {
+        ADMIN_TOKEN: ADMIN,
+        PUBLIC_BASE_URL: 'http://localhost:3000',
+        API_KEY_CACHE_TTL_MS: 5_000,
+        WEBHOOK_ALLOW_PRIVATE_URLS: true,
+      },
+    });
     server = await new Promise<Server>((resolve) => {
       const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));
     });
@@ -39,9 +47,15 @@ describe('outbound events on the embedded database', () => {
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     receiver = await new Receiver().start();
     const m = await merchant(base);
-    const endpoint = await call(base, 'POST', '/api/webhook-endpoints', { key: m.key, body: { url: receiver.url, events: ['conversion.created'] } });
+    const endpoint = await call(base, 'POST', '/api/webhook-endpoints', {
+      key: m.key,
+      body: { url: receiver.url, events: ['conversion.created'] },
+    });
     receiver.secret = endpoint.body.data.secret;
-    for (let i = 0; i < 20; i++) expect((await m.api('POST', '/api/conversions', { external_id: `pglite-${i}`, amount: 10, ref: m.slug })).status).toBe(201);
+    for (let i = 0; i < 20; i++)
+      expect(
+        (await m.api('POST', '/api/conversions', { external_id: `pglite-${i}`, amount: 10, ref: m.slug })).status,
+      ).toBe(201);
     await until(() => receiver!.received.length >= 20, 60_000, '20 deliveries');
     expect(receiver.received.every((r) => r.verified === true)).toBe(true);
     expect(new Set(receiver.events().map((e) => e.data.conversion.external_id)).size).toBe(20);

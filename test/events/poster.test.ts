@@ -27,7 +27,10 @@ describe('WebhookPoster', () => {
   });
 
   it('posts with the signed headers and keeps the answer', async () => {
-    expect(await relaxed.post(`http://127.0.0.1:${port}/ok`, { 'webhook-id': 'msg_1' }, '{}')).toEqual({ status: 200, body: 'got msg_1' });
+    expect(await relaxed.post(`http://127.0.0.1:${port}/ok`, { 'webhook-id': 'msg_1' }, '{}')).toEqual({
+      status: 200,
+      body: 'got msg_1',
+    });
   });
 
   it('follows no redirect: a 302 is the answer (a failure, retried)', async () => {
@@ -37,6 +40,8 @@ describe('WebhookPoster', () => {
   it('refuses a name that resolves to a private address on the socket that connects, and a private literal before connecting', async () => {
     const byName = await strict.post(`https://localhost:${port}/ok`, {}, '{}');
     expect(byName.error).toMatch(/^Address not allowed: localhost resolves to an address that is not allowed/);
-    expect(await strict.post(`https://10.0.0.1:${port}/ok`, {}, '{}')).toEqual({ error: 'Address not allowed: address not allowed' });
+    expect(await strict.post(`https://10.0.0.1:${port}/ok`, {}, '{}')).toEqual({
+      error: 'Address not allowed: address not allowed',
+    });
   });
 });

@@ -22,14 +22,19 @@ describe('retention of outbound events and deliveries', () => {
   });
 
   it('is scheduled hourly in the job queue', async () => {
-    const { rows } = await poolOf(app.db.orm).query(`select name, cron from pgboss.schedule where name = $1`, [RETENTION_QUEUE]);
+    const { rows } = await poolOf(app.db.orm).query(`select name, cron from pgboss.schedule where name = $1`, [
+      RETENTION_QUEUE,
+    ]);
     expect(rows).toEqual([{ name: RETENTION_QUEUE, cron: RETENTION_CRON }]);
   });
 
   it('deletes old dispatched events and their finished deliveries in batches; keeps newer ones and any with a pending delivery', async () => {
     const m = await merchant(app.baseUrl);
     receiver.answer = (request) => (request.body.includes('"still-failing"') ? 500 : 204);
-    const created = await m.api('POST', '/api/webhook-endpoints', { url: receiver.url, events: ['conversion.created'] });
+    const created = await m.api('POST', '/api/webhook-endpoints', {
+      url: receiver.url,
+      events: ['conversion.created'],
+    });
     expect(created.status).toBe(201);
     const pool = poolOf(app.db.orm);
     for (const id of ['old-1', 'old-2', 'old-3', 'still-failing', 'recent']) {
@@ -43,10 +48,18 @@ describe('retention of outbound events and deliveries', () => {
           [m.organizationId],
         )
       ).rows;
-    await until(async () => {
-      const rows = await state();
-      return rows.length === 5 && rows.every((r) => (r.external_id === 'still-failing' ? r.status === 'pending' : r.status === 'succeeded')) && rows;
-    }, 20_000, 'four deliveries succeeded and one failing (pending its retry)');
+    await until(
+      async () => {
+        const rows = await state();
+        return (
+          rows.length === 5 &&
+          rows.every((r) => (r.external_id === 'still-failing' ? r.status === 'pending' : r.status === 'succeeded')) &&
+          rows
+        );
+      },
+      20_000,
+      'four deliveries succeeded and one failing (pending its retry)',
+    );
 
     // Dispatched 40 days ago, all but the recent one.
     await pool.query(
@@ -61,8 +74,14 @@ describe('retention of outbound events and deliveries', () => {
       { external_id: 'still-failing', status: 'pending' },
     ]);
     // Once its delivery has finished (here: failed for good), the old event goes too.
-    await pool.query(`update webhook_deliveries set status = 'failed' where organization_id = $1 and status = 'pending'`, [m.organizationId]);
-    expect(await pruneDelivered((text, values) => pool.query(text, values), cutoff, { batch: 2 })).toEqual({ events: 1, deliveries: 1 });
+    await pool.query(
+      `update webhook_deliveries set status = 'failed' where organization_id = $1 and status = 'pending'`,
+      [m.organizationId],
+    );
+    expect(await pruneDelivered((text, values) => pool.query(text, values), cutoff, { batch: 2 })).toEqual({
+      events: 1,
+      deliveries: 1,
+    });
     expect(await state()).toEqual([{ external_id: 'recent', status: 'succeeded' }]);
   });
 });

@@ -12,8 +12,25 @@ describe('endpoint URLs (SSRF)', () => {
   const strict = new UrlGuard(false);
 
   it.each([
-    '127.0.0.1', '127.255.0.9', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
-    '::1', '::', 'fe80::1', 'fd00:ec2::254', 'fc00::1', '::ffff:127.0.0.1', '::ffff:a9fe:a9fe', '64:ff9b::a9fe:a9fe', '224.0.0.1', 'ff02::1',
+    '127.0.0.1',
+    '127.255.0.9',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    '::',
+    'fe80::1',
+    'fd00:ec2::254',
+    'fc00::1',
+    '::ffff:127.0.0.1',
+    '::ffff:a9fe:a9fe',
+    '64:ff9b::a9fe:a9fe',
+    '224.0.0.1',
+    'ff02::1',
   ])('refuses %s', (address) => {
     expect(isForbiddenAddress(address)).toBe(true);
   });
@@ -60,7 +77,10 @@ describe('endpoint URLs (SSRF)', () => {
     ['http://93.184.216.34/hook', 'must be an https:// URL'],
     ['https://127.0.0.1/hook', 'must not point at a loopback, private, link-local or metadata address'],
     ['https://[::1]:8443/hook', 'must not point at a loopback, private, link-local or metadata address'],
-    ['https://169.254.169.254/latest/meta-data', 'must not point at a loopback, private, link-local or metadata address'],
+    [
+      'https://169.254.169.254/latest/meta-data',
+      'must not point at a loopback, private, link-local or metadata address',
+    ],
     ['https://localhost/hook', 'must not point at a loopback, private, link-local or metadata address'],
     ['https://user:pass@93.184.216.34/hook', 'must not contain credentials'],
     ['ftp://93.184.216.34/hook', 'must be an https:// URL'],
@@ -77,7 +97,13 @@ describe('endpoint URLs (SSRF)', () => {
     const error = await new Promise<Error | null>((resolve) => strict.lookup('localhost', {}, (err) => resolve(err)));
     expect(error?.message).toMatch(/resolves to an address that is not allowed/);
     expect(strict.literalProblem(new URL('https://10.0.0.1/x'))).toBe('address not allowed');
-    for (const host of ['[2002:7f00:1::]', '[2001:0:4136:e378:8000:63bf:80ff:fffe]', '[::ffff:0:7f00:1]', '[::7f00:1]', '[64:ff9b::a9fe:a9fe]']) {
+    for (const host of [
+      '[2002:7f00:1::]',
+      '[2001:0:4136:e378:8000:63bf:80ff:fffe]',
+      '[::ffff:0:7f00:1]',
+      '[::7f00:1]',
+      '[64:ff9b::a9fe:a9fe]',
+    ]) {
       expect(strict.literalProblem(new URL(`https://${host}/x`)), host).toBe('address not allowed');
     }
   });
@@ -87,13 +113,33 @@ describe('endpoint URLs (SSRF)', () => {
     const dns: ResolveAll = (_host, _options, callback) => callback(null, answers);
     const guard = new UrlGuard(false, dns);
     const lookup = () =>
-      new Promise<{ error: Error | null; addresses: unknown }>((resolve) => guard.lookup('hooks.example.com', { all: true }, (error, addresses) => resolve({ error, addresses })));
-    for (const address of ['2002:7f00:1::', '2002:a9fe:a9fe::', '2001:0:4136:e378:8000:63bf:80ff:fffe', '::ffff:0:7f00:1', '::7f00:1', '64:ff9b::a00:1', '64:ff9b:1::a00:1']) {
-      answers = [{ address: '2a00:1450:4001:80b::200e', family: 6 }, { address, family: 6 }];
-      expect(await guard.problem('https://hooks.example.com/x'), address).toBe('must not point at a loopback, private, link-local or metadata address');
-      expect((await lookup()).error?.message, address).toBe('hooks.example.com resolves to an address that is not allowed');
+      new Promise<{ error: Error | null; addresses: unknown }>((resolve) =>
+        guard.lookup('hooks.example.com', { all: true }, (error, addresses) => resolve({ error, addresses })),
+      );
+    for (const address of [
+      '2002:7f00:1::',
+      '2002:a9fe:a9fe::',
+      '2001:0:4136:e378:8000:63bf:80ff:fffe',
+      '::ffff:0:7f00:1',
+      '::7f00:1',
+      '64:ff9b::a00:1',
+      '64:ff9b:1::a00:1',
+    ]) {
+      answers = [
+        { address: '2a00:1450:4001:80b::200e', family: 6 },
+        { address, family: 6 },
+      ];
+      expect(await guard.problem('https://hooks.example.com/x'), address).toBe(
+        'must not point at a loopback, private, link-local or metadata address',
+      );
+      expect((await lookup()).error?.message, address).toBe(
+        'hooks.example.com resolves to an address that is not allowed',
+      );
     }
-    answers = [{ address: '2a00:1450:4001:80b::200e', family: 6 }, { address: '64:ff9b::808:808', family: 6 }];
+    answers = [
+      { address: '2a00:1450:4001:80b::200e', family: 6 },
+      { address: '64:ff9b::808:808', family: 6 },
+    ];
     expect(await guard.problem('https://hooks.example.com/x')).toBeUndefined();
     expect(await lookup()).toEqual({ error: null, addresses: answers });
   });
@@ -105,7 +151,10 @@ describe('endpoint URLs (SSRF)', () => {
     it('answers 400 naming the url for a private or plain-http endpoint, IPv6 forms of private IPv4 addresses included; 201 for public IPv6', async () => {
       const { db } = await testServer();
       const org = await createOrganization();
-      const { listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: undefined, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 0 } });
+      const { listener } = createApp({
+        orm: db.orm,
+        config: { ADMIN_TOKEN: undefined, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 0 },
+      });
       server = await new Promise<Server>((resolve) => {
         const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));
       });
@@ -136,7 +185,11 @@ describe('endpoint URLs (SSRF)', () => {
         expect(res.status, url).toBe(400);
         expect(await res.json()).toEqual({ success: false, message });
       }
-      for (const url of ['https://[2a00:1450:4001:80b::200e]/hooks', 'https://[2606:4700:4700::1111]:8443/hooks', 'https://[64:ff9b::8.8.8.8]/hooks']) {
+      for (const url of [
+        'https://[2a00:1450:4001:80b::200e]/hooks',
+        'https://[2606:4700:4700::1111]:8443/hooks',
+        'https://[64:ff9b::8.8.8.8]/hooks',
+      ]) {
         const res = await create(url);
         expect(res.status, `${url}: ${JSON.stringify(await res.clone().json())}`).toBe(201);
       }
@@ -162,7 +215,9 @@ describe('secrets at rest', () => {
     const none = new SecretBox(undefined);
     expect(none.seal('plain', SECRET_PURPOSE.integration)).toBe('plain');
     expect(none.open('plain', SECRET_PURPOSE.integration)).toBe('plain');
-    expect(() => none.open(new SecretBox(key).seal('x', SECRET_PURPOSE.integration), SECRET_PURPOSE.integration)).toThrow(/ENCRYPTION_KEY/);
+    expect(() =>
+      none.open(new SecretBox(key).seal('x', SECRET_PURPOSE.integration), SECRET_PURPOSE.integration),
+    ).toThrow(/ENCRYPTION_KEY/);
     expect(() => new SecretBox('too-short')).toThrow(/32 bytes/);
   });
 });

@@ -7,14 +7,20 @@ import { Signer, newEndpointSecret, signedHeaders } from '../../server/src/modul
 describe('Standard Webhooks signing', () => {
   it('signs exactly as standardwebhooks does, and its verify accepts every delivery', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme', maxLength: 2000 }), fc.stringMatching(/^msg_[0-9a-f]{32}$/), (text, webhookId) => {
-        const secret = newEndpointSecret();
-        const body = JSON.stringify({ type: 'conversion.created', data: { text } });
-        const headers = signedHeaders([new Signer(secret)], webhookId, new Date(), body);
-        const reference = new Webhook(secret);
-        expect(headers['webhook-signature']).toBe(reference.sign(webhookId, new Date(Number(headers['webhook-timestamp']) * 1000), body));
-        expect(reference.verify(body, headers)).toEqual(JSON.parse(body));
-      }),
+      fc.property(
+        fc.string({ unit: 'grapheme', maxLength: 2000 }),
+        fc.stringMatching(/^msg_[0-9a-f]{32}$/),
+        (text, webhookId) => {
+          const secret = newEndpointSecret();
+          const body = JSON.stringify({ type: 'conversion.created', data: { text } });
+          const headers = signedHeaders([new Signer(secret)], webhookId, new Date(), body);
+          const reference = new Webhook(secret);
+          expect(headers['webhook-signature']).toBe(
+            reference.sign(webhookId, new Date(Number(headers['webhook-timestamp']) * 1000), body),
+          );
+          expect(reference.verify(body, headers)).toEqual(JSON.parse(body));
+        },
+      ),
       { numRuns: 300 },
     );
   });

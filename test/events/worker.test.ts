@@ -3,7 +3,15 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { call, createMerchantOn, describeWithPostgres, startService, stopService, waitFor, type ServiceProcess } from '../reliability/support/service.js';
+import {
+  call,
+  createMerchantOn,
+  describeWithPostgres,
+  startService,
+  stopService,
+  waitFor,
+  type ServiceProcess,
+} from '../reliability/support/service.js';
 import { Receiver } from './support/receiver.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -33,17 +41,34 @@ describeWithPostgres('delivery in a separate worker process', () => {
   it('the API alone queues nothing; the worker delivers, and stops on SIGTERM', { timeout: 120_000 }, async () => {
     service = await startService(db.url, { ...env, WEBHOOK_DELIVERY: 'off' });
     const merchant = await createMerchantOn(service.url);
-    const endpoint = await call(service.url, 'POST', '/api/webhook-endpoints', { key: merchant.key, body: { url: receiver.url, events: ['conversion.created'] } });
+    const endpoint = await call(service.url, 'POST', '/api/webhook-endpoints', {
+      key: merchant.key,
+      body: { url: receiver.url, events: ['conversion.created'] },
+    });
     receiver.secret = endpoint.body.data.secret;
     for (let i = 0; i < 10; i++) {
-      expect((await call(service.url, 'POST', '/api/conversions', { key: merchant.key, body: { external_id: `w-${i}`, amount: 10, ref: merchant.slug } })).status).toBe(201);
+      expect(
+        (
+          await call(service.url, 'POST', '/api/conversions', {
+            key: merchant.key,
+            body: { external_id: `w-${i}`, amount: 10, ref: merchant.slug },
+          })
+        ).status,
+      ).toBe(201);
     }
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(receiver.received).toHaveLength(0);
 
     worker = spawn(process.execPath, ['--import', 'tsx', 'server/src/jobs/worker.ts'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: db.url, LOG_LEVEL: 'warn', DB_POOL_MAX: '3', ...env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        DATABASE_URL: db.url,
+        LOG_LEVEL: 'warn',
+        DB_POOL_MAX: '3',
+        ...env,
+      },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     await waitFor(() => receiver.received.length >= 10, 60_000, 'the worker to deliver 10 events');

@@ -29,12 +29,22 @@ export interface FirstPromoterStandin {
   close(): Promise<void>;
 }
 
-export async function startFirstPromoterStandin(apiKey: string, accountId: string, data: FirstPromoterData, pageSize = 2): Promise<FirstPromoterStandin> {
+export async function startFirstPromoterStandin(
+  apiKey: string,
+  accountId: string,
+  data: FirstPromoterData,
+  pageSize = 2,
+): Promise<FirstPromoterStandin> {
   const requests: FirstPromoterStandin['requests'] = [];
   const rateLimitOnce = new Set<string>();
   const failures = new Map<string, number>();
   const base = '/api/v2/company';
-  const lists: Record<string, any[]> = { [`${base}/promoters`]: data.promoters, [`${base}/referrals`]: data.referrals, [`${base}/payouts`]: data.payouts, [`${base}/commissions`]: data.commissions };
+  const lists: Record<string, any[]> = {
+    [`${base}/promoters`]: data.promoters,
+    [`${base}/referrals`]: data.referrals,
+    [`${base}/payouts`]: data.payouts,
+    [`${base}/commissions`]: data.commissions,
+  };
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -42,7 +52,8 @@ export async function startFirstPromoterStandin(apiKey: string, accountId: strin
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify(body));
     };
-    if (req.headers.authorization !== `Bearer ${apiKey}` || req.headers['account-id'] !== accountId) return send(401, {});
+    if (req.headers.authorization !== `Bearer ${apiKey}` || req.headers['account-id'] !== accountId)
+      return send(401, {});
     if (rateLimitOnce.delete(url.pathname)) return send(429, { message: 'Too many requests' }, { 'retry-after': '1' });
     const left = failures.get(url.pathname) ?? 0;
     if (left > 0) {
@@ -57,5 +68,11 @@ export async function startFirstPromoterStandin(apiKey: string, accountId: strin
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/api/v2`, requests, rateLimitOnce, failures, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}/api/v2`,
+    requests,
+    rateLimitOnce,
+    failures,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }

@@ -19,27 +19,94 @@ const P1 = 101;
 const P2 = 102;
 
 const promoter = (id: number, email: string, first: string, refs: string[], extra: object = {}) => ({
-  id, email, name: `${first} Example`, status: 'active', default_ref_id: refs[0], paypal_email: `${first.toLowerCase()}-pay@example.com`,
+  id,
+  email,
+  name: `${first} Example`,
+  status: 'active',
+  default_ref_id: refs[0],
+  paypal_email: `${first.toLowerCase()}-pay@example.com`,
   profile: { id: id * 10, first_name: first, last_name: 'Example' },
-  promoter_campaigns: refs.map((ref, i) => ({ id: id * 100 + i, campaign: { id: i + 1, name: `Campaign ${i + 1}` }, ref_token: ref, state: 'accepted' })),
+  promoter_campaigns: refs.map((ref, i) => ({
+    id: id * 100 + i,
+    campaign: { id: i + 1, name: `Campaign ${i + 1}` },
+    ref_token: ref,
+    state: 'accepted',
+  })),
   ...extra,
 });
-const referral = (id: number, uid: string | null, promoterId: number, email: string | null = uid ? `${uid}@example.com` : null) => ({
-  id, email, uid, first_name: 'Cus', last_name: 'Tomer', state: 'active', created_at: '2025-02-01T00:00:00.000Z', promoter_campaign: { id: promoterId * 100, promoter: { id: promoterId, email: 'x@example.com' } },
+const referral = (
+  id: number,
+  uid: string | null,
+  promoterId: number,
+  email: string | null = uid ? `${uid}@example.com` : null,
+) => ({
+  id,
+  email,
+  uid,
+  first_name: 'Cus',
+  last_name: 'Tomer',
+  state: 'active',
+  created_at: '2025-02-01T00:00:00.000Z',
+  promoter_campaign: { id: promoterId * 100, promoter: { id: promoterId, email: 'x@example.com' } },
 });
-const commission = (id: number, status: string, cents: number, currency: string, promoterId: number, uid: string, extra: object = {}) => ({
-  id, status, is_paid: false, commission_type: 'sale', unit: 'cash', amount: cents, sale_amount: cents * 5, original_sale_amount: cents * 5, original_sale_currency: currency,
-  created_at: '2025-03-01T12:00:00.000Z', updated_at: '2025-03-02T00:00:00.000Z', event_id: `evt_${id}`, is_self_referral: false, is_split: false, metadata: null, external_note: null, fraud_check: 'no_suspicion',
-  referral: { id: id + 1000, email: `${uid}@example.com`, uid }, promoter_campaign: { id: promoterId * 100, promoter: { id: promoterId } }, ...extra,
+const commission = (
+  id: number,
+  status: string,
+  cents: number,
+  currency: string,
+  promoterId: number,
+  uid: string,
+  extra: object = {},
+) => ({
+  id,
+  status,
+  is_paid: false,
+  commission_type: 'sale',
+  unit: 'cash',
+  amount: cents,
+  sale_amount: cents * 5,
+  original_sale_amount: cents * 5,
+  original_sale_currency: currency,
+  created_at: '2025-03-01T12:00:00.000Z',
+  updated_at: '2025-03-02T00:00:00.000Z',
+  event_id: `evt_${id}`,
+  is_self_referral: false,
+  is_split: false,
+  metadata: null,
+  external_note: null,
+  fraud_check: 'no_suspicion',
+  referral: { id: id + 1000, email: `${uid}@example.com`, uid },
+  promoter_campaign: { id: promoterId * 100, promoter: { id: promoterId } },
+  ...extra,
 });
 
 const DATA = {
-  promoters: [promoter(P1, 'ada@example.com', 'Ada', ['ada', 'ada-promo']), promoter(P2, 'bob@example.com', 'Bob', ['bob'], { status: 'blocked' }), promoter(103, '', 'Nope', ['nope'])],
+  promoters: [
+    promoter(P1, 'ada@example.com', 'Ada', ['ada', 'ada-promo']),
+    promoter(P2, 'bob@example.com', 'Bob', ['bob'], { status: 'blocked' }),
+    promoter(103, '', 'Nope', ['nope']),
+  ],
   referrals: [referral(1, 'cus_1', P1), referral(2, 'cus_2', P2), referral(3, null, P1)],
   payouts: [
     // As the documented payout example: no currency field, `date_paid`, amount in cents.
-    { id: 501, status: 'completed', amount: 2500, unit: 'cash', date_paid: '2025-04-05T00:00:00.000Z', due_date: '2025-04-01T00:00:00.000Z', promoter: { id: P1, email: 'ada@example.com' }, commissions: [{ id: 12 }] },
-    { id: 502, status: 'pending', amount: 1000, unit: 'cash', date_paid: null, promoter: { id: P2, email: 'bob@example.com' } },
+    {
+      id: 501,
+      status: 'completed',
+      amount: 2500,
+      unit: 'cash',
+      date_paid: '2025-04-05T00:00:00.000Z',
+      due_date: '2025-04-01T00:00:00.000Z',
+      promoter: { id: P1, email: 'ada@example.com' },
+      commissions: [{ id: 12 }],
+    },
+    {
+      id: 502,
+      status: 'pending',
+      amount: 1000,
+      unit: 'cash',
+      date_paid: null,
+      promoter: { id: P2, email: 'bob@example.com' },
+    },
   ],
   commissions: [
     commission(11, 'pending', 1234, 'EUR', P1, 'cus_1'),
@@ -60,9 +127,19 @@ afterAll(async () => {
   await standin.close();
 });
 
-async function runImport(api: Api, programId: string, options: { dry_run?: boolean; key?: string; currency?: string | null } = {}) {
+async function runImport(
+  api: Api,
+  programId: string,
+  options: { dry_run?: boolean; key?: string; currency?: string | null } = {},
+) {
   const currency = options.currency === undefined ? 'USD' : options.currency;
-  return runImportOf(api, programId, 'firstpromoter', { api_key: options.key ?? KEY, account_id: ACCOUNT, ...(currency ? { currency } : {}) }, options.dry_run);
+  return runImportOf(
+    api,
+    programId,
+    'firstpromoter',
+    { api_key: options.key ?? KEY, account_id: ACCOUNT, ...(currency ? { currency } : {}) },
+    options.dry_run,
+  );
 }
 
 const EXPECTED = {
@@ -87,12 +164,20 @@ describe('FirstPromoter import', () => {
         { kind: 'commissions', source_id: '15', reason: expect.stringContaining('not money') },
       ]),
     );
-    expect(standin.requests.filter((r) => r.path.startsWith('/api/v2/company/promoters')).map((r) => new URL(r.path, 'http://x').searchParams.get('page'))).toEqual(['1', '2', '3']);
+    expect(
+      standin.requests
+        .filter((r) => r.path.startsWith('/api/v2/company/promoters'))
+        .map((r) => new URL(r.path, 'http://x').searchParams.get('page')),
+    ).toEqual(['1', '2', '3']);
     expect((await m.api.get('/api/affiliates')).body.data.affiliates).toEqual([]);
 
     // Without the account's currency, a payout (which names none) is skipped, saying what to give.
     const unknown = await runImport(m.api, m.programId, { dry_run: true, currency: null });
-    expect(unknown.skipped).toContainEqual({ kind: 'payouts', source_id: '501', reason: expect.stringContaining('credentials.currency') });
+    expect(unknown.skipped).toContainEqual({
+      kind: 'payouts',
+      source_id: '501',
+      reason: expect.stringContaining('credentials.currency'),
+    });
   });
 
   it('imports promoters with every ref token, customers, conversions, commissions and the paid payout in their currency; 429 and 500 waited out; a rerun changes nothing', async () => {
@@ -102,13 +187,23 @@ describe('FirstPromoter import', () => {
     const done = await runImport(m.api, m.programId);
     expect(done.status, done.error).toBe('succeeded');
     expect(done.counts).toEqual(EXPECTED);
-    expect(standin.requests.some((r) => r.path.startsWith('/api/v2/company/commissions') && r.status === 429)).toBe(true);
+    expect(standin.requests.some((r) => r.path.startsWith('/api/v2/company/commissions') && r.status === 429)).toBe(
+      true,
+    );
     expect(standin.requests.some((r) => r.path.startsWith('/api/v2/company/referrals') && r.status === 500)).toBe(true);
 
     const affiliates = (await m.api.get('/api/affiliates?limit=100')).body.data.affiliates;
     const ada = affiliates.find((a: any) => a.email === 'ada@example.com');
-    expect(ada).toMatchObject({ name: 'Ada Example', status: 'active', payout_email: 'ada-pay@example.com', slug: 'ada' });
-    expect(affiliates.find((a: any) => a.email === 'bob@example.com')).toMatchObject({ status: 'disabled', slug: 'bob' });
+    expect(ada).toMatchObject({
+      name: 'Ada Example',
+      status: 'active',
+      payout_email: 'ada-pay@example.com',
+      slug: 'ada',
+    });
+    expect(affiliates.find((a: any) => a.email === 'bob@example.com')).toMatchObject({
+      status: 'disabled',
+      slug: 'bob',
+    });
     for (const ref of ['ada', 'ada-promo']) {
       const click = await m.api.post('/api/clicks', { ref });
       expect(click.status, JSON.stringify(click.body)).toBe(201);
@@ -116,18 +211,36 @@ describe('FirstPromoter import', () => {
     }
 
     const conversions = (await m.api.get('/api/conversions')).body.data.conversions;
-    expect(conversions.find((c: any) => c.external_id === 'evt_11')).toMatchObject({ amount: 61.7, currency: 'EUR', occurred_at: '2025-03-01T12:00:00.000Z', customer_id: 'cus_1', affiliate_id: ada.id });
+    expect(conversions.find((c: any) => c.external_id === 'evt_11')).toMatchObject({
+      amount: 61.7,
+      currency: 'EUR',
+      occurred_at: '2025-03-01T12:00:00.000Z',
+      customer_id: 'cus_1',
+      affiliate_id: ada.id,
+    });
 
     const commissions = (await m.api.get('/api/commissions?limit=100')).body.data.commissions;
-    expect(Object.fromEntries(commissions.map((c: any) => [`${c.amount} ${c.currency}`, c.status]))).toEqual({ '12.34 USD': 'pending', '25 USD': 'paid', '10 USD': 'approved', '7 USD': 'reversed' });
+    expect(Object.fromEntries(commissions.map((c: any) => [`${c.amount} ${c.currency}`, c.status]))).toEqual({
+      '12.34 USD': 'pending',
+      '25 USD': 'paid',
+      '10 USD': 'approved',
+      '7 USD': 'reversed',
+    });
     const payouts = (await m.api.get('/api/payouts')).body.data.payouts;
     expect(payouts).toHaveLength(1);
-    expect(payouts[0]).toMatchObject({ status: 'paid', amount: 25, currency: 'USD', affiliate_id: ada.id, commission_count: 1 });
+    expect(payouts[0]).toMatchObject({
+      status: 'paid',
+      amount: 25,
+      currency: 'USD',
+      affiliate_id: ada.id,
+      commission_count: 1,
+    });
     expect(commissions.find((c: any) => c.status === 'paid').payout_id).toBe(payouts[0].id);
 
     const again = await runImport(m.api, m.programId);
     expect(again.status).toBe('succeeded');
-    for (const kind of ['affiliates', 'customers', 'payouts', 'conversions', 'commissions'] as const) expect(again.counts[kind].created).toBe(0);
+    for (const kind of ['affiliates', 'customers', 'payouts', 'conversions', 'commissions'] as const)
+      expect(again.counts[kind].created).toBe(0);
     expect(again.counts.commissions.already_present).toBe(4);
   });
 
@@ -141,7 +254,23 @@ describe('FirstPromoter import', () => {
 
   it('names a missing credential with 400', async () => {
     const m = await merchant();
-    expectError(await m.api.post('/api/imports', { source: 'firstpromoter', credentials: { api_key: KEY }, program_id: m.programId }), 400, 'credentials.account_id: Required (FirstPromoter Account ID)');
-    expectError(await m.api.post('/api/imports', { source: 'firstpromoter', credentials: { api_key: KEY, account_id: ACCOUNT, currency: 'dollars' }, program_id: m.programId }), 400, /credentials.currency: must be a three-letter ISO 4217 code/);
+    expectError(
+      await m.api.post('/api/imports', {
+        source: 'firstpromoter',
+        credentials: { api_key: KEY },
+        program_id: m.programId,
+      }),
+      400,
+      'credentials.account_id: Required (FirstPromoter Account ID)',
+    );
+    expectError(
+      await m.api.post('/api/imports', {
+        source: 'firstpromoter',
+        credentials: { api_key: KEY, account_id: ACCOUNT, currency: 'dollars' },
+        program_id: m.programId,
+      }),
+      400,
+      /credentials.currency: must be a three-letter ISO 4217 code/,
+    );
   });
 });

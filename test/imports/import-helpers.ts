@@ -20,7 +20,13 @@ export async function finished(api: Api, id: string) {
 }
 
 /** Starts an import of `source` and waits for its end. */
-export async function runImport(api: Api, programId: string, source: string, credentials: Record<string, string>, dryRun = false) {
+export async function runImport(
+  api: Api,
+  programId: string,
+  source: string,
+  credentials: Record<string, string>,
+  dryRun = false,
+) {
   const res = await api.post('/api/imports', { source, credentials, program_id: programId, dry_run: dryRun });
   expect(res.status, JSON.stringify(res.body)).toBe(202);
   expect(res.body.data.import.status).toBe('running');

@@ -13,10 +13,31 @@ import { startRewardfulStandin, type Standin } from './rewardful-standin.js';
  */
 const SECRET = 'jobs-secret';
 const link = (token: string) => ({ id: `l-${token}`, token });
-const affiliates = Array.from({ length: 5 }, (_, i) => ({ id: `a${i}`, email: `p${i}@example.com`, first_name: `P${i}`, last_name: 'X', state: 'active', paypal_email: null, links: [link(`p${i}-link`)] }));
+const affiliates = Array.from({ length: 5 }, (_, i) => ({
+  id: `a${i}`,
+  email: `p${i}@example.com`,
+  first_name: `P${i}`,
+  last_name: 'X',
+  state: 'active',
+  paypal_email: null,
+  links: [link(`p${i}-link`)],
+}));
 const commissions = Array.from({ length: 5 }, (_, i) => ({
-  id: `c${i}`, amount: 100 + i, currency: 'USD', state: 'due', due_at: '2024-02-01T00:00:00.000Z', paid_at: null, voided_at: null,
-  sale: { id: `s${i}`, currency: 'USD', charged_at: '2024-01-0' + (i + 1) + 'T00:00:00.000Z', sale_amount_cents: 1000 + i, refund_amount_cents: 0, referral: { id: `r${i}`, customer: { id: `cus_${i}`, email: null, name: null }, affiliate: { id: `a${i}` } } },
+  id: `c${i}`,
+  amount: 100 + i,
+  currency: 'USD',
+  state: 'due',
+  due_at: '2024-02-01T00:00:00.000Z',
+  paid_at: null,
+  voided_at: null,
+  sale: {
+    id: `s${i}`,
+    currency: 'USD',
+    charged_at: '2024-01-0' + (i + 1) + 'T00:00:00.000Z',
+    sale_amount_cents: 1000 + i,
+    refund_amount_cents: 0,
+    referral: { id: `r${i}`, customer: { id: `cus_${i}`, email: null, name: null }, affiliate: { id: `a${i}` } },
+  },
 }));
 
 let standin: Standin;
@@ -38,7 +59,11 @@ afterAll(async () => {
 });
 
 async function post(path: string, authorization: string, body: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${server.baseUrl}${path}`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${server.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: await res.json() };
 }
 
@@ -52,7 +77,10 @@ async function program() {
   const created = await post('/admin/organizations', `Bearer ${TEST_ADMIN_TOKEN}`, { name: `Jobs ${Date.now()}` });
   expect(created.status).toBe(201);
   const key = `Bearer ${created.body.data.api_key}`;
-  const org = { id: created.body.data.organization.id as string, api: { get: (path: string) => get(path, key), post: (path: string, body: unknown) => post(path, key, body) } };
+  const org = {
+    id: created.body.data.organization.id as string,
+    api: { get: (path: string) => get(path, key), post: (path: string, body: unknown) => post(path, key, body) },
+  };
   const p = await post('/api/programs', key, { name: 'Main', commission_value: 30 });
   expect(p.status).toBe(201);
   return { org, programId: p.body.data.program.id as string };
@@ -78,58 +106,111 @@ async function finished(orgId: string, id: string) {
 }
 
 describe('import jobs', () => {
-  it('a job stopped by a failing source resumes at the page it stopped on, and counts every row once', { timeout: 90_000 }, async () => {
-    const { org, programId } = await program();
-    // Page 2 of the commissions fails more times than one try's quick retries (3): the try ends,
-    // and the import is tried again as a delayed job (the fourth try, of four, gets through).
-    standin.failures.set('/v1/commissions?page=2', 9);
-    const started = await imports.service.create(org.id, { source: 'rewardful', credentials: { api_secret: SECRET }, program_id: programId, dry_run: false });
-    const done = await finished(org.id, started.id);
-    expect(done.status, done.error ?? '').toBe('succeeded');
-    expect(done.counts.affiliates).toEqual({ created: 5, already_present: 0, skipped: 0 });
-    expect(done.counts.commissions).toEqual({ created: 5, already_present: 0, skipped: 0 });
-    expect(done.counts.conversions).toEqual({ created: 5, already_present: 0, skipped: 0 });
-    // The second attempt did not read the affiliates again: it went on from commissions page 2.
-    const affiliatePageOne = standin.requests.filter((r) => r.path.startsWith('/v1/affiliates?') && r.path.includes('page=1&'));
-    expect(affiliatePageOne).toHaveLength(1);
-    expect((await org.api.get('/api/commissions?limit=100')).body.data.commissions).toHaveLength(5);
-  });
-
-  it('a source that keeps failing fails the import after its last try, saying so and promising no further try', { timeout: 60_000 }, async () => {
-    const { org, programId } = await program();
-    standin.failures.set('/v1/affiliates?page=1', 1000);
-    try {
-      const started = await imports.service.create(org.id, { source: 'rewardful', credentials: { api_secret: SECRET }, program_id: programId, dry_run: false });
-      const waiting = await until(() => imports.service.get(org.id, started.id), (i) => i.progress.retry !== null);
-      expect(waiting).toMatchObject({ status: 'running', error: null, progress: { retry: { attempt: 2, max_attempts: 4, reason: 'Rewardful answered HTTP 500' } } });
+  it(
+    'a job stopped by a failing source resumes at the page it stopped on, and counts every row once',
+    { timeout: 90_000 },
+    async () => {
+      const { org, programId } = await program();
+      // Page 2 of the commissions fails more times than one try's quick retries (3): the try ends,
+      // and the import is tried again as a delayed job (the fourth try, of four, gets through).
+      standin.failures.set('/v1/commissions?page=2', 9);
+      const started = await imports.service.create(org.id, {
+        source: 'rewardful',
+        credentials: { api_secret: SECRET },
+        program_id: programId,
+        dry_run: false,
+      });
       const done = await finished(org.id, started.id);
-      expect(done.status).toBe('failed');
-      expect(done.error).toBe('Rewardful answered HTTP 500, on each of 4 tries; the import stopped. What it imported so far is kept: start it again to go on (nothing is imported twice).');
-      expect(done.progress.retry).toBeNull();
-      // Four tries of three requests each, none after the last.
-      expect(standin.requests.filter((r) => r.path.startsWith('/v1/affiliates?') && r.path.includes('page=1&') && r.status === 500)).toHaveLength(12);
-    } finally {
-      standin.failures.delete('/v1/affiliates?page=1');
-    }
-  });
+      expect(done.status, done.error ?? '').toBe('succeeded');
+      expect(done.counts.affiliates).toEqual({ created: 5, already_present: 0, skipped: 0 });
+      expect(done.counts.commissions).toEqual({ created: 5, already_present: 0, skipped: 0 });
+      expect(done.counts.conversions).toEqual({ created: 5, already_present: 0, skipped: 0 });
+      // The second attempt did not read the affiliates again: it went on from commissions page 2.
+      const affiliatePageOne = standin.requests.filter(
+        (r) => r.path.startsWith('/v1/affiliates?') && r.path.includes('page=1&'),
+      );
+      expect(affiliatePageOne).toHaveLength(1);
+      expect((await org.api.get('/api/commissions?limit=100')).body.data.commissions).toHaveLength(5);
+    },
+  );
 
-  it('imports affiliates and conversions from CSV, skipping rows it cannot map with their reason', { timeout: 60_000 }, async () => {
-    const { org, programId } = await program();
-    const affiliates_csv = 'id,email,first_name,last_name,status,payout_email,tokens\nx1,jo@example.com,Jo,Doe,active,jo-pay@example.com,jo jo-alt\nx2,bad,No,Mail,active,,\n';
-    const conversions_csv = 'id,affiliate_id,customer_id,customer_email,amount,currency,occurred_at,commission_amount,commission_status\no1,x1,cus_a,a@example.com,120.50,EUR,2024-05-01T10:00:00Z,12.05,paid\no2,x1,cus_a,,abc,EUR,2024-05-02T10:00:00Z,1,approved\n';
-    const started = await imports.service.create(org.id, { source: 'csv', credentials: { affiliates_csv, conversions_csv }, program_id: programId, dry_run: false });
-    const done = await finished(org.id, started.id);
-    expect(done.status, done.error ?? '').toBe('succeeded');
-    expect(done.counts.affiliates).toEqual({ created: 1, already_present: 0, skipped: 1 });
-    expect(done.counts.commissions).toEqual({ created: 1, already_present: 0, skipped: 1 });
-    expect(done.skipped).toEqual(expect.arrayContaining([{ kind: 'commissions', source_id: 'o2', reason: 'amount "abc" is not a decimal number' }]));
-    const conversion = (await org.api.get('/api/conversions')).body.data.conversions[0];
-    expect(conversion).toMatchObject({ external_id: 'o1', amount: 120.5, currency: 'EUR', occurred_at: '2024-05-01T10:00:00.000Z' });
-    const commission = (await org.api.get('/api/commissions')).body.data.commissions[0];
-    expect(commission).toMatchObject({ amount: 12.05, currency: 'EUR', status: 'paid' });
-    const click = await org.api.post('/api/clicks', { ref: 'jo-alt' });
-    expect(click.status).toBe(201);
-  });
+  it(
+    'a source that keeps failing fails the import after its last try, saying so and promising no further try',
+    { timeout: 60_000 },
+    async () => {
+      const { org, programId } = await program();
+      standin.failures.set('/v1/affiliates?page=1', 1000);
+      try {
+        const started = await imports.service.create(org.id, {
+          source: 'rewardful',
+          credentials: { api_secret: SECRET },
+          program_id: programId,
+          dry_run: false,
+        });
+        const waiting = await until(
+          () => imports.service.get(org.id, started.id),
+          (i) => i.progress.retry !== null,
+        );
+        expect(waiting).toMatchObject({
+          status: 'running',
+          error: null,
+          progress: { retry: { attempt: 2, max_attempts: 4, reason: 'Rewardful answered HTTP 500' } },
+        });
+        const done = await finished(org.id, started.id);
+        expect(done.status).toBe('failed');
+        expect(done.error).toBe(
+          'Rewardful answered HTTP 500, on each of 4 tries; the import stopped. What it imported so far is kept: start it again to go on (nothing is imported twice).',
+        );
+        expect(done.progress.retry).toBeNull();
+        // Four tries of three requests each, none after the last.
+        expect(
+          standin.requests.filter(
+            (r) => r.path.startsWith('/v1/affiliates?') && r.path.includes('page=1&') && r.status === 500,
+          ),
+        ).toHaveLength(12);
+      } finally {
+        standin.failures.delete('/v1/affiliates?page=1');
+      }
+    },
+  );
+
+  it(
+    'imports affiliates and conversions from CSV, skipping rows it cannot map with their reason',
+    { timeout: 60_000 },
+    async () => {
+      const { org, programId } = await program();
+      const affiliates_csv =
+        'id,email,first_name,last_name,status,payout_email,tokens\nx1,jo@example.com,Jo,Doe,active,jo-pay@example.com,jo jo-alt\nx2,bad,No,Mail,active,,\n';
+      const conversions_csv =
+        'id,affiliate_id,customer_id,customer_email,amount,currency,occurred_at,commission_amount,commission_status\no1,x1,cus_a,a@example.com,120.50,EUR,2024-05-01T10:00:00Z,12.05,paid\no2,x1,cus_a,,abc,EUR,2024-05-02T10:00:00Z,1,approved\n';
+      const started = await imports.service.create(org.id, {
+        source: 'csv',
+        credentials: { affiliates_csv, conversions_csv },
+        program_id: programId,
+        dry_run: false,
+      });
+      const done = await finished(org.id, started.id);
+      expect(done.status, done.error ?? '').toBe('succeeded');
+      expect(done.counts.affiliates).toEqual({ created: 1, already_present: 0, skipped: 1 });
+      expect(done.counts.commissions).toEqual({ created: 1, already_present: 0, skipped: 1 });
+      expect(done.skipped).toEqual(
+        expect.arrayContaining([
+          { kind: 'commissions', source_id: 'o2', reason: 'amount "abc" is not a decimal number' },
+        ]),
+      );
+      const conversion = (await org.api.get('/api/conversions')).body.data.conversions[0];
+      expect(conversion).toMatchObject({
+        external_id: 'o1',
+        amount: 120.5,
+        currency: 'EUR',
+        occurred_at: '2024-05-01T10:00:00.000Z',
+      });
+      const commission = (await org.api.get('/api/commissions')).body.data.commissions[0];
+      expect(commission).toMatchObject({ amount: 12.05, currency: 'EUR', status: 'paid' });
+      const click = await org.api.post('/api/clicks', { ref: 'jo-alt' });
+      expect(click.status).toBe(201);
+    },
+  );
 
   it('a CSV row holding a lone surrogate or a NUL is skipped, naming its field; the import goes on', async () => {
     const { org, programId } = await program();
@@ -147,19 +228,44 @@ describe('import jobs', () => {
     ].join('\n');
     // Through the service: the API's edge refuses such text in a request body with 400 before any
     // import begins; the writer's own check is what a source's API rows meet.
-    const started = await imports.service.create(org.id, { source: 'csv', credentials: { affiliates_csv, conversions_csv }, program_id: programId, dry_run: false });
+    const started = await imports.service.create(org.id, {
+      source: 'csv',
+      credentials: { affiliates_csv, conversions_csv },
+      program_id: programId,
+      dry_run: false,
+    });
     const done = await finished(org.id, started.id);
     expect(done.status, done.error ?? '').toBe('succeeded');
     expect(done.error).toBeNull();
     expect(done.counts.affiliates).toEqual({ created: 1, already_present: 0, skipped: 3 });
     expect(done.counts.commissions).toEqual({ created: 1, already_present: 0, skipped: 1 });
     expect(done.skipped).toEqual([
-      { kind: 'affiliates', source_id: 'x\\uDC00', reason: 'status "act\\uD83Dive" is not active, pending or disabled' },
-      { kind: 'affiliates', source_id: 'x2', reason: 'text that cannot be stored: name holds a lone UTF-16 surrogate (\\uD800)' },
-      { kind: 'affiliates', source_id: 'x3', reason: 'text that cannot be stored: email holds a NUL character (\\u0000)' },
-      { kind: 'commissions', source_id: 'o2', reason: 'text that cannot be stored: sale.customer.email holds a lone UTF-16 surrogate (\\uDFFF)' },
+      {
+        kind: 'affiliates',
+        source_id: 'x\\uDC00',
+        reason: 'status "act\\uD83Dive" is not active, pending or disabled',
+      },
+      {
+        kind: 'affiliates',
+        source_id: 'x2',
+        reason: 'text that cannot be stored: name holds a lone UTF-16 surrogate (\\uD800)',
+      },
+      {
+        kind: 'affiliates',
+        source_id: 'x3',
+        reason: 'text that cannot be stored: email holds a NUL character (\\u0000)',
+      },
+      {
+        kind: 'commissions',
+        source_id: 'o2',
+        reason: 'text that cannot be stored: sale.customer.email holds a lone UTF-16 surrogate (\\uDFFF)',
+      },
     ]);
-    expect((await org.api.get('/api/affiliates')).body.data.affiliates.map((a: any) => a.email)).toEqual(['ok@example.com']);
-    expect((await org.api.get('/api/conversions')).body.data.conversions.map((c: any) => c.external_id)).toEqual(['o1']);
+    expect((await org.api.get('/api/affiliates')).body.data.affiliates.map((a: any) => a.email)).toEqual([
+      'ok@example.com',
+    ]);
+    expect((await org.api.get('/api/conversions')).body.data.conversions.map((c: any) => c.external_id)).toEqual([
+      'o1',
+    ]);
   });
 });

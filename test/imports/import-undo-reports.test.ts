@@ -16,29 +16,108 @@ const A1 = 'aff-undo-1';
 const A2 = 'aff-undo-2';
 const MARCH = '2024-03-01T12:00:00.000Z';
 
-const sale = (id: string, cents: number, refundCents: number, currency: string, customer: string, affiliateId: string) => ({
-  id: `sale-${id}`, currency, charged_at: MARCH, stripe_charge_id: `ch_${id}`, created_at: MARCH, updated_at: MARCH,
-  charge_amount_cents: cents, refund_amount_cents: refundCents, tax_amount_cents: 0, sale_amount_cents: cents,
-  referral: { id: `ref-${customer}`, stripe_customer_id: customer, conversion_state: 'conversion', customer: { platform: 'stripe', id: customer, name: 'Cus', email: `${customer}@example.com` }, affiliate: { id: affiliateId } },
+const sale = (
+  id: string,
+  cents: number,
+  refundCents: number,
+  currency: string,
+  customer: string,
+  affiliateId: string,
+) => ({
+  id: `sale-${id}`,
+  currency,
+  charged_at: MARCH,
+  stripe_charge_id: `ch_${id}`,
+  created_at: MARCH,
+  updated_at: MARCH,
+  charge_amount_cents: cents,
+  refund_amount_cents: refundCents,
+  tax_amount_cents: 0,
+  sale_amount_cents: cents,
+  referral: {
+    id: `ref-${customer}`,
+    stripe_customer_id: customer,
+    conversion_state: 'conversion',
+    customer: { platform: 'stripe', id: customer, name: 'Cus', email: `${customer}@example.com` },
+    affiliate: { id: affiliateId },
+  },
 });
-const commission = (id: string, state: string, cents: number, currency: string, affiliateId: string, customer: string, dueAt: string, refundCents = 0) => ({
-  id, created_at: MARCH, updated_at: MARCH, amount: cents, currency, state, due_at: dueAt,
-  paid_at: state === 'paid' ? '2024-04-05T00:00:00.000Z' : null, voided_at: state === 'voided' ? '2024-03-10T00:00:00.000Z' : null,
-  campaign: { id: 'camp-1', name: 'Main' }, sale: sale(id, cents * 7 + 3, refundCents, currency, customer, affiliateId),
+const commission = (
+  id: string,
+  state: string,
+  cents: number,
+  currency: string,
+  affiliateId: string,
+  customer: string,
+  dueAt: string,
+  refundCents = 0,
+) => ({
+  id,
+  created_at: MARCH,
+  updated_at: MARCH,
+  amount: cents,
+  currency,
+  state,
+  due_at: dueAt,
+  paid_at: state === 'paid' ? '2024-04-05T00:00:00.000Z' : null,
+  voided_at: state === 'voided' ? '2024-03-10T00:00:00.000Z' : null,
+  campaign: { id: 'camp-1', name: 'Main' },
+  sale: sale(id, cents * 7 + 3, refundCents, currency, customer, affiliateId),
 });
 const affiliate = (id: string, email: string, first: string) => ({
-  id, created_at: '2024-01-02T10:00:00.000Z', updated_at: '2024-01-02T10:00:00.000Z', first_name: first, last_name: 'Example', email,
-  paypal_email: null, state: 'active', visitors: 0, leads: 0, conversions: 0, campaign: { id: 'camp-1', name: 'Main' },
-  links: [{ id: `${id}-link`, url: `https://example.com/?via=${first.toLowerCase()}`, token: `${first.toLowerCase()}-undo`, visitors: 0, leads: 0, conversions: 0 }],
+  id,
+  created_at: '2024-01-02T10:00:00.000Z',
+  updated_at: '2024-01-02T10:00:00.000Z',
+  first_name: first,
+  last_name: 'Example',
+  email,
+  paypal_email: null,
+  state: 'active',
+  visitors: 0,
+  leads: 0,
+  conversions: 0,
+  campaign: { id: 'camp-1', name: 'Main' },
+  links: [
+    {
+      id: `${id}-link`,
+      url: `https://example.com/?via=${first.toLowerCase()}`,
+      token: `${first.toLowerCase()}-undo`,
+      visitors: 0,
+      leads: 0,
+      conversions: 0,
+    },
+  ],
 });
 
 const DATA = {
   affiliates: [affiliate(A1, 'ann-undo@example.com', 'Ann'), affiliate(A2, 'ben-undo@example.com', 'Ben')],
   referrals: [
-    { id: 'ref-u1', affiliate: { id: A1 }, customer: { platform: 'stripe', id: 'cus_u1', name: 'One', email: 'u1@example.com' }, stripe_customer_id: 'cus_u1', conversion_state: 'conversion' },
-    { id: 'ref-u2', affiliate: { id: A2 }, customer: { platform: 'stripe', id: 'cus_u2', name: 'Two', email: 'u2@example.com' }, stripe_customer_id: 'cus_u2', conversion_state: 'conversion' },
+    {
+      id: 'ref-u1',
+      affiliate: { id: A1 },
+      customer: { platform: 'stripe', id: 'cus_u1', name: 'One', email: 'u1@example.com' },
+      stripe_customer_id: 'cus_u1',
+      conversion_state: 'conversion',
+    },
+    {
+      id: 'ref-u2',
+      affiliate: { id: A2 },
+      customer: { platform: 'stripe', id: 'cus_u2', name: 'Two', email: 'u2@example.com' },
+      stripe_customer_id: 'cus_u2',
+      conversion_state: 'conversion',
+    },
   ],
-  payouts: [{ id: 'pay-u1', currency: 'USD', paid_at: '2024-04-05T00:00:00.000Z', state: 'paid', amount: 2501, affiliate: { id: A1 }, commissions: [{ id: 'com-u-paid', currency: 'USD' }] }],
+  payouts: [
+    {
+      id: 'pay-u1',
+      currency: 'USD',
+      paid_at: '2024-04-05T00:00:00.000Z',
+      state: 'paid',
+      amount: 2501,
+      affiliate: { id: A1 },
+      commissions: [{ id: 'com-u-paid', currency: 'USD' }],
+    },
+  ],
   commissions: [
     // Pending with a hold far ahead: listed in report_deferred_commissions once folded.
     commission('com-u-pending', 'pending', 1234, 'EUR', A1, 'cus_u1', '2099-01-01T00:00:00.000Z'),
@@ -118,22 +197,51 @@ async function undoAfterFold(standin: Standin, partnersHere: boolean, whileFoldi
   expect(program.status).toBe(201);
   const programId = program.body.data.program.id as string;
 
-  const own = await org.api.post('/api/affiliates', { email: partnersHere ? 'ann-undo@example.com' : 'own-undo@example.com', program_id: programId });
+  const own = await org.api.post('/api/affiliates', {
+    email: partnersHere ? 'ann-undo@example.com' : 'own-undo@example.com',
+    program_id: programId,
+  });
   expect(own.status, JSON.stringify(own.body)).toBe(201);
-  if (partnersHere) expect((await org.api.post('/api/affiliates', { email: 'ben-undo@example.com', program_id: programId })).status).toBe(201);
+  if (partnersHere)
+    expect(
+      (await org.api.post('/api/affiliates', { email: 'ben-undo@example.com', program_id: programId })).status,
+    ).toBe(201);
   const slug = own.body.data.affiliate.slug as string;
   expect((await org.api.post('/api/clicks', { ref: slug })).status).toBe(201);
   expect((await org.api.post('/api/customers', { customer_id: 'cus_own_undo', ref: slug })).status).toBe(201);
-  const conversion = await org.api.post('/api/conversions', { external_id: 'own-undo-1', amount: 123.45, currency: 'USD', customer_id: 'cus_own_undo', occurred_at: MARCH });
+  const conversion = await org.api.post('/api/conversions', {
+    external_id: 'own-undo-1',
+    amount: 123.45,
+    currency: 'USD',
+    customer_id: 'cus_own_undo',
+    occurred_at: MARCH,
+  });
   expect(conversion.status, JSON.stringify(conversion.body)).toBe(201);
   const refund = await org.api.post(`/api/conversions/${conversion.body.data.conversion.id}/refund`, { amount: 23.4 });
   expect(refund.status, JSON.stringify(refund.body)).toBe(200);
   await foldAll();
   const before = await reports(org.api, programId);
-  const ownRow = (before[`/api/reports/affiliates?from=2024-01-01T00:00:00Z&to=${TO}&limit=100`] as { affiliates: Record<string, unknown>[] }).affiliates;
-  expect(ownRow).toEqual([expect.objectContaining({ affiliate_id: own.body.data.affiliate.id, clicks: 1, customers: 1, conversions: 1, revenue: 123.45, refunded: 23.4 })]);
+  const ownRow = (
+    before[`/api/reports/affiliates?from=2024-01-01T00:00:00Z&to=${TO}&limit=100`] as {
+      affiliates: Record<string, unknown>[];
+    }
+  ).affiliates;
+  expect(ownRow).toEqual([
+    expect.objectContaining({
+      affiliate_id: own.body.data.affiliate.id,
+      clicks: 1,
+      customers: 1,
+      conversions: 1,
+      revenue: 123.45,
+      refunded: 23.4,
+    }),
+  ]);
 
-  const started = await org.api.post('/api/imports', { source: 'rewardful', credentials: { api_secret: SECRET }, program_id: programId });
+  const started = await org.api.post('/api/imports', {
+    source: 'rewardful',
+    credentials: { api_secret: SECRET },
+    program_id: programId,
+  });
   expect(started.status, JSON.stringify(started.body)).toBe(202);
   const done = await finished(org.api, started.body.data.import.id);
   expect(done.status, done.error).toBe('succeeded');
@@ -168,16 +276,28 @@ async function undoAfterFold(standin: Standin, partnersHere: boolean, whileFoldi
 }
 
 describe('undoing an import', () => {
-  it('takes its figures out of the reports already folded, and keeps the rest of the program counted', { timeout: 120_000 }, async () => {
-    await undoAfterFold(full, false);
-  });
+  it(
+    'takes its figures out of the reports already folded, and keeps the rest of the program counted',
+    { timeout: 120_000 },
+    async () => {
+      await undoAfterFold(full, false);
+    },
+  );
 
-  it('takes them off partners that were already here, who stay, with their own activity counted', { timeout: 120_000 }, async () => {
-    await undoAfterFold(settled, true);
-  });
+  it(
+    'takes them off partners that were already here, who stay, with their own activity counted',
+    { timeout: 120_000 },
+    async () => {
+      await undoAfterFold(settled, true);
+    },
+  );
 
-  it("waits for a fold in progress (it takes the fold's lock), then reads as before", { timeout: 120_000 }, async (ctx) => {
-    if ((await testServer()).db.embedded) ctx.skip(); // one connection: no second one can hold the lock
-    await undoAfterFold(settled, true, true);
-  });
+  it(
+    "waits for a fold in progress (it takes the fold's lock), then reads as before",
+    { timeout: 120_000 },
+    async (ctx) => {
+      if ((await testServer()).db.embedded) ctx.skip(); // one connection: no second one can hold the lock
+      await undoAfterFold(settled, true, true);
+    },
+  );
 });

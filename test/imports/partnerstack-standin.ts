@@ -21,11 +21,19 @@ export interface PartnerStackData {
 }
 type Json = Record<string, unknown>;
 
-export async function startPartnerStackStandin(auth: { publicKey: string; secretKey: string; token: string }, data: PartnerStackData, pageSize = 2): Promise<Standin> {
+export async function startPartnerStackStandin(
+  auth: { publicKey: string; secretKey: string; token: string },
+  data: PartnerStackData,
+  pageSize = 2,
+): Promise<Standin> {
   const requests: Standin['requests'] = [];
   const rateLimitOnce = new Set<string>();
   const failures = new Map<string, number>();
-  const lists: Record<string, Json[]> = { '/api/v2/partnerships': data.partnerships, '/api/v2/customers': data.customers, '/api/v2/rewards': data.rewards };
+  const lists: Record<string, Json[]> = {
+    '/api/v2/partnerships': data.partnerships,
+    '/api/v2/customers': data.customers,
+    '/api/v2/rewards': data.rewards,
+  };
   const basic = `Basic ${Buffer.from(`${auth.publicKey}:${auth.secretKey}`).toString('base64')}`;
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -36,7 +44,8 @@ export async function startPartnerStackStandin(auth: { publicKey: string; secret
     };
     const given = req.headers.authorization ?? '';
     if (given !== basic && given !== `Bearer ${auth.token}`) return send(401, { message: 'Unauthorized', status: 401 });
-    if (rateLimitOnce.delete(url.pathname)) return send(429, { message: 'Too many requests', status: 429 }, { 'retry-after': '1' });
+    if (rateLimitOnce.delete(url.pathname))
+      return send(429, { message: 'Too many requests', status: 429 }, { 'retry-after': '1' });
     const failing = `${url.pathname}?starting_after=${url.searchParams.get('starting_after') ?? ''}`;
     const left = failures.get(failing) ?? 0;
     if (left > 0) {
@@ -54,5 +63,11 @@ export async function startPartnerStackStandin(auth: { publicKey: string; secret
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/api/v2`, requests, rateLimitOnce, failures, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}/api/v2`,
+    requests,
+    rateLimitOnce,
+    failures,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }

@@ -17,10 +17,32 @@ const P2 = 'part_bob';
 const MARCH = Date.parse('2024-03-01T12:00:00.000Z');
 
 const partnership = (key: string, email: string, first: string, partnerKey: string, extra: object = {}) => ({
-  key, email, first_name: first, last_name: 'Example', partner_key: partnerKey, approved_status: 'approved', archived: false, created_at: MARCH, group: { key: 'grp', name: 'Default' }, ...extra,
+  key,
+  email,
+  first_name: first,
+  last_name: 'Example',
+  partner_key: partnerKey,
+  approved_status: 'approved',
+  archived: false,
+  created_at: MARCH,
+  group: { key: 'grp', name: 'Default' },
+  ...extra,
 });
-const reward = (key: string, status: string, cents: number, currency: string, partner: string, customer: string, extra: object = {}) => ({
-  key, amount: cents, currency, created_at: MARCH + 3600_000, reward_status: status, description: 'Sale reward',
+const reward = (
+  key: string,
+  status: string,
+  cents: number,
+  currency: string,
+  partner: string,
+  customer: string,
+  extra: object = {},
+) => ({
+  key,
+  amount: cents,
+  currency,
+  created_at: MARCH + 3600_000,
+  reward_status: status,
+  description: 'Sale reward',
   partnership: { key: partner, email: `${partner}@example.com` },
   customer: { key: `ps_${customer}`, customer_key: customer, email: `${customer}@example.com` },
   transaction: { key: `tx_${key}`, amount: cents * 5, currency, created_at: MARCH },
@@ -34,9 +56,35 @@ const DATA = {
     partnership('part_bad', 'not-an-email', 'Nope', 'nope'),
   ],
   customers: [
-    { key: 'ps_cus_1', customer_key: 'cus_1', provider_key: 'cus_stripe_1', email: 'one@example.com', name: 'One', partnership_key: P1, created_at: MARCH, test: false },
-    { key: 'ps_cus_2', customer_key: 'cus_2', provider_key: null, email: 'two@example.com', name: 'Two', partnership_key: P2, created_at: MARCH, test: false },
-    { key: 'ps_cus_3', customer_key: 'cus_3', email: 'three@example.com', name: 'Three', partnership_key: null, created_at: MARCH, test: false },
+    {
+      key: 'ps_cus_1',
+      customer_key: 'cus_1',
+      provider_key: 'cus_stripe_1',
+      email: 'one@example.com',
+      name: 'One',
+      partnership_key: P1,
+      created_at: MARCH,
+      test: false,
+    },
+    {
+      key: 'ps_cus_2',
+      customer_key: 'cus_2',
+      provider_key: null,
+      email: 'two@example.com',
+      name: 'Two',
+      partnership_key: P2,
+      created_at: MARCH,
+      test: false,
+    },
+    {
+      key: 'ps_cus_3',
+      customer_key: 'cus_3',
+      email: 'three@example.com',
+      name: 'Three',
+      partnership_key: null,
+      created_at: MARCH,
+      test: false,
+    },
   ],
   rewards: [
     reward('rwd_pending', 'pending', 1234, 'EUR', P1, 'cus_1'),
@@ -78,7 +126,11 @@ describe('PartnerStack import', () => {
         { kind: 'commissions', source_id: 'rwd_action', reason: expect.stringContaining('no transaction') },
       ]),
     );
-    expect(standin.requests.some((r) => r.path.startsWith('/api/v2/partnerships') && r.path.includes(`starting_after=${P2}`))).toBe(true);
+    expect(
+      standin.requests.some(
+        (r) => r.path.startsWith('/api/v2/partnerships') && r.path.includes(`starting_after=${P2}`),
+      ),
+    ).toBe(true);
     expect((await m.api.get('/api/affiliates')).body.data.affiliates).toEqual([]);
     expect((await m.api.get('/api/commissions')).body.data.commissions).toEqual([]);
   });
@@ -94,35 +146,65 @@ describe('PartnerStack import', () => {
     const affiliates = (await m.api.get('/api/affiliates?limit=100')).body.data.affiliates;
     const ada = affiliates.find((a: any) => a.email === 'ada@example.com');
     expect(ada).toMatchObject({ name: 'Ada Example', status: 'active', slug: 'ada-ps', payout_email: null });
-    expect(affiliates.find((a: any) => a.email === 'bob@example.com')).toMatchObject({ status: 'disabled', slug: 'bob-ps' });
+    expect(affiliates.find((a: any) => a.email === 'bob@example.com')).toMatchObject({
+      status: 'disabled',
+      slug: 'bob-ps',
+    });
     const click = await m.api.post('/api/clicks', { ref: 'ada-ps' });
     expect(click.status, JSON.stringify(click.body)).toBe(201);
     expect(click.body.data.click.affiliate_id).toBe(ada.id);
 
     const conversions = (await m.api.get('/api/conversions')).body.data.conversions;
-    expect(conversions.find((c: any) => c.external_id === 'tx_rwd_pending')).toMatchObject({ amount: 61.7, currency: 'EUR', occurred_at: '2024-03-01T12:00:00.000Z', customer_id: 'cus_1', affiliate_id: ada.id });
+    expect(conversions.find((c: any) => c.external_id === 'tx_rwd_pending')).toMatchObject({
+      amount: 61.7,
+      currency: 'EUR',
+      occurred_at: '2024-03-01T12:00:00.000Z',
+      customer_id: 'cus_1',
+      affiliate_id: ada.id,
+    });
     const commissions = (await m.api.get('/api/commissions?limit=100')).body.data.commissions;
-    expect(Object.fromEntries(commissions.map((c: any) => [`${c.amount} ${c.currency}`, c.status]))).toEqual({ '12.34 EUR': 'pending', '25 USD': 'paid', '10 USD': 'approved', '7 GBP': 'reversed' });
+    expect(Object.fromEntries(commissions.map((c: any) => [`${c.amount} ${c.currency}`, c.status]))).toEqual({
+      '12.34 EUR': 'pending',
+      '25 USD': 'paid',
+      '10 USD': 'approved',
+      '7 GBP': 'reversed',
+    });
 
     const again = await runImport(m.api, m.programId, 'partnerstack', CREDENTIALS);
     expect(again.status).toBe('succeeded');
-    for (const kind of ['affiliates', 'customers', 'payouts', 'conversions', 'commissions'] as const) expect(again.counts[kind].created).toBe(0);
+    for (const kind of ['affiliates', 'customers', 'payouts', 'conversions', 'commissions'] as const)
+      expect(again.counts[kind].created).toBe(0);
     expect(again.counts.commissions.already_present).toBe(4);
     expect((await m.api.get('/api/commissions?limit=100')).body.data.commissions).toHaveLength(4);
   });
 
   it('wrong keys fail the import with a message that says so, and write nothing', async () => {
     const m = await merchant();
-    const done = await runImport(m.api, m.programId, 'partnerstack', { public_key: KEYS.publicKey, secret_key: 'wrong' });
+    const done = await runImport(m.api, m.programId, 'partnerstack', {
+      public_key: KEYS.publicKey,
+      secret_key: 'wrong',
+    });
     expect(done.status).toBe('failed');
-    expect(done.error).toMatch(/PartnerStack refused the credentials \(HTTP 401\): check the public and secret keys\. Nothing was imported/);
+    expect(done.error).toMatch(
+      /PartnerStack refused the credentials \(HTTP 401\): check the public and secret keys\. Nothing was imported/,
+    );
     expect((await m.api.get('/api/affiliates')).body.data.affiliates).toEqual([]);
-    expectError(await m.api.post('/api/imports', { source: 'partnerstack', credentials: { public_key: 'x' }, program_id: m.programId }), 400, /credentials.public_key and credentials.secret_key: Required/);
+    expectError(
+      await m.api.post('/api/imports', {
+        source: 'partnerstack',
+        credentials: { public_key: 'x' },
+        program_id: m.programId,
+      }),
+      400,
+      /credentials.public_key and credentials.secret_key: Required/,
+    );
   });
 
   it('a resumed import finds its page again by walking the cursor; a 500 is retried', async () => {
     const sleeps: number[] = [];
-    const bearer = new PartnerStackReader({ access_token: KEYS.token }, standin.url, { sleep: async (ms) => void sleeps.push(ms) });
+    const bearer = new PartnerStackReader({ access_token: KEYS.token }, standin.url, {
+      sleep: async (ms) => void sleeps.push(ms),
+    });
     standin.failures.set(`/api/v2/rewards?starting_after=rwd_paid`, 1);
     // A fresh reader (a restarted job) asked for page 2 directly.
     const page2 = await bearer.readPage('commissions', 2);
@@ -132,6 +214,8 @@ describe('PartnerStack import', () => {
     expect(sleeps.length).toBeGreaterThan(0);
     const page3 = await bearer.readPage('commissions', 3);
     expect(page3.next).toBeNull();
-    expect(page3.batch.skipped).toEqual([{ kind: 'commissions', source_id: 'rwd_action', reason: expect.stringContaining('no transaction') }]);
+    expect(page3.batch.skipped).toEqual([
+      { kind: 'commissions', source_id: 'rwd_action', reason: expect.stringContaining('no transaction') },
+    ]);
   });
 });

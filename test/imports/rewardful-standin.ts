@@ -35,7 +35,12 @@ export async function startRewardfulStandin(secret: string, data: StandinData, p
   const requests: Standin['requests'] = [];
   const rateLimitOnce = new Set<string>();
   const failures = new Map<string, number>();
-  const lists: Record<string, object[]> = { '/v1/affiliates': data.affiliates, '/v1/referrals': data.referrals, '/v1/payouts': data.payouts, '/v1/commissions': data.commissions };
+  const lists: Record<string, object[]> = {
+    '/v1/affiliates': data.affiliates,
+    '/v1/referrals': data.referrals,
+    '/v1/payouts': data.payouts,
+    '/v1/commissions': data.commissions,
+  };
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -44,7 +49,9 @@ export async function startRewardfulStandin(secret: string, data: StandinData, p
       res.end(JSON.stringify(body));
     };
     const auth = req.headers.authorization ?? '';
-    const user = auth.startsWith('Basic ') ? Buffer.from(auth.slice(6), 'base64').toString('utf8').split(':')[0] : undefined;
+    const user = auth.startsWith('Basic ')
+      ? Buffer.from(auth.slice(6), 'base64').toString('utf8').split(':')[0]
+      : undefined;
     if (user !== secret) return send(401, { error: 'Invalid API Secret.' });
     if (rateLimitOnce.delete(url.pathname)) return send(429, { error: 'Too many requests' }, { 'retry-after': '1' });
     const failing = `${url.pathname}?page=${url.searchParams.get('page') ?? '1'}`;

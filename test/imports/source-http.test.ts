@@ -40,7 +40,11 @@ const options = (headers: Record<string, string> = { authorization: `Bearer ${KE
   sleep: async (ms) => void slept.push(ms),
 });
 
-async function failure(path: string, answer: Answer, headers?: Record<string, string>): Promise<{ error: Error; hits: number }> {
+async function failure(
+  path: string,
+  answer: Answer,
+  headers?: Record<string, string>,
+): Promise<{ error: Error; hits: number }> {
   answers.set(path, answer);
   const error = await getJson(options(headers), path).then(
     () => new Error('answered'),
@@ -73,13 +77,18 @@ describe('a source request', () => {
     for (const key of [`${KEY}\n`, `${KEY}\r\nX-Evil: 1`, `${KEY}\u2028`]) {
       const { error, hits } = await failure('/never', { status: 200 }, { authorization: `Bearer ${key}` });
       expect(error).toBeInstanceOf(ImportSourceError);
-      expect(error.message).toBe('The API key contains characters that cannot be sent in an HTTP header (a line break, or a character outside Latin-1): copy it again from Acme, without spaces or line breaks. Nothing was imported.');
+      expect(error.message).toBe(
+        'The API key contains characters that cannot be sent in an HTTP header (a line break, or a character outside Latin-1): copy it again from Acme, without spaces or line breaks. Nothing was imported.',
+      );
       expect(hits).toBe(0);
     }
   });
 
   it("a source's error text that echoes the key is shown with the key masked", async () => {
-    const { error } = await failure('/echo', { status: 422, body: JSON.stringify({ error: `key ${KEY} is not allowed here` }) });
+    const { error } = await failure('/echo', {
+      status: 422,
+      body: JSON.stringify({ error: `key ${KEY} is not allowed here` }),
+    });
     expect(error.message).toBe('Acme refused /echo (HTTP 422): key [redacted] is not allowed here');
   });
 
@@ -92,7 +101,7 @@ describe('a source request', () => {
     expect(slept).toEqual([500, 1000]);
   });
 
-  it("a 429 waits a short Retry-After in place; a long one ends the try at once, carrying the wait", async () => {
+  it('a 429 waits a short Retry-After in place; a long one ends the try at once, carrying the wait', async () => {
     slept.length = 0;
     const short = await failure('/p429', { status: 429, headers: { 'retry-after': '2' } });
     expect(short.hits).toBe(3);
@@ -120,8 +129,8 @@ describe('redaction', () => {
   it('masks every form a credential takes in a message: whole, by line, JSON-escaped, Basic-encoded', () => {
     const secrets = secretsOf({ api_key: 'abcd1234\nefgh5678', program_id: 'prg_visible' });
     const basic = Buffer.from('abcd1234\nefgh5678:').toString('base64');
-    expect(redact(`a abcd1234\nefgh5678 b abcd1234 c efgh5678 d "abcd1234\\nefgh5678" e ${basic} f prg_visible`, secrets)).toBe(
-      'a [redacted] b [redacted] c [redacted] d "[redacted]" e [redacted] f prg_visible',
-    );
+    expect(
+      redact(`a abcd1234\nefgh5678 b abcd1234 c efgh5678 d "abcd1234\\nefgh5678" e ${basic} f prg_visible`, secrets),
+    ).toBe('a [redacted] b [redacted] c [redacted] d "[redacted]" e [redacted] f prg_visible');
   });
 });

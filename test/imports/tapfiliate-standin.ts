@@ -24,7 +24,12 @@ export async function startTapfiliateStandin(apiKey: string, data: TapfiliateDat
   const requests: Standin['requests'] = [];
   const rateLimitOnce = new Set<string>();
   const failures = new Map<string, number>();
-  const lists: Record<string, object[]> = { '/1.6/affiliates/': data.affiliates, '/1.6/customers/': data.customers, '/1.6/payments/': data.payments, '/1.6/conversions/': data.conversions };
+  const lists: Record<string, object[]> = {
+    '/1.6/affiliates/': data.affiliates,
+    '/1.6/customers/': data.customers,
+    '/1.6/payments/': data.payments,
+    '/1.6/conversions/': data.conversions,
+  };
   let base = '';
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -34,7 +39,8 @@ export async function startTapfiliateStandin(apiKey: string, data: TapfiliateDat
       res.end(JSON.stringify(body));
     };
     if (req.headers['x-api-key'] !== apiKey) return send(401, { message: 'Invalid API key' });
-    if (rateLimitOnce.delete(url.pathname)) return send(429, { message: 'Too many requests' }, { 'retry-after': '1', 'x-ratelimit-remaining': '0' });
+    if (rateLimitOnce.delete(url.pathname))
+      return send(429, { message: 'Too many requests' }, { 'retry-after': '1', 'x-ratelimit-remaining': '0' });
     const page = Math.max(1, Number(url.searchParams.get('page') ?? 1));
     const failing = `${url.pathname}?page=${page}`;
     const left = failures.get(failing) ?? 0;
@@ -54,5 +60,11 @@ export async function startTapfiliateStandin(apiKey: string, data: TapfiliateDat
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   base = `http://127.0.0.1:${port}/1.6`;
-  return { url: base, requests, rateLimitOnce, failures, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: base,
+    requests,
+    rateLimitOnce,
+    failures,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }

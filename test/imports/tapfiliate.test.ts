@@ -15,31 +15,102 @@ const A1 = 'ada-ex';
 const A2 = 'bob-ex';
 
 const affiliate = (id: string, email: string, first: string, extra: object = {}) => ({
-  id, firstname: first, lastname: 'Example', email, created_at: '2024-01-02T10:00:00+00:00', group: null, meta_data: {}, parent: null, coupon: null,
-  referral_link: `https://example.com/?ref=${id}`, ...extra,
+  id,
+  firstname: first,
+  lastname: 'Example',
+  email,
+  created_at: '2024-01-02T10:00:00+00:00',
+  group: null,
+  meta_data: {},
+  parent: null,
+  coupon: null,
+  referral_link: `https://example.com/?ref=${id}`,
+  ...extra,
 });
-const conversion = (id: number, amount: number, currency: string, affiliateId: string, customer: string, commissions: object[], extra: object = {}) => ({
-  id, external_id: `order-${id}`, amount, currency, created_at: '2024-03-01T12:00:00+00:00', click: null, program: { id: 'main', currency },
-  affiliate: { id: affiliateId, firstname: 'X', lastname: 'Y' }, customer: { id: `c-${customer}`, customer_id: customer }, meta_data: {}, commissions, ...extra,
+const conversion = (
+  id: number,
+  amount: number,
+  currency: string,
+  affiliateId: string,
+  customer: string,
+  commissions: object[],
+  extra: object = {},
+) => ({
+  id,
+  external_id: `order-${id}`,
+  amount,
+  currency,
+  created_at: '2024-03-01T12:00:00+00:00',
+  click: null,
+  program: { id: 'main', currency },
+  affiliate: { id: affiliateId, firstname: 'X', lastname: 'Y' },
+  customer: { id: `c-${customer}`, customer_id: customer },
+  meta_data: {},
+  commissions,
+  ...extra,
 });
 const commission = (id: number, amount: number, currency: string, approved: boolean | null) => ({
-  id, amount, currency, approved, final: approved !== null, conversion_sub_amount: amount * 5, created_at: '2024-03-01T12:00:00+00:00', commission_type: 'standard',
+  id,
+  amount,
+  currency,
+  approved,
+  final: approved !== null,
+  conversion_sub_amount: amount * 5,
+  created_at: '2024-03-01T12:00:00+00:00',
+  commission_type: 'standard',
 });
 
 const DATA = {
   affiliates: [
-    affiliate(A1, 'ada@example.com', 'Ada', { referral_links: [{ link: 'https://example.com/pricing?ref=ada-promo' }] }),
+    affiliate(A1, 'ada@example.com', 'Ada', {
+      referral_links: [{ link: 'https://example.com/pricing?ref=ada-promo' }],
+    }),
     affiliate(A2, 'bob@example.com', 'Bob', { approved: false }),
     affiliate('nope', 'not-an-email', 'Nope'),
   ],
   customers: [
-    { id: 'c-cus_1', customer_id: 'cus_1', status: 'paying', created_at: '2024-02-01T00:00:00+00:00', affiliate: { id: A1 }, program: { id: 'main' } },
-    { id: 'c-cus_2', customer_id: 'cus_2', status: 'trial', created_at: '2024-02-01T00:00:00+00:00', affiliate: { id: A2 }, program: { id: 'main' } },
-    { id: 'c-none', customer_id: null, status: 'new', created_at: '2024-02-01T00:00:00+00:00', affiliate: { id: A1 }, program: { id: 'main' } },
+    {
+      id: 'c-cus_1',
+      customer_id: 'cus_1',
+      status: 'paying',
+      created_at: '2024-02-01T00:00:00+00:00',
+      affiliate: { id: A1 },
+      program: { id: 'main' },
+    },
+    {
+      id: 'c-cus_2',
+      customer_id: 'cus_2',
+      status: 'trial',
+      created_at: '2024-02-01T00:00:00+00:00',
+      affiliate: { id: A2 },
+      program: { id: 'main' },
+    },
+    {
+      id: 'c-none',
+      customer_id: null,
+      status: 'new',
+      created_at: '2024-02-01T00:00:00+00:00',
+      affiliate: { id: A1 },
+      program: { id: 'main' },
+    },
   ],
   payments: [
-    { id: 'pay-1', affiliate: { id: A1 }, amount: 25, currency: 'USD', created_at: '2024-04-05T00:00:00+00:00', commissions: [{ id: 102 }] },
-    { id: 'pay-2', affiliate: { id: A2 }, amount: 10, currency: 'USD', created_at: '2024-04-05T00:00:00+00:00', commissions: [] },
+    {
+      id: 'pay-1',
+      affiliate: { id: A1 },
+      amount: 25,
+      currency: 'USD',
+      created_at: '2024-04-05T00:00:00+00:00',
+      commissions: [{ id: 102 }],
+    },
+    {
+      id: 'pay-2',
+      affiliate: { id: A2 },
+      amount: 10,
+      currency: 'USD',
+      created_at: '2024-04-05T00:00:00+00:00',
+      commissions: [],
+    },
   ],
   conversions: [
     conversion(1, 61.7, 'EUR', A1, 'cus_1', [commission(101, 12.34, 'EUR', null)]),
@@ -71,7 +142,12 @@ const EXPECTED = {
 
 describe('Tapfiliate import', () => {
   it('reads the next page from the Link header (RFC 8288), whatever the order of its relations', () => {
-    expect(nextPage('<https://api.tapfiliate.com/1.6/conversions/?page=3>; rel="next", <https://api.tapfiliate.com/1.6/conversions/?page=1>; rel="prev"', 2)).toBe(3);
+    expect(
+      nextPage(
+        '<https://api.tapfiliate.com/1.6/conversions/?page=3>; rel="next", <https://api.tapfiliate.com/1.6/conversions/?page=1>; rel="prev"',
+        2,
+      ),
+    ).toBe(3);
     expect(nextPage('<https://api.tapfiliate.com/1.6/conversions/?page=1>; rel="prev"', 2)).toBeNull();
     expect(nextPage(null, 1)).toBeNull();
   });
@@ -87,7 +163,11 @@ describe('Tapfiliate import', () => {
         { kind: 'customers', source_id: 'c-none', reason: expect.stringContaining('no customer_id') },
         { kind: 'payouts', source_id: 'pay-2', reason: expect.stringContaining('no commissions listed') },
         { kind: 'commissions', source_id: '5', reason: expect.stringContaining('no commissions') },
-        { kind: 'commissions', source_id: '6', reason: expect.stringContaining("finer than the currency's minor unit") },
+        {
+          kind: 'commissions',
+          source_id: '6',
+          reason: expect.stringContaining("finer than the currency's minor unit"),
+        },
       ]),
     );
     expect(standin.requests.some((r) => r.path === '/1.6/conversions/?page=3' && r.status === 200)).toBe(true);
@@ -114,17 +194,35 @@ describe('Tapfiliate import', () => {
     }
 
     const conversions = (await m.api.get('/api/conversions')).body.data.conversions;
-    expect(conversions.find((c: any) => c.external_id === 'order-1')).toMatchObject({ amount: 61.7, currency: 'EUR', occurred_at: '2024-03-01T12:00:00.000Z', customer_id: 'cus_1', affiliate_id: ada.id });
+    expect(conversions.find((c: any) => c.external_id === 'order-1')).toMatchObject({
+      amount: 61.7,
+      currency: 'EUR',
+      occurred_at: '2024-03-01T12:00:00.000Z',
+      customer_id: 'cus_1',
+      affiliate_id: ada.id,
+    });
     const commissions = (await m.api.get('/api/commissions?limit=100')).body.data.commissions;
-    expect(Object.fromEntries(commissions.map((c: any) => [`${c.amount} ${c.currency}`, c.status]))).toEqual({ '12.34 EUR': 'pending', '25 USD': 'paid', '10 USD': 'approved', '7 GBP': 'reversed' });
+    expect(Object.fromEntries(commissions.map((c: any) => [`${c.amount} ${c.currency}`, c.status]))).toEqual({
+      '12.34 EUR': 'pending',
+      '25 USD': 'paid',
+      '10 USD': 'approved',
+      '7 GBP': 'reversed',
+    });
     const payouts = (await m.api.get('/api/payouts')).body.data.payouts;
     expect(payouts).toHaveLength(1);
-    expect(payouts[0]).toMatchObject({ status: 'paid', amount: 25, currency: 'USD', affiliate_id: ada.id, commission_count: 1 });
+    expect(payouts[0]).toMatchObject({
+      status: 'paid',
+      amount: 25,
+      currency: 'USD',
+      affiliate_id: ada.id,
+      commission_count: 1,
+    });
     expect(commissions.find((c: any) => c.status === 'paid').payout_id).toBe(payouts[0].id);
 
     const again = await runImport(m.api, m.programId, 'tapfiliate', { api_key: KEY });
     expect(again.status).toBe('succeeded');
-    for (const kind of ['affiliates', 'customers', 'payouts', 'conversions', 'commissions'] as const) expect(again.counts[kind].created).toBe(0);
+    for (const kind of ['affiliates', 'customers', 'payouts', 'conversions', 'commissions'] as const)
+      expect(again.counts[kind].created).toBe(0);
     expect(again.counts.commissions.already_present).toBe(4);
     expect((await m.api.get('/api/commissions?limit=100')).body.data.commissions).toHaveLength(4);
   });
@@ -133,9 +231,15 @@ describe('Tapfiliate import', () => {
     const m = await merchant();
     const done = await runImport(m.api, m.programId, 'tapfiliate', { api_key: 'wrong' });
     expect(done.status).toBe('failed');
-    expect(done.error).toMatch(/Tapfiliate refused the credentials \(HTTP 401\): check the API key\. Nothing was imported/);
+    expect(done.error).toMatch(
+      /Tapfiliate refused the credentials \(HTTP 401\): check the API key\. Nothing was imported/,
+    );
     expect((await m.api.get('/api/affiliates')).body.data.affiliates).toEqual([]);
-    expectError(await m.api.post('/api/imports', { source: 'tapfiliate', credentials: {}, program_id: m.programId }), 400, 'credentials.api_key: Required (Tapfiliate API key)');
+    expectError(
+      await m.api.post('/api/imports', { source: 'tapfiliate', credentials: {}, program_id: m.programId }),
+      400,
+      'credentials.api_key: Required (Tapfiliate API key)',
+    );
   });
 
   it('a page that answers 500 is tried again, not lost', async () => {

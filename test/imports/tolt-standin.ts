@@ -36,11 +36,22 @@ export interface ToltStandin {
   close(): Promise<void>;
 }
 
-export async function startToltStandin(apiKey: string, programId: string, data: ToltData, pageSize = 2, nextCursor = false): Promise<ToltStandin> {
+export async function startToltStandin(
+  apiKey: string,
+  programId: string,
+  data: ToltData,
+  pageSize = 2,
+  nextCursor = false,
+): Promise<ToltStandin> {
   const requests: ToltStandin['requests'] = [];
   const rateLimitOnce = new Set<string>();
   const failures = new Map<string, number>();
-  const lists: Record<string, any[]> = { '/v1/partners': data.partners, '/v1/links': data.links, '/v1/customers': data.customers, '/v1/commissions': data.commissions };
+  const lists: Record<string, any[]> = {
+    '/v1/partners': data.partners,
+    '/v1/links': data.links,
+    '/v1/customers': data.customers,
+    '/v1/commissions': data.commissions,
+  };
   let waiting: (() => void)[] = [];
   const standin = { hold: null as ToltStandin['hold'] };
   const server: Server = createServer((req, res) => {
@@ -57,8 +68,17 @@ export async function startToltStandin(apiKey: string, programId: string, data: 
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify(body));
     };
-    if (req.headers.authorization !== `Bearer ${apiKey}`) return send(401, { success: false, error: { message: 'Invalid API key provided', type: 'authentication_error' } });
-    if (rateLimitOnce.delete(url.pathname)) return send(429, { success: false, error: { message: 'Too many requests', type: 'rate_limit_error' } }, { 'retry-after': '1' });
+    if (req.headers.authorization !== `Bearer ${apiKey}`)
+      return send(401, {
+        success: false,
+        error: { message: 'Invalid API key provided', type: 'authentication_error' },
+      });
+    if (rateLimitOnce.delete(url.pathname))
+      return send(
+        429,
+        { success: false, error: { message: 'Too many requests', type: 'rate_limit_error' } },
+        { 'retry-after': '1' },
+      );
     const left = failures.get(url.pathname) ?? 0;
     if (left > 0) {
       failures.set(url.pathname, left - 1);
@@ -66,19 +86,22 @@ export async function startToltStandin(apiKey: string, programId: string, data: 
     }
     let list = lists[url.pathname];
     if (!list) return send(404, { success: false, error: { message: 'Not found', type: 'invalid_request_error' } });
-    if (url.searchParams.get('program_id') !== programId) return send(400, { success: false, error: { message: 'program_id is required', type: 'invalid_request_error' } });
+    if (url.searchParams.get('program_id') !== programId)
+      return send(400, { success: false, error: { message: 'program_id is required', type: 'invalid_request_error' } });
     const partner = url.searchParams.get('partner_id');
     if (partner) list = list.filter((r) => r.partner_id === partner);
     const status = url.searchParams.get('status');
     if (status) list = list.filter((r) => r.status === status);
-    if (url.searchParams.getAll('expand[]').includes('customer')) list = list.map((r) => ({ ...r, customer: data.customers.find((c) => c.id === r.customer_id) ?? null }));
+    if (url.searchParams.getAll('expand[]').includes('customer'))
+      list = list.map((r) => ({ ...r, customer: data.customers.find((c) => c.id === r.customer_id) ?? null }));
     const limit = Math.min(Number(url.searchParams.get('limit') ?? 10), 100, pageSize);
     let after = url.searchParams.get('starting_after');
     if (after?.startsWith('cur_')) after = Buffer.from(after.slice(4), 'base64url').toString('utf8');
     const start = after ? list.findIndex((r) => r.id === after) + 1 : 0;
     const page = list.slice(start, start + limit);
     const hasMore = start + limit < list.length;
-    const cursor = nextCursor && hasMore ? { next_cursor: `cur_${Buffer.from(page.at(-1).id).toString('base64url')}` } : {};
+    const cursor =
+      nextCursor && hasMore ? { next_cursor: `cur_${Buffer.from(page.at(-1).id).toString('base64url')}` } : {};
     send(200, { success: true, has_more: hasMore, ...cursor, total_count: list.length, data: page });
   };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -47,7 +47,12 @@ describe('the approval-by-time rule', () => {
     expect(conversion.status).toBe(201);
     const pending = await m.api.get('/api/commissions?status=pending');
     expect(pending.status).toBe(200);
-    expect(pending.body.data.commissions.map((c: { status: string; approves_at: string | null }) => [c.status, c.approves_at])).toEqual([['pending', null]]);
+    expect(
+      pending.body.data.commissions.map((c: { status: string; approves_at: string | null }) => [
+        c.status,
+        c.approves_at,
+      ]),
+    ).toEqual([['pending', null]]);
     const approved = await m.api.get('/api/commissions?status=approved');
     expect(approved.body.data.commissions).toEqual([]);
   });

@@ -1,8 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { approved, effectiveStatus, refundEffect, rejected, type LedgerEntryState } from '../../server/src/modules/commissions/commission-lifecycle.js';
+import {
+  approved,
+  effectiveStatus,
+  refundEffect,
+  rejected,
+  type LedgerEntryState,
+} from '../../server/src/modules/commissions/commission-lifecycle.js';
 
 const now = new Date('2026-11-24T12:00:00Z');
-const entry = (over: Partial<LedgerEntryState> = {}): LedgerEntryState => ({ status: 'pending', amount: '30', payoutId: null, approvesAt: new Date('2026-12-01T00:00:00Z'), ...over });
+const entry = (over: Partial<LedgerEntryState> = {}): LedgerEntryState => ({
+  status: 'pending',
+  amount: '30',
+  payoutId: null,
+  approvesAt: new Date('2026-12-01T00:00:00Z'),
+  ...over,
+});
 
 describe('commission lifecycle', () => {
   it('a pending entry is approved once approves_at has passed, not before, and never without approves_at', () => {
@@ -18,7 +30,8 @@ describe('commission lifecycle', () => {
     expect(approved(entry({ status: 'approved' }), now)).toEqual({ status: 'approved', changed: false });
     // Approved by the passing of time but still stored pending: storing it approved is a change.
     expect(approved(entry({ approvesAt: now }), now)).toEqual({ status: 'approved', changed: true });
-    for (const status of ['paid', 'reversed', 'rejected'] as const) expect(() => approved(entry({ status }), now)).toThrow(`A ${status} commission cannot be approved`);
+    for (const status of ['paid', 'reversed', 'rejected'] as const)
+      expect(() => approved(entry({ status }), now)).toThrow(`A ${status} commission cannot be approved`);
   });
 
   it('reject: never an entry a payout carries, nor a paid or reversed one; a repeat changes nothing', () => {
@@ -45,8 +58,14 @@ describe('commission lifecycle', () => {
   });
 
   it('a refund after the entry went into a payout (pending or paid) leaves it whole and claws back the difference', () => {
-    expect(refundEffect(entry({ status: 'paid', payoutId: 'p1' }), '30', '18')).toEqual({ kind: 'clawback', amount: '-12' });
-    expect(refundEffect(entry({ status: 'approved', payoutId: 'p1' }), '18', '0')).toEqual({ kind: 'clawback', amount: '-18' });
+    expect(refundEffect(entry({ status: 'paid', payoutId: 'p1' }), '30', '18')).toEqual({
+      kind: 'clawback',
+      amount: '-12',
+    });
+    expect(refundEffect(entry({ status: 'approved', payoutId: 'p1' }), '18', '0')).toEqual({
+      kind: 'clawback',
+      amount: '-18',
+    });
   });
 
   it('nothing changes for a rejected or reversed entry, or when the commission did not move', () => {

@@ -21,12 +21,29 @@ const row = (over: Partial<PayoutFileRow> = {}): PayoutFileRow => ({
 
 describe('payout files', () => {
   it('PayPal: no header, the six columns in order, one line per payout', () => {
-    const text = payoutFile('paypal', [row(), row({ id: '3c3c3c3c-0000-4000-8000-000000000001', payout_email: null, amount: '7' })]);
+    const text = payoutFile('paypal', [
+      row(),
+      row({ id: '3c3c3c3c-0000-4000-8000-000000000001', payout_email: null, amount: '7' }),
+    ]);
     const lines = parse(text);
     expect(lines).toEqual([
-      ['jane.pay@example.com', '100.50', 'USD', '0b7d4c3e5f1a4d2b9c8e7a6b5c4d3e', 'Affiliate commissions, payout 0b7d4c3e-5f1a-4d2b-9c8e-7a6b5c4d3e2f', 'PAYPAL'],
+      [
+        'jane.pay@example.com',
+        '100.50',
+        'USD',
+        '0b7d4c3e5f1a4d2b9c8e7a6b5c4d3e',
+        'Affiliate commissions, payout 0b7d4c3e-5f1a-4d2b-9c8e-7a6b5c4d3e2f',
+        'PAYPAL',
+      ],
       // No payout e-mail: the affiliate's own.
-      ['jane@example.com', '7.00', 'USD', '3c3c3c3c0000400080000000000000', 'Affiliate commissions, payout 3c3c3c3c-0000-4000-8000-000000000001', 'PAYPAL'],
+      [
+        'jane@example.com',
+        '7.00',
+        'USD',
+        '3c3c3c3c0000400080000000000000',
+        'Affiliate commissions, payout 3c3c3c3c-0000-4000-8000-000000000001',
+        'PAYPAL',
+      ],
     ]);
     expect(lines[0][3].length).toBeLessThanOrEqual(30);
   });
@@ -36,18 +53,34 @@ describe('payout files', () => {
   });
 
   it("amounts carry the currency's minor unit: none for JPY, three for BHD", () => {
-    const lines = parse<Record<string, string>>(payoutFile('csv', [row({ currency: 'JPY', amount: '1500' }), row({ currency: 'BHD', amount: '1.5' })]), { columns: true });
+    const lines = parse<Record<string, string>>(
+      payoutFile('csv', [row({ currency: 'JPY', amount: '1500' }), row({ currency: 'BHD', amount: '1.5' })]),
+      { columns: true },
+    );
     expect(lines.map((l) => l.amount)).toEqual(['1500', '1.500']);
   });
 
   it("Wise: the 'send by email' header unchanged, the partner receives the exact amount", () => {
     const [header, ...rest] = parse(payoutFile('wise', [row({ name: null })]));
-    expect(header).toEqual(['name', 'recipientEmail', 'paymentReference', 'receiverType', 'amountCurrency', 'amount', 'sourceCurrency', 'targetCurrency']);
-    expect(rest).toEqual([['jane.pay@example.com', 'jane.pay@example.com', 'Payout 0b7d4c3e', 'PERSON', 'target', '100.50', 'USD', 'USD']]);
+    expect(header).toEqual([
+      'name',
+      'recipientEmail',
+      'paymentReference',
+      'receiverType',
+      'amountCurrency',
+      'amount',
+      'sourceCurrency',
+      'targetCurrency',
+    ]);
+    expect(rest).toEqual([
+      ['jane.pay@example.com', 'jane.pay@example.com', 'Payout 0b7d4c3e', 'PERSON', 'target', '100.50', 'USD', 'USD'],
+    ]);
   });
 
   it('plain CSV: every field with a header, quoting commas and quotes', () => {
-    const text = payoutFile('csv', [row({ name: 'Doe, "Jane"', reference: 'PP-123', paid_at: '2026-11-02T00:00:00.000Z', status: 'paid' })]);
+    const text = payoutFile('csv', [
+      row({ name: 'Doe, "Jane"', reference: 'PP-123', paid_at: '2026-11-02T00:00:00.000Z', status: 'paid' }),
+    ]);
     const [line] = parse<Record<string, string>>(text, { columns: true });
     expect(line).toEqual({
       payout_id: '0b7d4c3e-5f1a-4d2b-9c8e-7a6b5c4d3e2f',
@@ -66,7 +99,9 @@ describe('payout files', () => {
   });
 
   it('a name a spreadsheet would run as a formula is made inert', () => {
-    const [line] = parse<Record<string, string>>(payoutFile('csv', [row({ name: '=HYPERLINK("http://x")' })]), { columns: true });
+    const [line] = parse<Record<string, string>>(payoutFile('csv', [row({ name: '=HYPERLINK("http://x")' })]), {
+      columns: true,
+    });
     expect(line.name).toBe(`'=HYPERLINK("http://x")`);
     const [, wise] = parse(payoutFile('wise', [row({ name: '+1 evil' })]));
     expect(wise[0]).toBe("'+1 evil");
@@ -80,7 +115,9 @@ describe('payout files', () => {
 
   it('no payouts: PayPal an empty file, Wise and CSV just their header', () => {
     expect(payoutFile('paypal', [])).toBe('');
-    expect(payoutFile('wise', [])).toBe('name,recipientEmail,paymentReference,receiverType,amountCurrency,amount,sourceCurrency,targetCurrency\n');
+    expect(payoutFile('wise', [])).toBe(
+      'name,recipientEmail,paymentReference,receiverType,amountCurrency,amount,sourceCurrency,targetCurrency\n',
+    );
     expect(payoutFile('csv', []).split('\n')[0]).toMatch(/^payout_id,affiliate_id/);
   });
 });

@@ -7,13 +7,22 @@ import { testServer } from '../support/server.js';
 type Merchant = Awaited<ReturnType<typeof createMerchant>>;
 
 async function adjust(m: Merchant, amount: number, over: Record<string, unknown> = {}) {
-  const res = await m.api.post('/api/commissions', { affiliate_id: m.affiliate.id, amount, description: `adjustment ${amount}`, ...over });
+  const res = await m.api.post('/api/commissions', {
+    affiliate_id: m.affiliate.id,
+    amount,
+    description: `adjustment ${amount}`,
+    ...over,
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data.commission;
 }
 
 async function secondAffiliate(m: Merchant, over: Record<string, unknown> = {}) {
-  const res = await m.api.post('/api/affiliates', { email: `b-${Math.random().toString(36).slice(2)}@example.com`, program_id: m.program.id, ...over });
+  const res = await m.api.post('/api/affiliates', {
+    email: `b-${Math.random().toString(36).slice(2)}@example.com`,
+    program_id: m.program.id,
+    ...over,
+  });
   expect(res.status).toBe(201);
   return res.body.data.affiliate;
 }
@@ -22,7 +31,17 @@ describe('commissions: adjustments, approve, reject', () => {
   it('an adjustment is approved at once, in the program currency, and listed', async () => {
     const m = await createMerchant({ currency: 'EUR' });
     const c = await adjust(m, 12.5);
-    expect(c).toMatchObject({ type: 'adjustment', status: 'approved', amount: 12.5, currency: 'EUR', affiliate_id: m.affiliate.id, program_id: m.program.id, conversion_id: null, payout_id: null, description: 'adjustment 12.5' });
+    expect(c).toMatchObject({
+      type: 'adjustment',
+      status: 'approved',
+      amount: 12.5,
+      currency: 'EUR',
+      affiliate_id: m.affiliate.id,
+      program_id: m.program.id,
+      conversion_id: null,
+      payout_id: null,
+      description: 'adjustment 12.5',
+    });
     const list = await m.api.get('/api/commissions?type=adjustment&status=approved');
     expect(list.body.data.commissions.map((x: { id: string }) => x.id)).toEqual([c.id]);
     expect((await m.api.get(`/api/commissions/${c.id}`)).body.data.commission).toEqual(c);
@@ -31,9 +50,21 @@ describe('commissions: adjustments, approve, reject', () => {
   it('refuses an adjustment of 0, finer than the currency, or for an affiliate of another organization', async () => {
     const m = await createMerchant();
     const other = await createMerchant();
-    expectError(await m.api.post('/api/commissions', { affiliate_id: m.affiliate.id, amount: 0, description: 'x' }), 400, /amount/);
-    expectError(await m.api.post('/api/commissions', { affiliate_id: m.affiliate.id, amount: 1.005, description: 'x' }), 400, /at most 2 decimals/);
-    expectError(await m.api.post('/api/commissions', { affiliate_id: other.affiliate.id, amount: 5, description: 'x' }), 404, 'Affiliate not found');
+    expectError(
+      await m.api.post('/api/commissions', { affiliate_id: m.affiliate.id, amount: 0, description: 'x' }),
+      400,
+      /amount/,
+    );
+    expectError(
+      await m.api.post('/api/commissions', { affiliate_id: m.affiliate.id, amount: 1.005, description: 'x' }),
+      400,
+      /at most 2 decimals/,
+    );
+    expectError(
+      await m.api.post('/api/commissions', { affiliate_id: other.affiliate.id, amount: 5, description: 'x' }),
+      404,
+      'Affiliate not found',
+    );
   });
 
   it('reject keeps a reason; a rejected entry cannot be approved; another organization gets 403', async () => {
@@ -58,7 +89,9 @@ describe('ledger lists', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { body: { data: { commissions: { id: string }[]; next_cursor: string | null } } } = await m.api.get(`/api/commissions?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: { body: { data: { commissions: { id: string }[]; next_cursor: string | null } } } = await m.api.get(
+        `/api/commissions?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       seen.push(...page.body.data.commissions.map((c) => c.id));
       cursor = page.body.data.next_cursor;
     } while (cursor);
@@ -80,7 +113,11 @@ describe('ledger lists', () => {
       if (i % 2 === 0) {
         created.push((await adjust(m, i + 1)).id);
       } else {
-        const sale = await m.api.post('/api/conversions', { external_id: `mix_${i}_${Math.random()}`, amount: 100, cookie_id: cookie });
+        const sale = await m.api.post('/api/conversions', {
+          external_id: `mix_${i}_${Math.random()}`,
+          amount: 100,
+          cookie_id: cookie,
+        });
         expect(sale.status).toBe(201);
         const entry = (await m.api.get(`/api/commissions?type=sale&limit=1`)).body.data.commissions[0];
         created.push(entry.id);
@@ -97,7 +134,8 @@ describe('ledger lists', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { body: { data: { commissions: { id: string; status: string }[]; next_cursor: string | null } } } = await m.api.get(`/api/commissions?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: { body: { data: { commissions: { id: string; status: string }[]; next_cursor: string | null } } } =
+        await m.api.get(`/api/commissions?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
       for (const c of page.body.data.commissions) {
         seen.push(c.id);
         statuses.add(c.status);
@@ -125,10 +163,21 @@ describe('payouts', () => {
     expect(res.body.data.payouts).toHaveLength(2);
     const usd = res.body.data.payouts.find((p: { currency: string }) => p.currency === 'USD');
     const eur = res.body.data.payouts.find((p: { currency: string }) => p.currency === 'EUR');
-    expect(usd).toEqual(expect.objectContaining({ affiliate_id: m.affiliate.id, program_id: m.program.id, amount: 25, status: 'pending', commission_count: 2, reference: null, paid_at: null }));
+    expect(usd).toEqual(
+      expect.objectContaining({
+        affiliate_id: m.affiliate.id,
+        program_id: m.program.id,
+        amount: 25,
+        status: 'pending',
+        commission_count: 2,
+        reference: null,
+        paid_at: null,
+      }),
+    );
     expect(eur).toEqual(expect.objectContaining({ affiliate_id: m.affiliate.id, amount: 7, commission_count: 1 }));
     const carried = await m.api.get(`/api/commissions?affiliate_id=${m.affiliate.id}`);
-    for (const entry of carried.body.data.commissions) expect(entry.payout_id).toBe(entry.currency === 'USD' ? usd.id : eur.id);
+    for (const entry of carried.body.data.commissions)
+      expect(entry.payout_id).toBe(entry.currency === 'USD' ? usd.id : eur.id);
     // Nothing left to gather for that affiliate: a second run creates nothing.
     expect((await m.api.post('/api/payouts', {})).body.data.payouts).toEqual([]);
   });
@@ -141,7 +190,9 @@ describe('payouts', () => {
     await adjust(m, 9, { currency: 'EUR' });
     expect((await m.api.post('/api/payouts', { approved_before: before })).body.data.payouts).toEqual([]);
     const other = await m.api.post('/api/programs', { name: 'Other', commission_value: 5 });
-    expect((await m.api.post('/api/payouts', { program_id: other.body.data.program.id })).body.data.payouts).toEqual([]);
+    expect((await m.api.post('/api/payouts', { program_id: other.body.data.program.id })).body.data.payouts).toEqual(
+      [],
+    );
     const eur = (await m.api.post('/api/payouts', { currency: 'eur' })).body.data.payouts;
     expect(eur).toEqual([expect.objectContaining({ currency: 'EUR', amount: 9 })]);
     const rest = (await m.api.post('/api/payouts', { program_id: m.program.id })).body.data.payouts;
@@ -158,23 +209,36 @@ describe('payouts', () => {
     expectError(await m.api.post(`/api/commissions/${entry.id}/reject`, {}), 409, /in a payout/);
     const canceled = await m.api.post(`/api/payouts/${payout.id}/cancel`);
     expect(canceled.body.data.payout).toMatchObject({ status: 'canceled', canceled_at: expect.any(String) });
-    expect((await m.api.get(`/api/commissions/${entry.id}`)).body.data.commission).toMatchObject({ status: 'approved', payout_id: null });
+    expect((await m.api.get(`/api/commissions/${entry.id}`)).body.data.commission).toMatchObject({
+      status: 'approved',
+      payout_id: null,
+    });
     expectError(await m.api.post(`/api/payouts/${payout.id}/paid`, {}), 409, 'A canceled payout cannot be marked paid');
 
     const [again] = (await m.api.post('/api/payouts', {})).body.data.payouts;
     expect(again).toMatchObject({ amount: 40, commission_count: 1 });
     const paid = await m.api.post(`/api/payouts/${again.id}/paid`, { reference: 'PP-BATCH-1' });
-    expect(paid.body.data.payout).toMatchObject({ status: 'paid', reference: 'PP-BATCH-1', paid_at: expect.any(String) });
+    expect(paid.body.data.payout).toMatchObject({
+      status: 'paid',
+      reference: 'PP-BATCH-1',
+      paid_at: expect.any(String),
+    });
     expect((await m.api.post(`/api/payouts/${again.id}/paid`, {})).body.data.payout).toEqual(paid.body.data.payout);
-    expect((await m.api.get(`/api/commissions/${entry.id}`)).body.data.commission).toMatchObject({ status: 'paid', payout_id: again.id });
+    expect((await m.api.get(`/api/commissions/${entry.id}`)).body.data.commission).toMatchObject({
+      status: 'paid',
+      payout_id: again.id,
+    });
     expectError(await m.api.post(`/api/payouts/${again.id}/cancel`), 409, 'A paid payout cannot be canceled');
-    expect((await m.api.get('/api/payouts?status=paid')).body.data.payouts.map((p: { id: string }) => p.id)).toEqual([again.id]);
+    expect((await m.api.get('/api/payouts?status=paid')).body.data.payouts.map((p: { id: string }) => p.id)).toEqual([
+      again.id,
+    ]);
   });
 
   it('concurrent payout runs never put an entry in two payouts', async () => {
     const m = await createMerchant();
     const others = await Promise.all([secondAffiliate(m), secondAffiliate(m), secondAffiliate(m)]);
-    for (const a of [m.affiliate, ...others]) for (const amount of [10, 20, -4]) await adjust(m, amount, { affiliate_id: a.id });
+    for (const a of [m.affiliate, ...others])
+      for (const amount of [10, 20, -4]) await adjust(m, amount, { affiliate_id: a.id });
     const runs = await Promise.all(Array.from({ length: 6 }, () => m.api.post('/api/payouts', {})));
     for (const r of runs) expect(r.status).toBe(201);
     const payouts = runs.flatMap((r) => r.body.data.payouts);
@@ -193,34 +257,72 @@ describe('payouts', () => {
     const carried = (await m.api.get(`/api/commissions/${entry.id}`)).body.data.commission;
     expect(carried).toMatchObject({ status: 'approved', payout_id: first.id });
     expect(Date.parse(carried.updated_at)).toBeGreaterThanOrEqual(Date.parse(first.created_at));
-    expect((await m.api.get(`/api/commissions?status=approved`)).body.data.commissions.find((c: { id: string }) => c.id === entry.id)).toMatchObject({ payout_id: first.id });
+    expect(
+      (await m.api.get(`/api/commissions?status=approved`)).body.data.commissions.find(
+        (c: { id: string }) => c.id === entry.id,
+      ),
+    ).toMatchObject({ payout_id: first.id });
     // A second payout for the same entry: refused by payout_items' primary key, whatever the code does.
     const [other] = await sql.rows<{ id: string }>(
       `insert into payouts (id, organization_id, affiliate_id, program_id, currency, amount, status, commission_count) values (gen_random_uuid(), ?, ?, ?, 'USD', 15, 'pending', 1) returning id`,
       [m.id, m.affiliate.id, m.program.id],
     );
-    expect(String(await rejection(sql.rows(`insert into payout_items (organization_id, commission_id, payout_id) values (?, ?, ?)`, [m.id, entry.id, other.id])))).toMatch(/payout_items_pkey/);
+    expect(
+      String(
+        await rejection(
+          sql.rows(`insert into payout_items (organization_id, commission_id, payout_id) values (?, ?, ?)`, [
+            m.id,
+            entry.id,
+            other.id,
+          ]),
+        ),
+      ),
+    ).toMatch(/payout_items_pkey/);
     // An entry records a payout itself only once paid.
-    expect(String(await rejection(sql.rows(`update commissions set payout_id = ? where id = ?`, [first.id, entry.id])))).toMatch(/commissions_payout_only_when_paid/);
+    expect(
+      String(await rejection(sql.rows(`update commissions set payout_id = ? where id = ?`, [first.id, entry.id]))),
+    ).toMatch(/commissions_payout_only_when_paid/);
     expect((await m.api.post(`/api/payouts/${first.id}/paid`, {})).status).toBe(200);
     expect((await sql.rows(`select * from payout_items where payout_id = ?`, [first.id])).length).toBe(0);
-    expect((await m.api.get(`/api/commissions/${entry.id}`)).body.data.commission).toMatchObject({ status: 'paid', payout_id: first.id });
+    expect((await m.api.get(`/api/commissions/${entry.id}`)).body.data.commission).toMatchObject({
+      status: 'paid',
+      payout_id: first.id,
+    });
   });
 
   it('a refund racing a payout run: the run waits for it or it sees the run; the books add up either way', async () => {
     for (let round = 0; round < 5; round++) {
       const m = await createMerchant({ hold_days: 0 });
       const sales = await Promise.all(
-        [40, 60, 80].map(async (amount, i) => (await m.api.post('/api/conversions', { external_id: `race-${round}-${i}-${Math.random()}`, amount, ref: m.slug })).body.data.conversion),
+        [40, 60, 80].map(
+          async (amount, i) =>
+            (
+              await m.api.post('/api/conversions', {
+                external_id: `race-${round}-${i}-${Math.random()}`,
+                amount,
+                ref: m.slug,
+              })
+            ).body.data.conversion,
+        ),
       );
-      const [run, ...refunds] = await Promise.all([m.api.post('/api/payouts', {}), ...sales.map((s) => m.api.post(`/api/conversions/${s.id}/refund`, { amount: 10 }))]);
+      const [run, ...refunds] = await Promise.all([
+        m.api.post('/api/payouts', {}),
+        ...sales.map((s) => m.api.post(`/api/conversions/${s.id}/refund`, { amount: 10 })),
+      ]);
       expect(run.status).toBe(201);
       for (const r of refunds) expect(r.status, JSON.stringify(r.body)).toBe(200);
-      const entries = (await m.api.get(`/api/commissions?limit=100`)).body.data.commissions as { type: string; amount: number; payout_id: string | null }[];
+      const entries = (await m.api.get(`/api/commissions?limit=100`)).body.data.commissions as {
+        type: string;
+        amount: number;
+        payout_id: string | null;
+      }[];
       // 30 % of each sale less 30 % of the 10 refunded, whichever came first: the sale entry reduced by 3, or a clawback of -3.
       expect(entries.reduce((sum, e) => sum + Math.round(e.amount * 100), 0)).toBe(1200 + 1800 + 2400 - 3 * 300);
       const payouts = run.body.data.payouts as { id: string; amount: number }[];
-      for (const p of payouts) expect(entries.filter((e) => e.payout_id === p.id).reduce((sum, e) => sum + Math.round(e.amount * 100), 0)).toBe(Math.round(p.amount * 100));
+      for (const p of payouts)
+        expect(
+          entries.filter((e) => e.payout_id === p.id).reduce((sum, e) => sum + Math.round(e.amount * 100), 0),
+        ).toBe(Math.round(p.amount * 100));
     }
   });
 
@@ -232,9 +334,13 @@ describe('payouts', () => {
     const paypal = await request('GET', '/api/payouts/export?format=paypal', { key: m.key });
     expect(paypal.status).toBe(200);
     expect(paypal.headers.get('content-type')).toMatch(/^text\/csv/);
-    expect(paypal.body).toBe(`jane.pay@example.com,12.30,USD,${payout.id.replaceAll('-', '').slice(0, 30)},"Affiliate commissions, payout ${payout.id}",PAYPAL\n`);
+    expect(paypal.body).toBe(
+      `jane.pay@example.com,12.30,USD,${payout.id.replaceAll('-', '').slice(0, 30)},"Affiliate commissions, payout ${payout.id}",PAYPAL\n`,
+    );
     const wise = await request('GET', '/api/payouts/export?format=wise', { key: m.key });
-    expect(String(wise.body).split('\n')[1]).toBe(`Jane,jane.pay@example.com,Payout ${payout.id.slice(0, 8)},PERSON,target,12.30,USD,USD`);
+    expect(String(wise.body).split('\n')[1]).toBe(
+      `Jane,jane.pay@example.com,Payout ${payout.id.slice(0, 8)},PERSON,target,12.30,USD,USD`,
+    );
     const csv = await request('GET', '/api/payouts/export', { key: m.key });
     expect(String(csv.body)).toContain(`${payout.id},${m.affiliate.id}`);
     expectError(await m.api.get('/api/payouts/export?format=xls'), 400, /format/);

@@ -1,43 +1,66 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DAY, apply, expectSame, naiveAffiliates, naiveSeries, reportAffiliates, reportSeries, world } from './reports-model.support.js';
+import {
+  DAY,
+  apply,
+  expectSame,
+  naiveAffiliates,
+  naiveSeries,
+  reportAffiliates,
+  reportSeries,
+  world,
+} from './reports-model.support.js';
 
 /** Particular cases of the reports' read model against the straight aggregation (reports-model.support.ts). */
 describe('reports: entries folded in their hold', () => {
-  it('count pending until their approves_at, then approved, before the next fold moves them and after', { timeout: 60_000 }, async () => {
-    const w = await world();
-    // Keys with revenue (the first ranking try) and one with clicks only (the full ranking).
-    await apply(w, { kind: 'sale', a: 0, daysAgo: 0.5, cents: 10_000, otherCurrency: false, approvesInMs: 1_500 });
-    await apply(w, { kind: 'sale', a: 1, daysAgo: 2, cents: 5_000, otherCurrency: true, approvesInMs: 30 * DAY });
-    await apply(w, { kind: 'sale', a: 1, daysAgo: 3, cents: 7_000, otherCurrency: false, approvesInMs: null });
-    await apply(w, { kind: 'click', a: 2, daysAgo: 1 });
-    await w.repo.fold(0, 400 * 86_400);
-    const listed = async () => (await w.sql.rows<{ n: string }>(`select count(*)::text as n from report_deferred_commissions where organization_id = ?`, [w.m.id]))[0].n;
-    expect(await listed()).toBe('2');
-    const first = w.commissions[0];
-    const amountOf = async () => {
-      const res = await w.m.api.get(`/api/reports/affiliates?from=${new Date(Date.now() - 7 * DAY).toISOString()}&to=${new Date(Date.now() + DAY).toISOString()}&affiliate_id=${w.affiliates[0].id}`);
-      return res.body.data.affiliates[0].commissions as { pending: number; approved: number };
-    };
-    // Folded, still in its hold: pending.
-    expect((await w.sql.rows<{ status: string }>(`select status from commissions where id = ?`, [first]))[0].status).toBe('pending');
-    expect(await amountOf()).toMatchObject({ pending: 30, approved: 0 });
-    await expectSame(w);
-    // Its hold ended, no fold since: still listed, read approved.
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, w.soonUntil + 100 - Date.now())));
-    expect(await listed()).toBe('2');
-    expect(await amountOf()).toMatchObject({ pending: 0, approved: 30 });
-    await expectSame(w);
-    // The next fold moves it from pending to approved in the summaries: the same figures.
-    await w.repo.fold(0, 400 * 86_400);
-    expect(await listed()).toBe('1');
-    expect(await amountOf()).toMatchObject({ pending: 0, approved: 30 });
-    await expectSame(w);
-    // Rejected while listed (the other entry): out of the list, out of pending.
-    await w.m.api.post(`/api/commissions/${w.commissions[1]}/reject`, {});
-    expect(await listed()).toBe('0');
-    await expectSame(w);
-  });
+  it(
+    'count pending until their approves_at, then approved, before the next fold moves them and after',
+    { timeout: 60_000 },
+    async () => {
+      const w = await world();
+      // Keys with revenue (the first ranking try) and one with clicks only (the full ranking).
+      await apply(w, { kind: 'sale', a: 0, daysAgo: 0.5, cents: 10_000, otherCurrency: false, approvesInMs: 1_500 });
+      await apply(w, { kind: 'sale', a: 1, daysAgo: 2, cents: 5_000, otherCurrency: true, approvesInMs: 30 * DAY });
+      await apply(w, { kind: 'sale', a: 1, daysAgo: 3, cents: 7_000, otherCurrency: false, approvesInMs: null });
+      await apply(w, { kind: 'click', a: 2, daysAgo: 1 });
+      await w.repo.fold(0, 400 * 86_400);
+      const listed = async () =>
+        (
+          await w.sql.rows<{ n: string }>(
+            `select count(*)::text as n from report_deferred_commissions where organization_id = ?`,
+            [w.m.id],
+          )
+        )[0].n;
+      expect(await listed()).toBe('2');
+      const first = w.commissions[0];
+      const amountOf = async () => {
+        const res = await w.m.api.get(
+          `/api/reports/affiliates?from=${new Date(Date.now() - 7 * DAY).toISOString()}&to=${new Date(Date.now() + DAY).toISOString()}&affiliate_id=${w.affiliates[0].id}`,
+        );
+        return res.body.data.affiliates[0].commissions as { pending: number; approved: number };
+      };
+      // Folded, still in its hold: pending.
+      expect(
+        (await w.sql.rows<{ status: string }>(`select status from commissions where id = ?`, [first]))[0].status,
+      ).toBe('pending');
+      expect(await amountOf()).toMatchObject({ pending: 30, approved: 0 });
+      await expectSame(w);
+      // Its hold ended, no fold since: still listed, read approved.
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, w.soonUntil + 100 - Date.now())));
+      expect(await listed()).toBe('2');
+      expect(await amountOf()).toMatchObject({ pending: 0, approved: 30 });
+      await expectSame(w);
+      // The next fold moves it from pending to approved in the summaries: the same figures.
+      await w.repo.fold(0, 400 * 86_400);
+      expect(await listed()).toBe('1');
+      expect(await amountOf()).toMatchObject({ pending: 0, approved: 30 });
+      await expectSame(w);
+      // Rejected while listed (the other entry): out of the list, out of pending.
+      await w.m.api.post(`/api/commissions/${w.commissions[1]}/reject`, {});
+      expect(await listed()).toBe('0');
+      await expectSame(w);
+    },
+  );
 });
 
 describe('reports: a period whose ends round outward to midnight', () => {
@@ -51,23 +74,41 @@ describe('reports: a period whose ends round outward to midnight', () => {
     const from = new Date(midnight(10) + 6 * 3_600_000);
     const to = new Date(midnight(3) + 18 * 3_600_000);
     const daysAgoOf = (t: number) => (Date.now() - t) / DAY;
-    const times = [midnight(10) + 2 * 3_600_000, midnight(10) + 8 * 3_600_000, midnight(3) + 10 * 3_600_000, midnight(3) + 20 * 3_600_000];
+    const times = [
+      midnight(10) + 2 * 3_600_000,
+      midnight(10) + 8 * 3_600_000,
+      midnight(3) + 10 * 3_600_000,
+      midnight(3) + 20 * 3_600_000,
+    ];
     for (const [i, t] of times.entries()) {
-      await apply(w, { kind: 'sale', a: i % 3, daysAgo: daysAgoOf(t), cents: 1_000 * (i + 1), otherCurrency: false, approvesInMs: i === 1 ? 30 * DAY : null });
+      await apply(w, {
+        kind: 'sale',
+        a: i % 3,
+        daysAgo: daysAgoOf(t),
+        cents: 1_000 * (i + 1),
+        otherCurrency: false,
+        approvesInMs: i === 1 ? 30 * DAY : null,
+      });
       await apply(w, { kind: 'click', a: (i + 1) % 3, daysAgo: daysAgoOf(t) });
     }
-    await w.sql.rows(`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, description, created_at, updated_at)
-      values (?, ?, 'adjustment', 'approved', 4, 'USD', ?, ?, 'bonus', ?, now())`, [randomUUID(), w.m.id, w.affiliates[0].id, w.affiliates[0].program_id, new Date(times[3])]);
+    await w.sql.rows(
+      `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, description, created_at, updated_at)
+      values (?, ?, 'adjustment', 'approved', 4, 'USD', ?, ?, 'bonus', ?, now())`,
+      [randomUUID(), w.m.id, w.affiliates[0].id, w.affiliates[0].program_id, new Date(times[3])],
+    );
     // Back-dated (created_at behind the watermark of the earlier tests' folds): as a bulk import, it ends with report_reset.
     await w.sql.rows('select report_reset()');
     const check = async () => {
       expect(await reportAffiliates(w, from, to)).toEqual(await naiveAffiliates(w, from, to));
-      for (const interval of ['day', 'week', 'month']) expect(await reportSeries(w, from, to, interval), interval).toEqual(await naiveSeries(w, from, to, interval));
+      for (const interval of ['day', 'week', 'month'])
+        expect(await reportSeries(w, from, to, interval), interval).toEqual(await naiveSeries(w, from, to, interval));
     };
     await check();
     await w.repo.fold(0, 400 * 86_400);
     await check();
     // The rows outside the period are there to be subtracted: the raw aggregation of the whole days differs.
-    expect(await naiveAffiliates(w, new Date(midnight(10)), new Date(midnight(2)))).not.toEqual(await naiveAffiliates(w, from, to));
+    expect(await naiveAffiliates(w, new Date(midnight(10)), new Date(midnight(2)))).not.toEqual(
+      await naiveAffiliates(w, from, to),
+    );
   });
 });

@@ -32,9 +32,19 @@ export interface World {
 export async function world(): Promise<World> {
   const { db } = await testServer();
   const m = await createMerchant({ currency: 'USD', hold_days: 10 });
-  const p2 = (await m.api.post('/api/programs', { name: 'Euro', commission_value: 20, currency: 'EUR', hold_days: 0, auto_approve: false })).body.data.program;
-  const b = (await m.api.post('/api/affiliates', { email: `b-${randomUUID()}@example.com`, program_id: m.program.id })).body.data.affiliate;
-  const c = (await m.api.post('/api/affiliates', { email: `c-${randomUUID()}@example.com`, program_id: p2.id })).body.data.affiliate;
+  const p2 = (
+    await m.api.post('/api/programs', {
+      name: 'Euro',
+      commission_value: 20,
+      currency: 'EUR',
+      hold_days: 0,
+      auto_approve: false,
+    })
+  ).body.data.program;
+  const b = (await m.api.post('/api/affiliates', { email: `b-${randomUUID()}@example.com`, program_id: m.program.id }))
+    .body.data.affiliate;
+  const c = (await m.api.post('/api/affiliates', { email: `c-${randomUUID()}@example.com`, program_id: p2.id })).body
+    .data.affiliate;
   return {
     m,
     sql: Sql.of(db.orm),
@@ -64,23 +74,42 @@ export type Action =
 
 export const actionArb: fc.Arbitrary<Action> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('fold' as const) }), weight: 3 },
-  fc.record({ kind: fc.constant('click' as const), a: fc.nat(2), daysAgo: fc.double({ min: 0, max: 120, noNaN: true }) }),
+  fc.record({
+    kind: fc.constant('click' as const),
+    a: fc.nat(2),
+    daysAgo: fc.double({ min: 0, max: 120, noNaN: true }),
+  }),
   fc.record({ kind: fc.constant('customer' as const), a: fc.nat(2) }),
   {
     weight: 5,
     arbitrary: fc.record({
-    kind: fc.constant('sale' as const),
-    a: fc.nat(2),
-    daysAgo: fc.double({ min: 0, max: 120, noNaN: true }),
-    cents: fc.integer({ min: 1, max: 100_000 }),
-    otherCurrency: fc.boolean(),
-    // approves_at relative to now: passed, a moment ahead (time passes within the run), far ahead, or null.
-    approvesInMs: fc.oneof(fc.constant(null), fc.integer({ min: -5 * DAY, max: -1 }), fc.integer({ min: 200, max: 1_500 }), fc.constant(30 * DAY)),
-  }),
+      kind: fc.constant('sale' as const),
+      a: fc.nat(2),
+      daysAgo: fc.double({ min: 0, max: 120, noNaN: true }),
+      cents: fc.integer({ min: 1, max: 100_000 }),
+      otherCurrency: fc.boolean(),
+      // approves_at relative to now: passed, a moment ahead (time passes within the run), far ahead, or null.
+      approvesInMs: fc.oneof(
+        fc.constant(null),
+        fc.integer({ min: -5 * DAY, max: -1 }),
+        fc.integer({ min: 200, max: 1_500 }),
+        fc.constant(30 * DAY),
+      ),
+    }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('refund' as const), i: fc.nat(), full: fc.boolean() }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constantFrom('approve' as const, 'reject' as const, 'hold' as const), i: fc.nat() }) },
-  fc.record({ kind: fc.constant('adjust' as const), a: fc.nat(2), cents: fc.integer({ min: -5_000, max: 5_000 }).filter((c) => c !== 0) }),
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constantFrom('approve' as const, 'reject' as const, 'hold' as const),
+      i: fc.nat(),
+    }),
+  },
+  fc.record({
+    kind: fc.constant('adjust' as const),
+    a: fc.nat(2),
+    cents: fc.integer({ min: -5_000, max: 5_000 }).filter((c) => c !== 0),
+  }),
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('payout' as const) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom('pay' as const, 'cancel' as const) }) },
   fc.record({ kind: fc.constant('wait' as const), ms: fc.integer({ min: 50, max: 800 }) }),
@@ -116,17 +145,38 @@ export async function apply(w: World, action: Action): Promise<void> {
         await sql.rows(
           `insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, affiliate_id, program_id, occurred_at, created_at)
            values (?, ?, ?, ?, ?, 'initial', ?, ?, ?, now() - make_interval(secs => ?), clock_timestamp())`,
-          [conversionId, org, `ord-${conversionId}`, money(action.cents), currency, money(commissionCents), a.id, a.program_id, action.daysAgo * 86_400],
+          [
+            conversionId,
+            org,
+            `ord-${conversionId}`,
+            money(action.cents),
+            currency,
+            money(commissionCents),
+            a.id,
+            a.program_id,
+            action.daysAgo * 86_400,
+          ],
         );
         const id = randomUUID();
         await sql.rows(
           `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, approves_at, created_at, updated_at)
            values (?, ?, 'sale', 'pending', ?, ?, ?, ?, ?, case when ?::bigint is null then null else clock_timestamp() + make_interval(secs => ?::bigint / 1000.0) end, clock_timestamp(), clock_timestamp())`,
-          [id, org, money(commissionCents), currency, a.id, a.program_id, conversionId, action.approvesInMs, action.approvesInMs],
+          [
+            id,
+            org,
+            money(commissionCents),
+            currency,
+            a.id,
+            a.program_id,
+            conversionId,
+            action.approvesInMs,
+            action.approvesInMs,
+          ],
         );
         w.commissions.push(id);
       });
-      if (action.approvesInMs !== null && action.approvesInMs > 0 && action.approvesInMs < DAY) w.soonUntil = Math.max(w.soonUntil, Date.now() + action.approvesInMs);
+      if (action.approvesInMs !== null && action.approvesInMs > 0 && action.approvesInMs < DAY)
+        w.soonUntil = Math.max(w.soonUntil, Date.now() + action.approvesInMs);
       w.conversions.push(conversionId);
       return;
     }
@@ -135,8 +185,19 @@ export async function apply(w: World, action: Action): Promise<void> {
       const conversionId = w.conversions[action.i % w.conversions.length];
       // What the ledger's refund rule does (commission-lifecycle.ts refundEffect), in SQL.
       await w.sql.transaction(async (sql) => {
-        const [c] = await sql.rows<{ amount: string; refunded_amount: string }>(`select amount, refunded_amount from conversions where id = ? for update`, [conversionId]);
-        const [sale] = await sql.rows<{ id: string; status: string; amount: string; payout_id: string | null; affiliate_id: string; program_id: string; currency: string }>(
+        const [c] = await sql.rows<{ amount: string; refunded_amount: string }>(
+          `select amount, refunded_amount from conversions where id = ? for update`,
+          [conversionId],
+        );
+        const [sale] = await sql.rows<{
+          id: string;
+          status: string;
+          amount: string;
+          payout_id: string | null;
+          affiliate_id: string;
+          program_id: string;
+          currency: string;
+        }>(
           // In a pending payout: a row of payout_items; paid: the entry's own payout_id.
           `select k.id, k.status, k.amount, coalesce(k.payout_id, i.payout_id) as payout_id, k.affiliate_id, k.program_id, k.currency
              from commissions k left join payout_items i on i.organization_id = k.organization_id and i.commission_id = k.id
@@ -146,7 +207,10 @@ export async function apply(w: World, action: Action): Promise<void> {
         if (!c || !sale || c.refunded_amount === c.amount) return;
         const refunded = action.full ? c.amount : (Math.round(Number(c.amount) * 50) / 100).toFixed(2);
         if (Number(refunded) <= Number(c.refunded_amount)) return;
-        await sql.rows(`update conversions set refunded_amount = ?, status = case when ?::numeric >= amount then 'reversed' else status end where id = ?`, [refunded, refunded, conversionId]);
+        await sql.rows(
+          `update conversions set refunded_amount = ?, status = case when ?::numeric >= amount then 'reversed' else status end where id = ?`,
+          [refunded, refunded, conversionId],
+        );
         if (sale.status === 'rejected' || sale.status === 'reversed') return;
         const keep = action.full ? 0 : Math.round(Number(sale.amount) * 50) / 100;
         if (sale.payout_id !== null || sale.status === 'paid') {
@@ -160,7 +224,10 @@ export async function apply(w: World, action: Action): Promise<void> {
         } else if (action.full || keep <= 0) {
           await sql.rows(`update commissions set status = 'reversed', updated_at = now() where id = ?`, [sale.id]);
         } else {
-          await sql.rows(`update commissions set amount = ?, updated_at = now() where id = ?`, [keep.toFixed(2), sale.id]);
+          await sql.rows(`update commissions set amount = ?, updated_at = now() where id = ?`, [
+            keep.toFixed(2),
+            sale.id,
+          ]);
         }
       });
       return;
@@ -171,7 +238,10 @@ export async function apply(w: World, action: Action): Promise<void> {
       if (w.commissions.length === 0) return;
       const id = w.commissions[action.i % w.commissions.length];
       if (action.kind === 'hold') {
-        await w.sql.rows(`update commissions set status = 'on_hold', updated_at = now() where id = ? and status = 'pending'`, [id]);
+        await w.sql.rows(
+          `update commissions set status = 'on_hold', updated_at = now() where id = ? and status = 'pending'`,
+          [id],
+        );
         return;
       }
       // The real routes: their rules and their statements.
@@ -180,7 +250,11 @@ export async function apply(w: World, action: Action): Promise<void> {
     }
     case 'adjust': {
       const a = w.affiliates[action.a];
-      const res = await w.m.api.post('/api/commissions', { affiliate_id: a.id, amount: action.cents / 100, description: 'bonus' });
+      const res = await w.m.api.post('/api/commissions', {
+        affiliate_id: a.id,
+        amount: action.cents / 100,
+        description: 'bonus',
+      });
       expect(res.status).toBe(201);
       w.commissions.push(res.body.data.commission.id);
       return;
@@ -191,7 +265,8 @@ export async function apply(w: World, action: Action): Promise<void> {
     case 'pay':
     case 'cancel': {
       const pending = (await w.m.api.get('/api/payouts?status=pending')).body.data.payouts as { id: string }[];
-      if (pending.length > 0) await w.m.api.post(`/api/payouts/${pending[0].id}/${action.kind === 'pay' ? 'paid' : 'cancel'}`, {});
+      if (pending.length > 0)
+        await w.m.api.post(`/api/payouts/${pending[0].id}/${action.kind === 'pay' ? 'paid' : 'cancel'}`, {});
       return;
     }
     case 'wait':
@@ -233,11 +308,32 @@ export interface NaiveRow {
   on_hold: string;
 }
 
-export function normalise(row: NaiveRow | { key: string; clicks: number; customers: number; conversions: number; revenue: number; refunded: number; commissions: Record<string, number> }) {
+export function normalise(
+  row:
+    | NaiveRow
+    | {
+        key: string;
+        clicks: number;
+        customers: number;
+        conversions: number;
+        revenue: number;
+        refunded: number;
+        commissions: Record<string, number>;
+      },
+) {
   const c = 'commissions' in row ? row.commissions : row;
   return {
     key: row.key,
-    figures: [row.clicks, row.customers, row.conversions, Number(row.revenue), Number(row.refunded), ...['pending', 'approved', 'paid', 'reversed', 'rejected', 'on_hold'].map((s) => Number((c as Record<string, unknown>)[s]))],
+    figures: [
+      row.clicks,
+      row.customers,
+      row.conversions,
+      Number(row.revenue),
+      Number(row.refunded),
+      ...['pending', 'approved', 'paid', 'reversed', 'rejected', 'on_hold'].map((s) =>
+        Number((c as Record<string, unknown>)[s]),
+      ),
+    ],
   };
 }
 
@@ -262,10 +358,21 @@ export async function naiveSeries(w: World, from: Date, to: Date, interval: stri
 }
 
 export async function reportAffiliates(w: World, from: Date, to: Date, affiliateIds?: string[]) {
-  const rows: { affiliate_id: string; currency: string; clicks: number; customers: number; conversions: number; revenue: number; refunded: number; commissions: Record<string, number> }[] = [];
+  const rows: {
+    affiliate_id: string;
+    currency: string;
+    clicks: number;
+    customers: number;
+    conversions: number;
+    revenue: number;
+    refunded: number;
+    commissions: Record<string, number>;
+  }[] = [];
   let cursor: string | null = null;
   do {
-    const res: { status: number; body: any } = await w.m.api.get(`/api/reports/affiliates?from=${from.toISOString()}&to=${to.toISOString()}&limit=2${cursor ? `&cursor=${cursor}` : ''}${affiliateIds ? `&affiliate_id=${affiliateIds.join(',')}` : ''}`);
+    const res: { status: number; body: any } = await w.m.api.get(
+      `/api/reports/affiliates?from=${from.toISOString()}&to=${to.toISOString()}&limit=2${cursor ? `&cursor=${cursor}` : ''}${affiliateIds ? `&affiliate_id=${affiliateIds.join(',')}` : ''}`,
+    );
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     rows.push(...res.body.data.affiliates);
     cursor = res.body.data.next_cursor;
@@ -278,9 +385,20 @@ export async function reportAffiliates(w: World, from: Date, to: Date, affiliate
 }
 
 export async function reportSeries(w: World, from: Date, to: Date, interval: string) {
-  const res = await w.m.api.get(`/api/reports/timeseries?from=${from.toISOString()}&to=${to.toISOString()}&interval=${interval}`);
+  const res = await w.m.api.get(
+    `/api/reports/timeseries?from=${from.toISOString()}&to=${to.toISOString()}&interval=${interval}`,
+  );
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-  const points = res.body.data.points as { period: string; currency: string; clicks: number; customers: number; conversions: number; revenue: number; refunded: number; commissions: Record<string, number> }[];
+  const points = res.body.data.points as {
+    period: string;
+    currency: string;
+    clicks: number;
+    customers: number;
+    conversions: number;
+    revenue: number;
+    refunded: number;
+    commissions: Record<string, number>;
+  }[];
   return points
     .map((p) => normalise({ ...p, key: `${p.period.slice(0, 10)} ${p.currency}` }))
     .filter((p) => p.figures.some((f) => f !== 0))
@@ -290,7 +408,10 @@ export async function reportSeries(w: World, from: Date, to: Date, interval: str
 export function windows(): [Date, Date][] {
   const now = Date.now();
   const d = new Date(now);
-  const monthAligned: [Date, Date] = [new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 4, 1)), new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1))];
+  const monthAligned: [Date, Date] = [
+    new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 4, 1)),
+    new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)),
+  ];
   const ragged: [Date, Date] = [new Date(now - 47.3 * DAY), new Date(now + 3_600_000)];
   const inside: [Date, Date] = [new Date(now - 20.5 * DAY), new Date(now - 3.25 * DAY)];
   return [monthAligned, ragged, inside];
@@ -310,7 +431,9 @@ export async function expectSame(w: World): Promise<void> {
   const wait = w.soonUntil + 100 - Date.now();
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   for (const [from, to] of windows()) {
-    expect(await reportAffiliates(w, from, to), `affiliates ${from.toISOString()} ${to.toISOString()}`).toEqual(await naiveAffiliates(w, from, to));
+    expect(await reportAffiliates(w, from, to), `affiliates ${from.toISOString()} ${to.toISOString()}`).toEqual(
+      await naiveAffiliates(w, from, to),
+    );
   }
   const [from, to] = windows()[1];
   // Narrowed to some affiliates (the dashboard's affiliates list): their rows of the whole report.
@@ -318,6 +441,8 @@ export async function expectSame(w: World): Promise<void> {
   const naiveSome = (await naiveAffiliates(w, from, to)).filter((r) => some.some((id) => r.key.startsWith(id)));
   expect(await reportAffiliates(w, from, to, some), 'affiliates narrowed').toEqual(naiveSome);
   for (const interval of ['day', 'week', 'month']) {
-    expect(await reportSeries(w, from, to, interval), `timeseries ${interval}`).toEqual(await naiveSeries(w, from, to, interval));
+    expect(await reportSeries(w, from, to, interval), `timeseries ${interval}`).toEqual(
+      await naiveSeries(w, from, to, interval),
+    );
   }
 }

@@ -41,7 +41,17 @@ describe('reports: summaries rebuilt from back-dated rows, folded a week at a ti
       await w.sql.rows(
         `insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, affiliate_id, program_id, occurred_at, created_at)
          values (?, ?, ?, ?, ?, 'initial', 3, ?, ?, now() - make_interval(secs => ?), now() - make_interval(secs => ?))`,
-        [conversionId, w.m.id, `ord-${conversionId}`, (10 + i).toFixed(2), a.currency, a.id, a.program_id, daysAgo * 86_400, daysAgo * 86_400],
+        [
+          conversionId,
+          w.m.id,
+          `ord-${conversionId}`,
+          (10 + i).toFixed(2),
+          a.currency,
+          a.id,
+          a.program_id,
+          daysAgo * 86_400,
+          daysAgo * 86_400,
+        ],
       );
       const id = randomUUID();
       await w.sql.rows(
@@ -60,7 +70,15 @@ describe('reports: summaries rebuilt from back-dated rows, folded a week at a ti
       steps++;
       if (steps % 4 === 0) await expectSame(w);
       // Something changes between two steps: a refund, an approval, a rejection, a payout.
-      await apply(w, [{ kind: 'refund', i: steps, full: false } as const, { kind: 'approve', i: steps * 7 } as const, { kind: 'reject', i: steps * 3 } as const, { kind: 'payout' } as const][steps % 4]);
+      await apply(
+        w,
+        [
+          { kind: 'refund', i: steps, full: false } as const,
+          { kind: 'approve', i: steps * 7 } as const,
+          { kind: 'reject', i: steps * 3 } as const,
+          { kind: 'payout' } as const,
+        ][steps % 4],
+      );
       if (!watermark || new Date(watermark).getTime() >= before - 1_000) break;
     }
     expect(steps).toBeGreaterThan(15);

@@ -15,7 +15,8 @@ interface Entry {
 }
 
 let seq = 0;
-const uid = (prefix: string) => `${prefix}_${Date.now().toString(36)}${(++seq).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+const uid = (prefix: string) =>
+  `${prefix}_${Date.now().toString(36)}${(++seq).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 
 async function convert(m: Merchant, body: Record<string, unknown>) {
   const res = await m.api.post('/api/conversions', { external_id: uid('ch'), amount: 100, ...body });
@@ -42,10 +43,21 @@ describe('sale entries: written with their conversion, on every path', () => {
     const c = await convert(m, { ref: m.slug, occurred_at: occurred });
     const [entry, ...more] = await entriesOf(m.api, c.id);
     expect(more).toEqual([]);
-    expect(entry).toMatchObject({ type: 'sale', status: 'pending', amount: 30, currency: 'USD', affiliate_id: m.affiliate.id, program_id: m.program.id, customer_id: null, payout_id: null });
+    expect(entry).toMatchObject({
+      type: 'sale',
+      status: 'pending',
+      amount: 30,
+      currency: 'USD',
+      affiliate_id: m.affiliate.id,
+      program_id: m.program.id,
+      customer_id: null,
+      payout_id: null,
+    });
     expect(entry.approves_at).toBe(new Date(Date.parse(occurred) + 60 * 86_400_000).toISOString());
     const old = await convert(m, { ref: m.slug, occurred_at: '2026-08-01T10:00:00.000Z' });
-    expect(await entriesOf(m.api, old.id)).toEqual([expect.objectContaining({ status: 'approved', approves_at: '2026-09-30T10:00:00.000Z' })]);
+    expect(await entriesOf(m.api, old.id)).toEqual([
+      expect.objectContaining({ status: 'approved', approves_at: '2026-09-30T10:00:00.000Z' }),
+    ]);
   });
 
   it('by customer: the first sale and each renewal get theirs; a repeat of a charge adds none', async () => {
@@ -54,9 +66,16 @@ describe('sale entries: written with their conversion, on every path', () => {
     expect((await m.api.post('/api/customers', { customer_id: customer, ref: m.slug })).status).toBe(201);
     const first = await convert(m, { customer_id: customer, amount: 50 });
     const renewal = await convert(m, { customer_id: customer, amount: 50 });
-    const repeat = await m.api.post('/api/conversions', { external_id: renewal.external_id, customer_id: customer, amount: 50 });
+    const repeat = await m.api.post('/api/conversions', {
+      external_id: renewal.external_id,
+      customer_id: customer,
+      amount: 50,
+    });
     expect(repeat.body.deduped).toBe(true);
-    for (const c of [first, renewal]) expect(await entriesOf(m.api, c.id)).toEqual([expect.objectContaining({ type: 'sale', amount: 5, customer_id: customer })]);
+    for (const c of [first, renewal])
+      expect(await entriesOf(m.api, c.id)).toEqual([
+        expect.objectContaining({ type: 'sale', amount: 5, customer_id: customer }),
+      ]);
     const all = await m.api.get(`/api/commissions?affiliate_id=${m.affiliate.id}`);
     expect(all.body.data.commissions).toHaveLength(2);
   });
@@ -88,11 +107,15 @@ describe('sale entries: written with their conversion, on every path', () => {
 
   it('200 concurrent conversions (batched statements) make exactly one entry each', async () => {
     const m = await createMerchant({ commission_value: 10 });
-    const created = await Promise.all(Array.from({ length: 200 }, (_, i) => convert(m, { ref: m.slug, amount: 10 + i })));
+    const created = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => convert(m, { ref: m.slug, amount: 10 + i })),
+    );
     const seen = new Map<string, number>();
     let cursor: string | null = null;
     do {
-      const page: { body: { data: { commissions: Entry[]; next_cursor: string | null } } } = await m.api.get(`/api/commissions?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: { body: { data: { commissions: Entry[]; next_cursor: string | null } } } = await m.api.get(
+        `/api/commissions?limit=100${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       for (const e of page.body.data.commissions) seen.set(e.conversion_id!, (seen.get(e.conversion_id!) ?? 0) + 1);
       cursor = page.body.data.next_cursor;
     } while (cursor);
@@ -107,9 +130,13 @@ describe('refunds and the ledger', () => {
     const m = await createMerchant({ commission_value: 30 });
     const c = await convert(m, { ref: m.slug, amount: 100 });
     await refund(m, c.id, { amount: 40 });
-    expect(await entriesOf(m.api, c.id)).toEqual([expect.objectContaining({ type: 'sale', status: 'pending', amount: 18 })]);
+    expect(await entriesOf(m.api, c.id)).toEqual([
+      expect.objectContaining({ type: 'sale', status: 'pending', amount: 18 }),
+    ]);
     await refund(m, c.id, {});
-    expect(await entriesOf(m.api, c.id)).toEqual([expect.objectContaining({ type: 'sale', status: 'reversed', amount: 18 })]);
+    expect(await entriesOf(m.api, c.id)).toEqual([
+      expect.objectContaining({ type: 'sale', status: 'reversed', amount: 18 }),
+    ]);
   });
 
   it('after payment: the paid entry stays, an approved clawback takes back the refunded part and is netted in the next payout', async () => {
@@ -121,7 +148,12 @@ describe('refunds and the ledger', () => {
     await refund(m, c.id, { amount: 50 });
     const entries = await entriesOf(m.api, c.id);
     expect(entries.find((e) => e.type === 'sale')).toMatchObject({ status: 'paid', amount: 30, payout_id: payout.id });
-    expect(entries.find((e) => e.type === 'clawback')).toMatchObject({ status: 'approved', amount: -15, payout_id: null, customer_id: null });
+    expect(entries.find((e) => e.type === 'clawback')).toMatchObject({
+      status: 'approved',
+      amount: -15,
+      payout_id: null,
+      customer_id: null,
+    });
     // The clawback alone nets negative: no payout, it carries over.
     expect((await m.api.post('/api/payouts', {})).body.data.payouts).toEqual([]);
     await convert(m, { ref: m.slug, amount: 200 });
@@ -137,7 +169,10 @@ describe('refunds and the ledger', () => {
     await m.api.post(`/api/payouts/${payout.id}/cancel`);
     await refund(m, c.id, { amount: 80 });
     const entries = await entriesOf(m.api, c.id);
-    const net = entries.filter((e) => e.status !== 'reversed' && e.status !== 'rejected').reduce((sum, e) => sum + Math.round(e.amount * 100), 0) / 100;
+    const net =
+      entries
+        .filter((e) => e.status !== 'reversed' && e.status !== 'rejected')
+        .reduce((sum, e) => sum + Math.round(e.amount * 100), 0) / 100;
     const conversion = (await m.api.get(`/api/conversions/${c.id}`)).body.data.conversion;
     expect(conversion.commission_amount).toBe(6);
     expect(net).toBe(6);
@@ -156,7 +191,8 @@ describe('refunds and the ledger', () => {
       // Whichever went first, the entries owe the conversion's commission after the refund…
       expect(cents(entries.filter((e) => e.status !== 'reversed' && e.status !== 'rejected'))).toBe(1500);
       // …and a payout carries exactly what its entries say, never a clawback of its own entry.
-      for (const p of created) expect(Math.round(p.amount * 100)).toBe(cents(entries.filter((e) => e.payout_id === p.id)));
+      for (const p of created)
+        expect(Math.round(p.amount * 100)).toBe(cents(entries.filter((e) => e.payout_id === p.id)));
       const clawbacks = entries.filter((e) => e.type === 'clawback');
       expect(clawbacks.length).toBeLessThanOrEqual(1);
       if (clawbacks.length === 1) expect(created.map((p) => p.amount)).toEqual([30]);

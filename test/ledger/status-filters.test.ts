@@ -6,12 +6,20 @@ type Merchant = Awaited<ReturnType<typeof createMerchant>>;
 const FROM = '2026-01-01T00:00:00Z';
 
 async function sale(m: Merchant, body: Record<string, unknown> = {}) {
-  const res = await m.api.post('/api/conversions', { external_id: `o-${randomUUID()}`, amount: 100, ref: m.slug, ...body });
+  const res = await m.api.post('/api/conversions', {
+    external_id: `o-${randomUUID()}`,
+    amount: 100,
+    ref: m.slug,
+    ...body,
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data.conversion as { id: string };
 }
 
-async function listed(m: Merchant, status: string): Promise<{ conversion_id: string; status: string; amount: number }[]> {
+async function listed(
+  m: Merchant,
+  status: string,
+): Promise<{ conversion_id: string; status: string; amount: number }[]> {
   const res = await m.api.get(`/api/commissions?status=${status}&limit=100`);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body.data.commissions;

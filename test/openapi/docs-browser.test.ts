@@ -32,12 +32,19 @@ interface Visit {
   consoleErrors: string[];
 }
 
-async function visitDocs(browser: Browser, baseUrl: string, viewport: { width: number; height: number }, mobile: boolean): Promise<Visit> {
+async function visitDocs(
+  browser: Browser,
+  baseUrl: string,
+  viewport: { width: number; height: number },
+  mobile: boolean,
+): Promise<Visit> {
   const context = await browser.newContext({ viewport, isMobile: mobile, hasTouch: mobile });
   const origin = new URL(baseUrl).origin;
   // Nothing leaves the machine, whatever the page asks for: another origin is answered by an
   // abort here, and recorded below as a request all the same.
-  await context.route('**/*', (route) => (new URL(route.request().url()).origin === origin ? route.continue() : route.abort()));
+  await context.route('**/*', (route) =>
+    new URL(route.request().url()).origin === origin ? route.continue() : route.abort(),
+  );
   await context.addInitScript(() => {
     const seen: string[] = [];
     (window as unknown as { policyViolations: string[] }).policyViolations = seen;
@@ -61,7 +68,9 @@ async function visitDocs(browser: Browser, baseUrl: string, viewport: { width: n
   await page.waitForLoadState('networkidle');
   // Late requests (fonts once text is laid out, telemetry, registry look-ups) would come now.
   await page.waitForTimeout(1_500);
-  visit.blockedByPolicy = await page.evaluate(() => (window as unknown as { policyViolations: string[] }).policyViolations);
+  visit.blockedByPolicy = await page.evaluate(
+    () => (window as unknown as { policyViolations: string[] }).policyViolations,
+  );
   return visit;
 }
 
@@ -71,7 +80,13 @@ function inFirstScreen(locator: Locator): Promise<boolean> {
   return locator.evaluateAll((elements) =>
     elements.some((el) => {
       const r = el.getBoundingClientRect();
-      const inside = r.width > 0 && r.height > 0 && r.left >= 0 && r.top >= 0 && r.right <= window.innerWidth && r.bottom <= window.innerHeight;
+      const inside =
+        r.width > 0 &&
+        r.height > 0 &&
+        r.left >= 0 &&
+        r.top >= 0 &&
+        r.right <= window.innerWidth &&
+        r.bottom <= window.innerHeight;
       return inside && el.checkVisibility({ opacityProperty: true, visibilityProperty: true });
     }),
   );
@@ -81,10 +96,19 @@ function inFirstScreen(locator: Locator): Promise<boolean> {
 function placeholdersInFirstScreen(page: Page): Promise<string[]> {
   return page.evaluate(() => {
     const found: string[] = [];
-    for (const el of Array.from(document.querySelectorAll<HTMLElement>('.loading, [class*="skeleton"], [aria-busy="true"]'))) {
+    for (const el of Array.from(
+      document.querySelectorAll<HTMLElement>('.loading, [class*="skeleton"], [aria-busy="true"]'),
+    )) {
       const r = el.getBoundingClientRect();
-      const shown = r.width > 0 && r.height > 0 && r.bottom > 0 && r.top < window.innerHeight && r.right > 0 && r.left < window.innerWidth;
-      if (shown && getComputedStyle(el).visibility !== 'hidden') found.push(`<${el.tagName.toLowerCase()} class="${el.className}"> at y=${Math.round(r.top)}`);
+      const shown =
+        r.width > 0 &&
+        r.height > 0 &&
+        r.bottom > 0 &&
+        r.top < window.innerHeight &&
+        r.right > 0 &&
+        r.left < window.innerWidth;
+      if (shown && getComputedStyle(el).visibility !== 'hidden')
+        found.push(`<${el.tagName.toLowerCase()} class="${el.className}"> at y=${Math.round(r.top)}`);
     }
     return found;
   });
@@ -130,8 +154,18 @@ describeInBrowser('GET /docs in headless Chromium', () => {
 
     it('shows the API title and the first operations in the first screen, with no loading placeholder', async () => {
       const { page } = visit;
-      expect.soft(await inFirstScreen(page.getByRole('heading', { name: TITLE, level: 1 })), `"${TITLE}" heading in the first screen`).toBe(true);
-      expect.soft(await missingFromFirstScreen(page, [operations.tags[0], ...operations.summaries.slice(0, 5)]), 'not in the first screen').toEqual([]);
+      expect
+        .soft(
+          await inFirstScreen(page.getByRole('heading', { name: TITLE, level: 1 })),
+          `"${TITLE}" heading in the first screen`,
+        )
+        .toBe(true);
+      expect
+        .soft(
+          await missingFromFirstScreen(page, [operations.tags[0], ...operations.summaries.slice(0, 5)]),
+          'not in the first screen',
+        )
+        .toEqual([]);
       expect.soft(await placeholdersInFirstScreen(page), 'loading placeholders in the first screen').toEqual([]);
     });
 
@@ -145,10 +179,16 @@ describeInBrowser('GET /docs in headless Chromium', () => {
 
     it('lists every tag and every operation', async () => {
       const visible = await visit.page.evaluate(() => document.body.innerText);
-      expect(operations.tags.filter((tag) => !visible.includes(tag)), 'tags not shown').toEqual([]);
+      expect(
+        operations.tags.filter((tag) => !visible.includes(tag)),
+        'tags not shown',
+      ).toEqual([]);
       // Every tag is open, so each operation is rendered in the page body, not only the navigation.
       const headings = await visit.page.getByRole('heading', { level: 3 }).allTextContents();
-      expect(operations.summaries.filter((s) => !headings.some((h) => h.trim() === s)), 'operations without a heading').toEqual([]);
+      expect(
+        operations.summaries.filter((s) => !headings.some((h) => h.trim() === s)),
+        'operations without a heading',
+      ).toEqual([]);
     });
   });
 
@@ -164,7 +204,12 @@ describeInBrowser('GET /docs in headless Chromium', () => {
 
     it('shows the API title in the first screen, with no loading placeholder; the menu lists the first operations', async () => {
       const { page } = visit;
-      expect.soft(await inFirstScreen(page.getByRole('heading', { name: TITLE, level: 1 })), `"${TITLE}" heading in the first screen`).toBe(true);
+      expect
+        .soft(
+          await inFirstScreen(page.getByRole('heading', { name: TITLE, level: 1 })),
+          `"${TITLE}" heading in the first screen`,
+        )
+        .toBe(true);
       expect.soft(await placeholdersInFirstScreen(page), 'loading placeholders in the first screen').toEqual([]);
 
       // On a phone the navigation sits behind the menu button, itself in the first screen.
@@ -172,7 +217,11 @@ describeInBrowser('GET /docs in headless Chromium', () => {
       expect(await inFirstScreen(menu), 'menu button in the first screen').toBe(true);
       await menu.click();
       await page.getByText(operations.summaries[0], { exact: true }).first().waitFor({ timeout: 10_000 });
-      await expect.poll(() => missingFromFirstScreen(page, [operations.tags[0], ...operations.summaries.slice(0, 3)]), { timeout: 5_000 }).toEqual([]);
+      await expect
+        .poll(() => missingFromFirstScreen(page, [operations.tags[0], ...operations.summaries.slice(0, 3)]), {
+          timeout: 5_000,
+        })
+        .toEqual([]);
       if (SCREENSHOT_DIR) await page.screenshot({ path: `${SCREENSHOT_DIR}/docs-phone-menu.png` });
     });
 

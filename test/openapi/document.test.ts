@@ -1,13 +1,23 @@
 import { readFileSync } from 'node:fs';
 import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
 import { Decimal } from 'decimal.js';
-import type { MediaTypeObject, OpenAPIObject, OperationObject, RequestBodyObject, ResponseObject } from 'openapi3-ts/oas30';
+import type {
+  MediaTypeObject,
+  OpenAPIObject,
+  OperationObject,
+  RequestBodyObject,
+  ResponseObject,
+} from 'openapi3-ts/oas30';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { contract } from '@affiliate-attribution/contract';
 import { buildOpenApiDocument, serializeDocument } from '../../openapi/document.js';
 import { DOCUMENT_PATH, TYPES_PATH, generateTypes } from '../../openapi/generate.js';
-import { commissionAfterRefund, computeCommission, type CommissionRule } from '../../server/src/attribution/commission.js';
+import {
+  commissionAfterRefund,
+  computeCommission,
+  type CommissionRule,
+} from '../../server/src/attribution/commission.js';
 import { loadConfig } from '../../server/src/config.js';
 import { createMerchant, request } from '../support/api.js';
 import { testServer } from '../support/server.js';
@@ -21,7 +31,9 @@ function routesOf(router: AppRouter): AppRoute[] {
 
 function operations(doc: OpenAPIObject): [string, string, OperationObject][] {
   return Object.entries(doc.paths).flatMap(([path, item]) =>
-    Object.entries(item as Record<string, OperationObject>).map(([method, op]) => [path, method, op] as [string, string, OperationObject]),
+    Object.entries(item as Record<string, OperationObject>).map(
+      ([method, op]) => [path, method, op] as [string, string, OperationObject],
+    ),
   );
 }
 
@@ -43,7 +55,9 @@ describe('openapi/openapi.json', () => {
     const routes = routesOf(contract);
     expect(routes.length).toBeGreaterThan(10);
     for (const route of routes) {
-      const op = (committed.paths[route.path.replace(/:(\w+)/g, '{$1}')] as Record<string, OperationObject> | undefined)?.[route.method.toLowerCase()];
+      const op = (
+        committed.paths[route.path.replace(/:(\w+)/g, '{$1}')] as Record<string, OperationObject> | undefined
+      )?.[route.method.toLowerCase()];
       expect(op, `${route.method} ${route.path} missing`).toBeDefined();
       expect(route.summary, `${route.method} ${route.path} has no summary in the contract`).toBeTruthy();
       expect(route.description, `${route.method} ${route.path} has no description in the contract`).toBeTruthy();
@@ -64,7 +78,8 @@ describe('openapi/openapi.json', () => {
       expect(op.tags?.length, where).toBe(1);
       expect(tags.has(op.tags![0]), `${where}: tag not declared`).toBe(true);
       expect(Array.isArray(op.security), `${where}: security`).toBe(true);
-      for (const p of op.parameters ?? []) expect((p as { description?: string }).description, `${where} ${JSON.stringify(p)}`).toBeTruthy();
+      for (const p of op.parameters ?? [])
+        expect((p as { description?: string }).description, `${where} ${JSON.stringify(p)}`).toBeTruthy();
       const media = Object.values((op.requestBody as RequestBodyObject | undefined)?.content ?? {});
       for (const m of media) expect(exampleValues(m).length, `${where}: request example`).toBeGreaterThan(0);
       for (const [status, response] of Object.entries(op.responses)) {
@@ -118,7 +133,13 @@ describe('openapi/openapi.json', () => {
   });
 
   it('states the licence of the project (Apache-2.0, as every package.json and LICENSE say) and a contact', () => {
-    const packages = ['package.json', 'contract/package.json', 'server/package.json', 'client-sdk/package.json', 'openapi/package.json'];
+    const packages = [
+      'package.json',
+      'contract/package.json',
+      'server/package.json',
+      'client-sdk/package.json',
+      'openapi/package.json',
+    ];
     for (const file of packages) {
       const pkg = JSON.parse(readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8')) as { license?: string };
       expect(pkg.license, file).toBe('Apache-2.0');
@@ -156,7 +177,8 @@ function allExamples(doc: OpenAPIObject): [string, unknown][] {
       for (const [key, value] of Object.entries(node)) {
         if (key === 'example') out.push([`${where}/example`, value]);
         else if (key === 'examples' && value && typeof value === 'object' && !Array.isArray(value)) {
-          for (const [name, e] of Object.entries(value)) out.push([`${where}/examples/${name}`, (e as { value: unknown }).value]);
+          for (const [name, e] of Object.entries(value))
+            out.push([`${where}/examples/${name}`, (e as { value: unknown }).value]);
         } else walk(value, `${where}/${key}`);
       }
     }
@@ -200,23 +222,35 @@ function conversionProblems(c: ConversionExample, rule: CommissionRule): string[
   const problems: string[] = [];
   const amount = new Decimal(c.amount);
   const refunded = new Decimal(c.refunded_amount);
-  if (refunded.isNegative() || refunded.greaterThan(amount)) problems.push(`refunded_amount ${c.refunded_amount} outside 0..amount ${c.amount}`);
+  if (refunded.isNegative() || refunded.greaterThan(amount))
+    problems.push(`refunded_amount ${c.refunded_amount} outside 0..amount ${c.amount}`);
   const full = amount.greaterThan(0) && refunded.greaterThanOrEqualTo(amount);
   if (c.status === 'reversed') {
-    if (!refunded.equals(amount)) problems.push(`reversed, but refunded_amount ${c.refunded_amount} is not the amount ${c.amount}`);
+    if (!refunded.equals(amount))
+      problems.push(`reversed, but refunded_amount ${c.refunded_amount} is not the amount ${c.amount}`);
     if (c.reversed_at === null) problems.push('reversed, but reversed_at is null');
     if (c.commission_amount !== 0) problems.push(`reversed, but commission_amount is ${c.commission_amount}, not 0`);
   } else if (c.status === 'approved') {
     if (full) problems.push(`approved, but refunded in full (${c.refunded_amount} of ${c.amount})`);
     if (c.reversed_at !== null) problems.push(`approved, but reversed_at is ${c.reversed_at}`);
-    const expected = Number(commissionAfterRefund(computeCommission(rule, c.amount, c.currency), amount.toString(), refunded.toString(), c.currency));
+    const expected = Number(
+      commissionAfterRefund(
+        computeCommission(rule, c.amount, c.currency),
+        amount.toString(),
+        refunded.toString(),
+        c.currency,
+      ),
+    );
     if (c.commission_amount !== expected) {
-      problems.push(`commission_amount ${c.commission_amount}, but the program's rule on ${c.amount} with ${c.refunded_amount} refunded gives ${expected}`);
+      problems.push(
+        `commission_amount ${c.commission_amount}, but the program's rule on ${c.amount} with ${c.refunded_amount} refunded gives ${expected}`,
+      );
     }
   } else {
     problems.push(`unknown status ${c.status}`);
   }
-  if (c.reversed_at !== null && Date.parse(c.reversed_at) < Date.parse(c.occurred_at)) problems.push(`reversed_at ${c.reversed_at} before occurred_at ${c.occurred_at}`);
+  if (c.reversed_at !== null && Date.parse(c.reversed_at) < Date.parse(c.occurred_at))
+    problems.push(`reversed_at ${c.reversed_at} before occurred_at ${c.occurred_at}`);
   return problems;
 }
 
@@ -225,7 +259,9 @@ function operation(doc: OpenAPIObject, path: string, method: string): OperationO
 }
 
 describe('examples of openapi/openapi.json', () => {
-  const program = (operation(committed, '/api/programs/{id}', 'get').responses['200'] as ResponseObject).content!['application/json'].example.data.program as CommissionRule;
+  const program = (operation(committed, '/api/programs/{id}', 'get').responses['200'] as ResponseObject).content![
+    'application/json'
+  ].example.data.program as CommissionRule;
 
   it('show conversions that are consistent in themselves: status, refunded_amount, reversed_at and commission agree', () => {
     const conversions = conversionExamples(committed);
@@ -237,27 +273,45 @@ describe('examples of openapi/openapi.json', () => {
 
   it('show each case of a conversion: approved with nothing refunded, partly refunded, fully refunded', () => {
     const cases = new Set(
-      conversionExamples(committed).map(([, c]) => (c.status === 'reversed' ? 'fully refunded' : c.refunded_amount > 0 ? 'partly refunded' : 'approved')),
+      conversionExamples(committed).map(([, c]) =>
+        c.status === 'reversed' ? 'fully refunded' : c.refunded_amount > 0 ? 'partly refunded' : 'approved',
+      ),
     );
     expect([...cases].sort()).toEqual(['approved', 'fully refunded', 'partly refunded']);
     // A refund's answer shows both refunds, named; the recorded conversion is untouched.
-    const refund = (operation(committed, '/api/conversions/{id}/refund', 'post').responses['200'] as ResponseObject).content!['application/json'];
+    const refund = (operation(committed, '/api/conversions/{id}/refund', 'post').responses['200'] as ResponseObject)
+      .content!['application/json'];
     const states = exampleValues(refund).map((v) => (v as { data: { conversion: ConversionExample } }).data.conversion);
     expect(states.map((c) => [c.status, c.refunded_amount > 0])).toEqual([
       ['reversed', true],
       ['approved', true],
     ]);
-    const created = (operation(committed, '/api/conversions', 'post').responses['201'] as ResponseObject).content!['application/json'].example.data.conversion;
+    const created = (operation(committed, '/api/conversions', 'post').responses['201'] as ResponseObject).content![
+      'application/json'
+    ].example.data.conversion;
     expect(created).toMatchObject({ status: 'approved', refunded_amount: 0, reversed_at: null });
   });
 
   it('the checker catches an inconsistent conversion (approved, refunded, with reversed_at)', () => {
-    const good = { amount: 49.99, currency: 'USD', commission_amount: 15, status: 'approved', refunded_amount: 0, reversed_at: null, occurred_at: '2025-03-14T09:26:53.000Z' };
+    const good = {
+      amount: 49.99,
+      currency: 'USD',
+      commission_amount: 15,
+      status: 'approved',
+      refunded_amount: 0,
+      reversed_at: null,
+      occurred_at: '2025-03-14T09:26:53.000Z',
+    };
     expect(conversionProblems(good, program)).toEqual([]);
-    expect(conversionProblems({ ...good, refunded_amount: 1, reversed_at: '2025-03-14T09:26:53.000Z' }, program)).toHaveLength(2);
-    expect(conversionProblems({ ...good, status: 'reversed', refunded_amount: 49.99, reversed_at: '2025-03-15T00:00:00.000Z' }, program)).toEqual([
-      'reversed, but commission_amount is 15, not 0',
-    ]);
+    expect(
+      conversionProblems({ ...good, refunded_amount: 1, reversed_at: '2025-03-14T09:26:53.000Z' }, program),
+    ).toHaveLength(2);
+    expect(
+      conversionProblems(
+        { ...good, status: 'reversed', refunded_amount: 49.99, reversed_at: '2025-03-15T00:00:00.000Z' },
+        program,
+      ),
+    ).toEqual(['reversed, but commission_amount is 15, not 0']);
     expect(conversionProblems({ ...good, refunded_amount: 20 }, program)).toEqual([
       "commission_amount 15, but the program's rule on 49.99 with 20 refunded gives 9",
     ]);
@@ -266,7 +320,10 @@ describe('examples of openapi/openapi.json', () => {
 
 describe('request bodies of openapi/openapi.json, as the service takes them', () => {
   const refundPath = '/api/conversions/{id}/refund';
-  const publicPaths = ['/public/organizations/{organizationId}/clicks', '/public/organizations/{organizationId}/customers'];
+  const publicPaths = [
+    '/public/organizations/{organizationId}/clicks',
+    '/public/organizations/{organizationId}/customers',
+  ];
 
   it('a body is required exactly where the contract refuses a request without one', () => {
     for (const route of routesOf(contract)) {
@@ -288,7 +345,9 @@ describe('request bodies of openapi/openapi.json, as the service takes them', ()
     // Everything else takes JSON only.
     for (const [path, method, op] of operations(committed)) {
       if (publicPaths.includes(path) || !op.requestBody) continue;
-      expect(Object.keys((op.requestBody as RequestBodyObject).content), `${method} ${path}`).toEqual(['application/json']);
+      expect(Object.keys((op.requestBody as RequestBodyObject).content), `${method} ${path}`).toEqual([
+        'application/json',
+      ]);
     }
   });
 
@@ -299,20 +358,31 @@ describe('request bodies of openapi/openapi.json, as the service takes them', ()
     // No body and no Content-Type at all.
     const res = await request('POST', `/api/conversions/in_nobody_1/refund`, { key: m.key });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.data.conversion).toMatchObject({ status: 'reversed', refunded_amount: 49.99, commission_amount: 0 });
+    expect(res.body.data.conversion).toMatchObject({
+      status: 'reversed',
+      refunded_amount: 49.99,
+      commission_amount: 0,
+    });
   });
 
   it('the public endpoints answer every content type the document declares, and refuse one it does not', async () => {
     // A browser's user agent: a bot's click is answered 200 and not recorded.
-    const BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15';
+    const BROWSER =
+      'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15';
     const m = await createMerchant();
     const clicks = `/public/organizations/${m.id}/clicks`;
     const content = (operation(committed, publicPaths[0], 'post').requestBody as RequestBodyObject).content;
     for (const type of Object.keys(content)) {
-      const res = await request('POST', clicks, { rawBody: JSON.stringify({ ref: m.slug }), headers: { 'content-type': `${type};charset=UTF-8`, 'user-agent': BROWSER } });
+      const res = await request('POST', clicks, {
+        rawBody: JSON.stringify({ ref: m.slug }),
+        headers: { 'content-type': `${type};charset=UTF-8`, 'user-agent': BROWSER },
+      });
       expect(res.status, `${type}: ${JSON.stringify(res.body)}`).toBe(201);
     }
-    const form = await request('POST', clicks, { rawBody: `ref=${m.slug}`, headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': BROWSER } });
+    const form = await request('POST', clicks, {
+      rawBody: `ref=${m.slug}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': BROWSER },
+    });
     expect(form.status).toBe(415);
   });
 });

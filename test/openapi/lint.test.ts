@@ -10,18 +10,25 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('redocly lint (recommended rules)', () => {
   it('reports zero errors and zero warnings on openapi/openapi.json', async () => {
-      const redocly = join(root, 'node_modules', '.bin', 'redocly');
-      const result = await run(redocly, ['lint', '--config', 'openapi/redocly.yaml', '--format', 'json', 'openapi/openapi.json'], {
+    const redocly = join(root, 'node_modules', '.bin', 'redocly');
+    const result = await run(
+      redocly,
+      ['lint', '--config', 'openapi/redocly.yaml', '--format', 'json', 'openapi/openapi.json'],
+      {
         cwd: root,
         env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
         maxBuffer: 20 * 1024 * 1024,
-      }).catch((err: { stdout: string; stderr: string; code: number }) => err);
-      const out = result.stdout;
-      const start = out.indexOf('{');
-      expect(start, `no JSON report from redocly:\n${out}\n${result.stderr}`).toBeGreaterThanOrEqual(0);
-      const json = JSON.parse(out.slice(start)) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
-      const problems = json.problems.map((p) => `${p.ruleId}: ${p.message}`).join('\n');
-      expect(json.totals, problems).toMatchObject({ errors: 0, warnings: 0 });
+      },
+    ).catch((err: { stdout: string; stderr: string; code: number }) => err);
+    const out = result.stdout;
+    const start = out.indexOf('{');
+    expect(start, `no JSON report from redocly:\n${out}\n${result.stderr}`).toBeGreaterThanOrEqual(0);
+    const json = JSON.parse(out.slice(start)) as {
+      totals: { errors: number; warnings: number };
+      problems: { ruleId: string; message: string }[];
+    };
+    const problems = json.problems.map((p) => `${p.ruleId}: ${p.message}`).join('\n');
+    expect(json.totals, problems).toMatchObject({ errors: 0, warnings: 0 });
   }, 60_000);
 
   it('runs the recommended rules without exceptions (the one for the missing licence is gone with it)', () => {

@@ -5,32 +5,54 @@ import { createOrganization, request } from '../support/api.js';
 import { ResponseValidator } from '../support/openapi-validation.js';
 import { testServer } from '../support/server.js';
 
-const document = JSON.parse(readFileSync(new URL('../../openapi/openapi.json', import.meta.url), 'utf8')) as OpenAPIObject;
+const document = JSON.parse(
+  readFileSync(new URL('../../openapi/openapi.json', import.meta.url), 'utf8'),
+) as OpenAPIObject;
 const json = 'application/json; charset=utf-8';
 
 describe('response validation against openapi/openapi.json (the hook in request())', () => {
   const validator = new ResponseValidator(document);
 
   it('accepts a documented status with a matching body', () => {
-    const body = JSON.stringify({ success: true, data: { organization: { id: '3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a', name: 'Acme', livemode: true } } });
+    const body = JSON.stringify({
+      success: true,
+      data: { organization: { id: '3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a', name: 'Acme', livemode: true } },
+    });
     expect(validator.check('GET', '/api/me', 200, body, json)).toBeUndefined();
   });
 
   it('fails an undocumented status', () => {
     const body = JSON.stringify({ success: false, message: 'Conflict' });
-    expect(validator.check('GET', '/api/me', 409, body, json)).toMatch(/status 409 is not documented for operation meGet/);
+    expect(validator.check('GET', '/api/me', 409, body, json)).toMatch(
+      /status 409 is not documented for operation meGet/,
+    );
   });
 
   it('fails a body that does not match, and a field the document does not describe', () => {
-    expect(validator.check('GET', '/api/me', 200, JSON.stringify({ success: true, data: {} }), json)).toMatch(/organization/);
-    const extra = JSON.stringify({ success: true, data: { organization: { id: '3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a', name: 'Acme', livemode: true, secret: 1 } } });
+    expect(validator.check('GET', '/api/me', 200, JSON.stringify({ success: true, data: {} }), json)).toMatch(
+      /organization/,
+    );
+    const extra = JSON.stringify({
+      success: true,
+      data: { organization: { id: '3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a', name: 'Acme', livemode: true, secret: 1 } },
+    });
     expect(validator.check('GET', '/api/me', 200, extra, json)).toMatch(/must NOT have additional properties "secret"/);
-    expect(validator.check('GET', '/api/me', 401, JSON.stringify({ success: false, error: 'x' }), json)).toMatch(/does not match/);
+    expect(validator.check('GET', '/api/me', 401, JSON.stringify({ success: false, error: 'x' }), json)).toMatch(
+      /does not match/,
+    );
   });
 
   it('fails a success from a route the document does not have, accepts an error envelope there', () => {
     expect(validator.check('GET', '/api/undocumented', 200, '{}', json)).toMatch(/does not describe/);
-    expect(validator.check('GET', '/api/undocumented', 404, JSON.stringify({ success: false, message: 'Not found: GET /api/undocumented' }), json)).toBeUndefined();
+    expect(
+      validator.check(
+        'GET',
+        '/api/undocumented',
+        404,
+        JSON.stringify({ success: false, message: 'Not found: GET /api/undocumented' }),
+        json,
+      ),
+    ).toBeUndefined();
     expect(validator.check('GET', '/api/undocumented', 404, 'Not Found', 'text/html')).toMatch(/expected a JSON body/);
   });
 
@@ -53,11 +75,15 @@ describe('response validation against openapi/openapi.json (the hook in request(
     it('request() throws when the server answers something the document lacks', async () => {
       // The real server's 401, held to a document that no longer lists 401 for GET /api/me.
       const pruned = structuredClone(document);
-      delete ((pruned.paths['/api/me'] as Record<string, OperationObject>).get.responses as Record<string, unknown>)['401'];
+      delete ((pruned.paths['/api/me'] as Record<string, OperationObject>).get.responses as Record<string, unknown>)[
+        '401'
+      ];
       const strict = new ResponseValidator(pruned);
       const { baseUrl } = await testServer();
       const res = await fetch(`${baseUrl}/api/me`);
-      expect(strict.check('GET', '/api/me', res.status, await res.text(), res.headers.get('content-type'))).toMatch(/status 401 is not documented/);
+      expect(strict.check('GET', '/api/me', res.status, await res.text(), res.headers.get('content-type'))).toMatch(
+        /status 401 is not documented/,
+      );
       // and request() itself validates: a documented answer passes through it.
       const ok = await request('GET', '/api/me');
       expect(ok.status).toBe(401);

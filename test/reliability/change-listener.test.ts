@@ -17,7 +17,16 @@ describe('parseChange', () => {
   it('reads the payloads notifyChange sends and ignores anything else', () => {
     expect(parseChange(JSON.stringify({ kind: 'program', id: 'p1' }))).toEqual({ kind: 'program', id: 'p1' });
     expect(parseChange(JSON.stringify({ kind: 'api_key', keyHash: 'h1' }))).toEqual({ kind: 'api_key', keyHash: 'h1' });
-    for (const payload of [undefined, '', 'not json', 'null', '42', '{"kind":"program"}', '{"kind":"api_key","keyHash":1}', '{"kind":"other","id":"x"}']) {
+    for (const payload of [
+      undefined,
+      '',
+      'not json',
+      'null',
+      '42',
+      '{"kind":"program"}',
+      '{"kind":"api_key","keyHash":1}',
+      '{"kind":"other","id":"x"}',
+    ]) {
       expect(parseChange(payload), String(payload)).toBeUndefined();
     }
   });
@@ -32,8 +41,13 @@ describe('configuration of the caches across instances (config.ts)', () => {
   });
 
   it('refuses a listener URL without DATABASE_URL: the embedded database has no listener', () => {
-    expect(() => loadConfig({ DATABASE_LISTEN_URL: 'postgres://db:5432/app' })).toThrow(/DATABASE_LISTEN_URL: requires DATABASE_URL/);
-    const both = loadConfig({ DATABASE_URL: 'postgres://pgbouncer:6432/app', DATABASE_LISTEN_URL: 'postgres://db:5432/app' });
+    expect(() => loadConfig({ DATABASE_LISTEN_URL: 'postgres://db:5432/app' })).toThrow(
+      /DATABASE_LISTEN_URL: requires DATABASE_URL/,
+    );
+    const both = loadConfig({
+      DATABASE_URL: 'postgres://pgbouncer:6432/app',
+      DATABASE_LISTEN_URL: 'postgres://db:5432/app',
+    });
     expect(both.DATABASE_LISTEN_URL).toBe('postgres://db:5432/app');
   });
 });
@@ -49,7 +63,10 @@ describeWithPostgres('ChangeListener', () => {
   const changes: CacheChange[] = [];
   let resets = 0;
   const logs: Record<string, unknown>[] = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
+  const logger = pino(
+    { level: 'info' },
+    { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) },
+  );
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -78,7 +95,10 @@ describeWithPostgres('ChangeListener', () => {
   /** notifyChange's statement (`?` placeholders) on a plain pg client. */
   const on = (client: pg.Client) => (query: string, params: unknown[]) => {
     let n = 0;
-    return client.query(query.replace(/\?/g, () => `$${++n}`), params);
+    return client.query(
+      query.replace(/\?/g, () => `$${++n}`),
+      params,
+    );
   };
 
   /** Sends a change from another connection, as another instance would. */
@@ -94,45 +114,53 @@ describeWithPostgres('ChangeListener', () => {
       return rows.length;
     });
 
-  it('delivers committed changes, never rolled-back ones, and resets the caches once per connection', { timeout: 20_000 }, async () => {
-    const started = await startListener();
-    expect(started.listening).toBe(true);
-    expect(resets).toBe(1);
+  it(
+    'delivers committed changes, never rolled-back ones, and resets the caches once per connection',
+    { timeout: 20_000 },
+    async () => {
+      const started = await startListener();
+      expect(started.listening).toBe(true);
+      expect(resets).toBe(1);
 
-    await send({ kind: 'program', id: 'p-committed' });
-    await withDatabase(db.url, async (client) => {
-      await client.query('begin');
-      await notifyChange(on(client), { kind: 'program', id: 'p-rolled-back' });
-      await client.query('rollback');
-    });
-    await send({ kind: 'api_key', keyHash: 'h-committed' });
-    await waitFor(() => changes.length >= 2, 5_000, 'two changes delivered');
-    // The rolled-back one, sent between the two, would have arrived before the second.
-    expect(changes).toEqual([
-      { kind: 'program', id: 'p-committed' },
-      { kind: 'api_key', keyHash: 'h-committed' },
-    ]);
-    expect(resets).toBe(1);
-  });
+      await send({ kind: 'program', id: 'p-committed' });
+      await withDatabase(db.url, async (client) => {
+        await client.query('begin');
+        await notifyChange(on(client), { kind: 'program', id: 'p-rolled-back' });
+        await client.query('rollback');
+      });
+      await send({ kind: 'api_key', keyHash: 'h-committed' });
+      await waitFor(() => changes.length >= 2, 5_000, 'two changes delivered');
+      // The rolled-back one, sent between the two, would have arrived before the second.
+      expect(changes).toEqual([
+        { kind: 'program', id: 'p-committed' },
+        { kind: 'api_key', keyHash: 'h-committed' },
+      ]);
+      expect(resets).toBe(1);
+    },
+  );
 
-  it('reconnects after its backend is terminated, resets the caches, logs it, and receives later changes', { timeout: 20_000 }, async () => {
-    const started = await startListener();
-    expect(await terminateListener()).toBe(1);
-    await waitFor(() => resets === 2, 10_000, 'the listener to reconnect');
-    expect(started.listening).toBe(true);
-    expect(logs.some((l) => /cache change listener: disconnected; reconnecting/.test(String(l.msg)))).toBe(true);
-    expect(logs.some((l) => /cache change listener: reconnected/.test(String(l.msg)))).toBe(true);
-
-    await send({ kind: 'program', id: 'after-reconnect' });
-    await waitFor(() => changes.length === 1, 5_000, 'a change after the reconnect');
-    expect(changes).toEqual([{ kind: 'program', id: 'after-reconnect' }]);
-
-    // Twice more: the backoff starts over after each successful connect.
-    for (let i = 0; i < 2; i++) {
+  it(
+    'reconnects after its backend is terminated, resets the caches, logs it, and receives later changes',
+    { timeout: 20_000 },
+    async () => {
+      const started = await startListener();
       expect(await terminateListener()).toBe(1);
-      await waitFor(() => resets === 3 + i, 10_000, `reconnect ${i + 2}`);
-    }
-  });
+      await waitFor(() => resets === 2, 10_000, 'the listener to reconnect');
+      expect(started.listening).toBe(true);
+      expect(logs.some((l) => /cache change listener: disconnected; reconnecting/.test(String(l.msg)))).toBe(true);
+      expect(logs.some((l) => /cache change listener: reconnected/.test(String(l.msg)))).toBe(true);
+
+      await send({ kind: 'program', id: 'after-reconnect' });
+      await waitFor(() => changes.length === 1, 5_000, 'a change after the reconnect');
+      expect(changes).toEqual([{ kind: 'program', id: 'after-reconnect' }]);
+
+      // Twice more: the backoff starts over after each successful connect.
+      for (let i = 0; i < 2; i++) {
+        expect(await terminateListener()).toBe(1);
+        await waitFor(() => resets === 3 + i, 10_000, `reconnect ${i + 2}`);
+      }
+    },
+  );
 
   it('keeps trying while PostgreSQL refuses it, and listens once it can', { timeout: 20_000 }, async () => {
     // A database that does not exist yet: every attempt fails until the test creates it.
@@ -147,7 +175,11 @@ describeWithPostgres('ChangeListener', () => {
     });
     await listener.start();
     expect(listener.listening).toBe(false);
-    await waitFor(() => logs.filter((l) => /disconnected; reconnecting/.test(String(l.msg))).length >= 3, 10_000, 'three failed attempts');
+    await waitFor(
+      () => logs.filter((l) => /disconnected; reconnecting/.test(String(l.msg))).length >= 3,
+      10_000,
+      'three failed attempts',
+    );
     await withDatabase(db.url, (client) => client.query(`create database "${name}"`));
     try {
       await waitFor(() => resets === 1, 10_000, 'the listener to connect');
@@ -158,31 +190,39 @@ describeWithPostgres('ChangeListener', () => {
     }
   });
 
-  it('notices a connection lost without a reset (heartbeat unanswered) and listens on a new one', { timeout: 20_000 }, async () => {
-    const target = new URL(db.url);
-    const proxy = await startFreezableProxy(target.hostname, Number(target.port || 5432));
-    try {
-      listener = new ChangeListener({
-        connectionString: proxy.urlFor(db.url),
-        handler: { changed: (change) => void changes.push(change), reset: () => void resets++ },
-        logger,
-        connectTimeoutMs: 500,
-        heartbeatMs: 200,
-        retry: { initialMs: 50, maxMs: 200 },
-      });
-      await listener.start();
-      expect(resets).toBe(1);
-      // A failover or an expired NAT entry: no byte moves on the open connection, and no RST.
-      proxy.blackholeExisting();
-      await waitFor(() => resets === 2, 10_000, 'the listener to give up the dead connection and listen on a new one');
-      expect(proxy.accepted).toBe(2);
-      await send({ kind: 'api_key', keyHash: 'after-blackhole' });
-      await waitFor(() => changes.length === 1, 5_000, 'a change on the new connection');
-    } finally {
-      await listener?.close();
-      await proxy.close();
-    }
-  });
+  it(
+    'notices a connection lost without a reset (heartbeat unanswered) and listens on a new one',
+    { timeout: 20_000 },
+    async () => {
+      const target = new URL(db.url);
+      const proxy = await startFreezableProxy(target.hostname, Number(target.port || 5432));
+      try {
+        listener = new ChangeListener({
+          connectionString: proxy.urlFor(db.url),
+          handler: { changed: (change) => void changes.push(change), reset: () => void resets++ },
+          logger,
+          connectTimeoutMs: 500,
+          heartbeatMs: 200,
+          retry: { initialMs: 50, maxMs: 200 },
+        });
+        await listener.start();
+        expect(resets).toBe(1);
+        // A failover or an expired NAT entry: no byte moves on the open connection, and no RST.
+        proxy.blackholeExisting();
+        await waitFor(
+          () => resets === 2,
+          10_000,
+          'the listener to give up the dead connection and listen on a new one',
+        );
+        expect(proxy.accepted).toBe(2);
+        await send({ kind: 'api_key', keyHash: 'after-blackhole' });
+        await waitFor(() => changes.length === 1, 5_000, 'a change on the new connection');
+      } finally {
+        await listener?.close();
+        await proxy.close();
+      }
+    },
+  );
 
   it('stops on close: no connection left, no reconnect', { timeout: 20_000 }, async () => {
     const started = await startListener();

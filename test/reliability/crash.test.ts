@@ -69,9 +69,14 @@ describeWithPostgres('kill -9 under load', () => {
     const orphanQuery = `select c.customer_id from customers c
         where c.organization_id = $1
           and not exists (select 1 from conversions v where v.organization_id = c.organization_id and v.customer_id = c.customer_id)`;
-    const orphans = await withDatabase(db.url, (client) => client.query<{ customer_id: string }>(orphanQuery, [merchant.organizationId]));
+    const orphans = await withDatabase(db.url, (client) =>
+      client.query<{ customer_id: string }>(orphanQuery, [merchant.organizationId]),
+    );
     for (const { customer_id } of orphans.rows) {
-      expect(acknowledged.has(customer_id.replace(/-cus-(\d+)$/, '-$1')), `orphan customer ${customer_id} of an acknowledged conversion`).toBe(false);
+      expect(
+        acknowledged.has(customer_id.replace(/-cus-(\d+)$/, '-$1')),
+        `orphan customer ${customer_id} of an acknowledged conversion`,
+      ).toBe(false);
     }
 
     // The restarted service answers for each acknowledged one, and a client retrying everything it
@@ -100,7 +105,9 @@ describeWithPostgres('kill -9 under load', () => {
     const after = await conversionCounts(db.url, merchant.organizationId);
     expect(after.size).toBe(figures.sent.length);
     expect([...after.values()].every((n) => n === 1)).toBe(true);
-    const orphansAfterRetry = await withDatabase(db.url, (client) => client.query(orphanQuery, [merchant.organizationId]));
+    const orphansAfterRetry = await withDatabase(db.url, (client) =>
+      client.query(orphanQuery, [merchant.organizationId]),
+    );
     expect(orphansAfterRetry.rows).toEqual([]);
     console.info(
       `[crash] customers without their conversion right after the kill: ${orphans.rows.length} (all from unacknowledged requests); ` +
@@ -143,7 +150,9 @@ describe('kill -9 under load on the embedded database', () => {
     const listed = await call(restarted.url, 'GET', '/api/conversions?limit=100', { key: merchant.key });
     const ids = listed.body.data.conversions.map((c: { external_id: string }) => c.external_id);
     expect(new Set(ids).size).toBe(ids.length);
-    console.info(`[crash/embedded] sent ${figures.sent.length}, acknowledged ${figures.acknowledged.length}, missing after restart ${missing.length}`);
+    console.info(
+      `[crash/embedded] sent ${figures.sent.length}, acknowledged ${figures.acknowledged.length}, missing after restart ${missing.length}`,
+    );
     expect(missing).toEqual([]);
     expect(figures.statuses['500'] ?? 0).toBe(0);
   });

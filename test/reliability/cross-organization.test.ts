@@ -21,7 +21,17 @@ interface Victim extends Merchant {
 }
 
 /** The body's references, set one at a time to the victim's identifiers. */
-const BODY_REFERENCES = ['program_id', 'affiliate_id', 'ref', 'cookie_id', 'click_id', 'customer_id', 'cookieId', 'customerId', 'coupon'] as const;
+const BODY_REFERENCES = [
+  'program_id',
+  'affiliate_id',
+  'ref',
+  'cookie_id',
+  'click_id',
+  'customer_id',
+  'cookieId',
+  'customerId',
+  'coupon',
+] as const;
 
 /**
  * Every route of the contract, walked from the contract object, called with another
@@ -36,37 +46,67 @@ describe('cross-organization access on every route', () => {
   beforeAll(async () => {
     const a = await createMerchant();
     const click = await a.api.post('/api/clicks', { ref: a.slug });
-    const customer = await a.api.post('/api/customers', { customer_id: `victim-cus-${Date.now()}`, cookie_id: click.body.data.click.cookie_id });
+    const customer = await a.api.post('/api/customers', {
+      customer_id: `victim-cus-${Date.now()}`,
+      cookie_id: click.body.data.click.cookie_id,
+    });
     const conversion = await a.api.post('/api/conversions', {
       external_id: `victim-order-${Date.now()}`,
       amount: 100,
       customer_id: customer.body.data.customer.customer_id,
     });
-    const integration = await a.api.put('/api/integrations/stripe', { signing_secret: 'whsec_victim_secret_0123456789' });
+    const integration = await a.api.put('/api/integrations/stripe', {
+      signing_secret: 'whsec_victim_secret_0123456789',
+    });
     // A payout (it takes the first adjustment), and an entry no payout carries.
-    const paid = await a.api.post('/api/commissions', { affiliate_id: a.affiliate.id, amount: 10, description: 'victim bonus' });
+    const paid = await a.api.post('/api/commissions', {
+      affiliate_id: a.affiliate.id,
+      amount: 10,
+      description: 'victim bonus',
+    });
     const payout = await a.api.post('/api/payouts', {});
-    const commission = await a.api.post('/api/commissions', { affiliate_id: a.affiliate.id, amount: 5, description: 'victim correction' });
+    const commission = await a.api.post('/api/commissions', {
+      affiliate_id: a.affiliate.id,
+      amount: 5,
+      description: 'victim correction',
+    });
     // A dry-run import (CSV: no source to reach) gives the victim an import id to probe.
     const imported = await a.api.post('/api/imports', {
       source: 'csv',
-      credentials: { affiliates_csv: 'id,email,first_name,last_name,status,payout_email,tokens\nv1,victim-import@example.com,Vic,Tim,active,,\n' },
+      credentials: {
+        affiliates_csv:
+          'id,email,first_name,last_name,status,payout_email,tokens\nv1,victim-import@example.com,Vic,Tim,active,,\n',
+      },
       program_id: a.program.id,
       dry_run: true,
     });
     expect(imported.status).toBe(202);
-    const endpoint = await a.api.post('/api/webhook-endpoints', { url: 'http://127.0.0.1:9/victim-hooks', events: ['conversion.created'] });
+    const endpoint = await a.api.post('/api/webhook-endpoints', {
+      url: 'http://127.0.0.1:9/victim-hooks',
+      events: ['conversion.created'],
+    });
     const coupon = await a.api.post('/api/coupons', { code: `VICTIM-${Date.now()}`, affiliate_id: a.affiliate.id });
-    expect([click.status, customer.status, conversion.status, integration.status, paid.status, payout.status, commission.status, endpoint.status, coupon.status]).toEqual([
-      201, 201, 201, 200, 201, 201, 201, 201, 201,
-    ]);
+    expect([
+      click.status,
+      customer.status,
+      conversion.status,
+      integration.status,
+      paid.status,
+      payout.status,
+      commission.status,
+      endpoint.status,
+      coupon.status,
+    ]).toEqual([201, 201, 201, 200, 201, 201, 201, 201, 201]);
     // A delivery in the victim's log (no delivery worker runs on this server: written as the relay would).
     const { db } = await testServer();
-    const [delivery] = await db.orm.em.fork().getConnection().execute(
-      `with ev as (insert into outbound_events (id, organization_id, type, resource) values (gen_random_uuid(), ?, 'conversion.created', '{}'::jsonb) returning id)
+    const [delivery] = await db.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `with ev as (insert into outbound_events (id, organization_id, type, resource) values (gen_random_uuid(), ?, 'conversion.created', '{}'::jsonb) returning id)
        insert into webhook_deliveries (id, organization_id, endpoint_id, event_id) select gen_random_uuid(), ?, ?, id from ev returning id`,
-      [a.id, a.id, endpoint.body.data.webhook_endpoint.id],
-    );
+        [a.id, a.id, endpoint.body.data.webhook_endpoint.id],
+      );
     victim = {
       ...a,
       click: click.body.data.click,
@@ -81,7 +121,11 @@ describe('cross-organization access on every route', () => {
     };
     intruder = await createMerchant();
     // The intruder has data of its own, so that its lists are not trivially empty.
-    await intruder.api.post('/api/conversions', { external_id: `intruder-order-${Date.now()}`, amount: 5, ref: intruder.slug });
+    await intruder.api.post('/api/conversions', {
+      external_id: `intruder-order-${Date.now()}`,
+      amount: 5,
+      ref: intruder.slug,
+    });
     victimIds = [
       victim.id,
       victim.keyId,
@@ -146,7 +190,8 @@ describe('cross-organization access on every route', () => {
       throw new Error(`route ${name} (${path}): no victim id known for :${param}; add it to this test`);
     };
     let variants: Record<string, string>[] = [{}];
-    for (const param of params) variants = variants.flatMap((v) => byParam(param).map((value) => ({ ...v, [param]: value })));
+    for (const param of params)
+      variants = variants.flatMap((v) => byParam(param).map((value) => ({ ...v, [param]: value })));
     return variants;
   }
 
@@ -162,7 +207,10 @@ describe('cross-organization access on every route', () => {
       customerId: victim.customer.customer_id,
       coupon: victim.coupon.code,
     };
-    return bodiesFor(route, references, { prefix: 'intruder', fallback: { ref_svc_affiliate: victim.click.cookie_id } }).map((v) => v.body);
+    return bodiesFor(route, references, {
+      prefix: 'intruder',
+      fallback: { ref_svc_affiliate: victim.click.cookie_id },
+    }).map((v) => v.body);
   }
 
   function queryVariants(route: ContractRoute['route']): string[] {
@@ -174,24 +222,29 @@ describe('cross-organization access on every route', () => {
       customer_id: victim.customer.customer_id,
       email: victim.affiliate.email,
     };
-    return ['', ...Object.keys(filters).filter((k) => k in shape).map((k) => `?${k}=${encodeURIComponent(filters[k])}`)];
+    return [
+      '',
+      ...Object.keys(filters)
+        .filter((k) => k in shape)
+        .map((k) => `?${k}=${encodeURIComponent(filters[k])}`),
+    ];
   }
 
   async function victimSnapshot(): Promise<string> {
     const { db } = await testServer();
-    const tables: { table_name: string }[] = await db.orm.em
-      .fork()
-      .getConnection()
-      .execute(
-        // webhook_rejections counts the requests to the victim's public webhook URLs refused before
-        // verification (anyone may post there; the merchant sees them on the Integrations page): by
-        // design it changes, by a reason and a count, never a body. Every other table stays as it was.
-        `select table_name from information_schema.columns where column_name = 'organization_id' and table_schema = current_schema() and table_name <> 'webhook_rejections' order by table_name`,
-      );
+    const tables: { table_name: string }[] = await db.orm.em.fork().getConnection().execute(
+      // webhook_rejections counts the requests to the victim's public webhook URLs refused before
+      // verification (anyone may post there; the merchant sees them on the Integrations page): by
+      // design it changes, by a reason and a count, never a body. Every other table stays as it was.
+      `select table_name from information_schema.columns where column_name = 'organization_id' and table_schema = current_schema() and table_name <> 'webhook_rejections' order by table_name`,
+    );
     const counts = await db.orm.em
       .fork()
       .getConnection()
-      .execute(`select ${tables.map((t) => `(select count(*) from "${t.table_name}" where organization_id = ?) as "${t.table_name}"`).join(', ')}`, tables.map(() => victim.id));
+      .execute(
+        `select ${tables.map((t) => `(select count(*) from "${t.table_name}" where organization_id = ?) as "${t.table_name}"`).join(', ')}`,
+        tables.map(() => victim.id),
+      );
     const reads = await Promise.all([
       victim.api.get(`/api/programs/${victim.program.id}`),
       victim.api.get(`/api/affiliates/${victim.affiliate.id}`),
@@ -222,7 +275,10 @@ describe('cross-organization access on every route', () => {
             const path = fillPath(route.path, params) + query;
             const carriesVictimId = Object.values(params).some((v) => victimIds.includes(v));
             // A browser's user agent: the public endpoints answer bots without looking anything up.
-            const headers = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36' };
+            const headers = {
+              'user-agent':
+                'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36',
+            };
             const res: ApiResponse = await request(route.method, path, { key: intruder.key, body, headers });
             calls++;
             const what = `${name}: ${route.method} ${path} ${JSON.stringify(body) ?? ''} -> ${res.status} ${JSON.stringify(res.body)}`;
@@ -233,7 +289,10 @@ describe('cross-organization access on every route', () => {
             if (carriesVictimId) {
               // The victim's id in the path: refused (404/403; 401 on operator routes; 400 for an unsigned webhook).
               expect([400, 401, 403, 404], what).toContain(res.status);
-            } else if (body !== undefined && BODY_REFERENCES.some((k) => (body as Record<string, unknown>)[k] !== undefined)) {
+            } else if (
+              body !== undefined &&
+              BODY_REFERENCES.some((k) => (body as Record<string, unknown>)[k] !== undefined)
+            ) {
               // A reference to the victim's program, click, slug or customer: not resolvable by the intruder.
               expect([400, 401, 404], what).toContain(res.status);
             }
@@ -248,8 +307,11 @@ describe('cross-organization access on every route', () => {
     expect(await victimSnapshot()).toBe(before);
     // What the intruder's posts to the victim's webhook URLs left: reasons of ours, nothing of theirs.
     const log = await victim.api.get('/api/integrations/events?outcome=rejected');
-    for (const entry of log.body.data.webhook_events) expect(entry, JSON.stringify(entry)).toMatchObject({ outcome: 'rejected', event_id: null, event_type: null });
-    console.info(`[cross-org] ${routes.length} routes, ${calls} calls with another organization's key and ids; outcomes ${JSON.stringify(count(outcomes))}`);
+    for (const entry of log.body.data.webhook_events)
+      expect(entry, JSON.stringify(entry)).toMatchObject({ outcome: 'rejected', event_id: null, event_type: null });
+    console.info(
+      `[cross-org] ${routes.length} routes, ${calls} calls with another organization's key and ids; outcomes ${JSON.stringify(count(outcomes))}`,
+    );
   });
 
   it('the same ids work for their own organization (the refusals above are not about bad ids)', async () => {

@@ -42,11 +42,17 @@ describeWithPostgres('database timeouts: a statement that runs too long', () => 
   let db: TestDatabase;
   const orms: MikroORM[] = [];
   const connect = async (timeouts: Partial<DatabaseTimeouts>) => {
-    const orm = await connectOrm(ormOptions(db.url, 1, { statementMs: 0, queryMs: 0, acquireMs: 5_000, connectMs: 5_000, ...timeouts }));
+    const orm = await connectOrm(
+      ormOptions(db.url, 1, { statementMs: 0, queryMs: 0, acquireMs: 5_000, connectMs: 5_000, ...timeouts }),
+    );
     orms.push(orm);
     return orm.em.getConnection();
   };
-  const failure = (promise: Promise<unknown>) => promise.then(() => new Error('the statement succeeded'), (err: unknown) => err);
+  const failure = (promise: Promise<unknown>) =>
+    promise.then(
+      () => new Error('the statement succeeded'),
+      (err: unknown) => err,
+    );
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -66,7 +72,10 @@ describeWithPostgres('database timeouts: a statement that runs too long', () => 
       status: 503,
       message: 'The database took too long to answer; safe to retry',
       headers: { 'Retry-After': '1' },
-      log: { level: 'warn', msg: 'database statement timeout: PostgreSQL cancelled a statement that ran past statement_timeout (DB_STATEMENT_TIMEOUT_MS)' },
+      log: {
+        level: 'warn',
+        msg: 'database statement timeout: PostgreSQL cancelled a statement that ran past statement_timeout (DB_STATEMENT_TIMEOUT_MS)',
+      },
     });
     expect(await connection.execute('select 1 as ok')).toEqual([{ ok: 1 }]);
   });
@@ -103,7 +112,10 @@ describeWithPostgres('database timeouts: a statement that runs too long', () => 
         status: 503,
         message: 'The database took too long to answer; safe to retry',
         headers: { 'Retry-After': '1' },
-        log: { level: 'warn', msg: 'database lock timeout: PostgreSQL cancelled a statement that waited too long for a lock (lock_timeout)' },
+        log: {
+          level: 'warn',
+          msg: 'database lock timeout: PostgreSQL cancelled a statement that waited too long for a lock (lock_timeout)',
+        },
       });
     } finally {
       await holder.end();
@@ -112,12 +124,18 @@ describeWithPostgres('database timeouts: a statement that runs too long', () => 
   });
 
   it('a request whose statement runs past DB_STATEMENT_TIMEOUT_MS (here: waiting for a row lock) is answered 503 "took too long" with Retry-After, and logged naming the timeout', async () => {
-    const orm = await connectOrm(ormOptions(db.url, 3, { statementMs: 500, queryMs: 5_000, acquireMs: 5_000, connectMs: 5_000 }));
+    const orm = await connectOrm(
+      ormOptions(db.url, 3, { statementMs: 500, queryMs: 5_000, acquireMs: 5_000, connectMs: 5_000 }),
+    );
     orms.push(orm);
     const lines: { level: number; msg: string }[] = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
     const adminToken = 'timeouts-admin-token-0123456789abcdef';
-    const { listener } = createApp({ orm, logger, config: { ADMIN_TOKEN: adminToken, PUBLIC_BASE_URL: 'http://127.0.0.1' } as AppDeps['config'] });
+    const { listener } = createApp({
+      orm,
+      logger,
+      config: { ADMIN_TOKEN: adminToken, PUBLIC_BASE_URL: 'http://127.0.0.1' } as AppDeps['config'],
+    });
     const server: Server = createServer(listener).listen(0, '127.0.0.1');
     await once(server, 'listening');
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

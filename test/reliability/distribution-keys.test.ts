@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DISTRIBUTED_TABLES, DISTRIBUTION_COLUMN, LOCAL_TABLES, REFERENCE_TABLES, citusDistributionSql } from '../../server/src/db/distribution.js';
+import {
+  DISTRIBUTED_TABLES,
+  DISTRIBUTION_COLUMN,
+  LOCAL_TABLES,
+  REFERENCE_TABLES,
+  citusDistributionSql,
+} from '../../server/src/db/distribution.js';
 import { testServer } from '../support/server.js';
 
 /**
@@ -21,7 +27,11 @@ interface KeyRow {
 async function keysOf(): Promise<{ tables: string[]; keys: KeyRow[] }> {
   const { db } = await testServer();
   const connection = db.orm.em.getConnection();
-  const tables = (await connection.execute<{ table: string }[]>(`select tablename as "table" from pg_tables where schemaname = current_schema() order by 1`)).map((r) => r.table);
+  const tables = (
+    await connection.execute<{ table: string }[]>(
+      `select tablename as "table" from pg_tables where schemaname = current_schema() order by 1`,
+    )
+  ).map((r) => r.table);
   // Constraints (primary, unique, foreign keys) and unique indexes that back no constraint.
   const keys = await connection.execute<KeyRow[]>(`
     select c.conrelid::regclass::text as "table", c.conname as name,
@@ -62,16 +72,25 @@ describe('a schema Citus can shard by organization_id', () => {
         const at = k.columns.indexOf(DISTRIBUTION_COLUMN);
         return at < 0 || k.referenced_columns![at] !== DISTRIBUTION_COLUMN;
       })
-      .map((k) => `${k.table}.${k.name} (${k.kind} on ${k.columns.join(', ')}${k.referenced_table ? ` -> ${k.referenced_table}` : ''})`);
+      .map(
+        (k) =>
+          `${k.table}.${k.name} (${k.kind} on ${k.columns.join(', ')}${k.referenced_table ? ` -> ${k.referenced_table}` : ''})`,
+      );
     expect(broken).toEqual([]);
     // Every distributed table has the column, and a primary key.
-    for (const table of DISTRIBUTED_TABLES) expect(keys.some((k) => k.table === table && k.kind === 'primary key'), `${table} has a primary key`).toBe(true);
+    for (const table of DISTRIBUTED_TABLES)
+      expect(
+        keys.some((k) => k.table === table && k.kind === 'primary key'),
+        `${table} has a primary key`,
+      ).toBe(true);
   });
 
   it('a reference table references only reference tables; the Citus calls name every table in order', async () => {
     const { keys } = await keysOf();
     const reference = new Set<string>(REFERENCE_TABLES);
-    const outward = keys.filter((k) => reference.has(k.table) && k.kind === 'foreign key' && !reference.has(k.referenced_table!));
+    const outward = keys.filter(
+      (k) => reference.has(k.table) && k.kind === 'foreign key' && !reference.has(k.referenced_table!),
+    );
     expect(outward).toEqual([]);
     const calls = citusDistributionSql();
     expect(calls).toHaveLength(REFERENCE_TABLES.length + DISTRIBUTED_TABLES.length);
@@ -80,8 +99,16 @@ describe('a schema Citus can shard by organization_id', () => {
     expect(documented).toContain(calls.join('\n'));
     // A distributed table comes after every distributed table it references.
     const order = DISTRIBUTED_TABLES as readonly string[];
-    for (const k of keys.filter((k) => k.kind === 'foreign key' && order.includes(k.table) && order.includes(k.referenced_table!) && k.table !== k.referenced_table)) {
-      expect(order.indexOf(k.referenced_table!), `${k.table} after ${k.referenced_table}`).toBeLessThan(order.indexOf(k.table));
+    for (const k of keys.filter(
+      (k) =>
+        k.kind === 'foreign key' &&
+        order.includes(k.table) &&
+        order.includes(k.referenced_table!) &&
+        k.table !== k.referenced_table,
+    )) {
+      expect(order.indexOf(k.referenced_table!), `${k.table} after ${k.referenced_table}`).toBeLessThan(
+        order.indexOf(k.table),
+      );
     }
   });
 });

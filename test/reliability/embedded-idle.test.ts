@@ -29,7 +29,10 @@ describe('embedded database: writes after the pool dropped its idle connection',
     const options = ormOptions(embedded.url, 1);
     orm = await connectOrm({ ...options, pool: { ...options.pool, idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS } });
     await orm.migrator.up();
-    const { listener } = createApp({ orm, config: { ADMIN_TOKEN, PUBLIC_BASE_URL: 'http://localhost:3000', API_KEY_CACHE_TTL_MS: 5_000 } });
+    const { listener } = createApp({
+      orm,
+      config: { ADMIN_TOKEN, PUBLIC_BASE_URL: 'http://localhost:3000', API_KEY_CACHE_TTL_MS: 5_000 },
+    });
     server = await new Promise<Server>((resolve) => {
       const s = createServer(listener).listen(0, '127.0.0.1', () => resolve(s));
     });
@@ -61,14 +64,26 @@ describe('embedded database: writes after the pool dropped its idle connection',
       expect(customer.status, JSON.stringify(customer.body)).toBe(201);
 
       const secondClick = await post('/api/clicks', { ref: merchant.slug });
-      const byClick = await post('/api/conversions', { external_id: `by_click_${round}`, amount: 10, cookie_id: secondClick.body.data.click.cookie_id });
+      const byClick = await post('/api/conversions', {
+        external_id: `by_click_${round}`,
+        amount: 10,
+        cookie_id: secondClick.body.data.click.cookie_id,
+      });
       expect(byClick.status, JSON.stringify(byClick.body)).toBe(201);
 
       await idle();
-      const first = await post('/api/conversions', { external_id: `first_${round}`, amount: 100, customer_id: customerId });
+      const first = await post('/api/conversions', {
+        external_id: `first_${round}`,
+        amount: 100,
+        customer_id: customerId,
+      });
       expect(first.status, JSON.stringify(first.body)).toBe(201);
       await idle();
-      const renewal = await post('/api/conversions', { external_id: `renewal_${round}`, amount: 100, customer_id: customerId });
+      const renewal = await post('/api/conversions', {
+        external_id: `renewal_${round}`,
+        amount: 100,
+        customer_id: customerId,
+      });
       expect(renewal.status, JSON.stringify(renewal.body)).toBe(201);
       expect(renewal.body.data.conversion.kind).toBe('recurring');
     }

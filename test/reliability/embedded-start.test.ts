@@ -17,7 +17,9 @@ describe('embedded database: starting', () => {
       for (let start = 0; start < 3; start++) {
         const orm = await initOrm(embedded.url, 1);
         try {
-          expect(await Sql.of(orm).one('select count(*)::int as n from mikro_orm_migrations')).toMatchObject({ n: expect.any(Number) });
+          expect(await Sql.of(orm).one('select count(*)::int as n from mikro_orm_migrations')).toMatchObject({
+            n: expect.any(Number),
+          });
         } finally {
           await closeOrm(orm, true);
         }

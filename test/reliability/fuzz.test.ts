@@ -28,15 +28,29 @@ interface RawResponse {
   headers: Record<string, string | string[] | undefined>;
 }
 
-function send(baseUrl: string, method: string, path: string, headers: Record<string, string | string[]>, body?: string): Promise<RawResponse> {
+function send(
+  baseUrl: string,
+  method: string,
+  path: string,
+  headers: Record<string, string | string[]>,
+  body?: string,
+): Promise<RawResponse> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, method, path, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
+      {
+        host: url.hostname,
+        port: url.port,
+        method,
+        path,
+        headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), headers: res.headers }),
+        );
         res.on('error', reject);
       },
     );
@@ -49,7 +63,13 @@ function send(baseUrl: string, method: string, path: string, headers: Record<str
 
 /** Percent-encodes every byte of the UTF-8 form, so that even lone surrogates make a valid request line. */
 function encodeSegment(value: string): string {
-  return [...Buffer.from(value, 'utf8')].map((b) => (/[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).padStart(2, '0').toUpperCase()}`)).join('');
+  return [...Buffer.from(value, 'utf8')]
+    .map((b) =>
+      /[A-Za-z0-9_.~-]/.test(String.fromCharCode(b))
+        ? String.fromCharCode(b)
+        : `%${b.toString(16).padStart(2, '0').toUpperCase()}`,
+    )
+    .join('');
 }
 
 interface Case {
@@ -80,7 +100,13 @@ describe('fuzzing every route from the contract schemas', () => {
     const { db } = await testServer();
     const counted = routePath.startsWith('/webhooks/') ? tables.filter((t) => t !== 'webhook_rejections') : tables;
     const sql = counted.map((t) => `(select count(*) from "${t}" where organization_id = ?) as "${t}"`).join(', ');
-    const [row] = await db.orm.em.fork().getConnection().execute(`select ${sql}`, counted.map(() => fuzz.id));
+    const [row] = await db.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `select ${sql}`,
+        counted.map(() => fuzz.id),
+      );
     return JSON.stringify(row);
   }
 
@@ -89,7 +115,11 @@ describe('fuzzing every route from the contract schemas', () => {
   beforeAll(async () => {
     // The worker's database, behind an HTTP server configured exactly as main.ts configures it.
     const { db } = await testServer();
-    const { listener } = createApp({ orm: db.orm, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000 }, logger: pino({ level: 'error' }, pino.destination(2)) });
+    const { listener } = createApp({
+      orm: db.orm,
+      config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000 },
+      logger: pino({ level: 'error' }, pino.destination(2)),
+    });
     server = createServer(listener).listen(0, '127.0.0.1');
     configureHttpServer(server, pino({ level: 'silent' }));
     await new Promise((resolve) => server.once('listening', resolve));
@@ -97,7 +127,9 @@ describe('fuzzing every route from the contract schemas', () => {
     const rows: { table_name: string }[] = await db.orm.em
       .fork()
       .getConnection()
-      .execute(`select table_name from information_schema.columns where column_name = 'organization_id' and table_schema = current_schema() order by table_name`);
+      .execute(
+        `select table_name from information_schema.columns where column_name = 'organization_id' and table_schema = current_schema() order by table_name`,
+      );
     tables = rows.map((r) => r.table_name);
     expect(tables).toEqual(expect.arrayContaining(['conversions', 'customers', 'clicks', 'affiliates', 'programs']));
 
@@ -105,7 +137,11 @@ describe('fuzzing every route from the contract schemas', () => {
     other = await createOrganization();
     const click = await fuzz.api.post('/api/clicks', { ref: fuzz.slug });
     const customer = await fuzz.api.post('/api/customers', { customer_id: 'fuzz-customer', ref: fuzz.slug });
-    const conversion = await fuzz.api.post('/api/conversions', { external_id: 'fuzz-order', amount: 20, customer_id: 'fuzz-customer' });
+    const conversion = await fuzz.api.post('/api/conversions', {
+      external_id: 'fuzz-order',
+      amount: 20,
+      customer_id: 'fuzz-customer',
+    });
     await fuzz.api.put('/api/integrations/stripe', { signing_secret: 'whsec_fuzzing_secret_0123456789' });
     const spareKey = await admin().post(`/admin/organizations/${fuzz.id}/api-keys`);
     expect([click.status, customer.status, conversion.status, spareKey.status]).toEqual([201, 201, 201, 201]);
@@ -151,20 +187,42 @@ describe('fuzzing every route from the contract schemas', () => {
       ? fc.tuple(arbitraryFor(querySchema, ctx), fc.boolean()).map(([value, duplicate]) => {
           const pairs: [string, string][] = [];
           if (value && typeof value === 'object' && !Array.isArray(value)) {
-            for (const [k, v] of Object.entries(value)) pairs.push([k, typeof v === 'string' ? v : JSON.stringify(v) ?? '']);
+            for (const [k, v] of Object.entries(value))
+              pairs.push([k, typeof v === 'string' ? v : (JSON.stringify(v) ?? '')]);
           }
           if (duplicate && pairs.length > 0) pairs.push(pairs[0]);
           return pairs;
         })
       : fc.constant<[string, string][]>([]);
-    const bodySchema = 'body' in route && route.body && typeof (route.body as { _def?: unknown })._def === 'object' ? (route.body as ZodTypeAny) : undefined;
+    const bodySchema =
+      'body' in route && route.body && typeof (route.body as { _def?: unknown })._def === 'object'
+        ? (route.body as ZodTypeAny)
+        : undefined;
     const body: fc.Arbitrary<Case['body']> = fc.oneof(
-      { weight: bodySchema ? 8 : 1, arbitrary: (bodySchema ? arbitraryFor(bodySchema, ctx) : hostileValue()).map((value) => ({ kind: 'json' as const, value })) },
+      {
+        weight: bodySchema ? 8 : 1,
+        arbitrary: (bodySchema ? arbitraryFor(bodySchema, ctx) : hostileValue()).map((value) => ({
+          kind: 'json' as const,
+          value,
+        })),
+      },
       { weight: 1, arbitrary: hostileValue().map((value) => ({ kind: 'json' as const, value })) },
       {
         weight: 1,
         arbitrary: fc
-          .constantFrom('{', '{"amount":', '[1,2', 'null', '""', '{"a":1}{"b":2}', '\u0000', 'not json at all', '{"external_id":"\ud800"}', '['.repeat(50_000), '{"x":"' + 'y'.repeat(1_100_000) + '"}')
+          .constantFrom(
+            '{',
+            '{"amount":',
+            '[1,2',
+            'null',
+            '""',
+            '{"a":1}{"b":2}',
+            '\u0000',
+            'not json at all',
+            '{"external_id":"\ud800"}',
+            '['.repeat(50_000),
+            '{"x":"' + 'y'.repeat(1_100_000) + '"}',
+          )
           .map((text) => ({ kind: 'raw' as const, text })),
       },
       { weight: 1, arbitrary: fc.constant({ kind: 'none' as const }) },
@@ -172,17 +230,49 @@ describe('fuzzing every route from the contract schemas', () => {
     return fc.record({
       params: fc.record(params),
       // fc.option's freq is the odds of nil: a malformed %-escape in 1 request of 12.
-      rawSegment: fc.oneof({ weight: 11, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('%E0%A4%A', '%', '%zz', '%C0%AF', '%00') }),
+      rawSegment: fc.oneof(
+        { weight: 11, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: fc.constantFrom('%E0%A4%A', '%', '%zz', '%C0%AF', '%00') },
+      ),
       query,
       body,
-      auth: fc.constantFrom<Case['auth']>('valid', 'valid', 'valid', 'valid', 'valid', 'valid', 'valid', 'valid', 'missing', 'wrong', 'duplicated', 'other-org', 'admin', 'garbage'),
+      auth: fc.constantFrom<Case['auth']>(
+        'valid',
+        'valid',
+        'valid',
+        'valid',
+        'valid',
+        'valid',
+        'valid',
+        'valid',
+        'missing',
+        'wrong',
+        'duplicated',
+        'other-org',
+        'admin',
+        'garbage',
+      ),
       authGarbage: fc.string({ unit: 'grapheme-ascii', maxLength: 100 }),
       contentType: fc.oneof(
         { weight: 14, arbitrary: fc.constant('application/json') },
-        { weight: 1, arbitrary: fc.constantFrom(undefined, 'text/plain', 'application/json; charset=latin1', 'application/json; charset=utf-16', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded', '*/*', 'garbage') },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom(
+            undefined,
+            'text/plain',
+            'application/json; charset=latin1',
+            'application/json; charset=utf-16',
+            'multipart/form-data; boundary=x',
+            'application/x-www-form-urlencoded',
+            '*/*',
+            'garbage',
+          ),
+        },
         { weight: 1, arbitrary: fc.constant(['application/json', 'text/html']) },
       ),
-      requestId: fc.option(fc.oneof(fc.string({ unit: 'grapheme-ascii', maxLength: 200 }), fc.uuid()), { nil: undefined }),
+      requestId: fc.option(fc.oneof(fc.string({ unit: 'grapheme-ascii', maxLength: 200 }), fc.uuid()), {
+        nil: undefined,
+      }),
     }) as fc.Arbitrary<Case>;
   }
 
@@ -223,53 +313,67 @@ describe('fuzzing every route from the contract schemas', () => {
   });
 
   for (const { name, route } of routes) {
-    it(`${route.method} ${route.path} (${name}): never a 5xx, always the envelope, no partial write`, { timeout: 180_000 }, async () => {
-      await fc.assert(
-        fc.asyncProperty(caseArbitrary(route), async (c) => {
-          let path = route.path.replace(/:([A-Za-z]+)/g, (_, p: string) => encodeSegment(c.params[p] ?? ''));
-          if (c.rawSegment && path.includes('/', 1)) path = path.replace(/\/([^/]*)$/, `/$1${c.rawSegment}`);
-          if (c.query.length > 0) path += '?' + c.query.map(([k, v]) => `${encodeSegment(k)}=${encodeSegment(v)}`).join('&');
-          const body =
-            route.method === 'GET' || c.body.kind === 'none' ? undefined : c.body.kind === 'raw' ? c.body.text : JSON.stringify(c.body.value) ?? 'null';
+    it(
+      `${route.method} ${route.path} (${name}): never a 5xx, always the envelope, no partial write`,
+      { timeout: 180_000 },
+      async () => {
+        await fc.assert(
+          fc.asyncProperty(caseArbitrary(route), async (c) => {
+            let path = route.path.replace(/:([A-Za-z]+)/g, (_, p: string) => encodeSegment(c.params[p] ?? ''));
+            if (c.rawSegment && path.includes('/', 1)) path = path.replace(/\/([^/]*)$/, `/$1${c.rawSegment}`);
+            if (c.query.length > 0)
+              path += '?' + c.query.map(([k, v]) => `${encodeSegment(k)}=${encodeSegment(v)}`).join('&');
+            const body =
+              route.method === 'GET' || c.body.kind === 'none'
+                ? undefined
+                : c.body.kind === 'raw'
+                  ? c.body.text
+                  : (JSON.stringify(c.body.value) ?? 'null');
 
-          const before = await rowCounts(route.path);
-          const res = await send(baseUrl, route.method, path, headersFor(c, route.path), body);
-          const after = await rowCounts(route.path);
+            const before = await rowCounts(route.path);
+            const res = await send(baseUrl, route.method, path, headersFor(c, route.path), body);
+            const after = await rowCounts(route.path);
 
-          totals.cases++;
-          totals.statuses[res.status] = (totals.statuses[res.status] ?? 0) + 1;
-          if (res.status >= 500) totals.serverErrors++;
-          const what = `${route.method} ${path.slice(0, 200)} -> ${res.status} ${res.text.slice(0, 300)}`;
-          expect(res.status, what).toBeLessThan(500);
-          // 431 is answered by Node's HTTP parser (configureHttpServer) before any middleware runs.
-          if (res.status !== 431) expect(res.headers['x-request-id'], what).toBeTruthy();
-          if (route.path === '/snippet.js') return;
-          // A file download (the payouts export) answers its success as text/csv; its errors are JSON.
-          if (res.status < 400 && String(res.headers['content-type']).startsWith('text/csv')) return;
-          const parsed = JSON.parse(res.text);
-          if (res.status >= 400) {
-            expect(isEnvelope(parsed), what).toBe(true);
-            expect(res.text, what).not.toMatch(/\bat .+\.(ts|js):\d+|select |insert into|violates|syntax error/i);
-            expect(after, `a refused request changed stored rows: ${what}`).toBe(before);
-          } else {
-            expect(parsed.success, what).toBe(true);
-          }
-        }),
-        { numRuns: RUNS_PER_ROUTE, endOnFailure: true },
-      );
-    });
+            totals.cases++;
+            totals.statuses[res.status] = (totals.statuses[res.status] ?? 0) + 1;
+            if (res.status >= 500) totals.serverErrors++;
+            const what = `${route.method} ${path.slice(0, 200)} -> ${res.status} ${res.text.slice(0, 300)}`;
+            expect(res.status, what).toBeLessThan(500);
+            // 431 is answered by Node's HTTP parser (configureHttpServer) before any middleware runs.
+            if (res.status !== 431) expect(res.headers['x-request-id'], what).toBeTruthy();
+            if (route.path === '/snippet.js') return;
+            // A file download (the payouts export) answers its success as text/csv; its errors are JSON.
+            if (res.status < 400 && String(res.headers['content-type']).startsWith('text/csv')) return;
+            const parsed = JSON.parse(res.text);
+            if (res.status >= 400) {
+              expect(isEnvelope(parsed), what).toBe(true);
+              expect(res.text, what).not.toMatch(/\bat .+\.(ts|js):\d+|select |insert into|violates|syntax error/i);
+              expect(after, `a refused request changed stored rows: ${what}`).toBe(before);
+            } else {
+              expect(parsed.success, what).toBe(true);
+            }
+          }),
+          { numRuns: RUNS_PER_ROUTE, endOnFailure: true },
+        );
+      },
+    );
   }
 
   it('sends a random request id through unharmed or replaces it', async () => {
     const res = await send(baseUrl, 'GET', '/api/me', { authorization: fuzz.key, 'x-request-id': 'abc-123' });
     expect(res.headers['x-request-id']).toBe('abc-123');
-    const replaced = await send(baseUrl, 'GET', '/api/me', { authorization: fuzz.key, 'x-request-id': 'bad id\twith spaces' });
+    const replaced = await send(baseUrl, 'GET', '/api/me', {
+      authorization: fuzz.key,
+      'x-request-id': 'bad id\twith spaces',
+    });
     expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(randomUUID()).not.toBe(replaced.headers['x-request-id']);
   });
 
   it('reports its figures', () => {
-    console.info(`[fuzz] ${routes.length} routes, ${totals.cases} cases, statuses ${JSON.stringify(totals.statuses)}, 5xx seen: ${totals.serverErrors}`);
+    console.info(
+      `[fuzz] ${routes.length} routes, ${totals.cases} cases, statuses ${JSON.stringify(totals.statuses)}, 5xx seen: ${totals.serverErrors}`,
+    );
     expect(totals.serverErrors).toBe(0);
     expect(totals.cases).toBeGreaterThanOrEqual(routes.length * RUNS_PER_ROUTE);
   });

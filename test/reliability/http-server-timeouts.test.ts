@@ -6,7 +6,9 @@ import { createHttpServer } from '../../server/src/http/http-server.js';
 /** The timeouts of the HTTP server main.ts creates (createHttpServer), read back from the server itself. */
 describe('HTTP server timeouts', () => {
   // Node keeps the createServer option connectionsCheckingInterval on the server; @types/node does not declare it.
-  const server = createHttpServer((_req, res) => res.end(), pino({ level: 'silent' })) as Server & { connectionsCheckingInterval: number };
+  const server = createHttpServer((_req, res) => res.end(), pino({ level: 'silent' })) as Server & {
+    connectionsCheckingInterval: number;
+  };
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('applies headersTimeout before requestTimeout, checks both often enough to matter, and outlasts a load balancer idle timeout', () => {

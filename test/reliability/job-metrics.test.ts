@@ -59,7 +59,12 @@ describeWithPostgres('metrics of the background work', () => {
     });
     logger = createLogger('info', sink);
     metrics = new Metrics({ defaultMetrics: false });
-    const app = createApp({ orm: server.db.orm, logger, metrics, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, METRICS_TOKEN } as never });
+    const app = createApp({
+      orm: server.db.orm,
+      logger,
+      metrics,
+      config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, METRICS_TOKEN } as never,
+    });
     http = createServer(app.listener).listen(0, '127.0.0.1');
     await new Promise((resolve) => http.once('listening', resolve));
     url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
@@ -73,9 +78,23 @@ describeWithPostgres('metrics of the background work', () => {
     const { data } = (await org.json()) as { data: { api_key: string; organization: { id: string } } };
     organizationId = data.organization.id;
     const post = async (path: string, body: unknown) =>
-      ((await (await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${data.api_key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json())).data;
+      (
+        await (
+          await fetch(`${url}${path}`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${data.api_key}`, 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+          })
+        ).json()
+      ).data;
     programId = (await post('/api/programs', { name: 'Main', commission_value: 10 })).program.id;
-    affiliateId = (await post('/api/affiliates', { email: 'metrics@example.com', program_id: programId, slug: `metrics-${Date.now()}` })).affiliate.id;
+    affiliateId = (
+      await post('/api/affiliates', {
+        email: 'metrics@example.com',
+        program_id: programId,
+        slug: `metrics-${Date.now()}`,
+      })
+    ).affiliate.id;
   });
   afterAll(async () => {
     await boss?.stop({ graceful: false, close: false });
@@ -97,7 +116,13 @@ describeWithPostgres('metrics of the background work', () => {
     expect(value(text, 'database_pool_connections{state="total"}')).toBeLessThanOrEqual(10);
     expect(value(text, 'database_pool_connections{state="idle"}')).toBeGreaterThanOrEqual(0);
     expect(value(text, 'database_pool_connections{state="waiting"}')).toBeGreaterThanOrEqual(0);
-    for (const name of ['job_queue_jobs', 'job_queue_oldest_pending_age_seconds', 'reports_fold_lag_seconds', 'reports_last_fold_age_seconds', 'job_failures_total']) {
+    for (const name of [
+      'job_queue_jobs',
+      'job_queue_oldest_pending_age_seconds',
+      'reports_fold_lag_seconds',
+      'reports_last_fold_age_seconds',
+      'job_failures_total',
+    ]) {
       expect(text).toContain(`# HELP ${name} `);
     }
   });
@@ -106,10 +131,14 @@ describeWithPostgres('metrics of the background work', () => {
     await boss.createQueue('metrics-waiting');
     await boss.createQueue('metrics-failing', { retryLimit: 0 });
     await boss.createQueue('metrics-retrying', { retryLimit: 2, retryDelay: 600 });
-    expect(await until('job_queue_jobs{queue="metrics-waiting",state="created"}', (v) => v !== undefined, 'the new queue')).toBe(0);
+    expect(
+      await until('job_queue_jobs{queue="metrics-waiting",state="created"}', (v) => v !== undefined, 'the new queue'),
+    ).toBe(0);
     await boss.send('metrics-waiting', {});
     await q(`update pgboss.job set start_after = now() - interval '10 minutes' where name = 'metrics-waiting'`);
-    expect(await until('job_queue_jobs{queue="metrics-waiting",state="created"}', (v) => v === 1, 'a waiting job counted')).toBe(1);
+    expect(
+      await until('job_queue_jobs{queue="metrics-waiting",state="created"}', (v) => v === 1, 'a waiting job counted'),
+    ).toBe(1);
     expect(await read('job_queue_oldest_pending_age_seconds{queue="metrics-waiting"}')).toBeGreaterThanOrEqual(600);
 
     await boss.send('metrics-failing', {});
@@ -119,8 +148,12 @@ describeWithPostgres('metrics of the background work', () => {
     };
     await boss.work('metrics-failing', { pollingIntervalSeconds: 0.5 }, fail);
     await boss.work('metrics-retrying', { pollingIntervalSeconds: 0.5 }, fail);
-    expect(await until('job_queue_jobs{queue="metrics-failing",state="failed"}', (v) => v === 1, 'a failed job counted')).toBe(1);
-    expect(await until('job_queue_jobs{queue="metrics-retrying",state="retry"}', (v) => v === 1, 'a retrying job counted')).toBe(1);
+    expect(
+      await until('job_queue_jobs{queue="metrics-failing",state="failed"}', (v) => v === 1, 'a failed job counted'),
+    ).toBe(1);
+    expect(
+      await until('job_queue_jobs{queue="metrics-retrying",state="retry"}', (v) => v === 1, 'a retrying job counted'),
+    ).toBe(1);
     expect(await read('job_queue_jobs{queue="metrics-retrying",state="failed"}')).toBe(0);
   });
 
@@ -150,7 +183,9 @@ describeWithPostgres('metrics of the background work', () => {
       await boss.createQueue(CLICK_RETENTION_QUEUE, { retryLimit: 3, retryDelay: 300, expireInSeconds: 30 * 60 });
       await boss.send(CLICK_RETENTION_QUEUE, {});
       await startClickRetention(boss, query as never, logger, metrics.jobFailed);
-      expect(await until(`job_failures_total{queue="${CLICK_RETENTION_QUEUE}"}`, (v) => v === 1, 'the failure counted')).toBe(1);
+      expect(
+        await until(`job_failures_total{queue="${CLICK_RETENTION_QUEUE}"}`, (v) => v === 1, 'the failure counted'),
+      ).toBe(1);
     } finally {
       await holder.query('rollback');
       holder.release();
@@ -162,7 +197,13 @@ describeWithPostgres('metrics of the background work', () => {
       err: { code: '55P03' },
     });
     // pg-boss retries it (retryLimit 3): the job waits for its next attempt.
-    expect(await until(`job_queue_jobs{queue="${CLICK_RETENTION_QUEUE}",state="retry"}`, (v) => v === 1, 'the job waiting for its retry')).toBe(1);
+    expect(
+      await until(
+        `job_queue_jobs{queue="${CLICK_RETENTION_QUEUE}",state="retry"}`,
+        (v) => v === 1,
+        'the job waiting for its retry',
+      ),
+    ).toBe(1);
   });
 
   it('payouts stuck in processing: their count and the age of the oldest', async () => {
@@ -176,19 +217,37 @@ describeWithPostgres('metrics of the background work', () => {
   });
 
   it('the reports’ lag: how far the read model’s watermark is behind', async () => {
-    await q(`update report_fold_state set folded_before = now() - interval '1 hour', folded_at = now() - interval '50 minutes'`);
+    await q(
+      `update report_fold_state set folded_before = now() - interval '1 hour', folded_at = now() - interval '50 minutes'`,
+    );
     expect(await until('reports_fold_lag_seconds', (v) => v !== undefined && v >= 3600, 'the lag')).toBeLessThan(3700);
     expect(await read('reports_last_fold_age_seconds')).toBeGreaterThanOrEqual(3000);
   });
 
   it('the outbound webhook backlog: events in the outbox and deliveries pending, with the age of the oldest', async () => {
-    await q(`insert into outbound_events (id, organization_id, type, resource, created_at) values (gen_random_uuid(), $1, 'conversion.created', '{}', now() - interval '5 minutes')`, [organizationId]);
+    await q(
+      `insert into outbound_events (id, organization_id, type, resource, created_at) values (gen_random_uuid(), $1, 'conversion.created', '{}', now() - interval '5 minutes')`,
+      [organizationId],
+    );
     expect(await until('outbound_webhook_backlog{stage="outbox"}', (v) => v === 1, 'the undispatched event')).toBe(1);
     expect(await read('outbound_webhook_backlog_oldest_age_seconds{stage="outbox"}')).toBeGreaterThanOrEqual(300);
 
-    const endpoint = (await q(`insert into webhook_endpoints (id, organization_id, url, events, secret) values (gen_random_uuid(), $1, 'https://example.com/hook', '{conversion.created}', 'secret') returning id`, [organizationId])).rows[0].id;
-    const event = (await q(`insert into outbound_events (id, organization_id, type, resource, dispatched_at) values (gen_random_uuid(), $1, 'conversion.created', '{}', now()) returning id`, [organizationId])).rows[0].id;
-    await q(`insert into webhook_deliveries (id, organization_id, endpoint_id, event_id, status, created_at) values (gen_random_uuid(), $1, $2, $3, 'pending', now() - interval '15 minutes')`, [organizationId, endpoint, event]);
+    const endpoint = (
+      await q(
+        `insert into webhook_endpoints (id, organization_id, url, events, secret) values (gen_random_uuid(), $1, 'https://example.com/hook', '{conversion.created}', 'secret') returning id`,
+        [organizationId],
+      )
+    ).rows[0].id;
+    const event = (
+      await q(
+        `insert into outbound_events (id, organization_id, type, resource, dispatched_at) values (gen_random_uuid(), $1, 'conversion.created', '{}', now()) returning id`,
+        [organizationId],
+      )
+    ).rows[0].id;
+    await q(
+      `insert into webhook_deliveries (id, organization_id, endpoint_id, event_id, status, created_at) values (gen_random_uuid(), $1, $2, $3, 'pending', now() - interval '15 minutes')`,
+      [organizationId, endpoint, event],
+    );
     expect(await until('outbound_webhook_backlog{stage="delivery"}', (v) => v === 1, 'the pending delivery')).toBe(1);
     expect(await read('outbound_webhook_backlog_oldest_age_seconds{stage="delivery"}')).toBeGreaterThanOrEqual(900);
     await q(`update webhook_deliveries set status = 'succeeded' where endpoint_id = $1`, [endpoint]);

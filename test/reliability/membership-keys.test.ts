@@ -29,6 +29,11 @@ describe('membership foreign keys', () => {
          and (confrelid = 'affiliates'::regclass or confrelid = 'programs'::regclass or confrelid = 'organizations'::regclass)
        order by 1, 2`,
     );
-    expect(keys).toEqual(['clicks', 'commissions', 'conversions', 'coupons', 'customers', 'payouts', 'suppressed_clicks'].map((table) => ({ table, name: `${table}_membership_fkey` })));
+    expect(keys).toEqual(
+      ['clicks', 'commissions', 'conversions', 'coupons', 'customers', 'payouts', 'suppressed_clicks'].map((table) => ({
+        table,
+        name: `${table}_membership_fkey`,
+      })),
+    );
   });
 });

@@ -23,8 +23,14 @@ describe('merchant id keys', () => {
     expectError(await b.api.get(`/api/conversions/${externalId}`), 403);
     const theirs = await b.api.post('/api/conversions', { external_id: externalId, amount: 20, ref: b.slug });
     expect(theirs.status).toBe(201);
-    expect((await b.api.get(`/api/conversions/${externalId}`)).body.data.conversion).toMatchObject({ id: theirs.body.data.conversion.id, amount: 20 });
-    expect((await a.api.get(`/api/conversions/${externalId}`)).body.data.conversion).toMatchObject({ id: first.body.data.conversion.id, amount: 10 });
+    expect((await b.api.get(`/api/conversions/${externalId}`)).body.data.conversion).toMatchObject({
+      id: theirs.body.data.conversion.id,
+      amount: 20,
+    });
+    expect((await a.api.get(`/api/conversions/${externalId}`)).body.data.conversion).toMatchObject({
+      id: first.body.data.conversion.id,
+      amount: 10,
+    });
 
     expect((await a.api.post('/api/customers', { customer_id: customerId, ref: a.slug })).status).toBe(201);
     expect((await a.api.post('/api/customers', { customer_id: customerId, ref: a.slug })).body.deduped).toBe(true);
@@ -35,18 +41,30 @@ describe('merchant id keys', () => {
 
   it('each merchant id column is in exactly one index: unique, merchant id first, then the organization', async () => {
     const { db } = await testServer();
-    const indexes = await db.orm.em.getConnection().execute<{ table: string; name: string; unique: boolean; columns: string[] }[]>(
-      `select t.relname as "table", i.relname as name, x.indisunique as unique,
+    const indexes = await db.orm.em
+      .getConnection()
+      .execute<{ table: string; name: string; unique: boolean; columns: string[] }[]>(
+        `select t.relname as "table", i.relname as name, x.indisunique as unique,
          array(select a.attname from unnest(x.indkey) with ordinality k(attnum, n) join pg_attribute a on a.attrelid = t.oid and a.attnum = k.attnum order by k.n)::text[] as columns
        from pg_index x join pg_class i on i.oid = x.indexrelid join pg_class t on t.oid = x.indrelid
        join pg_namespace s on s.oid = t.relnamespace and s.nspname = current_schema()
        where (t.relname = 'conversions' and 'external_id' = any (array(select attname from pg_attribute where attrelid = t.oid and attnum = any (x.indkey))))
           or (t.relname = 'customers' and 'customer_id' = any (array(select attname from pg_attribute where attrelid = t.oid and attnum = any (x.indkey))))
        order by 1`,
-    );
+      );
     expect(indexes).toEqual([
-      { table: 'conversions', name: 'conversions_external_id_key', unique: true, columns: ['external_id', 'organization_id'] },
-      { table: 'customers', name: 'customers_customer_id_key', unique: true, columns: ['customer_id', 'organization_id'] },
+      {
+        table: 'conversions',
+        name: 'conversions_external_id_key',
+        unique: true,
+        columns: ['external_id', 'organization_id'],
+      },
+      {
+        table: 'customers',
+        name: 'customers_customer_id_key',
+        unique: true,
+        columns: ['customer_id', 'organization_id'],
+      },
     ]);
   });
 });

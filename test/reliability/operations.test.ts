@@ -46,7 +46,12 @@ describe('operations and security surface', () => {
     const { listener } = createApp({
       orm: db.orm,
       logger,
-      config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000, METRICS_TOKEN } as never,
+      config: {
+        ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+        PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL,
+        API_KEY_CACHE_TTL_MS: 5_000,
+        METRICS_TOKEN,
+      } as never,
     });
     ({ url, server } = await listen(listener));
     merchant = await createMerchant();
@@ -73,13 +78,23 @@ describe('operations and security surface', () => {
     const click = await call(url, 'POST', '/api/clicks', { key, body: { ref: merchant.slug } });
     expect(click.status).toBe(201);
     // The same visit captured again (the snippet after the server middleware): answered with that click, not counted.
-    const sameVisit = await call(url, 'POST', '/api/clicks', { key, body: { ref: merchant.slug, cookie_id: (click.body as { data: { click: { cookie_id: string } } }).data.click.cookie_id } });
+    const sameVisit = await call(url, 'POST', '/api/clicks', {
+      key,
+      body: {
+        ref: merchant.slug,
+        cookie_id: (click.body as { data: { click: { cookie_id: string } } }).data.click.cookie_id,
+      },
+    });
     expect(sameVisit.status).toBe(201);
-    expect((sameVisit.body as { data: { click: { kept_earlier_click: boolean } } }).data.click.kept_earlier_click).toBe(true);
+    expect((sameVisit.body as { data: { click: { kept_earlier_click: boolean } } }).data.click.kept_earlier_click).toBe(
+      true,
+    );
     const body = { external_id: `metrics-${Date.now()}`, amount: 12, ref: merchant.slug };
     expect((await call(url, 'POST', '/api/conversions', { key, body })).status).toBe(201);
     expect((await call(url, 'POST', '/api/conversions', { key, body })).status).toBe(200);
-    const webhook = await call(url, 'POST', `/webhooks/stripe/${merchant.id}`, { body: { id: 'evt_1', type: 'invoice.paid' } });
+    const webhook = await call(url, 'POST', `/webhooks/stripe/${merchant.id}`, {
+      body: { id: 'evt_1', type: 'invoice.paid' },
+    });
     expect(webhook.status).toBe(400);
 
     expect((await call(url, 'GET', '/metrics')).status).toBe(401);
@@ -89,7 +104,9 @@ describe('operations and security surface', () => {
     const text = await res.text();
     expect(text).toMatch(/http_requests_total\{method="GET",route="\/api\/customers\/:id",status="404"\} 1/);
     expect(text).toMatch(/http_requests_total\{method="POST",route="\/api\/conversions",status="201"\} 1/);
-    expect(text).toMatch(/http_request_duration_seconds_bucket\{le="0.005",method="POST",route="\/api\/conversions",status="200"\}/);
+    expect(text).toMatch(
+      /http_request_duration_seconds_bucket\{le="0.005",method="POST",route="\/api\/conversions",status="200"\}/,
+    );
     expect(text).toMatch(/clicks_recorded_total\{source="api"\} 1/);
     expect(text).toMatch(/conversions_total\{outcome="created"\} 1/);
     expect(text).toMatch(/conversions_total\{outcome="deduped"\} 1/);
@@ -102,10 +119,16 @@ describe('operations and security surface', () => {
 
   it('logs JSON lines with the request id, and never the key or a token', async () => {
     const requestId = `log-check-${Date.now()}`;
-    const res = await fetch(`${url}/api/me`, { headers: { authorization: `Bearer ${merchant.key}`, 'x-request-id': requestId, cookie: 'session=secret-cookie' } });
+    const res = await fetch(`${url}/api/me`, {
+      headers: { authorization: `Bearer ${merchant.key}`, 'x-request-id': requestId, cookie: 'session=secret-cookie' },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toBe(requestId);
-    await fetch(`${url}/admin/organizations`, { method: 'POST', headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: '{"name":"Logged"}' });
+    await fetch(`${url}/admin/organizations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: '{"name":"Logged"}',
+    });
     await new Promise((resolve) => setTimeout(resolve, 50));
 
     const line = lines.find((l) => l.req?.id === requestId);
@@ -125,17 +148,30 @@ describe('operations and security surface', () => {
   });
 
   it('redacts secrets on every line but the access line (whose fields hold none), all on the one stream', async () => {
-    logger.child({ reqId: 'probe-1' }).warn({ api_key: 'svc-probe-secret', headers: { authorization: 'Bearer probe-token' }, password: 'probe-pw' }, 'redaction probe');
+    logger
+      .child({ reqId: 'probe-1' })
+      .warn(
+        { api_key: 'svc-probe-secret', headers: { authorization: 'Bearer probe-token' }, password: 'probe-pw' },
+        'redaction probe',
+      );
     await new Promise((resolve) => setTimeout(resolve, 50));
     const probe = lines.find((l) => l.msg === 'redaction probe');
-    expect(probe).toMatchObject({ reqId: 'probe-1', api_key: '[redacted]', headers: { authorization: '[redacted]' }, password: '[redacted]' });
-    for (const secret of ['svc-probe-secret', 'probe-token', 'probe-pw']) expect(rawLines.join('\n')).not.toContain(secret);
+    expect(probe).toMatchObject({
+      reqId: 'probe-1',
+      api_key: '[redacted]',
+      headers: { authorization: '[redacted]' },
+      password: '[redacted]',
+    });
+    for (const secret of ['svc-probe-secret', 'probe-token', 'probe-pw'])
+      expect(rawLines.join('\n')).not.toContain(secret);
     expect(lines.some((l) => l.msg === 'request completed')).toBe(true);
   });
 
   it('sends security headers; CORS only on the public tracking endpoints', async () => {
     for (const path of ['/api/me', '/health', '/does-not-exist']) {
-      const res = await fetch(url + path, { headers: { authorization: `Bearer ${merchant.key}`, origin: 'https://evil.example' } });
+      const res = await fetch(url + path, {
+        headers: { authorization: `Bearer ${merchant.key}`, origin: 'https://evil.example' },
+      });
       expect(res.headers.get('content-security-policy'), path).toBe("default-src 'none';frame-ancestors 'none'");
       expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
       expect(res.headers.get('strict-transport-security'), path).toMatch(/max-age=31536000/);
@@ -147,7 +183,11 @@ describe('operations and security surface', () => {
     }
     const preflight = await fetch(`${url}/api/conversions`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' },
+      headers: {
+        origin: 'https://evil.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization',
+      },
     });
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
     expect(preflight.headers.get('access-control-allow-headers')).toBeNull();
@@ -163,7 +203,10 @@ describe('operations and security surface', () => {
 
   it('stores API keys only as hashes', async () => {
     const { db } = await testServer();
-    const rows = await db.orm.em.fork().getConnection().execute('select * from api_keys where organization_id = ?', [merchant.id]);
+    const rows = await db.orm.em
+      .fork()
+      .getConnection()
+      .execute('select * from api_keys where organization_id = ?', [merchant.id]);
     expect(rows.length).toBeGreaterThan(0);
     const stored = JSON.stringify(rows);
     expect(stored).not.toContain(merchant.key);
@@ -174,10 +217,15 @@ describe('operations and security surface', () => {
 describe('error responses', () => {
   it('never carry a stack trace, SQL or a driver message', async () => {
     const lines: string[] = [];
-    const logger = createLogger('info', new Writable({ write: (c: Buffer, _e, done) => (lines.push(c.toString()), done()) }));
+    const logger = createLogger(
+      'info',
+      new Writable({ write: (c: Buffer, _e, done) => (lines.push(c.toString()), done()) }),
+    );
     const app = express();
     app.get('/boom', () => {
-      const err = new Error('insert into conversions (external_id) values ($1) - duplicate key value violates unique constraint') as Error & { code: string };
+      const err = new Error(
+        'insert into conversions (external_id) values ($1) - duplicate key value violates unique constraint',
+      ) as Error & { code: string };
       err.code = '23505';
       throw err;
     });

@@ -2,7 +2,16 @@ import type pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ORGANIZATION_TABLES } from '../../server/src/modules/organizations/organization-data.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { call, createMerchantOn, describeWithPostgres, startService, stopService, waitFor, withDatabase, type ServiceProcess } from './support/service.js';
+import {
+  call,
+  createMerchantOn,
+  describeWithPostgres,
+  startService,
+  stopService,
+  waitFor,
+  withDatabase,
+  type ServiceProcess,
+} from './support/service.js';
 
 /*
  * Issue 45, item 4: deleting a large organization (DELETE /admin/organizations/{id}) and resetting
@@ -17,13 +26,20 @@ import { call, createMerchantOn, describeWithPostgres, startService, stopService
 
 /** The rows of `table` an organization ($1) owns (organization-data.ts ownedRows, restated: the test reads the catalog's tables itself). */
 const owned = (table: string) =>
-  table === 'organizations' ? 'id = $1' : table === 'sessions' || table === 'accounts' ? 'user_id in (select id from users where organization_id = $1)' : 'organization_id = $1';
+  table === 'organizations'
+    ? 'id = $1'
+    : table === 'sessions' || table === 'accounts'
+      ? 'user_id in (select id from users where organization_id = $1)'
+      : 'organization_id = $1';
 
 /** Rows of every table the organization owns (a test organization's too), by table; the receipts apart. */
 async function rowsOf(client: pg.Client, organizationId: string): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const table of ORGANIZATION_TABLES) {
-    const { rows } = await client.query<{ n: number }>(`select count(*)::int as n from ${table} where ${owned(table)}`, [organizationId]);
+    const { rows } = await client.query<{ n: number }>(
+      `select count(*)::int as n from ${table} where ${owned(table)}`,
+      [organizationId],
+    );
     counts[table] = rows[0].n;
   }
   return counts;
@@ -36,7 +52,12 @@ async function rowsOf(client: pg.Client, organizationId: string): Promise<Record
  * row here: session_replication_role, on this connection only, for speed). Then the report read
  * model is rebuilt from them (report_reset, report_fold), as a long-lived organization's summaries are.
  */
-async function generate(url: string, organizationId: string, programId: string, counts: { affiliates: number; clicks: number; sales: number }): Promise<void> {
+async function generate(
+  url: string,
+  organizationId: string,
+  programId: string,
+  counts: { affiliates: number; clicks: number; sales: number },
+): Promise<void> {
   await withDatabase(url, async (client) => {
     const p = [organizationId, programId];
     await client.query('set session_replication_role = replica');
@@ -75,15 +96,19 @@ async function generate(url: string, organizationId: string, programId: string, 
     await client.query('reset session_replication_role');
     await client.query('analyze clicks, customers, conversions, commissions, affiliates');
     await client.query('select report_reset()');
-    await client.query(`select report_fold(interval '60 seconds', interval '31 days')`).catch((err: Error & { detail?: string }) => {
-      throw new Error(`report_fold: ${err.message} ${err.detail}`);
-    });
+    await client
+      .query(`select report_fold(interval '60 seconds', interval '31 days')`)
+      .catch((err: Error & { detail?: string }) => {
+        throw new Error(`report_fold: ${err.message} ${err.detail}`);
+      });
   });
 }
 
 /** The organization's rows but its report summaries (they move as the background fold folds its new rows). */
 async function facts(url: string, organizationId: string): Promise<Record<string, number>> {
-  return Object.fromEntries(Object.entries(await withDatabase(url, (c) => rowsOf(c, organizationId))).filter(([t]) => !t.startsWith('report_')));
+  return Object.fromEntries(
+    Object.entries(await withDatabase(url, (c) => rowsOf(c, organizationId))).filter(([t]) => !t.startsWith('report_')),
+  );
 }
 
 async function deletionOf(url: string, organizationId: string) {
@@ -111,119 +136,233 @@ describeWithPostgres('deleting a large organization (a job in batches)', () => {
     await db?.stop();
   });
 
-  it('answers at once, reports its progress, finishes, and holds up no other organization meanwhile', { timeout: 600_000 }, async () => {
-    const url = service!.url;
-    const big = await createMerchantOn(url);
-    const other = await createMerchantOn(url);
-    const generated = await timed(() => generate(db.url, big.organizationId, big.programId, { affiliates: 49, clicks: 1_000_000, sales: 10_000 }));
-    // The other organization: a sale with its pending entry, to approve while the deletion runs.
-    const sale = await call(url, 'POST', '/api/conversions', { key: other.key, body: { external_id: 'other-1', amount: 40, ref: other.slug } });
-    expect(sale.status, JSON.stringify(sale.body)).toBe(201);
-    const [pending] = (await call(url, 'GET', '/api/commissions', { key: other.key })).body.data.commissions;
-    expect(pending.status).toBe('pending');
+  it(
+    'answers at once, reports its progress, finishes, and holds up no other organization meanwhile',
+    { timeout: 600_000 },
+    async () => {
+      const url = service!.url;
+      const big = await createMerchantOn(url);
+      const other = await createMerchantOn(url);
+      const generated = await timed(() =>
+        generate(db.url, big.organizationId, big.programId, { affiliates: 49, clicks: 1_000_000, sales: 10_000 }),
+      );
+      // The other organization: a sale with its pending entry, to approve while the deletion runs.
+      const sale = await call(url, 'POST', '/api/conversions', {
+        key: other.key,
+        body: { external_id: 'other-1', amount: 40, ref: other.slug },
+      });
+      expect(sale.status, JSON.stringify(sale.body)).toBe(201);
+      const [pending] = (await call(url, 'GET', '/api/commissions', { key: other.key })).body.data.commissions;
+      expect(pending.status).toBe('pending');
 
-    const before = await withDatabase(db.url, (c) => rowsOf(c, big.organizationId));
-    expect(before).toMatchObject({ clicks: 1_000_000, customers: 10_000, conversions: 10_000, commissions: 10_000, affiliates: 50 });
-    expect(before.report_affiliate_days).toBeGreaterThan(0);
+      const before = await withDatabase(db.url, (c) => rowsOf(c, big.organizationId));
+      expect(before).toMatchObject({
+        clicks: 1_000_000,
+        customers: 10_000,
+        conversions: 10_000,
+        commissions: 10_000,
+        affiliates: 50,
+      });
+      expect(before.report_affiliate_days).toBeGreaterThan(0);
 
-    const asked = await timed(() => call(url, 'DELETE', `/admin/organizations/${big.organizationId}`, { admin: true }));
-    expect(asked.value.status, JSON.stringify(asked.value.body)).toBe(202);
-    expect(asked.ms).toBeLessThan(2_000);
-    expect((await call(url, 'GET', '/api/me', { key: big.key })).status).toBe(401);
+      const asked = await timed(() =>
+        call(url, 'DELETE', `/admin/organizations/${big.organizationId}`, { admin: true }),
+      );
+      expect(asked.value.status, JSON.stringify(asked.value.body)).toBe(202);
+      expect(asked.ms).toBeLessThan(2_000);
+      expect((await call(url, 'GET', '/api/me', { key: big.key })).status).toBe(401);
 
-    // Progress: some clicks deleted, not all, while running.
-    await waitFor(async () => (await deletionOf(url, big.organizationId)).deleted.clicks > 0, 60_000, 'the first clicks deleted');
-    const midway = await deletionOf(url, big.organizationId);
-    expect(midway.status).toBe('running');
-    expect(midway.deleted.clicks).toBeLessThan(1_000_000);
-    expect(midway.deleted.report_affiliate_days).toBe(before.report_affiliate_days);
+      // Progress: some clicks deleted, not all, while running.
+      await waitFor(
+        async () => (await deletionOf(url, big.organizationId)).deleted.clicks > 0,
+        60_000,
+        'the first clicks deleted',
+      );
+      const midway = await deletionOf(url, big.organizationId);
+      expect(midway.status).toBe('running');
+      expect(midway.deleted.clicks).toBeLessThan(1_000_000);
+      expect(midway.deleted.report_affiliate_days).toBe(before.report_affiliate_days);
 
-    // Meanwhile the other organization's approval and a new conversion are answered promptly.
-    const approval = await timed(() => call(url, 'POST', `/api/commissions/${pending.id}/approve`, { key: other.key, body: {} }));
-    expect(approval.value.status, JSON.stringify(approval.value.body)).toBe(200);
-    expect(approval.value.body.data.commission.status).toBe('approved');
-    const conversion = await timed(() => call(url, 'POST', '/api/conversions', { key: other.key, body: { external_id: 'other-2', amount: 60, ref: other.slug } }));
-    expect(conversion.value.status, JSON.stringify(conversion.value.body)).toBe(201);
-    expect(approval.ms).toBeLessThan(2_000);
-    expect(conversion.ms).toBeLessThan(2_000);
-    const during = await deletionOf(url, big.organizationId);
-    expect(during.status).toBe('running');
-    expect(during.deleted.clicks).toBeLessThan(1_000_000);
-    const otherRows = await facts(db.url, other.organizationId);
+      // Meanwhile the other organization's approval and a new conversion are answered promptly.
+      const approval = await timed(() =>
+        call(url, 'POST', `/api/commissions/${pending.id}/approve`, { key: other.key, body: {} }),
+      );
+      expect(approval.value.status, JSON.stringify(approval.value.body)).toBe(200);
+      expect(approval.value.body.data.commission.status).toBe('approved');
+      const conversion = await timed(() =>
+        call(url, 'POST', '/api/conversions', {
+          key: other.key,
+          body: { external_id: 'other-2', amount: 60, ref: other.slug },
+        }),
+      );
+      expect(conversion.value.status, JSON.stringify(conversion.value.body)).toBe(201);
+      expect(approval.ms).toBeLessThan(2_000);
+      expect(conversion.ms).toBeLessThan(2_000);
+      const during = await deletionOf(url, big.organizationId);
+      expect(during.status).toBe('running');
+      expect(during.deleted.clicks).toBeLessThan(1_000_000);
+      const otherRows = await facts(db.url, other.organizationId);
 
-    await waitFor(async () => (await deletionOf(url, big.organizationId)).status === 'completed', 400_000, 'the deletion completed');
-    const done = await deletionOf(url, big.organizationId);
-    const ms = Date.parse(done.finished_at) - Date.parse(done.requested_at);
-    console.log(`generated in ${Math.round(generated.ms)} ms; deleted in ${ms} ms; approval ${Math.round(approval.ms)} ms, conversion ${Math.round(conversion.ms)} ms while it ran`);
-    expect(done.deleted).toMatchObject({ ...before, organizations: 2, api_keys: 2 });
-    expect(Object.values(await withDatabase(db.url, (c) => rowsOf(c, big.organizationId))).every((n) => n === 0)).toBe(true);
-    expect(await facts(db.url, other.organizationId)).toEqual(otherRows);
-    expect((await call(url, 'GET', '/api/commissions', { key: other.key })).body.data.commissions).toHaveLength(2);
-    // The receipt stays, and says the same.
-    expect(await withDatabase(db.url, async (c) => (await c.query(`select count(*)::int as n from data_deletions where organization_id = $1`, [big.organizationId])).rows)).toEqual([{ n: 1 }]);
-  });
+      await waitFor(
+        async () => (await deletionOf(url, big.organizationId)).status === 'completed',
+        400_000,
+        'the deletion completed',
+      );
+      const done = await deletionOf(url, big.organizationId);
+      const ms = Date.parse(done.finished_at) - Date.parse(done.requested_at);
+      console.log(
+        `generated in ${Math.round(generated.ms)} ms; deleted in ${ms} ms; approval ${Math.round(approval.ms)} ms, conversion ${Math.round(conversion.ms)} ms while it ran`,
+      );
+      expect(done.deleted).toMatchObject({ ...before, organizations: 2, api_keys: 2 });
+      expect(
+        Object.values(await withDatabase(db.url, (c) => rowsOf(c, big.organizationId))).every((n) => n === 0),
+      ).toBe(true);
+      expect(await facts(db.url, other.organizationId)).toEqual(otherRows);
+      expect((await call(url, 'GET', '/api/commissions', { key: other.key })).body.data.commissions).toHaveLength(2);
+      // The receipt stays, and says the same.
+      expect(
+        await withDatabase(
+          db.url,
+          async (c) =>
+            (
+              await c.query(`select count(*)::int as n from data_deletions where organization_id = $1`, [
+                big.organizationId,
+              ])
+            ).rows,
+        ),
+      ).toEqual([{ n: 1 }]);
+    },
+  );
 
-  it('a kill -9 mid-way loses nothing: the restarted service finishes it, counts every row once, and touches no other organization', { timeout: 600_000 }, async () => {
-    const big = await createMerchantOn(service!.url);
-    const other = await createMerchantOn(service!.url);
-    await generate(db.url, big.organizationId, big.programId, { affiliates: 9, clicks: 200_000, sales: 2_000 });
-    expect((await call(service!.url, 'POST', '/api/conversions', { key: other.key, body: { external_id: 'kept-1', amount: 40, ref: other.slug } })).status).toBe(201);
-    const before = await withDatabase(db.url, (c) => rowsOf(c, big.organizationId));
-    const otherBefore = await facts(db.url, other.organizationId);
+  it(
+    'a kill -9 mid-way loses nothing: the restarted service finishes it, counts every row once, and touches no other organization',
+    { timeout: 600_000 },
+    async () => {
+      const big = await createMerchantOn(service!.url);
+      const other = await createMerchantOn(service!.url);
+      await generate(db.url, big.organizationId, big.programId, { affiliates: 9, clicks: 200_000, sales: 2_000 });
+      expect(
+        (
+          await call(service!.url, 'POST', '/api/conversions', {
+            key: other.key,
+            body: { external_id: 'kept-1', amount: 40, ref: other.slug },
+          })
+        ).status,
+      ).toBe(201);
+      const before = await withDatabase(db.url, (c) => rowsOf(c, big.organizationId));
+      const otherBefore = await facts(db.url, other.organizationId);
 
-    expect((await call(service!.url, 'DELETE', `/admin/organizations/${big.organizationId}`, { admin: true })).status).toBe(202);
-    await waitFor(async () => (await deletionOf(service!.url, big.organizationId)).deleted.clicks > 0, 60_000, 'the first clicks deleted');
-    service!.child.kill('SIGKILL');
-    expect((await service!.exited).signal).toBe('SIGKILL');
-    const [cut] = await withDatabase(db.url, async (c) => (await c.query(`select status, deleted from data_deletions where organization_id = $1`, [big.organizationId])).rows);
-    expect(cut.status).toBe('running');
-    expect(cut.deleted.clicks).toBeGreaterThan(0);
-    expect(cut.deleted.clicks).toBeLessThan(200_000);
-    expect((await withDatabase(db.url, (c) => rowsOf(c, big.organizationId))).clicks).toBe(200_000 - cut.deleted.clicks);
+      expect(
+        (await call(service!.url, 'DELETE', `/admin/organizations/${big.organizationId}`, { admin: true })).status,
+      ).toBe(202);
+      await waitFor(
+        async () => (await deletionOf(service!.url, big.organizationId)).deleted.clicks > 0,
+        60_000,
+        'the first clicks deleted',
+      );
+      service!.child.kill('SIGKILL');
+      expect((await service!.exited).signal).toBe('SIGKILL');
+      const [cut] = await withDatabase(
+        db.url,
+        async (c) =>
+          (await c.query(`select status, deleted from data_deletions where organization_id = $1`, [big.organizationId]))
+            .rows,
+      );
+      expect(cut.status).toBe('running');
+      expect(cut.deleted.clicks).toBeGreaterThan(0);
+      expect(cut.deleted.clicks).toBeLessThan(200_000);
+      expect((await withDatabase(db.url, (c) => rowsOf(c, big.organizationId))).clicks).toBe(
+        200_000 - cut.deleted.clicks,
+      );
 
-    service = await startService(db.url);
-    await waitFor(async () => (await deletionOf(service!.url, big.organizationId)).status === 'completed', 400_000, 'the deletion completed after the restart');
-    const done = await deletionOf(service.url, big.organizationId);
-    expect(done.deleted).toEqual({ ...before, organizations: 2, api_keys: 2 });
-    expect(Object.values(await withDatabase(db.url, (c) => rowsOf(c, big.organizationId))).every((n) => n === 0)).toBe(true);
-    expect(await facts(db.url, other.organizationId)).toEqual(otherBefore);
-  });
+      service = await startService(db.url);
+      await waitFor(
+        async () => (await deletionOf(service!.url, big.organizationId)).status === 'completed',
+        400_000,
+        'the deletion completed after the restart',
+      );
+      const done = await deletionOf(service.url, big.organizationId);
+      expect(done.deleted).toEqual({ ...before, organizations: 2, api_keys: 2 });
+      expect(
+        Object.values(await withDatabase(db.url, (c) => rowsOf(c, big.organizationId))).every((n) => n === 0),
+      ).toBe(true);
+      expect(await facts(db.url, other.organizationId)).toEqual(otherBefore);
+    },
+  );
 
-  it('a reset of a large test twin answers 202 at once, shows its progress, and finishes; live data and the test settings stay', { timeout: 600_000 }, async () => {
-    const url = service!.url;
-    const m = await createMerchantOn(url);
-    const issued = await call(url, 'POST', `/admin/organizations/${m.organizationId}/api-keys`, { admin: true, body: { mode: 'test' } });
-    expect(issued.status).toBe(201);
-    const testKey: string = issued.body.data.api_key;
-    const twin = await withDatabase(db.url, async (c) => (await c.query<{ id: string }>('select id from organizations where live_organization_id = $1', [m.organizationId])).rows[0].id);
-    const program = await call(url, 'POST', '/api/programs', { key: testKey, body: { name: 'Test', commission_value: 10 } });
-    expect(program.status).toBe(201);
-    await generate(db.url, twin, program.body.data.program.id, { affiliates: 10, clicks: 300_000, sales: 2_000 });
-    expect((await call(url, 'POST', '/api/conversions', { key: m.key, body: { external_id: 'live-1', amount: 40, ref: m.slug } })).status).toBe(201);
-    const before = await withDatabase(db.url, (c) => rowsOf(c, twin));
-    const liveBefore = await facts(db.url, m.organizationId);
+  it(
+    'a reset of a large test twin answers 202 at once, shows its progress, and finishes; live data and the test settings stay',
+    { timeout: 600_000 },
+    async () => {
+      const url = service!.url;
+      const m = await createMerchantOn(url);
+      const issued = await call(url, 'POST', `/admin/organizations/${m.organizationId}/api-keys`, {
+        admin: true,
+        body: { mode: 'test' },
+      });
+      expect(issued.status).toBe(201);
+      const testKey: string = issued.body.data.api_key;
+      const twin = await withDatabase(
+        db.url,
+        async (c) =>
+          (
+            await c.query<{ id: string }>('select id from organizations where live_organization_id = $1', [
+              m.organizationId,
+            ])
+          ).rows[0].id,
+      );
+      const program = await call(url, 'POST', '/api/programs', {
+        key: testKey,
+        body: { name: 'Test', commission_value: 10 },
+      });
+      expect(program.status).toBe(201);
+      await generate(db.url, twin, program.body.data.program.id, { affiliates: 10, clicks: 300_000, sales: 2_000 });
+      expect(
+        (
+          await call(url, 'POST', '/api/conversions', {
+            key: m.key,
+            body: { external_id: 'live-1', amount: 40, ref: m.slug },
+          })
+        ).status,
+      ).toBe(201);
+      const before = await withDatabase(db.url, (c) => rowsOf(c, twin));
+      const liveBefore = await facts(db.url, m.organizationId);
 
-    const asked = await timed(() => call(url, 'DELETE', '/api/test-data', { key: testKey, timeoutMs: 30_000 }));
-    expect(asked.value.status, JSON.stringify(asked.value.body)).toBe(202);
-    expect(asked.ms).toBeLessThan(8_000);
-    expect(asked.value.body.data.deletion).toMatchObject({ organization_id: twin, status: 'running', finished_at: null });
-    expect(asked.value.body.data.deleted.clicks).toBeLessThan(300_000);
-    const progress = await call(url, 'GET', '/api/test-data/deletion', { key: testKey });
-    expect(progress.status).toBe(200);
-    expect(progress.body.data.deletion.id).toBe(asked.value.body.data.deletion.id);
-    // Asked again while it runs: the same deletion.
-    const again = await call(url, 'DELETE', '/api/test-data', { key: testKey, timeoutMs: 30_000 });
-    expect(again.body.data.deletion.id).toBe(asked.value.body.data.deletion.id);
+      const asked = await timed(() => call(url, 'DELETE', '/api/test-data', { key: testKey, timeoutMs: 30_000 }));
+      expect(asked.value.status, JSON.stringify(asked.value.body)).toBe(202);
+      expect(asked.ms).toBeLessThan(8_000);
+      expect(asked.value.body.data.deletion).toMatchObject({
+        organization_id: twin,
+        status: 'running',
+        finished_at: null,
+      });
+      expect(asked.value.body.data.deleted.clicks).toBeLessThan(300_000);
+      const progress = await call(url, 'GET', '/api/test-data/deletion', { key: testKey });
+      expect(progress.status).toBe(200);
+      expect(progress.body.data.deletion.id).toBe(asked.value.body.data.deletion.id);
+      // Asked again while it runs: the same deletion.
+      const again = await call(url, 'DELETE', '/api/test-data', { key: testKey, timeoutMs: 30_000 });
+      expect(again.body.data.deletion.id).toBe(asked.value.body.data.deletion.id);
 
-    const poll = async () => (await call(url, 'GET', '/api/test-data/deletion', { key: testKey })).body.data.deletion;
-    await waitFor(async () => (await poll()).status === 'completed', 400_000, 'the reset completed');
-    const done = await poll();
-    const kept = ['organizations', 'api_keys', 'integrations', 'webhook_endpoints', 'users', 'accounts', 'sessions', 'invitations'];
-    expect(done.deleted).toEqual(Object.fromEntries(Object.entries(before).filter(([t]) => !kept.includes(t))));
-    const after = await withDatabase(db.url, (c) => rowsOf(c, twin));
-    for (const [table, n] of Object.entries(after)) expect(n, table).toBe(kept.includes(table) ? before[table] : 0);
-    expect(await facts(db.url, m.organizationId)).toEqual(liveBefore);
-    expect((await call(url, 'GET', '/api/me', { key: testKey })).status).toBe(200);
-    expect((await call(url, 'GET', '/api/programs', { key: testKey })).body.data.programs).toEqual([]);
-  });
+      const poll = async () => (await call(url, 'GET', '/api/test-data/deletion', { key: testKey })).body.data.deletion;
+      await waitFor(async () => (await poll()).status === 'completed', 400_000, 'the reset completed');
+      const done = await poll();
+      const kept = [
+        'organizations',
+        'api_keys',
+        'integrations',
+        'webhook_endpoints',
+        'users',
+        'accounts',
+        'sessions',
+        'invitations',
+      ];
+      expect(done.deleted).toEqual(Object.fromEntries(Object.entries(before).filter(([t]) => !kept.includes(t))));
+      const after = await withDatabase(db.url, (c) => rowsOf(c, twin));
+      for (const [table, n] of Object.entries(after)) expect(n, table).toBe(kept.includes(table) ? before[table] : 0);
+      expect(await facts(db.url, m.organizationId)).toEqual(liveBefore);
+      expect((await call(url, 'GET', '/api/me', { key: testKey })).status).toBe(200);
+      expect((await call(url, 'GET', '/api/programs', { key: testKey })).body.data.programs).toEqual([]);
+    },
+  );
 });

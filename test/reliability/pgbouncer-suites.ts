@@ -27,7 +27,8 @@ if (unavailable && process.env.CI) {
   process.exit(2);
 }
 let cluster: OwnCluster | undefined;
-if (unavailable) console.warn(`pgbouncer-suites: no cluster of its own (${unavailable}); pooling DATABASE_URL as given`);
+if (unavailable)
+  console.warn(`pgbouncer-suites: no cluster of its own (${unavailable}); pooling DATABASE_URL as given`);
 else cluster = await startOwnCluster();
 const serverUrl = cluster?.url ?? process.env.DATABASE_URL;
 if (!serverUrl) {
@@ -36,7 +37,12 @@ if (!serverUrl) {
 }
 /** Pools serverUrl through a PgBouncer of its own and runs the suites through it: vitest's exit code. */
 async function runSuites(serverUrl: string): Promise<number | null> {
-  const bouncer = await startPgBouncer({ target: new URL(serverUrl), poolMode: 'transaction', poolSize: 4, settings: { server_idle_timeout: 2 } });
+  const bouncer = await startPgBouncer({
+    target: new URL(serverUrl),
+    poolMode: 'transaction',
+    poolSize: 4,
+    settings: { server_idle_timeout: 2 },
+  });
   const pooledUrl = bouncer.urlFor(serverUrl);
   if (new URL(serverUrl).password) {
     // Both really ask: a wrong password is refused by PostgreSQL and by PgBouncer.
@@ -45,19 +51,34 @@ async function runSuites(serverUrl: string): Promise<number | null> {
       wrong.password = 'wrong';
       const client = new pg.Client({ connectionString: wrong.toString() });
       client.on('error', () => undefined);
-      const refused = await client.connect().then(() => false, () => true);
+      const refused = await client.connect().then(
+        () => false,
+        () => true,
+      );
       await client.end().catch(() => undefined);
       if (!refused) throw new Error(`pgbouncer-suites: 127.0.0.1:${wrong.port} accepted a wrong password`);
     }
   }
-  const auth = new URL(serverUrl).password ? 'a password asked for by PgBouncer (scram-sha-256) and by PostgreSQL (scram-sha-256)' : 'no password (trust)';
-  console.info(`pgbouncer-suites: ${SUITES.join(' ')} through PgBouncer (transaction mode, 4 server connections) at 127.0.0.1:${bouncer.port}, with ${auth}`);
+  const auth = new URL(serverUrl).password
+    ? 'a password asked for by PgBouncer (scram-sha-256) and by PostgreSQL (scram-sha-256)'
+    : 'no password (trust)';
+  console.info(
+    `pgbouncer-suites: ${SUITES.join(' ')} through PgBouncer (transaction mode, 4 server connections) at 127.0.0.1:${bouncer.port}, with ${auth}`,
+  );
   const args = process.argv.slice(2);
-  const vitest = spawn(process.execPath, [fileURLToPath(new URL('../../node_modules/vitest/vitest.mjs', import.meta.url)), 'run', ...(args.length ? args : SUITES)], {
-    cwd: fileURLToPath(new URL('../../', import.meta.url)),
-    env: { ...process.env, DATABASE_URL: pooledUrl },
-    stdio: 'inherit',
-  });
+  const vitest = spawn(
+    process.execPath,
+    [
+      fileURLToPath(new URL('../../node_modules/vitest/vitest.mjs', import.meta.url)),
+      'run',
+      ...(args.length ? args : SUITES),
+    ],
+    {
+      cwd: fileURLToPath(new URL('../../', import.meta.url)),
+      env: { ...process.env, DATABASE_URL: pooledUrl },
+      stdio: 'inherit',
+    },
+  );
   const [code] = (await once(vitest, 'exit')) as [number | null];
   await bouncer.stop();
   return code;

@@ -7,7 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/src/app.js';
 import { initOrm } from '../../server/src/db/orm.js';
 import { memoryRateLimiter } from '../../server/src/http/rate-limit-flexible.js';
-import { RATE_LIMIT_TABLE, createRateLimiterFactory, type RateLimiterFactory } from '../../server/src/http/rate-limit-stores.js';
+import {
+  RATE_LIMIT_TABLE,
+  createRateLimiterFactory,
+  type RateLimiterFactory,
+} from '../../server/src/http/rate-limit-stores.js';
 import { hashApiKey } from '../../server/src/modules/organizations/api-key.js';
 import { createMerchant, createOrganization } from '../support/api.js';
 import { TEST_ADMIN_TOKEN, TEST_PUBLIC_BASE_URL, testServer } from '../support/server.js';
@@ -17,7 +21,12 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const silent = pino({ level: 'silent' });
 
 async function redisReachable(): Promise<boolean> {
-  const probe = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1_000, retryStrategy: () => null });
+  const probe = new Redis(REDIS_URL, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 1_000,
+    retryStrategy: () => null,
+  });
   probe.on('error', () => {});
   try {
     await probe.connect();
@@ -31,12 +40,26 @@ async function redisReachable(): Promise<boolean> {
 
 /** Redis is part of the test environment (CI runs on a machine with one); locally it may be absent. */
 const hasRedis = await redisReachable();
-if (!hasRedis && process.env.CI) throw new Error(`CI must provide Redis for the shared rate-limit tests: nothing answers at ${REDIS_URL}`);
+if (!hasRedis && process.env.CI)
+  throw new Error(`CI must provide Redis for the shared rate-limit tests: nothing answers at ${REDIS_URL}`);
 const describeWithRedis = hasRedis ? describe : describe.skip;
 
-async function appWith(deps: Partial<Parameters<typeof createApp>[0]>, config: Record<string, unknown> = {}): Promise<{ url: string; server: Server }> {
+async function appWith(
+  deps: Partial<Parameters<typeof createApp>[0]>,
+  config: Record<string, unknown> = {},
+): Promise<{ url: string; server: Server }> {
   const { db } = await testServer();
-  const { listener } = createApp({ orm: db.orm, logger: silent, config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL, API_KEY_CACHE_TTL_MS: 5_000, ...config }, ...deps });
+  const { listener } = createApp({
+    orm: db.orm,
+    logger: silent,
+    config: {
+      ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL,
+      API_KEY_CACHE_TTL_MS: 5_000,
+      ...config,
+    },
+    ...deps,
+  });
   const server = createServer(listener).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
@@ -50,7 +73,10 @@ function close(server: Server | undefined): Promise<unknown> {
 /** A logger that keeps what it writes, to check the outage warning. */
 function recordingLogger() {
   const lines: Record<string, unknown>[] = [];
-  const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const logger = pino(
+    { level: 'warn' },
+    { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+  );
   return { logger, lines };
 }
 
@@ -92,7 +118,13 @@ describe('rate limiting per API key', () => {
 });
 
 describe('rate limits shared through PostgreSQL (no Redis)', () => {
-  const config = { DATABASE_URL: 'postgres://set-so-that-the-factory-counts-in-postgresql', API_RATE_LIMIT_MAX: 6, API_RATE_LIMIT_WINDOW_SECONDS: 60, PUBLIC_RATE_LIMIT_MAX: 3, TRUST_PROXY: 'loopback' };
+  const config = {
+    DATABASE_URL: 'postgres://set-so-that-the-factory-counts-in-postgresql',
+    API_RATE_LIMIT_MAX: 6,
+    API_RATE_LIMIT_WINDOW_SECONDS: 60,
+    PUBLIC_RATE_LIMIT_MAX: 3,
+    TRUST_PROXY: 'loopback',
+  };
   let factories: RateLimiterFactory[];
   let instances: { url: string; server: Server }[];
 
@@ -126,7 +158,11 @@ describe('rate limits shared through PostgreSQL (no Redis)', () => {
       const res = await fetch(`${instances[i % 2].url}/public/organizations/${m.id}/clicks`, {
         method: 'POST',
         body: JSON.stringify({ ref: m.slug }),
-        headers: { 'content-type': 'text/plain', 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/126.0', 'x-forwarded-for': '198.51.100.77' },
+        headers: {
+          'content-type': 'text/plain',
+          'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/126.0',
+          'x-forwarded-for': '198.51.100.77',
+        },
       });
       statuses.push(res.status);
     }
@@ -144,7 +180,9 @@ describe('rate limits shared through PostgreSQL (no Redis)', () => {
       const rows = await db.orm.em
         .fork()
         .getConnection()
-        .execute<{ points: number }[]>(`select points from ${RATE_LIMIT_TABLE} where key = ?`, [`svc:rl:api:api-key:${hashApiKey(org.key)}`]);
+        .execute<{ points: number }[]>(`select points from ${RATE_LIMIT_TABLE} where key = ?`, [
+          `svc:rl:api:api-key:${hashApiKey(org.key)}`,
+        ]);
       // Leases of 10 (0.1 % of 10 000): three round trips to PostgreSQL for 25 requests.
       expect(rows).toEqual([{ points: 30 }]);
     } finally {
@@ -152,7 +190,9 @@ describe('rate limits shared through PostgreSQL (no Redis)', () => {
     }
   });
 
-  it('falls back to counting per instance when PostgreSQL fails, with a warning, and never refuses for it', async ({ skip }) => {
+  it('falls back to counting per instance when PostgreSQL fails, with a warning, and never refuses for it', async ({
+    skip,
+  }) => {
     const { db } = await testServer();
     // The embedded database serves one connection at a time (and counts in memory in production):
     // a second pool cannot open there. CI always runs this on a real PostgreSQL.
@@ -190,7 +230,10 @@ describeWithRedis('rate limits shared through Redis', () => {
   });
 
   it('counts one budget per key across limiter instances, in Redis', async () => {
-    const factories = [createRateLimiterFactory({ REDIS_URL }, silent), createRateLimiterFactory({ REDIS_URL }, silent)];
+    const factories = [
+      createRateLimiterFactory({ REDIS_URL }, silent),
+      createRateLimiterFactory({ REDIS_URL }, silent),
+    ];
     try {
       const [first, second] = factories.map((f) => f.create({ limit: 5, windowSeconds: 60, prefix }));
       // A connection that is not ready yet counts in memory (the insurance limiter): wait for both.
@@ -203,7 +246,20 @@ describeWithRedis('rate limits shared through Redis', () => {
       }
       const decisions = [];
       for (let i = 0; i < 12; i++) decisions.push(await (i % 2 ? first : second).hit('client-1'));
-      expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, false, false, false, false, false, false, false]);
+      expect(decisions.map((d) => d.allowed)).toEqual([
+        true,
+        true,
+        true,
+        true,
+        true,
+        false,
+        false,
+        false,
+        false,
+        false,
+        false,
+        false,
+      ]);
       for (const d of decisions.filter((d) => !d.allowed)) {
         expect(d.remaining).toBe(0);
         expect(d.retryAfterSeconds).toBeGreaterThanOrEqual(1);
@@ -234,12 +290,21 @@ describeWithRedis('rate limits shared through Redis', () => {
 
   it('holds across two app instances on one Redis: 429 from either once the key is spent', async () => {
     const config = { REDIS_URL, API_RATE_LIMIT_MAX: 6, API_RATE_LIMIT_WINDOW_SECONDS: 60 };
-    const factories: RateLimiterFactory[] = [createRateLimiterFactory(config, silent), createRateLimiterFactory(config, silent)];
+    const factories: RateLimiterFactory[] = [
+      createRateLimiterFactory(config, silent),
+      createRateLimiterFactory(config, silent),
+    ];
     // Wired as main.ts wires it: the factory from REDIS_URL, the limit from the configuration.
     const instances = await Promise.all(factories.map((f) => appWith({ rateLimiters: f }, config)));
     try {
       const org = await createOrganization();
-      expect(await spread(instances.map((i) => i.url), org.key, 10)).toEqual([200, 200, 200, 200, 200, 200, 429, 429, 429, 429]);
+      expect(
+        await spread(
+          instances.map((i) => i.url),
+          org.key,
+          10,
+        ),
+      ).toEqual([200, 200, 200, 200, 200, 200, 429, 429, 429, 429]);
     } finally {
       await Promise.all(instances.map((i) => close(i.server)));
       await Promise.all(factories.map((f) => f.close()));
@@ -249,7 +314,9 @@ describeWithRedis('rate limits shared through Redis', () => {
   it('falls back to counting per instance, fast, when Redis is unreachable: tracking never stops for the limiter', async () => {
     const { logger, lines } = recordingLogger();
     const factory = createRateLimiterFactory({ REDIS_URL: 'redis://127.0.0.1:1' }, logger);
-    const { url, server } = await appWith({ apiKeyRateLimiter: factory.create({ prefix, limit: 2, windowSeconds: 60 }) });
+    const { url, server } = await appWith({
+      apiKeyRateLimiter: factory.create({ prefix, limit: 2, windowSeconds: 60 }),
+    });
     try {
       const merchant = await createMerchant();
       const started = Date.now();

@@ -20,7 +20,10 @@ function routing(replicas: MikroORM[], options: { probe?: (o: MikroORM) => Promi
   const router = new ReplicaRouting(
     primary,
     replicas.map((o) => ({ name: nameOf(o), orm: o })),
-    { onReplicaDown: (replica) => events.push(`down ${replica}`), onReplicaBack: (replica) => events.push(`back ${replica}`) },
+    {
+      onReplicaDown: (replica) => events.push(`down ${replica}`),
+      onReplicaBack: (replica) => events.push(`back ${replica}`),
+    },
     options.probe ?? (() => Promise.reject(refused)),
     options.retryMs ?? 60_000,
   );
@@ -46,17 +49,26 @@ describe('read replicas: the routing of REPLICA_READS', () => {
       }
       return Promise.resolve(nameOf(s));
     };
-    expect(await Promise.all([router.read('GET /api/conversions', read), router.read('GET /api/conversions', read), router.read('GET /api/reports/timeseries', read)])).toEqual(['primary', 'primary', 'primary']);
+    expect(
+      await Promise.all([
+        router.read('GET /api/conversions', read),
+        router.read('GET /api/conversions', read),
+        router.read('GET /api/reports/timeseries', read),
+      ]),
+    ).toEqual(['primary', 'primary', 'primary']);
     expect(await router.read('GET /api/conversions', read)).toBe('primary');
     expect(events).toEqual(['down replica-1']);
     // The three reads in flight met the outage; the fourth did not try the replica.
     expect(replicaTries).toBe(3);
-    expect(Object.fromEntries(router.fallbackReads)).toEqual({ 'GET /api/conversions': 3, 'GET /api/reports/timeseries': 1 });
+    expect(Object.fromEntries(router.fallbackReads)).toEqual({
+      'GET /api/conversions': 3,
+      'GET /api/reports/timeseries': 1,
+    });
     expect(router.status()).toEqual([{ name: 'replica-1', up: false }]);
     router.close();
   });
 
-  it('an error of the statement itself (or its statement_timeout) is the read\'s: no fallback, the replica stays in use', async () => {
+  it("an error of the statement itself (or its statement_timeout) is the read's: no fallback, the replica stays in use", async () => {
     const { router, events } = routing([first]);
     const missingTable = Object.assign(new Error('relation "x" does not exist'), { code: '42P01' });
     const cancelled = Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
@@ -69,8 +81,15 @@ describe('read replicas: the routing of REPLICA_READS', () => {
 
   it('the retry finds the replica back: told once, and reads return to it', async () => {
     let answers = false;
-    const { router, events } = routing([first], { retryMs: 10, probe: () => (answers ? Promise.resolve() : Promise.reject(refused)) });
-    expect(await router.read('GET /api/payouts', (s) => (s === first ? Promise.reject(refused) : Promise.resolve(nameOf(s))))).toBe('primary');
+    const { router, events } = routing([first], {
+      retryMs: 10,
+      probe: () => (answers ? Promise.resolve() : Promise.reject(refused)),
+    });
+    expect(
+      await router.read('GET /api/payouts', (s) =>
+        s === first ? Promise.reject(refused) : Promise.resolve(nameOf(s)),
+      ),
+    ).toBe('primary');
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(router.status()[0].up).toBe(false);
     answers = true;
@@ -92,14 +111,20 @@ describe('read replicas: the routing of REPLICA_READS', () => {
     ]) {
       expect(isReplicaUnreachable(err), err.message).toBe(true);
     }
-    for (const err of [Object.assign(new Error('syntax error'), { code: '42601' }), Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' })]) {
+    for (const err of [
+      Object.assign(new Error('syntax error'), { code: '42601' }),
+      Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
+    ]) {
       expect(isReplicaUnreachable(err), err.message).toBe(false);
     }
   });
 
   it('docs-agree: docs/read-replicas.md lists exactly the routes of REPLICA_READS', () => {
     const docs = readFileSync(new URL('../../docs/read-replicas.md', import.meta.url), 'utf8');
-    const table = docs.slice(docs.indexOf('## What reads from a replica'), docs.indexOf('## What stays on the primary'));
+    const table = docs.slice(
+      docs.indexOf('## What reads from a replica'),
+      docs.indexOf('## What stays on the primary'),
+    );
     const routes = [...table.matchAll(/^\| `(GET [^`]+)` \|/gm)].map((m) => m[1]);
     expect(routes).toEqual([...REPLICA_READS]);
   });

@@ -8,11 +8,21 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { freePort } from './support/pgbouncer.js';
-import { call, conversionCounts, createMerchantOn, describeWithPostgres, startService, stopService, waitFor, type ServiceProcess } from './support/service.js';
+import {
+  call,
+  conversionCounts,
+  createMerchantOn,
+  describeWithPostgres,
+  startService,
+  stopService,
+  waitFor,
+  type ServiceProcess,
+} from './support/service.js';
 
 /** Debian's haproxy (`apt-get install -y haproxy`, which .ci/run does). */
 const HAPROXY_PATH = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((path) => existsSync(path));
-const describeWithHaproxy = (process.env.DATABASE_URL || process.env.CI) && (HAPROXY_PATH || process.env.CI) ? describe : describe.skip;
+const describeWithHaproxy =
+  (process.env.DATABASE_URL || process.env.CI) && (HAPROXY_PATH || process.env.CI) ? describe : describe.skip;
 
 const RECIPE = fileURLToPath(new URL('../../docs/operations.md', import.meta.url));
 const CLIENTS = 16;
@@ -86,7 +96,6 @@ async function startHaproxy(readmeConfig: string): Promise<Haproxy> {
   };
 }
 
-
 /**
  * A rolling restart under load, as an operator runs one: two instances behind haproxy configured
  * as docs/operations.md says, clicks and conversions from 16 keep-alive clients; SIGTERM to one instance,
@@ -116,7 +125,11 @@ describeWithHaproxy('rolling restart behind haproxy (the docs/operations.md reci
    * Two instances behind haproxy with `config`, a load from CLIENTS clients, and each instance in
    * turn (or only the first) stopped with SIGTERM and replaced on its port: every answer must be a 201.
    */
-  async function rollingRestart(label: string, config: (frontend: number, ports: number[]) => string, restart: number[] = [0, 1]): Promise<void> {
+  async function rollingRestart(
+    label: string,
+    config: (frontend: number, ports: number[]) => string,
+    restart: number[] = [0, 1],
+  ): Promise<void> {
     await haproxy?.stop();
     await Promise.all(instances.splice(0).map(stopService));
     const ports = [await freePort(), await freePort()];
@@ -142,7 +155,10 @@ describeWithHaproxy('rolling restart behind haproxy (the docs/operations.md reci
           const res =
             i % 2 === 0
               ? await call(baseUrl, 'POST', '/api/clicks', { key: merchant.key, body: { ref: merchant.slug } })
-              : await call(baseUrl, 'POST', '/api/conversions', { key: merchant.key, body: { external_id: externalId, amount: 10, ref: merchant.slug } });
+              : await call(baseUrl, 'POST', '/api/conversions', {
+                  key: merchant.key,
+                  body: { external_id: externalId, amount: 10, ref: merchant.slug },
+                });
           statuses[res.status] = (statuses[res.status] ?? 0) + 1;
           if (res.status === 201 && i % 2 === 1) acknowledged.push(externalId);
           if (res.status !== 201 && failures.length < 10) failures.push(`${res.status} ${JSON.stringify(res.body)}`);
@@ -169,36 +185,60 @@ describeWithHaproxy('rolling restart behind haproxy (the docs/operations.md reci
       const replacement = await startService(db.url, { PORT: String(ports[index]) });
       instances[index] = replacement;
       // Down in haproxy's eyes at some point, then up again (`rise 2` checks answered).
-      await waitFor(async () => (await proxy.serversUp()).length === 2, 15_000, 'haproxy to see the new instance ready');
+      await waitFor(
+        async () => (await proxy.serversUp()).length === 2,
+        15_000,
+        'haproxy to see the new instance ready',
+      );
       // Let traffic reach the new instance before the next one stops.
-      await waitFor(() => replacement.logs.some((l) => (l.req as { url?: string } | undefined)?.url?.startsWith('/api/')), 10_000, 'traffic on the new instance');
-      restarts.push(`instance ${index + 1}: stopped in ${stoppedMs} ms, replaced; ${n - servedBefore} requests meanwhile`);
+      await waitFor(
+        () => replacement.logs.some((l) => (l.req as { url?: string } | undefined)?.url?.startsWith('/api/')),
+        10_000,
+        'traffic on the new instance',
+      );
+      restarts.push(
+        `instance ${index + 1}: stopped in ${stoppedMs} ms, replaced; ${n - servedBefore} requests meanwhile`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     running = false;
     await Promise.all(workers);
 
-    console.info(`[rolling-restart] ${label}: ${n} requests from ${CLIENTS} clients through haproxy across the restart of ${restart.length} of 2 instances: ${JSON.stringify(statuses)}; ${restarts.join('; ')}`);
+    console.info(
+      `[rolling-restart] ${label}: ${n} requests from ${CLIENTS} clients through haproxy across the restart of ${restart.length} of 2 instances: ${JSON.stringify(statuses)}; ${restarts.join('; ')}`,
+    );
     expect(failures, JSON.stringify(statuses)).toEqual([]);
     const counts = await conversionCounts(db.url, merchant.organizationId);
     expect(acknowledged.filter((id) => counts.get(id) !== 1)).toEqual([]);
   }
 
-  it('SIGTERM to each of two instances in turn under load, the documented recipe and default settings: 0 client errors', { timeout: 120_000 }, async () => {
-    await rollingRestart('recipe', documentedHaproxyConfig);
-  });
+  it(
+    'SIGTERM to each of two instances in turn under load, the documented recipe and default settings: 0 client errors',
+    { timeout: 120_000 },
+    async () => {
+      await rollingRestart('recipe', documentedHaproxyConfig);
+    },
+  );
 
-  it('SIGTERM under load behind a balancer that never retries (the recipe without its retry lines): the drain delay alone, 0 client errors', { timeout: 120_000 }, async () => {
-    await rollingRestart('no-retries', (frontend, ports) => {
-      // haproxy retries a refused connection 3 times by default: `retries 0` turns that off too.
-      const config = documentedHaproxyConfig(frontend, ports)
-        .replace(/^(\s*)retries \d+$/m, '$1retries 0')
-        .replace(/^\s*(option redispatch|retry-on)\b.*$/gm, '');
-      expect(config).toMatch(/^\s*retries 0$/m);
-      expect(config).not.toMatch(/^\s*(option redispatch|retry-on)\b/m);
-      return config;
-    }, [0]);
-  });
+  it(
+    'SIGTERM under load behind a balancer that never retries (the recipe without its retry lines): the drain delay alone, 0 client errors',
+    { timeout: 120_000 },
+    async () => {
+      await rollingRestart(
+        'no-retries',
+        (frontend, ports) => {
+          // haproxy retries a refused connection 3 times by default: `retries 0` turns that off too.
+          const config = documentedHaproxyConfig(frontend, ports)
+            .replace(/^(\s*)retries \d+$/m, '$1retries 0')
+            .replace(/^\s*(option redispatch|retry-on)\b.*$/gm, '');
+          expect(config).toMatch(/^\s*retries 0$/m);
+          expect(config).not.toMatch(/^\s*(option redispatch|retry-on)\b/m);
+          return config;
+        },
+        [0],
+      );
+    },
+  );
 });
 
 describeWithPostgres('the drain delay', () => {
@@ -212,22 +252,29 @@ describeWithPostgres('the drain delay', () => {
     await db?.stop();
   });
 
-  it('after SIGTERM: /ready 503 while requests are still served (drain delay 5 s by default); a second signal ends the wait', { timeout: 60_000 }, async () => {
-    service = await startService(db.url);
-    const running = service;
-    const signalledAt = Date.now();
-    running.child.kill('SIGTERM');
-    await waitFor(async () => (await call(running.url, 'GET', '/ready')).status === 503, 2_000, '/ready to answer 503');
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    // Still serving (a balancer that has not yet noticed loses nothing), telling clients to reconnect.
-    const health = await call(running.url, 'GET', '/health');
-    expect(health.status).toBe(200);
-    expect(health.headers.get('connection')).toBe('close');
-    expect(running.logs.find((l) => l.signal === 'SIGTERM')?.drainDelayMs).toBe(5_000);
-    running.child.kill('SIGINT');
-    const exit = await running.exited;
-    expect(exit.code).toBe(0);
-    expect(Date.now() - signalledAt).toBeLessThan(4_500);
-  });
+  it(
+    'after SIGTERM: /ready 503 while requests are still served (drain delay 5 s by default); a second signal ends the wait',
+    { timeout: 60_000 },
+    async () => {
+      service = await startService(db.url);
+      const running = service;
+      const signalledAt = Date.now();
+      running.child.kill('SIGTERM');
+      await waitFor(
+        async () => (await call(running.url, 'GET', '/ready')).status === 503,
+        2_000,
+        '/ready to answer 503',
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      // Still serving (a balancer that has not yet noticed loses nothing), telling clients to reconnect.
+      const health = await call(running.url, 'GET', '/health');
+      expect(health.status).toBe(200);
+      expect(health.headers.get('connection')).toBe('close');
+      expect(running.logs.find((l) => l.signal === 'SIGTERM')?.drainDelayMs).toBe(5_000);
+      running.child.kill('SIGINT');
+      const exit = await running.exited;
+      expect(exit.code).toBe(0);
+      expect(Date.now() - signalledAt).toBeLessThan(4_500);
+    },
+  );
 });
-

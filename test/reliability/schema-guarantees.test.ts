@@ -15,14 +15,38 @@ import { twoMerchantsAndASecondProgram } from '../support/memberships.js';
 /** The references the ledger rests on, as (table, constraint, columns -> referenced table and columns). */
 const LEDGER_KEYS = [
   ['conversions', 'conversions_click_fkey', 'click_id,organization_id', 'clicks', 'id,organization_id'],
-  ['conversions', 'conversions_membership_fkey', 'affiliate_id,program_id,organization_id', 'affiliates', 'id,program_id,organization_id'],
+  [
+    'conversions',
+    'conversions_membership_fkey',
+    'affiliate_id,program_id,organization_id',
+    'affiliates',
+    'id,program_id,organization_id',
+  ],
   ['commissions', 'commissions_conversion_fkey', 'conversion_id,organization_id', 'conversions', 'id,organization_id'],
-  ['commissions', 'commissions_membership_fkey', 'affiliate_id,program_id,organization_id', 'affiliates', 'id,program_id,organization_id'],
+  [
+    'commissions',
+    'commissions_membership_fkey',
+    'affiliate_id,program_id,organization_id',
+    'affiliates',
+    'id,program_id,organization_id',
+  ],
   ['commissions', 'commissions_payout_id_fkey', 'payout_id,organization_id', 'payouts', 'id,organization_id'],
-  ['payout_items', 'payout_items_commission_fkey', 'commission_id,organization_id', 'commissions', 'id,organization_id'],
+  [
+    'payout_items',
+    'payout_items_commission_fkey',
+    'commission_id,organization_id',
+    'commissions',
+    'id,organization_id',
+  ],
   ['payout_items', 'payout_items_payout_fkey', 'payout_id,organization_id', 'payouts', 'id,organization_id'],
   ['customers', 'customers_click_id_fkey', 'click_id,organization_id', 'clicks', 'id,organization_id'],
-  ['clicks', 'clicks_membership_fkey', 'affiliate_id,program_id,organization_id', 'affiliates', 'id,program_id,organization_id'],
+  [
+    'clicks',
+    'clicks_membership_fkey',
+    'affiliate_id,program_id,organization_id',
+    'affiliates',
+    'id,program_id,organization_id',
+  ],
 ] as const;
 
 /** The only user triggers: the report read model's upkeep (baseline/report-functions.ts). None checks a reference or refuses a change. */
@@ -35,7 +59,10 @@ const READ_MODEL_TRIGGERS = [
 ];
 
 /** Runs `probe` in a transaction that is always rolled back: a schema change never outlives it. */
-async function rolledBack(db: Awaited<ReturnType<typeof twoMerchantsAndASecondProgram>>['db'], probe: (trx: ReturnType<typeof kyselyOf>) => Promise<void>): Promise<void> {
+async function rolledBack(
+  db: Awaited<ReturnType<typeof twoMerchantsAndASecondProgram>>['db'],
+  probe: (trx: ReturnType<typeof kyselyOf>) => Promise<void>,
+): Promise<void> {
   const rollback = new Error('rolled back');
   await expect(
     kyselyOf(db.orm)
@@ -50,7 +77,9 @@ async function rolledBack(db: Awaited<ReturnType<typeof twoMerchantsAndASecondPr
 describe('the schema states its guarantees in PostgreSQL’s own terms', () => {
   it('every ledger reference is a composite foreign key with organization_id, in pg_constraint', async () => {
     const { connection } = await twoMerchantsAndASecondProgram();
-    const keys = await connection.execute<{ table: string; name: string; columns: string; referenced: string; referenced_columns: string }[]>(`
+    const keys = await connection.execute<
+      { table: string; name: string; columns: string; referenced: string; referenced_columns: string }[]
+    >(`
       select c.conrelid::regclass::text as "table", c.conname as name,
         array_to_string(array(select a.attname from unnest(c.conkey) with ordinality k(n, o) join pg_attribute a on a.attrelid = c.conrelid and a.attnum = k.n order by k.o), ',') as columns,
         c.confrelid::regclass::text as referenced,
@@ -82,11 +111,15 @@ describe('the schema states its guarantees in PostgreSQL’s own terms', () => {
        values (?, ?, ?, 10, 'USD', 'initial', 3, ?, ?, ?, now())`,
       [id, a.id, `o_${id}`, a.affiliate.id, a.program.id, clickId],
     );
-    await expect(connection.execute(`update conversions set click_id = ? where id = ?`, [randomUUID(), id])).rejects.toMatchObject({
+    await expect(
+      connection.execute(`update conversions set click_id = ? where id = ?`, [randomUUID(), id]),
+    ).rejects.toMatchObject({
       code: '23503',
       constraint: 'conversions_click_fkey',
     });
-    await expect(connection.execute(`update conversions set affiliate_id = ? where id = ?`, [randomUUID(), id])).rejects.toMatchObject({
+    await expect(
+      connection.execute(`update conversions set affiliate_id = ? where id = ?`, [randomUUID(), id]),
+    ).rejects.toMatchObject({
       code: '23503',
       constraint: 'conversions_membership_fkey',
     });
@@ -95,7 +128,9 @@ describe('the schema states its guarantees in PostgreSQL’s own terms', () => {
   it('keys hold with user triggers disabled (what restore and bulk-load tools do)', async () => {
     const { db, a } = await twoMerchantsAndASecondProgram();
     await rolledBack(db, async (trx) => {
-      await sql.raw(`alter table conversions disable trigger user; alter table commissions disable trigger user`).execute(trx);
+      await sql
+        .raw(`alter table conversions disable trigger user; alter table commissions disable trigger user`)
+        .execute(trx);
       const id = randomUUID();
       const insert = sql`insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, affiliate_id, program_id, click_id, occurred_at)
         values (${id}, ${a.id}, ${`o_${id}`}, 10, 'USD', 'initial', 3, ${a.affiliate.id}, ${a.program.id}, ${randomUUID()}, now())`;
@@ -106,21 +141,29 @@ describe('the schema states its guarantees in PostgreSQL’s own terms', () => {
       const id = randomUUID();
       const insert = sql`insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, affiliate_id, program_id, occurred_at)
         values (${id}, ${a.id}, ${`o_${id}`}, 10, 'USD', 'initial', 3, ${randomUUID()}, ${a.program.id}, now())`;
-      await expect(insert.execute(trx)).rejects.toMatchObject({ code: '23503', constraint: 'conversions_membership_fkey' });
+      await expect(insert.execute(trx)).rejects.toMatchObject({
+        code: '23503',
+        constraint: 'conversions_membership_fkey',
+      });
     });
   });
 
-  it.each(['conversions', 'commissions', 'customers'])('an ordinary migration on %s is accepted: ADD COLUMN x int DEFAULT 1, and a type change', async (table) => {
-    const { db } = await twoMerchantsAndASecondProgram();
-    await rolledBack(db, async (trx) => {
-      await sql.raw(`alter table ${table} add column x int default 1`).execute(trx);
-      await sql.raw(`alter table ${table} alter column x type bigint`).execute(trx);
-    });
-  });
+  it.each(['conversions', 'commissions', 'customers'])(
+    'an ordinary migration on %s is accepted: ADD COLUMN x int DEFAULT 1, and a type change',
+    async (table) => {
+      const { db } = await twoMerchantsAndASecondProgram();
+      await rolledBack(db, async (trx) => {
+        await sql.raw(`alter table ${table} add column x int default 1`).execute(trx);
+        await sql.raw(`alter table ${table} alter column x type bigint`).execute(trx);
+      });
+    },
+  );
 
   it('an unreferenced click is deleted', async () => {
     const { connection, a, insertClick } = await twoMerchantsAndASecondProgram();
     const clickId = await insertClick(a.id, a.affiliate.id, a.program.id);
-    expect(await connection.execute(`delete from clicks where id = ? returning id`, [clickId])).toEqual([{ id: clickId }]);
+    expect(await connection.execute(`delete from clicks where id = ? returning id`, [clickId])).toEqual([
+      { id: clickId },
+    ]);
   });
 });

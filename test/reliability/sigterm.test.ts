@@ -73,7 +73,11 @@ describeWithPostgres('SIGTERM under load', () => {
     try {
       expect((await call(draining.url, 'GET', '/ready')).status).toBe(200);
       draining.child.kill('SIGTERM');
-      await waitFor(async () => (await call(draining.url, 'GET', '/ready')).status === 503, 1_400, '/ready to answer 503');
+      await waitFor(
+        async () => (await call(draining.url, 'GET', '/ready')).status === 503,
+        1_400,
+        '/ready to answer 503',
+      );
       const ready = await call(draining.url, 'GET', '/ready');
       expect(ready.body).toEqual({ success: false, message: 'Shutting down' });
       expect(ready.headers.get('connection')).toBe('close');

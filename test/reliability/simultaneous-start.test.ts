@@ -49,28 +49,42 @@ describeWithPgBouncer('instances starting at the same instant', () => {
     }
   }
 
-  it(`${INSTANCES} processes, ${ROUNDS} rounds: all start, each migration applied once`, { timeout: 300_000 }, async () => {
-    const outcomes: string[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const url = await freshDatabase(round);
-      const outdated = round % 2 === 1;
-      const viaPgBouncer = round % 4 >= 2;
-      if (outdated) await migrateAllButLast(url);
-      const serviceUrl = viaPgBouncer ? bouncer.urlFor(url) : url;
-      const starts = await Promise.allSettled(Array.from({ length: INSTANCES }, () => startService(serviceUrl, { DATABASE_DIRECT_URL: url })));
-      const started = starts.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-      try {
-        const failures = starts.flatMap((s) => (s.status === 'rejected' ? [String(s.reason).slice(0, 600)] : []));
-        expect(failures, `round ${round}`).toEqual([]);
-        for (const instance of started) expect((await call(instance.url, 'GET', '/ready')).status).toBe(200);
-        const recorded = await withDatabase(url, async (client) => (await client.query<{ name: string }>('select name from mikro_orm_migrations order by id')).rows.map((r) => r.name));
-        expect(recorded, `round ${round}`).toEqual(migrationsList.map((m) => m.name));
-        const waited = started.filter((s: ServiceProcess) => s.logs.some((l) => /applying migrations; waiting/.test(String(l.msg)))).length;
-        outcomes.push(`${outdated ? 'outdated' : 'empty'}${viaPgBouncer ? ' via PgBouncer' : ''}: ${waited} waited`);
-      } finally {
-        await Promise.all(started.map(stopService));
+  it(
+    `${INSTANCES} processes, ${ROUNDS} rounds: all start, each migration applied once`,
+    { timeout: 300_000 },
+    async () => {
+      const outcomes: string[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const url = await freshDatabase(round);
+        const outdated = round % 2 === 1;
+        const viaPgBouncer = round % 4 >= 2;
+        if (outdated) await migrateAllButLast(url);
+        const serviceUrl = viaPgBouncer ? bouncer.urlFor(url) : url;
+        const starts = await Promise.allSettled(
+          Array.from({ length: INSTANCES }, () => startService(serviceUrl, { DATABASE_DIRECT_URL: url })),
+        );
+        const started = starts.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+        try {
+          const failures = starts.flatMap((s) => (s.status === 'rejected' ? [String(s.reason).slice(0, 600)] : []));
+          expect(failures, `round ${round}`).toEqual([]);
+          for (const instance of started) expect((await call(instance.url, 'GET', '/ready')).status).toBe(200);
+          const recorded = await withDatabase(url, async (client) =>
+            (await client.query<{ name: string }>('select name from mikro_orm_migrations order by id')).rows.map(
+              (r) => r.name,
+            ),
+          );
+          expect(recorded, `round ${round}`).toEqual(migrationsList.map((m) => m.name));
+          const waited = started.filter((s: ServiceProcess) =>
+            s.logs.some((l) => /applying migrations; waiting/.test(String(l.msg))),
+          ).length;
+          outcomes.push(`${outdated ? 'outdated' : 'empty'}${viaPgBouncer ? ' via PgBouncer' : ''}: ${waited} waited`);
+        } finally {
+          await Promise.all(started.map(stopService));
+        }
       }
-    }
-    console.info(`[simultaneous-start] ${ROUNDS} rounds of ${INSTANCES} processes, all started, each migration recorded once: ${outcomes.join('; ')}`);
-  });
+      console.info(
+        `[simultaneous-start] ${ROUNDS} rounds of ${INSTANCES} processes, all started, each migration recorded once: ${outcomes.join('; ')}`,
+      );
+    },
+  );
 });

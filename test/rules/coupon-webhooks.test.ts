@@ -21,11 +21,21 @@ describePublished("coupon codes from a provider's own discount fields (Polar's p
     expect((await m.api.post('/api/coupons', { code: 'Polar10', affiliate_id: m.affiliate.id })).status).toBe(201);
     const order = published('polar', 'order.paid.json').data;
     const customer = randomUUID();
-    Object.assign(order, { id: randomUUID(), customer_id: customer, metadata: {}, subscription: { ...order.subscription, metadata: {} }, checkout: null });
+    Object.assign(order, {
+      id: randomUUID(),
+      customer_id: customer,
+      metadata: {},
+      subscription: { ...order.subscription, metadata: {} },
+      checkout: null,
+    });
     order.discount = { ...order.discount, code: 'POLAR10' };
     order.customer = { ...order.customer, id: customer, email: 'buyer@example.org' };
     await expectOutcome(send(order), 'processed');
-    expect(await conversionOf(m, order.id)).toMatchObject({ affiliate_id: m.affiliate.id, customer_id: customer, commission_amount: 27 });
+    expect(await conversionOf(m, order.id)).toMatchObject({
+      affiliate_id: m.affiliate.id,
+      customer_id: customer,
+      commission_amount: 27,
+    });
     expect(await customerOf(m, customer)).toMatchObject({ affiliate_id: m.affiliate.id, email: 'buyer@example.org' });
   });
 });

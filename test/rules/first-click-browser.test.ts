@@ -2,18 +2,30 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createMerchant } from '../support/api.js';
 import { testServer } from '../support/server.js';
-import { describeInBrowser, html, launchChromium, openPage, readmeEmbedCode, startMerchantSite, svcCookie, type MerchantSite } from '../snippet/support/browser.js';
+import {
+  describeInBrowser,
+  html,
+  launchChromium,
+  openPage,
+  readmeEmbedCode,
+  startMerchantSite,
+  svcCookie,
+  type MerchantSite,
+} from '../snippet/support/browser.js';
 
 declare global {
   interface Window {
-    svc: (command: string, ...args: unknown[]) => Promise<{ ok: boolean; cookieId?: string; fallback?: boolean; deduped?: boolean; error?: string }>;
+    svc: (
+      command: string,
+      ...args: unknown[]
+    ) => Promise<{ ok: boolean; cookieId?: string; fallback?: boolean; deduped?: boolean; error?: string }>;
   }
 }
 
 let counter = 0;
 const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++counter}`;
 
-describeInBrowser('first_click in Chromium: the snippet keeps the first partner\'s cookie', () => {
+describeInBrowser("first_click in Chromium: the snippet keeps the first partner's cookie", () => {
   let browser: Browser;
   let site: MerchantSite;
 
@@ -31,7 +43,11 @@ describeInBrowser('first_click in Chromium: the snippet keeps the first partner\
     const service = (await testServer()).baseUrl;
     const merchant = await createMerchant({ attribution_model: 'first_click' });
     const otherSlug = unique('second');
-    const other = await merchant.api.post('/api/affiliates', { email: `${otherSlug}@example.com`, program_id: merchant.program.id, slug: otherSlug });
+    const other = await merchant.api.post('/api/affiliates', {
+      email: `${otherSlug}@example.com`,
+      program_id: merchant.program.id,
+      slug: otherSlug,
+    });
     expect(other.status).toBe(201);
     const dir = `/${unique('shop')}`;
     const embed = readmeEmbedCode(service, merchant.id);
@@ -54,7 +70,12 @@ describeInBrowser('first_click in Chromium: the snippet keeps the first partner\
 
     // The second partner's click is recorded all the same.
     const { db } = await testServer();
-    const clicks = await db.orm.em.getConnection().execute<{ n: string }[]>('select count(*) as n from clicks where organization_id = ? and affiliate_id = ?', [merchant.id, other.body.data.affiliate.id]);
+    const clicks = await db.orm.em
+      .getConnection()
+      .execute<{ n: string }[]>('select count(*) as n from clicks where organization_id = ? and affiliate_id = ?', [
+        merchant.id,
+        other.body.data.affiliate.id,
+      ]);
     expect(Number(clicks[0].n)).toBe(1);
 
     const customerId = unique('cus');

@@ -8,11 +8,14 @@ import { createMerchant, type Api } from '../support/api.js';
  */
 
 let seq = 0;
-const uid = (prefix: string) => `${prefix}_${Date.now().toString(36)}${(++seq).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+const uid = (prefix: string) =>
+  `${prefix}_${Date.now().toString(36)}${(++seq).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 
 async function saleEntryOf(api: Api, conversionId: string) {
   const res = await api.get('/api/commissions?limit=100');
-  return res.body.data.commissions.find((e: { conversion_id: string; type: string }) => e.conversion_id === conversionId && e.type === 'sale');
+  return res.body.data.commissions.find(
+    (e: { conversion_id: string; type: string }) => e.conversion_id === conversionId && e.type === 'sale',
+  );
 }
 
 async function sale(api: Api, body: Record<string, unknown>) {
@@ -29,11 +32,19 @@ describe('fraud rules hold commissions, each hold explained', () => {
     const c = await sale(m.api, { customer_id: customer });
     const entry = await saleEntryOf(m.api, c.id);
     expect(entry.status).toBe('on_hold');
-    expect(entry.hold_reasons).toEqual([{ rule: 'self_referral', detail: `The customer's e-mail ${m.affiliate.email.toUpperCase()} is the affiliate's own` }]);
+    expect(entry.hold_reasons).toEqual([
+      {
+        rule: 'self_referral',
+        detail: `The customer's e-mail ${m.affiliate.email.toUpperCase()} is the affiliate's own`,
+      },
+    ]);
     const one = await m.api.get(`/api/commissions/${entry.id}`);
     expect(one.body.data.commission.hold_reasons).toHaveLength(1);
     const approved = await m.api.post(`/api/commissions/${entry.id}/approve`, {});
-    expect(approved.body.data.commission).toMatchObject({ status: 'approved', hold_reasons: [{ rule: 'self_referral' }] });
+    expect(approved.body.data.commission).toMatchObject({
+      status: 'approved',
+      hold_reasons: [{ rule: 'self_referral' }],
+    });
     // A renewal of the same customer is held again.
     expect((await saleEntryOf(m.api, (await sale(m.api, { customer_id: customer })).id)).status).toBe('on_hold');
   });
@@ -44,7 +55,15 @@ describe('fraud rules hold commissions, each hold explained', () => {
     await m.api.post('/api/customers', { customer_id: customer, ref: m.slug, email: 'someone@mailinator.com' });
     const c = await sale(m.api, { customer_id: customer });
     const entry = await saleEntryOf(m.api, c.id);
-    expect(entry).toMatchObject({ status: 'on_hold', hold_reasons: [{ rule: 'disposable_email', detail: "The customer's e-mail domain mailinator.com is a disposable e-mail service" }] });
+    expect(entry).toMatchObject({
+      status: 'on_hold',
+      hold_reasons: [
+        {
+          rule: 'disposable_email',
+          detail: "The customer's e-mail domain mailinator.com is a disposable e-mail service",
+        },
+      ],
+    });
     const rejected = await m.api.post(`/api/commissions/${entry.id}/reject`, { reason: 'fraud' });
     expect(rejected.body.data.commission.status).toBe('rejected');
     // An ordinary domain is not held.
@@ -74,8 +93,16 @@ describe('fraud rules hold commissions, each hold explained', () => {
     const fast = await sale(m.api, { cookie_id: again.body.data.click.cookie_id });
     const entry = await saleEntryOf(m.api, fast.id);
     expect(entry.status).toBe('on_hold');
-    expect(entry.hold_reasons).toEqual([{ rule: 'fast_conversion', detail: expect.stringMatching(/^Converted \d+\.\d s after its click \(at most 10 s\)$/) }]);
-    const old = await m.api.post('/api/clicks', { ref: m.slug, occurred_at: new Date(Date.now() - 60_000).toISOString() });
+    expect(entry.hold_reasons).toEqual([
+      {
+        rule: 'fast_conversion',
+        detail: expect.stringMatching(/^Converted \d+\.\d s after its click \(at most 10 s\)$/),
+      },
+    ]);
+    const old = await m.api.post('/api/clicks', {
+      ref: m.slug,
+      occurred_at: new Date(Date.now() - 60_000).toISOString(),
+    });
     const slow = await sale(m.api, { cookie_id: old.body.data.click.cookie_id });
     expect((await saleEntryOf(m.api, slow.id)).status).toBe('pending');
     // A slug is no click: nothing to measure.
@@ -86,9 +113,16 @@ describe('fraud rules hold commissions, each hold explained', () => {
     const m = await createMerchant({ fraud_rules: { fast_conversion: true } });
     const click = await m.api.post('/api/clicks', { ref: m.slug });
     const customer = uid('cus');
-    await m.api.post('/api/customers', { customer_id: customer, cookie_id: click.body.data.click.cookie_id, email: 'bot@mailinator.com' });
+    await m.api.post('/api/customers', {
+      customer_id: customer,
+      cookie_id: click.body.data.click.cookie_id,
+      email: 'bot@mailinator.com',
+    });
     const c = await sale(m.api, { customer_id: customer });
-    expect((await saleEntryOf(m.api, c.id)).hold_reasons.map((r: { rule: string }) => r.rule)).toEqual(['disposable_email', 'fast_conversion']);
+    expect((await saleEntryOf(m.api, c.id)).hold_reasons.map((r: { rule: string }) => r.rule)).toEqual([
+      'disposable_email',
+      'fast_conversion',
+    ]);
   });
 });
 
@@ -99,15 +133,20 @@ describe('click_flood', () => {
     const clicks = [];
     for (let i = 0; i < 13; i++) clicks.push((await m.api.post('/api/clicks', { ref: m.slug, ip })).body.data.click);
     expect(clicks.slice(0, 10).every((c) => !c.suppressed && !c.kept_earlier_click)).toBe(true);
-    for (const c of clicks.slice(10)) expect(c).toMatchObject({ suppressed: true, kept_earlier_click: true, cookie_id: clicks[0].cookie_id });
+    for (const c of clicks.slice(10))
+      expect(c).toMatchObject({ suppressed: true, kept_earlier_click: true, cookie_id: clicks[0].cookie_id });
     // Another address, or the rule off, is not affected.
-    expect((await m.api.post('/api/clicks', { ref: m.slug, ip: '198.51.100.7' })).body.data.click.suppressed).toBe(false);
+    expect((await m.api.post('/api/clicks', { ref: m.slug, ip: '198.51.100.7' })).body.data.click.suppressed).toBe(
+      false,
+    );
     // The answered cookie attributes (to the first click).
     const customer = await m.api.post('/api/customers', { customer_id: uid('cus'), cookie_id: clicks[12].cookie_id });
     expect(customer.body.data.customer.click_id).toBe(clicks[0].id);
     // A suppressed click's own id attributes nothing.
     expect((await m.api.post('/api/customers', { customer_id: uid('cus'), click_id: clicks[12].id })).status).toBe(404);
-    const report = await m.api.get(`/api/reports/affiliates?program_id=${m.program.id}&from=${new Date(Date.now() - 3_600_000).toISOString()}&to=${new Date(Date.now() + 3_600_000).toISOString()}`);
+    const report = await m.api.get(
+      `/api/reports/affiliates?program_id=${m.program.id}&from=${new Date(Date.now() - 3_600_000).toISOString()}&to=${new Date(Date.now() + 3_600_000).toISOString()}`,
+    );
     expect(report.status, JSON.stringify(report.body)).toBe(200);
     expect(report.body.data.affiliates[0].clicks).toBe(11);
 
@@ -117,6 +156,7 @@ describe('click_flood', () => {
 
   it('a click without an address is never a flood', async () => {
     const m = await createMerchant();
-    for (let i = 0; i < 12; i++) expect((await m.api.post('/api/clicks', { ref: m.slug })).body.data.click.suppressed).toBe(false);
+    for (let i = 0; i < 12; i++)
+      expect((await m.api.post('/api/clicks', { ref: m.slug })).body.data.click.suppressed).toBe(false);
   });
 });

@@ -26,8 +26,17 @@ describe('SDK against the live server: the README quick start', () => {
     const customerId = uniqueId('cus');
 
     const { customer } = await client.customers.create({ customer_id: customerId, cookie_id: getCookieId(req) });
-    const first = await client.conversions.create({ external_id: uniqueId('in'), amount: 49.99, customer_id: customer.customer_id, kind: 'initial' });
-    const { conversion, deduped } = await client.conversions.create({ external_id: uniqueId('in'), amount: 49.99, customer_id: customerId });
+    const first = await client.conversions.create({
+      external_id: uniqueId('in'),
+      amount: 49.99,
+      customer_id: customer.customer_id,
+      kind: 'initial',
+    });
+    const { conversion, deduped } = await client.conversions.create({
+      external_id: uniqueId('in'),
+      amount: 49.99,
+      customer_id: customerId,
+    });
     await client.customers.update(customerId, { status: 'canceled' });
 
     expect(first.conversion.kind).toBe('initial');
@@ -86,7 +95,13 @@ describe('SDK against the live server: programs', () => {
   it('create, get, update', async () => {
     const { client } = await sdkOrganization();
     const { program } = await client.programs.create({ name: 'Partners', commission_value: 25, click_window_days: 30 });
-    expect(program).toMatchObject({ name: 'Partners', commission_type: 'percent', commission_value: 25, click_window_days: 30, currency: 'USD' });
+    expect(program).toMatchObject({
+      name: 'Partners',
+      commission_type: 'percent',
+      commission_value: 25,
+      click_window_days: 30,
+      currency: 'USD',
+    });
     expect(program.id).toMatch(UUID);
     expect(await client.programs.get(program.id)).toEqual({ program });
     const updated = await client.programs.update(program.id, { commission_window_months: 12 });
@@ -97,7 +112,8 @@ describe('SDK against the live server: programs', () => {
   it('list: a page, the next page, and every item with for await', async () => {
     const { client } = await sdkOrganization();
     const ids: string[] = [];
-    for (const name of ['A', 'B', 'C']) ids.push((await client.programs.create({ name, commission_value: 10 })).program.id);
+    for (const name of ['A', 'B', 'C'])
+      ids.push((await client.programs.create({ name, commission_value: 10 })).program.id);
 
     const first = await client.programs.list({ limit: 2 });
     expect(first).toBeInstanceOf(Page);
@@ -162,7 +178,9 @@ describe('SDK against the live server: affiliates and clicks', () => {
     const all = await client.affiliates.list();
     expect(all.data.map((a) => a.id).sort()).toEqual([affiliate.id, extra.affiliate.id].sort());
 
-    const err = await rejection(client.affiliates.create({ email: `${uniqueId('r')}@example.com`, program_id: other.id, slug }));
+    const err = await rejection(
+      client.affiliates.create({ email: `${uniqueId('r')}@example.com`, program_id: other.id, slug }),
+    );
     expect(err).toBeInstanceOf(ConflictError);
     expect((err as ConflictError).status).toBe(409);
   });
@@ -188,10 +206,18 @@ describe('SDK against the live server: customers', () => {
     const { click } = await client.clicks.create({ ref: slug });
     // A merchant's id with characters that need encoding in a path.
     const customerId = `${uniqueId('cus')}/eu ?#`;
-    const created = await client.customers.create({ customer_id: customerId, cookie_id: click.cookie_id, email: 'a@example.com' }).withResponse();
+    const created = await client.customers
+      .create({ customer_id: customerId, cookie_id: click.cookie_id, email: 'a@example.com' })
+      .withResponse();
     expect(created.status).toBe(201);
     expect(created.data.deduped).toBe(false);
-    expect(created.data.customer).toMatchObject({ customer_id: customerId, status: 'trial', affiliate_id: affiliate.id, program_id: program.id, click_id: click.id });
+    expect(created.data.customer).toMatchObject({
+      customer_id: customerId,
+      status: 'trial',
+      affiliate_id: affiliate.id,
+      program_id: program.id,
+      click_id: click.id,
+    });
 
     const repeat = await client.customers.create({ customer_id: customerId, cookie_id: click.cookie_id });
     expect(repeat.deduped).toBe(true);
@@ -207,7 +233,9 @@ describe('SDK against the live server: customers', () => {
 
   it('unknown referral: AttributionNotFoundError; unknown customer: NotFoundError; another organization: PermissionDeniedError', async () => {
     const { client, slug } = await sdkMerchant();
-    const noAttribution = await rejection(client.customers.create({ customer_id: uniqueId('cus'), cookie_id: 'ck_neverissued' }));
+    const noAttribution = await rejection(
+      client.customers.create({ customer_id: uniqueId('cus'), cookie_id: 'ck_neverissued' }),
+    );
     expect(noAttribution).toBeInstanceOf(AttributionNotFoundError);
 
     const missing = await rejection(client.customers.get(uniqueId('nobody')));
@@ -234,12 +262,21 @@ describe('SDK against the live server: conversions', () => {
     const customerId = uniqueId('cus');
     await client.customers.create({ customer_id: customerId, cookie_id: click.cookie_id });
 
-    const first = await client.conversions.create({ external_id: uniqueId('in'), amount: 100, customer_id: customerId, cookie_id: click.cookie_id }).withResponse();
+    const first = await client.conversions
+      .create({ external_id: uniqueId('in'), amount: 100, customer_id: customerId, cookie_id: click.cookie_id })
+      .withResponse();
     expect(first.status).toBe(201);
-    expect(first.data).toMatchObject({ deduped: false, conversion: { kind: 'initial', amount: 100, commission_amount: 30, customer_id: customerId } });
+    expect(first.data).toMatchObject({
+      deduped: false,
+      conversion: { kind: 'initial', amount: 100, commission_amount: 30, customer_id: customerId },
+    });
 
     const externalId = uniqueId('in');
-    const renewal = await client.conversions.create({ external_id: externalId, amount: 49.99, customer_id: customerId });
+    const renewal = await client.conversions.create({
+      external_id: externalId,
+      amount: 49.99,
+      customer_id: customerId,
+    });
     expect(renewal).toMatchObject({ deduped: false, conversion: { kind: 'recurring', commission_amount: 15 } });
     const again = await client.conversions.create({ external_id: externalId, amount: 49.99, customer_id: customerId });
     expect(again).toEqual({ conversion: renewal.conversion, deduped: true });
@@ -271,7 +308,11 @@ describe('SDK against the live server: conversions', () => {
     }
     expect(seen).toEqual([...created].reverse()); // newest occurred_at first
 
-    const window = await client.conversions.list({ customer_id: customerId, from: '2026-01-02T00:00:00Z', to: '2026-01-04T00:00:00Z' });
+    const window = await client.conversions.list({
+      customer_id: customerId,
+      from: '2026-01-02T00:00:00Z',
+      to: '2026-01-04T00:00:00Z',
+    });
     expect(window.data).toHaveLength(2);
     expect(window.nextCursor).toBeNull();
   });
@@ -290,8 +331,13 @@ describe('SDK against the live server: conversions', () => {
 
   it('a click older than the click window: AttributionWindowExpiredError (410)', async () => {
     const { client, slug } = await sdkMerchant({ click_window_days: 1 });
-    const { click } = await client.clicks.create({ ref: slug, occurred_at: new Date(Date.now() - 3 * 86_400_000).toISOString() });
-    const err = await rejection(client.conversions.create({ external_id: uniqueId('late'), amount: 10, click_id: click.id }));
+    const { click } = await client.clicks.create({
+      ref: slug,
+      occurred_at: new Date(Date.now() - 3 * 86_400_000).toISOString(),
+    });
+    const err = await rejection(
+      client.conversions.create({ external_id: uniqueId('late'), amount: 10, click_id: click.id }),
+    );
     expect(err).toBeInstanceOf(AttributionWindowExpiredError);
     expect((err as AttributionWindowExpiredError).status).toBe(410);
     expect((err as AttributionWindowExpiredError).requestId).toMatch(UUID);
@@ -299,10 +345,12 @@ describe('SDK against the live server: conversions', () => {
 
   it('a recurring charge of a never-tracked customer: AttributionNotFoundError; a negative amount: ValidationError', async () => {
     const { client } = await sdkMerchant();
-    await expect(client.conversions.create({ external_id: uniqueId('x'), amount: 10, customer_id: uniqueId('ghost') })).rejects.toBeInstanceOf(
-      AttributionNotFoundError,
+    await expect(
+      client.conversions.create({ external_id: uniqueId('x'), amount: 10, customer_id: uniqueId('ghost') }),
+    ).rejects.toBeInstanceOf(AttributionNotFoundError);
+    const invalid = await rejection(
+      client.conversions.create({ external_id: uniqueId('x'), amount: -1, customer_id: 'c' }),
     );
-    const invalid = await rejection(client.conversions.create({ external_id: uniqueId('x'), amount: -1, customer_id: 'c' }));
     expect(invalid).toBeInstanceOf(ValidationError);
     expect((invalid as ValidationError).message).toMatch(/amount/);
   });
@@ -316,7 +364,16 @@ describe('SDK against the live server: integrations', () => {
     expect(JSON.stringify(integration)).not.toContain('whsec_');
 
     const { integrations } = await client.integrations.list();
-    expect(integrations.map((i) => i.provider).sort()).toEqual(['chargebee', 'lemonsqueezy', 'paddle', 'paypal_payouts', 'polar', 'stripe', 'stripe_connect', 'wise']);
+    expect(integrations.map((i) => i.provider).sort()).toEqual([
+      'chargebee',
+      'lemonsqueezy',
+      'paddle',
+      'paypal_payouts',
+      'polar',
+      'stripe',
+      'stripe_connect',
+      'wise',
+    ]);
     expect(integrations.find((i) => i.provider === 'stripe')?.configured).toBe(true);
     expect(integrations.find((i) => i.provider === 'paddle')?.configured).toBe(false);
 
@@ -328,16 +385,30 @@ describe('SDK against the live server: integrations', () => {
     const { client, id } = await sdkOrganization();
     await client.integrations.set('stripe', { signing_secret: 'whsec_' + 'b'.repeat(32) });
     const { baseUrl } = await testServer();
-    const refused = await fetch(`${baseUrl}/webhooks/stripe/${id}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id":"evt_1"}' });
+    const refused = await fetch(`${baseUrl}/webhooks/stripe/${id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"id":"evt_1"}',
+    });
     expect(refused.status).toBe(400);
     const page = await client.integrations.events({ outcome: 'rejected' });
-    expect(page.data).toEqual([expect.objectContaining({ provider: 'stripe', outcome: 'rejected', event_id: null, requests: 1, detail: 'Missing Stripe-Signature header' })]);
+    expect(page.data).toEqual([
+      expect.objectContaining({
+        provider: 'stripe',
+        outcome: 'rejected',
+        event_id: null,
+        requests: 1,
+        detail: 'Missing Stripe-Signature header',
+      }),
+    ]);
     expect(page.hasNextPage()).toBe(false);
     expect((await client.integrations.events({ outcome: 'processed' })).data).toEqual([]);
   });
 
   it('a too short secret is a ValidationError', async () => {
     const { client } = await sdkOrganization();
-    await expect(client.integrations.set('paddle', { signing_secret: 'short' })).rejects.toBeInstanceOf(ValidationError);
+    await expect(client.integrations.set('paddle', { signing_secret: 'short' })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
   });
 });

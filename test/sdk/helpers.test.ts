@@ -11,7 +11,9 @@ describe('getCookieId: the svc_aff cookie of an incoming request', () => {
   it('reads a raw Cookie header, a Fetch Request and a Headers object', () => {
     expect(ATTRIBUTION_COOKIE).toBe('svc_aff');
     expect(getCookieId(header)).toBe('ck_3kT9x');
-    expect(getCookieId(new Request('https://shop.example.com/signup', { headers: { cookie: header } }))).toBe('ck_3kT9x');
+    expect(getCookieId(new Request('https://shop.example.com/signup', { headers: { cookie: header } }))).toBe(
+      'ck_3kT9x',
+    );
     expect(getCookieId(new Headers({ Cookie: header }))).toBe('ck_3kT9x');
   });
 
@@ -33,7 +35,9 @@ describe('getCookieId: the svc_aff cookie of an incoming request', () => {
   });
 
   it('prefers cookies an Express cookie-parser already parsed, and joins HTTP/2 style arrays', () => {
-    expect(getCookieId({ headers: { cookie: 'svc_aff=from-header' }, cookies: { svc_aff: 'from-parser' } })).toBe('from-parser');
+    expect(getCookieId({ headers: { cookie: 'svc_aff=from-header' }, cookies: { svc_aff: 'from-parser' } })).toBe(
+      'from-parser',
+    );
     expect(getCookieId({ headers: { cookie: ['a=1', 'svc_aff=ck_arr'] } })).toBe('ck_arr');
   });
 

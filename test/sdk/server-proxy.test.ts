@@ -12,7 +12,8 @@ import { createFirstPartyProxy, type ServerFetch } from '../../client-sdk/src/se
 import { createMerchant } from '../support/api.js';
 import { testServer } from '../support/server.js';
 
-const CHROME_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+const CHROME_UA =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const servers: Server[] = [];
 
 async function serve(listener: RequestListener): Promise<string> {
@@ -39,7 +40,10 @@ function recordingFetch(reply: (url: string) => Response | Error) {
 }
 
 const clickAnswer = (click: object) =>
-  new Response(JSON.stringify({ success: true, data: { click } }), { status: 201, headers: { 'content-type': 'application/json; charset=utf-8', 'ratelimit-remaining': '59' } });
+  new Response(JSON.stringify({ success: true, data: { click } }), {
+    status: 201,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'ratelimit-remaining': '59' },
+  });
 const quiet = { warn: () => undefined };
 const ORG = '3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a';
 
@@ -67,9 +71,13 @@ describe('createFirstPartyProxy', () => {
     expect(res.status).toBe(404);
   });
 
-  it("keeps serving the snippet it holds while the service is unreachable", async () => {
+  it('keeps serving the snippet it holds while the service is unreachable', async () => {
     let up = true;
-    const { fetch: serviceFetch } = recordingFetch(() => (up ? new Response('/*snippet*/', { headers: { 'content-type': 'application/javascript', etag: '"v1"' } }) : new TypeError('fetch failed')));
+    const { fetch: serviceFetch } = recordingFetch(() =>
+      up
+        ? new Response('/*snippet*/', { headers: { 'content-type': 'application/javascript', etag: '"v1"' } })
+        : new TypeError('fetch failed'),
+    );
     const proxy = createFirstPartyProxy({ baseUrl: 'https://svc.example', fetch: serviceFetch, logger: quiet });
     const shop = await serve((req, res) => proxy(req, res));
     expect(await (await fetch(`${shop}/_aff/snippet.js`)).text()).toBe('/*snippet*/');
@@ -82,19 +90,38 @@ describe('createFirstPartyProxy', () => {
   });
 
   it("forwards a click with the key and the visitor's address, never the visitor's cookies, credentials or own X-Visitor-IP; the answer's cookie is the merchant origin's Set-Cookie", async () => {
-    const { fetch: serviceFetch, calls } = recordingFetch(() => clickAnswer({ cookie_id: 'ck_new', cookie_max_age_seconds: 86_400, kept: false }));
-    const proxy = createFirstPartyProxy({ baseUrl: 'https://svc.example/base/', apiKey: 'svc-key', cookieDomain: '.shop.example', fetch: serviceFetch, logger: quiet });
+    const { fetch: serviceFetch, calls } = recordingFetch(() =>
+      clickAnswer({ cookie_id: 'ck_new', cookie_max_age_seconds: 86_400, kept: false }),
+    );
+    const proxy = createFirstPartyProxy({
+      baseUrl: 'https://svc.example/base/',
+      apiKey: 'svc-key',
+      cookieDomain: '.shop.example',
+      fetch: serviceFetch,
+      logger: quiet,
+    });
     const shop = await serve((req, res) => proxy(req, res));
     const res = await fetch(`${shop}/_aff/public/organizations/${ORG}/clicks`, {
       method: 'POST',
       body: '{"ref":"jane-doe"}',
-      headers: { 'content-type': 'text/plain;charset=UTF-8', 'user-agent': CHROME_UA, cookie: 'session=secret; svc_aff=ck_old', authorization: 'Basic c2VjcmV0', 'x-visitor-ip': '6.6.6.6' },
+      headers: {
+        'content-type': 'text/plain;charset=UTF-8',
+        'user-agent': CHROME_UA,
+        cookie: 'session=secret; svc_aff=ck_old',
+        authorization: 'Basic c2VjcmV0',
+        'x-visitor-ip': '6.6.6.6',
+      },
     });
     expect(res.status).toBe(201);
-    expect(res.headers.getSetCookie()).toEqual(['svc_aff=ck_new; Path=/; Max-Age=86400; Domain=.shop.example; SameSite=Lax']);
+    expect(res.headers.getSetCookie()).toEqual([
+      'svc_aff=ck_new; Path=/; Max-Age=86400; Domain=.shop.example; SameSite=Lax',
+    ]);
     expect(res.headers.get('ratelimit-remaining')).toBe('59');
     expect(res.headers.get('cache-control')).toBe('no-store');
-    expect(await res.json()).toEqual({ success: true, data: { click: { cookie_id: 'ck_new', cookie_max_age_seconds: 86_400, kept: false } } });
+    expect(await res.json()).toEqual({
+      success: true,
+      data: { click: { cookie_id: 'ck_new', cookie_max_age_seconds: 86_400, kept: false } },
+    });
     expect(calls).toHaveLength(1);
     expect(calls[0].url).toBe(`https://svc.example/base/public/organizations/${ORG}/clicks`);
     expect(calls[0].init.method).toBe('POST');
@@ -110,7 +137,13 @@ describe('createFirstPartyProxy', () => {
   it('a kept click sets nothing (the lifetime is not stretched); Secure behind a trusted HTTPS proxy', async () => {
     let answer = { cookie_id: 'ck_old', cookie_max_age_seconds: 86_400, kept: true };
     const { fetch: serviceFetch, calls } = recordingFetch(() => clickAnswer(answer));
-    const proxy = createFirstPartyProxy({ baseUrl: 'https://svc.example', apiKey: 'svc-key', trustProxy: true, fetch: serviceFetch, logger: quiet });
+    const proxy = createFirstPartyProxy({
+      baseUrl: 'https://svc.example',
+      apiKey: 'svc-key',
+      trustProxy: true,
+      fetch: serviceFetch,
+      logger: quiet,
+    });
     const shop = await serve((req, res) => proxy(req, res));
     const post = () =>
       fetch(`${shop}/_aff/public/organizations/${ORG}/clicks`, {
@@ -120,20 +153,36 @@ describe('createFirstPartyProxy', () => {
       });
     expect((await post()).headers.getSetCookie()).toEqual([]);
     answer = { cookie_id: 'ck_new', cookie_max_age_seconds: 86_400, kept: false };
-    expect((await post()).headers.getSetCookie()).toEqual(['svc_aff=ck_new; Path=/; Max-Age=86400; SameSite=Lax; Secure']);
+    expect((await post()).headers.getSetCookie()).toEqual([
+      'svc_aff=ck_new; Path=/; Max-Age=86400; SameSite=Lax; Secure',
+    ]);
     expect(calls[1].init.headers['x-visitor-ip']).toBe('198.51.100.4');
   });
 
   it('a body over 16 KiB is refused without a call; an unreachable service is a 502 the snippet falls back on', async () => {
     const { fetch: serviceFetch, calls } = recordingFetch(() => new TypeError('fetch failed'));
-    const proxy = createFirstPartyProxy({ baseUrl: 'https://svc.example', apiKey: 'svc-key', fetch: serviceFetch, logger: quiet });
+    const proxy = createFirstPartyProxy({
+      baseUrl: 'https://svc.example',
+      apiKey: 'svc-key',
+      fetch: serviceFetch,
+      logger: quiet,
+    });
     const shop = await serve((req, res) => proxy(req, res));
-    const big = await fetch(`${shop}/_aff/public/organizations/${ORG}/clicks`, { method: 'POST', body: 'x'.repeat(17 * 1024) });
+    const big = await fetch(`${shop}/_aff/public/organizations/${ORG}/clicks`, {
+      method: 'POST',
+      body: 'x'.repeat(17 * 1024),
+    });
     expect(big.status).toBe(413);
     expect(calls).toEqual([]);
-    const down = await fetch(`${shop}/_aff/public/organizations/${ORG}/clicks`, { method: 'POST', body: '{"ref":"jane-doe"}' });
+    const down = await fetch(`${shop}/_aff/public/organizations/${ORG}/clicks`, {
+      method: 'POST',
+      body: '{"ref":"jane-doe"}',
+    });
     expect(down.status).toBe(502);
-    expect(await down.json()).toEqual({ success: false, message: 'The affiliate attribution service did not answer; the snippet stores the referral itself' });
+    expect(await down.json()).toEqual({
+      success: false,
+      message: 'The affiliate attribution service did not answer; the snippet stores the referral itself',
+    });
     expect(down.headers.getSetCookie()).toEqual([]);
   });
 
@@ -150,6 +199,8 @@ describe('createFirstPartyProxy', () => {
       headers: { 'content-type': 'text/plain', 'user-agent': CHROME_UA },
     });
     expect(res.status).toBe(201);
-    expect(res.headers.getSetCookie()[0]).toMatch(/^svc_aff=ck_[0-9A-Za-z]{22}; Path=\/; Max-Age=1728000; SameSite=Lax$/);
+    expect(res.headers.getSetCookie()[0]).toMatch(
+      /^svc_aff=ck_[0-9A-Za-z]{22}; Path=\/; Max-Age=1728000; SameSite=Lax$/,
+    );
   });
 });

@@ -12,28 +12,35 @@ import { createReferralMiddleware, referralCookie, type ReferralOptions } from '
 import { createMerchant } from '../support/api.js';
 import { testServer } from '../support/server.js';
 
-const CHROME_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+const CHROME_UA =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const GOOGLEBOT_UA = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 const DAY = 86_400;
 const SET_COOKIE = /^svc_aff=(ck_[0-9A-Za-z]{22}); Path=\/; Max-Age=(\d+); SameSite=Lax$/;
 
 async function clickByCookie(cookieId: string) {
   const { db } = await testServer();
-  return db.orm.em
-    .getConnection()
-    .execute<{ affiliate_id: string; landing_url: string | null; referrer: string | null; user_agent: string | null; ip: string | null }[]>(
-      'select affiliate_id, landing_url, referrer, user_agent, ip from clicks where cookie_id = ?',
-      [cookieId],
-    );
+  return db.orm.em.getConnection().execute<
+    {
+      affiliate_id: string;
+      landing_url: string | null;
+      referrer: string | null;
+      user_agent: string | null;
+      ip: string | null;
+    }[]
+  >('select affiliate_id, landing_url, referrer, user_agent, ip from clicks where cookie_id = ?', [cookieId]);
 }
 
 async function clickCount(organizationId: string): Promise<number> {
   const { db } = await testServer();
-  const [row] = await db.orm.em.getConnection().execute<{ n: string }[]>('select count(*) as n from clicks where organization_id = ?', [organizationId]);
+  const [row] = await db.orm.em
+    .getConnection()
+    .execute<{ n: string }[]>('select count(*) as n from clicks where organization_id = ?', [organizationId]);
   return Number(row.n);
 }
 
-const visit = (url: string, headers: Record<string, string> = {}) => new Request(url, { headers: { 'user-agent': CHROME_UA, ...headers } });
+const visit = (url: string, headers: Record<string, string> = {}) =>
+  new Request(url, { headers: { 'user-agent': CHROME_UA, ...headers } });
 
 /** A fetch that records its calls and answers from a script; 'hang' never answers and ignores its AbortSignal. */
 function scriptedFetch(reply: () => Response | Error | 'hang') {
@@ -48,7 +55,10 @@ function scriptedFetch(reply: () => Response | Error | 'hang') {
 }
 
 const failing = (status: number, message: string) => () =>
-  new Response(JSON.stringify({ success: false, message }), { status, headers: { 'content-type': 'application/json' } });
+  new Response(JSON.stringify({ success: false, message }), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  });
 
 const silentLogger = () => {
   const lines: string[] = [];
@@ -62,13 +72,23 @@ describe('referralCookie (Fetch-style: Next.js middleware, Hono, Remix)', () => 
     const merchant = await createMerchant({ click_window_days: 30 });
     const { baseUrl } = await testServer();
     const landing = `http://shop.example/pricing?ref=${merchant.slug}&utm_source=news`;
-    const cookie = await referralCookie(visit(landing, { referer: 'https://partner.example/blog' }), { apiKey: merchant.key, baseUrl, ip: '203.0.113.7' });
+    const cookie = await referralCookie(visit(landing, { referer: 'https://partner.example/blog' }), {
+      apiKey: merchant.key,
+      baseUrl,
+      ip: '203.0.113.7',
+    });
 
     const [, cookieId, maxAge] = SET_COOKIE.exec(cookie ?? '') ?? [];
     expect(cookie, cookie).toMatch(SET_COOKIE);
     expect(Number(maxAge)).toBe(30 * DAY);
     expect(await clickByCookie(cookieId)).toEqual([
-      { affiliate_id: merchant.affiliate.id, landing_url: landing, referrer: 'https://partner.example/blog', user_agent: CHROME_UA, ip: '203.0.113.7' },
+      {
+        affiliate_id: merchant.affiliate.id,
+        landing_url: landing,
+        referrer: 'https://partner.example/blog',
+        user_agent: CHROME_UA,
+        ip: '203.0.113.7',
+      },
     ]);
   });
 
@@ -81,21 +101,34 @@ describe('referralCookie (Fetch-style: Next.js middleware, Hono, Remix)', () => 
       param: 'via',
       cookieDomain: '.shop.example',
     });
-    expect(cookie).toMatch(/^svc_aff=ck_[0-9A-Za-z]{22}; Path=\/; Max-Age=5184000; Domain=\.shop\.example; SameSite=Lax; Secure$/);
+    expect(cookie).toMatch(
+      /^svc_aff=ck_[0-9A-Za-z]{22}; Path=\/; Max-Age=5184000; Domain=\.shop\.example; SameSite=Lax; Secure$/,
+    );
   });
 
   it('trustProxy reads the visitor from X-Forwarded-For (and HTTPS from X-Forwarded-Proto); without it the header is not believed', async () => {
     const merchant = await createMerchant();
     const { baseUrl } = await testServer();
     const headers = { 'x-forwarded-for': '198.51.100.23, 10.0.0.2', 'x-forwarded-proto': 'https' };
-    const trusted = await referralCookie(visit(`http://shop.example/?ref=${merchant.slug}`, headers), { apiKey: merchant.key, baseUrl, trustProxy: true });
+    const trusted = await referralCookie(visit(`http://shop.example/?ref=${merchant.slug}`, headers), {
+      apiKey: merchant.key,
+      baseUrl,
+      trustProxy: true,
+    });
     expect(trusted).toMatch(/; Secure$/);
     expect((await clickByCookie(SET_COOKIE.exec(trusted!.replace('; Secure', ''))![1]))[0].ip).toBe('198.51.100.23');
 
-    const hops = await referralCookie(visit(`http://shop.example/?ref=${merchant.slug}`, headers), { apiKey: merchant.key, baseUrl, trustProxy: 1 });
+    const hops = await referralCookie(visit(`http://shop.example/?ref=${merchant.slug}`, headers), {
+      apiKey: merchant.key,
+      baseUrl,
+      trustProxy: 1,
+    });
     expect((await clickByCookie(SET_COOKIE.exec(hops!.replace('; Secure', ''))![1]))[0].ip).toBe('10.0.0.2');
 
-    const untrusted = await referralCookie(visit(`http://shop.example/?ref=${merchant.slug}`, headers), { apiKey: merchant.key, baseUrl });
+    const untrusted = await referralCookie(visit(`http://shop.example/?ref=${merchant.slug}`, headers), {
+      apiKey: merchant.key,
+      baseUrl,
+    });
     expect(untrusted).not.toMatch(/Secure/);
     expect((await clickByCookie(SET_COOKIE.exec(untrusted!)![1]))[0].ip).toBeNull();
   });
@@ -106,10 +139,17 @@ describe('referralCookie (Fetch-style: Next.js middleware, Hono, Remix)', () => 
     const options: ReferralOptions = { apiKey: 'svc-test', baseUrl: 'http://127.0.0.1:9', fetch, logger };
     expect(await referralCookie(visit('http://shop.example/pricing'), options)).toBeUndefined();
     expect(await referralCookie(visit('http://shop.example/?ref=%20'), options)).toBeUndefined();
-    expect(await referralCookie(visit('http://shop.example/?ref=jane-doe', { 'user-agent': GOOGLEBOT_UA }), options)).toBeUndefined();
+    expect(
+      await referralCookie(visit('http://shop.example/?ref=jane-doe', { 'user-agent': GOOGLEBOT_UA }), options),
+    ).toBeUndefined();
     expect(await referralCookie(new Request('http://shop.example/?ref=jane-doe'), options)).toBeUndefined(); // no user agent: no browser
     expect(await referralCookie(visit('http://shop.example/?ref=%3Cscript%3E'), options)).toBeUndefined();
-    expect(await referralCookie(new Request('http://shop.example/?ref=jane-doe', { method: 'POST', headers: { 'user-agent': CHROME_UA } }), options)).toBeUndefined();
+    expect(
+      await referralCookie(
+        new Request('http://shop.example/?ref=jane-doe', { method: 'POST', headers: { 'user-agent': CHROME_UA } }),
+        options,
+      ),
+    ).toBeUndefined();
     expect(calls).toEqual([]);
     expect(lines).toEqual(['ignoring malformed ref "<script>"']);
   });
@@ -117,7 +157,12 @@ describe('referralCookie (Fetch-style: Next.js middleware, Hono, Remix)', () => 
   it('a bot records nothing on the live service either', async () => {
     const merchant = await createMerchant();
     const { baseUrl } = await testServer();
-    expect(await referralCookie(visit(`http://shop.example/?ref=${merchant.slug}`, { 'user-agent': GOOGLEBOT_UA }), { apiKey: merchant.key, baseUrl })).toBeUndefined();
+    expect(
+      await referralCookie(visit(`http://shop.example/?ref=${merchant.slug}`, { 'user-agent': GOOGLEBOT_UA }), {
+        apiKey: merchant.key,
+        baseUrl,
+      }),
+    ).toBeUndefined();
     expect(await clickCount(merchant.id)).toBe(0);
   });
 
@@ -125,7 +170,13 @@ describe('referralCookie (Fetch-style: Next.js middleware, Hono, Remix)', () => 
     const { fetch, calls } = scriptedFetch(() => 'hang');
     const { lines, logger } = silentLogger();
     const started = performance.now();
-    const cookie = await referralCookie(visit('https://shop.example/?ref=Jane-Doe'), { apiKey: 'svc-test', baseUrl: 'http://127.0.0.1:9', fetch, logger, timeoutMs: 150 });
+    const cookie = await referralCookie(visit('https://shop.example/?ref=Jane-Doe'), {
+      apiKey: 'svc-test',
+      baseUrl: 'http://127.0.0.1:9',
+      fetch,
+      logger,
+      timeoutMs: 150,
+    });
     const elapsed = performance.now() - started;
     expect(cookie).toBe('svc_aff=jane-doe; Path=/; Max-Age=5184000; SameSite=Lax; Secure');
     expect(calls).toHaveLength(1); // one attempt: a retry would hold the page
@@ -138,7 +189,12 @@ describe('referralCookie (Fetch-style: Next.js middleware, Hono, Remix)', () => 
   it('the default budget is 500 ms', async () => {
     const { fetch } = scriptedFetch(() => 'hang');
     const started = performance.now();
-    const cookie = await referralCookie(visit('http://shop.example/?ref=jane-doe'), { apiKey: 'svc-test', baseUrl: 'http://127.0.0.1:9', fetch, logger: silentLogger().logger });
+    const cookie = await referralCookie(visit('http://shop.example/?ref=jane-doe'), {
+      apiKey: 'svc-test',
+      baseUrl: 'http://127.0.0.1:9',
+      fetch,
+      logger: silentLogger().logger,
+    });
     const elapsed = performance.now() - started;
     expect(cookie).toBe('svc_aff=jane-doe; Path=/; Max-Age=5184000; SameSite=Lax');
     expect(elapsed).toBeGreaterThanOrEqual(490);
@@ -149,16 +205,31 @@ describe('referralCookie (Fetch-style: Next.js middleware, Hono, Remix)', () => 
     ['a 5xx', failing(503, 'Service temporarily unavailable; safe to retry')],
     ['a 429', failing(429, 'Too many requests')],
     ['a refused API key', failing(401, 'Missing or invalid API key')],
-    ['a network error', () => new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) })],
+    [
+      'a network error',
+      () =>
+        new TypeError('fetch failed', {
+          cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+        }),
+    ],
     ['a body that is not JSON', () => new Response('<html>gateway</html>', { status: 502 })],
   ])('%s: the raw slug, never an exception', async (_what, reply) => {
     const { fetch } = scriptedFetch(reply);
-    const cookie = await referralCookie(visit('http://shop.example/?ref=jane-doe'), { apiKey: 'svc-test', baseUrl: 'http://127.0.0.1:9', fetch, logger: silentLogger().logger });
+    const cookie = await referralCookie(visit('http://shop.example/?ref=jane-doe'), {
+      apiKey: 'svc-test',
+      baseUrl: 'http://127.0.0.1:9',
+      fetch,
+      logger: silentLogger().logger,
+    });
     expect(cookie).toBe('svc_aff=jane-doe; Path=/; Max-Age=5184000; SameSite=Lax');
   });
 
   it('a service that is down (nothing listens): the raw slug', async () => {
-    const cookie = await referralCookie(visit('http://shop.example/?ref=jane-doe'), { apiKey: 'svc-test', baseUrl: 'http://127.0.0.1:9', logger: silentLogger().logger });
+    const cookie = await referralCookie(visit('http://shop.example/?ref=jane-doe'), {
+      apiKey: 'svc-test',
+      baseUrl: 'http://127.0.0.1:9',
+      logger: silentLogger().logger,
+    });
     expect(cookie).toBe('svc_aff=jane-doe; Path=/; Max-Age=5184000; SameSite=Lax');
   });
 
@@ -166,7 +237,10 @@ describe('referralCookie (Fetch-style: Next.js middleware, Hono, Remix)', () => 
     const merchant = await createMerchant();
     const { baseUrl } = await testServer();
     const { lines, logger } = silentLogger();
-    const cookie = await referralCookie(visit('http://shop.example/?ref=nobody-here', { cookie: 'svc_aff=ck_earlier' }), { apiKey: merchant.key, baseUrl, logger });
+    const cookie = await referralCookie(
+      visit('http://shop.example/?ref=nobody-here', { cookie: 'svc_aff=ck_earlier' }),
+      { apiKey: merchant.key, baseUrl, logger },
+    );
     expect(cookie).toBeUndefined();
     expect(lines).toEqual(['ref "nobody-here" not tracked: No attribution found']);
   });
@@ -174,15 +248,27 @@ describe('referralCookie (Fetch-style: Next.js middleware, Hono, Remix)', () => 
   it("under first_click a visitor's valid cookie is kept: nothing set, so its lifetime is not stretched", async () => {
     const merchant = await createMerchant({ attribution_model: 'first_click' });
     const { baseUrl } = await testServer();
-    const first = await referralCookie(visit(`http://shop.example/?ref=${merchant.slug}`), { apiKey: merchant.key, baseUrl });
+    const first = await referralCookie(visit(`http://shop.example/?ref=${merchant.slug}`), {
+      apiKey: merchant.key,
+      baseUrl,
+    });
     const cookieId = SET_COOKIE.exec(first!)![1];
     // The same visit again (a reload): answered the visit's click, nothing recorded, nothing set.
-    const reload = await referralCookie(visit(`http://shop.example/?ref=${merchant.slug}`, { cookie: `other=1; svc_aff=${cookieId}` }), { apiKey: merchant.key, baseUrl });
+    const reload = await referralCookie(
+      visit(`http://shop.example/?ref=${merchant.slug}`, { cookie: `other=1; svc_aff=${cookieId}` }),
+      { apiKey: merchant.key, baseUrl },
+    );
     expect(reload).toBeUndefined();
     expect(await clickCount(merchant.id)).toBe(1);
     // A later visit, whose cookie is a click of an hour ago: recorded, and the cookie kept as it is.
-    const earlier = await merchant.api.post('/api/clicks', { ref: merchant.slug, occurred_at: new Date(Date.now() - 3_600_000).toISOString() });
-    const later = await referralCookie(visit(`http://shop.example/?ref=${merchant.slug}`, { cookie: `svc_aff=${earlier.body.data.click.cookie_id}` }), { apiKey: merchant.key, baseUrl });
+    const earlier = await merchant.api.post('/api/clicks', {
+      ref: merchant.slug,
+      occurred_at: new Date(Date.now() - 3_600_000).toISOString(),
+    });
+    const later = await referralCookie(
+      visit(`http://shop.example/?ref=${merchant.slug}`, { cookie: `svc_aff=${earlier.body.data.click.cookie_id}` }),
+      { apiKey: merchant.key, baseUrl },
+    );
     expect(later).toBeUndefined();
     expect(await clickCount(merchant.id)).toBe(3); // the later visit is still a click on record
   });
@@ -191,20 +277,44 @@ describe('referralCookie (Fetch-style: Next.js middleware, Hono, Remix)', () => 
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
     // An answer first: what an earlier test of this worker said is forgotten once the service answers.
     let answer: () => Response = () =>
-      new Response(JSON.stringify({ success: true, data: { click: { cookie_id: 'ck_x', cookie_max_age_seconds: 60, kept_earlier_click: false } } }), { status: 201 });
+      new Response(
+        JSON.stringify({
+          success: true,
+          data: { click: { cookie_id: 'ck_x', cookie_max_age_seconds: 60, kept_earlier_click: false } },
+        }),
+        { status: 201 },
+      );
     const { fetch } = scriptedFetch(() => answer());
-    expect(await referralCookie(visit('http://shop.example/?ref=jane-doe'), { apiKey: 'svc-test', baseUrl: 'http://127.0.0.1:9', fetch })).toBe('svc_aff=ck_x; Path=/; Max-Age=60; SameSite=Lax');
+    expect(
+      await referralCookie(visit('http://shop.example/?ref=jane-doe'), {
+        apiKey: 'svc-test',
+        baseUrl: 'http://127.0.0.1:9',
+        fetch,
+      }),
+    ).toBe('svc_aff=ck_x; Path=/; Max-Age=60; SameSite=Lax');
     answer = failing(503, 'down');
     for (let i = 0; i < 3; i++) {
-      expect(await referralCookie(visit('http://shop.example/?ref=jane-doe'), { apiKey: 'svc-test', baseUrl: 'http://127.0.0.1:9', fetch })).toMatch(/^svc_aff=jane-doe;/);
+      expect(
+        await referralCookie(visit('http://shop.example/?ref=jane-doe'), {
+          apiKey: 'svc-test',
+          baseUrl: 'http://127.0.0.1:9',
+          fetch,
+        }),
+      ).toMatch(/^svc_aff=jane-doe;/);
     }
     expect(warn).toHaveBeenCalledTimes(1);
-    expect(String(warn.mock.calls[0][0])).toMatch(/^\[affiliate-attribution\] click for ref "jane-doe" not recorded \(HTTP 503: down\)/);
+    expect(String(warn.mock.calls[0][0])).toMatch(
+      /^\[affiliate-attribution\] click for ref "jane-doe" not recorded \(HTTP 503: down\)/,
+    );
   });
 
   it('options it cannot use (no API key in this deployment): resolves undefined and says why, never rejects', async () => {
     const { lines, logger } = silentLogger();
-    const cookie = await referralCookie(visit('http://shop.example/?ref=jane-doe'), { apiKey: '', baseUrl: 'http://127.0.0.1:9', logger });
+    const cookie = await referralCookie(visit('http://shop.example/?ref=jane-doe'), {
+      apiKey: '',
+      baseUrl: 'http://127.0.0.1:9',
+      logger,
+    });
     expect(cookie).toBeUndefined();
     expect(lines[0]).toMatch(/^referralCookie: .*apiKey is required/);
   });
@@ -223,7 +333,10 @@ describe('createReferralMiddleware (node:http, Express, Connect)', () => {
     // A plain node:http app: the middleware, then the page, which sets a cookie of its own.
     server = createServer((req, res) =>
       middleware(req, res, () => {
-        res.setHeader('Set-Cookie', ['session=abc; Path=/; HttpOnly', ...((res.getHeader('set-cookie') as string[] | undefined) ?? [])]);
+        res.setHeader('Set-Cookie', [
+          'session=abc; Path=/; HttpOnly',
+          ...((res.getHeader('set-cookie') as string[] | undefined) ?? []),
+        ]);
         res.end('<h1>page</h1>');
       }),
     );
@@ -235,7 +348,9 @@ describe('createReferralMiddleware (node:http, Express, Connect)', () => {
 
   it("sets svc_aff on the page's response and records the click with the connection's address and the visitor's user agent", async () => {
     middleware = createReferralMiddleware(options);
-    const res = await fetch(`${shop}/landing?ref=${merchant.slug}`, { headers: { 'user-agent': CHROME_UA, referer: 'https://partner.example/' } });
+    const res = await fetch(`${shop}/landing?ref=${merchant.slug}`, {
+      headers: { 'user-agent': CHROME_UA, referer: 'https://partner.example/' },
+    });
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('<h1>page</h1>');
     const cookies = res.headers.getSetCookie();
@@ -244,17 +359,27 @@ describe('createReferralMiddleware (node:http, Express, Connect)', () => {
     const [, cookieId, maxAge] = SET_COOKIE.exec(cookies[1])!;
     expect(Number(maxAge)).toBe(45 * DAY);
     expect(await clickByCookie(cookieId)).toEqual([
-      { affiliate_id: merchant.affiliate.id, landing_url: `${shop}/landing?ref=${merchant.slug}`, referrer: 'https://partner.example/', user_agent: CHROME_UA, ip: '127.0.0.1' },
+      {
+        affiliate_id: merchant.affiliate.id,
+        landing_url: `${shop}/landing?ref=${merchant.slug}`,
+        referrer: 'https://partner.example/',
+        user_agent: CHROME_UA,
+        ip: '127.0.0.1',
+      },
     ]);
   });
 
   it('with trustProxy the address is the one X-Forwarded-For names; without it, a forged header changes nothing', async () => {
     middleware = createReferralMiddleware({ ...options, trustProxy: true });
-    const trusted = await fetch(`${shop}/?ref=${merchant.slug}`, { headers: { 'user-agent': CHROME_UA, 'x-forwarded-for': '198.51.100.99' } });
+    const trusted = await fetch(`${shop}/?ref=${merchant.slug}`, {
+      headers: { 'user-agent': CHROME_UA, 'x-forwarded-for': '198.51.100.99' },
+    });
     expect((await clickByCookie(SET_COOKIE.exec(trusted.headers.getSetCookie()[1])![1]))[0].ip).toBe('198.51.100.99');
 
     middleware = createReferralMiddleware(options);
-    const forged = await fetch(`${shop}/?ref=${merchant.slug}`, { headers: { 'user-agent': CHROME_UA, 'x-forwarded-for': '198.51.100.99' } });
+    const forged = await fetch(`${shop}/?ref=${merchant.slug}`, {
+      headers: { 'user-agent': CHROME_UA, 'x-forwarded-for': '198.51.100.99' },
+    });
     expect((await clickByCookie(SET_COOKIE.exec(forged.headers.getSetCookie()[1])![1]))[0].ip).toBe('127.0.0.1');
   });
 
@@ -269,7 +394,12 @@ describe('createReferralMiddleware (node:http, Express, Connect)', () => {
   });
 
   it('a service that never answers: the page is served within timeoutMs with the slug cookie', async () => {
-    middleware = createReferralMiddleware({ ...options, timeoutMs: 200, fetch: scriptedFetch(() => 'hang').fetch, logger: silentLogger().logger });
+    middleware = createReferralMiddleware({
+      ...options,
+      timeoutMs: 200,
+      fetch: scriptedFetch(() => 'hang').fetch,
+      logger: silentLogger().logger,
+    });
     const started = performance.now();
     const res = await fetch(`${shop}/?ref=${merchant.slug}`, { headers: { 'user-agent': CHROME_UA } });
     expect(performance.now() - started).toBeLessThan(600);

@@ -17,12 +17,20 @@ describe('server entry types', () => {
       const app = express();
       app.use(createReferralMiddleware(options));
       app.use(createFirstPartyProxy({ baseUrl: options.baseUrl, apiKey: options.apiKey, prefix: '/_aff' }));
-      const referral = createReferralMiddleware({ ...options, trustProxy: 1, cookieDomain: '.example.com', timeoutMs: 300, logger: console });
+      const referral = createReferralMiddleware({
+        ...options,
+        trustProxy: 1,
+        cookieDomain: '.example.com',
+        timeoutMs: 300,
+        logger: console,
+      });
       const proxy = createFirstPartyProxy({ baseUrl: options.baseUrl });
       createServer((req, res) => proxy(req, res, () => referral(req, res, () => res.end())));
     };
     const edge = async (request: Request) => {
-      expectTypeOf(await referralCookie(request, { ...options, ip: '203.0.113.1' })).toEqualTypeOf<string | undefined>();
+      expectTypeOf(await referralCookie(request, { ...options, ip: '203.0.113.1' })).toEqualTypeOf<
+        string | undefined
+      >();
       // @ts-expect-error: trustProxy is a boolean or a hop count
       await referralCookie(request, { ...options, trustProxy: 'yes' });
       // @ts-expect-error: the API key is required

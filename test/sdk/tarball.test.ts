@@ -21,7 +21,8 @@ const fixtures = fileURLToPath(new URL('./fixtures/tarball/', import.meta.url));
  * would make a nested npm act on the repository root: keep only network and cache settings.
  */
 function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const keep = /^npm_config_(registry|cache|userconfig|globalconfig|cafile|strict_ssl|proxy|https_proxy|noproxy|prefer_offline|offline)$/i;
+  const keep =
+    /^npm_config_(registry|cache|userconfig|globalconfig|cafile|strict_ssl|proxy|https_proxy|noproxy|prefer_offline|offline)$/i;
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (/^npm_/i.test(key) && !keep.test(key)) continue;
@@ -38,9 +39,17 @@ interface Result {
 }
 
 /** Runs a command without blocking the event loop (the server under test lives in this process). */
-function run(command: string, args: string[], options: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<Result> {
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: Record<string, string>; timeoutMs?: number },
+): Promise<Result> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: childEnv(options.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -86,10 +95,21 @@ describe('the packed SDK in an empty project', () => {
     copyFileSync(join(repo, info.filename), tarball);
     rmSync(join(repo, info.filename));
 
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'merchant-backend', private: true, type: 'module' }, null, 2));
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'merchant-backend', private: true, type: 'module' }, null, 2),
+    );
     const installed = await run(
       'npm',
-      ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball, `typescript@${versionOf('typescript')}`, `@types/node@${versionOf('@types/node')}`],
+      [
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--prefer-offline',
+        tarball,
+        `typescript@${versionOf('typescript')}`,
+        `@types/node@${versionOf('@types/node')}`,
+      ],
       { cwd: project },
     );
     expectSuccess(installed, 'npm install');
@@ -99,12 +119,25 @@ describe('the packed SDK in an empty project', () => {
     copyFileSync(join(fixtures, 'legacy.cts.txt'), join(project, 'src', 'legacy.cts'));
     copyFileSync(join(fixtures, 'server.ts.txt'), join(project, 'src', 'server.ts'));
     copyFileSync(join(fixtures, 'wrong.ts.txt'), join(project, 'bad', 'wrong.ts'));
-    const strict = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, types: ['node'] };
+    const strict = {
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      strict: true,
+      types: ['node'],
+    };
     writeFileSync(
       join(project, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { ...strict, skipLibCheck: false, outDir: 'out', rootDir: 'src' }, include: ['src'] }, null, 2),
+      JSON.stringify(
+        { compilerOptions: { ...strict, skipLibCheck: false, outDir: 'out', rootDir: 'src' }, include: ['src'] },
+        null,
+        2,
+      ),
     );
-    writeFileSync(join(project, 'tsconfig.bad.json'), JSON.stringify({ compilerOptions: { ...strict, skipLibCheck: true, noEmit: true }, include: ['bad'] }, null, 2));
+    writeFileSync(
+      join(project, 'tsconfig.bad.json'),
+      JSON.stringify({ compilerOptions: { ...strict, skipLibCheck: true, noEmit: true }, include: ['bad'] }, null, 2),
+    );
   }, 600_000);
 
   afterAll(() => {
@@ -113,10 +146,17 @@ describe('the packed SDK in an empty project', () => {
 
   it("the README's install lines are the ones that work: pack in the clone, install the file (the package is on no registry)", () => {
     const readme = readFileSync(join(sdkDir, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('## Install'), readme.indexOf('\n## ', readme.indexOf('## Install') + 1));
-    const commands = [...section.matchAll(/```bash\n([\s\S]*?)```/g)].flatMap((m) => m[1].split('\n')).filter((line) => line.trim() && !line.trim().startsWith('#'));
+    const section = readme.slice(
+      readme.indexOf('## Install'),
+      readme.indexOf('\n## ', readme.indexOf('## Install') + 1),
+    );
+    const commands = [...section.matchAll(/```bash\n([\s\S]*?)```/g)]
+      .flatMap((m) => m[1].split('\n'))
+      .filter((line) => line.trim() && !line.trim().startsWith('#'));
     expect(commands).toEqual(['npm run sdk:pack', `npm install /path/to/the/clone/${packedName}`]);
-    expect(packedName).toBe(`affiliate-attribution-sdk-${JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8')).version}.tgz`);
+    expect(packedName).toBe(
+      `affiliate-attribution-sdk-${JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8')).version}.tgz`,
+    );
   });
 
   it('holds the build, README and licence only, and depends on no private package', async () => {
@@ -137,10 +177,21 @@ describe('the packed SDK in an empty project', () => {
         'package/package.json',
       ].sort(),
     );
-    const manifest = JSON.parse(readFileSync(join(project, 'node_modules', '@affiliate-attribution', 'sdk', 'package.json'), 'utf8'));
+    const manifest = JSON.parse(
+      readFileSync(join(project, 'node_modules', '@affiliate-attribution', 'sdk', 'package.json'), 'utf8'),
+    );
     // isbot: the same maintained bot list the service uses, for the server entry's referral capture.
     expect(Object.keys(manifest.dependencies).sort()).toEqual(['@ts-rest/core', 'isbot', 'zod']);
-    for (const file of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts']) {
+    for (const file of [
+      'index.js',
+      'index.cjs',
+      'index.d.ts',
+      'index.d.cts',
+      'server.js',
+      'server.cjs',
+      'server.d.ts',
+      'server.d.cts',
+    ]) {
       const text = readFileSync(join(project, 'node_modules', '@affiliate-attribution', 'sdk', 'dist', file), 'utf8');
       expect(text, file).not.toContain('@affiliate-attribution/contract');
     }
@@ -172,7 +223,12 @@ describe('the packed SDK in an empty project', () => {
 
     const server = await run(process.execPath, ['out/server.js'], { cwd: project, env, timeoutMs: 60_000 });
     expectSuccess(server, 'the server entry');
-    expect(JSON.parse(server.stdout.trim())).toEqual({ middleware: true, readBack: true, snippet: true, fetchStyle: true });
+    expect(JSON.parse(server.stdout.trim())).toEqual({
+      middleware: true,
+      readBack: true,
+      snippet: true,
+      fetchStyle: true,
+    });
   }, 180_000);
 
   it('a wrong field name or type does not compile', async () => {

@@ -37,7 +37,11 @@ function scriptedFetch(...replies: Reply[]): { fetch: Fetch; calls: Call[] } {
     const reply = replies.length > 1 ? replies.shift()! : replies[0];
     if (reply === 'hang') {
       return new Promise((_resolve, reject) => {
-        init.signal.addEventListener('abort', () => reject(new DOMException('This operation was aborted', 'AbortError')), { once: true });
+        init.signal.addEventListener(
+          'abort',
+          () => reject(new DOMException('This operation was aborted', 'AbortError')),
+          { once: true },
+        );
       });
     }
     if (reply instanceof Error) return Promise.reject(reply);
@@ -51,7 +55,8 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 }
 
 const ok = (data: unknown, extra: Record<string, unknown> = {}) => json(200, { success: true, data, ...extra });
-const fail = (status: number, message: string, headers: Record<string, string> = {}) => json(status, { success: false, message }, headers);
+const fail = (status: number, message: string, headers: Record<string, string> = {}) =>
+  json(status, { success: false, message }, headers);
 const me = { organization: { id: '3f1c1c5e-8a4b-4c55-9d53-2c2a1b7e9d10', name: 'Acme' } };
 
 function networkError(code: string): Error {
@@ -64,7 +69,9 @@ function client(fetch: Fetch, options: { maxRetries?: number; timeoutMs?: number
 
 describe('requests the SDK sends', () => {
   it('authorization, JSON body, user agent and one request id', async () => {
-    const { fetch, calls } = scriptedFetch(json(201, { success: true, data: { customer: { id: 'c' } }, deduped: false }));
+    const { fetch, calls } = scriptedFetch(
+      json(201, { success: true, data: { customer: { id: 'c' } }, deduped: false }),
+    );
     const result = await client(fetch).customers.create({ customer_id: 'cus_1', cookie_id: 'ck_1' });
     expect(result).toEqual({ customer: { id: 'c' }, deduped: false });
     expect(calls).toHaveLength(1);
@@ -92,11 +99,25 @@ describe('requests the SDK sends', () => {
 
   it('client and per-request headers are sent, but never override the key or the request id', async () => {
     const { fetch, calls } = scriptedFetch(ok(me));
-    const sdk = new Client({ apiKey: 'svc-test', baseUrl: 'https://x.example', fetch, headers: { 'X-Tenant': 't1', Authorization: 'nope' } });
+    const sdk = new Client({
+      apiKey: 'svc-test',
+      baseUrl: 'https://x.example',
+      fetch,
+      headers: { 'X-Tenant': 't1', Authorization: 'nope' },
+    });
     await sdk.me({ headers: { 'x-trace': 'abc', 'X-Request-Id': 'theirs' }, requestId: 'mine-1' });
-    expect(calls[0].init.headers).toMatchObject({ 'x-tenant': 't1', 'x-trace': 'abc', authorization: 'Bearer svc-test', 'x-request-id': 'mine-1' });
-    expect(Object.keys(calls[0].init.headers).filter((name) => name.toLowerCase() === 'authorization')).toEqual(['authorization']);
-    expect(Object.keys(calls[0].init.headers).filter((name) => name.toLowerCase() === 'x-request-id')).toEqual(['x-request-id']);
+    expect(calls[0].init.headers).toMatchObject({
+      'x-tenant': 't1',
+      'x-trace': 'abc',
+      authorization: 'Bearer svc-test',
+      'x-request-id': 'mine-1',
+    });
+    expect(Object.keys(calls[0].init.headers).filter((name) => name.toLowerCase() === 'authorization')).toEqual([
+      'authorization',
+    ]);
+    expect(Object.keys(calls[0].init.headers).filter((name) => name.toLowerCase() === 'x-request-id')).toEqual([
+      'x-request-id',
+    ]);
   });
 });
 
@@ -121,7 +142,9 @@ describe('errors: one class per status family', () => {
   });
 
   it('a non-JSON error page (a proxy) still maps by status, with the text in the message', async () => {
-    const { fetch } = scriptedFetch(new Response('<html>Bad gateway</html>', { status: 502, statusText: 'Bad Gateway' }));
+    const { fetch } = scriptedFetch(
+      new Response('<html>Bad gateway</html>', { status: 502, statusText: 'Bad Gateway' }),
+    );
     const err = await rejection(client(fetch, { maxRetries: 0 }).me());
     expect(err).toBeInstanceOf(InternalServerError);
     expect((err as InternalServerError).message).toBe('HTTP 502 Bad Gateway: <html>Bad gateway</html>');
@@ -136,7 +159,11 @@ describe('errors: one class per status family', () => {
 
 describe('retries', () => {
   it('5xx is retried with the same request id until it succeeds', async () => {
-    const { fetch, calls } = scriptedFetch(fail(500, 'Internal server error'), fail(503, 'Service temporarily unavailable; safe to retry', { 'retry-after': '0' }), ok(me));
+    const { fetch, calls } = scriptedFetch(
+      fail(500, 'Internal server error'),
+      fail(503, 'Service temporarily unavailable; safe to retry', { 'retry-after': '0' }),
+      ok(me),
+    );
     const started = Date.now();
     await expect(client(fetch).me()).resolves.toEqual(me);
     expect(calls).toHaveLength(3);
@@ -190,23 +217,38 @@ describe('retries', () => {
   });
 
   it('writes idempotent on a business key are retried after an ambiguous failure', async () => {
-    const { fetch, calls } = scriptedFetch(networkError('ECONNRESET'), json(200, { success: true, data: { conversion: {} }, deduped: true }));
-    await expect(client(fetch).conversions.create({ external_id: 'inv_1', amount: 10, customer_id: 'c' })).resolves.toEqual({ conversion: {}, deduped: true });
+    const { fetch, calls } = scriptedFetch(
+      networkError('ECONNRESET'),
+      json(200, { success: true, data: { conversion: {} }, deduped: true }),
+    );
+    await expect(
+      client(fetch).conversions.create({ external_id: 'inv_1', amount: 10, customer_id: 'c' }),
+    ).resolves.toEqual({ conversion: {}, deduped: true });
     expect(calls).toHaveLength(2);
     expect(calls[1].init.body).toBe(calls[0].init.body);
   });
 
   it('a write without a business key (programs.create) is retried only when it certainly was not processed', async () => {
     const reset = scriptedFetch(networkError('ECONNRESET'), ok({ program: {} }));
-    await expect(client(reset.fetch).programs.create({ name: 'P', commission_value: 1 })).rejects.toBeInstanceOf(ConnectionError);
+    await expect(client(reset.fetch).programs.create({ name: 'P', commission_value: 1 })).rejects.toBeInstanceOf(
+      ConnectionError,
+    );
     expect(reset.calls).toHaveLength(1);
 
     const gateway = scriptedFetch(fail(502, 'Bad gateway'), ok({ program: {} }));
-    await expect(client(gateway.fetch).programs.create({ name: 'P', commission_value: 1 })).rejects.toBeInstanceOf(InternalServerError);
+    await expect(client(gateway.fetch).programs.create({ name: 'P', commission_value: 1 })).rejects.toBeInstanceOf(
+      InternalServerError,
+    );
     expect(gateway.calls).toHaveLength(1);
 
-    const refused = scriptedFetch(networkError('ECONNREFUSED'), fail(503, 'busy', { 'retry-after': '0' }), json(201, { success: true, data: { program: { id: 'p' } } }));
-    await expect(client(refused.fetch).programs.create({ name: 'P', commission_value: 1 })).resolves.toEqual({ program: { id: 'p' } });
+    const refused = scriptedFetch(
+      networkError('ECONNREFUSED'),
+      fail(503, 'busy', { 'retry-after': '0' }),
+      json(201, { success: true, data: { program: { id: 'p' } } }),
+    );
+    await expect(client(refused.fetch).programs.create({ name: 'P', commission_value: 1 })).resolves.toEqual({
+      program: { id: 'p' },
+    });
     expect(refused.calls).toHaveLength(3);
   });
 
@@ -239,14 +281,18 @@ describe('timeouts and aborts', () => {
 
   it('a timed-out programs.create is not retried (it may have been processed)', async () => {
     const { fetch, calls } = scriptedFetch('hang');
-    await expect(client(fetch, { timeoutMs: 50 }).programs.create({ name: 'P', commission_value: 1 })).rejects.toBeInstanceOf(TimeoutError);
+    await expect(
+      client(fetch, { timeoutMs: 50 }).programs.create({ name: 'P', commission_value: 1 }),
+    ).rejects.toBeInstanceOf(TimeoutError);
     expect(calls).toHaveLength(1);
   });
 
   it('per-request timeoutMs overrides the client', async () => {
     const { fetch } = scriptedFetch('hang');
     const started = Date.now();
-    await expect(client(fetch, { timeoutMs: 60_000, maxRetries: 0 }).me({ timeoutMs: 50 })).rejects.toBeInstanceOf(TimeoutError);
+    await expect(client(fetch, { timeoutMs: 60_000, maxRetries: 0 }).me({ timeoutMs: 50 })).rejects.toBeInstanceOf(
+      TimeoutError,
+    );
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 

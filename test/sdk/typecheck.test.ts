@@ -11,7 +11,10 @@ const repo = fileURLToPath(new URL('../../', import.meta.url));
 
 function tsc(args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [`${repo}node_modules/typescript/bin/tsc`, ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [`${repo}node_modules/typescript/bin/tsc`, ...args], {
+      cwd: repo,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));

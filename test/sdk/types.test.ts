@@ -66,28 +66,42 @@ describe('SDK types follow the contract', () => {
     expectTypeOf<Integration>().toEqualTypeOf<ContractIntegration>();
     expectTypeOf<CustomerStatus>().toEqualTypeOf<'trial' | 'active' | 'capped' | 'canceled'>();
     // Inputs are the schemas' input types: what the service accepts.
-    expectTypeOf<ConversionCreateParams>().toEqualTypeOf<z.input<typeof import('../../contract/src/index.js').CreateConversionBody>>();
+    expectTypeOf<ConversionCreateParams>().toEqualTypeOf<
+      z.input<typeof import('../../contract/src/index.js').CreateConversionBody>
+    >();
     expectTypeOf<ConversionCreateParams>().toMatchTypeOf<CreateConversionBody>();
-    expectTypeOf<RequestBody<(typeof merchantContract)['customers']['update']>>().toEqualTypeOf<{ status: CustomerStatus }>();
+    expectTypeOf<RequestBody<(typeof merchantContract)['customers']['update']>>().toEqualTypeOf<{
+      status: CustomerStatus;
+    }>();
   });
 
   it('the named types of the README are real types', () => {
     expectTypeOf<{ [K in keyof ReadmeTypes]: IsAny<ReadmeTypes[K]> }[number]>().toEqualTypeOf<false>();
-    expectTypeOf<import('../../client-sdk/src/index.js').WebhookProvider>().toEqualTypeOf<'stripe' | 'paddle' | 'lemonsqueezy' | 'polar' | 'chargebee'>();
+    expectTypeOf<import('../../client-sdk/src/index.js').WebhookProvider>().toEqualTypeOf<
+      'stripe' | 'paddle' | 'lemonsqueezy' | 'polar' | 'chargebee'
+    >();
     expectTypeOf<import('../../client-sdk/src/index.js').ConversionStatus>().toEqualTypeOf<'approved' | 'reversed'>();
   });
 
   it('methods resolve to the envelope data, with deduped on repeatable writes only', () => {
     expectTypeOf(client.me).returns.toEqualTypeOf<APIPromise<{ organization: Organization }>>();
     expectTypeOf(client.customers.create).returns.resolves.toEqualTypeOf<{ customer: Customer; deduped: boolean }>();
-    expectTypeOf(client.conversions.create).returns.resolves.toEqualTypeOf<{ conversion: Conversion; deduped: boolean }>();
-    expectTypeOf(client.conversions.refund).returns.resolves.toEqualTypeOf<{ conversion: Conversion; deduped: boolean }>();
+    expectTypeOf(client.conversions.create).returns.resolves.toEqualTypeOf<{
+      conversion: Conversion;
+      deduped: boolean;
+    }>();
+    expectTypeOf(client.conversions.refund).returns.resolves.toEqualTypeOf<{
+      conversion: Conversion;
+      deduped: boolean;
+    }>();
     expectTypeOf(client.affiliates.create).returns.resolves.toEqualTypeOf<{ affiliate: Affiliate; deduped: boolean }>();
     expectTypeOf(client.customers.get).returns.resolves.toEqualTypeOf<{ customer: Customer }>();
     expectTypeOf(client.customers.update).returns.resolves.toEqualTypeOf<{ customer: Customer }>();
     expectTypeOf(client.programs.create).returns.resolves.toEqualTypeOf<{ program: Program }>();
     expectTypeOf(client.integrations.list).returns.resolves.toEqualTypeOf<{ integrations: Integration[] }>();
-    expectTypeOf<ResultOf<(typeof merchantContract)['clicks']['create']>['click']['cookie_id']>().toEqualTypeOf<string>();
+    expectTypeOf<
+      ResultOf<(typeof merchantContract)['clicks']['create']>['click']['cookie_id']
+    >().toEqualTypeOf<string>();
   });
 
   it('lists are pages of the right item, iterable with for await', () => {

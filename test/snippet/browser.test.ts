@@ -19,7 +19,10 @@ import {
 /** The merchant page's globals these tests read: the snippet's `svc`, and what the test pages record. */
 declare global {
   interface Window {
-    svc: (command: string, ...args: unknown[]) => Promise<{ ok: boolean; cookieId?: string; fallback?: boolean; deduped?: boolean; error?: string }>;
+    svc: (
+      command: string,
+      ...args: unknown[]
+    ) => Promise<{ ok: boolean; cookieId?: string; fallback?: boolean; deduped?: boolean; error?: string }>;
     results: unknown[];
     queuedBeforeLoad: number;
   }
@@ -34,23 +37,33 @@ const unique = (prefix: string) => `${prefix}_${Date.now().toString(36)}_${++cou
 /** The service-side click behind a cookie id, straight from the database. */
 async function clickByCookie(cookieId: string) {
   const { db } = await testServer();
-  const rows = await db.orm.em
-    .getConnection()
-    .execute<{ id: string; affiliate_id: string; landing_url: string | null; referrer: string | null; user_agent: string | null; ip: string | null }[]>(
-      'select id, affiliate_id, landing_url, referrer, user_agent, ip from clicks where cookie_id = ?',
-      [cookieId],
-    );
+  const rows = await db.orm.em.getConnection().execute<
+    {
+      id: string;
+      affiliate_id: string;
+      landing_url: string | null;
+      referrer: string | null;
+      user_agent: string | null;
+      ip: string | null;
+    }[]
+  >('select id, affiliate_id, landing_url, referrer, user_agent, ip from clicks where cookie_id = ?', [cookieId]);
   return rows;
 }
 
 async function clickCount(organizationId: string): Promise<number> {
   const { db } = await testServer();
-  const [row] = await db.orm.em.getConnection().execute<{ n: string }[]>('select count(*) as n from clicks where organization_id = ?', [organizationId]);
+  const [row] = await db.orm.em
+    .getConnection()
+    .execute<{ n: string }[]>('select count(*) as n from clicks where organization_id = ?', [organizationId]);
   return Number(row.n);
 }
 
 async function addAffiliate(merchant: Merchant, slug: string) {
-  const res = await merchant.api.post('/api/affiliates', { email: `${slug}@example.com`, program_id: merchant.program.id, slug });
+  const res = await merchant.api.post('/api/affiliates', {
+    email: `${slug}@example.com`,
+    program_id: merchant.program.id,
+    slug,
+  });
   expect(res.status).toBe(201);
   return res.body.data.affiliate as { id: string; slug: string };
 }
@@ -93,7 +106,9 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
     const pages = merchantPages(merchant);
     const { context, page, pageErrors } = await openPage(browser);
 
-    await page.goto(`${pages.landing}?ref=${merchant.slug}&utm_source=news`, { referer: 'https://partner.example/blog' });
+    await page.goto(`${pages.landing}?ref=${merchant.slug}&utm_source=news`, {
+      referer: 'https://partner.example/blog',
+    });
     const detected = await page.evaluate(() => window.svc('detect'));
     const cookie = await svcCookie(context, pages.landing);
     expect(cookie, 'svc_aff cookie').toBeDefined();
@@ -139,10 +154,15 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
     const merchant = await createMerchant();
     // The test data has its own program and an affiliate with the same slug.
     const program = await merchant.testApi.post('/api/programs', { name: 'Test', commission_value: 10 });
-    const affiliate = await merchant.testApi.post('/api/affiliates', { email: merchant.affiliate.email, program_id: program.body.data.program.id, slug: merchant.slug });
+    const affiliate = await merchant.testApi.post('/api/affiliates', {
+      email: merchant.affiliate.email,
+      program_id: program.body.data.program.id,
+      slug: merchant.slug,
+    });
     expect(affiliate.status).toBe(201);
     const dir = `/${unique('shop')}`;
-    const tagged = (mode: string) => readmeEmbedCode(service, merchant.id).replace('<script async src=', `<script data-mode="${mode}" async src=`);
+    const tagged = (mode: string) =>
+      readmeEmbedCode(service, merchant.id).replace('<script async src=', `<script data-mode="${mode}" async src=`);
     expect(tagged('test')).toContain('data-mode="test"');
     const landing = site.page(`${dir}/landing`, html('<h1>Landing</h1>', tagged('test')));
     const { context, page, pageErrors } = await openPage(browser);
@@ -210,13 +230,21 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
     expect(await page.evaluate(() => window.results)).toEqual([{ ok: true, deduped: false }]);
     const cookie = await svcCookie(context, readmePage);
     const [click] = await clickByCookie(cookie!.value);
-    expect(await expectCustomer(merchant.api, first)).toMatchObject({ status: 'trial', affiliate_id: merchant.affiliate.id, click_id: click.id });
+    expect(await expectCustomer(merchant.api, first)).toMatchObject({
+      status: 'trial',
+      affiliate_id: merchant.affiliate.id,
+      click_id: click.id,
+    });
 
     await page.goto(plainPage);
     await page.waitForFunction(() => window.results.length === 1);
     expect(await page.evaluate(() => window.queuedBeforeLoad)).toBe(1);
     expect(await page.evaluate(() => window.results)).toEqual([{ ok: true, deduped: false }]);
-    expect(await expectCustomer(merchant.api, second)).toMatchObject({ status: 'trial', affiliate_id: merchant.affiliate.id, click_id: click.id });
+    expect(await expectCustomer(merchant.api, second)).toMatchObject({
+      status: 'trial',
+      affiliate_id: merchant.affiliate.id,
+      click_id: click.id,
+    });
     expect(pageErrors).toEqual([]);
     await context.close();
   });
@@ -260,12 +288,17 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
 
     const customerId = unique('cus');
     expect(await page.evaluate((id) => window.svc('trial', id), customerId)).toEqual({ ok: false, error: 'no_cookie' });
-    expect(warnings.some((w) => w.includes('[svc]') && w.includes('no svc_aff cookie') && w.includes(customerId))).toBe(true);
+    expect(warnings.some((w) => w.includes('[svc]') && w.includes('no svc_aff cookie') && w.includes(customerId))).toBe(
+      true,
+    );
     expectError404(await merchant.api.get(`/api/customers/${customerId}`));
 
     // Misuse never throws into the page either.
     expect(await page.evaluate(() => window.svc('trial'))).toEqual({ ok: false, error: 'no_customer_id' });
-    expect(await page.evaluate(() => window.svc('nonsense', 1))).toEqual({ ok: false, error: 'unknown command nonsense' });
+    expect(await page.evaluate(() => window.svc('nonsense', 1))).toEqual({
+      ok: false,
+      error: 'unknown command nonsense',
+    });
     expect(pageErrors).toEqual([]);
     await context.close();
   });
@@ -315,15 +348,27 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
       expect(cookie!.expires - Date.now() / 1000).toBeGreaterThan(60 * DAY - 120); // fallback lifetime
 
       // The merchant's backend reads the cookie and reports the sale with it.
-      const conversion = await merchant.api.post('/api/conversions', { external_id: unique('in'), amount: 100, cookie_id: cookie!.value });
+      const conversion = await merchant.api.post('/api/conversions', {
+        external_id: unique('in'),
+        amount: 100,
+        cookie_id: cookie!.value,
+      });
       expect(conversion.status, JSON.stringify(conversion.body)).toBe(201);
-      expect(conversion.body.data.conversion).toMatchObject({ affiliate_id: merchant.affiliate.id, kind: 'initial', commission_amount: 30 });
+      expect(conversion.body.data.conversion).toMatchObject({
+        affiliate_id: merchant.affiliate.id,
+        kind: 'initial',
+        commission_amount: 30,
+      });
 
       // And the snippet's own signup call works with the slug too (customers are not delayed).
       const customerId = unique('cus');
       await page.goto(pages.signup);
       expect(await page.evaluate((id) => window.svc('trial', id), customerId)).toEqual({ ok: true, deduped: false });
-      expect(await expectCustomer(merchant.api, customerId)).toMatchObject({ affiliate_id: merchant.affiliate.id, status: 'trial', click_id: null });
+      expect(await expectCustomer(merchant.api, customerId)).toMatchObject({
+        affiliate_id: merchant.affiliate.id,
+        status: 'trial',
+        click_id: null,
+      });
       expect(pageErrors).toEqual([]);
       await context.close();
     } finally {
@@ -339,7 +384,11 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
       const { context, page } = await openPage(browser);
       await page.goto(`${pages.landing}?ref=${merchant.slug}`);
       const started = Date.now();
-      expect(await page.evaluate(() => window.svc('detect'))).toEqual({ ok: true, cookieId: merchant.slug, fallback: true });
+      expect(await page.evaluate(() => window.svc('detect'))).toEqual({
+        ok: true,
+        cookieId: merchant.slug,
+        fallback: true,
+      });
       expect(Date.now() - started).toBeLessThan(1_500);
       expect((await svcCookie(context, pages.landing))!.value).toBe(merchant.slug);
       await context.close();
@@ -354,9 +403,14 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
     // https://svc.example relayed to the real one (snippet and API alike).
     const shop = 'https://shop.example';
     const svcHost = 'https://svc.example';
-    const embed = readmeEmbedCode(svcHost, merchant.id).replace('data-organization=', 'data-param="via" data-organization=');
+    const embed = readmeEmbedCode(svcHost, merchant.id).replace(
+      'data-organization=',
+      'data-param="via" data-organization=',
+    );
     const { context, page, pageErrors } = await openPage(browser);
-    await context.route(`${shop}/**`, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: html('<h1>Shop</h1>', embed) }));
+    await context.route(`${shop}/**`, (route) =>
+      route.fulfill({ status: 200, contentType: 'text/html', body: html('<h1>Shop</h1>', embed) }),
+    );
     await context.route(`${svcHost}/**`, async (route) => {
       const response = await route.fetch({ url: route.request().url().replace(svcHost, service) });
       await route.fulfill({ response });
@@ -366,7 +420,13 @@ describeInBrowser('tracking snippet in Chromium (merchant page on another origin
     const detected = await page.evaluate(() => window.svc('detect'));
     expect(detected.ok).toBe(true);
     const cookie = await svcCookie(context, shop);
-    expect(cookie).toMatchObject({ value: detected.cookieId, secure: true, sameSite: 'Lax', path: '/', domain: 'shop.example' });
+    expect(cookie).toMatchObject({
+      value: detected.cookieId,
+      secure: true,
+      sameSite: 'Lax',
+      path: '/',
+      domain: 'shop.example',
+    });
     expect((await clickByCookie(detected.cookieId!))[0].affiliate_id).toBe(merchant.affiliate.id);
     expect(pageErrors).toEqual([]);
     await context.close();
@@ -392,7 +452,10 @@ function expectError404(res: { status: number; body: any }) {
 }
 
 describe('browser suite prerequisites', () => {
-  it.runIf(process.env.CI)('CI has Chromium (.ci/run installs it), so the browser suite above never skips there', () => {
-    expect(chromiumAvailable, `no Chromium at ${CHROMIUM_PATH}`).toBe(true);
-  });
+  it.runIf(process.env.CI)(
+    'CI has Chromium (.ci/run installs it), so the browser suite above never skips there',
+    () => {
+      expect(chromiumAvailable, `no Chromium at ${CHROMIUM_PATH}`).toBe(true);
+    },
+  );
 });

@@ -84,7 +84,10 @@ describe('LeasedRateLimiter (one budget across instances, few store operations)'
 
   it('two instances together admit exactly the limit, however their requests interleave', async () => {
     const { store } = sharedStore(100);
-    const [a, b] = [new LeasedRateLimiter(store, 100, { leaseShare: 0.07 }), new LeasedRateLimiter(store, 100, { leaseShare: 0.07 })];
+    const [a, b] = [
+      new LeasedRateLimiter(store, 100, { leaseShare: 0.07 }),
+      new LeasedRateLimiter(store, 100, { leaseShare: 0.07 }),
+    ];
     expect(a.leaseSize).toBe(7);
     const decisions = [];
     // Both keep asking: the last leases are partial (each instance keeps exactly what was left
@@ -98,7 +101,10 @@ describe('LeasedRateLimiter (one budget across instances, few store operations)'
 
   it('a lease one instance has not used is lost to the others until the window ends (at most one lease each)', async () => {
     const { store } = sharedStore(100);
-    const [a, b] = [new LeasedRateLimiter(store, 100, { leaseShare: 0.1 }), new LeasedRateLimiter(store, 100, { leaseShare: 0.1 })];
+    const [a, b] = [
+      new LeasedRateLimiter(store, 100, { leaseShare: 0.1 }),
+      new LeasedRateLimiter(store, 100, { leaseShare: 0.1 }),
+    ];
     expect((await a.hit('key')).allowed).toBe(true); // a leases 10, uses 1
     const fromB = await hits(b, 'key', 100);
     expect(fromB.filter((d) => d.allowed)).toHaveLength(90);

@@ -10,11 +10,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant } from '../support/api.js';
 import { testServer } from '../support/server.js';
 import { describeInBrowser, launchChromium, openPage, svcCookie } from './support/browser.js';
-import { buildSdkPackage, startMerchantApp, startSilentService, type BuiltSdk, type MerchantApp, type MerchantAppEnv } from './support/merchant-app.js';
+import {
+  buildSdkPackage,
+  startMerchantApp,
+  startSilentService,
+  type BuiltSdk,
+  type MerchantApp,
+  type MerchantAppEnv,
+} from './support/merchant-app.js';
 
 declare global {
   interface Window {
-    svc: (command: string, ...args: unknown[]) => Promise<{ ok: boolean; cookieId?: string; fallback?: boolean; deduped?: boolean; error?: string }>;
+    svc: (
+      command: string,
+      ...args: unknown[]
+    ) => Promise<{ ok: boolean; cookieId?: string; fallback?: boolean; deduped?: boolean; error?: string }>;
     cookieWrites: string[];
   }
 }
@@ -27,12 +37,17 @@ const GOOGLEBOT_UA = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google
 
 async function clicksOf(organizationId: string) {
   const { db } = await testServer();
-  return db.orm.em
-    .getConnection()
-    .execute<{ id: string; cookie_id: string; affiliate_id: string; landing_url: string | null; referrer: string | null; user_agent: string | null; ip: string | null }[]>(
-      'select id, cookie_id, affiliate_id, landing_url, referrer, user_agent, ip from clicks where organization_id = ? order by created_at',
-      [organizationId],
-    );
+  return db.orm.em.getConnection().execute<
+    {
+      id: string;
+      cookie_id: string;
+      affiliate_id: string;
+      landing_url: string | null;
+      referrer: string | null;
+      user_agent: string | null;
+      ip: string | null;
+    }[]
+  >('select id, cookie_id, affiliate_id, landing_url, referrer, user_agent, ip from clicks where organization_id = ? order by created_at', [organizationId]);
 }
 
 /** Records every write to document.cookie, so that a test can tell a script-written cookie from a Set-Cookie one. */
@@ -94,7 +109,9 @@ describeInBrowser('server-side tracking in Chromium: a merchant app on the built
     const { context, page, pageErrors } = await openPage(browser);
     await watchCookieWrites(context);
 
-    const response = await page.goto(`${shop.origin}/landing?ref=${merchant.slug}&utm_source=news`, { referer: 'https://partner.example/blog' });
+    const response = await page.goto(`${shop.origin}/landing?ref=${merchant.slug}&utm_source=news`, {
+      referer: 'https://partner.example/blog',
+    });
     expect(response!.status()).toBe(200);
     const setCookie = (await response!.allHeaders())['set-cookie'];
     expect(setCookie).toMatch(/^svc_aff=ck_[0-9A-Za-z]{22}; Path=\/; Max-Age=2592000; SameSite=Lax$/);
@@ -122,11 +139,16 @@ describeInBrowser('server-side tracking in Chromium: a merchant app on the built
 
     // At signup the merchant's backend reads it back (getCookieId), and the snippet's svc('trial') too.
     await page.goto(`${shop.origin}/signup`);
-    expect(await (await page.request.get(`${shop.origin}/backend/cookie`)).json()).toEqual({ cookie_id: cookie!.value });
+    expect(await (await page.request.get(`${shop.origin}/backend/cookie`)).json()).toEqual({
+      cookie_id: cookie!.value,
+    });
     const trial = await page.evaluate(() => window.svc('trial', 'cus_server_side_1'));
     expect(trial).toEqual({ ok: true, deduped: false });
     const customer = await merchant.api.get('/api/customers/cus_server_side_1');
-    expect(customer.body.data.customer).toMatchObject({ affiliate_id: merchant.affiliate.id, click_id: (await clicksOf(merchant.id))[0].id });
+    expect(customer.body.data.customer).toMatchObject({
+      affiliate_id: merchant.affiliate.id,
+      click_id: (await clicksOf(merchant.id))[0].id,
+    });
     // Pages without the parameter record nothing more.
     expect(await clicksOf(merchant.id)).toHaveLength(1);
     expect(pageErrors).toEqual([]);
@@ -139,7 +161,9 @@ describeInBrowser('server-side tracking in Chromium: a merchant app on the built
     const { context, page, pageErrors } = await openPage(browser);
     await watchCookieWrites(context);
     const response = await page.goto(`${shop.origin}/combined/landing?ref=${merchant.slug}`);
-    expect((await response!.allHeaders())['set-cookie']).toMatch(/^svc_aff=ck_[0-9A-Za-z]{22}; Path=\/; Max-Age=2592000; SameSite=Lax$/);
+    expect((await response!.allHeaders())['set-cookie']).toMatch(
+      /^svc_aff=ck_[0-9A-Za-z]{22}; Path=\/; Max-Age=2592000; SameSite=Lax$/,
+    );
     const cookie = await svcCookie(context, shop.origin);
     // The snippet's own capture of this visit (svc('detect') answers the one it ran at load).
     expect(await page.evaluate(() => window.svc('detect'))).toEqual({ ok: true, cookieId: cookie!.value });
@@ -148,14 +172,20 @@ describeInBrowser('server-side tracking in Chromium: a merchant app on the built
     // At signup the click is the visit's one.
     await page.goto(`${shop.origin}/signup`);
     expect(await page.evaluate(() => window.svc('trial', 'cus_combined_1'))).toEqual({ ok: true, deduped: false });
-    expect((await merchant.api.get('/api/customers/cus_combined_1')).body.data.customer).toMatchObject({ click_id: (await clicksOf(merchant.id))[0].id });
+    expect((await merchant.api.get('/api/customers/cus_combined_1')).body.data.customer).toMatchObject({
+      click_id: (await clicksOf(merchant.id))[0].id,
+    });
     expect(pageErrors).toEqual([]);
     await context.close();
   });
 
   it('the snippet on a static page, then the middleware and the snippet on the next page that keeps ?ref=: still one click; another ref later is a click of its own', async () => {
     const merchant = await createMerchant();
-    const other = await merchant.api.post('/api/affiliates', { email: `other-${merchant.slug}@example.com`, program_id: merchant.program.id, slug: `o-${merchant.slug}` });
+    const other = await merchant.api.post('/api/affiliates', {
+      email: `other-${merchant.slug}@example.com`,
+      program_id: merchant.program.id,
+      slug: `o-${merchant.slug}`,
+    });
     expect(other.status).toBe(201);
     const shop = await app(merchant);
     const { context, page, pageErrors } = await openPage(browser);
@@ -190,7 +220,11 @@ describeInBrowser('server-side tracking in Chromium: a merchant app on the built
     expect(cookie?.httpOnly).toBe(false);
     expectLifetime(cookie!, 14 * DAY);
     const [click] = await clicksOf(merchant.id);
-    expect(click).toMatchObject({ cookie_id: cookie!.value, ip: '127.0.0.1', user_agent: await page.evaluate(() => navigator.userAgent) });
+    expect(click).toMatchObject({
+      cookie_id: cookie!.value,
+      ip: '127.0.0.1',
+      user_agent: await page.evaluate(() => navigator.userAgent),
+    });
     await context.close();
   });
 
@@ -225,7 +259,11 @@ describeInBrowser('server-side tracking in Chromium: a merchant app on the built
       expect(cookie?.value).toBe(merchant.slug);
       expectLifetime(cookie!, 60 * DAY);
       const warnings = await (await page.request.get(`${shop.origin}/backend/warnings`)).json();
-      expect(warnings).toEqual([expect.stringMatching(new RegExp(`click for ref "${merchant.slug}" not recorded .*the cookie holds the slug instead`))]);
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          new RegExp(`click for ref "${merchant.slug}" not recorded .*the cookie holds the slug instead`),
+        ),
+      ]);
       await context.close();
     } finally {
       await silent.close();
@@ -255,7 +293,9 @@ describeInBrowser('server-side tracking in Chromium: a merchant app on the built
       const { context, page, pageErrors } = await openPage(browser);
       await watchCookieWrites(context);
       page.on('request', (r) => requested.push(r.url()));
-      const clickResponse = page.waitForResponse((r) => r.url().endsWith(`/_aff/public/organizations/${merchant.id}/clicks`));
+      const clickResponse = page.waitForResponse((r) =>
+        r.url().endsWith(`/_aff/public/organizations/${merchant.id}/clicks`),
+      );
       await page.goto(`${shop.origin}/landing?ref=${merchant.slug}`);
       const detected = await page.evaluate(() => window.svc('detect'));
       expect(detected.ok, JSON.stringify(detected)).toBe(true);
@@ -281,12 +321,18 @@ describeInBrowser('server-side tracking in Chromium: a merchant app on the built
       expectLifetime(cookie!, 45 * DAY);
 
       const [click] = await clicksOf(merchant.id);
-      expect(click).toMatchObject({ cookie_id: cookie!.value, ip: '127.0.0.1', user_agent: await page.evaluate(() => navigator.userAgent) });
+      expect(click).toMatchObject({
+        cookie_id: cookie!.value,
+        ip: '127.0.0.1',
+        user_agent: await page.evaluate(() => navigator.userAgent),
+      });
 
       // Signup through the same path.
       await page.goto(`${shop.origin}/signup`);
       expect(await page.evaluate(() => window.svc('trial', 'cus_first_party_1'))).toEqual({ ok: true, deduped: false });
-      expect((await merchant.api.get('/api/customers/cus_first_party_1')).body.data.customer).toMatchObject({ click_id: click.id });
+      expect((await merchant.api.get('/api/customers/cus_first_party_1')).body.data.customer).toMatchObject({
+        click_id: click.id,
+      });
       await context.close();
     });
 
@@ -297,14 +343,27 @@ describeInBrowser('server-side tracking in Chromium: a merchant app on the built
       await page.goto(`${shop.origin}/signup`);
       const body = JSON.stringify({ ref: merchant.slug });
       const viaProxy = await page.evaluate(
-        async ({ org, body }) => (await fetch(`/_aff/public/organizations/${org}/clicks`, { method: 'POST', body, headers: { 'X-Visitor-IP': '6.6.6.6' } })).status,
+        async ({ org, body }) =>
+          (
+            await fetch(`/_aff/public/organizations/${org}/clicks`, {
+              method: 'POST',
+              body,
+              headers: { 'X-Visitor-IP': '6.6.6.6' },
+            })
+          ).status,
         { org: merchant.id, body },
       );
       expect(viaProxy).toBe(201);
       const direct = await page.evaluate(
         async ({ url, body }) => {
           try {
-            return (await fetch(url, { method: 'POST', body, headers: { 'X-Visitor-IP': '6.6.6.6', Authorization: 'Bearer svc-guess' } })).status;
+            return (
+              await fetch(url, {
+                method: 'POST',
+                body,
+                headers: { 'X-Visitor-IP': '6.6.6.6', Authorization: 'Bearer svc-guess' },
+              })
+            ).status;
           } catch (e) {
             return String(e);
           }

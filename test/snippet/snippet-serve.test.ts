@@ -16,7 +16,12 @@ import { SNIPPET_ARTEFACT } from '../../server/src/snippet/artefact.js';
 import { snippetHandler } from '../../server/src/snippet/serve.js';
 import { fromRepoRoot } from '../../server/src/paths.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { describeWithPostgres, startService, stopService, type ServiceProcess } from '../reliability/support/service.js';
+import {
+  describeWithPostgres,
+  startService,
+  stopService,
+  type ServiceProcess,
+} from '../reliability/support/service.js';
 
 const SIZE_BUDGET_GZIP = 2048;
 
@@ -26,27 +31,31 @@ const buildSnippet = async () => prepareSnippet(await compileSnippet());
 /** Raw HTTP (fetch would decompress, and adds Cache-Control: no-cache to conditional requests). */
 async function fetchSnippet(headers: Record<string, string> = {}) {
   const { baseUrl } = await testServer();
-  return new Promise<{ res: { status: number; headers: { get(name: string): string | null } }; body: Buffer }>((resolve, reject) => {
-    http
-      .get(`${baseUrl}/snippet.js`, { headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const get = (name: string) => {
-            const v = res.headers[name.toLowerCase()];
-            return v === undefined ? null : String(v);
-          };
-          resolve({ res: { status: res.statusCode ?? 0, headers: { get } }, body: Buffer.concat(chunks) });
-        });
-      })
-      .on('error', reject);
-  });
+  return new Promise<{ res: { status: number; headers: { get(name: string): string | null } }; body: Buffer }>(
+    (resolve, reject) => {
+      http
+        .get(`${baseUrl}/snippet.js`, { headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const get = (name: string) => {
+              const v = res.headers[name.toLowerCase()];
+              return v === undefined ? null : String(v);
+            };
+            resolve({ res: { status: res.statusCode ?? 0, headers: { get } }, body: Buffer.concat(chunks) });
+          });
+        })
+        .on('error', reject);
+    },
+  );
 }
 
 describe('GET /snippet.js', () => {
   it(`is under ${SIZE_BUDGET_GZIP} bytes gzipped`, async () => {
     const snippet = await buildSnippet();
-    console.log(`snippet.js: ${snippet.code.length} bytes minified, ${snippet.gzip.length} bytes gzipped, ${snippet.brotli.length} bytes brotli`);
+    console.log(
+      `snippet.js: ${snippet.code.length} bytes minified, ${snippet.gzip.length} bytes gzipped, ${snippet.brotli.length} bytes brotli`,
+    );
     expect(snippet.gzip.length).toBeLessThan(SIZE_BUDGET_GZIP);
   });
 
@@ -54,7 +63,9 @@ describe('GET /snippet.js', () => {
     const { res, body } = await fetchSnippet({ 'accept-encoding': 'identity' });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/javascript; charset=utf-8');
-    expect(res.headers.get('cache-control')).toBe('public, max-age=3600, stale-while-revalidate=86400, stale-if-error=86400');
+    expect(res.headers.get('cache-control')).toBe(
+      'public, max-age=3600, stale-while-revalidate=86400, stale-if-error=86400',
+    );
     expect(res.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
@@ -95,7 +106,13 @@ describe('GET /snippet.js', () => {
     // esbuild refuses to lower syntax it cannot express in the target: a rebuild targeting
     // ES2017 from the output must leave it unchanged in meaning and succeed.
     await expect(
-      build({ stdin: { contents: text, loader: 'js' }, write: false, target: 'es2017', supported: { 'async-await': true }, logLevel: 'silent' }),
+      build({
+        stdin: { contents: text, loader: 'js' },
+        write: false,
+        target: 'es2017',
+        supported: { 'async-await': true },
+        logLevel: 'silent',
+      }),
     ).resolves.toBeDefined();
     expect(text).not.toMatch(/\?\.|\?\?|\*\*=|#[a-z]\w*\s*[=;(]/); // optional chaining, ??, private fields
     expect(text.startsWith('"use strict";(()=>{')).toBe(true);
@@ -141,14 +158,18 @@ describeWithPostgres('the built service runs without esbuild', () => {
     rmSync(`${script}.map`, { force: true });
   });
 
-  it('started with esbuild unresolvable, it serves the snippet `npm run build` compiled', { timeout: 180_000 }, async () => {
-    await bundle('server/src/main.ts', script);
-    // Any import of esbuild (or tsx) by the running service fails, as on a host where only what runs is installed.
-    const hook = unresolvableHook(dir);
-    db = await createTestDatabase();
-    service = await startService(db.url, {}, ['--import', hook, script]);
-    const res = await fetch(`${service.url}/snippet.js`, { headers: { 'accept-encoding': 'identity' } });
-    expect(res.status).toBe(200);
-    expect(Buffer.from(await res.arrayBuffer()).equals(readFileSync(SNIPPET_ARTEFACT))).toBe(true);
-  });
+  it(
+    'started with esbuild unresolvable, it serves the snippet `npm run build` compiled',
+    { timeout: 180_000 },
+    async () => {
+      await bundle('server/src/main.ts', script);
+      // Any import of esbuild (or tsx) by the running service fails, as on a host where only what runs is installed.
+      const hook = unresolvableHook(dir);
+      db = await createTestDatabase();
+      service = await startService(db.url, {}, ['--import', hook, script]);
+      const res = await fetch(`${service.url}/snippet.js`, { headers: { 'accept-encoding': 'identity' } });
+      expect(res.status).toBe(200);
+      expect(Buffer.from(await res.arrayBuffer()).equals(readFileSync(SNIPPET_ARTEFACT))).toBe(true);
+    },
+  );
 });

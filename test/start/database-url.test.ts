@@ -31,20 +31,26 @@ describe('DATABASE_URL is checked as the drivers read it (db/database-url.ts)', 
     expect(databaseUrlProblem(raw(password))).toBe(`${problem}: ${DATABASE_URL_ENCODING_RULE}`);
   });
 
-  it('other faults: another scheme, no database; no host is the drivers\' default (PGHOST, else localhost)', () => {
-    expect(databaseUrlProblem('mysql://u:p@h/db')).toBe(`must start with postgres:// or postgresql:// (not mysql://): ${DATABASE_URL_ENCODING_RULE}`);
+  it("other faults: another scheme, no database; no host is the drivers' default (PGHOST, else localhost)", () => {
+    expect(databaseUrlProblem('mysql://u:p@h/db')).toBe(
+      `must start with postgres:// or postgresql:// (not mysql://): ${DATABASE_URL_ENCODING_RULE}`,
+    );
     expect(databaseUrlProblem('postgres:///affiliates')).toBeUndefined();
-    expect(databaseUrlProblem('postgres://u:p@h:5432')).toBe(`names no database (the /database after the host): a / or ? in the password moves it: ${DATABASE_URL_ENCODING_RULE}`);
+    expect(databaseUrlProblem('postgres://u:p@h:5432')).toBe(
+      `names no database (the /database after the host): a / or ? in the password moves it: ${DATABASE_URL_ENCODING_RULE}`,
+    );
   });
 
   it('loadConfig names the setting (DATABASE_URL, DATABASE_DIRECT_URL, each DATABASE_REPLICA_URLS entry) and never repeats the password', () => {
     expect(() => loadConfig({ DATABASE_URL: raw('12#secret') })).toThrow(
       `Invalid configuration: DATABASE_URL: contains # (a fragment), which cuts the URL short: a # in the password: ${DATABASE_URL_ENCODING_RULE}`,
     );
-    expect(() => loadConfig({ DATABASE_URL: raw('ok'), DATABASE_DIRECT_URL: raw('50%secret') })).toThrow(/^Invalid configuration: DATABASE_DIRECT_URL: has a password that is not valid/);
-    expect(() => loadConfig({ DATABASE_URL: raw('ok'), DATABASE_REPLICA_URLS: `${raw('ok')},${raw('12/secret')}` })).toThrow(
-      /^Invalid configuration: DATABASE_REPLICA_URLS\.1: has a database name with \/ or @ in it/,
+    expect(() => loadConfig({ DATABASE_URL: raw('ok'), DATABASE_DIRECT_URL: raw('50%secret') })).toThrow(
+      /^Invalid configuration: DATABASE_DIRECT_URL: has a password that is not valid/,
     );
+    expect(() =>
+      loadConfig({ DATABASE_URL: raw('ok'), DATABASE_REPLICA_URLS: `${raw('ok')},${raw('12/secret')}` }),
+    ).toThrow(/^Invalid configuration: DATABASE_REPLICA_URLS\.1: has a database name with \/ or @ in it/);
     for (const value of [raw('12#secret'), raw('12/secret'), raw('50%secret')]) {
       let message = '';
       try {
@@ -62,7 +68,14 @@ describe('DATABASE_URL is checked as the drivers read it (db/database-url.ts)', 
 async function startWith(databaseUrl: string): Promise<{ code: number | null; output: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', HOST: '127.0.0.1', PUBLIC_BASE_URL: 'http://127.0.0.1', DATABASE_URL: databaseUrl },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      PUBLIC_BASE_URL: 'http://127.0.0.1',
+      DATABASE_URL: databaseUrl,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -78,11 +91,15 @@ describe('the service started with an unencoded password in DATABASE_URL', () =>
   it.each([
     ['12#secret', 'contains # (a fragment), which cuts the URL short: a # in the password'],
     ['50%secret', 'has a password that is not valid percent-encoding (a % not followed by two hex digits)'],
-  ])('%s: stops at once naming DATABASE_URL and the rule, never with the driver\'s error', { timeout: 90_000 }, async (password, problem) => {
-    const { code, output } = await startWith(raw(password));
-    expect(code).toBe(1);
-    expect(output).toContain(`Invalid configuration: DATABASE_URL: ${problem}: ${DATABASE_URL_ENCODING_RULE}`);
-    expect(output).not.toMatch(/No database specified|URI malformed/);
-    expect(output).not.toContain('secret@');
-  });
+  ])(
+    "%s: stops at once naming DATABASE_URL and the rule, never with the driver's error",
+    { timeout: 90_000 },
+    async (password, problem) => {
+      const { code, output } = await startWith(raw(password));
+      expect(code).toBe(1);
+      expect(output).toContain(`Invalid configuration: DATABASE_URL: ${problem}: ${DATABASE_URL_ENCODING_RULE}`);
+      expect(output).not.toMatch(/No database specified|URI malformed/);
+      expect(output).not.toContain('secret@');
+    },
+  );
 });

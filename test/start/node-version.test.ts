@@ -29,7 +29,12 @@ const describeWithOldNode = describe.skipIf(!OLD_NODE && !process.env.CI);
  * process group of its own: if the check ever lets a service start, the group is killed after
  * `timeoutMs` rather than left serving.
  */
-async function runOnOldNode(command: string, args: string[], cwd: string, timeoutMs = 60_000): Promise<{ status: number | null; output: string }> {
+async function runOnOldNode(
+  command: string,
+  args: string[],
+  cwd: string,
+  timeoutMs = 60_000,
+): Promise<{ status: number | null; output: string }> {
   if (!OLD_NODE) throw new Error('no Node.js older than 22.17 on this machine (/usr/bin/node): CI needs one');
   const dataDir = mkdtempSync(join(tmpdir(), 'aa-node-version-data-'));
   const env: Record<string, string> = {
@@ -67,8 +72,10 @@ describe('which Node.js is supported', () => {
   it('22.17 and later: 22.17.0, 22.22, 23, 24; not 22.16.x, 20 or 18', () => {
     expect(REQUIRED_NODE).toBe('22.17.0');
     expect(JSON.parse(readFileSync(fromRepoRoot('package.json'), 'utf8')).engines.node).toBe('>=22.17');
-    for (const v of ['v22.17.0', '22.17.1', '22.22.0', '23.0.0', 'v24.11.1', '25.1.0']) expect(nodeVersionSupported(v), v).toBe(true);
-    for (const v of ['v22.16.9', '22.9.0', 'v20.20.2', '18.20.4', '8.0.0']) expect(nodeVersionSupported(v), v).toBe(false);
+    for (const v of ['v22.17.0', '22.17.1', '22.22.0', '23.0.0', 'v24.11.1', '25.1.0'])
+      expect(nodeVersionSupported(v), v).toBe(true);
+    for (const v of ['v22.16.9', '22.9.0', 'v20.20.2', '18.20.4', '8.0.0'])
+      expect(nodeVersionSupported(v), v).toBe(false);
   });
 
   it('the check passes on this Node.js (the one running the suite: CI brings 24 and 22.17)', () => {
@@ -78,40 +85,71 @@ describe('which Node.js is supported', () => {
   });
 });
 
-describeWithOldNode('on an unsupported Node.js (the machine\'s /usr/bin/node)', () => {
-  it('npm start stops at once, before building anything, with the version, the required one and how to get it', { timeout: 90_000 }, async () => {
-    const { status, output } = await runOnOldNode('npm', ['start'], fromRepoRoot('.'));
-    expect(status).not.toBe(0);
-    expectHowTo(output, 'npm start');
-    expect(output).not.toContain('vite');
-  });
-
-  it("the service's entry stops too when started directly (its first import is the check)", { timeout: 90_000 }, async () => {
-    const { status, output } = await runOnOldNode(OLD_NODE!, ['--import', 'tsx', 'server/src/main.ts'], fromRepoRoot('.'));
-    expect(status).toBe(1);
-    expectHowTo(output, 'npm start');
-    expect(output).not.toContain('listening');
-  });
-
-  it('npm ci fails with the same message (the root preinstall script), not a mere warning', { timeout: 90_000 }, async () => {
-    // The repository's own preinstall script and check, in a project of no dependency (a real npm ci
-    // of the whole lockfile would download hundreds of packages first: npm runs the root's
-    // preinstall after installing them).
-    const dir = mkdtempSync(join(tmpdir(), 'aa-node-version-'));
-    try {
-      const root = JSON.parse(readFileSync(fromRepoRoot('package.json'), 'utf8'));
-      writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'node-version-check', version: '1.0.0', private: true, engines: root.engines, scripts: { preinstall: root.scripts.preinstall } }));
-      writeFileSync(
-        join(dir, 'package-lock.json'),
-        JSON.stringify({ name: 'node-version-check', version: '1.0.0', lockfileVersion: 3, requires: true, packages: { '': { name: 'node-version-check', version: '1.0.0', engines: root.engines } } }),
-      );
-      mkdirSync(join(dir, 'server'));
-      copyFileSync(fromRepoRoot('server/node-version.mjs'), join(dir, 'server/node-version.mjs'));
-      const { status, output } = await runOnOldNode('npm', ['ci'], dir);
+describeWithOldNode("on an unsupported Node.js (the machine's /usr/bin/node)", () => {
+  it(
+    'npm start stops at once, before building anything, with the version, the required one and how to get it',
+    { timeout: 90_000 },
+    async () => {
+      const { status, output } = await runOnOldNode('npm', ['start'], fromRepoRoot('.'));
       expect(status).not.toBe(0);
-      expectHowTo(output, 'npm ci');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+      expectHowTo(output, 'npm start');
+      expect(output).not.toContain('vite');
+    },
+  );
+
+  it(
+    "the service's entry stops too when started directly (its first import is the check)",
+    { timeout: 90_000 },
+    async () => {
+      const { status, output } = await runOnOldNode(
+        OLD_NODE!,
+        ['--import', 'tsx', 'server/src/main.ts'],
+        fromRepoRoot('.'),
+      );
+      expect(status).toBe(1);
+      expectHowTo(output, 'npm start');
+      expect(output).not.toContain('listening');
+    },
+  );
+
+  it(
+    'npm ci fails with the same message (the root preinstall script), not a mere warning',
+    { timeout: 90_000 },
+    async () => {
+      // The repository's own preinstall script and check, in a project of no dependency (a real npm ci
+      // of the whole lockfile would download hundreds of packages first: npm runs the root's
+      // preinstall after installing them).
+      const dir = mkdtempSync(join(tmpdir(), 'aa-node-version-'));
+      try {
+        const root = JSON.parse(readFileSync(fromRepoRoot('package.json'), 'utf8'));
+        writeFileSync(
+          join(dir, 'package.json'),
+          JSON.stringify({
+            name: 'node-version-check',
+            version: '1.0.0',
+            private: true,
+            engines: root.engines,
+            scripts: { preinstall: root.scripts.preinstall },
+          }),
+        );
+        writeFileSync(
+          join(dir, 'package-lock.json'),
+          JSON.stringify({
+            name: 'node-version-check',
+            version: '1.0.0',
+            lockfileVersion: 3,
+            requires: true,
+            packages: { '': { name: 'node-version-check', version: '1.0.0', engines: root.engines } },
+          }),
+        );
+        mkdirSync(join(dir, 'server'));
+        copyFileSync(fromRepoRoot('server/node-version.mjs'), join(dir, 'server/node-version.mjs'));
+        const { status, output } = await runOnOldNode('npm', ['ci'], dir);
+        expect(status).not.toBe(0);
+        expectHowTo(output, 'npm ci');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });

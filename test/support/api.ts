@@ -51,8 +51,10 @@ export function admin() {
   return {
     post: <T = any>(path: string, body?: unknown) =>
       request<T>('POST', path, { body, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } }),
-    get: <T = any>(path: string) => request<T>('GET', path, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } }),
-    delete: <T = any>(path: string) => request<T>('DELETE', path, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } }),
+    get: <T = any>(path: string) =>
+      request<T>('GET', path, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } }),
+    delete: <T = any>(path: string) =>
+      request<T>('DELETE', path, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } }),
   };
 }
 
@@ -82,7 +84,11 @@ export async function createMerchant(program: Record<string, unknown> = {}) {
   const p = await org.api.post('/api/programs', { name: 'Main', commission_value: 30, ...program });
   expect(p.status).toBe(201);
   const slug = `aff-${Math.random().toString(36).slice(2, 10)}`;
-  const a = await org.api.post('/api/affiliates', { email: `${slug}@example.com`, program_id: p.body.data.program.id, slug });
+  const a = await org.api.post('/api/affiliates', {
+    email: `${slug}@example.com`,
+    program_id: p.body.data.program.id,
+    slug,
+  });
   expect(a.status).toBe(201);
   return { ...org, program: p.body.data.program, affiliate: a.body.data.affiliate, slug };
 }

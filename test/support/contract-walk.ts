@@ -68,8 +68,18 @@ export interface BodyVariant {
  * field of `references` the body has (that field set to its value, the rest sampled), or one
  * sampled body (with `fallback` set where the schema has those fields) when it has none.
  */
-export function bodyVariants(route: AppRoute, references: Record<string, string>, options: { prefix: string; fallback?: Record<string, unknown> }): BodyVariant[] {
-  if (route.method === 'GET' || !('body' in route) || !route.body || typeof (route.body as { _def?: unknown })._def !== 'object') return [{ body: undefined }];
+export function bodyVariants(
+  route: AppRoute,
+  references: Record<string, string>,
+  options: { prefix: string; fallback?: Record<string, unknown> },
+): BodyVariant[] {
+  if (
+    route.method === 'GET' ||
+    !('body' in route) ||
+    !route.body ||
+    typeof (route.body as { _def?: unknown })._def !== 'object'
+  )
+    return [{ body: undefined }];
   const schema = route.body as ZodTypeAny;
   const shape = def(schema).typeName === 'ZodObject' ? (def(schema).shape() as Record<string, unknown>) : {};
   const present = Object.keys(references).filter((key) => key in shape);

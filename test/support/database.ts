@@ -33,7 +33,12 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     };
   }
   const name = `aa_test_${process.env.AA_TEST_RUN ?? 'adhoc'}_${process.pid}_${randomBytes(3).toString('hex')}`;
-  const admin = await MikroORM.init({ clientUrl: serverUrl, entities: [], discovery: { warnWhenNoEntities: false }, allowGlobalContext: true });
+  const admin = await MikroORM.init({
+    clientUrl: serverUrl,
+    entities: [],
+    discovery: { warnWhenNoEntities: false },
+    allowGlobalContext: true,
+  });
   await admin.em.getConnection().execute(`create database "${name}"`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;

@@ -9,7 +9,12 @@ const run = randomBytes(4).toString('hex');
 async function dropTestDatabases(): Promise<void> {
   const url = process.env.DATABASE_URL;
   if (!url) return;
-  const admin = await MikroORM.init({ clientUrl: url, entities: [], discovery: { warnWhenNoEntities: false }, allowGlobalContext: true });
+  const admin = await MikroORM.init({
+    clientUrl: url,
+    entities: [],
+    discovery: { warnWhenNoEntities: false },
+    allowGlobalContext: true,
+  });
   try {
     const rows = await admin.em
       .getConnection()

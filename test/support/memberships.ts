@@ -18,13 +18,10 @@ export async function twoMerchantsAndASecondProgram() {
   /** Inserts a click of this membership; answers its id. */
   const insertClick = async (organizationId: string, affiliateId: string, programId: string): Promise<string> => {
     const id = randomUUID();
-    await connection.execute(`insert into clicks (id, organization_id, affiliate_id, program_id, cookie_id, occurred_at) values (?, ?, ?, ?, ?, now())`, [
-      id,
-      organizationId,
-      affiliateId,
-      programId,
-      `svc_${randomUUID()}`,
-    ]);
+    await connection.execute(
+      `insert into clicks (id, organization_id, affiliate_id, program_id, cookie_id, occurred_at) values (?, ?, ?, ?, ?, now())`,
+      [id, organizationId, affiliateId, programId, `svc_${randomUUID()}`],
+    );
     return id;
   };
   return { db, connection, a, b, secondProgramId: second.body.data.program.id as string, insertClick };

@@ -79,7 +79,8 @@ export class ResponseValidator {
     if (!found) {
       // No such operation: only an error is a truthful answer (unknown route, or a failure before
       // routing such as a missing API key). A success means the server has an undocumented route.
-      if (status < 400) return `${where}: the server answered an operation that openapi/openapi.json does not describe (add it to the contract and run \`npm run openapi\`)`;
+      if (status < 400)
+        return `${where}: the server answered an operation that openapi/openapi.json does not describe (add it to the contract and run \`npm run openapi\`)`;
       return this.checkBody(where, '#/components/schemas/ErrorBody', body, contentType);
     }
 
@@ -91,7 +92,9 @@ export class ResponseValidator {
     }
     const content = responses[key].content;
     if (!content || Object.keys(content).length === 0) {
-      return body.length === 0 ? undefined : `${where}: operation ${id} documents no body for ${key}, but the server sent one`;
+      return body.length === 0
+        ? undefined
+        : `${where}: operation ${id} documents no body for ${key}, but the server sent one`;
     }
     if (!content['application/json']) return undefined;
     const pointer = `#/paths/${pointerSegment(found.path)}/${found.method}/responses/${key}/content/application~1json/schema`;
@@ -117,7 +120,13 @@ export class ResponseValidator {
 let shared: ResponseValidator | undefined;
 
 /** Throws when openapi/openapi.json does not describe this response. */
-export function assertDocumentedResponse(method: string, url: string, status: number, body: string, contentType: string | null): void {
+export function assertDocumentedResponse(
+  method: string,
+  url: string,
+  status: number,
+  body: string,
+  contentType: string | null,
+): void {
   shared ??= ResponseValidator.fromFile();
   const problem = shared.check(method, url, status, body, contentType);
   if (problem) throw new Error(`OpenAPI response validation failed: ${problem}`);

@@ -12,22 +12,27 @@ import { testServer } from './server.js';
  * POST /partner/api/sign-in as the portal does. What the e-mail carries is tested in test/web
  * (portal tests with an SMTP receiver).
  */
-export async function partnerCookie(baseUrl: string, orm: MikroORM, organizationId: string, email: string): Promise<string> {
+export async function partnerCookie(
+  baseUrl: string,
+  orm: MikroORM,
+  organizationId: string,
+  email: string,
+): Promise<string> {
   const token = randomBytes(32).toString('base64url');
-  await Sql.of(orm).rows('insert into partner_sign_in_links (id, organization_id, email, token_hash, expires_at) values (?, ?, ?, ?, ?)', [
-    randomUUID(),
-    organizationId,
-    email,
-    hashToken(token),
-    new Date(Date.now() + 60_000),
-  ]);
+  await Sql.of(orm).rows(
+    'insert into partner_sign_in_links (id, organization_id, email, token_hash, expires_at) values (?, ?, ?, ?, ?)',
+    [randomUUID(), organizationId, email, hashToken(token), new Date(Date.now() + 60_000)],
+  );
   const res = await fetch(`${baseUrl}/partner/api/sign-in`, {
     method: 'POST',
     headers: { origin: baseUrl, 'content-type': 'application/json' },
     body: JSON.stringify({ organization_id: organizationId, token }),
   });
   expect(res.status, await res.clone().text()).toBe(200);
-  return res.headers.getSetCookie().find((c) => c.startsWith('svc.partner_session='))!.split(';')[0];
+  return res.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('svc.partner_session='))!
+    .split(';')[0];
 }
 
 /** A partner signed in to the portal of the shared test server, with a client that sends their session and the portal's Origin. */

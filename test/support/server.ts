@@ -42,7 +42,14 @@ async function start(): Promise<TestServer> {
     orm: db.orm,
     // Webhook endpoints on 127.0.0.1 (no delivery runs here: test/events starts its own).
     // Every test is 127.0.0.1: the per-address sign-in limit (dashboard, partner portal) has tests of its own.
-    config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000, WEBHOOK_ALLOW_PRIVATE_URLS: true, SIGN_IN_RATE_LIMIT_MAX: 1000, PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ENCRYPTION_KEY: TEST_ENCRYPTION_KEY } as AppDeps['config'],
+    config: {
+      ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      API_KEY_CACHE_TTL_MS: 5_000,
+      WEBHOOK_ALLOW_PRIVATE_URLS: true,
+      SIGN_IN_RATE_LIMIT_MAX: 1000,
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    } as AppDeps['config'],
   });
   server.on('request', listener);
   // The HTTP settings of production (main.ts). Among them a keep-alive timeout far above the

@@ -69,8 +69,23 @@ describe('owner-only routes, from the contract', () => {
     );
     // Not the rest of the program (spec: a member does everything but keys, integrations and users).
     // Payouts that move no money (created, exported, marked paid, canceled) stay a member's too.
-    const open = ['POST /api/programs', 'GET /api/webhook-endpoints', 'POST /api/affiliates/:id/invitation', 'GET /api/me', 'GET /api/affiliates/:id/tax-form', 'POST /api/affiliates/:id/stripe-onboarding'];
-    for (const route of [...open, 'POST /api/payouts', 'GET /api/payouts', 'GET /api/payouts/export', 'POST /api/payouts/:id/paid', 'POST /api/payouts/:id/cancel']) expect(OWNER_ONLY_ROUTES.map(nameOf)).not.toContain(route);
+    const open = [
+      'POST /api/programs',
+      'GET /api/webhook-endpoints',
+      'POST /api/affiliates/:id/invitation',
+      'GET /api/me',
+      'GET /api/affiliates/:id/tax-form',
+      'POST /api/affiliates/:id/stripe-onboarding',
+    ];
+    for (const route of [
+      ...open,
+      'POST /api/payouts',
+      'GET /api/payouts',
+      'GET /api/payouts/export',
+      'POST /api/payouts/:id/paid',
+      'POST /api/payouts/:id/cancel',
+    ])
+      expect(OWNER_ONLY_ROUTES.map(nameOf)).not.toContain(route);
   });
 
   it("refuse a member's session under every spelling of their paths; the member's role and the organization's keys, team, secrets, payouts and imports do not change; the owner still succeeds", async () => {
@@ -80,14 +95,23 @@ describe('owner-only routes, from the contract', () => {
     expect(before.member).toBe('member');
     // Every answer that is not a refusal, so that a failure lists them all.
     const wrong: string[] = [];
-    const answer = (method: string, path: string, res: { status: number; body: unknown }) => `${method} ${path}: ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`;
+    const answer = (method: string, path: string, res: { status: number; body: unknown }) =>
+      `${method} ${path}: ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`;
     for (const route of OWNER_ONLY_ROUTES) {
       const path = pathOf(route, t, 'refused');
       const plain = await call(base, route.method, path, { headers: member, body: bodyOf(route, t) });
       // The route's own message, from the contract (e.g. "Only an owner can send payouts").
-      if (plain.status !== 403 || plain.body?.message !== accessOf(route)!.ownerOnly) wrong.push(answer(route.method, path, plain));
+      if (plain.status !== 403 || plain.body?.message !== accessOf(route)!.ownerOnly)
+        wrong.push(answer(route.method, path, plain));
       // The 403 is declared in the route's OpenAPI operation.
-      else assertDocumentedResponse(route.method, path, plain.status, JSON.stringify(plain.body), plain.headers.get('content-type'));
+      else
+        assertDocumentedResponse(
+          route.method,
+          path,
+          plain.status,
+          JSON.stringify(plain.body),
+          plain.headers.get('content-type'),
+        );
       for (const spelling of spellings(path)) {
         const res = await call(base, route.method, spelling, { headers: member, body: bodyOf(route, t) });
         if (![403, 404].includes(res.status)) wrong.push(answer(route.method, spelling, res));
@@ -98,7 +122,9 @@ describe('owner-only routes, from the contract', () => {
     expect((await call(base, 'GET', '/api/me', { headers: member })).status).toBe(200);
 
     // The organization's API key is the organization: it manages keys, as before.
-    expect((await call(base, 'GET', '/api/api-keys', { headers: { authorization: `Bearer ${t.owner.apiKey}` } })).status).toBe(200);
+    expect(
+      (await call(base, 'GET', '/api/api-keys', { headers: { authorization: `Bearer ${t.owner.apiKey}` } })).status,
+    ).toBe(200);
     const owner = session(base, t.owner.cookie);
     for (const route of OWNER_ONLY_ROUTES) {
       const path = pathOf(route, t, 'owner');

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from './support/people.js';
-import { affiliateIdOf, fromPortal, type MailedService, merchantWithProgram, startServiceWithMail, unique } from './support/portal.js';
+import {
+  affiliateIdOf,
+  fromPortal,
+  type MailedService,
+  merchantWithProgram,
+  startServiceWithMail,
+  unique,
+} from './support/portal.js';
 import { signInLinkOf, type SmtpReceiver } from './support/smtp.js';
 
 /** Joining a program: terms only where there are some, and the approval e-mail's referral link. */
@@ -16,7 +23,10 @@ afterAll(() => service?.close());
 
 /** An application as the join page sends it, without `accept_terms` unless given. */
 const applyTo = (m: { organizationId: string; program: { id: string } }, body: Record<string, unknown>) =>
-  call(base, 'POST', `/partner/api/organizations/${m.organizationId}/programs/${m.program.id}/applications`, { headers: fromPortal(base), body });
+  call(base, 'POST', `/partner/api/organizations/${m.organizationId}/programs/${m.program.id}/applications`, {
+    headers: fromPortal(base),
+    body,
+  });
 
 describe('terms', () => {
   it('a program without terms needs no acceptance; one with terms refuses an application without it, naming accept_terms', async () => {
@@ -27,9 +37,18 @@ describe('terms', () => {
 
     const strict = await merchantWithProgram(base, { signup: 'open', terms: 'No spam.' });
     const other = unique('vic');
-    expect(await applyTo(strict, { name: 'Vic', email: `${other}@partners.example`, slug: other })).toMatchObject({ status: 400, body: { success: false, message: "accept_terms: You must accept the program's terms" } });
-    expect((await applyTo(strict, { name: 'Vic', email: `${other}@partners.example`, slug: other, accept_terms: false })).body.message).toBe("accept_terms: You must accept the program's terms");
-    expect((await applyTo(strict, { name: 'Vic', email: `${other}@partners.example`, slug: other, accept_terms: true })).status).toBe(201);
+    expect(await applyTo(strict, { name: 'Vic', email: `${other}@partners.example`, slug: other })).toMatchObject({
+      status: 400,
+      body: { success: false, message: "accept_terms: You must accept the program's terms" },
+    });
+    expect(
+      (await applyTo(strict, { name: 'Vic', email: `${other}@partners.example`, slug: other, accept_terms: false }))
+        .body.message,
+    ).toBe("accept_terms: You must accept the program's terms");
+    expect(
+      (await applyTo(strict, { name: 'Vic', email: `${other}@partners.example`, slug: other, accept_terms: true }))
+        .status,
+    ).toBe(201);
   });
 });
 
@@ -42,10 +61,19 @@ describe('the approval e-mail', () => {
       const applied = await applyTo(m, { name: 'Wes', email, slug, accept_terms: true });
       expect(applied.status, JSON.stringify(applied.body)).toBe(201);
       await smtp.next(email);
-      expect((await call(base, 'PATCH', `/api/affiliates/${await affiliateIdOf(base, m.key, email)}`, { headers: m.key, body: { status: 'active' } })).status).toBe(200);
+      expect(
+        (
+          await call(base, 'PATCH', `/api/affiliates/${await affiliateIdOf(base, m.key, email)}`, {
+            headers: m.key,
+            body: { status: 'active' },
+          })
+        ).status,
+      ).toBe(200);
       const approved = await smtp.next(email);
       expect(approved.subject).toMatch(/^You're approved/);
-      expect(approved.text).toContain(website ? `Your referral link: https://shop.example.com/?ref=${slug}` : `with ?ref=${slug} added at its end`);
+      expect(approved.text).toContain(
+        website ? `Your referral link: https://shop.example.com/?ref=${slug}` : `with ?ref=${slug} added at its end`,
+      );
       signInLinkOf(approved);
     }
   });
@@ -59,10 +87,20 @@ describe('applying with an e-mail already in the program', () => {
     expect((await applyTo(m, { name: 'Ida', email, slug })).status).toBe(201);
     await smtp.next(email);
     // Approved: were the answer to reflect the membership, it would say `active` and the old slug.
-    expect((await call(base, 'PATCH', `/api/affiliates/${await affiliateIdOf(base, m.key, email)}`, { headers: m.key, body: { status: 'active' } })).status).toBe(200);
+    expect(
+      (
+        await call(base, 'PATCH', `/api/affiliates/${await affiliateIdOf(base, m.key, email)}`, {
+          headers: m.key,
+          body: { status: 'active' },
+        })
+      ).status,
+    ).toBe(200);
     await smtp.next(email);
 
-    const answerFor = (e: string, s: string) => ({ success: true, data: { application: { program_id: m.program.id, email: e, slug: s, status: 'pending' } } });
+    const answerFor = (e: string, s: string) => ({
+      success: true,
+      data: { application: { program_id: m.program.id, email: e, slug: s, status: 'pending' } },
+    });
     const newcomer = `${unique('jon')}@partners.example`;
     const newSlug = unique('jon');
     const fresh = await applyTo(m, { name: 'Jon', email: newcomer, slug: newSlug });
@@ -77,13 +115,19 @@ describe('applying with an e-mail already in the program', () => {
     expect(told.subject).toMatch(/^Your application to /);
     expect(told.text).toContain('which already is a partner of it: there is nothing more to do');
     const link = signInLinkOf(told);
-    const signedIn = await call(base, 'POST', '/partner/api/sign-in', { headers: fromPortal(base), body: { organization_id: m.organizationId, token: link.searchParams.get('token') } });
+    const signedIn = await call(base, 'POST', '/partner/api/sign-in', {
+      headers: fromPortal(base),
+      body: { organization_id: m.organizationId, token: link.searchParams.get('token') },
+    });
     expect(signedIn.status).toBe(200);
     expect(signedIn.body.data.partner.memberships).toMatchObject([{ slug, status: 'active' }]);
     // No second membership; the slug asked for stays free; nothing changed on the first.
     const listed = await call(base, 'GET', `/api/affiliates?email=${encodeURIComponent(email)}`, { headers: m.key });
     expect(listed.body.data.affiliates).toMatchObject([{ slug, status: 'active', name: 'Ida' }]);
-    expect((await call(base, 'GET', `/partner/api/organizations/${m.organizationId}/slugs/${againSlug}`)).body.data.available).toBe(true);
+    expect(
+      (await call(base, 'GET', `/partner/api/organizations/${m.organizationId}/slugs/${againSlug}`)).body.data
+        .available,
+    ).toBe(true);
 
     // A taken slug is refused alike, whoever applies with it.
     const takenByStranger = await applyTo(m, { name: 'Kim', email: `${unique('kim')}@partners.example`, slug });

@@ -32,7 +32,10 @@ afterAll(() => service?.close());
 
 async function shoot(page: Page, name: string): Promise<void> {
   const size = page.viewportSize() ?? WIDE;
-  for (const [label, viewport] of [['1280', WIDE], ['390', NARROW]] as const) {
+  for (const [label, viewport] of [
+    ['1280', WIDE],
+    ['390', NARROW],
+  ] as const) {
     await page.setViewportSize(viewport);
     await page.waitForTimeout(150);
     await page.screenshot({ path: `${SHOTS}/${name}-${label}.png`, fullPage: true });
@@ -53,8 +56,18 @@ function consoleOf(page: Page): string[] {
 /** A customer of `slug` who pays `amount`; the conversion's id. */
 async function sale(key: Record<string, string>, slug: string, amount: number, email?: string): Promise<string> {
   const customerId = `cus_${unique('c').replace(/-/g, '')}`;
-  expect((await call(base, 'POST', '/api/customers', { headers: key, body: { customer_id: customerId, ref: slug, ...(email ? { email } : {}) } })).status).toBe(201);
-  const conversion = await call(base, 'POST', '/api/conversions', { headers: key, body: { external_id: unique('inv'), amount, customer_id: customerId } });
+  expect(
+    (
+      await call(base, 'POST', '/api/customers', {
+        headers: key,
+        body: { customer_id: customerId, ref: slug, ...(email ? { email } : {}) },
+      })
+    ).status,
+  ).toBe(201);
+  const conversion = await call(base, 'POST', '/api/conversions', {
+    headers: key,
+    body: { external_id: unique('inv'), amount, customer_id: customerId },
+  });
   expect(conversion.status, JSON.stringify(conversion.body)).toBe(201);
   return conversion.body.data.conversion.id;
 }
@@ -74,7 +87,12 @@ describeInBrowser('the partner portal, as a partner sees it', () => {
     async () => {
       const owner = await ownerSession(base, 'Acme Tools');
       const key = { authorization: `Bearer ${owner.apiKey}` };
-      const program = (await call(base, 'POST', '/api/programs', { headers: key, body: { name: 'Acme Friends', commission_value: 10, signup: 'open' } })).body.data.program;
+      const program = (
+        await call(base, 'POST', '/api/programs', {
+          headers: key,
+          body: { name: 'Acme Friends', commission_value: 10, signup: 'open' },
+        })
+      ).body.data.program;
       const slug = unique('ravi').slice(0, 30);
       const email = `${slug}@partners.example`;
       const applied = await apply(base, owner.organization.id, program.id, { name: 'Ravi Partner', email, slug });
@@ -84,7 +102,9 @@ describeInBrowser('the partner portal, as a partner sees it', () => {
       expect(welcome.text).toContain(`?ref=${slug}`);
       await sale(key, slug, 100);
       const refunded = await sale(key, slug, 300);
-      expect((await call(base, 'POST', `/api/conversions/${refunded}/refund`, { headers: key, body: {} })).status).toBe(200);
+      expect((await call(base, 'POST', `/api/conversions/${refunded}/refund`, { headers: key, body: {} })).status).toBe(
+        200,
+      );
       await sale(key, slug, 200, email); // the partner's own e-mail: self_referral holds it
 
       const context = await browser.newContext({ viewport: WIDE });
@@ -107,7 +127,10 @@ describeInBrowser('the partner portal, as a partner sees it', () => {
         expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(`?ref=${slug}`);
 
         // Earned: the service's figure; the held commission apart.
-        const kpi = (label: string) => page.locator('.kpi', { has: page.locator('.label', { hasText: new RegExp(`^${label}$`) }) }).locator('.value');
+        const kpi = (label: string) =>
+          page
+            .locator('.kpi', { has: page.locator('.label', { hasText: new RegExp(`^${label}$`) }) })
+            .locator('.value');
         await expect.poll(() => kpi('Earned').textContent(), { timeout: 10_000 }).toBe('$10.00');
         expect(await kpi('Under review').textContent()).toBe('$20.00');
         expect(await kpi('Conversions').textContent()).toBe('3');
@@ -147,53 +170,71 @@ describeInBrowser('the partner portal, as a partner sees it', () => {
     },
   );
 
-  it('signed out, the portal page shows the sign-in form and logs nothing in the console', { timeout: 60_000 }, async () => {
-    const owner = await ownerSession(base);
-    const page = await browser.newPage({ viewport: WIDE });
-    const messages = consoleOf(page);
-    const failed: string[] = [];
-    page.on('response', (r) => {
-      if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
-    });
-    await withFailureScreenshots(page, 'portal-signed-out', async () => {
-      await page.goto(`${base}/portal/${owner.organization.id}`);
-      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-      await page.getByLabel('Your e-mail').waitFor();
-      await page.waitForLoadState('networkidle');
-    });
-    expect(messages).toEqual([]);
-    expect(failed).toEqual([]);
-    await page.close();
-  });
+  it(
+    'signed out, the portal page shows the sign-in form and logs nothing in the console',
+    { timeout: 60_000 },
+    async () => {
+      const owner = await ownerSession(base);
+      const page = await browser.newPage({ viewport: WIDE });
+      const messages = consoleOf(page);
+      const failed: string[] = [];
+      page.on('response', (r) => {
+        if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
+      });
+      await withFailureScreenshots(page, 'portal-signed-out', async () => {
+        await page.goto(`${base}/portal/${owner.organization.id}`);
+        await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+        await page.getByLabel('Your e-mail').waitFor();
+        await page.waitForLoadState('networkidle');
+      });
+      expect(messages).toEqual([]);
+      expect(failed).toEqual([]);
+      await page.close();
+    },
+  );
 
-  it('the join page of a program without terms asks for no terms; with terms, it does', { timeout: 60_000 }, async () => {
-    const owner = await ownerSession(base);
-    const key = { authorization: `Bearer ${owner.apiKey}` };
-    const plain = (await call(base, 'POST', '/api/programs', { headers: key, body: { name: 'No Terms', commission_value: 15, signup: 'open', website_url: 'https://tools.example/' } })).body.data.program;
-    const page = await browser.newPage({ viewport: WIDE });
-    const messages = consoleOf(page);
-    await withFailureScreenshots(page, 'portal-join-no-terms', async () => {
-      await page.goto(`${base}/portal/${owner.organization.id}/join/${plain.id}`);
-      await page.getByRole('heading', { name: 'Join No Terms' }).waitFor();
-      expect(await page.getByRole('checkbox').count()).toBe(0);
-      expect(await page.getByText("I accept the program's terms").count()).toBe(0);
-      expect(await page.getByRole('heading', { name: 'Program terms' }).count()).toBe(0);
-      const slug = unique('tess').slice(0, 30);
-      await page.getByLabel('Your name').fill('Tess');
-      await page.getByLabel('E-mail', { exact: true }).fill(`${slug}@partners.example`);
-      await page.getByLabel('Referral slug').fill(slug);
-      await shoot(page, 'join-no-terms');
-      await page.getByRole('button', { name: 'Join the program' }).click();
-      await page.getByRole('heading', { name: "You're in" }).waitFor();
-      const mail = await smtp.next(`${slug}@partners.example`);
-      expect(mail.text).toContain(`Your referral link: https://tools.example/?ref=${slug}`);
+  it(
+    'the join page of a program without terms asks for no terms; with terms, it does',
+    { timeout: 60_000 },
+    async () => {
+      const owner = await ownerSession(base);
+      const key = { authorization: `Bearer ${owner.apiKey}` };
+      const plain = (
+        await call(base, 'POST', '/api/programs', {
+          headers: key,
+          body: { name: 'No Terms', commission_value: 15, signup: 'open', website_url: 'https://tools.example/' },
+        })
+      ).body.data.program;
+      const page = await browser.newPage({ viewport: WIDE });
+      const messages = consoleOf(page);
+      await withFailureScreenshots(page, 'portal-join-no-terms', async () => {
+        await page.goto(`${base}/portal/${owner.organization.id}/join/${plain.id}`);
+        await page.getByRole('heading', { name: 'Join No Terms' }).waitFor();
+        expect(await page.getByRole('checkbox').count()).toBe(0);
+        expect(await page.getByText("I accept the program's terms").count()).toBe(0);
+        expect(await page.getByRole('heading', { name: 'Program terms' }).count()).toBe(0);
+        const slug = unique('tess').slice(0, 30);
+        await page.getByLabel('Your name').fill('Tess');
+        await page.getByLabel('E-mail', { exact: true }).fill(`${slug}@partners.example`);
+        await page.getByLabel('Referral slug').fill(slug);
+        await shoot(page, 'join-no-terms');
+        await page.getByRole('button', { name: 'Join the program' }).click();
+        await page.getByRole('heading', { name: "You're in" }).waitFor();
+        const mail = await smtp.next(`${slug}@partners.example`);
+        expect(mail.text).toContain(`Your referral link: https://tools.example/?ref=${slug}`);
 
-      const withTerms = (await call(base, 'POST', '/api/programs', { headers: key, body: { name: 'With Terms', commission_value: 15, signup: 'open', terms: 'Be honest.' } })).body.data.program;
-      await page.goto(`${base}/portal/${owner.organization.id}/join/${withTerms.id}`);
-      await page.getByRole('heading', { name: 'Join With Terms' }).waitFor();
-      await page.getByLabel("I accept the program's terms").waitFor();
-    });
-    expect(messages).toEqual([]);
-    await page.close();
-  });
+        const withTerms = (
+          await call(base, 'POST', '/api/programs', {
+            headers: key,
+            body: { name: 'With Terms', commission_value: 15, signup: 'open', terms: 'Be honest.' },
+          })
+        ).body.data.program;
+        await page.goto(`${base}/portal/${owner.organization.id}/join/${withTerms.id}`);
+        await page.getByRole('heading', { name: 'Join With Terms' }).waitFor();
+        await page.getByLabel("I accept the program's terms").waitFor();
+      });
+      expect(messages).toEqual([]);
+      await page.close();
+    },
+  );
 });

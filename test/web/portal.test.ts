@@ -1,8 +1,25 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { fromRepoRoot } from '../../server/src/paths.js';
-import { describeInBrowser, html, launchChromium, readmeEmbedCode, startMerchantSite, svcCookie, type MerchantSite } from '../snippet/support/browser.js';
-import { buildDashboard, DESKTOP, PHONE, screenshots, seriousViolations, sidewaysScrolling, signInOnPage, withFailureScreenshots } from './support/dashboard.js';
+import {
+  describeInBrowser,
+  html,
+  launchChromium,
+  readmeEmbedCode,
+  startMerchantSite,
+  svcCookie,
+  type MerchantSite,
+} from '../snippet/support/browser.js';
+import {
+  buildDashboard,
+  DESKTOP,
+  PHONE,
+  screenshots,
+  seriousViolations,
+  sidewaysScrolling,
+  signInOnPage,
+  withFailureScreenshots,
+} from './support/dashboard.js';
 import { call, ownerSession } from './support/people.js';
 import { type MailedService, startServiceWithMail, unique } from './support/portal.js';
 import { signInLinkOf, type SmtpReceiver } from './support/smtp.js';
@@ -71,7 +88,8 @@ describeInBrowser('the partner portal in Chromium', () => {
             minimum_payout: 50,
             signup: 'approval',
             website_url: `${site.origin}/`,
-            terms: 'Promote Acme honestly.\nNo paid search on our brand name.\nCommissions are paid monthly once approved.',
+            terms:
+              'Promote Acme honestly.\nNo paid search on our brand name.\nCommissions are paid monthly once approved.',
           },
         })
       ).body.data.program;
@@ -129,7 +147,9 @@ describeInBrowser('the partner portal in Chromium', () => {
         await merchant.goto(`${base}/dashboard/programs`);
         await merchant.getByRole('button', { name: 'Edit Acme Partners' }).click();
         await merchant.getByText(`/portal/${owner.organization.id}/join/${program.id}`).waitFor();
-        expect(await merchant.getByLabel('Program terms (partners accept them to join)').inputValue()).toContain('No paid search');
+        expect(await merchant.getByLabel('Program terms (partners accept them to join)').inputValue()).toContain(
+          'No paid search',
+        );
         await screenshots(merchant, SHOTS, 'dashboard-program-join-link');
         await merchant.close();
 
@@ -144,7 +164,9 @@ describeInBrowser('the partner portal in Chromium', () => {
         await partner.goto(link.toString());
         await partner.getByRole('button', { name: 'Continue to the portal' }).click();
         await partner.getByRole('heading', { name: 'Hello, Jane Partner' }).waitFor();
-        const cookie = (await partnerContext.cookies(`${base}/partner/api/me`)).find((c) => c.name === 'svc.partner_session')!;
+        const cookie = (await partnerContext.cookies(`${base}/partner/api/me`)).find(
+          (c) => c.name === 'svc.partner_session',
+        )!;
         expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/partner/api' });
         expect(await partner.evaluate(() => document.cookie)).not.toContain('partner_session');
 
@@ -160,25 +182,43 @@ describeInBrowser('the partner portal in Chromium', () => {
         // 5. A visitor follows it to the merchant's page with the snippet, and signs up there: another
         // person's browser (on this machine, the same loopback address as the partner's sign-in, so
         // the same user agent too would be the partner referring themselves: self_referral).
-        const visitorContext = await browser.newContext({ userAgent: 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Mobile/15E148 Safari/604.1' });
+        const visitorContext = await browser.newContext({
+          userAgent:
+            'Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Mobile/15E148 Safari/604.1',
+        });
         const visitor = await visitorContext.newPage();
         await visitor.goto(referral);
-        await expect.poll(async () => (await svcCookie(visitorContext, site.origin))?.value ?? '', { timeout: 10_000 }).toMatch(/^ck_/);
+        await expect
+          .poll(async () => (await svcCookie(visitorContext, site.origin))?.value ?? '', { timeout: 10_000 })
+          .toMatch(/^ck_/);
         await visitor.getByRole('button', { name: 'Start free trial' }).click();
         await expect.poll(() => visitor.locator('#out').textContent(), { timeout: 10_000 }).toContain('"ok":true');
         await visitorContext.close();
 
         // 6. The merchant's backend records the customer's first payment.
-        const conversion = await call(base, 'POST', '/api/conversions', { headers: key, body: { external_id: unique('inv'), amount: 99, customer_id: customerId } });
+        const conversion = await call(base, 'POST', '/api/conversions', {
+          headers: key,
+          body: { external_id: unique('inv'), amount: 99, customer_id: customerId },
+        });
         expect(conversion.status, JSON.stringify(conversion.body)).toBe(201);
-        const commissions = await call(base, 'GET', `/api/commissions?affiliate_id=${conversion.body.data.conversion.affiliate_id}`, { headers: key });
+        const commissions = await call(
+          base,
+          'GET',
+          `/api/commissions?affiliate_id=${conversion.body.data.conversion.affiliate_id}`,
+          { headers: key },
+        );
         const approvesAt: string = commissions.body.data.commissions[0].approves_at;
 
         // 7. The partner sees it: one click, one signup, one conversion; the commission pending until its approval date.
         await partner.reload();
-        const commissionRow = partner.getByRole('region', { name: 'Commissions' }).getByRole('row', { name: /pending/ });
+        const commissionRow = partner
+          .getByRole('region', { name: 'Commissions' })
+          .getByRole('row', { name: /pending/ });
         await commissionRow.waitFor();
-        const approvalDate = await partner.evaluate((at) => new Date(at).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' }), approvesAt);
+        const approvalDate = await partner.evaluate(
+          (at) => new Date(at).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' }),
+          approvesAt,
+        );
         expect(await commissionRow.textContent()).toContain('$29.70');
         expect(await commissionRow.textContent()).toContain(approvalDate);
         expect(await commissionRow.textContent()).toMatch(/cus_…[A-Za-z0-9]{4}/);
@@ -186,7 +226,9 @@ describeInBrowser('the partner portal in Chromium', () => {
         expect(await partner.locator('.kpi', { hasText: 'Clicks' }).textContent()).toBe('Clicks1');
         expect(await partner.locator('.kpi', { hasText: 'Signups' }).textContent()).toBe('Signups1');
         expect(await partner.locator('.kpi', { hasText: 'Conversions' }).textContent()).toBe('Conversions1');
-        expect(await partner.getByTestId('next-payout').textContent()).toContain('$20.30 more in commissions to reach the $50.00 minimum');
+        expect(await partner.getByTestId('next-payout').textContent()).toContain(
+          '$20.30 more in commissions to reach the $50.00 minimum',
+        );
         await checkPage(partner, 'home', problems);
         // On a phone the tables' rows are cards (the dashboard's DataTable), each cell with its column's label.
         await partner.setViewportSize(PHONE);
@@ -207,7 +249,9 @@ describeInBrowser('the partner portal in Chromium', () => {
         await partner.getByLabel('Payout e-mail', { exact: true }).fill('jane-payouts@partners.example');
         await partner.getByRole('button', { name: 'Save' }).click();
         await partner.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
-        const affiliate = await call(base, 'GET', `/api/affiliates/${conversion.body.data.conversion.affiliate_id}`, { headers: key });
+        const affiliate = await call(base, 'GET', `/api/affiliates/${conversion.body.data.conversion.affiliate_id}`, {
+          headers: key,
+        });
         expect(affiliate.body.data.affiliate.payout_email).toBe('jane-payouts@partners.example');
 
         // 9. Signed out, the link used: it does not sign in again.
@@ -226,7 +270,12 @@ describeInBrowser('the partner portal in Chromium', () => {
 
   it('a closed program answers that it takes no applications', { timeout: 60_000 }, async () => {
     const owner = await ownerSession(base);
-    const program = (await call(base, 'POST', '/api/programs', { headers: { authorization: owner.apiKey }, body: { name: 'Invite only', commission_value: 10, signup: 'closed' } })).body.data.program;
+    const program = (
+      await call(base, 'POST', '/api/programs', {
+        headers: { authorization: owner.apiKey },
+        body: { name: 'Invite only', commission_value: 10, signup: 'closed' },
+      })
+    ).body.data.program;
     const page = await browser.newPage({ viewport: PHONE });
     await withFailureScreenshots(page, 'portal-closed', async () => {
       await page.goto(`${base}/portal/${owner.organization.id}/join/${program.id}`);

@@ -12,7 +12,10 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => service?.close());
 
-const accessLines = () => lines.map((l) => JSON.parse(l) as { msg: string; req?: { url: string } }).filter((l) => l.msg === 'request completed');
+const accessLines = () =>
+  lines
+    .map((l) => JSON.parse(l) as { msg: string; req?: { url: string } })
+    .filter((l) => l.msg === 'request completed');
 
 describe('the access log', () => {
   it('writes every one-time token of a URL as token=[redacted], on every page and route that takes one', async () => {
@@ -29,7 +32,11 @@ describe('the access log', () => {
       `/api/programs?api_key=${secret}&limit=5`,
     ];
     lines.length = 0;
-    for (const url of urls) await fetch(base + url, { redirect: 'manual', headers: { referer: `${base}/portal/${organizationId}/sign-in/link?token=${secret}` } });
+    for (const url of urls)
+      await fetch(base + url, {
+        redirect: 'manual',
+        headers: { referer: `${base}/portal/${organizationId}/sign-in/link?token=${secret}` },
+      });
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(lines.join('\n')).not.toContain(secret);
     expect(accessLines().map((l) => l.req!.url)).toEqual([
@@ -58,7 +65,10 @@ describe('password-reset tokens', () => {
     const mail = lines.map((l) => JSON.parse(l)).find((l) => l.mail?.to === email && /Reset/.test(l.mail.subject));
     return new URL(/(http\S+reset-password\S+)/.exec(mail.mail.text)![1]).searchParams.get('token')!;
   };
-  const verifications = () => service.db.orm.em.getConnection().execute<{ identifier: string; value: string }[]>('select identifier, value from verifications');
+  const verifications = () =>
+    service.db.orm.em
+      .getConnection()
+      .execute<{ identifier: string; value: string }[]>('select identifier, value from verifications');
 
   it('are stored hashed: the table holds no reset token in clear, and the e-mailed link still resets the password', async () => {
     const owner = await ownerSession(service.baseUrl);
@@ -67,7 +77,9 @@ describe('password-reset tokens', () => {
     const rows = await verifications();
     expect(rows.length).toBeGreaterThan(0);
     for (const row of rows) expect(`${row.identifier} ${row.value}`).not.toContain(token);
-    const reset = await call(service.baseUrl, 'POST', '/auth/reset-password', { body: { token, newPassword: 'a hashed new passphrase' } });
+    const reset = await call(service.baseUrl, 'POST', '/auth/reset-password', {
+      body: { token, newPassword: 'a hashed new passphrase' },
+    });
     expect(reset).toMatchObject({ status: 200, body: { status: true } });
     expect(await signIn(service.baseUrl, owner.email, 'a hashed new passphrase')).toMatch(/^svc\.session_token=/);
   });
@@ -77,13 +89,15 @@ describe('password-reset tokens', () => {
     const connection = service.db.orm.em.getConnection();
     const [user] = await connection.execute<{ id: string }[]>('select id from users where email = ?', [owner.email]);
     const token = `legacyClearToken${Date.now()}`;
-    await connection.execute(`insert into verifications (id, identifier, value, expires_at, created_at, updated_at) values (gen_random_uuid(), ?, ?, now() + interval '1 hour', now(), now())`, [
-      `reset-password:${token}`,
-      user.id,
-    ]);
+    await connection.execute(
+      `insert into verifications (id, identifier, value, expires_at, created_at, updated_at) values (gen_random_uuid(), ?, ?, now() + interval '1 hour', now(), now())`,
+      [`reset-password:${token}`, user.id],
+    );
     await connection.execute(HASH_CLEAR_RESET_TOKENS);
     for (const row of await verifications()) expect(row.identifier).not.toContain(token);
-    const reset = await call(service.baseUrl, 'POST', '/auth/reset-password', { body: { token, newPassword: 'after the migration' } });
+    const reset = await call(service.baseUrl, 'POST', '/auth/reset-password', {
+      body: { token, newPassword: 'after the migration' },
+    });
     expect(reset).toMatchObject({ status: 200, body: { status: true } });
     expect(await signIn(service.baseUrl, owner.email, 'after the migration')).toMatch(/^svc\.session_token=/);
   });

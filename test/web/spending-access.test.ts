@@ -38,14 +38,34 @@ describe('spending and importing, by role', () => {
     const t = await team(service, paypal);
     const member = session(base, t.member.cookie);
     // What a member may do: a program, an affiliate paid to their own PayPal, a commission, a payout.
-    const program = await call(base, 'POST', '/api/programs', { headers: member, body: { name: 'Friends', commission_value: 50, currency: 'USD' } });
+    const program = await call(base, 'POST', '/api/programs', {
+      headers: member,
+      body: { name: 'Friends', commission_value: 50, currency: 'USD' },
+    });
     expect(program.status, JSON.stringify(program.body)).toBe(201);
     const programId = program.body.data.program.id;
-    const mine = await call(base, 'POST', '/api/affiliates', { headers: member, body: { email: 'me-again@member.example', program_id: programId, name: 'Max Again' } });
+    const mine = await call(base, 'POST', '/api/affiliates', {
+      headers: member,
+      body: { email: 'me-again@member.example', program_id: programId, name: 'Max Again' },
+    });
     expect(mine.status, JSON.stringify(mine.body)).toBe(201);
     const affiliateId = mine.body.data.affiliate.id;
-    expect((await call(base, 'PATCH', `/api/affiliates/${affiliateId}`, { headers: member, body: { payout_method: 'paypal', payout_email: t.member.email } })).status).toBe(200);
-    expect((await call(base, 'POST', '/api/commissions', { headers: member, body: { affiliate_id: affiliateId, amount: 5000, description: 'bonus' } })).status).toBe(201);
+    expect(
+      (
+        await call(base, 'PATCH', `/api/affiliates/${affiliateId}`, {
+          headers: member,
+          body: { payout_method: 'paypal', payout_email: t.member.email },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await call(base, 'POST', '/api/commissions', {
+          headers: member,
+          body: { affiliate_id: affiliateId, amount: 5000, description: 'bonus' },
+        })
+      ).status,
+    ).toBe(201);
     const gathered = await call(base, 'POST', '/api/payouts', { headers: member, body: { program_id: programId } });
     expect(gathered.status, JSON.stringify(gathered.body)).toBe(201);
     const own = gathered.body.data.payouts.find((p: { affiliate_id: string }) => p.affiliate_id === affiliateId);
@@ -60,7 +80,10 @@ describe('spending and importing, by role', () => {
     const retried = await call(base, 'POST', `/api/payouts/${t.payouts.failed}/retry`, { headers: member, body: {} });
     expect([retried.status, retried.body]).toEqual([403, cannotSend]);
     // In test mode too (the dashboard's switch is a view, not a credential).
-    const testMode = await call(base, 'POST', '/api/payouts/send', { headers: { ...member, 'x-mode': 'test' }, body: {} });
+    const testMode = await call(base, 'POST', '/api/payouts/send', {
+      headers: { ...member, 'x-mode': 'test' },
+      body: {},
+    });
     expect([testMode.status, testMode.body]).toEqual([403, cannotSend]);
 
     // Nothing reached PayPal; every payout is as it was.
@@ -68,10 +91,19 @@ describe('spending and importing, by role', () => {
     expect(paypal.createRequests.some((r) => JSON.stringify(r).includes(t.member.email))).toBe(false);
 
     // The owner sends; the organization's live key retries.
-    const sentByOwner = await call(base, 'POST', '/api/payouts/send', { headers: session(base, t.owner.cookie), body: { payout_ids: [own.id, t.payouts.pending] } });
+    const sentByOwner = await call(base, 'POST', '/api/payouts/send', {
+      headers: session(base, t.owner.cookie),
+      body: { payout_ids: [own.id, t.payouts.pending] },
+    });
     expect(sentByOwner.status, JSON.stringify(sentByOwner.body)).toBe(202);
-    expect(sentByOwner.body.data.payouts.map((p: { status: string }) => p.status)).toEqual(['processing', 'processing']);
-    const retriedByKey = await call(base, 'POST', `/api/payouts/${t.payouts.failed}/retry`, { headers: { authorization: `Bearer ${t.owner.apiKey}` }, body: {} });
+    expect(sentByOwner.body.data.payouts.map((p: { status: string }) => p.status)).toEqual([
+      'processing',
+      'processing',
+    ]);
+    const retriedByKey = await call(base, 'POST', `/api/payouts/${t.payouts.failed}/retry`, {
+      headers: { authorization: `Bearer ${t.owner.apiKey}` },
+      body: {},
+    });
     expect(retriedByKey.status, JSON.stringify(retriedByKey.body)).toBe(202);
     expect(retriedByKey.body.data.payout).toMatchObject({ status: 'processing', method: 'paypal' });
     expect(paypal.createRequests.length).toBeGreaterThan(before.paypalBatches);
@@ -81,7 +113,12 @@ describe('spending and importing, by role', () => {
     const t = await team(service, paypal);
     const member = session(base, t.member.cookie);
     const before = await stateOf(base, t, paypal);
-    const body = { source: 'csv', credentials: { affiliates_csv: affiliatesCsv('by-member') }, program_id: t.programId, dry_run: false };
+    const body = {
+      source: 'csv',
+      credentials: { affiliates_csv: affiliatesCsv('by-member') },
+      program_id: t.programId,
+      dry_run: false,
+    };
     const started = await call(base, 'POST', '/api/imports', { headers: member, body });
     expect([started.status, started.body]).toEqual([403, cannotImport]);
     const undone = await call(base, 'DELETE', `/api/imports/${t.importId}`, { headers: member });
@@ -99,7 +136,9 @@ describe('spending and importing, by role', () => {
     await importSettled(base, t.owner.apiKey, byOwner.body.data.import.id);
     const undoneByKey = await call(base, 'DELETE', `/api/imports/${t.importId}`, { headers: live });
     expect(undoneByKey.status, JSON.stringify(undoneByKey.body)).toBe(200);
-    const undoneByOwner = await call(base, 'DELETE', `/api/imports/${byOwner.body.data.import.id}`, { headers: session(base, t.owner.cookie) });
+    const undoneByOwner = await call(base, 'DELETE', `/api/imports/${byOwner.body.data.import.id}`, {
+      headers: session(base, t.owner.cookie),
+    });
     expect(undoneByOwner.status, JSON.stringify(undoneByOwner.body)).toBe(200);
     expect((await stateOf(base, t, paypal)).affiliates.length).toBe(before.affiliates.length - 1);
   }, 120_000);

@@ -54,16 +54,38 @@ describe('a test key on the routes with an access rule, from the contract', () =
   it('answers 403 with its message where the contract closes a route to test keys, reaches no live row elsewhere, and changes nothing of the live account', async () => {
     const t = await team(service, paypal);
     const before = await stateOf(base, t, paypal);
-    const liveIds = [t.member.id, t.bystanderId, t.pendingInvitationId, t.apiKeyId, t.taxFormAffiliateId, t.programId, t.payouts.pending, t.payouts.failed, t.importId];
+    const liveIds = [
+      t.member.id,
+      t.bystanderId,
+      t.pendingInvitationId,
+      t.apiKeyId,
+      t.taxFormAffiliateId,
+      t.programId,
+      t.payouts.pending,
+      t.payouts.failed,
+      t.importId,
+    ];
     const wrong: string[] = [];
-    const answer = (method: string, path: string, res: { status: number; body: unknown }) => `${method} ${path}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
+    const answer = (method: string, path: string, res: { status: number; body: unknown }) =>
+      `${method} ${path}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
     for (const route of RESTRICTED_ROUTES) {
       const path = pathOf(route, t, 'refused');
       const res = await call(base, route.method, path, { headers: testKey(t), body: bodyOf(route, t) });
       if (refusesTestKey(route)) {
-        if (res.status !== 403 || JSON.stringify(res.body) !== JSON.stringify({ success: false, message: accessOf(route)!.noTestKey })) wrong.push(answer(route.method, path, res));
+        if (
+          res.status !== 403 ||
+          JSON.stringify(res.body) !== JSON.stringify({ success: false, message: accessOf(route)!.noTestKey })
+        )
+          wrong.push(answer(route.method, path, res));
         // The 403 is declared in the route's OpenAPI operation.
-        else assertDocumentedResponse(route.method, path, res.status, JSON.stringify(res.body), res.headers.get('content-type'));
+        else
+          assertDocumentedResponse(
+            route.method,
+            path,
+            res.status,
+            JSON.stringify(res.body),
+            res.headers.get('content-type'),
+          );
         for (const spelling of spellings(path)) {
           const other = await call(base, route.method, spelling, { headers: testKey(t), body: bodyOf(route, t) });
           if (![403, 404].includes(other.status)) wrong.push(answer(route.method, spelling, other));
@@ -74,10 +96,17 @@ describe('a test key on the routes with an access rule, from the contract', () =
         const sent = path + JSON.stringify(bodyOf(route, t) ?? {});
         const aimsAtLiveRow = liveIds.some((id) => sent.includes(id));
         // (A 404 may name the id the request itself sent.)
-        if ((aimsAtLiveRow ? res.status !== 404 : res.status >= 300) || liveIds.some((id) => text.includes(id) && !sent.includes(id))) wrong.push(answer(route.method, path, res));
+        if (
+          (aimsAtLiveRow ? res.status !== 404 : res.status >= 300) ||
+          liveIds.some((id) => text.includes(id) && !sent.includes(id))
+        )
+          wrong.push(answer(route.method, path, res));
       }
     }
-    expect(wrong, 'answers to a test key that are not a refusal (closed routes) or that reach live rows (the others)').toEqual([]);
+    expect(
+      wrong,
+      'answers to a test key that are not a refusal (closed routes) or that reach live rows (the others)',
+    ).toEqual([]);
     expect(await stateOf(base, t, paypal)).toEqual(before);
     // The test key itself still works on test data.
     expect((await call(base, 'GET', '/api/me', { headers: testKey(t) })).body.data.organization.livemode).toBe(false);
@@ -87,16 +116,25 @@ describe('a test key on the routes with an access rule, from the contract', () =
     const t = await team(service, paypal);
     const before = await stateOf(base, t, paypal);
     const email = 'new-owner@attacker.example';
-    const invited = await call(base, 'POST', '/api/invitations', { headers: testKey(t), body: { email, role: 'owner' } });
+    const invited = await call(base, 'POST', '/api/invitations', {
+      headers: testKey(t),
+      body: { email, role: 'owner' },
+    });
     expect([invited.status, invited.body]).toEqual([403, refused]);
     const revoked = await call(base, 'DELETE', `/api/api-keys/${t.apiKeyId}`, { headers: testKey(t) });
     expect([revoked.status, revoked.body]).toEqual([403, refused]);
-    const promoted = await call(base, 'PATCH', `/api/users/${t.member.id}`, { headers: testKey(t), body: { role: 'owner' } });
+    const promoted = await call(base, 'PATCH', `/api/users/${t.member.id}`, {
+      headers: testKey(t),
+      body: { role: 'owner' },
+    });
     expect([promoted.status, promoted.body]).toEqual([403, refused]);
     const minted = await call(base, 'POST', '/api/api-keys', { headers: testKey(t) });
     expect([minted.status, minted.body]).toEqual([403, refused]);
     // The same with X-Mode: test, as the dashboard's switch sends it: the key decides, not the header.
-    const withHeader = await call(base, 'POST', '/api/invitations', { headers: { ...testKey(t), 'x-mode': 'test' }, body: { email, role: 'owner' } });
+    const withHeader = await call(base, 'POST', '/api/invitations', {
+      headers: { ...testKey(t), 'x-mode': 'test' },
+      body: { email, role: 'owner' },
+    });
     expect([withHeader.status, withHeader.body]).toEqual([403, refused]);
 
     // The live account is as it was: no invitation, the live key answers, the member is a member.
@@ -104,14 +142,28 @@ describe('a test key on the routes with an access rule, from the contract', () =
     expect(after).toEqual(before);
     expect(after.member).toBe('member');
     expect(after.invitations.filter((i: string) => i.endsWith(':pending:owner'))).toEqual([]);
-    expect((await call(base, 'GET', '/api/me', { headers: { authorization: `Bearer ${t.owner.apiKey}` } })).status).toBe(200);
+    expect(
+      (await call(base, 'GET', '/api/me', { headers: { authorization: `Bearer ${t.owner.apiKey}` } })).status,
+    ).toBe(200);
 
     // The live key is the organization; an owner's session manages keys in test mode too (the dashboard's switch).
     const live = { authorization: `Bearer ${t.owner.apiKey}` };
-    expect((await call(base, 'POST', '/api/invitations', { headers: live, body: { email: 'teammate@example.com', role: 'member' } })).status).toBe(201);
-    const issued = await call(base, 'POST', '/api/api-keys', { headers: { ...session(base, t.owner.cookie), 'x-mode': 'test' } });
+    expect(
+      (
+        await call(base, 'POST', '/api/invitations', {
+          headers: live,
+          body: { email: 'teammate@example.com', role: 'member' },
+        })
+      ).status,
+    ).toBe(201);
+    const issued = await call(base, 'POST', '/api/api-keys', {
+      headers: { ...session(base, t.owner.cookie), 'x-mode': 'test' },
+    });
     expect([issued.status, issued.body.data?.api_key_info?.mode]).toEqual([201, 'test']);
-    const promotedByOwner = await call(base, 'PATCH', `/api/users/${t.member.id}`, { headers: { ...session(base, t.owner.cookie), 'x-mode': 'test' }, body: { role: 'owner' } });
+    const promotedByOwner = await call(base, 'PATCH', `/api/users/${t.member.id}`, {
+      headers: { ...session(base, t.owner.cookie), 'x-mode': 'test' },
+      body: { role: 'owner' },
+    });
     expect([promotedByOwner.status, promotedByOwner.body.data?.user?.role]).toEqual([200, 'owner']);
   }, 120_000);
 });

@@ -8,7 +8,11 @@ import { fromRepoRoot } from '../../server/src/paths.js';
 
 describe('the dashboard type-checks', () => {
   it('tsc -p web/tsconfig.json', () => {
-    const result = spawnSync(process.execPath, [fromRepoRoot('node_modules/typescript/bin/tsc'), '-p', 'web/tsconfig.json'], { cwd: fromRepoRoot(''), encoding: 'utf8', timeout: 170_000 });
+    const result = spawnSync(
+      process.execPath,
+      [fromRepoRoot('node_modules/typescript/bin/tsc'), '-p', 'web/tsconfig.json'],
+      { cwd: fromRepoRoot(''), encoding: 'utf8', timeout: 170_000 },
+    );
     expect(result.stdout + result.stderr).toBe('');
     expect(result.status).toBe(0);
   }, 180_000);

@@ -5,7 +5,11 @@ import { createMerchant, request } from '../support/api.js';
 export type Merchant = Awaited<ReturnType<typeof createMerchant>>;
 
 /** A merchant (org, program at 30 %, affiliate) with a signing secret stored for `provider`. */
-export async function merchantWithSecret(provider: string, secret: string, program: Record<string, unknown> = {}): Promise<Merchant> {
+export async function merchantWithSecret(
+  provider: string,
+  secret: string,
+  program: Record<string, unknown> = {},
+): Promise<Merchant> {
   const m = await createMerchant(program);
   const res = await m.api.put(`/api/integrations/${provider}`, { signing_secret: secret });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -13,7 +17,10 @@ export async function merchantWithSecret(provider: string, secret: string, progr
 }
 
 export function deliver(provider: string, organizationId: string, rawBody: string, headers: Record<string, string>) {
-  return request('POST', `/webhooks/${provider}/${organizationId}`, { rawBody, headers: { 'content-type': 'application/json', ...headers } });
+  return request('POST', `/webhooks/${provider}/${organizationId}`, {
+    rawBody,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
 }
 
 /** Everything a redelivery must leave unchanged: conversions (with status/refunds), their commission entries, and customers. */
@@ -28,12 +35,18 @@ export async function snapshot(m: Merchant, customerIds: string[] = []) {
     customers.push(c.status === 200 ? c.body.data.customer : c.status);
   }
   const list = conversions.body.data.conversions as Conversion[];
-  const total = (field: 'amount' | 'commission_amount' | 'refunded_amount') => list.reduce((sum, c) => sum + Math.round(c[field] * 100), 0) / 100;
+  const total = (field: 'amount' | 'commission_amount' | 'refunded_amount') =>
+    list.reduce((sum, c) => sum + Math.round(c[field] * 100), 0) / 100;
   return {
     conversions: list,
     commissions: commissions.body.data.commissions,
     customers,
-    totals: { count: list.length, amount: total('amount'), commission: total('commission_amount'), refunded: total('refunded_amount') },
+    totals: {
+      count: list.length,
+      amount: total('amount'),
+      commission: total('commission_amount'),
+      refunded: total('refunded_amount'),
+    },
   };
 }
 

@@ -21,7 +21,14 @@ const YEAR_SECONDS = 365 * 24 * 3600;
 const uid = (prefix: string) => `${prefix}_${randomUUID().replaceAll('-', '')}`;
 
 const stripeEvent = (type: string, object: Record<string, unknown>, id = uid('evt')) =>
-  JSON.stringify({ id, object: 'event', api_version: '2025-03-31.basil', created: nowSeconds(), data: { object }, type });
+  JSON.stringify({
+    id,
+    object: 'event',
+    api_version: '2025-03-31.basil',
+    created: nowSeconds(),
+    data: { object },
+    type,
+  });
 
 function stripeInvoice(o: { id?: string; customer: string; amountPaid: number; ref?: string }) {
   return {
@@ -34,7 +41,10 @@ function stripeInvoice(o: { id?: string; customer: string; amountPaid: number; r
     amount_paid: o.amountPaid,
     total: o.amountPaid,
     total_taxes: [],
-    parent: { type: 'subscription_details', subscription_details: { metadata: o.ref ? { ref_svc_affiliate: o.ref } : null, subscription: uid('sub') } },
+    parent: {
+      type: 'subscription_details',
+      subscription_details: { metadata: o.ref ? { ref_svc_affiliate: o.ref } : null, subscription: uid('sub') },
+    },
     status_transitions: { paid_at: nowSeconds() - 5 },
     created: nowSeconds() - 10,
   };
@@ -52,19 +62,28 @@ async function expectIgnored(delivery: Signed, reason: RegExp) {
 describe('Webhooks apply the API input rules', () => {
   const m = {} as Record<keyof typeof SECRETS, Merchant>;
   beforeAll(async () => {
-    for (const provider of Object.keys(SECRETS) as (keyof typeof SECRETS)[]) m[provider] = await merchantWithSecret(provider, SECRETS[provider]);
+    for (const provider of Object.keys(SECRETS) as (keyof typeof SECRETS)[])
+      m[provider] = await merchantWithSecret(provider, SECRETS[provider]);
   });
 
   it('a signed charge of 1e22 (minor units) is ignored with the reason, stores nothing, and stays ignored on redelivery', async () => {
     const customer = uid('cus');
     const before = await snapshot(m.stripe, [customer]);
-    const huge = stripeSigned(m.stripe.id, SECRETS.stripe, stripeEvent('invoice.paid', stripeInvoice({ customer, amountPaid: 1e22, ref: m.stripe.slug })));
+    const huge = stripeSigned(
+      m.stripe.id,
+      SECRETS.stripe,
+      stripeEvent('invoice.paid', stripeInvoice({ customer, amountPaid: 1e22, ref: m.stripe.slug })),
+    );
     await expectIgnored(huge, /amount: Number must be less than or equal to 1000000000000/);
     expect((await huge.send()).body.data.webhook.outcome).toBe('duplicate');
     expect(await snapshot(m.stripe, [customer])).toEqual(before);
 
     // The same event within the API's range is recorded: the refusal is about the amount only.
-    const fine = stripeSigned(m.stripe.id, SECRETS.stripe, stripeEvent('invoice.paid', stripeInvoice({ customer, amountPaid: 1e14, ref: m.stripe.slug })));
+    const fine = stripeSigned(
+      m.stripe.id,
+      SECRETS.stripe,
+      stripeEvent('invoice.paid', stripeInvoice({ customer, amountPaid: 1e14, ref: m.stripe.slug })),
+    );
     expect((await fine.send()).body.data.webhook.outcome).toBe('processed');
   });
 
@@ -76,9 +95,20 @@ describe('Webhooks apply the API input rules', () => {
       event_id: uid('evt'),
       event_type: 'transaction.completed',
       occurred_at: new Date().toISOString(),
-      data: { id: uid('txn'), status: 'completed', customer_id: customer, currency_code: 'USD', custom_data: { ref_svc_affiliate: m.paddle.slug }, details: { totals: { total, tax: '0' } }, billed_at: new Date().toISOString() },
+      data: {
+        id: uid('txn'),
+        status: 'completed',
+        customer_id: customer,
+        currency_code: 'USD',
+        custom_data: { ref_svc_affiliate: m.paddle.slug },
+        details: { totals: { total, tax: '0' } },
+        billed_at: new Date().toISOString(),
+      },
     });
-    await expectIgnored(paddleSigned(m.paddle.id, SECRETS.paddle, body), /amount: Number must be less than or equal to/);
+    await expectIgnored(
+      paddleSigned(m.paddle.id, SECRETS.paddle, body),
+      /amount: Number must be less than or equal to/,
+    );
     expect(await snapshot(m.paddle, [customer])).toEqual(before);
   });
 
@@ -86,26 +116,68 @@ describe('Webhooks apply the API input rules', () => {
     const customer = `cus_${uid('a')}\u0000x`;
     const before = await snapshot(m.stripe);
     await expectIgnored(
-      stripeSigned(m.stripe.id, SECRETS.stripe, stripeEvent('invoice.paid', stripeInvoice({ customer, amountPaid: 4999, ref: m.stripe.slug }))),
+      stripeSigned(
+        m.stripe.id,
+        SECRETS.stripe,
+        stripeEvent('invoice.paid', stripeInvoice({ customer, amountPaid: 4999, ref: m.stripe.slug })),
+      ),
       /customer_id: NUL characters \(U\+0000\) are not allowed/,
     );
     // Without a referral the payment looks its customer up: that query must never see the NUL either.
-    await expectIgnored(stripeSigned(m.stripe.id, SECRETS.stripe, stripeEvent('invoice.paid', stripeInvoice({ customer, amountPaid: 4999 }))), /customer_id: NUL/);
-    await expectIgnored(stripeSigned(m.stripe.id, SECRETS.stripe, stripeEvent('customer.subscription.deleted', { id: uid('sub'), object: 'subscription', customer })), /customer_id: NUL/);
+    await expectIgnored(
+      stripeSigned(
+        m.stripe.id,
+        SECRETS.stripe,
+        stripeEvent('invoice.paid', stripeInvoice({ customer, amountPaid: 4999 })),
+      ),
+      /customer_id: NUL/,
+    );
+    await expectIgnored(
+      stripeSigned(
+        m.stripe.id,
+        SECRETS.stripe,
+        stripeEvent('customer.subscription.deleted', { id: uid('sub'), object: 'subscription', customer }),
+      ),
+      /customer_id: NUL/,
+    );
     expect(await snapshot(m.stripe)).toEqual(before);
   });
 
   it('NUL in an external id, a refund target or an event id is ignored (no 500), nothing stored', async () => {
     const before = await snapshot(m.polar);
-    const order = { id: `${randomUUID()}\u0000`, status: 'paid', net_amount: 1000, tax_amount: 0, currency: 'usd', customer_id: randomUUID(), metadata: { ref_svc_affiliate: m.polar.slug }, created_at: new Date().toISOString() };
-    await expectIgnored(polarSigned(m.polar.id, SECRETS.polar, JSON.stringify({ type: 'order.paid', data: order })), /external_id: NUL/);
+    const order = {
+      id: `${randomUUID()}\u0000`,
+      status: 'paid',
+      net_amount: 1000,
+      tax_amount: 0,
+      currency: 'usd',
+      customer_id: randomUUID(),
+      metadata: { ref_svc_affiliate: m.polar.slug },
+      created_at: new Date().toISOString(),
+    };
     await expectIgnored(
-      polarSigned(m.polar.id, SECRETS.polar, JSON.stringify({ type: 'order.refunded', data: { ...order, status: 'refunded', refunded_amount: 1000 } })),
+      polarSigned(m.polar.id, SECRETS.polar, JSON.stringify({ type: 'order.paid', data: order })),
+      /external_id: NUL/,
+    );
+    await expectIgnored(
+      polarSigned(
+        m.polar.id,
+        SECRETS.polar,
+        JSON.stringify({ type: 'order.refunded', data: { ...order, status: 'refunded', refunded_amount: 1000 } }),
+      ),
       /NUL/,
     );
     expect(await snapshot(m.polar)).toEqual(before);
 
-    const charge = { id: `ch_${uid('x')}\u0000`, object: 'charge', amount: 1000, amount_refunded: 1000, refunded: true, currency: 'usd', payment_intent: `pi_\u0000${uid('x')}` };
+    const charge = {
+      id: `ch_${uid('x')}\u0000`,
+      object: 'charge',
+      amount: 1000,
+      amount_refunded: 1000,
+      refunded: true,
+      currency: 'usd',
+      payment_intent: `pi_\u0000${uid('x')}`,
+    };
     await expectIgnored(stripeSigned(m.stripe.id, SECRETS.stripe, stripeEvent('charge.refunded', charge)), /NUL/);
 
     // An event id with NUL cannot even be remembered: ignored, and ignored again when redelivered.
@@ -114,7 +186,10 @@ describe('Webhooks apply the API input rules', () => {
       id: `ev_\u0000${uid('x')}`,
       occurred_at: nowSeconds(),
       event_type: 'payment_succeeded',
-      content: { invoice: { id: uid('inv'), total: 1000, amount_paid: 1000, currency_code: 'USD' }, customer: { id: uid('c'), cf_ref_svc_affiliate: m.chargebee.slug } },
+      content: {
+        invoice: { id: uid('inv'), total: 1000, amount_paid: 1000, currency_code: 'USD' },
+        customer: { id: uid('c'), cf_ref_svc_affiliate: m.chargebee.slug },
+      },
     });
     const delivery = chargebeeSigned(m.chargebee.id, SECRETS.chargebee, event);
     await expectIgnored(delivery, /event id: NUL/);
@@ -129,14 +204,43 @@ describe('Webhooks apply the API input rules', () => {
     const base = uid('in');
     for (const id of [`${base}\ud800`, `${base}\udbff`]) {
       await expectIgnored(
-        stripeSigned(m.stripe.id, SECRETS.stripe, stripeEvent('invoice.paid', stripeInvoice({ id, customer: uid('cus'), amountPaid: 4999, ref: m.stripe.slug }))),
+        stripeSigned(
+          m.stripe.id,
+          SECRETS.stripe,
+          stripeEvent(
+            'invoice.paid',
+            stripeInvoice({ id, customer: uid('cus'), amountPaid: 4999, ref: m.stripe.slug }),
+          ),
+        ),
         new RegExp(`external_id: ${lone.source}`),
       );
     }
     const customer = `${uid('cus')}\udc00`;
-    await expectIgnored(stripeSigned(m.stripe.id, SECRETS.stripe, stripeEvent('invoice.paid', stripeInvoice({ customer, amountPaid: 4999, ref: m.stripe.slug }))), new RegExp(`customer_id: ${lone.source}`));
-    await expectIgnored(stripeSigned(m.stripe.id, SECRETS.stripe, stripeEvent('customer.subscription.deleted', { id: uid('sub'), object: 'subscription', customer })), new RegExp(`customer_id: ${lone.source}`));
-    const charge = { id: `ch_${uid('x')}\ud800`, object: 'charge', amount: 1000, amount_refunded: 1000, refunded: true, currency: 'usd', payment_intent: `pi_${uid('x')}\udbff` };
+    await expectIgnored(
+      stripeSigned(
+        m.stripe.id,
+        SECRETS.stripe,
+        stripeEvent('invoice.paid', stripeInvoice({ customer, amountPaid: 4999, ref: m.stripe.slug })),
+      ),
+      new RegExp(`customer_id: ${lone.source}`),
+    );
+    await expectIgnored(
+      stripeSigned(
+        m.stripe.id,
+        SECRETS.stripe,
+        stripeEvent('customer.subscription.deleted', { id: uid('sub'), object: 'subscription', customer }),
+      ),
+      new RegExp(`customer_id: ${lone.source}`),
+    );
+    const charge = {
+      id: `ch_${uid('x')}\ud800`,
+      object: 'charge',
+      amount: 1000,
+      amount_refunded: 1000,
+      refunded: true,
+      currency: 'usd',
+      payment_intent: `pi_${uid('x')}\udbff`,
+    };
     await expectIgnored(stripeSigned(m.stripe.id, SECRETS.stripe, stripeEvent('charge.refunded', charge)), lone);
     expect(await snapshot(m.stripe)).toEqual(before);
 
@@ -145,7 +249,10 @@ describe('Webhooks apply the API input rules', () => {
       id: `ev_${uid('x')}\ud800`,
       occurred_at: nowSeconds(),
       event_type: 'payment_succeeded',
-      content: { invoice: { id: uid('inv'), total: 1000, amount_paid: 1000, currency_code: 'USD' }, customer: { id: uid('c'), cf_ref_svc_affiliate: m.chargebee.slug } },
+      content: {
+        invoice: { id: uid('inv'), total: 1000, amount_paid: 1000, currency_code: 'USD' },
+        customer: { id: uid('c'), cf_ref_svc_affiliate: m.chargebee.slug },
+      },
     });
     const delivery = chargebeeSigned(m.chargebee.id, SECRETS.chargebee, event);
     const first = await expectIgnored(delivery, new RegExp(`event id: ${lone.source}`));
@@ -162,11 +269,28 @@ describe('Webhooks apply the API input rules', () => {
       transaction: { id: uid('txn'), amount: 1000, currency_code: 'USD', date: nowSeconds(), ...transaction },
       customer: { id: uid('c'), cf_ref_svc_affiliate: m.chargebee.slug },
     });
-    const event = (c: Record<string, unknown>) => JSON.stringify({ id: uid('ev'), occurred_at: nowSeconds(), event_type: 'payment_succeeded', content: c });
-    await expectIgnored(chargebeeSigned(m.chargebee.id, SECRETS.chargebee, event(content({ id: 'x'.repeat(256) }))), /external_id: String must contain at most 255/);
-    await expectIgnored(chargebeeSigned(m.chargebee.id, SECRETS.chargebee, event(content({}, { date: 1e20 }))), /occurred_at: Invalid datetime/);
-    await expectIgnored(chargebeeSigned(m.chargebee.id, SECRETS.chargebee, event(content({}, { date: -1e11 }))), /occurred_at: Invalid datetime/);
-    await expectIgnored(chargebeeSigned(m.chargebee.id, SECRETS.chargebee, event(content({ currency_code: 'US' }, { currency_code: 'US' }))), /payment carries no amount or currency|currency/);
+    const event = (c: Record<string, unknown>) =>
+      JSON.stringify({ id: uid('ev'), occurred_at: nowSeconds(), event_type: 'payment_succeeded', content: c });
+    await expectIgnored(
+      chargebeeSigned(m.chargebee.id, SECRETS.chargebee, event(content({ id: 'x'.repeat(256) }))),
+      /external_id: String must contain at most 255/,
+    );
+    await expectIgnored(
+      chargebeeSigned(m.chargebee.id, SECRETS.chargebee, event(content({}, { date: 1e20 }))),
+      /occurred_at: Invalid datetime/,
+    );
+    await expectIgnored(
+      chargebeeSigned(m.chargebee.id, SECRETS.chargebee, event(content({}, { date: -1e11 }))),
+      /occurred_at: Invalid datetime/,
+    );
+    await expectIgnored(
+      chargebeeSigned(
+        m.chargebee.id,
+        SECRETS.chargebee,
+        event(content({ currency_code: 'US' }, { currency_code: 'US' })),
+      ),
+      /payment carries no amount or currency|currency/,
+    );
     expect(await snapshot(m.chargebee)).toEqual(before);
   });
 });
@@ -174,14 +298,24 @@ describe('Webhooks apply the API input rules', () => {
 describe('Signature timestamps ahead of our clock are refused like stale ones', () => {
   const m = {} as Record<'stripe' | 'paddle' | 'polar', Merchant>;
   beforeAll(async () => {
-    for (const provider of ['stripe', 'paddle', 'polar'] as const) m[provider] = await merchantWithSecret(provider, SECRETS[provider]);
+    for (const provider of ['stripe', 'paddle', 'polar'] as const)
+      m[provider] = await merchantWithSecret(provider, SECRETS[provider]);
   });
 
   it('Stripe: a timestamp a year (or 330 s) ahead answers 400 and records nothing; 200 s ahead is within the tolerance', async () => {
     const before = await snapshot(m.stripe);
-    const event = () => stripeEvent('invoice.paid', stripeInvoice({ customer: uid('cus'), amountPaid: 4999, ref: m.stripe.slug }));
-    expectError(await stripeSigned(m.stripe.id, SECRETS.stripe, event(), nowSeconds() + YEAR_SECONDS).send(), 400, /Invalid Stripe-Signature.*tolerance/i);
-    expectError(await stripeSigned(m.stripe.id, SECRETS.stripe, event(), nowSeconds() + 330).send(), 400, /Invalid Stripe-Signature.*tolerance/i);
+    const event = () =>
+      stripeEvent('invoice.paid', stripeInvoice({ customer: uid('cus'), amountPaid: 4999, ref: m.stripe.slug }));
+    expectError(
+      await stripeSigned(m.stripe.id, SECRETS.stripe, event(), nowSeconds() + YEAR_SECONDS).send(),
+      400,
+      /Invalid Stripe-Signature.*tolerance/i,
+    );
+    expectError(
+      await stripeSigned(m.stripe.id, SECRETS.stripe, event(), nowSeconds() + 330).send(),
+      400,
+      /Invalid Stripe-Signature.*tolerance/i,
+    );
     expect(await snapshot(m.stripe)).toEqual(before);
     const skewed = await stripeSigned(m.stripe.id, SECRETS.stripe, event(), nowSeconds() + 200).send();
     expect(skewed.status, JSON.stringify(skewed.body)).toBe(200);
@@ -192,13 +326,36 @@ describe('Signature timestamps ahead of our clock are refused like stale ones', 
     const body = JSON.stringify({
       event_id: uid('evt'),
       event_type: 'transaction.completed',
-      data: { id: uid('txn'), customer_id: uid('ctm'), currency_code: 'USD', custom_data: { ref_svc_affiliate: m.paddle.slug }, details: { totals: { total: '1000', tax: '0' } } },
+      data: {
+        id: uid('txn'),
+        customer_id: uid('ctm'),
+        currency_code: 'USD',
+        custom_data: { ref_svc_affiliate: m.paddle.slug },
+        details: { totals: { total: '1000', tax: '0' } },
+      },
     });
-    expectError(await paddleSigned(m.paddle.id, SECRETS.paddle, body, nowSeconds() + YEAR_SECONDS).send(), 400, /tolerance/);
+    expectError(
+      await paddleSigned(m.paddle.id, SECRETS.paddle, body, nowSeconds() + YEAR_SECONDS).send(),
+      400,
+      /tolerance/,
+    );
   });
 
   it('Polar (Standard Webhooks): webhook-timestamp a year ahead answers 400', async () => {
-    const body = JSON.stringify({ type: 'order.paid', data: { id: randomUUID(), net_amount: 1000, currency: 'usd', customer_id: randomUUID(), metadata: { ref_svc_affiliate: m.polar.slug } } });
-    expectError(await polarSigned(m.polar.id, SECRETS.polar, body, new Date(Date.now() + YEAR_SECONDS * 1000)).send(), 400, /Invalid webhook-signature/);
+    const body = JSON.stringify({
+      type: 'order.paid',
+      data: {
+        id: randomUUID(),
+        net_amount: 1000,
+        currency: 'usd',
+        customer_id: randomUUID(),
+        metadata: { ref_svc_affiliate: m.polar.slug },
+      },
+    });
+    expectError(
+      await polarSigned(m.polar.id, SECRETS.polar, body, new Date(Date.now() + YEAR_SECONDS * 1000)).send(),
+      400,
+      /Invalid webhook-signature/,
+    );
   });
 });

@@ -6,7 +6,14 @@ describe('PUT/GET/DELETE /api/integrations', () => {
     const org = await createOrganization();
     const put = await org.api.put('/api/integrations/stripe', { signing_secret: 'whsec_abcdefgh12345678' });
     expect(put.status).toBe(200);
-    expect(put.body.data.integration).toEqual({ provider: 'stripe', kind: 'payment_provider', configured: true, webhook_path: `/webhooks/stripe/${org.id}`, updated_at: expect.any(String), livemode: true });
+    expect(put.body.data.integration).toEqual({
+      provider: 'stripe',
+      kind: 'payment_provider',
+      configured: true,
+      webhook_path: `/webhooks/stripe/${org.id}`,
+      updated_at: expect.any(String),
+      livemode: true,
+    });
     expect(JSON.stringify(put.body)).not.toContain('whsec_abcdefgh12345678');
     const list = await org.api.get('/api/integrations');
     expect(list.status).toBe(200);
@@ -28,10 +35,17 @@ describe('PUT/GET/DELETE /api/integrations', () => {
 
   it('404 for an unknown provider, 400 for a missing or short secret, 401 without a key', async () => {
     const org = await createOrganization();
-    expectError(await org.api.put('/api/integrations/paypal', { signing_secret: 'whsec_abcdefgh12345678' }), 404, /Unknown provider/);
+    expectError(
+      await org.api.put('/api/integrations/paypal', { signing_secret: 'whsec_abcdefgh12345678' }),
+      404,
+      /Unknown provider/,
+    );
     expectError(await org.api.put('/api/integrations/stripe', {}), 400, /signing_secret/);
     expectError(await org.api.put('/api/integrations/stripe', { signing_secret: 'short' }), 400, /signing_secret/);
-    expectError(await request('PUT', '/api/integrations/stripe', { body: { signing_secret: 'whsec_abcdefgh12345678' } }), 401);
+    expectError(
+      await request('PUT', '/api/integrations/stripe', { body: { signing_secret: 'whsec_abcdefgh12345678' } }),
+      401,
+    );
   });
 });
 
@@ -42,9 +56,18 @@ describe('POST /api/conversions/{id}/refund', () => {
   });
 
   const sale = async (amount = 100) => {
-    const res = await m.api.post('/api/conversions', { external_id: `ord_${Math.random().toString(36).slice(2)}`, amount, ref: m.slug });
+    const res = await m.api.post('/api/conversions', {
+      external_id: `ord_${Math.random().toString(36).slice(2)}`,
+      amount,
+      ref: m.slug,
+    });
     expect(res.status).toBe(201);
-    expect(res.body.data.conversion).toMatchObject({ status: 'approved', refunded_amount: 0, reversed_at: null, commission_amount: amount * 0.3 });
+    expect(res.body.data.conversion).toMatchObject({
+      status: 'approved',
+      refunded_amount: 0,
+      reversed_at: null,
+      commission_amount: amount * 0.3,
+    });
     return res.body.data.conversion;
   };
 
@@ -52,7 +75,11 @@ describe('POST /api/conversions/{id}/refund', () => {
     const c = await sale();
     const r1 = await m.api.post(`/api/conversions/${c.external_id}/refund`, {});
     expect(r1.status).toBe(200);
-    expect(r1.body).toMatchObject({ success: true, deduped: false, data: { conversion: { id: c.id, status: 'reversed', commission_amount: 0, refunded_amount: 100 } } });
+    expect(r1.body).toMatchObject({
+      success: true,
+      deduped: false,
+      data: { conversion: { id: c.id, status: 'reversed', commission_amount: 0, refunded_amount: 100 } },
+    });
     const r2 = await m.api.post(`/api/conversions/${c.id}/refund`, {});
     expect(r2.body.deduped).toBe(true);
     expect(r2.body.data.conversion).toEqual(r1.body.data.conversion);
@@ -62,7 +89,9 @@ describe('POST /api/conversions/{id}/refund', () => {
     const c = await sale(100);
     const a = await m.api.post(`/api/conversions/${c.id}/refund`, { amount: 10, refund_id: 're_1' });
     expect(a.body.data.conversion).toMatchObject({ status: 'approved', refunded_amount: 10, commission_amount: 27 });
-    expect((await m.api.post(`/api/conversions/${c.id}/refund`, { amount: 10, refund_id: 're_1' })).body.deduped).toBe(true);
+    expect((await m.api.post(`/api/conversions/${c.id}/refund`, { amount: 10, refund_id: 're_1' })).body.deduped).toBe(
+      true,
+    );
     const b = await m.api.post(`/api/conversions/${c.id}/refund`, { amount: 15, refund_id: 're_2' });
     expect(b.body.data.conversion).toMatchObject({ refunded_amount: 25, commission_amount: 22.5 });
     const c2 = await sale(100);

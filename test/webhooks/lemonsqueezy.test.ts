@@ -7,8 +7,22 @@ const SECRET = 'ls-signing-secret-8f2d1c7b';
 let next = Math.floor(Math.random() * 1e6) * 100;
 const id = () => String(++next);
 
-function signed(orgId: string, eventName: string, data: Record<string, unknown>, customData: Record<string, string> | null, secret = SECRET) {
-  const body = JSON.stringify({ meta: { test_mode: false, event_name: eventName, webhook_id: 'c2a8f0b1-5d3e-4f2a-9b7c-1e6d8a4f3b2c', ...(customData ? { custom_data: customData } : {}) }, data });
+function signed(
+  orgId: string,
+  eventName: string,
+  data: Record<string, unknown>,
+  customData: Record<string, string> | null,
+  secret = SECRET,
+) {
+  const body = JSON.stringify({
+    meta: {
+      test_mode: false,
+      event_name: eventName,
+      webhook_id: 'c2a8f0b1-5d3e-4f2a-9b7c-1e6d8a4f3b2c',
+      ...(customData ? { custom_data: customData } : {}),
+    },
+    data,
+  });
   const signature = createHmac('sha256', secret).update(body).digest('hex');
   const headers = { 'x-signature': signature, 'x-event-name': eventName };
   return { body, headers, send: () => deliver('lemonsqueezy', orgId, body, headers) };
@@ -77,8 +91,27 @@ describe('Lemon Squeezy webhooks', () => {
       // The subscription's first invoice is the same charge as order_created.
       signed(m.id, 'subscription_payment_success', firstInvoice, custom),
       signed(m.id, 'subscription_payment_success', renewal, custom),
-      signed(m.id, 'order_refunded', { ...first, attributes: { ...first.attributes, status: 'refunded', refunded: true, refunded_amount: 1200 } }, custom),
-      signed(m.id, 'subscription_cancelled', { type: 'subscriptions', id: subscription, attributes: { customer_id: Number(customer), order_id: Number(first.id), status: 'cancelled', cancelled: true } }, custom),
+      signed(
+        m.id,
+        'order_refunded',
+        { ...first, attributes: { ...first.attributes, status: 'refunded', refunded: true, refunded_amount: 1200 } },
+        custom,
+      ),
+      signed(
+        m.id,
+        'subscription_cancelled',
+        {
+          type: 'subscriptions',
+          id: subscription,
+          attributes: {
+            customer_id: Number(customer),
+            order_id: Number(first.id),
+            status: 'cancelled',
+            cancelled: true,
+          },
+        },
+        custom,
+      ),
     ];
     const outcomes = [];
     for (const d of deliveries) {
@@ -96,7 +129,9 @@ describe('Lemon Squeezy webhooks', () => {
       commission_amount: 0,
       refunded_amount: 10,
     });
-    expect((await m.api.get(`/api/conversions/lemonsqueezy:subscription-invoice:${renewal.id}`)).body.data.conversion).toMatchObject({
+    expect(
+      (await m.api.get(`/api/conversions/lemonsqueezy:subscription-invoice:${renewal.id}`)).body.data.conversion,
+    ).toMatchObject({
       kind: 'recurring',
       amount: 10,
       commission_amount: 3,
@@ -105,7 +140,8 @@ describe('Lemon Squeezy webhooks', () => {
     expect((await m.api.get(`/api/customers/${customer}`)).body.data.customer.status).toBe('canceled');
 
     const before = await snapshot(m, [customer]);
-    for (const d of deliveries) for (let i = 0; i < 2; i++) expect((await d.send()).body.data.webhook.outcome).toBe('duplicate');
+    for (const d of deliveries)
+      for (let i = 0; i < 2; i++) expect((await d.send()).body.data.webhook.outcome).toBe('duplicate');
     expect(await snapshot(m, [customer])).toEqual(before);
   });
 
@@ -119,9 +155,16 @@ describe('Lemon Squeezy webhooks', () => {
   it('400 and nothing recorded for a forged, missing or mismatching signature', async () => {
     const before = await snapshot(m);
     const o = () => order({ customer: id(), total: 500, tax: 0 });
-    expectError(await signed(m.id, 'order_created', o(), { ref_svc_affiliate: m.slug }, 'not-the-secret').send(), 400, /Invalid X-Signature/);
+    expectError(
+      await signed(m.id, 'order_created', o(), { ref_svc_affiliate: m.slug }, 'not-the-secret').send(),
+      400,
+      /Invalid X-Signature/,
+    );
     const good = signed(m.id, 'order_created', o(), { ref_svc_affiliate: m.slug });
-    expectError(await deliver('lemonsqueezy', m.id, good.body.replace('"total":500', '"total":50000'), good.headers), 400);
+    expectError(
+      await deliver('lemonsqueezy', m.id, good.body.replace('"total":500', '"total":50000'), good.headers),
+      400,
+    );
     expectError(await deliver('lemonsqueezy', m.id, good.body, { 'x-signature': 'zz' }), 400);
     expectError(await deliver('lemonsqueezy', m.id, good.body, {}), 400, 'Missing X-Signature header');
     expect(await snapshot(m)).toEqual(before);
@@ -129,6 +172,11 @@ describe('Lemon Squeezy webhooks', () => {
 
   it("400 for another organization's id in the path", async () => {
     const other = await merchantWithSecret('lemonsqueezy', 'other-organization-secret');
-    expectError(await signed(other.id, 'order_created', order({ customer: id(), total: 500, tax: 0 }), { ref_svc_affiliate: m.slug }).send(), 400);
+    expectError(
+      await signed(other.id, 'order_created', order({ customer: id(), total: 500, tax: 0 }), {
+        ref_svc_affiliate: m.slug,
+      }).send(),
+      400,
+    );
   });
 });

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { eventFlag, landingMode, type Verification } from '../../server/src/webhooks/mode.js';
 import { describePublished, published } from './published/fixtures.js';
 
-const v = (over: Partial<Verification>): Verification => ({ urlIsTest: false, verifiedByLive: false, verifiedByTest: false, flag: undefined, ...over });
+const v = (over: Partial<Verification>): Verification => ({
+  urlIsTest: false,
+  verifiedByLive: false,
+  verifiedByTest: false,
+  flag: undefined,
+  ...over,
+});
 
 describe('where a provider event lands (webhooks/mode.ts)', () => {
   it('a URL carrying the twin id: test, whatever the event says', () => {
@@ -46,7 +52,8 @@ describe("the providers' flags", () => {
   });
 
   it('Paddle, Polar and Chargebee send none', () => {
-    for (const provider of ['paddle', 'polar', 'chargebee'] as const) expect(eventFlag(provider, event({ livemode: false, meta: { test_mode: true } }))).toBeUndefined();
+    for (const provider of ['paddle', 'polar', 'chargebee'] as const)
+      expect(eventFlag(provider, event({ livemode: false, meta: { test_mode: true } }))).toBeUndefined();
   });
 });
 
@@ -55,7 +62,7 @@ describePublished("the flags where the providers' published events carry them", 
     expect(eventFlag('stripe', event(published('stripe', 'event.json')))).toBe('test');
   });
 
-  it("Lemon Squeezy objects: attributes.test_mode false (live examples)", () => {
+  it('Lemon Squeezy objects: attributes.test_mode false (live examples)', () => {
     for (const file of ['order.json', 'subscription-invoice.json', 'subscription.json']) {
       // The docs publish the object; a webhook wraps it as { meta, data } (SOURCES.txt, "lemonsqueezy envelope").
       const data = published('lemonsqueezy', file);

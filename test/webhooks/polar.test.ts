@@ -7,19 +7,38 @@ import { deliver, merchantWithSecret, snapshot, type Merchant } from './helpers.
 // As copied from Polar's dashboard; Polar's SDK keys Standard Webhooks with base64(secret).
 const SECRET = 'polar_whs_4Vq2x8RkT1mZp7Lc9Ns3Hd6Yw0Bf5Ja';
 
-function signed(orgId: string, type: string, data: Record<string, unknown>, opts: { secret?: string; at?: Date; msgId?: string } = {}) {
+function signed(
+  orgId: string,
+  type: string,
+  data: Record<string, unknown>,
+  opts: { secret?: string; at?: Date; msgId?: string } = {},
+) {
   const payload = JSON.stringify({ type, timestamp: new Date().toISOString(), data });
   const msgId = opts.msgId ?? `msg_${randomUUID()}`;
   const at = opts.at ?? new Date();
   const signer = new Webhook(Buffer.from(opts.secret ?? SECRET, 'utf8').toString('base64'));
   const signature = signer.sign(msgId, at, payload);
-  const headers = { 'webhook-id': msgId, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signature };
+  const headers = {
+    'webhook-id': msgId,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': signature,
+  };
   return { payload, headers, send: () => deliver('polar', orgId, payload, headers) };
 }
 
 const send = (...args: Parameters<typeof signed>) => ({ res: signed(...args).send() });
 
-function order(o: { id?: string; customerId: string; subscriptionId?: string | null; reason: string; net: number; tax?: number; ref?: string; status?: string; refunded?: number }) {
+function order(o: {
+  id?: string;
+  customerId: string;
+  subscriptionId?: string | null;
+  reason: string;
+  net: number;
+  tax?: number;
+  ref?: string;
+  status?: string;
+  refunded?: number;
+}) {
   return {
     id: o.id ?? randomUUID(),
     created_at: new Date(Date.now() - 5000).toISOString(),
@@ -53,13 +72,26 @@ describe('Polar webhooks', () => {
   it('runs the whole lifecycle with Standard Webhooks signatures; redelivering every event twice changes nothing', async () => {
     const customerId = randomUUID();
     const subscriptionId = randomUUID();
-    const first = order({ customerId, subscriptionId, reason: 'subscription_create', net: 2000, tax: 400, ref: m.slug });
+    const first = order({
+      customerId,
+      subscriptionId,
+      reason: 'subscription_create',
+      net: 2000,
+      tax: 400,
+      ref: m.slug,
+    });
     const renewal = order({ customerId, subscriptionId, reason: 'subscription_cycle', net: 2000, tax: 400 });
     const deliveries = [
       signed(m.id, 'order.paid', first),
       signed(m.id, 'order.paid', renewal),
       signed(m.id, 'order.refunded', { ...renewal, status: 'partially_refunded', refunded_amount: 500 }),
-      signed(m.id, 'subscription.canceled', { id: subscriptionId, status: 'canceled', customer_id: customerId, metadata: {}, cancel_at_period_end: true }),
+      signed(m.id, 'subscription.canceled', {
+        id: subscriptionId,
+        status: 'canceled',
+        customer_id: customerId,
+        metadata: {},
+        cancel_at_period_end: true,
+      }),
     ];
     for (const d of deliveries) {
       const res = await d.send();
@@ -93,14 +125,24 @@ describe('Polar webhooks', () => {
     // A full refund later (a new delivery) reverses the commission.
     const full = await send(m.id, 'order.refunded', { ...renewal, status: 'refunded', refunded_amount: 2000 }).res;
     expect(full.body.data.webhook.outcome).toBe('processed');
-    expect((await m.api.get(`/api/conversions/${renewal.id}`)).body.data.conversion).toMatchObject({ status: 'reversed', commission_amount: 0, refunded_amount: 20 });
+    expect((await m.api.get(`/api/conversions/${renewal.id}`)).body.data.conversion).toMatchObject({
+      status: 'reversed',
+      commission_amount: 0,
+      refunded_amount: 20,
+    });
   });
 
   it('a one-time purchase with a referral but no prior customer creates the customer and an initial conversion', async () => {
     const o = order({ customerId: randomUUID(), reason: 'purchase', net: 999, ref: m.slug });
     expect((await send(m.id, 'order.paid', o).res).body.data.webhook.outcome).toBe('processed');
-    expect((await m.api.get(`/api/customers/${o.customer_id}`)).body.data.customer).toMatchObject({ status: 'active', affiliate_id: m.affiliate.id });
-    expect((await m.api.get(`/api/conversions/${o.id}`)).body.data.conversion).toMatchObject({ amount: 9.99, commission_amount: 3 });
+    expect((await m.api.get(`/api/customers/${o.customer_id}`)).body.data.customer).toMatchObject({
+      status: 'active',
+      affiliate_id: m.affiliate.id,
+    });
+    expect((await m.api.get(`/api/conversions/${o.id}`)).body.data.conversion).toMatchObject({
+      amount: 9.99,
+      commission_amount: 3,
+    });
   });
 
   it('an order without a referral records nothing', async () => {
@@ -114,12 +156,27 @@ describe('Polar webhooks', () => {
   it('400 and nothing recorded for a wrong secret, a stale or future timestamp, missing headers', async () => {
     const before = await snapshot(m);
     const o = () => order({ customerId: randomUUID(), reason: 'purchase', net: 999, ref: m.slug });
-    expectError(await send(m.id, 'order.paid', o(), { secret: 'polar_whs_not_the_right_one' }).res, 400, /Invalid webhook-signature/);
-    expectError(await send(m.id, 'order.paid', o(), { at: new Date(Date.now() - 330_000) }).res, 400, /Invalid webhook-signature/);
-    expectError(await send(m.id, 'order.paid', o(), { at: new Date(Date.now() + 330_000) }).res, 400, /Invalid webhook-signature/);
+    expectError(
+      await send(m.id, 'order.paid', o(), { secret: 'polar_whs_not_the_right_one' }).res,
+      400,
+      /Invalid webhook-signature/,
+    );
+    expectError(
+      await send(m.id, 'order.paid', o(), { at: new Date(Date.now() - 330_000) }).res,
+      400,
+      /Invalid webhook-signature/,
+    );
+    expectError(
+      await send(m.id, 'order.paid', o(), { at: new Date(Date.now() + 330_000) }).res,
+      400,
+      /Invalid webhook-signature/,
+    );
     // A valid signature, but over another body: refused.
     const good = signed(m.id, 'order.paid', o());
-    expectError(await deliver('polar', m.id, good.payload.replace('"net_amount":999', '"net_amount":99900'), good.headers), 400);
+    expectError(
+      await deliver('polar', m.id, good.payload.replace('"net_amount":999', '"net_amount":99900'), good.headers),
+      400,
+    );
     const payload = JSON.stringify({ type: 'order.paid', data: o() });
     expectError(await deliver('polar', m.id, payload, {}), 400, /Missing webhook-id/);
     expect(await snapshot(m)).toEqual(before);
@@ -127,7 +184,11 @@ describe('Polar webhooks', () => {
 
   it("400 for another organization's id in the path", async () => {
     const other = await merchantWithSecret('polar', 'polar_whs_other_organization_secret');
-    expectError(await send(other.id, 'order.paid', order({ customerId: randomUUID(), reason: 'purchase', net: 999, ref: m.slug })).res, 400);
+    expectError(
+      await send(other.id, 'order.paid', order({ customerId: randomUUID(), reason: 'purchase', net: 999, ref: m.slug }))
+        .res,
+      400,
+    );
     expect((await other.api.get('/api/conversions')).body.data.conversions).toEqual([]);
   });
 });

@@ -21,7 +21,9 @@ const signed = (provider: string, orgId: string, body: string, headers: Record<s
 
 /** Stripe: `t=<unix>,v1=<hex>` over `${t}.${body}`, made by the stripe package's own helper. */
 export function stripeSigned(orgId: string, secret: string, body: string, timestamp = nowSeconds()): Signed {
-  return signed('stripe', orgId, body, { 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp }) });
+  return signed('stripe', orgId, body, {
+    'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp }),
+  });
 }
 
 /** Paddle Billing: `ts=<unix>;h1=<hex>`, HMAC-SHA256 of `${ts}:${body}`. */
@@ -37,7 +39,13 @@ export function lemonSqueezySigned(orgId: string, secret: string, body: string, 
 }
 
 /** Polar: Standard Webhooks keyed, as Polar's SDK does, with base64(the secret's UTF-8 bytes). */
-export function polarSigned(orgId: string, secret: string, body: string, at = new Date(), msgId = `msg_${randomUUID()}`): Signed {
+export function polarSigned(
+  orgId: string,
+  secret: string,
+  body: string,
+  at = new Date(),
+  msgId = `msg_${randomUUID()}`,
+): Signed {
   const signature = new Webhook(Buffer.from(secret, 'utf8').toString('base64')).sign(msgId, at, body);
   return signed('polar', orgId, body, {
     'webhook-id': msgId,
@@ -48,5 +56,7 @@ export function polarSigned(orgId: string, secret: string, body: string, at = ne
 
 /** Chargebee signs nothing: HTTP basic auth whose password is the stored secret. */
 export function chargebeeSigned(orgId: string, password: string, body: string): Signed {
-  return signed('chargebee', orgId, body, { authorization: `Basic ${Buffer.from(`chargebee:${password}`).toString('base64')}` });
+  return signed('chargebee', orgId, body, {
+    authorization: `Basic ${Buffer.from(`chargebee:${password}`).toString('base64')}`,
+  });
 }

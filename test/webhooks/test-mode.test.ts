@@ -4,7 +4,14 @@ import { Sql } from '../../server/src/db/sql.js';
 import { admin, api, type Api } from '../support/api.js';
 import { testServer } from '../support/server.js';
 import { nowSeconds } from './helpers.js';
-import { chargebeeSigned, lemonSqueezySigned, paddleSigned, polarSigned, stripeSigned, type Signed } from './signers.js';
+import {
+  chargebeeSigned,
+  lemonSqueezySigned,
+  paddleSigned,
+  polarSigned,
+  stripeSigned,
+  type Signed,
+} from './signers.js';
 
 /**
  * Test mode with a payment provider (spec/test-mode.md, "Payment providers"; server/src/webhooks/mode.ts):
@@ -32,7 +39,11 @@ async function twins() {
   for (const key of [live, test]) {
     const program = await key.post('/api/programs', { name: 'Main', commission_value: 30 });
     expect(program.status, JSON.stringify(program.body)).toBe(201);
-    const affiliate = await key.post('/api/affiliates', { email: `${slug}@example.com`, program_id: program.body.data.program.id, slug });
+    const affiliate = await key.post('/api/affiliates', {
+      email: `${slug}@example.com`,
+      program_id: program.body.data.program.id,
+      slug,
+    });
     expect(affiliate.status, JSON.stringify(affiliate.body)).toBe(201);
   }
   const liveId: string = created.body.data.organization.id;
@@ -77,7 +88,10 @@ const CHARGES: Record<Provider, (ref: string, flag: Flag, id?: string) => Charge
           total_excluding_tax: 5000,
           customer: `cus_${id}`,
           billing_reason: 'subscription_create',
-          parent: { type: 'subscription_details', subscription_details: { metadata: { ref_svc_affiliate: ref }, subscription: `sub_${id}` } },
+          parent: {
+            type: 'subscription_details',
+            subscription_details: { metadata: { ref_svc_affiliate: ref }, subscription: `sub_${id}` },
+          },
           status_transitions: { paid_at: nowSeconds() - 5 },
           created: nowSeconds() - 5,
         },
@@ -91,21 +105,55 @@ const CHARGES: Record<Provider, (ref: string, flag: Flag, id?: string) => Charge
       notification_id: `ntf_${id}`,
       event_type: 'transaction.completed',
       occurred_at: new Date().toISOString(),
-      data: { id, status: 'completed', currency_code: 'USD', customer_id: `ctm_${id}`, custom_data: { ref_svc_affiliate: ref }, details: { totals: { total: '5000', tax: '0', grand_total: '5000' } }, billed_at: new Date().toISOString() },
+      data: {
+        id,
+        status: 'completed',
+        currency_code: 'USD',
+        customer_id: `ctm_${id}`,
+        custom_data: { ref_svc_affiliate: ref },
+        details: { totals: { total: '5000', tax: '0', grand_total: '5000' } },
+        billed_at: new Date().toISOString(),
+      },
     }),
   }),
   lemonsqueezy: (ref, flag, id = String(Math.floor(Math.random() * 1e9))) => ({
     externalId: `lemonsqueezy:order:${id}`,
     eventName: 'order_created',
     body: JSON.stringify({
-      meta: { event_name: 'order_created', ...(flag ? { test_mode: flag === 'test' } : {}), custom_data: { ref_svc_affiliate: ref } },
-      data: { type: 'orders', id, attributes: { status: 'paid', currency: 'USD', total: 5000, tax: 0, customer_id: Number(id), created_at: new Date().toISOString() } },
+      meta: {
+        event_name: 'order_created',
+        ...(flag ? { test_mode: flag === 'test' } : {}),
+        custom_data: { ref_svc_affiliate: ref },
+      },
+      data: {
+        type: 'orders',
+        id,
+        attributes: {
+          status: 'paid',
+          currency: 'USD',
+          total: 5000,
+          tax: 0,
+          customer_id: Number(id),
+          created_at: new Date().toISOString(),
+        },
+      },
     }),
   }),
   polar: (ref, _flag, id = randomUUID()) => ({
     externalId: id,
     msgId: `msg_${id}`,
-    body: JSON.stringify({ type: 'order.paid', data: { id, status: 'paid', currency: 'usd', net_amount: 5000, customer_id: randomUUID(), metadata: { ref_svc_affiliate: ref }, created_at: new Date().toISOString() } }),
+    body: JSON.stringify({
+      type: 'order.paid',
+      data: {
+        id,
+        status: 'paid',
+        currency: 'usd',
+        net_amount: 5000,
+        customer_id: randomUUID(),
+        metadata: { ref_svc_affiliate: ref },
+        created_at: new Date().toISOString(),
+      },
+    }),
   }),
   chargebee: (ref, _flag, id = uid('inv')) => ({
     externalId: id,
@@ -153,14 +201,24 @@ async function expectLanded(charge: Charge, into: Api, notInto: Api) {
   const path = `/api/conversions/${encodeURIComponent(charge.externalId)}`;
   const found = await into.get(path);
   expect(found.status, JSON.stringify(found.body)).toBe(200);
-  expect(found.body.data.conversion).toMatchObject({ external_id: charge.externalId, amount: 50, currency: 'USD', commission_amount: 15 });
+  expect(found.body.data.conversion).toMatchObject({
+    external_id: charge.externalId,
+    amount: 50,
+    currency: 'USD',
+    commission_amount: 15,
+  });
   const other = await notInto.get(path);
   expect(other.status, JSON.stringify(other.body)).not.toBe(200);
   expect(other.body.success).toBe(false);
-  const listed = (key: Api) => key.get('/api/conversions?limit=100').then((res) => res.body.data.conversions.map((c: { external_id: string }) => c.external_id));
+  const listed = (key: Api) =>
+    key
+      .get('/api/conversions?limit=100')
+      .then((res) => res.body.data.conversions.map((c: { external_id: string }) => c.external_id));
   expect(await listed(into)).toContain(charge.externalId);
   expect(await listed(notInto)).not.toContain(charge.externalId);
-  const commissions = (await notInto.get('/api/commissions?limit=100')).body.data.commissions as { conversion_id: string }[];
+  const commissions = (await notInto.get('/api/commissions?limit=100')).body.data.commissions as {
+    conversion_id: string;
+  }[];
   expect(commissions.map((c) => c.conversion_id)).not.toContain(found.body.data.conversion.id);
 }
 
@@ -213,7 +271,13 @@ describe.each(PROVIDERS)('test mode with $provider', ({ provider, flagged }) => 
     await expectOutcome(signed(provider, m.liveId, LIVE_SECRET, live), 'processed');
     await expectOutcome(signed(provider, m.liveId, LIVE_SECRET, live), 'duplicate');
     // The same charge as a test event (same ids; for flagged providers the flag says test).
-    const test = flagged ? CHARGES[provider](m.slug, 'test', provider === 'lemonsqueezy' ? live.externalId.split(':').at(-1) : live.externalId) : live;
+    const test = flagged
+      ? CHARGES[provider](
+          m.slug,
+          'test',
+          provider === 'lemonsqueezy' ? live.externalId.split(':').at(-1) : live.externalId,
+        )
+      : live;
     await expectOutcome(signed(provider, m.liveId, TEST_SECRET, test), 'processed');
     await expectOutcome(signed(provider, m.liveId, TEST_SECRET, test), 'duplicate');
     expect((await m.live.get('/api/conversions?limit=100')).body.data.conversions).toHaveLength(1);
@@ -224,7 +288,10 @@ describe.each(PROVIDERS)('test mode with $provider', ({ provider, flagged }) => 
     const m = await merchant();
     // The API shows the account's (live) id in both modes; the twin's own id is the database's.
     const { db } = await testServer();
-    const [twin] = await Sql.of(db.orm).rows<{ id: string }>('select id from organizations where live_organization_id = ?', [m.liveId]);
+    const [twin] = await Sql.of(db.orm).rows<{ id: string }>(
+      'select id from organizations where live_organization_id = ?',
+      [m.liveId],
+    );
     const testId = twin.id;
     const test = charge(m, 'test');
     await expectOutcome(signed(provider, testId, TEST_SECRET, test), 'processed');
@@ -241,7 +308,9 @@ describe.each(PROVIDERS)('test mode with $provider', ({ provider, flagged }) => 
     expect(res.status).toBe(400);
     expect((await m.live.get('/api/conversions')).body.data.conversions).toEqual([]);
     expect((await m.test.get('/api/conversions')).body.data.conversions).toEqual([]);
-    expect((await m.live.get(`/api/integrations/events?provider=${provider}&outcome=rejected`)).body.data.webhook_events).toHaveLength(1);
+    expect(
+      (await m.live.get(`/api/integrations/events?provider=${provider}&outcome=rejected`)).body.data.webhook_events,
+    ).toHaveLength(1);
   });
 
   if (flagged) {

@@ -24,7 +24,9 @@ export interface Session {
   organization: { id: string; name: string };
 }
 
-const SessionContext = createContext<{ session: Session; signOut: (everywhere?: boolean) => Promise<void> } | null>(null);
+const SessionContext = createContext<{ session: Session; signOut: (everywhere?: boolean) => Promise<void> } | null>(
+  null,
+);
 export const useSession = () => useContext(SessionContext)!;
 
 const NAV = [
@@ -113,7 +115,13 @@ function Shell() {
           <span className="brand">{session.organization.name}</span>
           {mode === 'test' && <span className="badge badge-test mode-tag">Test mode</span>}
         </span>
-        <button type="button" className="menu-toggle secondary small" aria-expanded={menuOpen} aria-controls="nav" onClick={() => setMenuOpen((o) => !o)}>
+        <button
+          type="button"
+          className="menu-toggle secondary small"
+          aria-expanded={menuOpen}
+          aria-controls="nav"
+          onClick={() => setMenuOpen((o) => !o)}
+        >
           Menu
         </button>
       </header>
@@ -190,7 +198,13 @@ function ModeSwitch() {
   const mode = useMode();
   const on = mode === 'test';
   return (
-    <button type="button" role="switch" aria-checked={on} className={`mode-switch ${on ? 'on' : ''}`} onClick={() => setMode(on ? 'live' : 'test')}>
+    <button
+      type="button"
+      role="switch"
+      aria-checked={on}
+      className={`mode-switch ${on ? 'on' : ''}`}
+      onClick={() => setMode(on ? 'live' : 'test')}
+    >
       <span className="track" aria-hidden="true">
         <span className="thumb" />
       </span>
@@ -218,7 +232,8 @@ function NotFound() {
     <section>
       <h1>Not found</h1>
       <p>
-        This page does not exist{useSession().session.user.role === 'member' ? ', or only an owner can open it' : ''}. <NavLink to="/overview">Back to the overview</NavLink>
+        This page does not exist{useSession().session.user.role === 'member' ? ', or only an owner can open it' : ''}.{' '}
+        <NavLink to="/overview">Back to the overview</NavLink>
       </p>
     </section>
   );

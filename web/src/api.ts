@@ -56,12 +56,17 @@ export class ApiError extends Error {
 type Answer = { status: number; body: unknown };
 
 /** The `data` of a success, else an ApiError with the service's message (401: back to sign-in). */
-export function data<R extends Answer>(res: R): Extract<R, { status: 200 | 201 | 202 }>['body'] extends { data: infer D } ? D : never {
+export function data<R extends Answer>(
+  res: R,
+): Extract<R, { status: 200 | 201 | 202 }>['body'] extends { data: infer D } ? D : never {
   if (res.status === 200 || res.status === 201 || res.status === 202) return (res.body as { data: never }).data;
   if (res.status === 401 && !location.pathname.endsWith('/sign-in')) {
     window.dispatchEvent(new Event('session-ended'));
   }
-  const message = typeof res.body === 'object' && res.body !== null && 'message' in res.body ? String((res.body).message) : `Request failed (${res.status})`;
+  const message =
+    typeof res.body === 'object' && res.body !== null && 'message' in res.body
+      ? String(res.body.message)
+      : `Request failed (${res.status})`;
   throw new ApiError(res.status, message);
 }
 

@@ -29,10 +29,18 @@ export interface Page<T> {
  * response carries, kept in `data`); `deps` are the filters (call `pages.reset()` when one changes,
  * so that the list starts again at its first page).
  */
-export function usePagedList<P extends Page<unknown>>(load: (cursor: string | undefined) => Promise<P>, deps: unknown[]) {
+export function usePagedList<P extends Page<unknown>>(
+  load: (cursor: string | undefined) => Promise<P>,
+  deps: unknown[],
+) {
   const pages = usePages();
   const list = useLoad(() => load(pages.cursor), [...deps, pages.cursor]);
-  return { ...list, pages, rows: list.data?.items as P['items'] | undefined, nextCursor: list.data?.next_cursor ?? null };
+  return {
+    ...list,
+    pages,
+    rows: list.data?.items as P['items'] | undefined,
+    nextCursor: list.data?.next_cursor ?? null,
+  };
 }
 
 export type PagedList<T> = ReturnType<typeof usePagedList<Page<T>>>;
@@ -71,7 +79,9 @@ export function DataTable<T>(props: {
     <>
       <FormError error={error} fields={props.errorFields} />
       {rows === undefined ? (
-        loading ? <Loading /> : null
+        loading ? (
+          <Loading />
+        ) : null
       ) : rows.length === 0 && firstPage ? (
         props.empty
       ) : (

@@ -1,8 +1,21 @@
-import { createContext, useCallback, useContext, useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import {
+  createContext,
+  useCallback,
+  useContext,
+  useEffect,
+  useId,
+  useRef,
+  useState,
+  type FormEvent,
+  type ReactNode,
+} from 'react';
 import { ApiError } from './api';
 
 /** Loads on mount and when deps change; `reload` runs it again. */
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data?: T; error?: ApiError; loading: boolean; reload: () => void } {
+export function useLoad<T>(
+  load: () => Promise<T>,
+  deps: unknown[],
+): { data?: T; error?: ApiError; loading: boolean; reload: () => void } {
   const [state, setState] = useState<{ data?: T; error?: ApiError; loading: boolean }>({ loading: true });
   const [tick, setTick] = useState(0);
   useEffect(() => {
@@ -20,7 +33,8 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data?: T;
   return { ...state, reload: useCallback(() => setTick((t) => t + 1), []) };
 }
 
-export const toApiError = (error: unknown): ApiError => (error instanceof ApiError ? error : new ApiError(0, error instanceof Error ? error.message : String(error)));
+export const toApiError = (error: unknown): ApiError =>
+  error instanceof ApiError ? error : new ApiError(0, error instanceof Error ? error.message : String(error));
 
 /**
  * A form whose submit calls the API: the service's error goes next to the field it names
@@ -31,11 +45,11 @@ export function useSubmit<T, A = undefined>(action: (arg?: A) => Promise<T>, onD
   const [busy, setBusy] = useState(false);
   const submit = async (eventOrArg?: FormEvent | A) => {
     const isEvent = typeof eventOrArg === 'object' && eventOrArg !== null && 'preventDefault' in eventOrArg;
-    if (isEvent) (eventOrArg).preventDefault();
+    if (isEvent) eventOrArg.preventDefault();
     setBusy(true);
     setError(undefined);
     try {
-      const result = await action(isEvent ? undefined : (eventOrArg));
+      const result = await action(isEvent ? undefined : eventOrArg);
       onDone?.(result);
     } catch (err) {
       setError(toApiError(err));
@@ -62,7 +76,8 @@ export function Field(props: {
 }) {
   const id = useId();
   const mine = props.error?.field === props.name;
-  const describedBy = [mine ? `${id}-error` : '', props.hint ? `${id}-hint` : ''].filter(Boolean).join(' ') || undefined;
+  const describedBy =
+    [mine ? `${id}-error` : '', props.hint ? `${id}-hint` : ''].filter(Boolean).join(' ') || undefined;
   const attrs = { id, name: props.name, 'aria-invalid': mine, 'aria-describedby': describedBy };
   return (
     <div className="field">
@@ -145,7 +160,12 @@ export function Pager({ pages, nextCursor }: { pages: ReturnType<typeof usePages
         Previous
       </button>
       <span>Page {pages.page}</span>
-      <button type="button" className="secondary" onClick={() => nextCursor && pages.next(nextCursor)} disabled={!nextCursor}>
+      <button
+        type="button"
+        className="secondary"
+        onClick={() => nextCursor && pages.next(nextCursor)}
+        disabled={!nextCursor}
+      >
         Next
       </button>
     </nav>
@@ -157,9 +177,25 @@ export function Pager({ pages, nextCursor }: { pages: ReturnType<typeof usePages
  * (focusable, so a keyboard can scroll it); with `cards`, on a phone its rows become cards instead
  * (the cells carry `data-label`: see DataTable).
  */
-export function TableWrap({ label, children, busy, cards }: { label: string; children: ReactNode; busy?: boolean; cards?: boolean }) {
+export function TableWrap({
+  label,
+  children,
+  busy,
+  cards,
+}: {
+  label: string;
+  children: ReactNode;
+  busy?: boolean;
+  cards?: boolean;
+}) {
   return (
-    <div className={cards ? 'table-wrap cards' : 'table-wrap'} role="region" aria-label={label} aria-busy={busy || undefined} tabIndex={0}>
+    <div
+      className={cards ? 'table-wrap cards' : 'table-wrap'}
+      role="region"
+      aria-label={label}
+      aria-busy={busy || undefined}
+      tabIndex={0}
+    >
       <table role={cards ? 'table' : undefined}>{children}</table>
     </div>
   );
@@ -181,7 +217,10 @@ export function ConfirmProvider({ children }: { children: ReactNode }) {
     if (request) dialog.current?.showModal();
     else dialog.current?.close();
   }, [request]);
-  const ask = useCallback((r: Omit<ConfirmRequest, 'resolve'>) => new Promise<boolean>((resolve) => setRequest({ ...r, resolve })), []);
+  const ask = useCallback(
+    (r: Omit<ConfirmRequest, 'resolve'>) => new Promise<boolean>((resolve) => setRequest({ ...r, resolve })),
+    [],
+  );
   const answer = (ok: boolean) => {
     request?.resolve(ok);
     setRequest(undefined);
@@ -253,7 +292,13 @@ const COMMISSION_STATUS_ORDER = ['pending', 'approved', 'paid', 'on_hold', 'reve
  * Commission amounts by status, as the API sums them (a report's `commissions`): the statuses with
  * an amount, "$27.06 pending · $3.00 approved"; a dash when there is none.
  */
-export function CommissionsByStatus({ totals, currency }: { totals: Record<(typeof COMMISSION_STATUS_ORDER)[number], number>; currency: string }) {
+export function CommissionsByStatus({
+  totals,
+  currency,
+}: {
+  totals: Record<(typeof COMMISSION_STATUS_ORDER)[number], number>;
+  currency: string;
+}) {
   const shown = COMMISSION_STATUS_ORDER.filter((s) => totals[s] !== 0);
   if (shown.length === 0) return <>—</>;
   return (
@@ -268,8 +313,10 @@ export function CommissionsByStatus({ totals, currency }: { totals: Record<(type
   );
 }
 
-export const date = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' }) : '—');
-export const dateTime = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : '—');
+export const date = (iso: string | null | undefined): string =>
+  iso ? new Date(iso).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' }) : '—';
+export const dateTime = (iso: string | null | undefined): string =>
+  iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : '—';
 
 export function Status({ value }: { value: string }) {
   return <span className={`badge badge-${value}`}>{value.replace('_', ' ')}</span>;

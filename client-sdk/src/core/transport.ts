@@ -1,10 +1,4 @@
-import {
-  APIError,
-  ConnectionError,
-  TimeoutError,
-  UserAbortError,
-  parseRetryAfterMs,
-} from '../errors.js';
+import { APIError, ConnectionError, TimeoutError, UserAbortError, parseRetryAfterMs } from '../errors.js';
 import { VERSION } from '../version.js';
 import type { APIResponse } from './api-promise.js';
 
@@ -99,7 +93,11 @@ function lowerCaseKeys(headers: Record<string, string> | undefined): Record<stri
 }
 
 function errorCode(err: unknown): string | undefined {
-  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e: unknown = err, depth = 0;
+    e && typeof e === 'object' && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string') return code;
   }
@@ -153,7 +151,11 @@ export interface Envelope {
 export class Transport {
   constructor(private readonly config: TransportConfig) {}
 
-  async request<T>(req: HttpRequest, options: RequestOptions = {}, unwrap: (body: Envelope) => T): Promise<APIResponse<T>> {
+  async request<T>(
+    req: HttpRequest,
+    options: RequestOptions = {},
+    unwrap: (body: Envelope) => T,
+  ): Promise<APIResponse<T>> {
     const maxRetries = options.maxRetries ?? this.config.maxRetries;
     const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
     const requestId = options.requestId ?? globalThis.crypto.randomUUID();
@@ -174,7 +176,13 @@ export class Transport {
 
     for (let retry = 0; ; retry++) {
       if (options.signal?.aborted) throw new UserAbortError({ requestId, cause: options.signal.reason });
-      const attempt = await this.attempt(url, { method: req.method, headers, body }, timeoutMs, options.signal, requestId);
+      const attempt = await this.attempt(
+        url,
+        { method: req.method, headers, body },
+        timeoutMs,
+        options.signal,
+        requestId,
+      );
       const canRetry = retry < maxRetries;
 
       if (attempt.kind === 'error') {
@@ -197,7 +205,12 @@ export class Transport {
             body: envelope,
           });
         }
-        return { data: unwrap(envelope), status: attempt.status, requestId: responseRequestId, headers: attempt.headers };
+        return {
+          data: unwrap(envelope),
+          status: attempt.status,
+          requestId: responseRequestId,
+          headers: attempt.headers,
+        };
       }
 
       const error = APIError.from({
@@ -259,7 +272,11 @@ export class Transport {
     } catch (err) {
       if (signal?.aborted) throw new UserAbortError({ requestId, cause: signal.reason });
       if (timedOut) {
-        return { kind: 'error', sent: true, error: new TimeoutError(`Request timed out after ${timeoutMs} ms`, { requestId, cause: err }) };
+        return {
+          kind: 'error',
+          sent: true,
+          error: new TimeoutError(`Request timed out after ${timeoutMs} ms`, { requestId, cause: err }),
+        };
       }
       const code = errorCode(err);
       const notSent = !sent && code !== undefined && NOT_SENT_CODES.has(code);
@@ -275,4 +292,3 @@ export class Transport {
     }
   }
 }
-

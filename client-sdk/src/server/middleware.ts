@@ -25,7 +25,9 @@ export type NextFunction = (err?: unknown) => void;
  * response, then calls `next()`. It waits at most `timeoutMs` (default 500); when the service is
  * slow, down or failing the cookie holds the raw slug. It never passes an error to `next`.
  */
-export function createReferralMiddleware(options: ReferralOptions): (req: NodeRequestLike, res: NodeResponseLike, next: NextFunction) => void {
+export function createReferralMiddleware(
+  options: ReferralOptions,
+): (req: NodeRequestLike, res: NodeResponseLike, next: NextFunction) => void {
   const capture = referralCapture(options);
   return function referralMiddleware(req, res, next) {
     let visit;
@@ -61,7 +63,10 @@ export function createReferralMiddleware(options: ReferralOptions): (req: NodeRe
  * `trustProxy` when the platform writes `X-Forwarded-For` (Vercel, Netlify, Cloudflare, a load
  * balancer).
  */
-export async function referralCookie(request: FetchRequestLike, options: ReferralOptions & { ip?: string }): Promise<string | undefined> {
+export async function referralCookie(
+  request: FetchRequestLike,
+  options: ReferralOptions & { ip?: string },
+): Promise<string | undefined> {
   let visit;
   try {
     if (request.method !== undefined && request.method !== 'GET') return undefined;

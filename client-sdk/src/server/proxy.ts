@@ -39,7 +39,11 @@ export interface FirstPartyProxyOptions {
   fetch?: ServerFetch;
 }
 
-type Handler = (req: IncomingMessage & { originalUrl?: string; body?: unknown }, res: ServerResponse, next?: (err?: unknown) => void) => void;
+type Handler = (
+  req: IncomingMessage & { originalUrl?: string; body?: unknown },
+  res: ServerResponse,
+  next?: (err?: unknown) => void,
+) => void;
 
 interface CachedSnippet {
   body: Uint8Array;
@@ -64,7 +68,8 @@ interface CachedSnippet {
  * handled too.
  */
 export function createFirstPartyProxy(options: FirstPartyProxyOptions): Handler {
-  if (!options || typeof options !== 'object') throw new TypeError('createFirstPartyProxy(options): { baseUrl } is required');
+  if (!options || typeof options !== 'object')
+    throw new TypeError('createFirstPartyProxy(options): { baseUrl } is required');
   let base: URL;
   try {
     base = new URL(options.baseUrl);
@@ -73,13 +78,17 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): Handler 
   }
   const serviceBase = (base.origin + base.pathname).replace(/\/+$/, '');
   const prefix = (options.prefix ?? DEFAULT_PROXY_PREFIX).replace(/\/+$/, '');
-  if (!prefix.startsWith('/')) throw new TypeError(`createFirstPartyProxy({ prefix }): "${prefix}" must start with "/"`);
+  if (!prefix.startsWith('/'))
+    throw new TypeError(`createFirstPartyProxy({ prefix }): "${prefix}" must start with "/"`);
   const timeoutMs = options.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS;
   const trustProxy = options.trustProxy ?? false;
   const fetchImpl: ServerFetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
   const log = warner(options.logger);
   if (!options.apiKey) {
-    log.warn('no-key', "createFirstPartyProxy: no apiKey, so the service records the merchant server's address for every visitor; pass the organization's API key");
+    log.warn(
+      'no-key',
+      "createFirstPartyProxy: no apiKey, so the service records the merchant server's address for every visitor; pass the organization's API key",
+    );
   }
   let snippet: CachedSnippet | undefined;
 
@@ -92,7 +101,11 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): Handler 
   async function loadSnippet(): Promise<CachedSnippet> {
     if (snippet && Date.now() - snippet.fetchedAt < SNIPPET_REFRESH_MS) return snippet;
     try {
-      const response = await fetchImpl(`${serviceBase}/snippet.js`, { method: 'GET', headers: {}, signal: AbortSignal.timeout(timeoutMs) });
+      const response = await fetchImpl(`${serviceBase}/snippet.js`, {
+        method: 'GET',
+        headers: {},
+        signal: AbortSignal.timeout(timeoutMs),
+      });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       snippet = {
         body: new Uint8Array(await response.arrayBuffer()),
@@ -103,7 +116,10 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): Handler 
       log.recovered();
     } catch (err) {
       if (!snippet) throw err;
-      log.warn('snippet', `could not refresh the snippet (${err instanceof Error ? err.message : String(err)}); serving the copy held`);
+      log.warn(
+        'snippet',
+        `could not refresh the snippet (${err instanceof Error ? err.message : String(err)}); serving the copy held`,
+      );
       snippet.fetchedAt = Date.now(); // the held copy is good for another while; the service is not asked on every page
     }
     return snippet;
@@ -127,12 +143,18 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): Handler 
     res.end(req.method === 'HEAD' ? undefined : held.body);
   }
 
-  async function forward(req: IncomingMessage & { originalUrl?: string; body?: unknown }, res: ServerResponse, servicePath: string): Promise<void> {
+  async function forward(
+    req: IncomingMessage & { originalUrl?: string; body?: unknown },
+    res: ServerResponse,
+    servicePath: string,
+  ): Promise<void> {
     const body = await readBody(req);
     if (body === undefined) return fail(res, 413, `Request body exceeds the ${MAX_BODY_BYTES / 1024} KiB limit`);
     const visit = nodeVisit(req, trustProxy);
     // Only what the service needs: never the visitor's cookies or credentials for the merchant's site.
-    const headers: Record<string, string> = { 'content-type': String(req.headers['content-type'] ?? 'text/plain;charset=UTF-8') };
+    const headers: Record<string, string> = {
+      'content-type': String(req.headers['content-type'] ?? 'text/plain;charset=UTF-8'),
+    };
     if (visit.userAgent) headers['user-agent'] = visit.userAgent;
     const requestId = req.headers['x-request-id'];
     if (typeof requestId === 'string') headers['x-request-id'] = requestId;
@@ -143,10 +165,18 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): Handler 
     let response: Response;
     let text: string;
     try {
-      response = await fetchImpl(serviceBase + servicePath, { method: req.method ?? 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) });
+      response = await fetchImpl(serviceBase + servicePath, {
+        method: req.method ?? 'POST',
+        headers,
+        body,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
       text = await response.text();
     } catch (err) {
-      log.warn('unreachable', `first-party proxy: the service did not answer ${servicePath} (${err instanceof Error ? err.message : String(err)})`);
+      log.warn(
+        'unreachable',
+        `first-party proxy: the service did not answer ${servicePath} (${err instanceof Error ? err.message : String(err)})`,
+      );
       return fail(res, 502, 'The affiliate attribution service did not answer; the snippet stores the referral itself');
     }
     log.recovered();
@@ -185,7 +215,12 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): Handler 
 }
 
 /** The Set-Cookie for a click the service recorded; none when it kept the cookie the visitor has. */
-function clickCookie(text: string, current: string | undefined, secure: boolean, domain: string | undefined): string | undefined {
+function clickCookie(
+  text: string,
+  current: string | undefined,
+  secure: boolean,
+  domain: string | undefined,
+): string | undefined {
   let click: { cookie_id?: unknown; cookie_max_age_seconds?: unknown; kept?: unknown } | undefined;
   try {
     click = (JSON.parse(text) as { data?: { click?: typeof click } } | null)?.data?.click ?? undefined;

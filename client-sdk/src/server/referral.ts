@@ -10,7 +10,10 @@ import type { TrustProxy, Visit } from './visitor.js';
  * The Fetch the server helpers call the service with (`globalThis.fetch` fits), spelled here
  * rather than imported so that this entry's declarations stand alone.
  */
-export type ServerFetch = (url: string, init: { method: string; headers: Record<string, string>; body?: string; signal: AbortSignal }) => Promise<Response>;
+export type ServerFetch = (
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: string; signal: AbortSignal },
+) => Promise<Response>;
 
 export const DEFAULT_REFERRAL_PARAM = 'ref';
 export const DEFAULT_REFERRAL_TIMEOUT_MS = 500;
@@ -55,14 +58,23 @@ export interface ReferralCapture {
 
 /** Checks the options once, when the app starts: a missing key or address is a TypeError then, never at a visit. */
 export function referralCapture(options: ReferralOptions): ReferralCapture {
-  if (!options || typeof options !== 'object') throw new TypeError('referral options are required: { apiKey, baseUrl }');
+  if (!options || typeof options !== 'object')
+    throw new TypeError('referral options are required: { apiKey, baseUrl }');
   const timeoutMs = options.timeoutMs ?? DEFAULT_REFERRAL_TIMEOUT_MS;
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new TypeError('timeoutMs: expected a positive number of milliseconds');
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+    throw new TypeError('timeoutMs: expected a positive number of milliseconds');
   const param = options.param ?? DEFAULT_REFERRAL_PARAM;
-  if (typeof param !== 'string' || param === '') throw new TypeError('param: expected the name of the referral query parameter, e.g. "ref"');
+  if (typeof param !== 'string' || param === '')
+    throw new TypeError('param: expected the name of the referral query parameter, e.g. "ref"');
   const trustProxy = options.trustProxy ?? false;
   // The client's transport, with one attempt bounded by the page's budget: a retry would hold the page.
-  const client = new Client({ apiKey: options.apiKey, baseUrl: options.baseUrl, timeoutMs, maxRetries: 0, fetch: options.fetch });
+  const client = new Client({
+    apiKey: options.apiKey,
+    baseUrl: options.baseUrl,
+    timeoutMs,
+    maxRetries: 0,
+    fetch: options.fetch,
+  });
   const log = warner(options.logger);
   const cookieOf = (value: string, maxAgeSeconds: number, visit: Visit) =>
     attributionSetCookie(value, { maxAgeSeconds, secure: visit.secure, domain: options.cookieDomain });
@@ -107,13 +119,23 @@ export function referralCapture(options: ReferralOptions): ReferralCapture {
  * 5xx, a 429, or a key it refused), the slug itself is stored, which attributes later without a
  * click window, so that the visitor is not lost.
  */
-function fallback(err: unknown, ref: string, param: string, warn: Warn, slugCookie: (slug: string) => string): string | undefined {
+function fallback(
+  err: unknown,
+  ref: string,
+  param: string,
+  warn: Warn,
+  slugCookie: (slug: string) => string,
+): string | undefined {
   if (err instanceof APIError && (err.status === 400 || err.status === 404)) {
     warn(`rejected-${err.status}`, `${param} "${ref}" not tracked: ${err.message}`);
     return undefined;
   }
-  const reason = err instanceof APIError ? `HTTP ${err.status}: ${err.message}` : err instanceof Error ? err.message : String(err);
-  warn(err instanceof APIError ? `status-${err.status}` : 'unreachable', `click for ${param} "${ref}" not recorded (${reason}); the cookie holds the slug instead`);
+  const reason =
+    err instanceof APIError ? `HTTP ${err.status}: ${err.message}` : err instanceof Error ? err.message : String(err);
+  warn(
+    err instanceof APIError ? `status-${err.status}` : 'unreachable',
+    `click for ${param} "${ref}" not recorded (${reason}); the cookie holds the slug instead`,
+  );
   return slugCookie(ref);
 }
 

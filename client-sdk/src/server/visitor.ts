@@ -52,9 +52,16 @@ function first(value: string | string[] | undefined | null): string | undefined 
 }
 
 /** The client's address from X-Forwarded-For (all its headers joined) and the connection's own. */
-export function forwardedAddress(forwardedFor: string | undefined, socketAddress: string | undefined, trust: TrustProxy): string | undefined {
+export function forwardedAddress(
+  forwardedFor: string | undefined,
+  socketAddress: string | undefined,
+  trust: TrustProxy,
+): string | undefined {
   if (trust === false || trust === 0) return ipAddressOrUndefined(socketAddress);
-  const chain = (forwardedFor ?? '').split(',').map((a) => a.trim()).filter(Boolean);
+  const chain = (forwardedFor ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
   if (socketAddress) chain.push(socketAddress);
   if (chain.length === 0) return undefined;
   if (trust === true) return ipAddressOrUndefined(chain[0]);
@@ -67,7 +74,8 @@ function forwardedProtoIsHttps(value: string | undefined): boolean {
   return value?.split(',')[0]?.trim().toLowerCase() === 'https';
 }
 
-const joined = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value.join(', ') : value);
+const joined = (value: string | string[] | undefined): string | undefined =>
+  Array.isArray(value) ? value.join(', ') : value;
 
 export function nodeVisit(req: NodeRequestLike, trust: TrustProxy): Visit {
   const h = req.headers;
@@ -92,7 +100,11 @@ export function fetchVisit(request: FetchRequestLike, trust: TrustProxy, ip: str
     url,
     userAgent: h.get('user-agent') ?? undefined,
     // No socket here: the address is the caller's `ip`, a trusted X-Forwarded-For, or the framework's.
-    ip: ipAddressOrUndefined(ip) ?? (trusted ? forwardedAddress(h.get('x-forwarded-for') ?? undefined, undefined, trust) : ipAddressOrUndefined(request.ip)),
+    ip:
+      ipAddressOrUndefined(ip) ??
+      (trusted
+        ? forwardedAddress(h.get('x-forwarded-for') ?? undefined, undefined, trust)
+        : ipAddressOrUndefined(request.ip)),
     referrer: h.get('referer') ?? undefined,
     cookieHeader: h.get('cookie') ?? undefined,
     secure: url.protocol === 'https:' || (trusted && forwardedProtoIsHttps(h.get('x-forwarded-proto') ?? undefined)),

@@ -29,7 +29,8 @@ export interface RouteAccess {
 export const OWNER_ONLY_MESSAGE = 'Only an owner can manage API keys, integrations and the team';
 
 /** The account's people and keys are the live account's: refused to a test key. */
-export const TEST_KEY_REFUSED_MESSAGE = "A test key works on test data only: it cannot manage the account's team, invitations or API keys (use a live key or an owner's session)";
+export const TEST_KEY_REFUSED_MESSAGE =
+  "A test key works on test data only: it cannot manage the account's team, invitations or API keys (use a live key or an owner's session)";
 
 /** Users, invitations and API keys: the account itself. */
 export const TEAM_ACCESS: RouteAccess = { ownerOnly: OWNER_ONLY_MESSAGE, noTestKey: TEST_KEY_REFUSED_MESSAGE };
@@ -77,7 +78,9 @@ function forbiddenResponse(access: RouteAccess, existing: unknown): typeof Error
   ].filter(Boolean);
   const own = (existing as { description?: string } | undefined)?.description;
   const text = `Refused to ${refused.join(' and to ')}.`;
-  return ErrorBody.describe(own ? `${own.replace(/\.$/, '')}; or refused to this credential: ${text.slice('Refused to '.length)}` : text);
+  return ErrorBody.describe(
+    own ? `${own.replace(/\.$/, '')}; or refused to this credential: ${text.slice('Refused to '.length)}` : text,
+  );
 }
 
 type Restricted<R> = R extends AppRoute ? R & { responses: R['responses'] & { 403: typeof ErrorBody } } : R;
@@ -90,11 +93,19 @@ export function restrictedRoute<R extends AppRoute>(access: RouteAccess, route: 
   return {
     ...route,
     metadata: { ...(route.metadata as object | undefined), access },
-    responses: { ...route.responses, 403: forbiddenResponse(access, (route.responses as Record<number, unknown>)[403]) },
+    responses: {
+      ...route.responses,
+      403: forbiddenResponse(access, (route.responses as Record<number, unknown>)[403]),
+    },
   } as Restricted<R>;
 }
 
 /** Every route of a router with one access rule: `c.router(restricted(IMPORTS_ACCESS, { ... }))`. */
-export function restricted<T extends Record<string, AppRoute>>(access: RouteAccess, routes: T): { [K in keyof T]: Restricted<T[K]> } {
-  return Object.fromEntries(Object.entries(routes).map(([name, route]) => [name, restrictedRoute(access, route)])) as { [K in keyof T]: Restricted<T[K]> };
+export function restricted<T extends Record<string, AppRoute>>(
+  access: RouteAccess,
+  routes: T,
+): { [K in keyof T]: Restricted<T[K]> } {
+  return Object.fromEntries(Object.entries(routes).map(([name, route]) => [name, restrictedRoute(access, route)])) as {
+    [K in keyof T]: Restricted<T[K]>;
+  };
 }

@@ -4,7 +4,11 @@ import { z } from 'zod';
 export const ErrorBody = z
   .object({
     success: z.literal(false).describe('Always false on an error.'),
-    message: z.string().describe('Human readable explanation; for validation failures it names the field, e.g. "amount: Expected number, received string".'),
+    message: z
+      .string()
+      .describe(
+        'Human readable explanation; for validation failures it names the field, e.g. "amount: Expected number, received string".',
+      ),
   })
   .describe('Error envelope');
 export type ErrorBody = z.infer<typeof ErrorBody>;
@@ -39,17 +43,21 @@ export const errorResponses = {
   403: ErrorBody.describe('The resource belongs to another organization.'),
   404: ErrorBody.describe('Not found.'),
   409: ErrorBody.describe('Conflict, e.g. the slug is already taken.'),
-  410: ErrorBody.describe('Attribution window expired: the click is older than the program\'s click window.'),
+  410: ErrorBody.describe("Attribution window expired: the click is older than the program's click window."),
   413: ErrorBody.describe('The request body is larger than 1 MiB.'),
   415: ErrorBody.describe('The request body is not JSON (`Content-Type` must be `application/json`).'),
   429: ErrorBody.describe('Too many requests with this API key; retry after `Retry-After` seconds.'),
   500: ErrorBody.describe('Internal error; safe to retry.'),
-  503: ErrorBody.describe('The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds.'),
+  503: ErrorBody.describe(
+    'The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds.',
+  ),
 } as const;
 
 /** Any route: a request that cannot be read, the database unavailable, an internal error. */
 export const everyRouteErrorResponses = {
-  400: ErrorBody.describe('Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON.'),
+  400: ErrorBody.describe(
+    'Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON.',
+  ),
   500: errorResponses[500],
   503: errorResponses[503],
 } as const;

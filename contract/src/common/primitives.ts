@@ -49,7 +49,9 @@ export const Identifier = z.string().min(1).max(255);
 
 export const Deduped = z
   .boolean()
-  .describe('True when this request repeated an earlier one and the existing record is returned unchanged; false when the record was created now.');
+  .describe(
+    'True when this request repeated an earlier one and the existing record is returned unchanged; false when the record was created now.',
+  );
 
 /**
  * On every resource: which world a row belongs to (shared/spec/test-mode.md). Every row a request
@@ -60,8 +62,12 @@ export const Deduped = z
  */
 export const Livemode = z
   .preprocess((value) => value, z.boolean())
-  .describe('True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode.');
+  .describe(
+    'True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode.',
+  );
 
 /** The mode of an API key or of a request: `live` (the default) or `test`. */
-export const Mode = z.enum(['live', 'test']).describe('`live` (real data) or `test` (test data, invisible to live keys).');
+export const Mode = z
+  .enum(['live', 'test'])
+  .describe('`live` (real data) or `test` (test data, invisible to live keys).');
 export type Mode = z.infer<typeof Mode>;

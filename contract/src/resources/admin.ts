@@ -9,32 +9,53 @@ const c = initContract();
 export const ApiKeyInfo = z
   .object({
     id: Uuid.describe('Key id, used to revoke it.'),
-    redacted: z.string().describe('Display form of the key, e.g. `svc-AbCd…wXyZ` or `svc_test_AbCd…wXyZ`; the plain key is never shown again.'),
-    mode: Mode.describe('`live`: the key reads and writes live data; `test` (plain text begins `svc_test_`): test data only.'),
+    redacted: z
+      .string()
+      .describe(
+        'Display form of the key, e.g. `svc-AbCd…wXyZ` or `svc_test_AbCd…wXyZ`; the plain key is never shown again.',
+      ),
+    mode: Mode.describe(
+      '`live`: the key reads and writes live data; `test` (plain text begins `svc_test_`): test data only.',
+    ),
     created_at: Timestamp,
     revoked_at: Timestamp.nullable().describe('When the key was revoked; null while it is valid.'),
   })
   .describe('API key (without its secret)');
 
 const IssuedKey = {
-  api_key: z.string().describe('The plain API key (`svc-…` for a live key, `svc_test_…` for a test key). Shown in this response only; store it now.'),
+  api_key: z
+    .string()
+    .describe(
+      'The plain API key (`svc-…` for a live key, `svc_test_…` for a test key). Shown in this response only; store it now.',
+    ),
   api_key_info: ApiKeyInfo,
 };
 
 /** The body of a key issue: which mode the key is for. Optional: no body issues a live key. */
-export const IssueApiKeyBody = z
-  .object({ mode: Mode.default('live').describe('`test` issues a test key (`svc_test_…`), which reads and writes only test data; default `live`.') });
+export const IssueApiKeyBody = z.object({
+  mode: Mode.default('live').describe(
+    '`test` issues a test key (`svc_test_…`), which reads and writes only test data; default `live`.',
+  ),
+});
 
 /** A deletion in batches by a job (an organization's, or a test organization's data) and how far it has got. */
 export const DataDeletion = z
   .object({
     id: Uuid.describe('Deletion id.'),
-    organization_id: Uuid.describe('The organization deleted (its live id), or the test organization whose data is deleted.'),
+    organization_id: Uuid.describe(
+      'The organization deleted (its live id), or the test organization whose data is deleted.',
+    ),
     status: z
       .enum(['queued', 'running', 'completed', 'failed'])
-      .describe('`queued`: recorded, the job has not started; `running`: rows are being deleted, table by table, in batches; `completed`: nothing of it is left; `failed`: the job gave up after its retries (ask for the deletion again: it goes on where it stopped).'),
+      .describe(
+        '`queued`: recorded, the job has not started; `running`: rows are being deleted, table by table, in batches; `completed`: nothing of it is left; `failed`: the job gave up after its retries (ask for the deletion again: it goes on where it stopped).',
+      ),
     phase: z.string().nullable().describe('The table being deleted from while running; null before and after.'),
-    deleted: z.record(z.string(), z.number().int()).describe('Rows deleted so far, by table (every table the deletion deletes from, 0 until reached); final once `completed`.'),
+    deleted: z
+      .record(z.string(), z.number().int())
+      .describe(
+        'Rows deleted so far, by table (every table the deletion deletes from, 0 until reached); final once `completed`.',
+      ),
     error: z.string().nullable().describe('Why it failed; null otherwise.'),
     requested_at: Timestamp,
     started_at: Timestamp.nullable().describe('When the job first started; null while queued.'),
@@ -59,7 +80,11 @@ export const adminContract = c.router(
           data: z.object({
             organization: Organization,
             ...IssuedKey,
-            test_api_key: z.string().describe('The plain test API key (`svc_test_…`): reads and writes test data only. Shown in this response only; store it now.'),
+            test_api_key: z
+              .string()
+              .describe(
+                'The plain test API key (`svc_test_…`): reads and writes test data only. Shown in this response only; store it now.',
+              ),
             test_api_key_info: ApiKeyInfo,
           }),
         }),
@@ -108,7 +133,8 @@ export const adminContract = c.router(
       method: 'GET',
       path: '/admin/organizations/:id/deletion',
       summary: 'Progress of an organization’s deletion (operator)',
-      description: 'The latest deletion asked for the organization, with the rows deleted so far by table; still answered once the organization is gone (`status: completed`). 404 when none was asked for.',
+      description:
+        'The latest deletion asked for the organization, with the rows deleted so far by table; still answered once the organization is gone (`status: completed`). 404 when none was asked for.',
       pathParams: OrgIdParam,
       responses: {
         200: z.object({ success: z.literal(true), data: z.object({ deletion: DataDeletion }) }),
@@ -129,7 +155,12 @@ export const adminContract = c.router(
     },
   },
   // The operator token, and the JSON body limit (any method may carry a body).
-  { commonResponses: { 401: errorResponses[401].describe('Missing or invalid operator token.'), 413: errorResponses[413] } },
+  {
+    commonResponses: {
+      401: errorResponses[401].describe('Missing or invalid operator token.'),
+      413: errorResponses[413],
+    },
+  },
 );
 
 export type ApiKeyInfo = z.infer<typeof ApiKeyInfo>;

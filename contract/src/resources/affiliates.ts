@@ -12,11 +12,15 @@ export const SLUG_PATTERN = /^[a-z0-9-]{2,64}$/;
 export const Slug = z
   .string()
   .regex(SLUG_PATTERN, 'Expected 2 to 64 lowercase letters, digits or "-"')
-  .describe('Referral link slug (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the organization.');
+  .describe(
+    'Referral link slug (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the organization.',
+  );
 
 export const AffiliateStatus = z
   .enum(['active', 'pending', 'disabled'])
-  .describe("`active`: the partner's links attribute; `pending`: an application awaiting the merchant's approval; `disabled`: the links record no new click and attribute no new customer (404 `No attribution found`), while the customers already referred keep earning on their renewals.");
+  .describe(
+    "`active`: the partner's links attribute; `pending`: an application awaiting the merchant's approval; `disabled`: the links record no new click and attribute no new customer (404 `No attribution found`), while the customers already referred keep earning on their renewals.",
+  );
 
 const AffiliateCommissionValue = z
   .number()
@@ -27,7 +31,9 @@ const AffiliateCommissionValue = z
 
 export const AffiliatePayoutMethod = z
   .enum(['manual', 'paypal', 'stripe', 'wise'])
-  .describe("How this partner's payouts are sent (POST /api/payouts/send): `paypal` (PayPal Payouts to `payout_email`, else the e-mail), `stripe` (a Stripe Connect transfer to `stripe_account_id`), `wise` (a Wise transfer to `payout_email` with `name`), `manual` (the export files, then marked paid; the default).");
+  .describe(
+    "How this partner's payouts are sent (POST /api/payouts/send): `paypal` (PayPal Payouts to `payout_email`, else the e-mail), `stripe` (a Stripe Connect transfer to `stripe_account_id`), `wise` (a Wise transfer to `payout_email` with `name`), `manual` (the export files, then marked paid; the default).",
+  );
 
 export const Affiliate = z
   .object({
@@ -37,10 +43,21 @@ export const Affiliate = z
     program_id: Uuid.describe('Program of this membership.'),
     slug: Slug,
     status: AffiliateStatus,
-    payout_email: z.string().nullable().describe("Where payouts are sent (PayPal or Wise e-mail); null: the partner's e-mail."),
+    payout_email: z
+      .string()
+      .nullable()
+      .describe("Where payouts are sent (PayPal or Wise e-mail); null: the partner's e-mail."),
     payout_method: AffiliatePayoutMethod,
-    stripe_account_id: z.string().nullable().describe('The partner\'s Stripe connected account (`acct_…`), where `stripe` payouts go; null: none yet.'),
-    commission_value: z.number().nullable().describe("This affiliate's own rate, overriding the program's `commission_value` and tiers (in the program's `commission_type`); null: the program's."),
+    stripe_account_id: z
+      .string()
+      .nullable()
+      .describe("The partner's Stripe connected account (`acct_…`), where `stripe` payouts go; null: none yet."),
+    commission_value: z
+      .number()
+      .nullable()
+      .describe(
+        "This affiliate's own rate, overriding the program's `commission_value` and tiers (in the program's `commission_type`); null: the program's.",
+      ),
     tax_form: TaxForm,
     created_at: Timestamp,
     livemode: Livemode,
@@ -52,20 +69,45 @@ const StripeAccountId = z.string().regex(/^acct_[A-Za-z0-9]{1,64}$/, 'Expected a
 export const CreateAffiliateBody = z.object({
   email: z.string().email().max(320).describe('E-mail of the partner. With program_id it identifies the membership.'),
   program_id: Uuid.describe('Program to join; must belong to the organization (else 404).'),
-  slug: Slug.optional().describe('Referral slug; generated when omitted. A slug used by another membership of the organization answers 409.'),
+  slug: Slug.optional().describe(
+    'Referral slug; generated when omitted. A slug used by another membership of the organization answers 409.',
+  ),
   name: z.string().min(1).max(200).optional().describe('Display name of the partner.'),
-  payout_email: z.string().email().max(320).optional().describe("Where payouts are sent; default the partner's e-mail."),
-  payout_method: AffiliatePayoutMethod.optional().describe("How this partner's payouts are sent (POST /api/payouts/send): `paypal`, `stripe`, `wise` or `manual` (the default). A repeated create of the same membership changes nothing: set it later with PATCH."),
-  stripe_account_id: StripeAccountId.optional().describe('The partner\'s Stripe connected account (`acct_…`), where `stripe` payouts go; default none.'),
-  commission_value: AffiliateCommissionValue.optional().describe("This affiliate's own rate, overriding the program's and its tiers; default none."),
+  payout_email: z
+    .string()
+    .email()
+    .max(320)
+    .optional()
+    .describe("Where payouts are sent; default the partner's e-mail."),
+  payout_method: AffiliatePayoutMethod.optional().describe(
+    "How this partner's payouts are sent (POST /api/payouts/send): `paypal`, `stripe`, `wise` or `manual` (the default). A repeated create of the same membership changes nothing: set it later with PATCH.",
+  ),
+  stripe_account_id: StripeAccountId.optional().describe(
+    "The partner's Stripe connected account (`acct_…`), where `stripe` payouts go; default none.",
+  ),
+  commission_value: AffiliateCommissionValue.optional().describe(
+    "This affiliate's own rate, overriding the program's and its tiers; default none.",
+  ),
 });
 
 export const UpdateAffiliateBody = z.object({
   name: z.string().min(1).max(200).nullable().optional().describe('Display name; null clears it.'),
-  payout_email: z.string().email().max(320).nullable().optional().describe("Where payouts are sent; null: the partner's e-mail."),
+  payout_email: z
+    .string()
+    .email()
+    .max(320)
+    .nullable()
+    .optional()
+    .describe("Where payouts are sent; null: the partner's e-mail."),
   payout_method: AffiliatePayoutMethod.optional(),
-  stripe_account_id: StripeAccountId.nullable().optional().describe('The partner\'s Stripe connected account (`acct_…`); null clears it.'),
-  commission_value: AffiliateCommissionValue.nullable().optional().describe("This affiliate's own rate, overriding the program's and its tiers; null: the program's again. Applies to sales recorded from then on."),
+  stripe_account_id: StripeAccountId.nullable()
+    .optional()
+    .describe("The partner's Stripe connected account (`acct_…`); null clears it."),
+  commission_value: AffiliateCommissionValue.nullable()
+    .optional()
+    .describe(
+      "This affiliate's own rate, overriding the program's and its tiers; null: the program's again. Applies to sales recorded from then on.",
+    ),
   status: AffiliateStatus.optional().describe(
     '`active` approves an application or re-enables a partner; `disabled` stops their links attributing new visitors (their referred customers keep earning on renewals). Takes effect on every instance within the program-rule cache bound (typically milliseconds).',
   ),
@@ -119,10 +161,16 @@ export const affiliatesContract = c.router({
     method: 'PATCH',
     path: '/api/affiliates/:id',
     summary: 'Update an affiliate',
-    description: "Changes the partner's name, payout e-mail or status (approve an application, disable or re-enable a partner). Fields left out are unchanged.",
+    description:
+      "Changes the partner's name, payout e-mail or status (approve an application, disable or re-enable a partner). Fields left out are unchanged.",
     pathParams: z.object({ id: z.string().describe('Affiliate id (UUID).') }),
     body: UpdateAffiliateBody,
-    responses: { 200: AffiliateEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404] },
+    responses: {
+      200: AffiliateEnvelope,
+      ...jsonBodyErrorResponses,
+      403: errorResponses[403],
+      404: errorResponses[404],
+    },
   },
   erase: {
     method: 'POST',
@@ -132,7 +180,12 @@ export const affiliatesContract = c.router({
       "On the partner's request: erases the personal details of the person behind this membership in every membership of the same e-mail in the organization. The name and payout e-mail are removed, the e-mail is replaced by a placeholder (`erased-<affiliate id>@erased.invalid`), the portal sign-in details and sessions are deleted, and the memberships are disabled: the partner can no longer sign in, and their links no longer attribute. The ledger stays: conversions, commission entries and payouts keep their amounts. The outbox's copies of the affiliate are erased too. A repeat answers the erased membership.",
     pathParams: z.object({ id: z.string().describe('Affiliate id (UUID).') }),
     body: c.noBody(),
-    responses: { 200: AffiliateEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404] },
+    responses: {
+      200: AffiliateEnvelope,
+      ...jsonBodyErrorResponses,
+      403: errorResponses[403],
+      404: errorResponses[404],
+    },
   },
 });
 

@@ -22,13 +22,19 @@ export const AppliedRate = z
   .object({
     type: z.enum(['percent', 'flat']).describe("The program's commission_type."),
     value: z.number().describe('Percent of the amount, or the flat amount.'),
-    source: z.enum(['program', 'tier', 'affiliate']).describe("`program`: the program's commission_value; `tier`: a commission tier reached in the previous month; `affiliate`: the affiliate's own commission_value."),
+    source: z
+      .enum(['program', 'tier', 'affiliate'])
+      .describe(
+        "`program`: the program's commission_value; `tier`: a commission tier reached in the previous month; `affiliate`: the affiliate's own commission_value.",
+      ),
   })
   .describe('Rate applied');
 
 export const HoldReason = z
   .object({
-    rule: z.enum(['self_referral', 'disposable_email', 'fast_conversion']).describe('The fraud rule that fired (its name in the program\'s `fraud_rules`).'),
+    rule: z
+      .enum(['self_referral', 'disposable_email', 'fast_conversion'])
+      .describe("The fraud rule that fired (its name in the program's `fraud_rules`)."),
     detail: z.string().describe('Its evidence, in words.'),
   })
   .describe('Hold reason');
@@ -39,7 +45,7 @@ export const Commission = z
     type: CommissionEntryType,
     status: CommissionStatus,
     amount: Money.describe(
-      'Exact amount in major units, 2 decimals (the currency\'s minor unit); negative only for a `clawback` or a negative `adjustment`. A partial refund before payment reduces it in proportion; a `reversed` entry keeps its amount for the record and owes nothing.',
+      "Exact amount in major units, 2 decimals (the currency's minor unit); negative only for a `clawback` or a negative `adjustment`. A partial refund before payment reduces it in proportion; a `reversed` entry keeps its amount for the record and owes nothing.",
     ),
     currency: z.string().describe('ISO 4217 currency code.'),
     affiliate_id: Uuid.describe('Affiliate who earned it (or owes it back).'),
@@ -52,10 +58,14 @@ export const Commission = z
       "When a `pending` entry becomes `approved` by itself: the sale's `occurred_at` plus the program's `hold_days`; null when the program does not approve by itself (`auto_approve: false`) and for entries that were never pending.",
     ),
     payout_id: Uuid.nullable().describe('The payout that carries it (pending or paid); null when in none.'),
-    rate: AppliedRate.nullable().describe('The rate a `sale` was computed with; null for other entries (and sales recorded before rates were kept).'),
+    rate: AppliedRate.nullable().describe(
+      'The rate a `sale` was computed with; null for other entries (and sales recorded before rates were kept).',
+    ),
     hold_reasons: z
       .array(HoldReason)
-      .describe('Why the entry was put `on_hold`: every fraud rule that fired, with its evidence. Kept after a release or a rejection, for the record; empty when no rule fired.'),
+      .describe(
+        'Why the entry was put `on_hold`: every fraud rule that fired, with its evidence. Kept after a release or a rejection, for the record; empty when no rule fired.',
+      ),
     created_at: Timestamp,
     updated_at: Timestamp,
     livemode: Livemode,
@@ -70,7 +80,9 @@ export const CreateAdjustmentBody = z.object({
     .min(-1_000_000_000)
     .max(1_000_000_000)
     .refine((v) => v !== 0, 'must not be 0')
-    .describe("In major units, at most the currency's minor unit (2 decimals for USD); negative for a correction that takes back."),
+    .describe(
+      "In major units, at most the currency's minor unit (2 decimals for USD); negative for a correction that takes back.",
+    ),
   currency: CurrencyCode.optional().describe("Default: the affiliate's program currency."),
   description: z.string().min(1).max(500).describe('What it is for; shown to the partner.'),
 });
@@ -87,7 +99,8 @@ export const commissionsContract = c.router({
     method: 'GET',
     path: '/api/commissions',
     summary: 'List commissions',
-    description: 'Lists ledger entries, newest first, with filters and cursor pagination. A `pending` entry whose `approves_at` has passed is listed (and filtered) as `approved`.',
+    description:
+      'Lists ledger entries, newest first, with filters and cursor pagination. A `pending` entry whose `approves_at` has passed is listed (and filtered) as `approved`.',
     query: PageQuery.extend({
       status: CommissionStatus.optional().describe('Only entries in this status.'),
       type: CommissionEntryType.optional().describe('Only entries of this type.'),
@@ -97,7 +110,10 @@ export const commissionsContract = c.router({
       created_before: TimestampInput.optional().describe('Only entries created before this time.'),
     }),
     responses: {
-      200: z.object({ success: z.literal(true), data: z.object({ commissions: z.array(Commission), next_cursor: NextCursor }) }),
+      200: z.object({
+        success: z.literal(true),
+        data: z.object({ commissions: z.array(Commission), next_cursor: NextCursor }),
+      }),
       400: errorResponses[400],
     },
   },
@@ -113,7 +129,8 @@ export const commissionsContract = c.router({
     method: 'POST',
     path: '/api/commissions',
     summary: 'Add an adjustment',
-    description: 'Adds a manual `adjustment` entry (a bonus or a correction), `approved` at once: the next payout carries it.',
+    description:
+      'Adds a manual `adjustment` entry (a bonus or a correction), `approved` at once: the next payout carries it.',
     body: CreateAdjustmentBody,
     responses: { 201: CommissionEnvelope, ...jsonBodyErrorResponses, 404: errorResponses[404] },
   },
@@ -121,19 +138,33 @@ export const commissionsContract = c.router({
     method: 'POST',
     path: '/api/commissions/:id/approve',
     summary: 'Approve a commission',
-    description: 'A `pending` or `on_hold` entry becomes `approved` at once. Approving an `approved` entry changes nothing; any other status answers 409.',
+    description:
+      'A `pending` or `on_hold` entry becomes `approved` at once. Approving an `approved` entry changes nothing; any other status answers 409.',
     pathParams: idParam,
     body: z.object({}).default({}),
-    responses: { 200: CommissionEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
+    responses: {
+      200: CommissionEnvelope,
+      ...jsonBodyErrorResponses,
+      403: errorResponses[403],
+      404: errorResponses[404],
+      409: errorResponses[409],
+    },
   },
   reject: {
     method: 'POST',
     path: '/api/commissions/:id/reject',
     summary: 'Reject a commission',
-    description: 'A `pending`, `approved` or `on_hold` entry that no payout carries becomes `rejected`: it is never paid. Rejecting a `rejected` entry changes nothing; an entry in a payout, `paid` or `reversed` answers 409. Rejecting a `sale` also rejects its clawbacks (they took back part of a commission that is no longer owed); 409 when one of them is in a payout.',
+    description:
+      'A `pending`, `approved` or `on_hold` entry that no payout carries becomes `rejected`: it is never paid. Rejecting a `rejected` entry changes nothing; an entry in a payout, `paid` or `reversed` answers 409. Rejecting a `sale` also rejects its clawbacks (they took back part of a commission that is no longer owed); 409 when one of them is in a payout.',
     pathParams: idParam,
     body: RejectCommissionBody.default({}),
-    responses: { 200: CommissionEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
+    responses: {
+      200: CommissionEnvelope,
+      ...jsonBodyErrorResponses,
+      403: errorResponses[403],
+      404: errorResponses[404],
+      409: errorResponses[409],
+    },
   },
 });
 

@@ -3,22 +3,39 @@ import { z } from 'zod';
 import { ClickAttributionFields, CouponAttributionField } from '../common/attribution.js';
 import { ErrorBody, errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
-import { CurrencyCode, Deduped, Identifier, Livemode, Money, MoneyInput, OccurredAtInput, Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
+import {
+  CurrencyCode,
+  Deduped,
+  Identifier,
+  Livemode,
+  Money,
+  MoneyInput,
+  OccurredAtInput,
+  Timestamp,
+  TimestampInput,
+  Uuid,
+} from '../common/primitives.js';
 
 const c = initContract();
 
 export const ConversionKind = z
   .enum(['initial', 'recurring'])
-  .describe("`initial`: the customer's first sale, attributed by click; `recurring`: a later charge attributed by customer.");
+  .describe(
+    "`initial`: the customer's first sale, attributed by click; `recurring`: a later charge attributed by customer.",
+  );
 
 export const ConversionStatus = z
   .enum(['approved', 'reversed'])
-  .describe('`approved`: the commission stands (possibly reduced by a partial refund); `reversed`: the charge was fully refunded and no commission is owed.');
+  .describe(
+    '`approved`: the commission stands (possibly reduced by a partial refund); `reversed`: the charge was fully refunded and no commission is owed.',
+  );
 
 export const Conversion = z
   .object({
     id: Uuid.describe('Service-side conversion id.'),
-    external_id: z.string().describe("The merchant's unique id of the charge (order or invoice id); unique per organization."),
+    external_id: z
+      .string()
+      .describe("The merchant's unique id of the charge (order or invoice id); unique per organization."),
     amount: Money.describe('Charge amount in major units (49.99).'),
     currency: z.string().describe('ISO 4217 currency code of amount and commission_amount.'),
     kind: ConversionKind,
@@ -26,9 +43,16 @@ export const Conversion = z
       'Commission owed to the affiliate, rounded half-up to 2 decimals; 0 past the commission window. A partial refund reduces it in proportion to the amount refunded; a full refund makes it 0.',
     ),
     status: ConversionStatus,
-    refunded_amount: Money.describe('Amount of this charge refunded so far, in major units (0 when none); at most amount.'),
-    reversed_at: Timestamp.nullable().describe('When the charge was fully refunded and the commission reversed; null otherwise.'),
-    customer_id: z.string().nullable().describe("The merchant's customer id, when the conversion belongs to a customer."),
+    refunded_amount: Money.describe(
+      'Amount of this charge refunded so far, in major units (0 when none); at most amount.',
+    ),
+    reversed_at: Timestamp.nullable().describe(
+      'When the charge was fully refunded and the commission reversed; null otherwise.',
+    ),
+    customer_id: z
+      .string()
+      .nullable()
+      .describe("The merchant's customer id, when the conversion belongs to a customer."),
     affiliate_id: Uuid.describe('Affiliate credited.'),
     program_id: Uuid.describe('Program whose commission rule applied.'),
     click_id: Uuid.nullable().describe('Click the sale was attributed by, if any.'),
@@ -39,7 +63,9 @@ export const Conversion = z
   .describe('Conversion');
 
 export const CreateConversionBody = z.object({
-  external_id: Identifier.describe('Stable unique id of the charge (order or invoice id). Idempotency key: a repeat returns the existing conversion with `deduped: true`, never counted twice.'),
+  external_id: Identifier.describe(
+    'Stable unique id of the charge (order or invoice id). Idempotency key: a repeat returns the existing conversion with `deduped: true`, never counted twice.',
+  ),
   amount: MoneyInput.describe('Charge amount in major units (49.99); from 0 to 1000000000000.'),
   currency: CurrencyCode.optional().describe("ISO 4217 currency code; default the program's currency."),
   customer_id: Identifier.optional().describe(
@@ -48,17 +74,17 @@ export const CreateConversionBody = z.object({
   ...ClickAttributionFields,
   ...CouponAttributionField,
   kind: ConversionKind.optional().describe(
-    '`initial` is allowed only on the customer\'s first conversion; `recurring` only with a customer. Default: `recurring` when attributed by customer_id alone, else `initial` on the first conversion.',
+    "`initial` is allowed only on the customer's first conversion; `recurring` only with a customer. Default: `recurring` when attributed by customer_id alone, else `initial` on the first conversion.",
   ),
-  occurred_at: OccurredAtInput.optional().describe('When the charge happened (default now); windows are measured at this time. From 2000-01-01T00:00:00Z to at most 5 minutes in the future.'),
+  occurred_at: OccurredAtInput.optional().describe(
+    'When the charge happened (default now); windows are measured at this time. From 2000-01-01T00:00:00Z to at most 5 minutes in the future.',
+  ),
 });
 
 export const RefundConversionBody = z.object({
-  amount: MoneyInput
-    .optional()
-    .describe(
-      'Amount refunded, in major units, at most the conversion\'s amount. Default: the whole amount (a full refund reverses the commission). Without `refund_id` it is the total refunded for this charge so far.',
-    ),
+  amount: MoneyInput.optional().describe(
+    "Amount refunded, in major units, at most the conversion's amount. Default: the whole amount (a full refund reverses the commission). Without `refund_id` it is the total refunded for this charge so far.",
+  ),
   refund_id: Identifier.optional().describe(
     'Your id of this refund. Refunds with different ids add up; a repeat with the same id (or without any id) keeps the larger amount, so resending a refund never counts it twice.',
   ),
@@ -89,7 +115,7 @@ export const conversionsContract = c.router({
     summary: 'List conversions',
     description: 'Lists conversions, newest `occurred_at` first, with optional filters and cursor pagination.',
     query: PageQuery.extend({
-      customer_id: z.string().optional().describe("Only conversions of this merchant customer id."),
+      customer_id: z.string().optional().describe('Only conversions of this merchant customer id.'),
       affiliate_id: Uuid.optional().describe('Only conversions credited to this affiliate.'),
       program_id: Uuid.optional().describe('Only conversions of this program.'),
       from: TimestampInput.optional().describe('Only conversions with occurred_at at or after this time.'),
@@ -121,7 +147,9 @@ export const conversionsContract = c.router({
       ...jsonBodyErrorResponses,
       403: errorResponses[403],
       404: errorResponses[404],
-      409: ErrorBody.describe("The refunds of this conversion would total more than its amount (refunds with different `refund_id`s add up); the message says how much was already refunded."),
+      409: ErrorBody.describe(
+        'The refunds of this conversion would total more than its amount (refunds with different `refund_id`s add up); the message says how much was already refunded.',
+      ),
     },
   },
   get: {

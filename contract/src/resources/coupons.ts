@@ -22,7 +22,9 @@ export const Coupon = z
     created_at: Timestamp,
     livemode: Livemode,
   })
-  .describe("Coupon: a promotion code an affiliate owns. A sale or customer reported with it (`coupon` on POST /api/customers and /api/conversions, or the discount code of a provider's payment) is attributed to its affiliate when no click, cookie or ref in the same request attributes it.");
+  .describe(
+    "Coupon: a promotion code an affiliate owns. A sale or customer reported with it (`coupon` on POST /api/customers and /api/conversions, or the discount code of a provider's payment) is attributed to its affiliate when no click, cookie or ref in the same request attributes it.",
+  );
 
 export const CreateCouponBody = z.object({
   code: CouponCode,
@@ -37,7 +39,8 @@ export const couponsContract = c.router({
     method: 'POST',
     path: '/api/coupons',
     summary: 'Give an affiliate a coupon code',
-    description: 'Registers a promotion code of the organization as the affiliate\'s. Codes are unique per organization compared case-insensitively: a code taken (in any case) answers 409.',
+    description:
+      "Registers a promotion code of the organization as the affiliate's. Codes are unique per organization compared case-insensitively: a code taken (in any case) answers 409.",
     body: CreateCouponBody,
     responses: { 201: CouponEnvelope, ...jsonBodyErrorResponses, 404: errorResponses[404], 409: errorResponses[409] },
   },
@@ -48,7 +51,10 @@ export const couponsContract = c.router({
     description: "Lists the organization's coupon codes, oldest first, optionally one affiliate's.",
     query: PageQuery.extend({ affiliate_id: Uuid.optional().describe("Only this affiliate's codes.") }),
     responses: {
-      200: z.object({ success: z.literal(true), data: z.object({ coupons: z.array(Coupon), next_cursor: NextCursor }) }),
+      200: z.object({
+        success: z.literal(true),
+        data: z.object({ coupons: z.array(Coupon), next_cursor: NextCursor }),
+      }),
       400: errorResponses[400],
     },
   },
@@ -56,7 +62,8 @@ export const couponsContract = c.router({
     method: 'DELETE',
     path: '/api/coupons/:id',
     summary: 'Delete a coupon',
-    description: 'Deletes the code: it attributes nothing from then on (sales attributed by it stay as they are), and may be given again.',
+    description:
+      'Deletes the code: it attributes nothing from then on (sales attributed by it stay as they are), and may be given again.',
     pathParams: idParam,
     body: c.noBody(),
     responses: { 200: CouponEnvelope, 403: errorResponses[403], 404: errorResponses[404] },

@@ -8,7 +8,9 @@ const c = initContract();
 
 export const CustomerStatus = z
   .enum(['trial', 'active', 'capped', 'canceled'])
-  .describe('`trial` signed up, not paying; `active` paying; `capped` past the commission window, still paying; `canceled` churned.');
+  .describe(
+    '`trial` signed up, not paying; `active` paying; `capped` past the commission window, still paying; `canceled` churned.',
+  );
 
 export const Customer = z
   .object({
@@ -20,7 +22,9 @@ export const Customer = z
     click_id: Uuid.nullable().describe('Click the customer was attributed by; null when attributed by slug.'),
     email: z.string().nullable().describe('Customer e-mail, if given.'),
     name: z.string().nullable().describe('Customer name, if given.'),
-    first_conversion_at: Timestamp.nullable().describe("`occurred_at` of the customer's earliest conversion; the commission window counts from it."),
+    first_conversion_at: Timestamp.nullable().describe(
+      "`occurred_at` of the customer's earliest conversion; the commission window counts from it.",
+    ),
     created_at: Timestamp,
     updated_at: Timestamp,
     livemode: Livemode,
@@ -28,16 +32,24 @@ export const Customer = z
   .describe('Customer');
 
 export const CreateCustomerBody = z.object({
-  customer_id: Identifier.describe("The merchant's payment-provider customer id. Idempotency key: a repeat returns the existing customer with `deduped: true`."),
+  customer_id: Identifier.describe(
+    "The merchant's payment-provider customer id. Idempotency key: a repeat returns the existing customer with `deduped: true`.",
+  ),
   ...ClickAttributionFields,
   ...CouponAttributionField,
   status: CustomerStatus.optional().describe('Initial status; default `trial`.'),
-  email: z.string().max(320).optional().describe('Customer e-mail; the fraud rules self_referral and disposable_email read it.'),
+  email: z
+    .string()
+    .max(320)
+    .optional()
+    .describe('Customer e-mail; the fraud rules self_referral and disposable_email read it.'),
   name: z.string().max(200).optional().describe('Customer name.'),
 });
 
 export const UpdateCustomerBody = z.object({
-  status: CustomerStatus.describe('New status, e.g. `canceled` when the subscription cancels or `active` when it reactivates.'),
+  status: CustomerStatus.describe(
+    'New status, e.g. `canceled` when the subscription cancels or `active` when it reactivates.',
+  ),
 });
 
 const CustomerIdParam = z.object({
@@ -75,7 +87,8 @@ export const customersContract = c.router({
     method: 'PATCH',
     path: '/api/customers/:id',
     summary: "Change a customer's status",
-    description: 'Sets the status, e.g. `canceled` when a subscription cancels or `active` when it reactivates. Any status may follow any other.',
+    description:
+      'Sets the status, e.g. `canceled` when a subscription cancels or `active` when it reactivates. Any status may follow any other.',
     pathParams: CustomerIdParam,
     body: UpdateCustomerBody,
     responses: { 200: CustomerEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404] },

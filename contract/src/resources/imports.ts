@@ -9,18 +9,29 @@ const c = initContract();
 
 export const ImportSource = z
   .enum(['rewardful', 'tolt', 'firstpromoter', 'partnerstack', 'tapfiliate', 'csv'])
-  .describe('Where the program comes from: Rewardful, Tolt, FirstPromoter, PartnerStack and Tapfiliate through their APIs, or a CSV file (docs/imports.md).');
+  .describe(
+    'Where the program comes from: Rewardful, Tolt, FirstPromoter, PartnerStack and Tapfiliate through their APIs, or a CSV file (docs/imports.md).',
+  );
 
 export const ImportStatus = z
   .enum(['running', 'succeeded', 'failed', 'cancelled'])
-  .describe('`running`: queued, importing, or waiting to try the source again (`progress.retry`); `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why; `cancelled`: stopped on request, what it had written kept (undo removes it).');
+  .describe(
+    '`running`: queued, importing, or waiting to try the source again (`progress.retry`); `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why; `cancelled`: stopped on request, what it had written kept (undo removes it).',
+  );
 
-export const ImportKind = z.enum(['affiliates', 'customers', 'conversions', 'commissions', 'payouts']).describe('A kind of row an import brings.');
+export const ImportKind = z
+  .enum(['affiliates', 'customers', 'conversions', 'commissions', 'payouts'])
+  .describe('A kind of row an import brings.');
 
 const KindCounts = z
   .object({
     created: z.number().int().describe('Rows this import created (a dry run: would create).'),
-    already_present: z.number().int().describe('Rows found already here (an earlier run of the same source, or a partner with the same e-mail): left as they are.'),
+    already_present: z
+      .number()
+      .int()
+      .describe(
+        'Rows found already here (an earlier run of the same source, or a partner with the same e-mail): left as they are.',
+      ),
     skipped: z.number().int().describe('Source rows that could not be mapped; `skipped` lists why.'),
   })
   .describe('What became of one kind of source row.');
@@ -42,14 +53,20 @@ export const Import = z
     status: ImportStatus,
     progress: z
       .object({
-        phase: z.string().describe('What is being read now: `affiliates`, `customers`, `payouts`, `commissions`, `writing` (a dry run) or `done`.'),
+        phase: z
+          .string()
+          .describe(
+            'What is being read now: `affiliates`, `customers`, `payouts`, `commissions`, `writing` (a dry run) or `done`.',
+          ),
         pages: z.number().int().describe('Pages read from the source so far.'),
         retry: z
           .object({
             attempt: z.number().int().describe('The number of the next try (the first try is 1).'),
             max_attempts: z.number().int().describe('How many tries the import makes before it fails.'),
             at: Timestamp.describe('When the next try starts (at the earliest).'),
-            reason: z.string().describe('Why the last try stopped: the source unreachable, its server errors, its rate limit.'),
+            reason: z
+              .string()
+              .describe('Why the last try stopped: the source unreachable, its server errors, its rate limit.'),
           })
           .nullable()
           .describe('While the source cannot be read for now: the next try, when and why; null otherwise.'),
@@ -57,13 +74,17 @@ export const Import = z
       .describe('How far the import has come.'),
     counts: z.record(ImportKind, KindCounts).describe('Per kind of row: created, already present, skipped.'),
     skipped: z.array(ImportSkip).describe('The rows skipped, with their reasons (the first 1,000).'),
-    error: z.string().nullable().describe('Why the import failed (a wrong credential, the source unreachable after its last try), never quoting a credential; null otherwise.'),
+    error: z
+      .string()
+      .nullable()
+      .describe(
+        'Why the import failed (a wrong credential, the source unreachable after its last try), never quoting a credential; null otherwise.',
+      ),
     created_at: Timestamp,
     finished_at: Timestamp.nullable().describe('When it succeeded, failed or was cancelled.'),
     livemode: Livemode,
   })
   .describe('An import of a program from another platform.');
-
 
 export const CreateImportBody = z.object({
   source: ImportSource,
@@ -97,7 +118,13 @@ export const importsContract = c.router(
       summary: 'List imports',
       description: 'Imports, newest first, with cursor pagination.',
       query: PageQuery,
-      responses: { 200: z.object({ success: z.literal(true), data: z.object({ imports: z.array(Import), next_cursor: NextCursor }) }), 400: errorResponses[400] },
+      responses: {
+        200: z.object({
+          success: z.literal(true),
+          data: z.object({ imports: z.array(Import), next_cursor: NextCursor }),
+        }),
+        400: errorResponses[400],
+      },
     },
     get: {
       method: 'GET',
@@ -112,7 +139,7 @@ export const importsContract = c.router(
       path: '/api/imports/:id',
       summary: 'Undo an import',
       description:
-        "Deletes every row the import created, in one transaction, while nothing has been built on them (no conversion, payout or approval on its rows since). Otherwise 409, naming what holds it. A running import answers 409 too: cancel it first (POST /api/imports/{id}/cancel).",
+        'Deletes every row the import created, in one transaction, while nothing has been built on them (no conversion, payout or approval on its rows since). Otherwise 409, naming what holds it. A running import answers 409 too: cancel it first (POST /api/imports/{id}/cancel).',
       pathParams: idParam,
       body: c.noBody(),
       responses: { 200: ImportEnvelope, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
@@ -125,7 +152,13 @@ export const importsContract = c.router(
         'Stops a running import (queued, importing, or waiting to try its source again): it becomes `cancelled` at once, and its job stops before the next page, the page it was writing rolled back, so its counts are exactly what it wrote. What it wrote stays; `DELETE /api/imports/{id}` undoes it. Its credentials are erased. An import that has already ended answers 409.',
       pathParams: idParam,
       body: c.noBody(),
-      responses: { 200: ImportEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
+      responses: {
+        200: ImportEnvelope,
+        ...jsonBodyErrorResponses,
+        403: errorResponses[403],
+        404: errorResponses[404],
+        409: errorResponses[409],
+      },
     },
   }),
 );

@@ -8,7 +8,9 @@ export const Organization = z
   .object({
     id: Uuid.describe('Identifier of the organization; also used in webhook URLs and by the snippet.'),
     name: z.string().describe('Organization name.'),
-    livemode: Livemode.describe('False when the request used a test key (or a test-mode dashboard session): it reads and writes test data. `id` is the same in both modes.'),
+    livemode: Livemode.describe(
+      'False when the request used a test key (or a test-mode dashboard session): it reads and writes test data. `id` is the same in both modes.',
+    ),
   })
   .describe('Organization');
 
@@ -17,7 +19,8 @@ export const meContract = c.router({
     method: 'GET',
     path: '/api/me',
     summary: 'The organization of the API key',
-    description: 'Returns the organization the API key belongs to, and whether the key is live or test (`livemode`). Usable as an authenticated health check.',
+    description:
+      'Returns the organization the API key belongs to, and whether the key is live or test (`livemode`). Usable as an authenticated health check.',
     responses: {
       200: z.object({ success: z.literal(true), data: z.object({ organization: Organization }) }),
     },

@@ -19,8 +19,12 @@ import { partnerPayoutRoutes } from './payout-settings.js';
  */
 const c = initContract();
 
-const tooMany = ErrorBody.describe('Too many requests from this address (or for this e-mail); retry after `Retry-After` seconds.');
-const crossSite = ErrorBody.describe('Cross-site request refused: state-changing portal requests must come from the portal itself (`Origin`).');
+const tooMany = ErrorBody.describe(
+  'Too many requests from this address (or for this e-mail); retry after `Retry-After` seconds.',
+);
+const crossSite = ErrorBody.describe(
+  'Cross-site request refused: state-changing portal requests must come from the portal itself (`Origin`).',
+);
 const noSession = ErrorBody.describe('Not signed in to the partner portal (no session, or it ended).');
 
 const OrganizationId = z.string().describe('Organization id (UUID): public, as in the snippet tag.');
@@ -31,14 +35,19 @@ export const PartnerProgram = z
     id: Uuid.describe('Program id.'),
     name: z.string().describe('Program name.'),
     commission_type: CommissionType,
-    commission_value: z.number().describe('Percent of each sale (`percent`) or an amount per paid conversion (`flat`).'),
+    commission_value: z
+      .number()
+      .describe('Percent of each sale (`percent`) or an amount per paid conversion (`flat`).'),
     currency: z.string().describe("The program's currency."),
     click_window_days: z.number().int().describe('How long after a click a signup is still credited.'),
     hold_days: z.number().int().describe('Days a commission stays `pending` before it is approved.'),
     minimum_payout: Money.describe('Smallest approved balance paid out, in the program currency.'),
     signup: ProgramSignup,
     terms: z.string().nullable().describe("The program's terms (plain text); null: none."),
-    website_url: z.string().nullable().describe("The merchant's site referral links point to; null: not set by the merchant."),
+    website_url: z
+      .string()
+      .nullable()
+      .describe("The merchant's site referral links point to; null: not set by the merchant."),
     livemode: Livemode,
   })
   .describe('What a partner (or an applicant) sees of a program.');
@@ -53,12 +62,22 @@ export const JoinPage = z
 export const ApplicationBody = z.object({
   name: z.string().trim().min(1).max(200).describe('Your name, as the merchant will see it.'),
   email: z.string().trim().email().max(320).describe('Your e-mail: the sign-in links are sent there.'),
-  slug: Slug.describe('The referral slug you want (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the merchant.'),
-  payout_email: z.string().trim().email().max(320).optional().describe('Where payouts go (PayPal or Wise e-mail); default your e-mail.'),
+  slug: Slug.describe(
+    'The referral slug you want (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the merchant.',
+  ),
+  payout_email: z
+    .string()
+    .trim()
+    .email()
+    .max(320)
+    .optional()
+    .describe('Where payouts go (PayPal or Wise e-mail); default your e-mail.'),
   accept_terms: z
     .literal(true, { errorMap: () => ({ message: "You must accept the program's terms" }) })
     .optional()
-    .describe("Acceptance of the program's terms: must be true when the program has terms (400 naming `accept_terms` otherwise); a program without terms needs none."),
+    .describe(
+      "Acceptance of the program's terms: must be true when the program has terms (400 naming `accept_terms` otherwise); a program without terms needs none.",
+    ),
 });
 
 export const Application = z
@@ -66,7 +85,9 @@ export const Application = z
     program_id: Uuid.describe('The program applied to.'),
     email: z.string().describe('The e-mail applied with.'),
     slug: Slug.describe('The slug applied for.'),
-    status: AffiliateStatus.describe('`active`: the program is `open`, the links work now; `pending`: the merchant approves applications first.'),
+    status: AffiliateStatus.describe(
+      '`active`: the program is `open`, the links work now; `pending`: the merchant approves applications first.',
+    ),
   })
   .describe(
     'An application to a program, as received. The same answer whether or not the e-mail already is a partner of the program (no one learns who is): a partner who applies again gets an e-mail saying so, with a sign-in link, and no second membership.',
@@ -84,7 +105,10 @@ export const PartnerMembership = z
     affiliate_id: Uuid.describe('The membership (affiliate) id.'),
     status: AffiliateStatus,
     slug: Slug,
-    referral_link: z.string().nullable().describe("`<website_url>?ref=<slug>`; null when the merchant set no website for the program."),
+    referral_link: z
+      .string()
+      .nullable()
+      .describe('`<website_url>?ref=<slug>`; null when the merchant set no website for the program.'),
     program: PartnerProgram,
     joined_at: Timestamp,
     livemode: Livemode,
@@ -106,13 +130,17 @@ const PartnerEnvelope = z.object({ success: z.literal(true), data: z.object({ pa
 
 export const MaskedCustomer = z
   .string()
-  .describe("A customer, masked: the id's prefix and its last 4 characters (`cus_…4f2a`), never an e-mail or the whole id.");
+  .describe(
+    "A customer, masked: the id's prefix and its last 4 characters (`cus_…4f2a`), never an e-mail or the whole id.",
+  );
 
 export const PartnerCustomer = z
   .object({
     customer: MaskedCustomer,
     program_id: Uuid.describe('The program.'),
-    status: z.enum(['trial', 'active', 'capped', 'canceled']).describe('`trial`: signed up; `active`: paying; `capped`: no longer earns; `canceled`.'),
+    status: z
+      .enum(['trial', 'active', 'capped', 'canceled'])
+      .describe('`trial`: signed up; `active`: paying; `capped`: no longer earns; `canceled`.'),
     signed_up_at: Timestamp,
     first_conversion_at: Timestamp.nullable().describe('Their first paid conversion; null: none yet.'),
     livemode: Livemode,
@@ -123,12 +151,20 @@ export const PartnerCommission = z
   .object({
     id: Uuid.describe('Commission id.'),
     program_id: Uuid.describe('The program.'),
-    type: z.enum(['sale', 'clawback', 'adjustment']).describe('`sale`: earned on a conversion; `clawback`: a refund took it back; `adjustment`: set by the merchant.'),
-    status: z.enum(['pending', 'approved', 'paid', 'reversed', 'rejected', 'on_hold']).describe('As the merchant sees it now (a `pending` entry whose approval date passed is `approved`).'),
+    type: z
+      .enum(['sale', 'clawback', 'adjustment'])
+      .describe(
+        '`sale`: earned on a conversion; `clawback`: a refund took it back; `adjustment`: set by the merchant.',
+      ),
+    status: z
+      .enum(['pending', 'approved', 'paid', 'reversed', 'rejected', 'on_hold'])
+      .describe('As the merchant sees it now (a `pending` entry whose approval date passed is `approved`).'),
     amount: Money.describe('Amount, exact; negative for a clawback.'),
     currency: z.string().describe('ISO 4217 code.'),
     customer: MaskedCustomer.nullable().describe('The customer of the sale, masked; null for an adjustment.'),
-    approves_at: Timestamp.nullable().describe('When a `pending` commission is approved, after the hold; null otherwise.'),
+    approves_at: Timestamp.nullable().describe(
+      'When a `pending` commission is approved, after the hold; null otherwise.',
+    ),
     created_at: Timestamp,
     livemode: Livemode,
   })
@@ -142,9 +178,13 @@ export const PartnerPayout = z
     currency: z.string().describe('ISO 4217 code.'),
     status: z
       .enum(['pending', 'processing', 'paid', 'failed', 'canceled'])
-      .describe('`pending`: on its way; `processing`: sent, the payment provider has not confirmed it yet; `paid`; `failed`: the provider could not pay it (`failure_reason`; check your payout details: its commissions go into the next payout); `canceled`.'),
+      .describe(
+        '`pending`: on its way; `processing`: sent, the payment provider has not confirmed it yet; `paid`; `failed`: the provider could not pay it (`failure_reason`; check your payout details: its commissions go into the next payout); `canceled`.',
+      ),
     failure_reason: z.string().nullable().describe('Why the payment provider could not pay it; null unless `failed`.'),
-    retried_by_payout_id: Uuid.nullable().describe('A `failed` payout the merchant sent again: the payout its commissions went into (listed here too). Null otherwise: the commissions of a failed payout wait for the next payout.'),
+    retried_by_payout_id: Uuid.nullable().describe(
+      'A `failed` payout the merchant sent again: the payout its commissions went into (listed here too). Null otherwise: the commissions of a failed payout wait for the next payout.',
+    ),
     commission_count: z.number().int().describe('Commission entries it pays.'),
     created_at: Timestamp,
     paid_at: Timestamp.nullable(),
@@ -167,21 +207,32 @@ export const PartnerBalance = z
         state: z
           .enum(['due', 'scheduled', 'short', 'nothing_owed'])
           .describe(
-            '`due`: the approved balance reaches the minimum, paid in the merchant\'s next payout run; `scheduled`: the pending commissions bring it there on `eligible_from`; `short`: `shortfall` more is needed; `nothing_owed`: nothing approved or pending (everything paid, or what is left is under review).',
+            "`due`: the approved balance reaches the minimum, paid in the merchant's next payout run; `scheduled`: the pending commissions bring it there on `eligible_from`; `short`: `shortfall` more is needed; `nothing_owed`: nothing approved or pending (everything paid, or what is left is under review).",
           ),
-        eligible: z.boolean().describe('Whether the approved balance reaches the minimum now: paid in the merchant\'s next payout run.'),
-        eligible_from: Timestamp.nullable().describe('When the pending commissions, approved as they come out of their hold, bring the balance to the minimum; null when eligible now, or when they are not enough.'),
-        shortfall: Money.describe('What is missing to reach the minimum, counting the pending commissions too; 0 when they suffice (and when the minimum is 0).'),
+        eligible: z
+          .boolean()
+          .describe("Whether the approved balance reaches the minimum now: paid in the merchant's next payout run."),
+        eligible_from: Timestamp.nullable().describe(
+          'When the pending commissions, approved as they come out of their hold, bring the balance to the minimum; null when eligible now, or when they are not enough.',
+        ),
+        shortfall: Money.describe(
+          'What is missing to reach the minimum, counting the pending commissions too; 0 when they suffice (and when the minimum is 0).',
+        ),
       })
       .describe('When the next payout is due, given the minimum.'),
-    payout_hold: PayoutHold.nullable().describe("Why no payout is created for you in this program whatever the balance: it requires an accepted tax form and yours is not (the message says what to do); null: nothing holds it."),
+    payout_hold: PayoutHold.nullable().describe(
+      'Why no payout is created for you in this program whatever the balance: it requires an accepted tax form and yours is not (the message says what to do); null: nothing holds it.',
+    ),
   })
   .describe("The partner's balance in one program and currency.");
 
 const EARNED_MEANING =
-  'Earned: the commission entries that are `pending`, `approved` or `paid`, net of clawbacks and negative adjustments; `reversed` (refunded before payment) and `rejected` entries count nothing, `on_hold` ones are apart (under review). The same figure as `commissions.earned` of the merchant\'s reports. A sale\'s entries count in the period of the sale, an adjustment in that of its creation.';
+  "Earned: the commission entries that are `pending`, `approved` or `paid`, net of clawbacks and negative adjustments; `reversed` (refunded before payment) and `rejected` entries count nothing, `on_hold` ones are apart (under review). The same figure as `commissions.earned` of the merchant's reports. A sale's entries count in the period of the sale, an adjustment in that of its creation.";
 
-export const CurrencyAmount = z.object({ currency: z.string().describe('ISO 4217 code.'), amount: Money.describe('Exact amount in that currency.') });
+export const CurrencyAmount = z.object({
+  currency: z.string().describe('ISO 4217 code.'),
+  amount: Money.describe('Exact amount in that currency.'),
+});
 
 export const PartnerPoint = z
   .object({
@@ -189,21 +240,33 @@ export const PartnerPoint = z
     clicks: z.number().int().describe('Clicks on their links.'),
     signups: z.number().int().describe('Customers who signed up through their links.'),
     conversions: z.number().int().describe('Paid conversions of their customers.'),
-    earnings: z.array(CurrencyAmount).describe(`What they earned in the period, per currency (currencies with entries only). ${EARNED_MEANING}`),
+    earnings: z
+      .array(CurrencyAmount)
+      .describe(`What they earned in the period, per currency (currencies with entries only). ${EARNED_MEANING}`),
   })
-  .describe('One period of a partner\'s activity.');
+  .describe("One period of a partner's activity.");
 
 export const PartnerTotals = z
   .object({
     clicks: z.number().int().describe('Clicks on their links over the whole range.'),
     signups: z.number().int().describe('Customers who signed up through their links over the whole range.'),
     conversions: z.number().int().describe('Paid conversions of their customers over the whole range.'),
-    earned: z.array(CurrencyAmount).describe(`What they earned over the whole range, per currency (currencies with entries only). ${EARNED_MEANING}`),
-    on_hold: z.array(CurrencyAmount).describe('Commissions of the range held for review by the merchant (a fraud signal fired), per currency with any; not in `earned` until released.'),
+    earned: z
+      .array(CurrencyAmount)
+      .describe(
+        `What they earned over the whole range, per currency (currencies with entries only). ${EARNED_MEANING}`,
+      ),
+    on_hold: z
+      .array(CurrencyAmount)
+      .describe(
+        'Commissions of the range held for review by the merchant (a fraud signal fired), per currency with any; not in `earned` until released.',
+      ),
   })
   .describe("The partner's activity over the whole range asked for, summed by the service.");
 
-const partnerQuery = { program_id: Uuid.optional().describe('Only this program of yours (404 otherwise); default all of them.') };
+const partnerQuery = {
+  program_id: Uuid.optional().describe('Only this program of yours (404 otherwise); default all of them.'),
+};
 
 export const partnerPublicContract = c.router(
   {
@@ -211,7 +274,8 @@ export const partnerPublicContract = c.router(
       method: 'GET',
       path: '/partner/api/organizations/:organizationId/programs/:programId',
       summary: "A program's join page",
-      description: 'What the public join page shows: the merchant, the program, its commission, hold, minimum payout and terms, and whether it takes applications (`signup`).',
+      description:
+        'What the public join page shows: the merchant, the program, its commission, hold, minimum payout and terms, and whether it takes applications (`signup`).',
       pathParams: z.object({ organizationId: OrganizationId, programId: ProgramId }),
       responses: { 200: z.object({ success: z.literal(true), data: JoinPage }), 404: errorResponses[404] },
     },
@@ -219,22 +283,30 @@ export const partnerPublicContract = c.router(
       method: 'GET',
       path: '/partner/api/organizations/:organizationId/slugs/:slug',
       summary: 'Is a referral slug free?',
-      description: 'Checks a desired slug as an applicant types it: 400 naming `slug` when malformed, else whether it is free with this merchant. Rate limited per address.',
+      description:
+        'Checks a desired slug as an applicant types it: 400 naming `slug` when malformed, else whether it is free with this merchant. Rate limited per address.',
       pathParams: z.object({ organizationId: OrganizationId, slug: Slug }),
-      responses: { 200: z.object({ success: z.literal(true), data: SlugAvailability }), 400: errorResponses[400], 404: errorResponses[404], 429: tooMany },
+      responses: {
+        200: z.object({ success: z.literal(true), data: SlugAvailability }),
+        400: errorResponses[400],
+        404: errorResponses[404],
+        429: tooMany,
+      },
     },
     apply: {
       method: 'POST',
       path: '/partner/api/organizations/:organizationId/programs/:programId/applications',
       summary: 'Apply to a program',
       description:
-        "Joins the program: `active` at once when its `signup` is `open`, `pending` until the merchant approves when it is `approval`; a `closed` program answers 403. A sign-in link is e-mailed to the applicant. An e-mail already in the program gets the same answer, and an e-mail saying it already is a partner (with a sign-in link) instead of a second membership. 409 when the slug is taken. Rate limited per address.",
+        'Joins the program: `active` at once when its `signup` is `open`, `pending` until the merchant approves when it is `approval`; a `closed` program answers 403. A sign-in link is e-mailed to the applicant. An e-mail already in the program gets the same answer, and an e-mail saying it already is a partner (with a sign-in link) instead of a second membership. 409 when the slug is taken. Rate limited per address.',
       pathParams: z.object({ organizationId: OrganizationId, programId: ProgramId }),
       body: ApplicationBody,
       responses: {
         201: z.object({ success: z.literal(true), data: z.object({ application: Application }) }),
         ...jsonBodyErrorResponses,
-        403: ErrorBody.describe('The program takes no applications (`signup: closed`), or the request came from another site.'),
+        403: ErrorBody.describe(
+          'The program takes no applications (`signup: closed`), or the request came from another site.',
+        ),
         404: errorResponses[404],
         409: errorResponses[409],
         429: tooMany,
@@ -249,7 +321,10 @@ export const partnerPublicContract = c.router(
       pathParams: z.object({ organizationId: OrganizationId }),
       body: z.object({ email: z.string().trim().email().max(320).describe('The e-mail you joined with.') }),
       responses: {
-        202: z.object({ success: z.literal(true), data: z.object({ expires_in_seconds: z.number().int().describe('How long the link is valid.') }) }),
+        202: z.object({
+          success: z.literal(true),
+          data: z.object({ expires_in_seconds: z.number().int().describe('How long the link is valid.') }),
+        }),
         ...jsonBodyErrorResponses,
         403: crossSite,
         404: errorResponses[404],
@@ -260,7 +335,8 @@ export const partnerPublicContract = c.router(
       method: 'POST',
       path: '/partner/api/sign-in',
       summary: 'Sign in with an e-mailed link',
-      description: "Exchanges the link's token for a session: sets the HttpOnly cookie `svc.partner_session` (SameSite=Lax). A used, expired or unknown token answers 401. Rate limited per address.",
+      description:
+        "Exchanges the link's token for a session: sets the HttpOnly cookie `svc.partner_session` (SameSite=Lax). A used, expired or unknown token answers 401. Rate limited per address.",
       body: z.object({
         organization_id: Uuid.describe('The organization of the link.'),
         token: z.string().min(16).max(200).describe('The token of the link.'),
@@ -279,7 +355,12 @@ export const partnerPublicContract = c.router(
       summary: 'Who is signed in, if anyone',
       description:
         'The signed-in partner, as `GET /partner/api/me` gives it, or `partner: null` without a session (never 401): the portal asks it first, to show the partner their page or the sign-in form.',
-      responses: { 200: z.object({ success: z.literal(true), data: z.object({ partner: Partner.nullable().describe('The signed-in partner; null: not signed in.') }) }) },
+      responses: {
+        200: z.object({
+          success: z.literal(true),
+          data: z.object({ partner: Partner.nullable().describe('The signed-in partner; null: not signed in.') }),
+        }),
+      },
     },
     signOut: {
       method: 'POST',
@@ -287,7 +368,11 @@ export const partnerPublicContract = c.router(
       summary: 'Sign out',
       description: 'Ends the partner session (everywhere it is used) and clears its cookie.',
       body: z.object({}).optional(),
-      responses: { 200: z.object({ success: z.literal(true), data: z.object({}) }), ...jsonBodyErrorResponses, 403: crossSite },
+      responses: {
+        200: z.object({ success: z.literal(true), data: z.object({}) }),
+        ...jsonBodyErrorResponses,
+        403: crossSite,
+      },
     },
   },
   // Any method may carry a body, read (and limited) before the route's own rules.
@@ -300,7 +385,8 @@ export const partnerContract = c.router(
       method: 'GET',
       path: '/partner/api/me',
       summary: 'The signed-in partner',
-      description: 'Who is signed in, with which merchant, their payout e-mail and their programs with their referral links.',
+      description:
+        'Who is signed in, with which merchant, their payout e-mail and their programs with their referral links.',
       responses: { 200: PartnerEnvelope },
     },
     updateMe: {
@@ -308,32 +394,51 @@ export const partnerContract = c.router(
       path: '/partner/api/me',
       summary: 'Change my payout e-mail',
       description: 'Sets where payouts go, for every program of the partner with this merchant.',
-      body: z.object({ payout_email: z.string().trim().email().max(320).describe('Where payouts go (PayPal or Wise e-mail).') }),
+      body: z.object({
+        payout_email: z.string().trim().email().max(320).describe('Where payouts go (PayPal or Wise e-mail).'),
+      }),
       responses: { 200: PartnerEnvelope, ...jsonBodyErrorResponses, 403: crossSite },
     },
     link: {
       method: 'GET',
       path: '/partner/api/link',
       summary: 'Build a referral link',
-      description: "A referral link to any page of the merchant's site: the page with `ref=<slug>` added. 400 naming `url` when it is not on the program's website (its host or a subdomain).",
+      description:
+        "A referral link to any page of the merchant's site: the page with `ref=<slug>` added. 400 naming `url` when it is not on the program's website (its host or a subdomain).",
       query: z.object({
         program_id: Uuid.describe('Your program.'),
-        url: z.string().min(1).max(2_000).describe("A page of the merchant's site, e.g. `https://shop.example.com/pricing`."),
+        url: z
+          .string()
+          .min(1)
+          .max(2_000)
+          .describe("A page of the merchant's site, e.g. `https://shop.example.com/pricing`."),
       }),
-      responses: { 200: z.object({ success: z.literal(true), data: z.object({ url: z.string().describe('The referral link.') }) }), 400: errorResponses[400], 404: errorResponses[404] },
+      responses: {
+        200: z.object({ success: z.literal(true), data: z.object({ url: z.string().describe('The referral link.') }) }),
+        400: errorResponses[400],
+        404: errorResponses[404],
+      },
     },
     stats: {
       method: 'GET',
       path: '/partner/api/stats',
       summary: 'My activity over time',
-      description: 'Clicks, signups, conversions and earnings per day, week or month (UTC), oldest first, periods without activity included, and their totals over the range; at most 366 days.',
+      description:
+        'Clicks, signups, conversions and earnings per day, week or month (UTC), oldest first, periods without activity included, and their totals over the range; at most 366 days.',
       query: z.object({
         ...partnerQuery,
         from: TimestampInput.describe('Start, inclusive.'),
         to: TimestampInput.describe('End, exclusive; after `from`, at most 366 days later.'),
         interval: ReportInterval.optional().describe('Default `day`.'),
       }),
-      responses: { 200: z.object({ success: z.literal(true), data: z.object({ interval: ReportInterval, points: z.array(PartnerPoint), totals: PartnerTotals }) }), 400: errorResponses[400], 404: errorResponses[404] },
+      responses: {
+        200: z.object({
+          success: z.literal(true),
+          data: z.object({ interval: ReportInterval, points: z.array(PartnerPoint), totals: PartnerTotals }),
+        }),
+        400: errorResponses[400],
+        404: errorResponses[404],
+      },
     },
     customers: {
       method: 'GET',
@@ -341,7 +446,14 @@ export const partnerContract = c.router(
       summary: 'My customers',
       description: 'The customers the partner referred, newest first, masked (never an e-mail).',
       query: PageQuery.extend(partnerQuery),
-      responses: { 200: z.object({ success: z.literal(true), data: z.object({ customers: z.array(PartnerCustomer), next_cursor: NextCursor }) }), 400: errorResponses[400], 404: errorResponses[404] },
+      responses: {
+        200: z.object({
+          success: z.literal(true),
+          data: z.object({ customers: z.array(PartnerCustomer), next_cursor: NextCursor }),
+        }),
+        400: errorResponses[400],
+        404: errorResponses[404],
+      },
     },
     commissions: {
       method: 'GET',
@@ -349,16 +461,31 @@ export const partnerContract = c.router(
       summary: 'My commissions',
       description: "The partner's commission entries, newest first, with the date each pending one is approved.",
       query: PageQuery.extend(partnerQuery),
-      responses: { 200: z.object({ success: z.literal(true), data: z.object({ commissions: z.array(PartnerCommission), next_cursor: NextCursor }) }), 400: errorResponses[400], 404: errorResponses[404] },
+      responses: {
+        200: z.object({
+          success: z.literal(true),
+          data: z.object({ commissions: z.array(PartnerCommission), next_cursor: NextCursor }),
+        }),
+        400: errorResponses[400],
+        404: errorResponses[404],
+      },
     },
     payouts: {
       method: 'GET',
       path: '/partner/api/payouts',
       summary: 'My payouts and balance',
-      description: "The partner's payouts, newest first, and (on the first page) their balance per program and currency with when the next payout is due given the program's minimum.",
+      description:
+        "The partner's payouts, newest first, and (on the first page) their balance per program and currency with when the next payout is due given the program's minimum.",
       query: PageQuery.extend(partnerQuery),
       responses: {
-        200: z.object({ success: z.literal(true), data: z.object({ payouts: z.array(PartnerPayout), balances: z.array(PartnerBalance), next_cursor: NextCursor }) }),
+        200: z.object({
+          success: z.literal(true),
+          data: z.object({
+            payouts: z.array(PartnerPayout),
+            balances: z.array(PartnerBalance),
+            next_cursor: NextCursor,
+          }),
+        }),
         400: errorResponses[400],
         404: errorResponses[404],
       },
@@ -366,7 +493,13 @@ export const partnerContract = c.router(
     ...partnerTaxFormRoutes,
     ...partnerPayoutRoutes,
   },
-  { commonResponses: { 401: noSession, 413: errorResponses[413], 429: ErrorBody.describe('Too many requests; retry after `Retry-After` seconds.') } },
+  {
+    commonResponses: {
+      401: noSession,
+      413: errorResponses[413],
+      429: ErrorBody.describe('Too many requests; retry after `Retry-After` seconds.'),
+    },
+  },
 );
 
 export const partnerInvitationsContract = c.router({
@@ -379,7 +512,10 @@ export const partnerInvitationsContract = c.router({
     pathParams: z.object({ id: z.string().describe('Affiliate id (UUID).') }),
     body: z.object({}).optional(),
     responses: {
-      202: z.object({ success: z.literal(true), data: z.object({ email: z.string().describe('Where it was sent.'), expires_at: Timestamp }) }),
+      202: z.object({
+        success: z.literal(true),
+        data: z.object({ email: z.string().describe('Where it was sent.'), expires_at: Timestamp }),
+      }),
       ...jsonBodyErrorResponses,
       403: errorResponses[403],
       404: errorResponses[404],

@@ -11,12 +11,14 @@ const c = initContract();
 export const PayoutStatus = z
   .enum(['pending', 'processing', 'paid', 'failed', 'canceled'])
   .describe(
-    '`pending`: created, money not yet sent; `processing`: sent through a payout rail (POST /api/payouts/send), the provider\'s outcome not yet known; `paid`: marked paid or paid by the provider, its commissions are `paid`; `failed`: the provider did not pay it (`failure_reason`), its commissions went back to `approved` for the next payout; `canceled`: canceled while pending, its commissions went back to `approved`.',
+    "`pending`: created, money not yet sent; `processing`: sent through a payout rail (POST /api/payouts/send), the provider's outcome not yet known; `paid`: marked paid or paid by the provider, its commissions are `paid`; `failed`: the provider did not pay it (`failure_reason`), its commissions went back to `approved` for the next payout; `canceled`: canceled while pending, its commissions went back to `approved`.",
   );
 
 export const PayoutMethod = z
   .enum(['manual', 'paypal', 'stripe', 'wise'])
-  .describe("How it is paid (while `pending`: the affiliate's `payout_method` when the payout was created; POST /api/payouts/send uses the affiliate's current one and records it): `manual` (the export files, then marked paid) or the rail it goes through: `paypal` (PayPal Payouts to the affiliate's payout e-mail), `stripe` (a Stripe Connect transfer to the affiliate's connected account), `wise` (a Wise transfer to the affiliate's e-mail and name).");
+  .describe(
+    "How it is paid (while `pending`: the affiliate's `payout_method` when the payout was created; POST /api/payouts/send uses the affiliate's current one and records it): `manual` (the export files, then marked paid) or the rail it goes through: `paypal` (PayPal Payouts to the affiliate's payout e-mail), `stripe` (a Stripe Connect transfer to the affiliate's connected account), `wise` (a Wise transfer to the affiliate's e-mail and name).",
+  );
 
 export const Payout = z
   .object({
@@ -24,36 +26,65 @@ export const Payout = z
     affiliate_id: Uuid.describe('Affiliate paid.'),
     program_id: Uuid.describe('Program whose commissions it carries.'),
     currency: z.string().describe('ISO 4217 code: a payout is in one currency, never summed across currencies.'),
-    amount: Money.describe('Net amount paid, exact: the sum of its commissions (clawbacks and negative adjustments included); always above 0.'),
+    amount: Money.describe(
+      'Net amount paid, exact: the sum of its commissions (clawbacks and negative adjustments included); always above 0.',
+    ),
     status: PayoutStatus,
     commission_count: z.number().int().describe('How many commissions it carries.'),
-    reference: z.string().nullable().describe("The merchant's reference of the transfer (a PayPal batch id, a bank reference), given when marking it paid."),
+    reference: z
+      .string()
+      .nullable()
+      .describe(
+        "The merchant's reference of the transfer (a PayPal batch id, a bank reference), given when marking it paid.",
+      ),
     method: PayoutMethod,
     provider_reference: z
       .string()
       .nullable()
-      .describe('The provider\'s ids of the transfer: PayPal `<payout_batch_id>/<payout_item_id>`, a Stripe transfer id (`tr_…`), a Wise transfer id; null while unknown (not sent, or sent and the answer not yet read back) and for `manual` payouts.'),
-    failure_reason: z.string().nullable().describe("Why the provider did not pay it (`failed`), in the provider's terms, e.g. `PayPal: RETURNED (RECEIVER_UNREGISTERED)`; null otherwise."),
+      .describe(
+        "The provider's ids of the transfer: PayPal `<payout_batch_id>/<payout_item_id>`, a Stripe transfer id (`tr_…`), a Wise transfer id; null while unknown (not sent, or sent and the answer not yet read back) and for `manual` payouts.",
+      ),
+    failure_reason: z
+      .string()
+      .nullable()
+      .describe(
+        "Why the provider did not pay it (`failed`), in the provider's terms, e.g. `PayPal: RETURNED (RECEIVER_UNREGISTERED)`; null otherwise.",
+      ),
     sent_at: Timestamp.nullable().describe('When it was sent through its rail (it became `processing`).'),
-    simulated: z.boolean().describe('True for a test-mode payout "sent" through a rail: nothing reached the provider, the outcome was simulated at once.'),
+    simulated: z
+      .boolean()
+      .describe(
+        'True for a test-mode payout "sent" through a rail: nothing reached the provider, the outcome was simulated at once.',
+      ),
     created_at: Timestamp,
     paid_at: Timestamp.nullable().describe('When it was marked paid, or paid by the provider.'),
     canceled_at: Timestamp.nullable().describe('When it was canceled.'),
     livemode: Livemode,
-    failed_at: Timestamp.nullable().describe('When the provider\'s failure was recorded.'),
-    retried_by_payout_id: Uuid.nullable().describe('A `failed` payout retried (POST /api/payouts/{id}/retry): the new payout its commissions went into. Null otherwise: a failed payout with null here can be retried.'),
+    failed_at: Timestamp.nullable().describe("When the provider's failure was recorded."),
+    retried_by_payout_id: Uuid.nullable().describe(
+      'A `failed` payout retried (POST /api/payouts/{id}/retry): the new payout its commissions went into. Null otherwise: a failed payout with null here can be retried.',
+    ),
   })
   .describe('Payout: approved commissions of one affiliate, program and currency, paid together.');
 
 export const CreatePayoutsBody = z.object({
   program_id: Uuid.optional().describe('Only this program; default every program.'),
   currency: CurrencyCode.optional().describe('Only commissions in this currency; default every currency.'),
-  approved_before: TimestampInput.optional().describe('Only commissions approved before this time (e.g. the end of last month); default now.'),
+  approved_before: TimestampInput.optional().describe(
+    'Only commissions approved before this time (e.g. the end of last month); default now.',
+  ),
 });
 
 export const SendPayoutsBody = z
   .object({
-    payout_ids: z.array(Uuid).min(1).max(1000).optional().describe('These payouts (each must be `pending`, of an affiliate with a payout rail). Without it: every pending payout of an affiliate with a rail, filtered by `program_id` and `currency`.'),
+    payout_ids: z
+      .array(Uuid)
+      .min(1)
+      .max(1000)
+      .optional()
+      .describe(
+        'These payouts (each must be `pending`, of an affiliate with a payout rail). Without it: every pending payout of an affiliate with a rail, filtered by `program_id` and `currency`.',
+      ),
     program_id: Uuid.optional().describe('Without `payout_ids`: only this program.'),
     currency: CurrencyCode.optional().describe('Without `payout_ids`: only this currency.'),
   })
@@ -61,7 +92,9 @@ export const SendPayoutsBody = z
 
 export const PayoutExportFormat = z
   .enum(['csv', 'paypal', 'wise'])
-  .describe('`csv`: every field, with a header; `paypal`: a PayPal Payouts Web upload (no header, one currency per file); `wise`: a Wise "send by email" batch template.');
+  .describe(
+    '`csv`: every field, with a header; `paypal`: a PayPal Payouts Web upload (no header, one currency per file); `wise`: a Wise "send by email" batch template.',
+  );
 
 const PayoutEnvelope = z.object({ success: z.literal(true), data: z.object({ payout: Payout }) });
 const idParam = z.object({ id: z.string().describe('Payout id (UUID).') });
@@ -77,7 +110,12 @@ export const payoutsContract = c.router({
     responses: {
       201: z.object({
         success: z.literal(true),
-        data: z.object({ payouts: z.array(Payout), held: z.array(HeldPayout).describe('Payouts not created because the program requires an accepted tax form (empty: none).') }),
+        data: z.object({
+          payouts: z.array(Payout),
+          held: z
+            .array(HeldPayout)
+            .describe('Payouts not created because the program requires an accepted tax form (empty: none).'),
+        }),
       }),
       ...jsonBodyErrorResponses,
     },
@@ -108,13 +146,20 @@ export const payoutsContract = c.router({
       affiliate_id: Uuid.optional().describe('Only payouts of this affiliate.'),
       program_id: Uuid.optional().describe('Only payouts of this program.'),
     }),
-    responses: { 200: z.object({ success: z.literal(true), data: z.object({ payouts: z.array(Payout), next_cursor: NextCursor }) }), 400: errorResponses[400] },
+    responses: {
+      200: z.object({
+        success: z.literal(true),
+        data: z.object({ payouts: z.array(Payout), next_cursor: NextCursor }),
+      }),
+      400: errorResponses[400],
+    },
   },
   export: {
     method: 'GET',
     path: '/api/payouts/export',
     summary: 'Export payouts as a batch file',
-    description: "A CSV file of the payouts matching the filters, one row per payout, paid to the affiliate's `payout_email` (else its e-mail). PayPal takes one currency per file (filter with `currency`), at most 5,000 rows; Wise at most 1,000: past those limits the answer is 400, asking to narrow the export.",
+    description:
+      "A CSV file of the payouts matching the filters, one row per payout, paid to the affiliate's `payout_email` (else its e-mail). PayPal takes one currency per file (filter with `currency`), at most 5,000 rows; Wise at most 1,000: past those limits the answer is 400, asking to narrow the export.",
     query: z.object({
       status: PayoutStatus.optional().describe('Default `pending`: what is still to be paid.'),
       format: PayoutExportFormat.optional().describe('Default `csv`.'),
@@ -135,10 +180,19 @@ export const payoutsContract = c.router({
     method: 'POST',
     path: '/api/payouts/:id/paid',
     summary: 'Mark a payout paid',
-    description: 'A `pending` payout becomes `paid` and its commissions `paid`, for good. Marking a `paid` payout again changes nothing; a `canceled` one answers 409.',
+    description:
+      'A `pending` payout becomes `paid` and its commissions `paid`, for good. Marking a `paid` payout again changes nothing; a `canceled` one answers 409.',
     pathParams: idParam,
-    body: z.object({ reference: z.string().min(1).max(255).optional().describe('Your reference of the transfer.') }).default({}),
-    responses: { 200: PayoutEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
+    body: z
+      .object({ reference: z.string().min(1).max(255).optional().describe('Your reference of the transfer.') })
+      .default({}),
+    responses: {
+      200: PayoutEnvelope,
+      ...jsonBodyErrorResponses,
+      403: errorResponses[403],
+      404: errorResponses[404],
+      409: errorResponses[409],
+    },
   },
   retry: restrictedRoute(PAYOUT_SENDING_ACCESS, {
     method: 'POST',
@@ -160,10 +214,17 @@ export const payoutsContract = c.router({
     method: 'POST',
     path: '/api/payouts/:id/cancel',
     summary: 'Cancel a payout',
-    description: 'A `pending` payout becomes `canceled` and releases its commissions back to `approved`, for the next payout. Canceling a `canceled` payout changes nothing; a `paid` one answers 409.',
+    description:
+      'A `pending` payout becomes `canceled` and releases its commissions back to `approved`, for the next payout. Canceling a `canceled` payout changes nothing; a `paid` one answers 409.',
     pathParams: idParam,
     body: z.object({}).default({}),
-    responses: { 200: PayoutEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
+    responses: {
+      200: PayoutEnvelope,
+      ...jsonBodyErrorResponses,
+      403: errorResponses[403],
+      404: errorResponses[404],
+      409: errorResponses[409],
+    },
   },
 });
 

@@ -32,13 +32,15 @@ export const Invitation = z
     created_at: Timestamp,
     expires_at: Timestamp.describe('After this instant it can no longer be accepted (7 days after it was made).'),
   })
-  .describe('An invitation to join the organization\'s dashboard');
+  .describe("An invitation to join the organization's dashboard");
 
 const IssuedInvitation = z.object({
   invitation: Invitation,
   accept_url: z
     .string()
-    .describe('The link that accepts it (`{base_url}/dashboard/accept-invitation?token=…`): shown in this response only, and e-mailed (or logged when no mail is configured).'),
+    .describe(
+      'The link that accepts it (`{base_url}/dashboard/accept-invitation?token=…`): shown in this response only, and e-mailed (or logged when no mail is configured).',
+    ),
 });
 
 const InviteEmail = z.string().trim().toLowerCase().email().max(320).describe('E-mail address of the person invited.');
@@ -52,7 +54,7 @@ export const peopleContract = c.router(
       method: 'GET',
       path: '/api/users',
       summary: 'List the dashboard users',
-      description: 'The people who can sign in to the organization\'s dashboard, oldest first.',
+      description: "The people who can sign in to the organization's dashboard, oldest first.",
       query: PageQuery,
       responses: {
         200: z.object({ success: z.literal(true), data: z.object({ users: z.array(User), next_cursor: NextCursor }) }),
@@ -62,7 +64,7 @@ export const peopleContract = c.router(
     updateUser: {
       method: 'PATCH',
       path: '/api/users/:id',
-      summary: 'Change a user\'s role',
+      summary: "Change a user's role",
       description: 'Makes a user an `owner` or a `member`. The organization keeps at least one owner (409).',
       pathParams: IdParam,
       body: z.object({ role: UserRole }),
@@ -77,7 +79,8 @@ export const peopleContract = c.router(
       method: 'DELETE',
       path: '/api/users/:id',
       summary: 'Remove a user',
-      description: 'Removes the user and ends every session of theirs at once. The organization keeps at least one owner (409).',
+      description:
+        'Removes the user and ends every session of theirs at once. The organization keeps at least one owner (409).',
       pathParams: IdParam,
       body: c.noBody(),
       responses: {
@@ -93,7 +96,10 @@ export const peopleContract = c.router(
       description: 'Invitations of the organization, newest first, whatever their status.',
       query: PageQuery,
       responses: {
-        200: z.object({ success: z.literal(true), data: z.object({ invitations: z.array(Invitation), next_cursor: NextCursor }) }),
+        200: z.object({
+          success: z.literal(true),
+          data: z.object({ invitations: z.array(Invitation), next_cursor: NextCursor }),
+        }),
         400: errorResponses[400],
       },
     },
@@ -101,7 +107,8 @@ export const peopleContract = c.router(
       method: 'POST',
       path: '/api/invitations',
       summary: 'Invite a teammate',
-      description: 'Invites a person by e-mail; they choose their name and password by following `accept_url`, valid 7 days.',
+      description:
+        'Invites a person by e-mail; they choose their name and password by following `accept_url`, valid 7 days.',
       body: z.object({ email: InviteEmail, role: UserRole.default('member') }),
       responses: {
         201: z.object({ success: z.literal(true), data: IssuedInvitation }),
@@ -125,10 +132,18 @@ export const peopleContract = c.router(
       method: 'GET',
       path: '/api/api-keys',
       summary: 'List API keys',
-      description: 'The organization\'s keys in redacted form, revoked ones included, oldest first, with cursor pagination: both modes, or those of `mode`.',
-      query: PageQuery.extend({ mode: Mode.optional().describe('Only the keys of this mode (`live`: `svc_live_…`, `test`: `svc_test_…`), filtered before paging; both modes when left out.') }),
+      description:
+        "The organization's keys in redacted form, revoked ones included, oldest first, with cursor pagination: both modes, or those of `mode`.",
+      query: PageQuery.extend({
+        mode: Mode.optional().describe(
+          'Only the keys of this mode (`live`: `svc_live_…`, `test`: `svc_test_…`), filtered before paging; both modes when left out.',
+        ),
+      }),
       responses: {
-        200: z.object({ success: z.literal(true), data: z.object({ api_keys: z.array(ApiKeyInfo), next_cursor: NextCursor }) }),
+        200: z.object({
+          success: z.literal(true),
+          data: z.object({ api_keys: z.array(ApiKeyInfo), next_cursor: NextCursor }),
+        }),
         400: errorResponses[400],
       },
     },
@@ -136,7 +151,8 @@ export const peopleContract = c.router(
       method: 'POST',
       path: '/api/api-keys',
       summary: 'Issue an API key',
-      description: 'Issues a new key (rotation: deploy it, then revoke the old one). The plain key is in this response only.',
+      description:
+        'Issues a new key (rotation: deploy it, then revoke the old one). The plain key is in this response only.',
       body: c.noBody(),
       responses: {
         201: z.object({
@@ -153,7 +169,8 @@ export const peopleContract = c.router(
       method: 'DELETE',
       path: '/api/api-keys/:id',
       summary: 'Revoke an API key',
-      description: 'Revokes a key of the organization; every instance refuses it within a few seconds (typically at once).',
+      description:
+        'Revokes a key of the organization; every instance refuses it within a few seconds (typically at once).',
       pathParams: IdParam,
       body: c.noBody(),
       responses: {
@@ -173,7 +190,7 @@ export const accountContract = c.router({
     description:
       'Creates the invited user with the name and password given (argon2id-hashed). Then sign in with `POST /auth/sign-in/email` `{ email, password }`, which sets the session cookie.',
     body: z.object({
-      token: z.string().min(1).max(200).describe('The `token` of the invitation\'s link.'),
+      token: z.string().min(1).max(200).describe("The `token` of the invitation's link."),
       name: z.string().trim().min(1).max(200).describe('Display name.'),
       password: z.string().min(10).max(128).describe('At least 10 characters.'),
     }),
@@ -202,7 +219,7 @@ export const operatorPeopleContract = c.router(
       path: '/admin/organizations/:id/invitations',
       summary: 'Invite an owner (operator)',
       description:
-        'Invites a person as an `owner` of the organization\'s dashboard: how its first user arrives. Answers the link to accept (also e-mailed, or logged when no mail is configured).',
+        "Invites a person as an `owner` of the organization's dashboard: how its first user arrives. Answers the link to accept (also e-mailed, or logged when no mail is configured).",
       pathParams: z.object({ id: z.string().describe('Organization id.') }),
       body: OwnerInvitationBody,
       responses: {
@@ -213,5 +230,10 @@ export const operatorPeopleContract = c.router(
       },
     },
   },
-  { commonResponses: { 401: errorResponses[401].describe('Missing or invalid operator token.'), 413: errorResponses[413] } },
+  {
+    commonResponses: {
+      401: errorResponses[401].describe('Missing or invalid operator token.'),
+      413: errorResponses[413],
+    },
+  },
 );

@@ -26,7 +26,11 @@ export const portalPreviewContract = c.router({
       201: z.object({
         success: z.literal(true),
         data: z.object({
-          url: z.string().describe('Opens the partner portal signed in as this affiliate (`{base_url}/portal/{organization_id}/preview?token=…`): once, before `expires_at`.'),
+          url: z
+            .string()
+            .describe(
+              'Opens the partner portal signed in as this affiliate (`{base_url}/portal/{organization_id}/preview?token=…`): once, before `expires_at`.',
+            ),
           expires_at: Timestamp.describe('After this instant the link no longer signs in.'),
         }),
       }),

@@ -16,7 +16,9 @@ export const programJoiningFields = {
     .min(1)
     .max(20_000)
     .nullable()
-    .describe('The program terms a partner accepts when joining (plain text, shown on the join page); null: none to accept.'),
+    .describe(
+      'The program terms a partner accepts when joining (plain text, shown on the join page); null: none to accept.',
+    ),
   website_url: z
     .string()
     .url()

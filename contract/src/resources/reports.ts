@@ -23,26 +23,51 @@ export const CommissionTotals = z
   );
 
 const figures = {
-  clicks: z.number().int().describe("Clicks whose `occurred_at` is in the period; counted in the row of the program's currency."),
-  customers: z.number().int().describe("Customers (signups) attributed, by their creation time; counted in the row of the program's currency."),
-  conversions: z.number().int().describe('Conversions (charges) whose `occurred_at` is in the period, refunded ones included.'),
-  currency: z.string().describe('ISO 4217 code of every amount in the row; figures are never converted between currencies.'),
-  revenue: Money.describe('Sum of those conversions\' amounts, gross of refunds.'),
+  clicks: z
+    .number()
+    .int()
+    .describe("Clicks whose `occurred_at` is in the period; counted in the row of the program's currency."),
+  customers: z
+    .number()
+    .int()
+    .describe("Customers (signups) attributed, by their creation time; counted in the row of the program's currency."),
+  conversions: z
+    .number()
+    .int()
+    .describe('Conversions (charges) whose `occurred_at` is in the period, refunded ones included.'),
+  currency: z
+    .string()
+    .describe('ISO 4217 code of every amount in the row; figures are never converted between currencies.'),
+  revenue: Money.describe("Sum of those conversions' amounts, gross of refunds."),
   refunded: Money.describe('Sum refunded of those conversions (whenever the refund came).'),
   net_revenue: Money.describe('`revenue` less `refunded`: what those conversions brought in after refunds, exact.'),
   commissions: CommissionTotals,
 };
 
 export const AffiliateReportRow = z
-  .object({ affiliate_id: Uuid.describe('The affiliate.'), program_id: Uuid.describe("The affiliate's program."), ...figures, livemode: Livemode })
+  .object({
+    affiliate_id: Uuid.describe('The affiliate.'),
+    program_id: Uuid.describe("The affiliate's program."),
+    ...figures,
+    livemode: Livemode,
+  })
   .describe('One affiliate in one currency over the period.');
 export const TimeseriesPoint = z
-  .object({ period: z.string().describe('Start of the period, ISO-8601 UTC (midnight of a day, of a Monday, or of the 1st of a month); the first period may start before `from`, and counts only what is at or after `from`.'), ...figures })
+  .object({
+    period: z
+      .string()
+      .describe(
+        'Start of the period, ISO-8601 UTC (midnight of a day, of a Monday, or of the 1st of a month); the first period may start before `from`, and counts only what is at or after `from`.',
+      ),
+    ...figures,
+  })
   .describe('One period in one currency.');
 
 export const ReportTotals = z
   .object(figures)
-  .describe('The whole period in one currency: the sums of its points, computed exactly by the service (a page shows them as they are, without adding points up).');
+  .describe(
+    'The whole period in one currency: the sums of its points, computed exactly by the service (a page shows them as they are, without adding points up).',
+  );
 
 export const ReportInterval = z.enum(['day', 'week', 'month']).describe('Periods in UTC; weeks start on Monday.');
 
@@ -76,7 +101,10 @@ export const reportsContract = c.router({
         ),
     }),
     responses: {
-      200: z.object({ success: z.literal(true), data: z.object({ affiliates: z.array(AffiliateReportRow), next_cursor: NextCursor }) }),
+      200: z.object({
+        success: z.literal(true),
+        data: z.object({ affiliates: z.array(AffiliateReportRow), next_cursor: NextCursor }),
+      }),
       400: errorResponses[400],
       404: errorResponses[404],
     },
@@ -93,9 +121,13 @@ export const reportsContract = c.router({
         success: z.literal(true),
         data: z.object({
           interval: ReportInterval,
-          livemode: Livemode.describe('Whose figures these are: false for test data (a test key or a test-mode session).'),
+          livemode: Livemode.describe(
+            'Whose figures these are: false for test data (a test key or a test-mode session).',
+          ),
           points: z.array(TimeseriesPoint),
-          totals: z.array(ReportTotals).describe('One row per currency of `points`: the figures of the whole period, exact.'),
+          totals: z
+            .array(ReportTotals)
+            .describe('One row per currency of `points`: the figures of the whole period, exact.'),
         }),
       }),
       400: errorResponses[400],

@@ -18,11 +18,15 @@ export const TAX_FORM_CONTENT_TYPES = ['application/pdf', 'image/png', 'image/jp
 
 export const TaxFormKind = z
   .enum(['w9', 'w8ben', 'w8bene'])
-  .describe('`w9`: IRS Form W-9 (US persons and entities); `w8ben`: Form W-8BEN (individuals outside the US); `w8bene`: Form W-8BEN-E (entities outside the US).');
+  .describe(
+    '`w9`: IRS Form W-9 (US persons and entities); `w8ben`: Form W-8BEN (individuals outside the US); `w8bene`: Form W-8BEN-E (entities outside the US).',
+  );
 
 export const TaxFormStatus = z
   .enum(['missing', 'submitted', 'accepted', 'rejected'])
-  .describe('`missing`: none on file; `submitted`: waiting for the merchant\'s review; `accepted`: on file; `rejected`: the merchant refused it (`rejection_reason` says why), the partner uploads a corrected one.');
+  .describe(
+    "`missing`: none on file; `submitted`: waiting for the merchant's review; `accepted`: on file; `rejected`: the merchant refused it (`rejection_reason` says why), the partner uploads a corrected one.",
+  );
 
 export const TaxForm = z
   .object({
@@ -30,13 +34,18 @@ export const TaxForm = z
     kind: TaxFormKind.nullable().describe('The form on file; null when `missing`.'),
     submitted_at: Timestamp.nullable().describe('When the partner uploaded it; null when `missing`.'),
     decided_at: Timestamp.nullable().describe('When the merchant accepted or rejected it; null until then.'),
-    rejection_reason: z.string().nullable().describe('Why the merchant rejected it, as the partner sees it; null unless `rejected`.'),
+    rejection_reason: z
+      .string()
+      .nullable()
+      .describe('Why the merchant rejected it, as the partner sees it; null unless `rejected`.'),
   })
   .describe("The partner's tax form, as both sides see it (the document itself only through the owner-only download).");
 
 export const PayoutHoldReason = z
   .enum(['tax_form_missing', 'tax_form_submitted', 'tax_form_rejected'])
-  .describe("Why payouts wait: the program requires an accepted tax form (`require_tax_form`) and the partner's form is missing, waiting for review, or rejected.");
+  .describe(
+    "Why payouts wait: the program requires an accepted tax form (`require_tax_form`) and the partner's form is missing, waiting for review, or rejected.",
+  );
 
 export const PayoutHold = z
   .object({
@@ -50,7 +59,9 @@ export const HeldPayout = z
     affiliate_id: Uuid.describe('The affiliate not paid.'),
     program_id: Uuid.describe('The program whose `require_tax_form` holds the payout.'),
     currency: z.string().describe('ISO 4217 code.'),
-    amount: Money.describe('The net amount that would have been paid: its commissions stay `approved` for a later run.'),
+    amount: Money.describe(
+      'The net amount that would have been paid: its commissions stay `approved` for a later run.',
+    ),
     commission_count: z.number().int().describe('Commissions held.'),
     reason: PayoutHoldReason,
     message: z.string().describe('The reason in words, e.g. "Payout held: tax form submitted".'),
@@ -58,7 +69,11 @@ export const HeldPayout = z
   .describe('A payout not created because its program requires an accepted tax form.');
 
 export const TaxFormView = z
-  .object({ affiliate_id: Uuid.describe('The affiliate (membership).'), tax_form: TaxForm, payout_hold: PayoutHold.nullable() })
+  .object({
+    affiliate_id: Uuid.describe('The affiliate (membership).'),
+    tax_form: TaxForm,
+    payout_hold: PayoutHold.nullable(),
+  })
   .describe("An affiliate's tax form and whether it holds their payouts.");
 
 const TaxFormViewEnvelope = z.object({ success: z.literal(true), data: TaxFormView });
@@ -71,7 +86,8 @@ export const taxFormsContract = c.router({
     method: 'GET',
     path: '/api/affiliates/:id/tax-form',
     summary: "An affiliate's tax form status",
-    description: "The partner's tax form (status, kind, dates, rejection reason) and, when the affiliate's program requires an accepted form (`require_tax_form`) and theirs is not, why their payouts are held.",
+    description:
+      "The partner's tax form (status, kind, dates, rejection reason) and, when the affiliate's program requires an accepted form (`require_tax_form`) and theirs is not, why their payouts are held.",
     pathParams: idParam,
     responses: { 200: TaxFormViewEnvelope, 403: errorResponses[403], 404: errorResponses[404] },
   },
@@ -87,10 +103,14 @@ export const taxFormReviewContract = c.router(
       method: 'GET',
       path: '/api/affiliates/:id/tax-form/document',
       summary: "Download an affiliate's tax form",
-      description: 'The document as the partner uploaded it (`Content-Type` `application/pdf`, `image/png` or `image/jpeg`, with its file name in `Content-Disposition`), decrypted. 404 when none is on file.',
+      description:
+        'The document as the partner uploaded it (`Content-Type` `application/pdf`, `image/png` or `image/jpeg`, with its file name in `Content-Disposition`), decrypted. 404 when none is on file.',
       pathParams: idParam,
       responses: {
-        200: c.otherResponse({ contentType: 'application/octet-stream', body: z.any().describe('The document, as uploaded: a PDF, PNG or JPEG (its own Content-Type).') }),
+        200: c.otherResponse({
+          contentType: 'application/octet-stream',
+          body: z.any().describe('The document, as uploaded: a PDF, PNG or JPEG (its own Content-Type).'),
+        }),
         403: errorResponses[403],
         404: errorResponses[404],
       },
@@ -99,19 +119,40 @@ export const taxFormReviewContract = c.router(
       method: 'POST',
       path: '/api/affiliates/:id/tax-form/accept',
       summary: "Accept an affiliate's tax form",
-      description: "Accepts the form on file, for every program of the partner: payouts that `require_tax_form` held are created by the next `POST /api/payouts`. Accepting an accepted form changes nothing. 409 when no form was submitted.",
+      description:
+        'Accepts the form on file, for every program of the partner: payouts that `require_tax_form` held are created by the next `POST /api/payouts`. Accepting an accepted form changes nothing. 409 when no form was submitted.',
       pathParams: idParam,
       body: z.object({}).default({}),
-      responses: { 200: TaxFormViewEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404], 409: noForm },
+      responses: {
+        200: TaxFormViewEnvelope,
+        ...jsonBodyErrorResponses,
+        403: errorResponses[403],
+        404: errorResponses[404],
+        409: noForm,
+      },
     },
     reject: {
       method: 'POST',
       path: '/api/affiliates/:id/tax-form/reject',
       summary: "Reject an affiliate's tax form",
-      description: "Rejects the form on file (an accepted one too), for every program of the partner, with a reason the partner sees in the portal; programs that `require_tax_form` hold their payouts until a new form is accepted. 409 when no form was submitted.",
+      description:
+        'Rejects the form on file (an accepted one too), for every program of the partner, with a reason the partner sees in the portal; programs that `require_tax_form` hold their payouts until a new form is accepted. 409 when no form was submitted.',
       pathParams: idParam,
-      body: z.object({ reason: z.string().trim().min(1).max(1_000).describe('What is wrong, as the partner will read it (e.g. "The TIN is missing").') }),
-      responses: { 200: TaxFormViewEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404], 409: noForm },
+      body: z.object({
+        reason: z
+          .string()
+          .trim()
+          .min(1)
+          .max(1_000)
+          .describe('What is wrong, as the partner will read it (e.g. "The TIN is missing").'),
+      }),
+      responses: {
+        200: TaxFormViewEnvelope,
+        ...jsonBodyErrorResponses,
+        403: errorResponses[403],
+        404: errorResponses[404],
+        409: noForm,
+      },
     },
   }),
 );
@@ -123,7 +164,9 @@ export const TaxFormUpload = z.object({
     .string()
     .min(1)
     .max(Math.ceil(TAX_FORM_MAX_BYTES / 3) * 4 + 4)
-    .describe('The document, base64: a PDF, PNG or JPEG (told by its first bytes, whatever its name says) of at most 10 MiB.'),
+    .describe(
+      'The document, base64: a PDF, PNG or JPEG (told by its first bytes, whatever its name says) of at most 10 MiB.',
+    ),
 });
 
 export const PartnerTaxFormHold = z
@@ -144,7 +187,9 @@ export const PartnerTaxForm = z
   .describe('Your tax form, and where its absence holds your payouts.');
 
 const PartnerTaxFormEnvelope = z.object({ success: z.literal(true), data: PartnerTaxForm });
-const crossSite = ErrorBody.describe('Cross-site request refused: state-changing portal requests must come from the portal itself (`Origin`).');
+const crossSite = ErrorBody.describe(
+  'Cross-site request refused: state-changing portal requests must come from the portal itself (`Origin`).',
+);
 
 /** The portal's tax form routes (spread into the partner session's router, resources/partner.ts). */
 export const partnerTaxFormRoutes = {
@@ -152,7 +197,8 @@ export const partnerTaxFormRoutes = {
     method: 'GET',
     path: '/partner/api/tax-form',
     summary: 'My tax form',
-    description: 'Your tax form (status, kind, the rejection reason) and the programs that hold your payouts until it is accepted.',
+    description:
+      'Your tax form (status, kind, the rejection reason) and the programs that hold your payouts until it is accepted.',
     responses: { 200: PartnerTaxFormEnvelope },
   },
   submitTaxForm: {
@@ -167,7 +213,9 @@ export const partnerTaxFormRoutes = {
       ...jsonBodyErrorResponses,
       403: crossSite,
       413: ErrorBody.describe('The document is larger than 10 MiB (or the request body than 13.4 MiB).'),
-      503: ErrorBody.describe('The service keeps no tax document unencrypted and has no ENCRYPTION_KEY: the operator must set one.'),
+      503: ErrorBody.describe(
+        'The service keeps no tax document unencrypted and has no ENCRYPTION_KEY: the operator must set one.',
+      ),
     },
   },
 } as const;

@@ -7,7 +7,8 @@ import { Timestamp, Uuid } from '../common/primitives.js';
 const c = initContract();
 
 /** The 403 a live key gets: test e-mails exist only in test mode. */
-export const TEST_EMAILS_LIVE_MESSAGE = 'Test e-mails exist only in test mode: use a test API key (svc_test_…), or switch the dashboard to test mode';
+export const TEST_EMAILS_LIVE_MESSAGE =
+  'Test e-mails exist only in test mode: use a test API key (svc_test_…), or switch the dashboard to test mode';
 
 export const TestEmail = z
   .object({
@@ -18,7 +19,9 @@ export const TestEmail = z
     created_at: Timestamp.describe('When the service would have sent it.'),
     livemode: z.literal(false).describe('Always false: only test data has test e-mails.'),
   })
-  .describe("An e-mail of test data: in test mode the service sends no e-mail to a partner or a customer, and keeps it here instead (and in the log).");
+  .describe(
+    'An e-mail of test data: in test mode the service sends no e-mail to a partner or a customer, and keeps it here instead (and in the log).',
+  );
 
 export const testEmailsContract = c.router({
   list: {
@@ -29,7 +32,10 @@ export const testEmailsContract = c.router({
       'The e-mails test data would have sent to partners and customers (portal invitations, sign-in links, applications and their decisions), newest first, with cursor pagination. Test mode only: a live key answers 403.',
     query: PageQuery,
     responses: {
-      200: z.object({ success: z.literal(true), data: z.object({ test_emails: z.array(TestEmail), next_cursor: NextCursor }) }),
+      200: z.object({
+        success: z.literal(true),
+        data: z.object({ test_emails: z.array(TestEmail), next_cursor: NextCursor }),
+      }),
       400: errorResponses[400],
       403: ErrorBody.describe('A live key or the dashboard in live mode: test e-mails are read in test mode only.'),
     },

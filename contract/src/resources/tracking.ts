@@ -4,7 +4,9 @@ import { ErrorBody, errorResponses } from '../common/errors.js';
 import { Deduped, Identifier, Livemode, Mode, Uuid } from '../common/primitives.js';
 
 /** The public endpoints' mode: `test` records the click or customer in the organization's test data (the snippet's `data-mode="test"`). */
-const TrackingMode = Mode.optional().describe('`test`: record it in test data (what the snippet sends with `data-mode="test"`), seen only with test keys; default `live`.');
+const TrackingMode = Mode.optional().describe(
+  '`test`: record it in test data (what the snippet sends with `data-mode="test"`), seen only with test keys; default `live`.',
+);
 
 const c = initContract();
 
@@ -45,42 +47,72 @@ export const TrackingProxyHeaders = z.object({
   authorization: z
     .string()
     .optional()
-    .describe('Only from a first-party proxy: `Bearer svc-…`, an API key of this organization, which makes `X-Visitor-IP` trusted. An invalid key or one of another organization is not an error: the header is then ignored. Never send it from a browser.'),
+    .describe(
+      'Only from a first-party proxy: `Bearer svc-…`, an API key of this organization, which makes `X-Visitor-IP` trusted. An invalid key or one of another organization is not an error: the header is then ignored. Never send it from a browser.',
+    ),
 });
 
 export const TrackingPathParams = z.object({
-  organizationId: Uuid.describe('Your organization id (public; it is what `data-organization` on the snippet tag holds).'),
+  organizationId: Uuid.describe(
+    'Your organization id (public; it is what `data-organization` on the snippet tag holds).',
+  ),
 });
 
 export const TrackingClickBody = z.object({
   ref: Identifier.describe('The affiliate slug from the landing URL (`?ref=<slug>`).'),
-  landingUrl: z.string().max(2048).optional().describe('The page the visitor landed on (`location.href`, at most 2048 characters).'),
+  landingUrl: z
+    .string()
+    .max(2048)
+    .optional()
+    .describe('The page the visitor landed on (`location.href`, at most 2048 characters).'),
   referrer: z.string().max(2048).optional().describe('`document.referrer` of the visit, at most 2048 characters.'),
-  cookieId: z.string().max(255).optional().describe("The current `svc_aff` cookie's value, if any: kept under the program's `first_click` model when it is a valid click of this organization, and answered as the same visit (no new click) when it is a click of the same affiliate made within 30 minutes."),
+  cookieId: z
+    .string()
+    .max(255)
+    .optional()
+    .describe(
+      "The current `svc_aff` cookie's value, if any: kept under the program's `first_click` model when it is a valid click of this organization, and answered as the same visit (no new click) when it is a click of the same affiliate made within 30 minutes.",
+    ),
   mode: TrackingMode,
 });
 
 export const TrackingClick = z
   .object({
-    cookie_id: z.string().describe('The tracking id (`ck_…`) to store in the first-party `svc_aff` cookie; the merchant backend passes it on as `cookie_id`.'),
+    cookie_id: z
+      .string()
+      .describe(
+        'The tracking id (`ck_…`) to store in the first-party `svc_aff` cookie; the merchant backend passes it on as `cookie_id`.',
+      ),
     cookie_max_age_seconds: z
       .number()
       .int()
       .describe("The cookie's lifetime: the program's click window in seconds (0: a session cookie)."),
-    kept: z.boolean().describe('true: `cookie_id` is the one the visitor already has (the `first_click` model, a click flood, or the same visit captured again, e.g. by the server middleware first): the snippet leaves the cookie as it is.'),
+    kept: z
+      .boolean()
+      .describe(
+        'true: `cookie_id` is the one the visitor already has (the `first_click` model, a click flood, or the same visit captured again, e.g. by the server middleware first): the snippet leaves the cookie as it is.',
+      ),
     livemode: Livemode,
   })
   .describe('Tracked click (public view)');
 
 export const TrackingCustomerBody = z.object({
-  customerId: Identifier.describe("The merchant's (payment provider's) customer id, as `customer_id` in POST /api/customers."),
-  cookieId: Identifier.describe('The value of the `svc_aff` cookie: a `ck_…` tracking id, or the raw slug the snippet stores when the service was slow.'),
+  customerId: Identifier.describe(
+    "The merchant's (payment provider's) customer id, as `customer_id` in POST /api/customers.",
+  ),
+  cookieId: Identifier.describe(
+    'The value of the `svc_aff` cookie: a `ck_…` tracking id, or the raw slug the snippet stores when the service was slow.',
+  ),
   mode: TrackingMode,
 });
 
 export const TrackingCustomer = z
   .object({
-    customer_id: z.string().describe("The merchant's customer id, echoed back. Nothing else of the stored customer is returned by this public endpoint."),
+    customer_id: z
+      .string()
+      .describe(
+        "The merchant's customer id, echoed back. Nothing else of the stored customer is returned by this public endpoint.",
+      ),
     livemode: Livemode,
   })
   .describe('Tracked customer (public view)');
@@ -89,7 +121,9 @@ const publicErrors = {
   400: errorResponses[400],
   413: ErrorBody.describe('Request body too large (the public endpoints accept at most 16 KiB).'),
   415: ErrorBody.describe('Content-Type is neither application/json nor text/plain.'),
-  429: ErrorBody.describe('Too many requests from this client address; retry after the `Retry-After` header\'s seconds.'),
+  429: ErrorBody.describe(
+    "Too many requests from this client address; retry after the `Retry-After` header's seconds.",
+  ),
 } as const;
 
 export const trackingContract = c.router({
@@ -98,7 +132,7 @@ export const trackingContract = c.router({
     path: '/public/organizations/:organizationId/clicks',
     summary: 'Register a click from the tracking snippet',
     description:
-      'Called by the snippet when a visitor lands with `?ref=<slug>`: records the click exactly as POST /api/clicks does (client address and user agent taken from the request; the address from `X-Visitor-IP` when a first-party proxy sends it with this organization\'s key) and returns the tracking id to store in the `svc_aff` cookie with its lifetime. Under the program\'s `last_click` model (default) every new visit with a `ref` records a new click and replaces the cookie; under `first_click` a valid cookie of this organization sent as `cookieId` is kept (`kept: true`). A `cookieId` that is a click of the same affiliate made within 30 minutes is the same visit captured again (the merchant\'s server middleware on the same page, a reload): that click is answered with `kept: true` and nothing new is recorded. Requests from bots and crawlers (recognised by their user agent) are answered 200 with `click: null` and record nothing. An unknown `ref` and an unknown organization both answer 404 "No attribution found", so the answer never tells whether an organization exists.' +
+      "Called by the snippet when a visitor lands with `?ref=<slug>`: records the click exactly as POST /api/clicks does (client address and user agent taken from the request; the address from `X-Visitor-IP` when a first-party proxy sends it with this organization's key) and returns the tracking id to store in the `svc_aff` cookie with its lifetime. Under the program's `last_click` model (default) every new visit with a `ref` records a new click and replaces the cookie; under `first_click` a valid cookie of this organization sent as `cookieId` is kept (`kept: true`). A `cookieId` that is a click of the same affiliate made within 30 minutes is the same visit captured again (the merchant's server middleware on the same page, a reload): that click is answered with `kept: true` and nothing new is recorded. Requests from bots and crawlers (recognised by their user agent) are answered 200 with `click: null` and record nothing. An unknown `ref` and an unknown organization both answer 404 \"No attribution found\", so the answer never tells whether an organization exists." +
       TRACKING_NOTE,
     pathParams: TrackingPathParams,
     headers: TrackingProxyHeaders,
@@ -107,7 +141,10 @@ export const trackingContract = c.router({
     responses: {
       201: z.object({ success: z.literal(true), data: z.object({ click: TrackingClick }) }),
       200: z
-        .object({ success: z.literal(true), data: z.object({ click: z.null().describe('Null: the user agent is a bot; nothing was recorded.') }) })
+        .object({
+          success: z.literal(true),
+          data: z.object({ click: z.null().describe('Null: the user agent is a bot; nothing was recorded.') }),
+        })
         .describe('Bot user agent: accepted, not recorded.'),
       ...publicErrors,
       404: errorResponses[404],

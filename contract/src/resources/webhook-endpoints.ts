@@ -48,32 +48,54 @@ export const WebhookEndpoint = z
     url: z.string().describe('Where events are POSTed.'),
     description: z.string().nullable().describe('Your note about the endpoint.'),
     events: z.array(OutboundEventType).describe('The event types sent to it.'),
-    enabled: z.boolean().describe('False: nothing is sent to it (disabled by you, by a `410 Gone` answer, or after 3 days of failed deliveries).'),
+    enabled: z
+      .boolean()
+      .describe(
+        'False: nothing is sent to it (disabled by you, by a `410 Gone` answer, or after 3 days of failed deliveries).',
+      ),
     disabled_reason: z
       .string()
       .nullable()
-      .describe('Why the service disabled it (`410 Gone`, or failing for 3 days); null when enabled or disabled by you.'),
+      .describe(
+        'Why the service disabled it (`410 Gone`, or failing for 3 days); null when enabled or disabled by you.',
+      ),
     secret_rotated_at: Timestamp.nullable().describe('When the secret was last rotated; null if never.'),
-    previous_secret_expires_at: Timestamp.nullable().describe('Until when the previous secret still signs alongside the new one (24 hours after a rotation); null when none does.'),
+    previous_secret_expires_at: Timestamp.nullable().describe(
+      'Until when the previous secret still signs alongside the new one (24 hours after a rotation); null when none does.',
+    ),
     created_at: Timestamp,
     updated_at: Timestamp,
     livemode: Livemode,
   })
-  .describe('Webhook endpoint: where the service sends signed events (Standard Webhooks). Its secret is shown only when created or rotated.');
+  .describe(
+    'Webhook endpoint: where the service sends signed events (Standard Webhooks). Its secret is shown only when created or rotated.',
+  );
 
 export const WebhookDeliveryStatus = z
   .enum(['pending', 'succeeded', 'failed'])
-  .describe('`pending`: not yet answered with a 2xx, another attempt is scheduled (`next_attempt_at`); `succeeded`: answered 2xx; `failed`: no attempt left (3 days of retries, or the endpoint was disabled or deleted). `POST /api/webhook-deliveries/{id}/retry` sends it again.');
+  .describe(
+    '`pending`: not yet answered with a 2xx, another attempt is scheduled (`next_attempt_at`); `succeeded`: answered 2xx; `failed`: no attempt left (3 days of retries, or the endpoint was disabled or deleted). `POST /api/webhook-deliveries/{id}/retry` sends it again.',
+  );
 
 export const WebhookDelivery = z
   .object({
     id: Uuid.describe('Delivery id: one event to one endpoint.'),
     endpoint_id: Uuid.describe('The endpoint.'),
-    event_id: z.string().describe('The `webhook-id` header sent with every attempt of this event (`msg_…`): stable across retries, dedupe on it.'),
+    event_id: z
+      .string()
+      .describe(
+        'The `webhook-id` header sent with every attempt of this event (`msg_…`): stable across retries, dedupe on it.',
+      ),
     event_type: OutboundEventType,
     status: WebhookDeliveryStatus,
     attempts: z.number().int().describe('Attempts made so far.'),
-    last_response_status: z.number().int().nullable().describe("HTTP status of the last attempt's answer; null when none came (timeout, connection error, address refused)."),
+    last_response_status: z
+      .number()
+      .int()
+      .nullable()
+      .describe(
+        "HTTP status of the last attempt's answer; null when none came (timeout, connection error, address refused).",
+      ),
     last_response_body: z.string().nullable().describe("The first 1 KB of the last answer's body."),
     last_error: z.string().nullable().describe('Why the last attempt failed without an HTTP answer, or was not made.'),
     last_attempt_at: Timestamp.nullable().describe('When the last attempt was made.'),
@@ -93,15 +115,23 @@ export const UpdateWebhookEndpointBody = z.object({
   url: EndpointUrl.optional(),
   events: EventList.optional(),
   description: z.string().max(500).nullable().optional().describe('Your note; null clears it.'),
-  enabled: z.boolean().optional().describe('False stops deliveries; true enables it again (and clears `disabled_reason`).'),
+  enabled: z
+    .boolean()
+    .optional()
+    .describe('False stops deliveries; true enables it again (and clears `disabled_reason`).'),
 });
 
 const Secret = z
   .string()
-  .describe('The signing secret, `whsec_` + base64 of 32 random bytes. Shown in this answer only: store it where your receiver can read it.');
+  .describe(
+    'The signing secret, `whsec_` + base64 of 32 random bytes. Shown in this answer only: store it where your receiver can read it.',
+  );
 
 const EndpointEnvelope = z.object({ success: z.literal(true), data: z.object({ webhook_endpoint: WebhookEndpoint }) });
-const EndpointWithSecretEnvelope = z.object({ success: z.literal(true), data: z.object({ webhook_endpoint: WebhookEndpoint, secret: Secret }) });
+const EndpointWithSecretEnvelope = z.object({
+  success: z.literal(true),
+  data: z.object({ webhook_endpoint: WebhookEndpoint, secret: Secret }),
+});
 const idParam = z.object({ id: z.string().describe('Endpoint id (UUID).') });
 
 export const webhookEndpointsContract = c.router({
@@ -121,7 +151,10 @@ export const webhookEndpointsContract = c.router({
     description: 'Lists the endpoints, oldest first, with cursor pagination. Secrets are never listed.',
     query: PageQuery,
     responses: {
-      200: z.object({ success: z.literal(true), data: z.object({ webhook_endpoints: z.array(WebhookEndpoint), next_cursor: NextCursor }) }),
+      200: z.object({
+        success: z.literal(true),
+        data: z.object({ webhook_endpoints: z.array(WebhookEndpoint), next_cursor: NextCursor }),
+      }),
       400: errorResponses[400],
     },
   },
@@ -137,7 +170,8 @@ export const webhookEndpointsContract = c.router({
     method: 'PATCH',
     path: '/api/webhook-endpoints/:id',
     summary: 'Update a webhook endpoint',
-    description: 'Changes the URL, the event types, the description, or enables / disables it. Fields left out stay as they are.',
+    description:
+      'Changes the URL, the event types, the description, or enables / disables it. Fields left out stay as they are.',
     pathParams: idParam,
     body: UpdateWebhookEndpointBody,
     responses: { 200: EndpointEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404] },
@@ -146,7 +180,8 @@ export const webhookEndpointsContract = c.router({
     method: 'DELETE',
     path: '/api/webhook-endpoints/:id',
     summary: 'Delete a webhook endpoint',
-    description: 'Deletes the endpoint with its delivery log: nothing more is sent to it, attempts already scheduled included.',
+    description:
+      'Deletes the endpoint with its delivery log: nothing more is sent to it, attempts already scheduled included.',
     pathParams: idParam,
     body: c.noBody(),
     responses: { 200: EndpointEnvelope, 403: errorResponses[403], 404: errorResponses[404] },
@@ -159,17 +194,26 @@ export const webhookEndpointsContract = c.router({
       'Issues a new signing secret, answered once. For the next 24 hours every delivery carries two signatures (`v1,<new> v1,<old>`), so a receiver still verifying with the old secret keeps accepting them while you deploy the new one; then the old one is dropped.',
     pathParams: idParam,
     body: z.object({}).default({}),
-    responses: { 200: EndpointWithSecretEnvelope, ...jsonBodyErrorResponses, 403: errorResponses[403], 404: errorResponses[404] },
+    responses: {
+      200: EndpointWithSecretEnvelope,
+      ...jsonBodyErrorResponses,
+      403: errorResponses[403],
+      404: errorResponses[404],
+    },
   },
   listDeliveries: {
     method: 'GET',
     path: '/api/webhook-endpoints/:id/deliveries',
     summary: "List an endpoint's deliveries",
-    description: 'The delivery log of one endpoint, newest first: status, attempts, last answer and next attempt of each event sent to it.',
+    description:
+      'The delivery log of one endpoint, newest first: status, attempts, last answer and next attempt of each event sent to it.',
     pathParams: idParam,
     query: PageQuery.extend({ status: WebhookDeliveryStatus.optional().describe('Only deliveries in this status.') }),
     responses: {
-      200: z.object({ success: z.literal(true), data: z.object({ deliveries: z.array(WebhookDelivery), next_cursor: NextCursor }) }),
+      200: z.object({
+        success: z.literal(true),
+        data: z.object({ deliveries: z.array(WebhookDelivery), next_cursor: NextCursor }),
+      }),
       400: errorResponses[400],
       403: errorResponses[403],
       404: errorResponses[404],

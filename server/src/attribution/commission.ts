@@ -30,7 +30,12 @@ export function assertCommissionRule(rule: CommissionRule): void {
 export function computeCommission(rule: CommissionRule, amount: string | number, currency: string): string {
   const value = new Decimal(rule.commission_value);
   const base = new Decimal(amount);
-  const raw = rule.commission_type === 'percent' ? base.times(value).dividedBy(100) : base.greaterThan(0) ? value : new Decimal(0);
+  const raw =
+    rule.commission_type === 'percent'
+      ? base.times(value).dividedBy(100)
+      : base.greaterThan(0)
+        ? value
+        : new Decimal(0);
   return roundToMinorUnit(raw, currency);
 }
 
@@ -38,7 +43,12 @@ export function computeCommission(rule: CommissionRule, amount: string | number,
  * The commission still owed after `refunded` of `amount` was refunded: none when fully refunded,
  * else the original commission in proportion to what was kept, rounded once like every commission.
  */
-export function commissionAfterRefund(grossCommission: string, amount: string, refunded: string, currency: string): string {
+export function commissionAfterRefund(
+  grossCommission: string,
+  amount: string,
+  refunded: string,
+  currency: string,
+): string {
   const total = new Decimal(amount);
   const back = new Decimal(refunded);
   if (back.greaterThanOrEqualTo(total)) return roundToMinorUnit(new Decimal(0), currency);

@@ -28,7 +28,9 @@ export function minorUnitDigits(currency: string): number {
 export function assertWholeMinorUnits(field: string, amount: number | string, currency: string): void {
   const digits = minorUnitDigits(currency);
   if (new Decimal(amount).decimalPlaces() > digits) {
-    throw new InvalidInputError(`${field}: ${currency.toUpperCase()} amounts have at most ${digits} decimal${digits === 1 ? '' : 's'}`);
+    throw new InvalidInputError(
+      `${field}: ${currency.toUpperCase()} amounts have at most ${digits} decimal${digits === 1 ? '' : 's'}`,
+    );
   }
 }
 

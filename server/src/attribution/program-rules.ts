@@ -27,10 +27,18 @@ export interface FraudRules {
   fast_conversion: boolean;
 }
 
-export const DEFAULT_FRAUD_RULES: FraudRules = { self_referral: true, disposable_email: true, click_flood: true, fast_conversion: false };
+export const DEFAULT_FRAUD_RULES: FraudRules = {
+  self_referral: true,
+  disposable_email: true,
+  click_flood: true,
+  fast_conversion: false,
+};
 
 /** A program's fraud rules after a change naming some of them: the others keep their value. */
-export function withFraudRules(current: FraudRules | null | undefined, change: Partial<FraudRules> | undefined): FraudRules {
+export function withFraudRules(
+  current: FraudRules | null | undefined,
+  change: Partial<FraudRules> | undefined,
+): FraudRules {
   return { ...DEFAULT_FRAUD_RULES, ...(current ?? {}), ...(change ?? {}) };
 }
 
@@ -67,7 +75,11 @@ export function tierFor(tiers: CommissionTiers, metric: string | number): Commis
  * program has no tiers); else the program's.
  */
 export function applicableRate(
-  program: { commission_type: CommissionType; commission_value: string | number; commission_tiers: CommissionTiers | null },
+  program: {
+    commission_type: CommissionType;
+    commission_value: string | number;
+    commission_tiers: CommissionTiers | null;
+  },
   affiliateValue: string | null,
   metric: string | number | undefined,
 ): AppliedRate {

@@ -22,14 +22,16 @@ export type RefundIdentity = string | undefined;
 
 /** The stored key of a report: one row per identified refund, one for the running total. */
 export const RUNNING_TOTAL_KEY = 'total';
-export const refundKey = (refundId: RefundIdentity): string => (refundId === undefined ? RUNNING_TOTAL_KEY : `refund:${refundId}`);
+export const refundKey = (refundId: RefundIdentity): string =>
+  refundId === undefined ? RUNNING_TOTAL_KEY : `refund:${refundId}`;
 
 /**
  * The key a report is recorded under. A refund of the whole charge states the running total (all
  * of it is refunded now), whatever its id: after a partial refund, a provider's "full" refund
  * (Paddle's `type: full`) refunds the rest, not the amount once more.
  */
-export const reportKey = (measure: RefundMeasure, refundId: RefundIdentity): string => ('full' in measure ? RUNNING_TOTAL_KEY : refundKey(refundId));
+export const reportKey = (measure: RefundMeasure, refundId: RefundIdentity): string =>
+  'full' in measure ? RUNNING_TOTAL_KEY : refundKey(refundId);
 
 /** The largest amount reported under each key so far (a repeat of a report changes nothing). */
 export interface RecordedRefund {
@@ -52,7 +54,10 @@ export interface Charge {
  */
 export function refundAmount(measure: RefundMeasure, charge: Charge): string {
   if ('full' in measure) return new Decimal(charge.amount).toString();
-  if ('fraction' in measure) return new Decimal(roundToMinorUnit(new Decimal(charge.amount).times(measure.fraction), charge.currency)).toString();
+  if ('fraction' in measure)
+    return new Decimal(
+      roundToMinorUnit(new Decimal(charge.amount).times(measure.fraction), charge.currency),
+    ).toString();
   return new Decimal(measure.amount).toString();
 }
 
@@ -61,7 +66,9 @@ export function assertRefundAmount(amount: string, charge: Charge): void {
   const value = new Decimal(amount);
   if (value.isNegative()) throw new InvalidInputError('amount: must be >= 0');
   if (value.greaterThan(new Decimal(charge.amount))) {
-    throw new InvalidInputError(`amount: must not exceed the conversion amount (${new Decimal(charge.amount).toString()})`);
+    throw new InvalidInputError(
+      `amount: must not exceed the conversion amount (${new Decimal(charge.amount).toString()})`,
+    );
   }
   assertWholeMinorUnits('amount', amount, charge.currency);
 }
@@ -94,9 +101,16 @@ export function refundedAmount(recorded: readonly RecordedRefund[], charge: Char
  * add up, and past the amount one of them is a mistake. A running total is never past the amount
  * (assertRefundAmount), so it is not refused here.
  */
-export function assertIdentifiedWithinAmount(recorded: readonly RecordedRefund[], key: string, amount: string, charge: Charge): void {
+export function assertIdentifiedWithinAmount(
+  recorded: readonly RecordedRefund[],
+  key: string,
+  amount: string,
+  charge: Charge,
+): void {
   if (key === RUNNING_TOTAL_KEY) return;
-  const others = recorded.filter((r) => r.key !== RUNNING_TOTAL_KEY && r.key !== key).reduce((sum, r) => sum.plus(new Decimal(r.amount)), new Decimal(0));
+  const others = recorded
+    .filter((r) => r.key !== RUNNING_TOTAL_KEY && r.key !== key)
+    .reduce((sum, r) => sum.plus(new Decimal(r.amount)), new Decimal(0));
   const same = recorded.find((r) => r.key === key);
   const total = others.plus(Decimal.max(new Decimal(amount), new Decimal(same?.amount ?? '0')));
   if (total.greaterThan(new Decimal(charge.amount))) {

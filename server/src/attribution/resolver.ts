@@ -31,18 +31,22 @@ export const hasClickAttribution = (input: ClickAttributionInput): boolean =>
   Boolean(input.click_id || input.cookie_id || input.ref || input.coupon);
 
 /** The request names a click-side referral (click_id, cookie_id or ref), which beats a coupon code. */
-export const hasReferral = (input: ClickAttributionInput): boolean => Boolean(input.click_id || input.cookie_id || input.ref);
+export const hasReferral = (input: ClickAttributionInput): boolean =>
+  Boolean(input.click_id || input.cookie_id || input.ref);
 
 /**
  * The row a click-side referral names, before anything is read, in the order click_id, cookie_id,
  * ref: a click by id (only a UUID can be one) or by issued cookie id, else an affiliate by slug (in
  * `ref`, or a raw slug the snippet stored in `cookie_id`). `none`: nothing that can exist.
  */
-export type ReferralKey = { by: 'click'; column: 'id' | 'cookie_id'; value: string } | { by: 'slug'; slug: string } | { by: 'none' };
+export type ReferralKey =
+  { by: 'click'; column: 'id' | 'cookie_id'; value: string } | { by: 'slug'; slug: string } | { by: 'none' };
 
 export function referralKey(input: ClickAttributionInput): ReferralKey {
-  if (input.click_id) return isUuid(input.click_id) ? { by: 'click', column: 'id', value: input.click_id } : { by: 'none' };
-  if (input.cookie_id?.startsWith(COOKIE_ID_PREFIX)) return { by: 'click', column: 'cookie_id', value: input.cookie_id };
+  if (input.click_id)
+    return isUuid(input.click_id) ? { by: 'click', column: 'id', value: input.click_id } : { by: 'none' };
+  if (input.cookie_id?.startsWith(COOKIE_ID_PREFIX))
+    return { by: 'click', column: 'cookie_id', value: input.cookie_id };
   const slug = input.cookie_id ?? input.ref;
   return slug ? { by: 'slug', slug: slug.toLowerCase() } : { by: 'none' };
 }
@@ -65,10 +69,14 @@ export function decideClickReferral({ click, affiliate, program }: ClickFacts, a
 }
 
 /** A slug (or a coupon code) credits its affiliate now, with no window, when that affiliate is active. */
-export function decideAffiliateReferral(owner: CachedAffiliate | undefined, affiliate: AffiliateRule | undefined): Attribution {
+export function decideAffiliateReferral(
+  owner: CachedAffiliate | undefined,
+  affiliate: AffiliateRule | undefined,
+): Attribution {
   if (!owner || !isAttributing(affiliate)) throw new NoAttributionError();
   return { affiliate_id: owner.id, program_id: owner.program_id, click_id: null };
 }
 
 /** A click-side refusal a coupon code given with it may still make good (click beats coupon only when it attributes). */
-export const couponMayStillAttribute = (err: unknown): boolean => err instanceof NoAttributionError || err instanceof AttributionWindowExpiredError;
+export const couponMayStillAttribute = (err: unknown): boolean =>
+  err instanceof NoAttributionError || err instanceof AttributionWindowExpiredError;

@@ -80,7 +80,11 @@ export interface ChargeDecision {
  * minor unit. Also checked on its own before a charge creates its customer, so that a refused
  * charge writes nothing.
  */
-export function chargeCurrency(amount: string | number, currency: string | undefined, program: Pick<ChargeProgram, 'currency'>): string {
+export function chargeCurrency(
+  amount: string | number,
+  currency: string | undefined,
+  program: Pick<ChargeProgram, 'currency'>,
+): string {
   const code = (currency ?? program.currency).toUpperCase();
   assertWholeMinorUnits('amount', amount, code);
   return code;
@@ -90,7 +94,11 @@ export function chargeCurrency(amount: string | number, currency: string | undef
  * A paid charge activates a trial or canceled customer; past the commission window it caps them
  * (whatever the amount); capped stays capped; a zero charge changes nothing.
  */
-export function statusAfterCharge(current: CustomerStatus, amount: string | number, pastCommissionWindow: boolean): CustomerStatus {
+export function statusAfterCharge(
+  current: CustomerStatus,
+  amount: string | number,
+  pastCommissionWindow: boolean,
+): CustomerStatus {
   if (pastCommissionWindow) return 'capped';
   if (Number(amount) > 0 && (current === 'trial' || current === 'canceled')) return 'active';
   return current;
@@ -101,7 +109,10 @@ export function statusAfterCharge(current: CustomerStatus, amount: string | numb
  * state of one charge. The commission window runs from the customer's first conversion, which is
  * this charge when it is the earliest (a charge reported late for an earlier time moves it back).
  */
-export function decideCharge(facts: ChargeFacts, channel: Pick<ChannelPolicy, 'firstChargeByCustomer'>): ChargeDecision {
+export function decideCharge(
+  facts: ChargeFacts,
+  channel: Pick<ChannelPolicy, 'firstChargeByCustomer'>,
+): ChargeDecision {
   const { customer, program, occurredAt } = facts;
   const kind = resolveConversionKind({
     requested: facts.requestedKind,
@@ -113,7 +124,13 @@ export function decideCharge(facts: ChargeFacts, channel: Pick<ChannelPolicy, 'f
   const currency = chargeCurrency(facts.amount, facts.currency, program);
   const rate = facts.rate ?? program;
   if (!customer) {
-    return { currency, kind, commission: computeCommission(rate, facts.amount, currency), pastCommissionWindow: false, customer: undefined };
+    return {
+      currency,
+      kind,
+      commission: computeCommission(rate, facts.amount, currency),
+      pastCommissionWindow: false,
+      customer: undefined,
+    };
   }
   const observedFirst = customer.firstConversionAt;
   const firstConversionAt = observedFirst && observedFirst < occurredAt ? observedFirst : occurredAt;
@@ -181,7 +198,12 @@ export interface RefundDecision {
  * reported by two channels counts once), commission (in proportion to what was kept, rounded to
  * the minor unit) and status (reversed once all of it is refunded).
  */
-export function decideRefund(report: RefundReport, conversion: RefundedConversion, recorded: readonly RecordedRefund[], now: Date): RefundDecision {
+export function decideRefund(
+  report: RefundReport,
+  conversion: RefundedConversion,
+  recorded: readonly RecordedRefund[],
+  now: Date,
+): RefundDecision {
   const charge = { amount: conversion.amount, currency: conversion.currency };
   const amount = refundAmount(report.measure, charge);
   assertRefundAmount(amount, charge);

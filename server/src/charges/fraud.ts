@@ -25,7 +25,11 @@ export interface FraudFacts {
   occurredAt: Date;
 }
 
-const domainOf = (email: string): string => email.slice(email.lastIndexOf('@') + 1).trim().toLowerCase();
+const domainOf = (email: string): string =>
+  email
+    .slice(email.lastIndexOf('@') + 1)
+    .trim()
+    .toLowerCase();
 
 /** The maintained list (disposable-email-domains-js, from the disposable-email-domains project), built once when first needed. */
 let disposableDomains: Set<string> | undefined;
@@ -47,17 +51,31 @@ export function holdReasons(rules: FraudRules, facts: FraudFacts): HoldReason[] 
   if (rules.self_referral) {
     if (email && facts.affiliateEmail && email.toLowerCase() === facts.affiliateEmail.trim().toLowerCase()) {
       reasons.push({ rule: 'self_referral', detail: `The customer's e-mail ${email} is the affiliate's own` });
-    } else if (facts.click?.ip && facts.click.userAgent && facts.partnerSignIn?.ip === facts.click.ip && facts.partnerSignIn.userAgent === facts.click.userAgent) {
-      reasons.push({ rule: 'self_referral', detail: `The click came from ${facts.click.ip} with the user agent of the affiliate's own portal sign-in` });
+    } else if (
+      facts.click?.ip &&
+      facts.click.userAgent &&
+      facts.partnerSignIn?.ip === facts.click.ip &&
+      facts.partnerSignIn.userAgent === facts.click.userAgent
+    ) {
+      reasons.push({
+        rule: 'self_referral',
+        detail: `The click came from ${facts.click.ip} with the user agent of the affiliate's own portal sign-in`,
+      });
     }
   }
   if (rules.disposable_email && email && isDisposableEmail(email)) {
-    reasons.push({ rule: 'disposable_email', detail: `The customer's e-mail domain ${domainOf(email)} is a disposable e-mail service` });
+    reasons.push({
+      rule: 'disposable_email',
+      detail: `The customer's e-mail domain ${domainOf(email)} is a disposable e-mail service`,
+    });
   }
   if (rules.fast_conversion && facts.click) {
     const seconds = (facts.occurredAt.getTime() - facts.click.occurredAt.getTime()) / 1000;
     if (seconds >= 0 && seconds <= FAST_CONVERSION_SECONDS) {
-      reasons.push({ rule: 'fast_conversion', detail: `Converted ${seconds.toFixed(1)} s after its click (at most ${FAST_CONVERSION_SECONDS} s)` });
+      reasons.push({
+        rule: 'fast_conversion',
+        detail: `Converted ${seconds.toFixed(1)} s after its click (at most ${FAST_CONVERSION_SECONDS} s)`,
+      });
     }
   }
   return reasons;

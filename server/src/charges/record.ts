@@ -51,7 +51,10 @@ export interface NothingRecorded {
 /** Under `refusals: 'ignore'` a refusal is an outcome; under `answer` it is thrown (the API's 4xx). */
 type OrNothing<C extends ChannelPolicy, T> = C['refusals'] extends 'answer' ? T : T | NothingRecorded;
 
-export type ChargeOutcome<C extends ChannelPolicy> = OrNothing<C, RecordedConversion | (C['zeroAmountCharge'] extends 'conversion' ? never : RecordedSignup)>;
+export type ChargeOutcome<C extends ChannelPolicy> = OrNothing<
+  C,
+  RecordedConversion | (C['zeroAmountCharge'] extends 'conversion' ? never : RecordedSignup)
+>;
 export type RefundOutcome<C extends ChannelPolicy> = OrNothing<C, RecordedRefund>;
 export type CancellationOutcome<C extends ChannelPolicy> = OrNothing<C, RecordedCancellation>;
 
@@ -66,14 +69,19 @@ class Refusal extends Error {
 }
 
 /** A refusal the rules make, as the channel answers it: the API's 4xx, or a reason to record nothing with. */
-export const refused = (channel: ChannelPolicy, error: DomainError, reason: string): Error => (channel.refusals === 'answer' ? error : new Refusal(reason));
+export const refused = (channel: ChannelPolicy, error: DomainError, reason: string): Error =>
+  channel.refusals === 'answer' ? error : new Refusal(reason);
 
 /**
  * Runs `record` and answers its refusals by the channel's policy: under `answer` they are thrown
  * as they are (the edge maps the DomainError to the API's 4xx), under `ignore` they become the
  * outcome.
  */
-export function underPolicy<T>(channel: ChannelPolicy, reasonFor: (err: DomainError) => string, record: () => Promise<T>): Promise<T | NothingRecorded> {
+export function underPolicy<T>(
+  channel: ChannelPolicy,
+  reasonFor: (err: DomainError) => string,
+  record: () => Promise<T>,
+): Promise<T | NothingRecorded> {
   if (channel.refusals === 'answer') return record();
   return record().catch((err: unknown): NothingRecorded => {
     if (err instanceof Refusal) return { recorded: 'nothing', reason: err.reason };

@@ -1,7 +1,16 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { sql, type Kysely } from 'kysely';
 import type { LimitFunction } from 'p-limit';
-import { batchedWritesOf, kyselyOf, metadataOf, type ColumnOf, type Entity, type NewRow, type StoredRow, type TableOf } from './database.js';
+import {
+  batchedWritesOf,
+  kyselyOf,
+  metadataOf,
+  type ColumnOf,
+  type Entity,
+  type NewRow,
+  type StoredRow,
+  type TableOf,
+} from './database.js';
 import { databaseTimeoutOf, isDatabaseUnavailable } from './sql.js';
 import { ParameterisedStatement } from './statement.js';
 
@@ -123,7 +132,8 @@ export class InsertBatcher<Row, Result> {
   }
 
   private async send(batch: Pending<Row, Result>[]): Promise<void> {
-    const write = (rows: Row[]) => (this.options.connections ? this.options.connections(() => this.write(rows)) : this.write(rows));
+    const write = (rows: Row[]) =>
+      this.options.connections ? this.options.connections(() => this.write(rows)) : this.write(rows);
     try {
       const results = await write(batch.map((pending) => pending.row));
       batch.forEach((pending, i) => pending.resolve(results[i]));
@@ -236,7 +246,10 @@ export class UnnestInsert<E extends Entity> {
    * With `skipConflictsOn` and `returning`: each input row's inserted row, in input order, or
    * undefined where the conflict skipped it.
    */
-  async insertedPerRow(orm: MikroORM, rows: readonly (NewRow<TableOf<E>> & { id: string })[]): Promise<(StoredRow<TableOf<E>> | undefined)[]> {
+  async insertedPerRow(
+    orm: MikroORM,
+    rows: readonly (NewRow<TableOf<E>> & { id: string })[],
+  ): Promise<(StoredRow<TableOf<E>> | undefined)[]> {
     const inserted = new Map((await this.run(orm, rows)).map((row) => [(row as { id: string }).id, row]));
     return rows.map((row) => inserted.get(row.id));
   }

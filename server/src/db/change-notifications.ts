@@ -47,7 +47,8 @@ export function parseChange(payload: string | undefined): CacheChange | undefine
     const value: unknown = JSON.parse(payload ?? '');
     if (typeof value !== 'object' || value === null) return undefined;
     const { kind, id, keyHash } = value as Record<string, unknown>;
-    if ((kind === 'program' || kind === 'affiliate' || kind === 'affiliate_links') && typeof id === 'string') return { kind, id };
+    if ((kind === 'program' || kind === 'affiliate' || kind === 'affiliate_links') && typeof id === 'string')
+      return { kind, id };
     if (kind === 'api_key' && typeof keyHash === 'string') return { kind, keyHash };
   } catch {
     // not JSON: ignored below
@@ -192,8 +193,13 @@ export class ChangeListener {
     this.connections++;
     const retried = this.failures;
     this.failures = 0;
-    if (this.connections === 1 && retried === 0) logger.info({ channel: CACHE_CHANGES_CHANNEL }, 'cache change listener: listening');
-    else logger.warn({ channel: CACHE_CHANGES_CHANNEL, attempts: retried + 1 }, 'cache change listener: reconnected; every cached program rule and API key dropped');
+    if (this.connections === 1 && retried === 0)
+      logger.info({ channel: CACHE_CHANGES_CHANNEL }, 'cache change listener: listening');
+    else
+      logger.warn(
+        { channel: CACHE_CHANGES_CHANNEL, attempts: retried + 1 },
+        'cache change listener: reconnected; every cached program rule and API key dropped',
+      );
   }
 
   /** LISTEN went through a transaction pooler: say so (once), then start over (which drops every cached entry). */
@@ -203,7 +209,7 @@ export class ChangeListener {
       this.options.logger.error(
         { listenedOn, answeredBy },
         'cache change listener: its connection is pooled per transaction (PgBouncer in transaction mode?), so change notifications cannot reach it; ' +
-          'set DATABASE_DIRECT_URL to PostgreSQL directly or to a session-mode pool. Until then a change applies on other instances within the caches\' TTLs.',
+          "set DATABASE_DIRECT_URL to PostgreSQL directly or to a session-mode pool. Until then a change applies on other instances within the caches' TTLs.",
       );
     }
     this.lost(client, new Error(`LISTEN ran on server process ${listenedOn}, the heartbeat on ${answeredBy}`));

@@ -13,7 +13,10 @@ export function pageInCreationOrder<T extends 'programs' | 'affiliates' | 'coupo
   limit: number,
 ): SelectQueryBuilder<Tables, T, O> {
   const positioned = after ? query.where(sql<boolean>`(created_at, id) > (${after.at}, ${after.id})`) : query;
-  return positioned.orderBy('created_at').orderBy('id').limit(limit + 1);
+  return positioned
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit + 1);
 }
 
 /** The same, newest first (created_at, id descending): the ledger's lists (commissions, payouts). */
@@ -23,5 +26,8 @@ export function pageNewestFirst<T extends 'commissions' | 'payouts', O>(
   limit: number,
 ): SelectQueryBuilder<Tables, T, O> {
   const positioned = before ? query.where(sql<boolean>`(created_at, id) < (${before.at}, ${before.id})`) : query;
-  return positioned.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1);
+  return positioned
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1);
 }

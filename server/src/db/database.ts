@@ -49,7 +49,11 @@ const connections = new WeakMap<MikroORM, Connection>();
  */
 export async function registerConnection(orm: MikroORM): Promise<void> {
   const pool = await orm.em.getConnection().getNativeClient();
-  connections.set(orm, { pool, kysely: orm.em.getKysely<Tables>(), batchedWrites: pLimit(batchedWriteConnections(pool.options.max ?? 10)) });
+  connections.set(orm, {
+    pool,
+    kysely: orm.em.getKysely<Tables>(),
+    batchedWrites: pLimit(batchedWriteConnections(pool.options.max ?? 10)),
+  });
 }
 
 function connectionOf(orm: MikroORM): Connection {

@@ -14,7 +14,15 @@ export const DISTRIBUTION_COLUMN = 'organization_id';
  * The dashboard's people (modules/people) are found by e-mail or token before the organization is
  * known (sign-in, a session cookie, an invitation's link), so they are reference tables too.
  */
-export const REFERENCE_TABLES = ['organizations', 'api_keys', 'users', 'sessions', 'accounts', 'verifications', 'invitations'] as const;
+export const REFERENCE_TABLES = [
+  'organizations',
+  'api_keys',
+  'users',
+  'sessions',
+  'accounts',
+  'verifications',
+  'invitations',
+] as const;
 
 /**
  * Tables that stay on the coordinator, not distributed: operational state that is no tenant's data
@@ -70,6 +78,8 @@ export function citusDistributionSql(): string[] {
   return [
     ...REFERENCE_TABLES.map((t) => `select create_reference_table('${t}');`),
     `select create_distributed_table('${first}', '${DISTRIBUTION_COLUMN}');`,
-    ...rest.map((t) => `select create_distributed_table('${t}', '${DISTRIBUTION_COLUMN}', colocate_with => '${first}');`),
+    ...rest.map(
+      (t) => `select create_distributed_table('${t}', '${DISTRIBUTION_COLUMN}', colocate_with => '${first}');`,
+    ),
   ];
 }

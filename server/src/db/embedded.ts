@@ -15,7 +15,10 @@ export interface EmbeddedPostgres {
 export async function startEmbeddedPostgres(dataDir?: string): Promise<EmbeddedPostgres> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   // Loaded only when used: a service on a real PostgreSQL does not carry PGlite in its memory.
-  const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-socket')]);
+  const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('@electric-sql/pglite-socket'),
+  ]);
   const db = await PGlite.create(dataDir);
   // The pool holds one connection (PGlite is one session), but a connection the pool has just
   // dropped (idle, or a start-up probe) may still be closing on this side when the next one

@@ -16,7 +16,11 @@ export interface Once<T> {
  * Its companion for requests the rules now refuse (a repeat whose key names a record answers it)
  * is modules/idempotent-repeat.ts.
  */
-export async function insertOnce<T>(what: string, insert: () => Promise<T | undefined>, findExisting: () => Promise<T | undefined>): Promise<Once<T>> {
+export async function insertOnce<T>(
+  what: string,
+  insert: () => Promise<T | undefined>,
+  findExisting: () => Promise<T | undefined>,
+): Promise<Once<T>> {
   const inserted = await insert();
   if (inserted !== undefined) return { row: inserted, deduped: false };
   const existing = await findExisting();

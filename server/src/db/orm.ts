@@ -146,7 +146,11 @@ function boundedClient(timeouts: DatabaseTimeouts): BoundedClientClass {
   };
 }
 
-export function ormOptions(clientUrl: string, poolMax: number, timeouts: DatabaseTimeouts = defaultDatabaseTimeouts): Options {
+export function ormOptions(
+  clientUrl: string,
+  poolMax: number,
+  timeouts: DatabaseTimeouts = defaultDatabaseTimeouts,
+): Options {
   return {
     clientUrl,
     entities,
@@ -216,7 +220,13 @@ export async function initOrm(
   start: StartOptions = {},
 ): Promise<MikroORM> {
   // Under the lock, the migrator checks for its table on a second connection (MikroORM's init).
-  const migrating = await MikroORM.init(ormOptions(clientUrl, Math.max(poolMax, start.concurrentStarts ? 2 : 1), { ...timeouts, statementMs: 0, queryMs: 0 }));
+  const migrating = await MikroORM.init(
+    ormOptions(clientUrl, Math.max(poolMax, start.concurrentStarts ? 2 : 1), {
+      ...timeouts,
+      statementMs: 0,
+      queryMs: 0,
+    }),
+  );
   try {
     if (start.concurrentStarts) await migrateOnce(migrating, start.onWait);
     else await migrating.migrator.up();
@@ -226,7 +236,9 @@ export async function initOrm(
   let serving = timeouts;
   if (timeouts.statementMs > 0) {
     // The replicas' pools share these bounds: one that refuses the parameter drops it for all.
-    const refusals = await Promise.all([clientUrl, ...(start.replicaUrls ?? [])].map((url) => statementTimeoutRefused(url, timeouts)));
+    const refusals = await Promise.all(
+      [clientUrl, ...(start.replicaUrls ?? [])].map((url) => statementTimeoutRefused(url, timeouts)),
+    );
     const refused = refusals.find((err) => err !== undefined);
     if (refused) {
       start.onStatementTimeoutRefused?.(refused);
@@ -240,9 +252,15 @@ export async function initOrm(
     // Nothing connects yet (no check that its database exists, which would need it up): a replica
     // down at start only sends its reads to the primary.
     const replicas = await Promise.all(
-      replicaUrls.map(async (url, i) => ({ name: `replica-${i + 1}`, orm: await connectOrm({ ...ormOptions(url, poolMax, serving), ensureDatabase: false }) })),
+      replicaUrls.map(async (url, i) => ({
+        name: `replica-${i + 1}`,
+        orm: await connectOrm({ ...ormOptions(url, poolMax, serving), ensureDatabase: false }),
+      })),
     );
-    attachReplicas(orm, new ReplicaRouting(orm, replicas, start.replicaEvents, (replica) => sql`select 1`.execute(kyselyOf(replica))));
+    attachReplicas(
+      orm,
+      new ReplicaRouting(orm, replicas, start.replicaEvents, (replica) => sql`select 1`.execute(kyselyOf(replica))),
+    );
   }
   return orm;
 }
@@ -254,13 +272,19 @@ export async function initOrm(
  * report: the pool meets it again.
  */
 async function statementTimeoutRefused(clientUrl: string, timeouts: DatabaseTimeouts): Promise<Error | undefined> {
-  const probe = new pg.Client({ connectionString: clientUrl, statement_timeout: timeouts.statementMs, connectionTimeoutMillis: timeouts.connectMs });
+  const probe = new pg.Client({
+    connectionString: clientUrl,
+    statement_timeout: timeouts.statementMs,
+    connectionTimeoutMillis: timeouts.connectMs,
+  });
   probe.on('error', () => undefined);
   try {
     await probe.connect();
     return undefined;
   } catch (err) {
-    return err instanceof Error && /unsupported startup parameter: statement_timeout/i.test(err.message) ? err : undefined;
+    return err instanceof Error && /unsupported startup parameter: statement_timeout/i.test(err.message)
+      ? err
+      : undefined;
   } finally {
     await probe.end().catch(() => undefined);
   }
@@ -286,7 +310,12 @@ async function migrateOnce(orm: MikroORM, onWait?: () => void): Promise<void> {
   let told = false;
   for (;;) {
     const applied = await connection.transactional(async (trx) => {
-      const [{ locked }] = await connection.execute<{ locked: boolean }[]>(`select pg_try_advisory_xact_lock(${MIGRATION_LOCK}) as locked`, [], 'all', trx);
+      const [{ locked }] = await connection.execute<{ locked: boolean }[]>(
+        `select pg_try_advisory_xact_lock(${MIGRATION_LOCK}) as locked`,
+        [],
+        'all',
+        trx,
+      );
       if (!locked) return false;
       await orm.migrator.up({ transaction: trx });
       return true;
@@ -307,7 +336,9 @@ export async function closeOrm(orm: MikroORM, force = false): Promise<void> {
   replicas?.close();
   await Promise.all((replicas?.orms() ?? []).map((replica) => closeOrm(replica, force)));
   await orm.close(force);
-  await orm.config.get<'driverOptions', { Client?: Partial<BoundedClientClass> }>('driverOptions').Client?.allClosed?.();
+  await orm.config
+    .get<'driverOptions', { Client?: Partial<BoundedClientClass> }>('driverOptions')
+    .Client?.allClosed?.();
 }
 
 /** The bounds as configured (config.ts). */

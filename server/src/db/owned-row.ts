@@ -40,7 +40,11 @@ export async function findOwnedRow<R>(sql: Sql, spec: OwnedTable, organizationId
   const { table, merchantIdColumn } = spec;
   const byUuid = isUuid(id);
   if (!byUuid && !merchantIdColumn) throw new NotFoundError(spec.notFound);
-  const match = !merchantIdColumn ? 'id = ?::uuid' : byUuid ? `(id = ?::uuid or ${merchantIdColumn} = ?)` : `${merchantIdColumn} = ?`;
+  const match = !merchantIdColumn
+    ? 'id = ?::uuid'
+    : byUuid
+      ? `(id = ?::uuid or ${merchantIdColumn} = ?)`
+      : `${merchantIdColumn} = ?`;
   const matchParams = byUuid && merchantIdColumn ? [id, id] : [id];
   const preferUuid = byUuid && merchantIdColumn ? `order by (id = ?::uuid) desc ` : '';
   const row = await sql.one<Record<string, unknown> & { owned_by_caller: boolean }>(
@@ -57,4 +61,8 @@ export async function findOwnedRow<R>(sql: Sql, spec: OwnedTable, organizationId
 }
 
 /** Conversions by UUID or external_id (the conversions module's; kept here until it has a repository). */
-export const CONVERSIONS_BY_MERCHANT_ID: OwnedTable = { table: 'conversions', merchantIdColumn: 'external_id', notFound: 'Conversion not found' };
+export const CONVERSIONS_BY_MERCHANT_ID: OwnedTable = {
+  table: 'conversions',
+  merchantIdColumn: 'external_id',
+  notFound: 'Conversion not found',
+};

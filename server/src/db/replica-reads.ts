@@ -45,7 +45,8 @@ export function isReplicaUnreachable(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | null;
   const code = typeof e?.code === 'string' ? e.code : '';
   if (code.startsWith('28') || code === '3D000') return true;
-  if (code === '57014' || /due to statement timeout/i.test(typeof e?.message === 'string' ? e.message : '')) return false;
+  if (code === '57014' || /due to statement timeout/i.test(typeof e?.message === 'string' ? e.message : ''))
+    return false;
   return isDatabaseUnavailable(err);
 }
 

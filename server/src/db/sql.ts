@@ -148,9 +148,14 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false;
   const e = err as { code?: unknown; message?: unknown; cause?: unknown };
   const code = typeof e.code === 'string' ? e.code : '';
-  if (connectionErrorCodes.has(code) || code.startsWith('08') || code.startsWith('57P') || code.startsWith('53')) return true;
+  if (connectionErrorCodes.has(code) || code.startsWith('08') || code.startsWith('57P') || code.startsWith('53'))
+    return true;
   const message = typeof e.message === 'string' ? e.message : '';
-  if (/Timeout acquiring a connection|timeout exceeded when trying to connect|Cannot use a pool after calling end|Connection terminated|terminating connection|not queryable|Client was closed|connection is closed|Query read timeout|timeout expired/i.test(message)) {
+  if (
+    /Timeout acquiring a connection|timeout exceeded when trying to connect|Cannot use a pool after calling end|Connection terminated|terminating connection|not queryable|Client was closed|connection is closed|Query read timeout|timeout expired/i.test(
+      message,
+    )
+  ) {
     return true;
   }
   return e.cause !== undefined && e.cause !== err && isDatabaseUnavailable(e.cause);
@@ -169,6 +174,7 @@ export function databaseTimeoutOf(err: unknown): DatabaseTimeout | undefined {
   const e = err as { code?: unknown; message?: unknown; cause?: unknown };
   const message = typeof e.message === 'string' ? e.message : '';
   if (e.code === '55P03' || /due to lock timeout/i.test(message)) return 'lock timeout';
-  if (e.code === '57014' ? !/due to user request/i.test(message) : /due to statement timeout/i.test(message)) return 'statement timeout';
+  if (e.code === '57014' ? !/due to user request/i.test(message) : /due to statement timeout/i.test(message))
+    return 'statement timeout';
   return e.cause !== undefined && e.cause !== err ? databaseTimeoutOf(e.cause) : undefined;
 }

@@ -32,12 +32,21 @@ export function dashboardRouter(distDir: string = fromRepoRoot('web/dist')): Rou
   // Two entries of one build, sharing the hashed assets and the policy: the dashboard, and the
   // partner portal (whose sign-in links carry a token in the URL: no Referer leaves the page).
   servePage(router, distDir, { mount: '/dashboard', file: 'index.html', name: 'The dashboard' });
-  servePage(router, distDir, { mount: '/portal', file: 'portal.html', name: 'The partner portal', headers: { 'Referrer-Policy': 'no-referrer' } });
+  servePage(router, distDir, {
+    mount: '/portal',
+    file: 'portal.html',
+    name: 'The partner portal',
+    headers: { 'Referrer-Policy': 'no-referrer' },
+  });
   return router;
 }
 
 /** A single-page app's page for every path under `mount`, read once, revalidated on every load. */
-function servePage(router: Router, distDir: string, page: { mount: string; file: string; name: string; headers?: Record<string, string> }): void {
+function servePage(
+  router: Router,
+  distDir: string,
+  page: { mount: string; file: string; name: string; headers?: Record<string, string> },
+): void {
   const path = join(distDir, page.file);
   let html: string | undefined;
   router.get([page.mount, `${page.mount}/*`], (_req, res) => {

@@ -86,7 +86,9 @@ export function docsRouter(options: DocsOptions): Router {
   router.get('/openapi.json', (_req, res) => {
     const servers = [
       { url: options.PUBLIC_BASE_URL.replace(/\/+$/, ''), description: 'This service.' },
-      ...(options.LEGACY_BASE_URL ? [{ url: options.LEGACY_BASE_URL.replace(/\/+$/, ''), description: 'Legacy host; behaves identically.' }] : []),
+      ...(options.LEGACY_BASE_URL
+        ? [{ url: options.LEGACY_BASE_URL.replace(/\/+$/, ''), description: 'Legacy host; behaves identically.' }]
+        : []),
     ];
     res.setHeader('Cache-Control', 'public, max-age=300');
     res.json({ ...document, servers });
@@ -100,9 +102,13 @@ export function docsRouter(options: DocsOptions): Router {
     res.type('application/javascript').setHeader('Cache-Control', 'public, max-age=300').send(INIT_JS);
   });
   router.get('/docs/scalar.js', (_req, res, next) => {
-    res.sendFile(SCALAR_BUNDLE_PATH, { maxAge: '1d', headers: { 'Content-Type': 'application/javascript; charset=utf-8' } }, (err) => {
-      if (err) next(err);
-    });
+    res.sendFile(
+      SCALAR_BUNDLE_PATH,
+      { maxAge: '1d', headers: { 'Content-Type': 'application/javascript; charset=utf-8' } },
+      (err) => {
+        if (err) next(err);
+      },
+    );
   });
   return router;
 }

@@ -64,8 +64,10 @@ export const domainStatus: Record<DomainErrorKind, number> = {
 
 /** The log line of a statement PostgreSQL cancelled, naming the bound it ran into. */
 export const DATABASE_TIMEOUT_LOG = {
-  'statement timeout': 'database statement timeout: PostgreSQL cancelled a statement that ran past statement_timeout (DB_STATEMENT_TIMEOUT_MS)',
-  'lock timeout': 'database lock timeout: PostgreSQL cancelled a statement that waited too long for a lock (lock_timeout)',
+  'statement timeout':
+    'database statement timeout: PostgreSQL cancelled a statement that ran past statement_timeout (DB_STATEMENT_TIMEOUT_MS)',
+  'lock timeout':
+    'database lock timeout: PostgreSQL cancelled a statement that waited too long for a lock (lock_timeout)',
 } as const;
 
 export interface ErrorResponse {
@@ -93,9 +95,13 @@ export function errorResponse(err: unknown): ErrorResponse {
   }
   // Errors Express and its parsers raise with a client status (a malformed %-escape in the path
   // is a URIError with status 400): that status, with a generic message of our own.
-  const status = (err as { status?: unknown; statusCode?: unknown })?.status ?? (err as { statusCode?: unknown })?.statusCode;
+  const status =
+    (err as { status?: unknown; statusCode?: unknown })?.status ?? (err as { statusCode?: unknown })?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    return { status, message: status === 400 ? 'Malformed request' : (clientErrorMessages[status] ?? 'Request refused') };
+    return {
+      status,
+      message: status === 400 ? 'Malformed request' : (clientErrorMessages[status] ?? 'Request refused'),
+    };
   }
   // Before "unavailable": the database answered, it cancelled the statement for its duration or its wait.
   const timeout = databaseTimeoutOf(err);

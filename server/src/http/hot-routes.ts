@@ -30,21 +30,29 @@ export interface HotRoute {
  * Only routes whose whole input is the JSON body qualify (no path parameters, query or header
  * schemas): the hot lane validates the body and nothing else.
  */
-export function hotRoute<T extends AppRoute>(route: T, implementation: AppRouteImplementation<T> | { handler: unknown }): HotRoute {
-  if (typeof implementation !== 'function') throw new Error(`${route.method} ${route.path}: a hot route takes a plain implementation, without middleware`);
+export function hotRoute<T extends AppRoute>(
+  route: T,
+  implementation: AppRouteImplementation<T> | { handler: unknown },
+): HotRoute {
+  if (typeof implementation !== 'function')
+    throw new Error(`${route.method} ${route.path}: a hot route takes a plain implementation, without middleware`);
   if (route.path.includes(':') || isZodSchema(route.query) || isZodSchema(route.headers)) {
     throw new Error(`${route.method} ${route.path}: a hot route has no path parameters, query or header schema`);
   }
   // The access rule (a member's session, a test key: modules/people/route-access.ts) runs in
   // Express, as ts-rest's globalMiddleware: a route that has one is never served here.
-  if (accessOf(route)) throw new Error(`${route.method} ${route.path}: a route with an access rule (owner-only, no test key) is not a hot route`);
+  if (accessOf(route))
+    throw new Error(
+      `${route.method} ${route.path}: a route with an access rule (owner-only, no test key) is not a hot route`,
+    );
   if (route.method !== 'GET' && !isZodSchema((route as { body?: unknown }).body)) {
     throw new Error(`${route.method} ${route.path}: a hot route's body is a zod schema`);
   }
   return { route, implementation: implementation as unknown as LooseImplementation };
 }
 
-const isZodSchema = (value: unknown): boolean => typeof (value as { safeParse?: unknown } | undefined)?.safeParse === 'function';
+const isZodSchema = (value: unknown): boolean =>
+  typeof (value as { safeParse?: unknown } | undefined)?.safeParse === 'function';
 
 export interface HotLaneDeps {
   routes: HotRoute[];
@@ -84,7 +92,12 @@ export class HotLane {
   constructor(private readonly deps: HotLaneDeps) {
     for (const { route, implementation } of deps.routes) {
       const body = route.method === 'GET' ? undefined : (route as { body: ZodTypeAny }).body;
-      this.routes.set(`${route.method} ${route.path}`, { route, body, implementation, stages: stagesOf(deps.pipeline, route) });
+      this.routes.set(`${route.method} ${route.path}`, {
+        route,
+        body,
+        implementation,
+        stages: stagesOf(deps.pipeline, route),
+      });
     }
   }
 
@@ -126,7 +139,14 @@ export class HotLane {
       const valid = hot.body === undefined ? { success: true as const, data: {} } : hot.body.safeParse(req.body);
       if (!valid.success) throw new BadRequestError(describeZodError(valid.error, 'body'));
       try {
-        ({ status, body } = await hot.implementation({ params: {}, query: {}, headers: req.headers, body: valid.data, req, res }));
+        ({ status, body } = await hot.implementation({
+          params: {},
+          query: {},
+          headers: req.headers,
+          body: valid.data,
+          req,
+          res,
+        }));
       } catch (err) {
         if (!(err instanceof TsRestResponseError)) throw err;
         ({ statusCode: status, body } = err as TsRestResponseError<AppRoute> as { statusCode: number; body: unknown });
@@ -154,6 +174,7 @@ function isPlainRequest(req: IncomingMessage): boolean {
   // A dashboard session (a cookie and no Authorization header) goes to Express, whose pipeline
   // has the session stage: the hot lane serves the integrations' API keys, as it always did.
   if (req.headers.authorization === undefined && req.headers.cookie !== undefined) return false;
-  if (req.method === 'GET') return req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined;
+  if (req.method === 'GET')
+    return req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined;
   return isPlainJsonBody(req, JSON_BODY_LIMIT_BYTES);
 }

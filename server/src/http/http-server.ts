@@ -27,7 +27,12 @@ export function createHttpServer(listener: RequestListener, logger: Logger): Ser
   return server;
 }
 
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 413: 'Payload Too Large', 431: 'Request Header Fields Too Large' };
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  413: 'Payload Too Large',
+  431: 'Request Header Fields Too Large',
+};
 
 /**
  * Node answers some malformed requests itself, before Express sees them (header section over
@@ -44,9 +49,17 @@ export function configureHttpServer(server: Server, logger: Logger): void {
       return;
     }
     const status =
-      err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'HPE_HEADERS_TIMEOUT' ? 408 : 400;
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? 431
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'HPE_HEADERS_TIMEOUT'
+          ? 408
+          : 400;
     const message =
-      status === 431 ? 'Request headers (URL included) exceed the 16 KiB limit' : status === 408 ? 'Request timed out' : 'Malformed HTTP request';
+      status === 431
+        ? 'Request headers (URL included) exceed the 16 KiB limit'
+        : status === 408
+          ? 'Request timed out'
+          : 'Malformed HTTP request';
     logger.debug({ code: err.code }, 'client error answered by the HTTP server');
     const body = JSON.stringify({ success: false, message });
     socket.end(

@@ -21,7 +21,8 @@ export function isPlainJsonBody(req: IncomingMessage, limit: number): boolean {
   const lengthHeader = headers['content-length'];
   const length = lengthHeader === undefined ? 0 : /^\d{1,10}$/.test(lengthHeader) ? Number(lengthHeader) : Number.NaN;
   if (!(length <= limit)) return false;
-  if (headers['content-encoding'] !== undefined && headers['content-encoding'].toLowerCase() !== 'identity') return false;
+  if (headers['content-encoding'] !== undefined && headers['content-encoding'].toLowerCase() !== 'identity')
+    return false;
   return length === 0 || UTF8_JSON.test(headers['content-type'] ?? '');
 }
 
@@ -33,8 +34,14 @@ export function isPlainJsonBody(req: IncomingMessage, limit: number): boolean {
  * a byte is read, then body-parser reads, checks UTF-8 and parses. The hot lane serves only the
  * plain form (hot-routes.ts), so the other forms never reach it.
  */
-export function jsonBodyStage(defaultLimit: number, paths: readonly string[] = ['/api', '/admin'], larger: readonly { method: string; path: string; bytes: number }[] = []): Stage {
-  const parsers = new Map<number, ReturnType<typeof jsonBodyParser>>([[defaultLimit, jsonBodyParser({ limit: defaultLimit })]]);
+export function jsonBodyStage(
+  defaultLimit: number,
+  paths: readonly string[] = ['/api', '/admin'],
+  larger: readonly { method: string; path: string; bytes: number }[] = [],
+): Stage {
+  const parsers = new Map<number, ReturnType<typeof jsonBodyParser>>([
+    [defaultLimit, jsonBodyParser({ limit: defaultLimit })],
+  ]);
   for (const { bytes } of larger) if (!parsers.has(bytes)) parsers.set(bytes, jsonBodyParser({ limit: bytes }));
   const limitOf = (req: PipelineRequest): number => {
     if (larger.length === 0) return defaultLimit;
@@ -54,14 +61,26 @@ export function jsonBodyStage(defaultLimit: number, paths: readonly string[] = [
       const limit = limitOf(req);
       const parseOtherForms = parsers.get(limit)!;
       // A route's own larger limit says so when refused (body-parser's message names the default).
-      if (limit !== defaultLimit && Number(headers['content-length'] ?? 0) > limit) throw new HttpError(413, `Request body exceeds the ${(limit / 1024 / 1024).toFixed(1)} MiB limit of this route`);
+      if (limit !== defaultLimit && Number(headers['content-length'] ?? 0) > limit)
+        throw new HttpError(
+          413,
+          `Request body exceeds the ${(limit / 1024 / 1024).toFixed(1)} MiB limit of this route`,
+        );
       if (isPlainJsonBody(req, limit)) return readJsonBody(req);
       const hasBody = Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined;
-      if (hasBody && ['POST', 'PUT', 'PATCH'].includes(req.method!) && !(req as Request).is(['application/json', 'application/*+json'])) {
+      if (
+        hasBody &&
+        ['POST', 'PUT', 'PATCH'].includes(req.method!) &&
+        !(req as Request).is(['application/json', 'application/*+json'])
+      ) {
         throw new HttpError(415, 'Content-Type must be application/json');
       }
-      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on the body parser's own error (an HttpError with its status)
-      return new Promise<void>((resolve, reject) => parseOtherForms(req as Request, res as never, (err?: unknown) => (err ? reject(err) : resolve())));
+      return new Promise<void>((resolve, reject) =>
+        parseOtherForms(req as Request, res as never, (err?: unknown) =>
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on the body parser's own error (an HttpError with its status)
+          err ? reject(err) : resolve(),
+        ),
+      );
     },
   };
 }

@@ -14,7 +14,8 @@ import type { OrganizationContext } from './organization-context.js';
 
 type Fill = (value: unknown, livemode: boolean) => unknown;
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A function filling `livemode` in values of this schema; undefined when the schema declares none. */
 export function livemodeFill(schema: ZodTypeAny): Fill | undefined {
@@ -46,7 +47,11 @@ function compile(schema: ZodTypeAny, depth: number): Fill | undefined {
   }
   if (schema instanceof z.ZodRecord) {
     const fill = next(schema.valueSchema as ZodTypeAny);
-    return fill && ((value, livemode) => (isObject(value) ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v, livemode)])) : value));
+    return (
+      fill &&
+      ((value, livemode) =>
+        isObject(value) ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v, livemode)])) : value)
+    );
   }
   if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable) return next(schema.unwrap() as ZodTypeAny);
   if (schema instanceof z.ZodDefault) return next(schema._def.innerType as ZodTypeAny);
@@ -55,15 +60,21 @@ function compile(schema: ZodTypeAny, depth: number): Fill | undefined {
     const left = next(schema._def.left as ZodTypeAny);
     const right = next(schema._def.right as ZodTypeAny);
     if (!left && !right) return undefined;
-    return (value, livemode) => (right ? right(left ? left(value, livemode) : value, livemode) : left!(value, livemode));
+    return (value, livemode) =>
+      right ? right(left ? left(value, livemode) : value, livemode) : left!(value, livemode);
   }
   if (schema instanceof z.ZodUnion || schema instanceof z.ZodDiscriminatedUnion) {
     // The variant a value is: the first object variant whose fields include all of the value's.
-    const variants = (schema.options as ZodTypeAny[]).map((option) => ({ keys: objectKeys(option), fill: next(option) }));
+    const variants = (schema.options as ZodTypeAny[]).map((option) => ({
+      keys: objectKeys(option),
+      fill: next(option),
+    }));
     if (variants.every((v) => !v.fill)) return undefined;
     return (value, livemode) => {
       if (!isObject(value)) return value;
-      const variant = variants.find((v) => v.keys === undefined || Object.keys(value).every((k) => k === 'livemode' || v.keys!.has(k)));
+      const variant = variants.find(
+        (v) => v.keys === undefined || Object.keys(value).every((k) => k === 'livemode' || v.keys!.has(k)),
+      );
       return variant?.fill ? variant.fill(value, livemode) : value;
     };
   }
@@ -72,12 +83,16 @@ function compile(schema: ZodTypeAny, depth: number): Fill | undefined {
 
 function objectKeys(schema: ZodTypeAny): Set<string> | undefined {
   let inner = schema;
-  while (inner instanceof z.ZodOptional || inner instanceof z.ZodNullable || inner instanceof z.ZodEffects) inner = (inner instanceof z.ZodEffects ? inner.innerType() : inner.unwrap()) as ZodTypeAny;
+  while (inner instanceof z.ZodOptional || inner instanceof z.ZodNullable || inner instanceof z.ZodEffects)
+    inner = (inner instanceof z.ZodEffects ? inner.innerType() : inner.unwrap()) as ZodTypeAny;
   return inner instanceof z.ZodObject ? new Set(Object.keys(inner.shape as object)) : undefined;
 }
 
 /** The request's mode: its organization's (API key, dashboard session), else what a route group set (`livemode`). */
-export function livemodeOfRequest(req: { organization?: OrganizationContext; livemode?: boolean }): boolean | undefined {
+export function livemodeOfRequest(req: {
+  organization?: OrganizationContext;
+  livemode?: boolean;
+}): boolean | undefined {
   return req.organization?.livemode ?? req.livemode;
 }
 

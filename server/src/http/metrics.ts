@@ -26,7 +26,13 @@ interface RoutePattern {
 }
 
 function isRoute(value: unknown): value is { method: string; path: string } {
-  return typeof value === 'object' && value !== null && 'method' in value && 'path' in value && typeof (value as { path: unknown }).path === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'method' in value &&
+    'path' in value &&
+    typeof (value as { path: unknown }).path === 'string'
+  );
 }
 
 /** Every route of the contract, plus the operational ones, as label-safe patterns. */
@@ -177,7 +183,15 @@ export class Metrics {
     return {
       name: 'metrics',
       answered: (req, status) =>
-        this.record(req.method!, req.routePattern ?? this.routeOf(req), status, pathOf(req), req.startedNs, (req as { webhookOutcome?: string }).webhookOutcome, req.clickRecorded),
+        this.record(
+          req.method!,
+          req.routePattern ?? this.routeOf(req),
+          status,
+          pathOf(req),
+          req.startedNs,
+          (req as { webhookOutcome?: string }).webhookOutcome,
+          req.clickRecorded,
+        ),
     };
   }
 
@@ -189,13 +203,24 @@ export class Metrics {
     };
   }
 
-  private readonly series = new Map<string, { count: Counter.Internal; duration: Histogram.Internal<'method' | 'route' | 'status'> }>();
+  private readonly series = new Map<
+    string,
+    { count: Counter.Internal; duration: Histogram.Internal<'method' | 'route' | 'status'> }
+  >();
 
   /**
    * One answered request: its count and duration by method, route pattern and status, and the
    * domain event it stands for. The labelled series are looked up once per combination.
    */
-  record(method: string, route: string, status: number, path: string, startedNs: bigint, webhookOutcome?: string, clickRecorded?: boolean): void {
+  record(
+    method: string,
+    route: string,
+    status: number,
+    path: string,
+    startedNs: bigint,
+    webhookOutcome?: string,
+    clickRecorded?: boolean,
+  ): void {
     const id = `${method} ${route} ${status}`;
     let series = this.series.get(id);
     if (!series) {
@@ -208,9 +233,23 @@ export class Metrics {
     this.countDomainEvent(method, route, status, path, webhookOutcome, clickRecorded);
   }
 
-  private countDomainEvent(method: string, route: string, status: number, path: string, webhookOutcome: string | undefined, clickRecorded: boolean | undefined): void {
+  private countDomainEvent(
+    method: string,
+    route: string,
+    status: number,
+    path: string,
+    webhookOutcome: string | undefined,
+    clickRecorded: boolean | undefined,
+  ): void {
     if (method !== 'POST') return;
-    if (status === 429) this.rateLimited.inc({ limit: route.startsWith('/public/') ? 'client_address' : route.startsWith('/webhooks/') ? 'paypal_webhook_verifications' : 'api_key' });
+    if (status === 429)
+      this.rateLimited.inc({
+        limit: route.startsWith('/public/')
+          ? 'client_address'
+          : route.startsWith('/webhooks/')
+            ? 'paypal_webhook_verifications'
+            : 'api_key',
+      });
     const ok = status >= 200 && status < 300;
     switch (route) {
       case '/api/clicks':
@@ -228,7 +267,9 @@ export class Metrics {
         break;
       case '/webhooks/:provider/:organizationId': {
         const provider = /^\/webhooks\/([a-z]+)\//.exec(path)?.[1] ?? 'unknown';
-        const knownProvider = ['stripe', 'paddle', 'lemonsqueezy', 'polar', 'chargebee'].includes(provider) ? provider : 'unknown';
+        const knownProvider = ['stripe', 'paddle', 'lemonsqueezy', 'polar', 'chargebee'].includes(provider)
+          ? provider
+          : 'unknown';
         const outcome = ok ? (webhookOutcome ?? 'processed') : status >= 500 ? 'failed' : 'rejected';
         this.webhooks.inc({ provider: knownProvider, outcome });
         break;

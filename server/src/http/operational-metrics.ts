@@ -86,7 +86,12 @@ export function watchOperations(registry: Registry, pool: pg.Pool, options: { ca
   };
   const registers = [registry];
   /** A gauge set from the reading on each scrape; no value when the reading failed or has none. */
-  const gauge = <L extends string>(name: string, help: string, labelNames: L[], set: (g: Gauge<L>, r: Reading) => void) =>
+  const gauge = <L extends string>(
+    name: string,
+    help: string,
+    labelNames: L[],
+    set: (g: Gauge<L>, r: Reading) => void,
+  ) =>
     new Gauge<L>({
       name,
       help,
@@ -110,26 +115,61 @@ export function watchOperations(registry: Registry, pool: pg.Pool, options: { ca
       this.set((await reading()) ? 1 : 0);
     },
   });
-  gauge('job_queue_jobs', `pg-boss jobs per queue and state: created (waiting, including those due later), retry (failed, waiting for their next attempt), active, failed (failed for good, kept until deleted). Counts are capped at ${COUNT_CAP}.`, ['queue', 'state'], (g, r) => {
-    for (const q of r.queues) for (const state of JOB_STATES) g.set({ queue: q.name, state }, q[state]);
-  });
-  gauge('job_queue_oldest_pending_age_seconds', 'Per pg-boss queue: how long the oldest job due to run (created or retry, its start time passed) has waited; 0 when none waits.', ['queue'], (g, r) => {
-    for (const q of r.queues) g.set({ queue: q.name }, Math.max(0, q.oldest_pending_seconds ?? 0));
-  });
-  gauge('payouts_processing', `Payouts in status processing (sent to a provider, outcome not yet known), all organizations; capped at ${COUNT_CAP}.`, [], (g, r) => g.set(r.service.payouts_processing));
-  gauge('payouts_processing_oldest_age_seconds', 'How long ago the oldest payout still in processing was sent; 0 when none.', [], (g, r) => g.set(Math.max(0, r.service.payouts_processing_oldest_seconds ?? 0)));
-  gauge('reports_fold_lag_seconds', 'How far the report read model\'s watermark (report_fold_state.folded_before) is behind now: rows newer than this are read live. About 60 to 70 s when the fold keeps up; no value before the first fold.', [], (g, r) =>
-    setIf(g as Gauge<string>, r.service.reports_lag_seconds),
+  gauge(
+    'job_queue_jobs',
+    `pg-boss jobs per queue and state: created (waiting, including those due later), retry (failed, waiting for their next attempt), active, failed (failed for good, kept until deleted). Counts are capped at ${COUNT_CAP}.`,
+    ['queue', 'state'],
+    (g, r) => {
+      for (const q of r.queues) for (const state of JOB_STATES) g.set({ queue: q.name, state }, q[state]);
+    },
   );
-  gauge('reports_last_fold_age_seconds', 'How long ago the report read model was last folded.', [], (g, r) => setIf(g as Gauge<string>, r.service.reports_last_fold_seconds));
-  gauge('outbound_webhook_backlog', `Outbound webhooks not yet delivered, by stage: outbox (events not yet turned into deliveries) and delivery (deliveries pending: first attempt or a retry due); each capped at ${COUNT_CAP}.`, ['stage'], (g, r) => {
-    g.set({ stage: 'outbox' }, r.service.outbox_pending);
-    g.set({ stage: 'delivery' }, r.service.deliveries_pending);
-  });
-  gauge('outbound_webhook_backlog_oldest_age_seconds', 'Age of the oldest outbound webhook not yet delivered, by stage (outbox, delivery); 0 when none.', ['stage'], (g, r) => {
-    g.set({ stage: 'outbox' }, Math.max(0, r.service.outbox_oldest_seconds ?? 0));
-    g.set({ stage: 'delivery' }, Math.max(0, r.service.deliveries_oldest_seconds ?? 0));
-  });
+  gauge(
+    'job_queue_oldest_pending_age_seconds',
+    'Per pg-boss queue: how long the oldest job due to run (created or retry, its start time passed) has waited; 0 when none waits.',
+    ['queue'],
+    (g, r) => {
+      for (const q of r.queues) g.set({ queue: q.name }, Math.max(0, q.oldest_pending_seconds ?? 0));
+    },
+  );
+  gauge(
+    'payouts_processing',
+    `Payouts in status processing (sent to a provider, outcome not yet known), all organizations; capped at ${COUNT_CAP}.`,
+    [],
+    (g, r) => g.set(r.service.payouts_processing),
+  );
+  gauge(
+    'payouts_processing_oldest_age_seconds',
+    'How long ago the oldest payout still in processing was sent; 0 when none.',
+    [],
+    (g, r) => g.set(Math.max(0, r.service.payouts_processing_oldest_seconds ?? 0)),
+  );
+  gauge(
+    'reports_fold_lag_seconds',
+    "How far the report read model's watermark (report_fold_state.folded_before) is behind now: rows newer than this are read live. About 60 to 70 s when the fold keeps up; no value before the first fold.",
+    [],
+    (g, r) => setIf(g as Gauge<string>, r.service.reports_lag_seconds),
+  );
+  gauge('reports_last_fold_age_seconds', 'How long ago the report read model was last folded.', [], (g, r) =>
+    setIf(g as Gauge<string>, r.service.reports_last_fold_seconds),
+  );
+  gauge(
+    'outbound_webhook_backlog',
+    `Outbound webhooks not yet delivered, by stage: outbox (events not yet turned into deliveries) and delivery (deliveries pending: first attempt or a retry due); each capped at ${COUNT_CAP}.`,
+    ['stage'],
+    (g, r) => {
+      g.set({ stage: 'outbox' }, r.service.outbox_pending);
+      g.set({ stage: 'delivery' }, r.service.deliveries_pending);
+    },
+  );
+  gauge(
+    'outbound_webhook_backlog_oldest_age_seconds',
+    'Age of the oldest outbound webhook not yet delivered, by stage (outbox, delivery); 0 when none.',
+    ['stage'],
+    (g, r) => {
+      g.set({ stage: 'outbox' }, Math.max(0, r.service.outbox_oldest_seconds ?? 0));
+      g.set({ stage: 'delivery' }, Math.max(0, r.service.deliveries_oldest_seconds ?? 0));
+    },
+  );
   new Gauge({
     name: 'database_pool_connections',
     help: 'The database pool of this process: connections by state (total open, idle, waiting: requests waiting for a connection), and max (the bound, DB_POOL_MAX).',

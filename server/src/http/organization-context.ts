@@ -36,5 +36,7 @@ export const MODE_HEADER = 'x-mode';
 export function requestedLivemode(header: string | string[] | undefined): boolean {
   if (header === undefined || header === 'live') return true;
   if (header === 'test') return false;
-  throw new BadRequestError('X-Mode: must be "live" or "test" (the dashboard\'s test-mode switch); leave it out for live data');
+  throw new BadRequestError(
+    'X-Mode: must be "live" or "test" (the dashboard\'s test-mode switch); leave it out for live data',
+  );
 }

@@ -20,7 +20,13 @@ export function decodeCursor(cursor: string | undefined): CursorPosition | undef
       const date = new Date(at);
       // Only what encodeCursor writes: a four-digit year in ISO-8601 form, which PostgreSQL reads
       // as the same instant (years outside 1-9999 are beyond its range or read differently).
-      if (!Number.isNaN(date.getTime()) && date.toISOString() === at && date.getUTCFullYear() >= 1 && date.getUTCFullYear() <= 9999) return { at: date, id };
+      if (
+        !Number.isNaN(date.getTime()) &&
+        date.toISOString() === at &&
+        date.getUTCFullYear() >= 1 &&
+        date.getUTCFullYear() <= 9999
+      )
+        return { at: date, id };
     }
   } catch {
     // fall through: a cursor we did not issue
@@ -29,7 +35,11 @@ export function decodeCursor(cursor: string | undefined): CursorPosition | undef
 }
 
 /** Fetch one row more than the page to know whether a next page exists. */
-export function pageOf<T>(rows: T[], limit: number, positionOf: (row: T) => CursorPosition): { items: T[]; next_cursor: string | null } {
+export function pageOf<T>(
+  rows: T[],
+  limit: number,
+  positionOf: (row: T) => CursorPosition,
+): { items: T[]; next_cursor: string | null } {
   if (rows.length <= limit) return { items: rows, next_cursor: null };
   const items = rows.slice(0, limit);
   return { items, next_cursor: encodeCursor(positionOf(items[items.length - 1])) };

@@ -79,11 +79,15 @@ export function under(path: string, prefixes: readonly string[] | undefined): bo
   const segments = path.split('/');
   return prefixes.some((prefix) => {
     const wanted = prefix.replace(/\/+$/, '').split('/');
-    return wanted.length <= segments.length && wanted.every((segment, i) => (segment.startsWith(':') ? segments[i] !== '' : segment === segments[i]));
+    return (
+      wanted.length <= segments.length &&
+      wanted.every((segment, i) => (segment.startsWith(':') ? segments[i] !== '' : segment === segments[i]))
+    );
   });
 }
 
-const appliesToMethod = (stage: Stage, method: string): boolean => stage.methods === undefined || stage.methods.includes(method);
+const appliesToMethod = (stage: Stage, method: string): boolean =>
+  stage.methods === undefined || stage.methods.includes(method);
 
 /** A stage as Express middleware: `answered` on the response's finish, `run` with the response as its header sink. */
 export function expressMiddleware(stage: Stage): RequestHandler {
@@ -110,11 +114,17 @@ export function expressMiddleware(stage: Stage): RequestHandler {
 function mountable(stage: Stage): RequestHandler {
   const handler = stage.express ?? expressMiddleware(stage);
   const { methods } = stage;
-  return methods === undefined ? handler : (req, res, next) => (methods.includes(req.method) ? handler(req, res, next) : next());
+  return methods === undefined
+    ? handler
+    : (req, res, next) => (methods.includes(req.method) ? handler(req, res, next) : next());
 }
 
 /** Mounts the list on Express in its order: each stage under its paths, and what app.ts gives for each slot. */
-export function mountPipeline(app: Express, steps: readonly PipelineStep[], slots: Record<ExpressSlotName, (app: Express) => void>): void {
+export function mountPipeline(
+  app: Express,
+  steps: readonly PipelineStep[],
+  slots: Record<ExpressSlotName, (app: Express) => void>,
+): void {
   for (const step of steps) {
     if (isSlot(step)) slots[step.slot](app);
     else if (step.paths) app.use([...step.paths], mountable(step));
@@ -127,7 +137,11 @@ export function mountPipeline(app: Express, steps: readonly PipelineStep[], slot
  * if one does (then nothing after it runs): what every route group goes through, for tests and
  * for reading.
  */
-export function expressStagesOf(steps: readonly PipelineStep[], method: string, path: string): { stages: string[]; slot?: ExpressSlotName } {
+export function expressStagesOf(
+  steps: readonly PipelineStep[],
+  method: string,
+  path: string,
+): { stages: string[]; slot?: ExpressSlotName } {
   const stages: string[] = [];
   for (const step of steps) {
     if (isSlot(step)) {
@@ -144,9 +158,14 @@ export function stagesOf(steps: readonly PipelineStep[], route: { method: string
   const stages: Stage[] = [];
   for (const step of steps) {
     if (isSlot(step)) {
-      if (under(route.path, step.paths)) throw new Error(`${route.method} ${route.path}: a hot route cannot lie under the Express-only ${step.slot} (${step.paths.join(', ')})`);
+      if (under(route.path, step.paths))
+        throw new Error(
+          `${route.method} ${route.path}: a hot route cannot lie under the Express-only ${step.slot} (${step.paths.join(', ')})`,
+        );
     } else if (step.express && under(route.path, step.paths)) {
-      throw new Error(`${route.method} ${route.path}: a hot route cannot lie under the Express-only stage ${step.name} (${(step.paths ?? ['every path']).join(', ')})`);
+      throw new Error(
+        `${route.method} ${route.path}: a hot route cannot lie under the Express-only stage ${step.name} (${(step.paths ?? ['every path']).join(', ')})`,
+      );
     } else if (under(route.path, step.paths) && appliesToMethod(step, route.method) && step.needed?.(route) !== false) {
       stages.push(step);
     }

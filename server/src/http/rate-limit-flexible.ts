@@ -36,9 +36,17 @@ export class PerRequestRateLimiter implements RateLimiter {
 }
 
 /** Requests per window and key, counted in this instance's memory. `limit` 0 disables limiting. */
-export function memoryRateLimiter(options: { limit: number; windowSeconds: number; prefix?: string }): PerRequestRateLimiter {
+export function memoryRateLimiter(options: {
+  limit: number;
+  windowSeconds: number;
+  prefix?: string;
+}): PerRequestRateLimiter {
   checkOptions(options);
-  const limiter = new RateLimiterMemory({ points: Math.max(1, options.limit), duration: options.windowSeconds, keyPrefix: options.prefix ?? 'svc:rl' });
+  const limiter = new RateLimiterMemory({
+    points: Math.max(1, options.limit),
+    duration: options.windowSeconds,
+    keyPrefix: options.prefix ?? 'svc:rl',
+  });
   return new PerRequestRateLimiter(limiter, options.limit);
 }
 
@@ -114,7 +122,12 @@ export class LeasedRateLimiter implements RateLimiter {
           // the map to busy and refused keys (one-request leases: every client address).
           this.leases.delete(key);
         }
-        return Promise.resolve({ allowed: true, limit: this.limit, remaining: lease.left + lease.othersLeft, retryAfterSeconds: 0 });
+        return Promise.resolve({
+          allowed: true,
+          limit: this.limit,
+          remaining: lease.left + lease.othersLeft,
+          retryAfterSeconds: 0,
+        });
       }
       if (lease.exhausted) return Promise.resolve(refused(this.limit, lease.expiresAt - now));
     }

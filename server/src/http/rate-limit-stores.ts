@@ -32,8 +32,14 @@ export interface RateLimiterFactory {
  * instance's memory until it is back: limiting degrades to per instance, and tracking never stops
  * for the limiter (a warning is logged, at most every 30 s).
  */
-export function createRateLimiterFactory(config: { REDIS_URL?: string; DATABASE_URL?: string }, logger: Logger, orm?: MikroORM): RateLimiterFactory {
-  const warnFallback = throttled(() => logger.warn('rate-limit store unavailable; counting per instance in memory until it is back'));
+export function createRateLimiterFactory(
+  config: { REDIS_URL?: string; DATABASE_URL?: string },
+  logger: Logger,
+  orm?: MikroORM,
+): RateLimiterFactory {
+  const warnFallback = throttled(() =>
+    logger.warn('rate-limit store unavailable; counting per instance in memory until it is back'),
+  );
   const insurance = (options: LimiterOptions) => new InsuranceLimiter(options, warnFallback);
 
   if (config.REDIS_URL) {
@@ -44,7 +50,12 @@ export function createRateLimiterFactory(config: { REDIS_URL?: string; DATABASE_
         checkOptions({ limit, windowSeconds });
         const options = { points: Math.max(1, limit), duration: windowSeconds, keyPrefix: prefix };
         // Not ready (disconnected): the insurance limiter at once, rather than a command timing out.
-        const store = new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true, insuranceLimiter: insurance(options) });
+        const store = new RateLimiterRedis({
+          ...options,
+          storeClient: redis,
+          rejectIfRedisNotReady: true,
+          insuranceLimiter: insurance(options),
+        });
         return new LeasedRateLimiter(store, limit);
       },
       close: async () => {
@@ -98,7 +109,8 @@ export function createRateLimiterFactory(config: { REDIS_URL?: string; DATABASE_
 function postgresStoreClient(orm: MikroORM) {
   const sql = Sql.of(orm);
   return {
-    query: (statement: { text: string; values?: unknown[] }) => sql.query({ text: statement.text, values: statement.values }),
+    query: (statement: { text: string; values?: unknown[] }) =>
+      sql.query({ text: statement.text, values: statement.values }),
   };
 }
 
@@ -145,7 +157,12 @@ export function connectRateLimitRedis(url: string, logger: Logger, commandTimeou
     lazyConnect: false,
   });
   // Reconnection attempts repeat the same error; report it at most every 30 s.
-  const report = throttled(() => logger.warn({ err: { message: lastError } }, 'rate-limit Redis unavailable; counting per instance until it is back'));
+  const report = throttled(() =>
+    logger.warn(
+      { err: { message: lastError } },
+      'rate-limit Redis unavailable; counting per instance until it is back',
+    ),
+  );
   let lastError = '';
   redis.on('error', (err: Error) => {
     lastError = err.message;

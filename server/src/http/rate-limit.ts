@@ -45,7 +45,9 @@ function expandIpv6(address: string): string[] {
   const headParts = head ? head.split(':') : [];
   const tailParts = tail ? tail.split(':') : [];
   const missing = tail === undefined ? 0 : 8 - headParts.length - tailParts.length;
-  return [...headParts, ...Array<string>(missing).fill('0'), ...tailParts].map((part) => (parseInt(part, 16) || 0).toString(16));
+  return [...headParts, ...Array<string>(missing).fill('0'), ...tailParts].map((part) =>
+    (parseInt(part, 16) || 0).toString(16),
+  );
 }
 
 export interface RateLimitOptions {
@@ -68,7 +70,8 @@ export const API_KEY_RATE_LIMIT_SCOPE = 'api-key';
  * rate-limit-stores.ts; this is the last resort). CORS preflights are not counted.
  */
 export function rateLimitStage(limiter: RateLimiter, options: RateLimitOptions): Stage {
-  const keyOf = options.key ?? ((req: PipelineRequest & { ip?: string }) => clientAddressKey(req.ip ?? req.socket.remoteAddress));
+  const keyOf =
+    options.key ?? ((req: PipelineRequest & { ip?: string }) => clientAddressKey(req.ip ?? req.socket.remoteAddress));
   return {
     name: `rate limit (${options.scope})`,
     paths: options.paths,

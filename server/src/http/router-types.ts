@@ -10,8 +10,10 @@ const server = initServer();
  * router's answers carry `livemode` wherever the contract declares it (http/livemode.ts).
  */
 export const s = {
-  router: <T extends AppRouter, TRouter extends Parameters<typeof server.router<T>>[1]>(contract: T, router: TRouter): TRouter =>
-    withLivemode(contract, server.router(contract, router)),
+  router: <T extends AppRouter, TRouter extends Parameters<typeof server.router<T>>[1]>(
+    contract: T,
+    router: TRouter,
+  ): TRouter => withLivemode(contract, server.router(contract, router)),
 };
 
 /**
@@ -26,4 +28,8 @@ export interface EndpointOptions {
 }
 
 /** Middleware ts-rest runs once it has matched a route: it sees the route and what the pipeline put on the request. */
-export type MatchedRouteMiddleware = (req: Express.Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction) => void;
+export type MatchedRouteMiddleware = (
+  req: Express.Request & { tsRestRoute: AppRoute },
+  res: Response,
+  next: NextFunction,
+) => void;

@@ -25,9 +25,15 @@ const commonPolicy = {
 };
 
 /** Every response outside the public tracking surface: same-origin only. */
-const STRICT_SECURITY_HEADERS = helmetHeaders({ ...commonPolicy, crossOriginResourcePolicy: { policy: 'same-origin' } });
+const STRICT_SECURITY_HEADERS = helmetHeaders({
+  ...commonPolicy,
+  crossOriginResourcePolicy: { policy: 'same-origin' },
+});
 /** The snippet and /public/*: embeddable by merchants' pages on other origins. */
-const EMBEDDABLE_SECURITY_HEADERS = helmetHeaders({ ...commonPolicy, crossOriginResourcePolicy: { policy: 'cross-origin' } });
+const EMBEDDABLE_SECURITY_HEADERS = helmetHeaders({
+  ...commonPolicy,
+  crossOriginResourcePolicy: { policy: 'cross-origin' },
+});
 
 /** The path of a request without its query string, as the client sent it (whichever lane, whatever mount path). */
 export function pathOf(req: { url?: string; originalUrl?: string }): string {
@@ -70,7 +76,8 @@ export interface UnstorableText {
   inKey: boolean;
 }
 
-const textFault = (text: string): UnstorableText['kind'] | undefined => (text.includes('\u0000') ? 'NUL' : hasLoneSurrogate(text) ? 'lone surrogate' : undefined);
+const textFault = (text: string): UnstorableText['kind'] | undefined =>
+  text.includes('\u0000') ? 'NUL' : hasLoneSurrogate(text) ? 'lone surrogate' : undefined;
 
 /**
  * The first string (a value or an object key, at any depth) of a parsed request that PostgreSQL
@@ -159,7 +166,11 @@ export function jsonBodyParser(options: { limit: number; type?: string[] }): Req
     limit: options.limit,
     type: options.type,
     verify: (_req, _res, raw, charset) => {
-      if (charset !== 'utf-8') throw Object.assign(new Error(`unsupported charset "${charset.slice(0, 32)}"`), { status: 415, type: 'charset.unsupported' });
+      if (charset !== 'utf-8')
+        throw Object.assign(new Error(`unsupported charset "${charset.slice(0, 32)}"`), {
+          status: 415,
+          type: 'charset.unsupported',
+        });
       assertUtf8Body(raw);
     },
   });

@@ -71,7 +71,11 @@ export function requestPipeline(deps: PipelineDeps): PipelineStep[] {
     ...(deps.session ? [deps.session] : []),
     apiKeyStage(deps.authenticator),
     // Per API key (or per dashboard user), after authentication: an invalid key never consumes a real key's budget.
-    rateLimitStage(deps.apiKeyRateLimiter, { scope: API_KEY_RATE_LIMIT_SCOPE, key: (req) => req.apiKeyHash ?? (req.user ? `user:${req.user.id}` : 'none'), paths: ['/api'] }),
+    rateLimitStage(deps.apiKeyRateLimiter, {
+      scope: API_KEY_RATE_LIMIT_SCOPE,
+      key: (req) => req.apiKeyHash ?? (req.user ? `user:${req.user.id}` : 'none'),
+      paths: ['/api'],
+    }),
     adminTokenStage(deps.adminToken),
     ...(deps.groups?.bodies ?? []),
     jsonBodyStage(JSON_BODY_LIMIT_BYTES, JSON_BODY_PATHS, deps.groups?.jsonBodyLimits),

@@ -29,7 +29,8 @@ export function describeZodError(error: ZodError, where?: string): string {
     .slice(0, 5)
     .map((issue) => {
       // A path segment can be a key the client chose (a record's keys), as long as it liked.
-      const path = issue.path.length > 0 ? issue.path.map((segment) => echoInput(String(segment))).join('.') : (where ?? 'body');
+      const path =
+        issue.path.length > 0 ? issue.path.map((segment) => echoInput(String(segment))).join('.') : (where ?? 'body');
       return `${path}: ${issueMessage(issue)}`;
     })
     .join('; ');

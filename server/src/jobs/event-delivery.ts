@@ -16,10 +16,14 @@ export async function startEventDelivery(
   jobFailed?: JobFailed,
 ): Promise<EventDelivery> {
   if (!config.ENCRYPTION_KEY) {
-    logger.warn('ENCRYPTION_KEY is not set: webhook endpoint and payment-provider signing secrets and payout-rail credentials are stored unencrypted; tax form uploads are refused.');
+    logger.warn(
+      'ENCRYPTION_KEY is not set: webhook endpoint and payment-provider signing secrets and payout-rail credentials are stored unencrypted; tax form uploads are refused.',
+    );
   }
   if (config.WEBHOOK_ALLOW_PRIVATE_URLS) {
-    logger.warn('WEBHOOK_ALLOW_PRIVATE_URLS=true: webhook endpoints may use http:// and private addresses. Development only.');
+    logger.warn(
+      'WEBHOOK_ALLOW_PRIVATE_URLS=true: webhook endpoints may use http:// and private addresses. Development only.',
+    );
   }
   const delivery = new EventDelivery(orm, new SecretBox(config.ENCRYPTION_KEY), logger, {
     allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS,

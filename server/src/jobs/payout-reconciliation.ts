@@ -30,10 +30,14 @@ export class PayoutReconciliation {
     const boss = await startQueue(this.orm, this.logger);
     this.boss = boss;
     await boss.createQueue(PAYOUT_RECONCILE_QUEUE, { retryLimit: 0, expireInSeconds: Math.max(60, interval * 4) });
-    await boss.work(PAYOUT_RECONCILE_QUEUE, { batchSize: 1, pollingIntervalSeconds: Math.min(interval, 5) }, async () => {
-      const { asked } = await this.sender.reconcile();
-      if (asked > 0) this.logger.info({ asked }, 'payouts in flight: asked their providers');
-    });
+    await boss.work(
+      PAYOUT_RECONCILE_QUEUE,
+      { batchSize: 1, pollingIntervalSeconds: Math.min(interval, 5) },
+      async () => {
+        const { asked } = await this.sender.reconcile();
+        if (asked > 0) this.logger.info({ asked }, 'payouts in flight: asked their providers');
+      },
+    );
     const enqueue = () =>
       boss
         .send(PAYOUT_RECONCILE_QUEUE, {}, { singletonKey: PAYOUT_RECONCILE_QUEUE, singletonSeconds: interval })

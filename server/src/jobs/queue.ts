@@ -54,7 +54,10 @@ export async function startQueue(orm: MikroORM, logger: Logger, options: QueueOp
     } catch (err) {
       await boss.stop({ graceful: false }).catch(() => undefined);
       if (attempt >= START_ATTEMPTS) throw err;
-      logger.warn({ err, attempt }, 'job queue did not start (another instance may be installing its schema); trying again');
+      logger.warn(
+        { err, attempt },
+        'job queue did not start (another instance may be installing its schema); trying again',
+      );
       await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
     }
   }

@@ -14,7 +14,9 @@ import { startEventDelivery } from './event-delivery.js';
 const config = loadConfig();
 const logger = createLogger(config.LOG_LEVEL);
 if (!config.DATABASE_URL) {
-  logger.fatal('npm run worker needs DATABASE_URL (the embedded database is reachable only from the service process, which delivers events itself)');
+  logger.fatal(
+    'npm run worker needs DATABASE_URL (the embedded database is reachable only from the service process, which delivers events itself)',
+  );
   process.exit(1);
 }
 process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));

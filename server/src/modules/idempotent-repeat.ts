@@ -11,7 +11,10 @@ import { HttpError } from '../http/errors.js';
  * `findExisting` returns undefined when there is no record, or when the caller must not reveal one
  * (the public snippet endpoint: see customers.service.ts, RepeatWithoutAttribution).
  */
-export async function orRepeatOnRefusal<T, R>(attempt: () => Promise<T>, findExisting: () => Promise<R | undefined>): Promise<{ done: T } | { repeat: R }> {
+export async function orRepeatOnRefusal<T, R>(
+  attempt: () => Promise<T>,
+  findExisting: () => Promise<R | undefined>,
+): Promise<{ done: T } | { repeat: R }> {
   try {
     return { done: await attempt() };
   } catch (err) {

@@ -99,4 +99,5 @@ export const SECRET_PURPOSE = {
 } as const;
 
 /** A tax form's document is bound to its row: a ciphertext copied to another membership does not open there. */
-export const taxFormPurpose = (organizationId: string, affiliateId: string): string => `tax_forms.document:${organizationId}:${affiliateId}`;
+export const taxFormPurpose = (organizationId: string, affiliateId: string): string =>
+  `tax_forms.document:${organizationId}:${affiliateId}`;

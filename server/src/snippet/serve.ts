@@ -26,31 +26,34 @@ export function snippetHandler(path: string = SNIPPET_ARTEFACT): RequestHandler 
   load().catch(() => undefined);
 
   return (req, res, next) => {
-    load().then((snippet) => {
-      res.setHeader('Content-Type', 'application/javascript; charset=utf-8');
-      res.setHeader('Cache-Control', SNIPPET_CACHE_CONTROL);
-      res.setHeader('ETag', snippet.etag);
-      res.setHeader('Vary', 'Accept-Encoding');
-      res.setHeader('X-Content-Type-Options', 'nosniff');
-      // Any page may load it, including with crossorigin="anonymous" (error reporting, SRI).
-      res.setHeader('Access-Control-Allow-Origin', '*');
-      res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
-      if (req.fresh) {
-        res.status(304).end();
-        return;
-      }
-      const encoding = req.acceptsEncodings('br', 'gzip', 'identity');
-      const body = encoding === 'br' ? snippet.brotli : encoding === 'gzip' ? snippet.gzip : snippet.code;
-      if (encoding === 'br' || encoding === 'gzip') res.setHeader('Content-Encoding', encoding);
-      res.setHeader('Content-Length', String(body.length));
-      res.status(200).end(req.method === 'HEAD' ? undefined : body);
-    }, (err: unknown) => {
-      if (err instanceof SnippetNotBuiltError) {
-        res.setHeader('Cache-Control', 'no-store');
-        sendError(res, 503, err.message);
-        return;
-      }
-      next(err);
-    });
+    load().then(
+      (snippet) => {
+        res.setHeader('Content-Type', 'application/javascript; charset=utf-8');
+        res.setHeader('Cache-Control', SNIPPET_CACHE_CONTROL);
+        res.setHeader('ETag', snippet.etag);
+        res.setHeader('Vary', 'Accept-Encoding');
+        res.setHeader('X-Content-Type-Options', 'nosniff');
+        // Any page may load it, including with crossorigin="anonymous" (error reporting, SRI).
+        res.setHeader('Access-Control-Allow-Origin', '*');
+        res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
+        if (req.fresh) {
+          res.status(304).end();
+          return;
+        }
+        const encoding = req.acceptsEncodings('br', 'gzip', 'identity');
+        const body = encoding === 'br' ? snippet.brotli : encoding === 'gzip' ? snippet.gzip : snippet.code;
+        if (encoding === 'br' || encoding === 'gzip') res.setHeader('Content-Encoding', encoding);
+        res.setHeader('Content-Length', String(body.length));
+        res.status(200).end(req.method === 'HEAD' ? undefined : body);
+      },
+      (err: unknown) => {
+        if (err instanceof SnippetNotBuiltError) {
+          res.setHeader('Cache-Control', 'no-store');
+          sendError(res, 503, err.message);
+          return;
+        }
+        next(err);
+      },
+    );
   };
 }

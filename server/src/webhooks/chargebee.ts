@@ -38,7 +38,8 @@ export function verifyBasicAuth(authorization: string | undefined, secret: strin
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 0) throw new BadRequestError('Invalid basic auth credentials');
-  if (!timingSafeEqual(sha256(decoded.slice(colon + 1)), sha256(secret))) throw new BadRequestError('Invalid basic auth credentials');
+  if (!timingSafeEqual(sha256(decoded.slice(colon + 1)), sha256(secret)))
+    throw new BadRequestError('Invalid basic auth credentials');
 }
 
 const major = isoMajor;
@@ -57,7 +58,9 @@ function paymentSucceeded(content: Json, occurredAt: Date | undefined): WebhookA
   const currency = currencyCode(invoice?.currency_code ?? transaction?.currency_code);
   // amount_paid is less than total when credits paid part of the invoice: tax comes off in proportion.
   const invoicePaid = minor(invoice?.amount_paid) ?? minor(invoice?.total);
-  const paid = invoice ? invoicePaid && netOfTax(invoicePaid, minor(invoice.total), minor(invoice.tax) ?? new Decimal(0)) : minor(transaction?.amount);
+  const paid = invoice
+    ? invoicePaid && netOfTax(invoicePaid, minor(invoice.total), minor(invoice.tax) ?? new Decimal(0))
+    : minor(transaction?.amount);
   if (!externalId || !currency || !paid) return [];
   return [
     {

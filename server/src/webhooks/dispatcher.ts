@@ -45,7 +45,9 @@ function chargeResult(outcome: ChargeOutcome<typeof PROVIDER_CHANNEL>): ActionRe
     case 'nothing':
       return ignored(outcome.reason);
     case 'signup':
-      return outcome.deduped ? ignored(`Customer ${outcome.customer.customer_id} already tracked`) : changed(`Customer ${outcome.customer.customer_id} tracked (trial)`);
+      return outcome.deduped
+        ? ignored(`Customer ${outcome.customer.customer_id} already tracked`)
+        : changed(`Customer ${outcome.customer.customer_id} tracked (trial)`);
     case 'conversion': {
       const c = outcome.conversion;
       return outcome.deduped
@@ -58,12 +60,16 @@ function chargeResult(outcome: ChargeOutcome<typeof PROVIDER_CHANNEL>): ActionRe
 function refundResult(externalId: string, outcome: RefundOutcome<typeof PROVIDER_CHANNEL>): ActionResult {
   if (outcome.recorded === 'nothing') return ignored(outcome.reason);
   const c = outcome.conversion;
-  return outcome.deduped ? ignored(`Refund of ${externalId} already recorded`) : changed(`Refund of ${externalId} recorded (status ${c.status}, commission ${c.commission_amount})`);
+  return outcome.deduped
+    ? ignored(`Refund of ${externalId} already recorded`)
+    : changed(`Refund of ${externalId} recorded (status ${c.status}, commission ${c.commission_amount})`);
 }
 
 function cancellationResult(customerId: string, outcome: CancellationOutcome<typeof PROVIDER_CHANNEL>): ActionResult {
   if (outcome.recorded === 'nothing') return ignored(outcome.reason);
-  return outcome.deduped ? ignored(`Customer ${customerId} already canceled`) : changed(`Customer ${customerId} canceled`);
+  return outcome.deduped
+    ? ignored(`Customer ${customerId} already canceled`)
+    : changed(`Customer ${customerId} canceled`);
 }
 
 /** An id as a receipt may repeat it when it broke the rules: bounded, without NUL characters or lone surrogates. */
@@ -104,24 +110,42 @@ export class WebhookDispatcher {
     this.log = new WebhookLog(deps.orm);
   }
 
-  async receive(providerName: string, organizationId: string, rawBody: Buffer, headers: import('node:http').IncomingHttpHeaders): Promise<WebhookReceipt> {
+  async receive(
+    providerName: string,
+    organizationId: string,
+    rawBody: Buffer,
+    headers: import('node:http').IncomingHttpHeaders,
+  ): Promise<WebhookReceipt> {
     const provider = requireProvider(providerName);
     const { event, landedIn } = await this.verified(provider, organizationId, rawBody, headers);
     const eventKeys = checkEvent(event);
     if (!eventKeys.ok) {
       // Its id cannot be stored, so it cannot be remembered either: ignored again on every redelivery.
       const shown = { ...event, id: printable(event.id), type: printable(event.type) };
-      return this.receipt(provider, shown, 'ignored', `Not recorded, refused by the API's input rules: ${eventKeys.reason}`);
+      return this.receipt(
+        provider,
+        shown,
+        'ignored',
+        `Not recorded, refused by the API's input rules: ${eventKeys.reason}`,
+      );
     }
 
     // Remembered per organization, so per mode: the same event id may land once in live and once in test.
-    if (await this.records.handled(landedIn, provider, event.id)) return this.receipt(provider, event, 'duplicate', 'Event already handled; nothing changed');
+    if (await this.records.handled(landedIn, provider, event.id))
+      return this.receipt(provider, event, 'duplicate', 'Event already handled; nothing changed');
 
     if (provider === 'stripe' && event.type.startsWith('transfer.') && this.deps.payoutSender) {
       const transfer = (event.payload.data as { object?: Json } | undefined)?.object ?? {};
       const result = await stripeTransferEvent(this.deps.payoutSender, landedIn, event.type, transfer);
       const outcome: WebhookOutcome = result.changed ? 'processed' : 'ignored';
-      await this.records.remember({ organizationId: landedIn, provider, eventId: event.id, eventType: event.type, outcome, detail: result.detail });
+      await this.records.remember({
+        organizationId: landedIn,
+        provider,
+        eventId: event.id,
+        eventType: event.type,
+        outcome,
+        detail: result.detail,
+      });
       return this.receipt(provider, event, outcome, result.detail);
     }
 
@@ -129,8 +153,18 @@ export class WebhookDispatcher {
     const results: ActionResult[] = [];
     for (const action of actions) results.push(await this.apply(landedIn, action));
     const outcome: WebhookOutcome = results.some((r) => r.changed) ? 'processed' : 'ignored';
-    const detail = actions.length === 0 ? 'Event type not used by the service, or nothing in it to record' : results.map((r) => r.detail).join('; ');
-    await this.records.remember({ organizationId: landedIn, provider, eventId: event.id, eventType: event.type, outcome, detail });
+    const detail =
+      actions.length === 0
+        ? 'Event type not used by the service, or nothing in it to record'
+        : results.map((r) => r.detail).join('; ');
+    await this.records.remember({
+      organizationId: landedIn,
+      provider,
+      eventId: event.id,
+      eventType: event.type,
+      outcome,
+      detail,
+    });
     return this.receipt(provider, event, outcome, detail);
   }
 
@@ -151,18 +185,27 @@ export class WebhookDispatcher {
     try {
       if (rawBody.length === 0) throw new BadRequestError('Empty webhook body');
       const landings = logIn ? await this.records.landings(organizationId) : undefined;
-      const liveSecret = landings?.live ? await this.deps.integrations.signingSecret(landings.live, provider) : undefined;
-      const testSecret = landings?.test ? await this.deps.integrations.signingSecret(landings.test, provider) : undefined;
+      const liveSecret = landings?.live
+        ? await this.deps.integrations.signingSecret(landings.live, provider)
+        : undefined;
+      const testSecret = landings?.test
+        ? await this.deps.integrations.signingSecret(landings.test, provider)
+        : undefined;
       if (landings && !liveSecret && testSecret) logIn = landings.test;
       if (!landings || (!liveSecret && !testSecret)) {
-        throw new BadRequestError(`No ${provider} signing secret is configured for this organization (PUT /api/integrations/${provider})`);
+        throw new BadRequestError(
+          `No ${provider} signing secret is configured for this organization (PUT /api/integrations/${provider})`,
+        );
       }
       const adapter = adapters[provider];
       let event: VerifiedEvent | undefined;
       let refusal: unknown;
       let verifiedByLive = false;
       let verifiedByTest = false;
-      for (const [secret, mode] of [[liveSecret, 'live'], [testSecret, 'test']] as const) {
+      for (const [secret, mode] of [
+        [liveSecret, 'live'],
+        [testSecret, 'test'],
+      ] as const) {
         if (!secret) continue;
         try {
           event = adapter.verify(rawBody, headers, secret);
@@ -173,7 +216,12 @@ export class WebhookDispatcher {
         }
       }
       if (!event) throw refusal;
-      const mode = landingMode({ urlIsTest: landings.urlIsTest, verifiedByLive, verifiedByTest, flag: eventFlag(provider, event) });
+      const mode = landingMode({
+        urlIsTest: landings.urlIsTest,
+        verifiedByLive,
+        verifiedByTest,
+        flag: eventFlag(provider, event),
+      });
       // A test event lands in the twin even where the twin has no integration of its own (it was signed with the live secret).
       const landedIn = mode === 'live' ? landings.live : landings.test;
       if (!landedIn) throw new BadRequestError('This organization has no test data to record a test event in');
@@ -184,7 +232,12 @@ export class WebhookDispatcher {
     }
   }
 
-  private receipt(provider: WebhookProvider, event: VerifiedEvent, outcome: WebhookOutcome, detail: string | null): WebhookReceipt {
+  private receipt(
+    provider: WebhookProvider,
+    event: VerifiedEvent,
+    outcome: WebhookOutcome,
+    detail: string | null,
+  ): WebhookReceipt {
     return { provider, event_id: event.id, event_type: event.type, outcome, detail };
   }
 
@@ -196,14 +249,26 @@ export class WebhookDispatcher {
     const valid = checked.value;
     switch (valid.kind) {
       case 'payment':
-        return chargeResult(await charges.recordCharge(organizationId, { ...valid.conversion, ...valid.referral, email: valid.email, coupon: valid.coupon }, PROVIDER_CHANNEL));
+        return chargeResult(
+          await charges.recordCharge(
+            organizationId,
+            { ...valid.conversion, ...valid.referral, email: valid.email, coupon: valid.coupon },
+            PROVIDER_CHANNEL,
+          ),
+        );
       case 'cancel':
-        return cancellationResult(valid.customer_id, await charges.recordCancellation(organizationId, valid.customer_id, PROVIDER_CHANNEL));
+        return cancellationResult(
+          valid.customer_id,
+          await charges.recordCancellation(organizationId, valid.customer_id, PROVIDER_CHANNEL),
+        );
       case 'refund': {
         const externalId = await this.records.externalIdFor(organizationId, valid.candidates);
         if (!externalId) return ignored(`No conversion for ${valid.candidates.join(' / ')}`);
         const report = { measure: valid.refund, refundId: valid.refund_id };
-        return refundResult(externalId, await charges.recordRefund(organizationId, externalId, report, PROVIDER_CHANNEL));
+        return refundResult(
+          externalId,
+          await charges.recordRefund(organizationId, externalId, report, PROVIDER_CHANNEL),
+        );
       }
       case 'reference':
         return (await this.records.linkReference(organizationId, valid.reference, valid.external_id))
@@ -232,5 +297,3 @@ export function webhooksRouter(dispatcher: WebhookDispatcher): Router {
   );
   return router;
 }
-
-

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-export const hmacSha256Hex = (key: string | Buffer, content: string | Buffer): string => createHmac('sha256', key).update(content).digest('hex');
+export const hmacSha256Hex = (key: string | Buffer, content: string | Buffer): string =>
+  createHmac('sha256', key).update(content).digest('hex');
 
 /** Constant-time comparison of two hex digests (a malformed or wrong-length one never matches). */
 export function hexDigestEquals(expectedHex: string, presentedHex: string): boolean {

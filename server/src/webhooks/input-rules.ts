@@ -1,10 +1,23 @@
 import { Decimal } from 'decimal.js';
 import type { ZodTypeAny } from 'zod';
-import { CreateConversionBody, CreateCustomerBody, ErrorMessages, Identifier, RefundConversionBody } from '@affiliate-attribution/contract';
+import {
+  CreateConversionBody,
+  CreateCustomerBody,
+  ErrorMessages,
+  Identifier,
+  RefundConversionBody,
+} from '@affiliate-attribution/contract';
 import { findUnstorableText } from '../http/security.js';
 import { isUuid } from '../http/serialize.js';
 import { describeZodError } from '../http/validation-message.js';
-import type { CancelAction, PaymentAction, ReferenceAction, RefundAction, VerifiedEvent, WebhookAction } from './types.js';
+import type {
+  CancelAction,
+  PaymentAction,
+  ReferenceAction,
+  RefundAction,
+  VerifiedEvent,
+  WebhookAction,
+} from './types.js';
 
 /**
  * The API's input rules, applied to what an adapter mapped from a provider event, in one place for
@@ -73,7 +86,13 @@ export function checkEvent(event: VerifiedEvent): Checked<VerifiedEvent> {
 export interface CheckedPayment {
   kind: 'payment';
   /** external_id, amount (the exact decimal string, range-checked), currency, customer_id, occurred_at. */
-  conversion: { external_id: string; amount: string; currency: string; customer_id?: string | undefined; occurred_at?: string | undefined };
+  conversion: {
+    external_id: string;
+    amount: string;
+    currency: string;
+    customer_id?: string | undefined;
+    occurred_at?: string | undefined;
+  };
   referral?: { click_id: string } | { cookie_id: string } | undefined;
   email?: string | undefined;
   coupon?: string | undefined;
@@ -95,14 +114,24 @@ function checkPayment(p: PaymentAction, now: Date): Checked<CheckedPayment> {
   const checked = body<{ currency?: string; customer_id?: string; occurred_at?: string }>(CreateConversionBody, input);
   if (!checked.ok) return checked;
   // An e-mail only decorates a tracked customer: one the API would refuse is dropped, not the sale.
-  const email = p.email !== undefined && field<string>('email', CreateCustomerBody.shape.email, p.email).ok ? p.email : undefined;
+  const email =
+    p.email !== undefined && field<string>('email', CreateCustomerBody.shape.email, p.email).ok ? p.email : undefined;
   // So does a discount code: the weakest attribution input, dropped when the API would refuse it.
-  const coupon = p.coupon !== undefined && field<string>('coupon', CreateConversionBody.shape.coupon, p.coupon).ok ? p.coupon : undefined;
+  const coupon =
+    p.coupon !== undefined && field<string>('coupon', CreateConversionBody.shape.coupon, p.coupon).ok
+      ? p.coupon
+      : undefined;
   return {
     ok: true,
     value: {
       kind: 'payment',
-      conversion: { external_id: p.external_id, amount: p.amount, currency: p.currency, customer_id: checked.value.customer_id, occurred_at: checked.value.occurred_at },
+      conversion: {
+        external_id: p.external_id,
+        amount: p.amount,
+        currency: p.currency,
+        customer_id: checked.value.customer_id,
+        occurred_at: checked.value.occurred_at,
+      },
       referral,
       email,
       coupon,
@@ -115,7 +144,8 @@ function checkRefund(r: RefundAction): Checked<RefundAction> {
   // surrogate would find the conversion of another id).
   const checks = r.candidates.map((c) => field<string>('external_id', CreateConversionBody.shape.external_id, c));
   const candidates = r.candidates.filter((_, i) => checks[i].ok);
-  if (candidates.length === 0) return invalid(checks.map((c) => (c.ok ? '' : c.reason)).find((reason) => reason) ?? 'external_id: Required');
+  if (candidates.length === 0)
+    return invalid(checks.map((c) => (c.ok ? '' : c.reason)).find((reason) => reason) ?? 'external_id: Required');
   if (r.refund_id !== undefined) {
     const id = field<string>('refund_id', RefundConversionBody.shape.refund_id, r.refund_id);
     if (!id.ok) return id;
@@ -126,7 +156,8 @@ function checkRefund(r: RefundAction): Checked<RefundAction> {
   }
   if ('fraction' in r.refund) {
     const fraction = new Decimal(r.refund.fraction);
-    if (fraction.isNegative() || fraction.greaterThan(1)) return invalid('amount: the refunded part must be between none and all of the charge');
+    if (fraction.isNegative() || fraction.greaterThan(1))
+      return invalid('amount: the refunded part must be between none and all of the charge');
   }
   return { ok: true, value: { ...r, candidates } };
 }

@@ -45,7 +45,12 @@ function payment(externalId: string, attributes: Json, meta: Json): WebhookActio
 
 function refund(externalId: string, attributes: Json): WebhookAction[] {
   // refunded_amount is cumulative per order or invoice: reported as the running total.
-  return runningTotalRefund([externalId], minor(attributes.refunded_amount), minor(attributes.total), attributes.status === 'refunded');
+  return runningTotalRefund(
+    [externalId],
+    minor(attributes.refunded_amount),
+    minor(attributes.total),
+    attributes.status === 'refunded',
+  );
 }
 
 export const lemonSqueezyAdapter: ProviderAdapter = {

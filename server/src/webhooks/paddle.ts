@@ -24,7 +24,12 @@ import {
  * Paddle Billing: `Paddle-Signature: ts=<unix>;h1=<hex>[;h1=<hex>]`, HMAC-SHA256 of `${ts}:${rawBody}`
  * keyed with the notification destination's secret. Several h1 appear while a secret rotates.
  */
-export function verifyPaddleSignature(rawBody: Buffer, signatureHeader: string | undefined, secret: string, now: Date): void {
+export function verifyPaddleSignature(
+  rawBody: Buffer,
+  signatureHeader: string | undefined,
+  secret: string,
+  now: Date,
+): void {
   if (!signatureHeader) throw new BadRequestError('Missing Paddle-Signature header');
   let ts: string | undefined;
   const h1: string[] = [];
@@ -34,9 +39,11 @@ export function verifyPaddleSignature(rawBody: Buffer, signatureHeader: string |
     if (key?.trim() === 'ts') ts = value;
     else if (key?.trim() === 'h1' && value) h1.push(value);
   }
-  if (!ts || !/^\d+$/.test(ts) || h1.length === 0) throw new BadRequestError('Invalid Paddle-Signature: expected ts=<unix>;h1=<hex>');
+  if (!ts || !/^\d+$/.test(ts) || h1.length === 0)
+    throw new BadRequestError('Invalid Paddle-Signature: expected ts=<unix>;h1=<hex>');
   const age = Math.floor(now.getTime() / 1000) - Number(ts);
-  if (Math.abs(age) > TIMESTAMP_TOLERANCE_SECONDS) throw new BadRequestError('Invalid Paddle-Signature: timestamp outside the tolerance zone');
+  if (Math.abs(age) > TIMESTAMP_TOLERANCE_SECONDS)
+    throw new BadRequestError('Invalid Paddle-Signature: timestamp outside the tolerance zone');
   const expected = hmacSha256Hex(secret, Buffer.concat([Buffer.from(`${ts}:`), rawBody]));
   if (!h1.some((candidate) => hexDigestEquals(expected, candidate))) {
     throw new BadRequestError('Invalid Paddle-Signature: no signature matches the payload');
@@ -46,7 +53,8 @@ export function verifyPaddleSignature(rawBody: Buffer, signatureHeader: string |
 const major = isoMajor;
 
 /** Paddle writes "0001-01-01T00:00:00Z" for a time not set yet (adjustment.created's updated_at): no time. */
-const paddleDate = (value: unknown): Date | undefined => (typeof value === 'string' && value.startsWith('0001-01-01') ? undefined : dateFrom(value));
+const paddleDate = (value: unknown): Date | undefined =>
+  typeof value === 'string' && value.startsWith('0001-01-01') ? undefined : dateFrom(value);
 
 function transactionCompleted(t: Json): WebhookAction[] {
   const id = str(t.id);

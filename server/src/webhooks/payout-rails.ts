@@ -73,7 +73,8 @@ async function countVerification(deps: RailWebhookDeps, organizationId: string):
     deps.logger?.warn({ err, organizationId }, 'PayPal verification bound unavailable; verification allowed');
     return;
   }
-  if (!decision.allowed) throw new PayPalVerificationsLimited(bound.limit, bound.windowSeconds, decision.retryAfterSeconds);
+  if (!decision.allowed)
+    throw new PayPalVerificationsLimited(bound.limit, bound.windowSeconds, decision.retryAfterSeconds);
 }
 
 /**
@@ -88,11 +89,25 @@ async function countVerification(deps: RailWebhookDeps, organizationId: string):
  * hosts, a current transmission time, an event with its id and type), within the organization's
  * bound on verifications (429 past it), with the token the instance holds for the organization.
  */
-export async function verifyPayPal(deps: RailWebhookDeps, organizationId: string, rawBody: Buffer, headers: IncomingHttpHeaders): Promise<VerifiedRailEvent> {
-  if (!isUuid(organizationId)) throw new BadRequestError('No paypal_payouts integration is configured for this organization (PUT /api/integrations/paypal_payouts)');
+export async function verifyPayPal(
+  deps: RailWebhookDeps,
+  organizationId: string,
+  rawBody: Buffer,
+  headers: IncomingHttpHeaders,
+): Promise<VerifiedRailEvent> {
+  if (!isUuid(organizationId))
+    throw new BadRequestError(
+      'No paypal_payouts integration is configured for this organization (PUT /api/integrations/paypal_payouts)',
+    );
   const paypal = await deps.sender.paypal(organizationId);
-  if (!paypal) throw new BadRequestError('No paypal_payouts integration is configured for this organization (PUT /api/integrations/paypal_payouts)');
-  if (!paypal.webhookId) throw new BadRequestError('The paypal_payouts integration has no webhook_id: store the id PayPal gave this webhook (PUT /api/integrations/paypal_payouts)');
+  if (!paypal)
+    throw new BadRequestError(
+      'No paypal_payouts integration is configured for this organization (PUT /api/integrations/paypal_payouts)',
+    );
+  if (!paypal.webhookId)
+    throw new BadRequestError(
+      'The paypal_payouts integration has no webhook_id: store the id PayPal gave this webhook (PUT /api/integrations/paypal_payouts)',
+    );
   // Everything that needs no call to PayPal first: what cannot be PayPal's costs the merchant nothing.
   const candidate = checkPayPalWebhook({ headers, rawBody, environment: paypal.environment, now: Date.now() });
   await countVerification(deps, organizationId);
@@ -109,18 +124,29 @@ export async function handlePayPal(sender: PayoutSender, organizationId: string,
     const batchId = ((event.resource as Json | undefined)?.batch_header as Json | undefined)?.payout_batch_id;
     if (typeof batchId !== 'string') return ignoredRail('No batch_header.payout_batch_id in the event');
     const done = await sender.settlePayPalBatch(organizationId, batchId);
-    return done.length > 0 ? processedRail(`Payout ${done.join(', ')}`) : ignoredRail(`No payout of batch ${batchId} settled`);
+    return done.length > 0
+      ? processedRail(`Payout ${done.join(', ')}`)
+      : ignoredRail(`No payout of batch ${batchId} settled`);
   }
-  if (typeof event.event_type !== 'string' || !event.event_type.startsWith('PAYMENT.PAYOUTS-ITEM.')) return ignoredRail('Event type not used by the service');
+  if (typeof event.event_type !== 'string' || !event.event_type.startsWith('PAYMENT.PAYOUTS-ITEM.'))
+    return ignoredRail('Event type not used by the service');
   // An item event names its payout by sender_item_id; one that does not is read back from PayPal by its payout_item_id.
   const resource = (event.resource ?? {}) as Json;
-  const state = paypalItemState(resource) ?? (paypal && typeof resource.payout_item_id === 'string' ? paypalItemState(await paypal.client.item(resource.payout_item_id)) : undefined);
+  const state =
+    paypalItemState(resource) ??
+    (paypal && typeof resource.payout_item_id === 'string'
+      ? paypalItemState(await paypal.client.item(resource.payout_item_id))
+      : undefined);
   if (!state || !isUuid(state.payout_id)) return ignoredRail('No payout of this service in the event (sender_item_id)');
   const [payout] = await sender.inFlightOf(organizationId, [state.payout_id]);
   if (!payout || payout.method !== 'paypal') return ignoredRail(`Payout ${state.payout_id} is not in flight by PayPal`);
   const done = await sender.record(organizationId, [state]);
-  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- PayPal's status, a string; shown as received whatever it is
-  return done.length > 0 ? processedRail(`Payout ${done.join(', ')}`) : ignoredRail(`Payout ${state.payout_id} still processing (${String((event.resource as Json | undefined)?.transaction_status ?? 'no status')})`);
+  return done.length > 0
+    ? processedRail(`Payout ${done.join(', ')}`)
+    : ignoredRail(
+        // eslint-disable-next-line @typescript-eslint/no-base-to-string -- PayPal's status, a string; shown as received whatever it is
+        `Payout ${state.payout_id} still processing (${String((event.resource as Json | undefined)?.transaction_status ?? 'no status')})`,
+      );
 }
 
 /**
@@ -129,7 +155,12 @@ export async function handlePayPal(sender: PayoutSender, organizationId: string,
  * body (https://docs.wise.com/api-docs/features/webhooks-notifications/event-handling), verified with
  * the key Wise publishes (WISE_WEBHOOK_PUBLIC_KEY).
  */
-export async function verifyWise(_deps: RailWebhookDeps, _organizationId: string, rawBody: Buffer, headers: IncomingHttpHeaders): Promise<VerifiedRailEvent> {
+export async function verifyWise(
+  _deps: RailWebhookDeps,
+  _organizationId: string,
+  rawBody: Buffer,
+  headers: IncomingHttpHeaders,
+): Promise<VerifiedRailEvent> {
   const key = payoutRailSettings().WISE_WEBHOOK_PUBLIC_KEY;
   if (!key) throw new BadRequestError('WISE_WEBHOOK_PUBLIC_KEY is not set: Wise webhooks cannot be verified');
   const signature = header(headers, 'x-signature-sha256');
@@ -143,22 +174,34 @@ export async function verifyWise(_deps: RailWebhookDeps, _organizationId: string
   if (!valid) throw new BadRequestError('Invalid X-Signature-SHA256: not signed by Wise');
   const event = parseJsonObject(rawBody);
   // The delivery's id (X-Delivery-Id) stands for the event's: a request replayed with it is a duplicate. Wise's outcomes are idempotent anyway (a settled payout is not in flight).
-  return { event, eventId: header(headers, 'x-delivery-id') ?? null, eventType: typeof event.event_type === 'string' ? event.event_type : null };
+  return {
+    event,
+    eventId: header(headers, 'x-delivery-id') ?? null,
+    eventType: typeof event.event_type === 'string' ? event.event_type : null,
+  };
 }
 
 /** A verified Wise state change: the transfer's payout, in flight, settled by the new state. */
 export async function handleWise(sender: PayoutSender, organizationId: string, event: Json): Promise<RailOutcome> {
   const data = (event.data ?? {}) as Json;
   const resource = (data.resource ?? {}) as Json;
-  if (event.event_type !== 'transfers#state-change' || resource.id === undefined) return ignoredRail('Event type not used by the service');
+  if (event.event_type !== 'transfers#state-change' || resource.id === undefined)
+    return ignoredRail('Event type not used by the service');
   if (!isUuid(organizationId)) return ignoredRail('Unknown organization');
   // eslint-disable-next-line @typescript-eslint/no-base-to-string -- Wise's transfer id, a number in every event; as text wherever it is used
   const transferId = String(resource.id);
   const payout = await sender.byReference(organizationId, 'wise', transferId);
-  if (!payout || payout.status !== 'processing') return ignoredRail(`No payout in flight for Wise transfer ${transferId}`);
-  const state = wiseTransferState(payout.id, transferId, typeof data.current_state === 'string' ? data.current_state : undefined);
+  if (!payout || payout.status !== 'processing')
+    return ignoredRail(`No payout in flight for Wise transfer ${transferId}`);
+  const state = wiseTransferState(
+    payout.id,
+    transferId,
+    typeof data.current_state === 'string' ? data.current_state : undefined,
+  );
   const done = await sender.record(organizationId, [state]);
-  return done.length > 0 ? processedRail(`Payout ${done.join(', ')}`) : ignoredRail(`Payout ${payout.id} still processing (${String(data.current_state)})`);
+  return done.length > 0
+    ? processedRail(`Payout ${done.join(', ')}`)
+    : ignoredRail(`Payout ${payout.id} still processing (${String(data.current_state)})`);
 }
 
 /**
@@ -167,18 +210,36 @@ export async function handleWise(sender: PayoutSender, organizationId: string, e
  * of a payout still in flight settles it; `reversed` fails it. A transfer reversed after its payout
  * was paid is not undone here (a paid payout and its commissions stay paid): the detail says so.
  */
-export async function stripeTransferEvent(sender: PayoutSender, organizationId: string, type: string, transfer: Json): Promise<{ changed: boolean; detail: string }> {
+export async function stripeTransferEvent(
+  sender: PayoutSender,
+  organizationId: string,
+  type: string,
+  transfer: Json,
+): Promise<{ changed: boolean; detail: string }> {
   const id = typeof transfer.id === 'string' ? transfer.id : undefined;
-  const payoutId = typeof (transfer.metadata as Json | undefined)?.payout_id === 'string' ? String((transfer.metadata as Json).payout_id) : undefined;
+  const payoutId =
+    typeof (transfer.metadata as Json | undefined)?.payout_id === 'string'
+      ? String((transfer.metadata as Json).payout_id)
+      : undefined;
   if (!id) return { changed: false, detail: 'Transfer without id' };
-  const payout = (await sender.byReference(organizationId, 'stripe', id)) ?? (payoutId && isUuid(payoutId) ? (await sender.inFlightOf(organizationId, [payoutId]))[0] : undefined);
+  const payout =
+    (await sender.byReference(organizationId, 'stripe', id)) ??
+    (payoutId && isUuid(payoutId) ? (await sender.inFlightOf(organizationId, [payoutId]))[0] : undefined);
   if (!payout) return { changed: false, detail: `No payout for Stripe transfer ${id}` };
   if (payout.status === 'paid' && (type === 'transfer.reversed' || transfer.reversed === true)) {
-    return { changed: false, detail: `Payout ${payout.id} was paid before transfer ${id} was reversed: it stays paid; recover the amount with the partner` };
+    return {
+      changed: false,
+      detail: `Payout ${payout.id} was paid before transfer ${id} was reversed: it stays paid; recover the amount with the partner`,
+    };
   }
   if (payout.status !== 'processing') return { changed: false, detail: `Payout ${payout.id} is ${payout.status}` };
-  const done = await sender.record(organizationId, [stripeTransferState(payout.id, type === 'transfer.reversed' ? { ...transfer, reversed: true } : transfer)]);
-  return { changed: done.length > 0, detail: done.length > 0 ? `Payout ${done.join(', ')}` : `Payout ${payout.id} unchanged` };
+  const done = await sender.record(organizationId, [
+    stripeTransferState(payout.id, type === 'transfer.reversed' ? { ...transfer, reversed: true } : transfer),
+  ]);
+  return {
+    changed: done.length > 0,
+    detail: done.length > 0 ? `Payout ${done.join(', ')}` : `Payout ${payout.id} unchanged`,
+  };
 }
 
 interface Rail {
@@ -200,7 +261,14 @@ const RAILS: Record<'paypal' | 'wise', Rail> = {
  * storable id (none, or one the API's input rules refuse) is handled (outcomes are idempotent) but
  * cannot be remembered.
  */
-async function receiveRail(deps: RailWebhookDeps, orm: MikroORM, rail: Rail, organizationId: string, rawBody: Buffer, headers: IncomingHttpHeaders): Promise<RailWebhookReceipt> {
+async function receiveRail(
+  deps: RailWebhookDeps,
+  orm: MikroORM,
+  rail: Rail,
+  organizationId: string,
+  rawBody: Buffer,
+  headers: IncomingHttpHeaders,
+): Promise<RailWebhookReceipt> {
   const { sender } = deps;
   let verified: VerifiedRailEvent;
   try {
@@ -208,17 +276,34 @@ async function receiveRail(deps: RailWebhookDeps, orm: MikroORM, rail: Rail, org
     verified = await rail.verify(deps, organizationId, rawBody, headers);
   } catch (err) {
     // Refused before verification (400), or past the bound on PayPal verifications (429): counted under the reason.
-    if ((err instanceof BadRequestError || err instanceof PayPalVerificationsLimited) && isUuid(organizationId)) await new WebhookLog(orm).rejected(organizationId, rail.provider, err.message);
+    if ((err instanceof BadRequestError || err instanceof PayPalVerificationsLimited) && isUuid(organizationId))
+      await new WebhookLog(orm).rejected(organizationId, rail.provider, err.message);
     throw err;
   }
   const { event, eventId, eventType } = verified;
-  const receipt = (outcome: RailWebhookReceipt['outcome'], detail: string): RailWebhookReceipt => ({ provider: rail.provider, event_id: eventId, event_type: eventType, outcome, detail });
+  const receipt = (outcome: RailWebhookReceipt['outcome'], detail: string): RailWebhookReceipt => ({
+    provider: rail.provider,
+    event_id: eventId,
+    event_type: eventType,
+    outcome,
+    detail,
+  });
   const records = new WebhookRecords(orm);
-  const storable = eventId !== null && eventType !== null && checkEvent({ id: eventId, type: eventType, payload: event }).ok;
+  const storable =
+    eventId !== null && eventType !== null && checkEvent({ id: eventId, type: eventType, payload: event }).ok;
   const known = storable && isUuid(organizationId) && (await records.landings(organizationId)) !== undefined;
-  if (known && (await records.handled(organizationId, rail.provider, eventId))) return receipt('duplicate', 'Event already handled; nothing changed');
+  if (known && (await records.handled(organizationId, rail.provider, eventId)))
+    return receipt('duplicate', 'Event already handled; nothing changed');
   const result = await rail.handle(sender, organizationId, event);
-  if (known) await records.remember({ organizationId, provider: rail.provider, eventId: eventId, eventType: eventType, outcome: result.outcome, detail: result.detail });
+  if (known)
+    await records.remember({
+      organizationId,
+      provider: rail.provider,
+      eventId: eventId,
+      eventType: eventType,
+      outcome: result.outcome,
+      detail: result.detail,
+    });
   return receipt(result.outcome, result.detail);
 }
 

@@ -17,7 +17,13 @@ import { TIMESTAMP_TOLERANCE_SECONDS, type Json } from './types.js';
  * date-time (<= 100), each taken from the PAYPAL-* header of the same name.
  */
 
-export const PAYPAL_HEADERS = ['paypal-transmission-id', 'paypal-transmission-time', 'paypal-transmission-sig', 'paypal-cert-url', 'paypal-auth-algo'] as const;
+export const PAYPAL_HEADERS = [
+  'paypal-transmission-id',
+  'paypal-transmission-time',
+  'paypal-transmission-sig',
+  'paypal-cert-url',
+  'paypal-auth-algo',
+] as const;
 
 /**
  * Where PayPal serves the certificates its webhooks are signed with, per environment: the API hosts
@@ -60,9 +66,15 @@ const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 const EVENT_ID = /^[A-Za-z0-9_-]{1,100}$/;
 const EVENT_TYPE = /^[A-Za-z0-9._-]{1,100}$/;
 
-export function checkPayPalWebhook(input: { headers: IncomingHttpHeaders; rawBody: Buffer; environment: 'sandbox' | 'live'; now: number }): PayPalWebhookCandidate {
+export function checkPayPalWebhook(input: {
+  headers: IncomingHttpHeaders;
+  rawBody: Buffer;
+  environment: 'sandbox' | 'live';
+  now: number;
+}): PayPalWebhookCandidate {
   const missing = PAYPAL_HEADERS.filter((name) => !header(input.headers, name));
-  if (missing.length > 0) throw new BadRequestError(`Missing PayPal webhook header(s): ${missing.map((n) => n.toUpperCase()).join(', ')}`);
+  if (missing.length > 0)
+    throw new BadRequestError(`Missing PayPal webhook header(s): ${missing.map((n) => n.toUpperCase()).join(', ')}`);
   const transmission: PayPalTransmission = {
     auth_algo: header(input.headers, 'paypal-auth-algo')!,
     cert_url: header(input.headers, 'paypal-cert-url')!,
@@ -72,10 +84,14 @@ export function checkPayPalWebhook(input: { headers: IncomingHttpHeaders; rawBod
   };
 
   if (!/^[A-Za-z0-9]{1,100}$/.test(transmission.auth_algo)) {
-    throw new BadRequestError('Malformed PAYPAL-AUTH-ALGO: expected letters and digits, up to 100 (PayPal sends SHA256withRSA)');
+    throw new BadRequestError(
+      'Malformed PAYPAL-AUTH-ALGO: expected letters and digits, up to 100 (PayPal sends SHA256withRSA)',
+    );
   }
   if (transmission.transmission_id.length > 50 || !/^(?!\d+$)\w+\S+$/.test(transmission.transmission_id)) {
-    throw new BadRequestError("Malformed PAYPAL-TRANSMISSION-ID: expected PayPal's transmission id (up to 50 characters, no spaces)");
+    throw new BadRequestError(
+      "Malformed PAYPAL-TRANSMISSION-ID: expected PayPal's transmission id (up to 50 characters, no spaces)",
+    );
   }
   // PayPal's signature is an RSA signature in padded base64.
   const sig = transmission.transmission_sig;
@@ -84,20 +100,33 @@ export function checkPayPalWebhook(input: { headers: IncomingHttpHeaders; rawBod
   }
   const sentAt = RFC3339.test(transmission.transmission_time) ? Date.parse(transmission.transmission_time) : Number.NaN;
   if (!Number.isFinite(sentAt)) {
-    throw new BadRequestError('Malformed PAYPAL-TRANSMISSION-TIME: expected an Internet date-time (RFC 3339, e.g. 2026-01-31T12:00:00Z)');
+    throw new BadRequestError(
+      'Malformed PAYPAL-TRANSMISSION-TIME: expected an Internet date-time (RFC 3339, e.g. 2026-01-31T12:00:00Z)',
+    );
   }
   if (!isPayPalCertUrl(transmission.cert_url, input.environment)) {
     const where = PAYPAL_CERT_HOSTS[input.environment].map((host) => `https://${host}${PAYPAL_CERT_PATH}`).join(' or ');
-    throw new BadRequestError(`Invalid PAYPAL-CERT-URL: not a certificate of PayPal's ${input.environment} environment (${where}…)`);
+    throw new BadRequestError(
+      `Invalid PAYPAL-CERT-URL: not a certificate of PayPal's ${input.environment} environment (${where}…)`,
+    );
   }
   if (Math.abs(input.now - sentAt) > TRANSMISSION_WINDOW_SECONDS * 1000) {
-    throw new BadRequestError(`PAYPAL-TRANSMISSION-TIME is more than ${TRANSMISSION_WINDOW_SECONDS} s away from now: not a current PayPal transmission`);
+    throw new BadRequestError(
+      `PAYPAL-TRANSMISSION-TIME is more than ${TRANSMISSION_WINDOW_SECONDS} s away from now: not a current PayPal transmission`,
+    );
   }
 
   const event = parseJsonObject(input.rawBody);
   // Every PayPal event has both (https://developer.paypal.com/api/rest/webhooks/event-names/); they are also what remembers it.
-  if (typeof event.id !== 'string' || !EVENT_ID.test(event.id) || typeof event.event_type !== 'string' || !EVENT_TYPE.test(event.event_type)) {
-    throw new BadRequestError('Malformed PayPal event: expected its id and event_type (strings of letters, digits, ".", "_" or "-", up to 100)');
+  if (
+    typeof event.id !== 'string' ||
+    !EVENT_ID.test(event.id) ||
+    typeof event.event_type !== 'string' ||
+    !EVENT_TYPE.test(event.event_type)
+  ) {
+    throw new BadRequestError(
+      'Malformed PayPal event: expected its id and event_type (strings of letters, digits, ".", "_" or "-", up to 100)',
+    );
   }
   return { transmission, event, eventId: event.id, eventType: event.event_type };
 }

@@ -30,7 +30,8 @@ function orderPaid(order: Json): WebhookAction[] {
   const id = str(order.id);
   const currency = currencyCode(order.currency);
   // net_amount: after discounts, before tax. Older payloads only had amount + tax_amount.
-  const net = minor(order.net_amount) ?? (minor(order.total_amount) ?? minor(order.amount))?.minus(minor(order.tax_amount) ?? 0);
+  const net =
+    minor(order.net_amount) ?? (minor(order.total_amount) ?? minor(order.amount))?.minus(minor(order.tax_amount) ?? 0);
   if (!id || !currency || !net) return [];
   const customer = obj(order.customer);
   return [
@@ -62,7 +63,8 @@ export const polarAdapter: ProviderAdapter = {
     const id = header(headers, 'webhook-id');
     const timestamp = header(headers, 'webhook-timestamp');
     const signature = header(headers, 'webhook-signature');
-    if (!id || !timestamp || !signature) throw new BadRequestError('Missing webhook-id, webhook-timestamp or webhook-signature header');
+    if (!id || !timestamp || !signature)
+      throw new BadRequestError('Missing webhook-id, webhook-timestamp or webhook-signature header');
     let event: unknown;
     try {
       event = polarWebhook(secret).verify(rawBody.toString('utf8'), {

@@ -22,11 +22,30 @@ import {
 } from './types.js';
 
 /** Stripe's own lists (docs.stripe.com/currencies): amounts are in these units, whatever ISO says. */
-const ZERO_DECIMAL = new Set(['BIF', 'CLP', 'DJF', 'GNF', 'JPY', 'KMF', 'KRW', 'MGA', 'PYG', 'RWF', 'UGX', 'VND', 'VUV', 'XAF', 'XOF', 'XPF']);
+const ZERO_DECIMAL = new Set([
+  'BIF',
+  'CLP',
+  'DJF',
+  'GNF',
+  'JPY',
+  'KMF',
+  'KRW',
+  'MGA',
+  'PYG',
+  'RWF',
+  'UGX',
+  'VND',
+  'VUV',
+  'XAF',
+  'XOF',
+  'XPF',
+]);
 const THREE_DECIMAL = new Set(['BHD', 'JOD', 'KWD', 'OMR', 'TND']);
-export const stripeExponent = (currency: string): number => (ZERO_DECIMAL.has(currency) ? 0 : THREE_DECIMAL.has(currency) ? 3 : 2);
+export const stripeExponent = (currency: string): number =>
+  ZERO_DECIMAL.has(currency) ? 0 : THREE_DECIMAL.has(currency) ? 3 : 2;
 
-const major = (amountMinor: Decimal, currency: string) => toMajor(Decimal.max(amountMinor, 0), stripeExponent(currency));
+const major = (amountMinor: Decimal, currency: string) =>
+  toMajor(Decimal.max(amountMinor, 0), stripeExponent(currency));
 
 function invoiceTax(invoice: Json): Decimal {
   // total_excluding_tax (every API version since 2022) excludes inclusive and exclusive taxes alike.
@@ -35,7 +54,8 @@ function invoiceTax(invoice: Json): Decimal {
   if (total && excludingTax) return Decimal.max(total.minus(excludingTax), 0);
   // Otherwise: newer API versions list taxes in total_taxes; older ones had a single `tax`.
   const totalTaxes = invoice.total_taxes;
-  if (Array.isArray(totalTaxes)) return totalTaxes.reduce<Decimal>((sum, t) => sum.plus(minor(obj(t)?.amount) ?? 0), new Decimal(0));
+  if (Array.isArray(totalTaxes))
+    return totalTaxes.reduce<Decimal>((sum, t) => sum.plus(minor(obj(t)?.amount) ?? 0), new Decimal(0));
   return minor(invoice.tax) ?? new Decimal(0);
 }
 
@@ -55,7 +75,9 @@ function sessionCharge(session: Json): { net: Decimal; currency: string } | unde
   const sourceTotal = minor(conversion?.amount_total);
   const sourceCurrency = currencyCode(conversion?.source_currency);
   if (sourceTotal && sourceCurrency) {
-    const net = presented.isZero() ? new Decimal(0) : sourceTotal.times(presented.minus(tax)).dividedBy(presented).toDecimalPlaces(0, Decimal.ROUND_HALF_UP);
+    const net = presented.isZero()
+      ? new Decimal(0)
+      : sourceTotal.times(presented.minus(tax)).dividedBy(presented).toDecimalPlaces(0, Decimal.ROUND_HALF_UP);
     return { net, currency: sourceCurrency };
   }
   return { net: netOfTax(presented, presented, tax), currency: presentedCurrency };
@@ -92,7 +114,16 @@ function checkoutCompleted(session: Json, type: string): WebhookAction[] {
     if (!externalId) {
       // No invoice on the session: invoice.paid carries the charge; here only the referral is tied to the customer.
       return referral && customerId
-        ? [{ kind: 'payment', external_id: `stripe:checkout:${str(session.id)}`, amount: '0', currency, customer_id: customerId, referral }]
+        ? [
+            {
+              kind: 'payment',
+              external_id: `stripe:checkout:${str(session.id)}`,
+              amount: '0',
+              currency,
+              customer_id: customerId,
+              referral,
+            },
+          ]
         : [];
     }
   } else if (session.mode === 'payment') {
@@ -102,7 +133,8 @@ function checkoutCompleted(session: Json, type: string): WebhookAction[] {
     const paymentIntent = idOf(session.payment_intent);
     const invoiceId = idOf(session.invoice);
     externalId = invoiceId ?? paymentIntent ?? str(session.id);
-    if (invoiceId && paymentIntent) references.push({ kind: 'reference', reference: paymentIntent, external_id: invoiceId });
+    if (invoiceId && paymentIntent)
+      references.push({ kind: 'reference', reference: paymentIntent, external_id: invoiceId });
   } else {
     return [];
   }
@@ -166,7 +198,9 @@ function invoicePaymentPaid(invoicePayment: Json): WebhookAction[] {
 function chargeRefunded(charge: Json): WebhookAction[] {
   const chargeId = str(charge.id);
   if (!chargeId) return [];
-  const candidates = [idOf(charge.invoice), idOf(charge.payment_intent), chargeId].filter((c): c is string => c !== undefined);
+  const candidates = [idOf(charge.invoice), idOf(charge.payment_intent), chargeId].filter(
+    (c): c is string => c !== undefined,
+  );
   // A partly captured charge refunds out of what was captured.
   const captured = minor(charge.amount_captured);
   const amount = captured && captured.greaterThan(0) ? captured : minor(charge.amount);
@@ -182,7 +216,14 @@ export const stripeAdapter: ProviderAdapter = {
     let event: unknown;
     try {
       // receivedAt is in milliseconds (stripe-node divides it by 1000).
-      event = Stripe.webhooks.constructEvent(rawBody, signature, secret, TIMESTAMP_TOLERANCE_SECONDS, undefined, now.getTime());
+      event = Stripe.webhooks.constructEvent(
+        rawBody,
+        signature,
+        secret,
+        TIMESTAMP_TOLERANCE_SECONDS,
+        undefined,
+        now.getTime(),
+      );
     } catch (err) {
       throw new BadRequestError(`Invalid Stripe-Signature: ${(err as Error).message}`);
     }
@@ -219,5 +260,3 @@ export const stripeAdapter: ProviderAdapter = {
     }
   },
 };
-
-

@@ -157,7 +157,8 @@ export function toMajor(amountMinor: Decimal, exponent: number): string {
  * Minor units (never below 0) to major units by the currency's ISO 4217 exponent, the service's one
  * table of minor units (attribution/money.ts): how Paddle, Lemon Squeezy, Polar and Chargebee count.
  */
-export const isoMajor = (amountMinor: Decimal, currency: string): string => toMajor(Decimal.max(amountMinor, 0), minorUnitDigits(currency));
+export const isoMajor = (amountMinor: Decimal, currency: string): string =>
+  toMajor(Decimal.max(amountMinor, 0), minorUnitDigits(currency));
 
 /** The currency as the provider wrote it, upper case; whether it is an ISO 4217 code is judged by input-rules.ts. */
 export const currencyCode = (value: unknown): string | undefined => str(value)?.toUpperCase();
@@ -186,12 +187,19 @@ export function fractionOf(refunded: Decimal | undefined, charged: Decimal | und
  * of what was charged (both in the provider's minor units, tax included or not alike); nothing when
  * its size cannot be known.
  */
-export function runningTotalRefund(candidates: string[], refunded: Decimal | undefined, charged: Decimal | undefined, fullyRefunded: boolean): RefundAction[] {
-  const full = fullyRefunded || (refunded !== undefined && charged !== undefined && refunded.greaterThanOrEqualTo(charged));
+export function runningTotalRefund(
+  candidates: string[],
+  refunded: Decimal | undefined,
+  charged: Decimal | undefined,
+  fullyRefunded: boolean,
+): RefundAction[] {
+  const full =
+    fullyRefunded || (refunded !== undefined && charged !== undefined && refunded.greaterThanOrEqualTo(charged));
   const fraction = fractionOf(refunded, charged);
   if (full) return [{ kind: 'refund', candidates, refund: { full: true } }];
   return fraction === undefined ? [] : [{ kind: 'refund', candidates, refund: { fraction } }];
 }
 
 /** A subscription cancelled for this customer; nothing when the event names none. */
-export const cancelOf = (customerId: string | undefined): CancelAction[] => (customerId ? [{ kind: 'cancel', customer_id: customerId }] : []);
+export const cancelOf = (customerId: string | undefined): CancelAction[] =>
+  customerId ? [{ kind: 'cancel', customer_id: customerId }] : [];

@@ -25,7 +25,11 @@ function merge(events: Entry[], rejections: Entry[]): Entry[] {
   let i = 0;
   let j = 0;
   while (i < events.length || j < rejections.length) {
-    if (j >= rejections.length || (i < events.length && events[i].position.at.getTime() >= rejections[j].position.at.getTime())) merged.push(events[i++]);
+    if (
+      j >= rejections.length ||
+      (i < events.length && events[i].position.at.getTime() >= rejections[j].position.at.getTime())
+    )
+      merged.push(events[i++]);
     else merged.push(rejections[j++]);
   }
   return merged;
@@ -70,14 +74,24 @@ export class WebhookLog {
   }
 
   /** A request refused before its body was verified: counted under its reason, nothing else kept. */
-  async rejected(organizationId: string, provider: LoggedWebhookProvider, reason: string, at = new Date()): Promise<void> {
+  async rejected(
+    organizationId: string,
+    provider: LoggedWebhookProvider,
+    reason: string,
+    at = new Date(),
+  ): Promise<void> {
     const kept = reason.length > REASON_MAX ? `${reason.slice(0, REASON_MAX - 1)}…` : reason;
     await this.records.rememberRejection(organizationId, provider, kept, at);
   }
 
   async list(
     organizationId: string,
-    query: { provider?: LoggedWebhookProvider | undefined; outcome?: ReceivedWebhookOutcome | undefined; cursor?: string | undefined; limit?: number | undefined },
+    query: {
+      provider?: LoggedWebhookProvider | undefined;
+      outcome?: ReceivedWebhookOutcome | undefined;
+      cursor?: string | undefined;
+      limit?: number | undefined;
+    },
   ): Promise<{ webhook_events: ReceivedWebhookEvent[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
     const before = decodePosition(query.cursor);
@@ -85,7 +99,12 @@ export class WebhookLog {
     const rejections: Entry[] = [];
     if (query.outcome !== 'rejected') {
       const outcome = query.outcome;
-      for (const row of await this.records.eventsBefore(organizationId, { provider: query.provider, outcome }, before, limit)) {
+      for (const row of await this.records.eventsBefore(
+        organizationId,
+        { provider: query.provider, outcome },
+        before,
+        limit,
+      )) {
         events.push({
           position: { at: row.received_at, kind: 'event', provider: row.provider, key: row.event_id },
           event: {
@@ -120,6 +139,9 @@ export class WebhookLog {
     }
     const entries = merge(events, rejections);
     const page = entries.slice(0, limit);
-    return { webhook_events: page.map((e) => e.event), next_cursor: entries.length > limit ? encodePosition(page[page.length - 1].position) : null };
+    return {
+      webhook_events: page.map((e) => e.event),
+      next_cursor: entries.length > limit ? encodePosition(page[page.length - 1].position) : null,
+    };
   }
 }

@@ -32,7 +32,9 @@ export class WebhookRecords {
    * (organizations.live_organization_id). The URL carries the live id, or the twin's (then there is
    * no live side: `live` is undefined). Undefined when the id names no organization.
    */
-  async landings(urlOrganizationId: string): Promise<{ live: string | undefined; test: string | undefined; urlIsTest: boolean } | undefined> {
+  async landings(
+    urlOrganizationId: string,
+  ): Promise<{ live: string | undefined; test: string | undefined; urlIsTest: boolean } | undefined> {
     const rows = await kyselyOf(this.orm)
       .selectFrom('organizations')
       .select(['id', 'live_organization_id'])
@@ -58,7 +60,14 @@ export class WebhookRecords {
   }
 
   /** Remembers a handled event; a concurrent delivery of the same event that got here first wins. */
-  async remember(event: { organizationId: string; provider: LoggedWebhookProvider; eventId: string; eventType: string; outcome: WebhookOutcome; detail: string }): Promise<void> {
+  async remember(event: {
+    organizationId: string;
+    provider: LoggedWebhookProvider;
+    eventId: string;
+    eventType: string;
+    outcome: WebhookOutcome;
+    detail: string;
+  }): Promise<void> {
     await kyselyOf(this.orm)
       .insertInto('webhook_events')
       .values({
@@ -78,7 +87,12 @@ export class WebhookRecords {
    * Counts a request refused before verification under its reason. Only for an organization that
    * exists (the id in the URL is anyone's to write); nothing of the request itself is stored.
    */
-  async rememberRejection(organizationId: string, provider: LoggedWebhookProvider, reason: string, at: Date): Promise<void> {
+  async rememberRejection(
+    organizationId: string,
+    provider: LoggedWebhookProvider,
+    reason: string,
+    at: Date,
+  ): Promise<void> {
     const db = kyselyOf(this.orm);
     await db
       .insertInto('webhook_rejections')
@@ -86,7 +100,14 @@ export class WebhookRecords {
       .expression(
         db
           .selectFrom('organizations')
-          .select([sql<string>`${organizationId}::uuid`.as('organization_id'), sql<string>`${provider}`.as('provider'), sql<string>`${reason}`.as('reason'), sql<bigint>`1`.as('requests'), sql<Date>`${at}::timestamptz`.as('first_received_at'), sql<Date>`${at}::timestamptz`.as('last_received_at')])
+          .select([
+            sql<string>`${organizationId}::uuid`.as('organization_id'),
+            sql<string>`${provider}`.as('provider'),
+            sql<string>`${reason}`.as('reason'),
+            sql<bigint>`1`.as('requests'),
+            sql<Date>`${at}::timestamptz`.as('first_received_at'),
+            sql<Date>`${at}::timestamptz`.as('last_received_at'),
+          ])
           .where('id', '=', organizationId),
       )
       .onConflict((conflict) =>
@@ -114,15 +135,27 @@ export class WebhookRecords {
         // At the cursor's instant events come before rejections: after a rejection, only older events.
         query =
           before.kind === 'event'
-            ? query.where(sql<boolean>`(received_at, provider, event_id) < (${before.at}, ${before.provider}, ${before.key})`)
+            ? query.where(
+                sql<boolean>`(received_at, provider, event_id) < (${before.at}, ${before.provider}, ${before.key})`,
+              )
             : query.where('received_at', '<', before.at);
       }
-      return query.orderBy('received_at', 'desc').orderBy('provider', 'desc').orderBy('event_id', 'desc').limit(limit + 1).execute();
+      return query
+        .orderBy('received_at', 'desc')
+        .orderBy('provider', 'desc')
+        .orderBy('event_id', 'desc')
+        .limit(limit + 1)
+        .execute();
     });
   }
 
   /** The rejections after a position of the log (newest first), one more than the page. */
-  async rejectionsBefore(organizationId: string, provider: LoggedWebhookProvider | undefined, before: LogPosition | undefined, limit: number) {
+  async rejectionsBefore(
+    organizationId: string,
+    provider: LoggedWebhookProvider | undefined,
+    before: LogPosition | undefined,
+    limit: number,
+  ) {
     return readFromReplica(this.orm, 'GET /api/integrations/events', (source) => {
       let query = kyselyOf(source)
         .selectFrom('webhook_rejections')
@@ -132,10 +165,17 @@ export class WebhookRecords {
       if (before) {
         query =
           before.kind === 'rejection'
-            ? query.where(sql<boolean>`(last_received_at, provider, reason) < (${before.at}, ${before.provider}, ${before.key})`)
+            ? query.where(
+                sql<boolean>`(last_received_at, provider, reason) < (${before.at}, ${before.provider}, ${before.key})`,
+              )
             : query.where('last_received_at', '<=', before.at);
       }
-      return query.orderBy('last_received_at', 'desc').orderBy('provider', 'desc').orderBy('reason', 'desc').limit(limit + 1).execute();
+      return query
+        .orderBy('last_received_at', 'desc')
+        .orderBy('provider', 'desc')
+        .orderBy('reason', 'desc')
+        .limit(limit + 1)
+        .execute();
     });
   }
 

@@ -48,7 +48,9 @@ export class Receiver {
           res.on('close', () => this.hanging.delete(release));
           return;
         }
-        res.writeHead(answer, { 'content-type': 'text/plain' }).end(this.responseBody ?? (verified === true ? `ok ${answer}` : `rejected: ${verified}`));
+        res
+          .writeHead(answer, { 'content-type': 'text/plain' })
+          .end(this.responseBody ?? (verified === true ? `ok ${answer}` : `rejected: ${verified}`));
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -67,7 +69,11 @@ export class Receiver {
   }
 }
 
-export async function until<T>(probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number, what: string): Promise<T> {
+export async function until<T>(
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

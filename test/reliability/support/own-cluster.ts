@@ -32,7 +32,8 @@ export const AWKWARD_PASSWORD = `p@ss:w/rd%25?#&=+ "q" 'q' \\ ü€😀`;
 export function ownClusterUnavailable(): string | undefined {
   try {
     const bindir = execFileSync('pg_config', ['--bindir'], { encoding: 'utf8' }).trim();
-    for (const binary of ['initdb', 'pg_ctl', 'psql']) if (!existsSync(join(bindir, binary))) return `no ${binary} in ${bindir}`;
+    for (const binary of ['initdb', 'pg_ctl', 'psql'])
+      if (!existsSync(join(bindir, binary))) return `no ${binary} in ${bindir}`;
     execFileSync('id', ['postgres'], { stdio: 'ignore' });
     if (process.getuid?.() !== 0) return 'building a cluster runs its binaries as the postgres user: needs root';
     return undefined;
@@ -46,7 +47,9 @@ export function urlWithPassword(port: number, password: string, database = 'post
   return `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
 }
 
-export async function startOwnCluster(options: { password?: string; maxConnections?: number } = {}): Promise<OwnCluster> {
+export async function startOwnCluster(
+  options: { password?: string; maxConnections?: number } = {},
+): Promise<OwnCluster> {
   const password = options.password ?? AWKWARD_PASSWORD;
   const bindir = execFileSync('pg_config', ['--bindir'], { encoding: 'utf8' }).trim();
   const root = mkdtempSync(join(tmpdir(), 'aa-cluster-'));
@@ -54,7 +57,11 @@ export async function startOwnCluster(options: { password?: string; maxConnectio
   const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
   chownSync(root, uid, gid);
   const asPostgres = (binary: string, args: string[], input?: string) =>
-    execFileSync('runuser', ['-u', 'postgres', '--', join(bindir, binary), ...args], { cwd: root, stdio: 'pipe', input });
+    execFileSync('runuser', ['-u', 'postgres', '--', join(bindir, binary), ...args], {
+      cwd: root,
+      stdio: 'pipe',
+      input,
+    });
   const data = join(root, 'data');
   const logFile = join(root, 'postgres.log');
   const port = await freePort();
@@ -71,12 +78,40 @@ export async function startOwnCluster(options: { password?: string; maxConnectio
   };
   try {
     // TCP asks for the password; the Unix socket (in the temp dir, reachable by root and postgres only) does not.
-    asPostgres('initdb', ['-D', data, '-U', 'postgres', '--auth-local=trust', '--auth-host=scram-sha-256', '-E', 'UTF8']);
+    asPostgres('initdb', [
+      '-D',
+      data,
+      '-U',
+      'postgres',
+      '--auth-local=trust',
+      '--auth-host=scram-sha-256',
+      '-E',
+      'UTF8',
+    ]);
     const settings = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=${options.maxConnections ?? 100}`;
     asPostgres('pg_ctl', ['-D', data, '-o', settings, '-l', logFile, '-w', 'start']);
     started = true;
     // psql's :'name' quotes the variable as a literal, whatever it contains (only from a script, not -c).
-    asPostgres('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-v', `password=${password}`, '-h', root, '-p', String(port), '-U', 'postgres', '-d', 'postgres'], "alter role postgres password :'password';\n");
+    asPostgres(
+      'psql',
+      [
+        '-X',
+        '-q',
+        '-v',
+        'ON_ERROR_STOP=1',
+        '-v',
+        `password=${password}`,
+        '-h',
+        root,
+        '-p',
+        String(port),
+        '-U',
+        'postgres',
+        '-d',
+        'postgres',
+      ],
+      "alter role postgres password :'password';\n",
+    );
   } catch (err) {
     stop();
     throw err;

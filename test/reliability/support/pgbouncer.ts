@@ -14,7 +14,8 @@ export const PGBOUNCER_PATH = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find
  * they skip themselves; under CI=true they never do: a missing binary fails the run (see the
  * `it.runIf(process.env.CI)` check in pgbouncer.test.ts).
  */
-export const describeWithPgBouncer = (process.env.DATABASE_URL || process.env.CI) && (PGBOUNCER_PATH || process.env.CI) ? describe : describe.skip;
+export const describeWithPgBouncer =
+  (process.env.DATABASE_URL || process.env.CI) && (PGBOUNCER_PATH || process.env.CI) ? describe : describe.skip;
 
 /** A TCP port nobody listens on right now (the kernel's pick); the caller binds it at once. */
 export async function freePort(): Promise<number> {
@@ -99,7 +100,9 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
     );
     const asRoot = process.getuid?.() === 0;
     if (asRoot) spawnSync('chmod', ['-R', 'a+rX', dir]);
-    const child: ChildProcess = spawn(PGBOUNCER_PATH, asRoot ? ['-u', 'postgres', ini] : [ini], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child: ChildProcess = spawn(PGBOUNCER_PATH, asRoot ? ['-u', 'postgres', ini] : [ini], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const log: string[] = [];
     const collect = (chunk: Buffer) => log.push(...chunk.toString().split('\n').filter(Boolean));
     child.stdout!.on('data', collect);

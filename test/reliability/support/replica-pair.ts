@@ -19,7 +19,8 @@ export interface ReplicaPair {
 export function replicaPairUnavailable(): string | undefined {
   try {
     const bindir = execFileSync('pg_config', ['--bindir'], { encoding: 'utf8' }).trim();
-    if (!existsSync(join(bindir, 'initdb')) || !existsSync(join(bindir, 'pg_basebackup'))) return `no initdb / pg_basebackup in ${bindir}`;
+    if (!existsSync(join(bindir, 'initdb')) || !existsSync(join(bindir, 'pg_basebackup')))
+      return `no initdb / pg_basebackup in ${bindir}`;
     execFileSync('id', ['postgres'], { stdio: 'ignore' });
     if (process.getuid?.() !== 0) return 'building clusters runs their binaries as the postgres user: needs root';
     return undefined;
@@ -45,11 +46,13 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
   const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
   const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
   chownSync(root, uid, gid);
-  const asPostgres = (binary: string, args: string[]) => execFileSync('runuser', ['-u', 'postgres', '--', join(bindir, binary), ...args], { cwd: root, stdio: 'pipe' });
+  const asPostgres = (binary: string, args: string[]) =>
+    execFileSync('runuser', ['-u', 'postgres', '--', join(bindir, binary), ...args], { cwd: root, stdio: 'pipe' });
   const [primaryPort, replicaPort] = [await freePort(), await freePort()];
   const primary = join(root, 'primary');
   const replica = join(root, 'replica');
-  const options = (port: number) => `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c autovacuum=off -c fsync=off -c max_connections=60`;
+  const options = (port: number) =>
+    `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c autovacuum=off -c fsync=off -c max_connections=60`;
   const started: string[] = [];
   const stop = () => {
     for (const dir of started.reverse()) {
@@ -63,10 +66,40 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
   };
   try {
     asPostgres('initdb', ['-D', primary, '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
-    asPostgres('pg_ctl', ['-D', primary, '-o', `${options(primaryPort)} -c wal_level=replica -c max_wal_senders=4`, '-l', join(root, 'primary.log'), '-w', 'start']);
+    asPostgres('pg_ctl', [
+      '-D',
+      primary,
+      '-o',
+      `${options(primaryPort)} -c wal_level=replica -c max_wal_senders=4`,
+      '-l',
+      join(root, 'primary.log'),
+      '-w',
+      'start',
+    ]);
     started.push(primary);
-    asPostgres('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres', '-D', replica, '-R', '-X', 'stream']);
-    asPostgres('pg_ctl', ['-D', replica, '-o', `${options(replicaPort)} -c hot_standby=on`, '-l', join(root, 'replica.log'), '-w', 'start']);
+    asPostgres('pg_basebackup', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(primaryPort),
+      '-U',
+      'postgres',
+      '-D',
+      replica,
+      '-R',
+      '-X',
+      'stream',
+    ]);
+    asPostgres('pg_ctl', [
+      '-D',
+      replica,
+      '-o',
+      `${options(replicaPort)} -c hot_standby=on`,
+      '-l',
+      join(root, 'replica.log'),
+      '-w',
+      'start',
+    ]);
     started.push(replica);
   } catch (err) {
     stop();

@@ -31,7 +31,11 @@ export interface ServiceProcess {
  * Starts `node --import tsx server/src/main.ts` (or node with `args`: a built bundle) on
  * `databaseUrl` and waits until it listens.
  */
-export async function startService(databaseUrl: string, env: Record<string, string> = {}, args: string[] = ['--import', 'tsx', 'server/src/main.ts']): Promise<ServiceProcess> {
+export async function startService(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  args: string[] = ['--import', 'tsx', 'server/src/main.ts'],
+): Promise<ServiceProcess> {
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {
@@ -51,7 +55,10 @@ export async function startService(databaseUrl: string, env: Record<string, stri
   });
   const logs: Record<string, unknown>[] = [];
   const stderr: string[] = [];
-  const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+  const exited = once(child, 'exit').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+  }));
   let resolvePort!: (port: number) => void;
   const portKnown = new Promise<number>((resolve) => (resolvePort = resolve));
   // Both pipes are drained for the life of the process: a full pipe would block the service.
@@ -68,9 +75,16 @@ export async function startService(databaseUrl: string, env: Record<string, stri
   const port = await Promise.race([
     portKnown,
     exited.then((e) => {
-      throw new Error(`service exited before listening (${JSON.stringify(e)}): ${stderr.join('\n')} ${logs.slice(-3).map((l) => JSON.stringify(l)).join('\n')}`);
+      throw new Error(
+        `service exited before listening (${JSON.stringify(e)}): ${stderr.join('\n')} ${logs
+          .slice(-3)
+          .map((l) => JSON.stringify(l))
+          .join('\n')}`,
+      );
     }),
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error('service did not start within 60 s')), 60_000).unref()),
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error('service did not start within 60 s')), 60_000).unref(),
+    ),
   ]).catch((err: unknown) => {
     // A service that never listened is no test's to stop: killed here, or it would outlive the
     // run, retrying its dropped database and loading the machine.
@@ -120,7 +134,10 @@ export async function call(
 
 /** An organization with a program and an affiliate, created through the service's own API. */
 export async function createMerchantOn(baseUrl: string) {
-  const org = await call(baseUrl, 'POST', '/admin/organizations', { admin: true, body: { name: `Reliability ${Date.now()}` } });
+  const org = await call(baseUrl, 'POST', '/admin/organizations', {
+    admin: true,
+    body: { name: `Reliability ${Date.now()}` },
+  });
   if (org.status !== 201) throw new Error(`create organization: ${org.status} ${JSON.stringify(org.body)}`);
   const key: string = org.body.data.api_key;
   const program = await call(baseUrl, 'POST', '/api/programs', { key, body: { name: 'Main', commission_value: 25 } });
@@ -200,7 +217,11 @@ export function isEnvelope(body: unknown): boolean {
   );
 }
 
-export async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+export async function waitFor(
+  predicate: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await predicate()) return;

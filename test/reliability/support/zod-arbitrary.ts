@@ -23,7 +23,18 @@ export function hostileValue(): fc.Arbitrary<unknown> {
     fc.constantFrom(1e308, -1e308, 2 ** 53 + 1, -0, 0.1 + 0.2, 1e-320, 123456789012345678901234567890),
     fc.string({ unit: 'binary', maxLength: 40 }), // any code point, lone surrogates included
     fc.string({ unit: 'grapheme', maxLength: 40 }),
-    fc.constantFrom('', ' ', '\u0000', '\u202e\u0041', '💸'.repeat(300), 'é'.repeat(2000), "'; drop table conversions; --", '%00', '../../etc/passwd', '__proto__'),
+    fc.constantFrom(
+      '',
+      ' ',
+      '\u0000',
+      '\u202e\u0041',
+      '💸'.repeat(300),
+      'é'.repeat(2000),
+      "'; drop table conversions; --",
+      '%00',
+      '../../etc/passwd',
+      '__proto__',
+    ),
     fc.constant(HUGE),
     fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 4 }),
     fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }),
@@ -42,12 +53,18 @@ function stringArbitrary(schema: ZodTypeAny, ctx: FuzzContext): fc.Arbitrary<str
   let generated: fc.Arbitrary<string>;
   if (kinds.has('uuid')) generated = fc.uuid();
   else if (kinds.has('email')) generated = fc.emailAddress();
-  else if (kinds.has('datetime')) generated = fc.date({ min: new Date('2000-01-01'), max: new Date(Date.now() + 3_600_000), noInvalidDate: true }).map((d) => d.toISOString());
+  else if (kinds.has('datetime'))
+    generated = fc
+      .date({ min: new Date('2000-01-01'), max: new Date(Date.now() + 3_600_000), noInvalidDate: true })
+      .map((d) => d.toISOString());
   else if (kinds.has('regex')) generated = fc.stringMatching(checks.find((c) => c.kind === 'regex')!.regex!);
   else {
     const max = checks.find((c) => c.kind === 'max')?.value ?? 64;
     // Free-form identifiers: mostly the ones the service issued, so that requests resolve.
-    return fc.oneof({ weight: 3, arbitrary: known }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: Math.min(max, 64) }) });
+    return fc.oneof(
+      { weight: 3, arbitrary: known },
+      { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: Math.min(max, 64) }) },
+    );
   }
   return fc.oneof({ weight: 1, arbitrary: known }, { weight: 2, arbitrary: generated });
 }
@@ -64,17 +81,29 @@ export function arbitraryFor(schema: ZodTypeAny, ctx: FuzzContext, depth = 0): f
           const optional = field.isOptional();
           return fc.oneof(
             { weight: optional ? 1 : 1, arbitrary: fc.constant(undefined) },
-            { weight: optional ? 1 : 14, arbitrary: arbitraryFor(field, ctx, depth + 1).map((value) => [key, value] as const) },
+            {
+              weight: optional ? 1 : 14,
+              arbitrary: arbitraryFor(field, ctx, depth + 1).map((value) => [key, value] as const),
+            },
           );
         });
         const extra = fc.oneof(
           { weight: 4, arbitrary: fc.constant(undefined) },
-          { weight: 1, arbitrary: fc.tuple(fc.constantFrom('extra', 'constructor', '__proto__', 'organization_id', 'id'), hostile) },
+          {
+            weight: 1,
+            arbitrary: fc.tuple(fc.constantFrom('extra', 'constructor', '__proto__', 'organization_id', 'id'), hostile),
+          },
         );
         return fc.tuple(fc.tuple(...fields), extra).map(([entries, added]) => {
           const out: Record<string, unknown> = {};
           for (const entry of entries) if (entry) out[entry[0]] = entry[1];
-          if (added) Object.defineProperty(out, added[0], { value: added[1], enumerable: true, configurable: true, writable: true });
+          if (added)
+            Object.defineProperty(out, added[0], {
+              value: added[1],
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
           return out;
         });
       }
@@ -85,7 +114,10 @@ export function arbitraryFor(schema: ZodTypeAny, ctx: FuzzContext, depth = 0): f
         const min: number | undefined = (d.checks ?? []).find((c: { kind: string }) => c.kind === 'min')?.value;
         const low = min ?? -5;
         return isInt
-          ? fc.oneof({ weight: 4, arbitrary: fc.integer({ min: Math.max(low, -5), max: 100 }) }, { weight: 1, arbitrary: fc.integer({ min: -5, max: 5000 }) })
+          ? fc.oneof(
+              { weight: 4, arbitrary: fc.integer({ min: Math.max(low, -5), max: 100 }) },
+              { weight: 1, arbitrary: fc.integer({ min: -5, max: 5000 }) },
+            )
           : fc.oneof(
               { weight: 4, arbitrary: fc.double({ min: Math.max(low, -10), max: 1e6, noNaN: true }) },
               { weight: 2, arbitrary: fc.integer({ min: 0, max: 1000 }) },

@@ -24,7 +24,10 @@ export function chromiumForBlock(): () => Browser {
   }, 60_000);
   afterAll(() => browser?.close());
   return () => {
-    if (!browser) throw new Error('Chromium is not running: chromiumForBlock() belongs in a describe block, browser() in its tests');
+    if (!browser)
+      throw new Error(
+        'Chromium is not running: chromiumForBlock() belongs in a describe block, browser() in its tests',
+      );
     return browser;
   };
 }
@@ -73,7 +76,10 @@ export async function startMerchantSite(): Promise<MerchantSite> {
   const pages = new Map<string, string>();
   const server = http.createServer((req, res) => {
     const html = pages.get(new URL(req.url ?? '/', 'http://x').pathname);
-    res.writeHead(html === undefined ? 404 : 200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.writeHead(html === undefined ? 404 : 200, {
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+    });
     res.end(html ?? 'not found');
   });
   const port = await listen(server);
@@ -105,10 +111,14 @@ export async function startServiceProxy(
 ): Promise<ServiceProxy> {
   const seen: string[] = [];
   const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
-    const upstream = http.request(target + req.url, { method: req.method, headers: { ...req.headers, host: new URL(target).host } }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
+    const upstream = http.request(
+      target + req.url,
+      { method: req.method, headers: { ...req.headers, host: new URL(target).host } },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
     upstream.on('error', () => res.destroy());
     upstream.end(body);
   };
@@ -159,7 +169,10 @@ export interface ObservedPage {
   pageErrors: string[];
 }
 
-export async function openPage(browser: Browser, options: Parameters<Browser['newContext']>[0] = {}): Promise<ObservedPage> {
+export async function openPage(
+  browser: Browser,
+  options: Parameters<Browser['newContext']>[0] = {},
+): Promise<ObservedPage> {
   const context = await browser.newContext(options);
   const page = await context.newPage();
   const warnings: string[] = [];

@@ -24,7 +24,11 @@ export async function buildSdkPackage(): Promise<BuiltSdk> {
   const pkg = join(root, 'node_modules/@affiliate-attribution/sdk');
   mkdirSync(pkg, { recursive: true });
   copyFileSync(join(repo, 'client-sdk/package.json'), join(pkg, 'package.json'));
-  const built = await run(process.execPath, [join(repo, 'node_modules/tsup/dist/cli-default.js'), '--out-dir', join(pkg, 'dist'), '--no-dts', '--silent'], join(repo, 'client-sdk'));
+  const built = await run(
+    process.execPath,
+    [join(repo, 'node_modules/tsup/dist/cli-default.js'), '--out-dir', join(pkg, 'dist'), '--no-dts', '--silent'],
+    join(repo, 'client-sdk'),
+  );
   if (built.code !== 0) throw new Error(`SDK build failed:\n${built.output}`);
   copyFileSync(fileURLToPath(new URL('../fixtures/merchant-app.mjs', import.meta.url)), join(root, 'merchant-app.mjs'));
   return { root, remove: () => rmSync(root, { recursive: true, force: true }) };
@@ -32,7 +36,11 @@ export async function buildSdkPackage(): Promise<BuiltSdk> {
 
 function run(command: string, args: string[], cwd: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
+    const child = spawn(command, args, {
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));

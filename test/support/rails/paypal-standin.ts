@@ -21,7 +21,13 @@ export interface StandInItem {
   payout_item_id: string;
   transaction_status: string;
   payout_batch_id: string;
-  payout_item: { recipient_type: string; amount: { value: string; currency: string }; receiver: string; sender_item_id: string; note?: string };
+  payout_item: {
+    recipient_type: string;
+    amount: { value: string; currency: string };
+    receiver: string;
+    sender_item_id: string;
+    note?: string;
+  };
   errors?: { name: string; message: string };
   time_processed?: string;
 }
@@ -36,7 +42,13 @@ interface StandInBatch {
   time_created: string;
 }
 
-const paypalId = () => randomBytes(10).toString('base64').replace(/[^A-Z0-9]/gi, '').toUpperCase().padEnd(13, 'X').slice(0, 13);
+const paypalId = () =>
+  randomBytes(10)
+    .toString('base64')
+    .replace(/[^A-Z0-9]/gi, '')
+    .toUpperCase()
+    .padEnd(13, 'X')
+    .slice(0, 13);
 
 export class PayPalStandIn extends StandInServer {
   readonly clientId = `client-${paypalId()}`;
@@ -109,7 +121,8 @@ export class PayPalStandIn extends StandInServer {
   }
 
   item(senderItemId: string): StandInItem | undefined {
-    for (const batch of this.batches.values()) for (const item of batch.items) if (item.payout_item.sender_item_id === senderItemId) return item;
+    for (const batch of this.batches.values())
+      for (const item of batch.items) if (item.payout_item.sender_item_id === senderItemId) return item;
     return undefined;
   }
 
@@ -150,10 +163,20 @@ export class PayPalStandIn extends StandInServer {
   }
 
   /** A PAYMENT.PAYOUTS-ITEM.<suffix> event for the item, with transmission headers that this stand-in will verify. */
-  webhookFor(senderItemId: string, suffix: string, options: { bare?: boolean } = {}): { headers: Record<string, string>; body: string } {
+  webhookFor(
+    senderItemId: string,
+    suffix: string,
+    options: { bare?: boolean } = {},
+  ): { headers: Record<string, string>; body: string } {
     const found = this.item(senderItemId)!;
     // `bare`: the resource as a minimal event carries it, without the original payout_item.
-    const item = options.bare ? { payout_item_id: found.payout_item_id, payout_batch_id: found.payout_batch_id, transaction_status: found.transaction_status } : found;
+    const item = options.bare
+      ? {
+          payout_item_id: found.payout_item_id,
+          payout_batch_id: found.payout_batch_id,
+          transaction_status: found.transaction_status,
+        }
+      : found;
     const event = {
       id: `WH-${paypalId()}-${paypalId()}`,
       event_version: '1.0',
@@ -186,7 +209,9 @@ export class PayPalStandIn extends StandInServer {
   /** Over the transmission and the event's content (PayPal's own covers a CRC32 of the body), so an altered event fails too. */
   private signature(transmissionId: string, time: string, event: unknown): string {
     const digest = createHash('sha256').update(JSON.stringify(event)).digest('hex');
-    return createHmac('sha256', this.webhookSecret).update(`${transmissionId}|${time}|${this.webhookId}|${digest}`).digest('base64');
+    return createHmac('sha256', this.webhookSecret)
+      .update(`${transmissionId}|${time}|${this.webhookId}|${digest}`)
+      .digest('base64');
   }
 
   private batchView(batch: StandInBatch) {
@@ -200,8 +225,25 @@ export class PayPalStandIn extends StandInServer {
         funding_source: 'BALANCE',
         amount: { currency: batch.items[0].payout_item.amount.currency, value: total.toFixed(2) },
       },
-      items: (batch.denied ? [] : batch.items).map((i) => ({ ...i, links: [{ href: `${this.baseUrl}/v1/payments/payouts-item/${i.payout_item_id}`, rel: 'item', method: 'GET', encType: 'application/json' }] })),
-      links: [{ href: `${this.baseUrl}/v1/payments/payouts/${batch.payout_batch_id}?page_size=1000&page=1`, rel: 'self', method: 'GET', encType: 'application/json' }],
+      items: (batch.denied ? [] : batch.items).map((i) => ({
+        ...i,
+        links: [
+          {
+            href: `${this.baseUrl}/v1/payments/payouts-item/${i.payout_item_id}`,
+            rel: 'item',
+            method: 'GET',
+            encType: 'application/json',
+          },
+        ],
+      })),
+      links: [
+        {
+          href: `${this.baseUrl}/v1/payments/payouts/${batch.payout_batch_id}?page_size=1000&page=1`,
+          rel: 'self',
+          method: 'GET',
+          encType: 'application/json',
+        },
+      ],
     };
   }
 
@@ -210,20 +252,40 @@ export class PayPalStandIn extends StandInServer {
     this.calls.push(`${req.method} ${url.pathname}`);
     const send = (status: number, body: unknown) => sendJson(res, status, body);
     const error = (status: number, name: string, message: string, extra: Record<string, unknown> = {}) =>
-      send(status, { name, message, debug_id: paypalId().toLowerCase(), information_link: 'https://developer.paypal.com/docs/api/payments.payouts-batch/#errors', ...extra });
+      send(status, {
+        name,
+        message,
+        debug_id: paypalId().toLowerCase(),
+        information_link: 'https://developer.paypal.com/docs/api/payments.payouts-batch/#errors',
+        ...extra,
+      });
 
     if (req.method === 'POST' && url.pathname === '/v1/oauth2/token') {
       const expected = `Basic ${Buffer.from(`${this.clientId}:${this.clientSecret}`).toString('base64')}`;
-      if (req.headers.authorization !== expected) return send(401, { error: 'invalid_client', error_description: 'Client Authentication failed' });
-      if (new URLSearchParams(raw).get('grant_type') !== 'client_credentials') return send(400, { error: 'unsupported_grant_type', error_description: 'Grant Type is NULL' });
+      if (req.headers.authorization !== expected)
+        return send(401, { error: 'invalid_client', error_description: 'Client Authentication failed' });
+      if (new URLSearchParams(raw).get('grant_type') !== 'client_credentials')
+        return send(400, { error: 'unsupported_grant_type', error_description: 'Grant Type is NULL' });
       await this.holdPoint('token');
       if (res.destroyed) return;
       const token = `A21AA${randomBytes(24).toString('hex')}`;
       this.tokens.add(token);
-      return send(200, { scope: 'https://uri.paypal.com/services/payments/payouts', access_token: token, token_type: 'Bearer', app_id: 'APP-80W284485P519543T', expires_in: this.tokenLifetimeSeconds, nonce: paypalId() });
+      return send(200, {
+        scope: 'https://uri.paypal.com/services/payments/payouts',
+        access_token: token,
+        token_type: 'Bearer',
+        app_id: 'APP-80W284485P519543T',
+        expires_in: this.tokenLifetimeSeconds,
+        nonce: paypalId(),
+      });
     }
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-    if (!bearer || !this.tokens.has(bearer)) return error(401, 'AUTHENTICATION_FAILURE', 'Authentication failed due to invalid authentication credentials or a missing Authorization header.');
+    if (!bearer || !this.tokens.has(bearer))
+      return error(
+        401,
+        'AUTHENTICATION_FAILURE',
+        'Authentication failed due to invalid authentication credentials or a missing Authorization header.',
+      );
 
     if (req.method === 'POST' && url.pathname === '/v1/payments/payouts') {
       const body = JSON.parse(raw || '{}');
@@ -236,19 +298,40 @@ export class PayPalStandIn extends StandInServer {
       const header = body.sender_batch_header;
       const items = body.items;
       if (!header || typeof header.sender_batch_id !== 'string' || !Array.isArray(items) || items.length === 0) {
-        return error(400, 'VALIDATION_ERROR', 'Invalid request - see details.', { details: [{ field: 'sender_batch_header', location: 'body', issue: 'MISSING_REQUIRED_PARAMETER' }] });
+        return error(400, 'VALIDATION_ERROR', 'Invalid request - see details.', {
+          details: [{ field: 'sender_batch_header', location: 'body', issue: 'MISSING_REQUIRED_PARAMETER' }],
+        });
       }
       for (const item of items) {
         const type = item.recipient_type ?? header.recipient_type;
-        if (type !== 'EMAIL' || typeof item.receiver !== 'string' || typeof item.amount?.value !== 'string' || !/^\d+(\.\d{1,2})?$/.test(item.amount.value) || typeof item.amount?.currency !== 'string') {
-          return error(400, 'VALIDATION_ERROR', 'Invalid request - see details.', { details: [{ field: 'items', location: 'body', issue: 'INVALID_PARAMETER_SYNTAX' }] });
+        if (
+          type !== 'EMAIL' ||
+          typeof item.receiver !== 'string' ||
+          typeof item.amount?.value !== 'string' ||
+          !/^\d+(\.\d{1,2})?$/.test(item.amount.value) ||
+          typeof item.amount?.currency !== 'string'
+        ) {
+          return error(400, 'VALIDATION_ERROR', 'Invalid request - see details.', {
+            details: [{ field: 'items', location: 'body', issue: 'INVALID_PARAMETER_SYNTAX' }],
+          });
         }
       }
-      const duplicate = [...this.batches.values()].find((b) => b.sender_batch_header.sender_batch_id === header.sender_batch_id);
+      const duplicate = [...this.batches.values()].find(
+        (b) => b.sender_batch_header.sender_batch_id === header.sender_batch_id,
+      );
       if (duplicate) {
         return error(400, 'USER_BUSINESS_ERROR', 'User business error.', {
-          details: [{ field: 'SENDER_BATCH_ID', location: 'body', issue: `Batch with given sender_batch_id already exists` }],
-          links: [{ href: `${this.baseUrl}/v1/payments/payouts/${duplicate.payout_batch_id}`, rel: 'self', method: 'GET', encType: 'application/json' }],
+          details: [
+            { field: 'SENDER_BATCH_ID', location: 'body', issue: `Batch with given sender_batch_id already exists` },
+          ],
+          links: [
+            {
+              href: `${this.baseUrl}/v1/payments/payouts/${duplicate.payout_batch_id}`,
+              rel: 'self',
+              method: 'GET',
+              encType: 'application/json',
+            },
+          ],
         });
       }
       const batchId = paypalId();
@@ -261,13 +344,26 @@ export class PayPalStandIn extends StandInServer {
           payout_item_id: paypalId(),
           transaction_status: 'PENDING',
           payout_batch_id: batchId,
-          payout_item: { recipient_type: item.recipient_type ?? header.recipient_type, amount: item.amount, receiver: item.receiver, sender_item_id: item.sender_item_id, note: item.note },
+          payout_item: {
+            recipient_type: item.recipient_type ?? header.recipient_type,
+            amount: item.amount,
+            receiver: item.receiver,
+            sender_item_id: item.sender_item_id,
+            note: item.note,
+          },
         })),
       };
       this.batches.set(batchId, batch);
       const answer = {
         batch_header: { payout_batch_id: batchId, batch_status: 'PENDING', sender_batch_header: header },
-        links: [{ href: `${this.baseUrl}/v1/payments/payouts/${batchId}`, rel: 'self', method: 'GET', encType: 'application/json' }],
+        links: [
+          {
+            href: `${this.baseUrl}/v1/payments/payouts/${batchId}`,
+            rel: 'self',
+            method: 'GET',
+            encType: 'application/json',
+          },
+        ],
       };
       if (requestId) this.requestIds.set(requestId, { status: 201, body: answer });
       await this.holdPoint('create');
@@ -296,8 +392,19 @@ export class PayPalStandIn extends StandInServer {
     }
     if (req.method === 'POST' && url.pathname === '/v1/notifications/verify-webhook-signature') {
       const body = JSON.parse(raw || '{}');
-      for (const field of ['auth_algo', 'cert_url', 'transmission_id', 'transmission_sig', 'transmission_time', 'webhook_id', 'webhook_event']) {
-        if (!body[field]) return error(400, 'VALIDATION_ERROR', 'Invalid request - see details.', { details: [{ field, location: 'body', issue: 'MISSING_REQUIRED_PARAMETER' }] });
+      for (const field of [
+        'auth_algo',
+        'cert_url',
+        'transmission_id',
+        'transmission_sig',
+        'transmission_time',
+        'webhook_id',
+        'webhook_event',
+      ]) {
+        if (!body[field])
+          return error(400, 'VALIDATION_ERROR', 'Invalid request - see details.', {
+            details: [{ field, location: 'body', issue: 'MISSING_REQUIRED_PARAMETER' }],
+          });
       }
       const expected = this.signature(body.transmission_id, body.transmission_time, body.webhook_event);
       const ok = body.webhook_id === this.webhookId && body.transmission_sig === expected;

@@ -37,7 +37,12 @@ export abstract class StandInServer {
 }
 
 /** Answers `body` as JSON with `status`; `headers` are added to (or override) the content type. */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
 }
@@ -49,5 +54,7 @@ export function formFields(raw: string): Record<string, string> {
 
 /** Stripe's `metadata[key]=value` form fields as `{ key: value }`. */
 export function formMetadata(fields: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(fields).flatMap(([k, v]) => (k.startsWith('metadata[') ? [[k.slice(9, -1), v]] : [])));
+  return Object.fromEntries(
+    Object.entries(fields).flatMap(([k, v]) => (k.startsWith('metadata[') ? [[k.slice(9, -1), v]] : [])),
+  );
 }

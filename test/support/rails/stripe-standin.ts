@@ -44,9 +44,12 @@ export class StripeStandIn extends StandInServer {
 
   protected async handle(req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> {
     const url = new URL(req.url ?? '/', this.baseUrl);
-    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => sendJson(res, status, body, { 'request-id': `req_${randomBytes(7).toString('hex')}`, ...headers });
-    const invalid = (status: number, type: string, message: string, extra: Record<string, unknown> = {}) => send(status, { error: { type, message, ...extra } });
-    if (req.headers.authorization !== `Bearer ${this.secretKey}`) return invalid(401, 'invalid_request_error', 'Invalid API Key provided');
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+      sendJson(res, status, body, { 'request-id': `req_${randomBytes(7).toString('hex')}`, ...headers });
+    const invalid = (status: number, type: string, message: string, extra: Record<string, unknown> = {}) =>
+      send(status, { error: { type, message, ...extra } });
+    if (req.headers.authorization !== `Bearer ${this.secretKey}`)
+      return invalid(401, 'invalid_request_error', 'Invalid API Key provided');
 
     if (req.method === 'POST' && url.pathname === '/v1/transfers') {
       const params = formFields(raw);
@@ -55,7 +58,12 @@ export class StripeStandIn extends StandInServer {
       const fingerprint = createHash('sha256').update(raw).digest('hex');
       if (key && this.idempotent.has(key)) {
         const first = this.idempotent.get(key)!;
-        if (first.params !== fingerprint) return invalid(400, 'idempotency_error', `Keys for idempotent requests can only be used with the same parameters they were first used with.`);
+        if (first.params !== fingerprint)
+          return invalid(
+            400,
+            'idempotency_error',
+            `Keys for idempotent requests can only be used with the same parameters they were first used with.`,
+          );
         return send(first.status, first.body, { 'idempotent-replayed': 'true' });
       }
       const amount = Number(params.amount);
@@ -63,10 +71,24 @@ export class StripeStandIn extends StandInServer {
       let body: unknown;
       if (!Number.isInteger(amount) || amount <= 0) {
         status = 400;
-        body = { error: { type: 'invalid_request_error', code: 'parameter_invalid_integer', param: 'amount', message: 'Invalid integer' } };
+        body = {
+          error: {
+            type: 'invalid_request_error',
+            code: 'parameter_invalid_integer',
+            param: 'amount',
+            message: 'Invalid integer',
+          },
+        };
       } else if (!this.accounts.has(params.destination ?? '')) {
         status = 400;
-        body = { error: { type: 'invalid_request_error', code: 'resource_missing', param: 'destination', message: `No such destination: '${params.destination}'` } };
+        body = {
+          error: {
+            type: 'invalid_request_error',
+            code: 'resource_missing',
+            param: 'destination',
+            message: `No such destination: '${params.destination}'`,
+          },
+        };
       } else {
         const id = `tr_${randomBytes(12).toString('hex')}`;
         const transfer = {
@@ -99,12 +121,19 @@ export class StripeStandIn extends StandInServer {
       const group = url.searchParams.get('transfer_group');
       const data = [...this.transfers.values()].filter((t) => !group || t.transfer_group === group).reverse();
       const limit = Number(url.searchParams.get('limit') ?? 10);
-      return send(200, { object: 'list', data: data.slice(0, limit), has_more: data.length > limit, url: '/v1/transfers' });
+      return send(200, {
+        object: 'list',
+        data: data.slice(0, limit),
+        has_more: data.length > limit,
+        url: '/v1/transfers',
+      });
     }
     const one = /^\/v1\/transfers\/(tr_[a-z0-9]+)$/.exec(url.pathname);
     if (req.method === 'GET' && one) {
       const t = this.transfers.get(one[1]);
-      return t ? send(200, t) : invalid(404, 'invalid_request_error', `No such transfer: '${one[1]}'`, { code: 'resource_missing' });
+      return t
+        ? send(200, t)
+        : invalid(404, 'invalid_request_error', `No such transfer: '${one[1]}'`, { code: 'resource_missing' });
     }
     return invalid(404, 'invalid_request_error', `Unrecognized request URL (${req.method}: ${url.pathname})`);
   }

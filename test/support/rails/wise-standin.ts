@@ -40,43 +40,88 @@ export class WiseStandIn extends StandInServer {
   }
 
   /** A transfers#state-change event, signed by this Wise (or by `key`, a forger's). */
-  webhook(id: number, previous: string, current: string, key = this.keys.privateKey): { body: string; headers: Record<string, string> } {
+  webhook(
+    id: number,
+    previous: string,
+    current: string,
+    key = this.keys.privateKey,
+  ): { body: string; headers: Record<string, string> } {
     const body = JSON.stringify({
-      data: { resource: { type: 'transfer', id, profile_id: Number(this.profileId), account_id: this.transfers.get(id)?.targetAccount ?? 0 }, current_state: current, previous_state: previous, occurred_at: new Date().toISOString() },
+      data: {
+        resource: {
+          type: 'transfer',
+          id,
+          profile_id: Number(this.profileId),
+          account_id: this.transfers.get(id)?.targetAccount ?? 0,
+        },
+        current_state: current,
+        previous_state: previous,
+        occurred_at: new Date().toISOString(),
+      },
       subscription_id: randomUUID(),
       event_type: 'transfers#state-change',
       schema_version: '2.0.0',
       sent_at: new Date().toISOString(),
     });
     const signature = createSign('RSA-SHA256').update(body).sign(key, 'base64');
-    return { body, headers: { 'content-type': 'application/json', 'x-signature-sha256': signature, 'x-delivery-id': randomUUID(), 'x-test-notification': 'false' } };
+    return {
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'x-signature-sha256': signature,
+        'x-delivery-id': randomUUID(),
+        'x-test-notification': 'false',
+      },
+    };
   }
 
   protected async handle(req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> {
     const body = raw ? JSON.parse(raw) : {};
     const url = new URL(req.url ?? '/', this.baseUrl);
     const send = (status: number, payload: unknown) => sendJson(res, status, payload);
-    const error = (status: number, code: string, message: string) => send(status, { errors: [{ code, message, arguments: [] }] });
-    if (req.headers.authorization !== `Bearer ${this.apiToken}`) return send(401, { error: 'invalid_token', error_description: 'Invalid token' });
+    const error = (status: number, code: string, message: string) =>
+      send(status, { errors: [{ code, message, arguments: [] }] });
+    if (req.headers.authorization !== `Bearer ${this.apiToken}`)
+      return send(401, { error: 'invalid_token', error_description: 'Invalid token' });
 
     if (req.method === 'POST' && url.pathname === `/v3/profiles/${this.profileId}/quotes`) {
-      if (!body.sourceCurrency || !body.targetCurrency || !(body.targetAmount > 0 || body.sourceAmount > 0)) return error(422, 'NOT_VALID', 'Quote needs currencies and an amount');
-      const quote = { id: randomUUID(), sourceCurrency: body.sourceCurrency, targetCurrency: body.targetCurrency, targetAmount: body.targetAmount, rate: 1, payOut: body.payOut ?? 'BANK_TRANSFER', status: 'PENDING' };
+      if (!body.sourceCurrency || !body.targetCurrency || !(body.targetAmount > 0 || body.sourceAmount > 0))
+        return error(422, 'NOT_VALID', 'Quote needs currencies and an amount');
+      const quote = {
+        id: randomUUID(),
+        sourceCurrency: body.sourceCurrency,
+        targetCurrency: body.targetCurrency,
+        targetAmount: body.targetAmount,
+        rate: 1,
+        payOut: body.payOut ?? 'BANK_TRANSFER',
+        status: 'PENDING',
+      };
       this.quotes.set(quote.id, quote);
       return send(200, quote);
     }
     if (req.method === 'POST' && url.pathname === '/v1/accounts') {
-      if (body.type !== 'email' || !body.accountHolderName || !body.details?.email) return error(422, 'NOT_VALID', 'Recipient needs type email, accountHolderName, details.email');
-      const account = { id: this.nextId++, profile: body.profile, accountHolderName: body.accountHolderName, currency: body.currency, type: 'email', details: body.details, active: true };
+      if (body.type !== 'email' || !body.accountHolderName || !body.details?.email)
+        return error(422, 'NOT_VALID', 'Recipient needs type email, accountHolderName, details.email');
+      const account = {
+        id: this.nextId++,
+        profile: body.profile,
+        accountHolderName: body.accountHolderName,
+        currency: body.currency,
+        type: 'email',
+        details: body.details,
+        active: true,
+      };
       this.accounts.set(account.id, account);
       return send(200, account);
     }
     if (req.method === 'POST' && url.pathname === '/v1/transfers') {
       this.transferRequests.push(body);
-      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(body.customerTransactionId ?? '')) return error(422, 'NOT_VALID', 'customerTransactionId must be a UUID');
+      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(body.customerTransactionId ?? ''))
+        return error(422, 'NOT_VALID', 'customerTransactionId must be a UUID');
       const existing = this.transferOf(body.customerTransactionId);
       if (existing) return send(200, existing);
-      if (!this.quotes.has(body.quoteUuid) || !this.accounts.has(body.targetAccount)) return error(422, 'NOT_VALID', 'Unknown quote or recipient');
+      if (!this.quotes.has(body.quoteUuid) || !this.accounts.has(body.targetAccount))
+        return error(422, 'NOT_VALID', 'Unknown quote or recipient');
       const quote = this.quotes.get(body.quoteUuid);
       const transfer = {
         id: this.nextId++,
@@ -107,7 +152,8 @@ export class WiseStandIn extends StandInServer {
       if (!transfer) return error(404, 'NOT_FOUND', 'Transfer not found');
       if (body.type !== 'BALANCE') return error(422, 'NOT_VALID', 'type must be BALANCE');
       this.fundRequests.push(transfer.id);
-      if (transfer.status !== 'incoming_payment_waiting') return error(409, 'transfer.already.funded', 'Transfer is already funded');
+      if (transfer.status !== 'incoming_payment_waiting')
+        return error(409, 'transfer.already.funded', 'Transfer is already funded');
       transfer.status = 'processing';
       return send(201, { type: 'BALANCE', status: 'COMPLETED', errorCode: null });
     }

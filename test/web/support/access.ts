@@ -43,12 +43,20 @@ export interface Team {
 
 const unique = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
 
-export async function invitedMember(base: string, ownerCookie: string): Promise<{ cookie: string; id: string; email: string }> {
+export async function invitedMember(
+  base: string,
+  ownerCookie: string,
+): Promise<{ cookie: string; id: string; email: string }> {
   const email = `${unique('member')}@example.com`;
-  const invited = await call(base, 'POST', '/api/invitations', { headers: session(base, ownerCookie), body: { email } });
+  const invited = await call(base, 'POST', '/api/invitations', {
+    headers: session(base, ownerCookie),
+    body: { email },
+  });
   expect(invited.status).toBe(201);
   const token = new URL(invited.body.data.accept_url).searchParams.get('token');
-  const accepted = await call(base, 'POST', '/auth/invitations/accept', { body: { token, name: 'Max Member', password: PASSWORD } });
+  const accepted = await call(base, 'POST', '/auth/invitations/accept', {
+    body: { token, name: 'Max Member', password: PASSWORD },
+  });
   expect(accepted.status).toBe(201);
   return { cookie: await signIn(base, email, PASSWORD), id: accepted.body.data.user.id as string, email };
 }
@@ -66,10 +74,20 @@ export async function team(service: PeopleServer, paypal: PayPalStandIn): Promis
   const owner = await ownerSession(base);
   const member = await invitedMember(base, owner.cookie);
   const bystander = await invitedMember(base, owner.cookie);
-  const pending = await call(base, 'POST', '/api/invitations', { headers: session(base, owner.cookie), body: { email: `${unique('pending')}@example.com` } });
+  const pending = await call(base, 'POST', '/api/invitations', {
+    headers: session(base, owner.cookie),
+    body: { email: `${unique('pending')}@example.com` },
+  });
   const keys = await call(base, 'GET', '/api/api-keys', { headers: session(base, owner.cookie) });
   const liveKey = keys.body.data.api_keys.find((k: { mode: string }) => k.mode === 'live');
-  const program = await live(base, owner.apiKey, 'POST', '/api/programs', { name: 'Paid', commission_value: 10, currency: 'USD' }, 201);
+  const program = await live(
+    base,
+    owner.apiKey,
+    'POST',
+    '/api/programs',
+    { name: 'Paid', commission_value: 10, currency: 'USD' },
+    201,
+  );
   return {
     owner,
     testKey: await testKeyOf(base, owner.organization.id),
@@ -86,7 +104,10 @@ export async function team(service: PeopleServer, paypal: PayPalStandIn): Promis
 
 /** A test key the operator issues (the organization's sign-up one is not shown to its owner). */
 async function testKeyOf(base: string, organizationId: string): Promise<string> {
-  const issued = await call(base, 'POST', `/admin/organizations/${organizationId}/api-keys`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, body: { mode: 'test' } });
+  const issued = await call(base, 'POST', `/admin/organizations/${organizationId}/api-keys`, {
+    headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+    body: { mode: 'test' },
+  });
   expect(issued.status, JSON.stringify(issued.body)).toBe(201);
   return issued.body.data.api_key;
 }
@@ -98,16 +119,42 @@ async function affiliateWithTaxForm(service: PeopleServer, owner: Team['owner'],
   const affiliate = await live(base, owner.apiKey, 'POST', '/api/affiliates', { email, program_id: programId }, 201);
   const cookie = await partnerCookie(base, service.db.orm, owner.organization.id, email);
   const pdf = Buffer.from('%PDF-1.7\nW-9 with a taxpayer id\n%%EOF\n').toString('base64');
-  const uploaded = await call(base, 'POST', '/partner/api/tax-form', { headers: { cookie, origin: base }, body: { kind: 'w9', file_name: 'w9.pdf', content_base64: pdf } });
+  const uploaded = await call(base, 'POST', '/partner/api/tax-form', {
+    headers: { cookie, origin: base },
+    body: { kind: 'w9', file_name: 'w9.pdf', content_base64: pdf },
+  });
   expect(uploaded.status, JSON.stringify(uploaded.body)).toBe(201);
   return affiliate.affiliate.id;
 }
 
 /** A PayPal partner with approved commissions gathered into a pending payout. */
 async function pendingPayPalPayout(base: string, apiKey: string, programId: string, amount: number): Promise<string> {
-  const affiliate = (await live(base, apiKey, 'POST', '/api/affiliates', { email: `${unique('paid')}@partners.example`, program_id: programId, name: 'Pat Partner' }, 201)).affiliate;
-  await live(base, apiKey, 'PATCH', `/api/affiliates/${affiliate.id}`, { payout_method: 'paypal', payout_email: `${unique('paypal')}@partners.example` }, 200);
-  await live(base, apiKey, 'POST', '/api/commissions', { affiliate_id: affiliate.id, amount, description: 'earned' }, 201);
+  const affiliate = (
+    await live(
+      base,
+      apiKey,
+      'POST',
+      '/api/affiliates',
+      { email: `${unique('paid')}@partners.example`, program_id: programId, name: 'Pat Partner' },
+      201,
+    )
+  ).affiliate;
+  await live(
+    base,
+    apiKey,
+    'PATCH',
+    `/api/affiliates/${affiliate.id}`,
+    { payout_method: 'paypal', payout_email: `${unique('paypal')}@partners.example` },
+    200,
+  );
+  await live(
+    base,
+    apiKey,
+    'POST',
+    '/api/commissions',
+    { affiliate_id: affiliate.id, amount, description: 'earned' },
+    201,
+  );
   const created = await live(base, apiKey, 'POST', '/api/payouts', { program_id: programId }, 201);
   const payout = created.payouts.find((p: { affiliate_id: string }) => p.affiliate_id === affiliate.id);
   expect(payout?.status).toBe('pending');
@@ -115,8 +162,26 @@ async function pendingPayPalPayout(base: string, apiKey: string, programId: stri
 }
 
 /** One pending live payout, and one that PayPal (the stand-in) returned: failed, its commissions approved again. */
-export async function payoutsToSpend(base: string, apiKey: string, organizationId: string, programId: string, paypal: PayPalStandIn): Promise<Team['payouts']> {
-  await live(base, apiKey, 'PUT', '/api/integrations/paypal_payouts', { client_id: paypal.clientId, client_secret: paypal.clientSecret, environment: 'sandbox', webhook_id: paypal.webhookId }, 200);
+export async function payoutsToSpend(
+  base: string,
+  apiKey: string,
+  organizationId: string,
+  programId: string,
+  paypal: PayPalStandIn,
+): Promise<Team['payouts']> {
+  await live(
+    base,
+    apiKey,
+    'PUT',
+    '/api/integrations/paypal_payouts',
+    {
+      client_id: paypal.clientId,
+      client_secret: paypal.clientSecret,
+      environment: 'sandbox',
+      webhook_id: paypal.webhookId,
+    },
+    200,
+  );
   const failed = await pendingPayPalPayout(base, apiKey, programId, 10);
   await live(base, apiKey, 'POST', '/api/payouts/send', { payout_ids: [failed] }, 202);
   for (let i = 0; i < 100 && !paypal.item(failed); i++) await new Promise((r) => setTimeout(r, 50));
@@ -124,17 +189,34 @@ export async function payoutsToSpend(base: string, apiKey: string, organizationI
   const pending = await pendingPayPalPayout(base, apiKey, programId, 20);
   paypal.setItem(failed, 'RETURNED', { name: 'RECEIVER_UNREGISTERED', message: 'Receiver is unregistered' });
   const hook = paypal.webhookFor(failed, 'RETURNED');
-  const received = await fetch(`${base}/webhooks/paypal/${organizationId}`, { method: 'POST', headers: hook.headers, body: hook.body });
+  const received = await fetch(`${base}/webhooks/paypal/${organizationId}`, {
+    method: 'POST',
+    headers: hook.headers,
+    body: hook.body,
+  });
   expect(received.status, await received.text()).toBe(200);
   expect((await live(base, apiKey, 'GET', `/api/payouts/${failed}`, undefined, 200)).payout.status).toBe('failed');
   return { pending, failed };
 }
 
-export const affiliatesCsv = (who: string) => `id,email,first_name,last_name,status,payout_email,tokens\n${who},${who}@imported.example,Imp,Orted,active,,\n`;
+export const affiliatesCsv = (who: string) =>
+  `id,email,first_name,last_name,status,payout_email,tokens\n${who},${who}@imported.example,Imp,Orted,active,,\n`;
 
 /** A live CSV import, finished. */
 async function finishedImport(base: string, apiKey: string, programId: string): Promise<string> {
-  const started = await live(base, apiKey, 'POST', '/api/imports', { source: 'csv', credentials: { affiliates_csv: affiliatesCsv(unique('imp')) }, program_id: programId, dry_run: false }, 202);
+  const started = await live(
+    base,
+    apiKey,
+    'POST',
+    '/api/imports',
+    {
+      source: 'csv',
+      credentials: { affiliates_csv: affiliatesCsv(unique('imp')) },
+      program_id: programId,
+      dry_run: false,
+    },
+    202,
+  );
   return (await importSettled(base, apiKey, started.import.id)).id;
 }
 
@@ -170,7 +252,10 @@ export function pathOf(route: AppRoute, t: Team, as: 'refused' | 'owner'): strin
   };
   if (!route.path.includes(':')) return route.path;
   const value = values[nameOf(route)];
-  if (value === undefined) throw new Error(`${nameOf(route)}: give this restricted route a sample path parameter in test/web/support/access.ts`);
+  if (value === undefined)
+    throw new Error(
+      `${nameOf(route)}: give this restricted route a sample path parameter in test/web/support/access.ts`,
+    );
   return route.path.replace(/:\w+/, value);
 }
 
@@ -184,12 +269,19 @@ export function bodyOf(route: AppRoute, t: Team): unknown {
     'POST /api/affiliates/:id/tax-form/reject': { reason: 'Not signed' },
     'POST /api/payouts/send': { payout_ids: [t.payouts.pending] },
     'POST /api/payouts/:id/retry': {},
-    'POST /api/imports': { source: 'csv', credentials: { affiliates_csv: affiliatesCsv(unique('sneaked')) }, program_id: t.programId, dry_run: false },
+    'POST /api/imports': {
+      source: 'csv',
+      credentials: { affiliates_csv: affiliatesCsv(unique('sneaked')) },
+      program_id: t.programId,
+      dry_run: false,
+    },
   };
   const schema = (route as { body?: unknown }).body;
-  const takesBody = route.method !== 'GET' && typeof (schema as { safeParse?: unknown } | undefined)?.safeParse === 'function';
+  const takesBody =
+    route.method !== 'GET' && typeof (schema as { safeParse?: unknown } | undefined)?.safeParse === 'function';
   if (!takesBody) return undefined;
-  if (!(nameOf(route) in bodies)) throw new Error(`${nameOf(route)}: give this restricted route a sample body in test/web/support/access.ts`);
+  if (!(nameOf(route) in bodies))
+    throw new Error(`${nameOf(route)}: give this restricted route a sample body in test/web/support/access.ts`);
   return bodies[nameOf(route)];
 }
 
@@ -197,8 +289,12 @@ export function bodyOf(route: AppRoute, t: Team): unknown {
 export function spellings(path: string): string[] {
   const segments = path.split('/').slice(1); // ['api', 'users', '<id>']
   const [, resource] = segments;
-  const rest = segments.slice(2).map((s) => `/${s}`).join('');
-  const encode = (text: string, at: number) => `${text.slice(0, at)}%${text.charCodeAt(at).toString(16).toUpperCase()}${text.slice(at + 1)}`;
+  const rest = segments
+    .slice(2)
+    .map((s) => `/${s}`)
+    .join('');
+  const encode = (text: string, at: number) =>
+    `${text.slice(0, at)}%${text.charCodeAt(at).toString(16).toUpperCase()}${text.slice(at + 1)}`;
   const variants = [
     path.toUpperCase(),
     `/API/${resource}${rest}`,
@@ -226,17 +322,41 @@ export function spellings(path: string): string[] {
  */
 export async function stateOf(base: string, t: Team, paypal: PayPalStandIn) {
   const owner = session(base, t.owner.cookie);
-  const paths = ['/api/users', '/api/api-keys', '/api/invitations', '/api/integrations', `/api/affiliates/${t.taxFormAffiliateId}/tax-form`, '/api/payouts?limit=100', '/api/imports', '/api/affiliates?limit=100'];
-  const [users, keys, invitations, integrations, taxForm, payouts, imports, affiliates] = await Promise.all(paths.map((path) => call(base, 'GET', path, { headers: owner })));
-  for (const [i, res] of [users, keys, invitations, integrations, taxForm, payouts, imports, affiliates].entries()) expect(res.status, `${paths[i]}: ${JSON.stringify(res.body)}`).toBe(200);
+  const paths = [
+    '/api/users',
+    '/api/api-keys',
+    '/api/invitations',
+    '/api/integrations',
+    `/api/affiliates/${t.taxFormAffiliateId}/tax-form`,
+    '/api/payouts?limit=100',
+    '/api/imports',
+    '/api/affiliates?limit=100',
+  ];
+  const [users, keys, invitations, integrations, taxForm, payouts, imports, affiliates] = await Promise.all(
+    paths.map((path) => call(base, 'GET', path, { headers: owner })),
+  );
+  for (const [i, res] of [users, keys, invitations, integrations, taxForm, payouts, imports, affiliates].entries())
+    expect(res.status, `${paths[i]}: ${JSON.stringify(res.body)}`).toBe(200);
   return {
     users: users.body.data.users.map((u: { id: string; role: string }) => `${u.id}:${u.role}`).sort(),
     member: users.body.data.users.find((u: { id: string }) => u.id === t.member.id)?.role,
-    keys: keys.body.data.api_keys.map((k: { id: string; mode: string; revoked_at: string | null }) => `${k.id}:${k.mode}:${k.revoked_at}`),
-    invitations: invitations.body.data.invitations.map((i: { id: string; status: string; role: string }) => `${i.id}:${i.status}:${i.role}`),
-    integrations: integrations.body.data.integrations.map((i: { provider: string; configured: boolean; updated_at: string | null }) => `${i.provider}:${i.configured}:${i.updated_at}`),
+    keys: keys.body.data.api_keys.map(
+      (k: { id: string; mode: string; revoked_at: string | null }) => `${k.id}:${k.mode}:${k.revoked_at}`,
+    ),
+    invitations: invitations.body.data.invitations.map(
+      (i: { id: string; status: string; role: string }) => `${i.id}:${i.status}:${i.role}`,
+    ),
+    integrations: integrations.body.data.integrations.map(
+      (i: { provider: string; configured: boolean; updated_at: string | null }) =>
+        `${i.provider}:${i.configured}:${i.updated_at}`,
+    ),
     taxForm: taxForm.body.data.tax_form,
-    payouts: payouts.body.data.payouts.map((p: { id: string; status: string; retried_by_payout_id: string | null }) => `${p.id}:${p.status}:${p.retried_by_payout_id}`).sort(),
+    payouts: payouts.body.data.payouts
+      .map(
+        (p: { id: string; status: string; retried_by_payout_id: string | null }) =>
+          `${p.id}:${p.status}:${p.retried_by_payout_id}`,
+      )
+      .sort(),
     paypalBatches: paypal.createRequests.length,
     imports: imports.body.data.imports.map((i: { id: string; status: string }) => `${i.id}:${i.status}`),
     affiliates: affiliates.body.data.affiliates.map((a: { id: string }) => a.id).sort(),

@@ -24,7 +24,8 @@ export function buildDashboard(outDir: string = WEB_DIST): void {
       break;
     } catch {
       // A lock left by a killed run is stale after 3 minutes (a build takes seconds).
-      if (existsSync(lock) && Date.now() - statSync(lock).mtimeMs > 180_000) rmSync(lock, { recursive: true, force: true });
+      if (existsSync(lock) && Date.now() - statSync(lock).mtimeMs > 180_000)
+        rmSync(lock, { recursive: true, force: true });
       if (Date.now() > deadline) throw new Error('web/.build-lock held for 3 minutes');
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
     }
@@ -40,19 +41,26 @@ export function buildDashboard(outDir: string = WEB_DIST): void {
 }
 
 function build(outDir: string): void {
-  execFileSync(process.execPath, [fromRepoRoot('node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn', '--outDir', outDir, '--emptyOutDir'], {
-    cwd: fromRepoRoot('web'),
-    stdio: 'pipe',
-    // vitest sets NODE_ENV=test, which would bundle React's development build.
-    env: { ...process.env, NODE_ENV: 'production' },
-  });
+  execFileSync(
+    process.execPath,
+    [fromRepoRoot('node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn', '--outDir', outDir, '--emptyOutDir'],
+    {
+      cwd: fromRepoRoot('web'),
+      stdio: 'pipe',
+      // vitest sets NODE_ENV=test, which would bundle React's development build.
+      env: { ...process.env, NODE_ENV: 'production' },
+    },
+  );
 }
 
 /** The JavaScript the page loads before anything is clicked: index.html's module script and its modulepreloads, gzipped. */
 export function initialJavaScript(): { files: string[]; gzipBytes: number; lazy: string[] } {
   const html = readFileSync(join(WEB_DIST, 'index.html'), 'utf8');
   const files = [...html.matchAll(/(?:src|href)="\/dashboard\/(assets\/[^"]+\.js)"/g)].map((m) => m[1]);
-  const gzipBytes = files.reduce((sum, file) => sum + gzipSync(readFileSync(join(WEB_DIST, file)), { level: 9 }).length, 0);
+  const gzipBytes = files.reduce(
+    (sum, file) => sum + gzipSync(readFileSync(join(WEB_DIST, file)), { level: 9 }).length,
+    0,
+  );
   const lazy = readdirSync(join(WEB_DIST, 'assets')).filter((f) => f.endsWith('.js') && !files.includes(`assets/${f}`));
   return { files, gzipBytes, lazy };
 }
@@ -65,7 +73,12 @@ export const PHONE = { width: 375, height: 740 };
  * ownerSession and signIn give it), and a page of it. At DESKTOP size, CSP bypassed (axe is
  * injected) unless `options` say otherwise.
  */
-export async function signedInPage(browser: Browser, base: string, cookie: string, options: BrowserContextOptions = {}): Promise<{ context: BrowserContext; page: Page }> {
+export async function signedInPage(
+  browser: Browser,
+  base: string,
+  cookie: string,
+  options: BrowserContextOptions = {},
+): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: DESKTOP, bypassCSP: true, ...options });
   const [name, ...value] = cookie.split('=');
   await context.addCookies([{ name: name, value: value.join('='), url: base }]);
@@ -95,7 +108,10 @@ export function pageErrors(page: Page): string[] {
 export async function screenshots(page: Page, dir: string, name: string): Promise<void> {
   mkdirSync(dir, { recursive: true });
   const size = page.viewportSize() ?? DESKTOP;
-  for (const [label, viewport] of [['desktop', DESKTOP], ['phone', PHONE]] as const) {
+  for (const [label, viewport] of [
+    ['desktop', DESKTOP],
+    ['phone', PHONE],
+  ] as const) {
     await page.setViewportSize(viewport);
     await page.waitForTimeout(150);
     await page.screenshot({ path: join(dir, `${name}-${label}.png`), fullPage: true });
@@ -125,11 +141,27 @@ export async function seriousViolations(page: Page): Promise<string[]> {
   const source = readFileSync(fromRepoRoot('node_modules/axe-core/axe.min.js'), 'utf8');
   if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: source });
   const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const axe = (
+      window as unknown as {
+        axe: {
+          run: (
+            ctx: Document,
+            opts: object,
+          ) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }>;
+        };
+      }
+    ).axe;
     const result = await axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }));
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3),
+    }));
   });
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(', ')}`);
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(', ')}`);
 }
 
 /**
@@ -146,9 +178,13 @@ export async function sidewaysScrolling(page: Page): Promise<string[]> {
     for (const table of Array.from(document.querySelectorAll('table'))) {
       const name = table.closest('[aria-label]')?.getAttribute('aria-label') ?? 'a table';
       const box = table.getBoundingClientRect();
-      if (box.width > width || box.right > width + 0.5) problems.push(`table "${name}" is ${Math.round(box.width)}px wide (right edge at ${Math.round(box.right)}px)`);
+      if (box.width > width || box.right > width + 0.5)
+        problems.push(`table "${name}" is ${Math.round(box.width)}px wide (right edge at ${Math.round(box.right)}px)`);
       const frame = table.parentElement!;
-      if (frame.scrollWidth > frame.clientWidth) problems.push(`table "${name}" scrolls sideways inside its frame (${frame.scrollWidth}px in ${frame.clientWidth}px)`);
+      if (frame.scrollWidth > frame.clientWidth)
+        problems.push(
+          `table "${name}" scrolls sideways inside its frame (${frame.scrollWidth}px in ${frame.clientWidth}px)`,
+        );
     }
     return problems;
   });

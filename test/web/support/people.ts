@@ -32,7 +32,13 @@ export async function startService(
     ...appDeps,
     orm: database.orm,
     logger: logTo ? pino({ level: 'info' }, logTo) : undefined,
-    config: { ADMIN_TOKEN: TEST_ADMIN_TOKEN, API_KEY_CACHE_TTL_MS: 5_000, SIGN_IN_RATE_LIMIT_MAX: 1000, PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...config } as AppDeps['config'],
+    config: {
+      ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      API_KEY_CACHE_TTL_MS: 5_000,
+      SIGN_IN_RATE_LIMIT_MAX: 1000,
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      ...config,
+    } as AppDeps['config'],
   });
   server.on('request', listener);
   configureHttpServer(server, pino({ level: 'silent' }));
@@ -47,12 +53,22 @@ export async function startService(
 }
 
 /** fetch against the service, JSON in and out. */
-export async function call(baseUrl: string, method: string, path: string, options: { headers?: Record<string, string>; body?: unknown } = {}) {
+export async function call(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: { headers?: Record<string, string>; body?: unknown } = {},
+) {
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (options.body !== undefined) headers['content-type'] ??= 'application/json';
   // /auth refuses state-changing requests from other origins; a browser always sends Origin with them.
   if (path.startsWith('/auth/')) headers.origin ??= baseUrl;
-  const res = await fetch(baseUrl + path, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), redirect: 'manual' });
+  const res = await fetch(baseUrl + path, {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    redirect: 'manual',
+  });
   const text = await res.text();
   let body: any = text;
   try {
@@ -71,13 +87,24 @@ export async function ownerSession(baseUrl: string, name = `Org ${Math.random().
   const org = await call(baseUrl, 'POST', '/admin/organizations', { headers: admin, body: { name } });
   if (org.status !== 201) throw new Error(`organization: ${org.status} ${JSON.stringify(org.body)}`);
   const email = `owner-${Math.random().toString(36).slice(2, 10)}@example.com`;
-  const invited = await call(baseUrl, 'POST', `/admin/organizations/${org.body.data.organization.id}/invitations`, { headers: admin, body: { email } });
+  const invited = await call(baseUrl, 'POST', `/admin/organizations/${org.body.data.organization.id}/invitations`, {
+    headers: admin,
+    body: { email },
+  });
   if (invited.status !== 201) throw new Error(`invitation: ${invited.status} ${JSON.stringify(invited.body)}`);
   const token = new URL(invited.body.data.accept_url).searchParams.get('token')!;
-  const accepted = await call(baseUrl, 'POST', '/auth/invitations/accept', { body: { token, name: 'Olivia Owner', password: PASSWORD } });
+  const accepted = await call(baseUrl, 'POST', '/auth/invitations/accept', {
+    body: { token, name: 'Olivia Owner', password: PASSWORD },
+  });
   if (accepted.status !== 201) throw new Error(`accept: ${accepted.status} ${JSON.stringify(accepted.body)}`);
   const cookie = await signIn(baseUrl, email, PASSWORD);
-  return { organization: org.body.data.organization as { id: string; name: string }, apiKey: org.body.data.api_key as string, email, cookie, acceptUrl: invited.body.data.accept_url as string };
+  return {
+    organization: org.body.data.organization as { id: string; name: string },
+    apiKey: org.body.data.api_key as string,
+    email,
+    cookie,
+    acceptUrl: invited.body.data.accept_url as string,
+  };
 }
 
 export async function signIn(baseUrl: string, email: string, password: string): Promise<string> {

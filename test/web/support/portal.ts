@@ -8,7 +8,10 @@ export interface MailedService extends PeopleServer {
 }
 
 /** startService with SMTP_URL set to a new local SMTP receiver (the tests follow the links it is sent). */
-export async function startServiceWithMail(config: Parameters<typeof startService>[0] = {}, appDeps: Parameters<typeof startService>[3] = {}): Promise<MailedService> {
+export async function startServiceWithMail(
+  config: Parameters<typeof startService>[0] = {},
+  appDeps: Parameters<typeof startService>[3] = {},
+): Promise<MailedService> {
   const smtp = await startSmtpReceiver();
   let service: PeopleServer;
   try {
@@ -39,16 +42,26 @@ export async function merchantWithProgram(base: string, program: Record<string, 
   const org = await call(base, 'POST', '/admin/organizations', { headers: admin, body: { name: unique('Shop') } });
   if (org.status !== 201) throw new Error(`organization: ${org.status} ${JSON.stringify(org.body)}`);
   const key = { authorization: `Bearer ${org.body.data.api_key}` };
-  const created = await call(base, 'POST', '/api/programs', { headers: key, body: { name: 'Partners', commission_value: 20, website_url: 'https://shop.example.com/', ...program } });
+  const created = await call(base, 'POST', '/api/programs', {
+    headers: key,
+    body: { name: 'Partners', commission_value: 20, website_url: 'https://shop.example.com/', ...program },
+  });
   if (created.status !== 201) throw new Error(`program: ${created.status} ${JSON.stringify(created.body)}`);
-  return { organizationId: org.body.data.organization.id as string, key, program: created.body.data.program as { id: string; hold_days: number } };
+  return {
+    organizationId: org.body.data.organization.id as string,
+    key,
+    program: created.body.data.program as { id: string; hold_days: number },
+  };
 }
 
 /** A request of the portal's own pages: they send their origin with every state-changing request. */
 export const fromPortal = (base: string, cookie?: string) => ({ origin: base, ...(cookie ? { cookie } : {}) });
 
 export async function apply(base: string, organizationId: string, programId: string, body: Record<string, unknown>) {
-  return call(base, 'POST', `/partner/api/organizations/${organizationId}/programs/${programId}/applications`, { headers: fromPortal(base), body: { accept_terms: true, ...body } });
+  return call(base, 'POST', `/partner/api/organizations/${organizationId}/programs/${programId}/applications`, {
+    headers: fromPortal(base),
+    body: { accept_terms: true, ...body },
+  });
 }
 
 /** The session cookie (`name=value`) of a sign-in answer. */
@@ -62,26 +75,47 @@ export function partnerCookieOf(headers: Headers): string {
 export async function signInByMail(base: string, smtp: SmtpReceiver, email: string): Promise<string> {
   const link = signInLinkOf(await smtp.next(email));
   const organizationId = link.pathname.split('/')[2];
-  const res = await call(base, 'POST', '/partner/api/sign-in', { headers: fromPortal(base), body: { organization_id: organizationId, token: link.searchParams.get('token') } });
+  const res = await call(base, 'POST', '/partner/api/sign-in', {
+    headers: fromPortal(base),
+    body: { organization_id: organizationId, token: link.searchParams.get('token') },
+  });
   if (res.status !== 200) throw new Error(`sign-in: ${res.status} ${JSON.stringify(res.body)}`);
   return partnerCookieOf(res.headers);
 }
 
 /** A partner who applied to an open program and signed in by the e-mailed link. */
-export async function signedInPartner(base: string, smtp: SmtpReceiver, organizationId: string, programId: string, slug = unique('p')) {
+export async function signedInPartner(
+  base: string,
+  smtp: SmtpReceiver,
+  organizationId: string,
+  programId: string,
+  slug = unique('p'),
+) {
   const email = `${slug}@partners.example`;
   const applied = await apply(base, organizationId, programId, { name: `Partner ${slug}`, email, slug });
   if (applied.status !== 201) throw new Error(`apply: ${applied.status} ${JSON.stringify(applied.body)}`);
   const cookie = await signInByMail(base, smtp, email);
   // The application's answer names no membership (it is the same for a partner who already is one): the portal does.
   const me = await call(base, 'GET', '/partner/api/me', { headers: { cookie } });
-  const membership = (me.body.data.partner.memberships as { affiliate_id: string; program: { id: string } }[]).find((m) => m.program.id === programId)!;
+  const membership = (me.body.data.partner.memberships as { affiliate_id: string; program: { id: string } }[]).find(
+    (m) => m.program.id === programId,
+  )!;
   return { email, slug, affiliateId: membership.affiliate_id, cookie };
 }
 
 /** The membership of `email` in the merchant's program, as the merchant's API lists it. */
-export async function affiliateIdOf(base: string, key: Record<string, string>, email: string, programId?: string): Promise<string> {
-  const listed = await call(base, 'GET', `/api/affiliates?email=${encodeURIComponent(email)}${programId ? `&program_id=${programId}` : ''}`, { headers: key });
+export async function affiliateIdOf(
+  base: string,
+  key: Record<string, string>,
+  email: string,
+  programId?: string,
+): Promise<string> {
+  const listed = await call(
+    base,
+    'GET',
+    `/api/affiliates?email=${encodeURIComponent(email)}${programId ? `&program_id=${programId}` : ''}`,
+    { headers: key },
+  );
   const [affiliate] = listed.body.data.affiliates as { id: string }[];
   if (!affiliate) throw new Error(`no affiliate with e-mail ${email}: ${JSON.stringify(listed.body)}`);
   return affiliate.id;

@@ -19,7 +19,10 @@ const base = service.baseUrl;
 try {
   const owner = await ownerSession(base, 'Acme Inc');
   const key = { authorization: `Bearer ${owner.apiKey}` };
-  const program = await call(base, 'POST', '/api/programs', { headers: key, body: { name: 'Main', commission_value: 30 } });
+  const program = await call(base, 'POST', '/api/programs', {
+    headers: key,
+    body: { name: 'Main', commission_value: 30 },
+  });
   const programId = program.body.data.program.id;
   const people = [
     ['omar@reviews.example', 'Omar Reviews', 'omar', 1.0],
@@ -29,11 +32,14 @@ try {
     ['new@partner.example', 'Noah Newcomer', 'noah', 0],
   ] as const;
   for (const [email, name, slug] of people) {
-    const r = await call(base, 'POST', '/api/affiliates', { headers: key, body: { email, name, slug, program_id: programId } });
+    const r = await call(base, 'POST', '/api/affiliates', {
+      headers: key,
+      body: { email, name, slug, program_id: programId },
+    });
     if (r.status !== 201) throw new Error(JSON.stringify(r.body));
   }
   let seed = 7;
-  const rand = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+  const rand = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
   const day = 86_400_000;
   const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
   let n = 0;
@@ -44,12 +50,26 @@ try {
       for (let c = 0; c < clicks; c++) {
         const at = new Date(today - d * day + Math.floor(rand() * 20) * 3_600_000 + 60_000);
         if (at.getTime() > Date.now()) continue;
-        const click = await call(base, 'POST', '/api/clicks', { headers: key, body: { ref: slug, occurred_at: at.toISOString() } });
+        const click = await call(base, 'POST', '/api/clicks', {
+          headers: key,
+          body: { ref: slug, occurred_at: at.toISOString() },
+        });
         if (rand() < 0.35) {
           const customer = `cus_${++n}`;
-          await call(base, 'POST', '/api/customers', { headers: key, body: { customer_id: customer, click_id: click.body.data.click.id } });
+          await call(base, 'POST', '/api/customers', {
+            headers: key,
+            body: { customer_id: customer, click_id: click.body.data.click.id },
+          });
           if (rand() < 0.6) {
-            const r = await call(base, 'POST', '/api/conversions', { headers: key, body: { external_id: `in_${n}`, amount: rand() < 0.5 ? 49 : 99, customer_id: customer, occurred_at: at.toISOString() } });
+            const r = await call(base, 'POST', '/api/conversions', {
+              headers: key,
+              body: {
+                external_id: `in_${n}`,
+                amount: rand() < 0.5 ? 49 : 99,
+                customer_id: customer,
+                occurred_at: at.toISOString(),
+              },
+            });
             if (r.status !== 201) throw new Error(JSON.stringify(r.body));
           }
         }
@@ -58,7 +78,16 @@ try {
   }
   // Lea also sells to European customers, in euros.
   for (let i = 0; i < 3; i++) {
-    await call(base, 'POST', '/api/conversions', { headers: key, body: { external_id: `eu_${i}`, amount: 45, currency: 'EUR', ref: 'lea', occurred_at: new Date(today - (3 + i * 5) * day).toISOString() } });
+    await call(base, 'POST', '/api/conversions', {
+      headers: key,
+      body: {
+        external_id: `eu_${i}`,
+        amount: 45,
+        currency: 'EUR',
+        ref: 'lea',
+        occurred_at: new Date(today - (3 + i * 5) * day).toISOString(),
+      },
+    });
   }
   const browser = await launchChromium();
   const { page } = await signedInPage(browser, base, owner.cookie, { bypassCSP: false });

@@ -56,7 +56,10 @@ export async function startSmtpReceiver(port = 0): Promise<SmtpReceiver> {
           taken.add(found);
           return found;
         }
-        if (Date.now() > deadline) throw new Error(`no e-mail to ${to} within ${timeoutMs} ms (received: ${mails.map((m) => `${m.to.join(',')}: ${m.subject}`).join('; ') || 'none'})`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `no e-mail to ${to} within ${timeoutMs} ms (received: ${mails.map((m) => `${m.to.join(',')}: ${m.subject}`).join('; ') || 'none'})`,
+          );
         await new Promise((r) => setTimeout(r, 50));
       }
     },

@@ -29,9 +29,20 @@ describePublished("Paddle Billing, on paddle-node-sdk's published notifications"
     // paddle/transaction.completed.json: 599.00 USD + 53.15 tax. Tied to that subscription and
     // customer, with the referral in custom_data (published null).
     const first = published('paddle', 'transaction.completed.json').data;
-    Object.assign(first, { customer_id: customer, subscription_id: canceled.id, custom_data: { ref_svc_affiliate: m.slug } });
+    Object.assign(first, {
+      customer_id: customer,
+      subscription_id: canceled.id,
+      custom_data: { ref_svc_affiliate: m.slug },
+    });
     await expectOutcome(send(notification('transaction.completed.json', first)), 'processed');
-    expect(await conversionOf(m, first.id)).toMatchObject({ amount: 599, currency: 'USD', kind: 'initial', commission_amount: 179.7, customer_id: customer, status: 'approved' });
+    expect(await conversionOf(m, first.id)).toMatchObject({
+      amount: 599,
+      currency: 'USD',
+      kind: 'initial',
+      commission_amount: 179.7,
+      customer_id: customer,
+      status: 'approved',
+    });
     expect(await customerOf(m, customer)).toMatchObject({ status: 'active', affiliate_id: m.affiliate.id });
 
     // The same transaction as the renewal a month later: an id of its own, no custom data.
@@ -46,7 +57,12 @@ describePublished("Paddle Billing, on paddle-node-sdk's published notifications"
       updated_at: '2023-09-22T07:15:44.296867Z',
     });
     await expectOutcome(send(notification('transaction.completed.json', renewal)), 'processed');
-    expect(await conversionOf(m, renewal.id)).toMatchObject({ amount: 599, kind: 'recurring', commission_amount: 179.7, occurred_at: '2023-09-22T07:15:44.296Z' });
+    expect(await conversionOf(m, renewal.id)).toMatchObject({
+      amount: 599,
+      kind: 'recurring',
+      commission_amount: 179.7,
+      occurred_at: '2023-09-22T07:15:44.296Z',
+    });
 
     // paddle/adjustment.created.json (pending approval) then adjustment.updated.json (approved):
     // a partial refund of 1.00, 0.92 of it before tax, of the renewal (its transaction id set here).
@@ -57,20 +73,46 @@ describePublished("Paddle Billing, on paddle-node-sdk's published notifications"
     Object.assign(approved, { transaction_id: renewal.id, customer_id: customer, subscription_id: canceled.id });
     await expectOutcome(send(notification('adjustment.updated.json', approved)), 'processed');
     // 179.70 x (599 - 0.92) / 599 = 179.424 -> 179.42
-    expect(await conversionOf(m, renewal.id)).toMatchObject({ status: 'approved', refunded_amount: 0.92, commission_amount: 179.42 });
+    expect(await conversionOf(m, renewal.id)).toMatchObject({
+      status: 'approved',
+      refunded_amount: 0.92,
+      commission_amount: 179.42,
+    });
 
     // A full refund of the renewal (Paddle publishes none: type "full" and the transaction's
     // totals set on adjustment.updated.json, under an adjustment id of its own).
     const full = published('paddle', 'adjustment.updated.json').data;
     const totals = { ...full.totals, subtotal: '59900', tax: '5315', total: '65215' };
-    Object.assign(full, { id: fresh('adj'), type: 'full', transaction_id: renewal.id, customer_id: customer, subscription_id: canceled.id, totals, items: full.items.map((i: any) => ({ ...i, type: 'full', amount: '65215', totals: { subtotal: '59900', tax: '5315', total: '65215' } })) });
+    Object.assign(full, {
+      id: fresh('adj'),
+      type: 'full',
+      transaction_id: renewal.id,
+      customer_id: customer,
+      subscription_id: canceled.id,
+      totals,
+      items: full.items.map((i: any) => ({
+        ...i,
+        type: 'full',
+        amount: '65215',
+        totals: { subtotal: '59900', tax: '5315', total: '65215' },
+      })),
+    });
     await expectOutcome(send(notification('adjustment.updated.json', full)), 'processed');
-    expect(await conversionOf(m, renewal.id)).toMatchObject({ status: 'reversed', refunded_amount: 599, commission_amount: 0 });
+    expect(await conversionOf(m, renewal.id)).toMatchObject({
+      status: 'reversed',
+      refunded_amount: 599,
+      commission_amount: 0,
+    });
 
     // paddle/subscription.canceled.json as published.
     await expectOutcome(send(notification('subscription.canceled.json', canceled)), 'processed');
     expect(await customerOf(m, customer)).toMatchObject({ status: 'canceled', affiliate_id: m.affiliate.id });
-    expect(await conversionOf(m, first.id)).toMatchObject({ amount: 599, commission_amount: 179.7, refunded_amount: 0, status: 'approved' });
+    expect(await conversionOf(m, first.id)).toMatchObject({
+      amount: 599,
+      commission_amount: 179.7,
+      refunded_amount: 0,
+      status: 'approved',
+    });
   });
 
   it('a time Paddle has not set yet ("0001-01-01T00:00:00Z") is no time: the charge takes the next one', async () => {

@@ -29,18 +29,44 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => Promise<void> }) {
       void navigate(from && from !== '/sign-in' ? from : '/overview', { replace: true });
     },
   );
-  const reset = useSubmit(() => auth('/request-password-reset', { email }), () => setResetSent(true));
+  const reset = useSubmit(
+    () => auth('/request-password-reset', { email }),
+    () => setResetSent(true),
+  );
   const [linkSent, setLinkSent] = useState(false);
   const link = useSubmit(
-    () => auth('/sign-in/magic-link', { email, callbackURL: '/dashboard/overview', errorCallbackURL: '/dashboard/sign-in?link=invalid' }),
+    () =>
+      auth('/sign-in/magic-link', {
+        email,
+        callbackURL: '/dashboard/overview',
+        errorCallbackURL: '/dashboard/sign-in?link=invalid',
+      }),
     () => setLinkSent(true),
   );
   const invalidLink = new URLSearchParams(useLocation().search).get('link') === 'invalid';
   return (
     <AccountPage title="Sign in">
       <form onSubmit={signIn.submit} noValidate>
-        <Field label="E-mail" name="email" type="email" autoComplete="username" value={email} onChange={setEmail} required error={signIn.error} />
-        <Field label="Password" name="password" type="password" autoComplete="current-password" value={password} onChange={setPassword} required error={signIn.error} />
+        <Field
+          label="E-mail"
+          name="email"
+          type="email"
+          autoComplete="username"
+          value={email}
+          onChange={setEmail}
+          required
+          error={signIn.error}
+        />
+        <Field
+          label="Password"
+          name="password"
+          type="password"
+          autoComplete="current-password"
+          value={password}
+          onChange={setPassword}
+          required
+          error={signIn.error}
+        />
         <FormError error={signIn.error ?? reset.error ?? link.error} />
         {invalidLink && !signIn.error && (
           <p className="error" role="alert">
@@ -48,7 +74,9 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => Promise<void> }) {
           </p>
         )}
         {resetSent && <p role="status">If this address has an account, a link to reset its password is on its way.</p>}
-        {linkSent && <p role="status">If this address has an account, a sign-in link is on its way (valid 15 minutes).</p>}
+        {linkSent && (
+          <p role="status">If this address has an account, a sign-in link is on its way (valid 15 minutes).</p>
+        )}
         <div className="actions">
           <button type="submit" disabled={signIn.busy}>
             Sign in
@@ -60,7 +88,10 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => Promise<void> }) {
             E-mail me a sign-in link
           </button>
         </div>
-        <p className="muted small">No account? Your organization's owner invites you from the Team page; the first owner is invited by the service's operator.</p>
+        <p className="muted small">
+          No account? Your organization's owner invites you from the Team page; the first owner is invited by the
+          service's operator.
+        </p>
       </form>
     </AccountPage>
   );
@@ -87,8 +118,25 @@ export function AcceptInvitation({ onSignedIn }: { onSignedIn: () => Promise<voi
     <AccountPage title="Join the dashboard">
       <p>Choose your name and a password (10 characters or more) to accept the invitation.</p>
       <form onSubmit={accept.submit} noValidate>
-        <Field label="Your name" name="name" autoComplete="name" value={name} onChange={setName} required error={accept.error} />
-        <Field label="Password" name="password" type="password" autoComplete="new-password" value={password} onChange={setPassword} required error={accept.error} />
+        <Field
+          label="Your name"
+          name="name"
+          autoComplete="name"
+          value={name}
+          onChange={setName}
+          required
+          error={accept.error}
+        />
+        <Field
+          label="Password"
+          name="password"
+          type="password"
+          autoComplete="new-password"
+          value={password}
+          onChange={setPassword}
+          required
+          error={accept.error}
+        />
         <FormError error={accept.error} fields={['name', 'password']} />
         <div className="actions">
           <button type="submit" disabled={accept.busy || !token}>
@@ -104,7 +152,10 @@ export function ResetPassword() {
   const [params] = useSearchParams();
   const [password, setPassword] = useState('');
   const [done, setDone] = useState(false);
-  const reset = useSubmit(() => auth('/reset-password', { newPassword: password, token: params.get('token') ?? '' }), () => setDone(true));
+  const reset = useSubmit(
+    () => auth('/reset-password', { newPassword: password, token: params.get('token') ?? '' }),
+    () => setDone(true),
+  );
   return (
     <AccountPage title="Choose a new password">
       {done ? (
@@ -113,7 +164,16 @@ export function ResetPassword() {
         </p>
       ) : (
         <form onSubmit={reset.submit} noValidate>
-          <Field label="New password" name="password" type="password" autoComplete="new-password" value={password} onChange={setPassword} required error={reset.error} />
+          <Field
+            label="New password"
+            name="password"
+            type="password"
+            autoComplete="new-password"
+            value={password}
+            onChange={setPassword}
+            required
+            error={reset.error}
+          />
           <FormError error={reset.error} fields={['password']} />
           <div className="actions">
             <button type="submit" disabled={reset.busy}>

@@ -5,7 +5,19 @@ import { api, data } from '../api';
 import { InvitePartner } from '../partners/InvitePartner';
 import { PreviewPortal } from '../partners/PreviewPortal';
 import { useMode } from '../mode';
-import { CommissionsByStatus, CopyButton, Empty, Field, FormError, PageHeader, Status, date, money, useLoad, useSubmit } from '../ui';
+import {
+  CommissionsByStatus,
+  CopyButton,
+  Empty,
+  Field,
+  FormError,
+  PageHeader,
+  Status,
+  date,
+  money,
+  useLoad,
+  useSubmit,
+} from '../ui';
 import { DataTable, usePagedList } from '../table';
 import { StatusActions, linkOf, useSiteUrl } from './Affiliates';
 import { HoldReasons } from './HoldReasons';
@@ -20,7 +32,9 @@ function PayoutEmail({ affiliate, onSaved }: { affiliate: Affiliate; onSaved: (a
   const [editing, setEditing] = useState(false);
   const [value, setValue] = useState('');
   const save = useSubmit(
-    async () => data(await api.affiliates.update({ params: { id: affiliate.id }, body: { payout_email: value.trim() || null } })).affiliate,
+    async () =>
+      data(await api.affiliates.update({ params: { id: affiliate.id }, body: { payout_email: value.trim() || null } }))
+        .affiliate,
     (a) => {
       setEditing(false);
       onSaved(a);
@@ -49,7 +63,15 @@ function PayoutEmail({ affiliate, onSaved }: { affiliate: Affiliate; onSaved: (a
     );
   return (
     <form className="inline-form" onSubmit={save.submit} noValidate>
-      <Field label="Payout e-mail" name="payout_email" type="email" value={value} onChange={setValue} error={save.error} hint={`PayPal or Wise address; empty: ${affiliate.email}`} />
+      <Field
+        label="Payout e-mail"
+        name="payout_email"
+        type="email"
+        value={value}
+        onChange={setValue}
+        error={save.error}
+        hint={`PayPal or Wise address; empty: ${affiliate.email}`}
+      />
       <button type="submit" className="small" disabled={save.busy}>
         Save<span className="visually-hidden"> payout e-mail</span>
       </button>
@@ -77,7 +99,10 @@ function PayoutMethod({ affiliate, onSaved }: { affiliate: Affiliate; onSaved: (
       data(
         await api.affiliates.update({
           params: { id: affiliate.id },
-          body: { payout_method: method, ...(method === 'stripe' ? { stripe_account_id: account.trim() || null } : {}) },
+          body: {
+            payout_method: method,
+            ...(method === 'stripe' ? { stripe_account_id: account.trim() || null } : {}),
+          },
         }),
       ).affiliate,
     onSaved,
@@ -95,7 +120,15 @@ function PayoutMethod({ affiliate, onSaved }: { affiliate: Affiliate; onSaved: (
           </select>
         )}
       </Field>
-      {method === 'stripe' && <Field label="Stripe account (acct_…)" name="stripe_account_id" value={account} onChange={setAccount} error={save.error} />}
+      {method === 'stripe' && (
+        <Field
+          label="Stripe account (acct_…)"
+          name="stripe_account_id"
+          value={account}
+          onChange={setAccount}
+          error={save.error}
+        />
+      )}
       <button type="submit" className="small" disabled={save.busy}>
         Save<span className="visually-hidden"> payout method</span>
       </button>
@@ -109,7 +142,11 @@ function Figures({ id }: { id: string }) {
   const figures = useLoad(async () => {
     const now = new Date();
     const to = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) + 86_400_000;
-    const query = { from: new Date(to - FIGURES_DAYS * 86_400_000).toISOString(), to: new Date(to).toISOString(), affiliate_id: id };
+    const query = {
+      from: new Date(to - FIGURES_DAYS * 86_400_000).toISOString(),
+      to: new Date(to).toISOString(),
+      affiliate_id: id,
+    };
     return data(await api.reports.affiliates({ query })).affiliates;
   }, [id]);
   if (figures.error) return <FormError error={figures.error} />;
@@ -147,15 +184,24 @@ export function AffiliateDetail() {
   const affiliate = useLoad(async () => data(await api.affiliates.get({ params: { id } })).affiliate, [id]);
   const [edited, setEdited] = useState<Affiliate>();
   const a: Affiliate | undefined = edited?.id === id ? edited : affiliate.data;
-  const program = useLoad(async () => (a ? data(await api.programs.get({ params: { id: a.program_id } })).program : undefined), [a?.program_id]);
-  const conversions = usePagedList(async (cursor) => {
-    const page = data(await api.conversions.list({ query: { affiliate_id: id, cursor, limit: 20 } }));
-    return { items: page.conversions, next_cursor: page.next_cursor };
-  }, [id]);
-  const commissions = usePagedList(async (cursor) => {
-    const page = data(await api.commissions.list({ query: { affiliate_id: id, cursor, limit: 20 } }));
-    return { items: page.commissions, next_cursor: page.next_cursor };
-  }, [id]);
+  const program = useLoad(
+    async () => (a ? data(await api.programs.get({ params: { id: a.program_id } })).program : undefined),
+    [a?.program_id],
+  );
+  const conversions = usePagedList(
+    async (cursor) => {
+      const page = data(await api.conversions.list({ query: { affiliate_id: id, cursor, limit: 20 } }));
+      return { items: page.conversions, next_cursor: page.next_cursor };
+    },
+    [id],
+  );
+  const commissions = usePagedList(
+    async (cursor) => {
+      const page = data(await api.commissions.list({ query: { affiliate_id: id, cursor, limit: 20 } }));
+      return { items: page.commissions, next_cursor: page.next_cursor };
+    },
+    [id],
+  );
   const link = a && program.data ? linkOf(program.data, site, a.slug) : undefined;
   return (
     <section>

@@ -28,7 +28,8 @@ export function useAffiliateFigures(affiliates: { id: string }[] | undefined) {
     let cursor: string | undefined;
     for (let page = 0; page < MAX_REPORT_PAGES; page++) {
       const report = data(await api.reports.affiliates({ query: { ...query, cursor } }));
-      for (const row of report.affiliates) byAffiliate.set(row.affiliate_id, [...(byAffiliate.get(row.affiliate_id) ?? []), row]);
+      for (const row of report.affiliates)
+        byAffiliate.set(row.affiliate_id, [...(byAffiliate.get(row.affiliate_id) ?? []), row]);
       if (!report.next_cursor) break;
       cursor = report.next_cursor;
     }
@@ -37,7 +38,6 @@ export function useAffiliateFigures(affiliates: { id: string }[] | undefined) {
 }
 
 export type AffiliateFigures = ReturnType<typeof useAffiliateFigures>;
-
 
 function Figure({ label, value }: { label: string; value: ReactNode }) {
   return (
@@ -67,7 +67,10 @@ export function FiguresCell({ affiliateId, figures }: { affiliateId: string; fig
           <dl>
             <Figure label="Net revenue" value={r ? money(r.net_revenue, r.currency) : '—'} />
             <Figure label="Earned" value={r ? money(r.commissions.earned, r.currency) : '—'} />
-            <Figure label="Commissions" value={r ? <CommissionsByStatus totals={r.commissions} currency={r.currency} /> : '—'} />
+            <Figure
+              label="Commissions"
+              value={r ? <CommissionsByStatus totals={r.commissions} currency={r.currency} /> : '—'}
+            />
           </dl>
         </div>
       ))}

@@ -26,7 +26,10 @@ function nameOf(id: string): Promise<string | undefined> {
 /** The names of these partners (by affiliate id), loaded after the rows. */
 export function useAffiliateNames(ids: readonly string[] | undefined) {
   const unique = [...new Set(ids ?? [])].sort();
-  const loaded = useLoad(async () => new Map(await Promise.all(unique.map(async (id) => [id, await nameOf(id)] as const))), [unique.join(',')]);
+  const loaded = useLoad(
+    async () => new Map(await Promise.all(unique.map(async (id) => [id, await nameOf(id)] as const))),
+    [unique.join(',')],
+  );
   return loaded.data;
 }
 

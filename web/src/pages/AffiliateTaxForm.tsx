@@ -13,7 +13,10 @@ const KIND_NAMES: Record<TaxFormKind, string> = { w9: 'W-9', w8ben: 'W-8BEN', w8
  */
 export function AffiliateTaxForm({ affiliate, onChanged }: { affiliate: Affiliate; onChanged: () => void }) {
   const owner = useSession().session.user.role === 'owner';
-  const view = useLoad(async () => data(await api.taxForms.get({ params: { id: affiliate.id } })), [affiliate.id, affiliate.tax_form.status, affiliate.tax_form.submitted_at]);
+  const view = useLoad(
+    async () => data(await api.taxForms.get({ params: { id: affiliate.id } })),
+    [affiliate.id, affiliate.tax_form.status, affiliate.tax_form.submitted_at],
+  );
   const [rejecting, setRejecting] = useState(false);
   const [reason, setReason] = useState('');
   const done = () => {
@@ -21,8 +24,14 @@ export function AffiliateTaxForm({ affiliate, onChanged }: { affiliate: Affiliat
     view.reload();
     onChanged();
   };
-  const accept = useSubmit(async () => data(await api.taxFormReview.accept({ params: { id: affiliate.id }, body: {} })), done);
-  const reject = useSubmit(async () => data(await api.taxFormReview.reject({ params: { id: affiliate.id }, body: { reason: reason.trim() } })), done);
+  const accept = useSubmit(
+    async () => data(await api.taxFormReview.accept({ params: { id: affiliate.id }, body: {} })),
+    done,
+  );
+  const reject = useSubmit(
+    async () => data(await api.taxFormReview.reject({ params: { id: affiliate.id }, body: { reason: reason.trim() } })),
+    done,
+  );
   const form = view.data?.tax_form ?? affiliate.tax_form;
   const hold = view.data?.payout_hold;
   return (
@@ -31,10 +40,13 @@ export function AffiliateTaxForm({ affiliate, onChanged }: { affiliate: Affiliat
         <span>Not submitted</span>
       ) : (
         <>
-          {KIND_NAMES[form.kind!]} <Status value={form.status} /> <small className="muted">sent {date(form.submitted_at)}</small>
+          {KIND_NAMES[form.kind!]} <Status value={form.status} />{' '}
+          <small className="muted">sent {date(form.submitted_at)}</small>
         </>
       )}
-      {form.status === 'rejected' && form.rejection_reason && <p className="small muted">Rejected: {form.rejection_reason}</p>}
+      {form.status === 'rejected' && form.rejection_reason && (
+        <p className="small muted">Rejected: {form.rejection_reason}</p>
+      )}
       {hold && (
         <p className="hold-note" data-testid="payout-hold">
           {hold.message}
@@ -51,7 +63,11 @@ export function AffiliateTaxForm({ affiliate, onChanged }: { affiliate: Affiliat
             </button>
           )}
           {form.status !== 'rejected' && (
-            <button type="button" className="secondary small" onClick={() => (setReason(''), reject.setError(undefined), setRejecting(true))}>
+            <button
+              type="button"
+              className="secondary small"
+              onClick={() => (setReason(''), reject.setError(undefined), setRejecting(true))}
+            >
               Reject…
             </button>
           )}
@@ -59,7 +75,14 @@ export function AffiliateTaxForm({ affiliate, onChanged }: { affiliate: Affiliat
       )}
       {rejecting && (
         <form className="inline-form" onSubmit={reject.submit} noValidate aria-label="Reject the tax form">
-          <Field label="Why (the partner reads it)" name="reason" value={reason} onChange={setReason} error={reject.error} placeholder="The form is not signed" />
+          <Field
+            label="Why (the partner reads it)"
+            name="reason"
+            value={reason}
+            onChange={setReason}
+            error={reject.error}
+            placeholder="The form is not signed"
+          />
           <button type="submit" className="small danger" disabled={reject.busy || !reason.trim()}>
             Reject
           </button>

@@ -28,7 +28,8 @@ export const referralLink = (site: string, slug: string): string => {
 };
 
 /** A partner's referral link: on their program's website, as the portal shows it; else on the site remembered here. */
-export const linkOf = (program: Pick<Program, 'website_url'> | undefined, site: string, slug: string): string => referralLink(program?.website_url ?? site, slug);
+export const linkOf = (program: Pick<Program, 'website_url'> | undefined, site: string, slug: string): string =>
+  referralLink(program?.website_url ?? site, slug);
 
 /** Approve an application, disable a partner (confirmed), or enable them again. */
 export function StatusActions({ affiliate, onChanged }: { affiliate: Affiliate; onChanged: () => void }) {
@@ -37,20 +38,40 @@ export function StatusActions({ affiliate, onChanged }: { affiliate: Affiliate; 
   const change = useSubmit(async (status?: 'active' | 'disabled') => {
     const reject = affiliate.status === 'pending';
     const question = reject
-      ? { title: `Reject ${who}'s application?`, body: 'Their link never attributes anything (status disabled); you can still enable them later.', confirm: 'Reject' }
-      : { title: `Disable ${who}?`, body: 'Their links stop attributing new visitors; customers they already referred keep earning them commissions.', confirm: 'Disable' };
+      ? {
+          title: `Reject ${who}'s application?`,
+          body: 'Their link never attributes anything (status disabled); you can still enable them later.',
+          confirm: 'Reject',
+        }
+      : {
+          title: `Disable ${who}?`,
+          body: 'Their links stop attributing new visitors; customers they already referred keep earning them commissions.',
+          confirm: 'Disable',
+        };
     if (status === 'disabled' && !(await confirm(question))) return;
     return data(await api.affiliates.update({ params: { id: affiliate.id }, body: { status } }));
   }, onChanged);
   return (
     <span className="nowrap">
       {affiliate.status !== 'active' && (
-        <button type="button" className="small" onClick={() => void change.submit('active')} disabled={change.busy} aria-label={`${affiliate.status === 'pending' ? 'Approve' : 'Enable'} ${who}`}>
+        <button
+          type="button"
+          className="small"
+          onClick={() => void change.submit('active')}
+          disabled={change.busy}
+          aria-label={`${affiliate.status === 'pending' ? 'Approve' : 'Enable'} ${who}`}
+        >
           {affiliate.status === 'pending' ? 'Approve' : 'Enable'}
         </button>
       )}
       {affiliate.status !== 'disabled' && (
-        <button type="button" className="danger small" onClick={() => void change.submit('disabled')} disabled={change.busy} aria-label={`${affiliate.status === 'pending' ? 'Reject' : 'Disable'} ${who}`}>
+        <button
+          type="button"
+          className="danger small"
+          onClick={() => void change.submit('disabled')}
+          disabled={change.busy}
+          aria-label={`${affiliate.status === 'pending' ? 'Reject' : 'Disable'} ${who}`}
+        >
           {affiliate.status === 'pending' ? 'Reject' : 'Disable'}
         </button>
       )}
@@ -63,8 +84,22 @@ function usePrograms() {
   return useLoad(async () => data(await api.programs.list({ query: { limit: 100 } })).programs, []);
 }
 
-function AddAffiliate({ programs, onAdded, onCancel }: { programs: Program[]; onAdded: () => void; onCancel: () => void }) {
-  const [draft, setDraft] = useState({ email: '', name: '', payout_email: '', slug: '', program_id: programs[0]?.id ?? '' });
+function AddAffiliate({
+  programs,
+  onAdded,
+  onCancel,
+}: {
+  programs: Program[];
+  onAdded: () => void;
+  onCancel: () => void;
+}) {
+  const [draft, setDraft] = useState({
+    email: '',
+    name: '',
+    payout_email: '',
+    slug: '',
+    program_id: programs[0]?.id ?? '',
+  });
   const set = (k: keyof typeof draft) => (v: string) => setDraft((d) => ({ ...d, [k]: v }));
   const add = useSubmit(
     async () =>
@@ -84,9 +119,25 @@ function AddAffiliate({ programs, onAdded, onCancel }: { programs: Program[]; on
   return (
     <form className="card form-grid" onSubmit={add.submit} noValidate aria-label="Add an affiliate">
       <h2>Add an affiliate</h2>
-      <Field label="E-mail" name="email" type="email" value={draft.email} onChange={set('email')} error={add.error} required />
+      <Field
+        label="E-mail"
+        name="email"
+        type="email"
+        value={draft.email}
+        onChange={set('email')}
+        error={add.error}
+        required
+      />
       <Field label="Name" name="name" value={draft.name} onChange={set('name')} error={add.error} />
-      <Field label="Payout e-mail" name="payout_email" type="email" value={draft.payout_email} onChange={set('payout_email')} error={add.error} hint="PayPal or Wise address; empty: their e-mail" />
+      <Field
+        label="Payout e-mail"
+        name="payout_email"
+        type="email"
+        value={draft.payout_email}
+        onChange={set('payout_email')}
+        error={add.error}
+        hint="PayPal or Wise address; empty: their e-mail"
+      />
       <Field label="Program" name="program_id" error={add.error}>
         {(attrs) => (
           <select {...attrs} value={draft.program_id} onChange={(e) => set('program_id')(e.target.value)}>
@@ -98,7 +149,14 @@ function AddAffiliate({ programs, onAdded, onCancel }: { programs: Program[]; on
           </select>
         )}
       </Field>
-      <Field label="Referral slug" name="slug" value={draft.slug} onChange={set('slug')} error={add.error} hint="Empty: generated" />
+      <Field
+        label="Referral slug"
+        name="slug"
+        value={draft.slug}
+        onChange={set('slug')}
+        error={add.error}
+        hint="Empty: generated"
+      />
       <FormError error={add.error} fields={['email', 'name', 'payout_email', 'program_id', 'slug']} />
       <div className="actions span">
         <button type="submit" disabled={add.busy}>
@@ -118,10 +176,17 @@ export function Affiliates() {
   const [applied, setApplied] = useState(filter);
   const [adding, setAdding] = useState(false);
   const [site, setSite] = useSiteUrl();
-  const list = usePagedList(async (cursor) => {
-    const page = data(await api.affiliates.list({ query: { cursor, email: applied.email.trim() || undefined, program_id: applied.program_id || undefined } }));
-    return { items: page.affiliates, next_cursor: page.next_cursor };
-  }, [applied]);
+  const list = usePagedList(
+    async (cursor) => {
+      const page = data(
+        await api.affiliates.list({
+          query: { cursor, email: applied.email.trim() || undefined, program_id: applied.program_id || undefined },
+        }),
+      );
+      return { items: page.affiliates, next_cursor: page.next_cursor };
+    },
+    [applied],
+  );
   const pages = list.pages;
   const figures = useAffiliateFigures(list.rows);
   const programOf = (id: string) => programs.data?.find((p) => p.id === id);
@@ -164,10 +229,21 @@ export function Affiliates() {
           setApplied(filter);
         }}
       >
-        <Field label="E-mail" name="email" type="email" value={filter.email} onChange={(v) => setFilter((f) => ({ ...f, email: v }))} error={list.error} />
+        <Field
+          label="E-mail"
+          name="email"
+          type="email"
+          value={filter.email}
+          onChange={(v) => setFilter((f) => ({ ...f, email: v }))}
+          error={list.error}
+        />
         <Field label="Program" name="program_id" error={list.error}>
           {(attrs) => (
-            <select {...attrs} value={filter.program_id} onChange={(e) => setFilter((f) => ({ ...f, program_id: e.target.value }))}>
+            <select
+              {...attrs}
+              value={filter.program_id}
+              onChange={(e) => setFilter((f) => ({ ...f, program_id: e.target.value }))}
+            >
               <option value="">All programs</option>
               {programs.data?.map((p) => (
                 <option key={p.id} value={p.id}>
@@ -180,7 +256,15 @@ export function Affiliates() {
         <button type="submit" className="secondary">
           Search
         </button>
-        {!everyProgramHasASite && <Field label="Your site (for programs without a website)" name="site" value={site} onChange={setSite} hint="Or set the program's website on the Programs page" />}
+        {!everyProgramHasASite && (
+          <Field
+            label="Your site (for programs without a website)"
+            name="site"
+            value={site}
+            onChange={setSite}
+            hint="Or set the program's website on the Programs page"
+          />
+        )}
       </form>
       <DataTable
         label="Affiliates"
@@ -210,18 +294,27 @@ export function Affiliates() {
           },
           { header: 'Program', cell: (a) => programName(a.program_id) },
           { header: 'Status', cell: (a) => <Status value={a.status} /> },
-          { header: `Last ${FIGURES_DAYS} days`, className: 'figures-cell', cell: (a) => <FiguresCell affiliateId={a.id} figures={figures} /> },
+          {
+            header: `Last ${FIGURES_DAYS} days`,
+            className: 'figures-cell',
+            cell: (a) => <FiguresCell affiliateId={a.id} figures={figures} />,
+          },
           {
             header: 'Referral link',
             className: 'link',
             cell: (a) => (
               <>
-                <code>?ref={a.slug}</code> <CopyButton text={linkOf(programOf(a.program_id), site, a.slug)} label="Copy link" />
+                <code>?ref={a.slug}</code>{' '}
+                <CopyButton text={linkOf(programOf(a.program_id), site, a.slug)} label="Copy link" />
               </>
             ),
           },
           { header: 'Since', className: 'date', cell: (a) => date(a.created_at) },
-          { header: 'Actions', hiddenHeader: true, cell: (a) => <StatusActions affiliate={a} onChanged={list.reload} /> },
+          {
+            header: 'Actions',
+            hiddenHeader: true,
+            cell: (a) => <StatusActions affiliate={a} onChanged={list.reload} />,
+          },
         ]}
       />
     </section>

@@ -12,18 +12,27 @@ const COMMISSION_STATUSES = ['on_hold', 'pending', 'approved', 'paid', 'rejected
 type CommissionStatus = (typeof COMMISSION_STATUSES)[number];
 const PAYOUT_STATUSES = ['pending', 'processing', 'paid', 'failed', 'canceled'] as const;
 
-const METHOD_NAMES: Record<Payout['method'], string> = { manual: 'Manual (export)', paypal: 'PayPal', stripe: 'Stripe', wise: 'Wise' };
+const METHOD_NAMES: Record<Payout['method'], string> = {
+  manual: 'Manual (export)',
+  paypal: 'PayPal',
+  stripe: 'Stripe',
+  wise: 'Wise',
+};
 
 function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void }) {
   const [status, setStatus] = useState<CommissionStatus | ''>('');
-  const list = usePagedList(async (cursor) => {
-    const page = data(await api.commissions.list({ query: { status: status || undefined, cursor } }));
-    return { items: page.commissions, next_cursor: page.next_cursor };
-  }, [status]);
+  const list = usePagedList(
+    async (cursor) => {
+      const page = data(await api.commissions.list({ query: { status: status || undefined, cursor } }));
+      return { items: page.commissions, next_cursor: page.next_cursor };
+    },
+    [status],
+  );
   const pages = list.pages;
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const confirm = useConfirm();
-  const decidable = (c: Commission) => c.status === 'pending' || c.status === 'on_hold' || (c.status === 'approved' && !c.payout_id);
+  const decidable = (c: Commission) =>
+    c.status === 'pending' || c.status === 'on_hold' || (c.status === 'approved' && !c.payout_id);
   const rows = list.rows ?? [];
   const chosen = rows.filter((c) => selected.has(c.id));
   const names = useAffiliateNames(list.rows?.map((c) => c.affiliate_id));
@@ -33,12 +42,25 @@ function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void
     if (entries.length === 0) return;
     // A held entry was never owed yet: releasing or rejecting it is the one click a review takes.
     const review = entries.every((c) => c.status === 'on_hold');
-    if (kind === 'reject' && !review && !(await confirm({ title: `Reject ${entries.length} commission${entries.length > 1 ? 's' : ''}?`, body: 'A rejected commission is never paid. This cannot be undone.', confirm: 'Reject' }))) return;
+    if (
+      kind === 'reject' &&
+      !review &&
+      !(await confirm({
+        title: `Reject ${entries.length} commission${entries.length > 1 ? 's' : ''}?`,
+        body: 'A rejected commission is never paid. This cannot be undone.',
+        confirm: 'Reject',
+      }))
+    )
+      return;
     act.setError(undefined);
     try {
       for (const c of entries) {
         const params = { id: c.id };
-        data(kind === 'approve' ? await api.commissions.approve({ params, body: {} }) : await api.commissions.reject({ params, body: {} }));
+        data(
+          kind === 'approve'
+            ? await api.commissions.approve({ params, body: {} })
+            : await api.commissions.reject({ params, body: {} }),
+        );
       }
     } catch (err) {
       act.setError(err as never);
@@ -64,10 +86,24 @@ function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void
             setSelected(new Set());
           }}
         />
-        <button type="button" onClick={() => void decide('approve', chosen.filter((c) => c.status !== 'approved'))} disabled={chosen.length === 0}>
+        <button
+          type="button"
+          onClick={() =>
+            void decide(
+              'approve',
+              chosen.filter((c) => c.status !== 'approved'),
+            )
+          }
+          disabled={chosen.length === 0}
+        >
           Approve selected
         </button>
-        <button type="button" className="danger" onClick={() => void decide('reject', chosen)} disabled={chosen.length === 0}>
+        <button
+          type="button"
+          className="danger"
+          onClick={() => void decide('reject', chosen)}
+          disabled={chosen.length === 0}
+        >
           Reject selected
         </button>
       </div>
@@ -89,7 +125,9 @@ function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void
                   type="checkbox"
                   aria-label="Select every commission that can be approved or rejected"
                   checked={rows.filter(decidable).length > 0 && rows.filter(decidable).every((c) => selected.has(c.id))}
-                  onChange={(e) => setSelected(new Set(e.target.checked ? rows.filter(decidable).map((c) => c.id) : []))}
+                  onChange={(e) =>
+                    setSelected(new Set(e.target.checked ? rows.filter(decidable).map((c) => c.id) : []))
+                  }
                 />
                 <span className="on-cards">Select all</span>
               </label>
@@ -143,11 +181,21 @@ function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void
               decidable(c) && (
                 <>
                   {(c.status === 'pending' || c.status === 'on_hold') && (
-                    <button type="button" className="small" onClick={() => void decide('approve', [c])} aria-label={`${c.status === 'on_hold' ? 'Release' : 'Approve'} the commission of ${money(c.amount, c.currency)}`}>
+                    <button
+                      type="button"
+                      className="small"
+                      onClick={() => void decide('approve', [c])}
+                      aria-label={`${c.status === 'on_hold' ? 'Release' : 'Approve'} the commission of ${money(c.amount, c.currency)}`}
+                    >
                       {c.status === 'on_hold' ? 'Release' : 'Approve'}
                     </button>
                   )}{' '}
-                  <button type="button" className="danger small" onClick={() => void decide('reject', [c])} aria-label={`Reject the commission of ${money(c.amount, c.currency)}`}>
+                  <button
+                    type="button"
+                    className="danger small"
+                    onClick={() => void decide('reject', [c])}
+                    aria-label={`Reject the commission of ${money(c.amount, c.currency)}`}
+                  >
                     Reject
                   </button>
                 </>
@@ -163,18 +211,50 @@ function CommissionsSection({ onPayoutsChanged }: { onPayoutsChanged: () => void
 const shortId = (id: string) => id.slice(0, 8);
 
 /** `canSend`: an owner's (sending and retrying spend through the rail an owner connected; contract/src/common/access.ts). */
-function PayoutActions({ payout, canSend, onChanged, onShow }: { payout: Payout; canSend: boolean; onChanged: () => void; onShow: (id: string) => void }) {
+function PayoutActions({
+  payout,
+  canSend,
+  onChanged,
+  onShow,
+}: {
+  payout: Payout;
+  canSend: boolean;
+  onChanged: () => void;
+  onShow: (id: string) => void;
+}) {
   const confirm = useConfirm();
   const [reference, setReference] = useState('');
   const [paying, setPaying] = useState(false);
-  const pay = useSubmit(async () => data(await api.payouts.markPaid({ params: { id: payout.id }, body: reference.trim() ? { reference: reference.trim() } : {} })), onChanged);
+  const pay = useSubmit(
+    async () =>
+      data(
+        await api.payouts.markPaid({
+          params: { id: payout.id },
+          body: reference.trim() ? { reference: reference.trim() } : {},
+        }),
+      ),
+    onChanged,
+  );
   const cancel = useSubmit(async () => {
-    if (!(await confirm({ title: 'Cancel this payout?', body: `Its ${payout.commission_count} commissions go back to approved, for the next payout.`, confirm: 'Cancel payout' }))) return;
+    if (
+      !(await confirm({
+        title: 'Cancel this payout?',
+        body: `Its ${payout.commission_count} commissions go back to approved, for the next payout.`,
+        confirm: 'Cancel payout',
+      }))
+    )
+      return;
     return data(await api.payouts.cancel({ params: { id: payout.id }, body: {} }));
   }, onChanged);
   // Retry: the failed payout stays as the record; its commissions (approved again) go out in a new payout, sent at once.
   const retry = useSubmit(async () => {
-    if (!(await confirm({ title: 'Retry this payout?', body: "Its commissions go into a new payout, sent at once by the affiliate's payout method. Fix the affiliate's payout details first if they caused the failure.", confirm: 'Retry' })))
+    if (
+      !(await confirm({
+        title: 'Retry this payout?',
+        body: "Its commissions go into a new payout, sent at once by the affiliate's payout method. Fix the affiliate's payout details first if they caused the failure.",
+        confirm: 'Retry',
+      }))
+    )
       return;
     return data(await api.payouts.retry({ params: { id: payout.id }, body: {} }));
   }, onChanged);
@@ -183,7 +263,12 @@ function PayoutActions({ payout, canSend, onChanged, onShow }: { payout: Payout;
     return (
       <span className="nowrap">
         Retried as{' '}
-        <button type="button" className="link" onClick={() => onShow(payout.retried_by_payout_id!)} aria-label={`Retried as payout ${shortId(payout.retried_by_payout_id)}: show it`}>
+        <button
+          type="button"
+          className="link"
+          onClick={() => onShow(payout.retried_by_payout_id!)}
+          aria-label={`Retried as payout ${shortId(payout.retried_by_payout_id)}: show it`}
+        >
           payout {shortId(payout.retried_by_payout_id)}
         </button>
       </span>
@@ -202,7 +287,13 @@ function PayoutActions({ payout, canSend, onChanged, onShow }: { payout: Payout;
   if (paying)
     return (
       <form className="inline-form" onSubmit={pay.submit} noValidate>
-        <Field label="Transfer reference (optional)" name="reference" value={reference} onChange={setReference} error={pay.error} />
+        <Field
+          label="Transfer reference (optional)"
+          name="reference"
+          value={reference}
+          onChange={setReference}
+          error={pay.error}
+        />
         <button type="submit" className="small" disabled={pay.busy}>
           Mark paid
         </button>
@@ -224,10 +315,13 @@ function PayoutActions({ payout, canSend, onChanged, onShow }: { payout: Payout;
 
 function PayoutsSection({ version, onChanged }: { version: number; onChanged: () => void }) {
   const [status, setStatus] = useState<(typeof PAYOUT_STATUSES)[number] | ''>('pending');
-  const list = usePagedList(async (cursor) => {
-    const page = data(await api.payouts.list({ query: { status: status || undefined, cursor } }));
-    return { items: page.payouts, next_cursor: page.next_cursor };
-  }, [status, version]);
+  const list = usePagedList(
+    async (cursor) => {
+      const page = data(await api.payouts.list({ query: { status: status || undefined, cursor } }));
+      return { items: page.payouts, next_cursor: page.next_cursor };
+    },
+    [status, version],
+  );
   const pages = list.pages;
   const names = useAffiliateNames(list.rows?.map((p) => p.affiliate_id));
   // "Retried as payout …": every status listed, the payout named brought into view and marked.
@@ -253,21 +347,32 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
       else next.add(id);
       return next;
     });
-  const send = useSubmit(async () => {
-    const ids = [...selected];
-    const body =
-      mode === 'test'
-        ? 'Test mode: nothing reaches a provider and no money moves. Each is marked paid at once (simulated), or failed when its affiliate has no payout destination.'
-        : "Each goes by its affiliate's payout method (PayPal, Stripe or Wise) from your connected account. This moves money.";
-    if (!(await confirm({ title: `Send ${ids.length} payout${ids.length === 1 ? '' : 's'}?`, body, confirm: 'Send' })))
-      return;
-    return data(await api.payouts.send({ body: { payout_ids: ids } }));
-  }, () => {
-    setSelected(new Set());
-    onChanged();
-  });
+  const send = useSubmit(
+    async () => {
+      const ids = [...selected];
+      const body =
+        mode === 'test'
+          ? 'Test mode: nothing reaches a provider and no money moves. Each is marked paid at once (simulated), or failed when its affiliate has no payout destination.'
+          : "Each goes by its affiliate's payout method (PayPal, Stripe or Wise) from your connected account. This moves money.";
+      if (
+        !(await confirm({ title: `Send ${ids.length} payout${ids.length === 1 ? '' : 's'}?`, body, confirm: 'Send' }))
+      )
+        return;
+      return data(await api.payouts.send({ body: { payout_ids: ids } }));
+    },
+    () => {
+      setSelected(new Set());
+      onChanged();
+    },
+  );
   const create = useSubmit(async () => {
-    if (!(await confirm({ title: 'Create payouts?', body: "Gathers every approved commission into one payout per affiliate, program and currency at or above the program's minimum payout.", confirm: 'Create payouts' })))
+    if (
+      !(await confirm({
+        title: 'Create payouts?',
+        body: "Gathers every approved commission into one payout per affiliate, program and currency at or above the program's minimum payout.",
+        confirm: 'Create payouts',
+      }))
+    )
       return;
     return data(await api.payouts.create({ body: {} }));
   }, onChanged);
@@ -310,10 +415,15 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
           <button type="button" onClick={() => void send.submit()} disabled={send.busy || selected.size === 0}>
             {selected.size > 0 ? `Send ${selected.size} selected` : 'Send selected'}
           </button>
-          <span className="muted">Select pending payouts of affiliates paid by PayPal, Stripe or Wise; manual ones go by the export files.</span>
+          <span className="muted">
+            Select pending payouts of affiliates paid by PayPal, Stripe or Wise; manual ones go by the export files.
+          </span>
         </div>
       ) : (
-        <p className="muted send-bar">Only an owner can send payouts through PayPal, Stripe or Wise: they move the organization's money. You can create, export, mark paid and cancel them.</p>
+        <p className="muted send-bar">
+          Only an owner can send payouts through PayPal, Stripe or Wise: they move the organization's money. You can
+          create, export, mark paid and cancel them.
+        </p>
       )}
       <FormError error={send.error} />
       <DataTable
@@ -331,7 +441,12 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
             hiddenHeader: true,
             cell: (p) =>
               p.status === 'pending' && owner ? (
-                <input type="checkbox" aria-label={`Select the payout of ${money(p.amount, p.currency)}`} checked={selected.has(p.id)} onChange={() => toggle(p.id)} />
+                <input
+                  type="checkbox"
+                  aria-label={`Select the payout of ${money(p.amount, p.currency)}`}
+                  checked={selected.has(p.id)}
+                  onChange={() => toggle(p.id)}
+                />
               ) : null,
           },
           {
@@ -358,7 +473,11 @@ function PayoutsSection({ version, onChanged }: { version: number; onChanged: ()
           { header: 'Method', cell: (p) => METHOD_NAMES[p.method] },
           { header: 'Affiliate', cell: (p) => <AffiliateLink id={p.affiliate_id} names={names} /> },
           { header: 'Created', cell: (p) => date(p.created_at) },
-          { header: 'Actions', hiddenHeader: true, cell: (p) => <PayoutActions payout={p} canSend={owner} onChanged={onChanged} onShow={show} /> },
+          {
+            header: 'Actions',
+            hiddenHeader: true,
+            cell: (p) => <PayoutActions payout={p} canSend={owner} onChanged={onChanged} onShow={show} />,
+          },
         ]}
       />
     </section>

@@ -18,7 +18,13 @@ function RefundButton({ conversion, onDone }: { conversion: Conversion; onDone: 
     refund.setError(undefined);
   };
   const refund = useSubmit(
-    async () => data(await api.conversions.refund({ params: { id: conversion.id }, body: amount.trim() !== '' ? { amount: Number(amount) } : {} })),
+    async () =>
+      data(
+        await api.conversions.refund({
+          params: { id: conversion.id },
+          body: amount.trim() !== '' ? { amount: Number(amount) } : {},
+        }),
+      ),
     () => {
       close();
       onDone();
@@ -27,15 +33,22 @@ function RefundButton({ conversion, onDone }: { conversion: Conversion; onDone: 
   if (conversion.status === 'reversed') return <span className="muted">refunded</span>;
   return (
     <>
-      <button type="button" className="secondary small" onClick={() => dialog.current?.showModal()} aria-label={`Refund ${conversion.external_id}`}>
+      <button
+        type="button"
+        className="secondary small"
+        onClick={() => dialog.current?.showModal()}
+        aria-label={`Refund ${conversion.external_id}`}
+      >
         Refund…
       </button>
       <dialog ref={dialog} aria-labelledby={titleId} onClose={() => setAmount('')}>
         <form onSubmit={refund.submit} noValidate>
           <h2 id={titleId}>Refund {conversion.external_id}</h2>
           <p>
-            A full refund reverses the commission of {money(conversion.commission_amount, conversion.currency)}; a partial one reduces it in proportion.
-            {conversion.refunded_amount > 0 && ` Already refunded: ${money(conversion.refunded_amount, conversion.currency)}.`}
+            A full refund reverses the commission of {money(conversion.commission_amount, conversion.currency)}; a
+            partial one reduces it in proportion.
+            {conversion.refunded_amount > 0 &&
+              ` Already refunded: ${money(conversion.refunded_amount, conversion.currency)}.`}
           </p>
           <Field
             label="Amount to refund"
@@ -96,7 +109,10 @@ const conversionColumns = (onChanged: () => void, names: AffiliateNames): Column
 
 function CustomerCard({ customer, onChanged }: { customer: Customer; onChanged: (c: Customer) => void }) {
   const [status, setStatus] = useState(customer.status);
-  const save = useSubmit(async () => data(await api.customers.update({ params: { id: customer.id }, body: { status } })).customer, onChanged);
+  const save = useSubmit(
+    async () => data(await api.customers.update({ params: { id: customer.id }, body: { status } })).customer,
+    onChanged,
+  );
   const names = useAffiliateNames([customer.affiliate_id]);
   return (
     <div className="card">
@@ -104,7 +120,8 @@ function CustomerCard({ customer, onChanged }: { customer: Customer; onChanged: 
       <dl className="facts">
         <dt>Attributed to</dt>
         <dd>
-          <AffiliateLink id={customer.affiliate_id} names={names} /> {customer.click_id ? '(by a click)' : '(by referral slug)'}
+          <AffiliateLink id={customer.affiliate_id} names={names} />{' '}
+          {customer.click_id ? '(by a click)' : '(by referral slug)'}
         </dd>
         <dt>E-mail</dt>
         <dd>{customer.email ?? '—'}</dd>
@@ -149,7 +166,9 @@ export function Customers() {
     if (!id.trim()) return;
     const customer = await api.customers.get({ params: { id: id.trim() } });
     if (customer.status === 200) {
-      const conversions = data(await api.conversions.list({ query: { customer_id: customer.body.data.customer.customer_id, limit: 100 } })).conversions;
+      const conversions = data(
+        await api.conversions.list({ query: { customer_id: customer.body.data.customer.customer_id, limit: 100 } }),
+      ).conversions;
       return setFound({ customer: customer.body.data.customer, conversions });
     }
     const conversion = await api.conversions.get({ params: { id: id.trim() } });
@@ -170,11 +189,21 @@ export function Customers() {
         </button>
       </form>
       <FormError error={search.error ?? notFound} />
-      {found?.customer && <CustomerCard customer={found.customer} onChanged={(customer) => setFound((f) => f && { ...f, customer })} />}
-      {found && found.conversions.length > 0 && (
-        <DataTable label="Conversions found" rows={found.conversions} rowKey={(c) => c.id} columns={conversionColumns(() => void find(query), foundNames)} empty={null} />
+      {found?.customer && (
+        <CustomerCard customer={found.customer} onChanged={(customer) => setFound((f) => f && { ...f, customer })} />
       )}
-      {found?.customer && found.conversions.length === 0 && <p className="muted">This customer has no conversion yet.</p>}
+      {found && found.conversions.length > 0 && (
+        <DataTable
+          label="Conversions found"
+          rows={found.conversions}
+          rowKey={(c) => c.id}
+          columns={conversionColumns(() => void find(query), foundNames)}
+          empty={null}
+        />
+      )}
+      {found?.customer && found.conversions.length === 0 && (
+        <p className="muted">This customer has no conversion yet.</p>
+      )}
 
       <h2>Recent conversions</h2>
       <DataTable
@@ -185,7 +214,8 @@ export function Customers() {
         empty={
           <Empty title="No conversion yet">
             <p>
-              Record sales with <code>POST /api/conversions</code> from your backend, or connect a payment provider on the Integrations page.
+              Record sales with <code>POST /api/conversions</code> from your backend, or connect a payment provider on
+              the Integrations page.
             </p>
           </Empty>
         }

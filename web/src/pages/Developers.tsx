@@ -12,19 +12,32 @@ import { useMode } from '../mode';
 function ApiKeys() {
   const mode = useMode();
   // This page shows the keys of the mode it is in: the API filters them before paging.
-  const keys = usePagedList(async (cursor) => {
-    const page = data(await api.people.listApiKeys({ query: { cursor, mode } }));
-    return { items: page.api_keys, next_cursor: page.next_cursor };
-  }, [mode]);
+  const keys = usePagedList(
+    async (cursor) => {
+      const page = data(await api.people.listApiKeys({ query: { cursor, mode } }));
+      return { items: page.api_keys, next_cursor: page.next_cursor };
+    },
+    [mode],
+  );
   const [issued, setIssued] = useState<{ key: string; info: ApiKeyInfo }>();
   const confirm = useConfirm();
-  const create = useSubmit(async () => data(await api.people.createApiKey({})), (result) => {
-    setIssued({ key: result.api_key, info: result.api_key_info });
-    keys.reload();
-  });
+  const create = useSubmit(
+    async () => data(await api.people.createApiKey({})),
+    (result) => {
+      setIssued({ key: result.api_key, info: result.api_key_info });
+      keys.reload();
+    },
+  );
   const revoke = useSubmit(async () => undefined);
   async function revokeKey(key: ApiKeyInfo) {
-    if (!(await confirm({ title: `Revoke ${key.redacted}?`, body: 'Every request with this key is refused from now on, on every instance. Deploy its replacement first.', confirm: 'Revoke key' }))) return;
+    if (
+      !(await confirm({
+        title: `Revoke ${key.redacted}?`,
+        body: 'Every request with this key is refused from now on, on every instance. Deploy its replacement first.',
+        confirm: 'Revoke key',
+      }))
+    )
+      return;
     revoke.setError(undefined);
     try {
       data(await api.people.revokeApiKey({ params: { id: key.id } }));
@@ -38,10 +51,12 @@ function ApiKeys() {
     <section aria-labelledby="keys-title">
       <h2 id="keys-title">{mode === 'test' ? 'Test API keys' : 'API keys'}</h2>
       <p>
-        Your backend calls the API with a key: keep it on your servers. To rotate a key, create a new one, deploy it, then revoke the old one.{' '}
+        Your backend calls the API with a key: keep it on your servers. To rotate a key, create a new one, deploy it,
+        then revoke the old one.{' '}
         {mode === 'test' ? (
           <>
-            Test keys begin <code>svc_test_</code>: what they write is test data, seen only in test mode and with test keys. Live keys are listed when test mode is off.
+            Test keys begin <code>svc_test_</code>: what they write is test data, seen only in test mode and with test
+            keys. Live keys are listed when test mode is off.
           </>
         ) : (
           <>Test keys (for trying every path without real partners or money) are listed in test mode.</>
@@ -83,7 +98,12 @@ function ApiKeys() {
             hiddenHeader: true,
             cell: (k) =>
               !k.revoked_at && (
-                <button type="button" className="danger small" onClick={() => void revokeKey(k)} aria-label={`Revoke ${k.redacted}`}>
+                <button
+                  type="button"
+                  className="danger small"
+                  onClick={() => void revokeKey(k)}
+                  aria-label={`Revoke ${k.redacted}`}
+                >
                   Revoke
                 </button>
               ),
@@ -119,8 +139,13 @@ export function Developers() {
       <section aria-labelledby="snippet-title">
         <h2 id="snippet-title">Tracking snippet</h2>
         <p>
-          Add it to the &lt;head&gt; of your landing and signup pages: it keeps the referral in a first-party cookie. Your organization id is public; no key is needed.{mode === 'test' ? ' With data-mode="test", the clicks and signups it records are test data; remove it to go live.' : ''} The server middleware (recommended) and the signup and payment calls
-          from your backend: <Link to="/get-started">Get started</Link>.
+          Add it to the &lt;head&gt; of your landing and signup pages: it keeps the referral in a first-party cookie.
+          Your organization id is public; no key is needed.
+          {mode === 'test'
+            ? ' With data-mode="test", the clicks and signups it records are test data; remove it to go live.'
+            : ''}{' '}
+          The server middleware (recommended) and the signup and payment calls from your backend:{' '}
+          <Link to="/get-started">Get started</Link>.
         </p>
         <pre className="code" tabIndex={0} aria-label="Snippet tag">
           {snippet}
@@ -130,7 +155,8 @@ export function Developers() {
       <section aria-labelledby="docs-title">
         <h2 id="docs-title">API reference</h2>
         <p>
-          Every endpoint, with examples: <a href="/docs">the API reference</a> (and <a href="/openapi.json">openapi.json</a> for client generators). Organization id:{' '}
+          Every endpoint, with examples: <a href="/docs">the API reference</a> (and{' '}
+          <a href="/openapi.json">openapi.json</a> for client generators). Organization id:{' '}
           <code>{session.organization.id}</code> <CopyButton text={session.organization.id} />
         </p>
       </section>

@@ -76,8 +76,14 @@ function useFirstEvent() {
   const found = useLoad(async () => {
     const now = new Date();
     const to = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) + 2 * 86_400_000;
-    const query = { from: new Date(to - 1095 * 86_400_000).toISOString(), to: new Date(to).toISOString(), interval: 'month' as const };
-    return data(await api.reports.timeseries({ query })).totals.find((t) => t.clicks > 0 || t.customers > 0 || t.conversions > 0);
+    const query = {
+      from: new Date(to - 1095 * 86_400_000).toISOString(),
+      to: new Date(to).toISOString(),
+      interval: 'month' as const,
+    };
+    return data(await api.reports.timeseries({ query })).totals.find(
+      (t) => t.clicks > 0 || t.customers > 0 || t.conversions > 0,
+    );
   }, [tick]);
   const arrived = found.data !== undefined;
   useEffect(() => {
@@ -98,7 +104,10 @@ export function GetStarted() {
   const program = programs.data?.[0];
   const affiliate = affiliates.data?.[0];
   const ofAffiliate = useLoad(
-    async () => (affiliate && affiliate.program_id !== program?.id ? data(await api.programs.get({ params: { id: affiliate.program_id } })).program : program),
+    async () =>
+      affiliate && affiliate.program_id !== program?.id
+        ? data(await api.programs.get({ params: { id: affiliate.program_id } })).program
+        : program,
     [affiliate?.program_id, program?.id],
   );
   const affiliateProgram = ofAffiliate.data;
@@ -110,19 +119,24 @@ export function GetStarted() {
     <section>
       <PageHeader title="Get started" />
       <p>
-        From nothing to your first attributed sale, in test mode: nothing you try moves money or e-mails a partner. Your test API key (<code className="nowrap">svc_test_…</code>) goes in the environment variable <code>SVC_API_KEY</code> (create one on the{' '}
-        <Link to="/developers">Developers</Link> page, in test mode).
+        From nothing to your first attributed sale, in test mode: nothing you try moves money or e-mails a partner. Your
+        test API key (<code className="nowrap">svc_test_…</code>) goes in the environment variable{' '}
+        <code>SVC_API_KEY</code> (create one on the <Link to="/developers">Developers</Link> page, in test mode).
       </p>
       <FormError error={programs.error ?? affiliates.error} />
       <ol className="steps">
         <Step title="Turn on test mode" done={mode === 'test'}>
           {mode === 'test' ? (
             <p>
-              You are in test mode: the programs, partners and sales below are test data, apart from your live data. Create a test key on the <Link to="/developers">Developers</Link> page.
+              You are in test mode: the programs, partners and sales below are test data, apart from your live data.
+              Create a test key on the <Link to="/developers">Developers</Link> page.
             </p>
           ) : (
             <>
-              <p>Try everything first with test data: test partners get no e-mail, test payouts move no money, and your live figures stay clean.</p>
+              <p>
+                Try everything first with test data: test partners get no e-mail, test payouts move no money, and your
+                live figures stay clean.
+              </p>
               <button type="button" onClick={() => setMode('test')}>
                 Turn on test mode
               </button>
@@ -132,7 +146,15 @@ export function GetStarted() {
         <Step title="Create a program" done={!!program}>
           {program ? (
             <p>
-              <strong>{program.name}</strong>: {program.website_url ? <>referral links point to {program.website_url}.</> : <>set its website on the <Link to="/programs">Programs</Link> page, so that referral links point to your site.</>}
+              <strong>{program.name}</strong>:{' '}
+              {program.website_url ? (
+                <>referral links point to {program.website_url}.</>
+              ) : (
+                <>
+                  set its website on the <Link to="/programs">Programs</Link> page, so that referral links point to your
+                  site.
+                </>
+              )}
             </p>
           ) : (
             <p>
@@ -143,31 +165,37 @@ export function GetStarted() {
         <Step title="Add an affiliate" done={!!affiliate}>
           {affiliate && testLink ? (
             <p>
-              Your first partner's link, to try everything below: <code className="break">{testLink}</code> <CopyButton text={testLink} label="Copy link" />
+              Your first partner's link, to try everything below: <code className="break">{testLink}</code>{' '}
+              <CopyButton text={testLink} label="Copy link" />
             </p>
           ) : (
             <p>
-              <Link to="/affiliates">Add a partner</Link> (yourself, to test): they get a link with <code>?ref=</code> and their slug.
+              <Link to="/affiliates">Add a partner</Link> (yourself, to test): they get a link with <code>?ref=</code>{' '}
+              and their slug.
             </p>
           )}
         </Step>
         <Step title="Capture the referral on your site">
           <p>
-            Recommended: the SDK's server middleware sets the referral cookie from your own domain, so browsers keep it for the whole click window and no script can be blocked. Or add the snippet tag to your pages (organization id{' '}
-            <code>{session.organization.id}</code>, public).
+            Recommended: the SDK's server middleware sets the referral cookie from your own domain, so browsers keep it
+            for the whole click window and no script can be blocked. Or add the snippet tag to your pages (organization
+            id <code>{session.organization.id}</code>, public).
           </p>
           <Samples samples={captureSamples(ids)} label="Ways to capture the referral" />
         </Step>
         <Step title="At signup, record the customer">
           <p>
-            When an account is created, send your customer id with the visitor's <code>svc_aff</code> cookie (<code>cookie_id</code>): the customer is attributed to the partner, for life or the program's window.
+            When an account is created, send your customer id with the visitor's <code>svc_aff</code> cookie (
+            <code>cookie_id</code>): the customer is attributed to the partner, for life or the program's window.
           </p>
           <Samples samples={signupSamples(ids)} label="Signup call" />
         </Step>
         <Step title="At payment, record the conversion">
           <p>
-            On every successful charge, send its id (<code>external_id</code>, so that a resent call never counts twice), the amount and the customer id. The first charge of a customer that comes by <code>customer_id</code> only needs{' '}
-            <code>kind: "initial"</code>; renewals leave it out. Or connect Stripe or Paddle on the Integrations page instead.
+            On every successful charge, send its id (<code>external_id</code>, so that a resent call never counts
+            twice), the amount and the customer id. The first charge of a customer that comes by{' '}
+            <code>customer_id</code> only needs <code>kind: "initial"</code>; renewals leave it out. Or connect Stripe
+            or Paddle on the Integrations page instead.
           </p>
           <Samples samples={paymentSamples(ids)} label="Payment call" />
         </Step>
@@ -182,8 +210,10 @@ export function GetStarted() {
           <FormError error={error} />
           <div className="card notice">
             <p>
-              <strong>Testing with your own e-mail or browser?</strong> A sale whose customer has the partner's e-mail, or whose click came from the partner's own browser, is held as a <code>self_referral</code>. It waits on the{' '}
-              <Link to="/commissions">Commissions</Link> page with its reason: press <em>Release</em> to approve it, or <em>Reject</em>. You can turn the rule off in the program's fraud rules.
+              <strong>Testing with your own e-mail or browser?</strong> A sale whose customer has the partner's e-mail,
+              or whose click came from the partner's own browser, is held as a <code>self_referral</code>. It waits on
+              the <Link to="/commissions">Commissions</Link> page with its reason: press <em>Release</em> to approve it,
+              or <em>Reject</em>. You can turn the rule off in the program's fraud rules.
             </p>
           </div>
         </Step>
@@ -191,13 +221,20 @@ export function GetStarted() {
           <p>When your test sale shows up, switch your code to live data:</p>
           <ul>
             <li>
-              Turn test mode off and create a live API key on the <Link to="/developers">Developers</Link> page; put it in <code>SVC_API_KEY</code> in production instead of the test key.
+              Turn test mode off and create a live API key on the <Link to="/developers">Developers</Link> page; put it
+              in <code>SVC_API_KEY</code> in production instead of the test key.
             </li>
             <li>
               Remove <code>data-mode="test"</code> from the snippet tag.
             </li>
-            <li>Connect your payment provider's live account on the Integrations page (the test one keeps sending test events to test data).</li>
-            <li>Create your live program and invite your real partners: test programs and partners stay in test mode. Delete all test data from the Developers page whenever you like.</li>
+            <li>
+              Connect your payment provider's live account on the Integrations page (the test one keeps sending test
+              events to test data).
+            </li>
+            <li>
+              Create your live program and invite your real partners: test programs and partners stay in test mode.
+              Delete all test data from the Developers page whenever you like.
+            </li>
           </ul>
           {mode === 'test' && (
             <button type="button" className="secondary" onClick={() => setMode('live')}>

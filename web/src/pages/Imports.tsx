@@ -15,7 +15,18 @@ interface CredentialField {
 }
 
 const SOURCES = [
-  { value: 'rewardful', label: 'Rewardful (API)', fields: [{ key: 'api_secret', label: 'Rewardful API secret', hint: 'Rewardful: Company settings → API secret', secret: true }] },
+  {
+    value: 'rewardful',
+    label: 'Rewardful (API)',
+    fields: [
+      {
+        key: 'api_secret',
+        label: 'Rewardful API secret',
+        hint: 'Rewardful: Company settings → API secret',
+        secret: true,
+      },
+    ],
+  },
   {
     value: 'tolt',
     label: 'Tolt (API)',
@@ -28,9 +39,19 @@ const SOURCES = [
     value: 'firstpromoter',
     label: 'FirstPromoter (API)',
     fields: [
-      { key: 'api_key', label: 'FirstPromoter API key', hint: 'FirstPromoter: Settings → Integrations → Manage API keys', secret: true },
+      {
+        key: 'api_key',
+        label: 'FirstPromoter API key',
+        hint: 'FirstPromoter: Settings → Integrations → Manage API keys',
+        secret: true,
+      },
       { key: 'account_id', label: 'FirstPromoter account id', hint: 'Shown beside the API keys' },
-      { key: 'currency', label: 'Account currency (optional)', hint: 'e.g. USD: FirstPromoter’s commissions and payouts do not name it', optional: true },
+      {
+        key: 'currency',
+        label: 'Account currency (optional)',
+        hint: 'e.g. USD: FirstPromoter’s commissions and payouts do not name it',
+        optional: true,
+      },
     ],
   },
   {
@@ -41,7 +62,11 @@ const SOURCES = [
       { key: 'secret_key', label: 'PartnerStack secret key', hint: 'Beside the public key', secret: true },
     ],
   },
-  { value: 'tapfiliate', label: 'Tapfiliate (API)', fields: [{ key: 'api_key', label: 'Tapfiliate API key', hint: 'Tapfiliate: Settings → API access', secret: true }] },
+  {
+    value: 'tapfiliate',
+    label: 'Tapfiliate (API)',
+    fields: [{ key: 'api_key', label: 'Tapfiliate API key', hint: 'Tapfiliate: Settings → API access', secret: true }],
+  },
   { value: 'csv', label: 'CSV (any platform)', fields: [] },
 ] as const satisfies readonly { value: string; label: string; fields: readonly CredentialField[] }[];
 type Source = (typeof SOURCES)[number]['value'];
@@ -58,7 +83,11 @@ interface Draft {
 const fieldsOf = (source: Source): readonly CredentialField[] => SOURCES.find((s) => s.value === source)!.fields;
 
 function credentialsOf(d: Draft): Record<string, string> {
-  if (d.source === 'csv') return { affiliates_csv: d.affiliates_csv, ...(d.conversions_csv.trim() ? { conversions_csv: d.conversions_csv } : {}) };
+  if (d.source === 'csv')
+    return {
+      affiliates_csv: d.affiliates_csv,
+      ...(d.conversions_csv.trim() ? { conversions_csv: d.conversions_csv } : {}),
+    };
   const out: Record<string, string> = {};
   for (const f of fieldsOf(d.source)) {
     const value = (d.fields[f.key] ?? '').trim();
@@ -93,12 +122,23 @@ function useFollowed(started: Import | undefined): Import | undefined {
 /** What a running import is doing now: reading, or waiting to try its source again (and why). */
 function runningText(item: Import): string {
   const retry = item.progress.retry;
-  if (retry) return `${retry.reason}: trying again at ${dateTime(retry.at)} (try ${retry.attempt} of ${retry.max_attempts}) · ${item.progress.pages} pages so far`;
+  if (retry)
+    return `${retry.reason}: trying again at ${dateTime(retry.at)} (try ${retry.attempt} of ${retry.max_attempts}) · ${item.progress.pages} pages so far`;
   if (item.progress.phase === 'queued') return 'Waiting to start (an organization’s imports run one at a time)';
   return `Reading ${item.progress.phase} … ${item.progress.pages} pages so far`;
 }
 
-function ImportReport({ item, onRun, onCancel, busy }: { item: Import; onRun?: () => void; onCancel?: () => void; busy: boolean }) {
+function ImportReport({
+  item,
+  onRun,
+  onCancel,
+  busy,
+}: {
+  item: Import;
+  onRun?: () => void;
+  onCancel?: () => void;
+  busy: boolean;
+}) {
   const running = item.status === 'running';
   return (
     <section className="card" aria-label={item.dry_run ? 'Dry run' : 'Import'} aria-live="polite">
@@ -106,7 +146,9 @@ function ImportReport({ item, onRun, onCancel, busy }: { item: Import; onRun?: (
         {item.dry_run ? 'Dry run' : 'Import'} from {item.source} <Status value={item.status} />
       </h2>
       <p className="muted">
-        {running ? runningText(item) : `${item.progress.pages} pages read · ${item.status === 'cancelled' ? 'cancelled' : 'finished'} ${dateTime(item.finished_at)}`}
+        {running
+          ? runningText(item)
+          : `${item.progress.pages} pages read · ${item.status === 'cancelled' ? 'cancelled' : 'finished'} ${dateTime(item.finished_at)}`}
       </p>
       {item.error && (
         <p className="error" role="alert">
@@ -162,7 +204,13 @@ function ImportReport({ item, onRun, onCancel, busy }: { item: Import; onRun?: (
 export function Imports() {
   const programs = useLoad(async () => data(await api.programs.list({ query: { limit: 100 } })).programs, []);
   const history = useLoad(async () => data(await api.imports.list({ query: { limit: 20 } })).imports, []);
-  const [draft, setDraft] = useState<Draft>({ source: 'rewardful', program_id: '', fields: {}, affiliates_csv: '', conversions_csv: '' });
+  const [draft, setDraft] = useState<Draft>({
+    source: 'rewardful',
+    program_id: '',
+    fields: {},
+    affiliates_csv: '',
+    conversions_csv: '',
+  });
   const [started, setStarted] = useState<Import>();
   const current = useFollowed(started);
   const confirm = useConfirm();
@@ -170,7 +218,17 @@ export function Imports() {
   const set = (k: Exclude<keyof Draft, 'fields'>) => (v: string) => setDraft((d) => ({ ...d, [k]: v }));
   const setField = (k: string) => (v: string) => setDraft((d) => ({ ...d, fields: { ...d.fields, [k]: v } }));
   const start = useSubmit(
-    async (dryRun?: boolean) => data(await api.imports.create({ body: { source: draft.source, credentials: credentialsOf(draft), program_id: programId, dry_run: dryRun ?? true } })).import,
+    async (dryRun?: boolean) =>
+      data(
+        await api.imports.create({
+          body: {
+            source: draft.source,
+            credentials: credentialsOf(draft),
+            program_id: programId,
+            dry_run: dryRun ?? true,
+          },
+        }),
+      ).import,
     (item) => {
       setStarted(item);
       history.reload();
@@ -181,7 +239,14 @@ export function Imports() {
     // eslint-disable-next-line react-hooks/exhaustive-deps -- reload the history when the import's status changes, not on every new `current` object the poll returns
   }, [current?.status]);
   const undo = async (item: Import) => {
-    if (!(await confirm({ title: 'Undo this import?', body: 'Every partner, customer, conversion, commission and payout it created is deleted. Refused once anything was built on them.', confirm: 'Undo import' }))) return;
+    if (
+      !(await confirm({
+        title: 'Undo this import?',
+        body: 'Every partner, customer, conversion, commission and payout it created is deleted. Refused once anything was built on them.',
+        confirm: 'Undo import',
+      }))
+    )
+      return;
     try {
       data(await api.imports.remove({ params: { id: item.id } }));
       if (started?.id === item.id) setStarted(undefined);
@@ -191,7 +256,14 @@ export function Imports() {
     history.reload();
   };
   const cancel = async (item: Import) => {
-    if (!(await confirm({ title: 'Cancel this import?', body: 'It stops before its next page. What it has imported so far stays; Undo removes it.', confirm: 'Cancel import' }))) return;
+    if (
+      !(await confirm({
+        title: 'Cancel this import?',
+        body: 'It stops before its next page. What it has imported so far stays; Undo removes it.',
+        confirm: 'Cancel import',
+      }))
+    )
+      return;
     try {
       const cancelled = data(await api.imports.cancel({ params: { id: item.id } })).import;
       if (started?.id === item.id) setStarted(cancelled);
@@ -214,7 +286,10 @@ export function Imports() {
         }}
       >
         <h2>Bring a program from another platform</h2>
-        <p className="muted span">Partners, their links, customers, conversions, commissions and paid payouts come along in their original currency. Imported history sends no e-mails and no webhooks. Start with a dry run: it writes nothing.</p>
+        <p className="muted span">
+          Partners, their links, customers, conversions, commissions and paid payouts come along in their original
+          currency. Imported history sends no e-mails and no webhooks. Start with a dry run: it writes nothing.
+        </p>
         <Field label="Source" name="source" error={e}>
           {(attrs) => (
             <select {...attrs} value={draft.source} onChange={(ev) => set('source')(ev.target.value)}>
@@ -253,22 +328,62 @@ export function Imports() {
           ))
         ) : (
           <>
-            <Field label="Affiliates CSV" name="credentials.affiliates_csv" error={e} hint="id,email,first_name,last_name,status,payout_email,tokens">
-              {(attrs) => <textarea {...attrs} rows={4} value={draft.affiliates_csv} onChange={(ev) => set('affiliates_csv')(ev.target.value)} />}
+            <Field
+              label="Affiliates CSV"
+              name="credentials.affiliates_csv"
+              error={e}
+              hint="id,email,first_name,last_name,status,payout_email,tokens"
+            >
+              {(attrs) => (
+                <textarea
+                  {...attrs}
+                  rows={4}
+                  value={draft.affiliates_csv}
+                  onChange={(ev) => set('affiliates_csv')(ev.target.value)}
+                />
+              )}
             </Field>
-            <Field label="Conversions CSV (optional)" name="credentials.conversions_csv" error={e} hint="id,affiliate_id,customer_id,customer_email,amount,currency,occurred_at,commission_amount,commission_status">
-              {(attrs) => <textarea {...attrs} rows={4} value={draft.conversions_csv} onChange={(ev) => set('conversions_csv')(ev.target.value)} />}
+            <Field
+              label="Conversions CSV (optional)"
+              name="credentials.conversions_csv"
+              error={e}
+              hint="id,affiliate_id,customer_id,customer_email,amount,currency,occurred_at,commission_amount,commission_status"
+            >
+              {(attrs) => (
+                <textarea
+                  {...attrs}
+                  rows={4}
+                  value={draft.conversions_csv}
+                  onChange={(ev) => set('conversions_csv')(ev.target.value)}
+                />
+              )}
             </Field>
           </>
         )}
-        <FormError error={e} fields={['source', 'program_id', ...fieldsOf(draft.source).map((f) => `credentials.${f.key}`), 'credentials.affiliates_csv', 'credentials.conversions_csv']} />
+        <FormError
+          error={e}
+          fields={[
+            'source',
+            'program_id',
+            ...fieldsOf(draft.source).map((f) => `credentials.${f.key}`),
+            'credentials.affiliates_csv',
+            'credentials.conversions_csv',
+          ]}
+        />
         <div className="actions span">
           <button type="submit" disabled={start.busy || !programId}>
             Dry run
           </button>
         </div>
       </form>
-      {current && <ImportReport item={current} busy={start.busy} onRun={() => void start.submit(false)} onCancel={() => void cancel(current)} />}
+      {current && (
+        <ImportReport
+          item={current}
+          busy={start.busy}
+          onRun={() => void start.submit(false)}
+          onCancel={() => void cancel(current)}
+        />
+      )}
       <h2>Past imports</h2>
       <DataTable
         label="Past imports"
@@ -281,7 +396,11 @@ export function Imports() {
           { header: 'Started', rowHeader: true, cell: (i) => dateTime(i.created_at) },
           { header: 'Source', cell: (i) => `${i.source}${i.dry_run ? ' (dry run)' : ''}` },
           { header: 'Status', cell: (i) => <Status value={i.status} /> },
-          { header: 'Created', cell: (i) => `${i.dry_run ? 'would create ' : ''}${KINDS.map((k) => `${i.counts[k]?.created ?? 0} ${k}`).join(', ')}` },
+          {
+            header: 'Created',
+            cell: (i) =>
+              `${i.dry_run ? 'would create ' : ''}${KINDS.map((k) => `${i.counts[k]?.created ?? 0} ${k}`).join(', ')}`,
+          },
           {
             header: 'Actions',
             hiddenHeader: true,

@@ -2,16 +2,45 @@ import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { Link } from 'react-router';
 import { initClient } from '@ts-rest/core';
 import { reportsContract, type ReportTotals, type TimeseriesPoint } from '@affiliate-attribution/contract';
-import { BarController, BarElement, CategoryScale, Chart, Filler, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip } from 'chart.js';
+import {
+  BarController,
+  BarElement,
+  CategoryScale,
+  Chart,
+  Filler,
+  Legend,
+  LinearScale,
+  LineController,
+  LineElement,
+  PointElement,
+  Tooltip,
+} from 'chart.js';
 import { data, fetchInMode } from '../api';
 import { AffiliateLink, useAffiliateNames } from './AffiliateName';
 import { CommissionsByStatus, Empty, Field, FormError, Loading, PageHeader, money, useLoad } from '../ui';
 import { DataTable } from '../table';
 
-Chart.register(LineController, LineElement, PointElement, BarController, BarElement, CategoryScale, LinearScale, Filler, Legend, Tooltip);
+Chart.register(
+  LineController,
+  LineElement,
+  PointElement,
+  BarController,
+  BarElement,
+  CategoryScale,
+  LinearScale,
+  Filler,
+  Legend,
+  Tooltip,
+);
 
 // The reports resource of the same contract (GET /api/reports/…), on the same session and in the same mode.
-const reports = initClient(reportsContract, { baseUrl: '', baseHeaders: {}, credentials: 'same-origin', throwOnUnknownStatus: false, api: fetchInMode });
+const reports = initClient(reportsContract, {
+  baseUrl: '',
+  baseHeaders: {},
+  credentials: 'same-origin',
+  throwOnUnknownStatus: false,
+  api: fetchInMode,
+});
 
 const PERIODS = {
   '30d': { label: 'Last 30 days', days: 30, interval: 'day' },
@@ -25,8 +54,16 @@ const METRICS = {
   net_revenue: { label: 'Net revenue', money: true, of: (p: TimeseriesPoint | ReportTotals) => p.net_revenue },
   revenue: { label: 'Gross revenue', money: true, of: (p: TimeseriesPoint | ReportTotals) => p.revenue },
   refunded: { label: 'Refunds', money: true, of: (p: TimeseriesPoint | ReportTotals) => p.refunded },
-  pending: { label: 'Commissions pending', money: true, of: (p: TimeseriesPoint | ReportTotals) => p.commissions.pending },
-  approved: { label: 'Commissions approved', money: true, of: (p: TimeseriesPoint | ReportTotals) => p.commissions.approved },
+  pending: {
+    label: 'Commissions pending',
+    money: true,
+    of: (p: TimeseriesPoint | ReportTotals) => p.commissions.pending,
+  },
+  approved: {
+    label: 'Commissions approved',
+    money: true,
+    of: (p: TimeseriesPoint | ReportTotals) => p.commissions.approved,
+  },
   clicks: { label: 'Clicks', money: false, of: (p: TimeseriesPoint | ReportTotals) => p.clicks },
   customers: { label: 'Signups', money: false, of: (p: TimeseriesPoint | ReportTotals) => p.customers },
   conversions: { label: 'Conversions', money: false, of: (p: TimeseriesPoint | ReportTotals) => p.conversions },
@@ -42,7 +79,19 @@ function periodLabel(iso: string, interval: string): string {
     : d.toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
 }
 
-function LineChart({ points, total, metric, currency, interval }: { points: TimeseriesPoint[]; total: ReportTotals | undefined; metric: MetricKey; currency: string; interval: string }) {
+function LineChart({
+  points,
+  total,
+  metric,
+  currency,
+  interval,
+}: {
+  points: TimeseriesPoint[];
+  total: ReportTotals | undefined;
+  metric: MetricKey;
+  currency: string;
+  interval: string;
+}) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const m = METRICS[metric];
   useEffect(() => {
@@ -51,13 +100,28 @@ function LineChart({ points, total, metric, currency, interval }: { points: Time
       type: interval === 'day' ? 'line' : 'bar',
       data: {
         labels: points.map((p) => periodLabel(p.period, interval)),
-        datasets: [{ label: m.label, data: points.map(m.of), borderColor: '#2350c8', backgroundColor: 'rgba(35, 80, 200, 0.18)', fill: true, tension: 0.25, pointRadius: 2 }],
+        datasets: [
+          {
+            label: m.label,
+            data: points.map(m.of),
+            borderColor: '#2350c8',
+            backgroundColor: 'rgba(35, 80, 200, 0.18)',
+            fill: true,
+            tension: 0.25,
+            pointRadius: 2,
+          },
+        ],
       },
       options: {
         responsive: true,
         maintainAspectRatio: false,
         animation: false,
-        plugins: { legend: { display: false }, tooltip: { callbacks: { label: (ctx) => (m.money ? money(Number(ctx.parsed.y), currency) : String(ctx.parsed.y)) } } },
+        plugins: {
+          legend: { display: false },
+          tooltip: {
+            callbacks: { label: (ctx) => (m.money ? money(Number(ctx.parsed.y), currency) : String(ctx.parsed.y)) },
+          },
+        },
         scales: { y: { beginAtZero: true, ticks: { precision: m.money ? undefined : 0 } } },
       },
     });
@@ -66,7 +130,11 @@ function LineChart({ points, total, metric, currency, interval }: { points: Time
   const sum = total ? m.of(total) : 0;
   return (
     <div className="chart">
-      <canvas ref={canvas} role="img" aria-label={`${m.label} per ${interval}, ${points.length} periods, total ${m.money ? money(sum, currency) : sum}`} />
+      <canvas
+        ref={canvas}
+        role="img"
+        aria-label={`${m.label} per ${interval}, ${points.length} periods, total ${m.money ? money(sum, currency) : sum}`}
+      />
     </div>
   );
 }
@@ -79,12 +147,26 @@ export default function Overview() {
     const to = new Date(dayStart(new Date()).getTime() + 86_400_000);
     return { from: new Date(to.getTime() - PERIODS[period].days * 86_400_000).toISOString(), to: to.toISOString() };
   }, [period]);
-  const series = useLoad(async () => data(await reports.timeseries({ query: { ...range, interval: PERIODS[period].interval } })), [range]);
-  const top = useLoad(async () => data(await reports.affiliates({ query: { ...range, limit: 5 } })).affiliates, [range]);
+  const series = useLoad(
+    async () => data(await reports.timeseries({ query: { ...range, interval: PERIODS[period].interval } })),
+    [range],
+  );
+  const top = useLoad(
+    async () => data(await reports.affiliates({ query: { ...range, limit: 5 } })).affiliates,
+    [range],
+  );
   // What is owed now: approved commissions not yet paid, over the longest period a report covers (the API's totals per currency).
   const owed = useLoad(async () => {
     const to = new Date(dayStart(new Date()).getTime() + 86_400_000);
-    return data(await reports.timeseries({ query: { from: new Date(to.getTime() - 1095 * 86_400_000).toISOString(), to: to.toISOString(), interval: 'month' } })).totals;
+    return data(
+      await reports.timeseries({
+        query: {
+          from: new Date(to.getTime() - 1095 * 86_400_000).toISOString(),
+          to: to.toISOString(),
+          interval: 'month',
+        },
+      }),
+    ).totals;
   }, []);
   // An affiliate with sales in several currencies ranks once per currency: its rows say which.
   const inSeveralCurrencies = useMemo(() => {
@@ -148,10 +230,19 @@ export default function Overview() {
               <Kpi label="Gross revenue" value={shown ? money(total?.revenue ?? 0, shown) : '—'} />
               <Kpi label="Refunds" value={shown ? money(total?.refunded ?? 0, shown) : '—'} />
               <Kpi label="Net revenue" value={shown ? money(total?.net_revenue ?? 0, shown) : '—'} />
-              <Kpi label="Commissions" value={total && shown ? <CommissionsByStatus totals={total.commissions} currency={shown} /> : '—'} />
+              <Kpi
+                label="Commissions"
+                value={total && shown ? <CommissionsByStatus totals={total.commissions} currency={shown} /> : '—'}
+              />
               <Kpi
                 label="Owed now (approved)"
-                value={owedNow.length > 0 ? owedNow.map((t) => money(t.commissions.approved, t.currency)).join(' · ') : shown ? money(0, shown) : '—'}
+                value={
+                  owedNow.length > 0
+                    ? owedNow.map((t) => money(t.commissions.approved, t.currency)).join(' · ')
+                    : shown
+                      ? money(0, shown)
+                      : '—'
+                }
                 loading={owed.loading}
                 to="/commissions"
               />
@@ -159,25 +250,32 @@ export default function Overview() {
             {points.length === 0 ? (
               <Empty title="Nothing in this period yet">
                 <p>
-                  Follow <Link to="/get-started">Get started</Link>: a program, an affiliate, the tracking snippet and two calls from your backend. Clicks, signups and sales then appear here.
+                  Follow <Link to="/get-started">Get started</Link>: a program, an affiliate, the tracking snippet and
+                  two calls from your backend. Clicks, signups and sales then appear here.
                 </p>
               </Empty>
             ) : (
               <>
                 <div className="filters">
-                <Field label="Chart" name="metric">
-                  {(attrs) => (
-                    <select {...attrs} value={metric} onChange={(e) => setMetric(e.target.value as MetricKey)}>
-                      {Object.entries(METRICS).map(([key, m]) => (
-                        <option key={key} value={key}>
-                          {m.label}
-                        </option>
-                      ))}
-                    </select>
-                  )}
-                </Field>
+                  <Field label="Chart" name="metric">
+                    {(attrs) => (
+                      <select {...attrs} value={metric} onChange={(e) => setMetric(e.target.value as MetricKey)}>
+                        {Object.entries(METRICS).map(([key, m]) => (
+                          <option key={key} value={key}>
+                            {m.label}
+                          </option>
+                        ))}
+                      </select>
+                    )}
+                  </Field>
                 </div>
-                <LineChart points={points} total={total} metric={metric} currency={shown} interval={PERIODS[period].interval} />
+                <LineChart
+                  points={points}
+                  total={total}
+                  metric={metric}
+                  currency={shown}
+                  interval={PERIODS[period].interval}
+                />
               </>
             )}
           </>
@@ -192,19 +290,32 @@ export default function Overview() {
             loading={top.loading}
             error={top.error}
             rowKey={(r) => `${r.affiliate_id}-${r.currency}`}
-            empty={<p className="muted">No affiliate activity in this period: share referral links from the Affiliates page.</p>}
+            empty={
+              <p className="muted">
+                No affiliate activity in this period: share referral links from the Affiliates page.
+              </p>
+            }
             columns={[
               {
                 header: 'Affiliate',
                 rowHeader: true,
-                cell: (r) => <AffiliateLink id={r.affiliate_id} names={names} suffix={inSeveralCurrencies.has(r.affiliate_id) ? ` (${r.currency})` : ''} />,
+                cell: (r) => (
+                  <AffiliateLink
+                    id={r.affiliate_id}
+                    names={names}
+                    suffix={inSeveralCurrencies.has(r.affiliate_id) ? ` (${r.currency})` : ''}
+                  />
+                ),
               },
               { header: 'Clicks', cell: (r) => r.clicks },
               { header: 'Signups', cell: (r) => r.customers },
               { header: 'Conversions', cell: (r) => r.conversions },
               { header: 'Net revenue', cell: (r) => money(r.net_revenue, r.currency) },
               { header: 'Refunds', cell: (r) => money(r.refunded, r.currency) },
-              { header: 'Commissions', cell: (r) => <CommissionsByStatus totals={r.commissions} currency={r.currency} /> },
+              {
+                header: 'Commissions',
+                cell: (r) => <CommissionsByStatus totals={r.commissions} currency={r.currency} />,
+              },
             ]}
           />
         </>

@@ -1,16 +1,56 @@
 import { useState } from 'react';
 import type { Program } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
-import { JOINING_FIELDS, JoiningFields, joiningBodyOf, joiningDraftOf, type JoiningDraft } from '../partners/ProgramJoining';
+import {
+  JOINING_FIELDS,
+  JoiningFields,
+  joiningBodyOf,
+  joiningDraftOf,
+  type JoiningDraft,
+} from '../partners/ProgramJoining';
 import { Empty, Field, FormError, PageHeader, money, useSubmit } from '../ui';
 import { DataTable, usePagedList } from '../table';
 import { RULES_FIELDS, RulesFields, rulesBodyOf, rulesDraftOf, rulesSummary, type RulesDraft } from './ProgramRules';
 
-const FIELDS = ['name', 'commission_type', 'commission_value', 'click_window_days', 'commission_window_months', 'currency', 'hold_days', 'auto_approve', 'minimum_payout', ...JOINING_FIELDS, ...RULES_FIELDS];
+const FIELDS = [
+  'name',
+  'commission_type',
+  'commission_value',
+  'click_window_days',
+  'commission_window_months',
+  'currency',
+  'hold_days',
+  'auto_approve',
+  'minimum_payout',
+  ...JOINING_FIELDS,
+  ...RULES_FIELDS,
+];
 
-type Draft = Record<'name' | 'commission_type' | 'commission_value' | 'click_window_days' | 'commission_window_months' | 'currency' | 'hold_days' | 'minimum_payout', string> & { auto_approve: boolean } & JoiningDraft & { rules: RulesDraft };
+type Draft = Record<
+  | 'name'
+  | 'commission_type'
+  | 'commission_value'
+  | 'click_window_days'
+  | 'commission_window_months'
+  | 'currency'
+  | 'hold_days'
+  | 'minimum_payout',
+  string
+> & { auto_approve: boolean } & JoiningDraft & { rules: RulesDraft };
 
-const blank: Draft = { name: '', commission_type: 'percent', commission_value: '', click_window_days: '60', commission_window_months: '', currency: 'USD', hold_days: '30', auto_approve: true, minimum_payout: '0', ...joiningDraftOf(), rules: rulesDraftOf() };
+const blank: Draft = {
+  name: '',
+  commission_type: 'percent',
+  commission_value: '',
+  click_window_days: '60',
+  commission_window_months: '',
+  currency: 'USD',
+  hold_days: '30',
+  auto_approve: true,
+  minimum_payout: '0',
+  ...joiningDraftOf(),
+  rules: rulesDraftOf(),
+};
 
 const draftOf = (p: Program): Draft => ({
   name: p.name,
@@ -45,16 +85,31 @@ function bodyOf(d: Draft) {
   };
 }
 
-export function ProgramForm({ program, onSaved, onCancel }: { program?: Program; onSaved: (p: Program) => void; onCancel?: () => void }) {
+export function ProgramForm({
+  program,
+  onSaved,
+  onCancel,
+}: {
+  program?: Program;
+  onSaved: (p: Program) => void;
+  onCancel?: () => void;
+}) {
   const [draft, setDraft] = useState<Draft>(program ? draftOf(program) : blank);
   const set = (k: keyof Draft) => (v: string) => setDraft((d) => ({ ...d, [k]: v }));
   const save = useSubmit(async () => {
     const body = bodyOf(draft);
-    return data(program ? await api.programs.update({ params: { id: program.id }, body }) : await api.programs.create({ body })).program;
+    return data(
+      program ? await api.programs.update({ params: { id: program.id }, body }) : await api.programs.create({ body }),
+    ).program;
   }, onSaved);
   const e = save.error;
   return (
-    <form className="card form-grid" onSubmit={save.submit} noValidate aria-label={program ? `Edit ${program.name}` : 'New program'}>
+    <form
+      className="card form-grid"
+      onSubmit={save.submit}
+      noValidate
+      aria-label={program ? `Edit ${program.name}` : 'New program'}
+    >
       <h2>{program ? `Edit ${program.name}` : 'New program'}</h2>
       <Field label="Name" name="name" value={draft.name} onChange={set('name')} error={e} required />
       <Field label="Commission type" name="commission_type" error={e}>
@@ -65,19 +120,74 @@ export function ProgramForm({ program, onSaved, onCancel }: { program?: Program;
           </select>
         )}
       </Field>
-      <Field label={draft.commission_type === 'percent' ? 'Commission (%)' : 'Commission (amount)'} name="commission_value" inputMode="decimal" value={draft.commission_value} onChange={set('commission_value')} error={e} required />
-      <Field label="Currency" name="currency" value={draft.currency} onChange={set('currency')} error={e} hint="ISO 4217, e.g. USD, EUR" />
-      <Field label="Click window (days)" name="click_window_days" inputMode="numeric" value={draft.click_window_days} onChange={set('click_window_days')} error={e} />
-      <Field label="Commission window (months)" name="commission_window_months" inputMode="numeric" value={draft.commission_window_months} onChange={set('commission_window_months')} error={e} hint="Empty: lifetime" />
-      <Field label="Hold (days)" name="hold_days" inputMode="numeric" value={draft.hold_days} onChange={set('hold_days')} error={e} hint="Before a commission is approved" />
-      <Field label="Minimum payout" name="minimum_payout" inputMode="decimal" value={draft.minimum_payout} onChange={set('minimum_payout')} error={e} />
+      <Field
+        label={draft.commission_type === 'percent' ? 'Commission (%)' : 'Commission (amount)'}
+        name="commission_value"
+        inputMode="decimal"
+        value={draft.commission_value}
+        onChange={set('commission_value')}
+        error={e}
+        required
+      />
+      <Field
+        label="Currency"
+        name="currency"
+        value={draft.currency}
+        onChange={set('currency')}
+        error={e}
+        hint="ISO 4217, e.g. USD, EUR"
+      />
+      <Field
+        label="Click window (days)"
+        name="click_window_days"
+        inputMode="numeric"
+        value={draft.click_window_days}
+        onChange={set('click_window_days')}
+        error={e}
+      />
+      <Field
+        label="Commission window (months)"
+        name="commission_window_months"
+        inputMode="numeric"
+        value={draft.commission_window_months}
+        onChange={set('commission_window_months')}
+        error={e}
+        hint="Empty: lifetime"
+      />
+      <Field
+        label="Hold (days)"
+        name="hold_days"
+        inputMode="numeric"
+        value={draft.hold_days}
+        onChange={set('hold_days')}
+        error={e}
+        hint="Before a commission is approved"
+      />
+      <Field
+        label="Minimum payout"
+        name="minimum_payout"
+        inputMode="decimal"
+        value={draft.minimum_payout}
+        onChange={set('minimum_payout')}
+        error={e}
+      />
       <div className="field checkbox">
         <label>
-          <input type="checkbox" checked={draft.auto_approve} onChange={(ev) => setDraft((d) => ({ ...d, auto_approve: ev.target.checked }))} /> Approve commissions automatically when their hold ends
+          <input
+            type="checkbox"
+            checked={draft.auto_approve}
+            onChange={(ev) => setDraft((d) => ({ ...d, auto_approve: ev.target.checked }))}
+          />{' '}
+          Approve commissions automatically when their hold ends
         </label>
       </div>
       <JoiningFields draft={draft} set={set} error={e} program={program} />
-      <RulesFields draft={draft.rules} onChange={(rules) => setDraft((d) => ({ ...d, rules }))} error={e} percent={draft.commission_type === 'percent'} />
+      <RulesFields
+        draft={draft.rules}
+        onChange={(rules) => setDraft((d) => ({ ...d, rules }))}
+        error={e}
+        percent={draft.commission_type === 'percent'}
+      />
       <FormError error={e} fields={FIELDS} />
       <div className="actions span">
         <button type="submit" disabled={save.busy}>
@@ -93,7 +203,8 @@ export function ProgramForm({ program, onSaved, onCancel }: { program?: Program;
   );
 }
 
-const rule = (p: Program) => (p.commission_type === 'percent' ? `${p.commission_value} %` : `${money(p.commission_value, p.currency)} flat`);
+const rule = (p: Program) =>
+  p.commission_type === 'percent' ? `${p.commission_value} %` : `${money(p.commission_value, p.currency)} flat`;
 
 export function Programs() {
   const list = usePagedList(async (cursor) => {
@@ -134,7 +245,10 @@ export function Programs() {
           { header: 'Name', rowHeader: true, cell: (p) => p.name },
           { header: 'Commission', cell: rule },
           { header: 'Click window', cell: (p) => `${p.click_window_days} days` },
-          { header: 'Commission window', cell: (p) => (p.commission_window_months === null ? 'lifetime' : `${p.commission_window_months} months`) },
+          {
+            header: 'Commission window',
+            cell: (p) => (p.commission_window_months === null ? 'lifetime' : `${p.commission_window_months} months`),
+          },
           { header: 'Hold', cell: (p) => `${p.hold_days} days${p.auto_approve ? '' : ', manual approval'}` },
           { header: 'Minimum payout', cell: (p) => money(p.minimum_payout, p.currency) },
           { header: 'Rules', className: 'rules', cell: rulesSummary },
@@ -142,7 +256,12 @@ export function Programs() {
             header: 'Actions',
             hiddenHeader: true,
             cell: (p) => (
-              <button type="button" className="secondary small" onClick={() => setEditing(p)} aria-label={`Edit ${p.name}`}>
+              <button
+                type="button"
+                className="secondary small"
+                onClick={() => setEditing(p)}
+                aria-label={`Edit ${p.name}`}
+              >
                 Edit
               </button>
             ),

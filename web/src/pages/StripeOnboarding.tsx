@@ -10,13 +10,20 @@ import { CopyButton, FormError, dateTime, useSubmit } from '../ui';
  */
 export function StripeOnboarding({ affiliate, onCreated }: { affiliate: Affiliate; onCreated: () => void }) {
   const [link, setLink] = useState<StripeOnboardingLink>();
-  const create = useSubmit(async () => data(await api.stripeOnboarding.create({ params: { id: affiliate.id }, body: {} })), (l) => {
-    setLink(l);
-    if (!affiliate.stripe_account_id) onCreated();
-  });
+  const create = useSubmit(
+    async () => data(await api.stripeOnboarding.create({ params: { id: affiliate.id }, body: {} })),
+    (l) => {
+      setLink(l);
+      if (!affiliate.stripe_account_id) onCreated();
+    },
+  );
   return (
     <div data-testid="stripe-onboarding">
-      {affiliate.stripe_account_id ? <code>{affiliate.stripe_account_id}</code> : <span className="muted">No connected account yet</span>}{' '}
+      {affiliate.stripe_account_id ? (
+        <code>{affiliate.stripe_account_id}</code>
+      ) : (
+        <span className="muted">No connected account yet</span>
+      )}{' '}
       <button type="button" className="secondary small" disabled={create.busy} onClick={() => void create.submit()}>
         {affiliate.stripe_account_id ? 'New onboarding link' : 'Connect with Stripe'}
       </button>

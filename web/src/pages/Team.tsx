@@ -7,7 +7,10 @@ import { DataTable, usePagedList } from '../table';
 
 function RoleSelect({ user, onChanged }: { user: User; onChanged: () => void }) {
   const [role, setRole] = useState(user.role);
-  const change = useSubmit(async () => data(await api.people.updateUser({ params: { id: user.id }, body: { role } })), onChanged);
+  const change = useSubmit(
+    async () => data(await api.people.updateUser({ params: { id: user.id }, body: { role } })),
+    onChanged,
+  );
   return (
     <>
       <label className="visually-hidden" htmlFor={`role-${user.id}`}>
@@ -41,14 +44,24 @@ export function Team() {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<User['role']>('member');
   const [link, setLink] = useState<string>();
-  const invite = useSubmit(async () => data(await api.people.createInvitation({ body: { email, role } })), (result) => {
-    setLink(result.accept_url);
-    setEmail('');
-    invitations.reload();
-  });
+  const invite = useSubmit(
+    async () => data(await api.people.createInvitation({ body: { email, role } })),
+    (result) => {
+      setLink(result.accept_url);
+      setEmail('');
+      invitations.reload();
+    },
+  );
   const act = useSubmit(async () => undefined);
   async function remove(user: User) {
-    if (!(await confirm({ title: `Remove ${user.name}?`, body: 'They are signed out everywhere at once and can no longer sign in.', confirm: 'Remove' }))) return;
+    if (
+      !(await confirm({
+        title: `Remove ${user.name}?`,
+        body: 'They are signed out everywhere at once and can no longer sign in.',
+        confirm: 'Remove',
+      }))
+    )
+      return;
     act.setError(undefined);
     try {
       data(await api.people.removeUser({ params: { id: user.id } }));
@@ -58,7 +71,14 @@ export function Team() {
     users.reload();
   }
   async function revoke(id: string, address: string) {
-    if (!(await confirm({ title: `Revoke the invitation of ${address}?`, body: 'Its link stops working.', confirm: 'Revoke' }))) return;
+    if (
+      !(await confirm({
+        title: `Revoke the invitation of ${address}?`,
+        body: 'Its link stops working.',
+        confirm: 'Revoke',
+      }))
+    )
+      return;
     try {
       data(await api.people.revokeInvitation({ params: { id } }));
     } catch (err) {
@@ -71,8 +91,21 @@ export function Team() {
       <PageHeader title="Team" />
       <form className="card form-grid" onSubmit={invite.submit} noValidate aria-label="Invite a teammate">
         <h2>Invite a teammate</h2>
-        <Field label="E-mail" name="email" type="email" value={email} onChange={setEmail} error={invite.error} required />
-        <Field label="Role" name="role" error={invite.error} hint="Members do everything but API keys, integrations and the team">
+        <Field
+          label="E-mail"
+          name="email"
+          type="email"
+          value={email}
+          onChange={setEmail}
+          error={invite.error}
+          required
+        />
+        <Field
+          label="Role"
+          name="role"
+          error={invite.error}
+          hint="Members do everything but API keys, integrations and the team"
+        >
           {(attrs) => (
             <select {...attrs} value={role} onChange={(e) => setRole(e.target.value as User['role'])}>
               <option value="member">member</option>
@@ -88,7 +121,8 @@ export function Team() {
         </div>
         {link && (
           <p className="span" role="status">
-            Invitation sent. Its link, valid 7 days, in case the e-mail does not arrive: <code className="break">{link}</code> <CopyButton text={link} />
+            Invitation sent. Its link, valid 7 days, in case the e-mail does not arrive:{' '}
+            <code className="break">{link}</code> <CopyButton text={link} />
           </p>
         )}
       </form>
@@ -119,7 +153,12 @@ export function Team() {
             // Nobody removes themselves here (sign out instead; another owner can remove them).
             cell: (u) =>
               u.id !== session.user.id && (
-                <button type="button" className="danger small" onClick={() => void remove(u)} aria-label={`Remove ${u.name}`}>
+                <button
+                  type="button"
+                  className="danger small"
+                  onClick={() => void remove(u)}
+                  aria-label={`Remove ${u.name}`}
+                >
                   Remove
                 </button>
               ),
@@ -143,7 +182,12 @@ export function Team() {
             hiddenHeader: true,
             cell: (i) =>
               i.status === 'pending' && (
-                <button type="button" className="danger small" onClick={() => void revoke(i.id, i.email)} aria-label={`Revoke the invitation of ${i.email}`}>
+                <button
+                  type="button"
+                  className="danger small"
+                  onClick={() => void revoke(i.id, i.email)}
+                  aria-label={`Revoke the invitation of ${i.email}`}
+                >
                   Revoke
                 </button>
               ),

@@ -46,7 +46,10 @@ export function TestData() {
   return (
     <section aria-labelledby="test-data-title">
       <h2 id="test-data-title">Test data</h2>
-      <p>Start your tests again from nothing: delete the organization's test programs, partners, clicks, customers, sales, commissions and payouts. Test keys, integrations and webhook endpoints stay. Live data is untouched.</p>
+      <p>
+        Start your tests again from nothing: delete the organization's test programs, partners, clicks, customers,
+        sales, commissions and payouts. Test keys, integrations and webhook endpoints stay. Live data is untouched.
+      </p>
       <button type="button" className="danger" onClick={() => void ask()} disabled={reset.busy}>
         Delete all test data
       </button>
@@ -55,7 +58,8 @@ export function TestData() {
         <div className="card notice" role="status" data-testid="test-data-deleted">
           {!deleted.done ? (
             <p>
-              <strong>Deleting test data…</strong> {counts.reduce((sum, [, n]) => sum + n, 0)} rows so far. Live data is untouched.
+              <strong>Deleting test data…</strong> {counts.reduce((sum, [, n]) => sum + n, 0)} rows so far. Live data is
+              untouched.
             </p>
           ) : counts.length === 0 ? (
             <Empty title="There was no test data to delete." />

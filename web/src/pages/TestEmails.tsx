@@ -43,8 +43,8 @@ export function TestEmails() {
     <section>
       <PageHeader title="Test e-mails" />
       <p className="muted">
-        In test mode no e-mail goes to a partner or a customer. What would have been sent (portal invitations, sign-in links, answers to applications) is kept here instead: open a
-        link to try the partner&apos;s side.
+        In test mode no e-mail goes to a partner or a customer. What would have been sent (portal invitations, sign-in
+        links, answers to applications) is kept here instead: open a link to try the partner&apos;s side.
       </p>
       <DataTable
         label="Test e-mails"
@@ -53,7 +53,10 @@ export function TestEmails() {
         columns={columns}
         empty={
           <Empty title="No test e-mail yet">
-            <p>Invite a test affiliate to the portal, or apply through a test program&apos;s join page: the e-mail appears here.</p>
+            <p>
+              Invite a test affiliate to the portal, or apply through a test program&apos;s join page: the e-mail
+              appears here.
+            </p>
           </Empty>
         }
       />

@@ -1,11 +1,25 @@
 import { useEffect, useId, useState } from 'react';
-import { OUTBOUND_EVENT_TYPES, type OutboundEventType, type WebhookDelivery, type WebhookDeliveryStatus, type WebhookEndpoint } from '@affiliate-attribution/contract';
+import {
+  OUTBOUND_EVENT_TYPES,
+  type OutboundEventType,
+  type WebhookDelivery,
+  type WebhookDeliveryStatus,
+  type WebhookEndpoint,
+} from '@affiliate-attribution/contract';
 import { api, data, type ApiError } from '../api';
 import { CopyButton, Empty, Field, FormError, Status, dateTime, toApiError, useConfirm, useSubmit } from '../ui';
 import { DataTable, FilterSelect, usePagedList } from '../table';
 
 /** The event checkboxes: the API's message about `events` (or one of them, `events.2`) goes under them. */
-function EventsField({ value, onChange, error }: { value: OutboundEventType[]; onChange: (v: OutboundEventType[]) => void; error?: ApiError }) {
+function EventsField({
+  value,
+  onChange,
+  error,
+}: {
+  value: OutboundEventType[];
+  onChange: (v: OutboundEventType[]) => void;
+  error?: ApiError;
+}) {
   const id = useId();
   const mine = error?.field?.split('.')[0] === 'events';
   const all = value.length === OUTBOUND_EVENT_TYPES.length;
@@ -13,7 +27,12 @@ function EventsField({ value, onChange, error }: { value: OutboundEventType[]; o
     <fieldset className="field events span" aria-describedby={mine ? `${id}-error` : undefined} aria-invalid={mine}>
       <legend>Events</legend>
       <label className="check">
-        <input type="checkbox" checked={all} onChange={(e) => onChange(e.target.checked ? [...OUTBOUND_EVENT_TYPES] : [])} /> Every event
+        <input
+          type="checkbox"
+          checked={all}
+          onChange={(e) => onChange(e.target.checked ? [...OUTBOUND_EVENT_TYPES] : [])}
+        />{' '}
+        Every event
       </label>
       <div className="checks">
         {OUTBOUND_EVENT_TYPES.map((type) => (
@@ -23,7 +42,13 @@ function EventsField({ value, onChange, error }: { value: OutboundEventType[]; o
               name="events"
               value={type}
               checked={value.includes(type)}
-              onChange={(e) => onChange(e.target.checked ? OUTBOUND_EVENT_TYPES.filter((t) => t === type || value.includes(t)) : value.filter((t) => t !== type))}
+              onChange={(e) =>
+                onChange(
+                  e.target.checked
+                    ? OUTBOUND_EVENT_TYPES.filter((t) => t === type || value.includes(t))
+                    : value.filter((t) => t !== type),
+                )
+              }
             />{' '}
             <code>{type}</code>
           </label>
@@ -40,22 +65,50 @@ function EventsField({ value, onChange, error }: { value: OutboundEventType[]; o
 
 type Saved = { webhook_endpoint: WebhookEndpoint; secret?: string };
 
-function EndpointForm({ endpoint, onSaved, onCancel }: { endpoint?: WebhookEndpoint; onSaved: (saved: Saved) => void; onCancel: () => void }) {
+function EndpointForm({
+  endpoint,
+  onSaved,
+  onCancel,
+}: {
+  endpoint?: WebhookEndpoint;
+  onSaved: (saved: Saved) => void;
+  onCancel: () => void;
+}) {
   const [url, setUrl] = useState(endpoint?.url ?? '');
   const [description, setDescription] = useState(endpoint?.description ?? '');
   const [events, setEvents] = useState<OutboundEventType[]>(endpoint?.events ?? [...OUTBOUND_EVENT_TYPES]);
   const save = useSubmit(async (): Promise<Saved> => {
     const body = { url: url.trim(), events, description: description.trim() || undefined };
     if (!endpoint) return data(await api.webhookEndpoints.create({ body }));
-    return data(await api.webhookEndpoints.update({ params: { id: endpoint.id }, body: { ...body, description: description.trim() || null } }));
+    return data(
+      await api.webhookEndpoints.update({
+        params: { id: endpoint.id },
+        body: { ...body, description: description.trim() || null },
+      }),
+    );
   }, onSaved);
   const e = save.error;
   const title = endpoint ? `Edit the endpoint ${endpoint.url}` : 'Add a webhook endpoint';
   return (
     <form className="card form-grid" onSubmit={save.submit} noValidate aria-label={title}>
       <h3 className="span">{endpoint ? 'Edit endpoint' : 'Add an endpoint'}</h3>
-      <Field label="Endpoint URL" name="url" type="url" value={url} onChange={setUrl} error={e} placeholder="https://example.com/webhooks/affiliates" required />
-      <Field label="Description (optional)" name="description" value={description} onChange={setDescription} error={e} />
+      <Field
+        label="Endpoint URL"
+        name="url"
+        type="url"
+        value={url}
+        onChange={setUrl}
+        error={e}
+        placeholder="https://example.com/webhooks/affiliates"
+        required
+      />
+      <Field
+        label="Description (optional)"
+        name="description"
+        value={description}
+        onChange={setDescription}
+        error={e}
+      />
       <EventsField value={events} onChange={setEvents} error={e} />
       <FormError error={e} fields={['url', 'description', ...(e?.field?.startsWith('events') ? [e.field] : [])]} />
       <div className="actions span">
@@ -74,7 +127,8 @@ function SecretNotice({ secret, title, onDone }: { secret: string; title: string
   return (
     <div className="card notice" role="status">
       <p>
-        <strong>{title}</strong> Copy it now: it is not shown again. Your receiver verifies each delivery's <code>webhook-signature</code> with it (Standard Webhooks).
+        <strong>{title}</strong> Copy it now: it is not shown again. Your receiver verifies each delivery's{' '}
+        <code>webhook-signature</code> with it (Standard Webhooks).
       </p>
       <p className="secret">
         <code data-testid="new-endpoint-secret">{secret}</code> <CopyButton text={secret} />
@@ -96,10 +150,18 @@ function lastAnswer(d: WebhookDelivery): string {
 /** One endpoint's delivery log, newest first, paged on the server; refreshed while a delivery is pending. */
 function DeliveryLog({ endpoint, onClose }: { endpoint: WebhookEndpoint; onClose: () => void }) {
   const [status, setStatus] = useState<WebhookDeliveryStatus | ''>('');
-  const log = usePagedList(async (cursor) => {
-    const page = data(await api.webhookEndpoints.listDeliveries({ params: { id: endpoint.id }, query: { cursor, status: status || undefined, limit: 20 } }));
-    return { items: page.deliveries, next_cursor: page.next_cursor };
-  }, [endpoint.id, status]);
+  const log = usePagedList(
+    async (cursor) => {
+      const page = data(
+        await api.webhookEndpoints.listDeliveries({
+          params: { id: endpoint.id },
+          query: { cursor, status: status || undefined, limit: 20 },
+        }),
+      );
+      return { items: page.deliveries, next_cursor: page.next_cursor };
+    },
+    [endpoint.id, status],
+  );
   const [retryError, setRetryError] = useState<ApiError>();
   const pending = log.rows?.some((d) => d.status === 'pending') ?? false;
   const { reload } = log;
@@ -148,7 +210,10 @@ function DeliveryLog({ endpoint, onClose }: { endpoint: WebhookEndpoint; onClose
         rowKey={(d) => d.id}
         empty={
           <Empty title={status ? `No ${status} delivery` : 'No delivery yet'}>
-            <p>Events of the types this endpoint subscribes to are sent here as they happen: add an affiliate or record a conversion to send one.</p>
+            <p>
+              Events of the types this endpoint subscribes to are sent here as they happen: add an affiliate or record a
+              conversion to send one.
+            </p>
           </Empty>
         }
         columns={[
@@ -185,7 +250,12 @@ function DeliveryLog({ endpoint, onClose }: { endpoint: WebhookEndpoint; onClose
             header: 'Actions',
             hiddenHeader: true,
             cell: (d) => (
-              <button type="button" className="secondary small" onClick={() => void retry(d)} aria-label={`Retry the ${d.event_type} delivery ${d.event_id}`}>
+              <button
+                type="button"
+                className="secondary small"
+                onClick={() => void retry(d)}
+                aria-label={`Retry the ${d.event_type} delivery ${d.event_id}`}
+              >
                 Retry
               </button>
             ),
@@ -223,14 +293,37 @@ export function WebhookEndpoints() {
       body: 'A new secret is issued and shown once. For 24 hours every delivery is signed with both, so your receiver keeps accepting them while you deploy the new one.',
       confirm: 'Rotate secret',
     });
-    if (ok) await run(async () => setSecret({ value: data(await api.webhookEndpoints.rotateSecret({ params: { id: ep.id }, body: {} })).secret, title: `The new secret of ${ep.url}, shown this once.` }));
+    if (ok)
+      await run(async () =>
+        setSecret({
+          value: data(await api.webhookEndpoints.rotateSecret({ params: { id: ep.id }, body: {} })).secret,
+          title: `The new secret of ${ep.url}, shown this once.`,
+        }),
+      );
   };
   const toggle = async (ep: WebhookEndpoint) => {
-    if (ep.enabled && !(await confirm({ title: `Disable ${ep.url}?`, body: 'Nothing is sent to it until you enable it again; deliveries already scheduled fail.', confirm: 'Disable' }))) return;
-    await run(async () => data(await api.webhookEndpoints.update({ params: { id: ep.id }, body: { enabled: !ep.enabled } })));
+    if (
+      ep.enabled &&
+      !(await confirm({
+        title: `Disable ${ep.url}?`,
+        body: 'Nothing is sent to it until you enable it again; deliveries already scheduled fail.',
+        confirm: 'Disable',
+      }))
+    )
+      return;
+    await run(async () =>
+      data(await api.webhookEndpoints.update({ params: { id: ep.id }, body: { enabled: !ep.enabled } })),
+    );
   };
   const remove = async (ep: WebhookEndpoint) => {
-    if (!(await confirm({ title: `Delete ${ep.url}?`, body: 'The endpoint and its delivery log are deleted; nothing more is sent to it. This cannot be undone.', confirm: 'Delete endpoint' }))) return;
+    if (
+      !(await confirm({
+        title: `Delete ${ep.url}?`,
+        body: 'The endpoint and its delivery log are deleted; nothing more is sent to it. This cannot be undone.',
+        confirm: 'Delete endpoint',
+      }))
+    )
+      return;
     await run(async () => {
       data(await api.webhookEndpoints.delete({ params: { id: ep.id } }));
       if (logOf?.id === ep.id) setLogOf(undefined);
@@ -241,7 +334,8 @@ export function WebhookEndpoints() {
     <section aria-labelledby="endpoints-title">
       <h2 id="endpoints-title">Webhook endpoints</h2>
       <p>
-        The service POSTs signed events (affiliates, customers, conversions, commissions, payouts) to your URLs as they happen, and retries for 3 days until your endpoint answers 2xx.
+        The service POSTs signed events (affiliates, customers, conversions, commissions, payouts) to your URLs as they
+        happen, and retries for 3 days until your endpoint answers 2xx.
       </p>
       <button type="button" onClick={() => setEditing('new')}>
         Add endpoint
@@ -253,7 +347,11 @@ export function WebhookEndpoints() {
           onCancel={() => setEditing(undefined)}
           onSaved={(saved) => {
             setEditing(undefined);
-            if (saved.secret) setSecret({ value: saved.secret, title: `The signing secret of ${saved.webhook_endpoint.url}, shown this once.` });
+            if (saved.secret)
+              setSecret({
+                value: saved.secret,
+                title: `The signing secret of ${saved.webhook_endpoint.url}, shown this once.`,
+              });
             endpoints.reload();
           }}
         />
@@ -267,7 +365,10 @@ export function WebhookEndpoints() {
         empty={
           !editing && (
             <Empty title="No webhook endpoint">
-              <p>Add one to have your systems told of new affiliates, conversions, commissions and payouts as they happen.</p>
+              <p>
+                Add one to have your systems told of new affiliates, conversions, commissions and payouts as they
+                happen.
+              </p>
             </Empty>
           )
         }
@@ -287,14 +388,22 @@ export function WebhookEndpoints() {
               </>
             ),
           },
-          { header: 'Events', cell: (ep) => (ep.events.length === OUTBOUND_EVENT_TYPES.length ? 'every event' : ep.events.join(', ')) },
+          {
+            header: 'Events',
+            cell: (ep) => (ep.events.length === OUTBOUND_EVENT_TYPES.length ? 'every event' : ep.events.join(', ')),
+          },
           {
             header: 'Status',
             cell: (ep) => (
               <>
                 <Status value={ep.enabled ? 'enabled' : 'disabled'} />
                 {ep.disabled_reason && <small className="muted"> {ep.disabled_reason}</small>}
-                {ep.previous_secret_expires_at && <small className="muted"> · previous secret valid until {dateTime(ep.previous_secret_expires_at)}</small>}
+                {ep.previous_secret_expires_at && (
+                  <small className="muted">
+                    {' '}
+                    · previous secret valid until {dateTime(ep.previous_secret_expires_at)}
+                  </small>
+                )}
               </>
             ),
           },
@@ -303,19 +412,45 @@ export function WebhookEndpoints() {
             hiddenHeader: true,
             cell: (ep) => (
               <span className="row-actions">
-                <button type="button" className="small" aria-pressed={logOf?.id === ep.id} onClick={() => setLogOf(logOf?.id === ep.id ? undefined : ep)} aria-label={`Deliveries to ${ep.url}`}>
+                <button
+                  type="button"
+                  className="small"
+                  aria-pressed={logOf?.id === ep.id}
+                  onClick={() => setLogOf(logOf?.id === ep.id ? undefined : ep)}
+                  aria-label={`Deliveries to ${ep.url}`}
+                >
                   Deliveries
                 </button>
-                <button type="button" className="secondary small" onClick={() => setEditing(ep)} aria-label={`Edit ${ep.url}`}>
+                <button
+                  type="button"
+                  className="secondary small"
+                  onClick={() => setEditing(ep)}
+                  aria-label={`Edit ${ep.url}`}
+                >
                   Edit
                 </button>
-                <button type="button" className="secondary small" onClick={() => void rotate(ep)} aria-label={`Rotate secret of ${ep.url}`}>
+                <button
+                  type="button"
+                  className="secondary small"
+                  onClick={() => void rotate(ep)}
+                  aria-label={`Rotate secret of ${ep.url}`}
+                >
                   Rotate secret
                 </button>
-                <button type="button" className={ep.enabled ? 'danger small' : 'secondary small'} onClick={() => void toggle(ep)} aria-label={`${ep.enabled ? 'Disable' : 'Enable'} ${ep.url}`}>
+                <button
+                  type="button"
+                  className={ep.enabled ? 'danger small' : 'secondary small'}
+                  onClick={() => void toggle(ep)}
+                  aria-label={`${ep.enabled ? 'Disable' : 'Enable'} ${ep.url}`}
+                >
                   {ep.enabled ? 'Disable' : 'Enable'}
                 </button>
-                <button type="button" className="danger small" onClick={() => void remove(ep)} aria-label={`Delete ${ep.url}`}>
+                <button
+                  type="button"
+                  className="danger small"
+                  onClick={() => void remove(ep)}
+                  aria-label={`Delete ${ep.url}`}
+                >
                   Delete
                 </button>
               </span>

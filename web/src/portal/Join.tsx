@@ -8,7 +8,9 @@ import { PortalCard } from './Portal';
 const SLUG = /^[a-z0-9-]{2,64}$/;
 
 export const commissionText = (p: PartnerProgram): string =>
-  p.commission_type === 'percent' ? `${p.commission_value} % of every sale` : `${money(p.commission_value, p.currency)} per paid conversion`;
+  p.commission_type === 'percent'
+    ? `${p.commission_value} % of every sale`
+    : `${money(p.commission_value, p.currency)} per paid conversion`;
 
 /** Availability of the slug being typed, asked of the service 300 ms after the last keystroke. */
 function useSlugCheck(organizationId: string, slug: string): 'idle' | 'checking' | 'available' | 'taken' | 'invalid' {
@@ -36,7 +38,10 @@ function useSlugCheck(organizationId: string, slug: string): 'idle' | 'checking'
 
 export function Join() {
   const { organizationId = '', programId = '' } = useParams();
-  const page = useLoad(async () => orThrow(await api.partnerPublic.joinPage({ params: { organizationId, programId } })), [organizationId, programId]);
+  const page = useLoad(
+    async () => orThrow(await api.partnerPublic.joinPage({ params: { organizationId, programId } })),
+    [organizationId, programId],
+  );
   useEffect(() => {
     if (page.data) document.title = `Join ${page.data.organization.name}'s partner program`;
   }, [page.data]);
@@ -54,7 +59,8 @@ function JoinForm({ page }: { page: JoinPage }) {
   const { organization, program } = page;
   const hasTerms = !!program.terms?.trim();
   const [draft, setDraft] = useState({ name: '', email: '', slug: '', payout_email: '', accept: false });
-  const set = (k: 'name' | 'email' | 'slug' | 'payout_email') => (v: string) => setDraft((d) => ({ ...d, [k]: k === 'slug' ? v.toLowerCase() : v }));
+  const set = (k: 'name' | 'email' | 'slug' | 'payout_email') => (v: string) =>
+    setDraft((d) => ({ ...d, [k]: k === 'slug' ? v.toLowerCase() : v }));
   const slugState = useSlugCheck(organization.id, draft.slug.trim());
   const [done, setDone] = useState<'active' | 'pending'>();
   const apply = useSubmit(
@@ -105,18 +111,57 @@ function JoinForm({ page }: { page: JoinPage }) {
         <dt>Minimum payout</dt>
         <dd>{money(program.minimum_payout, program.currency)}</dd>
       </dl>
-      {program.signup === 'approval' && <p className="muted">{organization.name} approves each partner before their link works.</p>}
+      {program.signup === 'approval' && (
+        <p className="muted">{organization.name} approves each partner before their link works.</p>
+      )}
       <form onSubmit={apply.submit} noValidate aria-label="Apply">
-        <Field label="Your name" name="name" autoComplete="name" value={draft.name} onChange={set('name')} error={e} required />
-        <Field label="E-mail" name="email" type="email" autoComplete="email" value={draft.email} onChange={set('email')} error={e} required hint="Your sign-in links go there" />
-        <Field label="Referral slug" name="slug" value={draft.slug} onChange={set('slug')} error={e} required hint="Your link ends with ?ref=<slug>: lowercase letters, digits and -" />
-        <p className={`slug-status ${slugState === 'available' ? 'ok' : slugState === 'taken' || slugState === 'invalid' ? 'taken' : ''}`} aria-live="polite">
+        <Field
+          label="Your name"
+          name="name"
+          autoComplete="name"
+          value={draft.name}
+          onChange={set('name')}
+          error={e}
+          required
+        />
+        <Field
+          label="E-mail"
+          name="email"
+          type="email"
+          autoComplete="email"
+          value={draft.email}
+          onChange={set('email')}
+          error={e}
+          required
+          hint="Your sign-in links go there"
+        />
+        <Field
+          label="Referral slug"
+          name="slug"
+          value={draft.slug}
+          onChange={set('slug')}
+          error={e}
+          required
+          hint="Your link ends with ?ref=<slug>: lowercase letters, digits and -"
+        />
+        <p
+          className={`slug-status ${slugState === 'available' ? 'ok' : slugState === 'taken' || slugState === 'invalid' ? 'taken' : ''}`}
+          aria-live="polite"
+        >
           {slugState === 'checking' && 'Checking…'}
           {slugState === 'available' && `✓ "${draft.slug.trim()}" is available`}
           {slugState === 'taken' && `"${draft.slug.trim()}" is taken: try another`}
           {slugState === 'invalid' && '2 to 64 lowercase letters, digits or "-"'}
         </p>
-        <Field label="Payout e-mail (PayPal or Wise)" name="payout_email" type="email" value={draft.payout_email} onChange={set('payout_email')} error={e} hint="Empty: your e-mail" />
+        <Field
+          label="Payout e-mail (PayPal or Wise)"
+          name="payout_email"
+          type="email"
+          value={draft.payout_email}
+          onChange={set('payout_email')}
+          error={e}
+          hint="Empty: your e-mail"
+        />
         {hasTerms && (
           <>
             <h2 id="terms-title">Program terms</h2>
@@ -125,7 +170,13 @@ function JoinForm({ page }: { page: JoinPage }) {
             </div>
             <div className="field checkbox">
               <label>
-                <input type="checkbox" name="accept_terms" checked={draft.accept} onChange={(ev) => setDraft((d) => ({ ...d, accept: ev.target.checked }))} /> I accept the program&apos;s terms
+                <input
+                  type="checkbox"
+                  name="accept_terms"
+                  checked={draft.accept}
+                  onChange={(ev) => setDraft((d) => ({ ...d, accept: ev.target.checked }))}
+                />{' '}
+                I accept the program&apos;s terms
               </label>
               {e?.field === 'accept_terms' && (
                 <small className="field-error" role="alert">

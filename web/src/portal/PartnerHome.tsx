@@ -17,7 +17,12 @@ export function PartnerHome() {
   const me = useLoad(async () => orThrow(await api.partnerPublic.session()).partner, [organizationId]);
   if (me.loading && me.data === undefined) return <Loading />;
   if (!me.data) return <RequestLink />;
-  if (me.data.organization.id !== organizationId) return <RequestLink notice={`You are signed in to ${me.data.organization.name}'s partner portal: sign in again for this merchant.`} />;
+  if (me.data.organization.id !== organizationId)
+    return (
+      <RequestLink
+        notice={`You are signed in to ${me.data.organization.name}'s partner portal: sign in again for this merchant.`}
+      />
+    );
   return <Signed partner={me.data} onChanged={me.reload} />;
 }
 
@@ -52,7 +57,8 @@ function Signed({ partner, onChanged }: { partner: Partner; onChanged: () => voi
         {!partner.livemode && (
           <div className="test-banner" role="region" aria-label="Preview">
             <p>
-              <strong>Preview of {partner.name ?? partner.email} in test mode</strong> — what this test partner sees; every figure is test data.
+              <strong>Preview of {partner.name ?? partner.email} in test mode</strong> — what this test partner sees;
+              every figure is test data.
             </p>
           </div>
         )}
@@ -87,7 +93,10 @@ function Links({ membership }: { membership: PartnerMembership }) {
   const { program } = membership;
   const [page, setPage] = useState('');
   const [built, setBuilt] = useState<string>();
-  const build = useSubmit(async () => orThrow(await api.partner.link({ query: { program_id: program.id, url: page.trim() } })).url, setBuilt);
+  const build = useSubmit(
+    async () => orThrow(await api.partner.link({ query: { program_id: program.id, url: page.trim() } })).url,
+    setBuilt,
+  );
   const site = program.website_url ? new URL(program.website_url) : undefined;
   const host = site?.hostname;
   return (
@@ -96,26 +105,46 @@ function Links({ membership }: { membership: PartnerMembership }) {
       <p>
         {program.name}: <Status value={membership.status} /> · you earn {commissionText(program)}.
       </p>
-      {membership.status === 'pending' && <p className="muted">Your application awaits the merchant&apos;s approval: your link starts counting once you are approved.</p>}
-      {membership.status === 'disabled' && <p className="muted">This membership is disabled: your link no longer brings new customers; those you referred keep earning you commissions.</p>}
+      {membership.status === 'pending' && (
+        <p className="muted">
+          Your application awaits the merchant&apos;s approval: your link starts counting once you are approved.
+        </p>
+      )}
+      {membership.status === 'disabled' && (
+        <p className="muted">
+          This membership is disabled: your link no longer brings new customers; those you referred keep earning you
+          commissions.
+        </p>
+      )}
       {membership.referral_link ? (
         <p className="link-row">
-          <code data-testid="referral-link">{membership.referral_link}</code> <CopyButton text={membership.referral_link} label="Copy link" />
+          <code data-testid="referral-link">{membership.referral_link}</code>{' '}
+          <CopyButton text={membership.referral_link} label="Copy link" />
         </p>
       ) : (
         <>
           {/* No website set: the link that works is any link to the merchant's site with ?ref=<slug> added (the snippet reads it on every page). */}
           <p className="link-row">
-            <code data-testid="referral-parameter">?ref={membership.slug}</code> <CopyButton text={`?ref=${membership.slug}`} label="Copy" />
+            <code data-testid="referral-parameter">?ref={membership.slug}</code>{' '}
+            <CopyButton text={`?ref=${membership.slug}`} label="Copy" />
           </p>
           <p className="muted small">
-            Add it to the end of any link to the merchant&apos;s site, e.g. <code>https://their-site.example/pricing?ref={membership.slug}</code> (use <code>&amp;ref={membership.slug}</code> when the link already has a &quot;?&quot;).
+            Add it to the end of any link to the merchant&apos;s site, e.g.{' '}
+            <code>https://their-site.example/pricing?ref={membership.slug}</code> (use{' '}
+            <code>&amp;ref={membership.slug}</code> when the link already has a &quot;?&quot;).
           </p>
         </>
       )}
       {host && (
         <form className="inline-form" onSubmit={build.submit} noValidate aria-label="Link to any page">
-          <Field label={`Link to any page of ${host}`} name="url" value={page} onChange={setPage} error={build.error} placeholder={`${site?.origin}/pricing`} />
+          <Field
+            label={`Link to any page of ${host}`}
+            name="url"
+            value={page}
+            onChange={setPage}
+            error={build.error}
+            placeholder={`${site?.origin}/pricing`}
+          />
           <button type="submit" className="secondary" disabled={build.busy || !page.trim()}>
             Build link
           </button>
@@ -137,12 +166,17 @@ function Activity({ programId, currency }: { programId: string; currency: string
     const today = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS);
     const to = new Date(today.getTime() + DAY_MS);
     const from = new Date(to.getTime() - days * DAY_MS);
-    return orThrow(await api.partner.stats({ query: { program_id: programId, from: from.toISOString(), to: to.toISOString(), interval: 'day' } }));
+    return orThrow(
+      await api.partner.stats({
+        query: { program_id: programId, from: from.toISOString(), to: to.toISOString(), interval: 'day' },
+      }),
+    );
   }, [programId, days]);
   const points = stats.data?.points ?? [];
   const totals = stats.data?.totals;
   // The figures are the service's (totals): the page only formats them.
-  const amounts = (list: { currency: string; amount: number }[] | undefined) => (list?.length ? list.map((e) => money(e.amount, e.currency)).join(' + ') : money(0, currency));
+  const amounts = (list: { currency: string; amount: number }[] | undefined) =>
+    list?.length ? list.map((e) => money(e.amount, e.currency)).join(' + ') : money(0, currency);
   const most = Math.max(1, ...points.map((p) => p.clicks));
   return (
     <section aria-labelledby="activity-title">
@@ -175,12 +209,20 @@ function Activity({ programId, currency }: { programId: string; currency: string
           </div>
         ))}
       </div>
-      <p className="muted small">Earned: commissions pending, approved or paid, less refunds; commissions under review count once the merchant releases them.</p>
+      <p className="muted small">
+        Earned: commissions pending, approved or paid, less refunds; commissions under review count once the merchant
+        releases them.
+      </p>
       {points.length > 0 && (
         <figure className="card" aria-label={`Clicks per day: ${totals?.clicks ?? 0} in ${days} days`}>
           <div className="bars" aria-hidden="true">
             {points.map((p) => (
-              <span key={p.period} className={p.clicks ? 'has' : ''} style={{ height: `${(p.clicks / most) * 100}%` }} title={`${date(p.period)}: ${p.clicks} clicks`} />
+              <span
+                key={p.period}
+                className={p.clicks ? 'has' : ''}
+                style={{ height: `${(p.clicks / most) * 100}%` }}
+                title={`${date(p.period)}: ${p.clicks} clicks`}
+              />
             ))}
           </div>
           <figcaption className="bars-legend">
@@ -196,14 +238,20 @@ function Activity({ programId, currency }: { programId: string; currency: string
 
 function Earnings({ membership }: { membership: PartnerMembership }) {
   const programId = membership.program.id;
-  const commissions = usePagedList(async (cursor) => {
-    const page = orThrow(await api.partner.commissions({ query: { program_id: programId, cursor, limit: 20 } }));
-    return { items: page.commissions, next_cursor: page.next_cursor };
-  }, [programId]);
-  const payouts = usePagedList(async (cursor) => {
-    const page = orThrow(await api.partner.payouts({ query: { program_id: programId, cursor, limit: 20 } }));
-    return { items: page.payouts, next_cursor: page.next_cursor, balances: page.balances };
-  }, [programId]);
+  const commissions = usePagedList(
+    async (cursor) => {
+      const page = orThrow(await api.partner.commissions({ query: { program_id: programId, cursor, limit: 20 } }));
+      return { items: page.commissions, next_cursor: page.next_cursor };
+    },
+    [programId],
+  );
+  const payouts = usePagedList(
+    async (cursor) => {
+      const page = orThrow(await api.partner.payouts({ query: { program_id: programId, cursor, limit: 20 } }));
+      return { items: page.payouts, next_cursor: page.next_cursor, balances: page.balances };
+    },
+    [programId],
+  );
   const [balances, setBalances] = useState(payouts.data?.balances ?? []);
   useEffect(() => {
     if (payouts.data && payouts.pages.page === 1) setBalances(payouts.data.balances);
@@ -214,7 +262,10 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
         <h2 id="balance-title">Balance and next payout</h2>
         {balances.length === 0 ? (
           <Empty title="Nothing earned yet">
-            <p>Share your link: every sale it brings earns you {commissionText(membership.program)}, approved {membership.program.hold_days} days after the sale.</p>
+            <p>
+              Share your link: every sale it brings earns you {commissionText(membership.program)}, approved{' '}
+              {membership.program.hold_days} days after the sale.
+            </p>
           </Empty>
         ) : (
           balances.map((b) => (
@@ -269,7 +320,11 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
           empty={<Empty title="No commission yet" />}
           columns={[
             { header: 'Sale', rowHeader: true, cell: (c) => date(c.created_at) },
-            { header: 'Customer', className: 'nowrap', cell: (c) => c.customer ?? (c.type === 'adjustment' ? 'Adjustment' : '—') },
+            {
+              header: 'Customer',
+              className: 'nowrap',
+              cell: (c) => c.customer ?? (c.type === 'adjustment' ? 'Adjustment' : '—'),
+            },
             { header: 'Amount', cell: (c) => money(c.amount, c.currency) },
             {
               header: 'Status',
@@ -297,7 +352,8 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
           empty={
             <Empty title="No payout yet">
               <p>
-                Approved commissions are paid once they reach the {money(membership.program.minimum_payout, membership.program.currency)} minimum.
+                Approved commissions are paid once they reach the{' '}
+                {money(membership.program.minimum_payout, membership.program.currency)} minimum.
               </p>
             </Empty>
           }
@@ -330,11 +386,13 @@ function Earnings({ membership }: { membership: PartnerMembership }) {
 
 /** Where a failed payout's commissions went: the payout the merchant sent in its place, or the next one. */
 function RetryNote({ payout, payouts }: { payout: PartnerPayout; payouts: PartnerPayout[] }) {
-  if (!payout.retried_by_payout_id) return <>Check your payout details with the merchant: these commissions go into the next payout.</>;
+  if (!payout.retried_by_payout_id)
+    return <>Check your payout details with the merchant: these commissions go into the next payout.</>;
   const retry = payouts.find((p) => p.id === payout.retried_by_payout_id);
   return retry ? (
     <>
-      Sent again: these commissions went into the payout of {date(retry.created_at)} ({money(retry.amount, retry.currency)}, {retry.status}).
+      Sent again: these commissions went into the payout of {date(retry.created_at)} (
+      {money(retry.amount, retry.currency)}, {retry.status}).
     </>
   ) : (
     <>Sent again: these commissions went into payout {payout.retried_by_payout_id.slice(0, 8)}.</>
@@ -342,10 +400,13 @@ function RetryNote({ payout, payouts }: { payout: PartnerPayout; payouts: Partne
 }
 
 function Customers({ programId }: { programId: string }) {
-  const customers = usePagedList(async (cursor) => {
-    const page = orThrow(await api.partner.customers({ query: { program_id: programId, cursor, limit: 20 } }));
-    return { items: page.customers, next_cursor: page.next_cursor };
-  }, [programId]);
+  const customers = usePagedList(
+    async (cursor) => {
+      const page = orThrow(await api.partner.customers({ query: { program_id: programId, cursor, limit: 20 } }));
+      return { items: page.customers, next_cursor: page.next_cursor };
+    },
+    [programId],
+  );
   return (
     <section aria-labelledby="customers-title">
       <h2 id="customers-title">Customers you referred</h2>

@@ -17,14 +17,24 @@ type TaxFormLoad = ReturnType<typeof usePartnerTaxForm>;
  * One place for the payout e-mail: with the payout method when the merchant pays by PayPal, Wise or
  * Stripe (the e-mail is the PayPal or Wise account's, or where a manual payment goes), else on its own.
  */
-export function PayoutSettings({ partner, taxForm, onChanged }: { partner: Partner; taxForm: TaxFormLoad; onChanged: () => void }) {
+export function PayoutSettings({
+  partner,
+  taxForm,
+  onChanged,
+}: {
+  partner: Partner;
+  taxForm: TaxFormLoad;
+  onChanged: () => void;
+}) {
   const settings = useLoad(async () => orThrow(await api.partner.payoutSettings()), [partner.email]);
   const withMethods = (settings.data?.available_methods.length ?? 0) >= 2;
   return (
     <>
       {taxForm.data && <TaxFormCard view={taxForm.data} onSubmitted={taxForm.reload} />}
       <FormError error={taxForm.error} />
-      {settings.data && withMethods && <PayoutMethodCard current={settings.data} onSaved={() => (settings.reload(), onChanged())} />}
+      {settings.data && withMethods && (
+        <PayoutMethodCard current={settings.data} onSaved={() => (settings.reload(), onChanged())} />
+      )}
       {settings.data && !withMethods && <PayoutEmail partner={partner} onSaved={onChanged} />}
       <FormError error={settings.error} />
     </>
@@ -76,7 +86,9 @@ function TaxFormCard({ view, onSubmitted }: { view: PartnerTaxForm; onSubmitted:
       if (!file) throw new Error('content_base64: choose the signed form (PDF, PNG or JPEG)');
       // Checked here too, so that a large file is not read and sent only to be refused.
       if (file.size > MAX_BYTES) throw new Error('content_base64: the document is larger than 10 MiB');
-      return orThrow(await api.partner.submitTaxForm({ body: { kind, file_name: file.name, content_base64: await base64Of(file) } }));
+      return orThrow(
+        await api.partner.submitTaxForm({ body: { kind, file_name: file.name, content_base64: await base64Of(file) } }),
+      );
     },
     () => {
       setSent(true);
@@ -96,15 +108,23 @@ function TaxFormCard({ view, onSubmitted }: { view: PartnerTaxForm; onSubmitted:
           </>
         )}
       </p>
-      {form.status === 'submitted' && <p className="muted">The merchant reviews it; you are told here when they accept or reject it.</p>}
+      {form.status === 'submitted' && (
+        <p className="muted">The merchant reviews it; you are told here when they accept or reject it.</p>
+      )}
       {form.status === 'rejected' && (
         <p className="notice notice-danger" data-testid="rejection-reason">
           The merchant rejected it: <strong>{form.rejection_reason}</strong>. Upload a corrected form below.
         </p>
       )}
       {/* What holds the payouts is said at the top of the page (PayoutHolds); here, only that nothing does. */}
-      {view.required && view.holds.length === 0 && <p className="muted">Your programs that require a tax form pay you.</p>}
-      {!view.required && form.status === 'missing' && <p className="muted small">None of your programs requires one yet; the merchant may ask for it before paying you.</p>}
+      {view.required && view.holds.length === 0 && (
+        <p className="muted">Your programs that require a tax form pay you.</p>
+      )}
+      {!view.required && form.status === 'missing' && (
+        <p className="muted small">
+          None of your programs requires one yet; the merchant may ask for it before paying you.
+        </p>
+      )}
       <form className="stacked-form" onSubmit={upload.submit} noValidate aria-label="Upload a tax form">
         <Field label="Which form" name="kind">
           {(attrs) => (
@@ -118,9 +138,21 @@ function TaxFormCard({ view, onSubmitted }: { view: PartnerTaxForm; onSubmitted:
           )}
         </Field>
         <Field label="Signed form (PDF, PNG or JPEG, at most 10 MB)" name="content_base64" error={upload.error}>
-          {(attrs) => <input {...attrs} type="file" accept="application/pdf,image/png,image/jpeg" onChange={(e) => (setSent(false), setFile(e.target.files?.[0]))} />}
+          {(attrs) => (
+            <input
+              {...attrs}
+              type="file"
+              accept="application/pdf,image/png,image/jpeg"
+              onChange={(e) => (setSent(false), setFile(e.target.files?.[0]))}
+            />
+          )}
         </Field>
-        {form.status === 'accepted' && <p className="muted small">Uploading a new form replaces the accepted one: payouts that require a form wait until the merchant accepts the new one.</p>}
+        {form.status === 'accepted' && (
+          <p className="muted small">
+            Uploading a new form replaces the accepted one: payouts that require a form wait until the merchant accepts
+            the new one.
+          </p>
+        )}
         <button type="submit" disabled={upload.busy}>
           {upload.busy ? 'Uploading…' : form.status === 'missing' ? 'Upload' : 'Upload a new form'}
         </button>
@@ -157,38 +189,73 @@ function PayoutMethodCard({ current, onSaved }: { current: PartnerPayoutSettings
   const chosen = method ?? (back === 'return' && current.stripe_connected ? 'stripe' : current.payout_method);
   const payoutEmail = (email ?? current.payout_email).trim();
   const save = useSubmit(
-    async () => orThrow(await api.partner.updatePayoutSettings({ body: { payout_method: chosen, ...(chosen !== 'stripe' && payoutEmail ? { payout_email: payoutEmail } : {}) } })),
+    async () =>
+      orThrow(
+        await api.partner.updatePayoutSettings({
+          body: { payout_method: chosen, ...(chosen !== 'stripe' && payoutEmail ? { payout_email: payoutEmail } : {}) },
+        }),
+      ),
     () => {
       setSaved(true);
       setEmail(undefined);
       onSaved();
     },
   );
-  const connect = useSubmit(async () => orThrow(await api.partner.stripeOnboarding({ body: {} })), (link) => location.assign(link.url));
+  const connect = useSubmit(
+    async () => orThrow(await api.partner.stripeOnboarding({ body: {} })),
+    (link) => location.assign(link.url),
+  );
   return (
     <section className="card" aria-labelledby="method-title" data-testid="payout-method">
       <h2 id="method-title">How you are paid</h2>
-      {back === 'return' && <p role="status">Back from Stripe{current.stripe_connected ? ': your account is connected. Choose Stripe and save to be paid there.' : '.'}</p>}
+      {back === 'return' && (
+        <p role="status">
+          Back from Stripe
+          {current.stripe_connected ? ': your account is connected. Choose Stripe and save to be paid there.' : '.'}
+        </p>
+      )}
       {back === 'refresh' && <p role="status">That Stripe link expired: connect again for a new one.</p>}
       <form className="stacked-form" onSubmit={save.submit} noValidate aria-label="How you are paid">
         <fieldset className="choices">
           <legend>Payout method</legend>
           {current.available_methods.map((m) => (
             <label key={m} className="choice">
-              <input type="radio" name="payout_method" value={m} checked={chosen === m} onChange={() => (setSaved(false), setMethod(m))} /> {METHOD_LABELS[m]}
+              <input
+                type="radio"
+                name="payout_method"
+                value={m}
+                checked={chosen === m}
+                onChange={() => (setSaved(false), setMethod(m))}
+              />{' '}
+              {METHOD_LABELS[m]}
               {m === 'stripe' && current.stripe_connected && <small className="muted"> · connected</small>}
             </label>
           ))}
         </fieldset>
         {chosen !== 'stripe' && (
-          <Field label="Payout e-mail" name="payout_email" type="email" value={email ?? current.payout_email} onChange={(v) => (setSaved(false), setEmail(v))} error={save.error} hint={EMAIL_HINTS[chosen]} />
+          <Field
+            label="Payout e-mail"
+            name="payout_email"
+            type="email"
+            value={email ?? current.payout_email}
+            onChange={(v) => (setSaved(false), setEmail(v))}
+            error={save.error}
+            hint={EMAIL_HINTS[chosen]}
+          />
         )}
         {chosen === 'stripe' && (
           <div className="actions">
-            <button type="button" className={current.stripe_connected ? 'secondary' : ''} disabled={connect.busy} onClick={() => void connect.submit()}>
+            <button
+              type="button"
+              className={current.stripe_connected ? 'secondary' : ''}
+              disabled={connect.busy}
+              onClick={() => void connect.submit()}
+            >
               {current.stripe_connected ? 'Update my Stripe details' : 'Connect with Stripe'}
             </button>
-            {!current.stripe_connected && <small className="muted">Stripe asks for your details and bank account, then brings you back here.</small>}
+            {!current.stripe_connected && (
+              <small className="muted">Stripe asks for your details and bank account, then brings you back here.</small>
+            )}
           </div>
         )}
         <FormError error={connect.error} />
@@ -223,7 +290,15 @@ function PayoutEmail({ partner, onSaved }: { partner: Partner; onSaved: () => vo
     <section className="card" aria-labelledby="settings-title">
       <h2 id="settings-title">How you are paid</h2>
       <form className="inline-form" onSubmit={save.submit} noValidate aria-label="How you are paid">
-        <Field label="Payout e-mail" name="payout_email" type="email" value={value} onChange={(v) => (setSaved(false), setValue(v))} error={save.error} hint="Your PayPal or Wise e-mail: the merchant pays you there." />
+        <Field
+          label="Payout e-mail"
+          name="payout_email"
+          type="email"
+          value={value}
+          onChange={(v) => (setSaved(false), setValue(v))}
+          error={save.error}
+          hint="Your PayPal or Wise e-mail: the merchant pays you there."
+        />
         <button type="submit" disabled={save.busy}>
           Save
         </button>

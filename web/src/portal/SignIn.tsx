@@ -9,7 +9,11 @@ export function RequestLink({ notice }: { notice?: string }) {
   const { organizationId = '' } = useParams();
   const [email, setEmail] = useState('');
   const [sent, setSent] = useState(false);
-  const request = useSubmit(async () => orThrow(await api.partnerPublic.requestSignInLink({ params: { organizationId }, body: { email: email.trim() } })), () => setSent(true));
+  const request = useSubmit(
+    async () =>
+      orThrow(await api.partnerPublic.requestSignInLink({ params: { organizationId }, body: { email: email.trim() } })),
+    () => setSent(true),
+  );
   useEffect(() => {
     document.title = 'Sign in · Partner portal';
   }, []);
@@ -17,7 +21,16 @@ export function RequestLink({ notice }: { notice?: string }) {
     <PortalCard title="Sign in">
       {notice && <p className="muted">{notice}</p>}
       <form onSubmit={request.submit} noValidate>
-        <Field label="Your e-mail" name="email" type="email" autoComplete="email" value={email} onChange={setEmail} error={request.error} required />
+        <Field
+          label="Your e-mail"
+          name="email"
+          type="email"
+          autoComplete="email"
+          value={email}
+          onChange={setEmail}
+          error={request.error}
+          required
+        />
         <FormError error={request.error} fields={['email']} />
         {sent && (
           <p role="status" className="notice-text">
@@ -43,7 +56,10 @@ export function UseLink() {
   const [params] = useSearchParams();
   const navigate = useNavigate();
   const signIn = useSubmit(
-    async () => orThrow(await api.partnerPublic.signIn({ body: { organization_id: organizationId, token: params.get('token') ?? '' } })),
+    async () =>
+      orThrow(
+        await api.partnerPublic.signIn({ body: { organization_id: organizationId, token: params.get('token') ?? '' } }),
+      ),
     () => navigate(`/${organizationId}`, { replace: true }),
   );
   useEffect(() => {
@@ -85,7 +101,10 @@ export function Preview() {
   const navigate = useNavigate();
   const started = useRef(false);
   const signIn = useSubmit(
-    async () => orThrow(await api.partnerPublic.signIn({ body: { organization_id: organizationId, token: params.get('token') ?? '' } })),
+    async () =>
+      orThrow(
+        await api.partnerPublic.signIn({ body: { organization_id: organizationId, token: params.get('token') ?? '' } }),
+      ),
     () => navigate(`/${organizationId}`, { replace: true }),
   );
   useEffect(() => {
@@ -100,7 +119,10 @@ export function Preview() {
     return (
       <PortalCard title="This preview link no longer works">
         <FormError error={signIn.error} />
-        <p>A preview link works once, for 5 minutes: open the preview again from the affiliate's page in the dashboard (in test mode).</p>
+        <p>
+          A preview link works once, for 5 minutes: open the preview again from the affiliate's page in the dashboard
+          (in test mode).
+        </p>
       </PortalCard>
     );
   return (

@@ -27,6 +27,7 @@ import { TENANCY } from './baseline/tenancy.js';
  */
 export class Migration20270101000000_baseline extends Migration {
   override async up(): Promise<void> {
-    for (const part of [refuseOldChain(), TENANCY, ATTRIBUTION, LEDGER, EVENTS, REPORT_TABLES, REPORT_FUNCTIONS]) this.addSql(part);
+    for (const part of [refuseOldChain(), TENANCY, ATTRIBUTION, LEDGER, EVENTS, REPORT_TABLES, REPORT_FUNCTIONS])
+      this.addSql(part);
   }
 }

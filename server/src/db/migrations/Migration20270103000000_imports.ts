@@ -60,8 +60,12 @@ export class Migration20270103000000_imports extends Migration {
     for (const table of ['affiliates', 'customers', 'conversions', 'commissions', 'payouts']) {
       // Nullable, no default: no table rewrite on the busy tables.
       this.addSql(`alter table ${table} add column import_id uuid`);
-      this.addSql(`alter table ${table} add constraint ${table}_import_fkey foreign key (import_id, organization_id) references imports (id, organization_id)`);
-      this.addSql(`create index ${table}_import_idx on ${table} (organization_id, import_id) where import_id is not null`);
+      this.addSql(
+        `alter table ${table} add constraint ${table}_import_fkey foreign key (import_id, organization_id) references imports (id, organization_id)`,
+      );
+      this.addSql(
+        `create index ${table}_import_idx on ${table} (organization_id, import_id) where import_id is not null`,
+      );
     }
   }
 }

@@ -26,7 +26,8 @@ import { Migration } from '@mikro-orm/migrations';
  */
 export class Migration20270104000000_report_forget extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`create function report_forget_rows(organization uuid, click_ids uuid[], customer_ids uuid[], conversion_ids uuid[], commission_ids uuid[]) returns void language plpgsql as $$
+    this
+      .addSql(`create function report_forget_rows(organization uuid, click_ids uuid[], customer_ids uuid[], conversion_ids uuid[], commission_ids uuid[]) returns void language plpgsql as $$
 declare
   w timestamptz;
   f timestamptz;

@@ -35,7 +35,9 @@ export class Migration20270112000000_data_deletions extends Migration {
   primary key (organization_id, id),
   check ((status in ('completed', 'failed')) = (finished_at is not null))
 )`);
-    this.addSql(`create unique index data_deletions_one_unfinished on data_deletions (organization_id) where finished_at is null`);
+    this.addSql(
+      `create unique index data_deletions_one_unfinished on data_deletions (organization_id) where finished_at is null`,
+    );
   }
 
   override async down(): Promise<void> {

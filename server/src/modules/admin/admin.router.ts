@@ -5,7 +5,11 @@ import type { CacheChange } from '../../db/change-notifications.js';
 import { deletionView } from '../organizations/data-deletion.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
 
-export const adminRouter = (organizations: OrganizationsService, authenticator: ApiKeyAuthenticator, forget: (change: CacheChange) => void) =>
+export const adminRouter = (
+  organizations: OrganizationsService,
+  authenticator: ApiKeyAuthenticator,
+  forget: (change: CacheChange) => void,
+) =>
   s.router(contract.admin, {
     createOrganization: async ({ body }) => ({
       status: 201,

@@ -48,7 +48,9 @@ export class AffiliatesRepository {
               .values({ ...row, ...(await partnerFormOf(sql, row.organization_id, row.email)) })
               .onConflict((conflict) => conflict.columns(['organization_id', 'program_id', 'email']).doNothing())
               .returningAll();
-            const [inserted] = await sql.execute({ compile: () => withEvents(insert, 'affiliate.created').compile(kyselyOf(this.orm)) });
+            const [inserted] = await sql.execute({
+              compile: () => withEvents(insert, 'affiliate.created').compile(kyselyOf(this.orm)),
+            });
             return inserted;
           }),
         existing,
@@ -62,7 +64,12 @@ export class AffiliatesRepository {
   }
 
   /** One page of the organization's affiliates, oldest first, optionally of one program or e-mail. */
-  page(organizationId: string, filter: { program_id?: string; email?: string }, after: CursorPosition | undefined, limit: number): Promise<AffiliateRecord[]> {
+  page(
+    organizationId: string,
+    filter: { program_id?: string; email?: string },
+    after: CursorPosition | undefined,
+    limit: number,
+  ): Promise<AffiliateRecord[]> {
     return readFromReplica(this.orm, 'GET /api/affiliates', (source) => {
       let query = kyselyOf(source).selectFrom('affiliates').selectAll().where('organization_id', '=', organizationId);
       if (filter.program_id) query = query.where('program_id', '=', filter.program_id);
@@ -82,13 +89,29 @@ export class AffiliatesRepository {
    * program change is: each drops the affiliate's cached status, so a disabled partner's links
    * stop attributing everywhere within the caches' bound.
    */
-  updateOwned(organizationId: string, id: string, change: (current: AffiliateRecord) => Pick<AffiliateRecord, 'name' | 'payout_email' | 'status' | 'commission_value' | 'payout_method' | 'stripe_account_id'>): Promise<AffiliateRecord> {
+  updateOwned(
+    organizationId: string,
+    id: string,
+    change: (
+      current: AffiliateRecord,
+    ) => Pick<
+      AffiliateRecord,
+      'name' | 'payout_email' | 'status' | 'commission_value' | 'payout_method' | 'stripe_account_id'
+    >,
+  ): Promise<AffiliateRecord> {
     return Sql.of(this.orm).transaction(async (sql) => {
       const current = await findOwnedRow<AffiliateRecord>(sql, AFFILIATES_BY_ID, organizationId, id);
       const changes = change(current);
-      const update = kyselyOf(this.orm).updateTable('affiliates').set(changes).where('id', '=', current.id).returningAll();
-      const [updated] = await sql.execute({ compile: () => withEvents(update, 'affiliate.updated').compile(kyselyOf(this.orm)) });
-      if (updated.status !== current.status || updated.commission_value !== current.commission_value) await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate', id: current.id });
+      const update = kyselyOf(this.orm)
+        .updateTable('affiliates')
+        .set(changes)
+        .where('id', '=', current.id)
+        .returningAll();
+      const [updated] = await sql.execute({
+        compile: () => withEvents(update, 'affiliate.updated').compile(kyselyOf(this.orm)),
+      });
+      if (updated.status !== current.status || updated.commission_value !== current.commission_value)
+        await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate', id: current.id });
       return updated;
     });
   }
@@ -104,7 +127,8 @@ export class AffiliatesRepository {
       const current = await findOwnedRow<AffiliateRecord>(sql, AFFILIATES_BY_ID, organizationId, id);
       if (current.erased_at) return { erased: current, ids: [] };
       const erased: AffiliateRecord[] = [];
-      for (const scope of await erasureScope(sql, organizationId)) erased.push(...(await erasePerson(sql, this.orm, scope, current.email, at)));
+      for (const scope of await erasureScope(sql, organizationId))
+        erased.push(...(await erasePerson(sql, this.orm, scope, current.email, at)));
       return { erased: erased.find((row) => row.id === current.id)!, ids: erased.map((row) => row.id) };
     });
   }
@@ -132,18 +156,35 @@ export class AffiliatesRepository {
       .select(['status', 'commission_value', 'email', 'portal_sign_in_ip', 'portal_sign_in_user_agent'])
       .where('id', '=', id)
       .executeTakeFirst();
-    return row && { ...row, status: row.status, commission_value: row.commission_value ?? null, portal_sign_in_ip: row.portal_sign_in_ip ?? null, portal_sign_in_user_agent: row.portal_sign_in_user_agent ?? null };
+    return (
+      row && {
+        ...row,
+        status: row.status,
+        commission_value: row.commission_value ?? null,
+        portal_sign_in_ip: row.portal_sign_in_ip ?? null,
+        portal_sign_in_user_agent: row.portal_sign_in_user_agent ?? null,
+      }
+    );
   }
 
   /**
    * Whether the program is this organization's and, if so, its membership of this e-mail: one
    * statement, so that a repeat is answered by it alone.
    */
-  async findMembership(organizationId: string, programId: string, email: string): Promise<{ programFound: boolean; membership?: AffiliateRecord }> {
+  async findMembership(
+    organizationId: string,
+    programId: string,
+    email: string,
+  ): Promise<{ programFound: boolean; membership?: AffiliateRecord }> {
     if (!isUuid(programId)) return { programFound: false };
     const found = await kyselyOf(this.orm)
       .selectFrom('programs as p')
-      .leftJoin('affiliates as a', (join) => join.onRef('a.program_id', '=', 'p.id').onRef('a.organization_id', '=', 'p.organization_id').on('a.email', '=', email))
+      .leftJoin('affiliates as a', (join) =>
+        join
+          .onRef('a.program_id', '=', 'p.id')
+          .onRef('a.organization_id', '=', 'p.organization_id')
+          .on('a.email', '=', email),
+      )
       .selectAll('a')
       .where('p.id', '=', programId)
       .where('p.organization_id', '=', organizationId)

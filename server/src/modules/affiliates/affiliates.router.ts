@@ -20,7 +20,12 @@ export const affiliatesRouter = (affiliates: AffiliatesService, publicBaseUrl: s
     }),
     update: async ({ req, params, body }) => ({
       status: 200,
-      body: { success: true, data: { affiliate: await affiliates.update(requireOrganization(req).id, params.id, body, { baseUrl: publicBaseUrl }) } },
+      body: {
+        success: true,
+        data: {
+          affiliate: await affiliates.update(requireOrganization(req).id, params.id, body, { baseUrl: publicBaseUrl }),
+        },
+      },
     }),
     erase: async ({ req, params }) => ({
       status: 200,

@@ -82,7 +82,10 @@ export class AffiliatesService {
    * create one row. E-mails compare case-insensitively (stored lower case). A program of another
    * organization is 404, as if it did not exist.
    */
-  async create(organizationId: string, input: CreateAffiliateInput): Promise<{ affiliate: Affiliate; deduped: boolean }> {
+  async create(
+    organizationId: string,
+    input: CreateAffiliateInput,
+  ): Promise<{ affiliate: Affiliate; deduped: boolean }> {
     const email = input.email.trim().toLowerCase();
     const { programFound, membership } = await this.affiliates.findMembership(organizationId, input.program_id, email);
     if (!programFound) throw new NotFoundError('Program not found');
@@ -131,21 +134,47 @@ export class AffiliatesService {
    * rule). Approving an application or disabling a partner is a status change; it takes effect on
    * this instance's attribution at once, on the others when its notification arrives.
    */
-  async update(organizationId: string, id: string, input: UpdateAffiliateBody, context: { baseUrl: string }): Promise<Affiliate> {
-    if (input.commission_value != null) await this.assertOwnRate((await this.affiliates.findOwned(organizationId, id)).program_id, input.commission_value);
+  async update(
+    organizationId: string,
+    id: string,
+    input: UpdateAffiliateBody,
+    context: { baseUrl: string },
+  ): Promise<Affiliate> {
+    if (input.commission_value != null)
+      await this.assertOwnRate(
+        (await this.affiliates.findOwned(organizationId, id)).program_id,
+        input.commission_value,
+      );
     let previous: Affiliate['status'] | undefined;
-    const updated = await this.affiliates.updateOwned(organizationId, id, (current) => ((previous = current.status), {
-      name: input.name !== undefined ? input.name : current.name,
-      payout_email: input.payout_email !== undefined ? (input.payout_email?.trim().toLowerCase() ?? null) : current.payout_email,
-      status: input.status ?? current.status,
-      payout_method: input.payout_method ?? current.payout_method,
-      stripe_account_id: input.stripe_account_id !== undefined ? input.stripe_account_id : current.stripe_account_id,
-      commission_value: input.commission_value !== undefined ? (input.commission_value === null ? null : String(input.commission_value)) : current.commission_value,
-    }));
+    const updated = await this.affiliates.updateOwned(
+      organizationId,
+      id,
+      (current) => (
+        (previous = current.status),
+        {
+          name: input.name !== undefined ? input.name : current.name,
+          payout_email:
+            input.payout_email !== undefined
+              ? (input.payout_email?.trim().toLowerCase() ?? null)
+              : current.payout_email,
+          status: input.status ?? current.status,
+          payout_method: input.payout_method ?? current.payout_method,
+          stripe_account_id:
+            input.stripe_account_id !== undefined ? input.stripe_account_id : current.stripe_account_id,
+          commission_value:
+            input.commission_value !== undefined
+              ? input.commission_value === null
+                ? null
+                : String(input.commission_value)
+              : current.commission_value,
+        }
+      ),
+    );
     this.attribution.forgetAffiliate(updated.id);
     const affiliate = toAffiliateDto(updated);
     if (previous !== undefined && previous !== affiliate.status) {
-      for (const listener of this.statusListeners) await listener({ organizationId, previous, affiliate, baseUrl: context.baseUrl });
+      for (const listener of this.statusListeners)
+        await listener({ organizationId, previous, affiliate, baseUrl: context.baseUrl });
     }
     return affiliate;
   }

@@ -20,7 +20,9 @@ const ERASED_TOKEN = `'erased-' || replace(id::text, '-', '')`;
  * merchant may have tried the partner's side with the same e-mail.
  */
 export async function erasureScope(sql: Sql, organizationId: string): Promise<string[]> {
-  const twins = await sql.rows<{ id: string }>('select id from organizations where live_organization_id = ?', [organizationId]);
+  const twins = await sql.rows<{ id: string }>('select id from organizations where live_organization_id = ?', [
+    organizationId,
+  ]);
   return [organizationId, ...twins.map((t) => t.id)];
 }
 
@@ -41,7 +43,13 @@ export async function erasureScope(sql: Sql, organizationId: string): Promise<st
  * touched. Every instance drops the memberships' cached status and slugs when the transaction
  * commits. Answers the erased memberships.
  */
-export async function erasePerson(sql: Sql, orm: MikroORM, organizationId: string, email: string, at: Date): Promise<AffiliateRecord[]> {
+export async function erasePerson(
+  sql: Sql,
+  orm: MikroORM,
+  organizationId: string,
+  email: string,
+  at: Date,
+): Promise<AffiliateRecord[]> {
   await lockPartnerForm(sql, organizationId, email);
   const update = kyselyOf(orm)
     .updateTable('affiliates')
@@ -65,14 +73,28 @@ export async function erasePerson(sql: Sql, orm: MikroORM, organizationId: strin
     .where('organization_id', '=', organizationId)
     .where('email', '=', email)
     .returningAll();
-  const erased = (await sql.execute({ compile: () => withEvents(update, 'affiliate.updated').compile(kyselyOf(orm)) })) as AffiliateRecord[];
+  const erased = (await sql.execute({
+    compile: () => withEvents(update, 'affiliate.updated').compile(kyselyOf(orm)),
+  })) as AffiliateRecord[];
   const ids = erased.map((row) => row.id);
-  await sql.rows('delete from tax_forms where organization_id = ? and affiliate_id = any (?::uuid[])', [organizationId, ids]);
-  await sql.rows('delete from affiliate_link_aliases where organization_id = ? and affiliate_id = any (?::uuid[])', [organizationId, ids]);
-  await sql.rows(`update coupons set code = ${ERASED_TOKEN} where organization_id = ? and affiliate_id = any (?::uuid[])`, [organizationId, ids]);
+  await sql.rows('delete from tax_forms where organization_id = ? and affiliate_id = any (?::uuid[])', [
+    organizationId,
+    ids,
+  ]);
+  await sql.rows('delete from affiliate_link_aliases where organization_id = ? and affiliate_id = any (?::uuid[])', [
+    organizationId,
+    ids,
+  ]);
+  await sql.rows(
+    `update coupons set code = ${ERASED_TOKEN} where organization_id = ? and affiliate_id = any (?::uuid[])`,
+    [organizationId, ids],
+  );
   await sql.rows('delete from partner_sessions where organization_id = ? and email = ?', [organizationId, email]);
   await sql.rows('delete from partner_sign_in_links where organization_id = ? and email = ?', [organizationId, email]);
-  await sql.rows('delete from test_emails where organization_id = ? and lower(recipient) = ?', [organizationId, email.toLowerCase()]);
+  await sql.rows('delete from test_emails where organization_id = ? and lower(recipient) = ?', [
+    organizationId,
+    email.toLowerCase(),
+  ]);
   await sql.rows(
     `update outbound_events set resource = resource || jsonb_build_object('email', 'erased-' || (resource ->> 'id') || '@erased.invalid',
        'slug', 'erased-' || replace(resource ->> 'id', '-', ''),

@@ -122,7 +122,11 @@ const FOREIGN_KEY_VIOLATION = '23503';
  * Applies every organization's click retention as of `now`, organization by organization, batch by
  * batch, until nothing is left or `maxRunMs` has passed.
  */
-export async function pruneClicks(query: Query, now: Date, options: { batch?: number; maxRunMs?: number } = {}): Promise<PrunedClicks> {
+export async function pruneClicks(
+  query: Query,
+  now: Date,
+  options: { batch?: number; maxRunMs?: number } = {},
+): Promise<PrunedClicks> {
   const batch = options.batch ?? CLICK_RETENTION_DEFAULTS.batch;
   const until = Date.now() + (options.maxRunMs ?? CLICK_RETENTION_DEFAULTS.maxRunMs);
   const total: PrunedClicks = { deleted: 0, cleared: 0, suppressedDeleted: 0, finished: true };
@@ -162,26 +166,59 @@ async function pruneBatch(query: Query, statement: string, values: unknown[]): P
 export type JobFailed = (queue: string, err: unknown) => void;
 
 /** Schedules the click retention job and works it (every process that runs the job queue's schedules). */
-export async function startClickRetention(boss: PgBoss, query: Query, logger: Logger, jobFailed?: JobFailed): Promise<void> {
-  await boss.createQueue(CLICK_RETENTION_QUEUE, { retryLimit: 3, retryDelay: 300, expireInSeconds: 30 * 60, deleteAfterSeconds: 7 * 24 * 60 * 60 });
+export async function startClickRetention(
+  boss: PgBoss,
+  query: Query,
+  logger: Logger,
+  jobFailed?: JobFailed,
+): Promise<void> {
+  await boss.createQueue(CLICK_RETENTION_QUEUE, {
+    retryLimit: 3,
+    retryDelay: 300,
+    expireInSeconds: 30 * 60,
+    deleteAfterSeconds: 7 * 24 * 60 * 60,
+  });
   await boss.schedule(CLICK_RETENTION_QUEUE, CLICK_RETENTION_CRON);
-  await boss.work(CLICK_RETENTION_QUEUE, { pollingIntervalSeconds: 60 }, () => runClickRetention(query, logger, jobFailed));
+  await boss.work(CLICK_RETENTION_QUEUE, { pollingIntervalSeconds: 60 }, () =>
+    runClickRetention(query, logger, jobFailed),
+  );
 }
 
 /**
  * One run of the job: logged, and on failure logged as an error with the job's name and the
  * reason and counted (jobFailed), then thrown again so that pg-boss retries it.
  */
-export async function runClickRetention(query: Query, logger: Logger, jobFailed?: JobFailed, options?: { batch?: number; maxRunMs?: number }): Promise<PrunedClicks> {
+export async function runClickRetention(
+  query: Query,
+  logger: Logger,
+  jobFailed?: JobFailed,
+  options?: { batch?: number; maxRunMs?: number },
+): Promise<PrunedClicks> {
   const started = Date.now();
   try {
     const pruned = await pruneClicks(query, new Date(), options);
     const seconds = (Date.now() - started) / 1000;
-    if (pruned.finished) logger.info({ job: CLICK_RETENTION_QUEUE, ...pruned, seconds }, 'clicks: applied the organizations’ click retention');
-    else logger.warn({ job: CLICK_RETENTION_QUEUE, ...pruned, seconds }, 'clicks: the click retention stopped at its time limit with clicks left; the next run goes on');
+    if (pruned.finished)
+      logger.info(
+        { job: CLICK_RETENTION_QUEUE, ...pruned, seconds },
+        'clicks: applied the organizations’ click retention',
+      );
+    else
+      logger.warn(
+        { job: CLICK_RETENTION_QUEUE, ...pruned, seconds },
+        'clicks: the click retention stopped at its time limit with clicks left; the next run goes on',
+      );
     return pruned;
   } catch (err) {
-    logger.error({ err, job: CLICK_RETENTION_QUEUE, reason: (err as Error)?.message ?? String(err), seconds: (Date.now() - started) / 1000 }, `job ${CLICK_RETENTION_QUEUE} failed: ${(err as Error)?.message ?? String(err)}`);
+    logger.error(
+      {
+        err,
+        job: CLICK_RETENTION_QUEUE,
+        reason: (err as Error)?.message ?? String(err),
+        seconds: (Date.now() - started) / 1000,
+      },
+      `job ${CLICK_RETENTION_QUEUE} failed: ${(err as Error)?.message ?? String(err)}`,
+    );
     jobFailed?.(CLICK_RETENTION_QUEUE, err);
     throw err;
   }

@@ -34,7 +34,10 @@ export class ClicksRepository {
   }
 
   /** When and from where a click came, for the fraud rules (modules/conversions/sale-terms.ts caches it). */
-  findFacts(organizationId: string, clickId: string): Promise<{ occurred_at: Date; ip: string | null; user_agent: string | null } | undefined> {
+  findFacts(
+    organizationId: string,
+    clickId: string,
+  ): Promise<{ occurred_at: Date; ip: string | null; user_agent: string | null } | undefined> {
     return kyselyOf(this.orm)
       .selectFrom('clicks')
       .select(['occurred_at', 'ip', 'user_agent'])
@@ -47,7 +50,9 @@ export class ClicksRepository {
   findByCookie(
     organizationId: string,
     cookieId: string,
-  ): Promise<{ id: string; affiliate_id: string; program_id: string; occurred_at: Date; created_at: Date } | undefined> {
+  ): Promise<
+    { id: string; affiliate_id: string; program_id: string; occurred_at: Date; created_at: Date } | undefined
+  > {
     return kyselyOf(this.orm)
       .selectFrom('clicks')
       .select(['id', 'affiliate_id', 'program_id', 'occurred_at', 'created_at'])

@@ -62,7 +62,9 @@ export class ClicksService {
     const affiliate = await this.resolver.affiliateBySlug(organizationId, input.ref);
     if (!affiliate) throw new AttributionNotFoundError();
     const program = await this.resolver.programRule(affiliate.program_id);
-    const visit = input.cookie_id?.startsWith(COOKIE_ID_PREFIX) ? await this.clicks.findByCookie(organizationId, input.cookie_id) : undefined;
+    const visit = input.cookie_id?.startsWith(COOKIE_ID_PREFIX)
+      ? await this.clicks.findByCookie(organizationId, input.cookie_id)
+      : undefined;
     if (visit && isSameVisit(visit, affiliate.id, occurredAt)) {
       return {
         click: {
@@ -82,8 +84,14 @@ export class ClicksService {
     const id = newRowId();
     const cookieId = generateCookieId();
     const createdAt = new Date();
-    const earlier = program.attribution_model === 'first_click' && input.cookie_id ? await this.validCookie(organizationId, input.cookie_id, occurredAt) : undefined;
-    const flood = program.fraud_rules.click_flood && input.ip ? this.floods.observe(organizationId, affiliate.id, input.ip, occurredAt, earlier ?? cookieId) : undefined;
+    const earlier =
+      program.attribution_model === 'first_click' && input.cookie_id
+        ? await this.validCookie(organizationId, input.cookie_id, occurredAt)
+        : undefined;
+    const flood =
+      program.fraud_rules.click_flood && input.ip
+        ? this.floods.observe(organizationId, affiliate.id, input.ip, occurredAt, earlier ?? cookieId)
+        : undefined;
     const suppressed = flood?.suppressed === true;
     const answeredCookie = earlier ?? (flood?.suppressed ? flood.firstCookieId : cookieId);
     await (suppressed ? this.clicks.insertSuppressed.bind(this.clicks) : this.clicks.insert.bind(this.clicks))({

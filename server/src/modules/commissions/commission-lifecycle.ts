@@ -24,7 +24,9 @@ export interface LedgerEntryState {
  * restarts and instances the moment the time passes).
  */
 export function effectiveStatus(entry: Pick<LedgerEntryState, 'status' | 'approvesAt'>, now: Date): CommissionStatus {
-  return entry.status === 'pending' && entry.approvesAt !== null && entry.approvesAt.getTime() <= now.getTime() ? 'approved' : entry.status;
+  return entry.status === 'pending' && entry.approvesAt !== null && entry.approvesAt.getTime() <= now.getTime()
+    ? 'approved'
+    : entry.status;
 }
 
 /** POST /approve: pending or on_hold -> approved; approved stays (a repeat); anything else is a conflict. */
@@ -41,12 +43,18 @@ export function approved(entry: LedgerEntryState, now: Date): { status: 'approve
  * since) take back part of a commission that is no longer owed once the sale is rejected: they are
  * rejected with it (the repository does), so none may be in a payout yet.
  */
-export function rejected(entry: LedgerEntryState, now: Date, clawbacks: readonly Pick<LedgerEntryState, 'payoutId'>[] = []): { status: 'rejected'; changed: boolean } {
+export function rejected(
+  entry: LedgerEntryState,
+  now: Date,
+  clawbacks: readonly Pick<LedgerEntryState, 'payoutId'>[] = [],
+): { status: 'rejected'; changed: boolean } {
   const status = effectiveStatus(entry, now);
   if (status === 'rejected') return { status, changed: false };
   if (entry.payoutId !== null) throw new ConflictError('This commission is in a payout: cancel the payout first');
-  if (clawbacks.some((c) => c.payoutId !== null)) throw new ConflictError("A clawback of this commission is in a payout: cancel that payout first");
-  if (status === 'pending' || status === 'approved' || status === 'on_hold') return { status: 'rejected', changed: true };
+  if (clawbacks.some((c) => c.payoutId !== null))
+    throw new ConflictError('A clawback of this commission is in a payout: cancel that payout first');
+  if (status === 'pending' || status === 'approved' || status === 'on_hold')
+    return { status: 'rejected', changed: true };
   throw new ConflictError(`A ${status} commission cannot be rejected`);
 }
 
@@ -104,7 +112,8 @@ export const OWING_STATUSES: readonly CommissionStatus[] = ['pending', 'approved
  * the rule's one SQL definition (the baseline migration's commission_status_at). `alias` must
  * provide `status` and `approves_at`.
  */
-export const effectiveStatusSql = (alias: string): string => `commission_status_at(${alias}.status, ${alias}.approves_at, now())`;
+export const effectiveStatusSql = (alias: string): string =>
+  `commission_status_at(${alias}.status, ${alias}.approves_at, now())`;
 
 /**
  * Whether the row aliased `alias` is due as of the statement's now(): pending and past its

@@ -81,7 +81,13 @@ export interface RefundedSale {
  * entries still in their hold are skipped without reading their rows), each stopping after a page.
  * Neither walk depends on statistics.
  */
-export function commissionsPage(db: Kysely<Tables>, organizationId: string, filter: CommissionFilter, after: CursorPosition | undefined, limit: number) {
+export function commissionsPage(
+  db: Kysely<Tables>,
+  organizationId: string,
+  filter: CommissionFilter,
+  after: CursorPosition | undefined,
+  limit: number,
+) {
   const walk = (status?: Parameters<typeof whereStoredStatus>[0]) => {
     let query = db.selectFrom('commissions').selectAll().where('organization_id', '=', organizationId);
     if (status) query = query.where(whereStoredStatus(status));
@@ -97,7 +103,12 @@ export function commissionsPage(db: Kysely<Tables>, organizationId: string, filt
     .selectFrom(walk('approved').as('stored'))
     .selectAll()
     .unionAll(db.selectFrom(walk('due').as('due')).selectAll());
-  return db.selectFrom(merged.as('approved')).selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1);
+  return db
+    .selectFrom(merged.as('approved'))
+    .selectAll()
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1);
 }
 
 /** An entry's pending payout, as payout_items holds it (the baseline migration, baseline/ledger.ts). */
@@ -115,7 +126,10 @@ const MAY_BE_IN_PENDING_PAYOUT = new Set(['approved', 'pending']);
  * are rows of payout_items, not written into the entries (the payout run would rewrite 158 000
  * entries); a paid entry records its payout itself. undefined when no row can be in one.
  */
-function pendingPayoutsOf(organizationId: string, rows: readonly CommissionRecord[]): RawBuilder<PendingPayoutOf> | undefined {
+function pendingPayoutsOf(
+  organizationId: string,
+  rows: readonly CommissionRecord[],
+): RawBuilder<PendingPayoutOf> | undefined {
   const ids = rows.filter((r) => r.payout_id == null && MAY_BE_IN_PENDING_PAYOUT.has(r.status)).map((r) => r.id);
   if (ids.length === 0) return undefined;
   return raw<PendingPayoutOf>`select i.commission_id, i.payout_id, p.created_at as payout_created_at
@@ -130,12 +144,20 @@ function withPendingPayouts<R extends CommissionRecord>(rows: R[], found: readon
   return rows.map((r) => {
     const f = byEntry.get(r.id);
     if (!f) return r;
-    return { ...r, payout_id: f.payout_id, updated_at: f.payout_created_at.getTime() > r.updated_at.getTime() ? f.payout_created_at : r.updated_at };
+    return {
+      ...r,
+      payout_id: f.payout_id,
+      updated_at: f.payout_created_at.getTime() > r.updated_at.getTime() ? f.payout_created_at : r.updated_at,
+    };
   });
 }
 
 /** The rows with their pending payouts, read through `db` (a transaction's, to read them after its locks). */
-export async function resolvePendingPayouts<R extends CommissionRecord>(db: Kysely<Tables>, organizationId: string, rows: R[]): Promise<R[]> {
+export async function resolvePendingPayouts<R extends CommissionRecord>(
+  db: Kysely<Tables>,
+  organizationId: string,
+  rows: R[],
+): Promise<R[]> {
   const query = pendingPayoutsOf(organizationId, rows);
   return query ? withPendingPayouts(rows, (await query.execute(db)).rows) : rows;
 }
@@ -152,7 +174,12 @@ export class CommissionsRepository {
   }
 
   /** One page of the organization's entries, newest first (commissionsPage). */
-  async page(organizationId: string, filter: CommissionFilter, after: CursorPosition | undefined, limit: number): Promise<CommissionRecord[]> {
+  async page(
+    organizationId: string,
+    filter: CommissionFilter,
+    after: CursorPosition | undefined,
+    limit: number,
+  ): Promise<CommissionRecord[]> {
     return readFromReplica(this.orm, 'GET /api/commissions', async (source) => {
       const db = kyselyOf(source);
       const rows = (await commissionsPage(db, organizationId, filter, after, limit).execute()) as CommissionRecord[];
@@ -161,7 +188,10 @@ export class CommissionsRepository {
   }
 
   /** The affiliate credited by an adjustment, with its program's currency; undefined unless it is this organization's. */
-  findAffiliate(organizationId: string, affiliateId: string): Promise<{ id: string; program_id: string; currency: string } | undefined> {
+  findAffiliate(
+    organizationId: string,
+    affiliateId: string,
+  ): Promise<{ id: string; program_id: string; currency: string } | undefined> {
     return kyselyOf(this.orm)
       .selectFrom('affiliates as a')
       .innerJoin('programs as p', 'p.id', 'a.program_id')
@@ -188,12 +218,17 @@ export class CommissionsRepository {
   updateOwned(
     organizationId: string,
     id: string,
-    change: (current: CommissionRecord, clawbacks: CommissionRecord[]) => Partial<Pick<CommissionRecord, 'status' | 'approved_at' | 'rejection_reason'>> | undefined,
+    change: (
+      current: CommissionRecord,
+      clawbacks: CommissionRecord[],
+    ) => Partial<Pick<CommissionRecord, 'status' | 'approved_at' | 'rejection_reason'>> | undefined,
   ): Promise<CommissionRecord> {
     return Sql.of(this.orm).transaction(async (sql) => {
       const found = await findOwnedRow<CommissionRecord>(sql, COMMISSIONS_BY_ID, organizationId, id);
       await sql.execute({ compile: () => payoutRunLock('shared', organizationId).compile(kyselyOf(this.orm)) });
-      const [locked] = await sql.execute(kyselyOf(this.orm).selectFrom('commissions').selectAll().where('id', '=', found.id).forUpdate());
+      const [locked] = await sql.execute(
+        kyselyOf(this.orm).selectFrom('commissions').selectAll().where('id', '=', found.id).forUpdate(),
+      );
       const lockedClawbacks =
         locked.type === 'sale' && locked.conversion_id
           ? await sql.execute(
@@ -216,23 +251,37 @@ export class CommissionsRepository {
         .set({ ...changes, updated_at: raw<Date>`now()` })
         .where('id', '=', found.id)
         .returningAll();
-      const [updated] = await sql.execute({ compile: () => withEvents(update, 'commission.updated').compile(kyselyOf(this.orm)) });
+      const [updated] = await sql.execute({
+        compile: () => withEvents(update, 'commission.updated').compile(kyselyOf(this.orm)),
+      });
       if (changes.status === 'rejected' && clawbacks.length > 0) {
         const rejectClawbacks = kyselyOf(this.orm)
           .updateTable('commissions')
           .set({ status: 'rejected', rejection_reason: changes.rejection_reason ?? null, updated_at: raw<Date>`now()` })
-          .where('id', 'in', clawbacks.map((c) => c.id))
+          .where(
+            'id',
+            'in',
+            clawbacks.map((c) => c.id),
+          )
           .returningAll();
-        await sql.execute({ compile: () => withEvents(rejectClawbacks, 'commission.updated').compile(kyselyOf(this.orm)) });
+        await sql.execute({
+          compile: () => withEvents(rejectClawbacks, 'commission.updated').compile(kyselyOf(this.orm)),
+        });
       }
       return (await this.pendingPayouts(sql, organizationId, [updated]))[0];
     });
   }
 
   /** resolvePendingPayouts on a transaction's connection. */
-  private async pendingPayouts(sql: Sql, organizationId: string, rows: CommissionRecord[]): Promise<CommissionRecord[]> {
+  private async pendingPayouts(
+    sql: Sql,
+    organizationId: string,
+    rows: CommissionRecord[],
+  ): Promise<CommissionRecord[]> {
     const query = pendingPayoutsOf(organizationId, rows);
-    return query ? withPendingPayouts(rows, await sql.execute({ compile: () => query.compile(kyselyOf(this.orm)) })) : rows;
+    return query
+      ? withPendingPayouts(rows, await sql.execute({ compile: () => query.compile(kyselyOf(this.orm)) }))
+      : rows;
   }
 
   /**
@@ -255,7 +304,12 @@ export class CommissionsRepository {
     const [entry] = await resolvePendingPayouts(trx, sale.organization_id, [locked]);
     if (!entry) return;
     const effect = refundEffect(
-      { status: entry.status, amount: String(entry.amount), payoutId: entry.payout_id ?? null, approvesAt: entry.approves_at ?? null },
+      {
+        status: entry.status,
+        amount: String(entry.amount),
+        payoutId: entry.payout_id ?? null,
+        approvesAt: entry.approves_at ?? null,
+      },
       sale.commissionBefore,
       sale.commissionAfter,
     );
@@ -263,10 +317,28 @@ export class CommissionsRepository {
       case 'none':
         return;
       case 'reduce':
-        await recordEvents(trx, 'commission.updated', await trx.updateTable('commissions').set({ amount: effect.amount, updated_at: now }).where('id', '=', entry.id).returningAll().execute());
+        await recordEvents(
+          trx,
+          'commission.updated',
+          await trx
+            .updateTable('commissions')
+            .set({ amount: effect.amount, updated_at: now })
+            .where('id', '=', entry.id)
+            .returningAll()
+            .execute(),
+        );
         return;
       case 'reverse':
-        await recordEvents(trx, 'commission.updated', await trx.updateTable('commissions').set({ status: 'reversed', updated_at: now }).where('id', '=', entry.id).returningAll().execute());
+        await recordEvents(
+          trx,
+          'commission.updated',
+          await trx
+            .updateTable('commissions')
+            .set({ status: 'reversed', updated_at: now })
+            .where('id', '=', entry.id)
+            .returningAll()
+            .execute(),
+        );
         return;
       case 'clawback':
         await trx

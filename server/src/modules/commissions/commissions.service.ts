@@ -49,13 +49,21 @@ export interface AdjustmentInput {
   description: string;
 }
 
-const stateOf = (c: CommissionRecord) => ({ status: c.status, amount: c.amount, payoutId: c.payout_id ?? null, approvesAt: c.approves_at ?? null });
+const stateOf = (c: CommissionRecord) => ({
+  status: c.status,
+  amount: c.amount,
+  payoutId: c.payout_id ?? null,
+  approvesAt: c.approves_at ?? null,
+});
 
 /** The merchant's side of the ledger: listing entries, approving, rejecting, adjusting. */
 export class CommissionsService {
   constructor(private readonly commissions: CommissionsRepository) {}
 
-  async list(organizationId: string, query: CommissionListQuery): Promise<{ commissions: Commission[]; next_cursor: string | null }> {
+  async list(
+    organizationId: string,
+    query: CommissionListQuery,
+  ): Promise<{ commissions: Commission[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
     const rows = await this.commissions.page(
       organizationId,
@@ -85,7 +93,8 @@ export class CommissionsService {
       const outcome = approved(stateOf(current), now);
       if (!outcome.changed) return undefined;
       // Already approved by the passing of its hold: it was approved then, not now.
-      const approvedAt = effectiveStatus(stateOf(current), now) === 'approved' && current.approves_at ? current.approves_at : now;
+      const approvedAt =
+        effectiveStatus(stateOf(current), now) === 'approved' && current.approves_at ? current.approves_at : now;
       return { status: 'approved', approved_at: approvedAt };
     });
     return toCommissionDto(row);

@@ -17,7 +17,8 @@ import { Decimal } from 'decimal.js';
 export const EARNED_STATUSES = ['pending', 'approved', 'paid'] as const;
 
 /** Whether the commission row aliased `alias` counts as earned (its stored status suffices: a pending entry past its hold is approved, earned either way). */
-export const earnedSql = (alias: string): string => `${alias}.status in (${EARNED_STATUSES.map((s) => `'${s}'`).join(', ')})`;
+export const earnedSql = (alias: string): string =>
+  `${alias}.status in (${EARNED_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 
 /** Earned from totals by status (exact decimal text or numbers). */
 export function earnedOf(totals: Record<(typeof EARNED_STATUSES)[number], string | number>): Decimal {

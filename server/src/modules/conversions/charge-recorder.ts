@@ -39,12 +39,19 @@ export class ChargeRecorder {
    * A charge: a conversion (attributed by click, or by a tracked customer), or under the
    * `trial-signup` policy a zero-amount charge's referred signup.
    */
-  recordCharge<C extends ChannelPolicy>(organizationId: string, charge: ChargeReport, channel: C): Promise<ChargeOutcome<C>> {
+  recordCharge<C extends ChannelPolicy>(
+    organizationId: string,
+    charge: ChargeReport,
+    channel: C,
+  ): Promise<ChargeOutcome<C>> {
     const byClick = hasClickAttribution(charge);
     const reason = (err: DomainError) =>
-      err instanceof NoAttributionError && !byClick ? `Customer ${charge.customer_id} was not referred: no conversion` : `${err.message} for ${charge.external_id}`;
+      err instanceof NoAttributionError && !byClick
+        ? `Customer ${charge.customer_id} was not referred: no conversion`
+        : `${err.message} for ${charge.external_id}`;
     return underPolicy(channel, reason, async (): Promise<RecordedConversion | RecordedSignup> => {
-      if (channel.zeroAmountCharge === 'trial-signup' && new Decimal(charge.amount).isZero()) return this.signup(organizationId, charge, channel);
+      if (channel.zeroAmountCharge === 'trial-signup' && new Decimal(charge.amount).isZero())
+        return this.signup(organizationId, charge, channel);
       if (!charge.customer_id && !byClick) {
         throw refused(
           channel,
@@ -58,23 +65,41 @@ export class ChargeRecorder {
   }
 
   /** A refund of the conversion `conversionId` (the service's UUID or the merchant's external_id). */
-  recordRefund<C extends ChannelPolicy>(organizationId: string, conversionId: string, report: RefundReport, channel: C): Promise<RefundOutcome<C>> {
-    return underPolicy(channel, (err) => `${err.message} for ${conversionId}`, async (): Promise<RecordedRefund> => {
-      const { conversion, deduped } = await this.conversions.refund(organizationId, conversionId, report);
-      return { recorded: 'refund', conversion, deduped };
-    }) as Promise<RefundOutcome<C>>;
+  recordRefund<C extends ChannelPolicy>(
+    organizationId: string,
+    conversionId: string,
+    report: RefundReport,
+    channel: C,
+  ): Promise<RefundOutcome<C>> {
+    return underPolicy(
+      channel,
+      (err) => `${err.message} for ${conversionId}`,
+      async (): Promise<RecordedRefund> => {
+        const { conversion, deduped } = await this.conversions.refund(organizationId, conversionId, report);
+        return { recorded: 'refund', conversion, deduped };
+      },
+    ) as Promise<RefundOutcome<C>>;
   }
 
   /** A subscription cancelled: the customer (the merchant's customer id) becomes `canceled`; deduped when it already is. */
-  recordCancellation<C extends ChannelPolicy>(organizationId: string, customerId: string, channel: C): Promise<CancellationOutcome<C>> {
-    return underPolicy(channel, (err) => `${err.message} for ${customerId}`, async (): Promise<RecordedCancellation> => {
-      const customer = await this.customerRows.findByCustomerId(organizationId, customerId);
-      if (!customer) throw refused(channel, new NotFoundError('Customer not found'), `Customer ${customerId} was not referred`);
-      const next = statusAfterCancellation(customer.status);
-      if (!next) return { recorded: 'cancellation', customer: toCustomerDto(customer), deduped: true };
-      const canceled = await this.customerRows.updateOwnedStatus(organizationId, customer.id, next, new Date());
-      return { recorded: 'cancellation', customer: toCustomerDto(canceled), deduped: false };
-    }) as Promise<CancellationOutcome<C>>;
+  recordCancellation<C extends ChannelPolicy>(
+    organizationId: string,
+    customerId: string,
+    channel: C,
+  ): Promise<CancellationOutcome<C>> {
+    return underPolicy(
+      channel,
+      (err) => `${err.message} for ${customerId}`,
+      async (): Promise<RecordedCancellation> => {
+        const customer = await this.customerRows.findByCustomerId(organizationId, customerId);
+        if (!customer)
+          throw refused(channel, new NotFoundError('Customer not found'), `Customer ${customerId} was not referred`);
+        const next = statusAfterCancellation(customer.status);
+        if (!next) return { recorded: 'cancellation', customer: toCustomerDto(customer), deduped: true };
+        const canceled = await this.customerRows.updateOwnedStatus(organizationId, customer.id, next, new Date());
+        return { recorded: 'cancellation', customer: toCustomerDto(canceled), deduped: false };
+      },
+    ) as Promise<CancellationOutcome<C>>;
   }
 
   /** A zero-amount charge with a referral and a customer: no sale, the referred customer tracked as `trial`. */
@@ -83,11 +108,21 @@ export class ChargeRecorder {
     if (!customer_id || !hasClickAttribution(charge)) {
       throw refused(
         channel,
-        new InvalidInputError('amount: a zero-amount charge records no conversion, only the signup of a referred customer'),
+        new InvalidInputError(
+          'amount: a zero-amount charge records no conversion, only the signup of a referred customer',
+        ),
         `Zero-amount charge ${charge.external_id}: no conversion`,
       );
     }
-    const { customer, deduped } = await this.customers.create(organizationId, { customer_id, cookie_id, ref, click_id, coupon, status: 'trial', email });
+    const { customer, deduped } = await this.customers.create(organizationId, {
+      customer_id,
+      cookie_id,
+      ref,
+      click_id,
+      coupon,
+      status: 'trial',
+      email,
+    });
     return { recorded: 'signup', customer, deduped };
   }
 }

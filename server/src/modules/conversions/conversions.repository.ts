@@ -5,7 +5,14 @@ import type { RecordedRefund } from '../../attribution/refunds.js';
 import type { RefundDecision } from '../../charges/decision.js';
 import type { HoldReason } from '../../charges/fraud.js';
 import type { AppliedRate } from '../../attribution/program-rules.js';
-import { InsertBatcher, columnArrays, columnTypeOf, providedColumns, writeBatching, type UnnestColumn } from '../../db/batched-insert.js';
+import {
+  InsertBatcher,
+  columnArrays,
+  columnTypeOf,
+  providedColumns,
+  writeBatching,
+  type UnnestColumn,
+} from '../../db/batched-insert.js';
 import { kyselyOf, readFromReplica, metadataOf, type NewRow, type Tables } from '../../db/database.js';
 import { CONVERSIONS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
@@ -142,8 +149,18 @@ export class ConversionsRepository {
    * with a paid conversion, or the gross amount of its conversions in `currency`, whose occurred_at
    * is in [from, to).
    */
-  async tierMetric(organizationId: string, affiliateId: string, metric: 'customers' | 'revenue', currency: string, from: Date, to: Date): Promise<string> {
-    const value = metric === 'customers' ? sql<string>`count(distinct customer_id) filter (where amount > 0)::text` : sql<string>`coalesce(sum(amount) filter (where currency = ${currency}), 0)::text`;
+  async tierMetric(
+    organizationId: string,
+    affiliateId: string,
+    metric: 'customers' | 'revenue',
+    currency: string,
+    from: Date,
+    to: Date,
+  ): Promise<string> {
+    const value =
+      metric === 'customers'
+        ? sql<string>`count(distinct customer_id) filter (where amount > 0)::text`
+        : sql<string>`coalesce(sum(amount) filter (where currency = ${currency}), 0)::text`;
     const row = await this.db()
       .selectFrom('conversions')
       .select(value.as('value'))
@@ -165,7 +182,8 @@ export class ConversionsRepository {
       if (filter.from) query = query.where('occurred_at', '>=', filter.from);
       if (filter.to) query = query.where('occurred_at', '<', filter.to);
       const before = filter.before;
-      if (before) query = query.where((eb) => eb(eb.refTuple('occurred_at', 'id'), '<', eb.tuple(before.at, before.id)));
+      if (before)
+        query = query.where((eb) => eb(eb.refTuple('occurred_at', 'id'), '<', eb.tuple(before.at, before.id)));
       return query.orderBy('occurred_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
     });
   }
@@ -186,7 +204,12 @@ export class ConversionsRepository {
     return this.db()
       .transaction()
       .execute(async (trx) => {
-        const conversion = (await trx.selectFrom('conversions').selectAll().where('id', '=', target.id).forUpdate().executeTakeFirst()) as ConversionRecord | undefined;
+        const conversion = (await trx
+          .selectFrom('conversions')
+          .selectAll()
+          .where('id', '=', target.id)
+          .forUpdate()
+          .executeTakeFirst()) as ConversionRecord | undefined;
         if (!conversion) throw new NotFoundError(CONVERSIONS_BY_MERCHANT_ID.notFound);
         const recorded = await trx
           .selectFrom('conversion_refunds')
@@ -199,7 +222,14 @@ export class ConversionsRepository {
         if (report) {
           await trx
             .insertInto('conversion_refunds')
-            .values({ organization_id: organizationId, conversion_id: conversion.id, refund_key: report.key, amount: report.amount, created_at: now, updated_at: now })
+            .values({
+              organization_id: organizationId,
+              conversion_id: conversion.id,
+              refund_key: report.key,
+              amount: report.amount,
+              created_at: now,
+              updated_at: now,
+            })
             .onConflict((conflict) =>
               conflict
                 .columns(['organization_id', 'conversion_id', 'refund_key'])
@@ -209,11 +239,21 @@ export class ConversionsRepository {
             .execute();
         }
         if (!next) return { conversion, changed: false };
-        const updated = (await trx.updateTable('conversions').set(next).where('id', '=', conversion.id).returningAll().executeTakeFirstOrThrow()) as ConversionRecord;
+        const updated = (await trx
+          .updateTable('conversions')
+          .set(next)
+          .where('id', '=', conversion.id)
+          .returningAll()
+          .executeTakeFirstOrThrow()) as ConversionRecord;
         await recordEvents(trx, 'conversion.refunded', [updated]);
         await this.commissions.applyRefund(
           trx,
-          { ...updated, customer_id: updated.customer_id ?? null, commissionBefore: String(conversion.commission_amount), commissionAfter: String(updated.commission_amount) },
+          {
+            ...updated,
+            customer_id: updated.customer_id ?? null,
+            commissionBefore: String(conversion.commission_amount),
+            commissionAfter: String(updated.commission_amount),
+          },
           now,
         );
         return { conversion: updated, changed: true };
@@ -285,7 +325,10 @@ class ConversionsByClickWrites {
     return sales.map((sale) => byId.get(sale.conversion.id));
   }
 
-  private build(orm: MikroORM, conversion: NewConversion): { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement } {
+  private build(
+    orm: MikroORM,
+    conversion: NewConversion,
+  ): { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement } {
     if (this.built) return this.built;
     const parts = conversionWriteParts(orm, conversion, [], []);
     const { conversionColumns, list, conversions } = parts;
@@ -346,7 +389,10 @@ class GuardedConversionWrites {
     return statement.run<GuardedRow>(kyselyOf(orm), values);
   }
 
-  private build(orm: MikroORM, conversion: NewConversion): { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement } {
+  private build(
+    orm: MikroORM,
+    conversion: NewConversion,
+  ): { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement } {
     if (this.built) return this.built;
     const type = (column: string) => columnTypeOf(orm, CustomerEntity, column);
     const parts = conversionWriteParts(

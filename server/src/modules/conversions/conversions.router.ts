@@ -19,7 +19,10 @@ export const conversionsRouter = (conversions: ConversionsService, charges: Char
       const { conversion, deduped } = await charges.recordRefund(
         requireOrganization(req).id,
         params.id,
-        { measure: body?.amount === undefined ? { full: true } : { amount: String(body.amount) }, refundId: body?.refund_id },
+        {
+          measure: body?.amount === undefined ? { full: true } : { amount: String(body.amount) },
+          refundId: body?.refund_id,
+        },
         API_CHANNEL,
       );
       return { status: 200, body: { success: true, data: { conversion }, deduped } };

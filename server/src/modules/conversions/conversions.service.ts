@@ -11,12 +11,22 @@ import { SaleTerms } from './sale-terms.js';
 import type { CommissionRule } from '../../attribution/commission.js';
 import type { AppliedRate } from '../../attribution/program-rules.js';
 import type { ClicksRepository } from '../clicks/clicks.repository.js';
-import { chargeCurrency, decideCharge, decideRefund, type ChargeDecision, type RefundReport } from '../../charges/decision.js';
+import {
+  chargeCurrency,
+  decideCharge,
+  decideRefund,
+  type ChargeDecision,
+  type RefundReport,
+} from '../../charges/decision.js';
 import { AttributionNotFoundError, ServiceUnavailableError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { decimalToNumber, iso, isoOrNull } from '../../http/serialize.js';
 import { saleApprovesAt, type SaleEntryProgram } from '../commissions/commission-lifecycle.js';
-import { findCustomerInOrganization, type CustomerInserter, type CustomerRecord } from '../customers/customers.service.js';
+import {
+  findCustomerInOrganization,
+  type CustomerInserter,
+  type CustomerRecord,
+} from '../customers/customers.service.js';
 import { orRepeatOnRefusal } from '../idempotent-repeat.js';
 import { ConversionsRepository, type ConversionRecord, type NewSale } from './conversions.repository.js';
 import { newRowId } from '../../db/row-ids.js';
@@ -111,14 +121,26 @@ export class ConversionsService {
    * A repeat of an earlier request returns the existing conversion (deduped), even when the same
    * request would no longer be valid now (a click window has passed since, say).
    */
-  async create(organizationId: string, input: CreateConversionInput, channel: ChannelPolicy): Promise<{ conversion: Conversion; deduped: boolean }> {
+  async create(
+    organizationId: string,
+    input: CreateConversionInput,
+    channel: ChannelPolicy,
+  ): Promise<{ conversion: Conversion; deduped: boolean }> {
     const occurredAt = resolveOccurredAt(input.occurred_at);
     const byClick = hasClickAttribution(input);
     const created = await orRepeatOnRefusal(
       async () => {
         for (let attempt = 0; attempt < MAX_OPTIMISTIC_ATTEMPTS; attempt++) {
           const outcome = input.customer_id
-            ? await this.createForCustomer(organizationId, input, input.customer_id, byClick, occurredAt, channel, attempt === 0)
+            ? await this.createForCustomer(
+                organizationId,
+                input,
+                input.customer_id,
+                byClick,
+                occurredAt,
+                channel,
+                attempt === 0,
+              )
             : await this.createByClick(organizationId, input, occurredAt, channel);
           if (outcome === 'customer-changed') continue;
           if (outcome) return { conversion: toConversionDto(outcome), deduped: false };
@@ -134,15 +156,38 @@ export class ConversionsService {
   }
 
   /** undefined: the external_id exists already. */
-  private async createByClick(organizationId: string, input: CreateConversionInput, occurredAt: Date, channel: ChannelPolicy): Promise<ConversionRecord | undefined> {
+  private async createByClick(
+    organizationId: string,
+    input: CreateConversionInput,
+    occurredAt: Date,
+    channel: ChannelPolicy,
+  ): Promise<ConversionRecord | undefined> {
     const attribution = await this.resolver.resolveClick(organizationId, input, occurredAt);
     const program = await this.resolver.programRule(attribution.program_id);
-    const terms = await this.terms.of({ organizationId, program, affiliateId: attribution.affiliate_id, clickId: attribution.click_id, customerEmail: input.email, occurredAt });
+    const terms = await this.terms.of({
+      organizationId,
+      program,
+      affiliateId: attribution.affiliate_id,
+      clickId: attribution.click_id,
+      customerEmail: input.email,
+      occurredAt,
+    });
     const decision = decideCharge(
-      { amount: input.amount, currency: input.currency, requestedKind: input.kind, byClick: true, customer: undefined, program, rate: rateRule(terms.rate), occurredAt },
+      {
+        amount: input.amount,
+        currency: input.currency,
+        requestedKind: input.kind,
+        byClick: true,
+        customer: undefined,
+        program,
+        rate: rateRule(terms.rate),
+        occurredAt,
+      },
       channel,
     );
-    return this.repository.insertByClick(this.newSale(organizationId, input, decision, null, attribution, occurredAt, program, terms));
+    return this.repository.insertByClick(
+      this.newSale(organizationId, input, decision, null, attribution, occurredAt, program, terms),
+    );
   }
 
   private async createForCustomer(
@@ -155,18 +200,28 @@ export class ConversionsService {
     mayUseCachedCustomer: boolean,
   ): Promise<ConversionRecord | undefined | 'customer-changed'> {
     const stateKey = `${organizationId}:${customerId}`;
-    let customer = (mayUseCachedCustomer ? this.customerStates.get(stateKey) : undefined) ?? (await findCustomerInOrganization(this.orm, organizationId, customerId));
+    let customer =
+      (mayUseCachedCustomer ? this.customerStates.get(stateKey) : undefined) ??
+      (await findCustomerInOrganization(this.orm, organizationId, customerId));
     if (!customer) {
       if (!byClick) throw new AttributionNotFoundError();
       const fromClick = await this.resolver.resolveClick(organizationId, input, occurredAt);
       // The charge is checked before the customer is created: a refused request writes nothing.
       chargeCurrency(input.amount, input.currency, await this.resolver.programRule(fromClick.program_id));
-      ({ customer } = await this.customers.insertOnce(organizationId, { customer_id: customerId, status: 'active', email: input.email }, fromClick));
+      ({ customer } = await this.customers.insertOnce(
+        organizationId,
+        { customer_id: customerId, status: 'active', email: input.email },
+        fromClick,
+      ));
     }
     const program = await this.resolver.programRule(customer.program_id);
     const observedFirst = customer.first_conversion_at == null ? null : new Date(customer.first_conversion_at);
     const observedPaid = customer.paid_conversions ?? 0;
-    const attribution = { affiliate_id: customer.affiliate_id, program_id: customer.program_id, click_id: customer.click_id ?? null };
+    const attribution = {
+      affiliate_id: customer.affiliate_id,
+      program_id: customer.program_id,
+      click_id: customer.click_id ?? null,
+    };
     const terms = await this.terms.of({
       organizationId,
       program,
@@ -207,7 +262,12 @@ export class ConversionsService {
       return 'customer-changed';
     }
     // The customer as it is now: updated by this write if the conversion was inserted, else as it was.
-    this.customerStates.set(stateKey, row.conversion ? { ...customer, first_conversion_at: next.firstConversionAt, status: next.status, paid_conversions: nextPaid } : customer);
+    this.customerStates.set(
+      stateKey,
+      row.conversion
+        ? { ...customer, first_conversion_at: next.firstConversionAt, status: next.status, paid_conversions: nextPaid }
+        : customer,
+    );
     return row.conversion;
   }
 
@@ -250,7 +310,11 @@ export class ConversionsService {
    * (decideRefund) on the conversion as locked and its refunds recorded so far. `deduped` is true
    * when the conversion stays as it was.
    */
-  async refund(organizationId: string, id: string, report: RefundReport): Promise<{ conversion: Conversion; deduped: boolean }> {
+  async refund(
+    organizationId: string,
+    id: string,
+    report: RefundReport,
+  ): Promise<{ conversion: Conversion; deduped: boolean }> {
     const now = new Date();
     const { conversion, changed } = await this.repository.refund(organizationId, id, (c, recorded) =>
       decideRefund(
@@ -275,7 +339,10 @@ export class ConversionsService {
     return toConversionDto(await this.repository.findOwned(organizationId, id));
   }
 
-  async list(organizationId: string, query: ConversionListQuery): Promise<{ conversions: Conversion[]; next_cursor: string | null }> {
+  async list(
+    organizationId: string,
+    query: ConversionListQuery,
+  ): Promise<{ conversions: Conversion[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
     const rows = await this.repository.list(
       organizationId,

@@ -1,15 +1,30 @@
 import { LRUCache } from 'lru-cache';
 import type { ProgramRule } from '../../attribution/cache.js';
-import { applicableRate, previousMonthUtc, type AppliedRate, type CommissionTiers } from '../../attribution/program-rules.js';
+import {
+  applicableRate,
+  previousMonthUtc,
+  type AppliedRate,
+  type CommissionTiers,
+} from '../../attribution/program-rules.js';
 import type { AttributionResolver } from '../referrals/attribution-resolver.js';
 import { holdReasons, type HoldReason } from '../../charges/fraud.js';
 
 /** What the terms of a sale read beyond the resolver's caches: a tier's metric, a click's facts. */
 export interface SaleTermsSources {
   /** The affiliate's metric over [from, to) (conversions repository). */
-  tierMetric(organizationId: string, affiliateId: string, metric: CommissionTiers['metric'], currency: string, from: Date, to: Date): Promise<string>;
+  tierMetric(
+    organizationId: string,
+    affiliateId: string,
+    metric: CommissionTiers['metric'],
+    currency: string,
+    from: Date,
+    to: Date,
+  ): Promise<string>;
   /** When and from where a click came (clicks repository); undefined when there is no such click. */
-  clickFacts(organizationId: string, clickId: string): Promise<{ occurred_at: Date; ip: string | null; user_agent: string | null } | undefined>;
+  clickFacts(
+    organizationId: string,
+    clickId: string,
+  ): Promise<{ occurred_at: Date; ip: string | null; user_agent: string | null } | undefined>;
 }
 
 /** A tier's metric is of a past month: it changes only by late reports, so it is kept this long per instance. */
@@ -33,7 +48,9 @@ export interface SaleParties {
  */
 export class SaleTerms {
   private readonly tierMetrics = new LRUCache<string, string>({ max: 20_000, ttl: TIER_METRIC_TTL_MS });
-  private readonly clicks = new LRUCache<string, { occurred_at: Date; ip: string | null; user_agent: string | null }>({ max: 10_000 });
+  private readonly clicks = new LRUCache<string, { occurred_at: Date; ip: string | null; user_agent: string | null }>({
+    max: 10_000,
+  });
 
   constructor(
     private readonly resolver: Pick<AttributionResolver, 'affiliateRule'>,
@@ -44,13 +61,19 @@ export class SaleTerms {
     const { program, affiliateId, organizationId } = sale;
     const affiliate = await this.resolver.affiliateRule(affiliateId);
     const ownRate = affiliate?.commission_value ?? null;
-    const metric = ownRate === null && program.commission_tiers ? await this.metric(organizationId, affiliateId, program, sale.occurredAt) : undefined;
+    const metric =
+      ownRate === null && program.commission_tiers
+        ? await this.metric(organizationId, affiliateId, program, sale.occurredAt)
+        : undefined;
     const rate = applicableRate(program, ownRate, metric);
     const rules = program.fraud_rules;
     const email = sale.customerEmail || undefined;
-    const signIn = affiliate?.portal_sign_in_ip ? { ip: affiliate.portal_sign_in_ip, userAgent: affiliate.portal_sign_in_user_agent } : undefined;
+    const signIn = affiliate?.portal_sign_in_ip
+      ? { ip: affiliate.portal_sign_in_ip, userAgent: affiliate.portal_sign_in_user_agent }
+      : undefined;
     // A click's facts are read only when a rule on needs them: fast_conversion, or self_referral against a known portal sign-in.
-    const needsClick = sale.clickId !== null && (rules.fast_conversion || (rules.self_referral && signIn !== undefined));
+    const needsClick =
+      sale.clickId !== null && (rules.fast_conversion || (rules.self_referral && signIn !== undefined));
     if (!email && !needsClick) return { rate, holds: undefined };
     const click = needsClick ? await this.click(organizationId, sale.clickId!) : undefined;
     const holds = holdReasons(rules, {
@@ -69,7 +92,14 @@ export class SaleTerms {
     const key = `${affiliateId}:${tiers.metric}:${program.currency}:${month.key}`;
     let value = this.tierMetrics.get(key);
     if (value === undefined) {
-      value = await this.sources.tierMetric(organizationId, affiliateId, tiers.metric, program.currency, month.from, month.to);
+      value = await this.sources.tierMetric(
+        organizationId,
+        affiliateId,
+        tiers.metric,
+        program.currency,
+        month.from,
+        month.to,
+      );
       this.tierMetrics.set(key, value);
     }
     return value;

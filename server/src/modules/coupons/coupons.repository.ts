@@ -19,7 +19,12 @@ export class CouponsRepository {
     return kyselyOf(this.orm).insertInto('coupons').values(row).returningAll().executeTakeFirstOrThrow();
   }
 
-  page(organizationId: string, affiliateId: string | undefined, after: CursorPosition | undefined, limit: number): Promise<CouponRecord[]> {
+  page(
+    organizationId: string,
+    affiliateId: string | undefined,
+    after: CursorPosition | undefined,
+    limit: number,
+  ): Promise<CouponRecord[]> {
     return readFromReplica(this.orm, 'GET /api/coupons', (source) => {
       let query = kyselyOf(source).selectFrom('coupons').selectAll().where('organization_id', '=', organizationId);
       if (affiliateId) query = query.where('affiliate_id', '=', affiliateId);
@@ -33,7 +38,11 @@ export class CouponsRepository {
   }
 
   async delete(organizationId: string, id: string): Promise<void> {
-    await kyselyOf(this.orm).deleteFrom('coupons').where('organization_id', '=', organizationId).where('id', '=', id).execute();
+    await kyselyOf(this.orm)
+      .deleteFrom('coupons')
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', id)
+      .execute();
   }
 
   /** What attribution needs of a code (modules/referrals/attribution-resolver.ts): its affiliate and program. */

@@ -7,7 +7,13 @@ import type { AffiliatesRepository } from '../affiliates/affiliates.repository.j
 import type { CouponRecord, CouponsRepository } from './coupons.repository.js';
 import { newRowId } from '../../db/row-ids.js';
 
-export const toCouponDto = (c: CouponRecord): Coupon => ({ id: c.id, code: c.code, affiliate_id: c.affiliate_id, program_id: c.program_id, created_at: iso(c.created_at) });
+export const toCouponDto = (c: CouponRecord): Coupon => ({
+  id: c.id,
+  code: c.code,
+  affiliate_id: c.affiliate_id,
+  program_id: c.program_id,
+  created_at: iso(c.created_at),
+});
 
 /** Promotion codes affiliates own (attribution by coupon: attribution/resolver.ts decides, modules/referrals/attribution-resolver.ts reads). */
 export class CouponsService {
@@ -32,12 +38,16 @@ export class CouponsService {
       });
       return toCouponDto(row);
     } catch (err) {
-      if (isUniqueViolation(err, 'coupons_code_unique')) throw new ConflictError(`code: "${input.code.trim()}" is already taken`);
+      if (isUniqueViolation(err, 'coupons_code_unique'))
+        throw new ConflictError(`code: "${input.code.trim()}" is already taken`);
       throw err;
     }
   }
 
-  async list(organizationId: string, query: { limit?: number; cursor?: string; affiliate_id?: string }): Promise<{ coupons: Coupon[]; next_cursor: string | null }> {
+  async list(
+    organizationId: string,
+    query: { limit?: number; cursor?: string; affiliate_id?: string },
+  ): Promise<{ coupons: Coupon[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
     const rows = await this.coupons.page(organizationId, query.affiliate_id, decodeCursor(query.cursor), limit);
     const page = pageOf(rows, limit, (c) => ({ at: c.created_at, id: c.id }));

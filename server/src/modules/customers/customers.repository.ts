@@ -12,7 +12,11 @@ export type CustomerStatus = CustomerRecord['status'];
 /** A new customer as the service builds it: its id is chosen before the insert, so the inserted row is found by it. */
 export type NewCustomer = NewRow<'customers'> & { id: string };
 
-const CUSTOMERS_BY_MERCHANT_ID: OwnedTable = { table: 'customers', merchantIdColumn: 'customer_id', notFound: 'Customer not found' };
+const CUSTOMERS_BY_MERCHANT_ID: OwnedTable = {
+  table: 'customers',
+  merchantIdColumn: 'customer_id',
+  notFound: 'Customer not found',
+};
 
 const INSERT_CUSTOMERS = new UnnestInsert(CustomerEntity, {
   skipConflictsOn: ['organization_id', 'customer_id'],
@@ -23,8 +27,17 @@ const INSERT_CUSTOMERS = new UnnestInsert(CustomerEntity, {
 });
 
 /** A customer by the merchant's id for it; on the hot path of every renewal, so one index lookup on MikroORM's kysely. */
-export function findByCustomerId(orm: MikroORM, organizationId: string, customerId: string): Promise<CustomerRecord | undefined> {
-  return kyselyOf(orm).selectFrom('customers').selectAll().where('organization_id', '=', organizationId).where('customer_id', '=', customerId).executeTakeFirst();
+export function findByCustomerId(
+  orm: MikroORM,
+  organizationId: string,
+  customerId: string,
+): Promise<CustomerRecord | undefined> {
+  return kyselyOf(orm)
+    .selectFrom('customers')
+    .selectAll()
+    .where('organization_id', '=', organizationId)
+    .where('customer_id', '=', customerId)
+    .executeTakeFirst();
 }
 
 /**
@@ -36,7 +49,10 @@ export class CustomersRepository {
   private readonly inserts: InsertBatcher<NewCustomer, CustomerRecord | undefined>;
 
   constructor(private readonly orm: MikroORM) {
-    this.inserts = new InsertBatcher((rows) => INSERT_CUSTOMERS.insertedPerRow(this.orm, rows), writeBatching(this.orm));
+    this.inserts = new InsertBatcher(
+      (rows) => INSERT_CUSTOMERS.insertedPerRow(this.orm, rows),
+      writeBatching(this.orm),
+    );
   }
 
   /** The row this call inserted, or the one its (organization, customer_id) already named (deduped). */
@@ -58,9 +74,18 @@ export class CustomersRepository {
   }
 
   /** The owned customer with its status set (the ownership rule first: 403/404). */
-  async updateOwnedStatus(organizationId: string, id: string, status: CustomerStatus, at: Date): Promise<CustomerRecord> {
+  async updateOwnedStatus(
+    organizationId: string,
+    id: string,
+    status: CustomerStatus,
+    at: Date,
+  ): Promise<CustomerRecord> {
     const customer = await this.findOwned(organizationId, id);
-    const update = kyselyOf(this.orm).updateTable('customers').set({ status, updated_at: at }).where('id', '=', customer.id).returningAll();
+    const update = kyselyOf(this.orm)
+      .updateTable('customers')
+      .set({ status, updated_at: at })
+      .where('id', '=', customer.id)
+      .returningAll();
     const updated = (await withEvents(update, 'customer.updated').execute(kyselyOf(this.orm))).rows[0];
     return updated ?? customer;
   }

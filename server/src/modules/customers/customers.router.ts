@@ -15,6 +15,9 @@ export const customersRouter = (customers: CustomersService) =>
     }),
     update: async ({ req, params, body }) => ({
       status: 200,
-      body: { success: true, data: { customer: await customers.updateStatus(requireOrganization(req).id, params.id, body.status) } },
+      body: {
+        success: true,
+        data: { customer: await customers.updateStatus(requireOrganization(req).id, params.id, body.status) },
+      },
     }),
   });

@@ -5,7 +5,12 @@ import type { AttributionResolver } from '../referrals/attribution-resolver.js';
 import { orRepeatOnRefusal } from '../idempotent-repeat.js';
 import { BadRequestError } from '../../http/errors.js';
 import { iso, isoOrNull } from '../../http/serialize.js';
-import { findByCustomerId, type CustomerRecord, type CustomersRepository, type CustomerStatus } from './customers.repository.js';
+import {
+  findByCustomerId,
+  type CustomerRecord,
+  type CustomersRepository,
+  type CustomerStatus,
+} from './customers.repository.js';
 import { newRowId } from '../../db/row-ids.js';
 
 export type { CustomerRecord, CustomerStatus } from './customers.repository.js';
@@ -66,7 +71,11 @@ export class CustomerInserter {
 }
 
 /** A customer by the merchant's id for it (customers.repository.ts); on the hot path of every renewal. */
-export function findCustomerInOrganization(orm: MikroORM, organizationId: string, customerId: string): Promise<CustomerRecord | undefined> {
+export function findCustomerInOrganization(
+  orm: MikroORM,
+  organizationId: string,
+  customerId: string,
+): Promise<CustomerRecord | undefined> {
   return findByCustomerId(orm, organizationId, customerId);
 }
 
@@ -101,7 +110,10 @@ export class CustomersService {
     }
     const resolved = await orRepeatOnRefusal(
       () => this.resolver.resolveClick(organizationId, input, new Date()),
-      async () => (repeatWithoutAttribution === 'answer-existing' ? this.customers.findByCustomerId(organizationId, input.customer_id) : undefined),
+      async () =>
+        repeatWithoutAttribution === 'answer-existing'
+          ? this.customers.findByCustomerId(organizationId, input.customer_id)
+          : undefined,
     );
     if ('repeat' in resolved) return { customer: toCustomerDto(resolved.repeat), deduped: true };
     const attribution: Attribution = resolved.done;

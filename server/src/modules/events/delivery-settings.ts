@@ -9,7 +9,14 @@ const HOUR = 60 * MINUTE;
  * (jitter, so that an endpoint back from an outage is not hit by every retry at once): 13 attempts
  * over about 3 days (77.6 h at the nominal delays; the first retry within 4 to 6 s).
  */
-export const RETRY_DELAYS_MS: readonly number[] = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, ...Array<number>(7).fill(10 * HOUR)];
+export const RETRY_DELAYS_MS: readonly number[] = [
+  5 * SECOND,
+  5 * MINUTE,
+  30 * MINUTE,
+  2 * HOUR,
+  5 * HOUR,
+  ...Array<number>(7).fill(10 * HOUR),
+];
 
 /** A delay spread by ±`jitter` (a fraction). */
 export function jittered(delayMs: number, jitter: number): number {

@@ -98,7 +98,8 @@ interface DeliveryRow {
 export class EventDelivery {
   private boss: PgBoss | undefined;
   private readonly pool: pg.Pool;
-  private readonly options: Required<Omit<DeliveryOptions, 'superviseIntervalSeconds' | 'jobFailed'>> & Pick<DeliveryOptions, 'superviseIntervalSeconds' | 'jobFailed'>;
+  private readonly options: Required<Omit<DeliveryOptions, 'superviseIntervalSeconds' | 'jobFailed'>> &
+    Pick<DeliveryOptions, 'superviseIntervalSeconds' | 'jobFailed'>;
   private readonly poster: WebhookPoster;
   private relayTimer: NodeJS.Timeout | undefined;
   private relaying: Promise<unknown> | undefined;
@@ -150,11 +151,21 @@ export class EventDelivery {
     };
     this.inFlight = pLimit(this.options.maxInFlight);
     this.endpoints = new EndpointSlots(this.options.endpointConcurrency);
-    this.poster = new WebhookPoster(new UrlGuard(this.options.allowPrivateUrls), timeoutMs, this.options.endpointConcurrency);
+    this.poster = new WebhookPoster(
+      new UrlGuard(this.options.allowPrivateUrls),
+      timeoutMs,
+      this.options.endpointConcurrency,
+    );
     this.successes = new SuccessBatch(
       (batch) =>
         this.connections(() =>
-          this.pool.query(SUCCEEDED, [batch.map((o) => o.id), batch.map((o) => o.status), batch.map((o) => o.body), batch.map((o) => o.attempts), batch.map((o) => o.at)]),
+          this.pool.query(SUCCEEDED, [
+            batch.map((o) => o.id),
+            batch.map((o) => o.status),
+            batch.map((o) => o.body),
+            batch.map((o) => o.attempts),
+            batch.map((o) => o.at),
+          ]),
         ),
       logger,
       { max: DELIVERY_DEFAULTS.recordBatch, afterMs: DELIVERY_DEFAULTS.recordAfterMs },
@@ -182,11 +193,26 @@ export class EventDelivery {
       deleteAfterSeconds: 24 * 60 * 60,
     });
     for (let i = 0; i < this.options.workers; i++) {
-      await boss.work<JobData>(DELIVERY_QUEUE, { batchSize: this.options.batchSize, pollingIntervalSeconds: 0.5 }, (jobs) => this.attemptJobs(jobs));
+      await boss.work<JobData>(
+        DELIVERY_QUEUE,
+        { batchSize: this.options.batchSize, pollingIntervalSeconds: 0.5 },
+        (jobs) => this.attemptJobs(jobs),
+      );
     }
-    await startRetention(boss, (text, values) => this.connections(() => this.pool.query(text, values)), this.options.retentionDays, this.logger, this.options.jobFailed);
+    await startRetention(
+      boss,
+      (text, values) => this.connections(() => this.pool.query(text, values)),
+      this.options.retentionDays,
+      this.logger,
+      this.options.jobFailed,
+    );
     // The queue's other schedule: the organizations' click retention (docs/data-lifecycle.md).
-    await startClickRetention(boss, (text, values) => this.connections(() => this.pool.query(text, values)), this.logger, this.options.jobFailed);
+    await startClickRetention(
+      boss,
+      (text, values) => this.connections(() => this.pool.query(text, values)),
+      this.logger,
+      this.options.jobFailed,
+    );
     this.scheduleRelay(0);
   }
 
@@ -198,7 +224,10 @@ export class EventDelivery {
     // again, so a stop never waits for a slow receiver past the service's own shutdown bound.
     const deadline = new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref());
     const drained = this.pending === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.idle = resolve));
-    await Promise.all([this.boss?.stop({ graceful: true, timeout: 5_000, close: false }), Promise.race([drained, deadline])]);
+    await Promise.all([
+      this.boss?.stop({ graceful: true, timeout: 5_000, close: false }),
+      Promise.race([drained, deadline]),
+    ]);
     this.cut = true;
     this.successes.drop();
     await this.poster.close();
@@ -209,7 +238,17 @@ export class EventDelivery {
     this.relayTimer = setTimeout(() => {
       this.relaying = this.relayOnce()
         // A full batch: more is waiting, at once; some: gather a little more; none: wait.
-        .then(({ taken, limit }) => this.scheduleRelay(limit === 0 ? this.options.relayGatherMs : taken >= limit ? 0 : taken > 0 ? this.options.relayGatherMs : this.options.relayIntervalMs))
+        .then(({ taken, limit }) =>
+          this.scheduleRelay(
+            limit === 0
+              ? this.options.relayGatherMs
+              : taken >= limit
+                ? 0
+                : taken > 0
+                  ? this.options.relayGatherMs
+                  : this.options.relayIntervalMs,
+          ),
+        )
         .catch((err: unknown) => {
           this.logger.warn({ err }, 'outbound events: relay failed; trying again');
           this.scheduleRelay(1_000);
@@ -234,7 +273,11 @@ export class EventDelivery {
       const { rows } = await client.query<DeliveryRow>(RELAY, [limit]);
       if (rows.length > 0) {
         const backstop: JobData = { attempts: rows.map((r) => ({ delivery_id: r.id, attempt: r.attempts })) };
-        await boss.insert(DELIVERY_QUEUE, [{ data: backstop, startAfter: new Date(Date.now() + this.options.backstopAfterMs) }], { db: databaseOn(client) });
+        await boss.insert(
+          DELIVERY_QUEUE,
+          [{ data: backstop, startAfter: new Date(Date.now() + this.options.backstopAfterMs) }],
+          { db: databaseOn(client) },
+        );
       }
       return rows;
     });
@@ -264,7 +307,9 @@ export class EventDelivery {
   /** Retry and backstop jobs: their deliveries still pending at the expected attempt, attempted; the job ends once all are recorded. */
   private async attemptJobs(jobs: Job<JobData>[]): Promise<void> {
     const attempts = jobs.flatMap((job) => job.data.attempts);
-    const { rows } = await this.connections(() => this.pool.query<DeliveryRow>(LOAD, [attempts.map((a) => a.delivery_id)]));
+    const { rows } = await this.connections(() =>
+      this.pool.query<DeliveryRow>(LOAD, [attempts.map((a) => a.delivery_id)]),
+    );
     const byId = new Map(rows.map((r) => [r.id, r]));
     const due = attempts
       .map((attempt) => ({ attempt, row: byId.get(attempt.delivery_id) }))
@@ -295,11 +340,21 @@ export class EventDelivery {
         }),
       );
       if (this.cut) return;
-      if (isSuccess(outcome)) await this.successes.record({ id: row.id, attempts: row.attempts, at, status: outcome.status!, body: outcome.body ?? null });
+      if (isSuccess(outcome))
+        await this.successes.record({
+          id: row.id,
+          attempts: row.attempts,
+          at,
+          status: outcome.status!,
+          body: outcome.body ?? null,
+        });
       else await this.recordFailure(row, at, outcome);
     } catch (err) {
       // Not recorded: the backstop or the job, run again, makes the attempt again (same webhook-id).
-      this.logger.warn({ err, deliveryId: row.id }, 'outbound events: an attempt could not be recorded; it will be made again');
+      this.logger.warn(
+        { err, deliveryId: row.id },
+        'outbound events: an attempt could not be recorded; it will be made again',
+      );
     } finally {
       this.underWay.delete(row.id);
       this.pending--;
@@ -312,7 +367,11 @@ export class EventDelivery {
     let signers;
     try {
       signers = [this.signers.get(row.secret)];
-      if (row.previous_secret && row.previous_secret_expires_at && new Date(row.previous_secret_expires_at) > new Date()) {
+      if (
+        row.previous_secret &&
+        row.previous_secret_expires_at &&
+        new Date(row.previous_secret_expires_at) > new Date()
+      ) {
         signers.push(this.signers.get(row.previous_secret));
       }
     } catch (err) {
@@ -332,11 +391,10 @@ export class EventDelivery {
   private async recordFailureNow(row: DeliveryRow, at: Date, outcome: Outcome): Promise<void> {
     if (!row.enabled) {
       // Not attempted: the log keeps the last real attempt's answer, and says why it stops.
-      await this.pool.query(`update webhook_deliveries set status = 'failed', next_attempt_at = null, last_error = $3 where id = $1 and attempts = $2`, [
-        row.id,
-        row.attempts,
-        outcome.error ?? 'The endpoint is disabled',
-      ]);
+      await this.pool.query(
+        `update webhook_deliveries set status = 'failed', next_attempt_at = null, last_error = $3 where id = $1 and attempts = $2`,
+        [row.id, row.attempts, outcome.error ?? 'The endpoint is disabled'],
+      );
       return;
     }
     const boss = this.boss!;
@@ -360,7 +418,8 @@ export class EventDelivery {
           const retry: JobData = { attempts: [{ delivery_id: row.id, attempt: row.attempts + 1 }] };
           await boss.send(DELIVERY_QUEUE, retry, { startAfter: nextAt, db: databaseOn(client) });
         }
-        if (row.enabled) await client.query(ENDPOINT_FAILED, [row.endpoint_id, at, gone, this.options.disableAfterFailingMs]);
+        if (row.enabled)
+          await client.query(ENDPOINT_FAILED, [row.endpoint_id, at, gone, this.options.disableAfterFailingMs]);
       }
     });
   }

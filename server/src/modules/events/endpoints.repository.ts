@@ -61,7 +61,9 @@ export class EndpointsRepository {
     return Sql.of(this.orm);
   }
 
-  async insert(row: Pick<EndpointRecord, 'id' | 'organization_id' | 'url' | 'description' | 'events' | 'secret'>): Promise<EndpointRecord> {
+  async insert(
+    row: Pick<EndpointRecord, 'id' | 'organization_id' | 'url' | 'description' | 'events' | 'secret'>,
+  ): Promise<EndpointRecord> {
     const [created] = await this.sql().rows<EndpointRecord>(
       `insert into webhook_endpoints (id, organization_id, url, description, events, secret) values (?, ?, ?, ?, ?::text[], ?) returning *`,
       [row.id, row.organization_id, row.url, row.description, row.events, row.secret],
@@ -76,7 +78,10 @@ export class EndpointsRepository {
           `select * from webhook_endpoints where organization_id = ? and (created_at, id) > (?, ?::uuid) order by created_at, id limit ?`,
           [organizationId, after.at, after.id, limit + 1],
         )
-      : this.sql().rows<EndpointRecord>(`select * from webhook_endpoints where organization_id = ? order by created_at, id limit ?`, [organizationId, limit + 1]);
+      : this.sql().rows<EndpointRecord>(
+          `select * from webhook_endpoints where organization_id = ? order by created_at, id limit ?`,
+          [organizationId, limit + 1],
+        );
   }
 
   /** The ownership rule (as db/owned-row.ts): this organization's endpoint; another's: 403; none, or only in the other mode: 404. One statement. */
@@ -130,7 +135,12 @@ export class EndpointsRepository {
   }
 
   /** Newest first, one more than the page. */
-  deliveries(endpointId: string, status: WebhookDeliveryStatus | undefined, before: CursorPosition | undefined, limit: number): Promise<DeliveryRecord[]> {
+  deliveries(
+    endpointId: string,
+    status: WebhookDeliveryStatus | undefined,
+    before: CursorPosition | undefined,
+    limit: number,
+  ): Promise<DeliveryRecord[]> {
     const params: unknown[] = [endpointId];
     let where = 'd.endpoint_id = ?';
     if (status) {
@@ -155,10 +165,22 @@ export class EndpointsRepository {
    */
   requeue(organizationId: string, id: string): Promise<{ delivery: DeliveryRecord; endpointEnabled: boolean }> {
     return this.sql().transaction(async (sql) => {
-      const found = await owned<{ id: string; endpoint_id: string }>(sql, 'webhook_deliveries', 'Webhook delivery not found', organizationId, id);
-      const [endpoint] = await sql.rows<{ enabled: boolean }>(`select enabled from webhook_endpoints where id = ? for share`, [found.endpoint_id]);
+      const found = await owned<{ id: string; endpoint_id: string }>(
+        sql,
+        'webhook_deliveries',
+        'Webhook delivery not found',
+        organizationId,
+        id,
+      );
+      const [endpoint] = await sql.rows<{ enabled: boolean }>(
+        `select enabled from webhook_endpoints where id = ? for share`,
+        [found.endpoint_id],
+      );
       if (endpoint?.enabled) {
-        await sql.rows(`update webhook_deliveries set requeue = true, status = 'pending', next_attempt_at = now() where id = ?`, [found.id]);
+        await sql.rows(
+          `update webhook_deliveries set requeue = true, status = 'pending', next_attempt_at = now() where id = ?`,
+          [found.id],
+        );
       }
       const [delivery] = await sql.rows<DeliveryRecord>(
         `select ${DELIVERY_COLUMNS} from webhook_deliveries d join outbound_events ev on ev.id = d.event_id where d.id = ?`,
@@ -169,7 +191,13 @@ export class EndpointsRepository {
   }
 }
 
-async function owned<R>(sql: Sql, table: 'webhook_endpoints' | 'webhook_deliveries', notFound: string, organizationId: string, id: string): Promise<R> {
+async function owned<R>(
+  sql: Sql,
+  table: 'webhook_endpoints' | 'webhook_deliveries',
+  notFound: string,
+  organizationId: string,
+  id: string,
+): Promise<R> {
   if (!isUuid(id)) throw new NotFoundError(notFound);
   const row = await sql.one<Record<string, unknown> & { owned_by_caller: boolean }>(
     `(select t.*, true as owned_by_caller from ${table} t where organization_id = ? and id = ?::uuid)

@@ -60,7 +60,10 @@ export class EndpointsService {
     if (problem) throw new BadRequestError(`url: ${problem}`);
   }
 
-  async create(organizationId: string, input: { url: string; events: OutboundEventType[]; description?: string }): Promise<{ webhook_endpoint: WebhookEndpoint; secret: string }> {
+  async create(
+    organizationId: string,
+    input: { url: string; events: OutboundEventType[]; description?: string },
+  ): Promise<{ webhook_endpoint: WebhookEndpoint; secret: string }> {
     await this.checkUrl(input.url);
     const secret = newEndpointSecret();
     const row = await this.endpoints.insert({
@@ -74,7 +77,10 @@ export class EndpointsService {
     return { webhook_endpoint: toEndpointDto(row), secret };
   }
 
-  async list(organizationId: string, query: { limit?: number; cursor?: string }): Promise<{ webhook_endpoints: WebhookEndpoint[]; next_cursor: string | null }> {
+  async list(
+    organizationId: string,
+    query: { limit?: number; cursor?: string },
+  ): Promise<{ webhook_endpoints: WebhookEndpoint[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
     const rows = await this.endpoints.page(organizationId, decodeCursor(query.cursor), limit);
     const page = pageOf(rows, limit, (e) => ({ at: new Date(e.created_at), id: e.id }));
@@ -88,16 +94,26 @@ export class EndpointsService {
   async update(organizationId: string, id: string, changes: EndpointChanges): Promise<WebhookEndpoint> {
     await this.endpoints.findOwned(organizationId, id);
     if (changes.url !== undefined) await this.checkUrl(changes.url);
-    return toEndpointDto(await this.endpoints.update(organizationId, id, { ...changes, events: changes.events && unique(changes.events) }));
+    return toEndpointDto(
+      await this.endpoints.update(organizationId, id, { ...changes, events: changes.events && unique(changes.events) }),
+    );
   }
 
   async delete(organizationId: string, id: string): Promise<WebhookEndpoint> {
     return toEndpointDto(await this.endpoints.delete(organizationId, id));
   }
 
-  async rotateSecret(organizationId: string, id: string): Promise<{ webhook_endpoint: WebhookEndpoint; secret: string }> {
+  async rotateSecret(
+    organizationId: string,
+    id: string,
+  ): Promise<{ webhook_endpoint: WebhookEndpoint; secret: string }> {
     const secret = newEndpointSecret();
-    const row = await this.endpoints.rotate(organizationId, id, this.secrets.seal(secret, SECRET_PURPOSE.webhookEndpoint), new Date(Date.now() + PREVIOUS_SECRET_GRACE_MS));
+    const row = await this.endpoints.rotate(
+      organizationId,
+      id,
+      this.secrets.seal(secret, SECRET_PURPOSE.webhookEndpoint),
+      new Date(Date.now() + PREVIOUS_SECRET_GRACE_MS),
+    );
     return { webhook_endpoint: toEndpointDto(row), secret };
   }
 

@@ -79,7 +79,9 @@ export function batchedEventsOf(parts: readonly (readonly [BatchedEventType, str
     const { column } = BATCHED_EVENTS[type];
     return `case when ${subscribedSql(type, 'o.organization_id')} then (select json_agg(x) from ${source} x where x.organization_id = o.organization_id) end as ${column}`;
   });
-  const organizations = [...new Set(parts.map(([, source]) => source))].map((source) => `select organization_id from ${source}`).join(' union ');
+  const organizations = [...new Set(parts.map(([, source]) => source))]
+    .map((source) => `select organization_id from ${source}`)
+    .join(' union ');
   return `insert into outbound_event_batches (organization_id, ${columns.join(', ')}, created_at)
     select b.organization_id, ${columns.map((c) => `b.${c}`).join(', ')}, statement_timestamp()
     from (select o.organization_id, ${arrays.join(',\n      ')}
@@ -93,9 +95,10 @@ export function batchedEventsOf(parts: readonly (readonly [BatchedEventType, str
  */
 export function batchEventsSql(taken: string, resources = true): string {
   const resource = resources ? `, x::jsonb as resource` : '';
-  return BATCHED.map(([type, { column }]) => `select t.organization_id, '${type}' as type, t.created_at${resource} from ${taken} t cross join lateral json_array_elements(t.${column}) x`).join(
-    '\n  union all\n  ',
-  );
+  return BATCHED.map(
+    ([type, { column }]) =>
+      `select t.organization_id, '${type}' as type, t.created_at${resource} from ${taken} t cross join lateral json_array_elements(t.${column}) x`,
+  ).join('\n  union all\n  ');
 }
 
 /**
@@ -111,7 +114,11 @@ export function withEvents<R>(query: Compilable<R>, type: OutboundEventType): Ra
  * in that transaction, never a transaction of its own. `rows` are whole rows of the resource's
  * table as returned by the change (RETURNING *).
  */
-export async function recordEvents(trx: Kysely<Tables>, type: OutboundEventType, rows: readonly { organization_id: string }[]): Promise<void> {
+export async function recordEvents(
+  trx: Kysely<Tables>,
+  type: OutboundEventType,
+  rows: readonly { organization_id: string }[],
+): Promise<void> {
   if (rows.length === 0) return;
   await raw`insert into outbound_events (id, organization_id, type, resource, created_at)
     select gen_random_uuid(), (r ->> 'organization_id')::uuid, ${raw.lit(type)}, r, statement_timestamp()

@@ -9,7 +9,8 @@ export interface Outcome {
   error?: string;
 }
 
-export const isSuccess = (outcome: Outcome): boolean => outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300;
+export const isSuccess = (outcome: Outcome): boolean =>
+  outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300;
 
 /**
  * The POSTs of delivery attempts, with undici (a keep-alive connection pool per origin, far less
@@ -68,7 +69,10 @@ export class WebhookPoster {
       } finally {
         if (size >= DELIVERY_DEFAULTS.responseBodyBytes) response.body.destroy();
       }
-      const text = Buffer.concat(chunks).subarray(0, DELIVERY_DEFAULTS.responseBodyBytes).toString('utf8').replaceAll('\0', '');
+      const text = Buffer.concat(chunks)
+        .subarray(0, DELIVERY_DEFAULTS.responseBodyBytes)
+        .toString('utf8')
+        .replaceAll('\0', '');
       return { status: response.statusCode, body: text };
     } catch (err) {
       if (timeout.aborted) return { error: `Timed out after ${this.timeoutMs / 1000} s` };

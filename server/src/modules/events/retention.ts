@@ -50,7 +50,11 @@ export interface Pruned {
  * transaction, so locks are short and a stop loses at most one batch), until a batch comes back
  * short or `maxRunMs` has passed.
  */
-export async function pruneDelivered(query: Query, cutoff: Date, options: { batch?: number; maxRunMs?: number } = {}): Promise<Pruned> {
+export async function pruneDelivered(
+  query: Query,
+  cutoff: Date,
+  options: { batch?: number; maxRunMs?: number } = {},
+): Promise<Pruned> {
   const batch = options.batch ?? RETENTION_DEFAULTS.batch;
   const until = Date.now() + (options.maxRunMs ?? RETENTION_DEFAULTS.maxRunMs);
   const total: Pruned = { events: 0, deliveries: 0 };
@@ -65,8 +69,19 @@ export async function pruneDelivered(query: Query, cutoff: Date, options: { batc
 }
 
 /** Schedules the retention job and works it (every delivering process does both; pg-boss sends one job per hour). A failed run is logged at error and told to `jobFailed` (job_failures_total), then retried by pg-boss. */
-export async function startRetention(boss: PgBoss, query: Query, retentionDays: number, logger: Logger, jobFailed?: (queue: string, err: unknown) => void): Promise<void> {
-  await boss.createQueue(RETENTION_QUEUE, { retryLimit: 3, retryDelay: 60, expireInSeconds: 15 * 60, deleteAfterSeconds: 7 * 24 * 60 * 60 });
+export async function startRetention(
+  boss: PgBoss,
+  query: Query,
+  retentionDays: number,
+  logger: Logger,
+  jobFailed?: (queue: string, err: unknown) => void,
+): Promise<void> {
+  await boss.createQueue(RETENTION_QUEUE, {
+    retryLimit: 3,
+    retryDelay: 60,
+    expireInSeconds: 15 * 60,
+    deleteAfterSeconds: 7 * 24 * 60 * 60,
+  });
   if (retentionDays <= 0) {
     await boss.unschedule(RETENTION_QUEUE);
     return;
@@ -76,7 +91,10 @@ export async function startRetention(boss: PgBoss, query: Query, retentionDays: 
     const cutoff = new Date(Date.now() - retentionDays * 24 * 60 * 60 * 1000);
     try {
       const pruned = await pruneDelivered(query, cutoff);
-      logger.info({ job: RETENTION_QUEUE, ...pruned, cutoff, retentionDays }, 'outbound events: deleted what was dispatched before the retention cut-off');
+      logger.info(
+        { job: RETENTION_QUEUE, ...pruned, cutoff, retentionDays },
+        'outbound events: deleted what was dispatched before the retention cut-off',
+      );
     } catch (err) {
       const reason = (err as Error)?.message ?? String(err);
       logger.error({ err, job: RETENTION_QUEUE, reason }, `job ${RETENTION_QUEUE} failed: ${reason}`);

@@ -34,7 +34,12 @@ export class Signer {
  * accepts the message when any one verifies with its secret, which is how the scheme lets a
  * secret be rotated without downtime.
  */
-export function signedHeaders(signers: readonly Signer[], webhookId: string, at: Date, body: string): Record<string, string> {
+export function signedHeaders(
+  signers: readonly Signer[],
+  webhookId: string,
+  at: Date,
+  body: string,
+): Record<string, string> {
   const unixSeconds = Math.floor(at.getTime() / 1000);
   const signature = signers.map((signer) => signer.sign(webhookId, unixSeconds, body)).join(' ');
   return { 'webhook-id': webhookId, 'webhook-timestamp': String(unixSeconds), 'webhook-signature': signature };

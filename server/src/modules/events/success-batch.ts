@@ -51,7 +51,10 @@ export class SuccessBatch {
     this.write(batch.map((w) => w.success)).then(
       () => batch.forEach((w) => w.recorded()),
       (err: unknown) => {
-        this.logger.warn({ err, deliveries: batch.length }, 'outbound events: successful attempts could not be recorded; they will be made again');
+        this.logger.warn(
+          { err, deliveries: batch.length },
+          'outbound events: successful attempts could not be recorded; they will be made again',
+        );
         batch.forEach((w) => w.recorded());
       },
     );

@@ -74,9 +74,14 @@ export function isForbiddenAddress(address: string): boolean {
 export class UrlRefusedError extends Error {}
 
 /** Every address a host name resolves to (node:dns lookup with `all`, the system's resolver); tests give their own DNS answers. */
-export type ResolveAll = (hostname: string, options: LookupOptions, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+export type ResolveAll = (
+  hostname: string,
+  options: LookupOptions,
+  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
 
-const systemResolver: ResolveAll = (hostname, options, callback) => dnsLookup(hostname, { ...options, all: true }, callback);
+const systemResolver: ResolveAll = (hostname, options, callback) =>
+  dnsLookup(hostname, { ...options, all: true }, callback);
 
 export class UrlGuard {
   constructor(
@@ -93,13 +98,15 @@ export class UrlGuard {
       return 'Invalid url';
     }
     if (parsed.username || parsed.password) return 'must not contain credentials';
-    if (this.allowPrivate) return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? undefined : 'must be an https:// URL';
+    if (this.allowPrivate)
+      return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? undefined : 'must be an https:// URL';
     if (parsed.protocol !== 'https:') return 'must be an https:// URL';
     const host = parsed.hostname.replace(/^\[|\]$/g, '');
     try {
-      const addresses = isIP(host) ? [host] : (await this.addressesOf(host));
+      const addresses = isIP(host) ? [host] : await this.addressesOf(host);
       if (addresses.length === 0) return 'host does not resolve';
-      if (addresses.some(isForbiddenAddress)) return 'must not point at a loopback, private, link-local or metadata address';
+      if (addresses.some(isForbiddenAddress))
+        return 'must not point at a loopback, private, link-local or metadata address';
     } catch {
       return 'host does not resolve';
     }
@@ -116,13 +123,16 @@ export class UrlGuard {
       if (!this.allowPrivate && (list.length === 0 || list.some((a) => isForbiddenAddress(a.address)))) {
         return callback(new UrlRefusedError(`${hostname} resolves to an address that is not allowed`), '', 0);
       }
-      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof list) => void)(null, list);
+      if ((options as { all?: boolean }).all)
+        return (callback as unknown as (e: null, a: typeof list) => void)(null, list);
       callback(null, list[0].address, list[0].family);
     });
   };
 
   private addressesOf(host: string): Promise<string[]> {
-    return new Promise((resolve, reject) => this.resolveAll(host, {}, (err, addresses) => (err ? reject(err) : resolve(addresses.map((a) => a.address)))));
+    return new Promise((resolve, reject) =>
+      this.resolveAll(host, {}, (err, addresses) => (err ? reject(err) : resolve(addresses.map((a) => a.address)))),
+    );
   }
 
   /** Refuses a URL whose host is an IP literal in a forbidden range (no lookup happens for those). */

@@ -3,7 +3,18 @@ import type { Job, PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import { startQueue } from '../../jobs/queue.js';
 import type { SecretBox } from '../../security/secret-box.js';
-import { ImportCancelled, ImportSourceError, ImportSourceUnavailable, PHASES, emptyCounts, type Counts, type Phase, type Skip, type SourceBatch, type SourceReader } from './import-model.js';
+import {
+  ImportCancelled,
+  ImportSourceError,
+  ImportSourceUnavailable,
+  PHASES,
+  emptyCounts,
+  type Counts,
+  type Phase,
+  type Skip,
+  type SourceBatch,
+  type SourceReader,
+} from './import-model.js';
 import { ImportWriter } from './import-writer.js';
 import type { ImportRow, ImportsRepository } from './imports.repository.js';
 import { redact, secretsOf } from './redact.js';
@@ -87,16 +98,27 @@ export class ImportRunner {
   start(): Promise<PgBoss> {
     this.boss ??= (async () => {
       const boss = await startQueue(this.orm, this.logger);
-      const queue = { retryLimit: RETRY_LIMIT, retryDelay: 5, retryBackoff: true, retryDelayMax: 300, heartbeatSeconds: 30, expireInSeconds: 24 * 3600 };
+      const queue = {
+        retryLimit: RETRY_LIMIT,
+        retryDelay: 5,
+        retryBackoff: true,
+        retryDelayMax: 300,
+        heartbeatSeconds: 30,
+        expireInSeconds: 24 * 3600,
+      };
       await boss.createQueue(IMPORT_QUEUE, queue);
       // Separate workers rather than one with localConcurrency: pg-boss wakes a worker by its id,
       // and a busy one cannot take the job another organization just queued.
       const ids: string[] = [];
       for (let i = 0; i < (this.options.concurrency ?? DEFAULT_CONCURRENCY); i++) {
         ids.push(
-          await boss.work<JobData>(IMPORT_QUEUE, { batchSize: 1, pollingIntervalSeconds: IDLE_POLL_SECONDS, groupConcurrency: 1 }, async ([job]) => {
-            if (job) await this.runJob(job);
-          }),
+          await boss.work<JobData>(
+            IMPORT_QUEUE,
+            { batchSize: 1, pollingIntervalSeconds: IDLE_POLL_SECONDS, groupConcurrency: 1 },
+            async ([job]) => {
+              if (job) await this.runJob(job);
+            },
+          ),
         );
       }
       this.workerIds = ids;
@@ -123,10 +145,13 @@ export class ImportRunner {
       for (const id of this.workerIds) boss.notifyWorker(id);
     };
     if (!startAfter) return wake();
-    const timer = setTimeout(() => {
-      this.wakeups.delete(timer);
-      wake();
-    }, Math.max(0, startAfter.getTime() - Date.now()) + 50);
+    const timer = setTimeout(
+      () => {
+        this.wakeups.delete(timer);
+        wake();
+      },
+      Math.max(0, startAfter.getTime() - Date.now()) + 50,
+    );
     timer.unref();
     this.wakeups.add(timer);
   }
@@ -154,9 +179,15 @@ export class ImportRunner {
     let secrets: string[] = [];
     try {
       if (!row.sealed_credentials) throw new ImportSourceError('the credentials are gone');
-      const credentials = JSON.parse(this.secrets.open(row.sealed_credentials, CREDENTIALS_PURPOSE)) as Record<string, string>;
+      const credentials = JSON.parse(this.secrets.open(row.sealed_credentials, CREDENTIALS_PURPOSE)) as Record<
+        string,
+        string
+      >;
       secrets = secretsOf(credentials);
-      const reader = readerFor(row.source, credentials, this.options.baseUrls(), { sleep: this.options.sleep, signal: abort.signal });
+      const reader = readerFor(row.source, credentials, this.options.baseUrls(), {
+        sleep: this.options.sleep,
+        signal: abort.signal,
+      });
       if (row.dry_run) await this.dryRun(row, reader, abort.signal);
       else await this.realRun(row, reader, abort.signal);
     } catch (err) {
@@ -168,7 +199,13 @@ export class ImportRunner {
   }
 
   /** What a stopped job leaves: nothing (cancelled), the import failed for good, a later try queued, or pg-boss's own retry. */
-  private async failed(row: ImportRow, job: Job<JobData>, attempt: number, err: unknown, shown: (text: string) => string): Promise<void> {
+  private async failed(
+    row: ImportRow,
+    job: Job<JobData>,
+    attempt: number,
+    err: unknown,
+    shown: (text: string) => string,
+  ): Promise<void> {
     if (err instanceof ImportCancelled || (await this.imports.statusOf(row.organization_id, row.id)) !== 'running') {
       this.logger.info({ importId: row.id }, 'import cancelled; its job stopped');
       return;
@@ -180,7 +217,10 @@ export class ImportRunner {
     if (err instanceof ImportSourceUnavailable) {
       const reason = shown(err.message);
       if (attempt >= this.maxAttempts) {
-        this.logger.warn({ importId: row.id, attempt, reason }, 'import failed: its source could not be read on its last try');
+        this.logger.warn(
+          { importId: row.id, attempt, reason },
+          'import failed: its source could not be read on its last try',
+        );
         const message = `${reason}, on each of ${attempt} tries; the import stopped. What it imported so far is kept: start it again to go on (nothing is imported twice).`;
         return this.imports.finish(row.id, row.organization_id, 'failed', message);
       }
@@ -188,15 +228,28 @@ export class ImportRunner {
       const at = new Date(Date.now() + wait);
       this.logger.warn({ importId: row.id, attempt, reason, retryAt: at }, 'import waiting for its source');
       await this.enqueue(row, attempt + 1, at);
-      return this.imports.waiting(row.id, row.organization_id, { attempt: attempt + 1, max_attempts: this.maxAttempts, at: at.toISOString(), reason });
+      return this.imports.waiting(row.id, row.organization_id, {
+        attempt: attempt + 1,
+        max_attempts: this.maxAttempts,
+        at: at.toISOString(),
+        reason,
+      });
     }
     // Anything else (the database, a bug): pg-boss tries the job again; its last try fails the
     // import with words of our own, the detail kept in the log.
     if (job.retryCount >= RETRY_LIMIT) {
       this.logger.error({ err, importId: row.id }, 'import failed on an unexpected error');
-      return this.imports.finish(row.id, row.organization_id, 'failed', `The import stopped on an unexpected error (tried ${job.retryCount + 1} times). What it imported so far is kept: start it again to go on (nothing is imported twice).`);
+      return this.imports.finish(
+        row.id,
+        row.organization_id,
+        'failed',
+        `The import stopped on an unexpected error (tried ${job.retryCount + 1} times). What it imported so far is kept: start it again to go on (nothing is imported twice).`,
+      );
     }
-    this.logger.warn({ err, importId: row.id, retryCount: job.retryCount }, 'import stopped; the job will be tried again, from its last committed page');
+    this.logger.warn(
+      { err, importId: row.id, retryCount: job.retryCount },
+      'import stopped; the job will be tried again, from its last committed page',
+    );
     throw err;
   }
 
@@ -216,7 +269,8 @@ export class ImportRunner {
         await this.imports.sql.transaction(async (sql) => {
           if (!(await this.imports.lockRunning(sql, row.id, row.organization_id))) throw new ImportCancelled();
           await new ImportWriter(sql, this.target(row), counts, skipped).write(read.batch);
-          const progress = next === null ? { phase: PHASES[p + 1] ?? 'done', pages, page: 1 } : { phase, pages, page: next };
+          const progress =
+            next === null ? { phase: PHASES[p + 1] ?? 'done', pages, page: 1 } : { phase, pages, page: next };
           await this.imports.progress(sql, row.id, row.organization_id, progress, counts, skipped);
         });
         page = next;
@@ -235,13 +289,33 @@ export class ImportRunner {
         const read = await reader.readPage(phase, page);
         batches.push(read.batch);
         pages++;
-        if (!(await this.imports.progress(this.imports.sql, row.id, row.organization_id, { phase, pages }, emptyCounts(), []))) throw new ImportCancelled();
+        if (
+          !(await this.imports.progress(
+            this.imports.sql,
+            row.id,
+            row.organization_id,
+            { phase, pages },
+            emptyCounts(),
+            [],
+          ))
+        )
+          throw new ImportCancelled();
         page = read.next;
       }
     }
     const counts = emptyCounts();
     const skipped: Skip[] = [];
-    if (!(await this.imports.progress(this.imports.sql, row.id, row.organization_id, { phase: 'writing', pages }, counts, skipped))) throw new ImportCancelled();
+    if (
+      !(await this.imports.progress(
+        this.imports.sql,
+        row.id,
+        row.organization_id,
+        { phase: 'writing', pages },
+        counts,
+        skipped,
+      ))
+    )
+      throw new ImportCancelled();
     try {
       await this.imports.sql.transaction(async (sql) => {
         const writer = new ImportWriter(sql, this.target(row), counts, skipped);
@@ -251,7 +325,14 @@ export class ImportRunner {
     } catch (err) {
       if (!(err instanceof DryRunDone)) throw err;
     }
-    await this.imports.progress(this.imports.sql, row.id, row.organization_id, { phase: 'done', pages }, counts, skipped);
+    await this.imports.progress(
+      this.imports.sql,
+      row.id,
+      row.organization_id,
+      { phase: 'done', pages },
+      counts,
+      skipped,
+    );
     await this.imports.finish(row.id, row.organization_id, 'succeeded', null);
   }
 

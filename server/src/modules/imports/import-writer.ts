@@ -5,7 +5,15 @@ import { lockPartnerForm, partnerFormOf } from '../tax-forms/partner-form.js';
 import { SLUG_PATTERN } from '@affiliate-attribution/contract';
 import { generateSlug } from '../affiliates/affiliates.service.js';
 import { printable, unstorableText } from './storable-text.js';
-import type { Counts, Skip, SourceAffiliate, SourceBatch, SourceCommission, SourceCustomer, SourcePayout } from './import-model.js';
+import type {
+  Counts,
+  Skip,
+  SourceAffiliate,
+  SourceBatch,
+  SourceCommission,
+  SourceCustomer,
+  SourcePayout,
+} from './import-model.js';
 
 export interface ImportTarget {
   organizationId: string;
@@ -56,7 +64,8 @@ export class ImportWriter {
   /** Counted, and kept to show: its id and reason made storable (a source's text may hold what jsonb refuses). */
   private skip(kind: ImportKind, sourceId: string, reason: string): void {
     this.counts[kind].skipped++;
-    if (this.skipped.length < SKIPPED_KEPT) this.skipped.push({ kind, source_id: printable(sourceId), reason: printable(reason) });
+    if (this.skipped.length < SKIPPED_KEPT)
+      this.skipped.push({ kind, source_id: printable(sourceId), reason: printable(reason) });
   }
 
   private async known(kind: ImportKind, sourceId: string): Promise<string | undefined> {
@@ -70,7 +79,15 @@ export class ImportWriter {
   private async remember(kind: ImportKind, sourceId: string, rowId: string): Promise<void> {
     await this.sql.rows(
       `insert into import_rows (organization_id, program_id, source, kind, source_id, row_id, import_id) values ($1, $2, $3, $4, $5, $6, $7) on conflict do nothing`,
-      [this.target.organizationId, this.target.programId, this.target.source, kind, sourceId, rowId, this.target.importId],
+      [
+        this.target.organizationId,
+        this.target.programId,
+        this.target.source,
+        kind,
+        sourceId,
+        rowId,
+        this.target.importId,
+      ],
     );
   }
 
@@ -92,16 +109,28 @@ export class ImportWriter {
     }
     // Our slugs are lowercase (the resolver lowercases `ref`), 2 to 64 of [a-z0-9-].
     const tokens = [...new Set(a.tokens.map((t) => t.toLowerCase()))];
-    for (const t of tokens.filter((t) => !SLUG_PATTERN.test(t))) this.skip('affiliates', a.source_id, `link token "${t}" cannot be a slug here (2 to 64 of a-z, 0-9, "-"): that link will not attribute`);
+    for (const t of tokens.filter((t) => !SLUG_PATTERN.test(t)))
+      this.skip(
+        'affiliates',
+        a.source_id,
+        `link token "${t}" cannot be a slug here (2 to 64 of a-z, 0-9, "-"): that link will not attribute`,
+      );
     const usable = tokens.filter((t) => SLUG_PATTERN.test(t));
-    const existing = await this.sql.one<{ id: string }>(`select id from affiliates where organization_id = $1 and program_id = $2 and email = $3`, [organizationId, programId, a.email]);
+    const existing = await this.sql.one<{ id: string }>(
+      `select id from affiliates where organization_id = $1 and program_id = $2 and email = $3`,
+      [organizationId, programId, a.email],
+    );
     let affiliateId: string;
     if (existing) {
       affiliateId = existing.id;
       this.counts.affiliates.already_present++;
     } else {
       let slug: string | undefined;
-      for (const t of usable) if (await this.tokenFree(t, null)) { slug = t; break; }
+      for (const t of usable)
+        if (await this.tokenFree(t, null)) {
+          slug = t;
+          break;
+        }
       slug ??= generateSlug(a.email);
       affiliateId = randomUUID();
       // A partner already here by e-mail brings their tax form to the new membership (tax-forms/partner-form.ts).
@@ -111,16 +140,38 @@ export class ImportWriter {
         `insert into affiliates (id, organization_id, program_id, email, name, slug, status, payout_email, import_id,
            tax_form_status, tax_form_kind, tax_form_submitted_at, tax_form_decided_at, tax_form_rejection_reason)
          values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-        [affiliateId, organizationId, programId, a.email, a.name, slug, a.status, a.payout_email, importId,
-          form.tax_form_status, form.tax_form_kind, form.tax_form_submitted_at, form.tax_form_decided_at, form.tax_form_rejection_reason],
+        [
+          affiliateId,
+          organizationId,
+          programId,
+          a.email,
+          a.name,
+          slug,
+          a.status,
+          a.payout_email,
+          importId,
+          form.tax_form_status,
+          form.tax_form_kind,
+          form.tax_form_submitted_at,
+          form.tax_form_decided_at,
+          form.tax_form_rejection_reason,
+        ],
       );
       this.counts.affiliates.created++;
     }
     for (const token of usable) {
-      const own = await this.sql.one(`select 1 from affiliates where organization_id = $1 and slug = $2 and id = $3`, [organizationId, token, affiliateId]);
+      const own = await this.sql.one(`select 1 from affiliates where organization_id = $1 and slug = $2 and id = $3`, [
+        organizationId,
+        token,
+        affiliateId,
+      ]);
       if (own) continue;
       if (!(await this.tokenFree(token, affiliateId))) {
-        this.skip('affiliates', a.source_id, `link token "${token}" is already another partner's link here: it keeps attributing to that partner`);
+        this.skip(
+          'affiliates',
+          a.source_id,
+          `link token "${token}" is already another partner's link here: it keeps attributing to that partner`,
+        );
         continue;
       }
       await this.sql.rows(
@@ -161,7 +212,10 @@ export class ImportWriter {
     if (id) this.counts.customers.created++;
     else {
       // Already a customer here (tracked before the import): its attribution stays as it is.
-      id = (await this.sql.one<{ id: string }>(`select id from customers where organization_id = $1 and customer_id = $2`, [organizationId, c.customer_id]))!.id;
+      id = (await this.sql.one<{ id: string }>(
+        `select id from customers where organization_id = $1 and customer_id = $2`,
+        [organizationId, c.customer_id],
+      ))!.id;
       this.counts.customers.already_present++;
     }
     await this.remember('customers', c.source_id, id);
@@ -175,13 +229,24 @@ export class ImportWriter {
       return;
     }
     const affiliateId = await this.affiliateRow(p.affiliate_source_id);
-    if (!affiliateId) return this.skip('payouts', p.source_id, `its affiliate ${p.affiliate_source_id} was not imported`);
+    if (!affiliateId)
+      return this.skip('payouts', p.source_id, `its affiliate ${p.affiliate_source_id} was not imported`);
     if (!(Number(p.amount) > 0)) return this.skip('payouts', p.source_id, `amount ${p.amount} is not above 0`);
     const id = randomUUID();
     await this.sql.rows(
       `insert into payouts (id, organization_id, affiliate_id, program_id, currency, amount, status, commission_count, paid_at, import_id)
        values ($1, $2, $3, $4, $5, $6, 'paid', $7, $8, $9)`,
-      [id, organizationId, affiliateId, programId, p.currency, p.amount, p.commission_source_ids.length, p.paid_at, importId],
+      [
+        id,
+        organizationId,
+        affiliateId,
+        programId,
+        p.currency,
+        p.amount,
+        p.commission_source_ids.length,
+        p.paid_at,
+        importId,
+      ],
     );
     this.counts.payouts.created++;
     await this.remember('payouts', p.source_id, id);
@@ -203,15 +268,36 @@ export class ImportWriter {
       if (row) customerId = sale.customer.customer_id;
     }
     const earlier = customerId
-      ? await this.sql.one(`select 1 from conversions where organization_id = $1 and customer_id = $2 and occurred_at < $3 limit 1`, [organizationId, customerId, sale.occurred_at])
+      ? await this.sql.one(
+          `select 1 from conversions where organization_id = $1 and customer_id = $2 and occurred_at < $3 limit 1`,
+          [organizationId, customerId, sale.occurred_at],
+        )
       : undefined;
     const inserted = await this.sql.one<{ id: string }>(
       `insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, customer_id, affiliate_id, program_id, refunded_amount, occurred_at, import_id)
        values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) on conflict (external_id, organization_id) do nothing returning id`,
-      [randomUUID(), organizationId, sale.external_id, sale.amount, sale.currency, earlier ? 'recurring' : 'initial', c.currency === sale.currency ? c.amount : '0', customerId, affiliateId, programId, sale.refunded_amount, sale.occurred_at, importId],
+      [
+        randomUUID(),
+        organizationId,
+        sale.external_id,
+        sale.amount,
+        sale.currency,
+        earlier ? 'recurring' : 'initial',
+        c.currency === sale.currency ? c.amount : '0',
+        customerId,
+        affiliateId,
+        programId,
+        sale.refunded_amount,
+        sale.occurred_at,
+        importId,
+      ],
     );
     if (!inserted) {
-      this.skip('conversions', sale.source_id, `a conversion with external_id "${sale.external_id}" is already recorded here`);
+      this.skip(
+        'conversions',
+        sale.source_id,
+        `a conversion with external_id "${sale.external_id}" is already recorded here`,
+      );
       return undefined;
     }
     this.counts.conversions.created++;
@@ -226,21 +312,48 @@ export class ImportWriter {
       return;
     }
     const affiliateId = await this.affiliateRow(c.affiliate_source_id);
-    if (!affiliateId) return this.skip('commissions', c.source_id, `its affiliate ${c.affiliate_source_id} was not imported`);
+    if (!affiliateId)
+      return this.skip('commissions', c.source_id, `its affiliate ${c.affiliate_source_id} was not imported`);
     if (!(Number(c.amount) > 0)) return this.skip('commissions', c.source_id, `amount ${c.amount} is not above 0`);
     const conversionId = await this.conversion(c, affiliateId);
-    if (!conversionId) return this.skip('commissions', c.source_id, `its sale ${c.sale.source_id} could not be imported`);
-    const taken = await this.sql.one(`select 1 from commissions where organization_id = $1 and conversion_id = $2 and type = 'sale'`, [organizationId, conversionId]);
-    if (taken) return this.skip('commissions', c.source_id, `its sale ${c.sale.source_id} already has a commission here (one per sale)`);
+    if (!conversionId)
+      return this.skip('commissions', c.source_id, `its sale ${c.sale.source_id} could not be imported`);
+    const taken = await this.sql.one(
+      `select 1 from commissions where organization_id = $1 and conversion_id = $2 and type = 'sale'`,
+      [organizationId, conversionId],
+    );
+    if (taken)
+      return this.skip(
+        'commissions',
+        c.source_id,
+        `its sale ${c.sale.source_id} already has a commission here (one per sale)`,
+      );
     let payoutId: string | null = null;
     if (c.status === 'paid') {
-      payoutId = (c.payout_source_id ? await this.known('payouts', c.payout_source_id) : undefined) ?? (await this.known('payouts', `commission:${c.source_id}`)) ?? null;
+      payoutId =
+        (c.payout_source_id ? await this.known('payouts', c.payout_source_id) : undefined) ??
+        (await this.known('payouts', `commission:${c.source_id}`)) ??
+        null;
     }
     const id = randomUUID();
     await this.sql.rows(
       `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approves_at, approved_at, payout_id, import_id)
        values ($1, $2, 'sale', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-      [id, organizationId, c.status, c.amount, c.currency, affiliateId, programId, conversionId, c.sale.customer?.customer_id ?? null, c.approves_at, c.approved_at, payoutId, importId],
+      [
+        id,
+        organizationId,
+        c.status,
+        c.amount,
+        c.currency,
+        affiliateId,
+        programId,
+        conversionId,
+        c.sale.customer?.customer_id ?? null,
+        c.approves_at,
+        c.approved_at,
+        payoutId,
+        importId,
+      ],
     );
     this.counts.commissions.created++;
     await this.remember('commissions', c.source_id, id);

@@ -17,9 +17,17 @@ export interface ImportsSettings {
 }
 
 /** The imports module: its service for the routes, its runner for main.ts (start at boot, stop at shutdown). */
-export function createImports(orm: MikroORM, logger: Logger, settings: ImportsSettings = {}): { service: ImportsService; runner: ImportRunner } {
+export function createImports(
+  orm: MikroORM,
+  logger: Logger,
+  settings: ImportsSettings = {},
+): { service: ImportsService; runner: ImportRunner } {
   const secrets = new SecretBox(settings.encryptionKey);
   const repository = new ImportsRepository(orm);
-  const runner = new ImportRunner(orm, repository, secrets, logger, { baseUrls: () => ({ ...importBaseUrls(), ...settings.baseUrls }), sleep: settings.sleep, ...settings.runner });
+  const runner = new ImportRunner(orm, repository, secrets, logger, {
+    baseUrls: () => ({ ...importBaseUrls(), ...settings.baseUrls }),
+    sleep: settings.sleep,
+    ...settings.runner,
+  });
   return { service: new ImportsService(repository, runner, secrets), runner };
 }

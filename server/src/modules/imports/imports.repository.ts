@@ -26,7 +26,6 @@ export interface ImportRow {
   finished_at: Date | null;
 }
 
-
 /** The next try of an import waiting for its source (progress.retry). */
 export interface ImportRetry {
   attempt: number;
@@ -42,7 +41,11 @@ export function toImportDto(row: ImportRow): Import {
     program_id: row.program_id,
     dry_run: row.dry_run,
     status: row.status,
-    progress: { phase: row.progress.phase, pages: row.progress.pages, retry: row.status === 'running' ? (row.progress.retry ?? null) : null },
+    progress: {
+      phase: row.progress.phase,
+      pages: row.progress.pages,
+      retry: row.status === 'running' ? (row.progress.retry ?? null) : null,
+    },
     counts: { ...emptyCounts(), ...row.counts },
     skipped: row.skipped,
     error: row.error,
@@ -60,10 +63,16 @@ export class ImportsRepository {
   }
 
   async programExists(organizationId: string, programId: string): Promise<boolean> {
-    return !!(await this.sql.one(`select 1 from programs where id = $1 and organization_id = $2`, [programId, organizationId]));
+    return !!(await this.sql.one(`select 1 from programs where id = $1 and organization_id = $2`, [
+      programId,
+      organizationId,
+    ]));
   }
 
-  async insert(sql: Sql, row: Pick<ImportRow, 'organization_id' | 'program_id' | 'source' | 'dry_run' | 'sealed_credentials'>): Promise<ImportRow> {
+  async insert(
+    sql: Sql,
+    row: Pick<ImportRow, 'organization_id' | 'program_id' | 'source' | 'dry_run' | 'sealed_credentials'>,
+  ): Promise<ImportRow> {
     return (await sql.one<ImportRow>(
       `insert into imports (id, organization_id, program_id, source, dry_run, status, sealed_credentials) values ($1, $2, $3, $4, $5, 'running', $6) returning *`,
       [randomUUID(), row.organization_id, row.program_id, row.source, row.dry_run, row.sealed_credentials],
@@ -73,17 +82,30 @@ export class ImportsRepository {
   /** The ownership rule of every path (db/owned-row.ts): another organization's import 403, none (or only in the other mode) 404. */
   async findOwned(organizationId: string, id: string, sql: Sql = this.sql, lock = false): Promise<ImportRow> {
     if (!isUuid(id)) throw new NotFoundError('Import not found');
-    const row = await sql.one<ImportRow>(`select * from imports where id = $1 and organization_id = $2${lock ? ' for update' : ''}`, [id, organizationId]);
+    const row = await sql.one<ImportRow>(
+      `select * from imports where id = $1 and organization_id = $2${lock ? ' for update' : ''}`,
+      [id, organizationId],
+    );
     if (row) return row;
-    if (await sql.one(`select 1 from imports i where i.id = $1 and ${ofAnotherAccount('i', '$2')}`, [id, organizationId])) throw new ForbiddenError('This resource belongs to another organization');
+    if (
+      await sql.one(`select 1 from imports i where i.id = $1 and ${ofAnotherAccount('i', '$2')}`, [id, organizationId])
+    )
+      throw new ForbiddenError('This resource belongs to another organization');
     throw new NotFoundError('Import not found');
   }
 
   async find(organizationId: string, id: string): Promise<ImportRow | undefined> {
-    return this.sql.one<ImportRow>(`select * from imports where id = $1 and organization_id = $2`, [id, organizationId]);
+    return this.sql.one<ImportRow>(`select * from imports where id = $1 and organization_id = $2`, [
+      id,
+      organizationId,
+    ]);
   }
 
-  async page(organizationId: string, cursor: string | undefined, limit: number): Promise<{ items: ImportRow[]; next_cursor: string | null }> {
+  async page(
+    organizationId: string,
+    cursor: string | undefined,
+    limit: number,
+  ): Promise<{ items: ImportRow[]; next_cursor: string | null }> {
     const after = decodeCursor(cursor);
     const rows = await this.sql.rows<ImportRow>(
       `select * from imports where organization_id = $1 and ($2::timestamptz is null or (created_at, id) < ($2::timestamptz, $3::uuid))
@@ -92,7 +114,10 @@ export class ImportsRepository {
     );
     const items = rows.slice(0, limit);
     const last = items[items.length - 1];
-    return { items, next_cursor: rows.length > limit && last ? encodeCursor({ at: last.created_at, id: last.id }) : null };
+    return {
+      items,
+      next_cursor: rows.length > limit && last ? encodeCursor({ at: last.created_at, id: last.id }) : null,
+    };
   }
 
   /**
@@ -101,36 +126,59 @@ export class ImportsRepository {
    * being written to commit, and no page is written after the cancel.
    */
   async lockRunning(sql: Sql, id: string, organizationId: string): Promise<boolean> {
-    return !!(await sql.one(`select 1 from imports where id = $1 and organization_id = $2 and status = 'running' for update`, [id, organizationId]));
+    return !!(await sql.one(
+      `select 1 from imports where id = $1 and organization_id = $2 and status = 'running' for update`,
+      [id, organizationId],
+    ));
   }
 
   async statusOf(organizationId: string, id: string): Promise<ImportRow['status'] | undefined> {
-    return (await this.sql.one<{ status: ImportRow['status'] }>(`select status from imports where id = $1 and organization_id = $2`, [id, organizationId]))?.status;
+    return (
+      await this.sql.one<{ status: ImportRow['status'] }>(
+        `select status from imports where id = $1 and organization_id = $2`,
+        [id, organizationId],
+      )
+    )?.status;
   }
 
   /** In the page's own transaction (`sql`), so the counts and the rows they count commit together. False: the import is no longer running. */
-  async progress(sql: Sql, id: string, organizationId: string, progress: ImportRow['progress'], counts: Counts, skipped: Skip[]): Promise<boolean> {
-    const updated = await sql.rows(`update imports set progress = $3, counts = $4, skipped = $5 where id = $1 and organization_id = $2 and status = 'running' returning id`, [
-      id,
-      organizationId,
-      JSON.stringify({ ...progress, retry: null }),
-      JSON.stringify(counts),
-      JSON.stringify(skipped),
-    ]);
+  async progress(
+    sql: Sql,
+    id: string,
+    organizationId: string,
+    progress: ImportRow['progress'],
+    counts: Counts,
+    skipped: Skip[],
+  ): Promise<boolean> {
+    const updated = await sql.rows(
+      `update imports set progress = $3, counts = $4, skipped = $5 where id = $1 and organization_id = $2 and status = 'running' returning id`,
+      [
+        id,
+        organizationId,
+        JSON.stringify({ ...progress, retry: null }),
+        JSON.stringify(counts),
+        JSON.stringify(skipped),
+      ],
+    );
     return updated.length > 0;
   }
 
   /** Records the next try of an import waiting for its source (shown as progress.retry). */
   async waiting(id: string, organizationId: string, retry: ImportRetry): Promise<void> {
-    await this.sql.rows(`update imports set progress = jsonb_set(progress, '{retry}', $3::jsonb) where id = $1 and organization_id = $2 and status = 'running'`, [
-      id,
-      organizationId,
-      JSON.stringify(retry),
-    ]);
+    await this.sql.rows(
+      `update imports set progress = jsonb_set(progress, '{retry}', $3::jsonb) where id = $1 and organization_id = $2 and status = 'running'`,
+      [id, organizationId, JSON.stringify(retry)],
+    );
   }
 
   /** Ends a running import: its credentials are erased, succeeded or failed. */
-  async finish(id: string, organizationId: string, status: 'succeeded' | 'failed', error: string | null, progress?: ImportRow['progress']): Promise<void> {
+  async finish(
+    id: string,
+    organizationId: string,
+    status: 'succeeded' | 'failed',
+    error: string | null,
+    progress?: ImportRow['progress'],
+  ): Promise<void> {
     await this.sql.rows(
       `update imports set status = $3, error = $4, sealed_credentials = null, finished_at = now(), progress = coalesce($5::jsonb, progress) - 'retry' where id = $1 and organization_id = $2 and status = 'running'`,
       [id, organizationId, status, error, progress ? JSON.stringify(progress) : null],

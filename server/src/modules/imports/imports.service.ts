@@ -9,7 +9,11 @@ import { undoImport } from './import-undo.js';
 import { toImportDto, type ImportsRepository } from './imports.repository.js';
 import { IMPLEMENTED_SOURCES, readerFor, type SourceBaseUrls } from './sources/readers.js';
 
-const ENDED: Record<Exclude<Import['status'], 'running'>, string> = { succeeded: 'has already succeeded', failed: 'has already failed', cancelled: 'was already cancelled' };
+const ENDED: Record<Exclude<Import['status'], 'running'>, string> = {
+  succeeded: 'has already succeeded',
+  failed: 'has already failed',
+  cancelled: 'was already cancelled',
+};
 
 /** Imports from other platforms: start (queued), follow, list, cancel, undo. */
 export class ImportsService {
@@ -20,7 +24,10 @@ export class ImportsService {
   ) {}
 
   async create(organizationId: string, body: CreateImportBody): Promise<Import> {
-    if (!IMPLEMENTED_SOURCES.includes(body.source)) throw new BadRequestError(`source: "${body.source}" is not implemented yet (implemented: ${IMPLEMENTED_SOURCES.join(', ')})`);
+    if (!IMPLEMENTED_SOURCES.includes(body.source))
+      throw new BadRequestError(
+        `source: "${body.source}" is not implemented yet (implemented: ${IMPLEMENTED_SOURCES.join(', ')})`,
+      );
     // The credentials' shape is checked now (a missing field is a 400), their validity by the job.
     try {
       readerFor(body.source, body.credentials, {} as SourceBaseUrls);
@@ -28,7 +35,8 @@ export class ImportsService {
       if (err instanceof ImportSourceError) throw new BadRequestError(err.message);
       throw err;
     }
-    if (!(await this.imports.programExists(organizationId, body.program_id))) throw new NotFoundError('Program not found');
+    if (!(await this.imports.programExists(organizationId, body.program_id)))
+      throw new NotFoundError('Program not found');
     const row = await this.imports.insert(this.imports.sql, {
       organization_id: organizationId,
       program_id: body.program_id,
@@ -49,7 +57,10 @@ export class ImportsService {
     return toImportDto(await this.imports.findOwned(organizationId, id));
   }
 
-  async list(organizationId: string, query: { limit?: number; cursor?: string }): Promise<{ imports: Import[]; next_cursor: string | null }> {
+  async list(
+    organizationId: string,
+    query: { limit?: number; cursor?: string },
+  ): Promise<{ imports: Import[]; next_cursor: string | null }> {
     const page = await this.imports.page(organizationId, query.cursor, pageLimit(query.limit));
     return { imports: page.items.map(toImportDto), next_cursor: page.next_cursor };
   }
@@ -62,7 +73,8 @@ export class ImportsService {
   async cancel(organizationId: string, id: string): Promise<Import> {
     const row = await this.imports.sql.transaction(async (sql) => {
       const found = await this.imports.findOwned(organizationId, id, sql, true);
-      if (found.status !== 'running') throw new ConflictError(`The import ${ENDED[found.status]}: only a running import can be cancelled`);
+      if (found.status !== 'running')
+        throw new ConflictError(`The import ${ENDED[found.status]}: only a running import can be cancelled`);
       return this.imports.cancel(sql, id, organizationId);
     });
     this.runner.cancelled(row.id);
@@ -73,7 +85,8 @@ export class ImportsService {
   async undo(organizationId: string, id: string): Promise<Import> {
     return this.imports.sql.transaction(async (sql) => {
       const row = await this.imports.findOwned(organizationId, id, sql, true);
-      if (row.status === 'running') throw new ConflictError('The import is still running: cancel it first, or undo it once it has finished');
+      if (row.status === 'running')
+        throw new ConflictError('The import is still running: cancel it first, or undo it once it has finished');
       if (!row.dry_run) await undoImport(sql, organizationId, id);
       else await sql.rows(`delete from imports where organization_id = $1 and id = $2`, [organizationId, id]);
       return toImportDto(row);

@@ -49,5 +49,8 @@ function firstProblem(value: unknown, path: string): { path: string; problem: st
 
 /** `text` made storable for a message or a skipped row's id: NUL and lone surrogates written as visible `\uXXXX`. */
 export function printable(text: string): string {
-  return text.replace(new RegExp(`\u0000|${LONE_SURROGATE.source}`, 'g'), (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`);
+  return text.replace(
+    new RegExp(`\u0000|${LONE_SURROGATE.source}`, 'g'),
+    (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`,
+  );
 }

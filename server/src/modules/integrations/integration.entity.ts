@@ -6,7 +6,16 @@ export const IntegrationEntity = defineEntity({
   properties: (p) => ({
     id: p.uuid().primary(),
     organization_id: p.uuid(),
-    provider: p.enum(['stripe', 'paddle', 'lemonsqueezy', 'polar', 'chargebee', 'paypal_payouts', 'stripe_connect', 'wise'] as const),
+    provider: p.enum([
+      'stripe',
+      'paddle',
+      'lemonsqueezy',
+      'polar',
+      'chargebee',
+      'paypal_payouts',
+      'stripe_connect',
+      'wise',
+    ] as const),
     /** A payment provider's webhook signing secret, sealed (null for a payout rail). */
     signing_secret: p.text().nullable(),
     /** A payout rail's credentials: one sealed JSON document (null for a payment provider). */

@@ -12,7 +12,11 @@ export class IntegrationsRepository {
   constructor(private readonly orm: MikroORM) {}
 
   list(organizationId: string): Promise<IntegrationRecord[]> {
-    return kyselyOf(this.orm).selectFrom('integrations').selectAll().where('organization_id', '=', organizationId).execute();
+    return kyselyOf(this.orm)
+      .selectFrom('integrations')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .execute();
   }
 
   /** Stores the provider's secret or credentials, replacing those stored before (a PUT: the last one wins, no dedupe). */
@@ -32,10 +36,17 @@ export class IntegrationsRepository {
   }
 
   async remove(organizationId: string, provider: IntegrationProvider): Promise<void> {
-    await kyselyOf(this.orm).deleteFrom('integrations').where('organization_id', '=', organizationId).where('provider', '=', provider).execute();
+    await kyselyOf(this.orm)
+      .deleteFrom('integrations')
+      .where('organization_id', '=', organizationId)
+      .where('provider', '=', provider)
+      .execute();
   }
 
-  async stored(organizationId: string, provider: IntegrationProvider): Promise<Pick<IntegrationRecord, 'signing_secret' | 'credentials'> | undefined> {
+  async stored(
+    organizationId: string,
+    provider: IntegrationProvider,
+  ): Promise<Pick<IntegrationRecord, 'signing_secret' | 'credentials'> | undefined> {
     return kyselyOf(this.orm)
       .selectFrom('integrations')
       .select(['signing_secret', 'credentials'])

@@ -16,17 +16,20 @@ import { SECRET_PURPOSE, SecretBox } from '../../security/secret-box.js';
 import type { IntegrationRecord, IntegrationsRepository } from './integrations.repository.js';
 import { newRowId } from '../../db/row-ids.js';
 
-export const isWebhookProvider = (value: string): value is WebhookProvider => (WEBHOOK_PROVIDERS as readonly string[]).includes(value);
+export const isWebhookProvider = (value: string): value is WebhookProvider =>
+  (WEBHOOK_PROVIDERS as readonly string[]).includes(value);
 export const isPayoutRail = (value: string): value is PayoutRail => (PAYOUT_RAILS as readonly string[]).includes(value);
 
 /** A payment provider (its webhooks record sales): the generic webhook route's providers. */
 export function requireProvider(value: string): WebhookProvider {
-  if (!isWebhookProvider(value)) throw new NotFoundError(`Unknown provider: ${echoInput(value)}. Supported: ${WEBHOOK_PROVIDERS.join(', ')}`);
+  if (!isWebhookProvider(value))
+    throw new NotFoundError(`Unknown provider: ${echoInput(value)}. Supported: ${WEBHOOK_PROVIDERS.join(', ')}`);
   return value;
 }
 
 function requireIntegrationProvider(value: string): IntegrationProvider {
-  if (!isWebhookProvider(value) && !isPayoutRail(value)) throw new NotFoundError(`Unknown provider: ${echoInput(value)}. Supported: ${INTEGRATION_PROVIDERS.join(', ')}`);
+  if (!isWebhookProvider(value) && !isPayoutRail(value))
+    throw new NotFoundError(`Unknown provider: ${echoInput(value)}. Supported: ${INTEGRATION_PROVIDERS.join(', ')}`);
   return value;
 }
 
@@ -35,9 +38,25 @@ const Text = z.string().min(1).max(4096);
 
 /** What each rail needs (shared/spec/payout-rails.md); stored sealed as one JSON document. */
 const RAIL_CREDENTIALS = {
-  paypal_payouts: z.object({ client_id: Text, client_secret: Text, environment: Environment, webhook_id: Text.optional() }),
-  stripe_connect: z.object({ secret_key: z.string().regex(/^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/, 'Expected a Stripe secret key (sk_test_…, sk_live_…, rk_…)') }),
-  wise: z.object({ api_token: Text, profile_id: z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string().regex(/^\d{1,20}$/, 'Expected a Wise profile id (digits)')), environment: Environment }),
+  paypal_payouts: z.object({
+    client_id: Text,
+    client_secret: Text,
+    environment: Environment,
+    webhook_id: Text.optional(),
+  }),
+  stripe_connect: z.object({
+    secret_key: z
+      .string()
+      .regex(/^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/, 'Expected a Stripe secret key (sk_test_…, sk_live_…, rk_…)'),
+  }),
+  wise: z.object({
+    api_token: Text,
+    profile_id: z.preprocess(
+      (v) => (typeof v === 'number' ? String(v) : v),
+      z.string().regex(/^\d{1,20}$/, 'Expected a Wise profile id (digits)'),
+    ),
+    environment: Environment,
+  }),
 } as const;
 
 export type PayPalCredentials = z.output<(typeof RAIL_CREDENTIALS)['paypal_payouts']>;
@@ -64,7 +83,8 @@ const WEBHOOK_PATH: Record<IntegrationProvider, string> = {
 };
 
 function railEnvironment(provider: PayoutRail, credentials: RailCredentials[PayoutRail]): 'sandbox' | 'live' {
-  if (provider === 'stripe_connect') return /^(sk|rk)_test_/.test((credentials as StripeConnectCredentials).secret_key) ? 'sandbox' : 'live';
+  if (provider === 'stripe_connect')
+    return /^(sk|rk)_test_/.test((credentials as StripeConnectCredentials).secret_key) ? 'sandbox' : 'live';
   return (credentials as PayPalCredentials | WiseCredentials).environment;
 }
 
@@ -83,16 +103,43 @@ export class IntegrationsService {
   /** `accountId`: the live organization's id, which webhook URLs carry (the same as `organizationId` in live mode). */
   async list(organizationId: string, accountId = organizationId): Promise<Integration[]> {
     const rows = await this.integrations.list(organizationId);
-    return INTEGRATION_PROVIDERS.map((provider) => this.toDto(accountId, provider, rows.find((r) => r.provider === provider)));
+    return INTEGRATION_PROVIDERS.map((provider) =>
+      this.toDto(
+        accountId,
+        provider,
+        rows.find((r) => r.provider === provider),
+      ),
+    );
   }
 
-  async put(organizationId: string, providerName: string, body: PutIntegrationBody, accountId = organizationId): Promise<Integration> {
+  async put(
+    organizationId: string,
+    providerName: string,
+    body: PutIntegrationBody,
+    accountId = organizationId,
+  ): Promise<Integration> {
     const provider = requireIntegrationProvider(providerName);
     const now = new Date();
     const sealed = isPayoutRail(provider)
-      ? { signing_secret: null, credentials: this.secrets.seal(JSON.stringify(parsed(RAIL_CREDENTIALS[provider], body)), SECRET_PURPOSE.payoutRail) }
-      : { signing_secret: this.secrets.seal(parsed(SigningSecretBody, body).signing_secret, SECRET_PURPOSE.integration), credentials: null };
-    const row = await this.integrations.upsert({ id: newRowId(), organization_id: organizationId, provider, ...sealed, created_at: now, updated_at: now });
+      ? {
+          signing_secret: null,
+          credentials: this.secrets.seal(
+            JSON.stringify(parsed(RAIL_CREDENTIALS[provider], body)),
+            SECRET_PURPOSE.payoutRail,
+          ),
+        }
+      : {
+          signing_secret: this.secrets.seal(parsed(SigningSecretBody, body).signing_secret, SECRET_PURPOSE.integration),
+          credentials: null,
+        };
+    const row = await this.integrations.upsert({
+      id: newRowId(),
+      organization_id: organizationId,
+      provider,
+      ...sealed,
+      created_at: now,
+      updated_at: now,
+    });
     return this.toDto(accountId, provider, row);
   }
 
@@ -110,10 +157,15 @@ export class IntegrationsService {
   }
 
   /** A payout rail's credentials; undefined when the rail is not configured. */
-  async railCredentials<R extends PayoutRail>(organizationId: string, rail: R): Promise<RailCredentials[R] | undefined> {
+  async railCredentials<R extends PayoutRail>(
+    organizationId: string,
+    rail: R,
+  ): Promise<RailCredentials[R] | undefined> {
     if (!isUuid(organizationId)) return undefined;
     const stored = (await this.integrations.stored(organizationId, rail))?.credentials;
-    return stored == null ? undefined : (JSON.parse(this.secrets.open(stored, SECRET_PURPOSE.payoutRail)) as RailCredentials[R]);
+    return stored == null
+      ? undefined
+      : (JSON.parse(this.secrets.open(stored, SECRET_PURPOSE.payoutRail)) as RailCredentials[R]);
   }
 
   /**
@@ -123,7 +175,13 @@ export class IntegrationsService {
    */
   private toDto(accountId: string, provider: IntegrationProvider, row: IntegrationRecord | undefined): Integration {
     const rail = isPayoutRail(provider);
-    const environment = rail && row?.credentials ? railEnvironment(provider, JSON.parse(this.secrets.open(row.credentials, SECRET_PURPOSE.payoutRail)) as RailCredentials[PayoutRail]) : undefined;
+    const environment =
+      rail && row?.credentials
+        ? railEnvironment(
+            provider,
+            JSON.parse(this.secrets.open(row.credentials, SECRET_PURPOSE.payoutRail)) as RailCredentials[PayoutRail],
+          )
+        : undefined;
     return {
       provider,
       kind: rail ? 'payout_rail' : 'payment_provider',

@@ -39,5 +39,7 @@ export function parseAuthorizationHeader(header: string | undefined): string | u
   if (!header) return undefined;
   const value = header.trim();
   const token = /^bearer\s+/i.test(value) ? value.replace(/^bearer\s+/i, '') : value;
-  return (hasKeyForm(token, API_KEY_PREFIX) || hasKeyForm(token, TEST_API_KEY_PREFIX)) && !/\s/.test(token) ? token : undefined;
+  return (hasKeyForm(token, API_KEY_PREFIX) || hasKeyForm(token, TEST_API_KEY_PREFIX)) && !/\s/.test(token)
+    ? token
+    : undefined;
 }

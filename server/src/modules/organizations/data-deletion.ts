@@ -11,7 +11,10 @@ import { ORGANIZATION_TABLES, TEST_DATA_KEPT, ownedRows, type OrganizationTable 
  */
 async function notifyChanges(sql: Sql, changes: CacheChange[]): Promise<void> {
   if (changes.length === 0) return;
-  await sql.rows('select count(pg_notify(?, payload)) from unnest(?::text[]) payload', [CACHE_CHANGES_CHANNEL, changes.map((c) => JSON.stringify(c))]);
+  await sql.rows('select count(pg_notify(?, payload)) from unnest(?::text[]) payload', [
+    CACHE_CHANGES_CHANNEL,
+    changes.map((c) => JSON.stringify(c)),
+  ]);
 }
 
 /** What a deletion deletes: a live organization with its test twin and everything both own, or a test organization's data (its settings kept). */
@@ -32,18 +35,23 @@ export interface DeletionRecord {
   finished_at: Date | null;
 }
 
-const RECORD_COLUMNS = 'id, organization_id, kind, status, phase, deleted, error, requested_at, started_at, finished_at';
+const RECORD_COLUMNS =
+  'id, organization_id, kind, status, phase, deleted, error, requested_at, started_at, finished_at';
 
 /** The tables a deletion of this kind deletes from, in ORGANIZATION_TABLES' order. */
 export function tablesOf(kind: DeletionKind): OrganizationTable[] {
   return ORGANIZATION_TABLES.filter((t) => kind === 'organization' || !TEST_DATA_KEPT.has(t));
 }
 
-const zeroCounts = (kind: DeletionKind): Record<string, number> => Object.fromEntries(tablesOf(kind).map((t) => [t, 0]));
+const zeroCounts = (kind: DeletionKind): Record<string, number> =>
+  Object.fromEntries(tablesOf(kind).map((t) => [t, 0]));
 
 /** The organization's unfinished deletion, if any (the caller holds the organization's row locked). */
 function unfinished(sql: Sql, organizationId: string): Promise<DeletionRecord | undefined> {
-  return sql.one<DeletionRecord>(`select ${RECORD_COLUMNS} from data_deletions where organization_id = ? and finished_at is null`, [organizationId]);
+  return sql.one<DeletionRecord>(
+    `select ${RECORD_COLUMNS} from data_deletions where organization_id = ? and finished_at is null`,
+    [organizationId],
+  );
 }
 
 async function insertRecord(sql: Sql, organizationId: string, kind: DeletionKind): Promise<DeletionRecord> {
@@ -55,7 +63,11 @@ async function insertRecord(sql: Sql, organizationId: string, kind: DeletionKind
 }
 
 /** The latest deletion of this kind recorded for the organization (the poll routes), or undefined. */
-export function latestDeletion(sql: Sql, organizationId: string, kind: DeletionKind): Promise<DeletionRecord | undefined> {
+export function latestDeletion(
+  sql: Sql,
+  organizationId: string,
+  kind: DeletionKind,
+): Promise<DeletionRecord | undefined> {
   return sql.one<DeletionRecord>(
     `select ${RECORD_COLUMNS} from data_deletions where organization_id = ? and kind = ? order by requested_at desc, id desc limit 1`,
     [organizationId, kind],
@@ -63,7 +75,10 @@ export function latestDeletion(sql: Sql, organizationId: string, kind: DeletionK
 }
 
 export function findDeletion(sql: Sql, organizationId: string, id: string): Promise<DeletionRecord | undefined> {
-  return sql.one<DeletionRecord>(`select ${RECORD_COLUMNS} from data_deletions where organization_id = ? and id = ?`, [organizationId, id]);
+  return sql.one<DeletionRecord>(`select ${RECORD_COLUMNS} from data_deletions where organization_id = ? and id = ?`, [
+    organizationId,
+    id,
+  ]);
 }
 
 export interface RequestedDeletion {
@@ -84,7 +99,10 @@ export interface RequestedDeletion {
  * failed deletion records a new one, which goes on from what is left. Undefined when there is no
  * such live organization.
  */
-export async function requestOrganizationDeletion(sql: Sql, organizationId: string): Promise<RequestedDeletion | undefined> {
+export async function requestOrganizationDeletion(
+  sql: Sql,
+  organizationId: string,
+): Promise<RequestedDeletion | undefined> {
   const found = await sql.rows<{ id: string; livemode: boolean }>(
     'select id, livemode from organizations where (id = ? and livemode) or live_organization_id = ? order by livemode for update',
     [organizationId, organizationId],
@@ -93,19 +111,33 @@ export async function requestOrganizationDeletion(sql: Sql, organizationId: stri
   const open = await unfinished(sql, organizationId);
   if (open) return { deletion: open, created: false, changes: [] };
   const ids = found.map((o) => o.id);
-  await sql.rows('update organizations set deletion_requested_at = coalesce(deletion_requested_at, now()) where id = any(?::uuid[])', [ids]);
+  await sql.rows(
+    'update organizations set deletion_requested_at = coalesce(deletion_requested_at, now()) where id = any(?::uuid[])',
+    [ids],
+  );
   const keys = await sql.rows<{ key_hash: string }>(
     'update api_keys set revoked_at = coalesce(revoked_at, now()) where organization_id = any(?::uuid[]) returning key_hash',
     [ids],
   );
-  await sql.rows('delete from sessions where user_id in (select id from users where organization_id = any(?::uuid[]))', [ids]);
+  await sql.rows(
+    'delete from sessions where user_id in (select id from users where organization_id = any(?::uuid[]))',
+    [ids],
+  );
   await sql.rows('delete from partner_sessions where organization_id = any(?::uuid[])', [ids]);
   // Its partners stop attributing (isAttributing: only `active` ones do), so that its snippet,
   // still on the merchant's pages, and its public endpoints record no new click, customer or sale
   // while the job deletes: nothing written meanwhile holds up the deletion of what it refers to.
-  const affiliates = await sql.rows<{ id: string }>(`update affiliates set status = 'disabled' where organization_id = any(?::uuid[]) returning id`, [ids]);
-  const programs = await sql.rows<{ id: string }>('select id from programs where organization_id = any(?::uuid[])', [ids]);
-  const cached: CacheChange[] = [...programs.map((p) => ({ kind: 'program' as const, id: p.id })), ...affiliates.map((a) => ({ kind: 'affiliate' as const, id: a.id }))];
+  const affiliates = await sql.rows<{ id: string }>(
+    `update affiliates set status = 'disabled' where organization_id = any(?::uuid[]) returning id`,
+    [ids],
+  );
+  const programs = await sql.rows<{ id: string }>('select id from programs where organization_id = any(?::uuid[])', [
+    ids,
+  ]);
+  const cached: CacheChange[] = [
+    ...programs.map((p) => ({ kind: 'program' as const, id: p.id })),
+    ...affiliates.map((a) => ({ kind: 'affiliate' as const, id: a.id })),
+  ];
   const changes: CacheChange[] = [...keys.map((k) => ({ kind: 'api_key' as const, keyHash: k.key_hash })), ...cached];
   await notifyChanges(sql, changes);
   return { deletion: await insertRecord(sql, organizationId, 'organization'), created: true, changes };
@@ -117,7 +149,9 @@ export async function requestOrganizationDeletion(sql: Sql, organizationId: stri
  * deletes live data, whatever the caller passes.
  */
 export async function requestTestDataDeletion(sql: Sql, testOrganizationId: string): Promise<RequestedDeletion> {
-  const [found] = await sql.rows<{ livemode: boolean }>('select livemode from organizations where id = ? for update', [testOrganizationId]);
+  const [found] = await sql.rows<{ livemode: boolean }>('select livemode from organizations where id = ? for update', [
+    testOrganizationId,
+  ]);
   if (!found || found.livemode) throw new Error('requestTestDataDeletion: not a test organization');
   const open = await unfinished(sql, testOrganizationId);
   if (open) return { deletion: open, created: false, changes: [] };
@@ -129,29 +163,40 @@ export function unfinishedDeletions(sql: Sql): Promise<{ organization_id: string
   return sql.rows('select organization_id, id from data_deletions where finished_at is null order by requested_at');
 }
 
-export async function markRunning(sql: Sql, d: { organization_id: string; id: string }): Promise<DeletionRecord | undefined> {
+export async function markRunning(
+  sql: Sql,
+  d: { organization_id: string; id: string },
+): Promise<DeletionRecord | undefined> {
   return sql.one<DeletionRecord>(
     `update data_deletions set status = 'running', started_at = coalesce(started_at, now()) where organization_id = ? and id = ? and finished_at is null returning ${RECORD_COLUMNS}`,
     [d.organization_id, d.id],
   );
 }
 
-export async function markFinished(sql: Sql, d: { organization_id: string; id: string }, status: 'completed' | 'failed', error: string | null): Promise<void> {
-  await sql.rows(`update data_deletions set status = ?, phase = null, error = ?, finished_at = now() where organization_id = ? and id = ? and finished_at is null`, [
-    status,
-    error,
-    d.organization_id,
-    d.id,
-  ]);
+export async function markFinished(
+  sql: Sql,
+  d: { organization_id: string; id: string },
+  status: 'completed' | 'failed',
+  error: string | null,
+): Promise<void> {
+  await sql.rows(
+    `update data_deletions set status = ?, phase = null, error = ?, finished_at = now() where organization_id = ? and id = ? and finished_at is null`,
+    [status, error, d.organization_id, d.id],
+  );
 }
 
 /** The organizations a deletion deletes from, in order (a twin before its live organization: its row refers to it); empty once they are gone. */
 export async function targetsOf(sql: Sql, d: DeletionRecord): Promise<string[]> {
   if (d.kind === 'test_data') {
-    const rows = await sql.rows<{ id: string }>('select id from organizations where id = ? and not livemode', [d.organization_id]);
+    const rows = await sql.rows<{ id: string }>('select id from organizations where id = ? and not livemode', [
+      d.organization_id,
+    ]);
     return rows.map((r) => r.id);
   }
-  const rows = await sql.rows<{ id: string }>('select id from organizations where id = ? or live_organization_id = ? order by livemode', [d.organization_id, d.organization_id]);
+  const rows = await sql.rows<{ id: string }>(
+    'select id from organizations where id = ? or live_organization_id = ? order by livemode',
+    [d.organization_id, d.organization_id],
+  );
   return rows.map((r) => r.id);
 }
 
@@ -173,7 +218,10 @@ export async function deleteBatch(
   limit: number,
 ): Promise<{ n: number; changes: CacheChange[] }> {
   return root.transaction(async (sql) => {
-    const [state] = await sql.rows<{ status: string }>('select status from data_deletions where organization_id = ? and id = ? for update', [d.organization_id, d.id]);
+    const [state] = await sql.rows<{ status: string }>(
+      'select status from data_deletions where organization_id = ? and id = ? for update',
+      [d.organization_id, d.id],
+    );
     if (state?.status !== 'running') throw new DeletionNotRunning(`deletion ${d.id} is not running`);
     const owned = ownedRows(table);
     const cacheKind = table === 'programs' ? 'program' : table === 'affiliates' ? 'affiliate' : undefined;
@@ -184,12 +232,13 @@ export async function deleteBatch(
     // one statement: on Citus they are reference tables, copied to every node, where a ctid names
     // a different row on each copy.
     const gone = (REFERENCE_TABLES as readonly string[]).includes(table)
-      ? await sql.rows<{ id: string | null }>(`delete from ${table} where ${owned} returning ${returning}`, [organizationId])
-      : await sql.rows<{ id: string | null }>(`delete from ${table} where ctid = any(array(select ctid from ${table} where ${owned} limit ?)) and ${owned} returning ${returning}`, [
+      ? await sql.rows<{ id: string | null }>(`delete from ${table} where ${owned} returning ${returning}`, [
           organizationId,
-          limit,
-          organizationId,
-        ]);
+        ])
+      : await sql.rows<{ id: string | null }>(
+          `delete from ${table} where ctid = any(array(select ctid from ${table} where ${owned} limit ?)) and ${owned} returning ${returning}`,
+          [organizationId, limit, organizationId],
+        );
     const changes: CacheChange[] = cacheKind ? gone.map((r) => ({ kind: cacheKind, id: r.id! })) : [];
     await notifyChanges(sql, changes);
     if (gone.length === 0) return { n: 0, changes };

@@ -5,9 +5,15 @@ import type { OrganizationsService } from './organizations.service.js';
 
 export const dataRetentionRouter = (organizations: OrganizationsService) =>
   s.router(contract.dataRetention, {
-    get: async ({ req }) => ({ status: 200, body: { success: true, data: { data_retention: await organizations.dataRetention(requireOrganization(req).id) } } }),
+    get: async ({ req }) => ({
+      status: 200,
+      body: { success: true, data: { data_retention: await organizations.dataRetention(requireOrganization(req).id) } },
+    }),
     update: async ({ req, body }) => ({
       status: 200,
-      body: { success: true, data: { data_retention: await organizations.setDataRetention(requireOrganization(req).id, body) } },
+      body: {
+        success: true,
+        data: { data_retention: await organizations.setDataRetention(requireOrganization(req).id, body) },
+      },
     }),
   });

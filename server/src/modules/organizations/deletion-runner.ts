@@ -73,7 +73,9 @@ export class DeletionRunner {
   /** Starts the worker once (at boot in main.ts, so that unfinished deletions go on; else on the first deletion). */
   start(): Promise<PgBoss> {
     this.boss ??= (async () => {
-      const boss = await startQueue(this.orm, this.logger, { superviseIntervalSeconds: this.options.superviseIntervalSeconds });
+      const boss = await startQueue(this.orm, this.logger, {
+        superviseIntervalSeconds: this.options.superviseIntervalSeconds,
+      });
       await boss.createQueue(DATA_DELETION_QUEUE, {
         retryLimit: RETRY_LIMIT,
         retryDelay: 2,
@@ -82,12 +84,20 @@ export class DeletionRunner {
         heartbeatSeconds: this.options.heartbeatSeconds ?? 30,
         expireInSeconds: 24 * 3600,
       });
-      this.workerId = await boss.work<JobData>(DATA_DELETION_QUEUE, { batchSize: 1, pollingIntervalSeconds: 5 }, async ([job]) => {
-        if (job) await this.runJob(job.data, job.retryCount);
-      });
+      this.workerId = await boss.work<JobData>(
+        DATA_DELETION_QUEUE,
+        { batchSize: 1, pollingIntervalSeconds: 5 },
+        async ([job]) => {
+          if (job) await this.runJob(job.data, job.retryCount);
+        },
+      );
       // A deletion whose worker died is handed out again once its heartbeat is late; queued
       // again here too, so that a restarted instance goes on at once.
-      for (const d of await unfinishedDeletions(this.sql)) await boss.send(DATA_DELETION_QUEUE, { organization_id: d.organization_id, deletion_id: d.id } satisfies JobData);
+      for (const d of await unfinishedDeletions(this.sql))
+        await boss.send(DATA_DELETION_QUEUE, {
+          organization_id: d.organization_id,
+          deletion_id: d.id,
+        } satisfies JobData);
       return boss;
     })();
     this.boss.catch(() => (this.boss = undefined));

@@ -53,7 +53,8 @@ export type OrganizationTable = (typeof ORGANIZATION_TABLES)[number];
 /** The rows of `table` that the organization (the one parameter) owns: by organization_id, or by its users for theirs. */
 export function ownedRows(table: OrganizationTable): string {
   if (table === 'organizations') return 'id = ?';
-  if (table === 'sessions' || table === 'accounts') return 'user_id in (select id from users where organization_id = ?)';
+  if (table === 'sessions' || table === 'accounts')
+    return 'user_id in (select id from users where organization_id = ?)';
   return 'organization_id = ?';
 }
 
@@ -63,7 +64,16 @@ export function ownedRows(table: OrganizationTable): string {
  * endpoints, and people (a twin has none of its own; dashboard users belong to the live one).
  * Nothing in any other table refers to these, so deleting everything else leaves no dangling key.
  */
-export const TEST_DATA_KEPT: ReadonlySet<OrganizationTable> = new Set(['organizations', 'api_keys', 'integrations', 'webhook_endpoints', 'users', 'accounts', 'sessions', 'invitations']);
+export const TEST_DATA_KEPT: ReadonlySet<OrganizationTable> = new Set([
+  'organizations',
+  'api_keys',
+  'integrations',
+  'webhook_endpoints',
+  'users',
+  'accounts',
+  'sessions',
+  'invitations',
+]);
 
 /**
  * The one table with an organization_id that a deletion never deletes from: the deletions'

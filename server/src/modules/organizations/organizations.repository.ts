@@ -7,7 +7,15 @@ import type { CursorPosition } from '../../http/pagination.js';
 import { isUuid } from '../../http/serialize.js';
 import { sql } from 'kysely';
 import type { OrganizationContext } from '../../http/organization-context.js';
-import { findDeletion, latestDeletion, requestOrganizationDeletion, requestTestDataDeletion, type DeletionKind, type DeletionRecord, type RequestedDeletion } from './data-deletion.js';
+import {
+  findDeletion,
+  latestDeletion,
+  requestOrganizationDeletion,
+  requestTestDataDeletion,
+  type DeletionKind,
+  type DeletionRecord,
+  type RequestedDeletion,
+} from './data-deletion.js';
 
 export type OrganizationRecord = StoredRow<'organizations'>;
 /** An organization as inserted: livemode is generated (live_organization_id is null). */
@@ -15,7 +23,14 @@ export type NewOrganization = Omit<NewRow<'organizations'>, 'livemode'>;
 /** An API key as it may be shown: everything but its hash, with its organization's mode. */
 export type ApiKeyRecord = Omit<StoredRow<'api_keys'>, 'key_hash'> & { livemode: boolean };
 
-const API_KEY_SHOWN = ['k.id', 'k.organization_id', 'k.redacted', 'k.created_at', 'k.revoked_at', 'o.livemode'] as const;
+const API_KEY_SHOWN = [
+  'k.id',
+  'k.organization_id',
+  'k.redacted',
+  'k.created_at',
+  'k.revoked_at',
+  'o.livemode',
+] as const;
 
 /** The organizations module's only way to the database: organizations and their API keys. */
 export class OrganizationsRepository {
@@ -37,14 +52,24 @@ export class OrganizationsRepository {
   /** Whether a live organization has this id (the operator's routes name live organizations only; a twin's id is not one). */
   async exists(organizationId: string): Promise<boolean> {
     if (!isUuid(organizationId)) return false;
-    const found = await kyselyOf(this.orm).selectFrom('organizations').select('id').where('id', '=', organizationId).where('livemode', '=', true).where('deletion_requested_at', 'is', null).executeTakeFirst();
+    const found = await kyselyOf(this.orm)
+      .selectFrom('organizations')
+      .select('id')
+      .where('id', '=', organizationId)
+      .where('livemode', '=', true)
+      .where('deletion_requested_at', 'is', null)
+      .executeTakeFirst();
     return found !== undefined;
   }
 
   /** The test twin of a live organization; undefined when there is no such live organization. */
   async testOrganizationOf(liveOrganizationId: string): Promise<string | undefined> {
     if (!isUuid(liveOrganizationId)) return undefined;
-    const found = await kyselyOf(this.orm).selectFrom('organizations').select('id').where('live_organization_id', '=', liveOrganizationId).executeTakeFirst();
+    const found = await kyselyOf(this.orm)
+      .selectFrom('organizations')
+      .select('id')
+      .where('live_organization_id', '=', liveOrganizationId)
+      .executeTakeFirst();
     return found?.id;
   }
 
@@ -59,7 +84,9 @@ export class OrganizationsRepository {
       .select(['id', 'livemode', 'live_organization_id'])
       .where((eb) => eb.or([eb('id', '=', organizationId), eb('live_organization_id', '=', organizationId)]))
       .execute();
-    const twin = rows.find((o) => o.live_organization_id === organizationId) ?? rows.find((o) => o.id === organizationId && !o.livemode);
+    const twin =
+      rows.find((o) => o.live_organization_id === organizationId) ??
+      rows.find((o) => o.id === organizationId && !o.livemode);
     if (twin) return twin.id;
     if (rows.length === 0) return organizationId;
     throw new Error(`organization ${organizationId} has no test organization`);
@@ -68,7 +95,11 @@ export class OrganizationsRepository {
   /** Whether an organization is live (true) or a test twin (false); undefined when there is none. */
   async modeOf(organizationId: string): Promise<boolean | undefined> {
     if (!isUuid(organizationId)) return undefined;
-    const found = await kyselyOf(this.orm).selectFrom('organizations').select('livemode').where('id', '=', organizationId).executeTakeFirst();
+    const found = await kyselyOf(this.orm)
+      .selectFrom('organizations')
+      .select('livemode')
+      .where('id', '=', organizationId)
+      .executeTakeFirst();
     return found?.livemode;
   }
 
@@ -78,9 +109,15 @@ export class OrganizationsRepository {
    */
   contextOf(liveOrganizationId: string, livemode: boolean): Promise<OrganizationContext | undefined> {
     if (!isUuid(liveOrganizationId)) return Promise.resolve(undefined);
-    const query = kyselyOf(this.orm).selectFrom('organizations').select(['id', 'name', 'livemode', sql<string>`coalesce(live_organization_id, id)`.as('account_id')]);
+    const query = kyselyOf(this.orm)
+      .selectFrom('organizations')
+      .select(['id', 'name', 'livemode', sql<string>`coalesce(live_organization_id, id)`.as('account_id')]);
     // An organization being deleted (data-deletion.ts) is no one's to act as any more.
-    return (livemode ? query.where('id', '=', liveOrganizationId).where('livemode', '=', true) : query.where('live_organization_id', '=', liveOrganizationId))
+    return (
+      livemode
+        ? query.where('id', '=', liveOrganizationId).where('livemode', '=', true)
+        : query.where('live_organization_id', '=', liveOrganizationId)
+    )
       .where('deletion_requested_at', 'is', null)
       .executeTakeFirst();
   }
@@ -103,11 +140,20 @@ export class OrganizationsRepository {
   }
 
   /** A page of the keys of both modes (or of `mode`) in creation order, after a cursor's position; one more than the page. */
-  keysAfter(accountId: string, mode: Mode | undefined, after: CursorPosition | undefined, limit: number): Promise<ApiKeyRecord[]> {
+  keysAfter(
+    accountId: string,
+    mode: Mode | undefined,
+    after: CursorPosition | undefined,
+    limit: number,
+  ): Promise<ApiKeyRecord[]> {
     let query = this.keysOfAccount(accountId);
     if (mode) query = query.where('o.livemode', '=', mode === 'live');
     if (after) query = query.where(sql<boolean>`(k.created_at, k.id) > (${after.at}, ${after.id})`);
-    return query.orderBy('k.created_at').orderBy('k.id').limit(limit + 1).execute();
+    return query
+      .orderBy('k.created_at')
+      .orderBy('k.id')
+      .limit(limit + 1)
+      .execute();
   }
 
   /**
@@ -129,7 +175,8 @@ export class OrganizationsRepository {
           .where('k.id', '=', keyId)
           .returning([...API_KEY_SHOWN, 'k.key_hash']),
       );
-      if (revoked) await notifyChange((query, params) => sql.rows(query, params), { kind: 'api_key', keyHash: revoked.key_hash });
+      if (revoked)
+        await notifyChange((query, params) => sql.rows(query, params), { kind: 'api_key', keyHash: revoked.key_hash });
       return revoked;
     });
   }
@@ -172,11 +219,19 @@ export class OrganizationsRepository {
 
   /** The organization's retention of clicks in days; null keeps them; undefined when there is no such organization. */
   async clickRetentionDays(organizationId: string): Promise<number | null | undefined> {
-    const row = await kyselyOf(this.orm).selectFrom('organizations').select('click_retention_days').where('id', '=', organizationId).executeTakeFirst();
+    const row = await kyselyOf(this.orm)
+      .selectFrom('organizations')
+      .select('click_retention_days')
+      .where('id', '=', organizationId)
+      .executeTakeFirst();
     return row === undefined ? undefined : (row.click_retention_days ?? null);
   }
 
   async setClickRetentionDays(organizationId: string, days: number | null): Promise<void> {
-    await kyselyOf(this.orm).updateTable('organizations').set({ click_retention_days: days }).where('id', '=', organizationId).execute();
+    await kyselyOf(this.orm)
+      .updateTable('organizations')
+      .set({ click_retention_days: days })
+      .where('id', '=', organizationId)
+      .execute();
   }
 }

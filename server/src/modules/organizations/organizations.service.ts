@@ -1,4 +1,10 @@
-import type { ApiKeyInfo, DataRetention, Mode, Organization, UpdateDataRetentionBody } from '@affiliate-attribution/contract';
+import type {
+  ApiKeyInfo,
+  DataRetention,
+  Mode,
+  Organization,
+  UpdateDataRetentionBody,
+} from '@affiliate-attribution/contract';
 import { LRUCache } from 'lru-cache';
 import { ForbiddenError, NotFoundError, ServiceUnavailableError } from '../../http/errors.js';
 import type { OrganizationContext } from '../../http/organization-context.js';
@@ -25,9 +31,19 @@ export interface IssuedApiKey {
 }
 
 /** A new key of the organization (a test key when it is a test twin): the plain key (shown once, never stored) and the row that stores its hash. */
-function newApiKey(organizationId: string, mode: Mode): { issued: IssuedApiKey; row: Omit<ApiKeyRecord, 'livemode'> & { key_hash: string } } {
+function newApiKey(
+  organizationId: string,
+  mode: Mode,
+): { issued: IssuedApiKey; row: Omit<ApiKeyRecord, 'livemode'> & { key_hash: string } } {
   const key = generateApiKey(mode);
-  const row = { id: newRowId(), organization_id: organizationId, key_hash: hashApiKey(key), redacted: redactApiKey(key), created_at: new Date(), revoked_at: null };
+  const row = {
+    id: newRowId(),
+    organization_id: organizationId,
+    key_hash: hashApiKey(key),
+    redacted: redactApiKey(key),
+    created_at: new Date(),
+    revoked_at: null,
+  };
   return { issued: { api_key: key, api_key_info: toApiKeyInfo({ ...row, livemode: mode === 'live' }) }, row };
 }
 
@@ -55,7 +71,12 @@ export class OrganizationsService {
     const test = newApiKey(twin.id, 'test');
     await this.organizations.insertWithTwin({ ...organization, created_at }, twin, [live.row, test.row]);
     this.twins.set(organization.id, twin.id);
-    return { organization: { ...organization, livemode: true }, ...live.issued, test_api_key: test.issued.api_key, test_api_key_info: test.issued.api_key_info };
+    return {
+      organization: { ...organization, livemode: true },
+      ...live.issued,
+      test_api_key: test.issued.api_key,
+      test_api_key_info: test.issued.api_key_info,
+    };
   }
 
   /**
@@ -71,9 +92,16 @@ export class OrganizationsService {
   }
 
   /** A page of the account's keys of both modes, or of `mode`, oldest first (the dashboard's Developers page; GET /api/api-keys). */
-  async pageKeys(accountId: string, query: { cursor?: string | undefined; limit?: number | undefined; mode?: Mode | undefined }): Promise<{ api_keys: ApiKeyInfo[]; next_cursor: string | null }> {
+  async pageKeys(
+    accountId: string,
+    query: { cursor?: string | undefined; limit?: number | undefined; mode?: Mode | undefined },
+  ): Promise<{ api_keys: ApiKeyInfo[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
-    const page = pageOf(await this.organizations.keysAfter(accountId, query.mode, decodeCursor(query.cursor), limit), limit, (k) => ({ at: k.created_at, id: k.id }));
+    const page = pageOf(
+      await this.organizations.keysAfter(accountId, query.mode, decodeCursor(query.cursor), limit),
+      limit,
+      (k) => ({ at: k.created_at, id: k.id }),
+    );
     return { api_keys: page.items.map(toApiKeyInfo), next_cursor: page.next_cursor };
   }
 
@@ -133,7 +161,10 @@ export class OrganizationsService {
       await new Promise((resolve) => setTimeout(resolve, 50));
       current = (await this.organizations.findDeletion(deletion.organization_id, deletion.id)) ?? current;
     }
-    if (current.status === 'failed') throw new ServiceUnavailableError(`The test data could not be deleted (${current.error ?? 'unknown error'}); ask again to go on`);
+    if (current.status === 'failed')
+      throw new ServiceUnavailableError(
+        `The test data could not be deleted (${current.error ?? 'unknown error'}); ask again to go on`,
+      );
     return current;
   }
 
@@ -146,7 +177,10 @@ export class OrganizationsService {
   }
 
   private requireTestMode(organization: OrganizationContext): void {
-    if (organization.livemode) throw new ForbiddenError('Test data can only be deleted with a test API key (svc_test_…) or in test mode: this request is in live mode, and live data is never deleted here');
+    if (organization.livemode)
+      throw new ForbiddenError(
+        'Test data can only be deleted with a test API key (svc_test_…) or in test mode: this request is in live mode, and live data is never deleted here',
+      );
   }
 
   /**

@@ -13,10 +13,15 @@ export const testDataRouter = (organizations: OrganizationsService, waitMs = TES
     delete: async ({ req }) => {
       const deletion = deletionView(await organizations.deleteTestData(requireOrganization(req), waitMs));
       const data = { deleted: deletion.deleted, deletion };
-      return deletion.status === 'completed' ? { status: 200, body: { success: true, data } } : { status: 202, body: { success: true, data } };
+      return deletion.status === 'completed'
+        ? { status: 200, body: { success: true, data } }
+        : { status: 202, body: { success: true, data } };
     },
     getDeletion: async ({ req }) => ({
       status: 200,
-      body: { success: true, data: { deletion: deletionView(await organizations.testDataDeletion(requireOrganization(req))) } },
+      body: {
+        success: true,
+        data: { deletion: deletionView(await organizations.testDataDeletion(requireOrganization(req))) },
+      },
     }),
   });

@@ -40,7 +40,11 @@ export const signInLinkMail = (to: string, organizationName: string, url: string
   text: `Sign in (the link works once, for ${SIGN_IN_LINK_MINUTES} minutes): ${url}\n\nIf you did not ask for it, ignore this e-mail.`,
 });
 
-export const portalInvitationMail = (to: string, program: Program, links: { url: string; signInPage: string }): Mail => ({
+export const portalInvitationMail = (
+  to: string,
+  program: Program,
+  links: { url: string; signInPage: string },
+): Mail => ({
   to,
   subject: `${program.organization_name} invites you to its partner portal`,
   text: `${program.organization_name} invites you to its partner portal for "${program.name}": your referral links, the customers you referred, your commissions and payouts.\n\nSign in (the link works once, for ${INVITATION_LINK_DAYS} days): ${links.url}\n\nLater, ask for a new link at ${links.signInPage}`,

@@ -57,7 +57,18 @@ export class PartnerCookie {
   }
 
   clear(res: Response): void {
-    res.append('Set-Cookie', stringifySetCookie({ name: this.name, value: '', httpOnly: true, sameSite: 'lax', secure: this.secure, path: PARTNER_API, maxAge: 0 }));
+    res.append(
+      'Set-Cookie',
+      stringifySetCookie({
+        name: this.name,
+        value: '',
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: this.secure,
+        path: PARTNER_API,
+        maxAge: 0,
+      }),
+    );
   }
 }
 
@@ -65,7 +76,11 @@ export class PartnerCookie {
  * Authentication for /partner/api, before any body is read: the session behind the cookie
  * (renewed daily while used), and 401 on the routes that need one (`protectedPaths`).
  */
-export function partnerSessionMiddleware(deps: { partners: PartnersService; cookie: PartnerCookie; protectedPaths: ReadonlySet<string> }): RequestHandler {
+export function partnerSessionMiddleware(deps: {
+  partners: PartnersService;
+  cookie: PartnerCookie;
+  protectedPaths: ReadonlySet<string>;
+}): RequestHandler {
   return (req, res, next) => {
     const found = deps.cookie.read(req.headers.cookie);
     const lookup = found ? deps.partners.session(found.organizationId, found.token) : Promise.resolve(undefined);
@@ -76,7 +91,8 @@ export function partnerSessionMiddleware(deps: { partners: PartnersService; cook
           req.livemode = result.session.livemode;
           if (result.renewed) deps.cookie.set(res, result.session, found.token);
         }
-        if (!req.partner && deps.protectedPaths.has(`${PARTNER_API}${req.path}`)) throw new UnauthorizedError('Not signed in to the partner portal');
+        if (!req.partner && deps.protectedPaths.has(`${PARTNER_API}${req.path}`))
+          throw new UnauthorizedError('Not signed in to the partner portal');
         next();
       })
       .catch(next);
@@ -91,7 +107,11 @@ export function partnerSessionMiddleware(deps: { partners: PartnersService; cook
 export function partnerSameOrigin(publicBaseUrl: string): RequestHandler {
   const publicOrigin = new URL(publicBaseUrl).origin;
   return (req, _res, next) => {
-    next(SAFE_METHODS.has(req.method) || sameOrigin(req.headers, publicOrigin) ? undefined : new ForbiddenError('Cross-site request refused: the partner portal only works from its own pages'));
+    next(
+      SAFE_METHODS.has(req.method) || sameOrigin(req.headers, publicOrigin)
+        ? undefined
+        : new ForbiddenError('Cross-site request refused: the partner portal only works from its own pages'),
+    );
   };
 }
 

@@ -16,7 +16,9 @@ export function maskCustomer(organizationId: string, customerId: string): string
   const prefix = /^[A-Za-z]{2,8}_/.exec(customerId)?.[0] ?? '';
   const rest = customerId.slice(prefix.length);
   const revealable = rest.length >= 12 && /^[A-Za-z0-9]+$/.test(rest);
-  const tail = revealable ? rest.slice(-4) : createHash('sha256').update(`${organizationId}:${customerId}`).digest('hex').slice(-4);
+  const tail = revealable
+    ? rest.slice(-4)
+    : createHash('sha256').update(`${organizationId}:${customerId}`).digest('hex').slice(-4);
   return `${prefix || 'customer '}…${tail}`;
 }
 
@@ -48,13 +50,17 @@ export function linkOnSite(websiteUrl: string, page: string, slug: string): stri
 }
 
 /** The partner's referral link: the program's website with `ref=<slug>`; null when the merchant set no website. */
-export const referralLink = (websiteUrl: string | null, slug: string): string | null => (websiteUrl ? withRef(websiteUrl, slug) : null);
+export const referralLink = (websiteUrl: string | null, slug: string): string | null =>
+  websiteUrl ? withRef(websiteUrl, slug) : null;
 
 /**
  * The referral link as an e-mail says it. Without a website there is no whole link to give: what
  * works is `?ref=<slug>` added to any link to the merchant's site (the snippet reads it on any page).
  */
-export function referralLinkText(program: { website_url: string | null; organization_name: string }, slug: string): string {
+export function referralLinkText(
+  program: { website_url: string | null; organization_name: string },
+  slug: string,
+): string {
   const link = referralLink(program.website_url, slug);
   return link
     ? `Your referral link: ${link}`
@@ -83,28 +89,41 @@ export interface NextPayout {
  * brings a balance below zero after a refund above it), or, with nothing approved or pending
  * (everything paid, or only entries under review), nothing owed.
  */
-export function nextPayout(approved: Decimal, minimum: Decimal, pending: { amount: Decimal; approves_at: Date }[]): NextPayout {
+export function nextPayout(
+  approved: Decimal,
+  minimum: Decimal,
+  pending: { amount: Decimal; approves_at: Date }[],
+): NextPayout {
   const reaches = (balance: Decimal) => balance.gte(minimum) && balance.gt(0);
   if (reaches(approved)) return { state: 'due', eligible: true, eligible_from: null, shortfall: new Decimal(0) };
   let balance = approved;
   for (const entry of pending) {
     balance = balance.plus(entry.amount);
-    if (reaches(balance)) return { state: 'scheduled', eligible: false, eligible_from: entry.approves_at, shortfall: new Decimal(0) };
+    if (reaches(balance))
+      return { state: 'scheduled', eligible: false, eligible_from: entry.approves_at, shortfall: new Decimal(0) };
   }
   // Nothing approved or pending (everything paid, or only entries under review): nothing is owed, and
   // no amount is asked for beyond the minimum itself.
-  if (balance.isZero()) return { state: 'nothing_owed', eligible: false, eligible_from: null, shortfall: Decimal.max(minimum, 0) };
+  if (balance.isZero())
+    return { state: 'nothing_owed', eligible: false, eligible_from: null, shortfall: Decimal.max(minimum, 0) };
   // Short of the minimum, or below zero after a refund of paid commissions: what brings the balance
   // to the minimum and above zero.
-  return { state: 'short', eligible: false, eligible_from: null, shortfall: Decimal.max(minimum, new Decimal('0.01')).minus(balance) };
+  return {
+    state: 'short',
+    eligible: false,
+    eligible_from: null,
+    shortfall: Decimal.max(minimum, new Decimal('0.01')).minus(balance),
+  };
 }
 
 /** The starts of every period of `interval` (UTC; weeks from Monday) that overlaps [from, to). */
 export function periodStarts(from: Date, to: Date, interval: 'day' | 'week' | 'month'): Date[] {
-  const start = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), interval === 'month' ? 1 : from.getUTCDate()));
+  const start = new Date(
+    Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), interval === 'month' ? 1 : from.getUTCDate()),
+  );
   if (interval === 'week') start.setUTCDate(start.getUTCDate() - ((start.getUTCDay() + 6) % 7));
   const out: Date[] = [];
-  for (let at = start; at < to; ) {
+  for (let at = start; at < to;) {
     out.push(at);
     at = new Date(at);
     if (interval === 'month') at.setUTCMonth(at.getUTCMonth() + 1);

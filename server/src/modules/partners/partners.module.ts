@@ -11,10 +11,15 @@ import { s, type EndpointOptions } from '../../http/router-types.js';
 import type { AffiliatesService } from '../affiliates/affiliates.service.js';
 import type { OrganizationMailer } from '../test-emails/test-emails.js';
 import type { PartnerPayouts } from '../payout-settings/partner-payouts.module.js';
-import { PARTNER_API, PartnerCookie, partnerSameOrigin, partnerSessionMiddleware, requirePartner } from './partner-session.js';
+import {
+  PARTNER_API,
+  PartnerCookie,
+  partnerSameOrigin,
+  partnerSessionMiddleware,
+  requirePartner,
+} from './partner-session.js';
 import { PartnersRepository } from './partners.repository.js';
 import { normalizeEmail, PartnersService, SIGN_IN_LINK_MINUTES } from './partners.service.js';
-
 
 export interface PartnerLimiters {
   /** Per client address: applying, asking for a sign-in link, signing in (SIGN_IN_RATE_LIMIT_*). */
@@ -38,13 +43,27 @@ export class Partners {
   constructor(
     orm: MikroORM,
     /** publicBaseUrl: PUBLIC_BASE_URL, the base of the sign-in links e-mailed (never the request's Host). */
-    private readonly deps: { affiliates: AffiliatesService; partnerPayouts: Pick<PartnerPayouts, 'taxForms' | 'payoutSettings'>; mailer: OrganizationMailer; logger: Logger; publicBaseUrl: string },
+    private readonly deps: {
+      affiliates: AffiliatesService;
+      partnerPayouts: Pick<PartnerPayouts, 'taxForms' | 'payoutSettings'>;
+      mailer: OrganizationMailer;
+      logger: Logger;
+      publicBaseUrl: string;
+    },
   ) {
     this.service = new PartnersService(new PartnersRepository(orm), deps.affiliates, deps.mailer, deps.logger);
-    this.service.payoutHolds = (partner) => deps.partnerPayouts.taxForms.holdsByProgram(partner.organizationId, partner.email);
+    this.service.payoutHolds = (partner) =>
+      deps.partnerPayouts.taxForms.holdsByProgram(partner.organizationId, partner.email);
     this.cookie = new PartnerCookie(deps.publicBaseUrl);
     deps.affiliates.statusListeners.push((change) =>
-      this.service.applicationDecided(change).catch((err: unknown) => deps.logger.error({ err, affiliate_id: change.affiliate.id }, 'could not tell the partner of the decision on their application')),
+      this.service
+        .applicationDecided(change)
+        .catch((err: unknown) =>
+          deps.logger.error(
+            { err, affiliate_id: change.affiliate.id },
+            'could not tell the partner of the decision on their application',
+          ),
+        ),
     );
   }
 
@@ -54,11 +73,26 @@ export class Partners {
     const protectedPaths = new Set(Object.values(contract.partner).map((route) => route.path));
     return {
       fromHeaders: [
-        { name: 'partner session', paths: [PARTNER_API], express: partnerSessionMiddleware({ partners: this.service, cookie: this.cookie, protectedPaths }) },
-        { ...rateLimitStage(limiters.signIn, { scope: 'partner-sign-in', paths: [routes.apply.path, routes.requestSignInLink.path, routes.signIn.path] }), methods: ['POST'] },
-        { ...rateLimitStage(limiters.slugChecks, { scope: 'partner-slug', paths: [routes.slugAvailability.path] }), methods: ['GET', 'HEAD'] },
+        {
+          name: 'partner session',
+          paths: [PARTNER_API],
+          express: partnerSessionMiddleware({ partners: this.service, cookie: this.cookie, protectedPaths }),
+        },
+        {
+          ...rateLimitStage(limiters.signIn, {
+            scope: 'partner-sign-in',
+            paths: [routes.apply.path, routes.requestSignInLink.path, routes.signIn.path],
+          }),
+          methods: ['POST'],
+        },
+        {
+          ...rateLimitStage(limiters.slugChecks, { scope: 'partner-slug', paths: [routes.slugAvailability.path] }),
+          methods: ['GET', 'HEAD'],
+        },
       ],
-      afterBody: [{ name: 'partner same origin', paths: [PARTNER_API], express: partnerSameOrigin(this.deps.publicBaseUrl) }],
+      afterBody: [
+        { name: 'partner same origin', paths: [PARTNER_API], express: partnerSameOrigin(this.deps.publicBaseUrl) },
+      ],
     };
   }
 
@@ -78,14 +112,33 @@ export class Partners {
     createExpressEndpoints(
       routes,
       s.router(routes, {
-        joinPage: async ({ params }) => ({ status: 200, body: { success: true, data: await this.service.joinPage(params.organizationId, params.programId) } }),
+        joinPage: async ({ params }) => ({
+          status: 200,
+          body: { success: true, data: await this.service.joinPage(params.organizationId, params.programId) },
+        }),
         slugAvailability: async ({ params }) => ({
           status: 200,
-          body: { success: true, data: { slug: params.slug, available: await this.service.slugAvailable(params.organizationId, params.slug) } },
+          body: {
+            success: true,
+            data: {
+              slug: params.slug,
+              available: await this.service.slugAvailable(params.organizationId, params.slug),
+            },
+          },
         }),
         apply: async ({ params, body }) => ({
           status: 201,
-          body: { success: true, data: { application: await this.service.apply(params.organizationId, params.programId, body, this.deps.publicBaseUrl) } },
+          body: {
+            success: true,
+            data: {
+              application: await this.service.apply(
+                params.organizationId,
+                params.programId,
+                body,
+                this.deps.publicBaseUrl,
+              ),
+            },
+          },
         }),
         requestSignInLink: async ({ params, body }) => {
           await perEmail(params.organizationId, body.email);
@@ -93,11 +146,20 @@ export class Partners {
           return { status: 202, body: { success: true, data: { expires_in_seconds: SIGN_IN_LINK_MINUTES * 60 } } };
         },
         signIn: async ({ req, res, body }) => {
-          const { token, session } = await this.service.signIn(body.organization_id, body.token, { ip: req.ip ? clientAddressKey(req.ip) : null, userAgent: req.get('user-agent') ?? null });
+          const { token, session } = await this.service.signIn(body.organization_id, body.token, {
+            ip: req.ip ? clientAddressKey(req.ip) : null,
+            userAgent: req.get('user-agent') ?? null,
+          });
           this.cookie.set(res, session, token);
           return { status: 200, body: { success: true, data: { partner: await this.service.me(session) } } };
         },
-        session: async ({ req }) => ({ status: 200, body: { success: true, data: { partner: req.partner ? await this.service.partnerOrNull(req.partner) : null } } }),
+        session: async ({ req }) => ({
+          status: 200,
+          body: {
+            success: true,
+            data: { partner: req.partner ? await this.service.partnerOrNull(req.partner) : null },
+          },
+        }),
         signOut: async ({ req, res }) => {
           if (req.partner) await this.service.signOut(req.partner);
           this.cookie.clear(res);
@@ -111,32 +173,96 @@ export class Partners {
     createExpressEndpoints(
       contract.partner,
       s.router(contract.partner, {
-        me: async ({ req }) => ({ status: 200, body: { success: true, data: { partner: await this.service.me(requirePartner(req)) } } }),
-        updateMe: async ({ req, body }) => ({ status: 200, body: { success: true, data: { partner: await this.service.setPayoutEmail(requirePartner(req), body.payout_email) } } }),
-        link: async ({ req, query }) => ({ status: 200, body: { success: true, data: { url: await this.service.link(requirePartner(req), query.program_id, query.url) } } }),
-        stats: async ({ req, query }) => ({ status: 200, body: { success: true, data: await this.service.stats(requirePartner(req), query) } }),
-        customers: async ({ req, query }) => ({ status: 200, body: { success: true, data: await this.service.customers(requirePartner(req), query) } }),
-        commissions: async ({ req, query }) => ({ status: 200, body: { success: true, data: await this.service.commissions(requirePartner(req), query) } }),
-        payouts: async ({ req, query }) => ({ status: 200, body: { success: true, data: await this.service.payouts(requirePartner(req), query) } }),
+        me: async ({ req }) => ({
+          status: 200,
+          body: { success: true, data: { partner: await this.service.me(requirePartner(req)) } },
+        }),
+        updateMe: async ({ req, body }) => ({
+          status: 200,
+          body: {
+            success: true,
+            data: { partner: await this.service.setPayoutEmail(requirePartner(req), body.payout_email) },
+          },
+        }),
+        link: async ({ req, query }) => ({
+          status: 200,
+          body: {
+            success: true,
+            data: { url: await this.service.link(requirePartner(req), query.program_id, query.url) },
+          },
+        }),
+        stats: async ({ req, query }) => ({
+          status: 200,
+          body: { success: true, data: await this.service.stats(requirePartner(req), query) },
+        }),
+        customers: async ({ req, query }) => ({
+          status: 200,
+          body: { success: true, data: await this.service.customers(requirePartner(req), query) },
+        }),
+        commissions: async ({ req, query }) => ({
+          status: 200,
+          body: { success: true, data: await this.service.commissions(requirePartner(req), query) },
+        }),
+        payouts: async ({ req, query }) => ({
+          status: 200,
+          body: { success: true, data: await this.service.payouts(requirePartner(req), query) },
+        }),
         taxForm: async ({ req }) => {
           const partner = requirePartner(req);
-          return { status: 200, body: { success: true, data: await this.deps.partnerPayouts.taxForms.partnerView(partner.organizationId, partner.email) } };
+          return {
+            status: 200,
+            body: {
+              success: true,
+              data: await this.deps.partnerPayouts.taxForms.partnerView(partner.organizationId, partner.email),
+            },
+          };
         },
         submitTaxForm: async ({ req, body }) => {
           const partner = requirePartner(req);
-          return { status: 201, body: { success: true, data: await this.deps.partnerPayouts.taxForms.submit(partner.organizationId, partner.email, body) } };
+          return {
+            status: 201,
+            body: {
+              success: true,
+              data: await this.deps.partnerPayouts.taxForms.submit(partner.organizationId, partner.email, body),
+            },
+          };
         },
         payoutSettings: async ({ req }) => {
           const partner = requirePartner(req);
-          return { status: 200, body: { success: true, data: await this.deps.partnerPayouts.payoutSettings.partnerSettings(partner.organizationId, partner.email) } };
+          return {
+            status: 200,
+            body: {
+              success: true,
+              data: await this.deps.partnerPayouts.payoutSettings.partnerSettings(
+                partner.organizationId,
+                partner.email,
+              ),
+            },
+          };
         },
         updatePayoutSettings: async ({ req, body }) => {
           const partner = requirePartner(req);
-          return { status: 200, body: { success: true, data: await this.deps.partnerPayouts.payoutSettings.setPartnerMethod(partner.organizationId, partner.email, body) } };
+          return {
+            status: 200,
+            body: {
+              success: true,
+              data: await this.deps.partnerPayouts.payoutSettings.setPartnerMethod(
+                partner.organizationId,
+                partner.email,
+                body,
+              ),
+            },
+          };
         },
         stripeOnboarding: async ({ req }) => {
           const partner = requirePartner(req);
-          return { status: 200, body: { success: true, data: await this.deps.partnerPayouts.payoutSettings.onboardPartner(partner.organizationId, partner.email) } };
+          return {
+            status: 200,
+            body: {
+              success: true,
+              data: await this.deps.partnerPayouts.payoutSettings.onboardPartner(partner.organizationId, partner.email),
+            },
+          };
         },
       }),
       app,
@@ -152,7 +278,13 @@ export class Partners {
         invite: async ({ req, params }) => {
           const organizationId = requireOrganization(req).id;
           const affiliate = await this.deps.affiliates.get(organizationId, params.id);
-          return { status: 202, body: { success: true, data: await this.service.invite(organizationId, affiliate, this.deps.publicBaseUrl) } };
+          return {
+            status: 202,
+            body: {
+              success: true,
+              data: await this.service.invite(organizationId, affiliate, this.deps.publicBaseUrl),
+            },
+          };
         },
       }),
       app,
@@ -168,7 +300,13 @@ export class Partners {
           const affiliate = await this.deps.affiliates.get(organization.id, params.id);
           // A live affiliate (live mode: a live key, a session without X-Mode: test) is a real partner: never signed in as.
           if (organization.livemode !== false) throw new ForbiddenError(PREVIEW_IS_FOR_TEST_PARTNERS);
-          return { status: 201, body: { success: true, data: await this.service.previewLink(organization.id, affiliate, this.deps.publicBaseUrl) } };
+          return {
+            status: 201,
+            body: {
+              success: true,
+              data: await this.service.previewLink(organization.id, affiliate, this.deps.publicBaseUrl),
+            },
+          };
         },
       }),
       app,

@@ -7,7 +7,6 @@ import { effectiveStatusSql } from '../commissions/commission-lifecycle.js';
 import { earnedSql } from '../commissions/earned.js';
 import { PeopleRepository } from '../people/people.repository.js';
 
-
 /** Whether the entry `k` is in a pending payout (a row of payout_items; a paid entry is `paid`). */
 const IN_PENDING_PAYOUT = `exists (select 1 from payout_items i where i.organization_id = k.organization_id and i.commission_id = k.id)`;
 
@@ -79,18 +78,32 @@ export class PartnersRepository {
 
   async program(organizationId: string, programId: string): Promise<ProgramRow | undefined> {
     if (!isUuid(organizationId) || !isUuid(programId)) return undefined;
-    return this.sql.one<ProgramRow>(`select ${PROGRAM_COLUMNS} from programs p join organizations o on o.id = p.organization_id where p.organization_id = ? and p.id = ?`, [
-      organizationId,
-      programId,
-    ]);
+    return this.sql.one<ProgramRow>(
+      `select ${PROGRAM_COLUMNS} from programs p join organizations o on o.id = p.organization_id where p.organization_id = ? and p.id = ?`,
+      [organizationId, programId],
+    );
   }
 
   async slugTaken(organizationId: string, slug: string): Promise<boolean> {
-    return (await this.sql.one('select 1 from affiliates where organization_id = ? and slug = ?', [organizationId, slug])) !== undefined;
+    return (
+      (await this.sql.one('select 1 from affiliates where organization_id = ? and slug = ?', [
+        organizationId,
+        slug,
+      ])) !== undefined
+    );
   }
 
   async memberships(partner: PartnerKey): Promise<MembershipRow[]> {
-    const rows = await this.sql.rows<ProgramRow & { affiliate_id: string; affiliate_status: MembershipRow['status']; slug: string; partner_name: string | null; payout_email: string | null; joined_at: Date }>(
+    const rows = await this.sql.rows<
+      ProgramRow & {
+        affiliate_id: string;
+        affiliate_status: MembershipRow['status'];
+        slug: string;
+        partner_name: string | null;
+        payout_email: string | null;
+        joined_at: Date;
+      }
+    >(
       `select a.id as affiliate_id, a.status as affiliate_status, a.slug, a.name as partner_name, a.payout_email, a.created_at as joined_at, ${PROGRAM_COLUMNS}
          from affiliates a join programs p on p.organization_id = a.organization_id and p.id = a.program_id join organizations o on o.id = a.organization_id
         where a.organization_id = ? and a.email = ? order by a.created_at, a.id`,
@@ -108,7 +121,11 @@ export class PartnersRepository {
   }
 
   async setPayoutEmail(partner: PartnerKey, payoutEmail: string): Promise<void> {
-    await this.sql.rows('update affiliates set payout_email = ? where organization_id = ? and email = ?', [payoutEmail, partner.organizationId, partner.email]);
+    await this.sql.rows('update affiliates set payout_email = ? where organization_id = ? and email = ?', [
+      payoutEmail,
+      partner.organizationId,
+      partner.email,
+    ]);
   }
 
   /** Runs fn in one transaction (a sign-in link and the e-mail queued with it: partners.service.ts). */
@@ -116,14 +133,14 @@ export class PartnersRepository {
     return this.sql.transaction(fn);
   }
 
-  async insertSignInLink(row: { id: string; organization_id: string; email: string; token_hash: string; expires_at: Date }, sql: Sql = this.sql): Promise<void> {
-    await sql.rows('insert into partner_sign_in_links (id, organization_id, email, token_hash, expires_at) values (?, ?, ?, ?, ?)', [
-      row.id,
-      row.organization_id,
-      row.email,
-      row.token_hash,
-      row.expires_at,
-    ]);
+  async insertSignInLink(
+    row: { id: string; organization_id: string; email: string; token_hash: string; expires_at: Date },
+    sql: Sql = this.sql,
+  ): Promise<void> {
+    await sql.rows(
+      'insert into partner_sign_in_links (id, organization_id, email, token_hash, expires_at) values (?, ?, ?, ?, ?)',
+      [row.id, row.organization_id, row.email, row.token_hash, row.expires_at],
+    );
   }
 
   /**
@@ -142,22 +159,26 @@ export class PartnersRepository {
         [organizationId, tokenHash],
       );
       if (!link) return undefined;
-      await sql.rows('insert into partner_sessions (id, organization_id, email, token_hash, expires_at, ip_address, user_agent) values (?, ?, ?, ?, ?, ?, ?)', [
-        session.id,
-        organizationId,
-        link.email,
-        session.token_hash,
-        session.expires_at,
-        session.ip_address,
-        session.user_agent,
-      ]);
+      await sql.rows(
+        'insert into partner_sessions (id, organization_id, email, token_hash, expires_at, ip_address, user_agent) values (?, ?, ?, ?, ?, ?, ?)',
+        [
+          session.id,
+          organizationId,
+          link.email,
+          session.token_hash,
+          session.expires_at,
+          session.ip_address,
+          session.user_agent,
+        ],
+      );
       // The self_referral fraud rule compares later clicks with the partner's own sign-in
       // (charges/fraud.ts); each membership's cached attribution rule is dropped on every instance.
       const memberships = await sql.rows<{ id: string }>(
         'update affiliates set portal_sign_in_ip = ?, portal_sign_in_user_agent = ? where organization_id = ? and lower(email) = lower(?) returning id',
         [session.ip_address, session.user_agent, organizationId, link.email],
       );
-      for (const { id } of memberships) await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate', id });
+      for (const { id } of memberships)
+        await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate', id });
       return link;
     });
   }
@@ -166,15 +187,16 @@ export class PartnersRepository {
     if (!isUuid(organizationId)) return undefined;
     return this.sql.one<SessionRow>(
       'select s.id, s.organization_id, s.email, s.expires_at, o.livemode from partner_sessions s join organizations o on o.id = s.organization_id where s.organization_id = ? and s.token_hash = ? and s.expires_at > now()',
-      [
-        organizationId,
-        tokenHash,
-      ],
+      [organizationId, tokenHash],
     );
   }
 
   async extendSession(organizationId: string, id: string, expiresAt: Date): Promise<void> {
-    await this.sql.rows('update partner_sessions set expires_at = ? where organization_id = ? and id = ?', [expiresAt, organizationId, id]);
+    await this.sql.rows('update partner_sessions set expires_at = ? where organization_id = ? and id = ?', [
+      expiresAt,
+      organizationId,
+      id,
+    ]);
   }
 
   async endSession(organizationId: string, id: string): Promise<void> {
@@ -183,12 +205,24 @@ export class PartnersRepository {
 
   /** An organization's links and sessions past their expiry are of no use: removed when it issues new ones (one shard on Citus). */
   async pruneExpired(organizationId: string): Promise<void> {
-    await this.sql.rows(`delete from partner_sign_in_links where organization_id = ? and expires_at < now() - interval '1 day'`, [organizationId]);
-    await this.sql.rows('delete from partner_sessions where organization_id = ? and expires_at < now()', [organizationId]);
+    await this.sql.rows(
+      `delete from partner_sign_in_links where organization_id = ? and expires_at < now() - interval '1 day'`,
+      [organizationId],
+    );
+    await this.sql.rows('delete from partner_sessions where organization_id = ? and expires_at < now()', [
+      organizationId,
+    ]);
   }
 
   customers(partner: PartnerKey, programId: string | null, after: CursorPosition | undefined, limit: number) {
-    return this.sql.rows<{ id: string; customer_id: string; program_id: string; status: string; created_at: Date; first_conversion_at: Date | null }>(
+    return this.sql.rows<{
+      id: string;
+      customer_id: string;
+      program_id: string;
+      status: string;
+      created_at: Date;
+      first_conversion_at: Date | null;
+    }>(
       `select c.id, c.customer_id, c.program_id, c.status, c.created_at, c.first_conversion_at from customers c
         where ${membershipFilter('c', 1)} and ($4::timestamptz is null or (c.created_at, c.id) < ($4::timestamptz, $5::uuid))
         order by c.created_at desc, c.id desc limit $6`,
@@ -197,7 +231,17 @@ export class PartnersRepository {
   }
 
   commissions(partner: PartnerKey, programId: string | null, after: CursorPosition | undefined, limit: number) {
-    return this.sql.rows<{ id: string; program_id: string; type: string; status: string; amount: string; currency: string; customer_id: string | null; approves_at: Date | null; created_at: Date }>(
+    return this.sql.rows<{
+      id: string;
+      program_id: string;
+      type: string;
+      status: string;
+      amount: string;
+      currency: string;
+      customer_id: string | null;
+      approves_at: Date | null;
+      created_at: Date;
+    }>(
       `select k.id, k.program_id, k.type, ${effectiveStatusSql('k')} as status, k.amount, k.currency, k.customer_id, k.approves_at, k.created_at from commissions k
         where ${membershipFilter('k', 1)} and ($4::timestamptz is null or (k.created_at, k.id) < ($4::timestamptz, $5::uuid))
         order by k.created_at desc, k.id desc limit $6`,
@@ -206,7 +250,18 @@ export class PartnersRepository {
   }
 
   payouts(partner: PartnerKey, programId: string | null, after: CursorPosition | undefined, limit: number) {
-    return this.sql.rows<{ id: string; program_id: string; amount: string; currency: string; status: string; failure_reason: string | null; retried_by_payout_id: string | null; commission_count: number; created_at: Date; paid_at: Date | null }>(
+    return this.sql.rows<{
+      id: string;
+      program_id: string;
+      amount: string;
+      currency: string;
+      status: string;
+      failure_reason: string | null;
+      retried_by_payout_id: string | null;
+      commission_count: number;
+      created_at: Date;
+      paid_at: Date | null;
+    }>(
       `select k.id, k.program_id, k.amount, k.currency, k.status, k.failure_reason, k.retried_by_payout_id, k.commission_count, k.created_at, k.paid_at from payouts k
         where ${membershipFilter('k', 1)} and ($4::timestamptz is null or (k.created_at, k.id) < ($4::timestamptz, $5::uuid))
         order by k.created_at desc, k.id desc limit $6`,
@@ -217,7 +272,15 @@ export class PartnersRepository {
   /** The partner's unpaid and paid totals per program and currency (in_payout: approved, in a pending payout), and their pending entries by approval date. */
   async balances(partner: PartnerKey, programId: string | null) {
     const params = [partner.organizationId, partner.email, programId];
-    const totals = await this.sql.rows<{ program_id: string; currency: string; pending: string; on_hold: string; approved: string; in_payout: string; paid: string }>(
+    const totals = await this.sql.rows<{
+      program_id: string;
+      currency: string;
+      pending: string;
+      on_hold: string;
+      approved: string;
+      in_payout: string;
+      paid: string;
+    }>(
       `select k.program_id, k.currency,
               coalesce(sum(k.amount) filter (where ${effectiveStatusSql('k')} = 'pending'), 0) as pending,
               coalesce(sum(k.amount) filter (where k.status = 'on_hold'), 0) as on_hold,
@@ -238,7 +301,13 @@ export class PartnersRepository {
   }
 
   /** Counts per period (date_trunc in UTC) of the partner's clicks, signups, conversions and earnings over [from, to). */
-  async activity(partner: PartnerKey, programId: string | null, from: Date, to: Date, interval: 'day' | 'week' | 'month') {
+  async activity(
+    partner: PartnerKey,
+    programId: string | null,
+    from: Date,
+    to: Date,
+    interval: 'day' | 'week' | 'month',
+  ) {
     const params = [partner.organizationId, partner.email, programId, from, to, interval];
     const period = (column: string) => `(date_trunc($6::text, ${column} at time zone 'UTC') at time zone 'UTC')`;
     const counts = (table: string, column: string) =>

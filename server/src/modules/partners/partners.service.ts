@@ -1,6 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { PartnerBalance, PartnerPoint, PartnerTotals } from '@affiliate-attribution/contract';
-import type { Application, JoinPage, Partner, PartnerCommission, PartnerCustomer, PartnerPayout, PartnerProgram } from '../../resources.js';
+import type {
+  Application,
+  JoinPage,
+  Partner,
+  PartnerCommission,
+  PartnerCustomer,
+  PartnerPayout,
+  PartnerProgram,
+} from '../../resources.js';
 import { Decimal } from 'decimal.js';
 import type { Logger } from 'pino';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../http/errors.js';
@@ -10,7 +18,15 @@ import type { AffiliateStatusChange, AffiliatesService } from '../affiliates/aff
 import type { Mail } from '../people/mailer.js';
 import type { OrganizationMailer } from '../test-emails/test-emails.js';
 import { linkOnSite, maskCustomer, nextPayout, periodStarts, referralLink } from './partner-views.js';
-import { applicationMail, approvedMail, declinedMail, INVITATION_LINK_DAYS, portalInvitationMail, SIGN_IN_LINK_MINUTES, signInLinkMail } from './partner-mails.js';
+import {
+  applicationMail,
+  approvedMail,
+  declinedMail,
+  INVITATION_LINK_DAYS,
+  portalInvitationMail,
+  SIGN_IN_LINK_MINUTES,
+  signInLinkMail,
+} from './partner-mails.js';
 import type { MembershipRow, PartnerKey, PartnersRepository, ProgramRow } from './partners.repository.js';
 import { newRowId } from '../../db/row-ids.js';
 
@@ -72,11 +88,15 @@ export class PartnersService {
   async joinPage(organizationId: string, programId: string): Promise<JoinPage> {
     const program = await this.partners.program(organizationId, programId);
     if (!program) throw new NotFoundError('Program not found');
-    return { organization: { id: program.organization_id, name: program.organization_name }, program: toProgram(program) };
+    return {
+      organization: { id: program.organization_id, name: program.organization_name },
+      program: toProgram(program),
+    };
   }
 
   async slugAvailable(organizationId: string, slug: string): Promise<boolean> {
-    if ((await this.partners.organizationName(organizationId)) === undefined) throw new NotFoundError('Organization not found');
+    if ((await this.partners.organizationName(organizationId)) === undefined)
+      throw new NotFoundError('Organization not found');
     return !(await this.partners.slugTaken(organizationId, slug));
   }
 
@@ -96,7 +116,8 @@ export class PartnersService {
     if (program.signup === 'closed') throw new ForbiddenError('This program takes no applications');
     // Terms are accepted only where there are some: a program without terms asks for no checkbox.
     const hasTerms = program.terms !== null && program.terms.trim() !== '';
-    if (hasTerms && input.accept_terms !== true) throw new BadRequestError("accept_terms: You must accept the program's terms");
+    if (hasTerms && input.accept_terms !== true)
+      throw new BadRequestError("accept_terms: You must accept the program's terms");
     const email = normalizeEmail(input.email);
     const { affiliate, deduped } = await this.affiliates.create(organizationId, {
       email,
@@ -111,9 +132,16 @@ export class PartnersService {
     // links, no one learns who is a partner): the status a new application gets, the slug asked
     // for. A slug someone holds is refused as for a new application; the partner who already is
     // one hears of it by e-mail, with a sign-in link, and no second membership is made.
-    if (deduped && (await this.partners.slugTaken(organizationId, input.slug))) throw new ConflictError(`slug: "${input.slug}" is already taken`);
-    const outcome = deduped ? ({ kind: 'already' } as const) : affiliate.status === 'active' ? ({ kind: 'active', slug: affiliate.slug } as const) : ({ kind: 'pending' } as const);
-    await this.mailLink({ organizationId, email }, SIGN_IN_LINK_MINUTES * 60_000, baseUrl, (url) => applicationMail(email, program, outcome, { url, signInPage: `${baseUrl}/portal/${organizationId}/sign-in` }));
+    if (deduped && (await this.partners.slugTaken(organizationId, input.slug)))
+      throw new ConflictError(`slug: "${input.slug}" is already taken`);
+    const outcome = deduped
+      ? ({ kind: 'already' } as const)
+      : affiliate.status === 'active'
+        ? ({ kind: 'active', slug: affiliate.slug } as const)
+        : ({ kind: 'pending' } as const);
+    await this.mailLink({ organizationId, email }, SIGN_IN_LINK_MINUTES * 60_000, baseUrl, (url) =>
+      applicationMail(email, program, outcome, { url, signInPage: `${baseUrl}/portal/${organizationId}/sign-in` }),
+    );
     return { program_id: programId, email, slug: input.slug, status: program.signup === 'open' ? 'active' : 'pending' };
   }
 
@@ -128,15 +156,28 @@ export class PartnersService {
     const partner = { organizationId, email: normalizeEmail(rawEmail) };
     if ((await this.partners.memberships(partner)).length === 0) return;
     // The link and its queued e-mail, in one transaction; the mail server is never waited for.
-    await this.mailLink(partner, SIGN_IN_LINK_MINUTES * 60_000, baseUrl, (url) => signInLinkMail(partner.email, organizationName, url));
+    await this.mailLink(partner, SIGN_IN_LINK_MINUTES * 60_000, baseUrl, (url) =>
+      signInLinkMail(partner.email, organizationName, url),
+    );
   }
 
   /** The merchant invites one of its affiliates to the portal: a sign-in link valid 7 days, by e-mail only. */
-  async invite(organizationId: string, affiliate: { email: string; program_id: string }, baseUrl: string): Promise<{ email: string; expires_at: string }> {
+  async invite(
+    organizationId: string,
+    affiliate: { email: string; program_id: string },
+    baseUrl: string,
+  ): Promise<{ email: string; expires_at: string }> {
     const program = await this.partners.program(organizationId, affiliate.program_id);
     if (!program) throw new NotFoundError('Program not found');
-    const { expiresAt } = await this.mailLink({ organizationId, email: affiliate.email }, INVITATION_LINK_DAYS * DAY_MS, baseUrl, (url) =>
-      portalInvitationMail(affiliate.email, program, { url, signInPage: `${baseUrl}/portal/${organizationId}/sign-in` }),
+    const { expiresAt } = await this.mailLink(
+      { organizationId, email: affiliate.email },
+      INVITATION_LINK_DAYS * DAY_MS,
+      baseUrl,
+      (url) =>
+        portalInvitationMail(affiliate.email, program, {
+          url,
+          signInPage: `${baseUrl}/portal/${organizationId}/sign-in`,
+        }),
     );
     return { email: affiliate.email, expires_at: iso(expiresAt) };
   }
@@ -152,7 +193,12 @@ export class PartnersService {
     if (!program) return;
     const to = change.affiliate.email;
     if (change.affiliate.status === 'active') {
-      await this.mailLink({ organizationId: change.organizationId, email: to }, INVITATION_LINK_DAYS * DAY_MS, change.baseUrl, (url) => approvedMail(to, program, change.affiliate.slug, url));
+      await this.mailLink(
+        { organizationId: change.organizationId, email: to },
+        INVITATION_LINK_DAYS * DAY_MS,
+        change.baseUrl,
+        (url) => approvedMail(to, program, change.affiliate.slug, url),
+      );
     } else {
       await this.mailer.send(change.organizationId, declinedMail(to, program));
     }
@@ -163,8 +209,17 @@ export class PartnersService {
    * sign-in link as every other (once, stored hashed), for 5 minutes, on the portal's preview page,
    * which signs in without the click an e-mailed link asks for (this one is never in a mailbox).
    */
-  async previewLink(organizationId: string, affiliate: { email: string }, baseUrl: string): Promise<{ url: string; expires_at: string }> {
-    const { url, expiresAt } = await this.createLink({ organizationId, email: affiliate.email }, PREVIEW_LINK_MINUTES * 60_000, baseUrl, 'preview');
+  async previewLink(
+    organizationId: string,
+    affiliate: { email: string },
+    baseUrl: string,
+  ): Promise<{ url: string; expires_at: string }> {
+    const { url, expiresAt } = await this.createLink(
+      { organizationId, email: affiliate.email },
+      PREVIEW_LINK_MINUTES * 60_000,
+      baseUrl,
+      'preview',
+    );
     return { url, expires_at: iso(expiresAt) };
   }
 
@@ -185,33 +240,74 @@ export class PartnersService {
     const url = `${baseUrl}/portal/${partner.organizationId}/${page}?token=${token}`;
     if (mail) await this.mailer.ready?.();
     await this.partners.transaction(async (sql) => {
-      await this.partners.insertSignInLink({ id: newRowId(), organization_id: partner.organizationId, email: partner.email, token_hash: hashToken(token), expires_at: expiresAt }, sql);
+      await this.partners.insertSignInLink(
+        {
+          id: newRowId(),
+          organization_id: partner.organizationId,
+          email: partner.email,
+          token_hash: hashToken(token),
+          expires_at: expiresAt,
+        },
+        sql,
+      );
       if (mail) await this.mailer.send(partner.organizationId, mail(url), { transaction: sql });
     });
     if (mail) this.mailer.wake?.();
-    this.partners.pruneExpired(partner.organizationId).catch((err: unknown) => this.logger.warn({ err }, 'could not prune expired partner sign-in links and sessions'));
+    this.partners
+      .pruneExpired(partner.organizationId)
+      .catch((err: unknown) => this.logger.warn({ err }, 'could not prune expired partner sign-in links and sessions'));
     return { url, expiresAt };
   }
 
   /** A sign-in link e-mailed by `mail` (createLink). */
-  private mailLink(partner: PartnerKey, validMs: number, baseUrl: string, mail: (url: string) => Mail): Promise<{ url: string; expiresAt: Date }> {
+  private mailLink(
+    partner: PartnerKey,
+    validMs: number,
+    baseUrl: string,
+    mail: (url: string) => Mail,
+  ): Promise<{ url: string; expiresAt: Date }> {
     return this.createLink(partner, validMs, baseUrl, 'sign-in/link', mail);
   }
 
   /** A link's token for a new session (its own token, stored hashed): once, before the link expires. */
-  async signIn(organizationId: string, token: string, client: { ip: string | null; userAgent: string | null }): Promise<{ token: string; session: PartnerSession }> {
+  async signIn(
+    organizationId: string,
+    token: string,
+    client: { ip: string | null; userAgent: string | null },
+  ): Promise<{ token: string; session: PartnerSession }> {
     const sessionToken = newToken();
-    const session = { id: newRowId(), token_hash: hashToken(sessionToken), expires_at: new Date(Date.now() + PARTNER_SESSION_DAYS * DAY_MS), ip_address: client.ip, user_agent: client.userAgent?.slice(0, 500) ?? null };
+    const session = {
+      id: newRowId(),
+      token_hash: hashToken(sessionToken),
+      expires_at: new Date(Date.now() + PARTNER_SESSION_DAYS * DAY_MS),
+      ip_address: client.ip,
+      user_agent: client.userAgent?.slice(0, 500) ?? null,
+    };
     const link = await this.partners.consumeSignInLink(organizationId, hashToken(token), session);
-    if (!link) throw new UnauthorizedError('This sign-in link is not valid: it was used, has expired, or never existed. Ask for a new one.');
-    return { token: sessionToken, session: { organizationId, email: link.email, sessionId: session.id, expiresAt: session.expires_at } };
+    if (!link)
+      throw new UnauthorizedError(
+        'This sign-in link is not valid: it was used, has expired, or never existed. Ask for a new one.',
+      );
+    return {
+      token: sessionToken,
+      session: { organizationId, email: link.email, sessionId: session.id, expiresAt: session.expires_at },
+    };
   }
 
   /** The session behind a cookie's token, renewed for another 7 days once a day while it is used. */
-  async session(organizationId: string, token: string): Promise<{ session: PartnerSession; renewed: boolean } | undefined> {
+  async session(
+    organizationId: string,
+    token: string,
+  ): Promise<{ session: PartnerSession; renewed: boolean } | undefined> {
     const row = await this.partners.session(organizationId, hashToken(token));
     if (!row) return undefined;
-    const session = { organizationId: row.organization_id, email: row.email, sessionId: row.id, expiresAt: row.expires_at, livemode: row.livemode };
+    const session = {
+      organizationId: row.organization_id,
+      email: row.email,
+      sessionId: row.id,
+      expiresAt: row.expires_at,
+      livemode: row.livemode,
+    };
     if (row.expires_at.getTime() - Date.now() > (PARTNER_SESSION_DAYS - 1) * DAY_MS) return { session, renewed: false };
     session.expiresAt = new Date(Date.now() + PARTNER_SESSION_DAYS * DAY_MS);
     await this.partners.extendSession(row.organization_id, row.id, session.expiresAt);
@@ -276,9 +372,17 @@ export class PartnersService {
     return link;
   }
 
-  async customers(partner: PartnerKey, query: { program_id?: string; limit?: number; cursor?: string }): Promise<{ customers: PartnerCustomer[]; next_cursor: string | null }> {
+  async customers(
+    partner: PartnerKey,
+    query: { program_id?: string; limit?: number; cursor?: string },
+  ): Promise<{ customers: PartnerCustomer[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
-    const rows = await this.partners.customers(partner, await this.programFilter(partner, query.program_id), decodeCursor(query.cursor), limit + 1);
+    const rows = await this.partners.customers(
+      partner,
+      await this.programFilter(partner, query.program_id),
+      decodeCursor(query.cursor),
+      limit + 1,
+    );
     const page = pageOf(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
     return {
       customers: page.items.map((r) => ({
@@ -292,9 +396,17 @@ export class PartnersService {
     };
   }
 
-  async commissions(partner: PartnerKey, query: { program_id?: string; limit?: number; cursor?: string }): Promise<{ commissions: PartnerCommission[]; next_cursor: string | null }> {
+  async commissions(
+    partner: PartnerKey,
+    query: { program_id?: string; limit?: number; cursor?: string },
+  ): Promise<{ commissions: PartnerCommission[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
-    const rows = await this.partners.commissions(partner, await this.programFilter(partner, query.program_id), decodeCursor(query.cursor), limit + 1);
+    const rows = await this.partners.commissions(
+      partner,
+      await this.programFilter(partner, query.program_id),
+      decodeCursor(query.cursor),
+      limit + 1,
+    );
     const page = pageOf(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
     return {
       commissions: page.items.map((r) => ({
@@ -349,7 +461,9 @@ export class PartnersService {
       const next = nextPayout(
         new Decimal(t.approved),
         minimum,
-        pending.filter((p) => p.program_id === t.program_id && p.currency === t.currency).map((p) => ({ amount: new Decimal(p.amount), approves_at: p.approves_at })),
+        pending
+          .filter((p) => p.program_id === t.program_id && p.currency === t.currency)
+          .map((p) => ({ amount: new Decimal(p.amount), approves_at: p.approves_at })),
       );
       return {
         program_id: t.program_id,
@@ -360,7 +474,12 @@ export class PartnersService {
         in_payout: decimalToNumber(t.in_payout),
         paid: decimalToNumber(t.paid),
         minimum_payout: minimum.toNumber(),
-        next_payout: { state: next.state, eligible: next.eligible, eligible_from: isoOrNull(next.eligible_from), shortfall: next.shortfall.toNumber() },
+        next_payout: {
+          state: next.state,
+          eligible: next.eligible,
+          eligible_from: isoOrNull(next.eligible_from),
+          shortfall: next.shortfall.toNumber(),
+        },
         payout_hold: holds.get(t.program_id) ?? null,
       };
     });
@@ -373,28 +492,50 @@ export class PartnersService {
     const from = new Date(query.from);
     const to = new Date(query.to);
     if (!(to > from)) throw new BadRequestError('to: Must be after from');
-    if (to.getTime() - from.getTime() > MAX_STATS_DAYS * DAY_MS) throw new BadRequestError(`to: At most ${MAX_STATS_DAYS} days after from`);
+    if (to.getTime() - from.getTime() > MAX_STATS_DAYS * DAY_MS)
+      throw new BadRequestError(`to: At most ${MAX_STATS_DAYS} days after from`);
     const interval = query.interval ?? 'day';
-    const activity = await this.partners.activity(partner, await this.programFilter(partner, query.program_id), from, to, interval);
-    const points = new Map<number, PartnerPoint>(periodStarts(from, to, interval).map((at) => [at.getTime(), { period: iso(at), clicks: 0, signups: 0, conversions: 0, earnings: [] }]));
+    const activity = await this.partners.activity(
+      partner,
+      await this.programFilter(partner, query.program_id),
+      from,
+      to,
+      interval,
+    );
+    const points = new Map<number, PartnerPoint>(
+      periodStarts(from, to, interval).map((at) => [
+        at.getTime(),
+        { period: iso(at), clicks: 0, signups: 0, conversions: 0, earnings: [] },
+      ]),
+    );
     const at = (d: Date) => points.get(new Date(d).getTime());
     for (const r of activity.clicks) at(r.period)!.clicks = Number(r.n);
     for (const r of activity.signups) at(r.period)!.signups = Number(r.n);
     for (const r of activity.conversions) at(r.period)!.conversions = Number(r.n);
     const earned = new Map<string, Decimal>();
     const onHold = new Map<string, Decimal>();
-    const add = (into: Map<string, Decimal>, currency: string, amount: string) => into.set(currency, (into.get(currency) ?? new Decimal(0)).plus(amount));
+    const add = (into: Map<string, Decimal>, currency: string, amount: string) =>
+      into.set(currency, (into.get(currency) ?? new Decimal(0)).plus(amount));
     for (const r of activity.earnings) {
       at(r.period)!.earnings.push({ currency: r.currency, amount: decimalToNumber(r.earned) });
       add(earned, r.currency, r.earned);
       if (!new Decimal(r.on_hold).isZero()) add(onHold, r.currency, r.on_hold);
     }
-    const amounts = (m: Map<string, Decimal>) => [...m].sort(([a], [b]) => a.localeCompare(b)).map(([currency, amount]) => ({ currency, amount: amount.toNumber() }));
+    const amounts = (m: Map<string, Decimal>) =>
+      [...m]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([currency, amount]) => ({ currency, amount: amount.toNumber() }));
     const count = (rows: { n: string }[]) => rows.reduce((n, r) => n + Number(r.n), 0);
     return {
       interval,
       points: [...points.values()],
-      totals: { clicks: count(activity.clicks), signups: count(activity.signups), conversions: count(activity.conversions), earned: amounts(earned), on_hold: amounts(onHold) },
+      totals: {
+        clicks: count(activity.clicks),
+        signups: count(activity.signups),
+        conversions: count(activity.conversions),
+        earned: amounts(earned),
+        on_hold: amounts(onHold),
+      },
     };
   }
 }

@@ -29,14 +29,29 @@ export interface PartnerPayouts {
  */
 export function createPartnerPayouts(
   orm: MikroORM,
-  deps: { encryptionKey: string | undefined; integrations: StripePlatform['integrations']; publicBaseUrl: string; stripeSettings?: StripePlatform['settings'] },
+  deps: {
+    encryptionKey: string | undefined;
+    integrations: StripePlatform['integrations'];
+    publicBaseUrl: string;
+    stripeSettings?: StripePlatform['settings'];
+  },
 ): PartnerPayouts {
   const taxForms = new TaxFormsService(new TaxFormsRepository(orm), new SecretBox(deps.encryptionKey));
-  const payoutSettings = new PayoutSettingsService(new PayoutSettingsRepository(orm), { integrations: deps.integrations, settings: deps.stripeSettings }, deps.publicBaseUrl);
+  const payoutSettings = new PayoutSettingsService(
+    new PayoutSettingsRepository(orm),
+    { integrations: deps.integrations, settings: deps.stripeSettings },
+    deps.publicBaseUrl,
+  );
   return {
     taxForms,
     payoutSettings,
-    jsonBodyLimits: [{ method: contract.partner.submitTaxForm.method, path: contract.partner.submitTaxForm.path, bytes: TAX_FORM_BODY_LIMIT_BYTES }],
+    jsonBodyLimits: [
+      {
+        method: contract.partner.submitTaxForm.method,
+        path: contract.partner.submitTaxForm.path,
+        bytes: TAX_FORM_BODY_LIMIT_BYTES,
+      },
+    ],
     mountRoutes(app, options) {
       createExpressEndpoints(contract.taxForms, taxFormsRouter(taxForms), app, options);
       createExpressEndpoints(contract.taxFormReview, taxFormReviewRouter(taxForms), app, options);
@@ -44,4 +59,3 @@ export function createPartnerPayouts(
     },
   };
 }
-

@@ -37,7 +37,10 @@ export class PayoutSettingsRepository {
 
   /** The payout rails the merchant configured (integrations). */
   async rails(organizationId: string): Promise<string[]> {
-    const rows = await this.sql.rows<{ provider: string }>(`select provider from integrations where organization_id = ? and provider in ('paypal_payouts', 'stripe_connect', 'wise')`, [organizationId]);
+    const rows = await this.sql.rows<{ provider: string }>(
+      `select provider from integrations where organization_id = ? and provider in ('paypal_payouts', 'stripe_connect', 'wise')`,
+      [organizationId],
+    );
     return rows.map((r) => r.provider);
   }
 
@@ -62,7 +65,12 @@ export class PayoutSettingsRepository {
   }
 
   /** The partner's payout method (and e-mail, when given) on every membership of theirs. */
-  async setPartnerMethod(organizationId: string, email: string, method: PayoutMethod, payoutEmail: string | undefined): Promise<void> {
+  async setPartnerMethod(
+    organizationId: string,
+    email: string,
+    method: PayoutMethod,
+    payoutEmail: string | undefined,
+  ): Promise<void> {
     await this.sql.rows(
       `with changed as (update affiliates set payout_method = ?, payout_email = coalesce(?, payout_email) where organization_id = ? and email = ? returning *),
        ev as (${eventsOf('affiliate.updated', 'changed')}) select 1`,

@@ -5,5 +5,8 @@ import type { PayoutSettingsService } from './payout-settings.service.js';
 
 export const stripeOnboardingRouter = (settings: PayoutSettingsService) =>
   s.router(contract.stripeOnboarding, {
-    create: async ({ req, params }) => ({ status: 200, body: { success: true, data: await settings.onboardAffiliate(requireOrganization(req).id, params.id) } }),
+    create: async ({ req, params }) => ({
+      status: 200,
+      body: { success: true, data: await settings.onboardAffiliate(requireOrganization(req).id, params.id) },
+    }),
   });

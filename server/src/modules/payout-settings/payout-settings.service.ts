@@ -8,7 +8,11 @@ import type { PayoutMethod, PayoutSettingsRepository } from './payout-settings.r
 import { StripeConnectClient, StripeFailed } from './stripe-connect.js';
 
 /** The rail each payout method needs the merchant to have set up (`manual` needs none). */
-const RAIL_OF: Record<Exclude<PayoutMethod, 'manual'>, string> = { paypal: 'paypal_payouts', stripe: 'stripe_connect', wise: 'wise' };
+const RAIL_OF: Record<Exclude<PayoutMethod, 'manual'>, string> = {
+  paypal: 'paypal_payouts',
+  stripe: 'stripe_connect',
+  wise: 'wise',
+};
 
 /** Where the merchant's Stripe platform is reached, and with which key (p1's stripe_connect integration and STRIPE_API_BASE_URL). */
 export interface StripePlatform {
@@ -37,7 +41,13 @@ export class PayoutSettingsService {
   async onboardAffiliate(organizationId: string, id: string): Promise<StripeOnboardingLink> {
     const affiliate = await this.repository.ownedAffiliate(organizationId, id);
     const page = `${this.publicBaseUrl}/dashboard/affiliates/${affiliate.id}`;
-    return this.onboard(organizationId, affiliate.email, affiliate.stripe_account_id ?? null, page, 'No Stripe Connect integration: set up stripe_connect (PUT /api/integrations/stripe_connect) first');
+    return this.onboard(
+      organizationId,
+      affiliate.email,
+      affiliate.stripe_account_id ?? null,
+      page,
+      'No Stripe Connect integration: set up stripe_connect (PUT /api/integrations/stripe_connect) first',
+    );
   }
 
   /** POST /partner/api/stripe-onboarding: back to the portal. */
@@ -45,23 +55,45 @@ export class PayoutSettingsService {
     const rows = await this.repository.partnerRows(organizationId, email);
     if (rows.length === 0) throw new UnauthorizedError('No partner with this e-mail any more');
     const page = `${this.publicBaseUrl}/portal/${organizationId}`;
-    return this.onboard(organizationId, email, rows.find((r) => r.stripe_account_id)?.stripe_account_id ?? null, page, 'This merchant does not pay through Stripe');
+    return this.onboard(
+      organizationId,
+      email,
+      rows.find((r) => r.stripe_account_id)?.stripe_account_id ?? null,
+      page,
+      'This merchant does not pay through Stripe',
+    );
   }
 
-  private async onboard(organizationId: string, email: string, existing: string | null, page: string, notSetUp: string): Promise<StripeOnboardingLink> {
+  private async onboard(
+    organizationId: string,
+    email: string,
+    existing: string | null,
+    page: string,
+    notSetUp: string,
+  ): Promise<StripeOnboardingLink> {
     const credentials = await this.platform.integrations.railCredentials(organizationId, 'stripe_connect');
     if (!credentials) throw new ConflictError(notSetUp);
-    const client = new StripeConnectClient(this.settings().STRIPE_API_BASE_URL ?? PAYOUT_RAIL_HOSTS.stripe.live, credentials.secret_key);
+    const client = new StripeConnectClient(
+      this.settings().STRIPE_API_BASE_URL ?? PAYOUT_RAIL_HOSTS.stripe.live,
+      credentials.secret_key,
+    );
     try {
       let account = existing;
       if (!account) {
         // Derived from the person, so that concurrent or repeated first calls get one account from Stripe.
         const idempotencyKey = `svc-connect-account-${createHash('sha256').update(`${organizationId}:${email}`).digest('hex').slice(0, 40)}`;
-        const created = await client.createExpressAccount({ email, idempotencyKey, metadata: { organization_id: organizationId } });
+        const created = await client.createExpressAccount({
+          email,
+          idempotencyKey,
+          metadata: { organization_id: organizationId },
+        });
         account = await this.repository.storeStripeAccount(organizationId, email, created);
       }
       const separator = page.includes('?') ? '&' : '?';
-      const link = await client.createOnboardingLink(account, { refresh: `${page}${separator}stripe_onboarding=refresh`, return: `${page}${separator}stripe_onboarding=return` });
+      const link = await client.createOnboardingLink(account, {
+        refresh: `${page}${separator}stripe_onboarding=refresh`,
+        return: `${page}${separator}stripe_onboarding=return`,
+      });
       return { url: link.url, expires_at: iso(link.expires_at), stripe_account_id: account };
     } catch (err) {
       if (err instanceof StripeFailed) throw new HttpError(502, err.message);
@@ -70,9 +102,15 @@ export class PayoutSettingsService {
   }
 
   async partnerSettings(organizationId: string, email: string): Promise<PartnerPayoutSettings> {
-    const [rows, rails] = await Promise.all([this.repository.partnerRows(organizationId, email), this.repository.rails(organizationId)]);
+    const [rows, rails] = await Promise.all([
+      this.repository.partnerRows(organizationId, email),
+      this.repository.rails(organizationId),
+    ]);
     if (rows.length === 0) throw new UnauthorizedError('No partner with this e-mail any more');
-    const available: PayoutMethod[] = ['manual', ...(['paypal', 'wise', 'stripe'] as const).filter((m) => rails.includes(RAIL_OF[m]))];
+    const available: PayoutMethod[] = [
+      'manual',
+      ...(['paypal', 'wise', 'stripe'] as const).filter((m) => rails.includes(RAIL_OF[m])),
+    ];
     return {
       payout_method: rows[0].payout_method,
       payout_email: rows.find((r) => r.payout_email)?.payout_email ?? email,
@@ -81,13 +119,23 @@ export class PayoutSettingsService {
     };
   }
 
-  async setPartnerMethod(organizationId: string, email: string, input: { payout_method: PayoutMethod; payout_email?: string }): Promise<PartnerPayoutSettings> {
+  async setPartnerMethod(
+    organizationId: string,
+    email: string,
+    input: { payout_method: PayoutMethod; payout_email?: string },
+  ): Promise<PartnerPayoutSettings> {
     const current = await this.partnerSettings(organizationId, email);
     const method = input.payout_method;
-    if (!current.available_methods.includes(method)) throw new ConflictError(`payout_method: this merchant does not pay by ${method}`);
-    if (method === 'stripe' && !current.stripe_connected) throw new ConflictError('payout_method: connect with Stripe first');
+    if (!current.available_methods.includes(method))
+      throw new ConflictError(`payout_method: this merchant does not pay by ${method}`);
+    if (method === 'stripe' && !current.stripe_connected)
+      throw new ConflictError('payout_method: connect with Stripe first');
     const payoutEmail = input.payout_email?.trim().toLowerCase();
-    if ((method === 'paypal' || method === 'wise') && !payoutEmail && !(await this.repository.partnerRows(organizationId, email)).some((r) => r.payout_email)) {
+    if (
+      (method === 'paypal' || method === 'wise') &&
+      !payoutEmail &&
+      !(await this.repository.partnerRows(organizationId, email)).some((r) => r.payout_email)
+    ) {
       throw new BadRequestError(`payout_email: your ${method === 'paypal' ? 'PayPal' : 'Wise'} e-mail is required`);
     }
     await this.repository.setPartnerMethod(organizationId, email, method, payoutEmail);

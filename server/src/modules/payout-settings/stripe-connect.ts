@@ -32,17 +32,35 @@ export class StripeConnectClient {
   ) {}
 
   /** An Express connected account able to receive transfers; the same one again for the same key. */
-  async createExpressAccount(input: { email: string; idempotencyKey: string; metadata: Record<string, string> }): Promise<string> {
-    const fields: Record<string, string> = { type: 'express', email: input.email, 'capabilities[transfers][requested]': 'true' };
+  async createExpressAccount(input: {
+    email: string;
+    idempotencyKey: string;
+    metadata: Record<string, string>;
+  }): Promise<string> {
+    const fields: Record<string, string> = {
+      type: 'express',
+      email: input.email,
+      'capabilities[transfers][requested]': 'true',
+    };
     for (const [key, value] of Object.entries(input.metadata)) fields[`metadata[${key}]`] = value;
     const answer = await this.post('/v1/accounts', fields, { 'Idempotency-Key': input.idempotencyKey });
-    if (typeof answer?.id !== 'string' || !answer.id.startsWith('acct_')) throw new StripeFailed('Stripe answered no account id');
+    if (typeof answer?.id !== 'string' || !answer.id.startsWith('acct_'))
+      throw new StripeFailed('Stripe answered no account id');
     return answer.id;
   }
 
-  async createOnboardingLink(account: string, urls: { refresh: string; return: string }): Promise<{ url: string; expires_at: Date }> {
-    const answer = await this.post('/v1/account_links', { account, type: 'account_onboarding', refresh_url: urls.refresh, return_url: urls.return });
-    if (typeof answer?.url !== 'string' || typeof answer?.expires_at !== 'number') throw new StripeFailed('Stripe answered no account link');
+  async createOnboardingLink(
+    account: string,
+    urls: { refresh: string; return: string },
+  ): Promise<{ url: string; expires_at: Date }> {
+    const answer = await this.post('/v1/account_links', {
+      account,
+      type: 'account_onboarding',
+      refresh_url: urls.refresh,
+      return_url: urls.return,
+    });
+    if (typeof answer?.url !== 'string' || typeof answer?.expires_at !== 'number')
+      throw new StripeFailed('Stripe answered no account link');
     return { url: answer.url, expires_at: new Date(answer.expires_at * 1000) };
   }
 
@@ -53,14 +71,21 @@ export class StripeConnectClient {
     try {
       answer = await call(joinUrl(this.base, path), {
         method: 'POST',
-        headers: { authorization: `Bearer ${this.secretKey}`, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        headers: {
+          authorization: `Bearer ${this.secretKey}`,
+          'content-type': 'application/x-www-form-urlencoded',
+          ...headers,
+        },
         body: form(fields),
       });
     } catch (err) {
       if (err instanceof RailUnreachable) throw new StripeFailed(`Stripe did not answer (${err.message}); try again`);
       throw err;
     }
-    if (answer.status !== 200) throw new StripeFailed(`Stripe refused (${answer.status}): ${String(answer.body?.error?.message ?? answer.body?.error?.code ?? 'no message').slice(0, 300)}`);
+    if (answer.status !== 200)
+      throw new StripeFailed(
+        `Stripe refused (${answer.status}): ${String(answer.body?.error?.message ?? answer.body?.error?.code ?? 'no message').slice(0, 300)}`,
+      );
     return answer.body;
   }
 }

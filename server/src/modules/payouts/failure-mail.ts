@@ -14,7 +14,12 @@ const RAIL_NAMES: Record<string, string> = { paypal: 'PayPal', stripe: 'Stripe',
  * never sent (simulated payouts do not come here either). A mail
  * that cannot be sent is logged: the payout's state does not depend on it.
  */
-export function payoutFailureMail(affiliates: AffiliatesService, mailer: OrganizationMailer, logger: Logger, portalUrl: string) {
+export function payoutFailureMail(
+  affiliates: AffiliatesService,
+  mailer: OrganizationMailer,
+  logger: Logger,
+  portalUrl: string,
+) {
   return async (payout: PayoutRecord): Promise<void> => {
     try {
       const affiliate = await affiliates.get(payout.organization_id, payout.affiliate_id);

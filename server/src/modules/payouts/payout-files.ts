@@ -63,7 +63,9 @@ const paypalReference = (id: string) => id.replaceAll('-', '').slice(0, 30);
  */
 export function payoutFile(format: PayoutFileFormat, rows: readonly PayoutFileRow[]): string {
   if (rows.length > MAX_ROWS_PER_FILE[format]) {
-    throw new BadRequestError(`A ${format} file holds at most ${MAX_ROWS_PER_FILE[format]} payouts and ${rows.length} match: narrow the export with program_id or currency`);
+    throw new BadRequestError(
+      `A ${format} file holds at most ${MAX_ROWS_PER_FILE[format]} payouts and ${rows.length} match: narrow the export with program_id or currency`,
+    );
   }
   switch (format) {
     case 'csv':
@@ -82,14 +84,41 @@ export function payoutFile(format: PayoutFileFormat, rows: readonly PayoutFileRo
           created_at: r.created_at,
           paid_at: r.paid_at ?? '',
         })),
-        { header: true, columns: ['payout_id', 'affiliate_id', 'program_id', 'name', 'payout_email', 'amount', 'currency', 'commission_count', 'status', 'reference', 'created_at', 'paid_at'] },
+        {
+          header: true,
+          columns: [
+            'payout_id',
+            'affiliate_id',
+            'program_id',
+            'name',
+            'payout_email',
+            'amount',
+            'currency',
+            'commission_count',
+            'status',
+            'reference',
+            'created_at',
+            'paid_at',
+          ],
+        },
       );
     case 'paypal': {
       const currencies = new Set(rows.map((r) => r.currency));
       if (currencies.size > 1) {
-        throw new BadRequestError(`PayPal takes one currency per file and these payouts are in ${[...currencies].sort().join(', ')}: export each with currency=`);
+        throw new BadRequestError(
+          `PayPal takes one currency per file and these payouts are in ${[...currencies].sort().join(', ')}: export each with currency=`,
+        );
       }
-      return stringify(rows.map((r) => [recipientOf(r), majorUnits(r), r.currency, paypalReference(r.id), `Affiliate commissions, payout ${r.id}`, 'PAYPAL']));
+      return stringify(
+        rows.map((r) => [
+          recipientOf(r),
+          majorUnits(r),
+          r.currency,
+          paypalReference(r.id),
+          `Affiliate commissions, payout ${r.id}`,
+          'PAYPAL',
+        ]),
+      );
     }
     case 'wise':
       return stringify(
@@ -103,7 +132,19 @@ export function payoutFile(format: PayoutFileFormat, rows: readonly PayoutFileRo
           sourceCurrency: r.currency,
           targetCurrency: r.currency,
         })),
-        { header: true, columns: ['name', 'recipientEmail', 'paymentReference', 'receiverType', 'amountCurrency', 'amount', 'sourceCurrency', 'targetCurrency'] },
+        {
+          header: true,
+          columns: [
+            'name',
+            'recipientEmail',
+            'paymentReference',
+            'receiverType',
+            'amountCurrency',
+            'amount',
+            'sourceCurrency',
+            'targetCurrency',
+          ],
+        },
       );
   }
 }

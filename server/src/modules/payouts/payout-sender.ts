@@ -5,12 +5,27 @@ import { minorUnitDigits } from '../../attribution/money.js';
 import { PAYOUT_RAIL_HOSTS, payoutRailSettings, type PayoutRailSettings } from '../../config.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../http/errors.js';
 import type { IntegrationsService } from '../integrations/integrations.service.js';
-import { heldRefusal, type PayoutSendsRepository, type SendCandidate, type SendPlan } from './payout-sends.repository.js';
+import {
+  heldRefusal,
+  type PayoutSendsRepository,
+  type SendCandidate,
+  type SendPlan,
+} from './payout-sends.repository.js';
 import type { PayoutRecord, PayoutsRepository } from './payouts.repository.js';
 import { toPayoutDto } from './payouts.service.js';
 import { PayPalPayouts } from './rails/paypal.js';
 import { PayPalTokens } from './rails/paypal-tokens.js';
-import { RAIL_INTEGRATION, RailRefused, RailUnreachable, sendKeys, type RailBatch, type RailClient, type RailItem, type RailMethod, type RailState } from './rails/rail.js';
+import {
+  RAIL_INTEGRATION,
+  RailRefused,
+  RailUnreachable,
+  sendKeys,
+  type RailBatch,
+  type RailClient,
+  type RailItem,
+  type RailMethod,
+  type RailState,
+} from './rails/rail.js';
 import { StripeTransfers } from './rails/stripe.js';
 import { WiseTransfers } from './rails/wise.js';
 
@@ -26,7 +41,8 @@ const RAIL_FIELDS = {
 /** Why a payout cannot go by its affiliate's rail (no destination), or undefined. */
 function missingDestination(c: SendCandidate): string | undefined {
   const who = `affiliate ${c.affiliate_id}`;
-  if (c.payout_method === 'stripe' && !c.stripe_account_id) return `${who} has no stripe_account_id (Stripe Connect onboarding not finished)`;
+  if (c.payout_method === 'stripe' && !c.stripe_account_id)
+    return `${who} has no stripe_account_id (Stripe Connect onboarding not finished)`;
   if (c.payout_method === 'wise' && !c.name) return `${who} has no name, which Wise needs as the account holder's`;
   if (c.email.endsWith('.invalid') && !c.payout_email) return `${who} has no payout e-mail (erased)`;
   return undefined;
@@ -87,9 +103,15 @@ export class PayoutSender {
     private readonly settings: () => PayoutRailSettings = () => payoutRailSettings(),
   ) {}
 
-  async send(organizationId: string, scope: { payout_ids?: string[] | undefined; program_id?: string | undefined; currency?: string | undefined }): Promise<Payout[]> {
+  async send(
+    organizationId: string,
+    scope: { payout_ids?: string[] | undefined; program_id?: string | undefined; currency?: string | undefined },
+  ): Promise<Payout[]> {
     const ids = scope.payout_ids ? [...new Set(scope.payout_ids.map((id) => id.toLowerCase()))] : undefined;
-    const candidates = await this.sends.candidates(organizationId, ids ? { payout_ids: ids } : { program_id: scope.program_id, currency: scope.currency?.toUpperCase() });
+    const candidates = await this.sends.candidates(
+      organizationId,
+      ids ? { payout_ids: ids } : { program_id: scope.program_id, currency: scope.currency?.toUpperCase() },
+    );
     if (ids) {
       const found = new Set(candidates.map((c) => c.id));
       const missing = ids.find((id) => !found.has(id));
@@ -97,7 +119,8 @@ export class PayoutSender {
     }
     const test = await this.sends.isTestOrganization(organizationId);
     for (const c of candidates) {
-      if (c.status !== 'pending') throw new ConflictError(`Payout ${c.id} is ${c.status}: only a pending payout can be sent`);
+      if (c.status !== 'pending')
+        throw new ConflictError(`Payout ${c.id} is ${c.status}: only a pending payout can be sent`);
       // Created before its program required a form, or before the form was rejected: held all the same, as the payout run holds it.
       if (c.hold_reason) throw new ConflictError(heldRefusal(c, c.hold_reason));
       if (c.payout_method === 'manual') {
@@ -112,7 +135,9 @@ export class PayoutSender {
       for (const method of new Set(candidates.map((c) => c.payout_method as RailMethod))) {
         const integration = RAIL_INTEGRATION[method];
         if (!(await this.integrations.railCredentials(organizationId, integration))) {
-          throw new BadRequestError(`No ${integration} integration: add it with PUT /api/integrations/${integration} ${RAIL_FIELDS[integration]}; nothing was sent`);
+          throw new BadRequestError(
+            `No ${integration} integration: add it with PUT /api/integrations/${integration} ${RAIL_FIELDS[integration]}; nothing was sent`,
+          );
         }
       }
     }
@@ -122,7 +147,10 @@ export class PayoutSender {
     for (const method of ['paypal', 'stripe', 'wise'] as const) {
       for (const currency of new Set(candidates.filter((c) => c.payout_method === method).map((c) => c.currency))) {
         const group = candidates.filter((c) => c.payout_method === method && c.currency === currency);
-        const keys = sendKeys(method, group.map((c) => c.id));
+        const keys = sendKeys(
+          method,
+          group.map((c) => c.id),
+        );
         for (const c of group) plans.push({ id: c.id, method, send_key: keys.get(c.id)! });
       }
     }
@@ -133,10 +161,15 @@ export class PayoutSender {
     // The calls run apart from the request (tracked, so a graceful stop waits for them); the answer
     // waits for them a bounded time, so that it shows the provider's ids when they came quickly.
     // Whatever happens to them, the payouts are already recorded as in flight under their keys.
-    const work = Promise.all(batchesOf(rows).map(({ method, batch }) => this.dispatch(organizationId, method, batch, 'send'))).then(() => undefined);
+    const work = Promise.all(
+      batchesOf(rows).map(({ method, batch }) => this.dispatch(organizationId, method, batch, 'send')),
+    ).then(() => undefined);
     this.track(work);
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ANSWER_WAIT_MS)))]);
+    await Promise.race([
+      work.catch(() => undefined),
+      new Promise((resolve) => (timer = setTimeout(resolve, ANSWER_WAIT_MS))),
+    ]);
     clearTimeout(timer);
     const now = await this.sends.candidates(organizationId, { payout_ids: claimed.map((r) => r.id) });
     return now.map(toPayoutDto);
@@ -160,7 +193,11 @@ export class PayoutSender {
   }
 
   private track(work: Promise<void>): void {
-    const tracked = work.catch((err) => this.logger.error({ err }, 'payout send failed unexpectedly; the reconciliation will ask the provider')).finally(() => this.inFlight.delete(tracked));
+    const tracked = work
+      .catch((err) =>
+        this.logger.error({ err }, 'payout send failed unexpectedly; the reconciliation will ask the provider'),
+      )
+      .finally(() => this.inFlight.delete(tracked));
     this.inFlight.add(tracked);
   }
 
@@ -172,7 +209,8 @@ export class PayoutSender {
   async reconcile(sentBefore = new Date(Date.now() - 5_000)): Promise<{ asked: number }> {
     const rows = await this.sends.allInFlight(sentBefore, 500);
     const byOrganization = new Map<string, SendCandidate[]>();
-    for (const row of rows) byOrganization.set(row.organization_id, [...(byOrganization.get(row.organization_id) ?? []), row]);
+    for (const row of rows)
+      byOrganization.set(row.organization_id, [...(byOrganization.get(row.organization_id) ?? []), row]);
     for (const [organizationId, own] of byOrganization) {
       for (const { method, batch } of batchesOf(own)) await this.dispatch(organizationId, method, batch, 'lookup');
     }
@@ -189,7 +227,12 @@ export class PayoutSender {
           done.push(`${state.payout_id} paid`);
         } else if (state.outcome === 'failed') {
           const before = await this.sends.inFlight(organizationId, [state.payout_id]);
-          const failed = await this.payouts.markFailed(organizationId, state.payout_id, state.reason ?? 'Failed', state.reference);
+          const failed = await this.payouts.markFailed(
+            organizationId,
+            state.payout_id,
+            state.reason ?? 'Failed',
+            state.reference,
+          );
           done.push(`${state.payout_id} failed`);
           // Only the change to failed tells the partner (a redelivered outcome finds it failed already).
           if (before.length > 0 && this.failedListener) await this.failedListener(failed);
@@ -219,7 +262,8 @@ export class PayoutSender {
     const client = await this.client(organizationId, 'paypal');
     if (!client) return [];
     const done: string[] = [];
-    for (const { batch } of batchesOf(rows)) done.push(...(await this.record(organizationId, await client.lookup(batch))));
+    for (const { batch } of batchesOf(rows))
+      done.push(...(await this.record(organizationId, await client.lookup(batch))));
     return done;
   }
 
@@ -227,7 +271,12 @@ export class PayoutSender {
     return this.sends.byReference(organizationId, method, reference);
   }
 
-  private async dispatch(organizationId: string, method: RailMethod, batch: RailBatch, how: 'send' | 'lookup'): Promise<void> {
+  private async dispatch(
+    organizationId: string,
+    method: RailMethod,
+    batch: RailBatch,
+    how: 'send' | 'lookup',
+  ): Promise<void> {
     let states: RailState[];
     try {
       const client = await this.client(organizationId, method);
@@ -236,9 +285,17 @@ export class PayoutSender {
     } catch (err) {
       if (err instanceof RailRefused) {
         // The provider answered and took nothing: the payouts fail with its reason (their entries go to the next payout).
-        states = batch.items.map((item) => ({ payout_id: item.payout_id, reference: item.reference, outcome: 'failed', reason: err.message }));
+        states = batch.items.map((item) => ({
+          payout_id: item.payout_id,
+          reference: item.reference,
+          outcome: 'failed',
+          reason: err.message,
+        }));
       } else {
-        this.logger.warn({ err, organizationId, method, payouts: batch.items.map((i) => i.payout_id) }, 'payout rail: outcome unknown; the reconciliation will ask the provider by the idempotency key');
+        this.logger.warn(
+          { err, organizationId, method, payouts: batch.items.map((i) => i.payout_id) },
+          'payout rail: outcome unknown; the reconciliation will ask the provider by the idempotency key',
+        );
         return;
       }
     }
@@ -251,24 +308,43 @@ export class PayoutSender {
     switch (method) {
       case 'paypal': {
         const credentials = await this.integrations.railCredentials(organizationId, 'paypal_payouts');
-        return credentials && new PayPalPayouts(settings.PAYPAL_API_BASE_URL ?? PAYOUT_RAIL_HOSTS.paypal[credentials.environment], credentials, this.paypalTokens, organizationId);
+        return (
+          credentials &&
+          new PayPalPayouts(
+            settings.PAYPAL_API_BASE_URL ?? PAYOUT_RAIL_HOSTS.paypal[credentials.environment],
+            credentials,
+            this.paypalTokens,
+            organizationId,
+          )
+        );
       }
       case 'stripe': {
         const credentials = await this.integrations.railCredentials(organizationId, 'stripe_connect');
-        return credentials && new StripeTransfers(settings.STRIPE_API_BASE_URL ?? PAYOUT_RAIL_HOSTS.stripe.live, credentials);
+        return (
+          credentials && new StripeTransfers(settings.STRIPE_API_BASE_URL ?? PAYOUT_RAIL_HOSTS.stripe.live, credentials)
+        );
       }
       case 'wise': {
         const credentials = await this.integrations.railCredentials(organizationId, 'wise');
-        return credentials && new WiseTransfers(settings.WISE_API_BASE_URL ?? PAYOUT_RAIL_HOSTS.wise[credentials.environment], credentials);
+        return (
+          credentials &&
+          new WiseTransfers(settings.WISE_API_BASE_URL ?? PAYOUT_RAIL_HOSTS.wise[credentials.environment], credentials)
+        );
       }
     }
   }
 
   /** The PayPal client for a webhook's verification (undefined without the integration), with the integration's environment and webhook id. */
-  async paypal(organizationId: string): Promise<{ client: PayPalPayouts; webhookId: string | undefined; environment: 'sandbox' | 'live' } | undefined> {
+  async paypal(
+    organizationId: string,
+  ): Promise<{ client: PayPalPayouts; webhookId: string | undefined; environment: 'sandbox' | 'live' } | undefined> {
     const credentials = await this.integrations.railCredentials(organizationId, 'paypal_payouts');
     if (!credentials) return undefined;
     const base = this.settings().PAYPAL_API_BASE_URL ?? PAYOUT_RAIL_HOSTS.paypal[credentials.environment];
-    return { client: new PayPalPayouts(base, credentials, this.paypalTokens, organizationId), webhookId: credentials.webhook_id, environment: credentials.environment };
+    return {
+      client: new PayPalPayouts(base, credentials, this.paypalTokens, organizationId),
+      webhookId: credentials.webhook_id,
+      environment: credentials.environment,
+    };
   }
 }

@@ -39,10 +39,16 @@ export class PayoutSendsRepository {
   constructor(private readonly orm: MikroORM) {}
 
   /** The payouts named (any status: the sender says why one cannot go), or every pending payout of an affiliate with a rail. */
-  candidates(organizationId: string, scope: { payout_ids?: string[]; program_id?: string; currency?: string }): Promise<SendCandidate[]> {
+  candidates(
+    organizationId: string,
+    scope: { payout_ids?: string[]; program_id?: string; currency?: string },
+  ): Promise<SendCandidate[]> {
     const sql = Sql.of(this.orm);
     if (scope.payout_ids) {
-      return sql.rows<SendCandidate>(`select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.id = any($2::uuid[]) order by p.created_at, p.id`, [organizationId, scope.payout_ids]);
+      return sql.rows<SendCandidate>(
+        `select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.id = any($2::uuid[]) order by p.created_at, p.id`,
+        [organizationId, scope.payout_ids],
+      );
     }
     return sql.rows<SendCandidate>(
       `select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.status = 'pending' and a.payout_method <> 'manual'
@@ -73,9 +79,14 @@ export class PayoutSendsRepository {
       if (rows.length !== plans.length) {
         const claimed = new Set(rows.map((r) => r.id));
         const lost = plans.find((p) => !claimed.has(p.id))!;
-        const now = await sql.one<SendCandidate>(`select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.id = $2`, [organizationId, lost.id]);
+        const now = await sql.one<SendCandidate>(
+          `select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.id = $2`,
+          [organizationId, lost.id],
+        );
         if (now?.status === 'pending' && now.hold_reason) throw new ConflictError(heldRefusal(now, now.hold_reason));
-        throw new ConflictError(`Payout ${lost.id} is no longer pending (sent or canceled meanwhile); nothing was sent`);
+        throw new ConflictError(
+          `Payout ${lost.id} is no longer pending (sent or canceled meanwhile); nothing was sent`,
+        );
       }
       return rows;
     });
@@ -83,12 +94,18 @@ export class PayoutSendsRepository {
 
   /** The provider's ids of a payout in flight, once known. */
   async recordReference(organizationId: string, id: string, reference: string): Promise<void> {
-    await Sql.of(this.orm).rows(`update payouts set provider_reference = $3 where organization_id = $1 and id = $2 and status = 'processing'`, [organizationId, id, reference]);
+    await Sql.of(this.orm).rows(
+      `update payouts set provider_reference = $3 where organization_id = $1 and id = $2 and status = 'processing'`,
+      [organizationId, id, reference],
+    );
   }
 
   /** A payout in flight with what its rail needs, by id (a webhook's, a reconciliation's). */
   inFlight(organizationId: string, ids: string[]): Promise<SendCandidate[]> {
-    return Sql.of(this.orm).rows<SendCandidate>(`select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.id = any($2::uuid[]) and p.status = 'processing'`, [organizationId, ids]);
+    return Sql.of(this.orm).rows<SendCandidate>(
+      `select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.id = any($2::uuid[]) and p.status = 'processing'`,
+      [organizationId, ids],
+    );
   }
 
   /** PayPal payouts in flight of one batch (provider_reference `<batch>` or `<batch>/<item>`). */
@@ -102,7 +119,10 @@ export class PayoutSendsRepository {
 
   /** A payout of this organization by its provider reference (a Stripe or Wise transfer id), whatever its status. */
   byReference(organizationId: string, method: RailMethod, reference: string): Promise<PayoutRecord | undefined> {
-    return Sql.of(this.orm).one<PayoutRecord>(`select * from payouts where organization_id = $1 and provider_reference = $2 and method = $3 limit 1`, [organizationId, reference, method]);
+    return Sql.of(this.orm).one<PayoutRecord>(
+      `select * from payouts where organization_id = $1 and provider_reference = $2 and method = $3 limit 1`,
+      [organizationId, reference, method],
+    );
   }
 
   /** Payouts in flight across organizations, sent before `sentBefore`, oldest first (payouts_processing_idx). */
@@ -115,7 +135,10 @@ export class PayoutSendsRepository {
 
   /** Test data lives in a twin organization: `live_organization_id` names its live one (shared/spec/test-mode.md). */
   async isTestOrganization(organizationId: string): Promise<boolean> {
-    const row = await Sql.of(this.orm).one<{ live_organization_id: string | null }>(`select live_organization_id from organizations where id = $1`, [organizationId]);
+    const row = await Sql.of(this.orm).one<{ live_organization_id: string | null }>(
+      `select live_organization_id from organizations where id = $1`,
+      [organizationId],
+    );
     return row?.live_organization_id != null;
   }
 }

@@ -13,7 +13,10 @@ import { eventsOf, subscribedSql } from '../events/outbox.js';
 import { payoutHoldSql } from '../tax-forms/tax-form-rules.js';
 
 /** A payout file's row as stored: its times as timestamps (the service writes them as ISO-8601, like every answer). */
-export type StoredPayoutFileRow = Omit<PayoutFileRow, 'created_at' | 'paid_at'> & { created_at: Date; paid_at: Date | null };
+export type StoredPayoutFileRow = Omit<PayoutFileRow, 'created_at' | 'paid_at'> & {
+  created_at: Date;
+  paid_at: Date | null;
+};
 
 export type PayoutRecord = StoredRow<'payouts'>;
 
@@ -171,14 +174,30 @@ export class PayoutsRepository {
    * under the run's lock; so a failed payout is retried once, and two retries at once make one
    * payout. `retried` names the payout when it was retried before (nothing created).
    */
-  retry(organizationId: string, failed: PayoutRecord): Promise<{ created: PayoutRecord[]; held: HeldPayoutRow[]; retried?: PayoutRecord }> {
+  retry(
+    organizationId: string,
+    failed: PayoutRecord,
+  ): Promise<{ created: PayoutRecord[]; held: HeldPayoutRow[]; retried?: PayoutRecord }> {
     return Sql.of(this.orm).transaction(async (sql) => {
       await this.lockRuns(sql, organizationId);
-      const current = (await sql.one<PayoutRecord>(`select * from payouts where id = ? and organization_id = ? for update`, [failed.id, organizationId]))!;
-      if (current.status !== 'failed' || current.retried_by_payout_id) return { created: [], held: [], retried: current };
-      const result = await this.run(sql, organizationId, { affiliate_id: current.affiliate_id, program_id: current.program_id, currency: current.currency });
+      const current = (await sql.one<PayoutRecord>(
+        `select * from payouts where id = ? and organization_id = ? for update`,
+        [failed.id, organizationId],
+      ))!;
+      if (current.status !== 'failed' || current.retried_by_payout_id)
+        return { created: [], held: [], retried: current };
+      const result = await this.run(sql, organizationId, {
+        affiliate_id: current.affiliate_id,
+        program_id: current.program_id,
+        currency: current.currency,
+      });
       const [next] = result.created;
-      if (next) await sql.rows(`update payouts set retried_by_payout_id = $3 where organization_id = $1 and id = $2`, [organizationId, current.id, next.id]);
+      if (next)
+        await sql.rows(`update payouts set retried_by_payout_id = $3 where organization_id = $1 and id = $2`, [
+          organizationId,
+          current.id,
+          next.id,
+        ]);
       return result;
     });
   }
@@ -188,15 +207,30 @@ export class PayoutsRepository {
     await sql.execute({ compile: () => payoutRunLock('exclusive', organizationId).compile(kyselyOf(this.orm)) });
   }
 
-  private async run(sql: Sql, organizationId: string, scope: PayoutScope): Promise<{ created: PayoutRecord[]; held: HeldPayoutRow[] }> {
-    const values = [organizationId, scope.program_id ?? null, scope.currency ?? null, scope.approved_before ?? null, scope.affiliate_id ?? null];
+  private async run(
+    sql: Sql,
+    organizationId: string,
+    scope: PayoutScope,
+  ): Promise<{ created: PayoutRecord[]; held: HeldPayoutRow[] }> {
+    const values = [
+      organizationId,
+      scope.program_id ?? null,
+      scope.currency ?? null,
+      scope.approved_before ?? null,
+      scope.affiliate_id ?? null,
+    ];
     await sql.rows(PAYOUT_RUN_SETTINGS);
     const created = await sql.rows<PayoutRecord>(CREATE_PAYOUTS, values);
     return { created, held: await sql.rows<HeldPayoutRow>(HELD_PAYOUTS, values) };
   }
 
   /** One page of the organization's payouts, newest first. */
-  page(organizationId: string, filter: PayoutFilter, after: CursorPosition | undefined, limit: number): Promise<PayoutRecord[]> {
+  page(
+    organizationId: string,
+    filter: PayoutFilter,
+    after: CursorPosition | undefined,
+    limit: number,
+  ): Promise<PayoutRecord[]> {
     return readFromReplica(this.orm, 'GET /api/payouts', (source) => {
       let query = kyselyOf(source).selectFrom('payouts').selectAll().where('organization_id', '=', organizationId);
       if (filter.status) query = query.where('status', '=', filter.status);
@@ -212,7 +246,20 @@ export class PayoutsRepository {
     let query = kyselyOf(this.orm)
       .selectFrom('payouts as p')
       .innerJoin('affiliates as a', 'a.id', 'p.affiliate_id')
-      .select(['p.id', 'p.affiliate_id', 'p.program_id', 'a.name', 'a.email', 'a.payout_email', 'p.currency', 'p.commission_count', 'p.status', 'p.reference', 'p.created_at', 'p.paid_at'])
+      .select([
+        'p.id',
+        'p.affiliate_id',
+        'p.program_id',
+        'a.name',
+        'a.email',
+        'a.payout_email',
+        'p.currency',
+        'p.commission_count',
+        'p.status',
+        'p.reference',
+        'p.created_at',
+        'p.paid_at',
+      ])
       .select(raw<string>`p.amount::text`.as('amount'))
       .where('p.organization_id', '=', organizationId);
     if (filter.status) query = query.where('p.status', '=', filter.status);
@@ -232,7 +279,13 @@ export class PayoutsRepository {
    * sent through a rail (`processing`) is paid only by its provider's outcome (`from: 'processing'`,
    * payout-sender.ts), never by hand: the money is in flight.
    */
-  markPaid(organizationId: string, id: string, reference: string | undefined, from: 'pending' | 'processing' = 'pending', providerReference?: string | null): Promise<PayoutRecord> {
+  markPaid(
+    organizationId: string,
+    id: string,
+    reference: string | undefined,
+    from: 'pending' | 'processing' = 'pending',
+    providerReference?: string | null,
+  ): Promise<PayoutRecord> {
     return this.settle(organizationId, id, 'paid', from, async (sql, payout) => {
       // The entries leave payout_items and record the payout themselves (paid for good).
       await sql.rows(
@@ -254,7 +307,12 @@ export class PayoutsRepository {
    * released (in no payout: `approved` as before, so the next payout takes them), `payout.failed`
    * emitted. Failed again: unchanged; paid or canceled: 409.
    */
-  markFailed(organizationId: string, id: string, reason: string, providerReference?: string | null): Promise<PayoutRecord> {
+  markFailed(
+    organizationId: string,
+    id: string,
+    reason: string,
+    providerReference?: string | null,
+  ): Promise<PayoutRecord> {
     return this.settle(organizationId, id, 'failed', 'processing', async (sql, payout) => {
       await this.releaseEntries(sql, payout);
       return sql.one<PayoutRecord>(
@@ -268,7 +326,10 @@ export class PayoutsRepository {
   cancel(organizationId: string, id: string): Promise<PayoutRecord> {
     return this.settle(organizationId, id, 'canceled', 'pending', async (sql, payout) => {
       await this.releaseEntries(sql, payout);
-      return sql.one<PayoutRecord>(`with changed as (update payouts set status = 'canceled', canceled_at = now() where id = ? and organization_id = ? returning *), ev as (${eventsOf('payout.canceled', 'changed')}) select * from changed`, [payout.id, payout.organization_id]);
+      return sql.one<PayoutRecord>(
+        `with changed as (update payouts set status = 'canceled', canceled_at = now() where id = ? and organization_id = ? returning *), ev as (${eventsOf('payout.canceled', 'changed')}) select * from changed`,
+        [payout.id, payout.organization_id],
+      );
     });
   }
 
@@ -296,11 +357,15 @@ export class PayoutsRepository {
   ): Promise<PayoutRecord> {
     return Sql.of(this.orm).transaction(async (sql) => {
       const found = await findOwnedRow<PayoutRecord>(sql, PAYOUTS_BY_ID, organizationId, id);
-      const payout = (await sql.one<PayoutRecord>(`select * from payouts where id = ? and organization_id = ? for update`, [found.id, organizationId]))!;
+      const payout = (await sql.one<PayoutRecord>(
+        `select * from payouts where id = ? and organization_id = ? for update`,
+        [found.id, organizationId],
+      ))!;
       if (payout.status === to) return payout;
       if (payout.status !== from) {
         const action = to === 'paid' ? 'marked paid' : to === 'canceled' ? 'canceled' : 'marked failed';
-        const hint = payout.status === 'processing' ? ': it was sent through its payout rail, whose outcome decides' : '';
+        const hint =
+          payout.status === 'processing' ? ': it was sent through its payout rail, whose outcome decides' : '';
         throw new ConflictError(`A ${payout.status} payout cannot be ${action}${hint}`);
       }
       return (await apply(sql, payout))!;

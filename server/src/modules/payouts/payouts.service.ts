@@ -52,7 +52,10 @@ export class PayoutsService {
   constructor(private readonly payouts: PayoutsRepository) {}
 
   /** The payouts created, and those a program's `require_tax_form` held (their commissions stay approved). */
-  async create(organizationId: string, input: { program_id?: string; currency?: string; approved_before?: string }): Promise<{ payouts: Payout[]; held: HeldPayout[] }> {
+  async create(
+    organizationId: string,
+    input: { program_id?: string; currency?: string; approved_before?: string },
+  ): Promise<{ payouts: Payout[]; held: HeldPayout[] }> {
     const { created, held } = await this.payouts.create(organizationId, {
       program_id: input.program_id,
       currency: input.currency?.toUpperCase(),
@@ -64,9 +67,17 @@ export class PayoutsService {
     };
   }
 
-  async list(organizationId: string, query: PayoutListQuery): Promise<{ payouts: Payout[]; next_cursor: string | null }> {
+  async list(
+    organizationId: string,
+    query: PayoutListQuery,
+  ): Promise<{ payouts: Payout[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
-    const rows = await this.payouts.page(organizationId, { status: query.status, method: query.method, affiliate_id: query.affiliate_id, program_id: query.program_id }, decodeCursor(query.cursor), limit);
+    const rows = await this.payouts.page(
+      organizationId,
+      { status: query.status, method: query.method, affiliate_id: query.affiliate_id, program_id: query.program_id },
+      decodeCursor(query.cursor),
+      limit,
+    );
     const page = pageOf(rows, limit, (p) => ({ at: p.created_at, id: p.id }));
     return { payouts: page.items.map(toPayoutDto), next_cursor: page.next_cursor };
   }
@@ -90,13 +101,27 @@ export class PayoutsService {
    */
   async retry(organizationId: string, id: string, sender: PayoutSender): Promise<Payout> {
     const found = await this.payouts.findOwned(organizationId, id);
-    if (found.status !== 'failed') throw new ConflictError(`A ${found.status} payout cannot be retried: only a failed one`);
-    const { created: [next], held, retried } = await this.payouts.retry(organizationId, found);
-    if (retried?.retried_by_payout_id) throw new ConflictError(`Payout ${id} was retried already: its commissions went into payout ${retried.retried_by_payout_id}`);
+    if (found.status !== 'failed')
+      throw new ConflictError(`A ${found.status} payout cannot be retried: only a failed one`);
+    const {
+      created: [next],
+      held,
+      retried,
+    } = await this.payouts.retry(organizationId, found);
+    if (retried?.retried_by_payout_id)
+      throw new ConflictError(
+        `Payout ${id} was retried already: its commissions went into payout ${retried.retried_by_payout_id}`,
+      );
     if (retried) throw new ConflictError(`A ${retried.status} payout cannot be retried: only a failed one`);
     // The program's require_tax_form holds the new payout (tax-forms/tax-form-rules.ts): say so.
-    if (!next && held[0]) throw new ConflictError(`${holdMessage(held[0].reason)}: the program requires an accepted tax form before paying this affiliate`);
-    if (!next) throw new ConflictError('Nothing to pay: the failed payout\'s commissions were paid, rejected or taken by another payout meanwhile');
+    if (!next && held[0])
+      throw new ConflictError(
+        `${holdMessage(held[0].reason)}: the program requires an accepted tax form before paying this affiliate`,
+      );
+    if (!next)
+      throw new ConflictError(
+        "Nothing to pay: the failed payout's commissions were paid, rejected or taken by another payout meanwhile",
+      );
     const [sent] = await sender.send(organizationId, { payout_ids: [next.id] });
     return sent;
   }

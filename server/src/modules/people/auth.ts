@@ -52,7 +52,8 @@ export interface AuthOptions {
  */
 export function authSecret(config: { AUTH_SECRET?: string; ADMIN_TOKEN?: string }, logger: Logger): string {
   if (config.AUTH_SECRET) return config.AUTH_SECRET;
-  if (config.ADMIN_TOKEN) return createHash('sha256').update(`dashboard-sessions:${config.ADMIN_TOKEN}`).digest('base64url');
+  if (config.ADMIN_TOKEN)
+    return createHash('sha256').update(`dashboard-sessions:${config.ADMIN_TOKEN}`).digest('base64url');
   logger.warn('neither AUTH_SECRET nor ADMIN_TOKEN is set: dashboard sessions end when this process stops');
   return randomBytes(32).toString('base64url');
 }
@@ -91,7 +92,14 @@ export function createAuth(options: AuthOptions) {
       modelName: 'sessions',
       expiresIn: SESSION_DAYS * 24 * 60 * 60,
       updateAge: 24 * 60 * 60,
-      fields: { expiresAt: 'expires_at', createdAt: 'created_at', updatedAt: 'updated_at', ipAddress: 'ip_address', userAgent: 'user_agent', userId: 'user_id' },
+      fields: {
+        expiresAt: 'expires_at',
+        createdAt: 'created_at',
+        updatedAt: 'updated_at',
+        ipAddress: 'ip_address',
+        userAgent: 'user_agent',
+        userId: 'user_id',
+      },
     },
     user: {
       modelName: 'users',
@@ -134,7 +142,11 @@ export function createAuth(options: AuthOptions) {
         expiresIn: 15 * 60,
         storeToken: 'hashed',
         sendMagicLink: async ({ email, url }) => {
-          await options.mailer.send({ to: email, subject: 'Your dashboard sign-in link', text: `Sign in (the link works once, for 15 minutes): ${url}` });
+          await options.mailer.send({
+            to: email,
+            subject: 'Your dashboard sign-in link',
+            text: `Sign in (the link works once, for 15 minutes): ${url}`,
+          });
         },
       }),
     ],

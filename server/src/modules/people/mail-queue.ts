@@ -19,7 +19,12 @@ export interface MailRetry {
   pollingIntervalSeconds: number;
 }
 
-export const MAIL_RETRY_DEFAULTS: MailRetry = { retryLimit: 10, retryDelaySeconds: 15, retryDelayMaxSeconds: 3600, pollingIntervalSeconds: 2 };
+export const MAIL_RETRY_DEFAULTS: MailRetry = {
+  retryLimit: 10,
+  retryDelaySeconds: 15,
+  retryDelayMaxSeconds: 3600,
+  pollingIntervalSeconds: 2,
+};
 
 interface MailJob {
   to: string;
@@ -64,9 +69,13 @@ export class MailQueue implements Mailer {
       // pg-boss looks a queue up once, then caches it: done here, on the pool, so that a send inside
       // a caller's transaction uses that transaction's connection only (the embedded database has one).
       await boss.getJobById(MAIL_QUEUE, '00000000-0000-4000-8000-000000000000');
-      this.workerId = await boss.work<MailJob>(MAIL_QUEUE, { batchSize: 1, pollingIntervalSeconds: this.retry.pollingIntervalSeconds }, async ([job]) => {
-        if (job) await this.deliver(job);
-      });
+      this.workerId = await boss.work<MailJob>(
+        MAIL_QUEUE,
+        { batchSize: 1, pollingIntervalSeconds: this.retry.pollingIntervalSeconds },
+        async ([job]) => {
+          if (job) await this.deliver(job);
+        },
+      );
       return boss;
     })();
     this.boss.catch(() => (this.boss = undefined));
@@ -81,7 +90,10 @@ export class MailQueue implements Mailer {
   async send(mail: Mail, options: SendOptions = {}): Promise<void> {
     const boss = await this.start();
     const data: MailJob = { to: mail.to, subject: mail.subject, text: this.secrets.seal(mail.text, MAIL_TEXT_PURPOSE) };
-    await boss.send(MAIL_QUEUE, data, { ...this.jobOptions(), ...(options.transaction ? { db: options.transaction.jobDatabase() } : {}) });
+    await boss.send(MAIL_QUEUE, data, {
+      ...this.jobOptions(),
+      ...(options.transaction ? { db: options.transaction.jobDatabase() } : {}),
+    });
     if (!options.transaction) this.wake();
   }
 

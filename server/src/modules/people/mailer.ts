@@ -68,5 +68,7 @@ export const DEFAULT_MAIL_FROM = 'Affiliate program <no-reply@localhost>';
 
 /** The SMTP transport when SMTP_URL is set (app.ts queues what it sends: MailQueue), else the log. */
 export function createMailer(config: { SMTP_URL?: string; MAIL_FROM?: string }, logger: Logger): Mailer {
-  return config.SMTP_URL ? new SmtpMailer(config.SMTP_URL, config.MAIL_FROM ?? DEFAULT_MAIL_FROM, logger) : new LogMailer(logger);
+  return config.SMTP_URL
+    ? new SmtpMailer(config.SMTP_URL, config.MAIL_FROM ?? DEFAULT_MAIL_FROM, logger)
+    : new LogMailer(logger);
 }

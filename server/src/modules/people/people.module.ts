@@ -20,7 +20,12 @@ import { sameOrigin, sessionStage, type SessionOrganizations } from './session.j
 import { ForbiddenError } from '../../http/errors.js';
 
 /** Where sign-in attempts are counted, per client address: every way to try a password or a token. */
-export const SIGN_IN_PATHS = [`${AUTH_BASE_PATH}/sign-in`, `${AUTH_BASE_PATH}/request-password-reset`, `${AUTH_BASE_PATH}/reset-password`, `${AUTH_BASE_PATH}/invitations`];
+export const SIGN_IN_PATHS = [
+  `${AUTH_BASE_PATH}/sign-in`,
+  `${AUTH_BASE_PATH}/request-password-reset`,
+  `${AUTH_BASE_PATH}/reset-password`,
+  `${AUTH_BASE_PATH}/invitations`,
+];
 
 export interface PeopleConfig {
   ADMIN_TOKEN?: string;
@@ -28,7 +33,6 @@ export interface PeopleConfig {
   /** The base of every link handed out (app.ts: required, never the request's Host). */
   PUBLIC_BASE_URL: string;
 }
-
 
 /**
  * People (spec/ledger.md, "People"): the dashboard's users, sessions and invitations, wired in
@@ -59,7 +63,12 @@ export class People {
       mailer,
       logger,
     });
-    this.stage = sessionStage({ auth: this.auth, people: this.repository, organizations, publicBaseUrl: config.PUBLIC_BASE_URL });
+    this.stage = sessionStage({
+      auth: this.auth,
+      people: this.repository,
+      organizations,
+      publicBaseUrl: config.PUBLIC_BASE_URL,
+    });
   }
 
   /**
@@ -79,7 +88,11 @@ export class People {
         // body) and signs nobody in.
         express: (req, _res, next) => {
           const exempt = req.method === 'GET' || req.method === 'HEAD' || req.path.startsWith('/invitations/');
-          next(exempt || sameOrigin(req.headers, publicOrigin) ? undefined : new ForbiddenError('Cross-site request refused'));
+          next(
+            exempt || sameOrigin(req.headers, publicOrigin)
+              ? undefined
+              : new ForbiddenError('Cross-site request refused'),
+          );
         },
       },
       rateLimitStage(signInLimiter, { scope: 'sign-in', paths: SIGN_IN_PATHS }),
@@ -92,8 +105,22 @@ export class People {
     app.all(`${AUTH_BASE_PATH}/*`, toNodeHandler(this.auth));
   }
 
-  mountRoutes(app: Express, deps: { organizations: OrganizationsService; authenticator: ApiKeyAuthenticator }, options: EndpointOptions): void {
-    createExpressEndpoints(contract.people, peopleRouter({ people: this.service, ...deps, publicBaseUrl: this.config.PUBLIC_BASE_URL }), app, options);
-    createExpressEndpoints(contract.adminPeople, operatorPeopleRouter(this.service, this.config.PUBLIC_BASE_URL), app, options);
+  mountRoutes(
+    app: Express,
+    deps: { organizations: OrganizationsService; authenticator: ApiKeyAuthenticator },
+    options: EndpointOptions,
+  ): void {
+    createExpressEndpoints(
+      contract.people,
+      peopleRouter({ people: this.service, ...deps, publicBaseUrl: this.config.PUBLIC_BASE_URL }),
+      app,
+      options,
+    );
+    createExpressEndpoints(
+      contract.adminPeople,
+      operatorPeopleRouter(this.service, this.config.PUBLIC_BASE_URL),
+      app,
+      options,
+    );
   }
 }

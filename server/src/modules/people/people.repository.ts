@@ -38,13 +38,20 @@ export class PeopleRepository {
 
   async organizationName(organizationId: string): Promise<string | undefined> {
     if (!isUuid(organizationId)) return undefined;
-    return (await this.sql.one<{ name: string }>('select name from organizations where id = ?', [organizationId]))?.name;
+    return (await this.sql.one<{ name: string }>('select name from organizations where id = ?', [organizationId]))
+      ?.name;
   }
 
   listUsers(organizationId: string, after: CursorPosition | undefined, limit: number): Promise<UserRow[]> {
     return after
-      ? this.sql.rows<UserRow>(`select ${USER} from users where organization_id = ? and (created_at, id) > (?, ?) order by created_at, id limit ?`, [organizationId, after.at, after.id, limit])
-      : this.sql.rows<UserRow>(`select ${USER} from users where organization_id = ? order by created_at, id limit ?`, [organizationId, limit]);
+      ? this.sql.rows<UserRow>(
+          `select ${USER} from users where organization_id = ? and (created_at, id) > (?, ?) order by created_at, id limit ?`,
+          [organizationId, after.at, after.id, limit],
+        )
+      : this.sql.rows<UserRow>(`select ${USER} from users where organization_id = ? order by created_at, id limit ?`, [
+          organizationId,
+          limit,
+        ]);
   }
 
   async userExists(email: string): Promise<boolean> {
@@ -58,11 +65,20 @@ export class PeopleRepository {
   changeRole(organizationId: string, userId: string, role: Role): Promise<UserRow | 'not found' | 'last owner'> {
     if (!isUuid(userId)) return Promise.resolve('not found');
     return this.sql.transaction(async (sql) => {
-      const owners = await sql.rows<{ id: string }>(`select id from users where organization_id = ? and role = 'owner' order by id for update`, [organizationId]);
-      const user = await sql.one<UserRow>(`select ${USER} from users where organization_id = ? and id = ? for update`, [organizationId, userId]);
+      const owners = await sql.rows<{ id: string }>(
+        `select id from users where organization_id = ? and role = 'owner' order by id for update`,
+        [organizationId],
+      );
+      const user = await sql.one<UserRow>(`select ${USER} from users where organization_id = ? and id = ? for update`, [
+        organizationId,
+        userId,
+      ]);
       if (!user) return 'not found';
       if (role === 'member' && user.role === 'owner' && owners.length === 1) return 'last owner';
-      return (await sql.one<UserRow>(`update users set role = ?, updated_at = now() where organization_id = ? and id = ? returning ${USER}`, [role, organizationId, userId]))!;
+      return (await sql.one<UserRow>(
+        `update users set role = ?, updated_at = now() where organization_id = ? and id = ? returning ${USER}`,
+        [role, organizationId, userId],
+      ))!;
     });
   }
 
@@ -70,8 +86,14 @@ export class PeopleRepository {
   removeUser(organizationId: string, userId: string): Promise<UserRow | 'not found' | 'last owner'> {
     if (!isUuid(userId)) return Promise.resolve('not found');
     return this.sql.transaction(async (sql) => {
-      const owners = await sql.rows<{ id: string }>(`select id from users where organization_id = ? and role = 'owner' order by id for update`, [organizationId]);
-      const user = await sql.one<UserRow>(`select ${USER} from users where organization_id = ? and id = ? for update`, [organizationId, userId]);
+      const owners = await sql.rows<{ id: string }>(
+        `select id from users where organization_id = ? and role = 'owner' order by id for update`,
+        [organizationId],
+      );
+      const user = await sql.one<UserRow>(`select ${USER} from users where organization_id = ? and id = ? for update`, [
+        organizationId,
+        userId,
+      ]);
       if (!user) return 'not found';
       if (user.role === 'owner' && owners.length === 1) return 'last owner';
       await sql.rows('delete from users where organization_id = ? and id = ?', [organizationId, userId]);
@@ -84,17 +106,35 @@ export class PeopleRepository {
     return this.sql.transaction(fn);
   }
 
-  async insertInvitation(row: Omit<InvitationRow, 'accepted_at' | 'revoked_at'> & { token_hash: string; invited_by: string | null }, sql: Sql = this.sql): Promise<InvitationRow> {
+  async insertInvitation(
+    row: Omit<InvitationRow, 'accepted_at' | 'revoked_at'> & { token_hash: string; invited_by: string | null },
+    sql: Sql = this.sql,
+  ): Promise<InvitationRow> {
     return (await sql.one<InvitationRow>(
       `insert into invitations (id, organization_id, email, role, token_hash, invited_by, expires_at, created_at) values (?, ?, ?, ?, ?, ?, ?, ?) returning ${INVITATION}`,
-      [row.id, row.organization_id, row.email, row.role, row.token_hash, row.invited_by, row.expires_at, row.created_at],
+      [
+        row.id,
+        row.organization_id,
+        row.email,
+        row.role,
+        row.token_hash,
+        row.invited_by,
+        row.expires_at,
+        row.created_at,
+      ],
     ))!;
   }
 
   listInvitations(organizationId: string, after: CursorPosition | undefined, limit: number): Promise<InvitationRow[]> {
     return after
-      ? this.sql.rows<InvitationRow>(`select ${INVITATION} from invitations where organization_id = ? and (created_at, id) < (?, ?) order by created_at desc, id desc limit ?`, [organizationId, after.at, after.id, limit])
-      : this.sql.rows<InvitationRow>(`select ${INVITATION} from invitations where organization_id = ? order by created_at desc, id desc limit ?`, [organizationId, limit]);
+      ? this.sql.rows<InvitationRow>(
+          `select ${INVITATION} from invitations where organization_id = ? and (created_at, id) < (?, ?) order by created_at desc, id desc limit ?`,
+          [organizationId, after.at, after.id, limit],
+        )
+      : this.sql.rows<InvitationRow>(
+          `select ${INVITATION} from invitations where organization_id = ? order by created_at desc, id desc limit ?`,
+          [organizationId, limit],
+        );
   }
 
   async revokeInvitation(organizationId: string, id: string, at: Date): Promise<InvitationRow | undefined> {
@@ -114,27 +154,29 @@ export class PeopleRepository {
     user: { id: string; name: string; passwordHash: string },
     at: Date,
   ): Promise<UserRow | 'not found' | 'email taken'> {
-    return this.sql.transaction(async (sql) => {
-      const invitation = await sql.one<InvitationRow>(
-        `update invitations set accepted_at = ? where token_hash = ? and accepted_at is null and revoked_at is null and expires_at > ? returning ${INVITATION}`,
-        [at, tokenHash, at],
-      );
-      if (!invitation) return 'not found';
-      const created = await sql.one<UserRow>(
-        `insert into users (id, organization_id, email, name, email_verified, role, created_at, updated_at) values (?, ?, ?, ?, true, ?, ?, ?)
+    return this.sql
+      .transaction(async (sql) => {
+        const invitation = await sql.one<InvitationRow>(
+          `update invitations set accepted_at = ? where token_hash = ? and accepted_at is null and revoked_at is null and expires_at > ? returning ${INVITATION}`,
+          [at, tokenHash, at],
+        );
+        if (!invitation) return 'not found';
+        const created = await sql.one<UserRow>(
+          `insert into users (id, organization_id, email, name, email_verified, role, created_at, updated_at) values (?, ?, ?, ?, true, ?, ?, ?)
          on conflict (email) do nothing returning ${USER}`,
-        [user.id, invitation.organization_id, invitation.email, user.name, invitation.role, at, at],
-      );
-      if (!created) throw new EmailTaken();
-      await sql.rows(
-        `insert into accounts (id, user_id, account_id, provider_id, password, created_at, updated_at) values (gen_random_uuid(), ?, ?, 'credential', ?, ?, ?)`,
-        [user.id, user.id, user.passwordHash, at, at],
-      );
-      return created;
-    }).catch((err: unknown) => {
-      if (err instanceof EmailTaken) return 'email taken' as const;
-      throw err;
-    });
+          [user.id, invitation.organization_id, invitation.email, user.name, invitation.role, at, at],
+        );
+        if (!created) throw new EmailTaken();
+        await sql.rows(
+          `insert into accounts (id, user_id, account_id, provider_id, password, created_at, updated_at) values (gen_random_uuid(), ?, ?, 'credential', ?, ?, ?)`,
+          [user.id, user.id, user.passwordHash, at, at],
+        );
+        return created;
+      })
+      .catch((err: unknown) => {
+        if (err instanceof EmailTaken) return 'email taken' as const;
+        throw err;
+      });
   }
 }
 

@@ -10,11 +10,30 @@ import { newRowId } from '../../db/row-ids.js';
 
 export const INVITATION_DAYS = 7;
 
-const toUser = (row: UserRow): User => ({ id: row.id, email: row.email, name: row.name, role: row.role, created_at: iso(row.created_at) });
+const toUser = (row: UserRow): User => ({
+  id: row.id,
+  email: row.email,
+  name: row.name,
+  role: row.role,
+  created_at: iso(row.created_at),
+});
 
 function toInvitation(row: InvitationRow, now = new Date()): Invitation {
-  const status = row.accepted_at ? 'accepted' : row.revoked_at ? 'revoked' : row.expires_at <= now ? 'expired' : 'pending';
-  return { id: row.id, email: row.email, role: row.role, status, created_at: iso(row.created_at), expires_at: iso(row.expires_at) };
+  const status = row.accepted_at
+    ? 'accepted'
+    : row.revoked_at
+      ? 'revoked'
+      : row.expires_at <= now
+        ? 'expired'
+        : 'pending';
+  return {
+    id: row.id,
+    email: row.email,
+    role: row.role,
+    status,
+    created_at: iso(row.created_at),
+    expires_at: iso(row.expires_at),
+  };
 }
 
 const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
@@ -29,7 +48,10 @@ export class PeopleService {
     private readonly mailer: Mailer,
   ) {}
 
-  async listUsers(organizationId: string, query: { limit?: number; cursor?: string }): Promise<{ users: User[]; next_cursor: string | null }> {
+  async listUsers(
+    organizationId: string,
+    query: { limit?: number; cursor?: string },
+  ): Promise<{ users: User[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
     const rows = await this.people.listUsers(organizationId, decodeCursor(query.cursor), limit + 1);
     const page = pageOf(rows, limit, (row) => ({ at: row.created_at, id: row.id }));
@@ -97,7 +119,10 @@ export class PeopleService {
     return { invitation: toInvitation(row, now), accept_url };
   }
 
-  async listInvitations(organizationId: string, query: { limit?: number; cursor?: string }): Promise<{ invitations: Invitation[]; next_cursor: string | null }> {
+  async listInvitations(
+    organizationId: string,
+    query: { limit?: number; cursor?: string },
+  ): Promise<{ invitations: Invitation[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
     const rows = await this.people.listInvitations(organizationId, decodeCursor(query.cursor), limit + 1);
     const page = pageOf(rows, limit, (row) => ({ at: row.created_at, id: row.id }));
@@ -110,13 +135,18 @@ export class PeopleService {
     return toInvitation(row);
   }
 
-  async accept(input: { token: string; name: string; password: string }): Promise<{ user: User; organization: Organization }> {
+  async accept(input: {
+    token: string;
+    name: string;
+    password: string;
+  }): Promise<{ user: User; organization: Organization }> {
     const result = await this.people.acceptInvitation(
       hashToken(input.token),
       { id: newRowId(), name: input.name, passwordHash: await hashPassword(input.password) },
       new Date(),
     );
-    if (result === 'not found') throw new NotFoundError('This invitation is not valid: it was used, revoked or has expired');
+    if (result === 'not found')
+      throw new NotFoundError('This invitation is not valid: it was used, revoked or has expired');
     if (result === 'email taken') throw new ConflictError(emailTaken);
     const name = (await this.people.organizationName(result.organization_id)) ?? '';
     return { user: toUser(result), organization: { id: result.organization_id, name, livemode: true } };

@@ -12,11 +12,15 @@ import type { MatchedRouteMiddleware } from '../../http/router-types.js';
  *   request's: `organization.livemode` is false for a test key, authentication.ts);
  * the organization's live API key and an `owner`'s session pass both.
  */
-export function assertRouteAccess(route: AppRoute, req: Pick<PipelineRequest, 'apiKeyHash' | 'user' | 'organization'>): void {
+export function assertRouteAccess(
+  route: AppRoute,
+  req: Pick<PipelineRequest, 'apiKeyHash' | 'user' | 'organization'>,
+): void {
   const access = accessOf(route);
   if (!access) return;
   if (req.apiKeyHash !== undefined) {
-    if (access.noTestKey !== undefined && req.organization?.livemode === false) throw new ForbiddenError(access.noTestKey);
+    if (access.noTestKey !== undefined && req.organization?.livemode === false)
+      throw new ForbiddenError(access.noTestKey);
     return;
   }
   if (access.ownerOnly !== undefined && req.user?.role !== 'owner') throw new ForbiddenError(access.ownerOnly);

@@ -45,7 +45,12 @@ const SESSION_COOKIE = `${AUTH_COOKIE_PREFIX}.session_token=`;
  * on top of that, a state-changing request on a session must come from the service's own origin
  * (`Origin`, which browsers set on every such request and pages cannot forge), else 403.
  */
-export function sessionStage(deps: { auth: Auth; people: PeopleRepository; organizations: SessionOrganizations; publicBaseUrl: string }): Stage {
+export function sessionStage(deps: {
+  auth: Auth;
+  people: PeopleRepository;
+  organizations: SessionOrganizations;
+  publicBaseUrl: string;
+}): Stage {
   const organizations = new LRUCache<string, OrganizationContext>({ max: 10_000, ttl: 60_000 });
   const publicOrigin = new URL(deps.publicBaseUrl).origin;
 

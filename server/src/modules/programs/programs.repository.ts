@@ -59,11 +59,17 @@ export class ProgramsRepository {
    * ones (and may refuse), and the change notification goes out with the update, so every
    * instance drops its cached rule once it commits (db/change-notifications.ts).
    */
-  updateOwned(organizationId: string, id: string, change: (current: ProgramRecord) => ProgramChanges): Promise<ProgramRecord> {
+  updateOwned(
+    organizationId: string,
+    id: string,
+    change: (current: ProgramRecord) => ProgramChanges,
+  ): Promise<ProgramRecord> {
     return Sql.of(this.orm).transaction(async (sql) => {
       const current = await findOwnedRow<ProgramRecord>(sql, PROGRAMS_BY_ID, organizationId, id);
       const changes = change(current);
-      const [updated] = await sql.execute(kyselyOf(this.orm).updateTable('programs').set(changes).where('id', '=', current.id).returningAll());
+      const [updated] = await sql.execute(
+        kyselyOf(this.orm).updateTable('programs').set(changes).where('id', '=', current.id).returningAll(),
+      );
       if (changes.commission_max_conversions != null && current.commission_max_conversions == null) {
         // A cap by count set now counts what its customers were paid already (ConversionsService
         // counts from then on, in the guarded write that decides each charge).

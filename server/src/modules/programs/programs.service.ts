@@ -4,7 +4,13 @@ import { decimalToNumber, iso } from '../../http/serialize.js';
 import type { AttributionResolver } from '../referrals/attribution-resolver.js';
 import { assertCommissionRule } from '../../attribution/commission.js';
 import { assertWholeMinorUnits } from '../../attribution/money.js';
-import { DEFAULT_FRAUD_RULES, withFraudRules, type AttributionModel, type CommissionTiers, type FraudRules } from '../../attribution/program-rules.js';
+import {
+  DEFAULT_FRAUD_RULES,
+  withFraudRules,
+  type AttributionModel,
+  type CommissionTiers,
+  type FraudRules,
+} from '../../attribution/program-rules.js';
 import { BadRequestError } from '../../http/errors.js';
 import type { ProgramRecord, ProgramsRepository } from './programs.repository.js';
 import { newRowId } from '../../db/row-ids.js';
@@ -50,7 +56,8 @@ function assertTiers(commissionType: 'percent' | 'flat', tiers: CommissionTiers 
       throw new BadRequestError(`commission_tiers.tiers.${i}.commission_value: a percent commission is at most 100`);
     }
   });
-  if (new Set(tiers.tiers.map((t) => t.from)).size !== tiers.tiers.length) throw new BadRequestError('commission_tiers.tiers: two tiers start at the same `from`');
+  if (new Set(tiers.tiers.map((t) => t.from)).size !== tiers.tiers.length)
+    throw new BadRequestError('commission_tiers.tiers: two tiers start at the same `from`');
 }
 
 export function toProgramDto(p: ProgramRecord): Program {
@@ -117,7 +124,10 @@ export class ProgramsService {
     return toProgramDto(program);
   }
 
-  async list(organizationId: string, query: { limit?: number; cursor?: string }): Promise<{ programs: Program[]; next_cursor: string | null }> {
+  async list(
+    organizationId: string,
+    query: { limit?: number; cursor?: string },
+  ): Promise<{ programs: Program[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit);
     const rows = await this.programs.page(organizationId, decodeCursor(query.cursor), limit);
     const page = pageOf(rows, limit, (p) => ({ at: p.created_at, id: p.id }));
@@ -140,16 +150,24 @@ export class ProgramsService {
       const next = {
         name: input.name ?? current.name,
         commission_type: input.commission_type ?? current.commission_type,
-        commission_value: input.commission_value !== undefined ? String(input.commission_value) : current.commission_value,
+        commission_value:
+          input.commission_value !== undefined ? String(input.commission_value) : current.commission_value,
         click_window_days: input.click_window_days ?? current.click_window_days,
-        commission_window_months: input.commission_window_months !== undefined ? input.commission_window_months : current.commission_window_months,
+        commission_window_months:
+          input.commission_window_months !== undefined
+            ? input.commission_window_months
+            : current.commission_window_months,
         currency: input.currency !== undefined ? input.currency.toUpperCase() : current.currency,
         hold_days: input.hold_days ?? current.hold_days,
         auto_approve: input.auto_approve ?? current.auto_approve,
         minimum_payout: input.minimum_payout !== undefined ? String(input.minimum_payout) : current.minimum_payout,
         attribution_model: input.attribution_model ?? current.attribution_model,
-        commission_max_conversions: input.commission_max_conversions !== undefined ? input.commission_max_conversions : (current.commission_max_conversions ?? null),
-        commission_tiers: input.commission_tiers !== undefined ? input.commission_tiers : (current.commission_tiers ?? null),
+        commission_max_conversions:
+          input.commission_max_conversions !== undefined
+            ? input.commission_max_conversions
+            : (current.commission_max_conversions ?? null),
+        commission_tiers:
+          input.commission_tiers !== undefined ? input.commission_tiers : (current.commission_tiers ?? null),
         fraud_rules: withFraudRules(current.fraud_rules, input.fraud_rules),
         signup: input.signup ?? current.signup,
         terms: input.terms !== undefined ? input.terms : current.terms,

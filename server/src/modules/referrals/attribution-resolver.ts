@@ -2,7 +2,13 @@ import type { AffiliatesRepository } from '../affiliates/affiliates.repository.j
 import type { ClicksRepository } from '../clicks/clicks.repository.js';
 import type { CouponsRepository } from '../coupons/coupons.repository.js';
 import type { ProgramsRepository } from '../programs/programs.repository.js';
-import { AttributionCache, type AffiliateRule, type CachedAffiliate, type CachedClick, type ProgramRule } from '../../attribution/cache.js';
+import {
+  AttributionCache,
+  type AffiliateRule,
+  type CachedAffiliate,
+  type CachedClick,
+  type ProgramRule,
+} from '../../attribution/cache.js';
 import {
   couponMayStillAttribute,
   decideAffiliateReferral,
@@ -64,7 +70,10 @@ export class AttributionResolver {
       const owner = await this.affiliateRowBySlug(organizationId, key.slug);
       return decideAffiliateReferral(owner, owner && (await this.affiliateRule(owner.id)));
     }
-    const click = key.column === 'id' ? await this.clickById(organizationId, key.value) : await this.clickByCookie(organizationId, key.value);
+    const click =
+      key.column === 'id'
+        ? await this.clickById(organizationId, key.value)
+        : await this.clickByCookie(organizationId, key.value);
     const affiliate = click && (await this.affiliateRule(click.affiliate_id));
     // The program is read only when the click could attribute: an unknown click costs no more reads.
     const program = click && isAttributing(affiliate) ? await this.programRule(click.program_id) : undefined;
@@ -112,7 +121,8 @@ export class AttributionResolver {
    */
   forgetAffiliateLinks(affiliateId: string): void {
     this.cache.affiliateRules.delete(affiliateId);
-    for (const [key, affiliate] of this.cache.affiliatesBySlug.entries()) if (affiliate.id === affiliateId) this.cache.affiliatesBySlug.delete(key);
+    for (const [key, affiliate] of this.cache.affiliatesBySlug.entries())
+      if (affiliate.id === affiliateId) this.cache.affiliatesBySlug.delete(key);
   }
 
   async programRule(programId: string): Promise<ProgramRule> {
@@ -144,7 +154,10 @@ export class AttributionResolver {
 
   private async clickByCookie(organizationId: string, cookieId: string): Promise<CachedClick | undefined> {
     const key = AttributionCache.key(organizationId, cookieId);
-    return this.cache.clicksByCookie.get(key) ?? this.loadClick(key, this.cache.clicksByCookie, 'cookie_id', organizationId, cookieId);
+    return (
+      this.cache.clicksByCookie.get(key) ??
+      this.loadClick(key, this.cache.clicksByCookie, 'cookie_id', organizationId, cookieId)
+    );
   }
 
   private async loadClick(

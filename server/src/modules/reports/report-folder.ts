@@ -68,7 +68,10 @@ export class ReportFolder {
         watermark = await this.reports.fold(this.lagSeconds, this.spanSeconds);
       } catch (err) {
         this.spanSeconds = Math.max(MIN_SPAN_SECONDS, Math.floor(this.spanSeconds / 2));
-        this.options.logger?.warn({ err, spanSeconds: this.spanSeconds }, 'report fold failed; retrying with a shorter span');
+        this.options.logger?.warn(
+          { err, spanSeconds: this.spanSeconds },
+          'report fold failed; retrying with a shorter span',
+        );
         if (this.spanSeconds === MIN_SPAN_SECONDS) throw err;
         continue;
       }

@@ -74,7 +74,10 @@ export class ReportsRepository {
 
   /** Whether the program is this organization's. */
   async programExists(organizationId: string, programId: string): Promise<boolean> {
-    const row = await Sql.of(this.orm).one(`select 1 as found from programs where organization_id = ? and id = ?`, [organizationId, programId]);
+    const row = await Sql.of(this.orm).one(`select 1 as found from programs where organization_id = ? and id = ?`, [
+      organizationId,
+      programId,
+    ]);
     return row !== undefined;
   }
 
@@ -102,7 +105,12 @@ export class ReportsRepository {
    * revenue alone, see affiliatesStatement), then the page's rows summed. `affiliateIds` narrows
    * every part to those affiliates (null: all).
    */
-  affiliatesPage(window: ReportWindow, affiliateIds: readonly string[] | null, after: AffiliateCursor | undefined, limit: number): Promise<AffiliateFigureRow[]> {
+  affiliatesPage(
+    window: ReportWindow,
+    affiliateIds: readonly string[] | null,
+    after: AffiliateCursor | undefined,
+    limit: number,
+  ): Promise<AffiliateFigureRow[]> {
     const { text, values } = affiliatesStatement(window, affiliateIds, after, limit);
     return this.reading('GET /api/reports/affiliates', (sql) => sql.rows<AffiliateFigureRow>(text, values));
   }
@@ -120,20 +128,37 @@ export class ReportsRepository {
    */
   fold(lagSeconds: number, spanSeconds: number): Promise<Date | undefined> {
     return Sql.of(this.orm).transaction(async (sql) => {
-      const [lock] = await sql.rows<{ locked: boolean }>(`select pg_try_advisory_xact_lock(7262010002) as locked, set_config('statement_timeout', '60s', true), set_config('jit', 'off', true)`);
+      const [lock] = await sql.rows<{ locked: boolean }>(
+        `select pg_try_advisory_xact_lock(7262010002) as locked, set_config('statement_timeout', '60s', true), set_config('jit', 'off', true)`,
+      );
       if (!lock?.locked) return undefined;
       // New BRIN ranges summarized here, not by VACUUM (autovacuum may be off); needs the tables'
       // owner, as the migrations are. The plan of the fold's scans by created_at relies on it.
-      await sql.transaction((s) => s.rows(`select brin_summarize_new_values(i::regclass) from unnest(?::text[]) i`, [BRIN_INDEXES])).catch(() => undefined);
-      const [row] = await sql.rows<{ w: Date }>(`select report_fold(make_interval(secs => ?), make_interval(secs => ?)) as w`, [lagSeconds, spanSeconds]);
+      await sql
+        .transaction((s) =>
+          s.rows(`select brin_summarize_new_values(i::regclass) from unnest(?::text[]) i`, [BRIN_INDEXES]),
+        )
+        .catch(() => undefined);
+      const [row] = await sql.rows<{ w: Date }>(
+        `select report_fold(make_interval(secs => ?), make_interval(secs => ?)) as w`,
+        [lagSeconds, spanSeconds],
+      );
       return row.w;
     });
   }
 
   /** The watermark and the time of the last fold. */
   async foldState(): Promise<{ folded_before: Date; folded_at: Date | null }> {
-    return (await Sql.of(this.orm).one<{ folded_before: Date; folded_at: Date | null }>(`select folded_before, folded_at from report_fold_state`))!;
+    return (await Sql.of(this.orm).one<{ folded_before: Date; folded_at: Date | null }>(
+      `select folded_before, folded_at from report_fold_state`,
+    ))!;
   }
 }
 
-const BRIN_INDEXES = ['clicks_created_at_brin', 'clicks_occurred_at_brin', 'customers_created_at_brin', 'conversions_created_at_brin', 'commissions_created_at_brin'];
+const BRIN_INDEXES = [
+  'clicks_created_at_brin',
+  'clicks_occurred_at_brin',
+  'customers_created_at_brin',
+  'conversions_created_at_brin',
+  'commissions_created_at_brin',
+];

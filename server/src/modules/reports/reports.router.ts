@@ -5,6 +5,12 @@ import type { ReportsService } from './reports.service.js';
 
 export const reportsRouter = (reports: ReportsService) =>
   s.router(contract.reports, {
-    affiliates: async ({ req, query }) => ({ status: 200, body: { success: true, data: await reports.affiliates(requireOrganization(req).id, query) } }),
-    timeseries: async ({ req, query }) => ({ status: 200, body: { success: true, data: await reports.timeseries(requireOrganization(req).id, query) } }),
+    affiliates: async ({ req, query }) => ({
+      status: 200,
+      body: { success: true, data: await reports.affiliates(requireOrganization(req).id, query) },
+    }),
+    timeseries: async ({ req, query }) => ({
+      status: 200,
+      body: { success: true, data: await reports.timeseries(requireOrganization(req).id, query) },
+    }),
   });

@@ -94,7 +94,14 @@ function decodeCursor(cursor: string | undefined): AffiliateCursor | undefined {
   if (cursor === undefined) return undefined;
   try {
     const [revenue, affiliateId, currency] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    if (typeof revenue === 'string' && /^-?\d{1,30}(\.\d{1,20})?$/.test(revenue) && typeof affiliateId === 'string' && isUuid(affiliateId) && typeof currency === 'string' && /^[A-Z]{3}$/.test(currency)) {
+    if (
+      typeof revenue === 'string' &&
+      /^-?\d{1,30}(\.\d{1,20})?$/.test(revenue) &&
+      typeof affiliateId === 'string' &&
+      isUuid(affiliateId) &&
+      typeof currency === 'string' &&
+      /^[A-Z]{3}$/.test(currency)
+    ) {
       return { revenue, affiliateId, currency };
     }
   } catch {
@@ -107,7 +114,10 @@ function decodeCursor(cursor: string | undefined): AffiliateCursor | undefined {
 export class ReportsService {
   constructor(private readonly reports: ReportsRepository) {}
 
-  async affiliates(organizationId: string, query: ReportQuery & { limit?: number; cursor?: string; affiliate_id?: string }): Promise<{ affiliates: AffiliateReportRow[]; next_cursor: string | null }> {
+  async affiliates(
+    organizationId: string,
+    query: ReportQuery & { limit?: number; cursor?: string; affiliate_id?: string },
+  ): Promise<{ affiliates: AffiliateReportRow[]; next_cursor: string | null }> {
     const after = decodeCursor(query.cursor);
     const window = await this.window(organizationId, query);
     // The contract holds the list to 1..100 UUIDs; repeats are harmless, case is PostgreSQL's.
@@ -118,23 +128,35 @@ export class ReportsService {
     const last = page[page.length - 1];
     return {
       affiliates: page.map((r) => ({ affiliate_id: r.affiliate_id, program_id: r.program_id, ...figures(r) })),
-      next_cursor: rows.length > limit && last ? encodeCursor({ revenue: last.revenue, affiliateId: last.affiliate_id, currency: last.currency }) : null,
+      next_cursor:
+        rows.length > limit && last
+          ? encodeCursor({ revenue: last.revenue, affiliateId: last.affiliate_id, currency: last.currency })
+          : null,
     };
   }
 
-  async timeseries(organizationId: string, query: ReportQuery & { interval?: ReportInterval }): Promise<{ interval: ReportInterval; points: TimeseriesPoint[]; totals: ReportTotals[] }> {
+  async timeseries(
+    organizationId: string,
+    query: ReportQuery & { interval?: ReportInterval },
+  ): Promise<{ interval: ReportInterval; points: TimeseriesPoint[]; totals: ReportTotals[] }> {
     const interval = query.interval ?? 'day';
     const window = await this.window(organizationId, query);
     const rows = await this.reports.timeseries(window, interval);
-    return { interval, points: rows.map((r) => ({ period: `${r.period}T00:00:00.000Z`, ...figures(r) })), totals: totalsByCurrency(rows).map(figures) };
+    return {
+      interval,
+      points: rows.map((r) => ({ period: `${r.period}T00:00:00.000Z`, ...figures(r) })),
+      totals: totalsByCurrency(rows).map(figures),
+    };
   }
 
   private async window(organizationId: string, query: ReportQuery): Promise<ReportWindow> {
     const from = new Date(query.from);
     const to = new Date(query.to);
     if (!(from.getTime() < to.getTime())) throw new BadRequestError('to: must be after from');
-    if (to.getTime() - from.getTime() > MAX_REPORT_DAYS * DAY_MS) throw new BadRequestError(`to: a report covers at most 3 years (${MAX_REPORT_DAYS} days) from from`);
-    if (query.program_id && !(await this.reports.programExists(organizationId, query.program_id))) throw new NotFoundError('Program not found');
+    if (to.getTime() - from.getTime() > MAX_REPORT_DAYS * DAY_MS)
+      throw new BadRequestError(`to: a report covers at most 3 years (${MAX_REPORT_DAYS} days) from from`);
+    if (query.program_id && !(await this.reports.programExists(organizationId, query.program_id)))
+      throw new NotFoundError('Program not found');
     return {
       organizationId,
       programId: query.program_id ?? null,

@@ -7,7 +7,19 @@ import type { AffiliateCursor, ReportWindow } from './reports.repository.js';
  * for the read model they combine.
  */
 
-const FIGURES = ['clicks', 'customers', 'conversions', 'revenue', 'refunded', 'pending', 'approved', 'paid', 'reversed', 'rejected', 'on_hold'] as const;
+const FIGURES = [
+  'clicks',
+  'customers',
+  'conversions',
+  'revenue',
+  'refunded',
+  'pending',
+  'approved',
+  'paid',
+  'reversed',
+  'rejected',
+  'on_hold',
+] as const;
 const sums = (alias: string) => FIGURES.map((f) => `sum(${alias}.${f})::text as ${f}`).join(', ');
 const figureList = (alias: string) => FIGURES.map((f) => `${alias}.${f}`).join(', ');
 const zeroFigures = (from: number) =>
@@ -17,7 +29,9 @@ const zeroFigures = (from: number) =>
 
 /** A commission's amount in the column of its status (the effective one for live rows). */
 const buckets = (status: string, amount: string) =>
-  ['pending', 'approved', 'paid', 'reversed', 'rejected', 'on_hold'].map((s) => `case when ${status} = '${s}' then ${amount} else 0::numeric end as ${s}`).join(', ');
+  ['pending', 'approved', 'paid', 'reversed', 'rejected', 'on_hold']
+    .map((s) => `case when ${status} = '${s}' then ${amount} else 0::numeric end as ${s}`)
+    .join(', ');
 
 /**
  * The live part of a report, as rows (affiliate_id, program_id, currency or null for clicks and
@@ -151,7 +165,9 @@ const utcDate = (d: Date): string => d.toISOString().slice(0, 10);
 export function dayBoundary(d: Date): { month: Date; sign: 1 | -1; daysFrom: Date; daysTo: Date } {
   const month = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
   const next = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
-  return d.getTime() - month.getTime() <= next.getTime() - d.getTime() ? { month, sign: 1, daysFrom: month, daysTo: d } : { month: next, sign: -1, daysFrom: d, daysTo: next };
+  return d.getTime() - month.getTime() <= next.getTime() - d.getTime()
+    ? { month, sign: 1, daysFrom: month, daysTo: d }
+    : { month: next, sign: -1, daysFrom: d, daysTo: next };
 }
 
 /**
@@ -192,10 +208,16 @@ function foldedParts(columns: readonly string[], filter: string, totals = 'repor
  * page (a one-time filter). The figures are then summed for the page's affiliates only, their live
  * rows included (`live_page`: the entries of the other affiliates' edge conversions are not read).
  */
-export function affiliatesStatement(window: ReportWindow, affiliateIds: readonly string[] | null, after: AffiliateCursor | undefined, limit: number): { text: string; values: unknown[] } {
-    // $20: the affiliates asked for (null: all), in every part, so the folded rows are read by affiliate.
-    const programFilter = 'and ($2::uuid is null or %.program_id = $2::uuid) and ($20::uuid[] is null or %.affiliate_id = any ($20::uuid[]))';
-    const text = `
+export function affiliatesStatement(
+  window: ReportWindow,
+  affiliateIds: readonly string[] | null,
+  after: AffiliateCursor | undefined,
+  limit: number,
+): { text: string; values: unknown[] } {
+  // $20: the affiliates asked for (null: all), in every part, so the folded rows are read by affiliate.
+  const programFilter =
+    'and ($2::uuid is null or %.program_id = $2::uuid) and ($20::uuid[] is null or %.affiliate_id = any ($20::uuid[]))';
+  const text = `
 with ${liveCtes((column) => `and ($20::uuid[] is null or ${column} = any ($20::uuid[]))`)},
 bounds as materialized (select least($8::date, through) as b1, least($9::date, through) as b2 from st),
 by_revenue as (
@@ -272,36 +294,39 @@ figures as materialized (
 )
 select f.* from page join figures f on f.affiliate_id = page.affiliate_id and f.currency = page.currency
 order by page.revenue desc, page.affiliate_id, page.currency`;
-    const b1 = dayBoundary(window.r1);
-    const b2 = dayBoundary(window.r2);
-    const values = [
-      window.organizationId,
-      window.programId,
-      window.currency,
-      window.from,
-      window.to,
-      window.r1,
-      window.r2,
-      utcDate(b1.month),
-      utcDate(b2.month),
-      after?.revenue ?? null,
-      after?.affiliateId ?? null,
-      after?.currency ?? null,
-      limit,
-      b1.sign,
-      utcDate(b1.daysFrom),
-      utcDate(b1.daysTo),
-      b2.sign,
-      utcDate(b2.daysFrom),
-      utcDate(b2.daysTo),
-      affiliateIds,
-    ];
+  const b1 = dayBoundary(window.r1);
+  const b2 = dayBoundary(window.r2);
+  const values = [
+    window.organizationId,
+    window.programId,
+    window.currency,
+    window.from,
+    window.to,
+    window.r1,
+    window.r2,
+    utcDate(b1.month),
+    utcDate(b2.month),
+    after?.revenue ?? null,
+    after?.affiliateId ?? null,
+    after?.currency ?? null,
+    limit,
+    b1.sign,
+    utcDate(b1.daysFrom),
+    utcDate(b1.daysTo),
+    b2.sign,
+    utcDate(b2.daysFrom),
+    utcDate(b2.daysTo),
+    affiliateIds,
+  ];
   return { text, values };
 }
 
 /** The time series' statement (exported for the benchmark's EXPLAIN). */
-export function timeseriesStatement(window: ReportWindow, interval: 'day' | 'week' | 'month'): { text: string; values: unknown[] } {
-    const text = `
+export function timeseriesStatement(
+  window: ReportWindow,
+  interval: 'day' | 'week' | 'month',
+): { text: string; values: unknown[] } {
+  const text = `
 with ${liveCtes()},
 rows_of as (
   select x.period, coalesce(x.currency, p.currency) as currency, ${figureList('x')}
@@ -335,17 +360,17 @@ select to_char(pe.period, 'YYYY-MM-DD') as period, c.currency,
 from periods pe cross join currencies c
 left join agg a on a.period = pe.period and a.currency = c.currency
 order by pe.period, c.currency`;
-    const values = [
-      window.organizationId,
-      window.programId,
-      window.currency,
-      window.from,
-      window.to,
-      window.r1,
-      window.r2,
-      utcDate(window.r1),
-      utcDate(window.r2),
-      interval,
-    ];
+  const values = [
+    window.organizationId,
+    window.programId,
+    window.currency,
+    window.from,
+    window.to,
+    window.r1,
+    window.r2,
+    utcDate(window.r1),
+    utcDate(window.r2),
+    interval,
+  ];
   return { text, values };
 }

@@ -17,7 +17,8 @@ const SIGNATURES: { type: DocumentType; bytes: number[] }[] = [
 ];
 
 export function documentTypeOf(document: Buffer): DocumentType | undefined {
-  return SIGNATURES.find(({ bytes }) => document.length >= bytes.length && bytes.every((b, i) => document[i] === b))?.type;
+  return SIGNATURES.find(({ bytes }) => document.length >= bytes.length && bytes.every((b, i) => document[i] === b))
+    ?.type;
 }
 
 /** Strict base64 (the standard alphabet, padded), so that a garbled upload is refused rather than half decoded. */

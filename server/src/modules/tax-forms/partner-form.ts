@@ -33,5 +33,13 @@ export async function partnerFormOf(sql: Sql, organizationId: string, email: str
       order by tax_form_submitted_at desc, tax_form_decided_at desc nulls last limit 1`,
     [organizationId, email],
   );
-  return row ?? { tax_form_status: null, tax_form_kind: null, tax_form_submitted_at: null, tax_form_decided_at: null, tax_form_rejection_reason: null };
+  return (
+    row ?? {
+      tax_form_status: null,
+      tax_form_kind: null,
+      tax_form_submitted_at: null,
+      tax_form_decided_at: null,
+      tax_form_rejection_reason: null,
+    }
+  );
 }

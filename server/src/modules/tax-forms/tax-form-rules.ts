@@ -33,7 +33,8 @@ export function payoutHoldOf(requireTaxForm: boolean, form: TaxForm): PayoutHold
   return { reason, message: holdMessage(reason) };
 }
 
-export const holdMessage = (reason: PayoutHoldReason): string => `Payout held: tax form ${reason.slice('tax_form_'.length)}`;
+export const holdMessage = (reason: PayoutHoldReason): string =>
+  `Payout held: tax form ${reason.slice('tax_form_'.length)}`;
 
 /**
  * The hold rule in SQL over an affiliate row `a` and its program `p`: the reason
@@ -43,8 +44,14 @@ export const payoutHoldSql = (a: string, p: string): string =>
   `(case when ${p}.require_tax_form and coalesce(${a}.tax_form_status, 'missing') <> 'accepted' then 'tax_form_' || coalesce(${a}.tax_form_status, 'missing') end)`;
 
 /** What the partner reads in the portal: what holds their payouts in a program, and what to do about it. */
-export function partnerHoldMessage(reason: PayoutHoldReason, programName: string, rejectionReason: string | null): string {
-  if (reason === 'tax_form_missing') return `${programName} pays you once your tax form is accepted: upload a W-9 (US persons) or a W-8BEN / W-8BEN-E (outside the US).`;
-  if (reason === 'tax_form_submitted') return `Your tax form is waiting for the merchant's review: payouts in ${programName} are held until it is accepted.`;
+export function partnerHoldMessage(
+  reason: PayoutHoldReason,
+  programName: string,
+  rejectionReason: string | null,
+): string {
+  if (reason === 'tax_form_missing')
+    return `${programName} pays you once your tax form is accepted: upload a W-9 (US persons) or a W-8BEN / W-8BEN-E (outside the US).`;
+  if (reason === 'tax_form_submitted')
+    return `Your tax form is waiting for the merchant's review: payouts in ${programName} are held until it is accepted.`;
   return `Your tax form was rejected${rejectionReason ? ` (${rejectionReason})` : ''}: upload a corrected one. Payouts in ${programName} are held until it is accepted.`;
 }

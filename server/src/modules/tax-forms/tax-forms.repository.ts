@@ -61,7 +61,13 @@ export class TaxFormsRepository {
    * tax_forms replaced by the new document (sealed for that row by `seal`), and its tax_form_*
    * columns back to `submitted` (affiliate.updated per membership). Answers the memberships' ids.
    */
-  submit(organizationId: string, email: string, form: NewTaxForm, seal: (affiliateId: string) => Buffer, at: Date): Promise<string[]> {
+  submit(
+    organizationId: string,
+    email: string,
+    form: NewTaxForm,
+    seal: (affiliateId: string) => Buffer,
+    at: Date,
+  ): Promise<string[]> {
     return this.sql.transaction(async (sql) => {
       await lockPartnerForm(sql, organizationId, email);
       const changed = await sql.rows<{ id: string }>(
@@ -91,7 +97,10 @@ export class TaxFormsRepository {
   }
 
   private async requireTaxForm(sql: Sql, affiliate: AffiliateRecord): Promise<boolean> {
-    const program = await sql.one<{ require_tax_form: boolean }>('select require_tax_form from programs where organization_id = ? and id = ?', [affiliate.organization_id, affiliate.program_id]);
+    const program = await sql.one<{ require_tax_form: boolean }>(
+      'select require_tax_form from programs where organization_id = ? and id = ?',
+      [affiliate.organization_id, affiliate.program_id],
+    );
     return program?.require_tax_form ?? false;
   }
 

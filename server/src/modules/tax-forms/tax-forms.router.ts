@@ -7,7 +7,10 @@ import type { TaxFormsService } from './tax-forms.service.js';
 
 export const taxFormsRouter = (forms: TaxFormsService) =>
   s.router(contract.taxForms, {
-    get: async ({ req, params }) => ({ status: 200, body: { success: true, data: await forms.get(requireOrganization(req).id, params.id) } }),
+    get: async ({ req, params }) => ({
+      status: 200,
+      body: { success: true, data: await forms.get(requireOrganization(req).id, params.id) },
+    }),
   });
 
 export const taxFormReviewRouter = (forms: TaxFormsService) =>
@@ -21,6 +24,12 @@ export const taxFormReviewRouter = (forms: TaxFormsService) =>
       res.setHeader('Cache-Control', 'no-store');
       return { status: 200, body: Readable.from([bytes]) };
     },
-    accept: async ({ req, params }) => ({ status: 200, body: { success: true, data: await forms.accept(requireOrganization(req).id, params.id) } }),
-    reject: async ({ req, params, body }) => ({ status: 200, body: { success: true, data: await forms.reject(requireOrganization(req).id, params.id, body.reason) } }),
+    accept: async ({ req, params }) => ({
+      status: 200,
+      body: { success: true, data: await forms.accept(requireOrganization(req).id, params.id) },
+    }),
+    reject: async ({ req, params, body }) => ({
+      status: 200,
+      body: { success: true, data: await forms.reject(requireOrganization(req).id, params.id, body.reason) },
+    }),
   });

@@ -1,4 +1,9 @@
-import { TAX_FORM_MAX_BYTES, type PartnerTaxForm, type PayoutHoldReason, type TaxFormView } from '@affiliate-attribution/contract';
+import {
+  TAX_FORM_MAX_BYTES,
+  type PartnerTaxForm,
+  type PayoutHoldReason,
+  type TaxFormView,
+} from '@affiliate-attribution/contract';
 import { TooLargeError } from '../../domain-errors.js';
 import { BadRequestError, ConflictError, HttpError, NotFoundError, UnauthorizedError } from '../../http/errors.js';
 import { taxFormPurpose, type SecretBox } from '../../security/secret-box.js';
@@ -34,16 +39,30 @@ export class TaxFormsService {
     const rows = await this.forms.partnerForms(organizationId, email);
     if (rows.length === 0) throw new UnauthorizedError('No partner with this e-mail any more');
     // Every membership holds the same submission; the latest one stands for the partner.
-    const latest = rows.filter((r) => r.tax_form_submitted_at).sort((a, b) => b.tax_form_submitted_at!.getTime() - a.tax_form_submitted_at!.getTime())[0];
+    const latest = rows
+      .filter((r) => r.tax_form_submitted_at)
+      .sort((a, b) => b.tax_form_submitted_at!.getTime() - a.tax_form_submitted_at!.getTime())[0];
     const holds = rows.flatMap((row) => {
       const hold = payoutHoldOf(row.require_tax_form, taxFormOf(row));
-      return hold ? [{ program_id: row.program_id, program_name: row.program_name, reason: hold.reason, message: partnerHoldMessage(hold.reason, row.program_name, row.tax_form_rejection_reason) }] : [];
+      return hold
+        ? [
+            {
+              program_id: row.program_id,
+              program_name: row.program_name,
+              reason: hold.reason,
+              message: partnerHoldMessage(hold.reason, row.program_name, row.tax_form_rejection_reason),
+            },
+          ]
+        : [];
     });
     return { tax_form: taxFormOf(latest ?? {}), required: rows.some((r) => r.require_tax_form), holds };
   }
 
   /** What holds the partner's payouts, per program of theirs (the portal's balances show it). */
-  async holdsByProgram(organizationId: string, email: string): Promise<Map<string, { reason: PayoutHoldReason; message: string }>> {
+  async holdsByProgram(
+    organizationId: string,
+    email: string,
+  ): Promise<Map<string, { reason: PayoutHoldReason; message: string }>> {
     const view = await this.partnerView(organizationId, email);
     return new Map(view.holds.map((h) => [h.program_id, { reason: h.reason, message: h.message }]));
   }
@@ -54,10 +73,15 @@ export class TaxFormsService {
    * stored: a tax document is never kept in clear (503, for the operator to fix).
    */
   async submit(organizationId: string, email: string, input: TaxFormUploadInput): Promise<PartnerTaxForm> {
-    if (!this.secrets.encrypts) throw new HttpError(503, 'Tax forms cannot be stored: the service has no ENCRYPTION_KEY, and keeps no tax document unencrypted');
+    if (!this.secrets.encrypts)
+      throw new HttpError(
+        503,
+        'Tax forms cannot be stored: the service has no ENCRYPTION_KEY, and keeps no tax document unencrypted',
+      );
     const document = decodeBase64(input.content_base64);
     if (!document || document.length === 0) throw new BadRequestError('content_base64: not valid base64');
-    if (document.length > TAX_FORM_MAX_BYTES) throw new TooLargeError(`content_base64: the document is larger than ${TAX_FORM_MAX_BYTES / 1024 / 1024} MiB`);
+    if (document.length > TAX_FORM_MAX_BYTES)
+      throw new TooLargeError(`content_base64: the document is larger than ${TAX_FORM_MAX_BYTES / 1024 / 1024} MiB`);
     const contentType: DocumentType | undefined = documentTypeOf(document);
     if (!contentType) throw new BadRequestError('content_base64: not a PDF, PNG or JPEG file');
     const ids = await this.forms.submit(
@@ -82,7 +106,8 @@ export class TaxFormsService {
       organizationId,
       id,
       (current) => {
-        if (!current.tax_form_status) throw new ConflictError('No tax form submitted: the partner uploads one in the portal');
+        if (!current.tax_form_status)
+          throw new ConflictError('No tax form submitted: the partner uploads one in the portal');
         return current.tax_form_status === 'accepted' ? undefined : { status: 'accepted', reason: null };
       },
       new Date(),
@@ -95,7 +120,8 @@ export class TaxFormsService {
       organizationId,
       id,
       (current) => {
-        if (!current.tax_form_status) throw new ConflictError('No tax form submitted: the partner uploads one in the portal');
+        if (!current.tax_form_status)
+          throw new ConflictError('No tax form submitted: the partner uploads one in the portal');
         return { status: 'rejected', reason: reason.trim() };
       },
       new Date(),
@@ -104,7 +130,10 @@ export class TaxFormsService {
   }
 
   /** The document, decrypted, for the owner's download. */
-  async document(organizationId: string, id: string): Promise<{ contentType: DocumentType; fileName: string; bytes: Buffer }> {
+  async document(
+    organizationId: string,
+    id: string,
+  ): Promise<{ contentType: DocumentType; fileName: string; bytes: Buffer }> {
     const stored = await this.forms.document(organizationId, id);
     if (!stored) throw new NotFoundError('No tax form on file');
     const bytes = this.secrets.openBytes(stored.document, taxFormPurpose(organizationId, stored.affiliate_id));

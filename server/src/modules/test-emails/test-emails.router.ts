@@ -10,7 +10,10 @@ export function mountTestEmails(app: Express, testEmails: TestEmails, options: E
   createExpressEndpoints(
     contract.testEmails,
     s.router(contract.testEmails, {
-      list: async ({ req, query }) => ({ status: 200, body: { success: true, data: await testEmails.list(requireOrganization(req).id, query) } }),
+      list: async ({ req, query }) => ({
+        status: 200,
+        body: { success: true, data: await testEmails.list(requireOrganization(req).id, query) },
+      }),
     }),
     app,
     options,

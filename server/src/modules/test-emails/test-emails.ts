@@ -48,28 +48,48 @@ export class TestEmails implements OrganizationMailer {
     const sql = options.transaction ?? this.sql;
     if (!(await this.isTest(organizationId, sql))) return this.mailer.send(mail, options);
     const id = newRowId();
-    await sql.rows(`insert into test_emails (id, organization_id, recipient, subject, text) values (?, ?, ?, ?, ?)`, [id, organizationId, mail.to, mail.subject, mail.text]);
+    await sql.rows(`insert into test_emails (id, organization_id, recipient, subject, text) values (?, ?, ?, ?, ?)`, [
+      id,
+      organizationId,
+      mail.to,
+      mail.subject,
+      mail.text,
+    ]);
     // Logged without its text, which may carry a sign-in link: GET /api/test-emails shows it whole.
-    this.logger.info({ mail: { to: mail.to, subject: mail.subject }, organization_id: organizationId, test_email_id: id }, `test mode: e-mail to ${mail.to} not sent, kept as a test e-mail: ${mail.subject}`);
+    this.logger.info(
+      { mail: { to: mail.to, subject: mail.subject }, organization_id: organizationId, test_email_id: id },
+      `test mode: e-mail to ${mail.to} not sent, kept as a test e-mail: ${mail.subject}`,
+    );
   }
 
   /** GET /api/test-emails: the twin's e-mails, newest first; a live organization is refused. */
-  async list(organizationId: string, query: { limit?: number | undefined; cursor?: string | undefined }): Promise<{ test_emails: TestEmail[]; next_cursor: string | null }> {
+  async list(
+    organizationId: string,
+    query: { limit?: number | undefined; cursor?: string | undefined },
+  ): Promise<{ test_emails: TestEmail[]; next_cursor: string | null }> {
     if (!(await this.isTest(organizationId))) throw new ForbiddenError(TEST_EMAILS_LIVE_MESSAGE);
     const limit = pageLimit(query.limit);
     const after = decodeCursor(query.cursor);
     const columns = 'id, recipient, subject, text, created_at';
     const rows = after
-      ? await this.sql.rows<TestEmailRow>(`select ${columns} from test_emails where organization_id = ? and (created_at, id) < (?, ?) order by created_at desc, id desc limit ?`, [
-          organizationId,
-          after.at,
-          after.id,
-          limit + 1,
-        ])
-      : await this.sql.rows<TestEmailRow>(`select ${columns} from test_emails where organization_id = ? order by created_at desc, id desc limit ?`, [organizationId, limit + 1]);
+      ? await this.sql.rows<TestEmailRow>(
+          `select ${columns} from test_emails where organization_id = ? and (created_at, id) < (?, ?) order by created_at desc, id desc limit ?`,
+          [organizationId, after.at, after.id, limit + 1],
+        )
+      : await this.sql.rows<TestEmailRow>(
+          `select ${columns} from test_emails where organization_id = ? order by created_at desc, id desc limit ?`,
+          [organizationId, limit + 1],
+        );
     const page = pageOf(rows, limit, (row) => ({ at: row.created_at, id: row.id }));
     return {
-      test_emails: page.items.map((row) => ({ id: row.id, to: row.recipient, subject: row.subject, text: row.text, created_at: iso(row.created_at), livemode: false as const })),
+      test_emails: page.items.map((row) => ({
+        id: row.id,
+        to: row.recipient,
+        subject: row.subject,
+        text: row.text,
+        created_at: iso(row.created_at),
+        livemode: false as const,
+      })),
       next_cursor: page.next_cursor,
     };
   }
@@ -83,7 +103,9 @@ export class TestEmails implements OrganizationMailer {
   }
 
   private async isTest(organizationId: string, sql: Sql = this.sql): Promise<boolean> {
-    const row = await sql.one<{ livemode: boolean }>(`select livemode from organizations where id = ?`, [organizationId]);
+    const row = await sql.one<{ livemode: boolean }>(`select livemode from organizations where id = ?`, [
+      organizationId,
+    ]);
     return row?.livemode === false;
   }
 }

@@ -64,7 +64,10 @@ const body: RequestHandler = (req, res, next) => {
  * (JSON, or JSON in text/plain, 16 KiB). The API's text rules (no NUL, no lone surrogate:
  * http/security.ts) follow in the list, as for every route. The API-key stage (on /api) never sees them.
  */
-export function publicTrackingStages(limiter: RateLimiter, authenticator: ApiKeyAuthenticator): { fromHeaders: Stage[]; bodies: Stage[] } {
+export function publicTrackingStages(
+  limiter: RateLimiter,
+  authenticator: ApiKeyAuthenticator,
+): { fromHeaders: Stage[]; bodies: Stage[] } {
   // Through a first-party proxy every visitor arrives from the merchant's server: each counts on its own.
   const key = (req: object) => clientAddressKey(visitorAddressOf(req as Request));
   return {

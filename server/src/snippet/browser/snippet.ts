@@ -99,8 +99,11 @@ function install(existing: Svc | undefined): void {
   // data-endpoint names a base of their own (a first-party path: see the attributes above).
   const endpointBase = data('endpoint');
   const base = (): URL =>
-    endpointBase ? new URL(endpointBase.replace(/\/*$/, '/'), location.href) : new URL(script ? script.src : location.href);
-  const endpoint = (name: string): string => new URL('public/organizations/' + encodeURIComponent(organization) + '/' + name, base()).href;
+    endpointBase
+      ? new URL(endpointBase.replace(/\/*$/, '/'), location.href)
+      : new URL(script ? script.src : location.href);
+  const endpoint = (name: string): string =>
+    new URL('public/organizations/' + encodeURIComponent(organization) + '/' + name, base()).href;
 
   let detected: Promise<SvcResult> | undefined;
   let detectedRef: string | undefined;
@@ -185,25 +188,23 @@ function install(existing: Svc | undefined): void {
     // answers `kept` when it still attributes, and the cookie stays as it is (lifetime included).
     const current = readCookie();
     const click = { ref, landingUrl, referrer: document.referrer.slice(0, 2048), cookieId: current || undefined };
-    return (detected = post('clicks', withMode(click), CLICK_TIMEOUT_MS, true).then(
-      (reply): SvcResult => {
-        if (reply && reply.status === 201 && reply.body.data.click) {
-          const click = reply.body.data.click;
-          // Already there: kept (first_click, a click flood), or set by a first-party path's Set-Cookie.
-          if (readCookie() !== click.cookie_id) writeCookie(click.cookie_id, click.cookie_max_age_seconds);
-          return { ok: true, cookieId: click.cookie_id };
-        }
-        if (reply && reply.status === 200) return { ok: false, error: 'bot' };
-        if (reply && reply.status < 429) {
-          // The service answered: the referral is unknown or malformed. Keep any earlier cookie.
-          warn(param + ' "' + ref + '" not tracked: ' + failure(reply));
-          return { ok: false, error: failure(reply) };
-        }
-        // Slow, unreachable or failing service: the slug itself attributes (no click window).
-        writeCookie(ref, FALLBACK_MAX_AGE);
-        return { ok: true, cookieId: ref, fallback: true };
-      },
-    ));
+    return (detected = post('clicks', withMode(click), CLICK_TIMEOUT_MS, true).then((reply): SvcResult => {
+      if (reply && reply.status === 201 && reply.body.data.click) {
+        const click = reply.body.data.click;
+        // Already there: kept (first_click, a click flood), or set by a first-party path's Set-Cookie.
+        if (readCookie() !== click.cookie_id) writeCookie(click.cookie_id, click.cookie_max_age_seconds);
+        return { ok: true, cookieId: click.cookie_id };
+      }
+      if (reply && reply.status === 200) return { ok: false, error: 'bot' };
+      if (reply && reply.status < 429) {
+        // The service answered: the referral is unknown or malformed. Keep any earlier cookie.
+        warn(param + ' "' + ref + '" not tracked: ' + failure(reply));
+        return { ok: false, error: failure(reply) };
+      }
+      // Slow, unreachable or failing service: the slug itself attributes (no click window).
+      writeCookie(ref, FALLBACK_MAX_AGE);
+      return { ok: true, cookieId: ref, fallback: true };
+    }));
   }
 
   function trackCustomer(customerId: unknown): Promise<SvcResult> {
@@ -223,12 +224,14 @@ function install(existing: Svc | undefined): void {
         warn('the snippet tag has no data-organization attribute');
         return { ok: false, error: 'no_organization' };
       }
-      return post('customers', withMode({ customerId, cookieId }), CUSTOMER_TIMEOUT_MS, false).then((reply): SvcResult => {
-        if (reply && reply.status < 300) return { ok: true, deduped: reply.body.deduped };
-        const error = reply ? failure(reply) : 'network error or timeout';
-        warn('customer ' + String(customerId) + ' not tracked: ' + error);
-        return { ok: false, error };
-      });
+      return post('customers', withMode({ customerId, cookieId }), CUSTOMER_TIMEOUT_MS, false).then(
+        (reply): SvcResult => {
+          if (reply && reply.status < 300) return { ok: true, deduped: reply.body.deduped };
+          const error = reply ? failure(reply) : 'network error or timeout';
+          warn('customer ' + String(customerId) + ' not tracked: ' + error);
+          return { ok: false, error };
+        },
+      );
     });
   }
 

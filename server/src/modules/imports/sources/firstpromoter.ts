@@ -1,4 +1,14 @@
-import type { ImportedCommissionStatus, Phase, Skip, SourceAffiliate, SourceCommission, SourceCustomer, SourcePage, SourcePayout, SourceReader } from '../import-model.js';
+import type {
+  ImportedCommissionStatus,
+  Phase,
+  Skip,
+  SourceAffiliate,
+  SourceCommission,
+  SourceCustomer,
+  SourcePage,
+  SourcePayout,
+  SourceReader,
+} from '../import-model.js';
 import { ImportSourceError } from '../import-model.js';
 import { getJson, type SourceHttpOptions } from './source-http.js';
 import { collect, currencyOf, dateOf, emailOf, idOf, minorUnits, text, Unmappable, type Json } from './source-rows.js';
@@ -57,15 +67,28 @@ export class FirstPromoterReader implements SourceReader {
     const account = credentials.account_id;
     if (!account) throw new ImportSourceError('credentials.account_id: Required (FirstPromoter Account ID)');
     const currency = credentials.currency?.trim().toUpperCase();
-    if (currency !== undefined && !/^[A-Z]{3}$/.test(currency)) throw new ImportSourceError('credentials.currency: must be a three-letter ISO 4217 code (the FirstPromoter account\'s currency)');
+    if (currency !== undefined && !/^[A-Z]{3}$/.test(currency))
+      throw new ImportSourceError(
+        "credentials.currency: must be a three-letter ISO 4217 code (the FirstPromoter account's currency)",
+      );
     this.accountCurrency = currency ?? null;
-    this.http = { name: 'FirstPromoter', baseUrl, credentialName: 'API key and Account ID', headers: { authorization: `Bearer ${key}`, 'account-id': account }, ...http };
+    this.http = {
+      name: 'FirstPromoter',
+      baseUrl,
+      credentialName: 'API key and Account ID',
+      headers: { authorization: `Bearer ${key}`, 'account-id': account },
+      ...http,
+    };
   }
 
   async readPage(phase: Phase, page: number): Promise<SourcePage> {
     const path = PATHS[phase];
-    const body = (await getJson(this.http, `${path}?page=${page}&per_page=${PAGE_SIZE}`));
-    const rows = Array.isArray(body) ? (body as Json[]) : Array.isArray((body as Json)?.data) ? ((body as Json).data as Json[]) : null;
+    const body = await getJson(this.http, `${path}?page=${page}&per_page=${PAGE_SIZE}`);
+    const rows = Array.isArray(body)
+      ? (body as Json[])
+      : Array.isArray((body as Json)?.data)
+        ? ((body as Json).data as Json[])
+        : null;
     if (!rows) throw new ImportSourceError(`FirstPromoter answered ${path} without a list`);
     const next = rows.length > 0 ? page + 1 : null;
     const skipped: Skip[] = [];
@@ -75,9 +98,18 @@ export class FirstPromoterReader implements SourceReader {
       case 'customers':
         return { batch: { customers: collect(rows, 'customers', skipped, toCustomer), skipped }, next };
       case 'payouts':
-        return { batch: { payouts: collect(rows, 'payouts', skipped, (row) => toPayout(row, this.accountCurrency)), skipped }, next };
+        return {
+          batch: { payouts: collect(rows, 'payouts', skipped, (row) => toPayout(row, this.accountCurrency)), skipped },
+          next,
+        };
       case 'commissions':
-        return { batch: { commissions: collect(rows, 'commissions', skipped, (row) => toCommission(row, this.accountCurrency)), skipped }, next };
+        return {
+          batch: {
+            commissions: collect(rows, 'commissions', skipped, (row) => toCommission(row, this.accountCurrency)),
+            skipped,
+          },
+          next,
+        };
     }
   }
 }
@@ -86,18 +118,34 @@ const STATES: Record<string, SourceAffiliate['status']> = { active: 'active', ac
 
 function toAffiliate(row: Json): SourceAffiliate {
   const email = emailOf(row.email);
-  const name = text(row.name) ?? ([text(row.profile?.first_name), text(row.profile?.last_name)].filter(Boolean).join(' ') || null);
+  const name =
+    text(row.name) ?? ([text(row.profile?.first_name), text(row.profile?.last_name)].filter(Boolean).join(' ') || null);
   const state = text(row.status) ?? text(row.state);
   const tokens: string[] = [];
-  for (const t of [...(Array.isArray(row.promoter_campaigns) ? (row.promoter_campaigns as Json[]).map((c) => c?.ref_token) : []), row.default_ref_id]) {
+  for (const t of [
+    ...(Array.isArray(row.promoter_campaigns) ? (row.promoter_campaigns as Json[]).map((c) => c?.ref_token) : []),
+    row.default_ref_id,
+  ]) {
     const token = text(t);
     if (token && !tokens.includes(token)) tokens.push(token);
   }
-  return { source_id: idOf(row), email, name, status: state === null ? 'active' : (STATES[state] ?? 'disabled'), payout_email: text(row.paypal_email) ?? text(row.profile?.paypal_email), tokens };
+  return {
+    source_id: idOf(row),
+    email,
+    name,
+    status: state === null ? 'active' : (STATES[state] ?? 'disabled'),
+    payout_email: text(row.paypal_email) ?? text(row.profile?.paypal_email),
+    tokens,
+  };
 }
 
 function promoterOf(row: Json | null | undefined): string | null {
-  return text(row?.promoter_campaign?.promoter?.id) ?? text(row?.promoter_campaign?.promoter_id) ?? text(row?.promoter?.id) ?? text(row?.promoter_id);
+  return (
+    text(row?.promoter_campaign?.promoter?.id) ??
+    text(row?.promoter_campaign?.promoter_id) ??
+    text(row?.promoter?.id) ??
+    text(row?.promoter_id)
+  );
 }
 
 function customerFrom(referral: Json, promoter: string | null): SourceCustomer {
@@ -105,7 +153,13 @@ function customerFrom(referral: Json, promoter: string | null): SourceCustomer {
   if (!customerId) throw new Unmappable('no uid or e-mail: no customer to record');
   if (!promoter) throw new Unmappable('no promoter: not attributed to a partner');
   const name = [text(referral.first_name), text(referral.last_name)].filter(Boolean).join(' ') || null;
-  return { source_id: customerId, customer_id: customerId, email: text(referral.email), name, affiliate_source_id: promoter };
+  return {
+    source_id: customerId,
+    customer_id: customerId,
+    email: text(referral.email),
+    name,
+    affiliate_source_id: promoter,
+  };
 }
 
 function toCustomer(row: Json): SourceCustomer {
@@ -115,13 +169,24 @@ function toCustomer(row: Json): SourceCustomer {
 
 function toPayout(row: Json, accountCurrency: string | null): SourcePayout {
   const status = text(row.status);
-  if (status !== 'completed' && status !== 'paid') throw new Unmappable(`not paid at FirstPromoter (status ${JSON.stringify(row.status ?? null)}): its commissions come as approved, to be paid here`);
-  if (row.unit != null && row.unit !== 'cash') throw new Unmappable(`a payout in ${JSON.stringify(row.unit)}, not money`);
-  if (row.currency == null && !accountCurrency) throw new Unmappable('FirstPromoter does not say which currency the payout is in: give credentials.currency (the account\'s currency)');
+  if (status !== 'completed' && status !== 'paid')
+    throw new Unmappable(
+      `not paid at FirstPromoter (status ${JSON.stringify(row.status ?? null)}): its commissions come as approved, to be paid here`,
+    );
+  if (row.unit != null && row.unit !== 'cash')
+    throw new Unmappable(`a payout in ${JSON.stringify(row.unit)}, not money`);
+  if (row.currency == null && !accountCurrency)
+    throw new Unmappable(
+      "FirstPromoter does not say which currency the payout is in: give credentials.currency (the account's currency)",
+    );
   const currency = currencyOf(row.currency ?? accountCurrency);
   const promoter = promoterOf(row);
   if (!promoter) throw new Unmappable('no promoter');
-  const listed = Array.isArray(row.commissions) ? (row.commissions as Json[]).map((c) => text(c?.id)) : Array.isArray(row.commission_ids) ? (row.commission_ids as unknown[]).map(text) : [];
+  const listed = Array.isArray(row.commissions)
+    ? (row.commissions as Json[]).map((c) => text(c?.id))
+    : Array.isArray(row.commission_ids)
+      ? (row.commission_ids as unknown[]).map(text)
+      : [];
   return {
     source_id: idOf(row),
     affiliate_source_id: promoter,
@@ -141,7 +206,8 @@ function statusOf(row: Json): ImportedCommissionStatus {
 
 function toCommission(row: Json, accountCurrency: string | null): SourceCommission {
   const status = statusOf(row);
-  if (row.unit != null && row.unit !== 'cash') throw new Unmappable(`a reward in ${JSON.stringify(row.unit)}, not money`);
+  if (row.unit != null && row.unit !== 'cash')
+    throw new Unmappable(`a reward in ${JSON.stringify(row.unit)}, not money`);
   const saleCurrency = currencyOf(row.original_sale_currency ?? row.currency);
   const currency = currencyOf(row.currency ?? accountCurrency ?? row.original_sale_currency);
   const promoter = promoterOf(row);
@@ -155,7 +221,8 @@ function toCommission(row: Json, accountCurrency: string | null): SourceCommissi
     amount: minorUnits(row.amount, currency, 'amount'),
     currency,
     approves_at: null,
-    approved_at: status === 'approved' || status === 'paid' ? dateOf(row.updated_at ?? row.created_at, 'updated_at') : null,
+    approved_at:
+      status === 'approved' || status === 'paid' ? dateOf(row.updated_at ?? row.created_at, 'updated_at') : null,
     payout_source_id: status === 'paid' ? (text(row.payout?.id) ?? text(row.payout_id)) : null,
     sale: {
       source_id: saleId,

@@ -1,4 +1,13 @@
-import type { ImportedCommissionStatus, Phase, Skip, SourceAffiliate, SourceCommission, SourceCustomer, SourcePage, SourceReader } from '../import-model.js';
+import type {
+  ImportedCommissionStatus,
+  Phase,
+  Skip,
+  SourceAffiliate,
+  SourceCommission,
+  SourceCustomer,
+  SourcePage,
+  SourceReader,
+} from '../import-model.js';
 import { ImportSourceError } from '../import-model.js';
 import { collect, currencyOf, date, email, minor, required, text, Unmappable, type Json } from './row-mapping.js';
 import { getJson, type SourceHttpOptions } from './source-http.js';
@@ -59,9 +68,19 @@ export class PartnerStackReader implements SourceReader {
     const { public_key: publicKey, secret_key: secretKey } = credentials;
     let authorization: string;
     if (token) authorization = `Bearer ${token}`;
-    else if (publicKey && secretKey) authorization = `Basic ${Buffer.from(`${publicKey}:${secretKey}`).toString('base64')}`;
-    else throw new ImportSourceError('credentials.public_key and credentials.secret_key: Required (PartnerStack API keys; or credentials.access_token)');
-    this.http = { name: 'PartnerStack', baseUrl, credentialName: token ? 'access token' : 'public and secret keys', headers: { authorization }, ...http };
+    else if (publicKey && secretKey)
+      authorization = `Basic ${Buffer.from(`${publicKey}:${secretKey}`).toString('base64')}`;
+    else
+      throw new ImportSourceError(
+        'credentials.public_key and credentials.secret_key: Required (PartnerStack API keys; or credentials.access_token)',
+      );
+    this.http = {
+      name: 'PartnerStack',
+      baseUrl,
+      credentialName: token ? 'access token' : 'public and secret keys',
+      headers: { authorization },
+      ...http,
+    };
   }
 
   async readPage(phase: Phase, page: number): Promise<SourcePage> {
@@ -95,7 +114,10 @@ export class PartnerStackReader implements SourceReader {
     for (let p = 1; p < page; p++) {
       const { items, hasMore } = await this.list(path, cursor);
       const last = items.length > 0 ? text(items[items.length - 1]?.key) : null;
-      if (!hasMore || !last) throw new ImportSourceError(`PartnerStack's ${path} now ends before page ${page}, where the import stopped; start a new import`);
+      if (!hasMore || !last)
+        throw new ImportSourceError(
+          `PartnerStack's ${path} now ends before page ${page}, where the import stopped; start a new import`,
+        );
       cursor = last;
     }
     this.cursors.set(`${path}#${page}`, cursor);
@@ -117,7 +139,12 @@ function toAffiliate(row: Json): SourceAffiliate {
   const key = required(row.key, 'key');
   const name = [text(row.first_name), text(row.last_name)].filter(Boolean).join(' ') || null;
   const approval = text(row.approved_status);
-  const status = row.archived === true || approval === 'declined' || approval === 'rejected' ? 'disabled' : approval === 'pending' ? 'pending' : 'active';
+  const status =
+    row.archived === true || approval === 'declined' || approval === 'rejected'
+      ? 'disabled'
+      : approval === 'pending'
+        ? 'pending'
+        : 'active';
   const tokens = [text(row.partner_key)].filter((t): t is string => t !== null);
   return { source_id: key, email: email(row.email), name, status, payout_email: null, tokens };
 }
@@ -132,7 +159,13 @@ function toCustomer(row: Json): SourceCustomer {
   const customerId = customerIdOf(row)!;
   const partnership = text(row.partnership_key) ?? text(row.partner_key) ?? text(row.partnership?.key);
   if (!partnership) throw new Unmappable('no partnership: not referred by a partner');
-  return { source_id: customerId, customer_id: customerId, email: text(row.email), name: text(row.name), affiliate_source_id: partnership };
+  return {
+    source_id: customerId,
+    customer_id: customerId,
+    email: text(row.email),
+    name: text(row.name),
+    affiliate_source_id: partnership,
+  };
 }
 
 function toCommission(row: Json): SourceCommission {
@@ -140,7 +173,8 @@ function toCommission(row: Json): SourceCommission {
   const status = STATUSES[String(row.reward_status)];
   if (!status) throw new Unmappable(`unknown reward_status ${JSON.stringify(row.reward_status ?? null)}`);
   const transaction = row.transaction as Json | null | undefined;
-  if (!transaction) throw new Unmappable('no transaction: a reward for an action, not a sale, nothing to record it against');
+  if (!transaction)
+    throw new Unmappable('no transaction: a reward for an action, not a sale, nothing to record it against');
   const partnership = text(row.partnership?.key) ?? text(row.partnership_key);
   if (!partnership) throw new Unmappable('no partnership');
   const currency = currencyOf(row.currency);
@@ -164,8 +198,19 @@ function toCommission(row: Json): SourceCommission {
       amount: minor(transaction.amount, saleCurrency, 'transaction.amount'),
       refunded_amount: '0',
       currency: saleCurrency,
-      occurred_at: transaction.created_at !== undefined && transaction.created_at !== null ? date(transaction.created_at, 'transaction.created_at') : createdAt,
-      customer: customerId ? { source_id: customerId, customer_id: customerId, email: text(row.customer.email), name: text(row.customer.name), affiliate_source_id: partnership } : null,
+      occurred_at:
+        transaction.created_at !== undefined && transaction.created_at !== null
+          ? date(transaction.created_at, 'transaction.created_at')
+          : createdAt,
+      customer: customerId
+        ? {
+            source_id: customerId,
+            customer_id: customerId,
+            email: text(row.customer.email),
+            name: text(row.customer.name),
+            affiliate_source_id: partnership,
+          }
+        : null,
     },
   };
 }

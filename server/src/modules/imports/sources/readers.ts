@@ -12,10 +12,22 @@ import { ToltReader } from './tolt.js';
 export type SourceBaseUrls = Record<Exclude<ImportSource, 'csv'>, string>;
 
 /** The sources whose importers exist (every source the contract names). */
-export const IMPLEMENTED_SOURCES: readonly ImportSource[] = ['rewardful', 'tolt', 'firstpromoter', 'partnerstack', 'tapfiliate', 'csv'];
+export const IMPLEMENTED_SOURCES: readonly ImportSource[] = [
+  'rewardful',
+  'tolt',
+  'firstpromoter',
+  'partnerstack',
+  'tapfiliate',
+  'csv',
+];
 
 /** `http`: what the runner sets on every request (its pauses in tests, the cancel signal). */
-export function readerFor(source: ImportSource, credentials: Record<string, string>, baseUrls: SourceBaseUrls, http: Pick<SourceHttpOptions, 'sleep' | 'signal'> = {}): SourceReader {
+export function readerFor(
+  source: ImportSource,
+  credentials: Record<string, string>,
+  baseUrls: SourceBaseUrls,
+  http: Pick<SourceHttpOptions, 'sleep' | 'signal'> = {},
+): SourceReader {
   switch (source) {
     case 'rewardful':
       return new RewardfulReader(credentials, baseUrls.rewardful, http);

@@ -1,5 +1,15 @@
 import { minorUnitDigits } from '../../../attribution/money.js';
-import type { ImportedCommissionStatus, Phase, Skip, SourceAffiliate, SourceCommission, SourceCustomer, SourcePage, SourcePayout, SourceReader } from '../import-model.js';
+import type {
+  ImportedCommissionStatus,
+  Phase,
+  Skip,
+  SourceAffiliate,
+  SourceCommission,
+  SourceCustomer,
+  SourcePage,
+  SourcePayout,
+  SourceReader,
+} from '../import-model.js';
 import { ImportSourceError } from '../import-model.js';
 import { getJson, type SourceHttpOptions } from './source-http.js';
 
@@ -42,13 +52,22 @@ export class RewardfulReader implements SourceReader {
   constructor(credentials: Record<string, string>, baseUrl: string, http: Partial<SourceHttpOptions> = {}) {
     const secret = credentials.api_secret;
     if (!secret) throw new ImportSourceError('credentials.api_secret: Required (Rewardful API Secret)');
-    this.http = { name: 'Rewardful', baseUrl, headers: { authorization: `Basic ${Buffer.from(`${secret}:`).toString('base64')}` }, ...http };
+    this.http = {
+      name: 'Rewardful',
+      baseUrl,
+      headers: { authorization: `Basic ${Buffer.from(`${secret}:`).toString('base64')}` },
+      ...http,
+    };
   }
 
   async readPage(phase: Phase, page: number): Promise<SourcePage> {
     const path = PATHS[phase];
-    const body = (await getJson(this.http, `${path}${path.includes('?') ? '&' : '?'}page=${page}&limit=${PAGE_SIZE}`)) as Json;
-    if (!body || !Array.isArray(body.data)) throw new ImportSourceError(`Rewardful answered ${path} without a data list`);
+    const body = (await getJson(
+      this.http,
+      `${path}${path.includes('?') ? '&' : '?'}page=${page}&limit=${PAGE_SIZE}`,
+    )) as Json;
+    if (!body || !Array.isArray(body.data))
+      throw new ImportSourceError(`Rewardful answered ${path} without a data list`);
     const next = body.pagination?.next_page;
     const rows = body.data as Json[];
     const skipped: Skip[] = [];
@@ -82,7 +101,8 @@ function collect<T>(rows: Json[], kind: Skip['kind'], skipped: Skip[], map: (row
   return out;
 }
 
-const text = (value: unknown): string | null => (typeof value === 'string' && value.trim() !== '' ? value.trim() : null);
+const text = (value: unknown): string | null =>
+  typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
 
 function id(row: Json): string {
   const value = text(row?.id);
@@ -92,13 +112,23 @@ function id(row: Json): string {
 
 function toAffiliate(row: Json): SourceAffiliate {
   const email = text(row.email);
-  if (!email || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new Unmappable(`no valid e-mail (${JSON.stringify(row.email ?? null)})`);
+  if (!email || !/^[^\s@]+@[^\s@]+$/.test(email))
+    throw new Unmappable(`no valid e-mail (${JSON.stringify(row.email ?? null)})`);
   const name = [text(row.first_name), text(row.last_name)].filter(Boolean).join(' ') || null;
   const state = text(row.state);
   // Rewardful's states: active, and the ones that stop tracking and earning (disabled, suspicious).
   const status = state === 'active' ? 'active' : state === 'pending' ? 'pending' : 'disabled';
-  const tokens = Array.isArray(row.links) ? (row.links as Json[]).map((l) => text(l?.token)).filter((t): t is string => t !== null) : [];
-  return { source_id: id(row), email: email.toLowerCase(), name, status, payout_email: text(row.paypal_email) ?? text(row.wise_email), tokens };
+  const tokens = Array.isArray(row.links)
+    ? (row.links as Json[]).map((l) => text(l?.token)).filter((t): t is string => t !== null)
+    : [];
+  return {
+    source_id: id(row),
+    email: email.toLowerCase(),
+    name,
+    status,
+    payout_email: text(row.paypal_email) ?? text(row.wise_email),
+    tokens,
+  };
 }
 
 function affiliateIdOf(...candidates: unknown[]): string | null {
@@ -112,17 +142,27 @@ function affiliateIdOf(...candidates: unknown[]): string | null {
 function toCustomer(row: Json): SourceCustomer {
   const customer = row.customer as Json | null | undefined;
   const customerId = text(customer?.id) ?? text(row.stripe_customer_id);
-  if (!customerId) throw new Unmappable(`no customer (conversion_state ${JSON.stringify(row.conversion_state ?? null)}): a visit, nothing to import`);
+  if (!customerId)
+    throw new Unmappable(
+      `no customer (conversion_state ${JSON.stringify(row.conversion_state ?? null)}): a visit, nothing to import`,
+    );
   const affiliate = affiliateIdOf(row.affiliate, row.affiliate_id);
   if (!affiliate) throw new Unmappable('no affiliate');
   id(row);
   // Keyed by the merchant's customer id: two referrals of one customer are one customer here.
-  return { source_id: customerId, customer_id: customerId, email: text(customer?.email), name: text(customer?.name), affiliate_source_id: affiliate };
+  return {
+    source_id: customerId,
+    customer_id: customerId,
+    email: text(customer?.email),
+    name: text(customer?.name),
+    affiliate_source_id: affiliate,
+  };
 }
 
 /** Cents (the currency's minor unit) to exact decimal text in the major unit. */
 export function fromMinorUnits(value: unknown, currency: string, field: string): string {
-  if (typeof value !== 'number' || !Number.isInteger(value)) throw new Unmappable(`${field}: not a whole number of minor units (${JSON.stringify(value ?? null)})`);
+  if (typeof value !== 'number' || !Number.isInteger(value))
+    throw new Unmappable(`${field}: not a whole number of minor units (${JSON.stringify(value ?? null)})`);
   const digits = minorUnitDigits(currency);
   const negative = value < 0;
   const abs = String(Math.abs(value)).padStart(digits + 1, '0');
@@ -138,21 +178,39 @@ function currencyOf(value: unknown): string {
 
 function date(value: unknown, field: string): Date {
   const at = typeof value === 'string' ? new Date(value) : undefined;
-  if (!at || Number.isNaN(at.getTime())) throw new Unmappable(`${field}: not a date (${JSON.stringify(value ?? null)})`);
+  if (!at || Number.isNaN(at.getTime()))
+    throw new Unmappable(`${field}: not a date (${JSON.stringify(value ?? null)})`);
   return at;
 }
 
 function toPayout(row: Json): SourcePayout {
-  if (row.state !== 'paid') throw new Unmappable(`not paid at Rewardful (state ${JSON.stringify(row.state ?? null)}): its commissions come as approved, to be paid here`);
+  if (row.state !== 'paid')
+    throw new Unmappable(
+      `not paid at Rewardful (state ${JSON.stringify(row.state ?? null)}): its commissions come as approved, to be paid here`,
+    );
   const currency = currencyOf(row.currency);
   const affiliate = affiliateIdOf(row.affiliate, row.affiliate_id);
   if (!affiliate) throw new Unmappable('no affiliate');
-  const commissions = Array.isArray(row.commissions) ? (row.commissions as Json[]).map((c) => text(c?.id)).filter((c): c is string => c !== null) : [];
+  const commissions = Array.isArray(row.commissions)
+    ? (row.commissions as Json[]).map((c) => text(c?.id)).filter((c): c is string => c !== null)
+    : [];
   if (commissions.length === 0) throw new Unmappable('no commissions listed');
-  return { source_id: id(row), affiliate_source_id: affiliate, amount: fromMinorUnits(row.amount, currency, 'amount'), currency, paid_at: date(row.paid_at, 'paid_at'), commission_source_ids: commissions };
+  return {
+    source_id: id(row),
+    affiliate_source_id: affiliate,
+    amount: fromMinorUnits(row.amount, currency, 'amount'),
+    currency,
+    paid_at: date(row.paid_at, 'paid_at'),
+    commission_source_ids: commissions,
+  };
 }
 
-const STATUSES: Record<string, ImportedCommissionStatus> = { pending: 'pending', due: 'approved', paid: 'paid', voided: 'reversed' };
+const STATUSES: Record<string, ImportedCommissionStatus> = {
+  pending: 'pending',
+  due: 'approved',
+  paid: 'paid',
+  voided: 'reversed',
+};
 
 function toCommission(row: Json): SourceCommission {
   const status = STATUSES[String(row.state)];
@@ -162,7 +220,14 @@ function toCommission(row: Json): SourceCommission {
   const currency = currencyOf(row.currency ?? sale.currency);
   const saleCurrency = currencyOf(sale.currency ?? row.currency);
   const referral = sale.referral as Json | null | undefined;
-  const affiliate = affiliateIdOf(row.affiliate, row.affiliate_id, sale.affiliate, sale.affiliate_id, referral?.affiliate, referral?.affiliate_id);
+  const affiliate = affiliateIdOf(
+    row.affiliate,
+    row.affiliate_id,
+    sale.affiliate,
+    sale.affiliate_id,
+    referral?.affiliate,
+    referral?.affiliate_id,
+  );
   if (!affiliate) throw new Unmappable('no affiliate');
   const customerObject = (referral?.customer ?? sale.customer) as Json | null | undefined;
   const customerId = text(customerObject?.id) ?? text(referral?.stripe_customer_id);
@@ -174,17 +239,30 @@ function toCommission(row: Json): SourceCommission {
     amount: fromMinorUnits(row.amount, currency, 'amount'),
     currency,
     approves_at: status === 'pending' ? dueAt : null,
-    approved_at: status === 'approved' || status === 'paid' ? (dueAt ?? (row.paid_at ? date(row.paid_at, 'paid_at') : null)) : null,
+    approved_at:
+      status === 'approved' || status === 'paid'
+        ? (dueAt ?? (row.paid_at ? date(row.paid_at, 'paid_at') : null))
+        : null,
     payout_source_id: affiliateIdOf(row.payout, row.payout_id),
     sale: {
       source_id: id(sale),
       external_id: id(sale),
-      amount: fromMinorUnits(sale.sale_amount_cents ?? sale.charge_amount_cents, saleCurrency, 'sale.sale_amount_cents'),
+      amount: fromMinorUnits(
+        sale.sale_amount_cents ?? sale.charge_amount_cents,
+        saleCurrency,
+        'sale.sale_amount_cents',
+      ),
       refunded_amount: fromMinorUnits(sale.refund_amount_cents ?? 0, saleCurrency, 'sale.refund_amount_cents'),
       currency: saleCurrency,
       occurred_at: date(sale.charged_at ?? sale.invoiced_at ?? sale.created_at, 'sale.charged_at'),
       customer: customerId
-        ? { source_id: customerId, customer_id: customerId, email: text(customerObject?.email), name: text(customerObject?.name), affiliate_source_id: affiliate }
+        ? {
+            source_id: customerId,
+            customer_id: customerId,
+            email: text(customerObject?.email),
+            name: text(customerObject?.name),
+            affiliate_source_id: affiliate,
+          }
         : null,
     },
   };

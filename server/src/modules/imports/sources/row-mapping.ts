@@ -9,7 +9,13 @@ export type Json = Record<string, any>;
 /** A row that cannot be mapped throws this; the rest of the page goes on and the row is reported with its reason. */
 export class Unmappable extends Error {}
 
-export function collect<T>(rows: Json[], kind: Skip['kind'], skipped: Skip[], map: (row: Json) => T | T[], idOf: (row: Json) => unknown = (row) => row?.id): T[] {
+export function collect<T>(
+  rows: Json[],
+  kind: Skip['kind'],
+  skipped: Skip[],
+  map: (row: Json) => T | T[],
+  idOf: (row: Json) => unknown = (row) => row?.id,
+): T[] {
   const out: T[] = [];
   for (const row of rows) {
     try {
@@ -38,7 +44,8 @@ export function required(value: unknown, field: string): string {
 
 export function email(value: unknown): string {
   const found = text(value);
-  if (!found || !/^[^\s@]+@[^\s@]+$/.test(found)) throw new Unmappable(`no valid e-mail (${JSON.stringify(value ?? null)})`);
+  if (!found || !/^[^\s@]+@[^\s@]+$/.test(found))
+    throw new Unmappable(`no valid e-mail (${JSON.stringify(value ?? null)})`);
   return found.toLowerCase();
 }
 
@@ -51,7 +58,8 @@ export function currencyOf(value: unknown): string {
 /** An ISO date text, or (PartnerStack) milliseconds since the epoch. */
 export function date(value: unknown, field: string): Date {
   const at = typeof value === 'string' || typeof value === 'number' ? new Date(value) : undefined;
-  if (!at || Number.isNaN(at.getTime())) throw new Unmappable(`${field}: not a date (${JSON.stringify(value ?? null)})`);
+  if (!at || Number.isNaN(at.getTime()))
+    throw new Unmappable(`${field}: not a date (${JSON.stringify(value ?? null)})`);
   return at;
 }
 
@@ -70,9 +78,11 @@ export function minor(value: unknown, currency: string, field: string): string {
  */
 export function major(value: unknown, currency: string, field: string): string {
   const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isFinite(n)) throw new Unmappable(`${field}: not an amount (${JSON.stringify(value ?? null)})`);
+  if (typeof n !== 'number' || !Number.isFinite(n))
+    throw new Unmappable(`${field}: not an amount (${JSON.stringify(value ?? null)})`);
   const scaled = n * 10 ** minorUnitDigits(currency);
   const whole = Math.round(scaled);
-  if (Math.abs(scaled - whole) > 1e-6) throw new Unmappable(`${field}: ${n} ${currency} is finer than the currency's minor unit`);
+  if (Math.abs(scaled - whole) > 1e-6)
+    throw new Unmappable(`${field}: ${n} ${currency} is finer than the currency's minor unit`);
   return minor(whole, currency, field);
 }

@@ -39,7 +39,8 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
 const UNSENDABLE = /[\u0000\r\n]|[^\u0000-\u00ff]/;
 
 /** Statuses that say "not now" rather than "never": timeouts, the rate limit, the server's own trouble. */
-const transientStatus = (status: number) => status === 408 || status === 425 || status === 429 || (status >= 500 && status !== 501 && status !== 505);
+const transientStatus = (status: number) =>
+  status === 408 || status === 425 || status === 429 || (status >= 500 && status !== 501 && status !== 505);
 
 /** A network failure in words, from its code (never fetch's own message, which may quote the request). */
 function networkProblem(err: unknown): string {
@@ -99,11 +100,17 @@ export async function getJson(options: SourceHttpOptions, path: string): Promise
     let res: Response;
     try {
       const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
-      res = await fetch(url, { headers: { accept: 'application/json', ...options.headers }, signal: options.signal ? AbortSignal.any([options.signal, timeout]) : timeout });
+      res = await fetch(url, {
+        headers: { accept: 'application/json', ...options.headers },
+        signal: options.signal ? AbortSignal.any([options.signal, timeout]) : timeout,
+      });
     } catch (err) {
       options.signal?.throwIfAborted();
       // A TypeError without a cause is fetch refusing the request itself (not the network): no try will fix it.
-      if (err instanceof TypeError && !(err as { cause?: unknown }).cause) throw new ImportSourceError(`${options.name}: the request could not be sent (check the credentials for unusual characters). Nothing was imported.`);
+      if (err instanceof TypeError && !(err as { cause?: unknown }).cause)
+        throw new ImportSourceError(
+          `${options.name}: the request could not be sent (check the credentials for unusual characters). Nothing was imported.`,
+        );
       lastProblem = `${options.name} ${networkProblem(err)}`;
       continue;
     }
@@ -118,18 +125,25 @@ export async function getJson(options: SourceHttpOptions, path: string): Promise
     }
     const text = await res.text().catch(() => '');
     if (res.status === 401 || res.status === 403) {
-      throw new ImportSourceError(`${options.name} refused the credentials (HTTP ${res.status}): check the ${options.credentialName ?? 'API secret'}. Nothing was imported.`);
+      throw new ImportSourceError(
+        `${options.name} refused the credentials (HTTP ${res.status}): check the ${options.credentialName ?? 'API secret'}. Nothing was imported.`,
+      );
     }
     if (transientStatus(res.status)) {
       const asked = retryAfterMs(res.headers.get('retry-after'));
-      lastProblem = res.status === 429 ? `${options.name} answered 429 (its rate limit)` : `${options.name} answered HTTP ${res.status}`;
+      lastProblem =
+        res.status === 429
+          ? `${options.name} answered 429 (its rate limit)`
+          : `${options.name} answered HTTP ${res.status}`;
       // A long wait is not spent holding a worker: the import becomes a job delayed by that much.
       if (asked !== undefined && asked > maxWait) throw new ImportSourceUnavailable(lastProblem, asked);
       waitAsked = asked;
       if (attempt === attempts) throw new ImportSourceUnavailable(lastProblem, asked);
       continue;
     }
-    throw new ImportSourceError(`${options.name} refused ${path} (HTTP ${res.status}): ${redact(errorText(text), secrets)}`);
+    throw new ImportSourceError(
+      `${options.name} refused ${path} (HTTP ${res.status}): ${redact(errorText(text), secrets)}`,
+    );
   }
   throw new ImportSourceUnavailable(lastProblem);
 }

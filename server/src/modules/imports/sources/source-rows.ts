@@ -26,7 +26,11 @@ export function collect<T>(rows: Json[], kind: Skip['kind'], skipped: Skip[], ma
 
 /** A non-empty string, or a number turned into one (FirstPromoter's ids are integers). */
 export const text = (value: unknown): string | null =>
-  typeof value === 'number' && Number.isFinite(value) ? String(value) : typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
+  typeof value === 'number' && Number.isFinite(value)
+    ? String(value)
+    : typeof value === 'string' && value.trim() !== ''
+      ? value.trim()
+      : null;
 
 export function idOf(row: Json): string {
   const value = text(row?.id);
@@ -36,7 +40,8 @@ export function idOf(row: Json): string {
 
 export function emailOf(value: unknown): string {
   const email = text(value);
-  if (!email || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new Unmappable(`no valid e-mail (${JSON.stringify(value ?? null)})`);
+  if (!email || !/^[^\s@]+@[^\s@]+$/.test(email))
+    throw new Unmappable(`no valid e-mail (${JSON.stringify(value ?? null)})`);
   return email.toLowerCase();
 }
 
@@ -48,13 +53,15 @@ export function currencyOf(value: unknown): string {
 
 export function dateOf(value: unknown, field: string): Date {
   const at = typeof value === 'string' ? new Date(value) : undefined;
-  if (!at || Number.isNaN(at.getTime())) throw new Unmappable(`${field}: not a date (${JSON.stringify(value ?? null)})`);
+  if (!at || Number.isNaN(at.getTime()))
+    throw new Unmappable(`${field}: not a date (${JSON.stringify(value ?? null)})`);
   return at;
 }
 
 /** Minor units as a JSON integer or as digits in a string (Tolt serialises its 64-bit amounts as strings). */
 export function minorUnits(value: unknown, currency: string, field: string): string {
   const n = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
-  if (typeof n !== 'number' || !Number.isInteger(n)) throw new Unmappable(`${field}: not a whole number of minor units (${JSON.stringify(value ?? null)})`);
+  if (typeof n !== 'number' || !Number.isInteger(n))
+    throw new Unmappable(`${field}: not a whole number of minor units (${JSON.stringify(value ?? null)})`);
   return fromMinorUnits(n, currency, field);
 }

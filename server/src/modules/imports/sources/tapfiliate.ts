@@ -1,4 +1,13 @@
-import type { Phase, Skip, SourceAffiliate, SourceCommission, SourceCustomer, SourcePage, SourcePayout, SourceReader } from '../import-model.js';
+import type {
+  Phase,
+  Skip,
+  SourceAffiliate,
+  SourceCommission,
+  SourceCustomer,
+  SourcePage,
+  SourcePayout,
+  SourceReader,
+} from '../import-model.js';
 import { ImportSourceError } from '../import-model.js';
 import { collect, currencyOf, date, email, major, required, text, Unmappable, type Json } from './row-mapping.js';
 import { getJson, type SourceHttpOptions } from './source-http.js';
@@ -61,7 +70,10 @@ export class TapfiliateReader implements SourceReader {
       }
       case 'commissions': {
         const paidBy = await this.payments();
-        return { batch: { commissions: collect(rows, 'commissions', skipped, (row) => toCommissions(row, paidBy)), skipped }, next };
+        return {
+          batch: { commissions: collect(rows, 'commissions', skipped, (row) => toCommissions(row, paidBy)), skipped },
+          next,
+        };
       }
     }
   }
@@ -69,9 +81,10 @@ export class TapfiliateReader implements SourceReader {
   private async payments(): Promise<Map<string, string>> {
     if (this.paidBy) return this.paidBy;
     const paidBy = new Map<string, string>();
-    for (let page: number | null = 1; page !== null; ) {
+    for (let page: number | null = 1; page !== null;) {
       const read = await this.list(PATHS.payouts, page);
-      for (const p of collect(read.rows, 'payouts', [], toPayout)) for (const c of p.commission_source_ids) paidBy.set(c, p.source_id);
+      for (const p of collect(read.rows, 'payouts', [], toPayout))
+        for (const c of p.commission_source_ids) paidBy.set(c, p.source_id);
       page = read.next;
     }
     return (this.paidBy = paidBy);
@@ -128,7 +141,13 @@ function toCustomer(row: Json): SourceCustomer {
   if (!customerId) throw new Unmappable('no customer_id');
   const affiliate = text(row.affiliate?.id);
   if (!affiliate) throw new Unmappable('no affiliate: not referred');
-  return { source_id: customerId, customer_id: customerId, email: text(row.email), name: text(row.name), affiliate_source_id: affiliate };
+  return {
+    source_id: customerId,
+    customer_id: customerId,
+    email: text(row.email),
+    name: text(row.name),
+    affiliate_source_id: affiliate,
+  };
 }
 
 function toPayout(row: Json): SourcePayout {
@@ -136,9 +155,18 @@ function toPayout(row: Json): SourcePayout {
   const affiliate = text(row.affiliate?.id);
   if (!affiliate) throw new Unmappable('no affiliate');
   const currency = currencyOf(row.currency);
-  const commissions = Array.isArray(row.commissions) ? (row.commissions as Json[]).map((c) => text(c?.id)).filter((c): c is string => c !== null) : [];
+  const commissions = Array.isArray(row.commissions)
+    ? (row.commissions as Json[]).map((c) => text(c?.id)).filter((c): c is string => c !== null)
+    : [];
   if (commissions.length === 0) throw new Unmappable('no commissions listed: nothing to tie the payment to');
-  return { source_id: id, affiliate_source_id: affiliate, amount: major(row.amount, currency, 'amount'), currency, paid_at: date(row.created_at, 'created_at'), commission_source_ids: commissions };
+  return {
+    source_id: id,
+    affiliate_source_id: affiliate,
+    amount: major(row.amount, currency, 'amount'),
+    currency,
+    paid_at: date(row.created_at, 'created_at'),
+    commission_source_ids: commissions,
+  };
 }
 
 /** One conversion carries its commissions: each becomes one of ours, all against the same sale. */
@@ -171,7 +199,9 @@ function toCommissions(row: Json, paidBy: Map<string, string>): SourceCommission
         refunded_amount: '0',
         currency: saleCurrency,
         occurred_at: date(row.created_at, 'created_at'),
-        customer: customerId ? { source_id: customerId, customer_id: customerId, email: null, name: null, affiliate_source_id: affiliate } : null,
+        customer: customerId
+          ? { source_id: customerId, customer_id: customerId, email: null, name: null, affiliate_source_id: affiliate }
+          : null,
       },
     } satisfies SourceCommission;
   });

@@ -1,4 +1,14 @@
-import type { ImportedCommissionStatus, Phase, Skip, SourceAffiliate, SourceCommission, SourceCustomer, SourcePage, SourcePayout, SourceReader } from '../import-model.js';
+import type {
+  ImportedCommissionStatus,
+  Phase,
+  Skip,
+  SourceAffiliate,
+  SourceCommission,
+  SourceCustomer,
+  SourcePage,
+  SourcePayout,
+  SourceReader,
+} from '../import-model.js';
 import { ImportSourceError } from '../import-model.js';
 import { getJson, type SourceHttpOptions } from './source-http.js';
 import { collect, currencyOf, dateOf, emailOf, idOf, minorUnits, text, Unmappable, type Json } from './source-rows.js';
@@ -56,7 +66,13 @@ export class ToltReader implements SourceReader {
     const program = credentials.program_id;
     if (!program) throw new ImportSourceError('credentials.program_id: Required (the Tolt program to import, prg_…)');
     this.programId = program;
-    this.http = { name: 'Tolt', baseUrl, credentialName: 'API key', headers: { authorization: `Bearer ${key}` }, ...http };
+    this.http = {
+      name: 'Tolt',
+      baseUrl,
+      credentialName: 'API key',
+      headers: { authorization: `Bearer ${key}` },
+      ...http,
+    };
   }
 
   private async list(path: string, params: Record<string, string>, startingAfter?: string): Promise<ToltList> {
@@ -71,7 +87,12 @@ export class ToltReader implements SourceReader {
   }
 
   /** Reads page `page` of a phase's list, walking the cursors from page 1 when a resumed import has not seen them. */
-  private async page(phase: Phase, path: string, params: Record<string, string>, page: number): Promise<{ rows: Json[]; next: number | null }> {
+  private async page(
+    phase: Phase,
+    path: string,
+    params: Record<string, string>,
+    page: number,
+  ): Promise<{ rows: Json[]; next: number | null }> {
     let at = page;
     while (at > 1 && !this.cursors.has(`${phase}:${at}`)) at--;
     for (;;) {
@@ -157,14 +178,21 @@ function customerFrom(customer: Json, partnerId: string | null): SourceCustomer 
   const customerId = text(customer.customer_id) ?? id;
   const affiliate = text(customer.partner_id) ?? partnerId;
   if (!affiliate) throw new Unmappable('no partner_id: not attributed to a partner');
-  return { source_id: customerId, customer_id: customerId, email: text(customer.email), name: text(customer.name), affiliate_source_id: affiliate };
+  return {
+    source_id: customerId,
+    customer_id: customerId,
+    email: text(customer.email),
+    name: text(customer.name),
+    affiliate_source_id: affiliate,
+  };
 }
 
 const toCustomer = (row: Json): SourceCustomer => customerFrom(row, null);
 
 function toPayout(payoutId: string, rows: Json[]): SourcePayout {
   const currencies = new Set(rows.map((r) => text(r.currency)?.toUpperCase() ?? null));
-  if (currencies.size !== 1) throw new Unmappable(`its commissions are in ${currencies.size} currencies (${[...currencies].join(', ')})`);
+  if (currencies.size !== 1)
+    throw new Unmappable(`its commissions are in ${currencies.size} currencies (${[...currencies].join(', ')})`);
   const currency = currencyOf(rows[0].currency);
   const partners = new Set(rows.map((r) => text(r.partner_id)));
   const partner = rows[0].partner_id;
@@ -173,10 +201,23 @@ function toPayout(payoutId: string, rows: Json[]): SourcePayout {
   // Summed in minor units (exact integers), formatted once.
   for (const r of rows) cents += Number(minorUnits(r.amount, 'JPY', 'amount'));
   const paidAt = rows.map((r) => dateOf(r.updated_at ?? r.created_at, 'updated_at')).reduce((a, b) => (a > b ? a : b));
-  return { source_id: payoutId, affiliate_source_id: text(partner)!, amount: minorUnits(cents, currency, 'amount'), currency, paid_at: paidAt, commission_source_ids: rows.map(idOf) };
+  return {
+    source_id: payoutId,
+    affiliate_source_id: text(partner)!,
+    amount: minorUnits(cents, currency, 'amount'),
+    currency,
+    paid_at: paidAt,
+    commission_source_ids: rows.map(idOf),
+  };
 }
 
-const STATUSES: Record<string, ImportedCommissionStatus> = { pending: 'pending', approved: 'approved', paid: 'paid', rejected: 'reversed', refunded: 'reversed' };
+const STATUSES: Record<string, ImportedCommissionStatus> = {
+  pending: 'pending',
+  approved: 'approved',
+  paid: 'paid',
+  rejected: 'reversed',
+  refunded: 'reversed',
+};
 
 function toCommission(row: Json): SourceCommission {
   const status = STATUSES[String(row.status)];
@@ -189,7 +230,18 @@ function toCommission(row: Json): SourceCommission {
   if (!saleId) throw new Unmappable('no transaction_id or charge_id: nothing to record it against');
   const createdAt = dateOf(row.created_at, 'created_at');
   const scheduled = row.scheduled_approval_date ? dateOf(row.scheduled_approval_date, 'scheduled_approval_date') : null;
-  const customer = row.customer && typeof row.customer === 'object' ? customerFrom(row.customer as Json, affiliate) : text(row.customer_id) ? { source_id: text(row.customer_id)!, customer_id: text(row.customer_id)!, email: null, name: null, affiliate_source_id: affiliate } : null;
+  const customer =
+    row.customer && typeof row.customer === 'object'
+      ? customerFrom(row.customer as Json, affiliate)
+      : text(row.customer_id)
+        ? {
+            source_id: text(row.customer_id)!,
+            customer_id: text(row.customer_id)!,
+            email: null,
+            name: null,
+            affiliate_source_id: affiliate,
+          }
+        : null;
   return {
     source_id: idOf(row),
     affiliate_source_id: affiliate,
@@ -203,7 +255,8 @@ function toCommission(row: Json): SourceCommission {
       source_id: saleId,
       external_id: saleId,
       amount: minorUnits(row.revenue ?? 0, currency, 'revenue'),
-      refunded_amount: status === 'reversed' && row.status === 'refunded' ? minorUnits(row.revenue ?? 0, currency, 'revenue') : '0',
+      refunded_amount:
+        status === 'reversed' && row.status === 'refunded' ? minorUnits(row.revenue ?? 0, currency, 'revenue') : '0',
       currency,
       occurred_at: createdAt,
       customer,

@@ -94,4 +94,7 @@ export class PayPalTokens {
 
 const keyOf = (scope: TokenScope) => `${scope.organizationId}|${scope.credentials.environment}|${scope.base}`;
 
-const fingerprintOf = (scope: TokenScope) => createHash('sha256').update(`${scope.credentials.client_id}\u0000${scope.credentials.client_secret}`).digest('base64url');
+const fingerprintOf = (scope: TokenScope) =>
+  createHash('sha256')
+    .update(`${scope.credentials.client_id}\u0000${scope.credentials.client_secret}`)
+    .digest('base64url');

@@ -1,6 +1,15 @@
 import type { PayPalCredentials } from '../../integrations/integrations.service.js';
 import { PayPalTokens, type IssuedToken, type TokenScope } from './paypal-tokens.js';
-import { call, joinUrl, RailRefused, RailUnreachable, type RailBatch, type RailClient, type RailItem, type RailState } from './rail.js';
+import {
+  call,
+  joinUrl,
+  RailRefused,
+  RailUnreachable,
+  type RailBatch,
+  type RailClient,
+  type RailItem,
+  type RailState,
+} from './rail.js';
 
 /*
  * PayPal Payouts v1, as documented:
@@ -32,7 +41,9 @@ export function paypalItemOutcome(transactionStatus: string | undefined): RailSt
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a PayPal payout item as PayPal answers it, checked field by field
 export function paypalFailureReason(item: any): string {
   const status = String(item?.transaction_status ?? 'FAILED');
-  const error = item?.errors?.name ? ` (${String(item.errors.name)}${item.errors.message ? `: ${String(item.errors.message).slice(0, 300)}` : ''})` : '';
+  const error = item?.errors?.name
+    ? ` (${String(item.errors.name)}${item.errors.message ? `: ${String(item.errors.message).slice(0, 300)}` : ''})`
+    : '';
   return `PayPal: ${status}${error}`;
 }
 
@@ -117,7 +128,10 @@ export class PayPalPayouts implements RailClient {
         return await this.send(batch);
       } catch (err) {
         // A repeat's refusal does not say the first attempt failed: the outcome stays unknown.
-        if (err instanceof RailRefused) throw new RailUnreachable(`PayPal refused the repeat of ${batch.items[0].key}, outcome unknown: ${err.message}`);
+        if (err instanceof RailRefused)
+          throw new RailUnreachable(
+            `PayPal refused the repeat of ${batch.items[0].key}, outcome unknown: ${err.message}`,
+          );
         throw err;
       }
     }
@@ -143,8 +157,12 @@ export class PayPalPayouts implements RailClient {
     const items: any[] = [];
     let status: string | undefined;
     for (let page = 1; page <= 100; page++) {
-      const answer = await this.authorized('GET', `/v1/payments/payouts/${encodeURIComponent(batchId)}?page=${page}&page_size=1000&total_required=true`);
-      if (answer.status !== 200) throw new RailUnreachable(`PayPal: batch ${batchId}: ${answer.status} ${describe(answer.body)}`);
+      const answer = await this.authorized(
+        'GET',
+        `/v1/payments/payouts/${encodeURIComponent(batchId)}?page=${page}&page_size=1000&total_required=true`,
+      );
+      if (answer.status !== 200)
+        throw new RailUnreachable(`PayPal: batch ${batchId}: ${answer.status} ${describe(answer.body)}`);
       status = answer.body?.batch_header?.batch_status;
       const pageItems = Array.isArray(answer.body?.items) ? answer.body.items : [];
       items.push(...pageItems);
@@ -161,8 +179,13 @@ export class PayPalPayouts implements RailClient {
       const item = byPayout.get(mine.payout_id);
       if (item) return paypalItemState({ ...item, payout_batch_id: item.payout_batch_id ?? batchId })!;
       // A batch PayPal denied pays none of its items.
-      if (batchStatus === 'DENIED') return { payout_id: mine.payout_id, reference: batchId, outcome: 'failed', reason: 'PayPal: batch DENIED' };
-      return { payout_id: mine.payout_id, reference: mine.reference?.includes('/') ? mine.reference : batchId, outcome: 'processing' };
+      if (batchStatus === 'DENIED')
+        return { payout_id: mine.payout_id, reference: batchId, outcome: 'failed', reason: 'PayPal: batch DENIED' };
+      return {
+        payout_id: mine.payout_id,
+        reference: mine.reference?.includes('/') ? mine.reference : batchId,
+        outcome: 'processing',
+      };
     });
   }
 
@@ -170,12 +193,21 @@ export class PayPalPayouts implements RailClient {
    * A call with the organization's token. PayPal answering 401 means the token is no longer good
    * (revoked, expired early): it is forgotten and the call made once more with a new one.
    */
-  private async authorized(method: string, path: string, options: { body?: unknown; headers?: Record<string, string> } = {}) {
+  private async authorized(
+    method: string,
+    path: string,
+    options: { body?: unknown; headers?: Record<string, string> } = {},
+  ) {
     const attempt = async () => {
       const token = await this.tokens.token(this.scope, () => this.issueToken());
       const answer = await call(joinUrl(this.base, path), {
         method,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', ...options.headers },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json',
+          ...options.headers,
+        },
         ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
       });
       if (answer.status === 401) this.tokens.invalidate(this.scope, token);
@@ -190,11 +222,17 @@ export class PayPalPayouts implements RailClient {
     const basic = Buffer.from(`${this.credentials.client_id}:${this.credentials.client_secret}`).toString('base64');
     const answer = await call(joinUrl(this.base, '/v1/oauth2/token'), {
       method: 'POST',
-      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      headers: {
+        authorization: `Basic ${basic}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      },
       body: 'grant_type=client_credentials',
     });
     if (answer.status !== 200 || typeof answer.body?.access_token !== 'string') {
-      throw new RailRefused(`PayPal refused the paypal_payouts credentials (${answer.status}): ${describe(answer.body)}`);
+      throw new RailRefused(
+        `PayPal refused the paypal_payouts credentials (${answer.status}): ${describe(answer.body)}`,
+      );
     }
     const expiresIn = Number(answer.body.expires_in);
     return { value: answer.body.access_token, expiresInSeconds: Number.isFinite(expiresIn) ? expiresIn : 0 };

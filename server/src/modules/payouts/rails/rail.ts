@@ -5,7 +5,11 @@ import type { PayoutMethod } from '@affiliate-attribution/contract';
 export type RailMethod = Exclude<PayoutMethod, 'manual'>;
 
 /** The integration each rail is sent with. */
-export const RAIL_INTEGRATION = { paypal: 'paypal_payouts', stripe: 'stripe_connect', wise: 'wise' } as const satisfies Record<RailMethod, string>;
+export const RAIL_INTEGRATION = {
+  paypal: 'paypal_payouts',
+  stripe: 'stripe_connect',
+  wise: 'wise',
+} as const satisfies Record<RailMethod, string>;
 
 /** One payout as a rail sends it. */
 export interface RailItem {
@@ -60,7 +64,10 @@ export interface RailClient {
  * its own key. A step answering null leaves that payout out (nothing learnt: it stays as it is); a
  * step that throws stops the rest.
  */
-export async function oneByOne(batch: RailBatch, step: (item: RailItem) => Promise<RailState | null>): Promise<RailState[]> {
+export async function oneByOne(
+  batch: RailBatch,
+  step: (item: RailItem) => Promise<RailState | null>,
+): Promise<RailState[]> {
   const states: RailState[] = [];
   for (const item of batch.items) {
     const state = await step(item);
@@ -101,7 +108,10 @@ export function uuidFrom(name: string): string {
 export function sendKeys(method: RailMethod, payoutIds: readonly string[]): Map<string, string> {
   const keys = new Map<string, string>();
   if (method === 'paypal') {
-    const batch = `svc-${createHash('sha256').update([...payoutIds].sort().join(',')).digest('hex').slice(0, 32)}`;
+    const batch = `svc-${createHash('sha256')
+      .update([...payoutIds].sort().join(','))
+      .digest('hex')
+      .slice(0, 32)}`;
     for (const id of payoutIds) keys.set(id, batch);
   } else {
     for (const id of payoutIds) keys.set(id, method === 'stripe' ? `svc-payout-${id}` : uuidFrom(`svc-payout:${id}`));

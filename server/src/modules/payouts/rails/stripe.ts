@@ -1,7 +1,17 @@
 import { Decimal } from 'decimal.js';
 import { minorUnitDigits } from '../../../attribution/money.js';
 import type { StripeConnectCredentials } from '../../integrations/integrations.service.js';
-import { call, joinUrl, lookupOneByOne, oneByOne, RailRefused, type RailBatch, type RailClient, type RailItem, type RailState } from './rail.js';
+import {
+  call,
+  joinUrl,
+  lookupOneByOne,
+  oneByOne,
+  RailRefused,
+  type RailBatch,
+  type RailClient,
+  type RailItem,
+  type RailState,
+} from './rail.js';
 
 /*
  * Stripe Connect transfers, as documented:
@@ -21,7 +31,8 @@ const form = (fields: Record<string, string>) => new URLSearchParams(fields).toS
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a Stripe transfer as Stripe answers it, checked field by field
 export function stripeTransferState(payoutId: string, transfer: any): RailState {
   const reference = typeof transfer?.id === 'string' ? transfer.id : null;
-  if (transfer?.reversed === true) return { payout_id: payoutId, reference, outcome: 'failed', reason: 'Stripe: transfer reversed' };
+  if (transfer?.reversed === true)
+    return { payout_id: payoutId, reference, outcome: 'failed', reason: 'Stripe: transfer reversed' };
   return { payout_id: payoutId, reference, outcome: 'paid' };
 }
 
@@ -68,13 +79,19 @@ export class StripeTransfers implements RailClient {
       { 'Idempotency-Key': item.key },
     );
     if (answer.status === 200) return stripeTransferState(item.payout_id, answer.body);
-    throw new RailRefused(`Stripe refused the transfer (${answer.status}): ${String(answer.body?.error?.message ?? answer.body?.error?.code ?? 'no message').slice(0, 300)}`);
+    throw new RailRefused(
+      `Stripe refused the transfer (${answer.status}): ${String(answer.body?.error?.message ?? answer.body?.error?.code ?? 'no message').slice(0, 300)}`,
+    );
   }
 
   private request(method: string, path: string, body?: string, headers: Record<string, string> = {}) {
     return call(joinUrl(this.base, path), {
       method,
-      headers: { authorization: `Bearer ${this.credentials.secret_key}`, ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}), ...headers },
+      headers: {
+        authorization: `Bearer ${this.credentials.secret_key}`,
+        ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        ...headers,
+      },
       ...(body ? { body } : {}),
     });
   }

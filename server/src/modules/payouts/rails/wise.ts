@@ -1,5 +1,16 @@
 import type { WiseCredentials } from '../../integrations/integrations.service.js';
-import { call, joinUrl, lookupOneByOne, oneByOne, RailRefused, RailUnreachable, type RailBatch, type RailClient, type RailItem, type RailState } from './rail.js';
+import {
+  call,
+  joinUrl,
+  lookupOneByOne,
+  oneByOne,
+  RailRefused,
+  RailUnreachable,
+  type RailBatch,
+  type RailClient,
+  type RailItem,
+  type RailState,
+} from './rail.js';
 
 /*
  * Wise, as documented (https://docs.wise.com/api-docs/api-reference):
@@ -24,10 +35,15 @@ import { call, joinUrl, lookupOneByOne, oneByOne, RailRefused, RailUnreachable, 
 
 const FAILED = new Set(['bounced_back', 'funds_refunded', 'cancelled', 'charged_back']);
 
-export function wiseTransferState(payoutId: string, transferId: string | number, status: string | undefined): RailState {
+export function wiseTransferState(
+  payoutId: string,
+  transferId: string | number,
+  status: string | undefined,
+): RailState {
   const reference = String(transferId);
   if (status === 'outgoing_payment_sent') return { payout_id: payoutId, reference, outcome: 'paid' };
-  if (status && FAILED.has(status)) return { payout_id: payoutId, reference, outcome: 'failed', reason: `Wise: ${status}` };
+  if (status && FAILED.has(status))
+    return { payout_id: payoutId, reference, outcome: 'failed', reason: `Wise: ${status}` };
   return { payout_id: payoutId, reference, outcome: 'processing' };
 }
 
@@ -61,7 +77,8 @@ export class WiseTransfers implements RailClient {
       targetAmount: Number(item.amount),
       payOut: 'BALANCE',
     });
-    if (quote.status >= 300 || !quote.body?.id) throw new RailRefused(`Wise refused the quote (${quote.status}): ${message(quote.body)}`);
+    if (quote.status >= 300 || !quote.body?.id)
+      throw new RailRefused(`Wise refused the quote (${quote.status}): ${message(quote.body)}`);
     const recipient = await this.request('POST', '/v1/accounts', {
       profile: Number(profile),
       accountHolderName: item.name,
@@ -69,25 +86,41 @@ export class WiseTransfers implements RailClient {
       type: 'email',
       details: { email: item.email },
     });
-    if (recipient.status >= 300 || recipient.body?.id === undefined) throw new RailRefused(`Wise refused the recipient (${recipient.status}): ${message(recipient.body)}`);
+    if (recipient.status >= 300 || recipient.body?.id === undefined)
+      throw new RailRefused(`Wise refused the recipient (${recipient.status}): ${message(recipient.body)}`);
     const transfer = await this.request('POST', '/v1/transfers', {
       targetAccount: recipient.body.id,
       quoteUuid: quote.body.id,
       customerTransactionId: item.key,
       details: { reference: 'Payout' },
     });
-    if (transfer.status >= 300 || transfer.body?.id === undefined) throw new RailRefused(`Wise refused the transfer (${transfer.status}): ${message(transfer.body)}`);
+    if (transfer.status >= 300 || transfer.body?.id === undefined)
+      throw new RailRefused(`Wise refused the transfer (${transfer.status}): ${message(transfer.body)}`);
     const transferId = String(transfer.body.id);
-    if (transfer.body.status && transfer.body.status !== 'incoming_payment_waiting') return wiseTransferState(item.payout_id, transferId, transfer.body.status);
-    const funded = await this.request('POST', `/v3/profiles/${profile}/transfers/${transferId}/payments`, { type: 'BALANCE' });
+    if (transfer.body.status && transfer.body.status !== 'incoming_payment_waiting')
+      return wiseTransferState(item.payout_id, transferId, transfer.body.status);
+    const funded = await this.request('POST', `/v3/profiles/${profile}/transfers/${transferId}/payments`, {
+      type: 'BALANCE',
+    });
     if (funded.status < 300 && funded.body?.status === 'REJECTED') {
-      return { payout_id: item.payout_id, reference: transferId, outcome: 'failed', reason: `Wise: funding rejected (${String(funded.body.errorCode ?? 'no code')})` };
+      return {
+        payout_id: item.payout_id,
+        reference: transferId,
+        outcome: 'failed',
+        reason: `Wise: funding rejected (${String(funded.body.errorCode ?? 'no code')})`,
+      };
     }
     if (funded.status >= 300) {
       // Funded before (a repeat after a lost answer) or refused: the transfer's own status says which.
       const current = await this.request('GET', `/v1/transfers/${transferId}`);
       if (current.status !== 200) throw new RailUnreachable(`Wise: transfer ${transferId}: ${current.status}`);
-      if (current.body?.status === 'incoming_payment_waiting') return { payout_id: item.payout_id, reference: transferId, outcome: 'failed', reason: `Wise: funding refused (${message(funded.body)})` };
+      if (current.body?.status === 'incoming_payment_waiting')
+        return {
+          payout_id: item.payout_id,
+          reference: transferId,
+          outcome: 'failed',
+          reason: `Wise: funding refused (${message(funded.body)})`,
+        };
       return wiseTransferState(item.payout_id, transferId, current.body?.status);
     }
     return { payout_id: item.payout_id, reference: transferId, outcome: 'processing' };
@@ -96,7 +129,11 @@ export class WiseTransfers implements RailClient {
   private request(method: string, path: string, body?: unknown) {
     return call(joinUrl(this.base, path), {
       method,
-      headers: { authorization: `Bearer ${this.credentials.api_token}`, 'content-type': 'application/json', accept: 'application/json' },
+      headers: {
+        authorization: `Bearer ${this.credentials.api_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json',
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   }
@@ -114,5 +151,8 @@ async function unknownIfRefused<T>(attempt: Promise<T>): Promise<T> {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Wise's error answer, whatever its shape
 function message(body: any): string {
-  return String(body?.errors?.[0]?.message ?? body?.message ?? body?.error ?? JSON.stringify(body ?? null)).slice(0, 300);
+  return String(body?.errors?.[0]?.message ?? body?.message ?? body?.error ?? JSON.stringify(body ?? null)).slice(
+    0,
+    300,
+  );
 }
