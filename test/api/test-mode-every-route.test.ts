@@ -14,7 +14,7 @@ type Merchant = Awaited<ReturnType<typeof createMerchant>>;
  */
 const NOT_OF_A_MODE = new Set(['people']);
 /** Routes that exist only in test mode and answer a live key 403 by design (spec/test-mode.md). */
-const TEST_MODE_ONLY = new Set(['testData.delete', 'testEmails.list']);
+const TEST_MODE_ONLY = new Set(['testData.delete', 'testData.getDeletion', 'testEmails.list']);
 
 describe('a live key on every route, with the same merchant’s test ids', () => {
   let m: Merchant;

@@ -147,7 +147,7 @@ describe('deploy/: the unit and its environment file, as files', () => {
     ).toEqual([...SECRETS].sort());
     const source = readText(fromRepoRoot('server/src/config.ts'));
     for (const key of Object.keys(env))
-      expect(source, `${key} is a setting of config.ts`).toMatch(new RegExp(`^ {2}${key}: z`, 'm'));
+      expect(source, `${key} is a setting of config.ts`).toMatch(new RegExp(`^\\s+${key}: z`, 'm'));
     const config = loadConfig({
       ...env,
       ...Object.fromEntries(SECRETS.map((key) => [key, randomBytes(32).toString('hex')])),
