@@ -2,8 +2,8 @@ import { useEffect, useState } from 'react';
 import { api, data } from '../api';
 import { Empty, FormError, useConfirm, useSubmit } from '../ui';
 
-/** What DELETE /api/test-data answers: rows deleted, by table, and whether the deletion has finished. */
-type Deleted = { counts: Record<string, number>; done: boolean };
+/** What DELETE /api/test-data answers: rows deleted, by table, whether the deletion has finished, and why it failed. */
+type Deleted = { counts: Record<string, number>; done: boolean; phase: string | null; error: string | null };
 
 /**
  * In test mode (api.ts sends X-Mode: test); in live mode the service answers 403. A large reset
@@ -11,12 +11,22 @@ type Deleted = { counts: Record<string, number>; done: boolean };
  */
 const deleteTestData = async (): Promise<Deleted> => {
   const { deletion } = data(await api.testData.delete());
-  return { counts: deletion.deleted, done: deletion.status === 'completed' };
+  return {
+    counts: deletion.deleted,
+    done: deletion.status === 'completed',
+    phase: deletion.phase,
+    error: deletion.error,
+  };
 };
 
 const progressOf = async (): Promise<Deleted> => {
   const { deletion } = data(await api.testData.getDeletion());
-  return { counts: deletion.deleted, done: deletion.status === 'completed' || deletion.status === 'failed' };
+  return {
+    counts: deletion.deleted,
+    done: deletion.status === 'completed' || deletion.status === 'failed',
+    phase: deletion.phase,
+    error: deletion.status === 'failed' ? (deletion.error ?? 'The deletion failed') : null,
+  };
 };
 
 const tableName = (table: string) => table.replace(/_/g, ' ');
@@ -56,26 +66,31 @@ export function TestData() {
       <FormError error={reset.error} />
       {deleted && (
         <div className="card notice" role="status" data-testid="test-data-deleted">
-          {!deleted.done ? (
+          {deleted.error ? (
             <p>
-              <strong>Deleting test data…</strong> {counts.reduce((sum, [, n]) => sum + n, 0)} rows so far. Live data is
+              <strong>Deleting test data stopped:</strong> {deleted.error}. Delete again to go on; live data is
               untouched.
+            </p>
+          ) : !deleted.done ? (
+            <p>
+              <strong>Deleting test data…</strong>
+              {deleted.phase ? ` Now: ${tableName(deleted.phase)}.` : ''} Live data is untouched.
             </p>
           ) : counts.length === 0 ? (
             <Empty title="There was no test data to delete." />
           ) : (
-            <>
-              <p>
-                <strong>Test data deleted.</strong> Live data is untouched.
-              </p>
-              <ul className="deleted-counts">
-                {counts.map(([table, n]) => (
-                  <li key={table}>
-                    {tableName(table)}: {n}
-                  </li>
-                ))}
-              </ul>
-            </>
+            <p>
+              <strong>Test data deleted.</strong> Live data is untouched.
+            </p>
+          )}
+          {counts.length > 0 && (
+            <ul className="deleted-counts">
+              {counts.map(([table, n]) => (
+                <li key={table}>
+                  {tableName(table)}: {n}
+                </li>
+              ))}
+            </ul>
           )}
         </div>
       )}
