@@ -4,6 +4,7 @@ import {
   DAY,
   apply,
   expectSame,
+  foldNow,
   naiveAffiliates,
   naiveSeries,
   reportAffiliates,
@@ -23,7 +24,7 @@ describe('reports: entries folded in their hold', () => {
       await apply(w, { kind: 'sale', a: 1, daysAgo: 2, cents: 5_000, otherCurrency: true, approvesInMs: 30 * DAY });
       await apply(w, { kind: 'sale', a: 1, daysAgo: 3, cents: 7_000, otherCurrency: false, approvesInMs: null });
       await apply(w, { kind: 'click', a: 2, daysAgo: 1 });
-      await w.repo.fold(0, 400 * 86_400);
+      await foldNow(w);
       const listed = async () =>
         (
           await w.sql.rows<{ n: string }>(
@@ -51,7 +52,7 @@ describe('reports: entries folded in their hold', () => {
       expect(await amountOf()).toMatchObject({ pending: 0, approved: 30 });
       await expectSame(w);
       // The next fold moves it from pending to approved in the summaries: the same figures.
-      await w.repo.fold(0, 400 * 86_400);
+      await foldNow(w);
       expect(await listed()).toBe('1');
       expect(await amountOf()).toMatchObject({ pending: 0, approved: 30 });
       await expectSame(w);
@@ -104,7 +105,7 @@ describe('reports: a period whose ends round outward to midnight', () => {
         expect(await reportSeries(w, from, to, interval), interval).toEqual(await naiveSeries(w, from, to, interval));
     };
     await check();
-    await w.repo.fold(0, 400 * 86_400);
+    await foldNow(w);
     await check();
     // The rows outside the period are there to be subtracted: the raw aggregation of the whole days differs.
     expect(await naiveAffiliates(w, new Date(midnight(10)), new Date(midnight(2)))).not.toEqual(

@@ -273,7 +273,7 @@ export async function apply(w: World, action: Action): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, action.ms));
       return;
     case 'fold':
-      await w.repo.fold(0, 400 * 86_400);
+      await foldNow(w);
       return;
   }
 }
@@ -445,4 +445,19 @@ export async function expectSame(w: World): Promise<void> {
       await naiveSeries(w, from, to, interval),
     );
   }
+}
+
+/**
+ * Folds everything written so far (no lag). The service's own background folder may hold the fold
+ * at that moment (the repository then answers undefined and folds nothing): asked again until a
+ * fold of ours has reached the time it was asked at.
+ */
+export async function foldNow(w: World): Promise<void> {
+  const until = Date.now();
+  for (let i = 0; i < 200; i++) {
+    const watermark = await w.repo.fold(0, 400 * 86_400);
+    if (watermark && new Date(watermark).getTime() >= until) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('the fold did not catch up');
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { actionArb, apply, expectSame, world } from './reports-model.support.js';
+import { actionArb, apply, expectSame, foldNow, world } from './reports-model.support.js';
 
 /**
  * The reports' read model (summaries folded in the background + a live part) against a straight
@@ -17,7 +17,7 @@ describe('reports: summaries + live part = a straight aggregation of the raw tab
         const w = await world();
         for (const action of actions) await apply(w, action);
         await expectSame(w);
-        await w.repo.fold(0, 400 * 86_400);
+        await foldNow(w);
         await expectSame(w);
       }),
       { numRuns: 30 },
