@@ -1,10 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accessOf, isOwnerOnly } from '@affiliate-attribution/contract';
 import { assertDocumentedResponse } from '../support/openapi-validation.js';
-import { PayPalStandIn } from '../support/rails/paypal-standin.js';
-import { TEST_ENCRYPTION_KEY } from '../support/server.js';
-import { bodyOf, nameOf, pathOf, RESTRICTED_ROUTES, spellings, stateOf, team } from './support/access.js';
-import { call, session, startService, type PeopleServer } from './support/people.js';
+import {
+  accessService,
+  bodyOf,
+  nameOf,
+  pathOf,
+  RESTRICTED_ROUTES,
+  spellings,
+  stateOf,
+  team,
+} from './support/access.js';
+import { call, session, type PeopleServer } from './support/people.js';
 
 /**
  * The roles' rule holds per route of the contract, whatever spelling of its path reaches the
@@ -15,24 +22,13 @@ import { call, session, startService, type PeopleServer } from './support/people
  */
 const OWNER_ONLY_ROUTES = RESTRICTED_ROUTES.filter(isOwnerOnly);
 
+// Payouts are sent through PayPal: its stand-in counts what reached it.
+const started = accessService();
+const { paypal } = started;
 let service: PeopleServer;
 let base: string;
-// Payouts are sent through PayPal: its stand-in, which counts what reached it.
-const paypal = new PayPalStandIn();
-const previousPayPal = process.env.PAYPAL_API_BASE_URL;
-
-beforeAll(async () => {
-  await paypal.start();
-  process.env.PAYPAL_API_BASE_URL = paypal.baseUrl;
-  // ENCRYPTION_KEY: a partner's tax form (an owner-only document) and rail credentials are stored only encrypted.
-  service = await startService({ ENCRYPTION_KEY: TEST_ENCRYPTION_KEY });
-  base = service.baseUrl;
-}, 60_000);
-afterAll(async () => {
-  await service?.close();
-  if (previousPayPal === undefined) delete process.env.PAYPAL_API_BASE_URL;
-  else process.env.PAYPAL_API_BASE_URL = previousPayPal;
-  await paypal.stop();
+beforeAll(() => {
+  ({ service, base } = started);
 });
 
 describe('owner-only routes, from the contract', () => {

@@ -1,9 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { IMPORTS_ACCESS, PAYOUT_SENDING_ACCESS } from '@affiliate-attribution/contract';
-import { PayPalStandIn } from '../support/rails/paypal-standin.js';
-import { TEST_ENCRYPTION_KEY } from '../support/server.js';
-import { affiliatesCsv, importSettled, stateOf, team } from './support/access.js';
-import { call, session, startService, type PeopleServer } from './support/people.js';
+import { accessService, affiliatesCsv, importSettled, stateOf, team } from './support/access.js';
+import { call, session, type PeopleServer } from './support/people.js';
 
 /**
  * Connecting a payout rail is an owner's; spending through it must be too. A member who makes an
@@ -12,22 +10,13 @@ import { call, session, startService, type PeopleServer } from './support/people
  * (a stand-in speaking PayPal Payouts v1) is never called. Nor can a member start or undo an
  * import. An owner's session and the organization's live key still do all of it.
  */
+// Payouts are sent through PayPal: its stand-in counts what reached it.
+const started = accessService();
+const { paypal } = started;
 let service: PeopleServer;
 let base: string;
-const paypal = new PayPalStandIn();
-const previousPayPal = process.env.PAYPAL_API_BASE_URL;
-
-beforeAll(async () => {
-  await paypal.start();
-  process.env.PAYPAL_API_BASE_URL = paypal.baseUrl;
-  service = await startService({ ENCRYPTION_KEY: TEST_ENCRYPTION_KEY });
-  base = service.baseUrl;
-}, 60_000);
-afterAll(async () => {
-  await service?.close();
-  if (previousPayPal === undefined) delete process.env.PAYPAL_API_BASE_URL;
-  else process.env.PAYPAL_API_BASE_URL = previousPayPal;
-  await paypal.stop();
+beforeAll(() => {
+  ({ service, base } = started);
 });
 
 const cannotSend = { success: false, message: PAYOUT_SENDING_ACCESS.ownerOnly };

@@ -1,10 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accessOf, refusesTestKey, TEST_KEY_REFUSED_MESSAGE } from '@affiliate-attribution/contract';
 import { assertDocumentedResponse } from '../support/openapi-validation.js';
-import { PayPalStandIn } from '../support/rails/paypal-standin.js';
-import { TEST_ENCRYPTION_KEY } from '../support/server.js';
-import { bodyOf, nameOf, pathOf, RESTRICTED_ROUTES, spellings, stateOf, team, type Team } from './support/access.js';
-import { call, session, startService, type PeopleServer } from './support/people.js';
+import {
+  accessService,
+  bodyOf,
+  nameOf,
+  pathOf,
+  RESTRICTED_ROUTES,
+  spellings,
+  stateOf,
+  team,
+  type Team,
+} from './support/access.js';
+import { call, session, type PeopleServer } from './support/people.js';
 
 /**
  * A test key (`svc_test_…`) works on test data only (shared/spec/test-mode.md). The account's
@@ -15,22 +23,13 @@ import { call, session, startService, type PeopleServer } from './support/people
  * others (integrations, tax forms, payouts, imports, which test mode has of its own) act on test
  * data only and show none of the live rows. The live account is the same after as before.
  */
+// Payouts are sent through PayPal: its stand-in counts what reached it.
+const started = accessService();
+const { paypal } = started;
 let service: PeopleServer;
 let base: string;
-const paypal = new PayPalStandIn();
-const previousPayPal = process.env.PAYPAL_API_BASE_URL;
-
-beforeAll(async () => {
-  await paypal.start();
-  process.env.PAYPAL_API_BASE_URL = paypal.baseUrl;
-  service = await startService({ ENCRYPTION_KEY: TEST_ENCRYPTION_KEY });
-  base = service.baseUrl;
-}, 60_000);
-afterAll(async () => {
-  await service?.close();
-  if (previousPayPal === undefined) delete process.env.PAYPAL_API_BASE_URL;
-  else process.env.PAYPAL_API_BASE_URL = previousPayPal;
-  await paypal.stop();
+beforeAll(() => {
+  ({ service, base } = started);
 });
 
 const testKey = (t: Team) => ({ authorization: `Bearer ${t.testKey}` });

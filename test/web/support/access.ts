@@ -1,10 +1,10 @@
 import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { accessOf, contract } from '@affiliate-attribution/contract';
 import { partnerCookie } from '../../support/partner-session.js';
-import type { PayPalStandIn } from '../../support/rails/paypal-standin.js';
-import { TEST_ADMIN_TOKEN } from '../../support/server.js';
-import { call, ownerSession, PASSWORD, session, signIn, type PeopleServer } from './people.js';
+import { PayPalStandIn } from '../../support/rails/paypal-standin.js';
+import { TEST_ADMIN_TOKEN, TEST_ENCRYPTION_KEY } from '../../support/server.js';
+import { call, ownerSession, PASSWORD, session, signIn, startService, type PeopleServer } from './people.js';
 
 /*
  * What the tests of the access rule (contract/src/common/access.ts) share: the routes that have
@@ -18,6 +18,30 @@ function routesOf(router: AppRouter): AppRoute[] {
   return Object.values(router).flatMap((value) => (isAppRoute(value) ? [value] : routesOf(value)));
 }
 /** Every route of the contract with an access rule, in the contract's order. */
+/**
+ * The access tests' service, started once for the file (beforeAll) with PayPal's stand-in behind
+ * PAYPAL_API_BASE_URL, and stopped after (afterAll), the setting restored. ENCRYPTION_KEY: a
+ * partner's tax form (an owner-only document) and rail credentials are stored only encrypted.
+ */
+export function accessService(): { paypal: PayPalStandIn; service: PeopleServer; base: string } {
+  const paypal = new PayPalStandIn();
+  const previousPayPal = process.env.PAYPAL_API_BASE_URL;
+  const started = { paypal } as { paypal: PayPalStandIn; service: PeopleServer; base: string };
+  beforeAll(async () => {
+    await paypal.start();
+    process.env.PAYPAL_API_BASE_URL = paypal.baseUrl;
+    started.service = await startService({ ENCRYPTION_KEY: TEST_ENCRYPTION_KEY });
+    started.base = started.service.baseUrl;
+  }, 60_000);
+  afterAll(async () => {
+    await started.service?.close();
+    if (previousPayPal === undefined) delete process.env.PAYPAL_API_BASE_URL;
+    else process.env.PAYPAL_API_BASE_URL = previousPayPal;
+    await paypal.stop();
+  });
+  return started;
+}
+
 export const RESTRICTED_ROUTES = routesOf(contract).filter((route) => accessOf(route) !== undefined);
 export const nameOf = (route: AppRoute) => `${route.method} ${route.path}`;
 
