@@ -308,6 +308,21 @@ describe('fuzzing every route from the contract schemas', () => {
 
   const routes = contractRoutes();
 
+  /** Polls the deletion an accepted DELETE /admin/organizations/{id} started until its job has ended. */
+  async function deletionSettled(deletePath: string): Promise<void> {
+    const headers = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
+    for (let i = 0; i < 600; i++) {
+      const res = await send(baseUrl, 'GET', `${deletePath}/deletion`, headers);
+      const status =
+        res.status === 200
+          ? (JSON.parse(res.text) as { data: { deletion: { status: string } } }).data.deletion.status
+          : undefined;
+      if (status === 'completed' || status === 'failed' || res.status === 404) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`the deletion ${deletePath} did not end`);
+  }
+
   it('walks the whole contract', () => {
     expect(routes.length).toBeGreaterThanOrEqual(20);
   });
@@ -332,6 +347,10 @@ describe('fuzzing every route from the contract schemas', () => {
 
             const before = await rowCounts(route.path);
             const res = await send(baseUrl, route.method, path, headersFor(c, route.path), body);
+            // An organization deletion accepted (202) goes on in a job: it is waited for, so that its
+            // batches never land in a later case's before/after counts.
+            if (route.path === '/admin/organizations/:id' && route.method === 'DELETE' && res.status === 202)
+              await deletionSettled(path);
             const after = await rowCounts(route.path);
 
             totals.cases++;
