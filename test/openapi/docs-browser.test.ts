@@ -202,28 +202,33 @@ describeInBrowser('GET /docs in headless Chromium', () => {
       await visit?.context.close();
     });
 
-    it('shows the API title in the first screen, with no loading placeholder; the menu lists the first operations', async () => {
-      const { page } = visit;
-      expect
-        .soft(
-          await inFirstScreen(page.getByRole('heading', { name: TITLE, level: 1 })),
-          `"${TITLE}" heading in the first screen`,
-        )
-        .toBe(true);
-      expect.soft(await placeholdersInFirstScreen(page), 'loading placeholders in the first screen').toEqual([]);
+    it(
+      'shows the API title in the first screen, with no loading placeholder; the menu lists the first operations',
+      { timeout: 60_000 },
+      async () => {
+        const { page } = visit;
+        expect
+          .soft(
+            await inFirstScreen(page.getByRole('heading', { name: TITLE, level: 1 })),
+            `"${TITLE}" heading in the first screen`,
+          )
+          .toBe(true);
+        expect.soft(await placeholdersInFirstScreen(page), 'loading placeholders in the first screen').toEqual([]);
 
-      // On a phone the navigation sits behind the menu button, itself in the first screen.
-      const menu = page.getByRole('button', { name: 'Open Menu' });
-      expect(await inFirstScreen(menu), 'menu button in the first screen').toBe(true);
-      await menu.click();
-      await page.getByText(operations.summaries[0], { exact: true }).first().waitFor({ timeout: 10_000 });
-      await expect
-        .poll(() => missingFromFirstScreen(page, [operations.tags[0], ...operations.summaries.slice(0, 3)]), {
-          timeout: 5_000,
-        })
-        .toEqual([]);
-      if (SCREENSHOT_DIR) await page.screenshot({ path: `${SCREENSHOT_DIR}/docs-phone-menu.png` });
-    });
+        // On a phone the navigation sits behind the menu button, itself in the first screen.
+        const menu = page.getByRole('button', { name: 'Open Menu' });
+        expect(await inFirstScreen(menu), 'menu button in the first screen').toBe(true);
+        await menu.click();
+        // The menu opens with an animation that a busy CI machine can stretch to seconds.
+        await page.getByText(operations.summaries[0], { exact: true }).first().waitFor({ timeout: 20_000 });
+        await expect
+          .poll(() => missingFromFirstScreen(page, [operations.tags[0], ...operations.summaries.slice(0, 3)]), {
+            timeout: 20_000,
+          })
+          .toEqual([]);
+        if (SCREENSHOT_DIR) await page.screenshot({ path: `${SCREENSHOT_DIR}/docs-phone-menu.png` });
+      },
+    );
 
     it('asks no host but the service itself for anything', () => {
       expectOnlyOwnOrigin(visit, baseUrl);
