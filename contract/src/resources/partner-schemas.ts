@@ -1,4 +1,4 @@
-import { initContract } from '@ts-rest/core';
+// The partner portal's schemas and shared route pieces; its routes are in partner.ts.
 import { z } from 'zod';
 import { ErrorBody } from '../common/errors.js';
 import { Livemode, Money, Timestamp, Uuid } from '../common/primitives.js';
@@ -6,9 +6,6 @@ import { AffiliateStatus, Slug } from './affiliates.js';
 import { CommissionType } from './programs.js';
 import { ProgramSignup } from './program-joining.js';
 import { PayoutHold } from './tax-forms.js';
-
-/** The partner portal's schemas and shared route pieces; its routes are in partner.ts. */
-export const c = initContract();
 
 export const tooMany = ErrorBody.describe(
   'Too many requests from this address (or for this e-mail); retry after `Retry-After` seconds.',

@@ -1,3 +1,4 @@
+import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { Slug } from './affiliates.js';
 import { ReportInterval } from './reports.js';
@@ -7,7 +8,6 @@ import { Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
 import { partnerTaxFormRoutes } from './tax-forms.js';
 import { partnerPayoutRoutes } from './payout-settings.js';
 import {
-  c,
   tooMany,
   crossSite,
   noSession,
@@ -27,6 +27,8 @@ import {
   PartnerTotals,
   partnerQuery,
 } from './partner-schemas.js';
+
+const c = initContract();
 
 export {
   PartnerProgram,
