@@ -1,3 +1,4 @@
+import { notifyChanges, type CacheChange } from '../../db/change-notifications.js';
 import type { Sql } from '../../db/sql.js';
 import { ConflictError } from '../../http/errors.js';
 
@@ -64,8 +65,13 @@ const DELETES = [
   `delete from imports where organization_id = $1 and id = $2`,
 ];
 
-/** Undoes an import inside the caller's transaction (the import row locked), its figures taken out of the reports, or refuses with 409 naming what holds it. */
-export async function undoImport(sql: Sql, organizationId: string, importId: string): Promise<void> {
+/**
+ * Undoes an import inside the caller's transaction (the import row locked), its figures taken out
+ * of the reports, or refuses with 409 naming what holds it. Its partners' slugs and aliases and its
+ * customers are free again: every instance drops what it cached under the organization when the
+ * transaction commits; the caller drops this instance's after the commit (the change answered).
+ */
+export async function undoImport(sql: Sql, organizationId: string, importId: string): Promise<CacheChange[]> {
   const held: string[] = [];
   for (const hold of HOLDS) {
     const row = await sql.one<{ n: number | string }>(hold.query, [organizationId, importId]);
@@ -75,4 +81,7 @@ export async function undoImport(sql: Sql, organizationId: string, importId: str
   if (held.length) throw new ConflictError(`The import cannot be undone: ${held.join('; ')}`);
   await sql.rows(FORGET_IN_REPORTS, [organizationId, importId]);
   for (const statement of DELETES) await sql.rows(statement, [organizationId, importId]);
+  const changes: CacheChange[] = [{ kind: 'organization_rows', id: organizationId }];
+  await notifyChanges((query, params) => sql.rows(query, params), changes);
+  return changes;
 }
