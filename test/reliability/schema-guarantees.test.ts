@@ -30,7 +30,6 @@ const LEDGER_KEYS = [
     'affiliates',
     'id,program_id,organization_id',
   ],
-  ['commissions', 'commissions_payout_id_fkey', 'payout_id,organization_id', 'payouts', 'id,organization_id'],
   [
     'payout_items',
     'payout_items_commission_fkey',

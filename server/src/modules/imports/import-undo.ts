@@ -24,12 +24,13 @@ const HOLDS: { what: string; query: string }[] = [
     query: `select (select count(*) from payouts p where p.organization_id = $1 and p.import_id is distinct from $2
         and p.affiliate_id in (select id from affiliates where organization_id = $1 and import_id = $2))
       + (select count(*) from payout_items i where i.organization_id = $1
-        and i.commission_id in (select id from commissions where organization_id = $1 and import_id = $2)) as n`,
+        and i.commission_id in (select id from commissions where organization_id = $1 and import_id = $2)
+        and i.payout_id not in (select id from payouts where organization_id = $1 and import_id = $2)) as n`,
   },
   {
     what: 'imported commissions approved, paid, rejected or otherwise changed since',
     query: `select count(*)::int as n from commissions k join imports i on i.id = k.import_id and i.organization_id = k.organization_id
-      where k.organization_id = $1 and k.import_id = $2 and (k.updated_at > coalesce(i.finished_at, now()) or (k.payout_id is not null and k.payout_id not in (select id from payouts where organization_id = $1 and import_id = $2)))`,
+      where k.organization_id = $1 and k.import_id = $2 and k.updated_at > coalesce(i.finished_at, now())`,
   },
   {
     what: 'refunds recorded since on imported conversions',
@@ -56,6 +57,7 @@ const FORGET_IN_REPORTS = `select report_forget_rows($1, '{}'::uuid[],
 /** The deletes, children first, so that every foreign key is satisfied at each step. */
 const DELETES = [
   `delete from affiliate_link_aliases where organization_id = $1 and import_id = $2`,
+  `delete from payout_items where organization_id = $1 and payout_id in (select id from payouts where organization_id = $1 and import_id = $2)`,
   `delete from commissions where organization_id = $1 and import_id = $2`,
   `delete from conversions where organization_id = $1 and import_id = $2`,
   `delete from payouts where organization_id = $1 and import_id = $2`,
