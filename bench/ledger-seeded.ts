@@ -87,7 +87,7 @@ async function main(): Promise<void> {
 
     const approved = (
       await db.query(
-        `select count(*) as n, sum(amount) as total from commissions where organization_id = $1 and payout_id is null and (status = 'approved' or (status = 'pending' and approves_at <= now()))
+        `select count(*) as n, sum(amount) as total from commissions where organization_id = $1 and (status = 'approved' or (status = 'pending' and approves_at <= now()))
        and not exists (select 1 from payout_items i where i.organization_id = $1 and i.commission_id = commissions.id)`,
         [organizationId],
       )
@@ -122,8 +122,8 @@ async function main(): Promise<void> {
 
 /** Takes back a payout run (its entries released as POST /api/payouts/{id}/cancel does, the payouts deleted): the seed stays reusable. */
 async function restorePayable(db: pg.Client, payoutIds: string[]): Promise<void> {
-  // Deleting a payout checks the foreign keys that reference it (commissions.payout_id,
-  // payout_items): without statistics each check is planned as a scan of the organization's 2
+  // Deleting a payout checks the foreign keys that reference it (payout_items,
+  // payouts.retried_by_payout_id): without statistics each check is planned as a scan of the organization's 2
   // million entries (sequential, or of commissions_list_idx with sequential scans off), 19 500
   // times: hours. Nothing references these payouts once their items are deleted (pending: no entry
   // records them), so the checks are skipped for this delete (replica mode: the bench connects as

@@ -348,7 +348,10 @@ export function createApp(deps: AppDeps): App {
     app,
     options,
   );
-  const imports = createImports(deps.orm, logger, { encryptionKey: deps.config.ENCRYPTION_KEY });
+  const imports = createImports(deps.orm, logger, {
+    encryptionKey: deps.config.ENCRYPTION_KEY,
+    onChange: services.caches.changed,
+  });
   createExpressEndpoints(contract.imports, importsRouter(imports.service), app, options);
   partnerPayouts.mountRoutes(app, options);
   people.mountRoutes(app, services, options);

@@ -62,7 +62,9 @@ export interface Services {
   /** Folds raw rows into the report summaries in the background (main.ts starts it). */
   reportFolder: ReportFolder;
   authenticator: ApiKeyAuthenticator;
-  /** The caches a change notification reaches (db/change-notifications.ts): program rules and API keys. */
+  /** The attribution resolver with its caches: one per instance, shared by every service. */
+  attribution: AttributionResolver;
+  /** The caches a change notification reaches (db/change-notifications.ts): attribution's, customers' states and API keys. */
   caches: CacheChangeHandler;
 }
 
@@ -116,14 +118,19 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
       if (change.kind === 'program') resolver.forgetProgram(change.id);
       else if (change.kind === 'affiliate') resolver.forgetAffiliate(change.id);
       else if (change.kind === 'affiliate_links') resolver.forgetAffiliateLinks(change.id);
-      else authenticator.forget(change.keyHash);
+      else if (change.kind === 'organization_rows') {
+        resolver.forgetOrganization(change.id);
+        conversions.forgetOrganization(change.id);
+      } else authenticator.forget(change.keyHash);
     },
     reset: () => {
       resolver.forgetAllChangeable();
+      conversions.forgetAll();
       authenticator.forgetAll();
     },
   };
   return {
+    attribution: resolver,
     organizations,
     dataDeletions,
     programs: new ProgramsService(programsRepository, resolver),

@@ -198,8 +198,8 @@ export async function apply(w: World, action: Action): Promise<void> {
           program_id: string;
           currency: string;
         }>(
-          // In a pending payout: a row of payout_items; paid: the entry's own payout_id.
-          `select k.id, k.status, k.amount, coalesce(k.payout_id, i.payout_id) as payout_id, k.affiliate_id, k.program_id, k.currency
+          // The payout carrying it, pending or paid: a row of payout_items.
+          `select k.id, k.status, k.amount, i.payout_id, k.affiliate_id, k.program_id, k.currency
              from commissions k left join payout_items i on i.organization_id = k.organization_id and i.commission_id = k.id
             where k.conversion_id = ? and k.type = 'sale' for update of k`,
           [conversionId],

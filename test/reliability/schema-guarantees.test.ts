@@ -6,7 +6,7 @@ import { twoMerchantsAndASecondProgram } from '../support/memberships.js';
 
 /**
  * What the schema promises, read from PostgreSQL's catalog and probed on PostgreSQL itself
- * (ARCHITECTURE.md, "Guarantees are stated in PostgreSQL's own terms"): references are foreign
+ * (docs/architecture.md, "Guarantees are stated in PostgreSQL's own terms"): references are foreign
  * keys, enforced on INSERT and UPDATE even with user triggers disabled; no trigger stands in for a
  * key or refuses a delete; an ordinary migration on the busy tables is accepted. Each probe that
  * changes the schema runs in a transaction rolled back.
@@ -30,7 +30,6 @@ const LEDGER_KEYS = [
     'affiliates',
     'id,program_id,organization_id',
   ],
-  ['commissions', 'commissions_payout_id_fkey', 'payout_id,organization_id', 'payouts', 'id,organization_id'],
   [
     'payout_items',
     'payout_items_commission_fkey',

@@ -48,23 +48,27 @@ export const PROGRAM_RULE_TTL_MS = 5_000;
 /**
  * Bounded in-process caches for the hot paths (every click and conversion resolves a slug or a
  * cookie). What is cached and why it is safe:
- * - slug -> affiliate, and cookie id / click id -> click: immutable once created (the API has no
- *   way to change or delete them), so entries never go stale; only found rows are cached, so a
- *   slug created later is found at once. The one exception: erasing a partner replaces their slug
- *   and removes their aliases; that change is announced like the others (`affiliate_links`), and
- *   every instance drops the slugs that name the partner.
+ * - slug -> affiliate, and cookie id / click id -> click: no API call changes them in place, but
+ *   several paths delete them, after which the same slug or id may be created again: erasing a
+ *   partner (their slug replaced, aliases removed: `affiliate_links`), and the bulk deletions of an
+ *   organization's rows: a test-data reset, an organization's deletion, an import's undo
+ *   (`organization_rows`, which drops every slug and click cached under the organization). Each
+ *   path drops the entries on its own instance after it commits, and every instance drops them
+ *   when the change notification arrives (db/change-notifications.ts). Only found rows are cached,
+ *   so a slug created later is found at once. These entries expire too, after `programRuleTtlMs`
+ *   (or PROGRAM_RULE_TTL_MS when rules are not cached): the bound when a notification is lost.
  * - program -> commission rule and windows, and affiliate -> status: both can change (PATCH). The
  *   instance that changes one drops its entry at once, and every instance drops it when the change
- *   notification arrives (db/change-notifications.ts, typically milliseconds later). Entries also
- *   expire after `programRuleTtlMs` (PROGRAM_RULE_CACHE_TTL_MS, 5 s by default): the bound when
- *   notifications are lost (a listener reconnecting) or not listened for (the embedded database).
+ *   notification arrives (typically milliseconds later). Entries also expire after
+ *   `programRuleTtlMs` (PROGRAM_RULE_CACHE_TTL_MS, 5 s by default): the bound when notifications
+ *   are lost (a listener reconnecting) or not listened for (the embedded database).
  */
 export class AttributionCache {
   // Sized to keep the process small (a few MB each when full): slugs are few and hot; a click is
   // typically looked up once or twice (signup, first sale), so only recently used ones are worth keeping.
-  readonly affiliatesBySlug = new LRUCache<string, CachedAffiliate>({ max: 20_000 });
-  readonly clicksByCookie = new LRUCache<string, CachedClick>({ max: 10_000 });
-  readonly clicksById = new LRUCache<string, CachedClick>({ max: 10_000 });
+  readonly affiliatesBySlug: LRUCache<string, CachedAffiliate>;
+  readonly clicksByCookie: LRUCache<string, CachedClick>;
+  readonly clicksById: LRUCache<string, CachedClick>;
   readonly programs: LRUCache<string, ProgramRule>;
   /** An affiliate's status, own rate and e-mail: change like program rules, and are dropped the same way. */
   readonly affiliateRules: LRUCache<string, AffiliateRule>;
@@ -73,6 +77,10 @@ export class AttributionCache {
   constructor(readonly programRuleTtlMs: number = PROGRAM_RULE_TTL_MS) {
     this.programs = new LRUCache<string, ProgramRule>({ max: 5_000, ttl: programRuleTtlMs });
     this.affiliateRules = new LRUCache<string, AffiliateRule>({ max: 20_000, ttl: programRuleTtlMs });
+    const ttl = programRuleTtlMs > 0 ? programRuleTtlMs : PROGRAM_RULE_TTL_MS;
+    this.affiliatesBySlug = new LRUCache<string, CachedAffiliate>({ max: 20_000, ttl });
+    this.clicksByCookie = new LRUCache<string, CachedClick>({ max: 10_000, ttl });
+    this.clicksById = new LRUCache<string, CachedClick>({ max: 10_000, ttl });
   }
 
   static key(organizationId: string, value: string): string {

@@ -21,13 +21,16 @@ export const CHANGE_LISTENER_APPLICATION_NAME = 'affiliate-attribution cache lis
 
 /**
  * What changed: a program (its rule is cached by id), an affiliate (its status, by id), an
- * affiliate's links (its slug and aliases, cached by slug: changed only when the partner is erased)
- * or an API key (cached by its SHA-256).
+ * affiliate's links (its slug and aliases, cached by slug: changed only when the partner is erased),
+ * an API key (cached by its SHA-256), or an organization's rows deleted in bulk (a test-data reset,
+ * an organization's deletion, an import's undo): every slug, click and customer cached under the
+ * organization is dropped, so that one re-created with the same slug or id is read afresh.
  */
 export type CacheChange =
   | { kind: 'program'; id: string }
   | { kind: 'affiliate'; id: string }
   | { kind: 'affiliate_links'; id: string }
+  | { kind: 'organization_rows'; id: string }
   | { kind: 'api_key'; keyHash: string };
 
 /** Runs one statement (`?` placeholders) on the writer's transaction: Sql.rows, or MikroORM's em.execute. */
@@ -41,13 +44,29 @@ export async function notifyChange(run: StatementRunner, change: CacheChange): P
   await run('select pg_notify(?, ?)', [CACHE_CHANGES_CHANNEL, JSON.stringify(change)]);
 }
 
+/**
+ * Sends every change in one statement of the caller's transaction (delivered on commit, like
+ * notifyChange): a deletion may drop thousands of entries, and a round trip each would outlast the
+ * statement timeout.
+ */
+export async function notifyChanges(run: StatementRunner, changes: CacheChange[]): Promise<void> {
+  if (changes.length === 0) return;
+  await run('select count(pg_notify(?, payload)) from unnest(?::text[]) payload', [
+    CACHE_CHANGES_CHANNEL,
+    changes.map((c) => JSON.stringify(c)),
+  ]);
+}
+
 /** A notification's payload as a change, or undefined when it is not one this version sends. */
 export function parseChange(payload: string | undefined): CacheChange | undefined {
   try {
     const value: unknown = JSON.parse(payload ?? '');
     if (typeof value !== 'object' || value === null) return undefined;
     const { kind, id, keyHash } = value as Record<string, unknown>;
-    if ((kind === 'program' || kind === 'affiliate' || kind === 'affiliate_links') && typeof id === 'string')
+    if (
+      (kind === 'program' || kind === 'affiliate' || kind === 'affiliate_links' || kind === 'organization_rows') &&
+      typeof id === 'string'
+    )
       return { kind, id };
     if (kind === 'api_key' && typeof keyHash === 'string') return { kind, keyHash };
   } catch {

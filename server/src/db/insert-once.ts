@@ -6,7 +6,7 @@ export interface Once<T> {
 }
 
 /**
- * The one rule of idempotent creation: the unique key decides (ARCHITECTURE.md: idempotency lives
+ * The one rule of idempotent creation: the unique key decides (docs/architecture.md: idempotency lives
  * in unique constraints). `insert` is an INSERT ... ON CONFLICT (the key) DO NOTHING RETURNING,
  * answering the new row, or undefined when the key exists; then `findExisting` reads the row the
  * key names, and that row is the answer, deduped. Concurrent identical requests therefore all

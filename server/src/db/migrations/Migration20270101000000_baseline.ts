@@ -9,7 +9,7 @@ import { TENANCY } from './baseline/tenancy.js';
 
 /**
  * The schema as one readable baseline (the project published no release before it): every table
- * with its keys. What it guarantees is stated in PostgreSQL's own terms (ARCHITECTURE.md,
+ * with its keys. What it guarantees is stated in PostgreSQL's own terms (docs/architecture.md,
  * "Guarantees"):
  *
  * - Every reference is a foreign key, composite with `organization_id` (Citus co-location), in

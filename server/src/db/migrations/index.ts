@@ -12,6 +12,8 @@ import { Migration20270112000000_data_deletions } from './Migration2027011200000
 import { Migration20270113000000_retention_at_scale } from './Migration20270113000000_retention_at_scale.js';
 import { Migration20270114000000_import_cancel } from './Migration20270114000000_import_cancel.js';
 import { Migration20270115000000_hashed_verifications } from './Migration20270115000000_hashed_verifications.js';
+import { Migration20270117000000_foreign_key_indexes } from './Migration20270117000000_foreign_key_indexes.js';
+import { Migration20270117100000_one_payout_membership } from './Migration20270117100000_one_payout_membership.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
 export const migrationsList: MigrationObject[] = [
@@ -28,4 +30,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20270113000000_retention_at_scale', class: Migration20270113000000_retention_at_scale },
   { name: 'Migration20270114000000_import_cancel', class: Migration20270114000000_import_cancel },
   { name: 'Migration20270115000000_hashed_verifications', class: Migration20270115000000_hashed_verifications },
+  { name: 'Migration20270117000000_foreign_key_indexes', class: Migration20270117000000_foreign_key_indexes },
+  { name: 'Migration20270117100000_one_payout_membership', class: Migration20270117100000_one_payout_membership },
 ];

@@ -21,7 +21,6 @@ export const CommissionEntity = defineEntity({
     rejection_reason: p.text().nullable(),
     approves_at: p.datetime().nullable(),
     approved_at: p.datetime().nullable(),
-    payout_id: p.uuid().nullable(),
     /** A sale's rate: { type, value, source } (attribution/program-rules.ts). */
     rate: p.json<AppliedRate>().nullable(),
     /** Why an entry is on_hold: [{ rule, detail }] (charges/fraud.ts). */

@@ -11,7 +11,8 @@ import { recordEvents, withEvents } from '../events/outbox.js';
 import { payoutRunLock } from '../payouts/payouts.repository.js';
 import { newRowId } from '../../db/row-ids.js';
 
-export type CommissionRecord = StoredRow<'commissions'>;
+/** An entry as stored, with the payout that carries it (payout_items: resolvePayouts), when read through it. */
+export type CommissionRecord = StoredRow<'commissions'> & { payout_id?: string | null };
 
 const COMMISSIONS_BY_ID: OwnedTable = { table: 'commissions', notFound: 'Commission not found' };
 
@@ -111,34 +112,31 @@ export function commissionsPage(
     .limit(limit + 1);
 }
 
-/** An entry's pending payout, as payout_items holds it (the baseline migration, baseline/ledger.ts). */
+/** The payout carrying an entry, as payout_items holds it (Migration20270117100000_one_payout_membership). */
 interface PendingPayoutOf {
   commission_id: string;
   payout_id: string;
   payout_created_at: Date;
 }
 
-/** Stored statuses an entry in a pending payout may have (it was approved, or pending past its approves_at). */
-const MAY_BE_IN_PENDING_PAYOUT = new Set(['approved', 'pending']);
+/** Stored statuses an entry in a payout may have: approved, or pending past its approves_at, while its payout is pending or in flight; paid once it is paid. */
+const MAY_BE_IN_PAYOUT = new Set(['approved', 'pending', 'paid']);
 
 /**
- * The pending payouts carrying some of `rows` (of one organization): a pending payout's entries
- * are rows of payout_items, not written into the entries (the payout run would rewrite 158 000
- * entries); a paid entry records its payout itself. undefined when no row can be in one.
+ * The payouts carrying some of `rows` (of one organization): payout_items is the one record of
+ * which payout holds an entry (the entries' own rows are not written when a run takes them: it
+ * would rewrite 158 000 entries). undefined when no row can be in one.
  */
-function pendingPayoutsOf(
-  organizationId: string,
-  rows: readonly CommissionRecord[],
-): RawBuilder<PendingPayoutOf> | undefined {
-  const ids = rows.filter((r) => r.payout_id == null && MAY_BE_IN_PENDING_PAYOUT.has(r.status)).map((r) => r.id);
+function payoutsOf(organizationId: string, rows: readonly CommissionRecord[]): RawBuilder<PendingPayoutOf> | undefined {
+  const ids = rows.filter((r) => MAY_BE_IN_PAYOUT.has(r.status)).map((r) => r.id);
   if (ids.length === 0) return undefined;
   return raw<PendingPayoutOf>`select i.commission_id, i.payout_id, p.created_at as payout_created_at
     from payout_items i join payouts p on p.id = i.payout_id and p.organization_id = i.organization_id
     where i.organization_id = ${organizationId} and i.commission_id = any (${ids}::uuid[])`;
 }
 
-/** The rows as the API shows them: in a pending payout, its id, and updated_at no earlier than the payout's creation. */
-function withPendingPayouts<R extends CommissionRecord>(rows: R[], found: readonly PendingPayoutOf[]): R[] {
+/** The rows as the API shows them: in a payout, its id, and updated_at no earlier than the payout's creation. */
+function withPayouts<R extends CommissionRecord>(rows: R[], found: readonly PendingPayoutOf[]): R[] {
   if (found.length === 0) return rows;
   const byEntry = new Map(found.map((f) => [f.commission_id, f]));
   return rows.map((r) => {
@@ -152,14 +150,14 @@ function withPendingPayouts<R extends CommissionRecord>(rows: R[], found: readon
   });
 }
 
-/** The rows with their pending payouts, read through `db` (a transaction's, to read them after its locks). */
-export async function resolvePendingPayouts<R extends CommissionRecord>(
+/** The rows with their payouts, read through `db` (a transaction's, to read them after its locks). */
+export async function resolvePayouts<R extends CommissionRecord>(
   db: Kysely<Tables>,
   organizationId: string,
   rows: R[],
 ): Promise<R[]> {
-  const query = pendingPayoutsOf(organizationId, rows);
-  return query ? withPendingPayouts(rows, (await query.execute(db)).rows) : rows;
+  const query = payoutsOf(organizationId, rows);
+  return query ? withPayouts(rows, (await query.execute(db)).rows) : rows;
 }
 
 /** The commissions module's only way to the database. */
@@ -183,7 +181,7 @@ export class CommissionsRepository {
     return readFromReplica(this.orm, 'GET /api/commissions', async (source) => {
       const db = kyselyOf(source);
       const rows = (await commissionsPage(db, organizationId, filter, after, limit).execute()) as CommissionRecord[];
-      return resolvePendingPayouts(db, organizationId, rows);
+      return resolvePayouts(db, organizationId, rows);
     });
   }
 
@@ -204,7 +202,7 @@ export class CommissionsRepository {
   /** The ownership rule (db/owned-row.ts): 403 for another organization's entry, 404 for none. */
   async findOwned(organizationId: string, id: string): Promise<CommissionRecord> {
     const row = await findOwnedRow<CommissionRecord>(Sql.of(this.orm), COMMISSIONS_BY_ID, organizationId, id);
-    return (await resolvePendingPayouts(kyselyOf(this.orm), organizationId, [row]))[0];
+    return (await resolvePayouts(kyselyOf(this.orm), organizationId, [row]))[0];
   }
 
   /**
@@ -272,16 +270,14 @@ export class CommissionsRepository {
     });
   }
 
-  /** resolvePendingPayouts on a transaction's connection. */
+  /** resolvePayouts on a transaction's connection. */
   private async pendingPayouts(
     sql: Sql,
     organizationId: string,
     rows: CommissionRecord[],
   ): Promise<CommissionRecord[]> {
-    const query = pendingPayoutsOf(organizationId, rows);
-    return query
-      ? withPendingPayouts(rows, await sql.execute({ compile: () => query.compile(kyselyOf(this.orm)) }))
-      : rows;
+    const query = payoutsOf(organizationId, rows);
+    return query ? withPayouts(rows, await sql.execute({ compile: () => query.compile(kyselyOf(this.orm)) })) : rows;
   }
 
   /**
@@ -301,7 +297,7 @@ export class CommissionsRepository {
       .forUpdate()
       .executeTakeFirst();
     if (!locked) return;
-    const [entry] = await resolvePendingPayouts(trx, sale.organization_id, [locked]);
+    const [entry] = await resolvePayouts<CommissionRecord>(trx, sale.organization_id, [locked]);
     if (!entry) return;
     const effect = refundEffect(
       {

@@ -130,7 +130,6 @@ export class CommissionsService {
       rejection_reason: null,
       approves_at: null,
       approved_at: now,
-      payout_id: null,
       created_at: now,
       updated_at: now,
     });

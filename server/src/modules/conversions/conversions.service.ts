@@ -98,6 +98,23 @@ export class ConversionsService {
 
   private readonly terms: SaleTerms;
 
+  /**
+   * The organization's rows were deleted in bulk (a test-data reset, its deletion, an import's undo:
+   * db/change-notifications.ts `organization_rows`): its customers' states and clicks' facts are
+   * dropped, since a customer or click re-created with the same id is another row.
+   */
+  forgetOrganization(organizationId: string): void {
+    const prefix = `${organizationId}:`;
+    for (const key of [...this.customerStates.keys()]) if (key.startsWith(prefix)) this.customerStates.delete(key);
+    this.terms.forgetOrganization(organizationId);
+  }
+
+  /** Change notifications may have been missed (the listener reconnected): every copy is read again. */
+  forgetAll(): void {
+    this.customerStates.clear();
+    this.terms.forgetAll();
+  }
+
   constructor(
     private readonly orm: MikroORM,
     private readonly resolver: AttributionResolver,

@@ -57,6 +57,17 @@ export class SaleTerms {
     private readonly sources: SaleTermsSources,
   ) {}
 
+  /** The organization's rows were deleted in bulk (db/change-notifications.ts `organization_rows`): its clicks' facts are dropped. */
+  forgetOrganization(organizationId: string): void {
+    const prefix = `${organizationId}:`;
+    for (const key of [...this.clicks.keys()]) if (key.startsWith(prefix)) this.clicks.delete(key);
+  }
+
+  /** Notifications may have been missed: every click's facts are read again. */
+  forgetAll(): void {
+    this.clicks.clear();
+  }
+
   async of(sale: SaleParties): Promise<{ rate: AppliedRate; holds: HoldReason[] | undefined }> {
     const { program, affiliateId, organizationId } = sale;
     const affiliate = await this.resolver.affiliateRule(affiliateId);

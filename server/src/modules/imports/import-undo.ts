@@ -1,3 +1,4 @@
+import { notifyChanges, type CacheChange } from '../../db/change-notifications.js';
 import type { Sql } from '../../db/sql.js';
 import { ConflictError } from '../../http/errors.js';
 
@@ -23,12 +24,13 @@ const HOLDS: { what: string; query: string }[] = [
     query: `select (select count(*) from payouts p where p.organization_id = $1 and p.import_id is distinct from $2
         and p.affiliate_id in (select id from affiliates where organization_id = $1 and import_id = $2))
       + (select count(*) from payout_items i where i.organization_id = $1
-        and i.commission_id in (select id from commissions where organization_id = $1 and import_id = $2)) as n`,
+        and i.commission_id in (select id from commissions where organization_id = $1 and import_id = $2)
+        and i.payout_id not in (select id from payouts where organization_id = $1 and import_id = $2)) as n`,
   },
   {
     what: 'imported commissions approved, paid, rejected or otherwise changed since',
     query: `select count(*)::int as n from commissions k join imports i on i.id = k.import_id and i.organization_id = k.organization_id
-      where k.organization_id = $1 and k.import_id = $2 and (k.updated_at > coalesce(i.finished_at, now()) or (k.payout_id is not null and k.payout_id not in (select id from payouts where organization_id = $1 and import_id = $2)))`,
+      where k.organization_id = $1 and k.import_id = $2 and k.updated_at > coalesce(i.finished_at, now())`,
   },
   {
     what: 'refunds recorded since on imported conversions',
@@ -55,6 +57,7 @@ const FORGET_IN_REPORTS = `select report_forget_rows($1, '{}'::uuid[],
 /** The deletes, children first, so that every foreign key is satisfied at each step. */
 const DELETES = [
   `delete from affiliate_link_aliases where organization_id = $1 and import_id = $2`,
+  `delete from payout_items where organization_id = $1 and payout_id in (select id from payouts where organization_id = $1 and import_id = $2)`,
   `delete from commissions where organization_id = $1 and import_id = $2`,
   `delete from conversions where organization_id = $1 and import_id = $2`,
   `delete from payouts where organization_id = $1 and import_id = $2`,
@@ -64,8 +67,13 @@ const DELETES = [
   `delete from imports where organization_id = $1 and id = $2`,
 ];
 
-/** Undoes an import inside the caller's transaction (the import row locked), its figures taken out of the reports, or refuses with 409 naming what holds it. */
-export async function undoImport(sql: Sql, organizationId: string, importId: string): Promise<void> {
+/**
+ * Undoes an import inside the caller's transaction (the import row locked), its figures taken out
+ * of the reports, or refuses with 409 naming what holds it. Its partners' slugs and aliases and its
+ * customers are free again: every instance drops what it cached under the organization when the
+ * transaction commits; the caller drops this instance's after the commit (the change answered).
+ */
+export async function undoImport(sql: Sql, organizationId: string, importId: string): Promise<CacheChange[]> {
   const held: string[] = [];
   for (const hold of HOLDS) {
     const row = await sql.one<{ n: number | string }>(hold.query, [organizationId, importId]);
@@ -75,4 +83,7 @@ export async function undoImport(sql: Sql, organizationId: string, importId: str
   if (held.length) throw new ConflictError(`The import cannot be undone: ${held.join('; ')}`);
   await sql.rows(FORGET_IN_REPORTS, [organizationId, importId]);
   for (const statement of DELETES) await sql.rows(statement, [organizationId, importId]);
+  const changes: CacheChange[] = [{ kind: 'organization_rows', id: organizationId }];
+  await notifyChanges((query, params) => sql.rows(query, params), changes);
+  return changes;
 }

@@ -337,8 +337,8 @@ export class ImportWriter {
     }
     const id = randomUUID();
     await this.sql.rows(
-      `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approves_at, approved_at, payout_id, import_id)
-       values ($1, $2, 'sale', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+      `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approves_at, approved_at, import_id)
+       values ($1, $2, 'sale', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
       [
         id,
         organizationId,
@@ -351,10 +351,16 @@ export class ImportWriter {
         c.sale.customer?.customer_id ?? null,
         c.approves_at,
         c.approved_at,
-        payoutId,
         importId,
       ],
     );
+    // The payout that paid it: payout_items is the one record of which payout holds an entry.
+    if (payoutId)
+      await this.sql.rows(`insert into payout_items (organization_id, commission_id, payout_id) values ($1, $2, $3)`, [
+        organizationId,
+        id,
+        payoutId,
+      ]);
     this.counts.commissions.created++;
     await this.remember('commissions', c.source_id, id);
   }

@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import type { CacheChange } from '../../db/change-notifications.js';
 import { importBaseUrls } from '../../config.js';
 import { SecretBox } from '../../security/secret-box.js';
 import { ImportRunner, type ImportRunnerOptions } from './import-runner.js';
@@ -14,6 +15,8 @@ export interface ImportsSettings {
   sleep?: (ms: number) => Promise<void>;
   /** The runner's retries and concurrency (import-runner.ts; tests shorten the waits). */
   runner?: Pick<ImportRunnerOptions, 'concurrency' | 'maxAttempts' | 'retryDelayMs'>;
+  /** This instance's caches (services.ts caches.changed): an undo tells them what it deleted. */
+  onChange?: (change: CacheChange) => void;
 }
 
 /** The imports module: its service for the routes, its runner for main.ts (start at boot, stop at shutdown). */
@@ -29,5 +32,5 @@ export function createImports(
     sleep: settings.sleep,
     ...settings.runner,
   });
-  return { service: new ImportsService(repository, runner, secrets), runner };
+  return { service: new ImportsService(repository, runner, secrets, settings.onChange), runner };
 }

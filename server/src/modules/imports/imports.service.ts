@@ -1,5 +1,6 @@
 import type { CreateImportBody } from '@affiliate-attribution/contract';
 import type { Import } from '../../resources.js';
+import type { CacheChange } from '../../db/change-notifications.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../http/errors.js';
 import { pageLimit } from '../../http/pagination.js';
 import type { SecretBox } from '../../security/secret-box.js';
@@ -21,6 +22,8 @@ export class ImportsService {
     private readonly imports: ImportsRepository,
     private readonly runner: ImportRunner,
     private readonly secrets: SecretBox,
+    /** This instance's caches (services.ts caches.changed): told what an undo deleted once it commits. */
+    private readonly onChange: (change: CacheChange) => void = () => undefined,
   ) {}
 
   async create(organizationId: string, body: CreateImportBody): Promise<Import> {
@@ -83,13 +86,16 @@ export class ImportsService {
 
   /** Deletes what the import created, in one transaction; 409 while it runs or once something builds on its rows. */
   async undo(organizationId: string, id: string): Promise<Import> {
-    return this.imports.sql.transaction(async (sql) => {
+    const { row, changes } = await this.imports.sql.transaction(async (sql) => {
       const row = await this.imports.findOwned(organizationId, id, sql, true);
       if (row.status === 'running')
         throw new ConflictError('The import is still running: cancel it first, or undo it once it has finished');
-      if (!row.dry_run) await undoImport(sql, organizationId, id);
-      else await sql.rows(`delete from imports where organization_id = $1 and id = $2`, [organizationId, id]);
-      return toImportDto(row);
+      if (!row.dry_run) return { row, changes: await undoImport(sql, organizationId, id) };
+      await sql.rows(`delete from imports where organization_id = $1 and id = $2`, [organizationId, id]);
+      return { row, changes: [] };
     });
+    // Committed: this instance's caches drop what the undo deleted (every other one hears it by NOTIFY).
+    for (const change of changes) this.onChange(change);
+    return toImportDto(row);
   }
 }

@@ -1,21 +1,25 @@
-import { CACHE_CHANGES_CHANNEL, type CacheChange } from '../../db/change-notifications.js';
+import { notifyChanges as notifyAll, type CacheChange } from '../../db/change-notifications.js';
 import { newRowId } from '../../db/row-ids.js';
 import { REFERENCE_TABLES } from '../../db/distribution.js';
 import type { Sql } from '../../db/sql.js';
 import { ORGANIZATION_TABLES, TEST_DATA_KEPT, ownedRows, type OrganizationTable } from './organization-data.js';
 
+/** Sends every change to every instance in one statement of the caller's transaction (db/change-notifications.ts). */
+const notifyChanges = (sql: Sql, changes: CacheChange[]) =>
+  notifyAll((query, params) => sql.rows(query, params), changes);
+
 /**
- * Sends every change to every instance (db/change-notifications.ts notifyChange, the same payloads)
- * in one statement of the caller's transaction: an organization may have thousands of affiliates,
- * and a round trip each would outlast the statement timeout.
+ * The tables whose rows the attribution caches hold under the organization (attribution/cache.ts:
+ * slugs and aliases, clicks by id and cookie; conversions.service.ts: customers' states): a batch
+ * deleting from one drops them all on every instance, since a reset organization re-creates them
+ * with the same slugs and ids.
  */
-async function notifyChanges(sql: Sql, changes: CacheChange[]): Promise<void> {
-  if (changes.length === 0) return;
-  await sql.rows('select count(pg_notify(?, payload)) from unnest(?::text[]) payload', [
-    CACHE_CHANGES_CHANNEL,
-    changes.map((c) => JSON.stringify(c)),
-  ]);
-}
+const CACHED_UNDER_ORGANIZATION: ReadonlySet<OrganizationTable> = new Set([
+  'affiliates',
+  'affiliate_link_aliases',
+  'clicks',
+  'customers',
+]);
 
 /** What a deletion deletes: a live organization with its test twin and everything both own, or a test organization's data (its settings kept). */
 export type DeletionKind = 'organization' | 'test_data';
@@ -208,7 +212,8 @@ export class DeletionNotRunning extends Error {}
  * also adds the count to the deletion's progress (so the two are never apart, whatever stops the
  * job) after locking the deletion's row: runners of the same deletion take turns, and nothing of
  * any other organization is locked. Programs and affiliates deleted are dropped from every
- * instance's cache on commit (and answered, for this instance's). Answers the rows deleted.
+ * instance's cache on commit, and so is everything cached under the organization when a batch
+ * deletes slugs, clicks or customers (CACHED_UNDER_ORGANIZATION) (and answered, for this instance's). Answers the rows deleted.
  */
 export async function deleteBatch(
   root: Sql,
@@ -240,6 +245,8 @@ export async function deleteBatch(
           [organizationId, limit, organizationId],
         );
     const changes: CacheChange[] = cacheKind ? gone.map((r) => ({ kind: cacheKind, id: r.id! })) : [];
+    if (gone.length > 0 && CACHED_UNDER_ORGANIZATION.has(table))
+      changes.push({ kind: 'organization_rows', id: organizationId });
     await notifyChanges(sql, changes);
     if (gone.length === 0) return { n: 0, changes };
     await sql.rows(

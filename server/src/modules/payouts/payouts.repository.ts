@@ -51,8 +51,8 @@ export const payoutRunLock = (mode: 'exclusive' | 'shared', organizationId: stri
 /**
  * Gathering payouts, one statement (one snapshot), run under payoutRunLock:
  * - `payable`: every entry a payout may carry: approved by the rule's SQL definition (commission_status_at:
- *   stored approved, or pending past its approves_at), not paid and in no pending payout: not
- *   among the organization's payout_items, hashed once (a hashed SubPlan, 0.2 µs per entry; a
+ *   stored approved, or pending past its approves_at), not paid and in no payout: not among the
+ *   organization's payout_items (which also holds paid entries, never candidates), hashed once (a hashed SubPlan, 0.2 µs per entry; a
  *   primary-key probe per entry cost 1 to 2 s for 157 000). The stored statuses it may have are
  *   named too, so that commissions_unpaid_idx (partial: pending or approved) serves it. No
  *   planner setting (an index scan picked without statistics visits the heap at random: ANALYZE
@@ -75,7 +75,7 @@ export const payoutRunLock = (mode: 'exclusive' | 'shared', organizationId: stri
 const PAYABLE = `payable as materialized (
   select c.id, c.affiliate_id, c.program_id, c.currency, c.amount
   from commissions c
-  where c.organization_id = $1 and c.payout_id is null
+  where c.organization_id = $1
     and c.status in ('approved', 'pending') and ${effectiveStatusSql('c')} = 'approved'
     and ($2::uuid is null or c.program_id = $2::uuid)
     and ($3::text is null or c.currency = $3::text)
@@ -152,7 +152,7 @@ const PAYOUT_RUN_SETTINGS = `select set_config('work_mem', '64MB', true), set_co
 const ENTRIES_OF_PENDING_PAYOUT = `select c.id from commissions c
   join payout_items i on i.organization_id = c.organization_id and i.commission_id = c.id and i.payout_id = $2
   where c.organization_id = $1 and c.affiliate_id = $3 and c.program_id = $4 and c.currency = $5
-    and c.payout_id is null and c.status in ('pending', 'approved')`;
+    and c.status in ('pending', 'approved')`;
 
 const carriedBy = (p: PayoutRecord) => [p.organization_id, p.id, p.affiliate_id, p.program_id, p.currency];
 
@@ -287,11 +287,10 @@ export class PayoutsRepository {
     providerReference?: string | null,
   ): Promise<PayoutRecord> {
     return this.settle(organizationId, id, 'paid', from, async (sql, payout) => {
-      // The entries leave payout_items and record the payout themselves (paid for good).
+      // The entries are paid; their payout_items rows stay, the record of the payout that paid them.
       await sql.rows(
         `with carried as (${ENTRIES_OF_PENDING_PAYOUT}),
-         moved as (delete from payout_items i using carried k where i.organization_id = $1 and i.commission_id = k.id returning i.commission_id),
-         changed as (update commissions c set status = 'paid', payout_id = $2, updated_at = now() from moved m where c.id = m.commission_id and c.organization_id = $1 returning c.*),
+         changed as (update commissions c set status = 'paid', updated_at = now() from carried k where c.id = k.id and c.organization_id = $1 returning c.*, $2::uuid as payout_id),
          ev as (${eventsOf('commission.updated', 'changed')}) select 1`,
         carriedBy(payout),
       );
@@ -342,7 +341,7 @@ export class PayoutsRepository {
     await sql.rows(
       `with carried as (${ENTRIES_OF_PENDING_PAYOUT}),
        released as (delete from payout_items i using carried k where i.organization_id = $1 and i.commission_id = k.id returning i.commission_id),
-       changed as (update commissions c set updated_at = now() from released r where c.id = r.commission_id and c.organization_id = $1 returning c.*),
+       changed as (update commissions c set updated_at = now() from released r where c.id = r.commission_id and c.organization_id = $1 returning c.*, null::uuid as payout_id),
        ev as (${eventsOf('commission.updated', 'changed')}) select 1`,
       carriedBy(payout),
     );

@@ -143,8 +143,32 @@ export class AttributionResolver {
   forgetAllChangeable(): void {
     this.cache.programs.clear();
     this.cache.affiliateRules.clear();
-    // A missed erasure could leave a slug naming an erased partner, which a new partner may take.
+    // A missed erasure, reset or undo could leave a slug naming a partner gone, which a new partner
+    // may take, or a click deleted and recorded again with the same id.
     this.cache.affiliatesBySlug.clear();
+    this.cache.clicksByCookie.clear();
+    this.cache.clicksById.clear();
+  }
+
+  /**
+   * Rows of the organization were deleted in bulk (a test-data reset, its deletion, an import's
+   * undo), here or on another instance: every slug and click cached under it is dropped, so that a
+   * slug or click id re-created afterwards is read afresh. A scan of the caches, which only those
+   * rare paths cost.
+   */
+  forgetOrganization(organizationId: string): void {
+    const prefix = AttributionCache.key(organizationId, '');
+    for (const cache of [this.cache.affiliatesBySlug, this.cache.clicksByCookie, this.cache.clicksById])
+      for (const key of [...cache.keys()]) if (key.startsWith(prefix)) cache.delete(key);
+  }
+
+  /** How many slugs and clicks of the organization this instance holds (what its deletion must leave at 0). */
+  cachedEntriesOf(organizationId: string): number {
+    const prefix = AttributionCache.key(organizationId, '');
+    let n = 0;
+    for (const cache of [this.cache.affiliatesBySlug, this.cache.clicksByCookie, this.cache.clicksById])
+      for (const key of cache.keys()) if (key.startsWith(prefix)) n++;
+    return n;
   }
 
   private async clickById(organizationId: string, clickId: string): Promise<CachedClick | undefined> {
