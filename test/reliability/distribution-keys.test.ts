@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   DISTRIBUTED_TABLES,
@@ -10,9 +9,10 @@ import {
 import { testServer } from '../support/server.js';
 
 /**
- * The schema stays shardable by organization (server/src/db/distribution.ts), as docs/scaling.md's
- * "Scaling out" says: read from PostgreSQL's catalog after every migration, so a table or key
- * added later that breaks Citus's rules fails here, with its name.
+ * The schema keeps the shape Citus shards on, by organization (server/src/db/distribution.ts): read
+ * from PostgreSQL's catalog after every migration, so a table or key added later that breaks
+ * Citus's rules fails here, with its name. This reads plain PostgreSQL's catalog: it proves the
+ * keys' shape, not that the service runs on Citus (docs/scaling.md says it does not yet).
  */
 
 interface KeyRow {
@@ -94,9 +94,6 @@ describe('a schema Citus can shard by organization_id', () => {
     expect(outward).toEqual([]);
     const calls = citusDistributionSql();
     expect(calls).toHaveLength(REFERENCE_TABLES.length + DISTRIBUTED_TABLES.length);
-    // docs/scaling.md prints the same calls, in the same order.
-    const documented = readFileSync(new URL('../../docs/scaling.md', import.meta.url), 'utf8');
-    expect(documented).toContain(calls.join('\n'));
     // A distributed table comes after every distributed table it references.
     const order = DISTRIBUTED_TABLES as readonly string[];
     for (const k of keys.filter(
