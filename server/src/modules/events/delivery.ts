@@ -1,5 +1,4 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { OutboundEventType } from '@affiliate-attribution/contract';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type pg from 'pg';
 import type { Job, PgBoss } from 'pg-boss';
@@ -7,8 +6,8 @@ import type { Logger } from 'pino';
 import { poolOf } from '../../db/database.js';
 import { databaseOn, startQueue } from '../../jobs/queue.js';
 import { SECRET_PURPOSE, type SecretBox } from '../../security/secret-box.js';
-import { DELIVERY_DEFAULTS, RETRY_DELAYS_MS, jittered } from './delivery-settings.js';
-import { ENDPOINT_FAILED, EXPAND_BATCHES, FAILED, LOAD, RELAY, SUCCEEDED } from './delivery-statements.js';
+import { DELIVERY_DEFAULTS, RETRY_DELAYS_MS } from './delivery-settings.js';
+import { EXPAND_BATCHES, LOAD, RELAY, SUCCEEDED } from './delivery-statements.js';
 import { EndpointSlots } from './endpoint-slots.js';
 import { eventBody } from './payloads.js';
 import { WebhookPoster, isSuccess, type Outcome } from './poster.js';
@@ -17,11 +16,17 @@ import { startClickRetention, type JobFailed } from '../clicks/click-retention.j
 import { SuccessBatch } from './success-batch.js';
 import { Signers, signedHeaders, webhookIdOf } from './signing.js';
 import { UrlGuard } from './url-guard.js';
+import {
+  DELIVERY_QUEUE,
+  recordFailedAttempt,
+  transactionOn,
+  type DeliveryRow,
+  type DueAttempt,
+  type JobData,
+} from './delivery-records.js';
 
 export { DELIVERY_DEFAULTS, RETRY_DELAYS_MS } from './delivery-settings.js';
-
-/** The pg-boss queue of delivery attempts: each job is "attempt these deliveries (at their attempt n), now". */
-export const DELIVERY_QUEUE = 'webhook-delivery';
+export { DELIVERY_QUEUE } from './delivery-records.js';
 
 export interface DeliveryOptions {
   /** Per attempt, from connecting to the end of the answer's first 1 KB. */
@@ -47,38 +52,6 @@ export interface DeliveryOptions {
   retentionDays?: number;
   /** Told of a scheduled job's failed run (the click retention's), besides its error log: main.ts counts it in job_failures_total. */
   jobFailed?: JobFailed;
-}
-
-/** One attempt of a delivery: `attempt` is its attempts when queued, so an attempt made already is not made again. */
-interface DueAttempt {
-  delivery_id: string;
-  attempt: number;
-}
-
-/**
- * A job: deliveries to attempt, each at its expected attempt number. A retry is a job of one,
- * queued with its due time; a relay pass queues one job for all it took (the backstop, below).
- */
-interface JobData {
-  attempts: DueAttempt[];
-}
-
-interface DeliveryRow {
-  id: string;
-  endpoint_id: string;
-  event_id: string;
-  attempts: number;
-  status: string;
-  type: OutboundEventType;
-  resource: Record<string, unknown>;
-  event_at: Date;
-  url: string;
-  enabled: boolean;
-  secret: string;
-  previous_secret: string | null;
-  previous_secret_expires_at: Date | null;
-  /** The event's organization's mode: false for test data. */
-  livemode: boolean;
 }
 
 /**
@@ -268,7 +241,7 @@ export class EventDelivery {
   private async relay(limit: number): Promise<DeliveryRow[]> {
     const boss = this.boss;
     if (!boss) throw new Error('EventDelivery not started');
-    return this.transaction(async (client) => {
+    return transactionOn(this.pool, async (client) => {
       await client.query(EXPAND_BATCHES, [limit]);
       const { rows } = await client.query<DeliveryRow>(RELAY, [limit]);
       if (rows.length > 0) {
@@ -281,27 +254,6 @@ export class EventDelivery {
       }
       return rows;
     });
-  }
-
-  /** `work` in one transaction on one pooled connection (a connection whose rollback failed is discarded). */
-  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('begin');
-      try {
-        const result = await work(client);
-        await client.query('commit');
-        return result;
-      } catch (err) {
-        await client.query('rollback').catch((rollbackError: unknown) => {
-          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-        });
-        throw err;
-      }
-    } finally {
-      client.release(broken);
-    }
   }
 
   /** Retry and backstop jobs: their deliveries still pending at the expected attempt, attempted; the job ends once all are recorded. */
@@ -385,42 +337,19 @@ export class EventDelivery {
 
   /** A failed attempt recorded, its retry queued and its endpoint's failure streak kept, in one transaction. */
   private recordFailure(row: DeliveryRow, at: Date, outcome: Outcome): Promise<void> {
-    return this.connections(() => this.recordFailureNow(row, at, outcome));
-  }
-
-  private async recordFailureNow(row: DeliveryRow, at: Date, outcome: Outcome): Promise<void> {
-    if (!row.enabled) {
-      // Not attempted: the log keeps the last real attempt's answer, and says why it stops.
-      await this.pool.query(
-        `update webhook_deliveries set status = 'failed', next_attempt_at = null, last_error = $3 where id = $1 and attempts = $2`,
-        [row.id, row.attempts, outcome.error ?? 'The endpoint is disabled'],
-      );
-      return;
-    }
-    const boss = this.boss!;
-    const gone = outcome.status === 410;
-    const delays = this.options.retryDelaysMs;
-    const final = !row.enabled || gone || row.attempts >= delays.length;
-    const nextAt = final ? null : new Date(at.getTime() + jittered(delays[row.attempts], this.options.jitter));
-    await this.transaction(async (client) => {
-      const { rows } = await client.query(FAILED, [
-        row.id,
-        final ? 'failed' : 'pending',
-        outcome.status ?? null,
-        outcome.body ?? null,
-        outcome.status === undefined ? (outcome.error ?? null) : null,
+    return this.connections(() =>
+      recordFailedAttempt(
+        {
+          pool: this.pool,
+          boss: this.boss!,
+          retryDelaysMs: this.options.retryDelaysMs,
+          jitter: this.options.jitter,
+          disableAfterFailingMs: this.options.disableAfterFailingMs,
+        },
+        row,
         at,
-        nextAt,
-        row.attempts,
-      ]);
-      if (rows.length > 0) {
-        if (nextAt) {
-          const retry: JobData = { attempts: [{ delivery_id: row.id, attempt: row.attempts + 1 }] };
-          await boss.send(DELIVERY_QUEUE, retry, { startAfter: nextAt, db: databaseOn(client) });
-        }
-        if (row.enabled)
-          await client.query(ENDPOINT_FAILED, [row.endpoint_id, at, gone, this.options.disableAfterFailingMs]);
-      }
-    });
+        outcome,
+      ),
+    );
   }
 }
