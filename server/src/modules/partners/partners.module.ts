@@ -20,6 +20,7 @@ import {
 } from './partner-session.js';
 import { PartnersRepository } from './partners.repository.js';
 import { normalizeEmail, PartnersService, SIGN_IN_LINK_MINUTES } from './partners.service.js';
+import { PartnerFigures } from './partner-figures.js';
 
 export interface PartnerLimiters {
   /** Per client address: applying, asking for a sign-in link, signing in (SIGN_IN_RATE_LIMIT_*). */
@@ -38,6 +39,8 @@ export interface PartnerLimiters {
  */
 export class Partners {
   readonly service: PartnersService;
+  /** What a signed-in partner sees of their own work (partner-figures.ts). */
+  readonly figures: PartnerFigures;
   private readonly cookie: PartnerCookie;
 
   constructor(
@@ -51,8 +54,10 @@ export class Partners {
       publicBaseUrl: string;
     },
   ) {
-    this.service = new PartnersService(new PartnersRepository(orm), deps.affiliates, deps.mailer, deps.logger);
-    this.service.payoutHolds = (partner) =>
+    const repository = new PartnersRepository(orm);
+    this.service = new PartnersService(repository, deps.affiliates, deps.mailer, deps.logger);
+    this.figures = new PartnerFigures(repository);
+    this.figures.payoutHolds = (partner) =>
       deps.partnerPayouts.taxForms.holdsByProgram(partner.organizationId, partner.email);
     this.cookie = new PartnerCookie(deps.publicBaseUrl);
     deps.affiliates.statusListeners.push((change) =>
@@ -188,24 +193,24 @@ export class Partners {
           status: 200,
           body: {
             success: true,
-            data: { url: await this.service.link(requirePartner(req), query.program_id, query.url) },
+            data: { url: await this.figures.link(requirePartner(req), query.program_id, query.url) },
           },
         }),
         stats: async ({ req, query }) => ({
           status: 200,
-          body: { success: true, data: await this.service.stats(requirePartner(req), query) },
+          body: { success: true, data: await this.figures.stats(requirePartner(req), query) },
         }),
         customers: async ({ req, query }) => ({
           status: 200,
-          body: { success: true, data: await this.service.customers(requirePartner(req), query) },
+          body: { success: true, data: await this.figures.customers(requirePartner(req), query) },
         }),
         commissions: async ({ req, query }) => ({
           status: 200,
-          body: { success: true, data: await this.service.commissions(requirePartner(req), query) },
+          body: { success: true, data: await this.figures.commissions(requirePartner(req), query) },
         }),
         payouts: async ({ req, query }) => ({
           status: 200,
-          body: { success: true, data: await this.service.payouts(requirePartner(req), query) },
+          body: { success: true, data: await this.figures.payouts(requirePartner(req), query) },
         }),
         taxForm: async ({ req }) => {
           const partner = requirePartner(req);
