@@ -16,14 +16,15 @@
  * it, with what it is running: a run far below the others is then explained, not averaged in).
  * Targets only 127.0.0.1; every run is bounded in time.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { bundle } from '../server/bundle.js';
 import pg from 'pg';
 import { OUTBOUND_EVENT_TYPES } from '../contract/src/index.js';
-import { TICK_MS, cpuTicks, machineTicks, startNodeFlags, waitFor } from './service-process.js';
+import { TICK_MS, machineTicks, startNodeFlags, waitFor } from './service-process.js';
+import { cpuSnapshot, cpuSpentMs, reportBusyBackends, type Server } from './cpu-accounting.js';
 
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -55,62 +56,6 @@ interface Run {
   steal: number;
   /** CPU ms per request of everything else on the machine: the load generator (this process), PostgreSQL's own background processes (WAL writer, checkpointer), other work. */
   cpuOther: number;
-}
-
-/** A server under test: its process, and the application_name its PostgreSQL connections carry. */
-interface Server {
-  port: number;
-  process: ChildProcess;
-  appName: string;
-}
-
-/**
- * CPU ticks so far of the server's process and of each of its PostgreSQL backends (found by
- * application_name; PostgreSQL runs on this machine). On a machine shared with other work, CPU
- * time per request moves far less than requests per second.
- */
-async function cpuSnapshot(admin: pg.Client, server: Server): Promise<Map<number, number>> {
-  const { rows } = await admin.query('select pid from pg_stat_activity where datname = $1 and application_name = $2', [
-    dbName,
-    server.appName,
-  ]);
-  const pids = [server.process.pid!, ...rows.map((r: { pid: number }) => r.pid)];
-  return new Map(pids.map((pid) => [pid, cpuTicks(pid)]));
-}
-
-/** CPU ms spent between two snapshots by the server's process and by its backends (a backend that appeared in between counts from its start). */
-function cpuSpentMs(
-  server: Server,
-  before: Map<number, number>,
-  after: Map<number, number>,
-): { node: number; db: number } {
-  let db = 0;
-  for (const [pid, t] of after) if (pid !== server.process.pid) db += t - (before.get(pid) ?? 0);
-  const node = (after.get(server.process.pid!) ?? 0) - (before.get(server.process.pid!) ?? 0);
-  return { node: node * TICK_MS, db: db * TICK_MS };
-}
-
-/**
- * BENCH_DIAG: prints each backend of `server` that spent over half of one core between the two
- * snapshots (of a run lasting `wallMs`), with what pg_stat_activity says it is running.
- */
-async function reportBusyBackends(
-  admin: pg.Client,
-  server: Server,
-  label: string,
-  before: Map<number, number>,
-  after: Map<number, number>,
-  wallMs: number,
-): Promise<void> {
-  for (const [pid, ticks] of after) {
-    const spentMs = (ticks - (before.get(pid) ?? 0)) * TICK_MS;
-    if (pid === server.process.pid || spentMs <= wallMs / 2) continue;
-    const { rows } = await admin.query(
-      "select state, now() - query_start as running, left(regexp_replace(query, '\\s+', ' ', 'g'), 400) as query from pg_stat_activity where pid = $1",
-      [pid],
-    );
-    console.log(`diag ${label}: backend ${pid} spent ${spentMs} ms of a ${wallMs} ms run: ${JSON.stringify(rows[0])}`);
-  }
 }
 
 /** Both servers run as plain JavaScript bundles, with the flags `npm start` gives the service. */
@@ -169,7 +114,7 @@ async function load(
   prefix: string,
 ): Promise<Run> {
   let n = 0;
-  const cpuBefore = await cpuSnapshot(admin, server);
+  const cpuBefore = await cpuSnapshot(admin, dbName, server);
   const machineBefore = machineTicks();
   const startedAt = Date.now();
   const result = await autocannon({
@@ -193,7 +138,7 @@ async function load(
     ],
   });
   const machineAfter = machineTicks();
-  const cpuAfter = await cpuSnapshot(admin, server);
+  const cpuAfter = await cpuSnapshot(admin, dbName, server);
   const cpu = cpuSpentMs(server, cpuBefore, cpuAfter);
   if (process.env.BENCH_DIAG)
     await reportBusyBackends(
