@@ -1,6 +1,8 @@
 import { z } from 'zod';
 
 export const Uuid = z.string().uuid();
+/** An e-mail address a partner types: spaces around it dropped, at most 320 characters (SMTP's limit). */
+export const TrimmedEmail = z.string().trim().email().max(320);
 export const Timestamp = z.string().describe('ISO-8601 timestamp in UTC.');
 
 /** Input timestamps accept any ISO-8601 offset; the service stores and answers them in UTC. */

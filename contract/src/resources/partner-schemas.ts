@@ -1,7 +1,7 @@
 // The partner portal's schemas and shared route pieces; its routes are in partner.ts.
 import { z } from 'zod';
 import { ErrorBody } from '../common/errors.js';
-import { Livemode, Money, Timestamp, Uuid } from '../common/primitives.js';
+import { Livemode, Money, Timestamp, Uuid, TrimmedEmail } from '../common/primitives.js';
 import { AffiliateStatus, Slug } from './affiliates.js';
 import { CommissionType } from './programs.js';
 import { ProgramSignup } from './program-joining.js';
@@ -49,17 +49,11 @@ export const JoinPage = z
 
 export const ApplicationBody = z.object({
   name: z.string().trim().min(1).max(200).describe('Your name, as the merchant will see it.'),
-  email: z.string().trim().email().max(320).describe('Your e-mail: the sign-in links are sent there.'),
+  email: TrimmedEmail.describe('Your e-mail: the sign-in links are sent there.'),
   slug: Slug.describe(
     'The referral slug you want (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the merchant.',
   ),
-  payout_email: z
-    .string()
-    .trim()
-    .email()
-    .max(320)
-    .optional()
-    .describe('Where payouts go (PayPal or Wise e-mail); default your e-mail.'),
+  payout_email: TrimmedEmail.optional().describe('Where payouts go (PayPal or Wise e-mail); default your e-mail.'),
   accept_terms: z
     .literal(true, { errorMap: () => ({ message: "You must accept the program's terms" }) })
     .optional()

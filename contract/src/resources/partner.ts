@@ -4,7 +4,7 @@ import { Slug } from './affiliates.js';
 import { ReportInterval } from './reports.js';
 import { ErrorBody, errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
 import { NextCursor, PageQuery } from '../common/pagination.js';
-import { Timestamp, TimestampInput, Uuid } from '../common/primitives.js';
+import { Timestamp, TimestampInput, Uuid, TrimmedEmail } from '../common/primitives.js';
 import { partnerTaxFormRoutes } from './tax-forms.js';
 import { partnerPayoutRoutes } from './payout-settings.js';
 import {
@@ -106,7 +106,7 @@ export const partnerPublicContract = c.router(
       description:
         "E-mails a one-time sign-in link (valid 15 minutes, once) to a partner of this merchant. The answer is the same whether or not the e-mail is a partner's (no one learns who is). Rate limited per e-mail and per address.",
       pathParams: z.object({ organizationId: OrganizationId }),
-      body: z.object({ email: z.string().trim().email().max(320).describe('The e-mail you joined with.') }),
+      body: z.object({ email: TrimmedEmail.describe('The e-mail you joined with.') }),
       responses: {
         202: z.object({
           success: z.literal(true),
@@ -182,7 +182,7 @@ export const partnerContract = c.router(
       summary: 'Change my payout e-mail',
       description: 'Sets where payouts go, for every program of the partner with this merchant.',
       body: z.object({
-        payout_email: z.string().trim().email().max(320).describe('Where payouts go (PayPal or Wise e-mail).'),
+        payout_email: TrimmedEmail.describe('Where payouts go (PayPal or Wise e-mail).'),
       }),
       responses: { 200: PartnerEnvelope, ...jsonBodyErrorResponses, 403: crossSite },
     },

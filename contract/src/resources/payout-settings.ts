@@ -1,7 +1,7 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { ErrorBody, errorResponses, jsonBodyErrorResponses } from '../common/errors.js';
-import { Timestamp } from '../common/primitives.js';
+import { Timestamp, TrimmedEmail } from '../common/primitives.js';
 import { AffiliatePayoutMethod } from './affiliates.js';
 
 /**
@@ -92,13 +92,9 @@ export const partnerPayoutRoutes = {
       'Sets your payout method, for every program of yours with this merchant: `paypal` and `wise` pay to `payout_email` (given here or already set; 400 naming `payout_email` otherwise); `stripe` needs your connected account first (POST /partner/api/stripe-onboarding; 409 otherwise); a method the merchant does not pay by is 409.',
     body: z.object({
       payout_method: AffiliatePayoutMethod,
-      payout_email: z
-        .string()
-        .trim()
-        .email()
-        .max(320)
-        .optional()
-        .describe('Where PayPal or Wise payouts go; default the payout e-mail already set.'),
+      payout_email: TrimmedEmail.optional().describe(
+        'Where PayPal or Wise payouts go; default the payout e-mail already set.',
+      ),
     }),
     responses: {
       200: SettingsEnvelope,
