@@ -22,7 +22,7 @@ import { Metrics } from './http/metrics.js';
 import { Readiness, healthHandler, readinessHandler } from './http/health.js';
 import { mountPipeline, type PipelineStep } from './http/pipeline.js';
 import { requestPipeline } from './http/stages.js';
-import { ChangeListener } from './db/change-notifications.js';
+import { CACHE_CHANGES_CHANNEL, ChangeListener } from './db/change-notifications.js';
 import { meRouter } from './modules/me/me.router.js';
 import { programsRouter } from './modules/programs/programs.router.js';
 import { affiliatesRouter } from './modules/affiliates/affiliates.router.js';
@@ -165,6 +165,10 @@ export function createApp(deps: AppDeps): App {
           connectTimeoutMs: cacheInvalidation.connectTimeoutMs,
           handler: services.caches,
           logger,
+          // From the pool every write uses, so a probe travels the way a change does.
+          sendProbe: async (payload) => {
+            await poolOf(deps.orm).query('select pg_notify($1, $2)', [CACHE_CHANGES_CHANNEL, payload]);
+          },
         });
   const metrics = deps.metrics ?? new Metrics();
   const replicas = replicaRoutingOf(deps.orm);

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import pino from 'pino';
 import {
+  CACHE_CHANGES_CHANNEL,
   CHANGE_LISTENER_APPLICATION_NAME,
   ChangeListener,
   notifyChange,
@@ -221,6 +222,53 @@ describeWithPostgres('ChangeListener', () => {
         await listener?.close();
         await proxy.close();
       }
+    },
+  );
+
+  it(
+    'with probes sent from another connection: no false alarm while they arrive, an error and a new connection once one is lost',
+    { timeout: 20_000 },
+    async () => {
+      // Every probe goes out through another connection, as the service's pool sends it; the test
+      // swallows them on demand, as PgBouncer in transaction mode does when it hands the
+      // notification to another client (which no server-process check can see while the pooler
+      // keeps handing the listener the same process back).
+      let swallow = false;
+      let probes = 0;
+      listener = new ChangeListener({
+        connectionString: db.url,
+        handler: { changed: (change) => void changes.push(change), reset: () => void resets++ },
+        logger,
+        heartbeatMs: 150,
+        retry: { initialMs: 50, maxMs: 200 },
+        sendProbe: async (payload) => {
+          probes++;
+          if (swallow) return;
+          await withDatabase(db.url, (client) =>
+            client.query('select pg_notify($1, $2)', [CACHE_CHANGES_CHANNEL, payload]),
+          );
+        },
+      });
+      await listener.start();
+      await waitFor(() => probes >= 8, 10_000, 'eight probes delivered');
+      expect(resets).toBe(1);
+      expect(logs.filter((l) => Number(l.level) >= 40)).toEqual([]);
+      // A probe is not a change: nothing reached the caches.
+      expect(changes).toEqual([]);
+
+      swallow = true;
+      await waitFor(() => resets === 2, 5_000, 'the listener to give up the connection a probe never reached');
+      const errors = logs.filter((l) => l.level === 50);
+      expect(errors).toHaveLength(1);
+      expect(String(errors[0].msg)).toMatch(/set DATABASE_DIRECT_URL/);
+      expect(String(errors[0].why)).toMatch(/probe notification .* did not arrive/);
+
+      // Said once, however often it recurs; changes sent once probes arrive again are delivered.
+      await waitFor(() => resets === 3, 5_000, 'a second loss');
+      expect(logs.filter((l) => l.level === 50)).toHaveLength(1);
+      swallow = false;
+      await send({ kind: 'program', id: 'after-probes' });
+      await waitFor(() => changes.length === 1, 5_000, 'a change on the new connection');
     },
   );
 

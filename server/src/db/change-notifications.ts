@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
 
@@ -97,9 +98,39 @@ export interface ChangeListenerOptions {
    * (no RST) is noticed, and one pooled per transaction too.
    */
   heartbeatMs?: number;
+  /**
+   * Sends `payload` on CACHE_CHANGES_CHANNEL from another connection than the listener's: the
+   * service's pool, as a write's notifyChange would (app.ts). With it, every heartbeat also sends a
+   * probe, and a probe that has not arrived by the next heartbeat means notifications do not reach
+   * this listener (PgBouncer in transaction mode hands them to whichever client holds the server
+   * process then). Without it only the server-process check runs, which can miss a pooler for as
+   * long as the pooler keeps handing the same process back.
+   */
+  sendProbe?: ((payload: string) => Promise<void>) | undefined;
 }
 
 const DEFAULTS = { connectTimeoutMs: 3_000, retry: { initialMs: 100, maxMs: 5_000 }, heartbeatMs: 10_000 } as const;
+
+/** `kind` of a listener's probe: a notification every instance receives and only its sender counts. */
+const PROBE_KIND = 'listener_probe';
+
+/** The probe's id when `payload` is a probe (of any instance), else undefined. */
+function probeIdOf(payload: string | undefined): string | undefined {
+  if (!payload?.includes(PROBE_KIND)) return undefined;
+  try {
+    const { kind, probe } = JSON.parse(payload) as Record<string, unknown>;
+    return kind === PROBE_KIND && typeof probe === 'string' ? probe : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A probe in flight: `sent` once its statement committed, `arrived` once this listener received it. */
+interface Probe {
+  id: string;
+  sent: boolean;
+  arrived: boolean;
+}
 
 /** The PostgreSQL server process answering on this connection. */
 async function backendOf(client: pg.Client): Promise<number> {
@@ -115,7 +146,8 @@ async function backendOf(client: pg.Client): Promise<number> {
  * while it was away is lost.
  */
 export class ChangeListener {
-  private readonly options: Required<ChangeListenerOptions>;
+  private readonly options: Required<Omit<ChangeListenerOptions, 'sendProbe'>> &
+    Pick<ChangeListenerOptions, 'sendProbe'>;
   private client: pg.Client | undefined;
   private closed = false;
   /** Failed attempts since the last successful LISTEN (the backoff's exponent). */
@@ -124,6 +156,9 @@ export class ChangeListener {
   private retryTimer: NodeJS.Timeout | undefined;
   private warnedPooled = false;
   private heartbeatTimer: NodeJS.Timeout | undefined;
+  /** The last probe sent on the current connection (see ChangeListenerOptions.sendProbe). */
+  private probe: Probe | undefined;
+  private heartbeatInFlight = false;
 
   constructor(options: ChangeListenerOptions) {
     this.options = {
@@ -178,6 +213,11 @@ export class ChangeListener {
     client.on('end', () => this.lost(client));
     client.on('notification', (message) => {
       if (message.channel !== CACHE_CHANGES_CHANNEL) return;
+      const probeId = probeIdOf(message.payload);
+      if (probeId !== undefined) {
+        if (this.client === client && this.probe?.id === probeId) this.probe.arrived = true;
+        return;
+      }
       const change = parseChange(message.payload);
       if (change) handler.changed(change);
       else logger.warn({ payload: message.payload }, 'cache change listener: unknown notification ignored');
@@ -200,15 +240,12 @@ export class ChangeListener {
     // The heartbeat asks which server process answers: another one than the one that ran LISTEN
     // means a transaction pooler sits in between (PgBouncer in transaction mode), and notifications
     // go to whichever client holds that process then, never reliably here. Under light load the
-    // pooler may hand the same process back, so this can miss it for a while; it never cries wolf.
-    this.heartbeatTimer = setInterval(() => {
-      backendOf(client).then(
-        (answered) => {
-          if (answered !== backend) this.pooled(client, backend, answered);
-        },
-        (err: unknown) => this.lost(client, err),
-      );
-    }, this.options.heartbeatMs).unref();
+    // pooler may hand the same process back, which the probe (sendProbe) catches: a notification
+    // sent from the service's pool at one heartbeat must have arrived by the next. The heartbeat's
+    // answer comes on the same socket after any notification the server sent before it, so a probe
+    // that committed before this heartbeat began has either arrived or never will.
+    this.probe = undefined;
+    this.heartbeatTimer = setInterval(() => this.heartbeat(client, backend), this.options.heartbeatMs).unref();
     this.connections++;
     const retried = this.failures;
     this.failures = 0;
@@ -221,17 +258,61 @@ export class ChangeListener {
       );
   }
 
-  /** LISTEN went through a transaction pooler: say so (once), then start over (which drops every cached entry). */
-  private pooled(client: pg.Client, listenedOn: number, answeredBy: number): void {
+  private heartbeat(client: pg.Client, backend: number): void {
+    // One at a time: a heartbeat still waiting (at most connectTimeoutMs) is the one that decides.
+    if (this.heartbeatInFlight) return;
+    this.heartbeatInFlight = true;
+    // Judged only when it had committed before this heartbeat began (see connect).
+    const earlier = this.probe?.sent ? this.probe : undefined;
+    backendOf(client)
+      .finally(() => {
+        this.heartbeatInFlight = false;
+      })
+      .then(
+        (answered) => {
+          if (this.client !== client) return;
+          if (answered !== backend)
+            return this.pooled(client, `LISTEN ran on server process ${backend}, the heartbeat on ${answered}`);
+          if (earlier && !earlier.arrived && this.probe === earlier)
+            return this.pooled(
+              client,
+              `a probe notification sent from the service's pool did not arrive within ${this.options.heartbeatMs} ms`,
+            );
+          this.sendProbe(client);
+        },
+        (err: unknown) => this.lost(client, err),
+      );
+  }
+
+  private sendProbe(client: pg.Client): void {
+    const { sendProbe, logger } = this.options;
+    if (!sendProbe) return;
+    const probe: Probe = { id: randomUUID(), sent: false, arrived: false };
+    this.probe = probe;
+    sendProbe(JSON.stringify({ kind: PROBE_KIND, probe: probe.id })).then(
+      () => {
+        probe.sent = true;
+      },
+      // The pool could not send it (the database is busy or down): nothing to judge at the next
+      // heartbeat, which sends another.
+      (err: unknown) => {
+        if (this.probe === probe) this.probe = undefined;
+        if (this.client === client) logger.debug({ err }, 'cache change listener: probe not sent');
+      },
+    );
+  }
+
+  /** Notifications cannot reach this connection (a transaction pooler): say so (once), then start over (which drops every cached entry). */
+  private pooled(client: pg.Client, why: string): void {
     if (!this.warnedPooled) {
       this.warnedPooled = true;
       this.options.logger.error(
-        { listenedOn, answeredBy },
+        { why },
         'cache change listener: its connection is pooled per transaction (PgBouncer in transaction mode?), so change notifications cannot reach it; ' +
           "set DATABASE_DIRECT_URL to PostgreSQL directly or to a session-mode pool. Until then a change applies on other instances within the caches' TTLs.",
       );
     }
-    this.lost(client, new Error(`LISTEN ran on server process ${listenedOn}, the heartbeat on ${answeredBy}`));
+    this.lost(client, new Error(why));
   }
 
   /** The connection is gone or unusable: discard it and try again after a backoff. */
@@ -240,6 +321,8 @@ export class ChangeListener {
     this.client = undefined;
     clearInterval(this.heartbeatTimer);
     this.heartbeatTimer = undefined;
+    this.probe = undefined;
+    this.heartbeatInFlight = false;
     // With a statement in flight pg destroys the socket; a dead one is already closed.
     client.end().catch(() => undefined);
     if (this.closed) return;
