@@ -774,7 +774,7 @@ export interface paths {
         get?: never;
         /**
          * Store a provider's signing secret or a payout rail's credentials
-         * @description A payment provider: stores (or replaces, when the provider rotates it) the secret the service verifies this provider's webhooks with. A payout rail (`paypal_payouts` `{ client_id, client_secret, environment, webhook_id? }`, `stripe_connect` `{ secret_key }`, `wise` `{ api_token, profile_id, environment }`): stores the credentials payouts are sent with, encrypted at rest like the secrets. Idempotent; write-only. A missing field: 400 naming it. Unknown provider: 404.
+         * @description A payment provider: stores (or replaces, when the provider rotates it) the secret the service verifies this provider's webhooks with. A payout rail (`paypal_payouts` `{ client_id, client_secret, environment, webhook_id? }`, `stripe_connect` `{ secret_key }`, `wise` `{ api_token, profile_id, environment }`): stores the credentials payouts are sent with, encrypted at rest like the secrets. PayPal's are tried first with a token call (POST /v1/oauth2/token at PayPal): credentials PayPal refuses answer 400 with PayPal's reason, and PayPal not answering answers 502; in both cases nothing is saved. Idempotent; write-only. A missing field: 400 naming it. Unknown provider: 404.
          */
         put: operations["integrationsPut"];
         post?: never;
@@ -12758,6 +12758,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PayPal could not be reached to check the credentials: nothing was saved; try again. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
