@@ -1643,7 +1643,7 @@ export interface paths {
         put?: never;
         /**
          * Submit my tax form
-         * @description Uploads a W-9, W-8BEN or W-8BEN-E (a PDF, PNG or JPEG of at most 10 MiB, base64 in JSON), stored encrypted, for every program of yours with this merchant; it replaces the form on file (a rejected one, or an accepted one, which then waits for review again). 400 when the file is not a PDF, PNG or JPEG, 413 when it is larger than 10 MiB.
+         * @description Uploads a W-9, W-8BEN or W-8BEN-E (a PDF, PNG or JPEG of at most 10 MiB, base64 in JSON), stored encrypted, for every program of yours with this merchant; it replaces the form on file (a rejected one, or an accepted one, which then waits for review again). 400 when the file is not a PDF, PNG or JPEG, 413 when it is larger than 10 MiB, 409 while the merchant accepts no tax forms (`uploads_accepted` false).
          */
         post: operations["partnerSubmitTaxForm"];
         delete?: never;
@@ -3095,6 +3095,8 @@ export interface components {
             required: boolean;
             /** @description Your programs that hold your payouts now (empty: none). */
             holds: components["schemas"]["PartnerTaxFormHold"][];
+            /** @description Whether this merchant accepts tax forms here now: false until they have set up encrypted document storage (upload refused with 409). */
+            uploads_accepted: boolean;
         };
         /** @description A program that holds your payouts until your tax form is accepted. */
         PartnerTaxFormHold: {
@@ -3120,6 +3122,8 @@ export interface components {
             required: boolean;
             /** @description Your programs that hold your payouts now (empty: none). */
             holds: components["schemas"]["PartnerTaxFormHold"][];
+            /** @description Whether this merchant accepts tax forms here now: false until they have set up encrypted document storage (upload refused with 409). */
+            uploads_accepted: boolean;
         };
         /** @description The partner's activity over the whole range asked for, summed by the service. */
         PartnerTotals: {
@@ -3508,6 +3512,8 @@ export interface components {
                 /** @description The reason in words, e.g. "Payout held: tax form missing". */
                 message: string;
             } | null;
+            /** @description Whether partners can upload tax forms: false while the service has no ENCRYPTION_KEY (a tax document is never stored unencrypted), in which case the merchant sets one first. */
+            uploads_accepted: boolean;
         };
         /** @description An affiliate's tax form and whether it holds their payouts. */
         TaxFormViewOutput: {
@@ -3527,6 +3533,8 @@ export interface components {
                 /** @description The reason in words, e.g. "Payout held: tax form missing". */
                 message: string;
             } | null;
+            /** @description Whether partners can upload tax forms: false while the service has no ENCRYPTION_KEY (a tax document is never stored unencrypted), in which case the merchant sets one first. */
+            uploads_accepted: boolean;
         };
         /** @description An e-mail of test data: in test mode the service sends no e-mail to a partner or a customer, and keeps it here instead (and in the log). */
         TestEmail: {
@@ -6564,7 +6572,8 @@ export interface operations {
                      *         "payout_hold": {
                      *           "reason": "tax_form_missing",
                      *           "message": "message"
-                     *         }
+                     *         },
+                     *         "uploads_accepted": false
                      *       }
                      *     }
                      */
@@ -6741,7 +6750,8 @@ export interface operations {
                      *         "payout_hold": {
                      *           "reason": "tax_form_missing",
                      *           "message": "message"
-                     *         }
+                     *         },
+                     *         "uploads_accepted": false
                      *       }
                      *     }
                      */
@@ -7103,7 +7113,8 @@ export interface operations {
                      *         "payout_hold": {
                      *           "reason": "tax_form_missing",
                      *           "message": "message"
-                     *         }
+                     *         },
+                     *         "uploads_accepted": false
                      *       }
                      *     }
                      */
@@ -22166,7 +22177,8 @@ export interface operations {
                      *             "reason": "tax_form_missing",
                      *             "message": "message"
                      *           }
-                     *         ]
+                     *         ],
+                     *         "uploads_accepted": false
                      *       }
                      *     }
                      */
@@ -22317,7 +22329,8 @@ export interface operations {
                      *             "reason": "tax_form_missing",
                      *             "message": "message"
                      *           }
-                     *         ]
+                     *         ],
+                     *         "uploads_accepted": false
                      *       }
                      *     }
                      */
@@ -22368,6 +22381,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description This merchant does not accept tax forms online yet (`uploads_accepted` false): a tax document is never stored unencrypted, and the merchant has not set up encrypted storage (ENCRYPTION_KEY) yet. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -22434,7 +22462,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The service keeps no tax document unencrypted and has no ENCRYPTION_KEY: the operator must set one. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
