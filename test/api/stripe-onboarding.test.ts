@@ -121,7 +121,7 @@ describe('POST /api/affiliates/{id}/stripe-onboarding', () => {
     expectError(
       await bare.api.post(`/api/affiliates/${bare.affiliate.id}/stripe-onboarding`),
       409,
-      'No Stripe Connect integration: set up stripe_connect (PUT /api/integrations/stripe_connect) first',
+      "Stripe Connect is not set up: an owner adds the Stripe platform's secret key on the Integrations page (PUT /api/integrations/stripe_connect) first",
     );
 
     const m = await withStripe();

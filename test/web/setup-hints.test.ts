@@ -131,4 +131,34 @@ describeInBrowser('setup hints on a service without ENCRYPTION_KEY or Stripe Con
       });
     },
   );
+
+  it(
+    'Stripe Connect not set up: the affiliate page offers no "Connect with Stripe" and says what to configure; once set up, it does',
+    { timeout: 120_000 },
+    async () => {
+      const m = await merchantWithPartner('Sam');
+      const merchant = await (await browser.newContext({ viewport: DESKTOP, bypassCSP: true })).newPage();
+      await withFailureScreenshots(merchant, 'setup-hints-stripe-connect', async () => {
+        await signInOnPage(merchant, base, m.owner.email);
+        await merchant.goto(`${base}/dashboard/affiliates/${m.affiliateId}`);
+        const hint = merchant.getByTestId('stripe-connect-not-set-up');
+        await hint.getByText('Stripe Connect is not set up.', { exact: false }).waitFor();
+        expect(await hint.textContent()).toContain('secret key');
+        expect(await merchant.getByRole('button', { name: 'Connect with Stripe' }).count()).toBe(0);
+        expect(await seriousViolations(merchant)).toEqual([]);
+        await shoot(merchant, 'dashboard-stripe-connect-not-set-up');
+        await hint.getByRole('link', { name: 'Integrations' }).click();
+        await merchant.waitForURL('**/dashboard/integrations');
+
+        const put = await call(base, 'PUT', '/api/integrations/stripe_connect', {
+          headers: m.key,
+          body: { secret_key: 'sk_test_setuphints123' },
+        });
+        expect(put.status, JSON.stringify(put.body)).toBe(200);
+        await merchant.goto(`${base}/dashboard/affiliates/${m.affiliateId}`);
+        await merchant.getByRole('button', { name: 'Connect with Stripe' }).waitFor();
+        expect(await merchant.getByTestId('stripe-connect-not-set-up').count()).toBe(0);
+      });
+    },
+  );
 });
