@@ -376,6 +376,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/branding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's branding
+         * @description The logo, accent colour and sender name the partner portal and e-mails to partners show. The same in test and live mode (test mode shows the live branding).
+         */
+        get: operations["brandingGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the organization's branding
+         * @description Sets the logo (an https URL), the accent colour (#rrggbb) and the sender name (no line breaks or angle brackets) of the partner portal and e-mails to partners. 400 naming the field for an invalid value. Applies to both modes.
+         */
+        patch: operations["brandingUpdate"];
+        trace?: never;
+    };
     "/api/clicks": {
         parameters: {
             query?: never;
@@ -1923,6 +1947,15 @@ export interface components {
              */
             accept_terms?: true;
         };
+        /** @description The merchant's branding: how the partner portal and e-mails to partners look. */
+        Branding: {
+            /** @description The logo (https URL); null: none, the organization name is shown. */
+            logo_url: string | null;
+            /** @description The accent colour (#rrggbb); null: the default, #2563eb. */
+            brand_color: string | null;
+            /** @description The From name of e-mails to partners; null: the organization's name. */
+            sender_name: string | null;
+        };
         /** @description Click */
         Click: {
             /**
@@ -2812,11 +2845,15 @@ export interface components {
             name: string | null;
             /** @description Where their payouts go. */
             payout_email: string;
-            /** @description The merchant. */
+            /** @description The merchant, and how their portal looks. */
             organization: {
                 /** Format: uuid */
                 id: string;
                 name: string;
+                /** @description The merchant's logo (https), for the portal's header; null: none. */
+                logo_url: string | null;
+                /** @description The merchant's accent colour (#rrggbb; the default when they set none). */
+                brand_color: string;
             };
             /** @description Their programs with this merchant, oldest first. */
             memberships: components["schemas"]["PartnerMembership"][];
@@ -2977,11 +3014,15 @@ export interface components {
             name: string | null;
             /** @description Where their payouts go. */
             payout_email: string;
-            /** @description The merchant. */
+            /** @description The merchant, and how their portal looks. */
             organization: {
                 /** Format: uuid */
                 id: string;
                 name: string;
+                /** @description The merchant's logo (https), for the portal's header; null: none. */
+                logo_url: string | null;
+                /** @description The merchant's accent colour (#rrggbb; the default when they set none). */
+                brand_color: string;
             };
             /** @description Their programs with this merchant, oldest first. */
             memberships: components["schemas"]["PartnerMembershipOutput"][];
@@ -3643,6 +3684,18 @@ export interface components {
              * @enum {string}
              */
             status?: "active" | "pending" | "disabled";
+        };
+        /** @description The fields to change; a field left out stays as it is, `null` clears it. */
+        UpdateBrandingBody: {
+            /**
+             * Format: uri
+             * @description The logo's address (https), shown in the partner portal's header and at the top of e-mails to partners.
+             */
+            logo_url?: string | null;
+            /** @description The accent colour, `#rrggbb`: the portal's header and buttons, and the e-mails' header and links. */
+            brand_color?: string | null;
+            /** @description The name e-mails to partners come from (the From display name; the address stays MAIL_FROM's). */
+            sender_name?: string | null;
         };
         UpdateCustomerBody: {
             /**
@@ -7726,6 +7779,293 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    brandingGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "branding": {
+                     *           "logo_url": "https://acme.example/logo.png",
+                     *           "brand_color": "#0a7c4a",
+                     *           "sender_name": "Acme Partner Team"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            branding: components["schemas"]["Branding"];
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    brandingUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The fields to change; a field left out stays as it is, `null` clears it. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "logo_url": "https://acme.example/logo.png",
+                 *       "brand_color": "#0a7c4a",
+                 *       "sender_name": "Acme Partner Team"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateBrandingBody"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "branding": {
+                     *           "logo_url": "https://acme.example/logo.png",
+                     *           "brand_color": "#0a7c4a",
+                     *           "sender_name": "Acme Partner Team"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            branding: components["schemas"]["Branding"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -19758,7 +20098,9 @@ export interface operations {
                      *           "payout_email": "payout-email",
                      *           "organization": {
                      *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
-                     *             "name": "Acme Inc"
+                     *             "name": "Acme Inc",
+                     *             "logo_url": "https://acme.example/logo.png",
+                     *             "brand_color": "#0a7c4a"
                      *           },
                      *           "memberships": [
                      *             {
@@ -19933,7 +20275,9 @@ export interface operations {
                      *           "payout_email": "payout-email",
                      *           "organization": {
                      *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
-                     *             "name": "Acme Inc"
+                     *             "name": "Acme Inc",
+                     *             "logo_url": "https://acme.example/logo.png",
+                     *             "brand_color": "#0a7c4a"
                      *           },
                      *           "memberships": [
                      *             {
@@ -21296,7 +21640,9 @@ export interface operations {
                      *           "payout_email": "payout-email",
                      *           "organization": {
                      *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
-                     *             "name": "Acme Inc"
+                     *             "name": "Acme Inc",
+                     *             "logo_url": "https://acme.example/logo.png",
+                     *             "brand_color": "#0a7c4a"
                      *           },
                      *           "memberships": [
                      *             {
@@ -21339,11 +21685,15 @@ export interface operations {
                                 name: string | null;
                                 /** @description Where their payouts go. */
                                 payout_email: string;
-                                /** @description The merchant. */
+                                /** @description The merchant, and how their portal looks. */
                                 organization: {
                                     /** Format: uuid */
                                     id: string;
                                     name: string;
+                                    /** @description The merchant's logo (https), for the portal's header; null: none. */
+                                    logo_url: string | null;
+                                    /** @description The merchant's accent colour (#rrggbb; the default when they set none). */
+                                    brand_color: string;
                                 };
                                 /** @description Their programs with this merchant, oldest first. */
                                 memberships: components["schemas"]["PartnerMembershipOutput"][];
@@ -21461,7 +21811,9 @@ export interface operations {
                      *           "payout_email": "payout-email",
                      *           "organization": {
                      *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
-                     *             "name": "Acme Inc"
+                     *             "name": "Acme Inc",
+                     *             "logo_url": "https://acme.example/logo.png",
+                     *             "brand_color": "#0a7c4a"
                      *           },
                      *           "memberships": [
                      *             {
