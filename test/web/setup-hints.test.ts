@@ -91,6 +91,13 @@ describeInBrowser('setup hints on a service without ENCRYPTION_KEY or Stripe Con
         await partner.goto(signInLinkOf(m.welcome).toString());
         await partner.getByRole('button', { name: 'Continue to the portal' }).click();
         await partner.getByRole('heading', { name: 'Hello, Rosa Partner' }).waitFor();
+        // The hold at the top does not send them to an upload that is not there.
+        await partner
+          .getByTestId('payout-holds')
+          .getByText(
+            'Acme Friends pays you once your tax form is accepted, and does not accept tax forms online yet: send it to the merchant another way.',
+          )
+          .waitFor();
         const card = partner.getByTestId('tax-form');
         await card
           .getByTestId('tax-form-uploads-off')

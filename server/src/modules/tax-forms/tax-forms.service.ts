@@ -59,7 +59,12 @@ export class TaxFormsService {
               program_id: row.program_id,
               program_name: row.program_name,
               reason: hold.reason,
-              message: partnerHoldMessage(hold.reason, row.program_name, row.tax_form_rejection_reason),
+              message: partnerHoldMessage(
+                hold.reason,
+                row.program_name,
+                row.tax_form_rejection_reason,
+                this.secrets.encrypts,
+              ),
             },
           ]
         : [];
