@@ -12,6 +12,7 @@ import { customersContract } from './resources/customers.js';
 import { dataRetentionContract } from './resources/data-retention.js';
 import { integrationsContract, webhooksContract } from './resources/integrations.js';
 import { meContract } from './resources/me.js';
+import { brandingContract } from './resources/branding.js';
 import { programsContract } from './resources/programs.js';
 import { accountContract, operatorPeopleContract, peopleContract } from './resources/people.js';
 import { reportsContract } from './resources/reports.js';
@@ -30,6 +31,7 @@ const c = initContract();
 export const merchantContract = c.router(
   {
     me: meContract,
+    branding: brandingContract,
     programs: programsContract,
     affiliates: affiliatesContract,
     clicks: clicksContract,

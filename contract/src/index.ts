@@ -5,6 +5,7 @@ export * from './common/pagination.js';
 export * from './common/primitives.js';
 export * from './common/attribution.js';
 export * from './resources/me.js';
+export * from './resources/branding.js';
 export * from './resources/programs.js';
 export * from './resources/affiliates.js';
 export * from './resources/clicks.js';

@@ -24,6 +24,8 @@ import { mountPipeline, type PipelineStep } from './http/pipeline.js';
 import { requestPipeline } from './http/stages.js';
 import { CACHE_CHANGES_CHANNEL, ChangeListener } from './db/change-notifications.js';
 import { meRouter } from './modules/me/me.router.js';
+import { brandingRouter } from './modules/branding/branding.router.js';
+import { BrandingService } from './modules/branding/branding.js';
 import { programsRouter } from './modules/programs/programs.router.js';
 import { affiliatesRouter } from './modules/affiliates/affiliates.router.js';
 import { clicksRouter } from './modules/clicks/clicks.router.js';
@@ -322,6 +324,7 @@ export function createApp(deps: AppDeps): App {
   const customers = customersRouter(services.customers);
   const conversions = conversionsRouter(services.conversions, services.charges);
   createExpressEndpoints(contract.me, meRouter, app, options);
+  createExpressEndpoints(contract.branding, brandingRouter(new BrandingService(deps.orm)), app, options);
   createExpressEndpoints(contract.programs, programsRouter(services.programs), app, options);
   createExpressEndpoints(contract.affiliates, affiliatesRouter(services.affiliates, publicBaseUrl), app, options);
   createExpressEndpoints(contract.clicks, clicks, app, options);

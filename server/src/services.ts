@@ -38,6 +38,7 @@ import { UrlGuard } from './modules/events/url-guard.js';
 import { ReportsRepository } from './modules/reports/reports.repository.js';
 import { ReportsService } from './modules/reports/reports.service.js';
 import { ReportFolder } from './modules/reports/report-folder.js';
+import { railCredentialCheck } from './modules/payouts/rails/credential-check.js';
 
 export interface Services {
   organizations: OrganizationsService;
@@ -111,7 +112,7 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
   const customerInserter = new CustomerInserter(customersRepository);
   const customers = new CustomersService(customersRepository, resolver, customerInserter);
   const conversions = new ConversionsService(orm, resolver, customerInserter, clicksRepository);
-  const integrations = new IntegrationsService(new IntegrationsRepository(orm), secrets);
+  const integrations = new IntegrationsService(new IntegrationsRepository(orm), secrets, railCredentialCheck());
   const payoutsRepository = new PayoutsRepository(orm);
   const caches: CacheChangeHandler = {
     changed: (change) => {

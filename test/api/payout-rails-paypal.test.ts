@@ -395,9 +395,12 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     }
   });
 
-  it('wrong credentials: PayPal refuses the token, the payout fails with the reason and its commissions are approved again', async () => {
+  it('credentials no longer good: PayPal refuses the token, the payout fails with the reason and its commissions are approved again', async () => {
     const { m, payout: p } = await merchantWithPendingPayout('paypal', 9);
-    await connectPayPal(m, { client_secret: 'not-the-secret' });
+    // Wrong credentials cannot be saved (test/api/paypal-credentials-check.test.ts): these were
+    // good when saved, and the merchant has rotated the secret in the PayPal app since.
+    await connectPayPal(m);
+    paypal.rotateSecret();
     await sent(m, [p.id]);
     await sendsSettled();
     expect(await payout(m, p.id)).toMatchObject({

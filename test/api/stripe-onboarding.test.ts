@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant, createOrganization, expectError } from '../support/api.js';
 import { partnerSession } from '../support/partner-session.js';
 import { testServer } from '../support/server.js';
+import { PayPalStandIn } from '../support/rails/paypal-standin.js';
 import { StripeConnectStandIn } from '../support/stripe-connect-standin.js';
 
 /**
@@ -13,15 +14,23 @@ import { StripeConnectStandIn } from '../support/stripe-connect-standin.js';
  */
 
 let stripe: StripeConnectStandIn;
+// PayPal credentials are tried when saved (the paypal_payouts integration below): a local PayPal takes them.
+let paypal: PayPalStandIn;
 const saved = process.env.STRIPE_API_BASE_URL;
+const savedPayPal = process.env.PAYPAL_API_BASE_URL;
 beforeAll(async () => {
   stripe = await new StripeConnectStandIn().start();
+  paypal = await new PayPalStandIn().start();
   process.env.STRIPE_API_BASE_URL = stripe.baseUrl;
+  process.env.PAYPAL_API_BASE_URL = paypal.baseUrl;
 });
 afterAll(async () => {
   if (saved === undefined) delete process.env.STRIPE_API_BASE_URL;
   else process.env.STRIPE_API_BASE_URL = saved;
+  if (savedPayPal === undefined) delete process.env.PAYPAL_API_BASE_URL;
+  else process.env.PAYPAL_API_BASE_URL = savedPayPal;
   await stripe?.stop();
+  await paypal?.stop();
 });
 
 type Merchant = Awaited<ReturnType<typeof createMerchant>>;
@@ -112,7 +121,7 @@ describe('POST /api/affiliates/{id}/stripe-onboarding', () => {
     expectError(
       await bare.api.post(`/api/affiliates/${bare.affiliate.id}/stripe-onboarding`),
       409,
-      'No Stripe Connect integration: set up stripe_connect (PUT /api/integrations/stripe_connect) first',
+      "Stripe Connect is not set up: an owner adds the Stripe platform's secret key on the Integrations page (PUT /api/integrations/stripe_connect) first",
     );
 
     const m = await withStripe();
@@ -200,12 +209,12 @@ describe('the partner in the portal', () => {
       409,
       'payout_method: this merchant does not pay by paypal',
     );
-    const paypal = await m.api.put('/api/integrations/paypal_payouts', {
-      client_id: 'client-id',
-      client_secret: 'client-secret',
+    const connected = await m.api.put('/api/integrations/paypal_payouts', {
+      client_id: paypal.clientId,
+      client_secret: paypal.clientSecret,
       environment: 'sandbox',
     });
-    expect(paypal.status, JSON.stringify(paypal.body)).toBe(200);
+    expect(connected.status, JSON.stringify(connected.body)).toBe(200);
     expectError(
       await partner.put('/partner/api/payout-settings', { payout_method: 'paypal' }),
       400,

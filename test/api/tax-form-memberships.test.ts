@@ -100,6 +100,7 @@ describe('a membership created after the partner submitted their tax form', () =
       affiliate_id: joined.id,
       tax_form: current,
       payout_hold: null,
+      uploads_accepted: true,
     });
     expect(await download(m, joined.id)).toEqual({ status: 200, bytes: PDF });
 

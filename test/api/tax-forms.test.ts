@@ -52,7 +52,7 @@ describe('the partner submits a tax form in the portal', () => {
     const partner = await partnerSession(m.id, m.affiliate.email);
     expect((await partner.get('/partner/api/tax-form')).body).toEqual({
       success: true,
-      data: { tax_form: MISSING, required: false, holds: [] },
+      data: { tax_form: MISSING, required: false, holds: [], uploads_accepted: true },
     });
 
     const submitted = await partner.post('/partner/api/tax-form', upload(PDF));
@@ -64,7 +64,10 @@ describe('the partner submits a tax form in the portal', () => {
       decided_at: null,
       rejection_reason: null,
     };
-    expect(submitted.body).toEqual({ success: true, data: { tax_form: form, required: false, holds: [] } });
+    expect(submitted.body).toEqual({
+      success: true,
+      data: { tax_form: form, required: false, holds: [], uploads_accepted: true },
+    });
 
     // At rest: AES-256-GCM ciphertext, neither the PDF nor any of its text.
     const [stored] = await storedDocuments(m.id);
@@ -82,7 +85,7 @@ describe('the partner submits a tax form in the portal', () => {
     expect((await m.api.get(`/api/affiliates/${m.affiliate.id}`)).body.data.affiliate.tax_form).toEqual(form);
     expect((await m.api.get(`/api/affiliates/${m.affiliate.id}/tax-form`)).body).toEqual({
       success: true,
-      data: { affiliate_id: m.affiliate.id, tax_form: form, payout_hold: null },
+      data: { affiliate_id: m.affiliate.id, tax_form: form, payout_hold: null, uploads_accepted: true },
     });
     const { baseUrl } = await testServer();
     const download = await fetch(`${baseUrl}/api/affiliates/${m.affiliate.id}/tax-form/document`, {
@@ -339,6 +342,7 @@ describe('require_tax_form holds payouts', () => {
             'Main pays you once your tax form is accepted: upload a W-9 (US persons) or a W-8BEN / W-8BEN-E (outside the US).',
         },
       ],
+      uploads_accepted: true,
     });
 
     // The balance says so too, in place of "paid in the merchant's next payout".

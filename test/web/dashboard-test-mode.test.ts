@@ -293,7 +293,15 @@ describeInBrowser('the dashboard in test mode', () => {
           `data-organization="${m.owner.organization.id}" data-mode="test"`,
         );
         const signup = page.getByRole('region', { name: 'At signup, record the customer' });
-        expect(await signup.getByRole('tabpanel').textContent()).toContain('SVC_API_KEY=svc_test_');
+        // The README's name for the key (AFFILIATE_API_KEY), in every sample and in the steps' text.
+        expect(await signup.getByRole('tabpanel').textContent()).toContain('AFFILIATE_API_KEY=svc_test_');
+        for (const tab of ['Node.js SDK', 'Python', 'PHP']) {
+          await signup.getByRole('tab', { name: tab }).click();
+          expect(await signup.getByRole('tabpanel').textContent()).toContain('AFFILIATE_API_KEY');
+        }
+        await capture.getByRole('tab', { name: 'Express' }).click();
+        expect(await capture.getByRole('tabpanel').textContent()).toContain('process.env.AFFILIATE_API_KEY');
+        expect(await page.locator('main').textContent()).not.toContain('SVC_API_KEY');
         // The test affiliate's link: the checklist shows test data.
         await expect
           .poll(() => page.locator('main').textContent(), POLL)

@@ -15,6 +15,7 @@ import { Integrations } from './pages/Integrations';
 import { Team } from './pages/Team';
 import { Imports } from './pages/Imports';
 import { TestEmails } from './pages/TestEmails';
+import { Branding } from './pages/Branding';
 
 // The chart library is only needed on the overview: loaded with it, not with the app.
 const Overview = lazy(() => import('./pages/Overview'));
@@ -37,6 +38,7 @@ const NAV = [
   { to: '/customers', label: 'Customers' },
   { to: '/commissions', label: 'Commissions & payouts' },
   { to: '/integrations', label: 'Integrations', owner: true },
+  { to: '/branding', label: 'Branding' },
   { to: '/developers', label: 'Developers' },
   { to: '/team', label: 'Team', owner: true },
   { to: '/imports', label: 'Imports', owner: true },
@@ -181,6 +183,7 @@ function Shell() {
             <Route path="/customers" element={<Customers />} />
             <Route path="/commissions" element={<Commissions />} />
             {owner && <Route path="/integrations" element={<Integrations />} />}
+            <Route path="/branding" element={<Branding />} />
             <Route path="/developers" element={<Developers />} />
             {owner && <Route path="/team" element={<Team />} />}
             {owner && <Route path="/imports" element={<Imports />} />}

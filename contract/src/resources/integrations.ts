@@ -178,10 +178,15 @@ export const integrationsContract = c.router(
       path: '/api/integrations/:provider',
       summary: "Store a provider's signing secret or a payout rail's credentials",
       description:
-        "A payment provider: stores (or replaces, when the provider rotates it) the secret the service verifies this provider's webhooks with. A payout rail (`paypal_payouts` `{ client_id, client_secret, environment, webhook_id? }`, `stripe_connect` `{ secret_key }`, `wise` `{ api_token, profile_id, environment }`): stores the credentials payouts are sent with, encrypted at rest like the secrets. Idempotent; write-only. A missing field: 400 naming it. Unknown provider: 404.",
+        "A payment provider: stores (or replaces, when the provider rotates it) the secret the service verifies this provider's webhooks with. A payout rail (`paypal_payouts` `{ client_id, client_secret, environment, webhook_id? }`, `stripe_connect` `{ secret_key }`, `wise` `{ api_token, profile_id, environment }`): stores the credentials payouts are sent with, encrypted at rest like the secrets. PayPal's are tried first with a token call (POST /v1/oauth2/token at PayPal): credentials PayPal refuses answer 400 with PayPal's reason, and PayPal not answering answers 502; in both cases nothing is saved. Idempotent; write-only. A missing field: 400 naming it. Unknown provider: 404.",
       pathParams: ProviderParam,
       body: PutIntegrationBody,
-      responses: { 200: IntegrationEnvelope, ...jsonBodyErrorResponses, 404: errorResponses[404] },
+      responses: {
+        200: IntegrationEnvelope,
+        ...jsonBodyErrorResponses,
+        404: errorResponses[404],
+        502: ErrorBody.describe('PayPal could not be reached to check the credentials: nothing was saved; try again.'),
+      },
     },
     delete: {
       method: 'DELETE',

@@ -102,7 +102,14 @@ export const Partner = z
     email: z.string().describe('The e-mail the partner signs in with.'),
     name: z.string().nullable().describe('Their name.'),
     payout_email: z.string().describe('Where their payouts go.'),
-    organization: z.object({ id: Uuid, name: z.string() }).describe('The merchant.'),
+    organization: z
+      .object({
+        id: Uuid,
+        name: z.string(),
+        logo_url: z.string().nullable().describe("The merchant's logo (https), for the portal's header; null: none."),
+        brand_color: z.string().describe("The merchant's accent colour (#rrggbb; the default when they set none)."),
+      })
+      .describe('The merchant, and how their portal looks.'),
     memberships: z.array(PartnerMembership).describe('Their programs with this merchant, oldest first.'),
     livemode: Livemode,
   })

@@ -73,6 +73,11 @@ export const TaxFormView = z
     affiliate_id: Uuid.describe('The affiliate (membership).'),
     tax_form: TaxForm,
     payout_hold: PayoutHold.nullable(),
+    uploads_accepted: z
+      .boolean()
+      .describe(
+        'Whether partners can upload tax forms: false while the service has no ENCRYPTION_KEY (a tax document is never stored unencrypted), in which case the merchant sets one first.',
+      ),
   })
   .describe("An affiliate's tax form and whether it holds their payouts.");
 
@@ -183,6 +188,11 @@ export const PartnerTaxForm = z
     tax_form: TaxForm,
     required: z.boolean().describe('Whether any of your programs requires an accepted tax form before paying you.'),
     holds: z.array(PartnerTaxFormHold).describe('Your programs that hold your payouts now (empty: none).'),
+    uploads_accepted: z
+      .boolean()
+      .describe(
+        'Whether this merchant accepts tax forms here now: false until they have set up encrypted document storage (upload refused with 409).',
+      ),
   })
   .describe('Your tax form, and where its absence holds your payouts.');
 
@@ -206,15 +216,15 @@ export const partnerTaxFormRoutes = {
     path: '/partner/api/tax-form',
     summary: 'Submit my tax form',
     description:
-      'Uploads a W-9, W-8BEN or W-8BEN-E (a PDF, PNG or JPEG of at most 10 MiB, base64 in JSON), stored encrypted, for every program of yours with this merchant; it replaces the form on file (a rejected one, or an accepted one, which then waits for review again). 400 when the file is not a PDF, PNG or JPEG, 413 when it is larger than 10 MiB.',
+      'Uploads a W-9, W-8BEN or W-8BEN-E (a PDF, PNG or JPEG of at most 10 MiB, base64 in JSON), stored encrypted, for every program of yours with this merchant; it replaces the form on file (a rejected one, or an accepted one, which then waits for review again). 400 when the file is not a PDF, PNG or JPEG, 413 when it is larger than 10 MiB, 409 while the merchant accepts no tax forms (`uploads_accepted` false).',
     body: TaxFormUpload,
     responses: {
       201: PartnerTaxFormEnvelope,
       ...jsonBodyErrorResponses,
       403: crossSite,
       413: ErrorBody.describe('The document is larger than 10 MiB (or the request body than 13.4 MiB).'),
-      503: ErrorBody.describe(
-        'The service keeps no tax document unencrypted and has no ENCRYPTION_KEY: the operator must set one.',
+      409: ErrorBody.describe(
+        'This merchant does not accept tax forms online yet (`uploads_accepted` false): a tax document is never stored unencrypted, and the merchant has not set up encrypted storage (ENCRYPTION_KEY) yet.',
       ),
     },
   },

@@ -9,10 +9,11 @@ import { fromRepoRoot } from '../paths.js';
  * (`immutable`); the page itself is revalidated on every load, so a new build is picked up at once.
  * Every other path under /dashboard answers the page: the app routes in the browser.
  *
- * Its policy lets the page run its own scripts and styles, and call only its own origin.
+ * Its policy lets the page run its own scripts and styles, and call only its own origin. Images
+ * may also come from any https address: the merchant's logo (modules/branding) is theirs to host.
  */
 export const DASHBOARD_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; " +
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; font-src 'self'; connect-src 'self'; " +
   "manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 export function dashboardRouter(distDir: string = fromRepoRoot('web/dist')): Router {

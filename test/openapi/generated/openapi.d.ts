@@ -376,6 +376,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/branding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's branding
+         * @description The logo, accent colour and sender name the partner portal and e-mails to partners show. The same in test and live mode (test mode shows the live branding).
+         */
+        get: operations["brandingGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the organization's branding
+         * @description Sets the logo (an https URL), the accent colour (#rrggbb) and the sender name (no line breaks or angle brackets) of the partner portal and e-mails to partners. 400 naming the field for an invalid value. Applies to both modes.
+         */
+        patch: operations["brandingUpdate"];
+        trace?: never;
+    };
     "/api/clicks": {
         parameters: {
             query?: never;
@@ -774,7 +798,7 @@ export interface paths {
         get?: never;
         /**
          * Store a provider's signing secret or a payout rail's credentials
-         * @description A payment provider: stores (or replaces, when the provider rotates it) the secret the service verifies this provider's webhooks with. A payout rail (`paypal_payouts` `{ client_id, client_secret, environment, webhook_id? }`, `stripe_connect` `{ secret_key }`, `wise` `{ api_token, profile_id, environment }`): stores the credentials payouts are sent with, encrypted at rest like the secrets. Idempotent; write-only. A missing field: 400 naming it. Unknown provider: 404.
+         * @description A payment provider: stores (or replaces, when the provider rotates it) the secret the service verifies this provider's webhooks with. A payout rail (`paypal_payouts` `{ client_id, client_secret, environment, webhook_id? }`, `stripe_connect` `{ secret_key }`, `wise` `{ api_token, profile_id, environment }`): stores the credentials payouts are sent with, encrypted at rest like the secrets. PayPal's are tried first with a token call (POST /v1/oauth2/token at PayPal): credentials PayPal refuses answer 400 with PayPal's reason, and PayPal not answering answers 502; in both cases nothing is saved. Idempotent; write-only. A missing field: 400 naming it. Unknown provider: 404.
          */
         put: operations["integrationsPut"];
         post?: never;
@@ -1643,7 +1667,7 @@ export interface paths {
         put?: never;
         /**
          * Submit my tax form
-         * @description Uploads a W-9, W-8BEN or W-8BEN-E (a PDF, PNG or JPEG of at most 10 MiB, base64 in JSON), stored encrypted, for every program of yours with this merchant; it replaces the form on file (a rejected one, or an accepted one, which then waits for review again). 400 when the file is not a PDF, PNG or JPEG, 413 when it is larger than 10 MiB.
+         * @description Uploads a W-9, W-8BEN or W-8BEN-E (a PDF, PNG or JPEG of at most 10 MiB, base64 in JSON), stored encrypted, for every program of yours with this merchant; it replaces the form on file (a rejected one, or an accepted one, which then waits for review again). 400 when the file is not a PDF, PNG or JPEG, 413 when it is larger than 10 MiB, 409 while the merchant accepts no tax forms (`uploads_accepted` false).
          */
         post: operations["partnerSubmitTaxForm"];
         delete?: never;
@@ -1922,6 +1946,15 @@ export interface components {
              * @enum {boolean}
              */
             accept_terms?: true;
+        };
+        /** @description The merchant's branding: how the partner portal and e-mails to partners look. */
+        Branding: {
+            /** @description The logo (https URL); null: none, the organization name is shown. */
+            logo_url: string | null;
+            /** @description The accent colour (#rrggbb); null: the default, #2563eb. */
+            brand_color: string | null;
+            /** @description The From name of e-mails to partners; null: the organization's name. */
+            sender_name: string | null;
         };
         /** @description Click */
         Click: {
@@ -2812,11 +2845,15 @@ export interface components {
             name: string | null;
             /** @description Where their payouts go. */
             payout_email: string;
-            /** @description The merchant. */
+            /** @description The merchant, and how their portal looks. */
             organization: {
                 /** Format: uuid */
                 id: string;
                 name: string;
+                /** @description The merchant's logo (https), for the portal's header; null: none. */
+                logo_url: string | null;
+                /** @description The merchant's accent colour (#rrggbb; the default when they set none). */
+                brand_color: string;
             };
             /** @description Their programs with this merchant, oldest first. */
             memberships: components["schemas"]["PartnerMembership"][];
@@ -2977,11 +3014,15 @@ export interface components {
             name: string | null;
             /** @description Where their payouts go. */
             payout_email: string;
-            /** @description The merchant. */
+            /** @description The merchant, and how their portal looks. */
             organization: {
                 /** Format: uuid */
                 id: string;
                 name: string;
+                /** @description The merchant's logo (https), for the portal's header; null: none. */
+                logo_url: string | null;
+                /** @description The merchant's accent colour (#rrggbb; the default when they set none). */
+                brand_color: string;
             };
             /** @description Their programs with this merchant, oldest first. */
             memberships: components["schemas"]["PartnerMembershipOutput"][];
@@ -3095,6 +3136,8 @@ export interface components {
             required: boolean;
             /** @description Your programs that hold your payouts now (empty: none). */
             holds: components["schemas"]["PartnerTaxFormHold"][];
+            /** @description Whether this merchant accepts tax forms here now: false until they have set up encrypted document storage (upload refused with 409). */
+            uploads_accepted: boolean;
         };
         /** @description A program that holds your payouts until your tax form is accepted. */
         PartnerTaxFormHold: {
@@ -3120,6 +3163,8 @@ export interface components {
             required: boolean;
             /** @description Your programs that hold your payouts now (empty: none). */
             holds: components["schemas"]["PartnerTaxFormHold"][];
+            /** @description Whether this merchant accepts tax forms here now: false until they have set up encrypted document storage (upload refused with 409). */
+            uploads_accepted: boolean;
         };
         /** @description The partner's activity over the whole range asked for, summed by the service. */
         PartnerTotals: {
@@ -3508,6 +3553,8 @@ export interface components {
                 /** @description The reason in words, e.g. "Payout held: tax form missing". */
                 message: string;
             } | null;
+            /** @description Whether partners can upload tax forms: false while the service has no ENCRYPTION_KEY (a tax document is never stored unencrypted), in which case the merchant sets one first. */
+            uploads_accepted: boolean;
         };
         /** @description An affiliate's tax form and whether it holds their payouts. */
         TaxFormViewOutput: {
@@ -3527,6 +3574,8 @@ export interface components {
                 /** @description The reason in words, e.g. "Payout held: tax form missing". */
                 message: string;
             } | null;
+            /** @description Whether partners can upload tax forms: false while the service has no ENCRYPTION_KEY (a tax document is never stored unencrypted), in which case the merchant sets one first. */
+            uploads_accepted: boolean;
         };
         /** @description An e-mail of test data: in test mode the service sends no e-mail to a partner or a customer, and keeps it here instead (and in the log). */
         TestEmail: {
@@ -3635,6 +3684,18 @@ export interface components {
              * @enum {string}
              */
             status?: "active" | "pending" | "disabled";
+        };
+        /** @description The fields to change; a field left out stays as it is, `null` clears it. */
+        UpdateBrandingBody: {
+            /**
+             * Format: uri
+             * @description The logo's address (https), shown in the partner portal's header and at the top of e-mails to partners.
+             */
+            logo_url?: string | null;
+            /** @description The accent colour, `#rrggbb`: the portal's header and buttons, and the e-mails' header and links. */
+            brand_color?: string | null;
+            /** @description The name e-mails to partners come from (the From display name; the address stays MAIL_FROM's). */
+            sender_name?: string | null;
         };
         UpdateCustomerBody: {
             /**
@@ -6564,7 +6625,8 @@ export interface operations {
                      *         "payout_hold": {
                      *           "reason": "tax_form_missing",
                      *           "message": "message"
-                     *         }
+                     *         },
+                     *         "uploads_accepted": false
                      *       }
                      *     }
                      */
@@ -6741,7 +6803,8 @@ export interface operations {
                      *         "payout_hold": {
                      *           "reason": "tax_form_missing",
                      *           "message": "message"
-                     *         }
+                     *         },
+                     *         "uploads_accepted": false
                      *       }
                      *     }
                      */
@@ -7103,7 +7166,8 @@ export interface operations {
                      *         "payout_hold": {
                      *           "reason": "tax_form_missing",
                      *           "message": "message"
-                     *         }
+                     *         },
+                     *         "uploads_accepted": false
                      *       }
                      *     }
                      */
@@ -7715,6 +7779,293 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    brandingGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "branding": {
+                     *           "logo_url": "https://acme.example/logo.png",
+                     *           "brand_color": "#0a7c4a",
+                     *           "sender_name": "Acme Partner Team"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            branding: components["schemas"]["Branding"];
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    brandingUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The fields to change; a field left out stays as it is, `null` clears it. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "logo_url": "https://acme.example/logo.png",
+                 *       "brand_color": "#0a7c4a",
+                 *       "sender_name": "Acme Partner Team"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateBrandingBody"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "branding": {
+                     *           "logo_url": "https://acme.example/logo.png",
+                     *           "brand_color": "#0a7c4a",
+                     *           "sender_name": "Acme Partner Team"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            branding: components["schemas"]["Branding"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed JSON body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12758,6 +13109,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PayPal could not be reached to check the credentials: nothing was saved; try again. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -19732,7 +20098,9 @@ export interface operations {
                      *           "payout_email": "payout-email",
                      *           "organization": {
                      *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
-                     *             "name": "Acme Inc"
+                     *             "name": "Acme Inc",
+                     *             "logo_url": "https://acme.example/logo.png",
+                     *             "brand_color": "#0a7c4a"
                      *           },
                      *           "memberships": [
                      *             {
@@ -19907,7 +20275,9 @@ export interface operations {
                      *           "payout_email": "payout-email",
                      *           "organization": {
                      *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
-                     *             "name": "Acme Inc"
+                     *             "name": "Acme Inc",
+                     *             "logo_url": "https://acme.example/logo.png",
+                     *             "brand_color": "#0a7c4a"
                      *           },
                      *           "memberships": [
                      *             {
@@ -21270,7 +21640,9 @@ export interface operations {
                      *           "payout_email": "payout-email",
                      *           "organization": {
                      *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
-                     *             "name": "Acme Inc"
+                     *             "name": "Acme Inc",
+                     *             "logo_url": "https://acme.example/logo.png",
+                     *             "brand_color": "#0a7c4a"
                      *           },
                      *           "memberships": [
                      *             {
@@ -21313,11 +21685,15 @@ export interface operations {
                                 name: string | null;
                                 /** @description Where their payouts go. */
                                 payout_email: string;
-                                /** @description The merchant. */
+                                /** @description The merchant, and how their portal looks. */
                                 organization: {
                                     /** Format: uuid */
                                     id: string;
                                     name: string;
+                                    /** @description The merchant's logo (https), for the portal's header; null: none. */
+                                    logo_url: string | null;
+                                    /** @description The merchant's accent colour (#rrggbb; the default when they set none). */
+                                    brand_color: string;
                                 };
                                 /** @description Their programs with this merchant, oldest first. */
                                 memberships: components["schemas"]["PartnerMembershipOutput"][];
@@ -21435,7 +21811,9 @@ export interface operations {
                      *           "payout_email": "payout-email",
                      *           "organization": {
                      *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
-                     *             "name": "Acme Inc"
+                     *             "name": "Acme Inc",
+                     *             "logo_url": "https://acme.example/logo.png",
+                     *             "brand_color": "#0a7c4a"
                      *           },
                      *           "memberships": [
                      *             {
@@ -22151,7 +22529,8 @@ export interface operations {
                      *             "reason": "tax_form_missing",
                      *             "message": "message"
                      *           }
-                     *         ]
+                     *         ],
+                     *         "uploads_accepted": false
                      *       }
                      *     }
                      */
@@ -22302,7 +22681,8 @@ export interface operations {
                      *             "reason": "tax_form_missing",
                      *             "message": "message"
                      *           }
-                     *         ]
+                     *         ],
+                     *         "uploads_accepted": false
                      *       }
                      *     }
                      */
@@ -22353,6 +22733,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "This resource belongs to another organization"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description This merchant does not accept tax forms online yet (`uploads_accepted` false): a tax document is never stored unencrypted, and the merchant has not set up encrypted storage (ENCRYPTION_KEY) yet. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request failed"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -22419,7 +22814,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The service keeps no tax document unencrypted and has no ENCRYPTION_KEY: the operator must set one. */
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];

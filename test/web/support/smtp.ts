@@ -7,6 +7,10 @@ export interface ReceivedMail {
   from: string;
   subject: string;
   text: string;
+  /** The From header's display name ('' without one). */
+  fromName?: string;
+  /** The HTML part, when the message has one. */
+  html?: string;
 }
 
 /**
@@ -37,6 +41,8 @@ export async function startSmtpReceiver(port = 0): Promise<SmtpReceiver> {
             from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
             subject: parsed.subject ?? '',
             text: parsed.text ?? '',
+            fromName: parsed.from?.value[0]?.name ?? '',
+            ...(typeof parsed.html === 'string' ? { html: parsed.html } : {}),
           });
           callback();
         })

@@ -52,6 +52,13 @@ export function AffiliateTaxForm({ affiliate, onChanged }: { affiliate: Affiliat
           {hold.message}
         </p>
       )}
+      {view.data && !view.data.uploads_accepted && (
+        <p className="small notice notice-warn" data-testid="tax-form-uploads-off">
+          Partners cannot upload tax forms yet: the service stores them only encrypted, and has no encryption key. Set{' '}
+          <code>ENCRYPTION_KEY</code> (32 random bytes, e.g. <code>openssl rand -hex 32</code>) in the service&apos;s
+          environment and restart it; the portal then offers the upload.
+        </p>
+      )}
       {owner && form.status !== 'missing' && !rejecting && (
         <div className="actions">
           <a className="button secondary small" href={`/api/affiliates/${affiliate.id}/tax-form/document`} download>

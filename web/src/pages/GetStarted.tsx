@@ -121,7 +121,7 @@ export function GetStarted() {
       <p>
         From nothing to your first attributed sale, in test mode: nothing you try moves money or e-mails a partner. Your
         test API key (<code className="nowrap">svc_test_…</code>) goes in the environment variable{' '}
-        <code>SVC_API_KEY</code> (create one on the <Link to="/developers">Developers</Link> page, in test mode).
+        <code>AFFILIATE_API_KEY</code> (create one on the <Link to="/developers">Developers</Link> page, in test mode).
       </p>
       <FormError error={programs.error ?? affiliates.error} />
       <ol className="steps">
@@ -222,7 +222,7 @@ export function GetStarted() {
           <ul>
             <li>
               Turn test mode off and create a live API key on the <Link to="/developers">Developers</Link> page; put it
-              in <code>SVC_API_KEY</code> in production instead of the test key.
+              in <code>AFFILIATE_API_KEY</code> in production instead of the test key.
             </li>
             <li>
               Remove <code>data-mode="test"</code> from the snippet tag.

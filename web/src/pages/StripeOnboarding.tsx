@@ -1,7 +1,19 @@
 import { useState } from 'react';
+import { Link } from 'react-router';
 import type { Affiliate, StripeOnboardingLink } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
-import { CopyButton, FormError, dateTime, useSubmit } from '../ui';
+import { useSession } from '../App';
+import { CopyButton, FormError, dateTime, useLoad, useSubmit } from '../ui';
+
+/**
+ * Whether the organization's Stripe Connect rail is set up: true, false, or undefined while unknown
+ * (loading, or a member, who may not read the integrations: the service then says it on click).
+ */
+function useStripeConnectSetUp(): boolean | undefined {
+  const owner = useSession().session.user.role === 'owner';
+  const list = useLoad(async () => (owner ? data(await api.integrations.list()).integrations : undefined), [owner]);
+  return list.data?.find((i) => i.provider === 'stripe_connect')?.configured;
+}
 
 /**
  * Stripe Connect onboarding for one affiliate: the service creates the partner's Express account on
@@ -9,6 +21,7 @@ import { CopyButton, FormError, dateTime, useSubmit } from '../ui';
  * sends to the partner (partners also do it themselves in the portal: "Connect with Stripe").
  */
 export function StripeOnboarding({ affiliate, onCreated }: { affiliate: Affiliate; onCreated: () => void }) {
+  const setUp = useStripeConnectSetUp();
   const [link, setLink] = useState<StripeOnboardingLink>();
   const create = useSubmit(
     async () => data(await api.stripeOnboarding.create({ params: { id: affiliate.id }, body: {} })),
@@ -17,6 +30,15 @@ export function StripeOnboarding({ affiliate, onCreated }: { affiliate: Affiliat
       if (!affiliate.stripe_account_id) onCreated();
     },
   );
+  // Without the rail, "Connect with Stripe" could only fail: say what to set up instead.
+  if (setUp === false && !affiliate.stripe_account_id)
+    return (
+      <p className="small muted" data-testid="stripe-connect-not-set-up">
+        Stripe Connect is not set up. To pay partners through Stripe, add your Stripe platform&apos;s secret key (
+        <code>sk_…</code> or a restricted <code>rk_…</code> key with Transfers write) under Payout rails on the{' '}
+        <Link to="/integrations">Integrations</Link> page.
+      </p>
+    );
   return (
     <div data-testid="stripe-onboarding">
       {affiliate.stripe_account_id ? (

@@ -21,9 +21,9 @@ export function captureSamples({ origin, organizationId }: SampleIds): Sample[] 
 import { createReferralMiddleware } from '@affiliate-attribution/sdk/server';
 
 const app = express();
-// SVC_API_KEY: your test key (svc_test_…) until you go live.
+// AFFILIATE_API_KEY: your test key (svc_test_…) until you go live.
 // Before your routes: a visit with ?ref=… records the click and sets the svc_aff cookie from your own domain.
-app.use(createReferralMiddleware({ apiKey: process.env.SVC_API_KEY, baseUrl: '${origin}' }));`,
+app.use(createReferralMiddleware({ apiKey: process.env.AFFILIATE_API_KEY, baseUrl: '${origin}' }));`,
     },
     {
       label: 'Next.js middleware',
@@ -34,7 +34,7 @@ import { referralCookie } from '@affiliate-attribution/sdk/server';
 export async function middleware(request: NextRequest) {
   const response = NextResponse.next();
   const cookie = await referralCookie(request, {
-    apiKey: process.env.SVC_API_KEY!,
+    apiKey: process.env.AFFILIATE_API_KEY!,
     baseUrl: '${origin}',
   });
   if (cookie) response.headers.append('set-cookie', cookie);
@@ -57,18 +57,18 @@ export function signupSamples({ origin, slug }: SampleIds): Sample[] {
   return [
     {
       label: 'curl',
-      code: `export SVC_API_KEY=svc_test_your-key   # a test key from the Developers page (in test mode)
+      code: `export AFFILIATE_API_KEY=svc_test_your-key   # a test key from the Developers page (in test mode)
 # A test signup, attributed to ${slug} by the slug (your code sends the visitor's svc_aff cookie as cookie_id)
 curl -X POST ${origin}/api/customers \\
-  -H "Authorization: Bearer $SVC_API_KEY" -H "Content-Type: application/json" \\
+  -H "Authorization: Bearer $AFFILIATE_API_KEY" -H "Content-Type: application/json" \\
   -d '{"customer_id": "cus_test_1", "ref": "${slug}", "email": "buyer@example.com"}'`,
     },
     {
       label: 'Node.js SDK',
       code: `import { Client, getCookieId } from '@affiliate-attribution/sdk';
 
-// SVC_API_KEY: your test key (svc_test_…) until you go live.
-const client = new Client({ apiKey: process.env.SVC_API_KEY, baseUrl: '${origin}' });
+// AFFILIATE_API_KEY: your test key (svc_test_…) until you go live.
+const client = new Client({ apiKey: process.env.AFFILIATE_API_KEY, baseUrl: '${origin}' });
 
 // In the request that creates the account: your customer id, and the visitor's referral cookie.
 await client.customers.create({ customer_id: user.id, cookie_id: getCookieId(req), email: user.email });`,
@@ -79,7 +79,7 @@ await client.customers.create({ customer_id: user.id, cookie_id: getCookieId(req
 
 requests.post(
     "${origin}/api/customers",
-    headers={"Authorization": f"Bearer {os.environ['SVC_API_KEY']}"},
+    headers={"Authorization": f"Bearer {os.environ['AFFILIATE_API_KEY']}"},
     json={"customer_id": user.id, "cookie_id": request.cookies.get("svc_aff"), "email": user.email},
     timeout=5,
 )`,
@@ -90,7 +90,7 @@ requests.post(
 curl_setopt_array($ch, [
     CURLOPT_POST => true, CURLOPT_RETURNTRANSFER => true, CURLOPT_TIMEOUT => 5,
     CURLOPT_HTTPHEADER => [
-        "Authorization: Bearer " . getenv("SVC_API_KEY"),
+        "Authorization: Bearer " . getenv("AFFILIATE_API_KEY"),
         "Content-Type: application/json",
     ],
     CURLOPT_POSTFIELDS => json_encode([
@@ -110,7 +110,7 @@ export function paymentSamples({ origin }: SampleIds): Sample[] {
       label: 'curl',
       code: `# The first charge of cus_test_1: its order id, the amount, and kind "initial"
 curl -X POST ${origin}/api/conversions \\
-  -H "Authorization: Bearer $SVC_API_KEY" -H "Content-Type: application/json" \\
+  -H "Authorization: Bearer $AFFILIATE_API_KEY" -H "Content-Type: application/json" \\
   -d '{"external_id": "order_1001", "amount": 49.99, "customer_id": "cus_test_1", "kind": "initial"}'`,
     },
     {
@@ -123,7 +123,7 @@ await client.conversions.create({ external_id: invoice.id, amount: 49.99, custom
       label: 'Python',
       code: `requests.post(
     "${origin}/api/conversions",
-    headers={"Authorization": f"Bearer {os.environ['SVC_API_KEY']}"},
+    headers={"Authorization": f"Bearer {os.environ['AFFILIATE_API_KEY']}"},
     json={"external_id": invoice.id, "amount": 49.99, "customer_id": user.id, "kind": "initial"},
     timeout=5,
 )`,
@@ -134,7 +134,7 @@ await client.conversions.create({ external_id: invoice.id, amount: 49.99, custom
 curl_setopt_array($ch, [
     CURLOPT_POST => true, CURLOPT_RETURNTRANSFER => true, CURLOPT_TIMEOUT => 5,
     CURLOPT_HTTPHEADER => [
-        "Authorization: Bearer " . getenv("SVC_API_KEY"),
+        "Authorization: Bearer " . getenv("AFFILIATE_API_KEY"),
         "Content-Type: application/json",
     ],
     CURLOPT_POSTFIELDS => json_encode([

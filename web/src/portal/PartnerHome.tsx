@@ -35,6 +35,16 @@ function Signed({ partner, onChanged }: { partner: Partner; onChanged: () => voi
   useEffect(() => {
     document.title = `${partner.organization.name} · Partner portal`;
   }, [partner.organization.name]);
+  // The merchant's accent colour (their branding) for the header, buttons and links.
+  useEffect(() => {
+    const root = document.documentElement.style;
+    root.setProperty('--accent', partner.organization.brand_color);
+    root.setProperty('--accent-dark', `color-mix(in srgb, ${partner.organization.brand_color} 80%, black)`);
+    return () => {
+      root.removeProperty('--accent');
+      root.removeProperty('--accent-dark');
+    };
+  }, [partner.organization.brand_color]);
   const signOut = async () => {
     await api.partnerPublic.signOut({ body: {} });
     // Nothing waits for the navigation: the router renders the next page on its own.
@@ -46,7 +56,12 @@ function Signed({ partner, onChanged }: { partner: Partner; onChanged: () => voi
         Skip to content
       </a>
       <header className="portal-top">
-        <p className="brand">{partner.organization.name} · partner portal</p>
+        <p className="brand">
+          {partner.organization.logo_url && (
+            <img className="brand-logo" src={partner.organization.logo_url} alt="" data-testid="brand-logo" />
+          )}
+          {partner.organization.name} · partner portal
+        </p>
         <div className="who">
           <span>{partner.email}</span>
           <button type="button" className="secondary small" onClick={() => void signOut()}>

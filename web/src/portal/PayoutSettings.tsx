@@ -30,7 +30,9 @@ export function PayoutSettings({
   const withMethods = (settings.data?.available_methods.length ?? 0) >= 2;
   return (
     <>
-      {taxForm.data && <TaxFormCard view={taxForm.data} onSubmitted={taxForm.reload} />}
+      {taxForm.data && (
+        <TaxFormCard view={taxForm.data} merchant={partner.organization.name} onSubmitted={taxForm.reload} />
+      )}
       <FormError error={taxForm.error} />
       {settings.data && withMethods && (
         <PayoutMethodCard current={settings.data} onSaved={() => (settings.reload(), onChanged())} />
@@ -76,7 +78,15 @@ function base64Of(file: File): Promise<string> {
   });
 }
 
-function TaxFormCard({ view, onSubmitted }: { view: PartnerTaxForm; onSubmitted: () => void }) {
+function TaxFormCard({
+  view,
+  merchant,
+  onSubmitted,
+}: {
+  view: PartnerTaxForm;
+  merchant: string;
+  onSubmitted: () => void;
+}) {
   const form = view.tax_form;
   const [kind, setKind] = useState<TaxFormKind>(form.kind ?? 'w9');
   const [file, setFile] = useState<File>();
@@ -125,38 +135,47 @@ function TaxFormCard({ view, onSubmitted }: { view: PartnerTaxForm; onSubmitted:
           None of your programs requires one yet; the merchant may ask for it before paying you.
         </p>
       )}
-      <form className="stacked-form" onSubmit={upload.submit} noValidate aria-label="Upload a tax form">
-        <Field label="Which form" name="kind">
-          {(attrs) => (
-            <select {...attrs} value={kind} onChange={(e) => setKind(e.target.value as TaxFormKind)}>
-              {KINDS.map((k) => (
-                <option key={k.value} value={k.value}>
-                  {k.label}
-                </option>
-              ))}
-            </select>
+      {/* Without encrypted storage the service takes no tax document: no form to fill in vain. */}
+      {!view.uploads_accepted && (
+        <p className="notice notice-warn" data-testid="tax-form-uploads-off">
+          {merchant} does not accept tax forms online yet: they must first set up encrypted storage for documents. Send
+          them your form another way, or upload it here once they have.
+        </p>
+      )}
+      {view.uploads_accepted && (
+        <form className="stacked-form" onSubmit={upload.submit} noValidate aria-label="Upload a tax form">
+          <Field label="Which form" name="kind">
+            {(attrs) => (
+              <select {...attrs} value={kind} onChange={(e) => setKind(e.target.value as TaxFormKind)}>
+                {KINDS.map((k) => (
+                  <option key={k.value} value={k.value}>
+                    {k.label}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field label="Signed form (PDF, PNG or JPEG, at most 10 MB)" name="content_base64" error={upload.error}>
+            {(attrs) => (
+              <input
+                {...attrs}
+                type="file"
+                accept="application/pdf,image/png,image/jpeg"
+                onChange={(e) => (setSent(false), setFile(e.target.files?.[0]))}
+              />
+            )}
+          </Field>
+          {form.status === 'accepted' && (
+            <p className="muted small">
+              Uploading a new form replaces the accepted one: payouts that require a form wait until the merchant
+              accepts the new one.
+            </p>
           )}
-        </Field>
-        <Field label="Signed form (PDF, PNG or JPEG, at most 10 MB)" name="content_base64" error={upload.error}>
-          {(attrs) => (
-            <input
-              {...attrs}
-              type="file"
-              accept="application/pdf,image/png,image/jpeg"
-              onChange={(e) => (setSent(false), setFile(e.target.files?.[0]))}
-            />
-          )}
-        </Field>
-        {form.status === 'accepted' && (
-          <p className="muted small">
-            Uploading a new form replaces the accepted one: payouts that require a form wait until the merchant accepts
-            the new one.
-          </p>
-        )}
-        <button type="submit" disabled={upload.busy}>
-          {upload.busy ? 'Uploading…' : form.status === 'missing' ? 'Upload' : 'Upload a new form'}
-        </button>
-      </form>
+          <button type="submit" disabled={upload.busy}>
+            {upload.busy ? 'Uploading…' : form.status === 'missing' ? 'Upload' : 'Upload a new form'}
+          </button>
+        </form>
+      )}
       <FormError error={upload.error} fields={['content_base64', 'kind', 'file_name']} />
       {sent && <p role="status">Sent: the merchant reviews your form. It is stored encrypted.</p>}
     </section>

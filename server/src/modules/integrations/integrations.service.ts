@@ -15,6 +15,7 @@ import { describeZodError, echoInput } from '../../http/validation-message.js';
 import { SECRET_PURPOSE, SecretBox } from '../../security/secret-box.js';
 import type { IntegrationRecord, IntegrationsRepository } from './integrations.repository.js';
 import { newRowId } from '../../db/row-ids.js';
+import type { RailCredentialCheck } from '../payouts/rails/credential-check.js';
 
 export const isWebhookProvider = (value: string): value is WebhookProvider =>
   (WEBHOOK_PROVIDERS as readonly string[]).includes(value);
@@ -98,6 +99,8 @@ export class IntegrationsService {
   constructor(
     private readonly integrations: IntegrationsRepository,
     private readonly secrets: SecretBox = new SecretBox(undefined),
+    /** Tries a rail's credentials with the provider before they are stored (payouts/rails/credential-check.ts). */
+    private readonly checkRail?: RailCredentialCheck,
   ) {}
 
   /** `accountId`: the live organization's id, which webhook URLs carry (the same as `organizationId` in live mode). */
@@ -120,13 +123,12 @@ export class IntegrationsService {
   ): Promise<Integration> {
     const provider = requireIntegrationProvider(providerName);
     const now = new Date();
-    const sealed = isPayoutRail(provider)
+    const credentials = isPayoutRail(provider) ? parsed(RAIL_CREDENTIALS[provider], body) : undefined;
+    if (credentials) await this.checkRail?.(provider as PayoutRail, credentials);
+    const sealed = credentials
       ? {
           signing_secret: null,
-          credentials: this.secrets.seal(
-            JSON.stringify(parsed(RAIL_CREDENTIALS[provider], body)),
-            SECRET_PURPOSE.payoutRail,
-          ),
+          credentials: this.secrets.seal(JSON.stringify(credentials), SECRET_PURPOSE.payoutRail),
         }
       : {
           signing_secret: this.secrets.seal(parsed(SigningSecretBody, body).signing_secret, SECRET_PURPOSE.integration),

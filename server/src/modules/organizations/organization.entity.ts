@@ -15,6 +15,10 @@ export const OrganizationEntity = defineEntity({
     livemode: p.boolean().generated('(live_organization_id is null) stored'),
     /** Set when the operator asked for its deletion (modules/organizations/data-deletion.ts): refused everywhere from then on. */
     deletion_requested_at: p.datetime().nullable(),
+    /** The merchant's branding (modules/branding): the portal's header logo and accent colour, and e-mails' sender name. */
+    brand_logo_url: p.text().nullable(),
+    brand_color: p.text().nullable(),
+    mail_sender_name: p.text().nullable(),
   }),
 });
 

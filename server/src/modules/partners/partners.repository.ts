@@ -1,4 +1,5 @@
 import { notifyChange } from '../../db/change-notifications.js';
+import { brandingLook, type BrandingLook } from '../branding/branding.js';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
@@ -70,6 +71,11 @@ export class PartnersRepository {
 
   private get sql(): Sql {
     return Sql.of(this.orm);
+  }
+
+  /** The merchant's branding as the portal shows it (modules/branding). */
+  look(organizationId: string): Promise<BrandingLook | undefined> {
+    return brandingLook(this.sql, organizationId);
   }
 
   organizationName(organizationId: string): Promise<string | undefined> {

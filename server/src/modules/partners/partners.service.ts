@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { BRANDING_DEFAULT_COLOR } from '@affiliate-attribution/contract';
 import type { Application, JoinPage, Partner, PartnerProgram } from '../../resources.js';
 import type { Logger } from 'pino';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../http/errors.js';
@@ -309,14 +310,22 @@ export class PartnersService {
   }
 
   async me(partner: PartnerKey): Promise<Partner> {
-    const memberships = await this.partners.memberships(partner);
+    const [memberships, look] = await Promise.all([
+      this.partners.memberships(partner),
+      this.partners.look(partner.organizationId),
+    ]);
     if (memberships.length === 0) throw new UnauthorizedError('No partner with this e-mail any more');
     const first = memberships[0];
     return {
       email: partner.email,
       name: memberships.find((m) => m.name)?.name ?? null,
       payout_email: memberships.find((m) => m.payout_email)?.payout_email ?? partner.email,
-      organization: { id: first.program.organization_id, name: first.program.organization_name },
+      organization: {
+        id: first.program.organization_id,
+        name: first.program.organization_name,
+        logo_url: look?.logoUrl ?? null,
+        brand_color: look?.color ?? BRANDING_DEFAULT_COLOR,
+      },
       memberships: memberships.map((m) => ({
         affiliate_id: m.affiliate_id,
         status: m.status,

@@ -46,7 +46,7 @@ export class PayoutSettingsService {
       affiliate.email,
       affiliate.stripe_account_id ?? null,
       page,
-      'No Stripe Connect integration: set up stripe_connect (PUT /api/integrations/stripe_connect) first',
+      "Stripe Connect is not set up: an owner adds the Stripe platform's secret key on the Integrations page (PUT /api/integrations/stripe_connect) first",
     );
   }
 

@@ -31,6 +31,9 @@ interface MailJob {
   subject: string;
   /** Sealed under ENCRYPTION_KEY when it is set: the text may carry a sign-in link. */
   text: string;
+  fromName?: string;
+  /** Sealed like the text (the same words). */
+  html?: string;
 }
 
 /**
@@ -89,7 +92,13 @@ export class MailQueue implements Mailer {
 
   async send(mail: Mail, options: SendOptions = {}): Promise<void> {
     const boss = await this.start();
-    const data: MailJob = { to: mail.to, subject: mail.subject, text: this.secrets.seal(mail.text, MAIL_TEXT_PURPOSE) };
+    const data: MailJob = {
+      to: mail.to,
+      subject: mail.subject,
+      text: this.secrets.seal(mail.text, MAIL_TEXT_PURPOSE),
+      ...(mail.fromName ? { fromName: mail.fromName } : {}),
+      ...(mail.html ? { html: this.secrets.seal(mail.html, MAIL_TEXT_PURPOSE) } : {}),
+    };
     await boss.send(MAIL_QUEUE, data, {
       ...this.jobOptions(),
       ...(options.transaction ? { db: options.transaction.jobDatabase() } : {}),
@@ -121,7 +130,14 @@ export class MailQueue implements Mailer {
   private async deliver(job: Job<MailJob>): Promise<void> {
     const { to, subject } = job.data;
     try {
-      await this.transport.send({ to, subject, text: this.secrets.open(job.data.text, MAIL_TEXT_PURPOSE) });
+      const { fromName, html } = job.data;
+      await this.transport.send({
+        to,
+        subject,
+        text: this.secrets.open(job.data.text, MAIL_TEXT_PURPOSE),
+        ...(fromName ? { fromName } : {}),
+        ...(html ? { html: this.secrets.open(html, MAIL_TEXT_PURPOSE) } : {}),
+      });
     } catch (err) {
       const attempts = job.retryCount + 1;
       if (job.retryCount >= this.retry.retryLimit) {

@@ -6,6 +6,10 @@ export interface Mail {
   to: string;
   subject: string;
   text: string;
+  /** The From display name (the address stays MAIL_FROM's): e-mails to partners carry the merchant's (modules/branding). */
+  fromName?: string;
+  /** An HTML part beside the text, with the same words (modules/branding/branded-mail.ts). */
+  html?: string;
 }
 
 export interface SendOptions {
@@ -38,7 +42,9 @@ export class LogMailer implements Mailer {
   constructor(private readonly logger: Logger) {}
 
   async send(mail: Mail): Promise<void> {
-    this.logger.info({ mail }, `e-mail to ${mail.to}: ${mail.subject}`);
+    // The text says it all (the HTML part carries the same words): the log keeps it readable.
+    const { html: _html, ...logged } = mail;
+    this.logger.info({ mail: logged }, `e-mail to ${mail.to}: ${mail.subject}`);
   }
 }
 
@@ -59,9 +65,20 @@ export class SmtpMailer implements Mailer {
   }
 
   async send(mail: Mail): Promise<void> {
-    await this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text });
+    await this.transport.sendMail({
+      from: mail.fromName ? { name: mail.fromName, address: addressOf(this.from) } : this.from,
+      to: mail.to,
+      subject: mail.subject,
+      text: mail.text,
+      ...(mail.html ? { html: mail.html } : {}),
+    });
     this.logger.info({ to: mail.to, subject: mail.subject }, 'e-mail sent');
   }
+}
+
+/** The address of MAIL_FROM (`Name <address>` or a bare address), which a merchant's sender name goes with. */
+export function addressOf(from: string): string {
+  return /<([^<>]+)>\s*$/.exec(from)?.[1]?.trim() ?? from.trim();
 }
 
 export const DEFAULT_MAIL_FROM = 'Affiliate program <no-reply@localhost>';

@@ -48,7 +48,11 @@ export function partnerHoldMessage(
   reason: PayoutHoldReason,
   programName: string,
   rejectionReason: string | null,
+  /** False while the service takes no tax document (no ENCRYPTION_KEY): the partner is not told to upload one here. */
+  uploadsAccepted = true,
 ): string {
+  if (!uploadsAccepted && reason !== 'tax_form_submitted')
+    return `${programName} pays you once your tax form is accepted, and does not accept tax forms online yet: send it to the merchant another way.`;
   if (reason === 'tax_form_missing')
     return `${programName} pays you once your tax form is accepted: upload a W-9 (US persons) or a W-8BEN / W-8BEN-E (outside the US).`;
   if (reason === 'tax_form_submitted')

@@ -5,7 +5,7 @@ import {
   type TaxFormView,
 } from '@affiliate-attribution/contract';
 import { TooLargeError } from '../../domain-errors.js';
-import { BadRequestError, ConflictError, HttpError, NotFoundError, UnauthorizedError } from '../../http/errors.js';
+import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../../http/errors.js';
 import { taxFormPurpose, type SecretBox } from '../../security/secret-box.js';
 import type { AffiliateRecord } from '../affiliates/affiliates.repository.js';
 import { decodeBase64, documentTypeOf, type DocumentType } from './document-type.js';
@@ -18,9 +18,18 @@ export interface TaxFormUploadInput {
   content_base64: string;
 }
 
-const view = (affiliate: AffiliateRecord, requireTaxForm: boolean): TaxFormView => {
+/** What a partner is told when the service cannot store their form (no ENCRYPTION_KEY): what the merchant must do, and what they can do meanwhile. */
+export const TAX_FORM_UPLOADS_OFF =
+  'This merchant does not accept tax forms online yet: they must first set up encrypted storage for documents (ENCRYPTION_KEY on their affiliate service). Send them your form another way, or upload it here once they have.';
+
+const view = (affiliate: AffiliateRecord, requireTaxForm: boolean, uploadsAccepted: boolean): TaxFormView => {
   const taxForm = taxFormOf(affiliate);
-  return { affiliate_id: affiliate.id, tax_form: taxForm, payout_hold: payoutHoldOf(requireTaxForm, taxForm) };
+  return {
+    affiliate_id: affiliate.id,
+    tax_form: taxForm,
+    payout_hold: payoutHoldOf(requireTaxForm, taxForm),
+    uploads_accepted: uploadsAccepted,
+  };
 };
 
 /**
@@ -50,12 +59,22 @@ export class TaxFormsService {
               program_id: row.program_id,
               program_name: row.program_name,
               reason: hold.reason,
-              message: partnerHoldMessage(hold.reason, row.program_name, row.tax_form_rejection_reason),
+              message: partnerHoldMessage(
+                hold.reason,
+                row.program_name,
+                row.tax_form_rejection_reason,
+                this.secrets.encrypts,
+              ),
             },
           ]
         : [];
     });
-    return { tax_form: taxFormOf(latest ?? {}), required: rows.some((r) => r.require_tax_form), holds };
+    return {
+      tax_form: taxFormOf(latest ?? {}),
+      required: rows.some((r) => r.require_tax_form),
+      holds,
+      uploads_accepted: this.secrets.encrypts,
+    };
   }
 
   /** What holds the partner's payouts, per program of theirs (the portal's balances show it). */
@@ -70,14 +89,11 @@ export class TaxFormsService {
   /**
    * A new form from the portal: base64 decoded strictly, at most TAX_FORM_MAX_BYTES (413), a PDF,
    * PNG or JPEG by its first bytes (400), sealed per membership. Without ENCRYPTION_KEY nothing is
-   * stored: a tax document is never kept in clear (503, for the operator to fix).
+   * stored: a tax document is never kept in clear (409, saying what the merchant must do; the
+   * portal offers no upload then: `uploads_accepted`).
    */
   async submit(organizationId: string, email: string, input: TaxFormUploadInput): Promise<PartnerTaxForm> {
-    if (!this.secrets.encrypts)
-      throw new HttpError(
-        503,
-        'Tax forms cannot be stored: the service has no ENCRYPTION_KEY, and keeps no tax document unencrypted',
-      );
+    if (!this.secrets.encrypts) throw new ConflictError(TAX_FORM_UPLOADS_OFF);
     const document = decodeBase64(input.content_base64);
     if (!document || document.length === 0) throw new BadRequestError('content_base64: not valid base64');
     if (document.length > TAX_FORM_MAX_BYTES)
@@ -98,7 +114,7 @@ export class TaxFormsService {
   /** GET /api/affiliates/{id}/tax-form (403/404 by the ownership rule). */
   async get(organizationId: string, id: string): Promise<TaxFormView> {
     const { affiliate, requireTaxForm } = await this.forms.owned(organizationId, id);
-    return view(affiliate, requireTaxForm);
+    return view(affiliate, requireTaxForm, this.secrets.encrypts);
   }
 
   async accept(organizationId: string, id: string): Promise<TaxFormView> {
@@ -112,7 +128,7 @@ export class TaxFormsService {
       },
       new Date(),
     );
-    return view(affiliate, requireTaxForm);
+    return view(affiliate, requireTaxForm, this.secrets.encrypts);
   }
 
   async reject(organizationId: string, id: string, reason: string): Promise<TaxFormView> {
@@ -126,7 +142,7 @@ export class TaxFormsService {
       },
       new Date(),
     );
-    return view(affiliate, requireTaxForm);
+    return view(affiliate, requireTaxForm, this.secrets.encrypts);
   }
 
   /** The document, decrypted, for the owner's download. */

@@ -7,6 +7,8 @@ import { ForbiddenError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
 import { iso } from '../../http/serialize.js';
 import type { Mail, Mailer, SendOptions } from '../people/mailer.js';
+import { brandingLook } from '../branding/branding.js';
+import { brandedMail } from '../branding/branded-mail.js';
 
 interface TestEmailRow {
   id: string;
@@ -44,8 +46,14 @@ export class TestEmails implements OrganizationMailer {
     this.sql = Sql.of(orm);
   }
 
-  async send(organizationId: string, mail: Mail, options: SendOptions = {}): Promise<void> {
+  /**
+   * The one place every e-mail to a partner goes through: it takes the merchant's branding here
+   * (brandedMail: their sender name, logo and colour), whichever module wrote it.
+   */
+  async send(organizationId: string, written: Mail, options: SendOptions = {}): Promise<void> {
     const sql = options.transaction ?? this.sql;
+    const look = await brandingLook(sql, organizationId);
+    const mail = look ? brandedMail(written, look) : written;
     if (!(await this.isTest(organizationId, sql))) return this.mailer.send(mail, options);
     const id = newRowId();
     await sql.rows(`insert into test_emails (id, organization_id, recipient, subject, text) values (?, ?, ?, ?, ?)`, [

@@ -217,10 +217,33 @@ export class PayPalPayouts implements RailClient {
     return first.status === 401 ? attempt() : first;
   }
 
+  /**
+   * Whether PayPal takes these credentials: one token call of its own, outside the cache (a token
+   * cached for the same credentials would say nothing of a secret rotated since). Throws
+   * RailRefused with PayPal's reason, or RailUnreachable.
+   */
+  async checkCredentials(): Promise<{ refused: string } | undefined> {
+    const answer = await this.requestToken();
+    if (answer.status === 200 && typeof answer.body?.access_token === 'string') return undefined;
+    const error = typeof answer.body?.error === 'string' ? `${answer.body.error}: ` : '';
+    return { refused: `${answer.status} ${error}${describe(answer.body)}` };
+  }
+
   /** POST /v1/oauth2/token with the client credentials: only when the cache holds no valid token for them. */
   private async issueToken(): Promise<IssuedToken> {
+    const answer = await this.requestToken();
+    if (answer.status !== 200 || typeof answer.body?.access_token !== 'string') {
+      throw new RailRefused(
+        `PayPal refused the paypal_payouts credentials (${answer.status}): ${describe(answer.body)}`,
+      );
+    }
+    const expiresIn = Number(answer.body.expires_in);
+    return { value: answer.body.access_token, expiresInSeconds: Number.isFinite(expiresIn) ? expiresIn : 0 };
+  }
+
+  private requestToken() {
     const basic = Buffer.from(`${this.credentials.client_id}:${this.credentials.client_secret}`).toString('base64');
-    const answer = await call(joinUrl(this.base, '/v1/oauth2/token'), {
+    return call(joinUrl(this.base, '/v1/oauth2/token'), {
       method: 'POST',
       headers: {
         authorization: `Basic ${basic}`,
@@ -229,13 +252,6 @@ export class PayPalPayouts implements RailClient {
       },
       body: 'grant_type=client_credentials',
     });
-    if (answer.status !== 200 || typeof answer.body?.access_token !== 'string') {
-      throw new RailRefused(
-        `PayPal refused the paypal_payouts credentials (${answer.status}): ${describe(answer.body)}`,
-      );
-    }
-    const expiresIn = Number(answer.body.expires_in);
-    return { value: answer.body.access_token, expiresInSeconds: Number.isFinite(expiresIn) ? expiresIn : 0 };
   }
 
   /** PayPal's verify-webhook-signature (https://developer.paypal.com/docs/api/webhooks/v1/#verify-webhook-signature_post). */
