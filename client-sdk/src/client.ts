@@ -38,7 +38,7 @@ export interface ClientOptions {
  * The client of the Affiliate Attribution API.
  *
  * ```ts
- * const client = new Client({ apiKey: process.env.SVC_API_KEY!, baseUrl: 'https://affiliates.example.com' });
+ * const client = new Client({ apiKey: process.env.AFFILIATE_API_KEY!, baseUrl: 'https://affiliates.example.com' });
  * const { customer } = await client.customers.create({ customer_id: 'cus_123', cookie_id: getCookieId(req) });
  * ```
  */

@@ -16,7 +16,7 @@ export type NextFunction = (err?: unknown) => void;
  * Server-side referral capture for Express, Connect and plain node:http:
  *
  * ```ts
- * app.use(createReferralMiddleware({ apiKey: process.env.SVC_API_KEY!, baseUrl: 'https://affiliates.example.com' }));
+ * app.use(createReferralMiddleware({ apiKey: process.env.AFFILIATE_API_KEY!, baseUrl: 'https://affiliates.example.com' }));
  * ```
  *
  * On a GET whose query has the referral parameter, from a visitor that is not a bot, it records

@@ -56,7 +56,7 @@ interface CachedSnippet {
  * The snippet and its calls through the merchant's own origin:
  *
  * ```ts
- * app.use(createFirstPartyProxy({ baseUrl: 'https://affiliates.example.com', apiKey: process.env.SVC_API_KEY }));
+ * app.use(createFirstPartyProxy({ baseUrl: 'https://affiliates.example.com', apiKey: process.env.AFFILIATE_API_KEY }));
  * // <script async src="/_aff/snippet.js" data-organization="…" data-endpoint="/_aff"></script>
  * ```
  *
