@@ -157,6 +157,7 @@ export class AffiliatesService {
             input.payout_email !== undefined
               ? (input.payout_email?.trim().toLowerCase() ?? null)
               : current.payout_email,
+          slug: current.slug,
           status: input.status ?? current.status,
           payout_method: input.payout_method ?? current.payout_method,
           stripe_account_id:

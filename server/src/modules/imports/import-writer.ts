@@ -4,6 +4,7 @@ import type { Sql } from '../../db/sql.js';
 import { lockPartnerForm, partnerFormOf } from '../tax-forms/partner-form.js';
 import { SLUG_PATTERN } from '@affiliate-attribution/contract';
 import { generateSlug } from '../affiliates/affiliates.service.js';
+import { holdToken, tokenHolder, TokenTakenError } from '../affiliates/link-tokens.js';
 import { printable, unstorableText } from './storable-text.js';
 import type {
   Counts,
@@ -91,14 +92,10 @@ export class ImportWriter {
     );
   }
 
-  /** A token free for this partner: no other partner's slug or alias here. */
+  /** A token free for this partner: no other partner's slug or alias here (one namespace: link-tokens.ts). */
   private async tokenFree(token: string, affiliateId: string | null): Promise<boolean> {
-    const row = await this.sql.one(
-      `select 1 from affiliates where organization_id = $1 and slug = $2 and id is distinct from $3::uuid
-       union all select 1 from affiliate_link_aliases where organization_id = $1 and token = $2 and affiliate_id is distinct from $3::uuid limit 1`,
-      [this.target.organizationId, token, affiliateId],
-    );
-    return !row;
+    const holder = await tokenHolder(this.sql, this.target.organizationId, token);
+    return holder === undefined || holder === affiliateId;
   }
 
   private async affiliate(a: SourceAffiliate): Promise<void> {
@@ -157,16 +154,15 @@ export class ImportWriter {
           form.tax_form_rejection_reason,
         ],
       );
+      await holdToken(this.sql, { organizationId, affiliateId, programId }, slug);
       this.counts.affiliates.created++;
     }
     for (const token of usable) {
-      const own = await this.sql.one(`select 1 from affiliates where organization_id = $1 and slug = $2 and id = $3`, [
-        organizationId,
-        token,
-        affiliateId,
-      ]);
-      if (own) continue;
-      if (!(await this.tokenFree(token, affiliateId))) {
+      const holder = await tokenHolder(this.sql, organizationId, token);
+      if (holder === affiliateId) continue;
+      // Held by another partner (or taken by one concurrently, which the key decides): reported, never taken over.
+      const taken = holder !== undefined || !(await this.holdToken(token, affiliateId));
+      if (taken) {
         this.skip(
           'affiliates',
           a.source_id,
@@ -175,11 +171,23 @@ export class ImportWriter {
         continue;
       }
       await this.sql.rows(
-        `insert into affiliate_link_aliases (organization_id, token, affiliate_id, program_id, import_id) values ($1, $2, $3, $4, $5) on conflict do nothing`,
+        `insert into affiliate_link_aliases (organization_id, token, affiliate_id, program_id, import_id) values ($1, $2, $3, $4, $5)`,
         [organizationId, token, affiliateId, programId, importId],
       );
     }
     await this.remember('affiliates', a.source_id, affiliateId);
+  }
+
+  /** Holds `token` for the partner; false when another partner holds it. */
+  private async holdToken(token: string, affiliateId: string): Promise<boolean> {
+    const { organizationId, programId } = this.target;
+    try {
+      await holdToken(this.sql, { organizationId, affiliateId, programId }, token);
+      return true;
+    } catch (err) {
+      if (err instanceof TokenTakenError) return false;
+      throw err;
+    }
   }
 
   private async affiliateRow(sourceId: string): Promise<string | undefined> {

@@ -86,7 +86,8 @@ export class PartnersRepository {
 
   async slugTaken(organizationId: string, slug: string): Promise<boolean> {
     return (
-      (await this.sql.one('select 1 from affiliates where organization_id = ? and slug = ?', [
+      // One namespace of slugs and aliases (modules/affiliates/link-tokens.ts).
+      (await this.sql.one('select 1 from affiliate_link_tokens where organization_id = ? and token = ?', [
         organizationId,
         slug,
       ])) !== undefined
