@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Sql } from '../../server/src/db/sql.js';
+import { ImportWriter } from '../../server/src/modules/imports/import-writer.js';
 import { finished } from '../imports/import-helpers.js';
 import { createOrganization, expectError, request, type Api } from '../support/api.js';
 import { testServer } from '../support/server.js';
@@ -113,6 +114,30 @@ describe('link tokens: slugs and aliases are one namespace', () => {
     expect(await clickCredits(m.api, m.alias)).toBe(m.ada.id);
     expect(await clickCredits(m.api, dan.slug)).toBe(dan.id);
     expect(await clickCredits(m.api, cy)).toBe(cyRow.id);
+  });
+
+  it('an import passes over a token taken between its check and its write (a concurrent request), and reports it', async () => {
+    const m = await adaImported();
+    // The import's check answers "free", as it would have just before a concurrent request took the token.
+    const checked = vi.spyOn(ImportWriter.prototype as unknown as { tokenFree: () => Promise<boolean> }, 'tokenFree');
+    checked.mockResolvedValue(true);
+    const cy = unique('cy');
+    try {
+      const done = await csvImport(m.api, m.program.id, [['c-2', 'cy2@example.com', `${m.alias} ${cy}`]]);
+      expect(done.status, done.error).toBe('succeeded');
+      expect(done.skipped).toEqual([
+        {
+          kind: 'affiliates',
+          source_id: 'c-2',
+          reason: expect.stringContaining(`"${m.alias}" is already another partner's link`),
+        },
+      ]);
+    } finally {
+      checked.mockRestore();
+    }
+    const cyRow = (await m.api.get('/api/affiliates?email=cy2@example.com')).body.data.affiliates[0];
+    expect(cyRow.slug).toBe(cy);
+    expect(await clickCredits(m.api, m.alias)).toBe(m.ada.id);
   });
 
   it('the database holds each token once: concurrent creates with one slug make one partner, and a second holder is refused by the key', async () => {

@@ -4,7 +4,7 @@ import type { Sql } from '../../db/sql.js';
 import { lockPartnerForm, partnerFormOf } from '../tax-forms/partner-form.js';
 import { SLUG_PATTERN } from '@affiliate-attribution/contract';
 import { generateSlug } from '../affiliates/affiliates.service.js';
-import { holdToken, tokenHolder, TokenTakenError } from '../affiliates/link-tokens.js';
+import { holdToken, isTokenTaken, tokenHolder, TokenTakenError } from '../affiliates/link-tokens.js';
 import { printable, unstorableText } from './storable-text.js';
 import type {
   Counts,
@@ -22,6 +22,9 @@ export interface ImportTarget {
   source: string;
   importId: string;
 }
+
+/** Generated slugs tried for a partner none of whose tokens is free (their random suffix makes a collision rare). */
+const SLUG_ATTEMPTS = 5;
 
 /** The skipped rows an import keeps to show (its counts count every one). */
 export const SKIPPED_KEPT = 1000;
@@ -122,39 +125,48 @@ export class ImportWriter {
       affiliateId = existing.id;
       this.counts.affiliates.already_present++;
     } else {
-      let slug: string | undefined;
-      for (const t of usable)
-        if (await this.tokenFree(t, null)) {
-          slug = t;
-          break;
-        }
-      slug ??= generateSlug(a.email);
+      // The first free token becomes the slug, else a generated one. Each is tried in a savepoint:
+      // one a concurrent request took since (the key decides: link-tokens.ts) is passed over.
+      const candidates: string[] = [];
+      for (const t of usable) if (await this.tokenFree(t, null)) candidates.push(t);
       affiliateId = randomUUID();
       // A partner already here by e-mail brings their tax form to the new membership (tax-forms/partner-form.ts).
       await lockPartnerForm(this.sql, organizationId, a.email);
       const form = await partnerFormOf(this.sql, organizationId, a.email);
-      await this.sql.rows(
-        `insert into affiliates (id, organization_id, program_id, email, name, slug, status, payout_email, import_id,
-           tax_form_status, tax_form_kind, tax_form_submitted_at, tax_form_decided_at, tax_form_rejection_reason)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-        [
-          affiliateId,
-          organizationId,
-          programId,
-          a.email,
-          a.name,
-          slug,
-          a.status,
-          a.payout_email,
-          importId,
-          form.tax_form_status,
-          form.tax_form_kind,
-          form.tax_form_submitted_at,
-          form.tax_form_decided_at,
-          form.tax_form_rejection_reason,
-        ],
-      );
-      await holdToken(this.sql, { organizationId, affiliateId, programId }, slug);
+      for (let attempt = 0; ; attempt++) {
+        if (attempt >= candidates.length + SLUG_ATTEMPTS) throw new Error('could not allocate a unique slug');
+        const slug = candidates[attempt] ?? generateSlug(a.email);
+        const id = affiliateId;
+        try {
+          await this.sql.transaction(async (sp) => {
+            await sp.rows(
+              `insert into affiliates (id, organization_id, program_id, email, name, slug, status, payout_email, import_id,
+                 tax_form_status, tax_form_kind, tax_form_submitted_at, tax_form_decided_at, tax_form_rejection_reason)
+               values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+              [
+                id,
+                organizationId,
+                programId,
+                a.email,
+                a.name,
+                slug,
+                a.status,
+                a.payout_email,
+                importId,
+                form.tax_form_status,
+                form.tax_form_kind,
+                form.tax_form_submitted_at,
+                form.tax_form_decided_at,
+                form.tax_form_rejection_reason,
+              ],
+            );
+            await holdToken(sp, { organizationId, affiliateId: id, programId }, slug);
+          });
+          break;
+        } catch (err) {
+          if (!isTokenTaken(err) && !(err instanceof TokenTakenError)) throw err;
+        }
+      }
       this.counts.affiliates.created++;
     }
     for (const token of usable) {
