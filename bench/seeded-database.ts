@@ -96,6 +96,13 @@ async function seed(
      from generate_series(0, ${AFFILIATES - 1}) g`,
     [organizationId, p1.id, p2.id, p3.id],
   );
+  // Their slugs are their link tokens (Migration20270121000000_link_tokens): what a click resolves.
+  await step(
+    'link tokens',
+    `insert into affiliate_link_tokens (organization_id, token, affiliate_id, program_id)
+     select organization_id, slug, id, program_id from affiliates where organization_id = $1`,
+    [organizationId],
+  );
   await db.query(
     `create unlogged table bench_aff as
      select (substring(slug from 2))::int as n, a.id, a.program_id, p.currency::text as currency, p.hold_days, p.auto_approve

@@ -244,6 +244,27 @@ describe('the attribution caches after a path that deletes or re-creates what th
     await creditedEverywhere(org.key, slug, own);
   });
 
+  it("changing a partner's slug (issue 47): the new slug and the old one, an alias now, credit them on every instance, and no one else can take either", async () => {
+    const org = await createOrganization();
+    const old = `moved-${Math.random().toString(36).slice(2, 10)}`;
+    const id = await partnerWith(org.key, old);
+    await cachedEverywhere(org.key, old);
+
+    const changed = await call(a, 'PATCH', `/api/affiliates/${id}`, org.key, { slug: `${old}-new` });
+    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+    expect(changed.body.data).toMatchObject({ affiliate: { slug: `${old}-new` }, aliases: [old] });
+
+    await creditedEverywhere(org.key, `${old}-new`, id);
+    await creditedEverywhere(org.key, old, id);
+    const programId = (await call(a, 'GET', '/api/programs', org.key)).body.data.programs[0].id;
+    for (const slug of [old, `${old}-new`])
+      expect(
+        (await call(b, 'POST', '/api/affiliates', org.key, { email: `${slug}@x.example`, program_id: programId, slug }))
+          .status,
+      ).toBe(409);
+    await creditedEverywhere(org.key, old, id);
+  });
+
   it(
     "DELETE /admin/organizations/{id}: no instance keeps any of the organization's slugs or clicks",
     { timeout: 60_000 },

@@ -211,10 +211,14 @@ describe('erasing a partner on request', () => {
       (await m.api.patch(`/api/affiliates/${m.affiliate.id}`, { name, payout_email: `payouts-${mark}@example.com` }))
         .status,
     ).toBe(200);
-    await db.execute(
-      'insert into affiliate_link_aliases (organization_id, token, affiliate_id, program_id) values (?, ?, ?, ?)',
-      [m.id, alias, m.affiliate.id, m.program.id],
-    );
+    // An alias holds its link token (Migration20270121000000_link_tokens).
+    for (const table of ['affiliate_link_tokens', 'affiliate_link_aliases'])
+      await db.execute(`insert into ${table} (organization_id, token, affiliate_id, program_id) values (?, ?, ?, ?)`, [
+        m.id,
+        alias,
+        m.affiliate.id,
+        m.program.id,
+      ]);
     expect((await m.api.post('/api/coupons', { code: coupon, affiliate_id: m.affiliate.id })).status).toBe(201);
     expect((await m.api.post('/api/clicks', { ref: alias })).status).toBe(201);
     expect(

@@ -165,7 +165,10 @@ describe('SDK against the live server: affiliates and clicks', () => {
     expect(created.data.affiliate).toMatchObject({ email, program_id: program.id, name: 'Pat' });
     const again = await client.affiliates.create({ email, program_id: program.id, slug: 'ignored-on-repeat' });
     expect(again).toEqual({ affiliate: created.data.affiliate, deduped: true });
-    expect(await client.affiliates.get(created.data.affiliate.id)).toEqual({ affiliate: created.data.affiliate });
+    expect(await client.affiliates.get(created.data.affiliate.id)).toEqual({
+      affiliate: created.data.affiliate,
+      aliases: [],
+    });
   });
 
   it('list filters by program, paginates, and a taken slug is a ConflictError', async () => {

@@ -108,6 +108,9 @@ export const UpdateAffiliateBody = z.object({
     .describe(
       "This affiliate's own rate, overriding the program's and its tiers; null: the program's again. Applies to sales recorded from then on.",
     ),
+  slug: Slug.optional().describe(
+    "A new referral slug. The current one becomes an alias, so links already published keep attributing to this affiliate; one of the affiliate's own aliases swaps with the current slug. A slug or alias another affiliate of the organization holds answers 409.",
+  ),
   status: AffiliateStatus.optional().describe(
     '`active` approves an application or re-enables a partner; `disabled` stops their links attributing new visitors (their referred customers keep earning on renewals). Takes effect on every instance within the program-rule cache bound (typically milliseconds).',
   ),
@@ -115,6 +118,18 @@ export const UpdateAffiliateBody = z.object({
 
 const AffiliateEnvelope = z.object({ success: z.literal(true), data: z.object({ affiliate: Affiliate }) });
 const AffiliateWriteEnvelope = AffiliateEnvelope.extend({ deduped: Deduped });
+
+export const AffiliateAliases = z
+  .array(Slug)
+  .describe(
+    "The affiliate's other link tokens, alphabetically: they attribute to it as its slug does (`?ref=<alias>`). A slug changed since, or a link an import brought.",
+  );
+
+/** One affiliate with its aliases (GET and PATCH of one affiliate). */
+const AffiliateDetailEnvelope = z.object({
+  success: z.literal(true),
+  data: z.object({ affiliate: Affiliate, aliases: AffiliateAliases }),
+});
 
 export const affiliatesContract = c.router({
   create: {
@@ -153,23 +168,24 @@ export const affiliatesContract = c.router({
     method: 'GET',
     path: '/api/affiliates/:id',
     summary: 'Get an affiliate',
-    description: 'Returns one affiliate membership by id.',
+    description: 'Returns one affiliate membership by id, with its aliases (its other link tokens).',
     pathParams: z.object({ id: z.string().describe('Affiliate id (UUID).') }),
-    responses: { 200: AffiliateEnvelope, 403: errorResponses[403], 404: errorResponses[404] },
+    responses: { 200: AffiliateDetailEnvelope, 403: errorResponses[403], 404: errorResponses[404] },
   },
   update: {
     method: 'PATCH',
     path: '/api/affiliates/:id',
     summary: 'Update an affiliate',
     description:
-      "Changes the partner's name, payout e-mail or status (approve an application, disable or re-enable a partner). Fields left out are unchanged.",
+      "Changes the partner's name, payout e-mail, slug or status (approve an application, disable or re-enable a partner). Fields left out are unchanged. A new slug keeps the old one as an alias (links already published keep paying); a slug another affiliate holds, as its slug or an alias, answers 409.",
     pathParams: z.object({ id: z.string().describe('Affiliate id (UUID).') }),
     body: UpdateAffiliateBody,
     responses: {
-      200: AffiliateEnvelope,
+      200: AffiliateDetailEnvelope,
       ...jsonBodyErrorResponses,
       403: errorResponses[403],
       404: errorResponses[404],
+      409: errorResponses[409],
     },
   },
   erase: {

@@ -87,6 +87,11 @@ export const PartnerMembership = z
     affiliate_id: Uuid.describe('The membership (affiliate) id.'),
     status: AffiliateStatus,
     slug: Slug,
+    aliases: z
+      .array(Slug)
+      .describe(
+        'Your other link tokens, alphabetically: `?ref=<alias>` attributes to you as your slug does (an earlier slug, a link from the platform the merchant came from).',
+      ),
     referral_link: z
       .string()
       .nullable()

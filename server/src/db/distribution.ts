@@ -41,6 +41,7 @@ export const DISTRIBUTED_TABLES = [
   'imports',
   'import_rows',
   'affiliates',
+  'affiliate_link_tokens',
   'affiliate_link_aliases',
   'clicks',
   'customers',

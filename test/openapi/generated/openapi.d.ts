@@ -157,7 +157,7 @@ export interface paths {
         };
         /**
          * Get an affiliate
-         * @description Returns one affiliate membership by id.
+         * @description Returns one affiliate membership by id, with its aliases (its other link tokens).
          */
         get: operations["affiliatesGet"];
         put?: never;
@@ -167,7 +167,7 @@ export interface paths {
         head?: never;
         /**
          * Update an affiliate
-         * @description Changes the partner's name, payout e-mail or status (approve an application, disable or re-enable a partner). Fields left out are unchanged.
+         * @description Changes the partner's name, payout e-mail, slug or status (approve an application, disable or re-enable a partner). Fields left out are unchanged. A new slug keeps the old one as an alias (links already published keep paying); a slug another affiliate holds, as its slug or an alias, answers 409.
          */
         patch: operations["affiliatesUpdate"];
         trace?: never;
@@ -2976,6 +2976,8 @@ export interface components {
             status: "active" | "pending" | "disabled";
             /** @description Referral link slug (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the organization. */
             slug: string;
+            /** @description Your other link tokens, alphabetically: `?ref=<alias>` attributes to you as your slug does (an earlier slug, a link from the platform the merchant came from). */
+            aliases: string[];
             /** @description `<website_url>?ref=<slug>`; null when the merchant set no website for the program. */
             referral_link: string | null;
             program: components["schemas"]["PartnerProgram"];
@@ -2998,6 +3000,8 @@ export interface components {
             status: "active" | "pending" | "disabled";
             /** @description Referral link slug (`?ref=<slug>`): 2 to 64 lowercase letters, digits or "-", unique within the organization. */
             slug: string;
+            /** @description Your other link tokens, alphabetically: `?ref=<alias>` attributes to you as your slug does (an earlier slug, a link from the platform the merchant came from). */
+            aliases: string[];
             /** @description `<website_url>?ref=<slug>`; null when the merchant set no website for the program. */
             referral_link: string | null;
             program: components["schemas"]["PartnerProgram"];
@@ -3679,6 +3683,8 @@ export interface components {
             stripe_account_id?: string | null;
             /** @description This affiliate's own rate, overriding the program's and its tiers; null: the program's again. Applies to sales recorded from then on. */
             commission_value?: number | null;
+            /** @description A new referral slug. The current one becomes an alias, so links already published keep attributing to this affiliate; one of the affiliate's own aliases swaps with the current slug. A slug or alias another affiliate of the organization holds answers 409. */
+            slug?: string;
             /**
              * @description `active` approves an application or re-enables a partner; `disabled` stops their links attributing new visitors (their referred customers keep earning on renewals). Takes effect on every instance within the program-rule cache bound (typically milliseconds).
              * @enum {string}
@@ -5456,7 +5462,10 @@ export interface operations {
                      *           },
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
-                     *         }
+                     *         },
+                     *         "aliases": [
+                     *           "alias"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -5465,6 +5474,8 @@ export interface operations {
                         success: true;
                         data: {
                             affiliate: components["schemas"]["AffiliateOutput"];
+                            /** @description The affiliate's other link tokens, alphabetically: they attribute to it as its slug does (`?ref=<alias>`). A slug changed since, or a link an import brought. */
+                            aliases: string[];
                         };
                     };
                 };
@@ -5616,6 +5627,7 @@ export interface operations {
                  *       "payout_method": "manual",
                  *       "stripe_account_id": "acct_1Nv0FGQ9RKHgCVdK",
                  *       "commission_value": 30,
+                 *       "slug": "jane-doe",
                  *       "status": "active"
                  *     }
                  */
@@ -5653,7 +5665,10 @@ export interface operations {
                      *           },
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
-                     *         }
+                     *         },
+                     *         "aliases": [
+                     *           "alias"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -5662,6 +5677,8 @@ export interface operations {
                         success: true;
                         data: {
                             affiliate: components["schemas"]["AffiliateOutput"];
+                            /** @description The affiliate's other link tokens, alphabetically: they attribute to it as its slug does (`?ref=<alias>`). A slug changed since, or a link an import brought. */
+                            aliases: string[];
                         };
                     };
                 };
@@ -5721,6 +5738,21 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict, e.g. the slug is already taken. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "slug: \"jane-doe\" is already taken"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -20107,6 +20139,9 @@ export interface operations {
                      *               "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *               "status": "active",
                      *               "slug": "jane-doe",
+                     *               "aliases": [
+                     *                 "alias"
+                     *               ],
                      *               "referral_link": "referral-link",
                      *               "program": {
                      *                 "id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
@@ -20284,6 +20319,9 @@ export interface operations {
                      *               "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *               "status": "active",
                      *               "slug": "jane-doe",
+                     *               "aliases": [
+                     *                 "alias"
+                     *               ],
                      *               "referral_link": "referral-link",
                      *               "program": {
                      *                 "id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
@@ -21649,6 +21687,9 @@ export interface operations {
                      *               "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *               "status": "active",
                      *               "slug": "jane-doe",
+                     *               "aliases": [
+                     *                 "alias"
+                     *               ],
                      *               "referral_link": "referral-link",
                      *               "program": {
                      *                 "id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
@@ -21820,6 +21861,9 @@ export interface operations {
                      *               "affiliate_id": "6e8a0c2d-4f6b-4a8d-9c1e-3b5d7f9a1c3e",
                      *               "status": "active",
                      *               "slug": "jane-doe",
+                     *               "aliases": [
+                     *                 "alias"
+                     *               ],
                      *               "referral_link": "referral-link",
                      *               "program": {
                      *                 "id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",

@@ -7,7 +7,6 @@ import { PreviewPortal } from '../partners/PreviewPortal';
 import { useMode } from '../mode';
 import {
   CommissionsByStatus,
-  CopyButton,
   Empty,
   Field,
   FormError,
@@ -21,6 +20,7 @@ import {
 import { DataTable, usePagedList } from '../table';
 import { StatusActions, linkOf, useSiteUrl } from './Affiliates';
 import { HoldReasons } from './HoldReasons';
+import { ReferralSlug } from './AffiliateSlug';
 import { AffiliateTaxForm } from './AffiliateTaxForm';
 import { StripeOnboarding } from './StripeOnboarding';
 
@@ -181,9 +181,12 @@ export function AffiliateDetail() {
   const { id = '' } = useParams();
   const [site] = useSiteUrl();
   const mode = useMode();
-  const affiliate = useLoad(async () => data(await api.affiliates.get({ params: { id } })).affiliate, [id]);
+  const loaded = useLoad(async () => data(await api.affiliates.get({ params: { id } })), [id]);
+  const affiliate = { ...loaded, data: loaded.data?.affiliate };
   const [edited, setEdited] = useState<Affiliate>();
+  const [editedAliases, setEditedAliases] = useState<{ id: string; aliases: string[] }>();
   const a: Affiliate | undefined = edited?.id === id ? edited : affiliate.data;
+  const aliases = (editedAliases?.id === id ? editedAliases.aliases : loaded.data?.aliases) ?? [];
   const program = useLoad(
     async () => (a ? data(await api.programs.get({ params: { id: a.program_id } })).program : undefined),
     [a?.program_id],
@@ -222,16 +225,15 @@ export function AffiliateDetail() {
           <dd>{program.data?.name ?? '…'}</dd>
           <dt>Referral link</dt>
           <dd>
-            {link ? (
-              <>
-                <code data-testid="referral-link" className="break">
-                  {link}
-                </code>{' '}
-                <CopyButton text={link} />
-              </>
-            ) : (
-              <code>?ref={a.slug}</code>
-            )}
+            <ReferralSlug
+              affiliate={a}
+              aliases={aliases}
+              link={link}
+              onSaved={(saved) => {
+                setEdited(saved.affiliate);
+                setEditedAliases({ id: saved.affiliate.id, aliases: saved.aliases });
+              }}
+            />
           </dd>
           <dt>Payouts to</dt>
           <dd>

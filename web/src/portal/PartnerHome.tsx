@@ -151,6 +151,18 @@ function Links({ membership }: { membership: PartnerMembership }) {
           </p>
         </>
       )}
+      {membership.aliases.length > 0 && (
+        <p className="muted small" data-testid="aliases">
+          Your earlier links keep working too: {membership.aliases.length === 1 ? 'the alias' : 'the aliases'}{' '}
+          {membership.aliases.map((alias, i) => (
+            <span key={alias}>
+              {i > 0 && ', '}
+              <code>?ref={alias}</code>
+            </span>
+          ))}{' '}
+          {membership.aliases.length === 1 ? 'credits' : 'credit'} you as your link does.
+        </p>
+      )}
       {host && (
         <form className="inline-form" onSubmit={build.submit} noValidate aria-label="Link to any page">
           <Field

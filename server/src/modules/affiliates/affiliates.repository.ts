@@ -5,18 +5,25 @@ import { pageInCreationOrder } from '../../db/created-order.js';
 import { kyselyOf, readFromReplica, type NewRow, type StoredRow } from '../../db/database.js';
 import { insertOnce, type Once } from '../../db/insert-once.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
-import { Sql, isUniqueViolation } from '../../db/sql.js';
+import { Sql } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import { isUuid } from '../../http/serialize.js';
 import { withEvents } from '../events/outbox.js';
 import { lockPartnerForm, partnerFormOf } from '../tax-forms/partner-form.js';
 import { erasePerson, erasureScope } from './erasure.js';
+import { aliasesOf, holdToken, isTokenTaken, moveSlug, TokenTakenError } from './link-tokens.js';
 
 export type AffiliateRecord = StoredRow<'affiliates'>;
 
+const ownerOf = (a: Pick<AffiliateRecord, 'organization_id' | 'id' | 'program_id'>) => ({
+  organizationId: a.organization_id,
+  affiliateId: a.id,
+  programId: a.program_id,
+});
+
 const AFFILIATES_BY_ID: OwnedTable = { table: 'affiliates', notFound: 'Affiliate not found' };
 
-/** Another membership of the organization has this slug (affiliates_slug_unique). */
+/** Another membership of the organization holds this token as its slug or an alias (link-tokens.ts). */
 export class SlugTakenError extends Error {
   constructor(readonly slug: string) {
     super(`slug "${slug}" is taken`);
@@ -30,8 +37,8 @@ export class AffiliatesRepository {
   /**
    * One membership per (organization, program, email), by the idempotency rule (db/insert-once.ts):
    * the row this call created, or the one an earlier or concurrent request did (deduped). A slug
-   * held by another membership is a SlugTakenError; a slug that the same membership took in a
-   * concurrent request answers that membership.
+   * held by another membership, as its slug or an alias (link-tokens.ts), is a SlugTakenError; a
+   * slug that the same membership took in a concurrent request answers that membership.
    */
   async insertMembership(row: NewRow<'affiliates'>): Promise<Once<AffiliateRecord>> {
     const existing = async () => (await this.findMembership(row.organization_id, row.program_id, row.email)).membership;
@@ -51,12 +58,13 @@ export class AffiliatesRepository {
             const [inserted] = await sql.execute({
               compile: () => withEvents(insert, 'affiliate.created').compile(kyselyOf(this.orm)),
             });
+            if (inserted) await holdToken(sql, ownerOf(inserted), inserted.slug);
             return inserted;
           }),
         existing,
       );
     } catch (err) {
-      if (!isUniqueViolation(err, 'affiliates_slug_unique')) throw err;
+      if (!isTokenTaken(err) && !(err instanceof TokenTakenError)) throw err;
       const raced = await existing();
       if (raced) return { row: raced, deduped: true };
       throw new SlugTakenError(row.slug);
@@ -87,7 +95,9 @@ export class AffiliatesRepository {
    * Changes an owned membership in one transaction; `change` decides from the stored row. A status
    * change is announced to every instance (db/change-notifications.ts) when it commits, as a
    * program change is: each drops the affiliate's cached status, so a disabled partner's links
-   * stop attributing everywhere within the caches' bound.
+   * stop attributing everywhere within the caches' bound. A new slug keeps the old one as an alias
+   * (link-tokens.ts moveSlug: a SlugTakenError when another membership holds it); every instance
+   * then drops the slugs it cached for the affiliate (`affiliate_links`).
    */
   updateOwned(
     organizationId: string,
@@ -96,12 +106,20 @@ export class AffiliatesRepository {
       current: AffiliateRecord,
     ) => Pick<
       AffiliateRecord,
-      'name' | 'payout_email' | 'status' | 'commission_value' | 'payout_method' | 'stripe_account_id'
+      'name' | 'payout_email' | 'status' | 'commission_value' | 'payout_method' | 'stripe_account_id' | 'slug'
     >,
   ): Promise<AffiliateRecord> {
     return Sql.of(this.orm).transaction(async (sql) => {
       const current = await findOwnedRow<AffiliateRecord>(sql, AFFILIATES_BY_ID, organizationId, id);
       const changes = change(current);
+      if (changes.slug !== current.slug) {
+        try {
+          await moveSlug(sql, ownerOf(current), current.slug, changes.slug);
+        } catch (err) {
+          if (err instanceof TokenTakenError || isTokenTaken(err)) throw new SlugTakenError(changes.slug);
+          throw err;
+        }
+      }
       const update = kyselyOf(this.orm)
         .updateTable('affiliates')
         .set(changes)
@@ -112,6 +130,8 @@ export class AffiliatesRepository {
       });
       if (updated.status !== current.status || updated.commission_value !== current.commission_value)
         await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate', id: current.id });
+      if (updated.slug !== current.slug)
+        await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate_links', id: current.id });
       return updated;
     });
   }
@@ -134,19 +154,20 @@ export class AffiliatesRepository {
   }
 
   /**
-   * What attribution needs of the affiliate behind a slug (attribution/resolver.ts caches it): its
-   * slug, else one of its other link tokens (affiliate_link_aliases: the links an import brought,
-   * still attributing to their partner). A slug wins over another partner's alias.
+   * What attribution needs of the affiliate behind a slug (attribution/resolver.ts caches it): the
+   * holder of the link token (link-tokens.ts), its slug or one of its aliases (the links an import
+   * brought, a slug changed since): one namespace, so no two affiliates answer the same token.
    */
   async findBySlug(organizationId: string, slug: string): Promise<CachedAffiliate | undefined> {
-    const row = await Sql.of(this.orm).one<CachedAffiliate & { rank: number }>(
-      `(select id, program_id, 0 as rank from affiliates where organization_id = $1 and slug = $2)
-       union all
-       (select affiliate_id, program_id, 1 from affiliate_link_aliases where organization_id = $1 and token = $2)
-       order by rank limit 1`,
+    return Sql.of(this.orm).one<CachedAffiliate>(
+      `select affiliate_id as id, program_id from affiliate_link_tokens where organization_id = $1 and token = $2`,
       [organizationId, slug],
     );
-    return row && { id: row.id, program_id: row.program_id };
+  }
+
+  /** An affiliate's aliases (link-tokens.ts), for showing. */
+  aliases(organizationId: string, id: string): Promise<string[]> {
+    return aliasesOf(Sql.of(this.orm), organizationId, id);
   }
 
   /** An affiliate's status, own rate and e-mails, for attribution and the program's rules (attribution/resolver.ts caches it); undefined when there is no such affiliate. */

@@ -16,15 +16,13 @@ export const affiliatesRouter = (affiliates: AffiliatesService, publicBaseUrl: s
     }),
     get: async ({ req, params }) => ({
       status: 200,
-      body: { success: true, data: { affiliate: await affiliates.get(requireOrganization(req).id, params.id) } },
+      body: { success: true, data: await affiliates.detail(requireOrganization(req).id, params.id) },
     }),
     update: async ({ req, params, body }) => ({
       status: 200,
       body: {
         success: true,
-        data: {
-          affiliate: await affiliates.update(requireOrganization(req).id, params.id, body, { baseUrl: publicBaseUrl }),
-        },
+        data: await affiliates.update(requireOrganization(req).id, params.id, body, { baseUrl: publicBaseUrl }),
       },
     }),
     erase: async ({ req, params }) => ({

@@ -42,6 +42,12 @@ export interface CreateAffiliateInput {
   terms_accepted_at?: Date;
 }
 
+/** One affiliate with its aliases: its other link tokens (modules/affiliates/link-tokens.ts). */
+export interface AffiliateDetail {
+  affiliate: Affiliate;
+  aliases: string[];
+}
+
 /** A readable slug from the e-mail's local part plus a random suffix: `jane-doe-x7k2`. */
 export function generateSlug(email: string): string {
   const base = email
@@ -130,8 +136,8 @@ export class AffiliatesService {
   }
 
   /**
-   * Name, payout e-mail, status: the fields given, the rest unchanged (403/404 by the ownership
-   * rule). Approving an application or disabling a partner is a status change; it takes effect on
+   * Name, payout e-mail, slug, status: the fields given, the rest unchanged (403/404 by the
+   * ownership rule). A new slug keeps the old one as an alias (link-tokens.ts moveSlug). Approving an application or disabling a partner is a status change; it takes effect on
    * this instance's attribution at once, on the others when its notification arrives.
    */
   async update(
@@ -139,44 +145,60 @@ export class AffiliatesService {
     id: string,
     input: UpdateAffiliateBody,
     context: { baseUrl: string },
-  ): Promise<Affiliate> {
+  ): Promise<AffiliateDetail> {
     if (input.commission_value != null)
       await this.assertOwnRate(
         (await this.affiliates.findOwned(organizationId, id)).program_id,
         input.commission_value,
       );
     let previous: Affiliate['status'] | undefined;
-    const updated = await this.affiliates.updateOwned(
-      organizationId,
-      id,
-      (current) => (
-        (previous = current.status),
-        {
-          name: input.name !== undefined ? input.name : current.name,
-          payout_email:
-            input.payout_email !== undefined
-              ? (input.payout_email?.trim().toLowerCase() ?? null)
-              : current.payout_email,
-          status: input.status ?? current.status,
-          payout_method: input.payout_method ?? current.payout_method,
-          stripe_account_id:
-            input.stripe_account_id !== undefined ? input.stripe_account_id : current.stripe_account_id,
-          commission_value:
-            input.commission_value !== undefined
-              ? input.commission_value === null
-                ? null
-                : String(input.commission_value)
-              : current.commission_value,
-        }
+    const updated = await this.slugChange(input.slug, () =>
+      this.affiliates.updateOwned(
+        organizationId,
+        id,
+        (current) => (
+          (previous = current.status),
+          {
+            name: input.name !== undefined ? input.name : current.name,
+            payout_email:
+              input.payout_email !== undefined
+                ? (input.payout_email?.trim().toLowerCase() ?? null)
+                : current.payout_email,
+            slug: input.slug ?? current.slug,
+            status: input.status ?? current.status,
+            payout_method: input.payout_method ?? current.payout_method,
+            stripe_account_id:
+              input.stripe_account_id !== undefined ? input.stripe_account_id : current.stripe_account_id,
+            commission_value:
+              input.commission_value !== undefined
+                ? input.commission_value === null
+                  ? null
+                  : String(input.commission_value)
+                : current.commission_value,
+          }
+        ),
       ),
     );
+    // Its slugs cached here name it still (the old slug is an alias now): dropped all the same, as
+    // every other instance drops them when the change's notification arrives.
+    if (input.slug !== undefined) this.attribution.forgetAffiliateLinks(updated.id);
     this.attribution.forgetAffiliate(updated.id);
     const affiliate = toAffiliateDto(updated);
     if (previous !== undefined && previous !== affiliate.status) {
       for (const listener of this.statusListeners)
         await listener({ organizationId, previous, affiliate, baseUrl: context.baseUrl });
     }
-    return affiliate;
+    return { affiliate, aliases: await this.affiliates.aliases(organizationId, updated.id) };
+  }
+
+  /** A slug another affiliate holds (as its slug or an alias) is 409. */
+  private async slugChange<T>(slug: string | undefined, change: () => Promise<T>): Promise<T> {
+    try {
+      return await change();
+    } catch (err) {
+      if (err instanceof SlugTakenError) throw new ConflictError(`slug: "${slug}" is already taken`);
+      throw err;
+    }
   }
 
   /**
@@ -198,5 +220,11 @@ export class AffiliatesService {
   /** 404 when no such affiliate exists anywhere, 403 when it belongs to another organization. */
   async get(organizationId: string, id: string): Promise<Affiliate> {
     return toAffiliateDto(await this.affiliates.findOwned(organizationId, id));
+  }
+
+  /** The affiliate with its aliases (GET /api/affiliates/{id}). */
+  async detail(organizationId: string, id: string): Promise<AffiliateDetail> {
+    const affiliate = await this.get(organizationId, id);
+    return { affiliate, aliases: await this.affiliates.aliases(organizationId, id) };
   }
 }

@@ -3,6 +3,7 @@ import { sql as raw } from 'kysely';
 import { notifyChange } from '../../db/change-notifications.js';
 import { kyselyOf, type StoredRow } from '../../db/database.js';
 import type { Sql } from '../../db/sql.js';
+import { releaseUnusedTokens } from './link-tokens.js';
 import { withEvents } from '../events/outbox.js';
 import { lockPartnerForm } from '../tax-forms/partner-form.js';
 
@@ -85,6 +86,13 @@ export async function erasePerson(
     organizationId,
     ids,
   ]);
+  // The link tokens (link-tokens.ts): the `erased-` slugs held, the old slugs and aliases free again.
+  await sql.rows(
+    `insert into affiliate_link_tokens (organization_id, token, affiliate_id, program_id)
+     select organization_id, slug, id, program_id from affiliates where organization_id = ? and id = any (?::uuid[]) on conflict do nothing`,
+    [organizationId, ids],
+  );
+  await releaseUnusedTokens(sql, organizationId, ids);
   await sql.rows(
     `update coupons set code = ${ERASED_TOKEN} where organization_id = ? and affiliate_id = any (?::uuid[])`,
     [organizationId, ids],

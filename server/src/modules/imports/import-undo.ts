@@ -56,7 +56,11 @@ const FORGET_IN_REPORTS = `select report_forget_rows($1, '{}'::uuid[],
 
 /** The deletes, children first, so that every foreign key is satisfied at each step. */
 const DELETES = [
-  `delete from affiliate_link_aliases where organization_id = $1 and import_id = $2`,
+  // The import's link tokens free again (modules/affiliates/link-tokens.ts): its aliases', and its partners'.
+  `with gone as (delete from affiliate_link_aliases where organization_id = $1
+       and (import_id = $2 or affiliate_id in (select id from affiliates where organization_id = $1 and import_id = $2)) returning token)
+   delete from affiliate_link_tokens where organization_id = $1
+     and (token in (select token from gone) or affiliate_id in (select id from affiliates where organization_id = $1 and import_id = $2))`,
   `delete from payout_items where organization_id = $1 and payout_id in (select id from payouts where organization_id = $1 and import_id = $2)`,
   `delete from commissions where organization_id = $1 and import_id = $2`,
   `delete from conversions where organization_id = $1 and import_id = $2`,

@@ -4,6 +4,7 @@ import type { Sql } from '../../db/sql.js';
 import { lockPartnerForm, partnerFormOf } from '../tax-forms/partner-form.js';
 import { SLUG_PATTERN } from '@affiliate-attribution/contract';
 import { generateSlug } from '../affiliates/affiliates.service.js';
+import { holdToken, isTokenTaken, tokenHolder, TokenTakenError } from '../affiliates/link-tokens.js';
 import { printable, unstorableText } from './storable-text.js';
 import type {
   Counts,
@@ -21,6 +22,9 @@ export interface ImportTarget {
   source: string;
   importId: string;
 }
+
+/** Generated slugs tried for a partner none of whose tokens is free (their random suffix makes a collision rare). */
+const SLUG_ATTEMPTS = 5;
 
 /** The skipped rows an import keeps to show (its counts count every one). */
 export const SKIPPED_KEPT = 1000;
@@ -91,14 +95,10 @@ export class ImportWriter {
     );
   }
 
-  /** A token free for this partner: no other partner's slug or alias here. */
+  /** A token free for this partner: no other partner's slug or alias here (one namespace: link-tokens.ts). */
   private async tokenFree(token: string, affiliateId: string | null): Promise<boolean> {
-    const row = await this.sql.one(
-      `select 1 from affiliates where organization_id = $1 and slug = $2 and id is distinct from $3::uuid
-       union all select 1 from affiliate_link_aliases where organization_id = $1 and token = $2 and affiliate_id is distinct from $3::uuid limit 1`,
-      [this.target.organizationId, token, affiliateId],
-    );
-    return !row;
+    const holder = await tokenHolder(this.sql, this.target.organizationId, token);
+    return holder === undefined || holder === affiliateId;
   }
 
   private async affiliate(a: SourceAffiliate): Promise<void> {
@@ -125,48 +125,56 @@ export class ImportWriter {
       affiliateId = existing.id;
       this.counts.affiliates.already_present++;
     } else {
-      let slug: string | undefined;
-      for (const t of usable)
-        if (await this.tokenFree(t, null)) {
-          slug = t;
-          break;
-        }
-      slug ??= generateSlug(a.email);
+      // The first free token becomes the slug, else a generated one. Each is tried in a savepoint:
+      // one a concurrent request took since (the key decides: link-tokens.ts) is passed over.
+      const candidates: string[] = [];
+      for (const t of usable) if (await this.tokenFree(t, null)) candidates.push(t);
       affiliateId = randomUUID();
       // A partner already here by e-mail brings their tax form to the new membership (tax-forms/partner-form.ts).
       await lockPartnerForm(this.sql, organizationId, a.email);
       const form = await partnerFormOf(this.sql, organizationId, a.email);
-      await this.sql.rows(
-        `insert into affiliates (id, organization_id, program_id, email, name, slug, status, payout_email, import_id,
-           tax_form_status, tax_form_kind, tax_form_submitted_at, tax_form_decided_at, tax_form_rejection_reason)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-        [
-          affiliateId,
-          organizationId,
-          programId,
-          a.email,
-          a.name,
-          slug,
-          a.status,
-          a.payout_email,
-          importId,
-          form.tax_form_status,
-          form.tax_form_kind,
-          form.tax_form_submitted_at,
-          form.tax_form_decided_at,
-          form.tax_form_rejection_reason,
-        ],
-      );
+      for (let attempt = 0; ; attempt++) {
+        if (attempt >= candidates.length + SLUG_ATTEMPTS) throw new Error('could not allocate a unique slug');
+        const slug = candidates[attempt] ?? generateSlug(a.email);
+        const id = affiliateId;
+        try {
+          await this.sql.transaction(async (sp) => {
+            await sp.rows(
+              `insert into affiliates (id, organization_id, program_id, email, name, slug, status, payout_email, import_id,
+                 tax_form_status, tax_form_kind, tax_form_submitted_at, tax_form_decided_at, tax_form_rejection_reason)
+               values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+              [
+                id,
+                organizationId,
+                programId,
+                a.email,
+                a.name,
+                slug,
+                a.status,
+                a.payout_email,
+                importId,
+                form.tax_form_status,
+                form.tax_form_kind,
+                form.tax_form_submitted_at,
+                form.tax_form_decided_at,
+                form.tax_form_rejection_reason,
+              ],
+            );
+            await holdToken(sp, { organizationId, affiliateId: id, programId }, slug);
+          });
+          break;
+        } catch (err) {
+          if (!isTokenTaken(err) && !(err instanceof TokenTakenError)) throw err;
+        }
+      }
       this.counts.affiliates.created++;
     }
     for (const token of usable) {
-      const own = await this.sql.one(`select 1 from affiliates where organization_id = $1 and slug = $2 and id = $3`, [
-        organizationId,
-        token,
-        affiliateId,
-      ]);
-      if (own) continue;
-      if (!(await this.tokenFree(token, affiliateId))) {
+      const holder = await tokenHolder(this.sql, organizationId, token);
+      if (holder === affiliateId) continue;
+      // Held by another partner (or taken by one concurrently, which the key decides): reported, never taken over.
+      const taken = holder !== undefined || !(await this.holdToken(token, affiliateId));
+      if (taken) {
         this.skip(
           'affiliates',
           a.source_id,
@@ -175,11 +183,23 @@ export class ImportWriter {
         continue;
       }
       await this.sql.rows(
-        `insert into affiliate_link_aliases (organization_id, token, affiliate_id, program_id, import_id) values ($1, $2, $3, $4, $5) on conflict do nothing`,
+        `insert into affiliate_link_aliases (organization_id, token, affiliate_id, program_id, import_id) values ($1, $2, $3, $4, $5)`,
         [organizationId, token, affiliateId, programId, importId],
       );
     }
     await this.remember('affiliates', a.source_id, affiliateId);
+  }
+
+  /** Holds `token` for the partner; false when another partner holds it. */
+  private async holdToken(token: string, affiliateId: string): Promise<boolean> {
+    const { organizationId, programId } = this.target;
+    try {
+      await holdToken(this.sql, { organizationId, affiliateId, programId }, token);
+      return true;
+    } catch (err) {
+      if (err instanceof TokenTakenError) return false;
+      throw err;
+    }
   }
 
   private async affiliateRow(sourceId: string): Promise<string | undefined> {

@@ -17,6 +17,7 @@ const notifyChanges = (sql: Sql, changes: CacheChange[]) =>
 const CACHED_UNDER_ORGANIZATION: ReadonlySet<OrganizationTable> = new Set([
   'affiliates',
   'affiliate_link_aliases',
+  'affiliate_link_tokens',
   'clicks',
   'customers',
 ]);

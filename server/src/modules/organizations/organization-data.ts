@@ -32,6 +32,7 @@ export const ORGANIZATION_TABLES = [
   'partner_sign_in_links',
   'tax_forms',
   'affiliate_link_aliases',
+  'affiliate_link_tokens',
   'affiliates',
   'import_rows',
   'imports',

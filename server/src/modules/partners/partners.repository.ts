@@ -38,6 +38,8 @@ export interface MembershipRow {
   affiliate_id: string;
   status: 'active' | 'pending' | 'disabled';
   slug: string;
+  /** Its other link tokens, alphabetically (modules/affiliates/link-tokens.ts). */
+  aliases: string[];
   name: string | null;
   payout_email: string | null;
   created_at: Date;
@@ -92,7 +94,8 @@ export class PartnersRepository {
 
   async slugTaken(organizationId: string, slug: string): Promise<boolean> {
     return (
-      (await this.sql.one('select 1 from affiliates where organization_id = ? and slug = ?', [
+      // One namespace of slugs and aliases (modules/affiliates/link-tokens.ts).
+      (await this.sql.one('select 1 from affiliate_link_tokens where organization_id = ? and token = ?', [
         organizationId,
         slug,
       ])) !== undefined
@@ -105,25 +108,31 @@ export class PartnersRepository {
         affiliate_id: string;
         affiliate_status: MembershipRow['status'];
         slug: string;
+        aliases: string[];
         partner_name: string | null;
         payout_email: string | null;
         joined_at: Date;
       }
     >(
-      `select a.id as affiliate_id, a.status as affiliate_status, a.slug, a.name as partner_name, a.payout_email, a.created_at as joined_at, ${PROGRAM_COLUMNS}
+      `select a.id as affiliate_id, a.status as affiliate_status, a.slug, a.name as partner_name, a.payout_email, a.created_at as joined_at,
+         array(select l.token from affiliate_link_aliases l where l.organization_id = a.organization_id and l.affiliate_id = a.id order by l.token) as aliases,
+         ${PROGRAM_COLUMNS}
          from affiliates a join programs p on p.organization_id = a.organization_id and p.id = a.program_id join organizations o on o.id = a.organization_id
         where a.organization_id = ? and a.email = ? order by a.created_at, a.id`,
       [partner.organizationId, partner.email],
     );
-    return rows.map(({ affiliate_id, affiliate_status, slug, partner_name, payout_email, joined_at, ...program }) => ({
-      affiliate_id,
-      status: affiliate_status,
-      slug,
-      name: partner_name,
-      payout_email,
-      created_at: joined_at,
-      program,
-    }));
+    return rows.map(
+      ({ affiliate_id, affiliate_status, slug, aliases, partner_name, payout_email, joined_at, ...program }) => ({
+        affiliate_id,
+        status: affiliate_status,
+        slug,
+        aliases,
+        name: partner_name,
+        payout_email,
+        created_at: joined_at,
+        program,
+      }),
+    );
   }
 
   async setPayoutEmail(partner: PartnerKey, payoutEmail: string): Promise<void> {

@@ -330,6 +330,7 @@ export class PartnersService {
         affiliate_id: m.affiliate_id,
         status: m.status,
         slug: m.slug,
+        aliases: m.aliases,
         referral_link: referralLink(m.program.website_url, m.slug),
         program: toProgram(m.program),
         joined_at: iso(m.created_at),
