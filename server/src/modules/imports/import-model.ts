@@ -52,6 +52,21 @@ export interface SourceCommission {
   sale: SourceSale;
 }
 
+/**
+ * A refund the source records as a row of its own (Tolt's `type: "refund"` commission, created when a
+ * paid commission's sale is refunded): the sale it refunds becomes refunded here, and what the source
+ * takes back from the partner becomes a clawback entry of that sale.
+ */
+export interface SourceRefund {
+  source_id: string;
+  /** The refunded sale's source id (SourceSale.source_id). */
+  sale_source_id: string;
+  /** How much of the sale was refunded, in its currency; null: all of it (what is left). */
+  amount: string | null;
+  /** What the partner gives back (a positive amount, in `clawback_currency`), when the source says. */
+  clawback: { amount: string; currency: string; status: 'approved' | 'paid'; payout_source_id: string | null } | null;
+}
+
 export interface SourcePayout {
   source_id: string;
   affiliate_source_id: string;
@@ -73,6 +88,8 @@ export interface SourceBatch {
   customers?: SourceCustomer[];
   payouts?: SourcePayout[];
   commissions?: SourceCommission[];
+  /** Refunds of sales read in this phase or before (the commissions phase, after its commissions). */
+  refunds?: SourceRefund[];
   skipped?: Skip[];
 }
 

@@ -4,6 +4,7 @@ import type { Sql } from '../../db/sql.js';
 import { lockPartnerForm, partnerFormOf } from '../tax-forms/partner-form.js';
 import { SLUG_PATTERN } from '@affiliate-attribution/contract';
 import { generateSlug } from '../affiliates/affiliates.service.js';
+import { writeRefund } from './import-refunds.js';
 import { printable, unstorableText } from './storable-text.js';
 import type {
   Counts,
@@ -38,9 +39,9 @@ export const SKIPPED_KEPT = 1000;
  */
 export class ImportWriter {
   constructor(
-    private readonly sql: Sql,
-    private readonly target: ImportTarget,
-    private readonly counts: Counts,
+    readonly sql: Sql,
+    readonly target: ImportTarget,
+    readonly counts: Counts,
     private readonly skipped: Skip[],
   ) {}
 
@@ -50,6 +51,7 @@ export class ImportWriter {
     for (const c of this.storable('customers', batch.customers)) await this.customer(c);
     for (const p of this.storable('payouts', batch.payouts)) await this.payout(p);
     for (const c of this.storable('commissions', batch.commissions)) await this.commission(c);
+    for (const r of this.storable('commissions', batch.refunds)) await writeRefund(this, r);
   }
 
   /** The rows PostgreSQL can store as they are; each other one skipped, naming its field (storable-text.ts). */
@@ -62,13 +64,13 @@ export class ImportWriter {
   }
 
   /** Counted, and kept to show: its id and reason made storable (a source's text may hold what jsonb refuses). */
-  private skip(kind: ImportKind, sourceId: string, reason: string): void {
+  skip(kind: ImportKind, sourceId: string, reason: string): void {
     this.counts[kind].skipped++;
     if (this.skipped.length < SKIPPED_KEPT)
       this.skipped.push({ kind, source_id: printable(sourceId), reason: printable(reason) });
   }
 
-  private async known(kind: ImportKind, sourceId: string): Promise<string | undefined> {
+  async known(kind: ImportKind, sourceId: string): Promise<string | undefined> {
     const row = await this.sql.one<{ row_id: string }>(
       `select row_id from import_rows where organization_id = $1 and program_id = $2 and source = $3 and kind = $4 and source_id = $5`,
       [this.target.organizationId, this.target.programId, this.target.source, kind, sourceId],
@@ -76,7 +78,7 @@ export class ImportWriter {
     return row?.row_id;
   }
 
-  private async remember(kind: ImportKind, sourceId: string, rowId: string): Promise<void> {
+  async remember(kind: ImportKind, sourceId: string, rowId: string): Promise<void> {
     await this.sql.rows(
       `insert into import_rows (organization_id, program_id, source, kind, source_id, row_id, import_id) values ($1, $2, $3, $4, $5, $6, $7) on conflict do nothing`,
       [
@@ -274,8 +276,11 @@ export class ImportWriter {
         )
       : undefined;
     const inserted = await this.sql.one<{ id: string }>(
-      `insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, customer_id, affiliate_id, program_id, refunded_amount, occurred_at, import_id)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) on conflict (external_id, organization_id) do nothing returning id`,
+      `insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, customer_id, affiliate_id, program_id, refunded_amount, occurred_at, import_id, status, reversed_at)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+         case when $11::numeric >= $4::numeric and $4::numeric > 0 then 'reversed' else 'approved' end,
+         case when $11::numeric >= $4::numeric and $4::numeric > 0 then $12::timestamptz end)
+       on conflict (external_id, organization_id) do nothing returning id`,
       [
         randomUUID(),
         organizationId,
@@ -314,6 +319,13 @@ export class ImportWriter {
     const affiliateId = await this.affiliateRow(c.affiliate_source_id);
     if (!affiliateId)
       return this.skip('commissions', c.source_id, `its affiliate ${c.affiliate_source_id} was not imported`);
+    // A reversed commission of 0 (Tolt zeroes a commission whose sale was refunded before it was
+    // paid): its sale is history all the same, kept with its refund; no entry of 0 is written.
+    if (Number(c.amount) === 0 && c.status === 'reversed') {
+      if (await this.conversion(c, affiliateId))
+        return this.skip('commissions', c.source_id, `amount 0 (reversed at the source): its sale is kept, refunded`);
+      return this.skip('commissions', c.source_id, `its sale ${c.sale.source_id} could not be imported`);
+    }
     if (!(Number(c.amount) > 0)) return this.skip('commissions', c.source_id, `amount ${c.amount} is not above 0`);
     const conversionId = await this.conversion(c, affiliateId);
     if (!conversionId)

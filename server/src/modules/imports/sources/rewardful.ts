@@ -212,6 +212,32 @@ const STATUSES: Record<string, ImportedCommissionStatus> = {
   voided: 'reversed',
 };
 
+/**
+ * A sale's amount before refunds and what was refunded of it. Rewardful's `sale_amount_cents` is
+ * what the sale is worth now: `charge_amount_cents` less `refund_amount_cents` and
+ * `tax_amount_cents` (the sale object's example: charge 10000, refund 0, tax 0, sale 10000). So the
+ * amount sold is `sale_amount_cents + refund_amount_cents`, of which `refund_amount_cents` was
+ * refunded: the refund is counted once, and the net is `sale_amount_cents`.
+ */
+function saleAmounts(sale: Json, currency: string): { amount: string; refunded_amount: string } {
+  const whole = (value: unknown, field: string): number => {
+    if (typeof value !== 'number' || !Number.isInteger(value))
+      throw new Unmappable(`${field}: not a whole number of minor units (${JSON.stringify(value ?? null)})`);
+    return value;
+  };
+  const refunded = whole(sale.refund_amount_cents ?? 0, 'sale.refund_amount_cents');
+  if (refunded < 0) throw new Unmappable(`sale.refund_amount_cents: ${refunded} is below 0`);
+  const sold =
+    sale.sale_amount_cents != null
+      ? whole(sale.sale_amount_cents, 'sale.sale_amount_cents') + refunded
+      : whole(sale.charge_amount_cents, 'sale.charge_amount_cents') -
+        whole(sale.tax_amount_cents ?? 0, 'sale.tax_amount_cents');
+  return {
+    amount: fromMinorUnits(sold, currency, 'sale.sale_amount_cents'),
+    refunded_amount: fromMinorUnits(Math.min(refunded, Math.max(sold, 0)), currency, 'sale.refund_amount_cents'),
+  };
+}
+
 function toCommission(row: Json): SourceCommission {
   const status = STATUSES[String(row.state)];
   if (!status) throw new Unmappable(`unknown state ${JSON.stringify(row.state ?? null)}`);
@@ -247,12 +273,7 @@ function toCommission(row: Json): SourceCommission {
     sale: {
       source_id: id(sale),
       external_id: id(sale),
-      amount: fromMinorUnits(
-        sale.sale_amount_cents ?? sale.charge_amount_cents,
-        saleCurrency,
-        'sale.sale_amount_cents',
-      ),
-      refunded_amount: fromMinorUnits(sale.refund_amount_cents ?? 0, saleCurrency, 'sale.refund_amount_cents'),
+      ...saleAmounts(sale, saleCurrency),
       currency: saleCurrency,
       occurred_at: date(sale.charged_at ?? sale.invoiced_at ?? sale.created_at, 'sale.charged_at'),
       customer: customerId
