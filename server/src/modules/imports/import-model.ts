@@ -14,6 +14,8 @@ export interface SourceAffiliate {
   payout_email: string | null;
   /** Every link token that must keep attributing to the partner; the first becomes the slug. */
   tokens: string[];
+  /** When the partner joined at the source (our `created_at`); unknown: the import's time. */
+  created_at?: Date | null;
 }
 
 export interface SourceCustomer {
@@ -23,6 +25,8 @@ export interface SourceCustomer {
   email: string | null;
   name: string | null;
   affiliate_source_id: string;
+  /** When the customer signed up at the source (a lead's date; our `created_at`); unknown: their first sale's. */
+  created_at?: Date | null;
 }
 
 export interface SourceSale {
@@ -50,6 +54,8 @@ export interface SourceCommission {
   /** The paid payout that carried it, when the source says. */
   payout_source_id: string | null;
   sale: SourceSale;
+  /** When the source recorded the commission (our `created_at`); unknown: its sale's `occurred_at`. */
+  created_at?: Date | null;
 }
 
 /**

@@ -12,6 +12,7 @@ import type {
 } from '../import-model.js';
 import { ImportSourceError } from '../import-model.js';
 import { getJson, type SourceHttpOptions } from './source-http.js';
+import { dateOrNull } from './source-rows.js';
 
 /**
  * Rewardful's REST API (https://developers.rewardful.com/rest-api/overview): Basic auth with the
@@ -128,6 +129,7 @@ function toAffiliate(row: Json): SourceAffiliate {
     status,
     payout_email: text(row.paypal_email) ?? text(row.wise_email),
     tokens,
+    created_at: dateOrNull(row.created_at),
   };
 }
 
@@ -156,8 +158,13 @@ function toCustomer(row: Json): SourceCustomer {
     email: text(customer?.email),
     name: text(customer?.name),
     affiliate_source_id: affiliate,
+    created_at: signedUpAt(row),
   };
 }
+
+/** A referral's signup: when it became a lead, else when it became a customer, else when it was first seen. */
+const signedUpAt = (referral: Json | null | undefined): Date | null =>
+  dateOrNull(referral?.became_lead_at, referral?.became_conversion_at, referral?.created_at);
 
 /** Cents (the currency's minor unit) to exact decimal text in the major unit. */
 export function fromMinorUnits(value: unknown, currency: string, field: string): string {
@@ -283,8 +290,10 @@ function toCommission(row: Json): SourceCommission {
             email: text(customerObject?.email),
             name: text(customerObject?.name),
             affiliate_source_id: affiliate,
+            created_at: signedUpAt(referral),
           }
         : null,
     },
+    created_at: dateOrNull(row.created_at),
   };
 }

@@ -12,7 +12,18 @@ import type {
 } from '../import-model.js';
 import { ImportSourceError } from '../import-model.js';
 import { getJson, type SourceHttpOptions } from './source-http.js';
-import { collect, currencyOf, dateOf, emailOf, idOf, minorUnits, text, Unmappable, type Json } from './source-rows.js';
+import {
+  collect,
+  currencyOf,
+  dateOf,
+  dateOrNull,
+  emailOf,
+  idOf,
+  minorUnits,
+  text,
+  Unmappable,
+  type Json,
+} from './source-rows.js';
 
 /**
  * Tolt's REST API (https://docs.tolt.com/introduction, https://docs.tolt.com/authentication): the
@@ -188,7 +199,15 @@ function toAffiliate(row: Json): SourceAffiliate {
   const name = [text(row.first_name), text(row.last_name)].filter(Boolean).join(' ') || null;
   const state = text(row.status);
   const status = state === null || state === 'active' ? 'active' : state === 'pending' ? 'pending' : 'disabled';
-  return { source_id: idOf(row), email, name, status, payout_email: text(row.payout_details?.email), tokens: [] };
+  return {
+    source_id: idOf(row),
+    email,
+    name,
+    status,
+    payout_email: text(row.payout_details?.email),
+    tokens: [],
+    created_at: dateOrNull(row.created_at),
+  };
 }
 
 function customerFrom(customer: Json, partnerId: string | null): SourceCustomer {
@@ -202,6 +221,7 @@ function customerFrom(customer: Json, partnerId: string | null): SourceCustomer 
     email: text(customer.email),
     name: text(customer.name),
     affiliate_source_id: affiliate,
+    created_at: dateOrNull(customer.created_at),
   };
 }
 
@@ -279,6 +299,7 @@ function toCommission(row: Json): SourceCommission {
       occurred_at: createdAt,
       customer,
     },
+    created_at: createdAt,
   };
 }
 
