@@ -14,9 +14,9 @@ export const ImportSource = z
   );
 
 export const ImportStatus = z
-  .enum(['running', 'succeeded', 'failed', 'cancelled'])
+  .enum(['running', 'succeeded', 'failed', 'cancelled', 'undone'])
   .describe(
-    '`running`: queued, importing, or waiting to try the source again (`progress.retry`); `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why; `cancelled`: stopped on request, what it had written kept (undo removes it).',
+    '`running`: queued, importing, or waiting to try the source again (`progress.retry`, and `error` says why); `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why; `cancelled`: stopped on request, what it had written kept (undo removes it); `undone`: what it wrote was removed (`DELETE /api/imports/{id}`, at `undone_at`); it stays listed with its counts.',
   );
 
 export const ImportKind = z
@@ -78,10 +78,11 @@ export const Import = z
       .string()
       .nullable()
       .describe(
-        'Why the import failed (a wrong credential, the source unreachable after its last try), never quoting a credential; null otherwise.',
+        'Why the import failed (a wrong credential, the source unreachable), or, while it runs, why it is waiting to try again; never quoting a credential; null otherwise.',
       ),
     created_at: Timestamp,
     finished_at: Timestamp.nullable().describe('When it succeeded, failed or was cancelled.'),
+    undone_at: Timestamp.nullable().describe('When it was undone (status `undone`); null otherwise.'),
     livemode: Livemode,
   })
   .describe('An import of a program from another platform.');
@@ -139,7 +140,7 @@ export const importsContract = c.router(
       path: '/api/imports/:id',
       summary: 'Undo an import',
       description:
-        'Deletes every row the import created, in one transaction, while nothing has been built on them (no conversion, payout or approval on its rows since). Otherwise 409, naming what holds it. A running import answers 409 too: cancel it first (POST /api/imports/{id}/cancel).',
+        'Deletes every row the import created, in one transaction, while nothing has been built on them (no conversion, payout or approval on its rows since). Otherwise 409, naming what holds it. A running import answers 409 too: cancel it first (POST /api/imports/{id}/cancel); an import already undone answers 409. The import itself stays listed, `undone`, with its counts.',
       pathParams: idParam,
       body: c.noBody(),
       responses: { 200: ImportEnvelope, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },

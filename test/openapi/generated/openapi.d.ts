@@ -696,7 +696,7 @@ export interface paths {
         post?: never;
         /**
          * Undo an import
-         * @description Deletes every row the import created, in one transaction, while nothing has been built on them (no conversion, payout or approval on its rows since). Otherwise 409, naming what holds it. A running import answers 409 too: cancel it first (POST /api/imports/{id}/cancel).
+         * @description Deletes every row the import created, in one transaction, while nothing has been built on them (no conversion, payout or approval on its rows since). Otherwise 409, naming what holds it. A running import answers 409 too: cancel it first (POST /api/imports/{id}/cancel); an import already undone answers 409. The import itself stays listed, `undone`, with its counts.
          */
         delete: operations["importsRemove"];
         options?: never;
@@ -2587,10 +2587,10 @@ export interface components {
             /** @description True: nothing was written; the counts say what a real run would do. */
             dry_run: boolean;
             /**
-             * @description `running`: queued, importing, or waiting to try the source again (`progress.retry`); `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why; `cancelled`: stopped on request, what it had written kept (undo removes it).
+             * @description `running`: queued, importing, or waiting to try the source again (`progress.retry`, and `error` says why); `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why; `cancelled`: stopped on request, what it had written kept (undo removes it); `undone`: what it wrote was removed (`DELETE /api/imports/{id}`, at `undone_at`); it stays listed with its counts.
              * @enum {string}
              */
-            status: "running" | "succeeded" | "failed" | "cancelled";
+            status: "running" | "succeeded" | "failed" | "cancelled" | "undone";
             /** @description How far the import has come. */
             progress: {
                 /** @description What is being read now: `affiliates`, `customers`, `payouts`, `commissions`, `writing` (a dry run) or `done`. */
@@ -2622,12 +2622,14 @@ export interface components {
             };
             /** @description The rows skipped, with their reasons (the first 1,000). */
             skipped: components["schemas"]["ImportSkip"][];
-            /** @description Why the import failed (a wrong credential, the source unreachable after its last try), never quoting a credential; null otherwise. */
+            /** @description Why the import failed (a wrong credential, the source unreachable), or, while it runs, why it is waiting to try again; never quoting a credential; null otherwise. */
             error: string | null;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
             /** @description When it succeeded, failed or was cancelled. */
             finished_at: string | null;
+            /** @description When it was undone (status `undone`); null otherwise. */
+            undone_at: string | null;
             /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
             livemode: boolean;
         };
@@ -2651,10 +2653,10 @@ export interface components {
             /** @description True: nothing was written; the counts say what a real run would do. */
             dry_run: boolean;
             /**
-             * @description `running`: queued, importing, or waiting to try the source again (`progress.retry`); `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why; `cancelled`: stopped on request, what it had written kept (undo removes it).
+             * @description `running`: queued, importing, or waiting to try the source again (`progress.retry`, and `error` says why); `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why; `cancelled`: stopped on request, what it had written kept (undo removes it); `undone`: what it wrote was removed (`DELETE /api/imports/{id}`, at `undone_at`); it stays listed with its counts.
              * @enum {string}
              */
-            status: "running" | "succeeded" | "failed" | "cancelled";
+            status: "running" | "succeeded" | "failed" | "cancelled" | "undone";
             /** @description How far the import has come. */
             progress: {
                 /** @description What is being read now: `affiliates`, `customers`, `payouts`, `commissions`, `writing` (a dry run) or `done`. */
@@ -2686,12 +2688,14 @@ export interface components {
             };
             /** @description The rows skipped, with their reasons (the first 1,000). */
             skipped: components["schemas"]["ImportSkip"][];
-            /** @description Why the import failed (a wrong credential, the source unreachable after its last try), never quoting a credential; null otherwise. */
+            /** @description Why the import failed (a wrong credential, the source unreachable), or, while it runs, why it is waiting to try again; never quoting a credential; null otherwise. */
             error: string | null;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
             /** @description When it succeeded, failed or was cancelled. */
             finished_at: string | null;
+            /** @description When it was undone (status `undone`); null otherwise. */
+            undone_at: string | null;
             /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
             livemode: boolean;
         };
@@ -11297,6 +11301,7 @@ export interface operations {
                      *             "error": "error",
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "finished_at": "2025-03-14T09:26:53.000Z",
+                     *             "undone_at": "2025-03-14T09:26:53.000Z",
                      *             "livemode": false
                      *           }
                      *         ],
@@ -11483,6 +11488,7 @@ export interface operations {
                      *           "error": "error",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "finished_at": "2025-03-14T09:26:53.000Z",
+                     *           "undone_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
                      *         }
                      *       }
@@ -11688,6 +11694,7 @@ export interface operations {
                      *           "error": "error",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "finished_at": "2025-03-14T09:26:53.000Z",
+                     *           "undone_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
                      *         }
                      *       }
@@ -11878,6 +11885,7 @@ export interface operations {
                      *           "error": "error",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "finished_at": "2025-03-14T09:26:53.000Z",
+                     *           "undone_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
                      *         }
                      *       }
@@ -12083,6 +12091,7 @@ export interface operations {
                      *           "error": "error",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "finished_at": "2025-03-14T09:26:53.000Z",
+                     *           "undone_at": "2025-03-14T09:26:53.000Z",
                      *           "livemode": false
                      *         }
                      *       }

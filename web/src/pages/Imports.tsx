@@ -57,9 +57,11 @@ function ImportReport({
       <p className="muted">
         {running
           ? runningText(item)
-          : `${item.progress.pages} pages read · ${item.status === 'cancelled' ? 'cancelled' : 'finished'} ${dateTime(item.finished_at)}`}
+          : item.status === 'undone'
+            ? `${item.progress.pages} pages read · undone ${dateTime(item.undone_at)}: what it created was removed`
+            : `${item.progress.pages} pages read · ${item.status === 'cancelled' ? 'cancelled' : 'finished'} ${dateTime(item.finished_at)}`}
       </p>
-      {item.error && (
+      {item.error && !item.progress.retry && (
         <p className="error" role="alert">
           {item.error}
         </p>
@@ -157,8 +159,8 @@ export function Imports() {
     )
       return;
     try {
-      data(await api.imports.remove({ params: { id: item.id } }));
-      if (started?.id === item.id) setStarted(undefined);
+      const undone = data(await api.imports.remove({ params: { id: item.id } })).import;
+      if (started?.id === item.id) setStarted(undone);
     } catch (err) {
       start.setError(err as never);
     }
@@ -308,7 +310,7 @@ export function Imports() {
           {
             header: 'Created',
             cell: (i) =>
-              `${i.dry_run ? 'would create ' : ''}${KINDS.map((k) => `${i.counts[k]?.created ?? 0} ${k}`).join(', ')}`,
+              `${i.dry_run ? 'would create ' : i.status === 'undone' ? 'had created ' : ''}${KINDS.map((k) => `${i.counts[k]?.created ?? 0} ${k}`).join(', ')}`,
           },
           {
             header: 'Actions',
@@ -323,7 +325,7 @@ export function Imports() {
                     Cancel import
                   </button>
                 )}
-                {i.status !== 'running' && !i.dry_run && (
+                {i.status !== 'running' && i.status !== 'undone' && !i.dry_run && (
                   <button type="button" className="danger small" onClick={() => void undo(i)}>
                     Undo
                   </button>

@@ -130,6 +130,8 @@ export class ImportSourceUnavailable extends Error {
   constructor(
     message: string,
     readonly retryAfterMs?: number,
+    /** No answer at all (refused, not found, timed out): not the source's own trouble (a 5xx or 429). */
+    readonly unreachable = false,
   ) {
     super(message);
   }

@@ -177,6 +177,7 @@ export class ImportRunner {
     }, CANCEL_POLL_MS);
     watch.unref();
     let secrets: string[] = [];
+    let pagesRead = 0;
     try {
       if (!row.sealed_credentials) throw new ImportSourceError('the credentials are gone');
       const credentials = JSON.parse(this.secrets.open(row.sealed_credentials, CREDENTIALS_PURPOSE)) as Record<
@@ -184,14 +185,21 @@ export class ImportRunner {
         string
       >;
       secrets = secretsOf(credentials);
-      const reader = readerFor(row.source, credentials, this.options.baseUrls(), {
+      const source = readerFor(row.source, credentials, this.options.baseUrls(), {
         sleep: this.options.sleep,
         signal: abort.signal,
       });
+      const reader: SourceReader = {
+        readPage: async (phase, page) => {
+          const read = await source.readPage(phase, page);
+          pagesRead++;
+          return read;
+        },
+      };
       if (row.dry_run) await this.dryRun(row, reader, abort.signal);
       else await this.realRun(row, reader, abort.signal);
     } catch (err) {
-      await this.failed(row, job, attempt, err, (text) => printable(redact(text, secrets)));
+      await this.failed(row, job, attempt, err, (text) => printable(redact(text, secrets)), pagesRead);
     } finally {
       clearInterval(watch);
       this.running.delete(row.id);
@@ -205,6 +213,7 @@ export class ImportRunner {
     attempt: number,
     err: unknown,
     shown: (text: string) => string,
+    pagesRead: number,
   ): Promise<void> {
     if (err instanceof ImportCancelled || (await this.imports.statusOf(row.organization_id, row.id)) !== 'running') {
       this.logger.info({ importId: row.id }, 'import cancelled; its job stopped');
@@ -216,6 +225,14 @@ export class ImportRunner {
     }
     if (err instanceof ImportSourceUnavailable) {
       const reason = shown(err.message);
+      // Never reached at all, on the import's first try: an address or network to fix, not a
+      // source having a bad moment. Said now rather than after tries spread over a quarter of an hour.
+      if (err.unreachable && attempt === 1 && pagesRead === 0 && row.progress.pages === 0) {
+        const where = row.source === 'csv' ? '' : ` at ${this.options.baseUrls()[row.source]}`;
+        const message = `${reason}${where}. Nothing was imported: check that this server can reach it (IMPORT_${row.source.toUpperCase()}_API_BASE_URL), then start the import again.`;
+        this.logger.warn({ importId: row.id, reason }, 'import failed: its source could not be reached');
+        return this.imports.finish(row.id, row.organization_id, 'failed', message);
+      }
       if (attempt >= this.maxAttempts) {
         this.logger.warn(
           { importId: row.id, attempt, reason },
@@ -228,12 +245,12 @@ export class ImportRunner {
       const at = new Date(Date.now() + wait);
       this.logger.warn({ importId: row.id, attempt, reason, retryAt: at }, 'import waiting for its source');
       await this.enqueue(row, attempt + 1, at);
-      return this.imports.waiting(row.id, row.organization_id, {
-        attempt: attempt + 1,
-        max_attempts: this.maxAttempts,
-        at: at.toISOString(),
-        reason,
-      });
+      return this.imports.waiting(
+        row.id,
+        row.organization_id,
+        { attempt: attempt + 1, max_attempts: this.maxAttempts, at: at.toISOString(), reason },
+        `${reason}: trying again at ${at.toISOString()} (try ${attempt + 1} of ${this.maxAttempts}).`,
+      );
     }
     // Anything else (the database, a bug): pg-boss tries the job again; its last try fails the
     // import with words of our own, the detail kept in the log.
@@ -250,6 +267,13 @@ export class ImportRunner {
       { err, importId: row.id, retryCount: job.retryCount },
       'import stopped; the job will be tried again, from its last committed page',
     );
+    await this.imports
+      .note(
+        row.id,
+        row.organization_id,
+        `The import stopped on an unexpected error; it goes on from its last page shortly (try ${job.retryCount + 2} of ${RETRY_LIMIT + 1}).`,
+      )
+      .catch(() => undefined);
     throw err;
   }
 

@@ -298,6 +298,8 @@ export class ImportWriter {
     const { organizationId, programId, importId } = this.target;
     if (await this.known('commissions', c.source_id)) {
       this.counts.commissions.already_present++;
+      // Its sale is here too: counted as such (a rerun finds every conversion already here).
+      if (await this.known('conversions', c.sale.source_id)) this.counts.conversions.already_present++;
       return;
     }
     const affiliateId = await this.affiliateRow(c.affiliate_source_id);

@@ -24,6 +24,7 @@ export interface ImportRow {
   error: string | null;
   created_at: Date;
   finished_at: Date | null;
+  undone_at: Date | null;
 }
 
 /** The next try of an import waiting for its source (progress.retry). */
@@ -51,6 +52,7 @@ export function toImportDto(row: ImportRow): Import {
     error: row.error,
     created_at: row.created_at.toISOString(),
     finished_at: row.finished_at ? row.finished_at.toISOString() : null,
+    undone_at: row.undone_at ? row.undone_at.toISOString() : null,
   };
 }
 
@@ -151,7 +153,7 @@ export class ImportsRepository {
     skipped: Skip[],
   ): Promise<boolean> {
     const updated = await sql.rows(
-      `update imports set progress = $3, counts = $4, skipped = $5 where id = $1 and organization_id = $2 and status = 'running' returning id`,
+      `update imports set progress = $3, counts = $4, skipped = $5, error = null where id = $1 and organization_id = $2 and status = 'running' returning id`,
       [
         id,
         organizationId,
@@ -163,12 +165,24 @@ export class ImportsRepository {
     return updated.length > 0;
   }
 
-  /** Records the next try of an import waiting for its source (shown as progress.retry). */
-  async waiting(id: string, organizationId: string, retry: ImportRetry): Promise<void> {
+  /**
+   * Records the next try of an import waiting for its source (progress.retry), and why in `error`,
+   * so that the wait is visible at once; a page read later clears it (progress()).
+   */
+  async waiting(id: string, organizationId: string, retry: ImportRetry, error: string): Promise<void> {
     await this.sql.rows(
-      `update imports set progress = jsonb_set(progress, '{retry}', $3::jsonb) where id = $1 and organization_id = $2 and status = 'running'`,
-      [id, organizationId, JSON.stringify(retry)],
+      `update imports set progress = jsonb_set(progress, '{retry}', $3::jsonb), error = $4 where id = $1 and organization_id = $2 and status = 'running'`,
+      [id, organizationId, JSON.stringify(retry), error],
     );
+  }
+
+  /** Says in `error` why a running import is stopped for now (it is tried again). */
+  async note(id: string, organizationId: string, error: string): Promise<void> {
+    await this.sql.rows(`update imports set error = $3 where id = $1 and organization_id = $2 and status = 'running'`, [
+      id,
+      organizationId,
+      error,
+    ]);
   }
 
   /** Ends a running import: its credentials are erased, succeeded or failed. */
@@ -188,7 +202,7 @@ export class ImportsRepository {
   /** Cancels a running import in the caller's transaction (its row locked by findOwned): credentials erased. */
   async cancel(sql: Sql, id: string, organizationId: string): Promise<ImportRow> {
     return (await sql.one<ImportRow>(
-      `update imports set status = 'cancelled', sealed_credentials = null, finished_at = now(), progress = progress - 'retry' where id = $1 and organization_id = $2 and status = 'running' returning *`,
+      `update imports set status = 'cancelled', error = null, sealed_credentials = null, finished_at = now(), progress = progress - 'retry' where id = $1 and organization_id = $2 and status = 'running' returning *`,
       [id, organizationId],
     ))!;
   }
