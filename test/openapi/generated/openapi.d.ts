@@ -2329,6 +2329,11 @@ export interface components {
              * @default false
              */
             dry_run: boolean;
+            /**
+             * @description Needed by a real run when the source's terms differ from the program's (a dry run lists them in `terms.differences`): without it, such an import fails before writing anything, naming the differences.
+             * @enum {string}
+             */
+            terms?: "source" | "program";
         };
         CreatePayoutsBody: {
             /**
@@ -2630,6 +2635,29 @@ export interface components {
             finished_at: string | null;
             /** @description When it was undone (status `undone`); null otherwise. */
             undone_at: string | null;
+            /** @description The terms compared; null until read. */
+            terms: {
+                /** @description Whether the source's API gives its campaign terms (Rewardful's campaigns); false: not compared. */
+                read: boolean;
+                /** @description Campaigns read. */
+                campaigns: number;
+                /** @description Where the source's terms differ from the program's. */
+                differences: {
+                    /** @description The campaign's name at the source. */
+                    campaign: string;
+                    /** @description The program field: `commission_type`, `commission_value`, `minimum_payout`, `commission_window_months`, `commission_max_conversions`, `hold_days`, `click_window_days` or `currency`. */
+                    field: string;
+                    /** @description The source's value (null: none, no limit). */
+                    source: string | null;
+                    /** @description The program's value (null: none, no limit). */
+                    program: string | null;
+                }[];
+                /**
+                 * @description Which terms a real run went on with; null: a dry run, or nothing to choose.
+                 * @enum {string|null}
+                 */
+                applied: "source" | "program" | null;
+            } | null;
             /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
             livemode: boolean;
         };
@@ -2696,6 +2724,29 @@ export interface components {
             finished_at: string | null;
             /** @description When it was undone (status `undone`); null otherwise. */
             undone_at: string | null;
+            /** @description The terms compared; null until read. */
+            terms: {
+                /** @description Whether the source's API gives its campaign terms (Rewardful's campaigns); false: not compared. */
+                read: boolean;
+                /** @description Campaigns read. */
+                campaigns: number;
+                /** @description Where the source's terms differ from the program's. */
+                differences: {
+                    /** @description The campaign's name at the source. */
+                    campaign: string;
+                    /** @description The program field: `commission_type`, `commission_value`, `minimum_payout`, `commission_window_months`, `commission_max_conversions`, `hold_days`, `click_window_days` or `currency`. */
+                    field: string;
+                    /** @description The source's value (null: none, no limit). */
+                    source: string | null;
+                    /** @description The program's value (null: none, no limit). */
+                    program: string | null;
+                }[];
+                /**
+                 * @description Which terms a real run went on with; null: a dry run, or nothing to choose.
+                 * @enum {string|null}
+                 */
+                applied: "source" | "program" | null;
+            } | null;
             /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
             livemode: boolean;
         };
@@ -11302,6 +11353,19 @@ export interface operations {
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "finished_at": "2025-03-14T09:26:53.000Z",
                      *             "undone_at": "2025-03-14T09:26:53.000Z",
+                     *             "terms": {
+                     *               "read": false,
+                     *               "campaigns": 1,
+                     *               "differences": [
+                     *                 {
+                     *                   "campaign": "campaign",
+                     *                   "field": "field",
+                     *                   "source": "source",
+                     *                   "program": "program"
+                     *                 }
+                     *               ],
+                     *               "applied": "source"
+                     *             },
                      *             "livemode": false
                      *           }
                      *         ],
@@ -11444,7 +11508,8 @@ export interface operations {
                  *       "source": "rewardful",
                  *       "credentials": {},
                  *       "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
-                 *       "dry_run": false
+                 *       "dry_run": false,
+                 *       "terms": "source"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateImportBody"];
@@ -11489,6 +11554,19 @@ export interface operations {
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "finished_at": "2025-03-14T09:26:53.000Z",
                      *           "undone_at": "2025-03-14T09:26:53.000Z",
+                     *           "terms": {
+                     *             "read": false,
+                     *             "campaigns": 1,
+                     *             "differences": [
+                     *               {
+                     *                 "campaign": "campaign",
+                     *                 "field": "field",
+                     *                 "source": "source",
+                     *                 "program": "program"
+                     *               }
+                     *             ],
+                     *             "applied": "source"
+                     *           },
                      *           "livemode": false
                      *         }
                      *       }
@@ -11695,6 +11773,19 @@ export interface operations {
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "finished_at": "2025-03-14T09:26:53.000Z",
                      *           "undone_at": "2025-03-14T09:26:53.000Z",
+                     *           "terms": {
+                     *             "read": false,
+                     *             "campaigns": 1,
+                     *             "differences": [
+                     *               {
+                     *                 "campaign": "campaign",
+                     *                 "field": "field",
+                     *                 "source": "source",
+                     *                 "program": "program"
+                     *               }
+                     *             ],
+                     *             "applied": "source"
+                     *           },
                      *           "livemode": false
                      *         }
                      *       }
@@ -11886,6 +11977,19 @@ export interface operations {
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "finished_at": "2025-03-14T09:26:53.000Z",
                      *           "undone_at": "2025-03-14T09:26:53.000Z",
+                     *           "terms": {
+                     *             "read": false,
+                     *             "campaigns": 1,
+                     *             "differences": [
+                     *               {
+                     *                 "campaign": "campaign",
+                     *                 "field": "field",
+                     *                 "source": "source",
+                     *                 "program": "program"
+                     *               }
+                     *             ],
+                     *             "applied": "source"
+                     *           },
                      *           "livemode": false
                      *         }
                      *       }
@@ -12092,6 +12196,19 @@ export interface operations {
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "finished_at": "2025-03-14T09:26:53.000Z",
                      *           "undone_at": "2025-03-14T09:26:53.000Z",
+                     *           "terms": {
+                     *             "read": false,
+                     *             "campaigns": 1,
+                     *             "differences": [
+                     *               {
+                     *                 "campaign": "campaign",
+                     *                 "field": "field",
+                     *                 "source": "source",
+                     *                 "program": "program"
+                     *               }
+                     *             ],
+                     *             "applied": "source"
+                     *           },
                      *           "livemode": false
                      *         }
                      *       }

@@ -16,6 +16,7 @@ import { Migration20270117000000_foreign_key_indexes } from './Migration20270117
 import { Migration20270117100000_one_payout_membership } from './Migration20270117100000_one_payout_membership.js';
 import { Migration20270122000000_report_add_rows } from './Migration20270122000000_report_add_rows.js';
 import { Migration20270122000001_import_undone } from './Migration20270122000001_import_undone.js';
+import { Migration20270122000002_import_terms } from './Migration20270122000002_import_terms.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
 export const migrationsList: MigrationObject[] = [
@@ -36,4 +37,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20270117100000_one_payout_membership', class: Migration20270117100000_one_payout_membership },
   { name: 'Migration20270122000000_report_add_rows', class: Migration20270122000000_report_add_rows },
   { name: 'Migration20270122000001_import_undone', class: Migration20270122000001_import_undone },
+  { name: 'Migration20270122000002_import_terms', class: Migration20270122000002_import_terms },
 ];

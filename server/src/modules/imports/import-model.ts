@@ -109,9 +109,31 @@ export interface SourcePage {
   next: number | null;
 }
 
+/**
+ * One campaign's terms at the source, in the program's fields (import-terms.ts): a field the source
+ * does not say is left out; null where the source says "none" (no minimum, no limit).
+ */
+export interface SourceTerms {
+  source_id: string;
+  name: string | null;
+  /** The currency of its money terms (a flat commission, the minimum payout), when it has them. */
+  currency: string | null;
+  terms: Partial<{
+    commission_type: 'percent' | 'flat';
+    commission_value: string;
+    minimum_payout: string;
+    commission_window_months: number | null;
+    commission_max_conversions: number | null;
+    hold_days: number;
+    click_window_days: number;
+  }>;
+}
+
 /** A platform's reader: one page of one phase at a time, so a resumed import starts where it stopped. */
 export interface SourceReader {
   readPage(phase: Phase, page: number): Promise<SourcePage>;
+  /** Its campaigns' terms, where the source's API documents them (else absent: not compared). */
+  readTerms?(): Promise<SourceTerms[]>;
 }
 
 /**

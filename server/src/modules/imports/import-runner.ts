@@ -15,6 +15,7 @@ import {
   type SourceBatch,
   type SourceReader,
 } from './import-model.js';
+import { settleTerms } from './import-terms.js';
 import { ImportWriter } from './import-writer.js';
 import type { ImportRow, ImportsRepository } from './imports.repository.js';
 import { redact, secretsOf } from './redact.js';
@@ -196,6 +197,17 @@ export class ImportRunner {
           return read;
         },
       };
+      if (!row.terms) {
+        const campaigns = source.readTerms ? await source.readTerms() : null;
+        await this.imports.sql.transaction(async (sql) => {
+          const terms = await settleTerms(
+            sql,
+            { ...this.target(row), dryRun: row.dry_run, choice: row.terms_choice },
+            campaigns,
+          );
+          await this.imports.settled(sql, row.id, row.organization_id, terms);
+        });
+      }
       if (row.dry_run) await this.dryRun(row, reader, abort.signal);
       else await this.realRun(row, reader, abort.signal);
     } catch (err) {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { ImportSource } from '@affiliate-attribution/contract';
+import type { ImportSource, ImportTerms, ImportTermsChoice } from '@affiliate-attribution/contract';
 import type { Import } from '../../resources.js';
 import { ofAnotherAccount } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
@@ -25,6 +25,8 @@ export interface ImportRow {
   created_at: Date;
   finished_at: Date | null;
   undone_at: Date | null;
+  terms: ImportTerms | null;
+  terms_choice: ImportTermsChoice | null;
 }
 
 /** The next try of an import waiting for its source (progress.retry). */
@@ -53,6 +55,7 @@ export function toImportDto(row: ImportRow): Import {
     created_at: row.created_at.toISOString(),
     finished_at: row.finished_at ? row.finished_at.toISOString() : null,
     undone_at: row.undone_at ? row.undone_at.toISOString() : null,
+    terms: row.terms,
   };
 }
 
@@ -73,12 +76,32 @@ export class ImportsRepository {
 
   async insert(
     sql: Sql,
-    row: Pick<ImportRow, 'organization_id' | 'program_id' | 'source' | 'dry_run' | 'sealed_credentials'>,
+    row: Pick<
+      ImportRow,
+      'organization_id' | 'program_id' | 'source' | 'dry_run' | 'sealed_credentials' | 'terms_choice'
+    >,
   ): Promise<ImportRow> {
     return (await sql.one<ImportRow>(
-      `insert into imports (id, organization_id, program_id, source, dry_run, status, sealed_credentials) values ($1, $2, $3, $4, $5, 'running', $6) returning *`,
-      [randomUUID(), row.organization_id, row.program_id, row.source, row.dry_run, row.sealed_credentials],
+      `insert into imports (id, organization_id, program_id, source, dry_run, status, sealed_credentials, terms_choice) values ($1, $2, $3, $4, $5, 'running', $6, $7) returning *`,
+      [
+        randomUUID(),
+        row.organization_id,
+        row.program_id,
+        row.source,
+        row.dry_run,
+        row.sealed_credentials,
+        row.terms_choice,
+      ],
     ))!;
+  }
+
+  /** Keeps the terms compared at the start of a running import (in the caller's transaction: with the program's update, if any). */
+  async settled(sql: Sql, id: string, organizationId: string, terms: ImportTerms): Promise<void> {
+    await sql.rows(`update imports set terms = $3 where id = $1 and organization_id = $2 and status = 'running'`, [
+      id,
+      organizationId,
+      JSON.stringify(terms),
+    ]);
   }
 
   /** The ownership rule of every path (db/owned-row.ts): another organization's import 403, none (or only in the other mode) 404. */

@@ -47,6 +47,7 @@ export class ImportsService {
       source: body.source,
       dry_run: body.dry_run,
       sealed_credentials: this.secrets.seal(JSON.stringify(body.credentials), CREDENTIALS_PURPOSE),
+      terms_choice: body.terms ?? null,
     });
     try {
       await this.runner.enqueue(row);

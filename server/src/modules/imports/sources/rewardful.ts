@@ -9,6 +9,7 @@ import type {
   SourcePage,
   SourcePayout,
   SourceReader,
+  SourceTerms,
 } from '../import-model.js';
 import { ImportSourceError } from '../import-model.js';
 import { getJson, type SourceHttpOptions } from './source-http.js';
@@ -59,6 +60,26 @@ export class RewardfulReader implements SourceReader {
       headers: { authorization: `Basic ${Buffer.from(`${secret}:`).toString('base64')}` },
       ...http,
     };
+  }
+
+  /**
+   * The campaigns' terms (https://developers.rewardful.com/rest-api/campaigns/the-campaign-object):
+   * reward_type percent (commission_percent) or amount (commission_amount_cents in
+   * commission_amount_currency), minimum_payout_cents (minimum_payout_currency),
+   * max_commission_period_months and max_commissions (null: no limit), days_until_commissions_are_due
+   * (our hold) and days_before_referrals_expire (our click window).
+   */
+  async readTerms(): Promise<SourceTerms[]> {
+    const out: SourceTerms[] = [];
+    for (let page: number | null = 1; page !== null;) {
+      const body = (await getJson(this.http, `/campaigns?page=${page}&limit=${PAGE_SIZE}`)) as Json;
+      if (!body || !Array.isArray(body.data))
+        throw new ImportSourceError('Rewardful answered /campaigns without a data list');
+      for (const row of body.data as Json[]) out.push(campaignTerms(row));
+      const next: unknown = body.pagination?.next_page;
+      page = typeof next === 'number' && next > page ? next : null;
+    }
+    return out;
   }
 
   async readPage(phase: Phase, page: number): Promise<SourcePage> {
@@ -296,4 +317,40 @@ function toCommission(row: Json): SourceCommission {
     },
     created_at: dateOrNull(row.created_at),
   };
+}
+
+const wholeOrNull = (value: unknown): number | null | undefined =>
+  value === null ? null : typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+
+function campaignTerms(row: Json): SourceTerms {
+  const terms: SourceTerms['terms'] = {};
+  let currency: string | null = null;
+  const moneyCurrency = (value: unknown) => {
+    const code = text(value)?.toUpperCase();
+    if (code && /^[A-Z]{3}$/.test(code)) currency ??= code;
+    return code && /^[A-Z]{3}$/.test(code) ? code : null;
+  };
+  if (row.reward_type === 'percent' && typeof row.commission_percent === 'number') {
+    terms.commission_type = 'percent';
+    terms.commission_value = String(row.commission_percent);
+  } else if (row.reward_type === 'amount' && Number.isInteger(row.commission_amount_cents)) {
+    const code = moneyCurrency(row.commission_amount_currency);
+    if (code) {
+      terms.commission_type = 'flat';
+      terms.commission_value = fromMinorUnits(row.commission_amount_cents, code, 'commission_amount_cents');
+    }
+  }
+  if (Number.isInteger(row.minimum_payout_cents)) {
+    const code = moneyCurrency(row.minimum_payout_currency);
+    if (code) terms.minimum_payout = fromMinorUnits(row.minimum_payout_cents, code, 'minimum_payout_cents');
+  }
+  const period = wholeOrNull(row.max_commission_period_months);
+  if (period !== undefined) terms.commission_window_months = period;
+  const cap = wholeOrNull(row.max_commissions);
+  if (cap !== undefined) terms.commission_max_conversions = cap;
+  const due = wholeOrNull(row.days_until_commissions_are_due);
+  if (typeof due === 'number') terms.hold_days = due;
+  const expire = wholeOrNull(row.days_before_referrals_expire);
+  if (typeof expire === 'number') terms.click_window_days = expire;
+  return { source_id: String(row.id ?? '(no id)'), name: text(row.name), currency, terms };
 }
