@@ -98,6 +98,21 @@ describe("the source's campaign terms", () => {
     });
 
     const taken = await merchant();
+    // A sale before the import: the program's rule (30 %) is in use, and cached.
+    const native = await taken.api.post('/api/affiliates', {
+      email: 'native@example.com',
+      program_id: taken.programId,
+    });
+    expect(native.status, JSON.stringify(native.body)).toBe(201);
+    const customer = await taken.api.post('/api/customers', {
+      customer_id: 'cus_native',
+      ref: native.body.data.affiliate.slug,
+    });
+    expect(customer.status, JSON.stringify(customer.body)).toBe(201);
+    const sale = async (id: string) =>
+      (await taken.api.post('/api/conversions', { external_id: id, amount: 100, customer_id: 'cus_native' })).body.data
+        .conversion.commission_amount;
+    expect(await sale('before-import')).toBe(30);
     const take = await finished(taken.api, (await start(taken, { terms: 'source' })).body.data.import.id);
     expect(take.status, take.error).toBe('succeeded');
     expect(take.terms.applied).toBe('source');
@@ -111,5 +126,8 @@ describe("the source's campaign terms", () => {
       click_window_days: 60,
     });
     expect(take.counts.affiliates.created).toBe(1);
+    // The next sale earns the terms taken (every instance dropped the cached rule on commit).
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await sale('after-import')).toBe(25);
   });
 });

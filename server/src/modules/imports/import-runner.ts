@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Job, PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
+import type { CacheChange } from '../../db/change-notifications.js';
 import { startQueue } from '../../jobs/queue.js';
 import type { SecretBox } from '../../security/secret-box.js';
 import {
@@ -58,6 +59,8 @@ export interface ImportRunnerOptions {
   maxAttempts?: number;
   /** The wait before try `attempt` (default defaultRetryDelayMs); a longer Retry-After wins. */
   retryDelayMs?: (attempt: number) => number;
+  /** This instance's caches: told of a program whose terms an import changed, once that commits. */
+  onChange?: (change: CacheChange) => void;
 }
 
 /**
@@ -199,14 +202,16 @@ export class ImportRunner {
       };
       if (!row.terms) {
         const campaigns = source.readTerms ? await source.readTerms() : null;
-        await this.imports.sql.transaction(async (sql) => {
+        const terms = await this.imports.sql.transaction(async (sql) => {
           const terms = await settleTerms(
             sql,
             { ...this.target(row), dryRun: row.dry_run, choice: row.terms_choice },
             campaigns,
           );
           await this.imports.settled(sql, row.id, row.organization_id, terms);
+          return terms;
         });
+        if (terms.applied === 'source') this.options.onChange?.({ kind: 'program', id: row.program_id });
       }
       if (row.dry_run) await this.dryRun(row, reader, abort.signal);
       else await this.realRun(row, reader, abort.signal);

@@ -1,4 +1,5 @@
 import type { ImportTerms, ImportTermsChoice } from '@affiliate-attribution/contract';
+import { notifyChange } from '../../db/change-notifications.js';
 import type { Sql } from '../../db/sql.js';
 import { ImportSourceError, type SourceTerms } from './import-model.js';
 
@@ -108,6 +109,16 @@ export async function settleTerms(
       `${target.source}'s terms are in ${first.currency}, the program's currency is ${program.currency}: they cannot be taken as they are. Nothing was imported. Start the import again with terms "program".`,
     );
   const fields = FIELDS.filter((f) => first.terms[f] !== undefined);
+  // As the programs' own update does (programs.repository.ts updateOwned): a cap by count set now
+  // counts what its customers were paid already, and every instance drops its cached rule on commit.
+  if (first.terms.commission_max_conversions != null && program.commission_max_conversions == null)
+    await sql.rows(
+      `update customers c set paid_conversions = (select count(*) from conversions v
+         where v.organization_id = c.organization_id and v.customer_id = c.customer_id and v.amount > 0)
+       where c.organization_id = $1 and c.program_id = $2`,
+      [target.organizationId, target.programId],
+    );
+  await notifyChange((query, params) => sql.rows(query, params), { kind: 'program', id: target.programId });
   await sql.rows(
     `update programs set ${fields.map((f, i) => `${f} = $${i + 3}`).join(', ')}, updated_at = now() where organization_id = $1 and id = $2`,
     [target.organizationId, target.programId, ...fields.map((f) => first.terms[f])],
