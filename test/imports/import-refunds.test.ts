@@ -147,6 +147,8 @@ describe('imported refunds are counted once', () => {
       ['clawback', -14.7, 'approved'],
       ['sale', 14.7, 'paid'],
     ]);
+    // The clawback keeps the date Tolt recorded the refund on.
+    expect(commissions.find((c: any) => c.type === 'clawback').created_at).toBe('2025-05-01T12:00:00.000Z');
     expect(done.skipped).toContainEqual(
       expect.objectContaining({
         kind: 'commissions',

@@ -71,6 +71,8 @@ export interface SourceRefund {
   amount: string | null;
   /** What the partner gives back (a positive amount, in `clawback_currency`), when the source says. */
   clawback: { amount: string; currency: string; status: 'approved' | 'paid'; payout_source_id: string | null } | null;
+  /** When the source recorded the refund (the clawback's `created_at`); unknown: the import's time. */
+  created_at?: Date | null;
 }
 
 export interface SourcePayout {

@@ -38,8 +38,8 @@ export async function writeRefund(writer: ImportWriter, r: SourceRefund): Promis
       : null;
   const id = randomUUID();
   await writer.sql.rows(
-    `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approved_at, import_id)
-     values ($1, $2, 'clawback', $3, -($4::numeric), $5, $6, $7, $8, $9, now(), $10)`,
+    `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approved_at, import_id, created_at)
+     values ($1, $2, 'clawback', $3, -($4::numeric), $5, $6, $7, $8, $9, coalesce($11::timestamptz, now()), $10, coalesce($11::timestamptz, now()))`,
     [
       id,
       organizationId,
@@ -51,6 +51,7 @@ export async function writeRefund(writer: ImportWriter, r: SourceRefund): Promis
       conversionId,
       sale.customer_id,
       importId,
+      r.created_at ?? null,
     ],
   );
   if (payoutId)
@@ -60,5 +61,6 @@ export async function writeRefund(writer: ImportWriter, r: SourceRefund): Promis
       payoutId,
     ]);
   writer.counts.commissions.created++;
+  writer.fresh.commissions.push(id);
   await writer.remember('commissions', key, id);
 }

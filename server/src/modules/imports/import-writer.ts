@@ -54,6 +54,7 @@ export class ImportWriter {
     for (const c of this.storable('commissions', batch.commissions)) await this.commission(c);
     await this.addToReports();
     for (const r of this.storable('commissions', batch.refunds)) await writeRefund(this, r);
+    await this.addToReports();
   }
 
   /** The rows this writer inserted, for the report read model (addToReports). */

@@ -320,6 +320,7 @@ function toRefund(row: Json): SourceRefund {
     source_id: idOf(row),
     sale_source_id: saleId,
     amount: null,
+    created_at: dateOrNull(row.created_at),
     clawback:
       Number(back) > 0
         ? {
