@@ -16,7 +16,9 @@ export async function finished(api: Api, id: string) {
     if (res.body.data.import.status !== 'running') return res.body.data.import;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error('import still running after 30 s');
+  throw new Error(
+    `import still running after 30 s: ${JSON.stringify((await api.get(`/api/imports/${id}`)).body.data.import)}`,
+  );
 }
 
 /** Starts an import of `source` and waits for its end. */

@@ -153,9 +153,12 @@ describe('import jobs', () => {
         );
         expect(waiting).toMatchObject({
           status: 'running',
-          error: null,
           progress: { retry: { attempt: 2, max_attempts: 4, reason: 'Rewardful answered HTTP 500' } },
         });
+        // The wait is visible at once, with why and when the next try is.
+        expect(waiting.error).toBe(
+          `Rewardful answered HTTP 500: trying again at ${waiting.progress.retry!.at} (try 2 of 4).`,
+        );
         const done = await finished(org.id, started.id);
         expect(done.status).toBe('failed');
         expect(done.error).toBe(

@@ -19,6 +19,8 @@ export interface StandinData {
   referrals: object[];
   payouts: object[];
   commissions: object[];
+  /** The campaigns (https://developers.rewardful.com/rest-api/campaigns/the-campaign-object); none unless given. */
+  campaigns?: object[];
 }
 
 export interface Standin {
@@ -40,6 +42,7 @@ export async function startRewardfulStandin(secret: string, data: StandinData, p
     '/v1/referrals': data.referrals,
     '/v1/payouts': data.payouts,
     '/v1/commissions': data.commissions,
+    '/v1/campaigns': data.campaigns ?? [],
   };
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');

@@ -265,7 +265,11 @@ describe('Rewardful import', () => {
     ]);
     expect((await m.api.get('/api/conversions')).body.data.conversions).toEqual([]);
     expect((await m.api.get('/api/payouts')).body.data.payouts).toEqual([]);
-    expectError(await m.api.get(`/api/imports/${done.id}`), 404, 'Import not found');
+    // The import stays listed, undone, with what it had done.
+    expect((await m.api.get(`/api/imports/${done.id}`)).body.data.import).toMatchObject({
+      status: 'undone',
+      counts: EXPECTED,
+    });
   });
 
   it('keeps every link token attributing to its partner, and refuses undo once something is built on the rows', async () => {

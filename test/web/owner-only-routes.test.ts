@@ -127,9 +127,9 @@ describe('owner-only routes, from the contract', () => {
       const res = await call(base, route.method, path, { headers: owner, body: bodyOf(route, t) });
       if (nameOf(route) === 'POST /api/imports/:id/cancel') {
         // The sample import was undone by the DELETE just before: past the access rule, the owner
-        // meets the route's own answer for an import that is gone (never the member's 403).
-        expect(res.status, `owner: ${route.method} ${path}: ${JSON.stringify(res.body)}`).toBe(404);
-        expect(res.body?.message).toBe('Import not found');
+        // meets the route's own answer for an import that was undone (never the member's 403).
+        expect(res.status, `owner: ${route.method} ${path}: ${JSON.stringify(res.body)}`).toBe(409);
+        expect(res.body?.message).toBe('The import was undone: only a running import can be cancelled');
         continue;
       }
       expect(res.status, `owner: ${route.method} ${path}: ${JSON.stringify(res.body)}`).toBeGreaterThanOrEqual(200);

@@ -14,9 +14,9 @@ export const ImportSource = z
   );
 
 export const ImportStatus = z
-  .enum(['running', 'succeeded', 'failed', 'cancelled'])
+  .enum(['running', 'succeeded', 'failed', 'cancelled', 'undone'])
   .describe(
-    '`running`: queued, importing, or waiting to try the source again (`progress.retry`); `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why; `cancelled`: stopped on request, what it had written kept (undo removes it).',
+    '`running`: queued, importing, or waiting to try the source again (`progress.retry`, and `error` says why); `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why; `cancelled`: stopped on request, what it had written kept (undo removes it); `undone`: what it wrote was removed (`DELETE /api/imports/{id}`, at `undone_at`); it stays listed with its counts.',
   );
 
 export const ImportKind = z
@@ -43,6 +43,38 @@ export const ImportSkip = z
     reason: z.string().describe('Why it was not imported.'),
   })
   .describe('One source row left out, with its reason.');
+
+export const ImportTermsChoice = z
+  .enum(['source', 'program'])
+  .describe(
+    "When the source's campaign terms differ from the program's: `source`: the program takes the source's terms (commission type and value, minimum payout, commission period, count cap, hold and click window); `program`: the program keeps its own, and renewals of imported customers earn them.",
+  );
+
+export const ImportTerms = z
+  .object({
+    read: z
+      .boolean()
+      .describe("Whether the source's API gives its campaign terms (Rewardful's campaigns); false: not compared."),
+    campaigns: z.number().int().describe('Campaigns read.'),
+    differences: z
+      .array(
+        z.object({
+          campaign: z.string().describe("The campaign's name at the source."),
+          field: z
+            .string()
+            .describe(
+              'The program field: `commission_type`, `commission_value`, `minimum_payout`, `commission_window_months`, `commission_max_conversions`, `hold_days`, `click_window_days` or `currency`.',
+            ),
+          source: z.string().nullable().describe("The source's value (null: none, no limit)."),
+          program: z.string().nullable().describe("The program's value (null: none, no limit)."),
+        }),
+      )
+      .describe("Where the source's terms differ from the program's."),
+    applied: ImportTermsChoice.nullable().describe(
+      'Which terms a real run went on with; null: a dry run, or nothing to choose.',
+    ),
+  })
+  .describe("The source's campaign terms against the program's, read before anything is imported.");
 
 export const Import = z
   .object({
@@ -78,10 +110,12 @@ export const Import = z
       .string()
       .nullable()
       .describe(
-        'Why the import failed (a wrong credential, the source unreachable after its last try), never quoting a credential; null otherwise.',
+        'Why the import failed (a wrong credential, the source unreachable), or, while it runs, why it is waiting to try again; never quoting a credential; null otherwise.',
       ),
     created_at: Timestamp,
     finished_at: Timestamp.nullable().describe('When it succeeded, failed or was cancelled.'),
+    undone_at: Timestamp.nullable().describe('When it was undone (status `undone`); null otherwise.'),
+    terms: ImportTerms.nullable().describe('The terms compared; null until read.'),
     livemode: Livemode,
   })
   .describe('An import of a program from another platform.');
@@ -95,6 +129,9 @@ export const CreateImportBody = z.object({
     ),
   program_id: Uuid.describe('The program to import into (yours).'),
   dry_run: z.boolean().default(false).describe('True: read everything, write nothing, report what would happen.'),
+  terms: ImportTermsChoice.optional().describe(
+    "Needed by a real run when the source's terms differ from the program's (a dry run lists them in `terms.differences`): without it, such an import fails before writing anything, naming the differences.",
+  ),
 });
 
 const ImportEnvelope = z.object({ success: z.literal(true), data: z.object({ import: Import }) });
@@ -139,7 +176,7 @@ export const importsContract = c.router(
       path: '/api/imports/:id',
       summary: 'Undo an import',
       description:
-        'Deletes every row the import created, in one transaction, while nothing has been built on them (no conversion, payout or approval on its rows since). Otherwise 409, naming what holds it. A running import answers 409 too: cancel it first (POST /api/imports/{id}/cancel).',
+        'Deletes every row the import created, in one transaction, while nothing has been built on them (no conversion, payout or approval on its rows since). Otherwise 409, naming what holds it. A running import answers 409 too: cancel it first (POST /api/imports/{id}/cancel); an import already undone answers 409. The import itself stays listed, `undone`, with its counts.',
       pathParams: idParam,
       body: c.noBody(),
       responses: { 200: ImportEnvelope, 403: errorResponses[403], 404: errorResponses[404], 409: errorResponses[409] },
@@ -164,6 +201,8 @@ export const importsContract = c.router(
 );
 
 export type Import = z.infer<typeof Import>;
+export type ImportTerms = z.infer<typeof ImportTerms>;
+export type ImportTermsChoice = z.infer<typeof ImportTermsChoice>;
 export type ImportSource = z.infer<typeof ImportSource>;
 export type ImportKind = z.infer<typeof ImportKind>;
 export type CreateImportBody = z.infer<typeof CreateImportBody>;

@@ -720,7 +720,7 @@ export interface paths {
         post?: never;
         /**
          * Undo an import
-         * @description Deletes every row the import created, in one transaction, while nothing has been built on them (no conversion, payout or approval on its rows since). Otherwise 409, naming what holds it. A running import answers 409 too: cancel it first (POST /api/imports/{id}/cancel).
+         * @description Deletes every row the import created, in one transaction, while nothing has been built on them (no conversion, payout or approval on its rows since). Otherwise 409, naming what holds it. A running import answers 409 too: cancel it first (POST /api/imports/{id}/cancel); an import already undone answers 409. The import itself stays listed, `undone`, with its counts.
          */
         delete: operations["importsRemove"];
         options?: never;
@@ -2362,6 +2362,11 @@ export interface components {
              * @default false
              */
             dry_run: boolean;
+            /**
+             * @description Needed by a real run when the source's terms differ from the program's (a dry run lists them in `terms.differences`): without it, such an import fails before writing anything, naming the differences.
+             * @enum {string}
+             */
+            terms?: "source" | "program";
         };
         CreatePayoutsBody: {
             /**
@@ -2620,10 +2625,10 @@ export interface components {
             /** @description True: nothing was written; the counts say what a real run would do. */
             dry_run: boolean;
             /**
-             * @description `running`: queued, importing, or waiting to try the source again (`progress.retry`); `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why; `cancelled`: stopped on request, what it had written kept (undo removes it).
+             * @description `running`: queued, importing, or waiting to try the source again (`progress.retry`, and `error` says why); `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why; `cancelled`: stopped on request, what it had written kept (undo removes it); `undone`: what it wrote was removed (`DELETE /api/imports/{id}`, at `undone_at`); it stays listed with its counts.
              * @enum {string}
              */
-            status: "running" | "succeeded" | "failed" | "cancelled";
+            status: "running" | "succeeded" | "failed" | "cancelled" | "undone";
             /** @description How far the import has come. */
             progress: {
                 /** @description What is being read now: `affiliates`, `customers`, `payouts`, `commissions`, `writing` (a dry run) or `done`. */
@@ -2655,12 +2660,37 @@ export interface components {
             };
             /** @description The rows skipped, with their reasons (the first 1,000). */
             skipped: components["schemas"]["ImportSkip"][];
-            /** @description Why the import failed (a wrong credential, the source unreachable after its last try), never quoting a credential; null otherwise. */
+            /** @description Why the import failed (a wrong credential, the source unreachable), or, while it runs, why it is waiting to try again; never quoting a credential; null otherwise. */
             error: string | null;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
             /** @description When it succeeded, failed or was cancelled. */
             finished_at: string | null;
+            /** @description When it was undone (status `undone`); null otherwise. */
+            undone_at: string | null;
+            /** @description The terms compared; null until read. */
+            terms: {
+                /** @description Whether the source's API gives its campaign terms (Rewardful's campaigns); false: not compared. */
+                read: boolean;
+                /** @description Campaigns read. */
+                campaigns: number;
+                /** @description Where the source's terms differ from the program's. */
+                differences: {
+                    /** @description The campaign's name at the source. */
+                    campaign: string;
+                    /** @description The program field: `commission_type`, `commission_value`, `minimum_payout`, `commission_window_months`, `commission_max_conversions`, `hold_days`, `click_window_days` or `currency`. */
+                    field: string;
+                    /** @description The source's value (null: none, no limit). */
+                    source: string | null;
+                    /** @description The program's value (null: none, no limit). */
+                    program: string | null;
+                }[];
+                /**
+                 * @description Which terms a real run went on with; null: a dry run, or nothing to choose.
+                 * @enum {string|null}
+                 */
+                applied: "source" | "program" | null;
+            } | null;
             /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
             livemode: boolean;
         };
@@ -2684,10 +2714,10 @@ export interface components {
             /** @description True: nothing was written; the counts say what a real run would do. */
             dry_run: boolean;
             /**
-             * @description `running`: queued, importing, or waiting to try the source again (`progress.retry`); `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why; `cancelled`: stopped on request, what it had written kept (undo removes it).
+             * @description `running`: queued, importing, or waiting to try the source again (`progress.retry`, and `error` says why); `succeeded`: done (a dry run: counted); `failed`: stopped, `error` says why; `cancelled`: stopped on request, what it had written kept (undo removes it); `undone`: what it wrote was removed (`DELETE /api/imports/{id}`, at `undone_at`); it stays listed with its counts.
              * @enum {string}
              */
-            status: "running" | "succeeded" | "failed" | "cancelled";
+            status: "running" | "succeeded" | "failed" | "cancelled" | "undone";
             /** @description How far the import has come. */
             progress: {
                 /** @description What is being read now: `affiliates`, `customers`, `payouts`, `commissions`, `writing` (a dry run) or `done`. */
@@ -2719,12 +2749,37 @@ export interface components {
             };
             /** @description The rows skipped, with their reasons (the first 1,000). */
             skipped: components["schemas"]["ImportSkip"][];
-            /** @description Why the import failed (a wrong credential, the source unreachable after its last try), never quoting a credential; null otherwise. */
+            /** @description Why the import failed (a wrong credential, the source unreachable), or, while it runs, why it is waiting to try again; never quoting a credential; null otherwise. */
             error: string | null;
             /** @description ISO-8601 timestamp in UTC. */
             created_at: string;
             /** @description When it succeeded, failed or was cancelled. */
             finished_at: string | null;
+            /** @description When it was undone (status `undone`); null otherwise. */
+            undone_at: string | null;
+            /** @description The terms compared; null until read. */
+            terms: {
+                /** @description Whether the source's API gives its campaign terms (Rewardful's campaigns); false: not compared. */
+                read: boolean;
+                /** @description Campaigns read. */
+                campaigns: number;
+                /** @description Where the source's terms differ from the program's. */
+                differences: {
+                    /** @description The campaign's name at the source. */
+                    campaign: string;
+                    /** @description The program field: `commission_type`, `commission_value`, `minimum_payout`, `commission_window_months`, `commission_max_conversions`, `hold_days`, `click_window_days` or `currency`. */
+                    field: string;
+                    /** @description The source's value (null: none, no limit). */
+                    source: string | null;
+                    /** @description The program's value (null: none, no limit). */
+                    program: string | null;
+                }[];
+                /**
+                 * @description Which terms a real run went on with; null: a dry run, or nothing to choose.
+                 * @enum {string|null}
+                 */
+                applied: "source" | "program" | null;
+            } | null;
             /** @description True for live data; false for test data (made with a test key `svc_test_…`, a test-mode dashboard session, or `"mode": "test"` on a public endpoint). Each is visible only in its own mode. */
             livemode: boolean;
         };
@@ -11680,6 +11735,20 @@ export interface operations {
                      *             "error": "error",
                      *             "created_at": "2025-03-14T09:26:53.000Z",
                      *             "finished_at": "2025-03-14T09:26:53.000Z",
+                     *             "undone_at": "2025-03-14T09:26:53.000Z",
+                     *             "terms": {
+                     *               "read": false,
+                     *               "campaigns": 1,
+                     *               "differences": [
+                     *                 {
+                     *                   "campaign": "campaign",
+                     *                   "field": "field",
+                     *                   "source": "source",
+                     *                   "program": "program"
+                     *                 }
+                     *               ],
+                     *               "applied": "source"
+                     *             },
                      *             "livemode": false
                      *           }
                      *         ],
@@ -11822,7 +11891,8 @@ export interface operations {
                  *       "source": "rewardful",
                  *       "credentials": {},
                  *       "program_id": "9b1d4e2f-5a6c-4d8e-b3f7-0a2c4e6f8b1d",
-                 *       "dry_run": false
+                 *       "dry_run": false,
+                 *       "terms": "source"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateImportBody"];
@@ -11866,6 +11936,20 @@ export interface operations {
                      *           "error": "error",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "finished_at": "2025-03-14T09:26:53.000Z",
+                     *           "undone_at": "2025-03-14T09:26:53.000Z",
+                     *           "terms": {
+                     *             "read": false,
+                     *             "campaigns": 1,
+                     *             "differences": [
+                     *               {
+                     *                 "campaign": "campaign",
+                     *                 "field": "field",
+                     *                 "source": "source",
+                     *                 "program": "program"
+                     *               }
+                     *             ],
+                     *             "applied": "source"
+                     *           },
                      *           "livemode": false
                      *         }
                      *       }
@@ -12071,6 +12155,20 @@ export interface operations {
                      *           "error": "error",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "finished_at": "2025-03-14T09:26:53.000Z",
+                     *           "undone_at": "2025-03-14T09:26:53.000Z",
+                     *           "terms": {
+                     *             "read": false,
+                     *             "campaigns": 1,
+                     *             "differences": [
+                     *               {
+                     *                 "campaign": "campaign",
+                     *                 "field": "field",
+                     *                 "source": "source",
+                     *                 "program": "program"
+                     *               }
+                     *             ],
+                     *             "applied": "source"
+                     *           },
                      *           "livemode": false
                      *         }
                      *       }
@@ -12261,6 +12359,20 @@ export interface operations {
                      *           "error": "error",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "finished_at": "2025-03-14T09:26:53.000Z",
+                     *           "undone_at": "2025-03-14T09:26:53.000Z",
+                     *           "terms": {
+                     *             "read": false,
+                     *             "campaigns": 1,
+                     *             "differences": [
+                     *               {
+                     *                 "campaign": "campaign",
+                     *                 "field": "field",
+                     *                 "source": "source",
+                     *                 "program": "program"
+                     *               }
+                     *             ],
+                     *             "applied": "source"
+                     *           },
                      *           "livemode": false
                      *         }
                      *       }
@@ -12466,6 +12578,20 @@ export interface operations {
                      *           "error": "error",
                      *           "created_at": "2025-03-14T09:26:53.000Z",
                      *           "finished_at": "2025-03-14T09:26:53.000Z",
+                     *           "undone_at": "2025-03-14T09:26:53.000Z",
+                     *           "terms": {
+                     *             "read": false,
+                     *             "campaigns": 1,
+                     *             "differences": [
+                     *               {
+                     *                 "campaign": "campaign",
+                     *                 "field": "field",
+                     *                 "source": "source",
+                     *                 "program": "program"
+                     *               }
+                     *             ],
+                     *             "applied": "source"
+                     *           },
                      *           "livemode": false
                      *         }
                      *       }

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import type { Import } from '@affiliate-attribution/contract';
+import type { Import, ImportTermsChoice } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
 import { DataTable } from '../table';
 import { Empty, Field, FormError, PageHeader, Status, dateTime, useConfirm, useLoad, useSubmit } from '../ui';
@@ -44,7 +44,7 @@ function ImportReport({
   busy,
 }: {
   item: Import;
-  onRun?: () => void;
+  onRun?: (terms?: ImportTermsChoice) => void;
   onCancel?: () => void;
   busy: boolean;
 }) {
@@ -57,9 +57,11 @@ function ImportReport({
       <p className="muted">
         {running
           ? runningText(item)
-          : `${item.progress.pages} pages read · ${item.status === 'cancelled' ? 'cancelled' : 'finished'} ${dateTime(item.finished_at)}`}
+          : item.status === 'undone'
+            ? `${item.progress.pages} pages read · undone ${dateTime(item.undone_at)}: what it created was removed`
+            : `${item.progress.pages} pages read · ${item.status === 'cancelled' ? 'cancelled' : 'finished'} ${dateTime(item.finished_at)}`}
       </p>
-      {item.error && (
+      {item.error && !item.progress.retry && (
         <p className="error" role="alert">
           {item.error}
         </p>
@@ -92,6 +94,7 @@ function ImportReport({
           />
         </>
       )}
+      <TermsReport item={item} />
       {onCancel && running && (
         <div className="actions">
           <button type="button" className="danger" onClick={onCancel} disabled={busy}>
@@ -101,12 +104,60 @@ function ImportReport({
       )}
       {onRun && item.dry_run && item.status === 'succeeded' && (
         <div className="actions">
-          <button type="button" onClick={onRun} disabled={busy}>
-            Run the import
-          </button>
+          {item.terms?.differences.length ? (
+            <>
+              <button type="button" onClick={() => onRun('source')} disabled={busy}>
+                Run the import, taking {item.source}’s terms
+              </button>
+              <button type="button" className="secondary" onClick={() => onRun('program')} disabled={busy}>
+                Run the import, keeping the program’s terms
+              </button>
+            </>
+          ) : (
+            <button type="button" onClick={() => onRun()} disabled={busy}>
+              Run the import
+            </button>
+          )}
         </div>
       )}
     </section>
+  );
+}
+
+/** The source's campaign terms against the program's: what differs, and which terms a run went on with. */
+function TermsReport({ item }: { item: Import }) {
+  const terms = item.terms;
+  if (!terms) return null;
+  return (
+    <>
+      {terms.differences.length > 0 && (
+        <>
+          <h3>Campaign terms that differ from the program’s</h3>
+          <p className="muted">
+            {item.dry_run
+              ? 'Imported customers’ renewals earn the program’s terms. Choose below: the program takes the source’s terms, or keeps its own.'
+              : terms.applied === 'source'
+                ? `The program took ${item.source}’s terms.`
+                : terms.applied === 'program'
+                  ? 'The program kept its own terms: imported customers’ renewals earn them.'
+                  : 'Choose which terms apply, then start the import again.'}
+          </p>
+          <DataTable
+            label="Campaign terms"
+            rowKey={(d) => `${d.campaign}/${d.field}`}
+            rows={terms.differences}
+            empty={null}
+            columns={[
+              { header: 'Campaign', rowHeader: true, cell: (d) => d.campaign },
+              { header: 'Term', cell: (d) => d.field },
+              { header: `At ${item.source}`, cell: (d) => d.source ?? 'none' },
+              { header: 'In the program', cell: (d) => d.program ?? 'none' },
+            ]}
+          />
+        </>
+      )}
+      {!terms.read && <p className="muted">{item.source} does not give its campaign terms: check the program’s.</p>}
+    </>
   );
 }
 
@@ -127,14 +178,15 @@ export function Imports() {
   const set = (k: Exclude<keyof Draft, 'fields'>) => (v: string) => setDraft((d) => ({ ...d, [k]: v }));
   const setField = (k: string) => (v: string) => setDraft((d) => ({ ...d, fields: { ...d.fields, [k]: v } }));
   const start = useSubmit(
-    async (dryRun?: boolean) =>
+    async (run?: { dry_run: boolean; terms?: ImportTermsChoice }) =>
       data(
         await api.imports.create({
           body: {
             source: draft.source,
             credentials: credentialsOf(draft),
             program_id: programId,
-            dry_run: dryRun ?? true,
+            dry_run: run?.dry_run ?? true,
+            ...(run?.terms ? { terms: run.terms } : {}),
           },
         }),
       ).import,
@@ -157,8 +209,8 @@ export function Imports() {
     )
       return;
     try {
-      data(await api.imports.remove({ params: { id: item.id } }));
-      if (started?.id === item.id) setStarted(undefined);
+      const undone = data(await api.imports.remove({ params: { id: item.id } })).import;
+      if (started?.id === item.id) setStarted(undone);
     } catch (err) {
       start.setError(err as never);
     }
@@ -191,7 +243,7 @@ export function Imports() {
         noValidate
         onSubmit={(ev) => {
           ev.preventDefault();
-          void start.submit(true);
+          void start.submit({ dry_run: true });
         }}
       >
         <h2>Bring a program from another platform</h2>
@@ -289,7 +341,7 @@ export function Imports() {
         <ImportReport
           item={current}
           busy={start.busy}
-          onRun={() => void start.submit(false)}
+          onRun={(terms) => void start.submit({ dry_run: false, terms })}
           onCancel={() => void cancel(current)}
         />
       )}
@@ -308,7 +360,7 @@ export function Imports() {
           {
             header: 'Created',
             cell: (i) =>
-              `${i.dry_run ? 'would create ' : ''}${KINDS.map((k) => `${i.counts[k]?.created ?? 0} ${k}`).join(', ')}`,
+              `${i.dry_run ? 'would create ' : i.status === 'undone' ? 'had created ' : ''}${KINDS.map((k) => `${i.counts[k]?.created ?? 0} ${k}`).join(', ')}`,
           },
           {
             header: 'Actions',
@@ -323,7 +375,7 @@ export function Imports() {
                     Cancel import
                   </button>
                 )}
-                {i.status !== 'running' && !i.dry_run && (
+                {i.status !== 'running' && i.status !== 'undone' && !i.dry_run && (
                   <button type="button" className="danger small" onClick={() => void undo(i)}>
                     Undo
                   </button>

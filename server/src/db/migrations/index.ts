@@ -15,6 +15,9 @@ import { Migration20270115000000_hashed_verifications } from './Migration2027011
 import { Migration20270117000000_foreign_key_indexes } from './Migration20270117000000_foreign_key_indexes.js';
 import { Migration20270117100000_one_payout_membership } from './Migration20270117100000_one_payout_membership.js';
 import { Migration20270121000000_link_tokens } from './Migration20270121000000_link_tokens.js';
+import { Migration20270122000000_report_add_rows } from './Migration20270122000000_report_add_rows.js';
+import { Migration20270122000001_import_undone } from './Migration20270122000001_import_undone.js';
+import { Migration20270122000002_import_terms } from './Migration20270122000002_import_terms.js';
 import { Migration20270126000000_branding } from './Migration20270126000000_branding.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
@@ -35,5 +38,8 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20270117000000_foreign_key_indexes', class: Migration20270117000000_foreign_key_indexes },
   { name: 'Migration20270117100000_one_payout_membership', class: Migration20270117100000_one_payout_membership },
   { name: 'Migration20270121000000_link_tokens', class: Migration20270121000000_link_tokens },
+  { name: 'Migration20270122000000_report_add_rows', class: Migration20270122000000_report_add_rows },
+  { name: 'Migration20270122000001_import_undone', class: Migration20270122000001_import_undone },
+  { name: 'Migration20270122000002_import_terms', class: Migration20270122000002_import_terms },
   { name: 'Migration20270126000000_branding', class: Migration20270126000000_branding },
 ];

@@ -14,6 +14,8 @@ export interface SourceAffiliate {
   payout_email: string | null;
   /** Every link token that must keep attributing to the partner; the first becomes the slug. */
   tokens: string[];
+  /** When the partner joined at the source (our `created_at`); unknown: the import's time. */
+  created_at?: Date | null;
 }
 
 export interface SourceCustomer {
@@ -23,6 +25,8 @@ export interface SourceCustomer {
   email: string | null;
   name: string | null;
   affiliate_source_id: string;
+  /** When the customer signed up at the source (a lead's date; our `created_at`); unknown: their first sale's. */
+  created_at?: Date | null;
 }
 
 export interface SourceSale {
@@ -50,6 +54,25 @@ export interface SourceCommission {
   /** The paid payout that carried it, when the source says. */
   payout_source_id: string | null;
   sale: SourceSale;
+  /** When the source recorded the commission (our `created_at`); unknown: its sale's `occurred_at`. */
+  created_at?: Date | null;
+}
+
+/**
+ * A refund the source records as a row of its own (Tolt's `type: "refund"` commission, created when a
+ * paid commission's sale is refunded): the sale it refunds becomes refunded here, and what the source
+ * takes back from the partner becomes a clawback entry of that sale.
+ */
+export interface SourceRefund {
+  source_id: string;
+  /** The refunded sale's source id (SourceSale.source_id). */
+  sale_source_id: string;
+  /** How much of the sale was refunded, in its currency; null: all of it (what is left). */
+  amount: string | null;
+  /** What the partner gives back (a positive amount, in `clawback_currency`), when the source says. */
+  clawback: { amount: string; currency: string; status: 'approved' | 'paid'; payout_source_id: string | null } | null;
+  /** When the source recorded the refund (the clawback's `created_at`); unknown: the import's time. */
+  created_at?: Date | null;
 }
 
 export interface SourcePayout {
@@ -73,6 +96,8 @@ export interface SourceBatch {
   customers?: SourceCustomer[];
   payouts?: SourcePayout[];
   commissions?: SourceCommission[];
+  /** Refunds of sales read in this phase or before (the commissions phase, after its commissions). */
+  refunds?: SourceRefund[];
   skipped?: Skip[];
 }
 
@@ -86,9 +111,31 @@ export interface SourcePage {
   next: number | null;
 }
 
+/**
+ * One campaign's terms at the source, in the program's fields (import-terms.ts): a field the source
+ * does not say is left out; null where the source says "none" (no minimum, no limit).
+ */
+export interface SourceTerms {
+  source_id: string;
+  name: string | null;
+  /** The currency of its money terms (a flat commission, the minimum payout), when it has them. */
+  currency: string | null;
+  terms: Partial<{
+    commission_type: 'percent' | 'flat';
+    commission_value: string;
+    minimum_payout: string;
+    commission_window_months: number | null;
+    commission_max_conversions: number | null;
+    hold_days: number;
+    click_window_days: number;
+  }>;
+}
+
 /** A platform's reader: one page of one phase at a time, so a resumed import starts where it stopped. */
 export interface SourceReader {
   readPage(phase: Phase, page: number): Promise<SourcePage>;
+  /** Its campaigns' terms, where the source's API documents them (else absent: not compared). */
+  readTerms?(): Promise<SourceTerms[]>;
 }
 
 /**
@@ -107,6 +154,8 @@ export class ImportSourceUnavailable extends Error {
   constructor(
     message: string,
     readonly retryAfterMs?: number,
+    /** No answer at all (refused, not found, timed out): not the source's own trouble (a 5xx or 429). */
+    readonly unreachable = false,
   ) {
     super(message);
   }

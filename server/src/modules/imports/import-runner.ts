@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Job, PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
+import type { CacheChange } from '../../db/change-notifications.js';
 import { startQueue } from '../../jobs/queue.js';
 import type { SecretBox } from '../../security/secret-box.js';
 import {
@@ -15,6 +16,7 @@ import {
   type SourceBatch,
   type SourceReader,
 } from './import-model.js';
+import { settleTerms } from './import-terms.js';
 import { ImportWriter } from './import-writer.js';
 import type { ImportRow, ImportsRepository } from './imports.repository.js';
 import { redact, secretsOf } from './redact.js';
@@ -57,6 +59,8 @@ export interface ImportRunnerOptions {
   maxAttempts?: number;
   /** The wait before try `attempt` (default defaultRetryDelayMs); a longer Retry-After wins. */
   retryDelayMs?: (attempt: number) => number;
+  /** This instance's caches: told of a program whose terms an import changed, once that commits. */
+  onChange?: (change: CacheChange) => void;
 }
 
 /**
@@ -177,6 +181,7 @@ export class ImportRunner {
     }, CANCEL_POLL_MS);
     watch.unref();
     let secrets: string[] = [];
+    let pagesRead = 0;
     try {
       if (!row.sealed_credentials) throw new ImportSourceError('the credentials are gone');
       const credentials = JSON.parse(this.secrets.open(row.sealed_credentials, CREDENTIALS_PURPOSE)) as Record<
@@ -184,14 +189,34 @@ export class ImportRunner {
         string
       >;
       secrets = secretsOf(credentials);
-      const reader = readerFor(row.source, credentials, this.options.baseUrls(), {
+      const source = readerFor(row.source, credentials, this.options.baseUrls(), {
         sleep: this.options.sleep,
         signal: abort.signal,
       });
+      const reader: SourceReader = {
+        readPage: async (phase, page) => {
+          const read = await source.readPage(phase, page);
+          pagesRead++;
+          return read;
+        },
+      };
+      if (!row.terms) {
+        const campaigns = source.readTerms ? await source.readTerms() : null;
+        const terms = await this.imports.sql.transaction(async (sql) => {
+          const terms = await settleTerms(
+            sql,
+            { ...this.target(row), dryRun: row.dry_run, choice: row.terms_choice },
+            campaigns,
+          );
+          await this.imports.settled(sql, row.id, row.organization_id, terms);
+          return terms;
+        });
+        if (terms.applied === 'source') this.options.onChange?.({ kind: 'program', id: row.program_id });
+      }
       if (row.dry_run) await this.dryRun(row, reader, abort.signal);
       else await this.realRun(row, reader, abort.signal);
     } catch (err) {
-      await this.failed(row, job, attempt, err, (text) => printable(redact(text, secrets)));
+      await this.failed(row, job, attempt, err, (text) => printable(redact(text, secrets)), pagesRead);
     } finally {
       clearInterval(watch);
       this.running.delete(row.id);
@@ -205,6 +230,7 @@ export class ImportRunner {
     attempt: number,
     err: unknown,
     shown: (text: string) => string,
+    pagesRead: number,
   ): Promise<void> {
     if (err instanceof ImportCancelled || (await this.imports.statusOf(row.organization_id, row.id)) !== 'running') {
       this.logger.info({ importId: row.id }, 'import cancelled; its job stopped');
@@ -216,6 +242,14 @@ export class ImportRunner {
     }
     if (err instanceof ImportSourceUnavailable) {
       const reason = shown(err.message);
+      // Never reached at all, on the import's first try: an address or network to fix, not a
+      // source having a bad moment. Said now rather than after tries spread over a quarter of an hour.
+      if (err.unreachable && attempt === 1 && pagesRead === 0 && row.progress.pages === 0) {
+        const where = row.source === 'csv' ? '' : ` at ${this.options.baseUrls()[row.source]}`;
+        const message = `${reason}${where}. Nothing was imported: check that this server can reach it (IMPORT_${row.source.toUpperCase()}_API_BASE_URL), then start the import again.`;
+        this.logger.warn({ importId: row.id, reason }, 'import failed: its source could not be reached');
+        return this.imports.finish(row.id, row.organization_id, 'failed', message);
+      }
       if (attempt >= this.maxAttempts) {
         this.logger.warn(
           { importId: row.id, attempt, reason },
@@ -228,12 +262,12 @@ export class ImportRunner {
       const at = new Date(Date.now() + wait);
       this.logger.warn({ importId: row.id, attempt, reason, retryAt: at }, 'import waiting for its source');
       await this.enqueue(row, attempt + 1, at);
-      return this.imports.waiting(row.id, row.organization_id, {
-        attempt: attempt + 1,
-        max_attempts: this.maxAttempts,
-        at: at.toISOString(),
-        reason,
-      });
+      return this.imports.waiting(
+        row.id,
+        row.organization_id,
+        { attempt: attempt + 1, max_attempts: this.maxAttempts, at: at.toISOString(), reason },
+        `${reason}: trying again at ${at.toISOString()} (try ${attempt + 1} of ${this.maxAttempts}).`,
+      );
     }
     // Anything else (the database, a bug): pg-boss tries the job again; its last try fails the
     // import with words of our own, the detail kept in the log.
@@ -250,6 +284,13 @@ export class ImportRunner {
       { err, importId: row.id, retryCount: job.retryCount },
       'import stopped; the job will be tried again, from its last committed page',
     );
+    await this.imports
+      .note(
+        row.id,
+        row.organization_id,
+        `The import stopped on an unexpected error; it goes on from its last page shortly (try ${job.retryCount + 2} of ${RETRY_LIMIT + 1}).`,
+      )
+      .catch(() => undefined);
     throw err;
   }
 

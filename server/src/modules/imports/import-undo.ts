@@ -68,7 +68,6 @@ const DELETES = [
   `delete from customers where organization_id = $1 and import_id = $2`,
   `delete from affiliates where organization_id = $1 and import_id = $2`,
   `delete from import_rows where organization_id = $1 and import_id = $2`,
-  `delete from imports where organization_id = $1 and id = $2`,
 ];
 
 /**

@@ -5,6 +5,8 @@ import { lockPartnerForm, partnerFormOf } from '../tax-forms/partner-form.js';
 import { SLUG_PATTERN } from '@affiliate-attribution/contract';
 import { generateSlug } from '../affiliates/affiliates.service.js';
 import { holdToken, isTokenTaken, tokenHolder, TokenTakenError } from '../affiliates/link-tokens.js';
+import { writeConversion } from './import-conversion.js';
+import { writeRefund } from './import-refunds.js';
 import { printable, unstorableText } from './storable-text.js';
 import type {
   Counts,
@@ -42,9 +44,9 @@ export const SKIPPED_KEPT = 1000;
  */
 export class ImportWriter {
   constructor(
-    private readonly sql: Sql,
-    private readonly target: ImportTarget,
-    private readonly counts: Counts,
+    readonly sql: Sql,
+    readonly target: ImportTarget,
+    readonly counts: Counts,
     private readonly skipped: Skip[],
   ) {}
 
@@ -54,6 +56,31 @@ export class ImportWriter {
     for (const c of this.storable('customers', batch.customers)) await this.customer(c);
     for (const p of this.storable('payouts', batch.payouts)) await this.payout(p);
     for (const c of this.storable('commissions', batch.commissions)) await this.commission(c);
+    await this.addToReports();
+    for (const r of this.storable('commissions', batch.refunds)) await writeRefund(this, r);
+    await this.addToReports();
+  }
+
+  /** The rows this writer inserted, for the report read model (addToReports). */
+  readonly fresh = { customers: [] as string[], conversions: [] as string[], commissions: [] as string[] };
+
+  /**
+   * Rows keep their source's dates (created_at in the past): those behind the report fold's
+   * watermark go into the report summaries now (report_add_rows, Migration20270122000000), in the
+   * page's transaction, before any update of them; the others are folded as usual.
+   */
+  private async addToReports(): Promise<void> {
+    const { customers, conversions, commissions } = this.fresh;
+    if (!customers.length && !conversions.length && !commissions.length) return;
+    await this.sql.rows(`select report_add_rows($1, $2::uuid[], $3::uuid[], $4::uuid[])`, [
+      this.target.organizationId,
+      customers,
+      conversions,
+      commissions,
+    ]);
+    this.fresh.customers = [];
+    this.fresh.conversions = [];
+    this.fresh.commissions = [];
   }
 
   /** The rows PostgreSQL can store as they are; each other one skipped, naming its field (storable-text.ts). */
@@ -66,13 +93,13 @@ export class ImportWriter {
   }
 
   /** Counted, and kept to show: its id and reason made storable (a source's text may hold what jsonb refuses). */
-  private skip(kind: ImportKind, sourceId: string, reason: string): void {
+  skip(kind: ImportKind, sourceId: string, reason: string): void {
     this.counts[kind].skipped++;
     if (this.skipped.length < SKIPPED_KEPT)
       this.skipped.push({ kind, source_id: printable(sourceId), reason: printable(reason) });
   }
 
-  private async known(kind: ImportKind, sourceId: string): Promise<string | undefined> {
+  async known(kind: ImportKind, sourceId: string): Promise<string | undefined> {
     const row = await this.sql.one<{ row_id: string }>(
       `select row_id from import_rows where organization_id = $1 and program_id = $2 and source = $3 and kind = $4 and source_id = $5`,
       [this.target.organizationId, this.target.programId, this.target.source, kind, sourceId],
@@ -80,7 +107,7 @@ export class ImportWriter {
     return row?.row_id;
   }
 
-  private async remember(kind: ImportKind, sourceId: string, rowId: string): Promise<void> {
+  async remember(kind: ImportKind, sourceId: string, rowId: string): Promise<void> {
     await this.sql.rows(
       `insert into import_rows (organization_id, program_id, source, kind, source_id, row_id, import_id) values ($1, $2, $3, $4, $5, $6, $7) on conflict do nothing`,
       [
@@ -141,8 +168,8 @@ export class ImportWriter {
           await this.sql.transaction(async (sp) => {
             await sp.rows(
               `insert into affiliates (id, organization_id, program_id, email, name, slug, status, payout_email, import_id,
-                 tax_form_status, tax_form_kind, tax_form_submitted_at, tax_form_decided_at, tax_form_rejection_reason)
-               values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+                 tax_form_status, tax_form_kind, tax_form_submitted_at, tax_form_decided_at, tax_form_rejection_reason, created_at)
+               values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, coalesce($15::timestamptz, now()))`,
               [
                 id,
                 organizationId,
@@ -158,6 +185,7 @@ export class ImportWriter {
                 form.tax_form_submitted_at,
                 form.tax_form_decided_at,
                 form.tax_form_rejection_reason,
+                a.created_at ?? null,
               ],
             );
             await holdToken(sp, { organizationId, affiliateId: id, programId }, slug);
@@ -211,7 +239,7 @@ export class ImportWriter {
    * the source listed it as a row of its own (counted when already here); a sale's customer seen
    * before in this import is only a reference.
    */
-  private async customer(c: SourceCustomer, listed = true): Promise<string | undefined> {
+  async customer(c: SourceCustomer, listed = true, saleAt: Date | null = null): Promise<string | undefined> {
     const { organizationId, programId, importId } = this.target;
     const known = await this.known('customers', c.source_id);
     if (known) {
@@ -223,14 +251,27 @@ export class ImportWriter {
       this.skip('customers', c.source_id, `its affiliate ${c.affiliate_source_id} was not imported`);
       return undefined;
     }
+    // A signup until an imported sale of theirs makes them a paying customer (conversion()).
     const inserted = await this.sql.one<{ id: string }>(
-      `insert into customers (id, organization_id, customer_id, status, affiliate_id, program_id, email, name, import_id)
-       values ($1, $2, $3, 'active', $4, $5, $6, $7, $8) on conflict (customer_id, organization_id) do nothing returning id`,
-      [randomUUID(), organizationId, c.customer_id, affiliateId, programId, c.email, c.name, importId],
+      `insert into customers (id, organization_id, customer_id, status, affiliate_id, program_id, email, name, import_id, created_at)
+       values ($1, $2, $3, 'trial', $4, $5, $6, $7, $8, coalesce($9::timestamptz, now())) on conflict (customer_id, organization_id) do nothing returning id`,
+      [
+        randomUUID(),
+        organizationId,
+        c.customer_id,
+        affiliateId,
+        programId,
+        c.email,
+        c.name,
+        importId,
+        c.created_at ?? saleAt,
+      ],
     );
     let id = inserted?.id;
-    if (id) this.counts.customers.created++;
-    else {
+    if (id) {
+      this.counts.customers.created++;
+      this.fresh.customers.push(id);
+    } else {
       // Already a customer here (tracked before the import): its attribution stays as it is.
       id = (await this.sql.one<{ id: string }>(
         `select id from customers where organization_id = $1 and customer_id = $2`,
@@ -254,8 +295,8 @@ export class ImportWriter {
     if (!(Number(p.amount) > 0)) return this.skip('payouts', p.source_id, `amount ${p.amount} is not above 0`);
     const id = randomUUID();
     await this.sql.rows(
-      `insert into payouts (id, organization_id, affiliate_id, program_id, currency, amount, status, commission_count, paid_at, import_id)
-       values ($1, $2, $3, $4, $5, $6, 'paid', $7, $8, $9)`,
+      `insert into payouts (id, organization_id, affiliate_id, program_id, currency, amount, status, commission_count, paid_at, import_id, created_at)
+       values ($1, $2, $3, $4, $5, $6, 'paid', $7, $8, $9, $8)`,
       [
         id,
         organizationId,
@@ -274,68 +315,26 @@ export class ImportWriter {
     for (const commission of p.commission_source_ids) await this.remember('payouts', `commission:${commission}`, id);
   }
 
-  private async conversion(c: SourceCommission, affiliateId: string): Promise<string | undefined> {
-    const { organizationId, programId, importId } = this.target;
-    const sale = c.sale;
-    const known = await this.known('conversions', sale.source_id);
-    if (known) {
-      this.counts.conversions.already_present++;
-      return known;
-    }
-    let customerId: string | null = null;
-    if (sale.customer) {
-      const row = await this.customer(sale.customer, false);
-      if (row) customerId = sale.customer.customer_id;
-    }
-    const earlier = customerId
-      ? await this.sql.one(
-          `select 1 from conversions where organization_id = $1 and customer_id = $2 and occurred_at < $3 limit 1`,
-          [organizationId, customerId, sale.occurred_at],
-        )
-      : undefined;
-    const inserted = await this.sql.one<{ id: string }>(
-      `insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, customer_id, affiliate_id, program_id, refunded_amount, occurred_at, import_id)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) on conflict (external_id, organization_id) do nothing returning id`,
-      [
-        randomUUID(),
-        organizationId,
-        sale.external_id,
-        sale.amount,
-        sale.currency,
-        earlier ? 'recurring' : 'initial',
-        c.currency === sale.currency ? c.amount : '0',
-        customerId,
-        affiliateId,
-        programId,
-        sale.refunded_amount,
-        sale.occurred_at,
-        importId,
-      ],
-    );
-    if (!inserted) {
-      this.skip(
-        'conversions',
-        sale.source_id,
-        `a conversion with external_id "${sale.external_id}" is already recorded here`,
-      );
-      return undefined;
-    }
-    this.counts.conversions.created++;
-    await this.remember('conversions', sale.source_id, inserted.id);
-    return inserted.id;
-  }
-
   private async commission(c: SourceCommission): Promise<void> {
     const { organizationId, programId, importId } = this.target;
     if (await this.known('commissions', c.source_id)) {
       this.counts.commissions.already_present++;
+      // Its sale is here too: counted as such (a rerun finds every conversion already here).
+      if (await this.known('conversions', c.sale.source_id)) this.counts.conversions.already_present++;
       return;
     }
     const affiliateId = await this.affiliateRow(c.affiliate_source_id);
     if (!affiliateId)
       return this.skip('commissions', c.source_id, `its affiliate ${c.affiliate_source_id} was not imported`);
+    // A reversed commission of 0 (Tolt zeroes a commission whose sale was refunded before it was
+    // paid): its sale is history all the same, kept with its refund; no entry of 0 is written.
+    if (Number(c.amount) === 0 && c.status === 'reversed') {
+      if (await writeConversion(this, c, affiliateId))
+        return this.skip('commissions', c.source_id, `amount 0 (reversed at the source): its sale is kept, refunded`);
+      return this.skip('commissions', c.source_id, `its sale ${c.sale.source_id} could not be imported`);
+    }
     if (!(Number(c.amount) > 0)) return this.skip('commissions', c.source_id, `amount ${c.amount} is not above 0`);
-    const conversionId = await this.conversion(c, affiliateId);
+    const conversionId = await writeConversion(this, c, affiliateId);
     if (!conversionId)
       return this.skip('commissions', c.source_id, `its sale ${c.sale.source_id} could not be imported`);
     const taken = await this.sql.one(
@@ -357,8 +356,8 @@ export class ImportWriter {
     }
     const id = randomUUID();
     await this.sql.rows(
-      `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approves_at, approved_at, import_id)
-       values ($1, $2, 'sale', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+      `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approves_at, approved_at, import_id, created_at)
+       values ($1, $2, 'sale', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
       [
         id,
         organizationId,
@@ -372,8 +371,10 @@ export class ImportWriter {
         c.approves_at,
         c.approved_at,
         importId,
+        c.created_at ?? c.sale.occurred_at,
       ],
     );
+    this.fresh.commissions.push(id);
     // The payout that paid it: payout_items is the one record of which payout holds an entry.
     if (payoutId)
       await this.sql.rows(`insert into payout_items (organization_id, commission_id, payout_id) values ($1, $2, $3)`, [

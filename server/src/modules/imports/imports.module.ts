@@ -30,6 +30,7 @@ export function createImports(
   const runner = new ImportRunner(orm, repository, secrets, logger, {
     baseUrls: () => ({ ...importBaseUrls(), ...settings.baseUrls }),
     sleep: settings.sleep,
+    onChange: settings.onChange,
     ...settings.runner,
   });
   return { service: new ImportsService(repository, runner, secrets, settings.onChange), runner };

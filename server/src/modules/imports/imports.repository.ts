@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { ImportSource } from '@affiliate-attribution/contract';
+import type { ImportSource, ImportTerms, ImportTermsChoice } from '@affiliate-attribution/contract';
 import type { Import } from '../../resources.js';
 import { ofAnotherAccount } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
@@ -24,6 +24,9 @@ export interface ImportRow {
   error: string | null;
   created_at: Date;
   finished_at: Date | null;
+  undone_at: Date | null;
+  terms: ImportTerms | null;
+  terms_choice: ImportTermsChoice | null;
 }
 
 /** The next try of an import waiting for its source (progress.retry). */
@@ -51,6 +54,8 @@ export function toImportDto(row: ImportRow): Import {
     error: row.error,
     created_at: row.created_at.toISOString(),
     finished_at: row.finished_at ? row.finished_at.toISOString() : null,
+    undone_at: row.undone_at ? row.undone_at.toISOString() : null,
+    terms: row.terms,
   };
 }
 
@@ -71,12 +76,32 @@ export class ImportsRepository {
 
   async insert(
     sql: Sql,
-    row: Pick<ImportRow, 'organization_id' | 'program_id' | 'source' | 'dry_run' | 'sealed_credentials'>,
+    row: Pick<
+      ImportRow,
+      'organization_id' | 'program_id' | 'source' | 'dry_run' | 'sealed_credentials' | 'terms_choice'
+    >,
   ): Promise<ImportRow> {
     return (await sql.one<ImportRow>(
-      `insert into imports (id, organization_id, program_id, source, dry_run, status, sealed_credentials) values ($1, $2, $3, $4, $5, 'running', $6) returning *`,
-      [randomUUID(), row.organization_id, row.program_id, row.source, row.dry_run, row.sealed_credentials],
+      `insert into imports (id, organization_id, program_id, source, dry_run, status, sealed_credentials, terms_choice) values ($1, $2, $3, $4, $5, 'running', $6, $7) returning *`,
+      [
+        randomUUID(),
+        row.organization_id,
+        row.program_id,
+        row.source,
+        row.dry_run,
+        row.sealed_credentials,
+        row.terms_choice,
+      ],
     ))!;
+  }
+
+  /** Keeps the terms compared at the start of a running import (in the caller's transaction: with the program's update, if any). */
+  async settled(sql: Sql, id: string, organizationId: string, terms: ImportTerms): Promise<void> {
+    await sql.rows(`update imports set terms = $3 where id = $1 and organization_id = $2 and status = 'running'`, [
+      id,
+      organizationId,
+      JSON.stringify(terms),
+    ]);
   }
 
   /** The ownership rule of every path (db/owned-row.ts): another organization's import 403, none (or only in the other mode) 404. */
@@ -151,7 +176,7 @@ export class ImportsRepository {
     skipped: Skip[],
   ): Promise<boolean> {
     const updated = await sql.rows(
-      `update imports set progress = $3, counts = $4, skipped = $5 where id = $1 and organization_id = $2 and status = 'running' returning id`,
+      `update imports set progress = $3, counts = $4, skipped = $5, error = null where id = $1 and organization_id = $2 and status = 'running' returning id`,
       [
         id,
         organizationId,
@@ -163,12 +188,24 @@ export class ImportsRepository {
     return updated.length > 0;
   }
 
-  /** Records the next try of an import waiting for its source (shown as progress.retry). */
-  async waiting(id: string, organizationId: string, retry: ImportRetry): Promise<void> {
+  /**
+   * Records the next try of an import waiting for its source (progress.retry), and why in `error`,
+   * so that the wait is visible at once; a page read later clears it (progress()).
+   */
+  async waiting(id: string, organizationId: string, retry: ImportRetry, error: string): Promise<void> {
     await this.sql.rows(
-      `update imports set progress = jsonb_set(progress, '{retry}', $3::jsonb) where id = $1 and organization_id = $2 and status = 'running'`,
-      [id, organizationId, JSON.stringify(retry)],
+      `update imports set progress = jsonb_set(progress, '{retry}', $3::jsonb), error = $4 where id = $1 and organization_id = $2 and status = 'running'`,
+      [id, organizationId, JSON.stringify(retry), error],
     );
+  }
+
+  /** Says in `error` why a running import is stopped for now (it is tried again). */
+  async note(id: string, organizationId: string, error: string): Promise<void> {
+    await this.sql.rows(`update imports set error = $3 where id = $1 and organization_id = $2 and status = 'running'`, [
+      id,
+      organizationId,
+      error,
+    ]);
   }
 
   /** Ends a running import: its credentials are erased, succeeded or failed. */
@@ -188,7 +225,7 @@ export class ImportsRepository {
   /** Cancels a running import in the caller's transaction (its row locked by findOwned): credentials erased. */
   async cancel(sql: Sql, id: string, organizationId: string): Promise<ImportRow> {
     return (await sql.one<ImportRow>(
-      `update imports set status = 'cancelled', sealed_credentials = null, finished_at = now(), progress = progress - 'retry' where id = $1 and organization_id = $2 and status = 'running' returning *`,
+      `update imports set status = 'cancelled', error = null, sealed_credentials = null, finished_at = now(), progress = progress - 'retry' where id = $1 and organization_id = $2 and status = 'running' returning *`,
       [id, organizationId],
     ))!;
   }

@@ -7,13 +7,14 @@ import type { SecretBox } from '../../security/secret-box.js';
 import { ImportSourceError } from './import-model.js';
 import { CREDENTIALS_PURPOSE, type ImportRunner } from './import-runner.js';
 import { undoImport } from './import-undo.js';
-import { toImportDto, type ImportsRepository } from './imports.repository.js';
+import { toImportDto, type ImportRow, type ImportsRepository } from './imports.repository.js';
 import { IMPLEMENTED_SOURCES, readerFor, type SourceBaseUrls } from './sources/readers.js';
 
 const ENDED: Record<Exclude<Import['status'], 'running'>, string> = {
   succeeded: 'has already succeeded',
   failed: 'has already failed',
   cancelled: 'was already cancelled',
+  undone: 'was undone',
 };
 
 /** Imports from other platforms: start (queued), follow, list, cancel, undo. */
@@ -46,6 +47,7 @@ export class ImportsService {
       source: body.source,
       dry_run: body.dry_run,
       sealed_credentials: this.secrets.seal(JSON.stringify(body.credentials), CREDENTIALS_PURPOSE),
+      terms_choice: body.terms ?? null,
     });
     try {
       await this.runner.enqueue(row);
@@ -84,15 +86,22 @@ export class ImportsService {
     return toImportDto(row);
   }
 
-  /** Deletes what the import created, in one transaction; 409 while it runs or once something builds on its rows. */
+  /**
+   * Deletes what the import created, in one transaction; 409 while it runs, once something builds on
+   * its rows, or when it was undone already. The import stays listed, `undone`, with its counts.
+   */
   async undo(organizationId: string, id: string): Promise<Import> {
     const { row, changes } = await this.imports.sql.transaction(async (sql) => {
-      const row = await this.imports.findOwned(organizationId, id, sql, true);
-      if (row.status === 'running')
+      const found = await this.imports.findOwned(organizationId, id, sql, true);
+      if (found.status === 'running')
         throw new ConflictError('The import is still running: cancel it first, or undo it once it has finished');
-      if (!row.dry_run) return { row, changes: await undoImport(sql, organizationId, id) };
-      await sql.rows(`delete from imports where organization_id = $1 and id = $2`, [organizationId, id]);
-      return { row, changes: [] };
+      if (found.status === 'undone') throw new ConflictError('The import was already undone');
+      const changes = found.dry_run ? [] : await undoImport(sql, organizationId, id);
+      const row = (await sql.one<ImportRow>(
+        `update imports set status = 'undone', undone_at = now(), sealed_credentials = null where organization_id = $1 and id = $2 returning *`,
+        [organizationId, id],
+      ))!;
+      return { row, changes };
     });
     // Committed: this instance's caches drop what the undo deleted (every other one hears it by NOTIFY).
     for (const change of changes) this.onChange(change);

@@ -11,7 +11,18 @@ import type {
 } from '../import-model.js';
 import { ImportSourceError } from '../import-model.js';
 import { getJson, type SourceHttpOptions } from './source-http.js';
-import { collect, currencyOf, dateOf, emailOf, idOf, minorUnits, text, Unmappable, type Json } from './source-rows.js';
+import {
+  collect,
+  currencyOf,
+  dateOf,
+  dateOrNull,
+  emailOf,
+  idOf,
+  minorUnits,
+  text,
+  Unmappable,
+  type Json,
+} from './source-rows.js';
 
 /**
  * FirstPromoter's v2 admin API (https://docs.firstpromoter.com/api-reference-v2/api-admin/introduction):
@@ -136,6 +147,7 @@ function toAffiliate(row: Json): SourceAffiliate {
     status: state === null ? 'active' : (STATES[state] ?? 'disabled'),
     payout_email: text(row.paypal_email) ?? text(row.profile?.paypal_email),
     tokens,
+    created_at: dateOrNull(row.joined_at, row.created_at),
   };
 }
 
@@ -159,6 +171,7 @@ function customerFrom(referral: Json, promoter: string | null): SourceCustomer {
     email: text(referral.email),
     name,
     affiliate_source_id: promoter,
+    created_at: dateOrNull(referral.created_at),
   };
 }
 

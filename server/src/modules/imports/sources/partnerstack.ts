@@ -9,7 +9,18 @@ import type {
   SourceReader,
 } from '../import-model.js';
 import { ImportSourceError } from '../import-model.js';
-import { collect, currencyOf, date, email, minor, required, text, Unmappable, type Json } from './row-mapping.js';
+import {
+  collect,
+  currencyOf,
+  date,
+  dateOrNull,
+  email,
+  minor,
+  required,
+  text,
+  Unmappable,
+  type Json,
+} from './row-mapping.js';
 import { getJson, type SourceHttpOptions } from './source-http.js';
 
 /**
@@ -146,7 +157,15 @@ function toAffiliate(row: Json): SourceAffiliate {
         ? 'pending'
         : 'active';
   const tokens = [text(row.partner_key)].filter((t): t is string => t !== null);
-  return { source_id: key, email: email(row.email), name, status, payout_email: null, tokens };
+  return {
+    source_id: key,
+    email: email(row.email),
+    name,
+    status,
+    payout_email: null,
+    tokens,
+    created_at: dateOrNull(row.joined_at, row.created_at),
+  };
 }
 
 /** The merchant's own id of a customer: its `customer_key`, else the payment provider's id, else PartnerStack's key. */
@@ -165,6 +184,7 @@ function toCustomer(row: Json): SourceCustomer {
     email: text(row.email),
     name: text(row.name),
     affiliate_source_id: partnership,
+    created_at: dateOrNull(row.created_at),
   };
 }
 

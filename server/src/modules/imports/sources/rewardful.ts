@@ -9,9 +9,11 @@ import type {
   SourcePage,
   SourcePayout,
   SourceReader,
+  SourceTerms,
 } from '../import-model.js';
 import { ImportSourceError } from '../import-model.js';
 import { getJson, type SourceHttpOptions } from './source-http.js';
+import { dateOrNull } from './source-rows.js';
 
 /**
  * Rewardful's REST API (https://developers.rewardful.com/rest-api/overview): Basic auth with the
@@ -58,6 +60,26 @@ export class RewardfulReader implements SourceReader {
       headers: { authorization: `Basic ${Buffer.from(`${secret}:`).toString('base64')}` },
       ...http,
     };
+  }
+
+  /**
+   * The campaigns' terms (https://developers.rewardful.com/rest-api/campaigns/the-campaign-object):
+   * reward_type percent (commission_percent) or amount (commission_amount_cents in
+   * commission_amount_currency), minimum_payout_cents (minimum_payout_currency),
+   * max_commission_period_months and max_commissions (null: no limit), days_until_commissions_are_due
+   * (our hold) and days_before_referrals_expire (our click window).
+   */
+  async readTerms(): Promise<SourceTerms[]> {
+    const out: SourceTerms[] = [];
+    for (let page: number | null = 1; page !== null;) {
+      const body = (await getJson(this.http, `/campaigns?page=${page}&limit=${PAGE_SIZE}`)) as Json;
+      if (!body || !Array.isArray(body.data))
+        throw new ImportSourceError('Rewardful answered /campaigns without a data list');
+      for (const row of body.data as Json[]) out.push(campaignTerms(row));
+      const next: unknown = body.pagination?.next_page;
+      page = typeof next === 'number' && next > page ? next : null;
+    }
+    return out;
   }
 
   async readPage(phase: Phase, page: number): Promise<SourcePage> {
@@ -128,6 +150,7 @@ function toAffiliate(row: Json): SourceAffiliate {
     status,
     payout_email: text(row.paypal_email) ?? text(row.wise_email),
     tokens,
+    created_at: dateOrNull(row.created_at),
   };
 }
 
@@ -156,8 +179,13 @@ function toCustomer(row: Json): SourceCustomer {
     email: text(customer?.email),
     name: text(customer?.name),
     affiliate_source_id: affiliate,
+    created_at: signedUpAt(row),
   };
 }
+
+/** A referral's signup: when it became a lead, else when it became a customer, else when it was first seen. */
+const signedUpAt = (referral: Json | null | undefined): Date | null =>
+  dateOrNull(referral?.became_lead_at, referral?.became_conversion_at, referral?.created_at);
 
 /** Cents (the currency's minor unit) to exact decimal text in the major unit. */
 export function fromMinorUnits(value: unknown, currency: string, field: string): string {
@@ -212,6 +240,32 @@ const STATUSES: Record<string, ImportedCommissionStatus> = {
   voided: 'reversed',
 };
 
+/**
+ * A sale's amount before refunds and what was refunded of it. Rewardful's `sale_amount_cents` is
+ * what the sale is worth now: `charge_amount_cents` less `refund_amount_cents` and
+ * `tax_amount_cents` (the sale object's example: charge 10000, refund 0, tax 0, sale 10000). So the
+ * amount sold is `sale_amount_cents + refund_amount_cents`, of which `refund_amount_cents` was
+ * refunded: the refund is counted once, and the net is `sale_amount_cents`.
+ */
+function saleAmounts(sale: Json, currency: string): { amount: string; refunded_amount: string } {
+  const whole = (value: unknown, field: string): number => {
+    if (typeof value !== 'number' || !Number.isInteger(value))
+      throw new Unmappable(`${field}: not a whole number of minor units (${JSON.stringify(value ?? null)})`);
+    return value;
+  };
+  const refunded = whole(sale.refund_amount_cents ?? 0, 'sale.refund_amount_cents');
+  if (refunded < 0) throw new Unmappable(`sale.refund_amount_cents: ${refunded} is below 0`);
+  const sold =
+    sale.sale_amount_cents != null
+      ? whole(sale.sale_amount_cents, 'sale.sale_amount_cents') + refunded
+      : whole(sale.charge_amount_cents, 'sale.charge_amount_cents') -
+        whole(sale.tax_amount_cents ?? 0, 'sale.tax_amount_cents');
+  return {
+    amount: fromMinorUnits(sold, currency, 'sale.sale_amount_cents'),
+    refunded_amount: fromMinorUnits(Math.min(refunded, Math.max(sold, 0)), currency, 'sale.refund_amount_cents'),
+  };
+}
+
 function toCommission(row: Json): SourceCommission {
   const status = STATUSES[String(row.state)];
   if (!status) throw new Unmappable(`unknown state ${JSON.stringify(row.state ?? null)}`);
@@ -247,12 +301,7 @@ function toCommission(row: Json): SourceCommission {
     sale: {
       source_id: id(sale),
       external_id: id(sale),
-      amount: fromMinorUnits(
-        sale.sale_amount_cents ?? sale.charge_amount_cents,
-        saleCurrency,
-        'sale.sale_amount_cents',
-      ),
-      refunded_amount: fromMinorUnits(sale.refund_amount_cents ?? 0, saleCurrency, 'sale.refund_amount_cents'),
+      ...saleAmounts(sale, saleCurrency),
       currency: saleCurrency,
       occurred_at: date(sale.charged_at ?? sale.invoiced_at ?? sale.created_at, 'sale.charged_at'),
       customer: customerId
@@ -262,8 +311,46 @@ function toCommission(row: Json): SourceCommission {
             email: text(customerObject?.email),
             name: text(customerObject?.name),
             affiliate_source_id: affiliate,
+            created_at: signedUpAt(referral),
           }
         : null,
     },
+    created_at: dateOrNull(row.created_at),
   };
+}
+
+const wholeOrNull = (value: unknown): number | null | undefined =>
+  value === null ? null : typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+
+function campaignTerms(row: Json): SourceTerms {
+  const terms: SourceTerms['terms'] = {};
+  let currency: string | null = null;
+  const moneyCurrency = (value: unknown) => {
+    const code = text(value)?.toUpperCase();
+    if (code && /^[A-Z]{3}$/.test(code)) currency ??= code;
+    return code && /^[A-Z]{3}$/.test(code) ? code : null;
+  };
+  if (row.reward_type === 'percent' && typeof row.commission_percent === 'number') {
+    terms.commission_type = 'percent';
+    terms.commission_value = String(row.commission_percent);
+  } else if (row.reward_type === 'amount' && Number.isInteger(row.commission_amount_cents)) {
+    const code = moneyCurrency(row.commission_amount_currency);
+    if (code) {
+      terms.commission_type = 'flat';
+      terms.commission_value = fromMinorUnits(row.commission_amount_cents, code, 'commission_amount_cents');
+    }
+  }
+  if (Number.isInteger(row.minimum_payout_cents)) {
+    const code = moneyCurrency(row.minimum_payout_currency);
+    if (code) terms.minimum_payout = fromMinorUnits(row.minimum_payout_cents, code, 'minimum_payout_cents');
+  }
+  const period = wholeOrNull(row.max_commission_period_months);
+  if (period !== undefined) terms.commission_window_months = period;
+  const cap = wholeOrNull(row.max_commissions);
+  if (cap !== undefined) terms.commission_max_conversions = cap;
+  const due = wholeOrNull(row.days_until_commissions_are_due);
+  if (typeof due === 'number') terms.hold_days = due;
+  const expire = wholeOrNull(row.days_before_referrals_expire);
+  if (typeof expire === 'number') terms.click_window_days = expire;
+  return { source_id: String(row.id ?? '(no id)'), name: text(row.name), currency, terms };
 }

@@ -86,3 +86,13 @@ export function major(value: unknown, currency: string, field: string): string {
     throw new Unmappable(`${field}: ${n} ${currency} is finer than the currency's minor unit`);
   return minor(whole, currency, field);
 }
+
+/** A date the source may give (ISO text, or milliseconds since the epoch): null when absent or unreadable. */
+export function dateOrNull(...values: unknown[]): Date | null {
+  for (const value of values) {
+    if (typeof value !== 'string' && typeof value !== 'number') continue;
+    const at = new Date(value);
+    if (!Number.isNaN(at.getTime())) return at;
+  }
+  return null;
+}

@@ -92,6 +92,7 @@ export async function getJson(options: SourceHttpOptions, path: string): Promise
     }
   }
   let lastProblem = '';
+  let answered = false;
   let waitAsked: number | undefined;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     if (attempt > 1) await sleep(waitAsked ?? 500 * 2 ** (attempt - 2));
@@ -112,8 +113,10 @@ export async function getJson(options: SourceHttpOptions, path: string): Promise
           `${options.name}: the request could not be sent (check the credentials for unusual characters). Nothing was imported.`,
         );
       lastProblem = `${options.name} ${networkProblem(err)}`;
+      answered = false;
       continue;
     }
+    answered = true;
     if (res.ok) {
       options.onHeaders?.(res.headers);
       try {
@@ -145,7 +148,7 @@ export async function getJson(options: SourceHttpOptions, path: string): Promise
       `${options.name} refused ${path} (HTTP ${res.status}): ${redact(errorText(text), secrets)}`,
     );
   }
-  throw new ImportSourceUnavailable(lastProblem);
+  throw new ImportSourceUnavailable(lastProblem, undefined, !answered);
 }
 
 function errorText(body: string): string {

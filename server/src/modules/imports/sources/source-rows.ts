@@ -65,3 +65,13 @@ export function minorUnits(value: unknown, currency: string, field: string): str
     throw new Unmappable(`${field}: not a whole number of minor units (${JSON.stringify(value ?? null)})`);
   return fromMinorUnits(n, currency, field);
 }
+
+/** A date the source may give (ISO text, or milliseconds since the epoch): null when absent or unreadable. */
+export function dateOrNull(...values: unknown[]): Date | null {
+  for (const value of values) {
+    if (typeof value !== 'string' && typeof value !== 'number') continue;
+    const at = new Date(value);
+    if (!Number.isNaN(at.getTime())) return at;
+  }
+  return null;
+}

@@ -9,7 +9,18 @@ import type {
   SourceReader,
 } from '../import-model.js';
 import { ImportSourceError } from '../import-model.js';
-import { collect, currencyOf, date, email, major, required, text, Unmappable, type Json } from './row-mapping.js';
+import {
+  collect,
+  currencyOf,
+  date,
+  dateOrNull,
+  email,
+  major,
+  required,
+  text,
+  Unmappable,
+  type Json,
+} from './row-mapping.js';
 import { getJson, type SourceHttpOptions } from './source-http.js';
 
 /**
@@ -121,7 +132,15 @@ function toAffiliate(row: Json): SourceAffiliate {
   const status = row.approved === false ? 'disabled' : row.approved === null ? 'pending' : 'active';
   const links = [row.referral_link, ...(Array.isArray(row.referral_links) ? row.referral_links : [])];
   const tokens = [...new Set([text(row.referral_code), ...links.map(refOf)].filter((t): t is string => t !== null))];
-  return { source_id: id, email: email(row.email), name, status, payout_email: null, tokens };
+  return {
+    source_id: id,
+    email: email(row.email),
+    name,
+    status,
+    payout_email: null,
+    tokens,
+    created_at: dateOrNull(row.created_at),
+  };
 }
 
 /** The referral code of a referral link, given as its URL or as `{ link }`. */
@@ -147,6 +166,7 @@ function toCustomer(row: Json): SourceCustomer {
     email: text(row.email),
     name: text(row.name),
     affiliate_source_id: affiliate,
+    created_at: dateOrNull(row.created_at),
   };
 }
 

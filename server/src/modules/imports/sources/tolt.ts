@@ -8,10 +8,22 @@ import type {
   SourcePage,
   SourcePayout,
   SourceReader,
+  SourceRefund,
 } from '../import-model.js';
 import { ImportSourceError } from '../import-model.js';
 import { getJson, type SourceHttpOptions } from './source-http.js';
-import { collect, currencyOf, dateOf, emailOf, idOf, minorUnits, text, Unmappable, type Json } from './source-rows.js';
+import {
+  collect,
+  currencyOf,
+  dateOf,
+  dateOrNull,
+  emailOf,
+  idOf,
+  minorUnits,
+  text,
+  Unmappable,
+  type Json,
+} from './source-rows.js';
 
 /**
  * Tolt's REST API (https://docs.tolt.com/introduction, https://docs.tolt.com/authentication): the
@@ -48,6 +60,8 @@ import { collect, currencyOf, dateOf, emailOf, idOf, minorUnits, text, Unmappabl
  */
 export const TOLT_DEFAULT_BASE_URL = 'https://api.tolt.com/v1';
 const PAGE_SIZE = 100;
+/** The commissions phase's pages from here on read the list again for its refunds (readPage). */
+const REFUND_PASS = 1_000_000;
 
 interface ToltList {
   data: Json[];
@@ -88,7 +102,7 @@ export class ToltReader implements SourceReader {
 
   /** Reads page `page` of a phase's list, walking the cursors from page 1 when a resumed import has not seen them. */
   private async page(
-    phase: Phase,
+    phase: string,
     path: string,
     params: Record<string, string>,
     page: number,
@@ -120,8 +134,23 @@ export class ToltReader implements SourceReader {
       case 'payouts':
         return { batch: { payouts: await this.payouts(skipped), skipped }, next: null };
       case 'commissions': {
-        const { rows, next } = await this.page(phase, '/commissions', { 'expand[]': 'customer' }, page);
-        return { batch: { commissions: collect(rows, 'commissions', skipped, toCommission), skipped }, next };
+        // Two passes over the list: the sales' commissions, then (pages from REFUND_PASS on) the
+        // refunds of paid ones, whose sales are all here by then whatever order Tolt lists them in.
+        if (page < REFUND_PASS) {
+          const { rows, next } = await this.page(phase, '/commissions', { 'expand[]': 'customer' }, page);
+          const sales = rows.filter((row) => row?.type !== 'refund');
+          return {
+            batch: { commissions: collect(sales, 'commissions', skipped, toCommission), skipped },
+            next: next ?? REFUND_PASS + 1,
+          };
+        }
+        const pass = page - REFUND_PASS;
+        const { rows, next } = await this.page('refunds', '/commissions', {}, pass);
+        const refunds = rows.filter((row) => row?.type === 'refund');
+        return {
+          batch: { refunds: collect(refunds, 'commissions', skipped, toRefund), skipped },
+          next: next === null ? null : REFUND_PASS + next,
+        };
       }
     }
   }
@@ -170,7 +199,15 @@ function toAffiliate(row: Json): SourceAffiliate {
   const name = [text(row.first_name), text(row.last_name)].filter(Boolean).join(' ') || null;
   const state = text(row.status);
   const status = state === null || state === 'active' ? 'active' : state === 'pending' ? 'pending' : 'disabled';
-  return { source_id: idOf(row), email, name, status, payout_email: text(row.payout_details?.email), tokens: [] };
+  return {
+    source_id: idOf(row),
+    email,
+    name,
+    status,
+    payout_email: text(row.payout_details?.email),
+    tokens: [],
+    created_at: dateOrNull(row.created_at),
+  };
 }
 
 function customerFrom(customer: Json, partnerId: string | null): SourceCustomer {
@@ -184,6 +221,7 @@ function customerFrom(customer: Json, partnerId: string | null): SourceCustomer 
     email: text(customer.email),
     name: text(customer.name),
     affiliate_source_id: affiliate,
+    created_at: dateOrNull(customer.created_at),
   };
 }
 
@@ -261,5 +299,36 @@ function toCommission(row: Json): SourceCommission {
       occurred_at: createdAt,
       customer,
     },
+    created_at: createdAt,
+  };
+}
+
+/**
+ * A refund of a paid commission's sale (https://docs.tolt.com/guides/refunds): Tolt never edits a
+ * paid commission; it adds one of `type: "refund"` with a negative `amount`, on the same transaction,
+ * netted against the partner's next payout. The whole transaction is refunded (Tolt's refunds are
+ * of whole transactions), and the negative amount is the partner's clawback.
+ */
+function toRefund(row: Json): SourceRefund {
+  if (row.currency == null) throw new Unmappable('no currency: Tolt did not say which currency the amounts are in');
+  const currency = currencyOf(row.currency);
+  const saleId = text(row.transaction_id) ?? text(row.charge_id);
+  if (!saleId) throw new Unmappable('a refund without transaction_id or charge_id: nothing to record it against');
+  const amount = minorUnits(row.amount, currency, 'amount');
+  const back = amount.replace(/^-/, '');
+  return {
+    source_id: idOf(row),
+    sale_source_id: saleId,
+    amount: null,
+    created_at: dateOrNull(row.created_at),
+    clawback:
+      Number(back) > 0
+        ? {
+            amount: back,
+            currency,
+            status: row.status === 'paid' ? 'paid' : 'approved',
+            payout_source_id: row.status === 'paid' ? text(row.payout_id) : null,
+          }
+        : null,
   };
 }

@@ -1,0 +1,66 @@
+import { randomUUID } from 'node:crypto';
+import type { SourceRefund } from './import-model.js';
+import type { ImportWriter } from './import-writer.js';
+
+/**
+ * Writes a refund the source keeps as a row of its own (SourceRefund), inside the page's
+ * transaction: its sale's conversion becomes refunded (all of it, or by the refund's amount, never
+ * beyond the sale), and what the partner gives back becomes a clawback entry of that sale (paid, in
+ * its payout, when the source netted it in one). Keyed `refund:<id>` like every imported row, so a
+ * rerun changes nothing; a refund whose sale is not here is skipped, saying so.
+ */
+export async function writeRefund(writer: ImportWriter, r: SourceRefund): Promise<void> {
+  const { organizationId, programId, importId } = writer.target;
+  const key = `refund:${r.source_id}`;
+  if (await writer.known('conversions', key)) {
+    if (r.clawback) writer.counts.commissions.already_present++;
+    return;
+  }
+  const conversionId = await writer.known('conversions', r.sale_source_id);
+  if (!conversionId)
+    return writer.skip('commissions', r.source_id, `a refund of sale ${r.sale_source_id}, which is not imported`);
+  const sale = (await writer.sql.one<{ affiliate_id: string; customer_id: string | null }>(
+    `with next as (select id, least(amount, refunded_amount + coalesce($3::numeric, amount)) as refunded from conversions where organization_id = $1 and id = $2)
+     update conversions c set refunded_amount = n.refunded,
+       status = case when n.refunded >= c.amount and c.amount > 0 then 'reversed' else c.status end,
+       reversed_at = case when n.refunded >= c.amount and c.amount > 0 then coalesce(c.reversed_at, now()) else c.reversed_at end
+     from next n where c.organization_id = $1 and c.id = n.id returning c.affiliate_id, c.customer_id`,
+    [organizationId, conversionId, r.amount],
+  ))!;
+  await writer.remember('conversions', key, conversionId);
+  if (!r.clawback) return;
+  const { amount, currency, status, payout_source_id } = r.clawback;
+  const payoutId =
+    status === 'paid'
+      ? ((payout_source_id ? await writer.known('payouts', payout_source_id) : undefined) ??
+        (await writer.known('payouts', `commission:${r.source_id}`)) ??
+        null)
+      : null;
+  const id = randomUUID();
+  await writer.sql.rows(
+    `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approved_at, import_id, created_at)
+     values ($1, $2, 'clawback', $3, -($4::numeric), $5, $6, $7, $8, $9, coalesce($11::timestamptz, now()), $10, coalesce($11::timestamptz, now()))`,
+    [
+      id,
+      organizationId,
+      payoutId ? 'paid' : 'approved',
+      amount,
+      currency,
+      sale.affiliate_id,
+      programId,
+      conversionId,
+      sale.customer_id,
+      importId,
+      r.created_at ?? null,
+    ],
+  );
+  if (payoutId)
+    await writer.sql.rows(`insert into payout_items (organization_id, commission_id, payout_id) values ($1, $2, $3)`, [
+      organizationId,
+      id,
+      payoutId,
+    ]);
+  writer.counts.commissions.created++;
+  writer.fresh.commissions.push(id);
+  await writer.remember('commissions', key, id);
+}
