@@ -202,8 +202,6 @@ export function createApp(deps: AppDeps): App {
   );
   // E-mails to partners go through the test-mode check: a test organization's are kept, never sent.
   const testEmails = new TestEmails(deps.orm, mailer, logger);
-  // A payout its provider did not pay: the partner is told by e-mail too (the portal shows it).
-  services.payoutSender.onFailed(payoutFailureMail(services.affiliates, testEmails, logger, `${publicBaseUrl}/portal`));
   // The partner portal: partners' sign-in and their own routes under /partner/api.
   // The partner's side of payouts: tax forms, payout method, Stripe Connect onboarding.
   const partnerPayouts = createPartnerPayouts(deps.orm, {
@@ -218,6 +216,18 @@ export function createApp(deps: AppDeps): App {
     logger,
     publicBaseUrl,
   });
+  // A payout its provider did not pay: the partner is told by e-mail too (the portal shows it).
+  services.payoutSender.onFailed(
+    payoutFailureMail(
+      {
+        affiliates: services.affiliates,
+        programOf: (organizationId, programId) => partners.service.programOfMail(organizationId, programId),
+        mailer: testEmails,
+        logger,
+      },
+      publicBaseUrl,
+    ),
+  );
   const signInLimit = {
     limit: config.SIGN_IN_RATE_LIMIT_MAX ?? SIGN_IN_RATE_LIMIT_DEFAULTS.max,
     windowSeconds: config.SIGN_IN_RATE_LIMIT_WINDOW_SECONDS ?? SIGN_IN_RATE_LIMIT_DEFAULTS.windowSeconds,

@@ -47,6 +47,12 @@ export const JoinPage = z
   })
   .describe("A program's public join page.");
 
+export const PortalOrganization = z
+  .object({
+    organization: z.object({ id: Uuid, name: z.string() }).describe('The merchant.'),
+  })
+  .describe('The merchant whose partner portal this is, as its public pages (sign-in) name it.');
+
 export const ApplicationBody = z.object({
   name: z.string().trim().min(1).max(200).describe('Your name, as the merchant will see it.'),
   email: TrimmedEmail.describe('Your e-mail: the sign-in links are sent there.'),
@@ -260,4 +266,5 @@ export type PartnerBalance = z.infer<typeof PartnerBalance>;
 export type PartnerPoint = z.infer<typeof PartnerPoint>;
 export type PartnerTotals = z.infer<typeof PartnerTotals>;
 export type JoinPage = z.infer<typeof JoinPage>;
+export type PortalOrganization = z.infer<typeof PortalOrganization>;
 export type Application = z.infer<typeof Application>;

@@ -14,6 +14,7 @@ import {
   OrganizationId,
   ProgramId,
   JoinPage,
+  PortalOrganization,
   ApplicationBody,
   Application,
   SlugAvailability,
@@ -33,6 +34,7 @@ const c = initContract();
 export {
   PartnerProgram,
   JoinPage,
+  PortalOrganization,
   ApplicationBody,
   Application,
   SlugAvailability,
@@ -65,6 +67,15 @@ export const partnerPublicContract = c.router(
         'What the public join page shows: the merchant, the program, its commission, hold, minimum payout and terms, and whether it takes applications (`signup`).',
       pathParams: z.object({ organizationId: OrganizationId, programId: ProgramId }),
       responses: { 200: z.object({ success: z.literal(true), data: JoinPage }), 404: errorResponses[404] },
+    },
+    portalOrganization: {
+      method: 'GET',
+      path: '/partner/api/organizations/:organizationId',
+      summary: 'The merchant of a partner portal',
+      description:
+        'Who the portal is for, as its public pages name it (the sign-in page: "Sign in to Shop\'s partner portal"). 404 for an organization that does not exist.',
+      pathParams: z.object({ organizationId: OrganizationId }),
+      responses: { 200: z.object({ success: z.literal(true), data: PortalOrganization }), 404: errorResponses[404] },
     },
     slugAvailability: {
       method: 'GET',

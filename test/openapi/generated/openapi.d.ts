@@ -1404,6 +1404,26 @@ export interface paths {
         patch: operations["partnerUpdateMe"];
         trace?: never;
     };
+    "/partner/api/organizations/{organizationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The merchant of a partner portal
+         * @description Who the portal is for, as its public pages name it (the sign-in page: "Sign in to Shop's partner portal"). 404 for an organization that does not exist.
+         */
+        get: operations["partnerPublicPortalOrganization"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/partner/api/organizations/{organizationId}/programs/{programId}": {
         parameters: {
             query?: never;
@@ -3192,6 +3212,15 @@ export interface components {
              * @description A `failed` payout retried (POST /api/payouts/{id}/retry): the new payout its commissions went into. Null otherwise: a failed payout with null here can be retried.
              */
             retried_by_payout_id: string | null;
+        };
+        /** @description The merchant whose partner portal this is, as its public pages (sign-in) name it. */
+        PortalOrganization: {
+            /** @description The merchant. */
+            organization: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            };
         };
         /** @description Program */
         Program: {
@@ -20033,6 +20062,123 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerPublicPortalOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Organization id (UUID): public, as in the snippet tag.
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "organization": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "name": "Acme Inc"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["PortalOrganization"];
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -121,6 +121,10 @@ export class Partners {
           status: 200,
           body: { success: true, data: await this.service.joinPage(params.organizationId, params.programId) },
         }),
+        portalOrganization: async ({ params }) => ({
+          status: 200,
+          body: { success: true, data: await this.service.portalOrganization(params.organizationId) },
+        }),
         slugAvailability: async ({ params }) => ({
           status: 200,
           body: {

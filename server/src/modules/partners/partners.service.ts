@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Application, JoinPage, Partner, PartnerProgram } from '../../resources.js';
+import type { Application, JoinPage, Partner, PartnerProgram, PortalOrganization } from '../../resources.js';
 import type { Logger } from 'pino';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../http/errors.js';
 import { decimalToNumber, iso } from '../../http/serialize.js';
 import type { AffiliateStatusChange, AffiliatesService } from '../affiliates/affiliates.service.js';
 import type { Mail } from '../people/mailer.js';
 import type { OrganizationMailer } from '../test-emails/test-emails.js';
+import type { ProgramOfMail } from './mail-layout.js';
 import { referralLink } from './partner-views.js';
 import {
   applicationMail,
@@ -79,6 +80,19 @@ export class PartnersService {
     };
   }
 
+  /** The merchant a portal's public pages name (its sign-in page). */
+  async portalOrganization(organizationId: string): Promise<PortalOrganization> {
+    const name = await this.partners.organizationName(organizationId);
+    if (name === undefined) throw new NotFoundError('Organization not found');
+    return { organization: { id: organizationId, name } };
+  }
+
+  /** The merchant and program an e-mail about this program names (mail-layout.ts); undefined when the program is gone. */
+  async programOfMail(organizationId: string, programId: string): Promise<ProgramOfMail | undefined> {
+    const program = await this.partners.program(organizationId, programId);
+    return program && { merchant: program.organization_name, program: program.name };
+  }
+
   async slugAvailable(organizationId: string, slug: string): Promise<boolean> {
     if ((await this.partners.organizationName(organizationId)) === undefined)
       throw new NotFoundError('Organization not found');
@@ -125,7 +139,7 @@ export class PartnersService {
         ? ({ kind: 'active', slug: affiliate.slug } as const)
         : ({ kind: 'pending' } as const);
     await this.mailLink({ organizationId, email }, SIGN_IN_LINK_MINUTES * 60_000, baseUrl, (url) =>
-      applicationMail(email, program, outcome, { url, signInPage: `${baseUrl}/portal/${organizationId}/sign-in` }),
+      applicationMail(email, program, outcome, { url, baseUrl }),
     );
     return { program_id: programId, email, slug: input.slug, status: program.signup === 'open' ? 'active' : 'pending' };
   }
@@ -142,7 +156,7 @@ export class PartnersService {
     if ((await this.partners.memberships(partner)).length === 0) return;
     // The link and its queued e-mail, in one transaction; the mail server is never waited for.
     await this.mailLink(partner, SIGN_IN_LINK_MINUTES * 60_000, baseUrl, (url) =>
-      signInLinkMail(partner.email, organizationName, url),
+      signInLinkMail(partner.email, { id: organizationId, name: organizationName }, { url, baseUrl }),
     );
   }
 
@@ -158,11 +172,7 @@ export class PartnersService {
       { organizationId, email: affiliate.email },
       INVITATION_LINK_DAYS * DAY_MS,
       baseUrl,
-      (url) =>
-        portalInvitationMail(affiliate.email, program, {
-          url,
-          signInPage: `${baseUrl}/portal/${organizationId}/sign-in`,
-        }),
+      (url) => portalInvitationMail(affiliate.email, program, { url, baseUrl }),
     );
     return { email: affiliate.email, expires_at: iso(expiresAt) };
   }
@@ -182,10 +192,10 @@ export class PartnersService {
         { organizationId: change.organizationId, email: to },
         INVITATION_LINK_DAYS * DAY_MS,
         change.baseUrl,
-        (url) => approvedMail(to, program, change.affiliate.slug, url),
+        (url) => approvedMail(to, program, change.affiliate.slug, { url, baseUrl: change.baseUrl }),
       );
     } else {
-      await this.mailer.send(change.organizationId, declinedMail(to, program));
+      await this.mailer.send(change.organizationId, declinedMail(to, program, change.baseUrl));
     }
   }
 
