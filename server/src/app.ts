@@ -43,6 +43,7 @@ import { couponsRouter } from './modules/coupons/coupons.router.js';
 import { payoutsRouter } from './modules/payouts/payouts.router.js';
 import { payoutRailWebhooksRouter } from './webhooks/payout-rails.js';
 import { payoutFailureMail } from './modules/payouts/failure-mail.js';
+import { PartnerNotices, type PartnerNoticesOptions } from './modules/partners/partner-notices.js';
 import { webhookEndpointsRouter } from './modules/events/endpoints.router.js';
 import { People } from './modules/people/people.module.js';
 import { routeAccess } from './modules/people/route-access.js';
@@ -105,6 +106,8 @@ export interface AppDeps {
   cacheInvalidation?: CacheInvalidation;
   /** How queued e-mails are tried again (modules/people/mail-queue.ts); tests shorten the waits. */
   mailRetry?: Partial<MailRetry>;
+  /** The partner notices' rounds (partners/partner-notices.ts); main.ts starts them. */
+  partnerNotices?: PartnerNoticesOptions;
 }
 
 type OperationsConfig = Partial<
@@ -141,6 +144,8 @@ export interface App {
   importRunner: ImportRunner;
   /** With SMTP_URL: the queue every e-mail goes through (modules/people/mail-queue.ts); main.ts starts it at boot and stops it. */
   mailQueue: MailQueue | undefined;
+  /** Partners told of commissions earned and payouts sent (main.ts starts its rounds; tests run one). */
+  partnerNotices: PartnerNotices;
 }
 
 export function createApp(deps: AppDeps): App {
@@ -216,6 +221,8 @@ export function createApp(deps: AppDeps): App {
     logger,
     publicBaseUrl,
   });
+  // Partners told by e-mail of each commission earned and payout sent, after those commit (main.ts starts the rounds).
+  const partnerNotices = new PartnerNotices(deps.orm, testEmails, logger, publicBaseUrl, deps.partnerNotices);
   // A payout its provider did not pay: the partner is told by e-mail too (the portal shows it).
   services.payoutSender.onFailed(
     payoutFailureMail(
@@ -397,5 +404,6 @@ export function createApp(deps: AppDeps): App {
     changeListener,
     importRunner: imports.runner,
     mailQueue,
+    partnerNotices,
   };
 }

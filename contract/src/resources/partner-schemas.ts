@@ -103,11 +103,21 @@ export const PartnerMembership = z
   })
   .describe("One of the partner's programs.");
 
+export const EmailNotifications = z
+  .object({
+    commissions: z.boolean().describe('An e-mail for each commission earned (default true).'),
+    payouts: z.boolean().describe('An e-mail for each payout sent (default true).'),
+  })
+  .describe(
+    "Which e-mails the partner gets from the merchant's program, besides sign-in links and answers to applications.",
+  );
+
 export const Partner = z
   .object({
     email: z.string().describe('The e-mail the partner signs in with.'),
     name: z.string().nullable().describe('Their name.'),
     payout_email: z.string().describe('Where their payouts go.'),
+    email_notifications: EmailNotifications,
     organization: z.object({ id: Uuid, name: z.string() }).describe('The merchant.'),
     memberships: z.array(PartnerMembership).describe('Their programs with this merchant, oldest first.'),
     livemode: Livemode,
@@ -266,5 +276,6 @@ export type PartnerBalance = z.infer<typeof PartnerBalance>;
 export type PartnerPoint = z.infer<typeof PartnerPoint>;
 export type PartnerTotals = z.infer<typeof PartnerTotals>;
 export type JoinPage = z.infer<typeof JoinPage>;
+export type EmailNotifications = z.infer<typeof EmailNotifications>;
 export type PortalOrganization = z.infer<typeof PortalOrganization>;
 export type Application = z.infer<typeof Application>;

@@ -18,6 +18,7 @@ import {
   ApplicationBody,
   Application,
   SlugAvailability,
+  EmailNotifications,
   Partner,
   PartnerEnvelope,
   PartnerCustomer,
@@ -38,6 +39,7 @@ export {
   ApplicationBody,
   Application,
   SlugAvailability,
+  EmailNotifications,
   PartnerMembership,
   Partner,
   MaskedCustomer,
@@ -190,11 +192,20 @@ export const partnerContract = c.router(
     updateMe: {
       method: 'PATCH',
       path: '/partner/api/me',
-      summary: 'Change my payout e-mail',
-      description: 'Sets where payouts go, for every program of the partner with this merchant.',
-      body: z.object({
-        payout_email: TrimmedEmail.describe('Where payouts go (PayPal or Wise e-mail).'),
-      }),
+      summary: 'Change my payout e-mail or e-mail settings',
+      description:
+        'Sets where payouts go, and which e-mails come (a commission earned, a payout sent: each on by default), for every program of the partner with this merchant. Fields left out are unchanged; at least one is given.',
+      body: z
+        .object({
+          payout_email: TrimmedEmail.optional().describe('Where payouts go (PayPal or Wise e-mail).'),
+          email_notifications: EmailNotifications.partial()
+            .strict()
+            .optional()
+            .describe('The e-mails to turn on (true) or off (false); a setting left out is unchanged.'),
+        })
+        .refine((body) => body.payout_email !== undefined || body.email_notifications !== undefined, {
+          message: 'Give payout_email or email_notifications',
+        }),
       responses: { 200: PartnerEnvelope, ...jsonBodyErrorResponses, 403: crossSite },
     },
     link: {

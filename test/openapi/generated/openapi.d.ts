@@ -1398,8 +1398,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change my payout e-mail
-         * @description Sets where payouts go, for every program of the partner with this merchant.
+         * Change my payout e-mail or e-mail settings
+         * @description Sets where payouts go, and which e-mails come (a commission earned, a payout sent: each on by default), for every program of the partner with this merchant. Fields left out are unchanged; at least one is given.
          */
         patch: operations["partnerUpdateMe"];
         trace?: never;
@@ -2530,6 +2530,13 @@ export interface components {
             /** @description Clicks older than this many days (and older than the organization's longest click window, so that no click a visitor may still convert on goes) are deleted by a daily job when nothing refers to them; a click a customer or conversion refers to keeps only what the ledger needs (its `ip` and `user_agent` are cleared). Suppressed clicks past it are deleted. null: clicks are kept. */
             click_retention_days: number | null;
         };
+        /** @description Which e-mails the partner gets from the merchant's program, besides sign-in links and answers to applications. */
+        EmailNotifications: {
+            /** @description An e-mail for each commission earned (default true). */
+            commissions: boolean;
+            /** @description An e-mail for each payout sent (default true). */
+            payouts: boolean;
+        };
         /** @description Error envelope */
         ErrorBody: {
             /**
@@ -2832,6 +2839,7 @@ export interface components {
             name: string | null;
             /** @description Where their payouts go. */
             payout_email: string;
+            email_notifications: components["schemas"]["EmailNotifications"];
             /** @description The merchant. */
             organization: {
                 /** Format: uuid */
@@ -2997,6 +3005,7 @@ export interface components {
             name: string | null;
             /** @description Where their payouts go. */
             payout_email: string;
+            email_notifications: components["schemas"]["EmailNotifications"];
             /** @description The merchant. */
             organization: {
                 /** Format: uuid */
@@ -19759,6 +19768,10 @@ export interface operations {
                      *           "email": "jane@partners.example",
                      *           "name": "Acme Inc",
                      *           "payout_email": "payout-email",
+                     *           "email_notifications": {
+                     *             "commissions": false,
+                     *             "payouts": false
+                     *           },
                      *           "organization": {
                      *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
                      *             "name": "Acme Inc"
@@ -19907,7 +19920,11 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "payout_email": "jane@partners.example"
+                 *       "payout_email": "jane@partners.example",
+                 *       "email_notifications": {
+                 *         "commissions": false,
+                 *         "payouts": false
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -19915,7 +19932,14 @@ export interface operations {
                      * Format: email
                      * @description Where payouts go (PayPal or Wise e-mail).
                      */
-                    payout_email: string;
+                    payout_email?: string;
+                    /** @description The e-mails to turn on (true) or off (false); a setting left out is unchanged. */
+                    email_notifications?: {
+                        /** @description An e-mail for each commission earned (default true). */
+                        commissions?: boolean;
+                        /** @description An e-mail for each payout sent (default true). */
+                        payouts?: boolean;
+                    };
                 };
             };
         };
@@ -19934,6 +19958,10 @@ export interface operations {
                      *           "email": "jane@partners.example",
                      *           "name": "Acme Inc",
                      *           "payout_email": "payout-email",
+                     *           "email_notifications": {
+                     *             "commissions": false,
+                     *             "payouts": false
+                     *           },
                      *           "organization": {
                      *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
                      *             "name": "Acme Inc"
@@ -19985,7 +20013,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "payout_email: Required"
+                     *       "message": "Malformed JSON body"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -21414,6 +21442,10 @@ export interface operations {
                      *           "email": "jane@partners.example",
                      *           "name": "Acme Inc",
                      *           "payout_email": "payout-email",
+                     *           "email_notifications": {
+                     *             "commissions": false,
+                     *             "payouts": false
+                     *           },
                      *           "organization": {
                      *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
                      *             "name": "Acme Inc"
@@ -21459,6 +21491,7 @@ export interface operations {
                                 name: string | null;
                                 /** @description Where their payouts go. */
                                 payout_email: string;
+                                email_notifications: components["schemas"]["EmailNotifications"];
                                 /** @description The merchant. */
                                 organization: {
                                     /** Format: uuid */
@@ -21579,6 +21612,10 @@ export interface operations {
                      *           "email": "jane@partners.example",
                      *           "name": "Acme Inc",
                      *           "payout_email": "payout-email",
+                     *           "email_notifications": {
+                     *             "commissions": false,
+                     *             "payouts": false
+                     *           },
                      *           "organization": {
                      *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
                      *             "name": "Acme Inc"

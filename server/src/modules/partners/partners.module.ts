@@ -190,7 +190,7 @@ export class Partners {
           status: 200,
           body: {
             success: true,
-            data: { partner: await this.service.setPayoutEmail(requirePartner(req), body.payout_email) },
+            data: { partner: await this.service.updateMe(requirePartner(req), body) },
           },
         }),
         link: async ({ req, query }) => ({

@@ -39,6 +39,9 @@ export interface MembershipRow {
   slug: string;
   name: string | null;
   payout_email: string | null;
+  /** The partner's e-mail settings (Migration20270124000000_partner_notices). */
+  email_commissions: boolean;
+  email_payouts: boolean;
   created_at: Date;
   program: ProgramRow;
 }
@@ -101,23 +104,39 @@ export class PartnersRepository {
         slug: string;
         partner_name: string | null;
         payout_email: string | null;
+        email_commissions: boolean;
+        email_payouts: boolean;
         joined_at: Date;
       }
     >(
-      `select a.id as affiliate_id, a.status as affiliate_status, a.slug, a.name as partner_name, a.payout_email, a.created_at as joined_at, ${PROGRAM_COLUMNS}
+      `select a.id as affiliate_id, a.status as affiliate_status, a.slug, a.name as partner_name, a.payout_email, a.email_commissions, a.email_payouts, a.created_at as joined_at, ${PROGRAM_COLUMNS}
          from affiliates a join programs p on p.organization_id = a.organization_id and p.id = a.program_id join organizations o on o.id = a.organization_id
         where a.organization_id = ? and a.email = ? order by a.created_at, a.id`,
       [partner.organizationId, partner.email],
     );
-    return rows.map(({ affiliate_id, affiliate_status, slug, partner_name, payout_email, joined_at, ...program }) => ({
-      affiliate_id,
-      status: affiliate_status,
-      slug,
-      name: partner_name,
-      payout_email,
-      created_at: joined_at,
-      program,
-    }));
+    return rows.map(
+      ({
+        affiliate_id,
+        affiliate_status,
+        slug,
+        partner_name,
+        payout_email,
+        email_commissions,
+        email_payouts,
+        joined_at,
+        ...program
+      }) => ({
+        affiliate_id,
+        status: affiliate_status,
+        slug,
+        name: partner_name,
+        payout_email,
+        email_commissions,
+        email_payouts,
+        created_at: joined_at,
+        program,
+      }),
+    );
   }
 
   async setPayoutEmail(partner: PartnerKey, payoutEmail: string): Promise<void> {
@@ -126,6 +145,17 @@ export class PartnersRepository {
       partner.organizationId,
       partner.email,
     ]);
+  }
+
+  /** The partner's e-mail settings, for every membership of theirs with this merchant; a setting left out is unchanged. */
+  async setEmailNotifications(
+    partner: PartnerKey,
+    settings: { commissions?: boolean | undefined; payouts?: boolean | undefined },
+  ): Promise<void> {
+    await this.sql.rows(
+      'update affiliates set email_commissions = coalesce(?, email_commissions), email_payouts = coalesce(?, email_payouts) where organization_id = ? and email = ?',
+      [settings.commissions ?? null, settings.payouts ?? null, partner.organizationId, partner.email],
+    );
   }
 
   /** Runs fn in one transaction (a sign-in link and the e-mail queued with it: partners.service.ts). */

@@ -326,6 +326,11 @@ export class PartnersService {
       email: partner.email,
       name: memberships.find((m) => m.name)?.name ?? null,
       payout_email: memberships.find((m) => m.payout_email)?.payout_email ?? partner.email,
+      // Set together for all memberships (updateMe); a membership that differs (joined later) counts as off when any is.
+      email_notifications: {
+        commissions: memberships.every((m) => m.email_commissions),
+        payouts: memberships.every((m) => m.email_payouts),
+      },
       organization: { id: first.program.organization_id, name: first.program.organization_name },
       memberships: memberships.map((m) => ({
         affiliate_id: m.affiliate_id,
@@ -340,8 +345,18 @@ export class PartnersService {
     };
   }
 
-  async setPayoutEmail(partner: PartnerKey, payoutEmail: string): Promise<Partner> {
-    await this.partners.setPayoutEmail(partner, normalizeEmail(payoutEmail));
+  /** PATCH /partner/api/me: where payouts go, and which e-mails come, for every membership of the partner. */
+  async updateMe(
+    partner: PartnerKey,
+    input: {
+      payout_email?: string | undefined;
+      email_notifications?: { commissions?: boolean | undefined; payouts?: boolean | undefined } | undefined;
+    },
+  ): Promise<Partner> {
+    if (input.payout_email !== undefined)
+      await this.partners.setPayoutEmail(partner, normalizeEmail(input.payout_email));
+    if (input.email_notifications !== undefined)
+      await this.partners.setEmailNotifications(partner, input.email_notifications);
     return this.me(partner);
   }
 }
