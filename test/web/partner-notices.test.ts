@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, ownerSession, startService, type PeopleServer } from './support/people.js';
-import { fromPortal, signedInPartner, unique } from './support/portal.js';
+import { apply, fromPortal, signedInPartner, unique } from './support/portal.js';
 import { startSmtpReceiver, type SmtpReceiver } from './support/smtp.js';
+import { TEST_ADMIN_TOKEN } from '../support/server.js';
 
 /**
  * Issue 47, item 10 (the e-mails): a partner is e-mailed when they earn a commission and when a
@@ -136,5 +137,57 @@ describe('e-mails to partners: a commission earned, a payout sent', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.success).toBe(false);
     }
+  });
+});
+
+describe("e-mails to the merchant's owners: a partner applied", () => {
+  it('an application to an approval program e-mails the owner once, with the dashboard link; a repeat does not', async () => {
+    const m = await merchant({ signup: 'approval' });
+    const slug = unique('ada');
+    const email = `${slug}@partners.example`;
+    // Applying again (another slug: the first is hers) makes no second membership, and no second e-mail.
+    for (const asked of [slug, `${slug}-again`])
+      expect(
+        (await apply(base, m.organizationId, m.program.id, { name: 'Ada Lovelace', email, slug: asked })).status,
+      ).toBe(201);
+    const [mail] = await arrived(m.owner.email, 'New partner');
+    expect(mail.subject).toBe('New partner application: Ada Lovelace awaits your approval');
+    expect(mail.text).toContain(`Ada Lovelace (${email}) applied to your partner program "Shop Friends"`);
+    const affiliateId = (await call(base, 'GET', `/api/affiliates?email=${email}`, { headers: m.key })).body.data
+      .affiliates[0].id;
+    expect(mail.text).toContain(`Open in the dashboard: ${base}/dashboard/affiliates/${affiliateId}`);
+    expect(mail.text).toContain(`— ${m.owner.organization.name}'s partner program "Shop Friends"`);
+    expect(await arrived(m.owner.email, 'New partner')).toHaveLength(1);
+  });
+});
+
+describe('in test mode', () => {
+  it("a test partner's commission e-mail is kept as a test e-mail, never sent", async () => {
+    const org = await call(base, 'POST', '/admin/organizations', {
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+      body: { name: unique('Shop') },
+    });
+    expect(org.status).toBe(201);
+    const test = { authorization: `Bearer ${org.body.data.test_api_key}` };
+    const program = await call(base, 'POST', '/api/programs', {
+      headers: test,
+      body: { name: 'Test Friends', commission_value: 20, currency: 'USD', hold_days: 0, signup: 'open' },
+    });
+    const slug = unique('tp');
+    const email = `${slug}@partners.example`;
+    const created = await call(base, 'POST', '/api/affiliates', {
+      headers: test,
+      body: { email, program_id: program.body.data.program.id, slug },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    await sale(test, slug, 50);
+    expect(await round()).toBe(1);
+    const kept = await call(base, 'GET', '/api/test-emails', { headers: test });
+    expect(kept.body.data.test_emails.map((m: { to: string; subject: string }) => [m.to, m.subject])).toContainEqual([
+      email,
+      `You earned a 10.00 USD commission with ${org.body.data.organization.name}`,
+    ]);
+    await settle();
+    expect(smtp.mails.filter((m) => m.to.includes(email))).toHaveLength(0);
   });
 });

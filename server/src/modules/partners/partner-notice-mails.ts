@@ -1,10 +1,11 @@
 import type { Mail } from '../people/mailer.js';
-import { partnerMail, portalUrlOf, type ProgramOfMail } from './mail-layout.js';
+import { merchantMail, partnerMail, portalUrlOf, type ProgramOfMail } from './mail-layout.js';
 
 /**
  * The notices' e-mails (issue 47, item 10), as pure functions of what they say, rendered by
  * mail-layout.ts: to a partner when they earn a commission and when a payout is sent
- * (partner-notices.ts sends them).
+ * (partner-notices.ts sends them), and to the merchant's owners when a partner applies
+ * (partners.service.ts).
  */
 
 const RAIL_NAMES: Record<string, string> = { paypal: 'PayPal', stripe: 'Stripe', wise: 'Wise' };
@@ -61,5 +62,31 @@ export function payoutSentMail(
     },
     program,
     portalUrlOf(links.baseUrl, links.organizationId),
+  );
+}
+
+/** To each owner of the merchant: a partner applied (`pending`: awaits their decision) or joined an open program (`active`). */
+export function partnerAppliedMail(
+  to: string,
+  applicant: { name: string; email: string; slug: string; status: 'active' | 'pending'; affiliateId: string },
+  program: ProgramOfMail,
+  baseUrl: string,
+): Mail {
+  const who = `${applicant.name} (${applicant.email})`;
+  return merchantMail(
+    {
+      to,
+      subject:
+        applicant.status === 'pending'
+          ? `New partner application: ${applicant.name} awaits your approval`
+          : `New partner: ${applicant.name} joined "${program.program}"`,
+      paragraphs: [
+        applicant.status === 'pending'
+          ? `${who} applied to your partner program "${program.program}" with the slug "${applicant.slug}". Approve or decline the application on the affiliate's page in the dashboard.`
+          : `${who} joined your partner program "${program.program}" with the slug "${applicant.slug}": the program is open, so their links work now.`,
+      ],
+    },
+    program,
+    `${baseUrl.replace(/\/+$/, '')}/dashboard/affiliates/${applicant.affiliateId}`,
   );
 }

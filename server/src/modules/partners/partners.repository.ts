@@ -147,6 +147,18 @@ export class PartnersRepository {
     ]);
   }
 
+  /** The merchant's owners, who hear of applications: a test organization's are its live twin's (it has no users of its own). */
+  async ownerEmails(organizationId: string): Promise<string[]> {
+    const rows = await this.sql.rows<{ email: string }>(
+      `select u.email from users u
+        where u.role = 'owner'
+          and u.organization_id = (select coalesce(o.live_organization_id, o.id) from organizations o where o.id = ?)
+        order by u.created_at, u.id`,
+      [organizationId],
+    );
+    return rows.map((row) => row.email);
+  }
+
   /** The partner's e-mail settings, for every membership of theirs with this merchant; a setting left out is unchanged. */
   async setEmailNotifications(
     partner: PartnerKey,

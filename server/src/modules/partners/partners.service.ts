@@ -7,6 +7,7 @@ import type { AffiliateStatusChange, AffiliatesService } from '../affiliates/aff
 import type { Mail } from '../people/mailer.js';
 import type { OrganizationMailer } from '../test-emails/test-emails.js';
 import type { ProgramOfMail } from './mail-layout.js';
+import { partnerAppliedMail } from './partner-notice-mails.js';
 import { referralLink } from './partner-views.js';
 import {
   applicationMail,
@@ -141,7 +142,41 @@ export class PartnersService {
     await this.mailLink({ organizationId, email }, SIGN_IN_LINK_MINUTES * 60_000, baseUrl, (url) =>
       applicationMail(email, program, outcome, { url, baseUrl }),
     );
+    if (!deduped) await this.tellOwners(organizationId, program, affiliate, input.name, baseUrl);
     return { program_id: programId, email, slug: input.slug, status: program.signup === 'open' ? 'active' : 'pending' };
+  }
+
+  /**
+   * The merchant's owners hear of a new partner (an application awaiting them, or a partner who
+   * joined an open program), once: a repeated application is deduped above and tells nobody. After
+   * the membership is committed; an e-mail that cannot be queued is logged and the application
+   * stands.
+   */
+  private async tellOwners(
+    organizationId: string,
+    program: ProgramRow,
+    affiliate: { id: string; email: string; slug: string; status: string },
+    name: string,
+    baseUrl: string,
+  ): Promise<void> {
+    try {
+      const status = affiliate.status === 'active' ? 'active' : 'pending';
+      const applicant = {
+        name,
+        email: affiliate.email,
+        slug: affiliate.slug,
+        status,
+        affiliateId: affiliate.id,
+      } as const;
+      const of = { merchant: program.organization_name, program: program.name };
+      for (const owner of await this.partners.ownerEmails(organizationId))
+        await this.mailer.send(organizationId, partnerAppliedMail(owner, applicant, of, baseUrl));
+    } catch (err) {
+      this.logger.error(
+        { err, affiliate_id: affiliate.id },
+        'could not tell the merchant of a new partner application',
+      );
+    }
   }
 
   /**
