@@ -71,6 +71,8 @@ describe('e-mails to partners: a commission earned, a payout sent', () => {
     expect(mail.text).toContain(`in ${m.owner.organization.name}'s partner program "Shop Friends"`);
     expect(mail.text).toContain(`Your partner portal: ${base}/portal/${m.organizationId}`);
     expect(mail.text).toContain("turn these e-mails off in your partner portal's settings");
+    // hold_days 0: approved at once, no hold date to wait for.
+    expect(mail.text).toContain('It is approved and goes into your next payout.');
     // Later rounds: nothing more.
     expect(await Promise.all([round(), round()])).toEqual([0, 0]);
     await settle();

@@ -21,14 +21,18 @@ export function commissionEarnedMail(
     amount: string;
     status: 'pending' | 'approved' | 'paid';
     description: string | null;
+    /** A pending commission's end of hold. */
+    approvesAt: Date | null;
   },
   program: ProgramOfMail,
   links: { baseUrl: string; organizationId: string },
 ): Mail {
   const when =
-    notice.status === 'pending'
-      ? "It is pending for the program's hold period, then it is approved and goes into your next payout."
-      : 'It is approved and goes into your next payout.';
+    notice.status === 'pending' && notice.approvesAt && notice.approvesAt.getTime() > Date.now()
+      ? `It is pending until ${notice.approvesAt.toISOString().slice(0, 10)} (the program's hold), then it is approved and goes into your next payout.`
+      : notice.status === 'paid'
+        ? 'It is paid.'
+        : 'It is approved and goes into your next payout.';
   return partnerMail(
     {
       to: notice.to,

@@ -37,6 +37,7 @@ interface NoticeRow {
   currency: string;
   status: string;
   description: string | null;
+  approves_at: Date | null;
   method: string;
   reference: string | null;
 }
@@ -54,7 +55,7 @@ const COMMISSIONS: Kind = {
   setting: 'email_commissions',
   due: (
     scoped,
-  ) => `select c.id, c.organization_id, c.affiliate_id, c.program_id, c.amount::text as amount, c.currency, c.status, c.description,
+  ) => `select c.id, c.organization_id, c.affiliate_id, c.program_id, c.amount::text as amount, c.currency, c.status, c.description, c.approves_at,
       '' as method, null::text as reference, c.created_at as at
     from commissions c
     where ${scoped ? 'c.organization_id = ? and ' : ''}c.created_at >= ? and c.import_id is null and c.amount > 0
@@ -67,6 +68,7 @@ const COMMISSIONS: Kind = {
         amount: payoutAmountText(row),
         status: row.status as 'pending' | 'approved' | 'paid',
         description: row.description,
+        approvesAt: row.approves_at,
       },
       { merchant: row.merchant, program: row.program },
       links,
@@ -79,7 +81,7 @@ const PAYOUTS: Kind = {
   setting: 'email_payouts',
   due: (
     scoped,
-  ) => `select p.id, p.organization_id, p.affiliate_id, p.program_id, p.amount::text as amount, p.currency, p.status, null::text as description,
+  ) => `select p.id, p.organization_id, p.affiliate_id, p.program_id, p.amount::text as amount, p.currency, p.status, null::text as description, null::timestamptz as approves_at,
       p.method, coalesce(p.provider_reference, p.reference) as reference, coalesce(p.paid_at, p.created_at) as at
     from payouts p
     where ${scoped ? 'p.organization_id = ? and ' : ''}coalesce(p.paid_at, p.created_at) >= ? and p.import_id is null
@@ -184,7 +186,7 @@ export class PartnerNotices {
             from due d join affiliates a on a.organization_id = d.organization_id and a.id = d.affiliate_id
             on conflict do nothing
             returning subject_id, sent)
-        select d.id, d.amount, d.currency, d.status, d.description, d.method, d.reference, n.sent,
+        select d.id, d.amount, d.currency, d.status, d.description, d.approves_at, d.method, d.reference, n.sent,
           a.email, a.name as partner_name, p.name as program, o.name as merchant
         from noticed n
         join due d on d.id = n.subject_id
