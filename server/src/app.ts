@@ -45,6 +45,7 @@ import { couponsRouter } from './modules/coupons/coupons.router.js';
 import { payoutsRouter } from './modules/payouts/payouts.router.js';
 import { payoutRailWebhooksRouter } from './webhooks/payout-rails.js';
 import { payoutFailureMail } from './modules/payouts/failure-mail.js';
+import { PartnerNotices, type PartnerNoticesOptions } from './modules/partners/partner-notices.js';
 import { webhookEndpointsRouter } from './modules/events/endpoints.router.js';
 import { People } from './modules/people/people.module.js';
 import { routeAccess } from './modules/people/route-access.js';
@@ -107,6 +108,8 @@ export interface AppDeps {
   cacheInvalidation?: CacheInvalidation;
   /** How queued e-mails are tried again (modules/people/mail-queue.ts); tests shorten the waits. */
   mailRetry?: Partial<MailRetry>;
+  /** The partner notices' rounds (partners/partner-notices.ts); main.ts starts them. */
+  partnerNotices?: PartnerNoticesOptions;
 }
 
 type OperationsConfig = Partial<
@@ -143,6 +146,8 @@ export interface App {
   importRunner: ImportRunner;
   /** With SMTP_URL: the queue every e-mail goes through (modules/people/mail-queue.ts); main.ts starts it at boot and stops it. */
   mailQueue: MailQueue | undefined;
+  /** Partners told of commissions earned and payouts sent (main.ts starts its rounds; tests run one). */
+  partnerNotices: PartnerNotices;
 }
 
 export function createApp(deps: AppDeps): App {
@@ -204,8 +209,6 @@ export function createApp(deps: AppDeps): App {
   );
   // E-mails to partners go through the test-mode check: a test organization's are kept, never sent.
   const testEmails = new TestEmails(deps.orm, mailer, logger);
-  // A payout its provider did not pay: the partner is told by e-mail too (the portal shows it).
-  services.payoutSender.onFailed(payoutFailureMail(services.affiliates, testEmails, logger, `${publicBaseUrl}/portal`));
   // The partner portal: partners' sign-in and their own routes under /partner/api.
   // The partner's side of payouts: tax forms, payout method, Stripe Connect onboarding.
   const partnerPayouts = createPartnerPayouts(deps.orm, {
@@ -220,6 +223,20 @@ export function createApp(deps: AppDeps): App {
     logger,
     publicBaseUrl,
   });
+  // Partners told by e-mail of each commission earned and payout sent, after those commit (main.ts starts the rounds).
+  const partnerNotices = new PartnerNotices(deps.orm, testEmails, logger, publicBaseUrl, deps.partnerNotices);
+  // A payout its provider did not pay: the partner is told by e-mail too (the portal shows it).
+  services.payoutSender.onFailed(
+    payoutFailureMail(
+      {
+        affiliates: services.affiliates,
+        programOf: (organizationId, programId) => partners.service.programOfMail(organizationId, programId),
+        mailer: testEmails,
+        logger,
+      },
+      publicBaseUrl,
+    ),
+  );
   const signInLimit = {
     limit: config.SIGN_IN_RATE_LIMIT_MAX ?? SIGN_IN_RATE_LIMIT_DEFAULTS.max,
     windowSeconds: config.SIGN_IN_RATE_LIMIT_WINDOW_SECONDS ?? SIGN_IN_RATE_LIMIT_DEFAULTS.windowSeconds,
@@ -390,5 +407,6 @@ export function createApp(deps: AppDeps): App {
     changeListener,
     importRunner: imports.runner,
     mailQueue,
+    partnerNotices,
   };
 }

@@ -75,7 +75,7 @@ if (embedded)
   logger.info(
     'embedded database: one instance, so cached program rules and API keys are invalidated on this instance only',
   );
-const { listener, changeListener, services, importRunner, metrics, mailQueue } = createApp({
+const { listener, changeListener, services, importRunner, metrics, mailQueue, partnerNotices } = createApp({
   orm,
   config,
   logger,
@@ -95,6 +95,8 @@ services.reportFolder.start();
 await importRunner.start();
 // E-mails queued before a restart (or while the mail server was down) go out from here.
 await mailQueue?.start();
+// Partners' e-mails of commissions earned and payouts sent, once each, after their transactions commit.
+partnerNotices.start();
 // Deletions of organizations and of test data left running go on (modules/organizations/deletion-runner.ts).
 await services.dataDeletions.start();
 // Payouts sent through PayPal, Stripe or Wise: their providers asked periodically about those in flight.
@@ -169,6 +171,7 @@ async function shutdown(signal: string): Promise<void> {
   await changeListener?.close();
   await eventDelivery?.stop();
   await importRunner.stop();
+  await partnerNotices.stop();
   await mailQueue?.stop();
   await services.dataDeletions.stop();
   await payoutReconciliation.stop();

@@ -26,6 +26,7 @@ export type PartnerCustomer = Unfilled<Contract.PartnerCustomer>;
 export type PartnerCommission = Unfilled<Contract.PartnerCommission>;
 export type PartnerPayout = Unfilled<Contract.PartnerPayout>;
 export type JoinPage = Unfilled<Contract.JoinPage>;
+export type PortalOrganization = Contract.PortalOrganization;
 export type Application = Unfilled<Contract.Application>;
 
 /**

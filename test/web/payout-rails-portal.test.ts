@@ -86,9 +86,12 @@ describe('a failed payout, seen by the partner', () => {
     });
     expect(seen.body.data.balances[0]).toMatchObject({ approved: 33, in_payout: 0 });
     const mail = await smtp.next(partner.email);
-    expect(mail.subject).toBe('Your payout of 33.00 USD could not be paid');
+    const merchant = (await call(base, 'GET', '/api/me', { headers: m.key })).body.data.organization.name;
+    expect(mail.subject).toBe(`Your payout of 33.00 USD from ${merchant} could not be paid`);
     expect(mail.text).toContain('Reason: PayPal: FAILED (RECEIVER_UNCONFIRMED: Receiver is unconfirmed).');
-    expect(mail.text).toContain(`${base}/portal`);
+    // The merchant and its program are named, and the link is the partner's own portal, whole (issue 47, item 8).
+    expect(mail.text).toContain(`from ${merchant} ("Partners")`);
+    expect(mail.text).toContain(`Your partner portal: ${base}/portal/${m.organizationId}`);
     // The redelivered event sent no second mail.
     await new Promise((r) => setTimeout(r, 300));
     expect(

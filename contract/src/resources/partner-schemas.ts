@@ -47,6 +47,12 @@ export const JoinPage = z
   })
   .describe("A program's public join page.");
 
+export const PortalOrganization = z
+  .object({
+    organization: z.object({ id: Uuid, name: z.string() }).describe('The merchant.'),
+  })
+  .describe('The merchant whose partner portal this is, as its public pages (sign-in) name it.');
+
 export const ApplicationBody = z.object({
   name: z.string().trim().min(1).max(200).describe('Your name, as the merchant will see it.'),
   email: TrimmedEmail.describe('Your e-mail: the sign-in links are sent there.'),
@@ -102,11 +108,21 @@ export const PartnerMembership = z
   })
   .describe("One of the partner's programs.");
 
+export const EmailNotifications = z
+  .object({
+    commissions: z.boolean().describe('An e-mail for each commission earned (default true).'),
+    payouts: z.boolean().describe('An e-mail for each payout sent (default true).'),
+  })
+  .describe(
+    "Which e-mails the partner gets from the merchant's program, besides sign-in links and answers to applications.",
+  );
+
 export const Partner = z
   .object({
     email: z.string().describe('The e-mail the partner signs in with.'),
     name: z.string().nullable().describe('Their name.'),
     payout_email: z.string().describe('Where their payouts go.'),
+    email_notifications: EmailNotifications,
     organization: z
       .object({
         id: Uuid,
@@ -272,4 +288,6 @@ export type PartnerBalance = z.infer<typeof PartnerBalance>;
 export type PartnerPoint = z.infer<typeof PartnerPoint>;
 export type PartnerTotals = z.infer<typeof PartnerTotals>;
 export type JoinPage = z.infer<typeof JoinPage>;
+export type EmailNotifications = z.infer<typeof EmailNotifications>;
+export type PortalOrganization = z.infer<typeof PortalOrganization>;
 export type Application = z.infer<typeof Application>;

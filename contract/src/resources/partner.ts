@@ -14,9 +14,11 @@ import {
   OrganizationId,
   ProgramId,
   JoinPage,
+  PortalOrganization,
   ApplicationBody,
   Application,
   SlugAvailability,
+  EmailNotifications,
   Partner,
   PartnerEnvelope,
   PartnerCustomer,
@@ -33,9 +35,11 @@ const c = initContract();
 export {
   PartnerProgram,
   JoinPage,
+  PortalOrganization,
   ApplicationBody,
   Application,
   SlugAvailability,
+  EmailNotifications,
   PartnerMembership,
   Partner,
   MaskedCustomer,
@@ -65,6 +69,15 @@ export const partnerPublicContract = c.router(
         'What the public join page shows: the merchant, the program, its commission, hold, minimum payout and terms, and whether it takes applications (`signup`).',
       pathParams: z.object({ organizationId: OrganizationId, programId: ProgramId }),
       responses: { 200: z.object({ success: z.literal(true), data: JoinPage }), 404: errorResponses[404] },
+    },
+    portalOrganization: {
+      method: 'GET',
+      path: '/partner/api/organizations/:organizationId',
+      summary: 'The merchant of a partner portal',
+      description:
+        'Who the portal is for, as its public pages name it (the sign-in page: "Sign in to Shop\'s partner portal"). 404 for an organization that does not exist.',
+      pathParams: z.object({ organizationId: OrganizationId }),
+      responses: { 200: z.object({ success: z.literal(true), data: PortalOrganization }), 404: errorResponses[404] },
     },
     slugAvailability: {
       method: 'GET',
@@ -179,11 +192,20 @@ export const partnerContract = c.router(
     updateMe: {
       method: 'PATCH',
       path: '/partner/api/me',
-      summary: 'Change my payout e-mail',
-      description: 'Sets where payouts go, for every program of the partner with this merchant.',
-      body: z.object({
-        payout_email: TrimmedEmail.describe('Where payouts go (PayPal or Wise e-mail).'),
-      }),
+      summary: 'Change my payout e-mail or e-mail settings',
+      description:
+        'Sets where payouts go, and which e-mails come (a commission earned, a payout sent: each on by default), for every program of the partner with this merchant. Fields left out are unchanged; at least one is given.',
+      body: z
+        .object({
+          payout_email: TrimmedEmail.optional().describe('Where payouts go (PayPal or Wise e-mail).'),
+          email_notifications: EmailNotifications.partial()
+            .strict()
+            .optional()
+            .describe('The e-mails to turn on (true) or off (false); a setting left out is unchanged.'),
+        })
+        .refine((body) => body.payout_email !== undefined || body.email_notifications !== undefined, {
+          message: 'Give payout_email or email_notifications',
+        }),
       responses: { 200: PartnerEnvelope, ...jsonBodyErrorResponses, 403: crossSite },
     },
     link: {

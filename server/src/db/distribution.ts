@@ -68,6 +68,7 @@ export const DISTRIBUTED_TABLES = [
   'partner_sign_in_links',
   'partner_sessions',
   'test_emails',
+  'partner_notices',
   'tax_forms',
   // Deletions' receipts (Migration20270112000000_data_deletions): no key to the organization (they outlive it).
   'data_deletions',

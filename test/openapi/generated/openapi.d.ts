@@ -1422,10 +1422,30 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change my payout e-mail
-         * @description Sets where payouts go, for every program of the partner with this merchant.
+         * Change my payout e-mail or e-mail settings
+         * @description Sets where payouts go, and which e-mails come (a commission earned, a payout sent: each on by default), for every program of the partner with this merchant. Fields left out are unchanged; at least one is given.
          */
         patch: operations["partnerUpdateMe"];
+        trace?: never;
+    };
+    "/partner/api/organizations/{organizationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The merchant of a partner portal
+         * @description Who the portal is for, as its public pages name it (the sign-in page: "Sign in to Shop's partner portal"). 404 for an organization that does not exist.
+         */
+        get: operations["partnerPublicPortalOrganization"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/partner/api/organizations/{organizationId}/programs/{programId}": {
@@ -2548,6 +2568,13 @@ export interface components {
             /** @description Clicks older than this many days (and older than the organization's longest click window, so that no click a visitor may still convert on goes) are deleted by a daily job when nothing refers to them; a click a customer or conversion refers to keeps only what the ledger needs (its `ip` and `user_agent` are cleared). Suppressed clicks past it are deleted. null: clicks are kept. */
             click_retention_days: number | null;
         };
+        /** @description Which e-mails the partner gets from the merchant's program, besides sign-in links and answers to applications. */
+        EmailNotifications: {
+            /** @description An e-mail for each commission earned (default true). */
+            commissions: boolean;
+            /** @description An e-mail for each payout sent (default true). */
+            payouts: boolean;
+        };
         /** @description Error envelope */
         ErrorBody: {
             /**
@@ -2900,6 +2927,7 @@ export interface components {
             name: string | null;
             /** @description Where their payouts go. */
             payout_email: string;
+            email_notifications: components["schemas"]["EmailNotifications"];
             /** @description The merchant, and how their portal looks. */
             organization: {
                 /** Format: uuid */
@@ -3073,6 +3101,7 @@ export interface components {
             name: string | null;
             /** @description Where their payouts go. */
             payout_email: string;
+            email_notifications: components["schemas"]["EmailNotifications"];
             /** @description The merchant, and how their portal looks. */
             organization: {
                 /** Format: uuid */
@@ -3296,6 +3325,15 @@ export interface components {
              * @description A `failed` payout retried (POST /api/payouts/{id}/retry): the new payout its commissions went into. Null otherwise: a failed payout with null here can be retried.
              */
             retried_by_payout_id: string | null;
+        };
+        /** @description The merchant whose partner portal this is, as its public pages (sign-in) name it. */
+        PortalOrganization: {
+            /** @description The merchant. */
+            organization: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            };
         };
         /** @description Program */
         Program: {
@@ -20254,6 +20292,10 @@ export interface operations {
                      *           "email": "jane@partners.example",
                      *           "name": "Acme Inc",
                      *           "payout_email": "payout-email",
+                     *           "email_notifications": {
+                     *             "commissions": false,
+                     *             "payouts": false
+                     *           },
                      *           "organization": {
                      *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
                      *             "name": "Acme Inc",
@@ -20407,7 +20449,11 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "payout_email": "jane@partners.example"
+                 *       "payout_email": "jane@partners.example",
+                 *       "email_notifications": {
+                 *         "commissions": false,
+                 *         "payouts": false
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -20415,7 +20461,14 @@ export interface operations {
                      * Format: email
                      * @description Where payouts go (PayPal or Wise e-mail).
                      */
-                    payout_email: string;
+                    payout_email?: string;
+                    /** @description The e-mails to turn on (true) or off (false); a setting left out is unchanged. */
+                    email_notifications?: {
+                        /** @description An e-mail for each commission earned (default true). */
+                        commissions?: boolean;
+                        /** @description An e-mail for each payout sent (default true). */
+                        payouts?: boolean;
+                    };
                 };
             };
         };
@@ -20434,6 +20487,10 @@ export interface operations {
                      *           "email": "jane@partners.example",
                      *           "name": "Acme Inc",
                      *           "payout_email": "payout-email",
+                     *           "email_notifications": {
+                     *             "commissions": false,
+                     *             "payouts": false
+                     *           },
                      *           "organization": {
                      *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
                      *             "name": "Acme Inc",
@@ -20490,7 +20547,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": false,
-                     *       "message": "payout_email: Required"
+                     *       "message": "Malformed JSON body"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -20567,6 +20624,123 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    partnerPublicPortalOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Organization id (UUID): public, as in the snippet tag.
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "organization": {
+                     *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
+                     *           "name": "Acme Inc"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["PortalOrganization"];
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -21802,6 +21976,10 @@ export interface operations {
                      *           "email": "jane@partners.example",
                      *           "name": "Acme Inc",
                      *           "payout_email": "payout-email",
+                     *           "email_notifications": {
+                     *             "commissions": false,
+                     *             "payouts": false
+                     *           },
                      *           "organization": {
                      *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
                      *             "name": "Acme Inc",
@@ -21852,6 +22030,7 @@ export interface operations {
                                 name: string | null;
                                 /** @description Where their payouts go. */
                                 payout_email: string;
+                                email_notifications: components["schemas"]["EmailNotifications"];
                                 /** @description The merchant, and how their portal looks. */
                                 organization: {
                                     /** Format: uuid */
@@ -21976,6 +22155,10 @@ export interface operations {
                      *           "email": "jane@partners.example",
                      *           "name": "Acme Inc",
                      *           "payout_email": "payout-email",
+                     *           "email_notifications": {
+                     *             "commissions": false,
+                     *             "payouts": false
+                     *           },
                      *           "organization": {
                      *             "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
                      *             "name": "Acme Inc",

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import pino from 'pino';
-import { createApp, type AppDeps } from '../../../server/src/app.js';
+import { createApp, type App, type AppDeps } from '../../../server/src/app.js';
 import { configureHttpServer } from '../../../server/src/http/http-server.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { TEST_ADMIN_TOKEN } from '../../support/server.js';
@@ -9,6 +9,8 @@ import { TEST_ADMIN_TOKEN } from '../../support/server.js';
 export interface PeopleServer {
   baseUrl: string;
   db: TestDatabase;
+  /** The partner notices (partners/partner-notices.ts): not started; a test runs a round with runOnce(). */
+  partnerNotices?: App['partnerNotices'];
   close(): Promise<void>;
 }
 
@@ -28,7 +30,7 @@ export async function startService(
     const s = createServer().listen(0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
-  const { listener, mailQueue } = createApp({
+  const { listener, mailQueue, partnerNotices } = createApp({
     ...appDeps,
     orm: database.orm,
     logger: logTo ? pino({ level: 'info' }, logTo) : undefined,
@@ -45,6 +47,7 @@ export async function startService(
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     db: database,
+    partnerNotices,
     close: () =>
       new Promise<void>((resolve) => server.close(() => resolve()))
         .then(() => mailQueue?.stop())

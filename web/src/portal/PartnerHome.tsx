@@ -8,6 +8,7 @@ import { commissionText } from './Join';
 import { RequestLink } from './SignIn';
 import { PayoutHolds, PayoutSettings, usePartnerTaxForm } from './PayoutSettings';
 import { Earnings } from './PartnerEarnings';
+import { EmailSettings } from './EmailSettings';
 
 const DAY_MS = 86_400_000;
 
@@ -100,6 +101,7 @@ function Signed({ partner, onChanged }: { partner: Partner; onChanged: () => voi
         <Earnings membership={membership} />
         <Customers programId={membership.program.id} />
         <PayoutSettings partner={partner} taxForm={taxForm} onChanged={onChanged} />
+        <EmailSettings partner={partner} onSaved={onChanged} />
       </main>
     </>
   );

@@ -1,12 +1,22 @@
 import { useEffect, useRef, useState } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
-import { Field, FormError, useSubmit } from '../ui';
+import { Field, FormError, useLoad, useSubmit } from '../ui';
 import { api, orThrow } from './portal-api';
 import { PortalCard } from './Portal';
+
+/** The merchant a portal's public page names (GET /partner/api/organizations/{id}); undefined while loading or unknown. */
+export function usePortalMerchant(organizationId: string) {
+  return useLoad(
+    async () => orThrow(await api.partnerPublic.portalOrganization({ params: { organizationId } })).organization,
+    [organizationId],
+  );
+}
 
 /** "E-mail me a sign-in link": the answer is the same whoever asks (no one learns who is a partner). */
 export function RequestLink({ notice }: { notice?: string }) {
   const { organizationId = '' } = useParams();
+  const merchant = usePortalMerchant(organizationId);
+  const merchantName = merchant.data?.name;
   const [email, setEmail] = useState('');
   const [sent, setSent] = useState(false);
   const request = useSubmit(
@@ -15,11 +25,21 @@ export function RequestLink({ notice }: { notice?: string }) {
     () => setSent(true),
   );
   useEffect(() => {
-    document.title = 'Sign in · Partner portal';
-  }, []);
+    document.title = merchantName ? `Sign in · ${merchantName}'s partner portal` : 'Sign in · Partner portal';
+  }, [merchantName]);
+  if (merchant.error?.status === 404)
+    return (
+      <PortalCard title="Partner portal not found">
+        <p>This address is not a merchant's partner portal: open the link your merchant gave you.</p>
+      </PortalCard>
+    );
   return (
-    <PortalCard title="Sign in">
+    <PortalCard brand={merchantName} title={merchantName ? `Sign in to ${merchantName}'s partner portal` : 'Sign in'}>
       {notice && <p className="muted">{notice}</p>}
+      <p>
+        Your referral links, the customers you referred, your commissions and payouts with{' '}
+        {merchantName ?? 'this merchant'}.
+      </p>
       <form onSubmit={request.submit} noValidate>
         <Field
           label="Your e-mail"
@@ -53,6 +73,7 @@ export function RequestLink({ notice }: { notice?: string }) {
  */
 export function UseLink() {
   const { organizationId = '' } = useParams();
+  const merchantName = usePortalMerchant(organizationId).data?.name;
   const [params] = useSearchParams();
   const navigate = useNavigate();
   const signIn = useSubmit(
@@ -68,7 +89,7 @@ export function UseLink() {
   // A link that failed (used, expired) is a dead end for this page: it says so and offers a new link, not a second try.
   if (signIn.error)
     return (
-      <PortalCard title="This sign-in link no longer works">
+      <PortalCard brand={merchantName} title="This sign-in link no longer works">
         <FormError error={signIn.error} />
         <div className="actions">
           <Link className="button" to={`/${organizationId}/sign-in`}>
@@ -79,8 +100,11 @@ export function UseLink() {
     );
   // The same words for a first sign-in and a return: the link does not tell which it is.
   return (
-    <PortalCard title="Sign in to your partner portal">
-      <p>Continue to your partner portal: your links, your customers, what you earned and when you are paid.</p>
+    <PortalCard brand={merchantName} title="Sign in to your partner portal">
+      <p>
+        Continue to your partner portal with {merchantName ?? 'this merchant'}: your links, your customers, what you
+        earned and when you are paid.
+      </p>
       <div className="actions">
         <button type="button" onClick={() => void signIn.submit()} disabled={signIn.busy}>
           Continue to the portal

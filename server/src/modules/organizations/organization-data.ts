@@ -10,6 +10,7 @@
  */
 export const ORGANIZATION_TABLES = [
   'test_emails',
+  'partner_notices',
   'report_deferred_commissions',
   'report_affiliate_revenue',
   'report_affiliate_totals',

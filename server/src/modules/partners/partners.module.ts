@@ -121,6 +121,10 @@ export class Partners {
           status: 200,
           body: { success: true, data: await this.service.joinPage(params.organizationId, params.programId) },
         }),
+        portalOrganization: async ({ params }) => ({
+          status: 200,
+          body: { success: true, data: await this.service.portalOrganization(params.organizationId) },
+        }),
         slugAvailability: async ({ params }) => ({
           status: 200,
           body: {
@@ -186,7 +190,7 @@ export class Partners {
           status: 200,
           body: {
             success: true,
-            data: { partner: await this.service.setPayoutEmail(requirePartner(req), body.payout_email) },
+            data: { partner: await this.service.updateMe(requirePartner(req), body) },
           },
         }),
         link: async ({ req, query }) => ({

@@ -42,6 +42,9 @@ export interface MembershipRow {
   aliases: string[];
   name: string | null;
   payout_email: string | null;
+  /** The partner's e-mail settings (Migration20270124000000_partner_notices). */
+  email_commissions: boolean;
+  email_payouts: boolean;
   created_at: Date;
   program: ProgramRow;
 }
@@ -111,10 +114,12 @@ export class PartnersRepository {
         aliases: string[];
         partner_name: string | null;
         payout_email: string | null;
+        email_commissions: boolean;
+        email_payouts: boolean;
         joined_at: Date;
       }
     >(
-      `select a.id as affiliate_id, a.status as affiliate_status, a.slug, a.name as partner_name, a.payout_email, a.created_at as joined_at,
+      `select a.id as affiliate_id, a.status as affiliate_status, a.slug, a.name as partner_name, a.payout_email, a.email_commissions, a.email_payouts, a.created_at as joined_at,
          array(select l.token from affiliate_link_aliases l where l.organization_id = a.organization_id and l.affiliate_id = a.id order by l.token) as aliases,
          ${PROGRAM_COLUMNS}
          from affiliates a join programs p on p.organization_id = a.organization_id and p.id = a.program_id join organizations o on o.id = a.organization_id
@@ -122,13 +127,26 @@ export class PartnersRepository {
       [partner.organizationId, partner.email],
     );
     return rows.map(
-      ({ affiliate_id, affiliate_status, slug, aliases, partner_name, payout_email, joined_at, ...program }) => ({
+      ({
+        affiliate_id,
+        affiliate_status,
+        slug,
+        aliases,
+        partner_name,
+        payout_email,
+        email_commissions,
+        email_payouts,
+        joined_at,
+        ...program
+      }) => ({
         affiliate_id,
         status: affiliate_status,
         slug,
         aliases,
         name: partner_name,
         payout_email,
+        email_commissions,
+        email_payouts,
         created_at: joined_at,
         program,
       }),
@@ -141,6 +159,29 @@ export class PartnersRepository {
       partner.organizationId,
       partner.email,
     ]);
+  }
+
+  /** The merchant's owners, who hear of applications: a test organization's are its live twin's (it has no users of its own). */
+  async ownerEmails(organizationId: string): Promise<string[]> {
+    const rows = await this.sql.rows<{ email: string }>(
+      `select u.email from users u
+        where u.role = 'owner'
+          and u.organization_id = (select coalesce(o.live_organization_id, o.id) from organizations o where o.id = ?)
+        order by u.created_at, u.id`,
+      [organizationId],
+    );
+    return rows.map((row) => row.email);
+  }
+
+  /** The partner's e-mail settings, for every membership of theirs with this merchant; a setting left out is unchanged. */
+  async setEmailNotifications(
+    partner: PartnerKey,
+    settings: { commissions?: boolean | undefined; payouts?: boolean | undefined },
+  ): Promise<void> {
+    await this.sql.rows(
+      'update affiliates set email_commissions = coalesce(?, email_commissions), email_payouts = coalesce(?, email_payouts) where organization_id = ? and email = ?',
+      [settings.commissions ?? null, settings.payouts ?? null, partner.organizationId, partner.email],
+    );
   }
 
   /** Runs fn in one transaction (a sign-in link and the e-mail queued with it: partners.service.ts). */

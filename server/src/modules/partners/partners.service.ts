@@ -1,12 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { BRANDING_DEFAULT_COLOR } from '@affiliate-attribution/contract';
-import type { Application, JoinPage, Partner, PartnerProgram } from '../../resources.js';
+import type { Application, JoinPage, Partner, PartnerProgram, PortalOrganization } from '../../resources.js';
 import type { Logger } from 'pino';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../http/errors.js';
 import { decimalToNumber, iso } from '../../http/serialize.js';
 import type { AffiliateStatusChange, AffiliatesService } from '../affiliates/affiliates.service.js';
 import type { Mail } from '../people/mailer.js';
 import type { OrganizationMailer } from '../test-emails/test-emails.js';
+import type { ProgramOfMail } from './mail-layout.js';
+import { partnerAppliedMail } from './partner-notice-mails.js';
 import { referralLink } from './partner-views.js';
 import {
   applicationMail,
@@ -80,6 +82,19 @@ export class PartnersService {
     };
   }
 
+  /** The merchant a portal's public pages name (its sign-in page). */
+  async portalOrganization(organizationId: string): Promise<PortalOrganization> {
+    const name = await this.partners.organizationName(organizationId);
+    if (name === undefined) throw new NotFoundError('Organization not found');
+    return { organization: { id: organizationId, name } };
+  }
+
+  /** The merchant and program an e-mail about this program names (mail-layout.ts); undefined when the program is gone. */
+  async programOfMail(organizationId: string, programId: string): Promise<ProgramOfMail | undefined> {
+    const program = await this.partners.program(organizationId, programId);
+    return program && { merchant: program.organization_name, program: program.name };
+  }
+
   async slugAvailable(organizationId: string, slug: string): Promise<boolean> {
     if ((await this.partners.organizationName(organizationId)) === undefined)
       throw new NotFoundError('Organization not found');
@@ -126,9 +141,43 @@ export class PartnersService {
         ? ({ kind: 'active', slug: affiliate.slug } as const)
         : ({ kind: 'pending' } as const);
     await this.mailLink({ organizationId, email }, SIGN_IN_LINK_MINUTES * 60_000, baseUrl, (url) =>
-      applicationMail(email, program, outcome, { url, signInPage: `${baseUrl}/portal/${organizationId}/sign-in` }),
+      applicationMail(email, program, outcome, { url, baseUrl }),
     );
+    if (!deduped) await this.tellOwners(organizationId, program, affiliate, input.name, baseUrl);
     return { program_id: programId, email, slug: input.slug, status: program.signup === 'open' ? 'active' : 'pending' };
+  }
+
+  /**
+   * The merchant's owners hear of a new partner (an application awaiting them, or a partner who
+   * joined an open program), once: a repeated application is deduped above and tells nobody. After
+   * the membership is committed; an e-mail that cannot be queued is logged and the application
+   * stands.
+   */
+  private async tellOwners(
+    organizationId: string,
+    program: ProgramRow,
+    affiliate: { id: string; email: string; slug: string; status: string },
+    name: string,
+    baseUrl: string,
+  ): Promise<void> {
+    try {
+      const status = affiliate.status === 'active' ? 'active' : 'pending';
+      const applicant = {
+        name,
+        email: affiliate.email,
+        slug: affiliate.slug,
+        status,
+        affiliateId: affiliate.id,
+      } as const;
+      const of = { merchant: program.organization_name, program: program.name };
+      for (const owner of await this.partners.ownerEmails(organizationId))
+        await this.mailer.send(organizationId, partnerAppliedMail(owner, applicant, of, baseUrl));
+    } catch (err) {
+      this.logger.error(
+        { err, affiliate_id: affiliate.id },
+        'could not tell the merchant of a new partner application',
+      );
+    }
   }
 
   /**
@@ -143,7 +192,7 @@ export class PartnersService {
     if ((await this.partners.memberships(partner)).length === 0) return;
     // The link and its queued e-mail, in one transaction; the mail server is never waited for.
     await this.mailLink(partner, SIGN_IN_LINK_MINUTES * 60_000, baseUrl, (url) =>
-      signInLinkMail(partner.email, organizationName, url),
+      signInLinkMail(partner.email, { id: organizationId, name: organizationName }, { url, baseUrl }),
     );
   }
 
@@ -159,11 +208,7 @@ export class PartnersService {
       { organizationId, email: affiliate.email },
       INVITATION_LINK_DAYS * DAY_MS,
       baseUrl,
-      (url) =>
-        portalInvitationMail(affiliate.email, program, {
-          url,
-          signInPage: `${baseUrl}/portal/${organizationId}/sign-in`,
-        }),
+      (url) => portalInvitationMail(affiliate.email, program, { url, baseUrl }),
     );
     return { email: affiliate.email, expires_at: iso(expiresAt) };
   }
@@ -183,10 +228,10 @@ export class PartnersService {
         { organizationId: change.organizationId, email: to },
         INVITATION_LINK_DAYS * DAY_MS,
         change.baseUrl,
-        (url) => approvedMail(to, program, change.affiliate.slug, url),
+        (url) => approvedMail(to, program, change.affiliate.slug, { url, baseUrl: change.baseUrl }),
       );
     } else {
-      await this.mailer.send(change.organizationId, declinedMail(to, program));
+      await this.mailer.send(change.organizationId, declinedMail(to, program, change.baseUrl));
     }
   }
 
@@ -320,6 +365,11 @@ export class PartnersService {
       email: partner.email,
       name: memberships.find((m) => m.name)?.name ?? null,
       payout_email: memberships.find((m) => m.payout_email)?.payout_email ?? partner.email,
+      // Set together for all memberships (updateMe); a membership that differs (joined later) counts as off when any is.
+      email_notifications: {
+        commissions: memberships.every((m) => m.email_commissions),
+        payouts: memberships.every((m) => m.email_payouts),
+      },
       organization: {
         id: first.program.organization_id,
         name: first.program.organization_name,
@@ -340,8 +390,18 @@ export class PartnersService {
     };
   }
 
-  async setPayoutEmail(partner: PartnerKey, payoutEmail: string): Promise<Partner> {
-    await this.partners.setPayoutEmail(partner, normalizeEmail(payoutEmail));
+  /** PATCH /partner/api/me: where payouts go, and which e-mails come, for every membership of the partner. */
+  async updateMe(
+    partner: PartnerKey,
+    input: {
+      payout_email?: string | undefined;
+      email_notifications?: { commissions?: boolean | undefined; payouts?: boolean | undefined } | undefined;
+    },
+  ): Promise<Partner> {
+    if (input.payout_email !== undefined)
+      await this.partners.setPayoutEmail(partner, normalizeEmail(input.payout_email));
+    if (input.email_notifications !== undefined)
+      await this.partners.setEmailNotifications(partner, input.email_notifications);
     return this.me(partner);
   }
 }
