@@ -9,6 +9,7 @@ import { Affiliates } from './pages/Affiliates';
 import { AffiliateDetail } from './pages/AffiliateDetail';
 import { GetStarted } from './pages/GetStarted';
 import { Customers } from './pages/Customers';
+import { Coupons } from './pages/Coupons';
 import { Commissions } from './pages/Commissions';
 import { Developers } from './pages/Developers';
 import { Integrations } from './pages/Integrations';
@@ -35,6 +36,7 @@ const NAV = [
   { to: '/programs', label: 'Programs' },
   { to: '/affiliates', label: 'Affiliates' },
   { to: '/customers', label: 'Customers' },
+  { to: '/coupons', label: 'Coupons' },
   { to: '/commissions', label: 'Commissions & payouts' },
   { to: '/integrations', label: 'Integrations', owner: true },
   { to: '/developers', label: 'Developers' },
@@ -179,6 +181,7 @@ function Shell() {
             <Route path="/affiliates" element={<Affiliates />} />
             <Route path="/affiliates/:id" element={<AffiliateDetail />} />
             <Route path="/customers" element={<Customers />} />
+            <Route path="/coupons" element={<Coupons />} />
             <Route path="/commissions" element={<Commissions />} />
             {owner && <Route path="/integrations" element={<Integrations />} />}
             <Route path="/developers" element={<Developers />} />
