@@ -19,3 +19,5 @@ export const exportsContract = c.router({
     responses: { 200: c.otherResponse({ contentType: 'text/csv', body: z.string() }), 400: errorResponses[400] },
   },
 });
+
+export type ExportKind = z.infer<typeof ExportKind>;

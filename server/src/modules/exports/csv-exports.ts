@@ -10,7 +10,7 @@ import { inert } from '../payouts/payout-files.js';
 
 /** `keyset_at`: created_at as PostgreSQL writes it (microseconds; a Date would keep milliseconds and repeat rows). */
 type Row = Record<string, string | number | Date | null> & { keyset_at: string; id: string };
-type Kind = (typeof ExportKind)['options'][number];
+type Kind = ExportKind;
 
 /** Rows read per statement: the file is written page by page, never held whole. */
 export const EXPORT_PAGE_ROWS = 1000;
