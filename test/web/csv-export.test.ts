@@ -58,7 +58,7 @@ describeInBrowser('CSV exports from the dashboard', () => {
         await page.goto(`${base}/dashboard/${path}`);
         const [file] = await Promise.all([
           page.waitForEvent('download'),
-          page.getByRole('link', { name: `Export ${kind} as CSV` }).click(),
+          page.getByRole('link', { name: `Export CSV of ${kind}` }).click(),
         ]);
         expect(file.suggestedFilename()).toMatch(new RegExp(`^${kind}-\\d{4}-\\d{2}-\\d{2}\\.csv$`));
         return parse<Record<string, string>>(readFileSync(await file.path(), 'utf8'), { columns: true });

@@ -189,7 +189,7 @@ describeInBrowser('the dashboard in Chromium', () => {
         await payout.waitFor();
         const [download] = await Promise.all([
           page.waitForEvent('download'),
-          page.getByRole('link', { name: 'CSV' }).click(),
+          page.getByRole('link', { name: 'CSV', exact: true }).click(),
         ]);
         const csv = readFileSync(await download.path(), 'utf8');
         expect(csv).toContain('jane@example.com');

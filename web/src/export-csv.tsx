@@ -24,7 +24,7 @@ export function ExportCsv({ kind }: { kind: ExportKind }) {
         className="button secondary small"
         href={href}
         download={fileName}
-        aria-label={`Export ${NAMES[kind]} as CSV`}
+        aria-label={`Export CSV of ${NAMES[kind]}`}
         onClick={async (e) => {
           if (mode !== 'test') return;
           e.preventDefault();
