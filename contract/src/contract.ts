@@ -5,6 +5,7 @@ import { affiliatesContract } from './resources/affiliates.js';
 import { clicksContract } from './resources/clicks.js';
 import { commissionsContract } from './resources/commissions.js';
 import { couponsContract } from './resources/coupons.js';
+import { exportsContract } from './resources/exports.js';
 import { payoutsContract } from './resources/payouts.js';
 import { importsContract } from './resources/imports.js';
 import { conversionsContract } from './resources/conversions.js';
@@ -40,6 +41,7 @@ export const merchantContract = c.router(
     integrations: integrationsContract,
     commissions: commissionsContract,
     coupons: couponsContract,
+    exports: exportsContract,
     payouts: payoutsContract,
     webhookEndpoints: webhookEndpointsContract,
     people: peopleContract,

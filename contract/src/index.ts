@@ -18,6 +18,7 @@ export * from './resources/test-data.js';
 export * from './resources/tracking.js';
 export * from './resources/commissions.js';
 export * from './resources/coupons.js';
+export * from './resources/exports.js';
 export * from './resources/payouts.js';
 export * from './resources/imports.js';
 export * from './resources/reports.js';

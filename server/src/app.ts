@@ -42,6 +42,7 @@ import { publicTrackingStages } from './modules/tracking/tracking.http.js';
 import { snippetHandler } from './snippet/serve.js';
 import { commissionsRouter } from './modules/commissions/commissions.router.js';
 import { couponsRouter } from './modules/coupons/coupons.router.js';
+import { exportsRouter } from './modules/exports/exports.router.js';
 import { payoutsRouter } from './modules/payouts/payouts.router.js';
 import { payoutRailWebhooksRouter } from './webhooks/payout-rails.js';
 import { payoutFailureMail } from './modules/payouts/failure-mail.js';
@@ -355,6 +356,7 @@ export function createApp(deps: AppDeps): App {
   );
   createExpressEndpoints(contract.commissions, commissionsRouter(services.commissions), app, options);
   createExpressEndpoints(contract.coupons, couponsRouter(services.coupons), app, options);
+  createExpressEndpoints(contract.exports, exportsRouter(deps.orm), app, options);
   createExpressEndpoints(contract.payouts, payoutsRouter(services.payouts, services.payoutSender), app, options);
   createExpressEndpoints(contract.webhookEndpoints, webhookEndpointsRouter(services.webhookEndpoints), app, options);
   createExpressEndpoints(contract.reports, reportsRouter(services.reports), app, options);

@@ -66,6 +66,8 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
       payout_email: 'jane.paypal@example.com',
     });
     await connectPayPal(m);
+    // The partner's PayPal e-mail names the program it pays for.
+    expect((await m.api.patch(`/api/programs/${m.program.id}`, { name: 'Café Crème Partners' })).status).toBe(200);
     const [answered] = await sent(m, [p.id]);
     expect(answered).toMatchObject({
       id: p.id,
@@ -81,6 +83,7 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
     expect(request.sender_batch_header).toMatchObject({
       sender_batch_id: expect.stringMatching(/^svc-[0-9a-f]{32}$/),
       recipient_type: 'EMAIL',
+      email_subject: 'You have a payout from Café Crème Partners',
     });
     expect(request.items).toEqual([
       {
@@ -88,7 +91,7 @@ describe('PayPal Payouts: send, webhooks, reconciliation', () => {
         amount: { value: '42.50', currency: 'USD' },
         receiver: 'jane.paypal@example.com',
         sender_item_id: p.id,
-        note: `Payout ${p.id}`,
+        note: `Referral commissions from Café Crème Partners (payout ${p.id})`,
       },
     ]);
     const batchId = [...paypal.batches.values()].find(

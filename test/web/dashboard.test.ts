@@ -189,7 +189,7 @@ describeInBrowser('the dashboard in Chromium', () => {
         await payout.waitFor();
         const [download] = await Promise.all([
           page.waitForEvent('download'),
-          page.getByRole('link', { name: 'CSV' }).click(),
+          page.getByRole('link', { name: 'CSV', exact: true }).click(),
         ]);
         const csv = readFileSync(await download.path(), 'utf8');
         expect(csv).toContain('jane@example.com');
@@ -200,7 +200,7 @@ describeInBrowser('the dashboard in Chromium', () => {
         await page.getByRole('combobox', { name: 'Status' }).last().selectOption('paid');
         await page
           .getByRole('region', { name: 'Payouts' })
-          .getByRole('row', { name: /\$30\.00 payout [0-9a-f]{8} paid BATCH-7/ })
+          .getByRole('row', { name: /\$30\.00 payout [0-9a-f]{8} paid .*Your reference BATCH-7/ })
           .waitFor();
         await capture(page, 'payouts');
 

@@ -9,6 +9,7 @@ import { Affiliates } from './pages/Affiliates';
 import { AffiliateDetail } from './pages/AffiliateDetail';
 import { GetStarted } from './pages/GetStarted';
 import { Customers } from './pages/Customers';
+import { Coupons } from './pages/Coupons';
 import { Commissions } from './pages/Commissions';
 import { Developers } from './pages/Developers';
 import { Integrations } from './pages/Integrations';
@@ -36,6 +37,7 @@ const NAV = [
   { to: '/programs', label: 'Programs' },
   { to: '/affiliates', label: 'Affiliates' },
   { to: '/customers', label: 'Customers' },
+  { to: '/coupons', label: 'Coupons' },
   { to: '/commissions', label: 'Commissions & payouts' },
   { to: '/integrations', label: 'Integrations', owner: true },
   { to: '/branding', label: 'Branding' },
@@ -181,6 +183,7 @@ function Shell() {
             <Route path="/affiliates" element={<Affiliates />} />
             <Route path="/affiliates/:id" element={<AffiliateDetail />} />
             <Route path="/customers" element={<Customers />} />
+            <Route path="/coupons" element={<Coupons />} />
             <Route path="/commissions" element={<Commissions />} />
             {owner && <Route path="/integrations" element={<Integrations />} />}
             <Route path="/branding" element={<Branding />} />

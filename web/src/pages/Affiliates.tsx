@@ -4,6 +4,7 @@ import type { Affiliate, Program } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
 import { CopyButton, Empty, Field, FormError, PageHeader, Status, date, useConfirm, useLoad, useSubmit } from '../ui';
 import { DataTable, usePagedList } from '../table';
+import { ExportCsv } from '../export-csv';
 import { FIGURES_DAYS, FiguresCell, useAffiliateFigures } from './AffiliateFigures';
 
 const SITE_KEY = 'dashboard.site-url';
@@ -206,6 +207,7 @@ export function Affiliates() {
   return (
     <section>
       <PageHeader title="Affiliates">
+        <ExportCsv kind="affiliates" />
         <button type="button" onClick={() => setAdding(true)} disabled={!programs.data}>
           Add affiliate
         </button>

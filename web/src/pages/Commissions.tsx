@@ -3,6 +3,7 @@ import type { Commission } from '@affiliate-attribution/contract';
 import { api, data } from '../api';
 import { Empty, FormError, PageHeader, Status, date, money, useConfirm, useSubmit } from '../ui';
 import { DataTable, FilterSelect, usePagedList } from '../table';
+import { ExportCsv } from '../export-csv';
 import { AffiliateLink, useAffiliateNames } from './AffiliateName';
 import { HoldReasons } from './HoldReasons';
 import { PayoutsSection } from './Payouts';
@@ -204,7 +205,9 @@ export function Commissions() {
   const bump = () => setVersion((v) => v + 1);
   return (
     <section>
-      <PageHeader title="Commissions and payouts" />
+      <PageHeader title="Commissions and payouts">
+        <ExportCsv kind="commissions" />
+      </PageHeader>
       <CommissionsSection key={`c${version}`} onPayoutsChanged={bump} />
       <PayoutsSection version={version} onChanged={bump} />
     </section>

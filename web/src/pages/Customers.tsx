@@ -3,6 +3,7 @@ import type { Conversion, Customer } from '@affiliate-attribution/contract';
 import { api, ApiError, data } from '../api';
 import { Empty, Field, FormError, PageHeader, Status, dateTime, money, toApiError, useSubmit } from '../ui';
 import { DataTable, usePagedList, type Column } from '../table';
+import { ExportCsv } from '../export-csv';
 import { AffiliateLink, useAffiliateNames, type AffiliateNames } from './AffiliateName';
 
 const STATUSES = ['trial', 'active', 'capped', 'canceled'] as const;
@@ -181,7 +182,9 @@ export function Customers() {
 
   return (
     <section>
-      <PageHeader title="Customers and conversions" />
+      <PageHeader title="Customers and conversions">
+        <ExportCsv kind="conversions" />
+      </PageHeader>
       <form className="filters" role="search" onSubmit={search.submit}>
         <Field label="Your customer_id or a charge's external_id" name="id" value={query} onChange={setQuery} />
         <button type="submit" className="secondary" disabled={search.busy}>

@@ -15,10 +15,11 @@ import {
   PointElement,
   Tooltip,
 } from 'chart.js';
-import { data, fetchInMode } from '../api';
+import { api, data, fetchInMode } from '../api';
 import { AffiliateLink, useAffiliateNames } from './AffiliateName';
 import { CommissionsByStatus, Empty, Field, FormError, Loading, PageHeader, money, useLoad } from '../ui';
 import { DataTable } from '../table';
+import { mainCurrency } from './main-currency';
 
 Chart.register(
   LineController,
@@ -168,6 +169,10 @@ export default function Overview() {
       }),
     ).totals;
   }, []);
+  const oldestProgram = useLoad(
+    async () => data(await api.programs.list({ query: { limit: 1 } })).programs[0]?.currency,
+    [],
+  );
   // An affiliate with sales in several currencies ranks once per currency: its rows say which.
   const inSeveralCurrencies = useMemo(() => {
     const ids = (top.data ?? []).map((r) => r.affiliate_id);
@@ -176,7 +181,10 @@ export default function Overview() {
   const names = useAffiliateNames(top.data?.map((r) => r.affiliate_id));
 
   const currencies = [...new Set((series.data?.points ?? []).map((p) => p.currency))];
-  const shown = currency && currencies.includes(currency) ? currency : currencies[0];
+  const shown =
+    currency && currencies.includes(currency)
+      ? currency
+      : (mainCurrency(currencies, owed.data ?? [], oldestProgram.data) ?? currencies[0]);
   const points = (series.data?.points ?? []).filter((p) => p.currency === shown);
   const total = series.data?.totals.find((t) => t.currency === shown);
   const owedNow = (owed.data ?? []).filter((t) => t.commissions.approved !== 0);
@@ -218,7 +226,10 @@ export default function Overview() {
       ) : (
         <FormError error={series.error} />
       )}
-      {series.loading && !series.data ? (
+      {/* The main currency is known once the long-run totals and the oldest program are: no flash of another currency first. */}
+      {(series.loading && !series.data) ||
+      (owed.loading && !owed.data) ||
+      (oldestProgram.loading && !oldestProgram.data) ? (
         <Loading />
       ) : (
         series.data && (

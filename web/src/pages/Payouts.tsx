@@ -18,6 +18,33 @@ const METHOD_NAMES: Record<Payout['method'], string> = {
 
 const shortId = (id: string) => id.slice(0, 8);
 
+/**
+ * Where to find the transfer at its provider: the ids the rail stored (PayPal batch and item,
+ * Stripe transfer, Wise transfer), and the merchant's own reference given when marking it paid.
+ */
+export function TransferReference({ payout }: { payout: Payout }) {
+  const parts: { label: string; value: string }[] = [];
+  const ref = payout.provider_reference;
+  if (ref && payout.method === 'paypal') {
+    const [batch, item] = ref.split('/');
+    parts.push({ label: 'PayPal batch', value: batch });
+    if (item) parts.push({ label: 'item', value: item });
+  } else if (ref && payout.method === 'stripe') parts.push({ label: 'Stripe transfer', value: ref });
+  else if (ref && payout.method === 'wise') parts.push({ label: 'Wise transfer', value: ref });
+  else if (ref) parts.push({ label: 'Provider', value: ref });
+  if (payout.reference) parts.push({ label: 'Your reference', value: payout.reference });
+  if (parts.length === 0) return <span className="muted">—</span>;
+  return (
+    <span className="transfer-reference">
+      {parts.map((p) => (
+        <span key={p.label}>
+          <small className="muted">{p.label}</small> <code>{p.value}</code>{' '}
+        </span>
+      ))}
+    </span>
+  );
+}
+
 /** `canSend`: an owner's (sending and retrying spend through the rail an owner connected; contract/src/common/access.ts). */
 function PayoutActions({
   payout,
@@ -273,7 +300,6 @@ export function PayoutsSection({ version, onChanged }: { version: number; onChan
               <>
                 <Status value={p.status} />
                 {p.simulated && <small className="muted"> simulated</small>}
-                {p.reference && <small className="muted"> {p.reference}</small>}
                 {p.failure_reason && <small className="failure-reason">{p.failure_reason}</small>}
               </>
             ),
@@ -281,7 +307,9 @@ export function PayoutsSection({ version, onChanged }: { version: number; onChan
           { header: 'Commissions', cell: (p) => p.commission_count },
           { header: 'Method', cell: (p) => METHOD_NAMES[p.method] },
           { header: 'Affiliate', cell: (p) => <AffiliateLink id={p.affiliate_id} names={names} /> },
-          { header: 'Created', cell: (p) => date(p.created_at) },
+          { header: 'Created', className: 'nowrap', cell: (p) => date(p.created_at) },
+          { header: 'Paid', className: 'nowrap', cell: (p) => date(p.paid_at) },
+          { header: 'Reference', cell: (p) => <TransferReference payout={p} /> },
           {
             header: 'Actions',
             hiddenHeader: true,

@@ -43,7 +43,7 @@ const majorUnits = (row: PayoutFileRow) => new Decimal(row.amount).toFixed(minor
  * A spreadsheet reads a cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return as a
  * formula (CSV injection, OWASP): free text a partner typed (a name) is prefixed with `'`.
  */
-function inert(text: string): string {
+export function inert(text: string): string {
   return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
 }
 

@@ -61,6 +61,7 @@ function railItem(c: SendCandidate): RailItem {
     email: c.payout_email ?? c.email,
     name: c.name,
     stripe_account_id: c.stripe_account_id,
+    program_name: c.program_name,
   };
 }
 

@@ -15,9 +15,11 @@ export type SendCandidate = PayoutRecord & {
   name: string | null;
   stripe_account_id: string | null;
   amount_text: string;
+  /** The payout's program, named to the partner in what the provider sends them (PayPal's note). */
+  program_name: string;
 };
 
-const CANDIDATE_COLUMNS = `p.*, p.amount::text as amount_text, a.payout_method, a.email, a.payout_email, a.name, a.stripe_account_id, ${payoutHoldSql('a', 'pg')} as hold_reason
+const CANDIDATE_COLUMNS = `p.*, p.amount::text as amount_text, a.payout_method, a.email, a.payout_email, a.name, a.stripe_account_id, pg.name as program_name, ${payoutHoldSql('a', 'pg')} as hold_reason
   from payouts p join affiliates a on a.id = p.affiliate_id and a.organization_id = p.organization_id
   join programs pg on pg.id = p.program_id and pg.organization_id = p.organization_id`;
 

@@ -61,6 +61,29 @@ export function paypalItemState(item: any): RailState | undefined {
   };
 }
 
+/*
+ * What the partner reads in PayPal's e-mail: email_subject is "up to 255 single-byte characters"
+ * and the same for every recipient of the batch (definitions/sender_batch_header); the item notes
+ * are concatenated with the batch's into at most 1000 characters (the batch sends none).
+ */
+const SUBJECT_MAX = 255;
+const NOTE_MAX = 1000;
+
+const clip = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
+
+/** The batch's subject: the program's name when every payout of the batch is of one program. */
+export function paypalSubject(batch: RailBatch): string {
+  const programs = new Set(batch.items.map((i) => i.program_name));
+  if (programs.size !== 1) return 'You have a payout for your referrals';
+  return clip(`You have a payout from ${[...programs][0]}`, SUBJECT_MAX);
+}
+
+/** The item's note: the program it pays for, and the payout's id (which the merchant's dashboard shows). */
+export function paypalNote(item: RailItem): string {
+  const id = ` (payout ${item.payout_id})`;
+  return `${clip(`Referral commissions from ${item.program_name}`, NOTE_MAX - id.length)}${id}`;
+}
+
 /** The first href in an error body that names a payout batch (the duplicate sender_batch_id's link to the original). */
 function originalBatchId(body: unknown): string | undefined {
   const match = /\/v1\/payments\/payouts\/([A-Za-z0-9_-]+)/.exec(JSON.stringify(body ?? ''));
@@ -99,7 +122,7 @@ export class PayPalPayouts implements RailClient {
         sender_batch_header: {
           sender_batch_id: senderBatchId,
           recipient_type: 'EMAIL',
-          email_subject: 'You have a payout',
+          email_subject: paypalSubject(batch),
           email_message: 'You received a payout for your referrals.',
         },
         items: batch.items.map((item) => ({
@@ -107,7 +130,7 @@ export class PayPalPayouts implements RailClient {
           amount: { value: item.amount, currency: item.currency },
           receiver: item.email,
           sender_item_id: item.payout_id,
-          note: `Payout ${item.payout_id}`,
+          note: paypalNote(item),
         })),
       },
       // PayPal also keeps request ids for 30 days: a repeated request answers the first one's result.

@@ -24,6 +24,8 @@ export interface RailItem {
   email: string;
   name: string | null;
   stripe_account_id: string | null;
+  /** The payout's program, as the partner knows it (PayPal's note and e-mail subject name it). */
+  program_name: string;
 }
 
 /** One provider batch: one rail and one currency. */
