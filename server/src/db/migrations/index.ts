@@ -14,6 +14,7 @@ import { Migration20270114000000_import_cancel } from './Migration20270114000000
 import { Migration20270115000000_hashed_verifications } from './Migration20270115000000_hashed_verifications.js';
 import { Migration20270117000000_foreign_key_indexes } from './Migration20270117000000_foreign_key_indexes.js';
 import { Migration20270117100000_one_payout_membership } from './Migration20270117100000_one_payout_membership.js';
+import { Migration20270123000000_link_params } from './Migration20270123000000_link_params.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
 export const migrationsList: MigrationObject[] = [
@@ -32,4 +33,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20270115000000_hashed_verifications', class: Migration20270115000000_hashed_verifications },
   { name: 'Migration20270117000000_foreign_key_indexes', class: Migration20270117000000_foreign_key_indexes },
   { name: 'Migration20270117100000_one_payout_membership', class: Migration20270117100000_one_payout_membership },
+  { name: 'Migration20270123000000_link_params', class: Migration20270123000000_link_params },
 ];

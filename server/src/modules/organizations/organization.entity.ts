@@ -15,6 +15,8 @@ export const OrganizationEntity = defineEntity({
     livemode: p.boolean().generated('(live_organization_id is null) stored'),
     /** Set when the operator asked for its deletion (modules/organizations/data-deletion.ts): refused everywhere from then on. */
     deletion_requested_at: p.datetime().nullable(),
+    /** The query parameters that name a partner in a link (`ref`, Rewardful's `via`, ...): modules/organizations/link-params.ts. */
+    link_params: p.array().defaultRaw(`'{ref}'`),
   }),
 });
 
