@@ -11,6 +11,7 @@ import { importsContract } from './resources/imports.js';
 import { conversionsContract } from './resources/conversions.js';
 import { customersContract } from './resources/customers.js';
 import { dataRetentionContract } from './resources/data-retention.js';
+import { linkParamsContract } from './resources/link-params.js';
 import { integrationsContract, webhooksContract } from './resources/integrations.js';
 import { meContract } from './resources/me.js';
 import { brandingContract } from './resources/branding.js';
@@ -49,6 +50,7 @@ export const merchantContract = c.router(
     partnerInvitations: partnerInvitationsContract,
     portalPreview: portalPreviewContract,
     dataRetention: dataRetentionContract,
+    linkParams: linkParamsContract,
     imports: importsContract,
     testData: testDataContract,
     testEmails: testEmailsContract,

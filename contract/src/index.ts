@@ -14,6 +14,7 @@ export * from './resources/conversions.js';
 export * from './resources/integrations.js';
 export * from './resources/admin.js';
 export * from './resources/data-retention.js';
+export * from './resources/link-params.js';
 export * from './resources/test-data.js';
 export * from './resources/tracking.js';
 export * from './resources/commissions.js';

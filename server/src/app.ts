@@ -33,6 +33,7 @@ import { customersRouter } from './modules/customers/customers.router.js';
 import { conversionsRouter } from './modules/conversions/conversions.router.js';
 import { adminRouter } from './modules/admin/admin.router.js';
 import { dataRetentionRouter } from './modules/organizations/data-retention.router.js';
+import { linkParamsRouter } from './modules/organizations/link-params.router.js';
 import { testDataRouter } from './modules/organizations/test-data.router.js';
 import { integrationsRouter } from './modules/integrations/integrations.router.js';
 import { WebhookDispatcher, webhooksRouter } from './webhooks/dispatcher.js';
@@ -341,7 +342,8 @@ export function createApp(deps: AppDeps): App {
   const clicks = clicksRouter(services.clicks);
   const customers = customersRouter(services.customers);
   const conversions = conversionsRouter(services.conversions, services.charges);
-  createExpressEndpoints(contract.me, meRouter, app, options);
+  const me = meRouter(services.linkParams);
+  createExpressEndpoints(contract.me, me, app, options);
   createExpressEndpoints(contract.branding, brandingRouter(new BrandingService(deps.orm)), app, options);
   createExpressEndpoints(contract.programs, programsRouter(services.programs), app, options);
   createExpressEndpoints(contract.affiliates, affiliatesRouter(services.affiliates, publicBaseUrl), app, options);
@@ -367,10 +369,11 @@ export function createApp(deps: AppDeps): App {
     options,
   );
   createExpressEndpoints(contract.dataRetention, dataRetentionRouter(services.organizations), app, options);
+  createExpressEndpoints(contract.linkParams, linkParamsRouter(services.linkParams), app, options);
   createExpressEndpoints(contract.testData, testDataRouter(services.organizations), app, options);
   createExpressEndpoints(
     contract.tracking,
-    trackingRouter(services.clicks, services.customers, services.organizations),
+    trackingRouter(services.clicks, services.customers, services.organizations, services.linkParams),
     app,
     options,
   );
@@ -390,7 +393,7 @@ export function createApp(deps: AppDeps): App {
   // The busiest endpoints, with the same implementations and the same pipeline, served ahead of Express.
   const hotLane = new HotLane({
     routes: [
-      hotRoute(contract.me.get, meRouter.get),
+      hotRoute(contract.me.get, me.get),
       hotRoute(contract.clicks.create, clicks.create),
       hotRoute(contract.customers.create, customers.create),
       hotRoute(contract.conversions.create, conversions.create),

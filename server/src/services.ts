@@ -10,6 +10,7 @@ import { AttributionCache } from './attribution/cache.js';
 import { type CacheChangeHandler } from './db/change-notifications.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import { OrganizationsRepository } from './modules/organizations/organizations.repository.js';
+import { LinkParamsService } from './modules/organizations/link-params.js';
 import { DeletionRunner } from './modules/organizations/deletion-runner.js';
 import { ProgramsService } from './modules/programs/programs.service.js';
 import { ProgramsRepository } from './modules/programs/programs.repository.js';
@@ -42,6 +43,8 @@ import { railCredentialCheck } from './modules/payouts/rails/credential-check.js
 
 export interface Services {
   organizations: OrganizationsService;
+  /** The query parameters that name a partner in a link (modules/organizations/link-params.ts). */
+  linkParams: LinkParamsService;
   /** Deletions of organizations and of test data, in batches, as jobs (modules/organizations/deletion-runner.ts). */
   dataDeletions: DeletionRunner;
   programs: ProgramsService;
@@ -133,6 +136,7 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
   return {
     attribution: resolver,
     organizations,
+    linkParams: new LinkParamsService(orm),
     dataDeletions,
     programs: new ProgramsService(programsRepository, resolver),
     affiliates: new AffiliatesService(affiliatesRepository, resolver),

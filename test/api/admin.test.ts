@@ -20,12 +20,18 @@ describe('operator API (/admin)', () => {
       revoked_at: null,
     });
     const me = await api(res.body.data.api_key).get('/api/me');
-    expect(me.body.data.organization).toEqual({ id: res.body.data.organization.id, name: 'Globex', livemode: true });
+    expect(me.body.data.organization).toEqual({
+      id: res.body.data.organization.id,
+      name: 'Globex',
+      livemode: true,
+      link_params: ['ref'],
+    });
     const testMe = await api(res.body.data.test_api_key).get('/api/me');
     expect(testMe.body.data.organization).toEqual({
       id: res.body.data.organization.id,
       name: 'Globex',
       livemode: false,
+      link_params: ['ref'],
     });
   });
 

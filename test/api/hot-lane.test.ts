@@ -255,7 +255,10 @@ describe('the hot lane answers as Express does', () => {
     expect([me.answer.status, me.servedByExpress, me.answer.body]).toEqual([
       200,
       false,
-      { success: true, data: { organization: { id: merchant.id, name: merchant.name, livemode: false } } },
+      {
+        success: true,
+        data: { organization: { id: merchant.id, name: merchant.name, livemode: false, link_params: ['ref'] } },
+      },
     ]);
     // The live slug is not a test slug: the test data has its own programs and affiliates.
     expect(

@@ -12,7 +12,7 @@ describe('GET /api/me and authentication', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       success: true,
-      data: { organization: { id: org.id, name: 'Acme Inc', livemode: true } },
+      data: { organization: { id: org.id, name: 'Acme Inc', livemode: true, link_params: ['ref'] } },
     });
   });
 

@@ -22,11 +22,13 @@ describe('dashboard sessions in test mode (X-Mode)', () => {
       id: owner.organization.id,
       name: 'Switch Inc',
       livemode: true,
+      link_params: ['ref'],
     });
     expect((await call(base, 'GET', '/api/me', { headers: test })).body.data.organization).toEqual({
       id: owner.organization.id,
       name: 'Switch Inc',
       livemode: false,
+      link_params: ['ref'],
     });
     expect(
       (await call(base, 'GET', '/api/me', { headers: { ...live, 'x-mode': 'live' } })).body.data.organization.livemode,

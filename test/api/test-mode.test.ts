@@ -57,11 +57,11 @@ describe('test and live keys', () => {
     expect(org.testKey).toMatch(/^svc_test_[A-Za-z0-9_-]{43}$/);
     expect((await org.api.get('/api/me')).body).toEqual({
       success: true,
-      data: { organization: { id: org.id, name: 'Both Modes', livemode: true } },
+      data: { organization: { id: org.id, name: 'Both Modes', livemode: true, link_params: ['ref'] } },
     });
     expect((await org.testApi.get('/api/me')).body).toEqual({
       success: true,
-      data: { organization: { id: org.id, name: 'Both Modes', livemode: false } },
+      data: { organization: { id: org.id, name: 'Both Modes', livemode: false, link_params: ['ref'] } },
     });
     // The bare form works for test keys too.
     expect(
@@ -127,6 +127,7 @@ describe('test and live keys', () => {
       id: org.id,
       name: org.name,
       livemode: false,
+      link_params: ['ref'],
     });
     expectError(await admin().post(`/admin/organizations/${org.id}/api-keys`, { mode: 'sandbox' }), 400, /^mode: /);
 

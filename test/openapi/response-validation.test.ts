@@ -16,7 +16,14 @@ describe('response validation against openapi/openapi.json (the hook in request(
   it('accepts a documented status with a matching body', () => {
     const body = JSON.stringify({
       success: true,
-      data: { organization: { id: '3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a', name: 'Acme', livemode: true } },
+      data: {
+        organization: {
+          id: '3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a',
+          name: 'Acme',
+          livemode: true,
+          link_params: ['ref'],
+        },
+      },
     });
     expect(validator.check('GET', '/api/me', 200, body, json)).toBeUndefined();
   });

@@ -49,13 +49,15 @@ describe('SDK against the live server: the README quick start', () => {
 describe('SDK against the live server: me and authentication', () => {
   it('me() resolves to the organization of the key', async () => {
     const { client, id, name } = await sdkOrganization();
-    await expect(client.me()).resolves.toEqual({ organization: { id, name, livemode: true } });
+    await expect(client.me()).resolves.toEqual({ organization: { id, name, livemode: true, link_params: ['ref'] } });
   });
 
   it('a test key: me() says livemode false, its data is test data, deleteTestData() starts it over; a live key may not', async () => {
     const org = await sdkOrganization();
     const test = await sdkClient(org.testKey);
-    await expect(test.me()).resolves.toEqual({ organization: { id: org.id, name: org.name, livemode: false } });
+    await expect(test.me()).resolves.toEqual({
+      organization: { id: org.id, name: org.name, livemode: false, link_params: ['ref'] },
+    });
     const { program } = await test.programs.create({ name: 'Trial', commission_value: 10 });
     expect(program.livemode).toBe(false);
     await expect(org.client.programs.get(program.id)).rejects.toBeInstanceOf(NotFoundError);

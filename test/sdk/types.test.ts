@@ -9,7 +9,7 @@ import type {
   Conversion as ContractConversion,
   Customer as ContractCustomer,
   Integration as ContractIntegration,
-  Organization as ContractOrganization,
+  MeOrganization as ContractOrganization,
   Program as ContractProgram,
   CreateConversionBody,
   merchantContract,

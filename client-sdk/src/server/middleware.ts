@@ -1,5 +1,6 @@
 import { warner } from './log.js';
-import { DEFAULT_REFERRAL_PARAM, referralCapture, type ReferralOptions } from './referral.js';
+import { mayCarryReferral } from './link-params.js';
+import { referralCapture, type ReferralOptions } from './referral.js';
 import { appendSetCookie } from './set-cookie.js';
 import { fetchVisit, nodeVisit, type FetchRequestLike, type NodeRequestLike } from './visitor.js';
 
@@ -19,7 +20,8 @@ export type NextFunction = (err?: unknown) => void;
  * app.use(createReferralMiddleware({ apiKey: process.env.AFFILIATE_API_KEY!, baseUrl: 'https://affiliates.example.com' }));
  * ```
  *
- * On a GET whose query has the referral parameter, from a visitor that is not a bot, it records
+ * On a GET whose query has one of the organization's link parameters (`ref`, and e.g. `via`
+ * after a Rewardful import: learned from the service), from a visitor that is not a bot, it records
  * the click (POST /api/clicks with the visitor's address, user agent, landing URL, referrer and
  * current cookie) and adds `Set-Cookie: svc_aff=…` with the program's lifetime to the page's
  * response, then calls `next()`. It waits at most `timeoutMs` (default 500); when the service is
@@ -75,7 +77,7 @@ export async function referralCookie(
     return undefined;
   }
   // Most pages carry no referral: they cost nothing, not even a client.
-  if (!(visit.url.searchParams.get(options?.param ?? DEFAULT_REFERRAL_PARAM) ?? '').trim()) return undefined;
+  if (!mayCarryReferral(visit.url, options?.param)) return undefined;
   let capture;
   try {
     capture = referralCapture(options);

@@ -168,7 +168,7 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): Handler 
       response = await fetchImpl(serviceBase + servicePath, {
         method: req.method ?? 'POST',
         headers,
-        body,
+        body: req.method === 'GET' ? undefined : body,
         signal: AbortSignal.timeout(timeoutMs),
       });
       text = await response.text();
@@ -180,7 +180,10 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): Handler 
       return fail(res, 502, 'The affiliate attribution service did not answer; the snippet stores the referral itself');
     }
     log.recovered();
-    const out: Record<string, string> = { 'cache-control': 'no-store' };
+    // The link parameters' list is cacheable (the service says for how long); a click or signup never is.
+    const out: Record<string, string> = {
+      'cache-control': (req.method === 'GET' && response.headers.get('cache-control')) || 'no-store',
+    };
     for (const name of PASSED_HEADERS) {
       const value = response.headers.get(name);
       if (value !== null) out[name] = value;
@@ -206,6 +209,9 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): Handler 
     let work: Promise<void>;
     if (rest === '/snippet.js' && (req.method === 'GET' || req.method === 'HEAD')) work = serveSnippet(req, res);
     else if (rest.startsWith('/public/') && req.method === 'POST') work = forward(req, res, rest);
+    // The snippet reads the organization's link parameters (`?via=` after a Rewardful import) here too.
+    else if (rest.startsWith('/public/') && rest.endsWith('/link-params') && req.method === 'GET')
+      work = forward(req, res, rest);
     else return notOurs();
     work.catch((err: unknown) => {
       log.warn('proxy', `first-party proxy: ${pathname} failed (${err instanceof Error ? err.message : String(err)})`);

@@ -3,6 +3,7 @@ import { getCookieId } from '../cookie.js';
 import { APIError } from '../errors.js';
 import { isBotUserAgent } from './bots.js';
 import { warner, type ServerLogger, type Warn } from './log.js';
+import { linkParams, mayCarryReferral, referralIn } from './link-params.js';
 import { attributionSetCookie } from './set-cookie.js';
 import type { TrustProxy, Visit } from './visitor.js';
 
@@ -30,7 +31,11 @@ export interface ReferralOptions {
   apiKey: string;
   /** Base address of the service, e.g. `https://affiliates.example.com`. */
   baseUrl: string;
-  /** The referral query parameter; default `ref`. */
+  /**
+   * One more referral query parameter, looked for first. Not needed for the organization's own
+   * (GET /api/link-params: `ref`, and e.g. `via` after a Rewardful import), which are learned
+   * from the service.
+   */
   param?: string;
   /** Share the cookie across subdomains, e.g. `.example.com`; default: this host only. */
   cookieDomain?: string;
@@ -51,7 +56,7 @@ export interface ReferralOptions {
 export interface ReferralCapture {
   /** The `Set-Cookie` value for this visit, or undefined: nothing to set. Never rejects. */
   setCookieFor(visit: Visit): Promise<string | undefined>;
-  /** Whether this visit carries the referral parameter at all (no parameter: no call, nothing set). */
+  /** Whether this visit may carry a referral at all (no query: no call, nothing set). */
   hasReferral(visit: Visit): boolean;
   trustProxy: TrustProxy;
 }
@@ -63,8 +68,8 @@ export function referralCapture(options: ReferralOptions): ReferralCapture {
   const timeoutMs = options.timeoutMs ?? DEFAULT_REFERRAL_TIMEOUT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
     throw new TypeError('timeoutMs: expected a positive number of milliseconds');
-  const param = options.param ?? DEFAULT_REFERRAL_PARAM;
-  if (typeof param !== 'string' || param === '')
+  const extraParam = options.param;
+  if (extraParam !== undefined && (typeof extraParam !== 'string' || extraParam === ''))
     throw new TypeError('param: expected the name of the referral query parameter, e.g. "ref"');
   const trustProxy = options.trustProxy ?? false;
   // The client's transport, with one attempt bounded by the page's budget: a retry would hold the page.
@@ -81,10 +86,14 @@ export function referralCapture(options: ReferralOptions): ReferralCapture {
 
   return {
     trustProxy,
-    hasReferral: (visit) => (visit.url.searchParams.get(param) ?? '').trim() !== '',
+    hasReferral: (visit) => mayCarryReferral(visit.url, extraParam),
     async setCookieFor(visit) {
-      const ref = (visit.url.searchParams.get(param) ?? '').trim().toLowerCase();
-      if (!ref || isBotUserAgent(visit.userAgent)) return undefined;
+      if (isBotUserAgent(visit.userAgent)) return undefined;
+      const started = Date.now();
+      const names = await linkParams(`${options.baseUrl}\n${options.apiKey}`, client, timeoutMs);
+      const found = referralIn(visit.url, extraParam ? [extraParam, ...names] : names);
+      if (!found || !found.ref) return undefined;
+      const { param, ref } = found;
       if (!SLUG.test(ref)) {
         log.warn('malformed', `ignoring malformed ${param} "${ref.slice(0, 80)}"`);
         return undefined;
@@ -100,7 +109,8 @@ export function referralCapture(options: ReferralOptions): ReferralCapture {
             ip: visit.ip,
             cookie_id: current && current.length <= MAX_COOKIE_ID ? current : undefined,
           }),
-          timeoutMs,
+          // What is left of the page's budget once the list was read (at once, when cached).
+          Math.max(1, timeoutMs - (Date.now() - started)),
         );
         log.recovered();
         // Kept (the program's first_click model, or a click flood): the cookie stays as it is, lifetime included.

@@ -2,6 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { ErrorBody, errorResponses } from '../common/errors.js';
 import { Deduped, Identifier, Livemode, Mode, Uuid } from '../common/primitives.js';
+import { LinkParams } from './link-params.js';
 
 /** The public endpoints' mode: `test` records the click or customer in the organization's test data (the snippet's `data-mode="test"`). */
 const TrackingMode = Mode.optional().describe(
@@ -59,7 +60,9 @@ export const TrackingPathParams = z.object({
 });
 
 export const TrackingClickBody = z.object({
-  ref: Identifier.describe('The affiliate slug from the landing URL (`?ref=<slug>`).'),
+  ref: Identifier.describe(
+    "The affiliate slug from the landing URL (`?ref=<slug>`, or any of the organization's link parameters).",
+  ),
   landingUrl: z
     .string()
     .max(2048)
@@ -127,6 +130,19 @@ const publicErrors = {
 } as const;
 
 export const trackingContract = c.router({
+  linkParams: {
+    method: 'GET',
+    path: '/public/organizations/:organizationId/link-params',
+    summary: 'The link parameters the snippet looks for',
+    description:
+      'What the snippet reads when a page\'s URL has a query string: the organization\'s link parameters (GET /api/link-params), so that `?via=ada` attributes once an import added `via`, with no change to the snippet tag. Cacheable for five minutes (`Cache-Control: public, max-age=300`). An unknown organization answers the default `["ref"]`, so the answer never tells whether an organization exists. Public: no API key; callable from any origin (CORS).',
+    pathParams: TrackingPathParams,
+    responses: {
+      200: z.object({ success: z.literal(true), data: z.object({ link_params: LinkParams }) }),
+      400: errorResponses[400],
+      429: publicErrors[429],
+    },
+  },
   createClick: {
     method: 'POST',
     path: '/public/organizations/:organizationId/clicks',

@@ -876,6 +876,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/link-params": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the link parameters
+         * @description The query parameters that attribute a visit to a partner (default `["ref"]`); also on GET /api/me as `organization.link_params`.
+         */
+        get: operations["linkParamsGet"];
+        /**
+         * Set the link parameters
+         * @description Replaces the list of query parameters that attribute a visit to a partner. The snippet and the SDK learn it within five minutes (their cached copy of GET /public/organizations/{organizationId}/link-params). The same list serves live and test mode.
+         */
+        put: operations["linkParamsUpdate"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/me": {
         parameters: {
             query?: never;
@@ -885,7 +909,7 @@ export interface paths {
         };
         /**
          * The organization of the API key
-         * @description Returns the organization the API key belongs to, and whether the key is live or test (`livemode`). Usable as an authenticated health check.
+         * @description Returns the organization the API key belongs to, whether the key is live or test (`livemode`), and the query parameters its links use (`link_params`). Usable as an authenticated health check.
          */
         get: operations["meGet"];
         put?: never;
@@ -1750,6 +1774,26 @@ export interface paths {
          * @description Called by `svc('trial', customerId)` / `svc('customer', customerId)` with the `svc_aff` cookie's value: creates the same `trial` customer as POST /api/customers with `{ customer_id, cookie_id, status: 'trial' }`, tied to the affiliate and program of that click (or slug). Idempotent on `customerId`: a repeat answers 200 with `deduped: true` and leaves the existing customer, its status and its attribution unchanged. 404 "No attribution found" when the cookie value was not issued by this organization (or the organization does not exist); 410 when the click is older than the program's click window. Public: no API key; callable from any origin (CORS, preflight answered). The body may be sent as `application/json` or as `text/plain` holding JSON, which browsers send without a CORS preflight. Rate limited per client address (429 with Retry-After).
          */
         post: operations["trackingCreateCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public/organizations/{organizationId}/link-params": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The link parameters the snippet looks for
+         * @description What the snippet reads when a page's URL has a query string: the organization's link parameters (GET /api/link-params), so that `?via=ada` attributes once an import added `via`, with no change to the snippet tag. Cacheable for five minutes (`Cache-Control: public, max-age=300`). An unknown organization answers the default `["ref"]`, so the answer never tells whether an organization exists. Public: no API key; callable from any origin (CORS).
+         */
+        get: operations["trackingLinkParams"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2921,6 +2965,20 @@ export interface components {
             program: components["schemas"]["PartnerProgram"];
         };
         /** @description Organization */
+        MeOrganization: {
+            /**
+             * Format: uuid
+             * @description Identifier of the organization; also used in webhook URLs and by the snippet.
+             */
+            id: string;
+            /** @description Organization name. */
+            name: string;
+            /** @description False when the request used a test key (or a test-mode dashboard session): it reads and writes test data. `id` is the same in both modes. */
+            livemode: boolean;
+            /** @description The query parameters whose value names a partner in a link (`?ref=ada`, `?via=ada`), in the order they are looked for. The snippet, the SDK's referral middleware and its first-party proxy honour every one; an import adds its source's parameter (Rewardful `via`, FirstPromoter `fpr`, PartnerStack `gspk`; Tolt and Tapfiliate use `ref`). */
+            link_params: string[];
+        };
+        /** @description Organization */
         Organization: {
             /**
              * Format: uuid
@@ -3747,7 +3805,7 @@ export interface components {
             livemode: boolean;
         };
         TrackingClickBody: {
-            /** @description The affiliate slug from the landing URL (`?ref=<slug>`). */
+            /** @description The affiliate slug from the landing URL (`?ref=<slug>`, or any of the organization's link parameters). */
             ref: string;
             /** @description The page the visitor landed on (`location.href`, at most 2048 characters). */
             landingUrl?: string;
@@ -3826,6 +3884,10 @@ export interface components {
         UpdateDataRetentionBody: {
             /** @description Days to keep clicks, 1 to 3650; null keeps them without limit. */
             click_retention_days: number | null;
+        };
+        UpdateLinkParamsBody: {
+            /** @description The whole list, replacing the current one: 1 to 10 distinct names. `ref` may be removed when another name remains. */
+            link_params: string[];
         };
         UpdateProgramBody: {
             /** @description Program name. */
@@ -14188,6 +14250,291 @@ export interface operations {
             };
         };
     };
+    linkParamsGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "link_params": [
+                     *           "link-param"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The query parameters whose value names a partner in a link (`?ref=ada`, `?via=ada`), in the order they are looked for. The snippet, the SDK's referral middleware and its first-party proxy honour every one; an import adds its source's parameter (Rewardful `via`, FirstPromoter `fpr`, PartnerStack `gspk`; Tolt and Tapfiliate use `ref`). */
+                            link_params: string[];
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request, as the message says: NUL characters (U+0000) or an invalid %-escape in the URL, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    linkParamsUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The linkParam to send. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "link_params": [
+                 *         "link-param"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateLinkParamsBody"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "link_params": [
+                     *           "link-param"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The query parameters whose value names a partner in a link (`?ref=ada`, `?via=ada`), in the order they are looked for. The snippet, the SDK's referral middleware and its first-party proxy honour every one; an import adds its source's parameter (Rewardful `via`, FirstPromoter `fpr`, PartnerStack `gspk`; Tolt and Tapfiliate use `ref`). */
+                            link_params: string[];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: malformed JSON, or a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "link_params: Required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Missing or invalid API key"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body exceeds the 1 MiB limit"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests with this API key; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     meGet: {
         parameters: {
             query?: never;
@@ -14210,7 +14557,10 @@ export interface operations {
                      *         "organization": {
                      *           "id": "3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a",
                      *           "name": "Acme Inc",
-                     *           "livemode": false
+                     *           "livemode": false,
+                     *           "link_params": [
+                     *             "link-param"
+                     *           ]
                      *         }
                      *       }
                      *     }
@@ -14219,7 +14569,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            organization: components["schemas"]["Organization"];
+                            organization: components["schemas"]["MeOrganization"];
                         };
                     };
                 };
@@ -23690,6 +24040,111 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests from this client address; retry after the `Retry-After` header's seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Too many requests; retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error; safe to retry. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable (for example restarting: "Service temporarily unavailable; safe to retry") or took too long to answer (a statement or lock timeout: "The database took too long to answer; safe to retry"); safe to retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable; safe to retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    trackingLinkParams: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Your organization id (public; it is what `data-organization` on the snippet tag holds).
+                 * @example 3f2b8c1e-7d4a-4e9b-8a61-2c5d9f0e4b7a
+                 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "link_params": [
+                     *           "link-param"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The query parameters whose value names a partner in a link (`?ref=ada`, `?via=ada`), in the order they are looked for. The snippet, the SDK's referral middleware and its first-party proxy honour every one; an import adds its source's parameter (Rewardful `via`, FirstPromoter `fpr`, PartnerStack `gspk`; Tolt and Tapfiliate use `ref`). */
+                            link_params: string[];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: a missing or malformed field, named in the message. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Malformed request: NUL characters (U+0000) are not allowed"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -7,6 +7,7 @@ import { CopyButton, Empty, FormError, PageHeader, Status, dateTime, useConfirm,
 import { DataTable, usePagedList } from '../table';
 import { WebhookEndpoints } from './WebhookEndpoints';
 import { TestData } from './TestData';
+import { LinkParams } from './LinkParams';
 import { useMode } from '../mode';
 
 function ApiKeys() {
@@ -152,6 +153,7 @@ export function Developers() {
         </pre>
         <CopyButton text={snippet} label="Copy snippet" />
       </section>
+      <LinkParams />
       <section aria-labelledby="docs-title">
         <h2 id="docs-title">API reference</h2>
         <p>

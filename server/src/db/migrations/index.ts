@@ -18,6 +18,7 @@ import { Migration20270121000000_link_tokens } from './Migration20270121000000_l
 import { Migration20270122000000_report_add_rows } from './Migration20270122000000_report_add_rows.js';
 import { Migration20270122000001_import_undone } from './Migration20270122000001_import_undone.js';
 import { Migration20270122000002_import_terms } from './Migration20270122000002_import_terms.js';
+import { Migration20270123000000_link_params } from './Migration20270123000000_link_params.js';
 import { Migration20270124000000_partner_notices } from './Migration20270124000000_partner_notices.js';
 import { Migration20270126000000_branding } from './Migration20270126000000_branding.js';
 
@@ -42,6 +43,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20270122000000_report_add_rows', class: Migration20270122000000_report_add_rows },
   { name: 'Migration20270122000001_import_undone', class: Migration20270122000001_import_undone },
   { name: 'Migration20270122000002_import_terms', class: Migration20270122000002_import_terms },
+  { name: 'Migration20270123000000_link_params', class: Migration20270123000000_link_params },
   { name: 'Migration20270124000000_partner_notices', class: Migration20270124000000_partner_notices },
   { name: 'Migration20270126000000_branding', class: Migration20270126000000_branding },
 ];

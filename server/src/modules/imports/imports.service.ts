@@ -9,6 +9,7 @@ import { CREDENTIALS_PURPOSE, type ImportRunner } from './import-runner.js';
 import { undoImport } from './import-undo.js';
 import { toImportDto, type ImportRow, type ImportsRepository } from './imports.repository.js';
 import { IMPLEMENTED_SOURCES, readerFor, type SourceBaseUrls } from './sources/readers.js';
+import { addSourceLinkParam } from '../organizations/link-params.js';
 
 const ENDED: Record<Exclude<Import['status'], 'running'>, string> = {
   succeeded: 'has already succeeded',
@@ -49,6 +50,8 @@ export class ImportsService {
       sealed_credentials: this.secrets.seal(JSON.stringify(body.credentials), CREDENTIALS_PURPOSE),
       terms_choice: body.terms ?? null,
     });
+    // The partners' published links keep working: `?via=` once a Rewardful import ran (issue 47).
+    if (!body.dry_run) await addSourceLinkParam(this.imports.sql, organizationId, body.source);
     try {
       await this.runner.enqueue(row);
     } catch (err) {

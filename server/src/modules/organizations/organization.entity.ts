@@ -19,6 +19,8 @@ export const OrganizationEntity = defineEntity({
     brand_logo_url: p.text().nullable(),
     brand_color: p.text().nullable(),
     mail_sender_name: p.text().nullable(),
+    /** The query parameters that name a partner in a link (`ref`, Rewardful's `via`, ...): modules/organizations/link-params.ts. */
+    link_params: p.array().defaultRaw(`'{ref}'`),
   }),
 });
 

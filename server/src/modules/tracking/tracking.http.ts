@@ -76,6 +76,7 @@ export function publicTrackingStages(
       { name: 'forwarded visitor', paths: [PUBLIC_PREFIX], express: forwardedVisitorAddress(authenticator) },
       rateLimitStage(limiter, { scope: 'public-clicks', key, paths: [contract.tracking.createClick.path] }),
       rateLimitStage(limiter, { scope: 'public-customers', key, paths: [contract.tracking.createCustomer.path] }),
+      rateLimitStage(limiter, { scope: 'public-link-params', key, paths: [contract.tracking.linkParams.path] }),
     ],
     bodies: [{ name: 'JSON body (public)', paths: [PUBLIC_PREFIX], express: body }],
   };

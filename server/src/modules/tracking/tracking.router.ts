@@ -4,6 +4,7 @@ import { s } from '../../http/router-types.js';
 import type { ClicksService } from '../clicks/clicks.service.js';
 import type { CustomersService } from '../customers/customers.service.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
+import type { LinkParamsService } from '../organizations/link-params.js';
 import { isBotUserAgent } from './bots.js';
 import { visitorAddressOf } from './forwarded-visitor.js';
 
@@ -18,6 +19,7 @@ export const trackingRouter = (
   clicks: ClicksService,
   customers: CustomersService,
   organizations: OrganizationsService,
+  linkParams: LinkParamsService,
 ) => {
   /**
    * `"mode": "test"` (the snippet's data-mode="test"): the organization in the path is the account,
@@ -32,6 +34,12 @@ export const trackingRouter = (
     return mode === 'test' ? organizations.testDataOf(accountId) : accountId;
   };
   return s.router(contract.tracking, {
+    linkParams: async ({ params, res }) => {
+      const link_params = await linkParams.ofAccount(params.organizationId);
+      // Read by the snippet on landing pages with a query string: browsers and CDNs keep it 5 minutes.
+      res.setHeader('Cache-Control', 'public, max-age=300');
+      return { status: 200, body: { success: true, data: { link_params } } };
+    },
     createClick: async ({ req, params, body }) => {
       const userAgent = req.headers['user-agent'];
       if (isBotUserAgent(userAgent)) {

@@ -6,8 +6,9 @@
  *
  *   <script async src="{base_url}/snippet.js" data-organization="<organization id>"></script>
  *
- * Attributes: `data-organization` (required), `data-param` (the referral query parameter,
- * default `ref`), `data-cookie-domain` (share the cookie across subdomains, e.g. `.example.com`),
+ * Attributes: `data-organization` (required), `data-param` (one more referral query parameter,
+ * looked for first; the organization's own list, GET /api/link-params, needs no attribute: see
+ * linkParams below), `data-cookie-domain` (share the cookie across subdomains, e.g. `.example.com`),
  * `data-endpoint` (where its calls go, e.g. `/_aff`: a first-party path of the merchant's own
  * site that forwards them to the service, the SDK's createFirstPartyProxy; default: beside the
  * script), `data-mode` (`test`: clicks and signups go to the organization's test data, seen only
@@ -47,7 +48,7 @@ interface Svc {
 interface ReplyBody {
   message?: string;
   deduped?: boolean;
-  data: { click?: { cookie_id: string; cookie_max_age_seconds: number } };
+  data: { click?: { cookie_id: string; cookie_max_age_seconds: number }; link_params?: unknown };
 }
 
 interface Reply {
@@ -90,11 +91,12 @@ function install(existing: Svc | undefined): void {
     document.querySelector('script[data-organization][src*="snippet.js"]')) as HTMLScriptElement | null;
   const data = (name: string): string => (script && script.getAttribute('data-' + name)) || '';
   const organization = data('organization');
-  const param = data('param') || 'ref';
+  const explicitParam = data('param');
   const cookieDomain = data('cookie-domain');
   const mode = data('mode');
   /** The body with the tag's mode, when it names one (else the service's default: live). */
-  const withMode = <T extends object>(body: T): T => (mode ? { ...body, mode } : body);
+  // Object.assign, not a spread: ES2017 has no object spread, and esbuild's helper for it costs ~300 bytes.
+  const withMode = <T extends object>(body: T): T => (mode ? Object.assign({}, body, { mode }) : body);
   // Endpoints live beside the snippet, so a service under a path prefix works unchanged, unless
   // data-endpoint names a base of their own (a first-party path: see the attributes above).
   const endpointBase = data('endpoint');
@@ -106,7 +108,8 @@ function install(existing: Svc | undefined): void {
     new URL('public/organizations/' + encodeURIComponent(organization) + '/' + name, base()).href;
 
   let detected: Promise<SvcResult> | undefined;
-  let detectedRef: string | undefined;
+  let detectedSearch: string | undefined;
+  let linkParams: Promise<string[]> | undefined;
 
   function readCookie(): string {
     const match = document.cookie.match(/(?:^|;\s*)svc_aff=([^;]*)/);
@@ -130,10 +133,11 @@ function install(existing: Svc | undefined): void {
   }
 
   /**
-   * POSTs JSON as text/plain (a CORS "simple" request: no preflight round trip). Resolves with the
-   * reply, or null on a network failure or after `timeoutMs`; `abort` cancels the request then.
+   * POSTs JSON as text/plain (a CORS "simple" request: no preflight round trip), or GETs when there
+   * is no body. Resolves with the reply, or null on a network failure or after `timeoutMs`; `abort`
+   * cancels the request then.
    */
-  function post(name: string, body: object, timeoutMs: number, abort: boolean): Promise<Reply | null> {
+  function post(name: string, body: object | undefined, timeoutMs: number, abort: boolean): Promise<Reply | null> {
     return new Promise((resolve) => {
       const controller = abort && typeof AbortController === 'function' ? new AbortController() : undefined;
       const timer = setTimeout(() => {
@@ -145,11 +149,11 @@ function install(existing: Svc | undefined): void {
         resolve(reply);
       };
       fetch(endpoint(name), {
-        method: 'POST',
-        body: JSON.stringify(body),
+        method: body ? 'POST' : 'GET',
+        body: body ? JSON.stringify(body) : undefined,
         // The service itself needs no cookie; a first-party path sets svc_aff in its answer.
         credentials: base().origin === location.origin ? 'same-origin' : 'omit',
-        keepalive: true,
+        keepalive: !!body,
         signal: controller && controller.signal,
       }).then(
         (res) =>
@@ -166,29 +170,54 @@ function install(existing: Svc | undefined): void {
   const failure = (reply: Reply): string => (reply.body && reply.body.message) || 'HTTP ' + reply.status;
 
   function detect(): Promise<SvcResult> {
-    let ref = '';
-    try {
-      ref = (new URLSearchParams(location.search).get(param) || '').trim().toLowerCase();
-    } catch (e) {
-      // no URLSearchParams: no referral read
-    }
-    if (detected && detectedRef === ref) return detected;
-    detectedRef = ref;
-    if (!ref) return (detected = Promise.resolve({ ok: false, error: 'no_ref' }));
+    const search = location.search;
+    if (detected && detectedSearch === search) return detected;
+    detectedSearch = search;
+    // No query string, no referral: nothing to ask the service.
+    if (search.length < 2) return (detected = Promise.resolve({ ok: false, error: 'no_ref' }));
     if (!organization) {
       warn('the snippet tag has no data-organization attribute');
       return (detected = Promise.resolve({ ok: false, error: 'no_organization' }));
     }
+    // The organization's link parameters (`ref`, Rewardful's `via`, ...), read once per page (a GET
+    // cacheable for five minutes: most landings read the browser's copy); `ref` when unreadable in
+    // time. `data-param`, when the tag names one, is looked for first.
+    linkParams =
+      linkParams ||
+      post('link-params', undefined, CLICK_TIMEOUT_MS, true).then((reply) => {
+        const list = reply && reply.status === 200 && reply.body.data.link_params;
+        return [explicitParam].concat(Array.isArray(list) ? list : 'ref');
+      });
+    return (detected = linkParams.then((names) => {
+      const query = new URLSearchParams(search);
+      for (const name of names) {
+        let ref = query.get(name);
+        if (name && ref) {
+          // PartnerStack's gspk carries the partner key Base64-encoded.
+          if (name === 'gspk')
+            try {
+              ref = atob(ref);
+            } catch (e) {
+              // not Base64: looked up as it is (refused as malformed when it is no slug)
+            }
+          return track(name, ref.trim().toLowerCase());
+        }
+      }
+      return { ok: false, error: 'no_ref' };
+    }));
+  }
+
+  function track(param: string, ref: string): Promise<SvcResult> {
     if (!SLUG.test(ref)) {
       warn('ignoring malformed ' + param + ' "' + ref + '"');
-      return (detected = Promise.resolve({ ok: false, error: 'No attribution found' }));
+      return Promise.resolve({ ok: false, error: 'No attribution found' });
     }
     const landingUrl = location.href.slice(0, 2048);
     // The current cookie goes with the click: under the program's first_click model the service
     // answers `kept` when it still attributes, and the cookie stays as it is (lifetime included).
     const current = readCookie();
     const click = { ref, landingUrl, referrer: document.referrer.slice(0, 2048), cookieId: current || undefined };
-    return (detected = post('clicks', withMode(click), CLICK_TIMEOUT_MS, true).then((reply): SvcResult => {
+    return post('clicks', withMode(click), CLICK_TIMEOUT_MS, true).then((reply): SvcResult => {
       if (reply && reply.status === 201 && reply.body.data.click) {
         const click = reply.body.data.click;
         // Already there: kept (first_click, a click flood), or set by a first-party path's Set-Cookie.
@@ -204,7 +233,7 @@ function install(existing: Svc | undefined): void {
       // Slow, unreachable or failing service: the slug itself attributes (no click window).
       writeCookie(ref, FALLBACK_MAX_AGE);
       return { ok: true, cookieId: ref, fallback: true };
-    }));
+    });
   }
 
   function trackCustomer(customerId: unknown): Promise<SvcResult> {

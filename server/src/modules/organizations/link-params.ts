@@ -1,0 +1,91 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { LINK_PARAMS_MAX } from '@affiliate-attribution/contract';
+import { Sql } from '../../db/sql.js';
+import { isUuid } from '../../http/serialize.js';
+
+/**
+ * An organization's link parameters: the query parameters whose value names a partner (`?ref=ada`,
+ * Rewardful's `?via=ada`). Kept on the account (the live organization), so that live and test mode
+ * (the twin) read one list, and the snippet, which knows only the account's id, reads the same.
+ */
+
+/** What an organization starts with, and what the public endpoint answers for an unknown one. */
+export const DEFAULT_LINK_PARAMS: readonly string[] = ['ref'];
+
+/**
+ * The parameter each import source's published links carry, as their documentation names it
+ * (NOTES-i47-3.md cites the pages): Rewardful `?via=`, FirstPromoter `?fpr=` (its default of
+ * several it accepts), PartnerStack `?gspk=` (the partner key, Base64-encoded: the snippet and the
+ * SDK decode it), Tolt and Tapfiliate `?ref=` (already the default). A CSV has none.
+ */
+export const SOURCE_LINK_PARAMS: Readonly<Record<string, string>> = {
+  rewardful: 'via',
+  firstpromoter: 'fpr',
+  partnerstack: 'gspk',
+  tolt: 'ref',
+  tapfiliate: 'ref',
+};
+
+/** The account (live organization) of an organization id, a live one or a test twin. */
+const ACCOUNT_OF = '(select coalesce(live_organization_id, id) from organizations where id = ?)';
+
+export async function linkParamsOf(sql: Sql, organizationId: string): Promise<string[]> {
+  const row = await sql.one<{ link_params: string[] }>(
+    `select link_params from organizations where id = ${ACCOUNT_OF}`,
+    [organizationId],
+  );
+  return row?.link_params ?? [...DEFAULT_LINK_PARAMS];
+}
+
+/**
+ * Adds a parameter to the account's list, at its end, unless it is there already or the list is
+ * full (the merchant then chooses what to drop in the dashboard); one statement, so two imports
+ * starting together cannot lose one another's name.
+ */
+export async function addLinkParam(sql: Sql, organizationId: string, name: string): Promise<void> {
+  await sql.rows(
+    `update organizations set link_params = array_append(link_params, ?::text)
+      where id = ${ACCOUNT_OF} and not (?::text = any(link_params)) and cardinality(link_params) < ?`,
+    [name, organizationId, name, LINK_PARAMS_MAX],
+  );
+}
+
+/** The import's one call when it starts: its source's parameter joins the account's list. */
+export async function addSourceLinkParam(sql: Sql, organizationId: string, source: string): Promise<void> {
+  const name = SOURCE_LINK_PARAMS[source];
+  if (name) await addLinkParam(sql, organizationId, name);
+}
+
+export class LinkParamsService {
+  private readonly sql: Sql;
+
+  constructor(orm: MikroORM) {
+    this.sql = Sql.of(orm);
+  }
+
+  get(organizationId: string): Promise<string[]> {
+    return linkParamsOf(this.sql, organizationId);
+  }
+
+  /** Replaces the list (validated by the contract: 1 to 10 distinct safe names). */
+  async set(organizationId: string, names: string[]): Promise<string[]> {
+    const row = await this.sql.one<{ link_params: string[] }>(
+      `update organizations set link_params = ?::text[] where id = ${ACCOUNT_OF} returning link_params`,
+      [names, organizationId],
+    );
+    return row?.link_params ?? [...DEFAULT_LINK_PARAMS];
+  }
+
+  /**
+   * For the public endpoint, by the account id the snippet tag holds: an id that names no live
+   * organization answers the default, as a live one that kept it would (nothing revealed).
+   */
+  async ofAccount(accountId: string): Promise<string[]> {
+    if (!isUuid(accountId)) return [...DEFAULT_LINK_PARAMS];
+    const row = await this.sql.one<{ link_params: string[] }>(
+      'select link_params from organizations where id = ? and live_organization_id is null and deletion_requested_at is null',
+      [accountId],
+    );
+    return row?.link_params ?? [...DEFAULT_LINK_PARAMS];
+  }
+}
