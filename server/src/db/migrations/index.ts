@@ -20,6 +20,7 @@ import { Migration20270122000001_import_undone } from './Migration20270122000001
 import { Migration20270122000002_import_terms } from './Migration20270122000002_import_terms.js';
 import { Migration20270123000000_link_params } from './Migration20270123000000_link_params.js';
 import { Migration20270124000000_partner_notices } from './Migration20270124000000_partner_notices.js';
+import { Migration20270124000001_commissions_recent_brin } from './Migration20270124000001_commissions_recent_brin.js';
 import { Migration20270126000000_branding } from './Migration20270126000000_branding.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
@@ -45,5 +46,9 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20270122000002_import_terms', class: Migration20270122000002_import_terms },
   { name: 'Migration20270123000000_link_params', class: Migration20270123000000_link_params },
   { name: 'Migration20270124000000_partner_notices', class: Migration20270124000000_partner_notices },
+  {
+    name: 'Migration20270124000001_commissions_recent_brin',
+    class: Migration20270124000001_commissions_recent_brin,
+  },
   { name: 'Migration20270126000000_branding', class: Migration20270126000000_branding },
 ];
