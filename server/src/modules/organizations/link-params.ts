@@ -14,7 +14,7 @@ export const DEFAULT_LINK_PARAMS: readonly string[] = ['ref'];
 
 /**
  * The parameter each import source's published links carry, as their documentation names it
- * (NOTES-i47-3.md cites the pages): Rewardful `?via=`, FirstPromoter `?fpr=` (its default of
+ * (docs/imports.md cites the pages): Rewardful `?via=`, FirstPromoter `?fpr=` (its default of
  * several it accepts), PartnerStack `?gspk=` (the partner key, Base64-encoded: the snippet and the
  * SDK decode it), Tolt and Tapfiliate `?ref=` (already the default). A CSV has none.
  */
