@@ -9,7 +9,12 @@ import type { Standin } from './rewardful-standin.js';
  * - pagination (#header-pagination): `page` (1-based), the list as a bare JSON array, and the next
  *   page in a `Link: <url?page=N>; rel="next"` header (absent on the last page);
  * - objects (affiliates, customers, payments, conversions with their commissions) as the reference
- *   shows them: amounts as numbers in the currency's major unit.
+ *   shows them: amounts as numbers in the currency's major unit;
+ * - programs (GET /programs/: id, title, currency, cookie_time, recurring_commissions) and each
+ *   program's commission types (GET /programs/{program_id}/commission-types/: id, name, type
+ *   `percentage` or `fixed`, percentage, amount), as the Programs section of the reference lists
+ *   them; a program's commission types are given in its `commission_types` here and not listed
+ *   with the program.
  * Rate limits are signalled (X-Ratelimit-*) but not quantified; the stand-in answers 429 with
  * Retry-After when told to.
  */
@@ -18,6 +23,8 @@ export interface TapfiliateData {
   customers: object[];
   payments: object[];
   conversions: object[];
+  /** The account's programs, each with its `commission_types` (none when absent). */
+  programs?: Array<Record<string, unknown> & { commission_types?: object[] }>;
 }
 
 export async function startTapfiliateStandin(apiKey: string, data: TapfiliateData, pageSize = 2): Promise<Standin> {
@@ -29,7 +36,10 @@ export async function startTapfiliateStandin(apiKey: string, data: TapfiliateDat
     '/1.6/customers/': data.customers,
     '/1.6/payments/': data.payments,
     '/1.6/conversions/': data.conversions,
+    '/1.6/programs/': (data.programs ?? []).map(({ commission_types: _, ...program }) => program),
   };
+  for (const program of data.programs ?? [])
+    lists[`/1.6/programs/${encodeURIComponent(String(program.id))}/commission-types/`] = program.commission_types ?? [];
   let base = '';
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');

@@ -7,6 +7,7 @@ import type {
   SourcePage,
   SourcePayout,
   SourceReader,
+  SourceTerms,
 } from '../import-model.js';
 import { ImportSourceError } from '../import-model.js';
 import {
@@ -44,6 +45,17 @@ import { getJson, type SourceHttpOptions } from './source-http.js';
  * - payout methods are a per-affiliate request with provider-specific fields: no payout e-mail;
  * - rate limits are signalled (X-Ratelimit-*) but not quantified: a 429 is waited out;
  * - a conversion without `currency` takes its commission's.
+ *
+ * Campaign terms (import-terms.ts): the programs (GET /programs/: id, title, currency, cookie_time
+ * in days, recurring_commissions) and each program's commission types
+ * (GET /programs/{program_id}/commission-types/: id, name, type `percentage` or `fixed`,
+ * percentage, amount in the program's currency's major unit), as the REST reference lists them
+ * (https://tapfiliate.com/docs/rest/#programs; field names from the Programs section of the
+ * OpenAPI derived from it, api-evangelist/tapfiliate openapi/tapfiliate-programs-api-openapi.yml).
+ * Each commission type of each program is one "campaign": its rate, the program's cookie time (our
+ * click window) and, when `recurring_commissions` is false, one paid conversion per customer (a
+ * renewal earns nothing there). Minimum payout, hold period and the length of recurring
+ * commissions are not in the API: left out, not compared.
  */
 export const TAPFILIATE_DEFAULT_BASE_URL = 'https://api.tapfiliate.com/1.6';
 
@@ -63,6 +75,23 @@ export class TapfiliateReader implements SourceReader {
     const key = credentials.api_key;
     if (!key) throw new ImportSourceError('credentials.api_key: Required (Tapfiliate API key)');
     this.http = { name: 'Tapfiliate', baseUrl, credentialName: 'API key', headers: { 'x-api-key': key }, ...http };
+  }
+
+  async readTerms(): Promise<SourceTerms[]> {
+    const out: SourceTerms[] = [];
+    for (let page: number | null = 1; page !== null;) {
+      const read = await this.list('/programs/', page);
+      for (const program of read.rows) {
+        const id = text(program?.id);
+        if (!id) throw new ImportSourceError('Tapfiliate answered /programs/ with a program without an id');
+        const path = `/programs/${encodeURIComponent(id)}/commission-types/`;
+        const { body } = await getJsonWithLink(this.http, path);
+        if (!Array.isArray(body)) throw new ImportSourceError(`Tapfiliate answered ${path} without a list`);
+        for (const type of body as Json[]) out.push(commissionTypeTerms(program, type, body.length));
+      }
+      page = read.next;
+    }
+    return out;
   }
 
   async readPage(phase: Phase, page: number): Promise<SourcePage> {
@@ -118,6 +147,34 @@ export function nextPage(link: string | null, current: number): number | null {
     return Number.isInteger(page) && page > current ? page : null;
   }
   return null;
+}
+
+/** One commission type of one program, in the program's fields (a term it does not state is left out). */
+function commissionTypeTerms(program: Json, type: Json, types: number): SourceTerms {
+  const terms: SourceTerms['terms'] = {};
+  const code = text(program.currency)?.toUpperCase();
+  const currency = code && /^[A-Z]{3}$/.test(code) ? code : null;
+  if (type?.type === 'percentage' && typeof type.percentage === 'number' && type.percentage >= 0) {
+    terms.commission_type = 'percent';
+    terms.commission_value = String(type.percentage);
+  } else if (type?.type === 'fixed' && currency && typeof type.amount === 'number' && type.amount >= 0) {
+    try {
+      terms.commission_value = major(type.amount, currency, 'amount');
+      terms.commission_type = 'flat';
+    } catch {
+      // finer than the currency's minor unit: not a rate this program can hold, left out
+    }
+  }
+  if (Number.isInteger(program.cookie_time) && program.cookie_time > 0) terms.click_window_days = program.cookie_time;
+  if (program.recurring_commissions === false) terms.commission_max_conversions = 1;
+  const title = text(program.title) ?? text(program.id) ?? '(no id)';
+  const name = types > 1 ? `${title} (${text(type?.name) ?? text(type?.id) ?? 'commission type'})` : title;
+  return {
+    source_id: `${text(program.id)}/${text(type?.id) ?? ''}`,
+    name,
+    currency: terms.commission_type === 'flat' ? currency : null,
+    terms,
+  };
 }
 
 async function getJsonWithLink(http: SourceHttpOptions, path: string): Promise<{ body: unknown; link: string | null }> {
