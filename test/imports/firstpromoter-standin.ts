@@ -12,13 +12,21 @@ import type { AddressInfo } from 'node:net';
  * - lists `/company/promoters`, `/company/referrals`, `/company/payouts`, `/company/commissions`
  *   paged by `page` and `per_page` (at most 2 a page here), answering a JSON array (the envelope
  *   is not documented; Dub's importer, apps/web/lib/firstpromoter/api.ts, reads an array); a page
- *   past the end is an empty array.
+ *   past the end is an empty array;
+ * - campaigns and rewards, unpaged as documented (a JSON array each):
+ *   FirstPromoter's Campaigns OpenAPI, GET https://api.firstpromoter.com/api/v2/company/campaigns, as stored at api-evangelist/firstpromoter openapi/_original/firstpromoter-v2-campaigns-openapi.yml (GET /company/campaigns:
+ *   id, name, visitor_cookie_life, rewards_for_promoters[] { apply_on, reward_id, reward }) and
+ *   https://docs.firstpromoter.com/api-reference-v2/api-advanced/rewards/get-rewards (GET /company/rewards, `scope`
+ *   promoters or referrals: id, name, is_promoter_reward, promoter_reward_type, duration,
+ *   duration_in_months, schemas[] { unit, amount, flat_amount, rules }).
  */
 export interface FirstPromoterData {
   promoters: any[];
   referrals: any[];
   payouts: any[];
   commissions: any[];
+  campaigns?: any[];
+  rewards?: any[];
 }
 
 export interface FirstPromoterStandin {
@@ -59,6 +67,15 @@ export async function startFirstPromoterStandin(
     if (left > 0) {
       failures.set(url.pathname, left - 1);
       return send(500, { message: 'Internal server error' });
+    }
+    if (url.pathname === `${base}/campaigns`) return send(200, data.campaigns ?? []);
+    if (url.pathname === `${base}/rewards`) {
+      const scope = url.searchParams.get('scope');
+      const promoters = scope === 'promoters' ? true : scope === 'referrals' ? false : null;
+      return send(
+        200,
+        (data.rewards ?? []).filter((r) => promoters === null || r.is_promoter_reward === promoters),
+      );
     }
     const list = lists[url.pathname];
     if (!list) return send(404, { message: 'Not found' });

@@ -8,6 +8,7 @@ import type {
   SourcePage,
   SourcePayout,
   SourceReader,
+  SourceTerms,
 } from '../import-model.js';
 import { ImportSourceError } from '../import-model.js';
 import { getJson, type SourceHttpOptions } from './source-http.js';
@@ -92,6 +93,26 @@ export class FirstPromoterReader implements SourceReader {
     };
   }
 
+  /**
+   * The campaigns' terms. GET /company/campaigns (FirstPromoter's Campaigns OpenAPI, stored at
+   * api-evangelist/firstpromoter openapi/_original/firstpromoter-v2-campaigns-openapi.yml):
+   * visitor_cookie_life in days (our click window) and rewards_for_promoters[] { apply_on,
+   * reward_id }; GET /company/rewards?scope=promoters
+   * (https://docs.firstpromoter.com/api-reference-v2/api-advanced/rewards/get-rewards):
+   * promoter_reward_type, duration once / forever / repeating with duration_in_months, schemas[]
+   * { unit, amount, flat_amount, rules }. Both answer a JSON array, unpaged. A campaign's rate is
+   * read when it has exactly one `sale` reward applying to all products with one unconditional
+   * cash percentage schema. Not read (only the click window is compared then): a flat cash amount
+   * (neither its unit, cents or major, nor its currency is documented) and tiered, conditional or
+   * product-specific rewards. Minimum payout and hold period are not in the admin API.
+   */
+  async readTerms(): Promise<SourceTerms[]> {
+    const campaigns = listOf(await getJson(this.http, '/company/campaigns'), '/company/campaigns');
+    const rewards = listOf(await getJson(this.http, '/company/rewards?scope=promoters'), '/company/rewards');
+    const byId = new Map(rewards.map((r) => [text(r?.id), r]));
+    return campaigns.map((campaign) => campaignTerms(campaign, byId));
+  }
+
   async readPage(phase: Phase, page: number): Promise<SourcePage> {
     const path = PATHS[phase];
     const body = await getJson(this.http, `${path}?page=${page}&per_page=${PAGE_SIZE}`);
@@ -123,6 +144,52 @@ export class FirstPromoterReader implements SourceReader {
         };
     }
   }
+}
+
+function listOf(body: unknown, path: string): Json[] {
+  const rows = Array.isArray(body) ? body : Array.isArray((body as Json)?.data) ? (body as Json).data : null;
+  if (!rows) throw new ImportSourceError(`FirstPromoter answered ${path} without a list`);
+  return rows as Json[];
+}
+
+function campaignTerms(campaign: Json, rewards: Map<string | null, Json>): SourceTerms {
+  const terms: SourceTerms['terms'] = {};
+  if (Number.isInteger(campaign?.visitor_cookie_life) && campaign.visitor_cookie_life > 0)
+    terms.click_window_days = campaign.visitor_cookie_life;
+  const given = Array.isArray(campaign?.rewards_for_promoters) ? (campaign.rewards_for_promoters as Json[]) : [];
+  const sale = given
+    .map((entry) => ({ entry, reward: rewards.get(text(entry?.reward_id)) ?? entry?.reward }))
+    .filter(({ reward }) => reward?.promoter_reward_type === 'sale');
+  const schemas: Json[] = sale.length === 1 && Array.isArray(sale[0].reward.schemas) ? sale[0].reward.schemas : [];
+  const schema = schemas.length === 1 ? schemas[0] : null;
+  const appliesToAll = sale.length === 1 && [undefined, null, 'all'].includes(sale[0].entry.apply_on);
+  if (
+    appliesToAll &&
+    schema?.unit === 'cash' &&
+    schema.flat_amount === false &&
+    typeof schema.amount === 'number' &&
+    schema.amount >= 0 &&
+    !(Array.isArray(schema.rules) && schema.rules.length > 0)
+  ) {
+    terms.commission_type = 'percent';
+    terms.commission_value = String(schema.amount);
+    const reward = sale[0].reward;
+    if (reward.duration === 'once') {
+      terms.commission_window_months = null;
+      terms.commission_max_conversions = 1;
+    } else if (reward.duration === 'forever') {
+      terms.commission_window_months = null;
+      terms.commission_max_conversions = null;
+    } else if (
+      reward.duration === 'repeating' &&
+      Number.isInteger(reward.duration_in_months) &&
+      reward.duration_in_months > 0
+    ) {
+      terms.commission_window_months = reward.duration_in_months;
+      terms.commission_max_conversions = null;
+    }
+  }
+  return { source_id: text(campaign?.id) ?? '(no id)', name: text(campaign?.name), currency: null, terms };
 }
 
 const STATES: Record<string, SourceAffiliate['status']> = { active: 'active', accepted: 'active', pending: 'pending' };
