@@ -72,7 +72,7 @@ describe('statements per request, caches warm', () => {
     }
   });
 
-  it("POST /api/affiliates: the program check (which answers a repeat), then the partner's tax form taken under its lock and one insert; POST /api/programs: one insert", async () => {
+  it("POST /api/affiliates: the program check (which answers a repeat), then the partner's tax form taken under its lock, one insert and its link token; POST /api/programs: one insert", async () => {
     const m = await createMerchant();
     const created = await counted(async () =>
       expect((await m.api.post('/api/affiliates', { email: 'new@example.com', program_id: m.program.id })).status).toBe(
@@ -82,8 +82,10 @@ describe('statements per request, caches warm', () => {
     // A new membership starts with the partner's current tax form (modules/tax-forms/partner-form.ts):
     // begin, the per-partner lock (so that a decision on the form at the same moment is not missed:
     // the lock comes before the read's snapshot, hence statements of their own), the form, the
-    // insert, commit. Creating an affiliate is not a hot path; the repeat below still costs one.
-    expect(created, created.join('\n')).toHaveLength(6);
+    // insert, the slug's entry in the organization's link tokens (one namespace held by the
+    // database: modules/affiliates/link-tokens.ts, one statement), commit. Creating an affiliate
+    // is not a hot path; the repeat below still costs one.
+    expect(created, created.join('\n')).toHaveLength(7);
     expect(created.filter((sql) => /^(begin|commit)$/.test(sql))).toEqual(['begin', 'commit']);
     const repeat = await counted(async () =>
       expect((await m.api.post('/api/affiliates', { email: 'new@example.com', program_id: m.program.id })).status).toBe(

@@ -162,6 +162,8 @@ describe('cross-organization access on every route', () => {
       if (param === 'programId' && isPublic) return [intruder.program.id];
       if (param === 'slug') return ['any-slug'];
       if (param === 'provider') return ['stripe'];
+      // /api/exports/:kind: what an export covers, not whose; the key decides whose rows it reads.
+      if (param === 'kind') return ['affiliates', 'commissions', 'conversions'];
       if (param === 'keyId') return [victim.keyId];
       if (param === 'id') {
         const shared = idsForResource(resource, path, {

@@ -79,6 +79,7 @@ describeWithPostgres('the service creates nothing at run time', () => {
       expect(before.functions.map((f) => f.split('(')[0])).toEqual([
         'commission_due',
         'commission_status_at',
+        'report_add_rows',
         'report_apply',
         'report_commission_delta',
         'report_commissions_changed',

@@ -140,6 +140,7 @@ export const trackingContract = c.router({
     responses: {
       200: z.object({ success: z.literal(true), data: z.object({ link_params: LinkParams }) }),
       400: errorResponses[400],
+      413: publicErrors[413],
       429: publicErrors[429],
     },
   },

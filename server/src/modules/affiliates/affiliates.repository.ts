@@ -23,6 +23,12 @@ const ownerOf = (a: Pick<AffiliateRecord, 'organization_id' | 'id' | 'program_id
 
 const AFFILIATES_BY_ID: OwnedTable = { table: 'affiliates', notFound: 'Affiliate not found' };
 
+/** The same, with the affiliate's aliases (link-tokens.ts) read in the same statement, in order. */
+const AFFILIATES_WITH_ALIASES_BY_ID: OwnedTable = {
+  ...AFFILIATES_BY_ID,
+  extraColumns: `array(select l.token from affiliate_link_aliases l where l.organization_id = t.organization_id and l.affiliate_id = t.id order by l.token) as aliases`,
+};
+
 /** Another membership of the organization holds this token as its slug or an alias (link-tokens.ts). */
 export class SlugTakenError extends Error {
   constructor(readonly slug: string) {
@@ -168,6 +174,20 @@ export class AffiliatesRepository {
   /** An affiliate's aliases (link-tokens.ts), for showing. */
   aliases(organizationId: string, id: string): Promise<string[]> {
     return aliasesOf(Sql.of(this.orm), organizationId, id);
+  }
+
+  /** An owned affiliate (the ownership rule, as findOwned) with its aliases, in one statement. */
+  async findOwnedWithAliases(
+    organizationId: string,
+    id: string,
+  ): Promise<{ affiliate: AffiliateRecord; aliases: string[] }> {
+    const { aliases, ...affiliate } = await findOwnedRow<AffiliateRecord & { aliases: string[] }>(
+      Sql.of(this.orm),
+      AFFILIATES_WITH_ALIASES_BY_ID,
+      organizationId,
+      id,
+    );
+    return { affiliate, aliases };
   }
 
   /** An affiliate's status, own rate and e-mails, for attribution and the program's rules (attribution/resolver.ts caches it); undefined when there is no such affiliate. */

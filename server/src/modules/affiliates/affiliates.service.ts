@@ -224,7 +224,7 @@ export class AffiliatesService {
 
   /** The affiliate with its aliases (GET /api/affiliates/{id}). */
   async detail(organizationId: string, id: string): Promise<AffiliateDetail> {
-    const affiliate = await this.get(organizationId, id);
-    return { affiliate, aliases: await this.affiliates.aliases(organizationId, id) };
+    const { affiliate, aliases } = await this.affiliates.findOwnedWithAliases(organizationId, id);
+    return { affiliate: toAffiliateDto(affiliate), aliases };
   }
 }

@@ -30,12 +30,20 @@ export interface TokenOwner {
  * roll back, as the key does).
  */
 export async function holdToken(sql: Sql, owner: TokenOwner, token: string): Promise<void> {
-  await sql.rows(
-    `insert into affiliate_link_tokens (organization_id, token, affiliate_id, program_id) values ($1, $2, $3, $4) on conflict do nothing`,
+  // One statement: the insert, else the holder as this statement's snapshot saw it. A holder that
+  // committed concurrently (the insert waited for it, then did nothing) is not in that snapshot:
+  // no row at all, which is just as much "taken".
+  const row = await sql.one<{ affiliate_id: string }>(
+    `with held as (
+       insert into affiliate_link_tokens (organization_id, token, affiliate_id, program_id) values ($1, $2, $3, $4)
+       on conflict do nothing returning affiliate_id)
+     select affiliate_id from held
+     union all
+     select affiliate_id from affiliate_link_tokens where organization_id = $1 and token = $2
+     limit 1`,
     [owner.organizationId, token, owner.affiliateId, owner.programId],
   );
-  const holder = await tokenHolder(sql, owner.organizationId, token);
-  if (holder !== owner.affiliateId) throw new TokenTakenError(token);
+  if (row?.affiliate_id !== owner.affiliateId) throw new TokenTakenError(token);
 }
 
 /** The affiliate holding `token` in the organization, if any. */
