@@ -51,14 +51,13 @@ export function ReferralSlug({
         <button
           type="button"
           className="secondary small"
-          aria-label="Change the slug"
           onClick={() => {
             setValue(affiliate.slug);
             save.setError(undefined);
             setEditing(true);
           }}
         >
-          Change slug
+          Change the slug
         </button>
       )}
       {editing && (
