@@ -116,6 +116,8 @@ export class PartnerNotices {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = true;
+  /** Set by stop(): a round in progress ends between two batches (runOnce). */
+  private stopRequested = false;
   private since: Date | undefined;
   readonly intervalMs: number;
   private readonly lookbackHours: number;
@@ -137,12 +139,14 @@ export class PartnerNotices {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
+    this.stopRequested = false;
     this.schedule(0);
   }
 
   /** Stops the rounds; resolves once a round in progress has ended. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopRequested = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.running;
@@ -158,11 +162,15 @@ export class PartnerNotices {
         [since],
       );
       for (const { organization_id } of organizations) {
+        // A stop ends the round between two batches: under steady sales the batches of a busy
+        // organization would otherwise keep coming, and a shutdown would wait for them past its
+        // timeout. What is left is announced by the next round (or another instance).
+        if (this.stopRequested) return queued;
         try {
           for (;;) {
             const { noticed, sent } = await this.announce(kind, organization_id, since);
             queued += sent;
-            if (noticed < this.batchSize) break;
+            if (noticed < this.batchSize || this.stopRequested) break;
           }
         } catch (err) {
           this.logger.error(
