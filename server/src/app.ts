@@ -23,32 +23,12 @@ import { Readiness, healthHandler, readinessHandler } from './http/health.js';
 import { mountPipeline, type PipelineStep } from './http/pipeline.js';
 import { requestPipeline } from './http/stages.js';
 import { CACHE_CHANGES_CHANNEL, ChangeListener } from './db/change-notifications.js';
-import { meRouter } from './modules/me/me.router.js';
-import { brandingRouter } from './modules/branding/branding.router.js';
-import { BrandingService } from './modules/branding/branding.js';
-import { programsRouter } from './modules/programs/programs.router.js';
-import { affiliatesRouter } from './modules/affiliates/affiliates.router.js';
-import { clicksRouter } from './modules/clicks/clicks.router.js';
-import { customersRouter } from './modules/customers/customers.router.js';
-import { conversionsRouter } from './modules/conversions/conversions.router.js';
-import { adminRouter } from './modules/admin/admin.router.js';
-import { dataRetentionRouter } from './modules/organizations/data-retention.router.js';
-import { linkParamsRouter } from './modules/organizations/link-params.router.js';
-import { testDataRouter } from './modules/organizations/test-data.router.js';
-import { integrationsRouter } from './modules/integrations/integrations.router.js';
 import { WebhookDispatcher, webhooksRouter } from './webhooks/dispatcher.js';
-import { WebhookLog } from './webhooks/webhook-log.js';
-import { trackingRouter } from './modules/tracking/tracking.router.js';
 import { publicTrackingStages } from './modules/tracking/tracking.http.js';
 import { snippetHandler } from './snippet/serve.js';
-import { commissionsRouter } from './modules/commissions/commissions.router.js';
-import { couponsRouter } from './modules/coupons/coupons.router.js';
-import { exportsRouter } from './modules/exports/exports.router.js';
-import { payoutsRouter } from './modules/payouts/payouts.router.js';
 import { payoutRailWebhooksRouter } from './webhooks/payout-rails.js';
 import { payoutFailureMail } from './modules/payouts/failure-mail.js';
 import { PartnerNotices, type PartnerNoticesOptions } from './modules/partners/partner-notices.js';
-import { webhookEndpointsRouter } from './modules/events/endpoints.router.js';
 import { People } from './modules/people/people.module.js';
 import { routeAccess } from './modules/people/route-access.js';
 import { dashboardRouter } from './http/dashboard.js';
@@ -59,12 +39,12 @@ import { SecretBox } from './security/secret-box.js';
 import { Partners } from './modules/partners/partners.module.js';
 import { TestEmails } from './modules/test-emails/test-emails.js';
 import { mountTestEmails } from './modules/test-emails/test-emails.router.js';
-import { reportsRouter } from './modules/reports/reports.router.js';
 import { createImports } from './modules/imports/imports.module.js';
 import { importsRouter } from './modules/imports/imports.router.js';
 import type { ImportRunner } from './modules/imports/import-runner.js';
 import { createPartnerPayouts } from './modules/payout-settings/partner-payouts.module.js';
 import { requirePublicBaseUrl } from './http/public-base-url.js';
+import { mountMerchantApi } from './http/merchant-api-routes.js';
 
 /**
  * How this instance learns that a cached program rule or API key changed on another instance:
@@ -339,44 +319,7 @@ export function createApp(deps: AppDeps): App {
   app.use('/webhooks', webhooksRouter(new WebhookDispatcher({ orm: deps.orm, ...services })));
   people.mountPublic(app, options);
   partners.mountPublic(app, partnerLimiters, options);
-  const clicks = clicksRouter(services.clicks);
-  const customers = customersRouter(services.customers);
-  const conversions = conversionsRouter(services.conversions, services.charges);
-  const me = meRouter(services.linkParams);
-  createExpressEndpoints(contract.me, me, app, options);
-  createExpressEndpoints(contract.branding, brandingRouter(new BrandingService(deps.orm)), app, options);
-  createExpressEndpoints(contract.programs, programsRouter(services.programs), app, options);
-  createExpressEndpoints(contract.affiliates, affiliatesRouter(services.affiliates, publicBaseUrl), app, options);
-  createExpressEndpoints(contract.clicks, clicks, app, options);
-  createExpressEndpoints(contract.customers, customers, app, options);
-  createExpressEndpoints(contract.conversions, conversions, app, options);
-  createExpressEndpoints(
-    contract.integrations,
-    integrationsRouter(services.integrations, new WebhookLog(deps.orm)),
-    app,
-    options,
-  );
-  createExpressEndpoints(contract.commissions, commissionsRouter(services.commissions), app, options);
-  createExpressEndpoints(contract.coupons, couponsRouter(services.coupons), app, options);
-  createExpressEndpoints(contract.exports, exportsRouter(deps.orm), app, options);
-  createExpressEndpoints(contract.payouts, payoutsRouter(services.payouts, services.payoutSender), app, options);
-  createExpressEndpoints(contract.webhookEndpoints, webhookEndpointsRouter(services.webhookEndpoints), app, options);
-  createExpressEndpoints(contract.reports, reportsRouter(services.reports), app, options);
-  createExpressEndpoints(
-    contract.admin,
-    adminRouter(services.organizations, services.authenticator, services.caches.changed),
-    app,
-    options,
-  );
-  createExpressEndpoints(contract.dataRetention, dataRetentionRouter(services.organizations), app, options);
-  createExpressEndpoints(contract.linkParams, linkParamsRouter(services.linkParams), app, options);
-  createExpressEndpoints(contract.testData, testDataRouter(services.organizations), app, options);
-  createExpressEndpoints(
-    contract.tracking,
-    trackingRouter(services.clicks, services.customers, services.organizations, services.linkParams),
-    app,
-    options,
-  );
+  const { me, clicks, customers, conversions } = mountMerchantApi(app, deps.orm, services, publicBaseUrl, options);
   const imports = createImports(deps.orm, logger, {
     encryptionKey: deps.config.ENCRYPTION_KEY,
     onChange: services.caches.changed,

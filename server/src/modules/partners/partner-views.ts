@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Decimal } from 'decimal.js';
+import { decimalToNumber } from '../../http/serialize.js';
+import type { PartnerProgram } from '../../resources.js';
+import type { ProgramRow } from './partners.repository.js';
 
 /**
  * What a partner may see of the merchant's data, as pure functions: customers masked, referral
@@ -130,4 +133,22 @@ export function periodStarts(from: Date, to: Date, interval: 'day' | 'week' | 'm
     else at.setUTCDate(at.getUTCDate() + (interval === 'week' ? 7 : 1));
   }
   return out;
+}
+
+/** A program as its partners see it: its terms, never the merchant's settings. */
+export function toPartnerProgram(p: ProgramRow): PartnerProgram {
+  return {
+    id: p.id,
+    name: p.name,
+    commission_type: p.commission_type,
+    commission_value: decimalToNumber(p.commission_value),
+    currency: p.currency,
+    click_window_days: p.click_window_days,
+    hold_days: p.hold_days,
+    minimum_payout: decimalToNumber(p.minimum_payout),
+    signup: p.signup,
+    terms: p.terms,
+    website_url: p.website_url,
+    livemode: p.livemode,
+  };
 }

@@ -1,15 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { BRANDING_DEFAULT_COLOR } from '@affiliate-attribution/contract';
-import type { Application, JoinPage, Partner, PartnerProgram, PortalOrganization } from '../../resources.js';
+import type { Application, JoinPage, Partner, PortalOrganization } from '../../resources.js';
 import type { Logger } from 'pino';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../http/errors.js';
-import { decimalToNumber, iso } from '../../http/serialize.js';
+import { iso } from '../../http/serialize.js';
 import type { AffiliateStatusChange, AffiliatesService } from '../affiliates/affiliates.service.js';
 import type { Mail } from '../people/mailer.js';
 import type { OrganizationMailer } from '../test-emails/test-emails.js';
 import type { ProgramOfMail } from './mail-layout.js';
 import { partnerAppliedMail } from './partner-notice-mails.js';
-import { referralLink } from './partner-views.js';
+import { referralLink, toPartnerProgram } from './partner-views.js';
 import {
   applicationMail,
   approvedMail,
@@ -41,23 +41,6 @@ export interface PartnerSession extends PartnerKey {
   livemode?: boolean;
 }
 
-function toProgram(p: ProgramRow): PartnerProgram {
-  return {
-    id: p.id,
-    name: p.name,
-    commission_type: p.commission_type,
-    commission_value: decimalToNumber(p.commission_value),
-    currency: p.currency,
-    click_window_days: p.click_window_days,
-    hold_days: p.hold_days,
-    minimum_payout: decimalToNumber(p.minimum_payout),
-    signup: p.signup,
-    terms: p.terms,
-    website_url: p.website_url,
-    livemode: p.livemode,
-  };
-}
-
 /**
  * The partner portal's use cases (spec/ledger.md, "People"): joining a program, signing in by an
  * e-mailed one-time link, and what a partner sees. A partner is an e-mail within an organization;
@@ -78,7 +61,7 @@ export class PartnersService {
     if (!program) throw new NotFoundError('Program not found');
     return {
       organization: { id: program.organization_id, name: program.organization_name },
-      program: toProgram(program),
+      program: toPartnerProgram(program),
     };
   }
 
@@ -382,7 +365,7 @@ export class PartnersService {
         slug: m.slug,
         aliases: m.aliases,
         referral_link: referralLink(m.program.website_url, m.slug),
-        program: toProgram(m.program),
+        program: toPartnerProgram(m.program),
         joined_at: iso(m.created_at),
         livemode: m.program.livemode,
       })),
