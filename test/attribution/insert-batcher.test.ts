@@ -106,6 +106,18 @@ describe('InsertBatcher (db/batched-insert.ts)', () => {
     expect(await Promise.all(results)).toEqual(['stored x1', 'stored y1', 'stored x2', 'stored x3', 'stored y2']);
   });
 
+  it("puts only one group's rows (one organization's) in a statement, the first waiting row's group first", async () => {
+    const w = recordingWrite();
+    const batcher = new InsertBatcher(w.write, { maxRows: 10, maxInFlight: 1, groupKey: (row: string) => row[0] });
+    const results = ['a1', 'b1', 'a2', 'b2', 'a3'].map((row) => batcher.add(row));
+    await new Promise((r) => setImmediate(r));
+    expect(w.statements).toEqual([['a1', 'a2', 'a3']]);
+    await w.release();
+    expect(w.statements[1]).toEqual(['b1', 'b2']);
+    await w.release();
+    expect(await Promise.all(results)).toEqual(['stored a1', 'stored b1', 'stored a2', 'stored b2', 'stored a3']);
+  });
+
   it('after a failed statement, writes its rows one by one: only the bad row fails', async () => {
     const w = recordingWrite((rows) => (rows.includes('bad') ? new Error('check constraint violated') : undefined));
     const batcher = new InsertBatcher(w.write, { maxRows: 10, maxInFlight: 4 });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { startEmbeddedPostgres } from '../../server/src/db/embedded.js';
 import { closeOrm, initOrm } from '../../server/src/db/orm.js';
+import { citusNodesOf, createCitusDatabase, dropCitusDatabase } from './citus.js';
 
 export interface TestDatabase {
   url: string;
@@ -13,7 +14,8 @@ export interface TestDatabase {
 
 /**
  * A fresh database with every migration applied: a new database on the PostgreSQL at
- * DATABASE_URL (CI), or an in-memory embedded PostgreSQL where none is set (a laptop).
+ * DATABASE_URL (CI), on every node when that is a Citus coordinator (the migrations then
+ * distribute the schema), or an in-memory embedded PostgreSQL where none is set (a laptop).
  * CI must test the real thing, so there a missing DATABASE_URL fails the run.
  */
 export async function createTestDatabase(): Promise<TestDatabase> {
@@ -39,7 +41,10 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     discovery: { warnWhenNoEntities: false },
     allowGlobalContext: true,
   });
-  await admin.em.getConnection().execute(`create database "${name}"`);
+  // On a Citus coordinator the database is made on every node (support/citus.ts).
+  const citus = await citusNodesOf(serverUrl);
+  if (citus) await createCitusDatabase(serverUrl, citus, name);
+  else await admin.em.getConnection().execute(`create database "${name}"`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const orm = await initOrm(url.toString(), 10);
@@ -49,7 +54,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     embedded: false,
     async stop() {
       await orm.close(true);
-      await admin.em.getConnection().execute(`drop database if exists "${name}" with (force)`);
+      if (citus) await dropCitusDatabase(serverUrl, citus, name);
+      else await admin.em.getConnection().execute(`drop database if exists "${name}" with (force)`);
       await admin.close(true);
     },
   };

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { writeSnippet } from '../../server/src/snippet/build.js';
+import { citusNodesOf, dropCitusDatabase } from './citus.js';
 
 /** Each run names its databases aa_test_<run>_…, so concurrent runs never drop each other's. */
 const run = randomBytes(4).toString('hex');
@@ -19,8 +20,11 @@ async function dropTestDatabases(): Promise<void> {
     const rows = await admin.em
       .getConnection()
       .execute<{ datname: string }[]>(`select datname from pg_database where datname like 'aa\\_test\\_${run}\\_%'`);
+    // On a Citus coordinator, each test database is on every node too.
+    const citus = await citusNodesOf(url);
     for (const { datname } of rows) {
-      await admin.em.getConnection().execute(`drop database if exists "${datname}" with (force)`);
+      if (citus) await dropCitusDatabase(url, citus, datname);
+      else await admin.em.getConnection().execute(`drop database if exists "${datname}" with (force)`);
     }
   } finally {
     await admin.close(true);

@@ -28,6 +28,12 @@ export interface InsertBatcherOptions<Row> {
    */
   exclusiveKey?: (row: Row) => string;
   /**
+   * Only rows with the same key share a statement (the first waiting row's; the others wait for a
+   * later one): the organization, so that each statement is one organization's, one shard's on
+   * Citus (docs/scaling.md), and its outbox row names that organization.
+   */
+  groupKey?: (row: Row) => string;
+  /**
    * Shared by every batcher of one database (db/database.ts, batchedWritesOf): each statement,
    * a row-by-row retry included, runs only within it, so batching never holds more connections
    * than it leaves to the rest of the service.
@@ -111,17 +117,22 @@ export class InsertBatcher<Row, Result> {
     }
   }
 
-  /** The next rows in arrival order, up to maxRows, at most one per exclusive key. */
+  /** The next rows in arrival order, up to maxRows, of the first one's group, at most one per exclusive key. */
   private takeBatch(): Pending<Row, Result>[] {
-    const { maxRows, exclusiveKey } = this.options;
-    if (!exclusiveKey) return this.queue.splice(0, maxRows);
+    const { maxRows, exclusiveKey, groupKey } = this.options;
+    if (!exclusiveKey && !groupKey) return this.queue.splice(0, maxRows);
     const batch: Pending<Row, Result>[] = [];
     const waiting: Pending<Row, Result>[] = [];
     const keys = new Set<string>();
+    const group = groupKey?.(this.queue[0]!.row);
     for (const pending of this.queue) {
-      const key = exclusiveKey(pending.row);
-      if (batch.length < maxRows && !keys.has(key)) {
-        keys.add(key);
+      const key = exclusiveKey?.(pending.row);
+      if (
+        batch.length < maxRows &&
+        (key === undefined || !keys.has(key)) &&
+        (groupKey === undefined || groupKey(pending.row) === group)
+      ) {
+        if (key !== undefined) keys.add(key);
         batch.push(pending);
       } else {
         waiting.push(pending);
@@ -213,11 +224,12 @@ export interface UnnestInsertOptions<E extends Entity> {
   /** RETURNING *: the inserted rows are returned. */
   returning?: boolean;
   /**
-   * Another write of the same statement, given the name of the CTE that holds the inserted rows:
-   * the body of a data-modifying CTE (an outbox row per inserted row: modules/events/outbox.ts).
-   * Needs `returning`.
+   * Another write of the same statement, given the name of the CTE that holds the inserted rows
+   * and SQL naming their organization (a parameter: rows of one statement are one
+   * organization's, InsertBatcher's groupKey): the body of a data-modifying CTE (the outbox's row:
+   * modules/events/outbox.ts). Needs `returning`.
    */
-  alsoWrite?: (inserted: string) => string;
+  alsoWrite?: (inserted: string, organization: string) => string;
 }
 
 /**
@@ -239,7 +251,14 @@ export class UnnestInsert<E extends Entity> {
   async run(orm: MikroORM, rows: readonly NewRow<TableOf<E>>[]): Promise<StoredRow<TableOf<E>>[]> {
     if (rows.length === 0) return [];
     const { columns, statement } = this.statementFor(orm, rows[0]);
-    return statement.run<StoredRow<TableOf<E>>>(kyselyOf(orm), columnArrays(rows, columns));
+    const parameters: unknown[] = columnArrays(rows, columns);
+    if (this.options.alsoWrite) {
+      const organizationId = (rows[0] as { organization_id?: string }).organization_id;
+      if (rows.some((row) => (row as { organization_id?: string }).organization_id !== organizationId))
+        throw new Error('UnnestInsert: rows of a statement with alsoWrite must be one organization’s');
+      parameters.push(organizationId);
+    }
+    return statement.run<StoredRow<TableOf<E>>>(kyselyOf(orm), parameters);
   }
 
   /**
@@ -272,7 +291,8 @@ export class UnnestInsert<E extends Entity> {
       let text = (returning ? insert.returningAll() : insert).compile().sql;
       if (this.options.alsoWrite) {
         if (!returning) throw new Error('UnnestInsert: alsoWrite needs returning');
-        text = `with inserted as (${text}), also_written as (${this.options.alsoWrite('inserted')}) select * from inserted`;
+        const organization = `$${columns.length + 1}::uuid`;
+        text = `with inserted as (${text}), also_written as (${this.options.alsoWrite('inserted', organization)}) select * from inserted`;
       }
       const statement = new ParameterisedStatement(text);
       entry = { columns, statement };

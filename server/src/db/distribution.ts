@@ -1,9 +1,11 @@
 /**
  * How the schema distributes over Citus (distributed PostgreSQL), by `organization_id`: the one
- * place that says which table is which. The catalog test (test/reliability/distribution-keys.test.ts)
- * reads PostgreSQL's catalog and fails on any table missing from here, and on any primary, unique
- * or foreign key of a distributed table that does not include `organization_id`; the README's
- * "Scaling out" section prints the Citus calls from these lists.
+ * place that says which table is which. On a database with the citus extension the migrations
+ * distribute the schema from these lists (db/citus.ts, Migration20270202000000_citus_distribution);
+ * on plain PostgreSQL they are only read by the catalog test
+ * (test/reliability/distribution-keys.test.ts), which fails on any table missing from here, on any
+ * primary, unique or foreign key of a distributed table without `organization_id`, and, on a Citus
+ * cluster, on any table whose real distribution differs from these lists.
  */
 
 /** The column every tenant table is distributed by: an organization's rows live together on one node. */
@@ -25,11 +27,19 @@ export const REFERENCE_TABLES = [
 ] as const;
 
 /**
- * Tables that stay on the coordinator, not distributed: operational state that is no tenant's data
- * (rate-limit counters keyed by API-key hash or client address; the migrations' own record; how
- * far the reports' background fold has got).
+ * Tables that stay on the coordinator, not distributed: the migrations' own record (read before
+ * anything is distributed). The job queue's tables live in pg-boss's own schema, local too.
  */
-export const LOCAL_TABLES = ['rate_limits', 'mikro_orm_migrations', 'report_fold_state'] as const;
+export const LOCAL_TABLES = ['mikro_orm_migrations'] as const;
+
+/**
+ * Tables distributed by a key of their own, each in a co-location group of its own: no tenant's
+ * data and no organization to shard by. Rate-limit counters are keyed by API-key hash or client
+ * address and written on every limited request: a reference table would write every node on each
+ * one, a local table would not be reachable from the workers; hashed by that key, each counter is
+ * one shard's row.
+ */
+export const KEYED_TABLES = [{ table: 'rate_limits', column: 'key' }] as const;
 
 /**
  * Tenant tables, distributed by DISTRIBUTION_COLUMN and co-located with one another (so joins and
@@ -59,7 +69,6 @@ export const DISTRIBUTED_TABLES = [
   'outbound_event_batches',
   'webhook_deliveries',
   'report_affiliate_totals',
-  'report_affiliate_revenue',
   'report_affiliate_days',
   'report_program_days',
   'report_deferred_commissions',
@@ -74,14 +83,26 @@ export const DISTRIBUTED_TABLES = [
   'data_deletions',
 ] as const;
 
-/** The SQL a Citus deployment runs once, after the migrations, to distribute the schema. */
+/** The table every tenant table is co-located with. */
+export const COLOCATION_ANCHOR = DISTRIBUTED_TABLES[0];
+
+/**
+ * The Citus calls that distribute the schema, in order (db/citus.ts runs them with the foreign
+ * keys between these tables dropped, then re-creates those keys).
+ */
 export function citusDistributionSql(): string[] {
-  const [first, ...rest] = DISTRIBUTED_TABLES;
   return [
     ...REFERENCE_TABLES.map((t) => `select create_reference_table('${t}');`),
-    `select create_distributed_table('${first}', '${DISTRIBUTION_COLUMN}');`,
-    ...rest.map(
-      (t) => `select create_distributed_table('${t}', '${DISTRIBUTION_COLUMN}', colocate_with => '${first}');`,
+    ...DISTRIBUTED_TABLES.map((t) => distributeTableSql(t)),
+    ...KEYED_TABLES.map(
+      ({ table, column }) => `select create_distributed_table('${table}', '${column}', colocate_with => 'none');`,
     ),
   ];
+}
+
+/** The call that makes `table` a tenant table, co-located with every other. */
+export function distributeTableSql(table: string): string {
+  return table === COLOCATION_ANCHOR
+    ? `select create_distributed_table('${table}', '${DISTRIBUTION_COLUMN}', colocate_with => 'none');`
+    : `select create_distributed_table('${table}', '${DISTRIBUTION_COLUMN}', colocate_with => '${COLOCATION_ANCHOR}');`;
 }

@@ -62,7 +62,7 @@ export class AffiliatesRepository {
               .onConflict((conflict) => conflict.columns(['organization_id', 'program_id', 'email']).doNothing())
               .returningAll();
             const [inserted] = await sql.execute({
-              compile: () => withEvents(insert, 'affiliate.created').compile(kyselyOf(this.orm)),
+              compile: () => withEvents(insert, 'affiliate.created', row.organization_id).compile(kyselyOf(this.orm)),
             });
             if (inserted) await holdToken(sql, ownerOf(inserted), inserted.slug);
             return inserted;
@@ -129,10 +129,11 @@ export class AffiliatesRepository {
       const update = kyselyOf(this.orm)
         .updateTable('affiliates')
         .set(changes)
+        .where('organization_id', '=', current.organization_id)
         .where('id', '=', current.id)
         .returningAll();
       const [updated] = await sql.execute({
-        compile: () => withEvents(update, 'affiliate.updated').compile(kyselyOf(this.orm)),
+        compile: () => withEvents(update, 'affiliate.updated', current.organization_id).compile(kyselyOf(this.orm)),
       });
       if (updated.status !== current.status || updated.commission_value !== current.commission_value)
         await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate', id: current.id });

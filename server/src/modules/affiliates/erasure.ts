@@ -75,7 +75,7 @@ export async function erasePerson(
     .where('email', '=', email)
     .returningAll();
   const erased = (await sql.execute({
-    compile: () => withEvents(update, 'affiliate.updated').compile(kyselyOf(orm)),
+    compile: () => withEvents(update, 'affiliate.updated', organizationId).compile(kyselyOf(orm)),
   })) as AffiliateRecord[];
   const ids = erased.map((row) => row.id);
   await sql.rows('delete from tax_forms where organization_id = ? and affiliate_id = any (?::uuid[])', [

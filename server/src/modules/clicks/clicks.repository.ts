@@ -20,7 +20,7 @@ export class ClicksRepository {
     this.inserts = new InsertBatcher(async (rows) => {
       await INSERT_CLICKS.run(this.orm, rows);
       return rows.map(() => undefined);
-    }, writeBatching(this.orm));
+    }, { ...writeBatching(this.orm), groupKey: (row) => row.organization_id });
   }
 
   /** Stored once this call resolves (its statement committed). */

@@ -166,7 +166,7 @@ export class CommissionsRepository {
 
   insert(row: NewRow<'commissions'>): Promise<CommissionRecord> {
     const insert = kyselyOf(this.orm).insertInto('commissions').values(row).returningAll();
-    return withEvents(insert, 'commission.created')
+    return withEvents(insert, 'commission.created', row.organization_id)
       .execute(kyselyOf(this.orm))
       .then((result) => result.rows[0]);
   }
@@ -247,15 +247,17 @@ export class CommissionsRepository {
       const update = kyselyOf(this.orm)
         .updateTable('commissions')
         .set({ ...changes, updated_at: raw<Date>`now()` })
+        .where('organization_id', '=', organizationId)
         .where('id', '=', found.id)
         .returningAll();
       const [updated] = await sql.execute({
-        compile: () => withEvents(update, 'commission.updated').compile(kyselyOf(this.orm)),
+        compile: () => withEvents(update, 'commission.updated', organizationId).compile(kyselyOf(this.orm)),
       });
       if (changes.status === 'rejected' && clawbacks.length > 0) {
         const rejectClawbacks = kyselyOf(this.orm)
           .updateTable('commissions')
           .set({ status: 'rejected', rejection_reason: changes.rejection_reason ?? null, updated_at: raw<Date>`now()` })
+          .where('organization_id', '=', organizationId)
           .where(
             'id',
             'in',
@@ -263,7 +265,7 @@ export class CommissionsRepository {
           )
           .returningAll();
         await sql.execute({
-          compile: () => withEvents(rejectClawbacks, 'commission.updated').compile(kyselyOf(this.orm)),
+          compile: () => withEvents(rejectClawbacks, 'commission.updated', organizationId).compile(kyselyOf(this.orm)),
         });
       }
       return (await this.pendingPayouts(sql, organizationId, [updated]))[0];

@@ -45,6 +45,9 @@ function conversionWriteParts(orm: MikroORM, conversion: NewConversion, before: 
   ];
   const list = (columns: readonly UnnestColumn[]) => sql.join(columns.map((c) => sql.id(c.name)));
   const parameters = sql.join(inputColumns.map((c, i) => sql.raw(`$${i + 1}::${c.type}[]`)));
+  // The statement's organization, after the arrays (rows of a statement are one organization's:
+  // the repository's batchers group by it), for the outbox's subscription probe.
+  const organization = `$${inputColumns.length + 1}::uuid`;
   return {
     conversionColumns,
     inputColumns,
@@ -55,7 +58,7 @@ function conversionWriteParts(orm: MikroORM, conversion: NewConversion, before: 
     // The outbox batch of the new conversions and their entries (modules/events/outbox.ts), in this
     // same statement; `also` adds events of the statement's other writes (a renewal's customer).
     events: (...also: (readonly [BatchedEventType, string])[]) =>
-      sql`outbox as (${sql.raw(batchedEventsOf([['conversion.created', 'inserted'], ['commission.created', 'sale_entries'], ...also]))})`,
+      sql`outbox as (${sql.raw(batchedEventsOf([['conversion.created', 'inserted'], ['commission.created', 'sale_entries'], ...also], organization))})`,
   };
 }
 
@@ -73,6 +76,14 @@ function inputArrays(writes: readonly NewSale[], conversionColumns: readonly Unn
   ];
 }
 
+/** The organization of a statement's writes, its last parameter: one, as the batchers group them. */
+function organizationOf(writes: readonly NewSale[]): string {
+  const organizationId = writes[0].conversion.organization_id;
+  if (writes.some((w) => w.conversion.organization_id !== organizationId))
+    throw new Error('a batched conversion write must be one organization’s');
+  return organizationId;
+}
+
 /**
  * Conversions by click, batched (db/batched-insert.ts): inserted in external_id order unless their
  * (organization, external_id) exists (concurrent statements inserting the same keys then wait for
@@ -84,7 +95,10 @@ export class ConversionsByClickWrites {
 
   async run(orm: MikroORM, sales: readonly NewSale[]): Promise<(ConversionRecord | undefined)[]> {
     const { conversionColumns, statement } = this.build(orm, sales[0].conversion);
-    const inserted = await statement.run<ConversionRecord>(kyselyOf(orm), inputArrays(sales, conversionColumns));
+    const inserted = await statement.run<ConversionRecord>(kyselyOf(orm), [
+      ...inputArrays(sales, conversionColumns),
+      organizationOf(sales),
+    ]);
     const byId = new Map(inserted.map((row) => [row.id, row]));
     return sales.map((sale) => byId.get(sale.conversion.id));
   }
@@ -149,6 +163,7 @@ export class GuardedConversionWrites {
       customers.map((c) => c.nextFirstConversionAt),
       customers.map((c) => c.nextStatus),
       customers.map((c) => c.nextPaidConversions),
+      organizationOf(writes),
     ];
     return statement.run<GuardedRow>(kyselyOf(orm), values);
   }

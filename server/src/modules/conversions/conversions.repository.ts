@@ -94,11 +94,15 @@ export class ConversionsRepository {
   constructor(private readonly orm: MikroORM) {
     this.commissions = new CommissionsRepository(orm);
     const byClick = new ConversionsByClickWrites();
-    this.insertsByClick = new InsertBatcher((sales) => byClick.run(this.orm, sales), writeBatching(this.orm));
+    this.insertsByClick = new InsertBatcher((sales) => byClick.run(this.orm, sales), {
+      ...writeBatching(this.orm),
+      groupKey: (sale) => sale.conversion.organization_id,
+    });
     const guarded = new GuardedConversionWrites();
     this.guardedWrites = new InsertBatcher((writes) => guarded.run(this.orm, writes), {
       ...writeBatching(this.orm),
       exclusiveKey: (write) => write.customer.id,
+      groupKey: (write) => write.conversion.organization_id,
     });
   }
 

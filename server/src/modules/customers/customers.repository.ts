@@ -23,7 +23,7 @@ const INSERT_CUSTOMERS = new UnnestInsert(CustomerEntity, {
   orderBy: 'customer_id',
   returning: true,
   // customer.created rides the batched insert (modules/events/outbox.ts): no extra round trip.
-  alsoWrite: (inserted) => batchedEventsOf([['customer.created', inserted]]),
+  alsoWrite: (inserted, organization) => batchedEventsOf([['customer.created', inserted]], organization),
 });
 
 /** A customer by the merchant's id for it; on the hot path of every renewal, so one index lookup on MikroORM's kysely. */
@@ -51,7 +51,7 @@ export class CustomersRepository {
   constructor(private readonly orm: MikroORM) {
     this.inserts = new InsertBatcher(
       (rows) => INSERT_CUSTOMERS.insertedPerRow(this.orm, rows),
-      writeBatching(this.orm),
+      { ...writeBatching(this.orm), groupKey: (row) => row.organization_id },
     );
   }
 
@@ -84,9 +84,10 @@ export class CustomersRepository {
     const update = kyselyOf(this.orm)
       .updateTable('customers')
       .set({ status, updated_at: at })
+      .where('organization_id', '=', organizationId)
       .where('id', '=', customer.id)
       .returningAll();
-    const updated = (await withEvents(update, 'customer.updated').execute(kyselyOf(this.orm))).rows[0];
+    const updated = (await withEvents(update, 'customer.updated', organizationId).execute(kyselyOf(this.orm))).rows[0];
     return updated ?? customer;
   }
 }

@@ -18,6 +18,20 @@ export function subscribedSql(type: OutboundEventType, organizationId: string): 
   return `exists (select 1 from webhook_endpoints e where e.organization_id = ${organizationId} and e.enabled and '${type}' = any (e.events))`;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * An organization's id as an SQL literal, for the outbox's statements: on Citus a statement's
+ * shard is found from a constant (or parameter) organization_id on every distributed table it
+ * reads, so the subscription probe names the organization rather than a column of the rows just
+ * written (a correlated subquery over them, which Citus cannot run, or a scan of every shard).
+ * Only a UUID is taken: the id comes from the authenticated context or a row, never from text.
+ */
+export function organizationLiteral(organizationId: string): string {
+  if (!UUID.test(organizationId)) throw new Error(`not an organization id: ${organizationId}`);
+  return `'${organizationId}'::uuid`;
+}
+
 /** `source` is spliced into SQL text: only a CTE name written in code (lower case and underscores) is taken. */
 function cteName(caller: string, source: string): string {
   if (!/^[a-z_]+$/.test(source)) throw new Error(`${caller}: not a CTE name: ${source}`);
@@ -26,16 +40,24 @@ function cteName(caller: string, source: string): string {
 
 /**
  * The SQL text of a data-modifying CTE's body that writes one `type` event per row of the CTE
- * `source` (whole rows of the resource's table, with `organization_id`), for statements written
- * as text: `…, payout_events as (${eventsOf('payout.created', 'created')}) select …`. `type` and
- * `source` come from code (an event name of the contract, a CTE name), never from input.
+ * `source` (whole rows of the resource's table, all of `organizationId`), for statements written
+ * as text: `…, payout_events as (${eventsOf('payout.created', 'created', organizationId)}) select …`.
+ * `type` and `source` come from code (an event name of the contract, a CTE name), never from
+ * input; `organizationId` is a UUID (organizationLiteral) or, with `parameter`, SQL naming one
+ * (`$1`): the statement's organization, so that it stays one shard's on Citus.
  */
-export function eventsOf(type: OutboundEventType, source: string): string {
+export function eventsOf(
+  type: OutboundEventType,
+  source: string,
+  organizationId: string,
+  parameter = false,
+): string {
   cteName('eventsOf', source);
+  const organization = parameter ? organizationId : organizationLiteral(organizationId);
   return `insert into outbound_events (id, organization_id, type, resource, created_at)
     select gen_random_uuid(), x.organization_id, '${type}', to_jsonb(x), statement_timestamp()
     from ${source} x
-    where ${subscribedSql(type, 'x.organization_id')}`;
+    where x.organization_id = ${organization} and ${subscribedSql(type, organization)}`;
 }
 
 /**
@@ -59,15 +81,18 @@ export type BatchedEventType = keyof typeof BATCHED_EVENTS;
 const BATCHED = Object.entries(BATCHED_EVENTS) as [BatchedEventType, (typeof BATCHED_EVENTS)[BatchedEventType]][];
 
 /**
- * For the batched hot writes (many requests' rows in one statement): the body of one
- * data-modifying CTE that writes ONE row per organization into `outbound_event_batches`, holding
- * the events of every `[type, source]` pair (`source`: a CTE of whole rows of the type's table,
- * RETURNING *) in the type's column, for the relay to expand into `outbound_events` rows. Same
- * transaction, same values as written, same "only when subscribed", decided once per organization
- * and type of the statement (not per row); a heap row and an index entry per statement instead
- * of per event. `source`s come from code (CTE names), never from input.
+ * For the batched hot writes (many requests' rows of one organization in one statement: the
+ * batchers group by organization, db/batched-insert.ts): the body of one data-modifying CTE that
+ * writes ONE row into `outbound_event_batches`, holding the events of every `[type, source]` pair
+ * (`source`: a CTE of whole rows of the type's table, RETURNING *) in the type's column, for the
+ * relay to expand into `outbound_events` rows. Same transaction, same values as written, same
+ * "only when subscribed", decided once per type of the statement (not per row); a heap row and an
+ * index entry per statement instead of per event. `source`s come from code (CTE names), never
+ * from input; `organization` is SQL naming the statement's organization (a parameter, `$9::uuid`),
+ * which every source row belongs to: a constant for the subscription probe keeps the statement one
+ * shard's on Citus.
  */
-export function batchedEventsOf(parts: readonly (readonly [BatchedEventType, string])[]): string {
+export function batchedEventsOf(parts: readonly (readonly [BatchedEventType, string])[], organization: string): string {
   const types = new Set<string>();
   for (const [type, source] of parts) {
     cteName('batchedEventsOf', source);
@@ -77,15 +102,11 @@ export function batchedEventsOf(parts: readonly (readonly [BatchedEventType, str
   const columns = parts.map(([type]) => BATCHED_EVENTS[type].column);
   const arrays = parts.map(([type, source]) => {
     const { column } = BATCHED_EVENTS[type];
-    return `case when ${subscribedSql(type, 'o.organization_id')} then (select json_agg(x) from ${source} x where x.organization_id = o.organization_id) end as ${column}`;
+    return `case when ${subscribedSql(type, organization)} then (select json_agg(x) from ${source} x where x.organization_id = ${organization}) end as ${column}`;
   });
-  const organizations = [...new Set(parts.map(([, source]) => source))]
-    .map((source) => `select organization_id from ${source}`)
-    .join(' union ');
   return `insert into outbound_event_batches (organization_id, ${columns.join(', ')}, created_at)
-    select b.organization_id, ${columns.map((c) => `b.${c}`).join(', ')}, statement_timestamp()
-    from (select o.organization_id, ${arrays.join(',\n      ')}
-      from (${organizations}) o) b
+    select ${organization}, ${columns.map((c) => `b.${c}`).join(', ')}, statement_timestamp()
+    from (select ${arrays.join(',\n      ')}) b
     where ${columns.map((c) => `b.${c} is not null`).join(' or ')}`;
 }
 
@@ -105,8 +126,8 @@ export function batchEventsSql(taken: string, resources = true): string {
  * A statement that changes rows (an INSERT, UPDATE or DELETE … RETURNING *) with its `type` events
  * written by the same statement: `with changed as (<query>), events as (…) select * from changed`.
  */
-export function withEvents<R>(query: Compilable<R>, type: OutboundEventType): RawBuilder<R> {
-  return raw<R>`with changed as (${query}), changed_events as (${raw.raw(eventsOf(type, 'changed'))}) select * from changed`;
+export function withEvents<R>(query: Compilable<R>, type: OutboundEventType, organizationId: string): RawBuilder<R> {
+  return raw<R>`with changed as (${query}), changed_events as (${raw.raw(eventsOf(type, 'changed', organizationId))}) select * from changed`;
 }
 
 /**
@@ -119,11 +140,15 @@ export async function recordEvents(
   type: OutboundEventType,
   rows: readonly { organization_id: string }[],
 ): Promise<void> {
-  if (rows.length === 0) return;
-  await raw`insert into outbound_events (id, organization_id, type, resource, created_at)
-    select gen_random_uuid(), (r ->> 'organization_id')::uuid, ${raw.lit(type)}, r, statement_timestamp()
-    from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) r
-    where ${raw.raw(subscribedSql(type, "(r ->> 'organization_id')::uuid"))}`.execute(trx);
+  // One statement per organization (in practice one): on Citus, one shard's each.
+  for (const organizationId of new Set(rows.map((r) => r.organization_id))) {
+    const organization = organizationLiteral(organizationId);
+    const own = rows.filter((r) => r.organization_id === organizationId);
+    await raw`insert into outbound_events (id, organization_id, type, resource, created_at)
+      select gen_random_uuid(), ${raw.raw(organization)}, ${raw.lit(type)}, r, statement_timestamp()
+      from jsonb_array_elements(${JSON.stringify(own)}::jsonb) r
+      where ${raw.raw(subscribedSql(type, organization))}`.execute(trx);
+  }
 }
 
 /**

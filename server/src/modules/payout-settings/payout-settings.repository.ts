@@ -53,7 +53,7 @@ export class PayoutSettingsRepository {
     return this.sql.transaction(async (sql) => {
       await sql.rows(
         `with changed as (update affiliates set stripe_account_id = ? where organization_id = ? and email = ? and stripe_account_id is null returning *),
-         ev as (${eventsOf('affiliate.updated', 'changed')}) select 1`,
+         ev as (${eventsOf('affiliate.updated', 'changed', organizationId)}) select 1`,
         [account, organizationId, email],
       );
       const stored = await sql.one<{ stripe_account_id: string }>(
@@ -73,7 +73,7 @@ export class PayoutSettingsRepository {
   ): Promise<void> {
     await this.sql.rows(
       `with changed as (update affiliates set payout_method = ?, payout_email = coalesce(?, payout_email) where organization_id = ? and email = ? returning *),
-       ev as (${eventsOf('affiliate.updated', 'changed')}) select 1`,
+       ev as (${eventsOf('affiliate.updated', 'changed', organizationId)}) select 1`,
       [method, payoutEmail ?? null, organizationId, email],
     );
   }

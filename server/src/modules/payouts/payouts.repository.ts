@@ -107,7 +107,7 @@ with ${PAYABLE}, eligible as materialized (
   insert into payout_items (organization_id, commission_id, payout_id)
   select $1, t.id, e.payout_id from eligible e cross join lateral unnest(e.ids) t(id) order by t.id
   returning commission_id, payout_id
-), payout_events as (${eventsOf('payout.created', 'created')}
+), payout_events as (${eventsOf('payout.created', 'created', '$1', true)}
 ), commission_events as (
   insert into outbound_events (id, organization_id, type, resource, created_at)
   select gen_random_uuid(), $1, 'commission.updated', k.resource, statement_timestamp()
@@ -291,11 +291,11 @@ export class PayoutsRepository {
       await sql.rows(
         `with carried as (${ENTRIES_OF_PENDING_PAYOUT}),
          changed as (update commissions c set status = 'paid', updated_at = now() from carried k where c.id = k.id and c.organization_id = $1 returning c.*, $2::uuid as payout_id),
-         ev as (${eventsOf('commission.updated', 'changed')}) select 1`,
+         ev as (${eventsOf('commission.updated', 'changed', '$1', true)}) select 1`,
         carriedBy(payout),
       );
       return sql.one<PayoutRecord>(
-        `with changed as (update payouts set status = 'paid', paid_at = now(), reference = coalesce(?, reference), provider_reference = coalesce(?, provider_reference) where id = ? and organization_id = ? returning *), ev as (${eventsOf('payout.paid', 'changed')}) select * from changed`,
+        `with changed as (update payouts set status = 'paid', paid_at = now(), reference = coalesce(?, reference), provider_reference = coalesce(?, provider_reference) where id = ? and organization_id = ? returning *), ev as (${eventsOf('payout.paid', 'changed', payout.organization_id)}) select * from changed`,
         [reference ?? null, providerReference ?? null, payout.id, payout.organization_id],
       );
     });
@@ -315,7 +315,7 @@ export class PayoutsRepository {
     return this.settle(organizationId, id, 'failed', 'processing', async (sql, payout) => {
       await this.releaseEntries(sql, payout);
       return sql.one<PayoutRecord>(
-        `with changed as (update payouts set status = 'failed', failed_at = now(), failure_reason = ?, provider_reference = coalesce(?, provider_reference) where id = ? and organization_id = ? returning *), ev as (${eventsOf('payout.failed', 'changed')}) select * from changed`,
+        `with changed as (update payouts set status = 'failed', failed_at = now(), failure_reason = ?, provider_reference = coalesce(?, provider_reference) where id = ? and organization_id = ? returning *), ev as (${eventsOf('payout.failed', 'changed', payout.organization_id)}) select * from changed`,
         [reason.slice(0, 1000), providerReference ?? null, payout.id, payout.organization_id],
       );
     });
@@ -326,7 +326,7 @@ export class PayoutsRepository {
     return this.settle(organizationId, id, 'canceled', 'pending', async (sql, payout) => {
       await this.releaseEntries(sql, payout);
       return sql.one<PayoutRecord>(
-        `with changed as (update payouts set status = 'canceled', canceled_at = now() where id = ? and organization_id = ? returning *), ev as (${eventsOf('payout.canceled', 'changed')}) select * from changed`,
+        `with changed as (update payouts set status = 'canceled', canceled_at = now() where id = ? and organization_id = ? returning *), ev as (${eventsOf('payout.canceled', 'changed', payout.organization_id)}) select * from changed`,
         [payout.id, payout.organization_id],
       );
     });
@@ -342,7 +342,7 @@ export class PayoutsRepository {
       `with carried as (${ENTRIES_OF_PENDING_PAYOUT}),
        released as (delete from payout_items i using carried k where i.organization_id = $1 and i.commission_id = k.id returning i.commission_id),
        changed as (update commissions c set updated_at = now() from released r where c.id = r.commission_id and c.organization_id = $1 returning c.*, null::uuid as payout_id),
-       ev as (${eventsOf('commission.updated', 'changed')}) select 1`,
+       ev as (${eventsOf('commission.updated', 'changed', '$1', true)}) select 1`,
       carriedBy(payout),
     );
   }

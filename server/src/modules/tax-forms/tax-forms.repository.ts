@@ -74,7 +74,7 @@ export class TaxFormsRepository {
         `with changed as (
            update affiliates set tax_form_status = 'submitted', tax_form_kind = ?, tax_form_submitted_at = ?, tax_form_decided_at = null, tax_form_rejection_reason = null
             where organization_id = ? and email = ? returning *),
-         ev as (${eventsOf('affiliate.updated', 'changed')})
+         ev as (${eventsOf('affiliate.updated', 'changed', organizationId)})
          select id from changed order by id`,
         [form.kind, at, organizationId, email],
       );
@@ -127,7 +127,7 @@ export class TaxFormsRepository {
           `with changed as (
              update affiliates set tax_form_status = ?, tax_form_decided_at = ?, tax_form_rejection_reason = ?
               where organization_id = ? and email = ? and tax_form_status is not null returning *),
-           ev as (${eventsOf('affiliate.updated', 'changed')})
+           ev as (${eventsOf('affiliate.updated', 'changed', organizationId)})
            select * from changed`,
           [decision.status, at, decision.reason, organizationId, current.email],
         );
