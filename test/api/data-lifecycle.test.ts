@@ -265,7 +265,7 @@ describe('erasing a partner on request', () => {
         .execute<{ table: string; column: string }[]>(
           `select c.relname as "table", a.attname as "column" from pg_attribute a join pg_class c on c.oid = a.attrelid
           where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r' and a.attnum > 0 and not a.attisdropped
-            and a.atttypid in ('text'::regtype, 'varchar'::regtype, 'bpchar'::regtype, 'json'::regtype, 'jsonb'::regtype, 'inet'::regtype, 'citext'::regtype)
+            and a.atttypid in ('text'::regtype, 'varchar'::regtype, 'bpchar'::regtype, 'json'::regtype, 'jsonb'::regtype, 'inet'::regtype, to_regtype('citext'))
           order by 1, 2`,
         )
         .catch(() =>

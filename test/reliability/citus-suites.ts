@@ -47,6 +47,8 @@ try {
     [
       fileURLToPath(new URL('../../node_modules/vitest/vitest.mjs', import.meta.url)),
       'run',
+      // A statement through the coordinator is a hop more, and the three nodes share the machine.
+      '--testTimeout=90000',
       ...(args.length ? args : CITUS_SUITES),
     ],
     {

@@ -1,19 +1,27 @@
 import { describe, expect, it } from 'vitest';
+import pg from 'pg';
 import {
   DISTRIBUTED_TABLES,
   DISTRIBUTION_COLUMN,
+  KEYED_TABLES,
   LOCAL_TABLES,
   REFERENCE_TABLES,
   citusDistributionSql,
 } from '../../server/src/db/distribution.js';
+import { citusNodesOf } from '../support/citus.js';
 import { testServer } from '../support/server.js';
+import { realDistributionProblems } from './support/citus-distribution.js';
 
 /**
  * The schema keeps the shape Citus shards on, by organization (server/src/db/distribution.ts): read
  * from PostgreSQL's catalog after every migration, so a table or key added later that breaks
- * Citus's rules fails here, with its name. This reads plain PostgreSQL's catalog: it proves the
- * keys' shape, not that the service runs on Citus (docs/scaling.md says it does not yet).
+ * Citus's rules fails here, with its name, on plain PostgreSQL already. On a Citus coordinator
+ * (test/reliability/citus-suites.ts runs this file there) it also reads Citus's own metadata: the
+ * migrations really distributed every table as the lists say (citus-cluster.test.ts tests the rest).
  */
+const onCitus = process.env.DATABASE_URL
+  ? (await citusNodesOf(process.env.DATABASE_URL).catch(() => undefined)) !== undefined
+  : false;
 
 interface KeyRow {
   table: string;
@@ -53,7 +61,7 @@ async function keysOf(): Promise<{ tables: string[]; keys: KeyRow[] }> {
 describe('a schema Citus can shard by organization_id', () => {
   it('every table is named in db/distribution.ts, once', async () => {
     const { tables } = await keysOf();
-    const named = [...DISTRIBUTED_TABLES, ...REFERENCE_TABLES, ...LOCAL_TABLES] as string[];
+    const named = [...DISTRIBUTED_TABLES, ...REFERENCE_TABLES, ...LOCAL_TABLES, ...KEYED_TABLES.map((k) => k.table)] as string[];
     expect(new Set(named).size).toBe(named.length);
     expect([...tables].sort()).toEqual([...named].sort());
   });
@@ -93,7 +101,7 @@ describe('a schema Citus can shard by organization_id', () => {
     );
     expect(outward).toEqual([]);
     const calls = citusDistributionSql();
-    expect(calls).toHaveLength(REFERENCE_TABLES.length + DISTRIBUTED_TABLES.length);
+    expect(calls).toHaveLength(REFERENCE_TABLES.length + DISTRIBUTED_TABLES.length + KEYED_TABLES.length);
     // A distributed table comes after every distributed table it references.
     const order = DISTRIBUTED_TABLES as readonly string[];
     for (const k of keys.filter(
@@ -106,6 +114,18 @@ describe('a schema Citus can shard by organization_id', () => {
       expect(order.indexOf(k.referenced_table!), `${k.table} after ${k.referenced_table}`).toBeLessThan(
         order.indexOf(k.table),
       );
+    }
+  });
+});
+
+describe.runIf(onCitus)('on a Citus coordinator: the schema as really distributed', () => {
+  it('every table is distributed, replicated or left local as db/distribution.ts says', async () => {
+    const client = new pg.Client({ connectionString: (await testServer()).db.url });
+    await client.connect();
+    try {
+      expect(await realDistributionProblems(client)).toEqual([]);
+    } finally {
+      await client.end();
     }
   });
 });

@@ -10,10 +10,12 @@ export interface OwnedTable {
   /** The 404 message: "Customer not found". */
   notFound: string;
   /**
-   * More columns of the found row, computed in the same statement (`t` is the row): an
-   * affiliate's aliases, read with it so that a read by id stays one statement.
+   * More columns of the found row, computed in the same statement (`t` is the row; `organization`
+   * the caller's organization as SQL, for the subquery to name it: on Citus a correlated
+   * `t.organization_id` would make the statement every shard's): an affiliate's aliases, read with
+   * it so that a read by id stays one statement.
    */
-  extraColumns?: string;
+  extraColumns?: (organization: string) => string;
 }
 
 /**
@@ -35,11 +37,13 @@ export function ofAnotherAccount(alias: string, param = '?'): string {
  * mode (ofAnotherAccount): 404 with the table's message. An id that cannot name a row (not a
  * UUID, and no merchant id column) is 404 without a statement.
  *
- * One statement, so one snapshot: the own-organization lookup and the anywhere lookup see the same
- * rows. (Two statements answered a false 403 for a row committed between them: not visible to the
- * first, visible to the second.) The second branch runs only when the first finds nothing: the
- * LIMIT above the UNION ALL stops at the first row. A UUID that is also another row's merchant id
- * prefers the UUID match.
+ * The row is first looked for in the caller's organization alone: on Citus that statement is one
+ * shard's, and it answers every request that names its own row. Only when it finds nothing is the
+ * rule decided, by one statement, so one snapshot: the own-organization lookup again and the
+ * anywhere lookup see the same rows. (Two statements answered a false 403 for a row committed
+ * between them: not visible to the first, visible to the second.) Its second branch runs only when
+ * the first finds nothing: the LIMIT above the UNION ALL stops at the first row. A UUID that is
+ * also another row's merchant id prefers the UUID match.
  */
 export async function findOwnedRow<R>(sql: Sql, spec: OwnedTable, organizationId: string, id: string): Promise<R> {
   const { table, merchantIdColumn } = spec;
@@ -52,7 +56,14 @@ export async function findOwnedRow<R>(sql: Sql, spec: OwnedTable, organizationId
       : `${merchantIdColumn} = ?`;
   const matchParams = byUuid && merchantIdColumn ? [id, id] : [id];
   const preferUuid = byUuid && merchantIdColumn ? `order by (id = ?::uuid) desc ` : '';
-  const extra = spec.extraColumns ? `, ${spec.extraColumns}` : '';
+  // A UUID (the caller's organization, from its key or session) as a literal for extraColumns.
+  if (!isUuid(organizationId)) throw new NotFoundError(spec.notFound);
+  const extra = spec.extraColumns ? `, ${spec.extraColumns(`'${organizationId}'::uuid`)}` : '';
+  const ownRow = await sql.one<Record<string, unknown>>(
+    `select t.*${extra} from ${table} t where organization_id = ? and ${match} ${preferUuid}limit 1`,
+    [organizationId, ...matchParams, ...(preferUuid ? [id] : [])],
+  );
+  if (ownRow) return ownRow as R;
   const row = await sql.one<Record<string, unknown> & { owned_by_caller: boolean }>(
     `(select t.*${extra}, true as owned_by_caller from ${table} t where organization_id = ? and ${match} ${preferUuid}limit 1)
       union all

@@ -131,9 +131,19 @@ export class Sql {
   }
 }
 
+/**
+ * Whether PostgreSQL's `actual` constraint name is `name`. On Citus the error comes from a worker,
+ * which names the shard's copy of the constraint: `<name>_<shard id>`, in its message only (the
+ * coordinator passes on no constraint field).
+ */
+export const isConstraintNamed = (actual: string | undefined, name: string): boolean =>
+  actual === name || (actual !== undefined && actual.startsWith(`${name}_`) && /^\d+$/.test(actual.slice(name.length + 1)));
+
 export const isUniqueViolation = (err: unknown, constraint?: string): boolean => {
-  const e = err as { code?: string; constraint?: string } | null;
-  return !!e && e.code === '23505' && (constraint === undefined || e.constraint === constraint);
+  const e = err as { code?: string; constraint?: string; message?: string } | null;
+  if (!e || e.code !== '23505') return false;
+  const named = e.constraint ?? /constraint "([^"]+)"/.exec(e.message ?? '')?.[1];
+  return constraint === undefined || isConstraintNamed(named, constraint);
 };
 
 const connectionErrorCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);

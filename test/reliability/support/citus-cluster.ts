@@ -78,6 +78,9 @@ export async function startCitusCluster(options: { workers?: number } = {}): Pro
         '-c max_worker_processes=32',
         '-c max_wal_senders=20',
         '-c max_replication_slots=20',
+        // Fewer shards than Citus's default 32: the suites create a database per worker, each
+        // with every table's shards, and the catalog scans of some tests read every shard.
+        '-c citus.shard_count=8',
       ].join(' ');
       asPostgres('pg_ctl', ['-D', data, '-o', settings, '-l', join(root, `${name}.log`), '-w', 'start']);
       started.push(data);

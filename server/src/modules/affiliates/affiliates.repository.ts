@@ -26,7 +26,8 @@ const AFFILIATES_BY_ID: OwnedTable = { table: 'affiliates', notFound: 'Affiliate
 /** The same, with the affiliate's aliases (link-tokens.ts) read in the same statement, in order. */
 const AFFILIATES_WITH_ALIASES_BY_ID: OwnedTable = {
   ...AFFILIATES_BY_ID,
-  extraColumns: `array(select l.token from affiliate_link_aliases l where l.organization_id = t.organization_id and l.affiliate_id = t.id order by l.token) as aliases`,
+  extraColumns: (organization) =>
+    `array(select l.token from affiliate_link_aliases l where l.organization_id = ${organization} and l.affiliate_id = t.id order by l.token) as aliases`,
 };
 
 /** Another membership of the organization holds this token as its slug or an alias (link-tokens.ts). */
@@ -192,10 +193,11 @@ export class AffiliatesRepository {
   }
 
   /** An affiliate's status, own rate and e-mails, for attribution and the program's rules (attribution/resolver.ts caches it); undefined when there is no such affiliate. */
-  async findRule(id: string): Promise<AffiliateRule | undefined> {
+  async findRule(organizationId: string, id: string): Promise<AffiliateRule | undefined> {
     const row = await kyselyOf(this.orm)
       .selectFrom('affiliates')
       .select(['status', 'commission_value', 'email', 'portal_sign_in_ip', 'portal_sign_in_user_agent'])
+      .where('organization_id', '=', organizationId)
       .where('id', '=', id)
       .executeTakeFirst();
     return (

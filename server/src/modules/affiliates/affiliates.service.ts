@@ -96,7 +96,7 @@ export class AffiliatesService {
     const { programFound, membership } = await this.affiliates.findMembership(organizationId, input.program_id, email);
     if (!programFound) throw new NotFoundError('Program not found');
     if (membership) return { affiliate: toAffiliateDto(membership), deduped: true };
-    if (input.commission_value !== undefined) await this.assertOwnRate(input.program_id, input.commission_value);
+    if (input.commission_value !== undefined) await this.assertOwnRate(organizationId, input.program_id, input.commission_value);
     for (let attempt = 0; attempt < SLUG_ATTEMPTS; attempt++) {
       const slug = input.slug ?? generateSlug(email);
       try {
@@ -148,6 +148,7 @@ export class AffiliatesService {
   ): Promise<AffiliateDetail> {
     if (input.commission_value != null)
       await this.assertOwnRate(
+        organizationId,
         (await this.affiliates.findOwned(organizationId, id)).program_id,
         input.commission_value,
       );
@@ -212,8 +213,8 @@ export class AffiliatesService {
   }
 
   /** An affiliate's own rate obeys its program's commission rule (a percent at most 100). */
-  private async assertOwnRate(programId: string, value: number): Promise<void> {
-    const program = await this.attribution.programRule(programId);
+  private async assertOwnRate(organizationId: string, programId: string, value: number): Promise<void> {
+    const program = await this.attribution.programRule(organizationId, programId);
     assertCommissionRule({ commission_type: program.commission_type, commission_value: value });
   }
 

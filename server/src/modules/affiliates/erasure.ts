@@ -103,13 +103,31 @@ export async function erasePerson(
     organizationId,
     email.toLowerCase(),
   ]);
+  // What each erased affiliate's past events become, made here per id: Citus cannot run a STABLE
+  // function (jsonb_build_object) over a column in an UPDATE, and `->` and `||` are immutable.
+  const patches = Object.fromEntries(
+    ids.map((id) => [
+      id,
+      {
+        email: `erased-${id}@erased.invalid`,
+        slug: `erased-${id.replaceAll('-', '')}`,
+        name: null,
+        payout_email: null,
+        stripe_account_id: null,
+        portal_sign_in_ip: null,
+        portal_sign_in_user_agent: null,
+        tax_form_status: null,
+        tax_form_kind: null,
+        tax_form_submitted_at: null,
+        tax_form_decided_at: null,
+        tax_form_rejection_reason: null,
+      },
+    ]),
+  );
   await sql.rows(
-    `update outbound_events set resource = resource || jsonb_build_object('email', 'erased-' || (resource ->> 'id') || '@erased.invalid',
-       'slug', 'erased-' || replace(resource ->> 'id', '-', ''),
-       'name', null, 'payout_email', null, 'stripe_account_id', null, 'portal_sign_in_ip', null, 'portal_sign_in_user_agent', null,
-       'tax_form_status', null, 'tax_form_kind', null, 'tax_form_submitted_at', null, 'tax_form_decided_at', null, 'tax_form_rejection_reason', null)
+    `update outbound_events set resource = resource || (?::jsonb -> (resource ->> 'id'))
      where organization_id = ? and type in ('affiliate.created', 'affiliate.updated') and resource ->> 'id' = any (?::text[])`,
-    [organizationId, ids],
+    [JSON.stringify(patches), organizationId, ids],
   );
   for (const id of ids) await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate_links', id });
   return erased;

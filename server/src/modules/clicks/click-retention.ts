@@ -38,27 +38,31 @@ export const CLICK_RETENTION_DEFAULTS = {
 
 /** Each organization with a retention, and its cut-off as of `$1`. */
 export const DUE_ORGANIZATIONS = `select o.id as organization_id,
-    $1::timestamptz - greatest(o.click_retention_days, coalesce((select max(p.click_window_days) from programs p where p.organization_id = o.id), 0)) * interval '1 day' as cutoff
-  from organizations o where o.click_retention_days is not null order by o.id`;
+    $1::timestamptz - greatest(o.click_retention_days, coalesce(p.window_days, 0)) * interval '1 day' as cutoff
+  from organizations o
+  left join (select organization_id, max(click_window_days) as window_days from programs group by organization_id) p on p.organization_id = o.id
+  where o.click_retention_days is not null order by o.id`;
 
 /**
- * The next `$4` index entries of `table` after the cursor ($1 organization, $2 created_at, $3 id),
- * in index order; `due` keeps those of organization $1 created before the cut-off $5. The subquery's
- * LIMIT keeps the outer conditions out of the walk's estimate (see above).
+ * The next `$4` index entries of organization $1 in `table` after the cursor ($2 created_at, $3
+ * id), in index order; `due` keeps those created before the cut-off $5. The subquery's LIMIT keeps
+ * the outer conditions out of the walk's estimate (see above). Every table the statement reads
+ * is named with organization $1, so that on Citus the whole batch runs on that organization's
+ * shard (one router statement).
  */
 const walk = (table: 'clicks' | 'suppressed_clicks') => `walked as (
   select w.id, w.organization_id, w.created_at from ${table} w
-  where (w.organization_id, w.created_at, w.id) > ($1::uuid, $2::timestamptz, $3::uuid)
+  where w.organization_id = $1::uuid and (w.created_at, w.id) > ($2::timestamptz, $3::uuid)
   order by w.organization_id, w.created_at, w.id
   limit $4
 ), due as (
-  select id, organization_id from walked where organization_id = $1::uuid and created_at < $5::timestamptz
+  select id, organization_id from walked where created_at < $5::timestamptz
 ), last as (
   select organization_id, created_at, id from walked order by organization_id desc, created_at desc, id desc limit 1
 )`;
 
-const REFERENCED = `exists (select 1 from conversions v where v.click_id = d.id and v.organization_id = d.organization_id)
-    or exists (select 1 from customers c where c.click_id = d.id and c.organization_id = d.organization_id)`;
+const REFERENCED = `exists (select 1 from conversions v where v.click_id = d.id and v.organization_id = $1::uuid)
+    or exists (select 1 from customers c where c.click_id = d.id and c.organization_id = $1::uuid)`;
 
 const SUMMARY = `(select count(*) from walked)::int as walked, (select count(*) from due)::int as due,
   (select organization_id from last) as last_organization_id, (select created_at from last) as last_created_at, (select id from last) as last_id`;
@@ -74,22 +78,22 @@ export const PRUNE_CLICKS = `with ${walk('clicks')}, examined as (
   select k.id, k.organization_id, e.referenced from examined e
   cross join lateral (
     select k.id, k.organization_id from clicks k
-    where k.id = e.id and k.organization_id = e.organization_id and (not e.referenced or k.ip is not null or k.user_agent is not null)
+    where k.id = e.id and k.organization_id = $1::uuid and (not e.referenced or k.ip is not null or k.user_agent is not null)
     for update skip locked
   ) k
 ), deleted as (
-  delete from clicks k using claimed c where k.id = c.id and k.organization_id = c.organization_id and not c.referenced returning 1
+  delete from clicks k using claimed c where k.id = c.id and k.organization_id = $1::uuid and not c.referenced returning 1
 ), cleared as (
-  update clicks k set ip = null, user_agent = null from claimed c where k.id = c.id and k.organization_id = c.organization_id and c.referenced returning 1
+  update clicks k set ip = null, user_agent = null from claimed c where k.id = c.id and k.organization_id = $1::uuid and c.referenced returning 1
 )
 select ${SUMMARY}, (select count(*) from deleted)::int as deleted, (select count(*) from cleared)::int as cleared`;
 
 /** One batch of suppressed clicks past the cut-off (nothing refers to them): deleted. */
 export const PRUNE_SUPPRESSED_CLICKS = `with ${walk('suppressed_clicks')}, claimed as (
   select s.id, s.organization_id from due d
-  cross join lateral (select s.id, s.organization_id from suppressed_clicks s where s.id = d.id and s.organization_id = d.organization_id for update skip locked) s
+  cross join lateral (select s.id, s.organization_id from suppressed_clicks s where s.id = d.id and s.organization_id = $1::uuid for update skip locked) s
 ), deleted as (
-  delete from suppressed_clicks s using claimed c where s.id = c.id and s.organization_id = c.organization_id returning 1
+  delete from suppressed_clicks s using claimed c where s.id = c.id and s.organization_id = $1::uuid returning 1
 )
 select ${SUMMARY}, (select count(*) from deleted)::int as deleted, 0 as cleared`;
 
@@ -141,8 +145,8 @@ export async function pruneClicks(
           total.deleted += row.deleted;
           total.cleared += row.cleared;
         } else total.suppressedDeleted += row.deleted;
-        // Done with the organization: the walk ran out of entries, reached another organization's, or passed the cut-off.
-        if (row.walked < batch || row.due < row.walked || row.last_organization_id !== organization) break;
+        // Done with the organization: the walk ran out of its entries, or passed the cut-off.
+        if (row.walked < batch || row.due < row.walked) break;
         cursor = { createdAt: row.last_created_at!, id: row.last_id! };
       }
     }

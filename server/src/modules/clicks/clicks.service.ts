@@ -61,7 +61,7 @@ export class ClicksService {
     const occurredAt = resolveOccurredAt(input.occurred_at);
     const affiliate = await this.resolver.affiliateBySlug(organizationId, input.ref);
     if (!affiliate) throw new AttributionNotFoundError();
-    const program = await this.resolver.programRule(affiliate.program_id);
+    const program = await this.resolver.programRule(organizationId, affiliate.program_id);
     const visit = input.cookie_id?.startsWith(COOKIE_ID_PREFIX)
       ? await this.clicks.findByCookie(organizationId, input.cookie_id)
       : undefined;

@@ -192,7 +192,9 @@ export class CommissionsRepository {
   ): Promise<{ id: string; program_id: string; currency: string } | undefined> {
     return kyselyOf(this.orm)
       .selectFrom('affiliates as a')
-      .innerJoin('programs as p', 'p.id', 'a.program_id')
+      .innerJoin('programs as p', (join) =>
+        join.onRef('p.id', '=', 'a.program_id').onRef('p.organization_id', '=', 'a.organization_id'),
+      )
       .select(['a.id', 'a.program_id', 'p.currency'])
       .where('a.organization_id', '=', organizationId)
       .where('a.id', '=', affiliateId)
@@ -225,7 +227,12 @@ export class CommissionsRepository {
       const found = await findOwnedRow<CommissionRecord>(sql, COMMISSIONS_BY_ID, organizationId, id);
       await sql.execute({ compile: () => payoutRunLock('shared', organizationId).compile(kyselyOf(this.orm)) });
       const [locked] = await sql.execute(
-        kyselyOf(this.orm).selectFrom('commissions').selectAll().where('id', '=', found.id).forUpdate(),
+        kyselyOf(this.orm)
+          .selectFrom('commissions')
+          .selectAll()
+          .where('organization_id', '=', organizationId)
+          .where('id', '=', found.id)
+          .forUpdate(),
       );
       const lockedClawbacks =
         locked.type === 'sale' && locked.conversion_id
@@ -233,6 +240,7 @@ export class CommissionsRepository {
               kyselyOf(this.orm)
                 .selectFrom('commissions')
                 .selectAll()
+                .where('organization_id', '=', organizationId)
                 .where('conversion_id', '=', locked.conversion_id)
                 .where('type', '=', 'clawback')
                 .where('status', '!=', 'rejected')
@@ -294,6 +302,7 @@ export class CommissionsRepository {
     const locked = await trx
       .selectFrom('commissions')
       .selectAll()
+      .where('organization_id', '=', sale.organization_id)
       .where('conversion_id', '=', sale.id)
       .where('type', '=', 'sale')
       .forUpdate()

@@ -137,16 +137,13 @@ export class ConversionsByClickWrites {
  * service writes). Customers are locked in id order and conversions inserted in external_id order,
  * so concurrent statements wait for each other rather than deadlock. A duplicate external_id
  * inserts nothing and leaves the customer untouched. One result row per input row, by ordinality.
- * Customers are found by their whole primary key, (id, organization_id): a unique key matched in
- * full is one row to the planner with no statistics at all; the update also names its customers as
- * `id = any(<the guard's ids>)`, an index probe, since a join with the batch's input was planned
- * as a sequential scan of customers on a table never analyzed, like the guard below. `id` alone (a prefix of the key) looked like many rows per id without statistics, and the guard
- * scanned the whole customers table on every statement. The guard is a LATERAL probe per input row
- * (LIMIT 1 keeps it from being flattened into a join): as a join, a large batch (its unnest is
- * estimated at the batch's size) made a hash join over a sequential scan of customers look cheaper
- * than the probes on a table never analyzed, and one slow statement made the next batch larger.
- * The input is taken in customer_pk order, and a nested loop locks in its outer order: customers
- * are still locked in id order.
+ * Customers are found by the organization (every statement is one organization's: the batchers
+ * group by it, so that on Citus it runs on that organization's shard) and their ids: `id =
+ * any(<the batch's customer ids>)`, an index probe, whatever the statistics (CI's PostgreSQL never
+ * analyzes; a join with the batch's input was once planned as a sequential scan of customers). The
+ * guard reads each customer's observed state from the arrays at the customer's position in them,
+ * not through a lateral join with the input (Citus cannot push that down to a shard), and takes
+ * its customers in id order: concurrent statements lock them in the same order.
  */
 export class GuardedConversionWrites {
   private built?: { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement };
@@ -189,20 +186,26 @@ export class GuardedConversionWrites {
         { name: 'next_paid', type: type('paid_conversions') },
       ],
     );
-    const { conversionColumns, list, conversions } = parts;
+    const { conversionColumns, inputColumns, list, conversions } = parts;
     const customers = sql.table(metadataOf(orm, CustomerEntity).tableName);
     // The guard compares the customer as the request saw it. `first_conversion_at` is null until the
     // customer's first conversion, so it is compared null-safely (`is not distinct from`: two nulls
     // are the same state); the other two columns are not null and compare with `=`.
+    // The guard reads the observed state from the first four arrays by the customer's position in
+    // the first (one write per customer and statement: the batcher's exclusive key). On Citus, a
+    // statement's customers must be read by the organization (a constant), not through a lateral
+    // join with the input CTE, which Citus cannot push down to a shard, nor through a subquery over
+    // the parameters' unnest, which its recursive planning reads back wrongly ("PGCOPY").
+    const [pk, first, status, paid] = inputColumns.slice(0, 4).map((c, i) => `$${i + 1}::${c.type}[]`);
+    const at = (array: string) => sql.raw(`(${array})[array_position(${pk}, c.id)]`);
+    const organization = sql.raw(`$${inputColumns.length + 1}::uuid`);
     const text = sql`with ${parts.input}, guard as (
-    select c.id from (select * from input order by customer_pk) i cross join lateral (
-      select c.id from ${customers} c
-      where c.id = i.customer_pk and c.organization_id = i.organization_id
-        and date_trunc('milliseconds', c.first_conversion_at) is not distinct from i.observed_first and c.status = i.observed_status
-        and c.paid_conversions = i.observed_paid
-      limit 1
-      for update
-    ) c
+    select c.id from ${customers} c
+    where c.organization_id = ${organization} and c.id = any (${sql.raw(pk!)})
+      and date_trunc('milliseconds', c.first_conversion_at) is not distinct from ${at(first!)}
+      and c.status = ${at(status!)} and c.paid_conversions = ${at(paid!)}
+    order by c.id
+    for update
   ), inserted as (
     insert into ${conversions} (${list(conversionColumns)})
     select ${list(conversionColumns)} from input where customer_pk in (select id from guard)
@@ -212,8 +215,8 @@ export class GuardedConversionWrites {
   ), ${parts.saleEntries}, customer_update as (
     update ${customers} c set first_conversion_at = i.next_first, status = i.next_status, paid_conversions = i.next_paid, updated_at = i.created_at
     from input i
-    where c.id = i.customer_pk and c.organization_id = i.organization_id and i.id in (select id from inserted)
-      and c.id = any (array(select id from guard))
+    where c.organization_id = ${organization} and c.id = i.customer_pk and i.id in (select id from inserted)
+      and c.id in (select id from guard)
       and (date_trunc('milliseconds', c.first_conversion_at) is distinct from i.next_first or c.status is distinct from i.next_status
         or c.paid_conversions is distinct from i.next_paid)
     returning c.*

@@ -198,6 +198,7 @@ export class ConversionsRepository {
         const conversion = (await trx
           .selectFrom('conversions')
           .selectAll()
+          .where('organization_id', '=', organizationId)
           .where('id', '=', target.id)
           .forUpdate()
           .executeTakeFirst()) as ConversionRecord | undefined;

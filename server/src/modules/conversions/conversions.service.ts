@@ -180,7 +180,7 @@ export class ConversionsService {
     channel: ChannelPolicy,
   ): Promise<ConversionRecord | undefined> {
     const attribution = await this.resolver.resolveClick(organizationId, input, occurredAt);
-    const program = await this.resolver.programRule(attribution.program_id);
+    const program = await this.resolver.programRule(organizationId, attribution.program_id);
     const terms = await this.terms.of({
       organizationId,
       program,
@@ -224,14 +224,14 @@ export class ConversionsService {
       if (!byClick) throw new AttributionNotFoundError();
       const fromClick = await this.resolver.resolveClick(organizationId, input, occurredAt);
       // The charge is checked before the customer is created: a refused request writes nothing.
-      chargeCurrency(input.amount, input.currency, await this.resolver.programRule(fromClick.program_id));
+      chargeCurrency(input.amount, input.currency, await this.resolver.programRule(organizationId, fromClick.program_id));
       ({ customer } = await this.customers.insertOnce(
         organizationId,
         { customer_id: customerId, status: 'active', email: input.email },
         fromClick,
       ));
     }
-    const program = await this.resolver.programRule(customer.program_id);
+    const program = await this.resolver.programRule(organizationId, customer.program_id);
     const observedFirst = customer.first_conversion_at == null ? null : new Date(customer.first_conversion_at);
     const observedPaid = customer.paid_conversions ?? 0;
     const attribution = {

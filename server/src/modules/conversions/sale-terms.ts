@@ -70,7 +70,7 @@ export class SaleTerms {
 
   async of(sale: SaleParties): Promise<{ rate: AppliedRate; holds: HoldReason[] | undefined }> {
     const { program, affiliateId, organizationId } = sale;
-    const affiliate = await this.resolver.affiliateRule(affiliateId);
+    const affiliate = await this.resolver.affiliateRule(organizationId, affiliateId);
     const ownRate = affiliate?.commission_value ?? null;
     const metric =
       ownRate === null && program.commission_tiers

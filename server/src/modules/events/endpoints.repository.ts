@@ -136,13 +136,14 @@ export class EndpointsRepository {
 
   /** Newest first, one more than the page. */
   deliveries(
+    organizationId: string,
     endpointId: string,
     status: WebhookDeliveryStatus | undefined,
     before: CursorPosition | undefined,
     limit: number,
   ): Promise<DeliveryRecord[]> {
-    const params: unknown[] = [endpointId];
-    let where = 'd.endpoint_id = ?';
+    const params: unknown[] = [organizationId, endpointId];
+    let where = 'd.organization_id = ? and d.endpoint_id = ?';
     if (status) {
       where += ' and d.status = ?';
       params.push(status);
@@ -153,7 +154,7 @@ export class EndpointsRepository {
     }
     params.push(limit + 1);
     return this.sql().rows<DeliveryRecord>(
-      `select ${DELIVERY_COLUMNS} from webhook_deliveries d join outbound_events ev on ev.id = d.event_id
+      `select ${DELIVERY_COLUMNS} from webhook_deliveries d join outbound_events ev on ev.id = d.event_id and ev.organization_id = d.organization_id
        where ${where} order by d.created_at desc, d.id desc limit ?`,
       params,
     );
@@ -173,18 +174,19 @@ export class EndpointsRepository {
         id,
       );
       const [endpoint] = await sql.rows<{ enabled: boolean }>(
-        `select enabled from webhook_endpoints where id = ? for share`,
-        [found.endpoint_id],
+        `select enabled from webhook_endpoints where organization_id = ? and id = ? for share`,
+        [organizationId, found.endpoint_id],
       );
       if (endpoint?.enabled) {
         await sql.rows(
-          `update webhook_deliveries set requeue = true, status = 'pending', next_attempt_at = now() where id = ?`,
-          [found.id],
+          `update webhook_deliveries set requeue = true, status = 'pending', next_attempt_at = now() where organization_id = ? and id = ?`,
+          [organizationId, found.id],
         );
       }
       const [delivery] = await sql.rows<DeliveryRecord>(
-        `select ${DELIVERY_COLUMNS} from webhook_deliveries d join outbound_events ev on ev.id = d.event_id where d.id = ?`,
-        [found.id],
+        `select ${DELIVERY_COLUMNS} from webhook_deliveries d join outbound_events ev on ev.id = d.event_id and ev.organization_id = d.organization_id
+         where d.organization_id = ? and d.id = ?`,
+        [organizationId, found.id],
       );
       return { delivery: delivery, endpointEnabled: !!endpoint?.enabled };
     });

@@ -117,11 +117,16 @@ export async function requestOrganizationDeletion(
   if (open) return { deletion: open, created: false, changes: [] };
   const ids = found.map((o) => o.id);
   await sql.rows(
-    'update organizations set deletion_requested_at = coalesce(deletion_requested_at, now()) where id = any(?::uuid[])',
+    // Set where unset, not coalesce(…, now()): Citus refuses now() inside COALESCE or CASE.
+    'update organizations set deletion_requested_at = now() where id = any(?::uuid[]) and deletion_requested_at is null',
+    [ids],
+  );
+  await sql.rows(
+    'update api_keys set revoked_at = now() where organization_id = any(?::uuid[]) and revoked_at is null',
     [ids],
   );
   const keys = await sql.rows<{ key_hash: string }>(
-    'update api_keys set revoked_at = coalesce(revoked_at, now()) where organization_id = any(?::uuid[]) returning key_hash',
+    'select key_hash from api_keys where organization_id = any(?::uuid[])',
     [ids],
   );
   await sql.rows(
@@ -172,8 +177,13 @@ export async function markRunning(
   sql: Sql,
   d: { organization_id: string; id: string },
 ): Promise<DeletionRecord | undefined> {
+  // started_at set where unset by a statement of its own: Citus refuses now() inside COALESCE.
+  await sql.rows(
+    'update data_deletions set started_at = now() where organization_id = ? and id = ? and finished_at is null and started_at is null',
+    [d.organization_id, d.id],
+  );
   return sql.one<DeletionRecord>(
-    `update data_deletions set status = 'running', started_at = coalesce(started_at, now()) where organization_id = ? and id = ? and finished_at is null returning ${RECORD_COLUMNS}`,
+    `update data_deletions set status = 'running' where organization_id = ? and id = ? and finished_at is null returning ${RECORD_COLUMNS}`,
     [d.organization_id, d.id],
   );
 }

@@ -245,7 +245,9 @@ export class PayoutsRepository {
   fileRows(organizationId: string, filter: PayoutFilter, limit: number): Promise<StoredPayoutFileRow[]> {
     let query = kyselyOf(this.orm)
       .selectFrom('payouts as p')
-      .innerJoin('affiliates as a', 'a.id', 'p.affiliate_id')
+      .innerJoin('affiliates as a', (join) =>
+        join.onRef('a.id', '=', 'p.affiliate_id').onRef('a.organization_id', '=', 'p.organization_id'),
+      )
       .select([
         'p.id',
         'p.affiliate_id',

@@ -86,7 +86,7 @@ export class ProgramsRepository {
   }
 
   /** What attribution needs of a program (modules/referrals/attribution-resolver.ts caches it). */
-  findRule(id: string): Promise<ProgramRule | undefined> {
+  findRule(organizationId: string, id: string): Promise<ProgramRule | undefined> {
     return kyselyOf(this.orm)
       .selectFrom('programs')
       .select([
@@ -102,6 +102,7 @@ export class ProgramsRepository {
         'commission_tiers',
         'fraud_rules',
       ])
+      .where('organization_id', '=', organizationId)
       .where('id', '=', id)
       .executeTakeFirst();
   }

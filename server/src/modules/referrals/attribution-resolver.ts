@@ -60,7 +60,7 @@ export class AttributionResolver {
     }
     const coupon = await this.sources.coupons.findByCode(organizationId, input.coupon);
     const owner = coupon && { id: coupon.affiliate_id, program_id: coupon.program_id };
-    return decideAffiliateReferral(owner, owner && (await this.affiliateRule(owner.id)));
+    return decideAffiliateReferral(owner, owner && (await this.affiliateRule(organizationId, owner.id)));
   }
 
   private async resolveReferral(organizationId: string, input: ClickAttributionInput, at: Date): Promise<Attribution> {
@@ -68,22 +68,22 @@ export class AttributionResolver {
     if (key.by === 'none') return decideAffiliateReferral(undefined, undefined);
     if (key.by === 'slug') {
       const owner = await this.affiliateRowBySlug(organizationId, key.slug);
-      return decideAffiliateReferral(owner, owner && (await this.affiliateRule(owner.id)));
+      return decideAffiliateReferral(owner, owner && (await this.affiliateRule(organizationId, owner.id)));
     }
     const click =
       key.column === 'id'
         ? await this.clickById(organizationId, key.value)
         : await this.clickByCookie(organizationId, key.value);
-    const affiliate = click && (await this.affiliateRule(click.affiliate_id));
+    const affiliate = click && (await this.affiliateRule(organizationId, click.affiliate_id));
     // The program is read only when the click could attribute: an unknown click costs no more reads.
-    const program = click && isAttributing(affiliate) ? await this.programRule(click.program_id) : undefined;
+    const program = click && isAttributing(affiliate) ? await this.programRule(organizationId, click.program_id) : undefined;
     return decideClickReferral({ click, affiliate, program }, at);
   }
 
   /** The affiliate a slug credits now: undefined when no affiliate of the organization has it, or when that affiliate is not `active`. */
   async affiliateBySlug(organizationId: string, rawSlug: string): Promise<CachedAffiliate | undefined> {
     const affiliate = await this.affiliateRowBySlug(organizationId, rawSlug.toLowerCase());
-    return affiliate && isAttributing(await this.affiliateRule(affiliate.id)) ? affiliate : undefined;
+    return affiliate && isAttributing(await this.affiliateRule(organizationId, affiliate.id)) ? affiliate : undefined;
   }
 
   /** The affiliate that has a (lower-case) slug in the organization, whatever its status. */
@@ -99,10 +99,10 @@ export class AttributionResolver {
   }
 
   /** An affiliate's status, own rate and e-mails (cached like program rules); undefined when there is no such affiliate. */
-  async affiliateRule(affiliateId: string): Promise<AffiliateRule | undefined> {
+  async affiliateRule(organizationId: string, affiliateId: string): Promise<AffiliateRule | undefined> {
     let rule = this.cache.affiliateRules.get(affiliateId);
     if (rule === undefined) {
-      rule = await this.sources.affiliates.findRule(affiliateId);
+      rule = await this.sources.affiliates.findRule(organizationId, affiliateId);
       if (rule === undefined) return undefined;
       if (this.cache.programRuleTtlMs > 0) this.cache.affiliateRules.set(affiliateId, rule);
     }
@@ -125,10 +125,11 @@ export class AttributionResolver {
       if (affiliate.id === affiliateId) this.cache.affiliatesBySlug.delete(key);
   }
 
-  async programRule(programId: string): Promise<ProgramRule> {
+  /** The organization's program (read by it: on Citus, on its shard). */
+  async programRule(organizationId: string, programId: string): Promise<ProgramRule> {
     const cached = this.cache.programs.get(programId);
     if (cached) return cached;
-    const rule = await this.sources.programs.findRule(programId);
+    const rule = await this.sources.programs.findRule(organizationId, programId);
     if (!rule) throw new Error(`program ${programId} not found`);
     if (this.cache.programRuleTtlMs > 0) this.cache.programs.set(programId, rule);
     return rule;
