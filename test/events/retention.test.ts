@@ -44,7 +44,7 @@ describe('retention of outbound events and deliveries', () => {
       (
         await pool.query<{ external_id: string; status: string | null }>(
           `select ev.resource ->> 'external_id' as external_id, d.status from outbound_events ev
-           left join webhook_deliveries d on d.event_id = ev.id where ev.organization_id = $1 order by 1`,
+           left join webhook_deliveries d on d.event_id = ev.id and d.organization_id = ev.organization_id where ev.organization_id = $1 order by 1`,
           [m.organizationId],
         )
       ).rows;

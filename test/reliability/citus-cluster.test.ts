@@ -82,7 +82,9 @@ describe.runIf(nodes)('on a Citus cluster (a coordinator and two workers)', () =
   it("an organization's rows live on one worker: every tenant table's shard for it is placed on the same node", async () => {
     const m = await createMerchant();
     expect((await m.api.post('/api/clicks', { ref: m.slug })).status).toBe(201);
-    expect((await m.api.post('/api/conversions', { external_id: 'one-worker', amount: 10, ref: m.slug })).status).toBe(201);
+    expect((await m.api.post('/api/conversions', { external_id: 'one-worker', amount: 10, ref: m.slug })).status).toBe(
+      201,
+    );
     const placements = await placementsOf(url, m.id);
     expect([...placements.keys()].sort()).toEqual([...DISTRIBUTED_TABLES].sort());
     const ports = new Set([...placements.values()].flat());
@@ -133,7 +135,9 @@ describe.runIf(nodes)('on a Citus cluster (a coordinator and two workers)', () =
 
   it('the reports are single-shard (router) plans: Task Count 1', async () => {
     const m = await createMerchant();
-    expect((await m.api.post('/api/conversions', { external_id: 'report-1', amount: 40, ref: m.slug })).status).toBe(201);
+    expect((await m.api.post('/api/conversions', { external_id: 'report-1', amount: 40, ref: m.slug })).status).toBe(
+      201,
+    );
     const now = new Date().toISOString();
     const monthAgo = new Date(Date.now() - 30 * 86_400_000).toISOString();
     const checks: [string, () => Promise<unknown>][] = [
@@ -152,7 +156,7 @@ describe.runIf(nodes)('on a Citus cluster (a coordinator and two workers)', () =
     async () => {
       const m = await createMerchant();
       const before = await placementsOf(url, m.id);
-      const from = before.get('clicks')![0]!;
+      const from = before.get('clicks')![0];
       const to = nodes!.workers.find((w) => w.port !== from)!;
       const acknowledged = { clicks: new Set<string>(), conversions: new Set<string>() };
       const failures: number[] = [];

@@ -36,7 +36,7 @@ if (unavailable) {
   process.exit(process.env.CI ? 2 : 0);
 }
 const cluster = await startCitusCluster();
-let code: number | null = 1;
+let code: number | null;
 try {
   console.info(
     `citus-suites: coordinator 127.0.0.1:${cluster.coordinatorPort}, workers ${cluster.workerPorts.map((p) => `127.0.0.1:${p}`).join(', ')} (Citus, ${cluster.root})`,

@@ -61,7 +61,12 @@ async function keysOf(): Promise<{ tables: string[]; keys: KeyRow[] }> {
 describe('a schema Citus can shard by organization_id', () => {
   it('every table is named in db/distribution.ts, once', async () => {
     const { tables } = await keysOf();
-    const named = [...DISTRIBUTED_TABLES, ...REFERENCE_TABLES, ...LOCAL_TABLES, ...KEYED_TABLES.map((k) => k.table)] as string[];
+    const named = [
+      ...DISTRIBUTED_TABLES,
+      ...REFERENCE_TABLES,
+      ...LOCAL_TABLES,
+      ...KEYED_TABLES.map((k) => k.table),
+    ] as string[];
     expect(new Set(named).size).toBe(named.length);
     expect([...tables].sort()).toEqual([...named].sort());
   });

@@ -70,5 +70,7 @@ export async function createCitusDatabase(serverUrl: string, nodes: CitusNodes, 
 /** Drops `name` on the coordinator and on every worker. */
 export async function dropCitusDatabase(serverUrl: string, nodes: CitusNodes, name: string): Promise<void> {
   for (const node of [nodes.coordinator, ...nodes.workers])
-    await withClient(urlOf(serverUrl, node, 'postgres'), (c) => c.query(`drop database if exists "${name}" with (force)`));
+    await withClient(urlOf(serverUrl, node, 'postgres'), (c) =>
+      c.query(`drop database if exists "${name}" with (force)`),
+    );
 }

@@ -124,7 +124,7 @@ export class InsertBatcher<Row, Result> {
     const batch: Pending<Row, Result>[] = [];
     const waiting: Pending<Row, Result>[] = [];
     const keys = new Set<string>();
-    const group = groupKey?.(this.queue[0]!.row);
+    const group = groupKey?.(this.queue[0].row);
     for (const pending of this.queue) {
       const key = exclusiveKey?.(pending.row);
       if (

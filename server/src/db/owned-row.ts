@@ -59,22 +59,27 @@ export async function findOwnedRow<R>(sql: Sql, spec: OwnedTable, organizationId
   // A UUID (the caller's organization, from its key or session) as a literal for extraColumns.
   if (!isUuid(organizationId)) throw new NotFoundError(spec.notFound);
   const extra = spec.extraColumns ? `, ${spec.extraColumns(`'${organizationId}'::uuid`)}` : '';
-  const ownRow = await sql.one<Record<string, unknown>>(
-    `select t.*${extra} from ${table} t where organization_id = ? and ${match} ${preferUuid}limit 1`,
-    [organizationId, ...matchParams, ...(preferUuid ? [id] : [])],
-  );
-  if (ownRow) return ownRow as R;
-  const row = await sql.one<Record<string, unknown> & { owned_by_caller: boolean }>(
-    `(select t.*${extra}, true as owned_by_caller from ${table} t where organization_id = ? and ${match} ${preferUuid}limit 1)
+  const own = () =>
+    sql.one<Record<string, unknown>>(
+      `select t.*${extra} from ${table} t where organization_id = ? and ${match} ${preferUuid}limit 1`,
+      [organizationId, ...matchParams, ...(preferUuid ? [id] : [])],
+    );
+  const found = await own();
+  if (found) return found as R;
+  // The rule's statement answers only whose the row is (the row itself, found in the caller's
+  // organization after all, is read again): on Citus its anywhere branch reads every shard.
+  const rule = await sql.one<{ owned_by_caller: boolean }>(
+    `(select true as owned_by_caller from ${table} t where organization_id = ? and ${match} limit 1)
       union all
-      (select t.*${extra}, false from ${table} t where ${match} and ${ofAnotherAccount('t')} limit 1)
+      (select false from ${table} t where ${match} and ${ofAnotherAccount('t')} limit 1)
       limit 1`,
-    [organizationId, ...matchParams, ...(preferUuid ? [id] : []), ...matchParams, organizationId],
+    [organizationId, ...matchParams, ...matchParams, organizationId],
   );
-  if (!row) throw new NotFoundError(spec.notFound);
-  if (!row.owned_by_caller) throw new ForbiddenError();
-  const { owned_by_caller: _owned, ...own } = row;
-  return own as R;
+  if (!rule) throw new NotFoundError(spec.notFound);
+  if (!rule.owned_by_caller) throw new ForbiddenError();
+  const committed = await own();
+  if (!committed) throw new NotFoundError(spec.notFound);
+  return committed as R;
 }
 
 /** Conversions by UUID or external_id (the conversions module's; kept here until it has a repository). */

@@ -137,7 +137,8 @@ export class Sql {
  * coordinator passes on no constraint field).
  */
 export const isConstraintNamed = (actual: string | undefined, name: string): boolean =>
-  actual === name || (actual !== undefined && actual.startsWith(`${name}_`) && /^\d+$/.test(actual.slice(name.length + 1)));
+  actual === name ||
+  (actual !== undefined && actual.startsWith(`${name}_`) && /^\d+$/.test(actual.slice(name.length + 1)));
 
 export const isUniqueViolation = (err: unknown, constraint?: string): boolean => {
   const e = err as { code?: string; constraint?: string; message?: string } | null;

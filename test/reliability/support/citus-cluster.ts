@@ -60,7 +60,20 @@ export async function startCitusCluster(options: { workers?: number } = {}): Pro
     rmSync(root, { recursive: true, force: true });
   };
   const sql = (port: number, statement: string) =>
-    asPostgres('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', root, '-p', String(port), '-U', 'postgres', '-c', statement]);
+    asPostgres('psql', [
+      '-X',
+      '-q',
+      '-v',
+      'ON_ERROR_STOP=1',
+      '-h',
+      root,
+      '-p',
+      String(port),
+      '-U',
+      'postgres',
+      '-c',
+      statement,
+    ]);
   try {
     names.forEach((name, i) => {
       const data = join(root, name);
@@ -69,7 +82,7 @@ export async function startCitusCluster(options: { workers?: number } = {}): Pro
         `-p ${ports[i]}`,
         `-k ${root}`,
         '-c listen_addresses=127.0.0.1',
-        "-c shared_preload_libraries=citus",
+        '-c shared_preload_libraries=citus',
         '-c wal_level=logical',
         '-c fsync=off',
         '-c synchronous_commit=off',
@@ -84,17 +97,17 @@ export async function startCitusCluster(options: { workers?: number } = {}): Pro
       ].join(' ');
       asPostgres('pg_ctl', ['-D', data, '-o', settings, '-l', join(root, `${name}.log`), '-w', 'start']);
       started.push(data);
-      sql(ports[i]!, 'create extension citus');
+      sql(ports[i], 'create extension citus');
     });
-    sql(ports[0]!, `select citus_set_coordinator_host('127.0.0.1', ${ports[0]})`);
-    for (const port of ports.slice(1)) sql(ports[0]!, `select citus_add_node('127.0.0.1', ${port})`);
+    sql(ports[0], `select citus_set_coordinator_host('127.0.0.1', ${ports[0]})`);
+    for (const port of ports.slice(1)) sql(ports[0], `select citus_add_node('127.0.0.1', ${port})`);
   } catch (err) {
     stop();
     throw err;
   }
   return {
     url: `postgres://postgres@127.0.0.1:${ports[0]}/postgres`,
-    coordinatorPort: ports[0]!,
+    coordinatorPort: ports[0],
     workerPorts: ports.slice(1),
     root,
     stop,

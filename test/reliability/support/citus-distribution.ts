@@ -27,11 +27,14 @@ export async function realDistributionProblems(client: pg.Client): Promise<strin
   for (const table of DISTRIBUTED_TABLES) {
     const row = found.get(table);
     if (!row || row.method !== 'h' || row.column !== DISTRIBUTION_COLUMN || row.colocation !== anchor)
-      problems.push(`${table}: ${row ? JSON.stringify(row) : 'not distributed'}, not hash by ${DISTRIBUTION_COLUMN} co-located with ${COLOCATION_ANCHOR}`);
+      problems.push(
+        `${table}: ${row ? JSON.stringify(row) : 'not distributed'}, not hash by ${DISTRIBUTION_COLUMN} co-located with ${COLOCATION_ANCHOR}`,
+      );
   }
   for (const table of REFERENCE_TABLES) {
     const row = found.get(table);
-    if (!row || row.method !== 'n') problems.push(`${table}: ${row ? JSON.stringify(row) : 'not in Citus'}, not a reference table`);
+    if (!row || row.method !== 'n')
+      problems.push(`${table}: ${row ? JSON.stringify(row) : 'not in Citus'}, not a reference table`);
   }
   for (const { table, column } of KEYED_TABLES) {
     const row = found.get(table);
@@ -39,12 +42,9 @@ export async function realDistributionProblems(client: pg.Client): Promise<strin
       problems.push(`${table}: ${row ? JSON.stringify(row) : 'not distributed'}, not hash by ${column} on its own`);
   }
   for (const table of LOCAL_TABLES) if (found.has(table)) problems.push(`${table}: in Citus, should stay local`);
-  const named = new Set<string>([
-    ...DISTRIBUTED_TABLES,
-    ...REFERENCE_TABLES,
-    ...KEYED_TABLES.map((k) => k.table),
-  ]);
-  for (const table of found.keys()) if (!named.has(table)) problems.push(`${table}: in Citus, not named in db/distribution.ts`);
+  const named = new Set<string>([...DISTRIBUTED_TABLES, ...REFERENCE_TABLES, ...KEYED_TABLES.map((k) => k.table)]);
+  for (const table of found.keys())
+    if (!named.has(table)) problems.push(`${table}: in Citus, not named in db/distribution.ts`);
   return problems;
 }
 

@@ -12,7 +12,8 @@ export interface RecordedStatement {
 }
 
 /** What carries no plan (transaction control, settings, locks taken by function calls are planned). */
-const UNPLANNED = /^\s*(begin|commit|rollback|savepoint|release|set|reset|show|start transaction|prepare|deallocate|listen|unlisten|notify|discard)\b/i;
+const UNPLANNED =
+  /^\s*(begin|commit|rollback|savepoint|release|set|reset|show|start transaction|prepare|deallocate|listen|unlisten|notify|discard)\b/i;
 
 type Query = (this: pg.Client, ...args: unknown[]) => unknown;
 

@@ -96,7 +96,8 @@ export class AffiliatesService {
     const { programFound, membership } = await this.affiliates.findMembership(organizationId, input.program_id, email);
     if (!programFound) throw new NotFoundError('Program not found');
     if (membership) return { affiliate: toAffiliateDto(membership), deduped: true };
-    if (input.commission_value !== undefined) await this.assertOwnRate(organizationId, input.program_id, input.commission_value);
+    if (input.commission_value !== undefined)
+      await this.assertOwnRate(organizationId, input.program_id, input.commission_value);
     for (let attempt = 0; attempt < SLUG_ATTEMPTS; attempt++) {
       const slug = input.slug ?? generateSlug(email);
       try {

@@ -17,10 +17,13 @@ export class ClicksRepository {
   private readonly inserts: InsertBatcher<NewRow<'clicks'>, undefined>;
 
   constructor(private readonly orm: MikroORM) {
-    this.inserts = new InsertBatcher(async (rows) => {
-      await INSERT_CLICKS.run(this.orm, rows);
-      return rows.map(() => undefined);
-    }, { ...writeBatching(this.orm), groupKey: (row) => row.organization_id });
+    this.inserts = new InsertBatcher(
+      async (rows) => {
+        await INSERT_CLICKS.run(this.orm, rows);
+        return rows.map(() => undefined);
+      },
+      { ...writeBatching(this.orm), groupKey: (row) => row.organization_id },
+    );
   }
 
   /** Stored once this call resolves (its statement committed). */

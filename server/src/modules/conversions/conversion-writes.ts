@@ -201,9 +201,9 @@ export class GuardedConversionWrites {
     const organization = sql.raw(`$${inputColumns.length + 1}::uuid`);
     const text = sql`with ${parts.input}, guard as (
     select c.id from ${customers} c
-    where c.organization_id = ${organization} and c.id = any (${sql.raw(pk!)})
-      and date_trunc('milliseconds', c.first_conversion_at) is not distinct from ${at(first!)}
-      and c.status = ${at(status!)} and c.paid_conversions = ${at(paid!)}
+    where c.organization_id = ${organization} and c.id = any (${sql.raw(pk)})
+      and date_trunc('milliseconds', c.first_conversion_at) is not distinct from ${at(first)}
+      and c.status = ${at(status)} and c.paid_conversions = ${at(paid)}
     order by c.id
     for update
   ), inserted as (

@@ -224,7 +224,11 @@ export class ConversionsService {
       if (!byClick) throw new AttributionNotFoundError();
       const fromClick = await this.resolver.resolveClick(organizationId, input, occurredAt);
       // The charge is checked before the customer is created: a refused request writes nothing.
-      chargeCurrency(input.amount, input.currency, await this.resolver.programRule(organizationId, fromClick.program_id));
+      chargeCurrency(
+        input.amount,
+        input.currency,
+        await this.resolver.programRule(organizationId, fromClick.program_id),
+      );
       ({ customer } = await this.customers.insertOnce(
         organizationId,
         { customer_id: customerId, status: 'active', email: input.email },

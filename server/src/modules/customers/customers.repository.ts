@@ -49,10 +49,10 @@ export class CustomersRepository {
   private readonly inserts: InsertBatcher<NewCustomer, CustomerRecord | undefined>;
 
   constructor(private readonly orm: MikroORM) {
-    this.inserts = new InsertBatcher(
-      (rows) => INSERT_CUSTOMERS.insertedPerRow(this.orm, rows),
-      { ...writeBatching(this.orm), groupKey: (row) => row.organization_id },
-    );
+    this.inserts = new InsertBatcher((rows) => INSERT_CUSTOMERS.insertedPerRow(this.orm, rows), {
+      ...writeBatching(this.orm),
+      groupKey: (row) => row.organization_id,
+    });
   }
 
   /** The row this call inserted, or the one its (organization, customer_id) already named (deduped). */

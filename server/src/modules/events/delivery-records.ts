@@ -114,7 +114,13 @@ export async function recordFailedAttempt(
         const retry: JobData = { attempts: [{ delivery_id: row.id, attempt: row.attempts + 1 }] };
         await to.boss.send(DELIVERY_QUEUE, retry, { startAfter: nextAt, db: databaseOn(client) });
       }
-      if (row.enabled) await client.query(ENDPOINT_FAILED, [row.endpoint_id, at, gone, to.disableAfterFailingMs]);
+      if (row.enabled)
+        await client.query(ENDPOINT_FAILED, [
+          row.endpoint_id,
+          at,
+          gone,
+          new Date(at.getTime() - to.disableAfterFailingMs),
+        ]);
     }
   });
 }

@@ -19,11 +19,13 @@ const ATTEMPT_COLUMNS = `d.id, d.endpoint_id, d.event_id, d.attempts, d.status, 
  * per event, each with its own id (its `webhook-id` from then on) and its resource's JSON made
  * from the row the batch holds, in the transaction that deletes them: an event is expanded once,
  * whichever instance's relay takes its batch (SKIP LOCKED), and keeps its batch's time. Run by
- * the relay before RELAY, in the same transaction.
+ * the relay before RELAY, in the same transaction. Both are one organization's (`$2`): the relay
+ * goes organization by organization (RELAY_ORGANIZATIONS), so that on Citus each of its
+ * transactions is one shard's, as SKIP LOCKED needs.
  */
 export const EXPAND_BATCHES = `with taken as (
-  delete from outbound_event_batches where ctid = any (array(
-    select ctid from outbound_event_batches order by created_at limit $1 for update skip locked))
+  delete from outbound_event_batches where organization_id = $2 and ctid = any (array(
+    select ctid from outbound_event_batches where organization_id = $2 order by created_at limit $1 for update skip locked))
   returning *
 )
 insert into outbound_events (id, organization_id, type, resource, created_at)
@@ -38,26 +40,39 @@ from (${batchEventsSql('taken')}) e`;
  */
 export const RELAY = `with ev as (
   select id, organization_id, type, resource, created_at from outbound_events
-  where dispatched_at is null order by created_at, id limit $1 for update skip locked
+  where organization_id = $2 and dispatched_at is null order by created_at, id limit $1 for update skip locked
 ), marked as (
-  update outbound_events o set dispatched_at = now() from ev where o.id = ev.id and o.organization_id = ev.organization_id
+  update outbound_events o set dispatched_at = now() from ev where o.id = ev.id and o.organization_id = $2
 ), fresh as (
   insert into webhook_deliveries (id, organization_id, endpoint_id, event_id, next_attempt_at, created_at)
   select gen_random_uuid(), ev.organization_id, e.id, ev.id, now(), now()
-  from ev join webhook_endpoints e on e.organization_id = ev.organization_id and e.enabled and ev.type = any (e.events)
+  from ev join webhook_endpoints e on e.organization_id = $2 and e.enabled and ev.type = any (e.events)
   on conflict on constraint webhook_deliveries_once do nothing
   returning id, organization_id, endpoint_id, event_id, attempts, status
 ), again as (
   update webhook_deliveries d set requeue = false
-  where d.id in (select id from webhook_deliveries where requeue order by created_at limit $1 for update skip locked)
+  where d.organization_id = $2
+    and d.id in (select id from webhook_deliveries where organization_id = $2 and requeue order by created_at limit $1 for update skip locked)
   returning d.id, d.organization_id, d.endpoint_id, d.event_id, d.attempts, d.status
 )
 select ${ATTEMPT_COLUMNS}
-from fresh d join ev on ev.id = d.event_id join webhook_endpoints e on e.id = d.endpoint_id and e.organization_id = d.organization_id
+from fresh d join ev on ev.id = d.event_id join webhook_endpoints e on e.id = d.endpoint_id and e.organization_id = $2
 union all
 select ${ATTEMPT_COLUMNS}
-from again d join outbound_events ev on ev.id = d.event_id and ev.organization_id = d.organization_id
-join webhook_endpoints e on e.id = d.endpoint_id and e.organization_id = d.organization_id`;
+from again d join outbound_events ev on ev.id = d.event_id and ev.organization_id = $2
+join webhook_endpoints e on e.id = d.endpoint_id and e.organization_id = $2`;
+
+/**
+ * The organizations the relay has work for (batches to expand, events to dispatch, deliveries a
+ * merchant asked to retry), oldest work first, at most `$1`: read without locks, on every shard.
+ */
+export const RELAY_ORGANIZATIONS = `select organization_id from (
+  select organization_id, min(created_at) as since from outbound_event_batches group by organization_id
+  union all
+  select organization_id, min(created_at) from outbound_events where dispatched_at is null group by organization_id
+  union all
+  select organization_id, min(created_at) from webhook_deliveries where requeue group by organization_id
+) w group by organization_id order by min(since) limit $1`;
 
 /** The pending ones of a job's deliveries, with what their attempts need (those recorded meanwhile are not loaded). */
 export const LOAD = `select ${ATTEMPT_COLUMNS}
@@ -80,14 +95,18 @@ export const FAILED = `update webhook_deliveries set status = $2, attempts = att
   last_error = $5, last_attempt_at = $6, next_attempt_at = $7
 where id = $1 and attempts = $8 returning attempts`;
 
-/** A failed attempt's endpoint: failing since its first failure; disabled by a 410, or after failing for `$4` ms. */
+/**
+ * A failed attempt's endpoint: failing since its first failure; disabled by a 410, or once failing
+ * since `$4` or earlier (the attempt's time less the allowed failing time, computed by the caller:
+ * Citus refuses timestamp arithmetic, a STABLE function, inside CASE or COALESCE).
+ */
 export const ENDPOINT_FAILED = `update webhook_endpoints set
   failing_since = coalesce(failing_since, $2),
   disabled_reason = case
     when not enabled then disabled_reason
     when $3 then 'The endpoint answered 410 Gone'
-    when coalesce(failing_since, $2) <= $2 - $4 * interval '1 millisecond' then 'Every delivery failed for 3 days'
+    when coalesce(failing_since, $2) <= $4 then 'Every delivery failed for 3 days'
     else disabled_reason end,
-  enabled = enabled and not $3 and coalesce(failing_since, $2) > $2 - $4 * interval '1 millisecond',
-  updated_at = case when enabled and ($3 or coalesce(failing_since, $2) <= $2 - $4 * interval '1 millisecond') then now() else updated_at end
+  enabled = enabled and not $3 and coalesce(failing_since, $2) > $4,
+  updated_at = case when enabled and ($3 or coalesce(failing_since, $2) <= $4) then $2 else updated_at end
 where id = $1`;

@@ -7,7 +7,7 @@ import { poolOf } from '../../db/database.js';
 import { databaseOn, startQueue } from '../../jobs/queue.js';
 import { SECRET_PURPOSE, type SecretBox } from '../../security/secret-box.js';
 import { DELIVERY_DEFAULTS, RETRY_DELAYS_MS } from './delivery-settings.js';
-import { EXPAND_BATCHES, LOAD, RELAY, SUCCEEDED } from './delivery-statements.js';
+import { EXPAND_BATCHES, LOAD, RELAY, RELAY_ORGANIZATIONS, SUCCEEDED } from './delivery-statements.js';
 import { EndpointSlots } from './endpoint-slots.js';
 import { eventBody } from './payloads.js';
 import { WebhookPoster, isSuccess, type Outcome } from './poster.js';
@@ -238,12 +238,23 @@ export class EventDelivery {
     return { taken: rows.length, limit };
   }
 
+  /** One pass, organization by organization (each its own transaction: one shard's on Citus), up to `limit` deliveries. */
   private async relay(limit: number): Promise<DeliveryRow[]> {
+    const { rows: organizations } = await this.pool.query<{ organization_id: string }>(RELAY_ORGANIZATIONS, [limit]);
+    const taken: DeliveryRow[] = [];
+    for (const { organization_id: organization } of organizations) {
+      if (taken.length >= limit) break;
+      taken.push(...(await this.relayOrganization(organization, limit - taken.length)));
+    }
+    return taken;
+  }
+
+  private async relayOrganization(organization: string, limit: number): Promise<DeliveryRow[]> {
     const boss = this.boss;
     if (!boss) throw new Error('EventDelivery not started');
     return transactionOn(this.pool, async (client) => {
-      await client.query(EXPAND_BATCHES, [limit]);
-      const { rows } = await client.query<DeliveryRow>(RELAY, [limit]);
+      await client.query(EXPAND_BATCHES, [limit, organization]);
+      const { rows } = await client.query<DeliveryRow>(RELAY, [limit, organization]);
       if (rows.length > 0) {
         const backstop: JobData = { attempts: rows.map((r) => ({ delivery_id: r.id, attempt: r.attempts })) };
         await boss.insert(

@@ -124,7 +124,13 @@ export class EndpointsService {
   ): Promise<{ deliveries: WebhookDelivery[]; next_cursor: string | null }> {
     const endpoint = await this.endpoints.findOwned(organizationId, id);
     const limit = pageLimit(query.limit);
-    const rows = await this.endpoints.deliveries(endpoint.organization_id, endpoint.id, query.status, decodeCursor(query.cursor), limit);
+    const rows = await this.endpoints.deliveries(
+      endpoint.organization_id,
+      endpoint.id,
+      query.status,
+      decodeCursor(query.cursor),
+      limit,
+    );
     const page = pageOf(rows, limit, (d) => ({ at: new Date(d.created_at), id: d.id }));
     return { deliveries: page.items.map(toDeliveryDto), next_cursor: page.next_cursor };
   }

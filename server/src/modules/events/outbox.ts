@@ -46,12 +46,7 @@ function cteName(caller: string, source: string): string {
  * input; `organizationId` is a UUID (organizationLiteral) or, with `parameter`, SQL naming one
  * (`$1`): the statement's organization, so that it stays one shard's on Citus.
  */
-export function eventsOf(
-  type: OutboundEventType,
-  source: string,
-  organizationId: string,
-  parameter = false,
-): string {
+export function eventsOf(type: OutboundEventType, source: string, organizationId: string, parameter = false): string {
   cteName('eventsOf', source);
   const organization = parameter ? organizationId : organizationLiteral(organizationId);
   return `insert into outbound_events (id, organization_id, type, resource, created_at)

@@ -23,19 +23,25 @@ export const RETENTION_DEFAULTS = {
   maxRunMs: 60_000,
 } as const;
 
-/** One batch: the oldest `$2` events dispatched before `$1`, their finished deliveries, and the events themselves unless a delivery is pending. */
+/**
+ * The organizations with events dispatched before `$1`: the round goes organization by
+ * organization (on Citus each batch is then one shard's, and SKIP LOCKED needs the organization).
+ */
+export const PRUNE_ORGANIZATIONS = `select distinct organization_id from outbound_events where dispatched_at < $1`;
+
+/** One batch of organization `$3`: its oldest `$2` events dispatched before `$1`, their finished deliveries, and the events themselves unless a delivery is pending. */
 export const PRUNE = `with old as (
   select id, organization_id from outbound_events
-  where dispatched_at < $1 order by dispatched_at limit $2 for update skip locked
+  where organization_id = $3 and dispatched_at < $1 order by dispatched_at limit $2 for update skip locked
 ), kept as (
-  select distinct d.event_id from webhook_deliveries d join old on d.event_id = old.id and d.organization_id = old.organization_id
+  select distinct d.event_id from webhook_deliveries d join old on d.event_id = old.id and d.organization_id = $3
   where d.status = 'pending'
 ), deliveries as (
-  delete from webhook_deliveries d using old where d.event_id = old.id and d.organization_id = old.organization_id and d.status <> 'pending'
+  delete from webhook_deliveries d using old where d.event_id = old.id and d.organization_id = $3 and d.status <> 'pending'
   returning 1
 ), events as (
   delete from outbound_events o using old
-  where o.id = old.id and o.organization_id = old.organization_id and not exists (select 1 from kept where kept.event_id = old.id)
+  where o.id = old.id and o.organization_id = $3 and not exists (select 1 from kept where kept.event_id = old.id)
   returning 1
 )
 select (select count(*) from old)::int as examined, (select count(*) from deliveries)::int as deliveries, (select count(*) from events)::int as events`;
@@ -58,14 +64,23 @@ export async function pruneDelivered(
   const batch = options.batch ?? RETENTION_DEFAULTS.batch;
   const until = Date.now() + (options.maxRunMs ?? RETENTION_DEFAULTS.maxRunMs);
   const total: Pruned = { events: 0, deliveries: 0 };
-  for (;;) {
-    const { rows } = await query<{ examined: number; deliveries: number; events: number }>(PRUNE, [cutoff, batch]);
-    const { examined, deliveries, events } = rows[0];
-    total.events += events;
-    total.deliveries += deliveries;
-    // Short: nothing older is left (but events kept for a pending delivery). None deleted: only those are left.
-    if (examined < batch || events + deliveries === 0 || Date.now() > until) return total;
+  const { rows: organizations } = await query<{ organization_id: string }>(PRUNE_ORGANIZATIONS, [cutoff]);
+  for (const { organization_id: organization } of organizations) {
+    for (;;) {
+      const { rows } = await query<{ examined: number; deliveries: number; events: number }>(PRUNE, [
+        cutoff,
+        batch,
+        organization,
+      ]);
+      const { examined, deliveries, events } = rows[0];
+      total.events += events;
+      total.deliveries += deliveries;
+      if (Date.now() > until) return total;
+      // Short: nothing older is left (but events kept for a pending delivery). None deleted: only those are left.
+      if (examined < batch || events + deliveries === 0) break;
+    }
   }
+  return total;
 }
 
 /** Schedules the retention job and works it (every delivering process does both; pg-boss sends one job per hour). A failed run is logged at error and told to `jobFailed` (job_failures_total), then retried by pg-boss. */

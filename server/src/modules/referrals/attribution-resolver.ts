@@ -76,7 +76,8 @@ export class AttributionResolver {
         : await this.clickByCookie(organizationId, key.value);
     const affiliate = click && (await this.affiliateRule(organizationId, click.affiliate_id));
     // The program is read only when the click could attribute: an unknown click costs no more reads.
-    const program = click && isAttributing(affiliate) ? await this.programRule(organizationId, click.program_id) : undefined;
+    const program =
+      click && isAttributing(affiliate) ? await this.programRule(organizationId, click.program_id) : undefined;
     return decideClickReferral({ click, affiliate, program }, at);
   }
 
