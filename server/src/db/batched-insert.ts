@@ -213,11 +213,11 @@ export interface UnnestInsertOptions<E extends Entity> {
   /** RETURNING *: the inserted rows are returned. */
   returning?: boolean;
   /**
-   * Another write of the same statement, given the name of the CTE that holds the inserted rows:
-   * the body of a data-modifying CTE (an outbox row per inserted row: modules/events/outbox.ts).
-   * Needs `returning`.
+   * Other writes of the same statement, given the name of the CTE that holds the inserted rows:
+   * the bodies of data-modifying CTEs (an outbox row per inserted row: modules/events/outbox.ts;
+   * what the rows count in the reports: modules/reports/report-contributions.ts).
    */
-  alsoWrite?: (inserted: string) => string;
+  alsoWrite?: (inserted: string) => readonly string[];
 }
 
 /**
@@ -269,10 +269,11 @@ export class UnnestInsert<E extends Entity> {
         .columns(columns.map((c) => c.name))
         .expression(rowsInOrder);
       if (skipConflictsOn) insert = insert.onConflict((conflict) => conflict.columns([...skipConflictsOn]).doNothing());
-      let text = (returning ? insert.returningAll() : insert).compile().sql;
+      let text = (returning || this.options.alsoWrite ? insert.returningAll() : insert).compile().sql;
       if (this.options.alsoWrite) {
-        if (!returning) throw new Error('UnnestInsert: alsoWrite needs returning');
-        text = `with inserted as (${text}), also_written as (${this.options.alsoWrite('inserted')}) select * from inserted`;
+        const also = this.options.alsoWrite('inserted').map((body, i) => `also_written_${i} as (${body})`);
+        // Without `returning`, nothing comes back (the CTEs run all the same).
+        text = `with inserted as (${text}), ${also.join(', ')} select * from inserted${returning ? '' : ' where false'}`;
       }
       const statement = new ParameterisedStatement(text);
       entry = { columns, statement };

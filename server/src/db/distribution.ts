@@ -26,10 +26,9 @@ export const REFERENCE_TABLES = [
 
 /**
  * Tables that stay on the coordinator, not distributed: operational state that is no tenant's data
- * (rate-limit counters keyed by API-key hash or client address; the migrations' own record; how
- * far the reports' background fold has got).
+ * (rate-limit counters keyed by API-key hash or client address; the migrations' own record).
  */
-export const LOCAL_TABLES = ['rate_limits', 'mikro_orm_migrations', 'report_fold_state'] as const;
+export const LOCAL_TABLES = ['rate_limits', 'mikro_orm_migrations'] as const;
 
 /**
  * Tenant tables, distributed by DISTRIBUTION_COLUMN and co-located with one another (so joins and
@@ -59,10 +58,10 @@ export const DISTRIBUTED_TABLES = [
   'outbound_event_batches',
   'webhook_deliveries',
   'report_affiliate_totals',
-  'report_affiliate_revenue',
   'report_affiliate_days',
   'report_program_days',
-  'report_deferred_commissions',
+  'report_deltas',
+  'report_totals_through',
   'coupons',
   'suppressed_clicks',
   'partner_sign_in_links',
