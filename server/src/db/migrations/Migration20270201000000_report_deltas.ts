@@ -96,7 +96,7 @@ drop table report_deferred_commissions;
 drop table report_fold_state;
 
 create index report_affiliate_totals_revenue_idx on report_affiliate_totals (organization_id, before, affiliate_id, currency)
-  include (program_id, revenue) where currency <> '';`);
+  include (program_id, revenue) where currency > '';`);
   }
 
   override async down(): Promise<void> {

@@ -47,24 +47,48 @@ const monthSums = (rows: readonly MonthSums[]) =>
     (f) => `${f} ${(COUNTS as readonly string[]).includes(f) ? 'bigint' : 'numeric'}`,
   )})`;
 
-/** Folds the organization's due deltas; answers how many (affiliate, currency, month) sums it folded. */
-export function foldOrganization(orm: MikroORM, organizationId: string): Promise<number> {
-  return kyselyOf(orm)
-    .transaction()
-    .execute((trx) => foldIn(async (query) => (await query.execute(trx)).rows, organizationId));
+/**
+ * The most deltas one fold step takes: each step's statements stay well inside the service's
+ * statement timeout however large the backlog (a bulk load, the migration's first fold).
+ */
+export const FOLD_STEP_ROWS = 2_000;
+
+/** Folds the organization's due deltas, a step per transaction; answers how many deltas it took. */
+export async function foldOrganization(orm: MikroORM, organizationId: string): Promise<number> {
+  let taken = 0;
+  for (;;) {
+    const step = await kyselyOf(orm)
+      .transaction()
+      .execute((trx) => foldStep(async (query) => (await query.execute(trx)).rows, organizationId, FOLD_STEP_ROWS));
+    taken += step;
+    if (step < FOLD_STEP_ROWS) return taken;
+  }
 }
 
 /** foldOrganization inside the caller's transaction (an import's undo folds before it deletes). */
-export async function foldIn(run: Run, organizationId: string): Promise<number> {
+export async function foldIn(run: Run, organizationId: string, stepRows = FOLD_STEP_ROWS): Promise<number> {
+  let taken = 0;
+  for (;;) {
+    const step = await foldStep(run, organizationId, stepRows);
+    taken += step;
+    if (step < stepRows) return taken;
+  }
+}
+
+/** One step: at most `limit` due deltas, taken and folded; answers how many were taken. */
+async function foldStep(run: Run, organizationId: string, limit: number): Promise<number> {
   const [state] = await run(
     sql<{ through: string }>`insert into report_totals_through (organization_id, through)
       values (${organizationId}::uuid, (date_trunc('month', now() at time zone 'UTC' + interval '1 day') + interval '1 month')::date)
       on conflict (organization_id) do update set through = report_totals_through.through
       returning to_char(through, 'YYYY-MM-DD') as through`,
   );
-  const sums = await run(
-    sql<MonthSums>`with taken as (
-        delete from report_deltas where organization_id = ${organizationId}::uuid and due_at <= now() returning *
+  const rows = await run(
+    sql<MonthSums & { taken: number }>`with taken as (
+        delete from report_deltas where organization_id = ${organizationId}::uuid and (due_at, id) in (
+          select due_at, id from report_deltas where organization_id = ${organizationId}::uuid and due_at <= now()
+          order by due_at, id limit ${limit})
+        returning *
       ), days as (
         insert into report_affiliate_days as r (organization_id, day, affiliate_id, currency, program_id, ${list(FIGURES, (f) => f)})
         select ${organizationId}::uuid, day, affiliate_id, currency, min(program_id::text)::uuid, ${list(FIGURES, (f) => `sum(${f})`)}
@@ -77,14 +101,16 @@ export async function foldIn(run: Run, organizationId: string): Promise<number> 
         from taken group by day, program_id, currency having ${anyNonZero(PROGRAM_FIGURES)}
         order by 2, 3, 4
         on conflict (organization_id, day, program_id, currency) do update set ${list(PROGRAM_FIGURES, (f) => `${f} = r.${f} + excluded.${f}`)}
+      ), sums as (
+        select to_char(date_trunc('month', day::timestamp), 'YYYY-MM-DD') as month, affiliate_id, min(program_id::text) as program_id, currency,
+          ${list(FIGURES, (f) => `sum(${f})::text as ${f}`)}
+        from taken group by 1, 2, 4 having ${anyNonZero(FIGURES)}
       )
-      select to_char(date_trunc('month', day::timestamp), 'YYYY-MM-DD') as month, affiliate_id, min(program_id::text) as program_id, currency,
-        ${list(FIGURES, (f) => `sum(${f})::text as ${f}`)}
-      from taken group by 1, 2, 4 having ${anyNonZero(FIGURES)}`,
+      select c.taken, s.* from (select count(*)::int as taken from taken) c left join sums s on true`,
   );
-  if (sums.length === 0) return 0;
-  await addToTotals(run, organizationId, state.through, sums);
-  return sums.length;
+  const sums = rows.filter((r) => r.month !== null);
+  if (sums.length > 0) await addToTotals(run, organizationId, state.through, sums);
+  return rows[0]?.taken ?? 0;
 }
 
 async function addToTotals(

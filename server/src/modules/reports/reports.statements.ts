@@ -164,7 +164,7 @@ function foldedParts(columns: readonly string[], filter: string): string {
  *
  * The page is ranked in two tries. First on revenue alone (`by_revenue`): revenue is only ever
  * carried by rows with a currency (conversions), so the month boundaries are read by an index-only
- * scan of report_affiliate_totals_revenue_idx (partial: currency <> '', with program_id and
+ * scan of report_affiliate_totals_revenue_idx (partial: currency > '', with program_id and
  * revenue included), the day rows of clicks and customers (currency '') are skipped, and the live
  * part is the period's conversions and deltas with a currency alone (no entry
  * looked up). Every (affiliate, currency) with revenue > 0 ranks before any without (revenue is never
@@ -190,7 +190,7 @@ by_revenue as (
   select x.affiliate_id, x.currency, sum(x.revenue) as revenue
   from (
     select f.affiliate_id, f.program_id, f.currency, f.revenue
-    from (${foldedParts(['revenue'], `${programFilter} and %.currency <> ''`)}
+    from (${foldedParts(['revenue'], `${programFilter} and %.currency > ''`)}
     ) f
     union all
     select d.affiliate_id, d.program_id, d.currency, d.revenue from deltas d
