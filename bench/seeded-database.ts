@@ -332,10 +332,14 @@ async function seedOrganization(
  */
 async function foldAll(db: pg.Client, organizationId: string): Promise<void> {
   const started = Date.now();
-  const taken = await foldIn(async (query) => {
-    const { sql, parameters } = compiled(query).compile();
-    return (await db.query(sql, [...parameters])).rows;
-  }, organizationId, 200_000);
+  const taken = await foldIn(
+    async (query) => {
+      const { sql, parameters } = compiled(query).compile();
+      return (await db.query(sql, [...parameters])).rows;
+    },
+    organizationId,
+    200_000,
+  );
   const summaries = (
     await db.query(
       `select (select count(*) from report_affiliate_totals) as months, (select count(*) from report_program_days) as days,

@@ -287,7 +287,7 @@ describe('undoing an import', () => {
   );
 
   it(
-    "waits for a fold of the organization in progress (it folds the organization itself), then reads as before",
+    'waits for a fold of the organization in progress (it folds the organization itself), then reads as before',
     { timeout: 120_000 },
     async (ctx) => {
       if ((await testServer()).db.embedded) ctx.skip(); // one connection: no second one can hold the lock

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { actionArb, apply, counted, expectSame, foldNow, world } from './reports-model.support.js';
 
 /**

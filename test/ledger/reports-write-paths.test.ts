@@ -101,7 +101,12 @@ describe('reports: every write path of the API keeps them equal to a recomputati
         sql,
         repo: new ReportsRepository(db.orm),
         affiliates: [
-          { id: affiliate.body.data.affiliate.id, program_id: program.body.data.program.id, currency: 'USD', hold: null },
+          {
+            id: affiliate.body.data.affiliate.id,
+            program_id: program.body.data.program.id,
+            currency: 'USD',
+            hold: null,
+          },
         ],
         conversions: [],
         commissions: [],

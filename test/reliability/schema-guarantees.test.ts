@@ -48,7 +48,6 @@ const LEDGER_KEYS = [
   ],
 ] as const;
 
-
 /** Runs `probe` in a transaction that is always rolled back: a schema change never outlives it. */
 async function rolledBack(
   db: Awaited<ReturnType<typeof twoMerchantsAndASecondProgram>>['db'],

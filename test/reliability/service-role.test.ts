@@ -76,10 +76,7 @@ describeWithPostgres('the service creates nothing at run time', () => {
       service = await startService(urlOf(dbName));
       await stopService(service);
       const before = await catalog();
-      expect(before.functions.map((f) => f.split('(')[0])).toEqual([
-        'commission_due',
-        'commission_status_at',
-      ]);
+      expect(before.functions.map((f) => f.split('(')[0])).toEqual(['commission_due', 'commission_status_at']);
 
       // Serve: a role that may read and write rows, and nothing more.
       await admin(dbName, async (client) => {

@@ -101,9 +101,6 @@ export function watchOperations(registry: Registry, pool: pg.Pool, options: { ca
         if (r) set(this, r);
       },
     });
-  const setIf = (g: Gauge<string>, value: number | null, labels: Record<string, string> = {}) => {
-    if (value !== null) g.set(labels, value);
-  };
 
   new Gauge({
     name: 'database_metrics_up',

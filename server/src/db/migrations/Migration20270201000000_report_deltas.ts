@@ -1,5 +1,9 @@
 import { Migration } from '@mikro-orm/migrations';
-import { commissionsWithPeriod, contributionsSql, deltasInsertSql } from '../../modules/reports/report-contributions.js';
+import {
+  commissionsWithPeriod,
+  contributionsSql,
+  deltasInsertSql,
+} from '../../modules/reports/report-contributions.js';
 
 /**
  * The reports' read model per organization, written by the application (issue 46, item 3): no
@@ -100,6 +104,8 @@ create index report_affiliate_totals_revenue_idx on report_affiliate_totals (org
   }
 
   override async down(): Promise<void> {
-    throw new Error('Migration20270201000000_report_deltas cannot be undone: the trigger read model it replaced is gone');
+    throw new Error(
+      'Migration20270201000000_report_deltas cannot be undone: the trigger read model it replaced is gone',
+    );
   }
 }

@@ -59,10 +59,12 @@ const COUNTED_ROWS = `select array(select id from customers where organization_i
  * referring to a partner of the import (they are deleted next).
  */
 async function forgetInReports(sql: Sql, organizationId: string, importId: string): Promise<void> {
-  const rows = (await sql.one<{ customers: string[]; conversions: string[]; commissions: string[]; affiliates: string[] }>(
-    COUNTED_ROWS,
-    [organizationId, importId],
-  ))!;
+  const rows = (await sql.one<{
+    customers: string[];
+    conversions: string[];
+    commissions: string[];
+    affiliates: string[];
+  }>(COUNTED_ROWS, [organizationId, importId]))!;
   const { customers, conversions, commissions } = rows;
   const out = countRows(organizationId, { customers, conversions, commissions }, -1);
   if (!out) return;

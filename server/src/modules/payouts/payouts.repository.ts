@@ -290,7 +290,9 @@ export class PayoutsRepository {
     return this.settle(organizationId, id, 'paid', from, async (sql, payout) => {
       // The entries are paid; their payout_items rows stay, the record of the payout that paid them.
       // What they count in the reports moves with them (modules/reports): out before, in after.
-      const carried = { commissions: (await sql.rows<{ id: string }>(ENTRIES_OF_PENDING_PAYOUT, carriedBy(payout))).map((r) => r.id) };
+      const carried = {
+        commissions: (await sql.rows<{ id: string }>(ENTRIES_OF_PENDING_PAYOUT, carriedBy(payout))).map((r) => r.id),
+      };
       const counting = (sign: 1 | -1) => countRows(payout.organization_id, carried, sign);
       const out = counting(-1);
       if (out) await sql.execute(compiled(out));

@@ -157,7 +157,11 @@ export function countRows(organizationId: string, rows: CountedRows, sign: 1 | -
       sql`${sql.raw(`counted_${kind}`)} as materialized (select * from ${sql.table(kind)} where organization_id = ${organizationId} and id = any (${[...rows[kind]!]}::uuid[]) order by id for update)`,
   );
   const parts = kinds.map((kind) =>
-    contributionsSql(kind, kind === 'commissions' ? commissionsWithPeriod('counted_commissions') : `counted_${kind}`, sign),
+    contributionsSql(
+      kind,
+      kind === 'commissions' ? commissionsWithPeriod('counted_commissions') : `counted_${kind}`,
+      sign,
+    ),
   );
   return sql`with ${sql.join(ctes)} ${sql.raw(deltasInsertSql(parts))}`;
 }

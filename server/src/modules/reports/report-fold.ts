@@ -129,7 +129,9 @@ async function addToTotals(
         cross join generate_series(${through}::date + interval '1 month', ${target}::date::timestamp, interval '1 month') b
         where t.organization_id = ${organizationId}::uuid and t.before = ${through}::date
         on conflict do nothing`);
-    await run(sql`update report_totals_through set through = ${target}::date where organization_id = ${organizationId}::uuid`);
+    await run(
+      sql`update report_totals_through set through = ${target}::date where organization_id = ${organizationId}::uuid`,
+    );
   }
   // A key's boundaries from the one after the month of its sum (zero until the update below).
   await run(sql`insert into report_affiliate_totals (organization_id, before, affiliate_id, currency, program_id)
@@ -186,7 +188,11 @@ export async function organizationsToFold(orm: MikroORM, limit: number): Promise
  * of these affiliates that now cancel out, deleted, so that nothing is left referring to an
  * affiliate about to be deleted.
  */
-export async function dropCancelledDeltas(run: Run, organizationId: string, affiliateIds: readonly string[]): Promise<void> {
+export async function dropCancelledDeltas(
+  run: Run,
+  organizationId: string,
+  affiliateIds: readonly string[],
+): Promise<void> {
   if (affiliateIds.length === 0) return;
   await run(sql`delete from report_deltas d using (
       select due_at, day, affiliate_id, currency from report_deltas
