@@ -65,13 +65,17 @@ export async function foldOrganization(orm: MikroORM, organizationId: string): P
   }
 }
 
-/** foldOrganization inside the caller's transaction (an import's undo folds before it deletes). */
+/**
+ * foldOrganization inside the caller's transaction (an import's undo folds before it deletes):
+ * every due delta, until a step finds none (a step may take fewer than it asked for while the
+ * background folder takes its own).
+ */
 export async function foldIn(run: Run, organizationId: string, stepRows = FOLD_STEP_ROWS): Promise<number> {
   let taken = 0;
   for (;;) {
     const step = await foldStep(run, organizationId, stepRows);
     taken += step;
-    if (step < stepRows) return taken;
+    if (step === 0) return taken;
   }
 }
 
