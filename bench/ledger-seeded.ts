@@ -1,7 +1,7 @@
 /**
  * npm run bench:ledger: the ledger's reads and the payout run on a seeded database, through the
- * real HTTP service (bench/seeded-database.ts: the seed, BENCH_DB to keep and reuse one). Waits
- * for the service's background fold to catch up (the reports are exact before, only slower), and prints
+ * real HTTP service (bench/seeded-database.ts: the seed, BENCH_DB to keep and reuse one, its report
+ * deltas folded first: the reports are exact before, only slower), and prints
  * p50 / p95 of sequential requests (BENCH_REQUESTS each, default 30, after 3 unmeasured):
  * GET /api/reports/affiliates for a month and for a year (calendar-aligned, and rolling), the
  * time series by day for a year, GET /api/commissions?status=approved (first page), and the time of

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { merchant, runImport } from './import-helpers.js';
-import { Sql } from '../../server/src/db/sql.js';
+import { ReportsRepository } from '../../server/src/modules/reports/reports.repository.js';
 import { testServer } from '../support/server.js';
 import { startRewardfulStandin, type Standin } from './rewardful-standin.js';
 
@@ -8,7 +8,7 @@ import { startRewardfulStandin, type Standin } from './rewardful-standin.js';
  * Imported history keeps its source's dates: a partner who joined in June, June signups and June
  * sales are June in the customers, commissions and affiliates lists (what the portal lists by:
  * partner-figures.ts reads created_at), and in the reports the Overview reads (GET
- * /api/reports/timeseries), also once the report fold's watermark has passed June; a lead who never
+ * /api/reports/timeseries), before and after the report fold; a lead who never
  * paid stays a signup (`trial`), a paying one is `active` with `first_conversion_at` from the import.
  * Objects as Rewardful documents them (https://developers.rewardful.com/rest-api/referrals/object:
  * `became_lead_at`; affiliates/object and commissions/object: `created_at`).
@@ -70,19 +70,18 @@ afterAll(async () => {
   await standin.close();
 });
 
-/** Folds the report summaries up to now: the watermark passes June (and the import's own time). */
-async function fold(sql: Sql) {
-  await sql.rows(`select report_fold(interval '0 seconds', interval '100 years')`);
+/** Folds the organization's report deltas into its summaries (the June rows among them). */
+async function fold(organizationId: string) {
+  await new ReportsRepository((await testServer()).db.orm).fold(organizationId);
 }
 
 describe('imported history keeps its dates', () => {
   it('June history is June in the lists and the reports, not today; a lead stays a signup', async () => {
-    const sql = Sql.of((await testServer()).db.orm);
     const m = await merchant();
-    await fold(sql);
+    await fold(m.id);
     const done = await runImport(m.api, m.programId, 'rewardful', { api_secret: SECRET });
     expect(done.status, done.error).toBe('succeeded');
-    await fold(sql);
+    await fold(m.id);
 
     const [june] = (await m.api.get('/api/affiliates')).body.data.affiliates;
     expect(june.created_at).toBe('2024-06-01T09:00:00.000Z');

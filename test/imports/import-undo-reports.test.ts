@@ -7,8 +7,8 @@ import { startRewardfulStandin, type Standin } from './rewardful-standin.js';
 
 /**
  * Undoing an import takes its rows out of the reports: the summaries the background fold has
- * already folded them into (report_affiliate_totals / _days, report_program_days, the deferred
- * list) lose exactly what the deleted rows contributed, so every report reads as before the import,
+ * already folded them into (report_affiliate_totals / _days, report_program_days) and the deltas
+ * not folded yet (a held entry's scheduled approval) lose exactly what the deleted rows contributed, so every report reads as before the import,
  * the merchant's own activity in the same program and period still counted.
  */
 const SECRET = 'rw-undo-reports';
@@ -119,7 +119,7 @@ const DATA = {
     },
   ],
   commissions: [
-    // Pending with a hold far ahead: listed in report_deferred_commissions once folded.
+    // Pending with a hold far ahead: its scheduled approval stays in report_deltas, not due.
     commission('com-u-pending', 'pending', 1234, 'EUR', A1, 'cus_u1', '2099-01-01T00:00:00.000Z'),
     commission('com-u-paid', 'paid', 2501, 'USD', A1, 'cus_u1', '2024-03-31T00:00:00.000Z', 999),
     commission('com-u-due', 'due', 1003, 'USD', A2, 'cus_u2', '2024-03-31T00:00:00.000Z'),
@@ -127,7 +127,7 @@ const DATA = {
   ],
 };
 
-/** The same without the entry in its hold: nothing in report_deferred_commissions. */
+/** The same without the entry in its hold: no scheduled approval. */
 const SETTLED = { ...DATA, commissions: DATA.commissions.filter((c) => c.state !== 'pending') };
 
 let full: Standin;
@@ -152,16 +152,9 @@ async function finished(api: Api, id: string) {
   throw new Error('import still running after 30 s');
 }
 
-/** Folds everything written so far into the summaries (no lag), as the background folder would a minute later. */
-async function foldAll(): Promise<void> {
-  const repo = new ReportsRepository((await testServer()).db.orm);
-  const until = Date.now();
-  for (let i = 0; i < 200; i++) {
-    const w = await repo.fold(0, 400 * 86_400);
-    if (w && new Date(w).getTime() >= until) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('the fold did not catch up');
+/** Folds the organization's deltas into its summaries, as the background folder would within seconds. */
+async function foldAll(organizationId: string): Promise<void> {
+  await new ReportsRepository((await testServer()).db.orm).fold(organizationId);
 }
 
 const TO = new Date(Date.now() + 2 * 86_400_000).toISOString();
@@ -219,7 +212,7 @@ async function undoAfterFold(standin: Standin, partnersHere: boolean, whileFoldi
   expect(conversion.status, JSON.stringify(conversion.body)).toBe(201);
   const refund = await org.api.post(`/api/conversions/${conversion.body.data.conversion.id}/refund`, { amount: 23.4 });
   expect(refund.status, JSON.stringify(refund.body)).toBe(200);
-  await foldAll();
+  await foldAll(org.id);
   const before = await reports(org.api, programId);
   const ownRow = (
     before[`/api/reports/affiliates?from=2024-01-01T00:00:00Z&to=${TO}&limit=100`] as {
@@ -245,19 +238,20 @@ async function undoAfterFold(standin: Standin, partnersHere: boolean, whileFoldi
   expect(started.status, JSON.stringify(started.body)).toBe(202);
   const done = await finished(org.api, started.body.data.import.id);
   expect(done.status, done.error).toBe('succeeded');
-  await foldAll();
+  await foldAll(org.id);
   const imported = await reports(org.api, programId);
   // The import shows in every report (so that the comparison after the undo means something).
   for (const path of Object.keys(before)) expect(imported[path], path).not.toEqual(before[path]);
 
   let undone;
   if (whileFolding) {
-    // A fold in progress (its lock held by another connection): the undo waits for it to end, then subtracts from what it folded.
+    // A fold of the organization in progress (its row of report_totals_through locked by another
+    // connection): the undo, which folds the organization before deleting, waits for it to end.
     const folding = new pg.Client({ connectionString: (await testServer()).db.url });
     await folding.connect();
     try {
       await folding.query('begin');
-      await folding.query('select pg_advisory_xact_lock(7262010001)');
+      await folding.query('select 1 from report_totals_through where organization_id = $1 for update', [org.id]);
       let settled = false;
       const pending = org.api.delete(`/api/imports/${done.id}`).finally(() => (settled = true));
       await new Promise((r) => setTimeout(r, 1_000));
@@ -271,7 +265,7 @@ async function undoAfterFold(standin: Standin, partnersHere: boolean, whileFoldi
   expect(undone.status, JSON.stringify(undone.body)).toBe(200);
   expect(await reports(org.api, programId)).toEqual(before);
   // And the next fold changes nothing.
-  await foldAll();
+  await foldAll(org.id);
   expect(await reports(org.api, programId)).toEqual(before);
 }
 
@@ -293,7 +287,7 @@ describe('undoing an import', () => {
   );
 
   it(
-    "waits for a fold in progress (it takes the fold's lock), then reads as before",
+    'waits for a fold of the organization in progress (it folds the organization itself), then reads as before',
     { timeout: 120_000 },
     async (ctx) => {
       if ((await testServer()).db.embedded) ctx.skip(); // one connection: no second one can hold the lock

@@ -119,8 +119,7 @@ describeWithPostgres('metrics of the background work', () => {
     for (const name of [
       'job_queue_jobs',
       'job_queue_oldest_pending_age_seconds',
-      'reports_fold_lag_seconds',
-      'reports_last_fold_age_seconds',
+      'reports_unfolded_deltas',
       'job_failures_total',
     ]) {
       expect(text).toContain(`# HELP ${name} `);
@@ -216,12 +215,18 @@ describeWithPostgres('metrics of the background work', () => {
     expect(await read('payouts_processing_oldest_age_seconds')).toBeGreaterThanOrEqual(7200);
   });
 
-  it('the reports’ lag: how far the read model’s watermark is behind', async () => {
-    await q(
-      `update report_fold_state set folded_before = now() - interval '1 hour', folded_at = now() - interval '50 minutes'`,
-    );
-    expect(await until('reports_fold_lag_seconds', (v) => v !== undefined && v >= 3600, 'the lag')).toBeLessThan(3700);
-    expect(await read('reports_last_fold_age_seconds')).toBeGreaterThanOrEqual(3000);
+  it('the reports’ backlog: deltas due and not folded, not those whose due_at is ahead', async () => {
+    const delta = (dueAt: string) =>
+      q(
+        `insert into report_deltas (organization_id, due_at, day, affiliate_id, program_id, currency, entries, clicks, customers, conversions,
+           revenue, refunded, pending, approved, paid, reversed, rejected, on_hold)
+         values ($1, ${dueAt}, current_date, $2, $3, '', 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)`,
+        [organizationId, affiliateId, programId],
+      );
+    await delta(`'-infinity'`);
+    await delta(`now() - interval '1 minute'`);
+    await delta(`now() + interval '1 day'`);
+    expect(await until('reports_unfolded_deltas', (v) => v === 2, 'the due deltas')).toBe(2);
   });
 
   it('the outbound webhook backlog: events in the outbox and deliveries pending, with the age of the oldest', async () => {

@@ -1,6 +1,13 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ORGANIZATION_TABLES } from '../../server/src/modules/organizations/organization-data.js';
+import {
+  commissionsWithPeriod,
+  compiled,
+  contributionsSql,
+  deltasInsertSql,
+} from '../../server/src/modules/reports/report-contributions.js';
+import { foldIn } from '../../server/src/modules/reports/report-fold.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import {
   call,
@@ -49,8 +56,9 @@ async function rowsOf(client: pg.Client, organizationId: string): Promise<Record
  * Generates, for the organization's program, `affiliates` more affiliates, `clicks` clicks over
  * them, and `sales` customers, each with a conversion (of a click) and a pending sale entry; all
  * created over the last two days, consistent by construction (their keys are not checked row by
- * row here: session_replication_role, on this connection only, for speed). Then the report read
- * model is rebuilt from them (report_reset, report_fold), as a long-lived organization's summaries are.
+ * row here: session_replication_role, on this connection only, for speed). Then what they count in
+ * the reports is written as their writers write it (report-contributions.ts) and folded into the
+ * summaries (report-fold.ts), as a long-lived organization's summaries are.
  */
 async function generate(
   url: string,
@@ -95,12 +103,20 @@ async function generate(
     );
     await client.query('reset session_replication_role');
     await client.query('analyze clicks, customers, conversions, commissions, affiliates');
-    await client.query('select report_reset()');
-    await client
-      .query(`select report_fold(interval '60 seconds', interval '31 days')`)
-      .catch((err: Error & { detail?: string }) => {
-        throw new Error(`report_fold: ${err.message} ${err.detail}`);
-      });
+    const own = (table: string) => `(select * from ${table} where organization_id = $1::uuid)`;
+    await client.query(
+      deltasInsertSql([
+        contributionsSql('clicks', own('clicks'), 1),
+        contributionsSql('customers', own('customers'), 1),
+        contributionsSql('conversions', own('conversions'), 1),
+        contributionsSql('commissions', commissionsWithPeriod(own('commissions')), 1),
+      ]),
+      [organizationId],
+    );
+    await foldIn(async (query) => {
+      const { sql, parameters } = compiled(query).compile();
+      return (await client.query(sql, [...parameters])).rows;
+    }, organizationId);
   });
 }
 

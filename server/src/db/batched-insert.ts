@@ -224,12 +224,13 @@ export interface UnnestInsertOptions<E extends Entity> {
   /** RETURNING *: the inserted rows are returned. */
   returning?: boolean;
   /**
-   * Another write of the same statement, given the name of the CTE that holds the inserted rows
+   * Other writes of the same statement, given the name of the CTE that holds the inserted rows
    * and SQL naming their organization (a parameter: rows of one statement are one
-   * organization's, InsertBatcher's groupKey): the body of a data-modifying CTE (the outbox's row:
-   * modules/events/outbox.ts). Needs `returning`.
+   * organization's, InsertBatcher's groupKey): the bodies of data-modifying CTEs (an outbox row
+   * per batch: modules/events/outbox.ts; what the rows count in the reports:
+   * modules/reports/report-contributions.ts).
    */
-  alsoWrite?: (inserted: string, organization: string) => string;
+  alsoWrite?: (inserted: string, organization: string) => readonly string[];
 }
 
 /**
@@ -288,11 +289,12 @@ export class UnnestInsert<E extends Entity> {
         .columns(columns.map((c) => c.name))
         .expression(rowsInOrder);
       if (skipConflictsOn) insert = insert.onConflict((conflict) => conflict.columns([...skipConflictsOn]).doNothing());
-      let text = (returning ? insert.returningAll() : insert).compile().sql;
+      let text = (returning || this.options.alsoWrite ? insert.returningAll() : insert).compile().sql;
       if (this.options.alsoWrite) {
-        if (!returning) throw new Error('UnnestInsert: alsoWrite needs returning');
         const organization = `$${columns.length + 1}::uuid`;
-        text = `with inserted as (${text}), also_written as (${this.options.alsoWrite('inserted', organization)}) select * from inserted`;
+        const also = this.options.alsoWrite('inserted', organization).map((body, i) => `also_written_${i} as (${body})`);
+        // Without `returning`, nothing comes back (the CTEs run all the same).
+        text = `with inserted as (${text}), ${also.join(', ')} select * from inserted${returning ? '' : ' where false'}`;
       }
       const statement = new ParameterisedStatement(text);
       entry = { columns, statement };

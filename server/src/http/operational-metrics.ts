@@ -5,7 +5,7 @@ import { QUEUE_SCHEMA } from '../jobs/queue.js';
 /**
  * What the service does in the background, read from the database on each scrape of /metrics
  * (docs/operations.md lists each metric with the alert to set on it): the job queue (pg-boss, every
- * queue it holds, whoever added it), payouts stuck in `processing`, the report read model's lag,
+ * queue it holds, whoever added it), payouts stuck in `processing`, the report deltas not folded,
  * the outbound webhooks' backlog; and the pool, from the pool itself.
  *
  * The statements are organization-agnostic aggregates over partial or leading indexes
@@ -22,8 +22,7 @@ const COLLECT_TIMEOUT_MS = 2_000;
 const SERVICE_STATE = `select
   (select count(*) from (select 1 from payouts where status = 'processing' limit ${COUNT_CAP}) s)::int as payouts_processing,
   (select extract(epoch from now() - min(sent_at)) from payouts where status = 'processing')::float8 as payouts_processing_oldest_seconds,
-  (select extract(epoch from now() - folded_before) from report_fold_state where isfinite(folded_before))::float8 as reports_lag_seconds,
-  (select extract(epoch from now() - folded_at) from report_fold_state)::float8 as reports_last_fold_seconds,
+  (select count(*) from (select 1 from report_deltas where due_at <= now() limit ${COUNT_CAP}) s)::int as reports_unfolded,
   (select count(*) from (select 1 from webhook_deliveries where status = 'pending' limit ${COUNT_CAP}) s)::int as deliveries_pending,
   (select extract(epoch from now() - min(created_at)) from webhook_deliveries where status = 'pending')::float8 as deliveries_oldest_seconds,
   (select count(*) from (select 1 from outbound_events where dispatched_at is null limit ${COUNT_CAP}) s)::int
@@ -51,8 +50,7 @@ const QUEUE_STATE = `select q.name,
 interface ServiceState {
   payouts_processing: number;
   payouts_processing_oldest_seconds: number | null;
-  reports_lag_seconds: number | null;
-  reports_last_fold_seconds: number | null;
+  reports_unfolded: number;
   deliveries_pending: number;
   deliveries_oldest_seconds: number | null;
   outbox_pending: number;
@@ -103,9 +101,6 @@ export function watchOperations(registry: Registry, pool: pg.Pool, options: { ca
         if (r) set(this, r);
       },
     });
-  const setIf = (g: Gauge<string>, value: number | null, labels: Record<string, string> = {}) => {
-    if (value !== null) g.set(labels, value);
-  };
 
   new Gauge({
     name: 'database_metrics_up',
@@ -144,13 +139,10 @@ export function watchOperations(registry: Registry, pool: pg.Pool, options: { ca
     (g, r) => g.set(Math.max(0, r.service.payouts_processing_oldest_seconds ?? 0)),
   );
   gauge(
-    'reports_fold_lag_seconds',
-    "How far the report read model's watermark (report_fold_state.folded_before) is behind now: rows newer than this are read live. About 60 to 70 s when the fold keeps up; no value before the first fold.",
+    'reports_unfolded_deltas',
+    `Report deltas due and not yet folded into the summaries (report_deltas; the reports read them live, exact either way), capped at ${COUNT_CAP}. A few hundred while the folder keeps up (it runs every 10 s); growing means it is stuck.`,
     [],
-    (g, r) => setIf(g as Gauge<string>, r.service.reports_lag_seconds),
-  );
-  gauge('reports_last_fold_age_seconds', 'How long ago the report read model was last folded.', [], (g, r) =>
-    setIf(g as Gauge<string>, r.service.reports_last_fold_seconds),
+    (g, r) => g.set(r.service.reports_unfolded),
   );
   gauge(
     'outbound_webhook_backlog',

@@ -22,6 +22,7 @@ import { Migration20270123000000_link_params } from './Migration20270123000000_l
 import { Migration20270124000000_partner_notices } from './Migration20270124000000_partner_notices.js';
 import { Migration20270124000001_commissions_recent_brin } from './Migration20270124000001_commissions_recent_brin.js';
 import { Migration20270126000000_branding } from './Migration20270126000000_branding.js';
+import { Migration20270201000000_report_deltas } from './Migration20270201000000_report_deltas.js';
 import { Migration20270202000000_citus_distribution } from './Migration20270202000000_citus_distribution.js';
 
 /** Every committed migration, in order. A new migration is appended here. */
@@ -52,5 +53,6 @@ export const migrationsList: MigrationObject[] = [
     class: Migration20270124000001_commissions_recent_brin,
   },
   { name: 'Migration20270126000000_branding', class: Migration20270126000000_branding },
+  { name: 'Migration20270201000000_report_deltas', class: Migration20270201000000_report_deltas },
   { name: 'Migration20270202000000_citus_distribution', class: Migration20270202000000_citus_distribution },
 ];

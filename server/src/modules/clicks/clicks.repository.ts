@@ -3,9 +3,13 @@ import type { CachedClick } from '../../attribution/cache.js';
 import { InsertBatcher, UnnestInsert, writeBatching } from '../../db/batched-insert.js';
 import { kyselyOf, type NewRow } from '../../db/database.js';
 import { ClickEntity } from './click.entity.js';
+import { contributionsSql, deltasInsertSql } from '../reports/report-contributions.js';
 import { SuppressedClickEntity } from './suppressed-click.entity.js';
 
-const INSERT_CLICKS = new UnnestInsert(ClickEntity);
+// What the clicks count in the reports is written by the same statement (report-contributions.ts).
+const INSERT_CLICKS = new UnnestInsert(ClickEntity, {
+  alsoWrite: (inserted) => [deltasInsertSql([contributionsSql('clicks', inserted, 1)])],
+});
 const INSERT_SUPPRESSED = new UnnestInsert(SuppressedClickEntity);
 
 /**

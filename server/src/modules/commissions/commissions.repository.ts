@@ -10,6 +10,7 @@ import { dueSql, refundEffect } from './commission-lifecycle.js';
 import { recordEvents, withEvents } from '../events/outbox.js';
 import { payoutRunLock } from '../payouts/payouts.repository.js';
 import { newRowId } from '../../db/row-ids.js';
+import { compiled, countRows } from '../reports/report-contributions.js';
 
 /** An entry as stored, with the payout that carries it (payout_items: resolvePayouts), when read through it. */
 export type CommissionRecord = StoredRow<'commissions'> & { payout_id?: string | null };
@@ -164,11 +165,16 @@ export async function resolvePayouts<R extends CommissionRecord>(
 export class CommissionsRepository {
   constructor(private readonly orm: MikroORM) {}
 
+  /** A new entry (an adjustment), counted in the reports in its transaction (modules/reports). */
   insert(row: NewRow<'commissions'>): Promise<CommissionRecord> {
-    const insert = kyselyOf(this.orm).insertInto('commissions').values(row).returningAll();
-    return withEvents(insert, 'commission.created', row.organization_id)
-      .execute(kyselyOf(this.orm))
-      .then((result) => result.rows[0]);
+    return kyselyOf(this.orm)
+      .transaction()
+      .execute(async (trx) => {
+        const insert = trx.insertInto('commissions').values(row).returningAll();
+        const [inserted] = (await withEvents(insert, 'commission.created', row.organization_id).execute(trx)).rows;
+        await countRows(inserted.organization_id, { commissions: [inserted.id] }, 1)!.execute(trx);
+        return inserted;
+      });
   }
 
   /** One page of the organization's entries, newest first (commissionsPage). */
@@ -251,6 +257,11 @@ export class CommissionsRepository {
       const [current, ...clawbacks] = await this.pendingPayouts(sql, organizationId, [locked, ...lockedClawbacks]);
       const changes = change(current, clawbacks);
       if (!changes) return current;
+      // What the entries count in the reports moves with them (modules/reports): out before, in after.
+      const changing = {
+        commissions: [found.id, ...(changes.status === 'rejected' ? clawbacks.map((c) => c.id) : [])],
+      };
+      await sql.execute(compiled(countRows(organizationId, changing, -1)!));
       // commission.updated events ride each update (modules/events/outbox.ts).
       const update = kyselyOf(this.orm)
         .updateTable('commissions')
@@ -276,6 +287,7 @@ export class CommissionsRepository {
           compile: () => withEvents(rejectClawbacks, 'commission.updated', organizationId).compile(kyselyOf(this.orm)),
         });
       }
+      await sql.execute(compiled(countRows(organizationId, changing, 1)!));
       return (await this.pendingPayouts(sql, organizationId, [updated]))[0];
     });
   }
@@ -320,10 +332,12 @@ export class CommissionsRepository {
       sale.commissionBefore,
       sale.commissionAfter,
     );
+    const counted = { commissions: [entry.id] };
     switch (effect.kind) {
       case 'none':
         return;
       case 'reduce':
+        await countRows(sale.organization_id, counted, -1)!.execute(trx);
         await recordEvents(
           trx,
           'commission.updated',
@@ -334,8 +348,10 @@ export class CommissionsRepository {
             .returningAll()
             .execute(),
         );
+        await countRows(sale.organization_id, counted, 1)!.execute(trx);
         return;
       case 'reverse':
+        await countRows(sale.organization_id, counted, -1)!.execute(trx);
         await recordEvents(
           trx,
           'commission.updated',
@@ -346,12 +362,14 @@ export class CommissionsRepository {
             .returningAll()
             .execute(),
         );
+        await countRows(sale.organization_id, counted, 1)!.execute(trx);
         return;
-      case 'clawback':
+      case 'clawback': {
+        const clawbackId = newRowId();
         await trx
           .insertInto('commissions')
           .values({
-            id: newRowId(),
+            id: clawbackId,
             organization_id: sale.organization_id,
             type: 'clawback',
             status: 'approved',
@@ -368,6 +386,8 @@ export class CommissionsRepository {
           .returningAll()
           .execute()
           .then((rows) => recordEvents(trx, 'commission.created', rows));
+        await countRows(sale.organization_id, { commissions: [clawbackId] }, 1)!.execute(trx);
+      }
     }
   }
 }

@@ -8,6 +8,7 @@ import { CommissionEntity } from '../commissions/commission.entity.js';
 import { batchedEventsOf, type BatchedEventType } from '../events/outbox.js';
 import { CustomerEntity } from '../customers/customer.entity.js';
 import { ConversionEntity } from './conversion.entity.js';
+import { contributionsSql, deltasInsertSql } from '../reports/report-contributions.js';
 import type { ConversionRecord, CustomerGuard, NewConversion, NewSale } from './conversions.repository.js';
 
 /**
@@ -55,6 +56,18 @@ function conversionWriteParts(orm: MikroORM, conversion: NewConversion, before: 
     conversions: sql.table(metadataOf(orm, ConversionEntity).tableName),
     input: sql`input as (select * from unnest(${parameters}) with ordinality as t(${list(inputColumns)}, ord))`,
     saleEntries: sql`sale_entries as (${saleEntriesOfInserted('inserted', 'input')})`,
+    // What the new conversions and their entries count in the reports (modules/reports), summed
+    // per key for the whole batch, in this same statement.
+    reportDeltas: sql`report_deltas_written as (${sql.raw(
+      deltasInsertSql([
+        contributionsSql('conversions', 'inserted', 1),
+        contributionsSql(
+          'commissions',
+          '(select k.*, x.occurred_at as period_at from sale_entries k join inserted x on x.id = k.conversion_id)',
+          1,
+        ),
+      ]),
+    )})`,
     // The outbox batch of the new conversions and their entries (modules/events/outbox.ts), in this
     // same statement; `also` adds events of the statement's other writes (a renewal's customer).
     events: (...also: (readonly [BatchedEventType, string])[]) =>
@@ -116,7 +129,7 @@ export class ConversionsByClickWrites {
     order by external_id
     on conflict (organization_id, external_id) do nothing
     returning *
-  ), ${parts.saleEntries}, ${parts.events()}
+  ), ${parts.saleEntries}, ${parts.reportDeltas}, ${parts.events()}
   select * from inserted`.compile(kyselyOf(orm)).sql;
     const statement = new ParameterisedStatement(text);
     this.built = { conversionColumns, statement };
@@ -220,7 +233,7 @@ export class GuardedConversionWrites {
       and (date_trunc('milliseconds', c.first_conversion_at) is distinct from i.next_first or c.status is distinct from i.next_status
         or c.paid_conversions is distinct from i.next_paid)
     returning c.*
-  ), ${parts.events(['customer.updated', 'customer_update'])}
+  ), ${parts.reportDeltas}, ${parts.events(['customer.updated', 'customer_update'])}
   select i.ord, i.customer_pk in (select id from guard) as guarded,
     (select row_to_json(x) from inserted x where x.id = i.id) as conversion
   from input i order by i.ord`.compile(kyselyOf(orm)).sql;

@@ -11,6 +11,7 @@ import { CONVERSIONS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js'
 import { Sql } from '../../db/sql.js';
 import { NotFoundError } from '../../http/errors.js';
 import { CommissionsRepository } from '../commissions/commissions.repository.js';
+import { countRows } from '../reports/report-contributions.js';
 import { recordEvents } from '../events/outbox.js';
 import type { CustomerStatus } from '../customers/customers.service.js';
 import { ConversionEntity } from './conversion.entity.js';
@@ -231,12 +232,16 @@ export class ConversionsRepository {
             .execute();
         }
         if (!next) return { conversion, changed: false };
+        // What the conversion counts in the reports moves with it (modules/reports): out before, in after.
+        const counted = { conversions: [conversion.id] };
+        await countRows(conversion.organization_id, counted, -1)!.execute(trx);
         const updated = (await trx
           .updateTable('conversions')
           .set(next)
           .where('id', '=', conversion.id)
           .returningAll()
           .executeTakeFirstOrThrow()) as ConversionRecord;
+        await countRows(conversion.organization_id, counted, 1)!.execute(trx);
         await recordEvents(trx, 'conversion.refunded', [updated]);
         await this.commissions.applyRefund(
           trx,

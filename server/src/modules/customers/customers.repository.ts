@@ -6,6 +6,7 @@ import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
 import { CustomerEntity } from './customer.entity.js';
 import { batchedEventsOf, withEvents } from '../events/outbox.js';
+import { contributionsSql, deltasInsertSql } from '../reports/report-contributions.js';
 
 export type CustomerRecord = StoredRow<'customers'>;
 export type CustomerStatus = CustomerRecord['status'];
@@ -22,8 +23,11 @@ const INSERT_CUSTOMERS = new UnnestInsert(CustomerEntity, {
   skipConflictsOn: ['organization_id', 'customer_id'],
   orderBy: 'customer_id',
   returning: true,
-  // customer.created rides the batched insert (modules/events/outbox.ts): no extra round trip.
-  alsoWrite: (inserted, organization) => batchedEventsOf([['customer.created', inserted]], organization),
+  // customer.created and what the customers count in the reports ride the batched insert: no extra round trip.
+  alsoWrite: (inserted, organization) => [
+    batchedEventsOf([['customer.created', inserted]], organization),
+    deltasInsertSql([contributionsSql('customers', inserted, 1)]),
+  ],
 });
 
 /** A customer by the merchant's id for it; on the hot path of every renewal, so one index lookup on MikroORM's kysely. */

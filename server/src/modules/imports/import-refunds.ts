@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SourceRefund } from './import-model.js';
 import type { ImportWriter } from './import-writer.js';
+import { compiled, countRows } from '../reports/report-contributions.js';
 
 /**
  * Writes a refund the source keeps as a row of its own (SourceRefund), inside the page's
@@ -19,6 +20,9 @@ export async function writeRefund(writer: ImportWriter, r: SourceRefund): Promis
   const conversionId = await writer.known('conversions', r.sale_source_id);
   if (!conversionId)
     return writer.skip('commissions', r.source_id, `a refund of sale ${r.sale_source_id}, which is not imported`);
+  // What the sale counts in the reports moves with its refund (modules/reports): out before, in after.
+  const counted = { conversions: [conversionId] };
+  await writer.sql.execute(compiled(countRows(organizationId, counted, -1)!));
   const sale = (await writer.sql.one<{ affiliate_id: string; customer_id: string | null }>(
     `with next as (select id, least(amount, refunded_amount + coalesce($3::numeric, amount)) as refunded from conversions where organization_id = $1 and id = $2)
      update conversions c set refunded_amount = n.refunded,
@@ -27,6 +31,7 @@ export async function writeRefund(writer: ImportWriter, r: SourceRefund): Promis
      from next n where c.organization_id = $1 and c.id = n.id returning c.affiliate_id, c.customer_id`,
     [organizationId, conversionId, r.amount],
   ))!;
+  await writer.sql.execute(compiled(countRows(organizationId, counted, 1)!));
   await writer.remember('conversions', key, conversionId);
   if (!r.clawback) return;
   const { amount, currency, status, payout_source_id } = r.clawback;

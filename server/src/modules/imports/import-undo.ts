@@ -1,6 +1,8 @@
 import { notifyChanges, type CacheChange } from '../../db/change-notifications.js';
 import type { Sql } from '../../db/sql.js';
 import { ConflictError } from '../../http/errors.js';
+import { compiled, countRows } from '../reports/report-contributions.js';
+import { dropCancelledDeltas, foldIn, type Run } from '../reports/report-fold.js';
 
 /**
  * What holds an import's rows: anything written since that is not the import's own and refers to
@@ -44,15 +46,33 @@ const HOLDS: { what: string; query: string }[] = [
   },
 ];
 
+/** The import's rows the reports count (an import writes no clicks). */
+const COUNTED_ROWS = `select array(select id from customers where organization_id = $1 and import_id = $2) as customers,
+  array(select id from conversions where organization_id = $1 and import_id = $2) as conversions,
+  array(select id from commissions where organization_id = $1 and import_id = $2) as commissions,
+  array(select id from affiliates where organization_id = $1 and import_id = $2) as affiliates`;
+
 /**
- * What the import's rows contributed to the report summaries already folded, subtracted before they
- * are deleted (report_forget_rows, Migration20270104000000_report_forget: it holds the fold's lock
- * until the transaction ends). An import writes no clicks.
+ * The import's rows taken out of the reports before they are deleted (modules/reports): their
+ * contributions subtracted, the scheduled approvals that now cancel out dropped, and the
+ * organization's deltas folded in this transaction, so that no summary row is left at zero
+ * referring to a partner of the import (they are deleted next).
  */
-const FORGET_IN_REPORTS = `select report_forget_rows($1, '{}'::uuid[],
-  array(select id from customers where organization_id = $1 and import_id = $2),
-  array(select id from conversions where organization_id = $1 and import_id = $2),
-  array(select id from commissions where organization_id = $1 and import_id = $2))`;
+async function forgetInReports(sql: Sql, organizationId: string, importId: string): Promise<void> {
+  const rows = (await sql.one<{
+    customers: string[];
+    conversions: string[];
+    commissions: string[];
+    affiliates: string[];
+  }>(COUNTED_ROWS, [organizationId, importId]))!;
+  const { customers, conversions, commissions } = rows;
+  const out = countRows(organizationId, { customers, conversions, commissions }, -1);
+  if (!out) return;
+  await sql.execute(compiled(out));
+  const run: Run = (query) => sql.execute(compiled(query));
+  await dropCancelledDeltas(run, organizationId, rows.affiliates);
+  await foldIn(run, organizationId);
+}
 
 /** The deletes, children first, so that every foreign key is satisfied at each step. */
 const DELETES = [
@@ -84,7 +104,7 @@ export async function undoImport(sql: Sql, organizationId: string, importId: str
     if (n > 0) held.push(`${n} ${hold.what}`);
   }
   if (held.length) throw new ConflictError(`The import cannot be undone: ${held.join('; ')}`);
-  await sql.rows(FORGET_IN_REPORTS, [organizationId, importId]);
+  await forgetInReports(sql, organizationId, importId);
   for (const statement of DELETES) await sql.rows(statement, [organizationId, importId]);
   const changes: CacheChange[] = [{ kind: 'organization_rows', id: organizationId }];
   await notifyChanges((query, params) => sql.rows(query, params), changes);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ImportKind } from '@affiliate-attribution/contract';
 import type { Sql } from '../../db/sql.js';
+import { compiled, countRows } from '../reports/report-contributions.js';
 import { lockPartnerForm, partnerFormOf } from '../tax-forms/partner-form.js';
 import { SLUG_PATTERN } from '@affiliate-attribution/contract';
 import { generateSlug } from '../affiliates/affiliates.service.js';
@@ -65,19 +66,15 @@ export class ImportWriter {
   readonly fresh = { customers: [] as string[], conversions: [] as string[], commissions: [] as string[] };
 
   /**
-   * Rows keep their source's dates (created_at in the past): those behind the report fold's
-   * watermark go into the report summaries now (report_add_rows, Migration20270122000000), in the
-   * page's transaction, before any update of them; the others are folded as usual.
+   * What the rows inserted since the last call count in the reports, added in the page's
+   * transaction (modules/reports/report-contributions.ts), after the inserts and before any update
+   * of them (a refund's): rows keep their source's dates, and count on those days.
    */
   private async addToReports(): Promise<void> {
     const { customers, conversions, commissions } = this.fresh;
-    if (!customers.length && !conversions.length && !commissions.length) return;
-    await this.sql.rows(`select report_add_rows($1, $2::uuid[], $3::uuid[], $4::uuid[])`, [
-      this.target.organizationId,
-      customers,
-      conversions,
-      commissions,
-    ]);
+    const add = countRows(this.target.organizationId, { customers, conversions, commissions }, 1);
+    if (!add) return;
+    await this.sql.execute(compiled(add));
     this.fresh.customers = [];
     this.fresh.conversions = [];
     this.fresh.commissions = [];

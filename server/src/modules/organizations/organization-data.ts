@@ -11,8 +11,8 @@
 export const ORGANIZATION_TABLES = [
   'test_emails',
   'partner_notices',
-  'report_deferred_commissions',
-  'report_affiliate_revenue',
+  'report_deltas',
+  'report_totals_through',
   'report_affiliate_totals',
   'report_affiliate_days',
   'report_program_days',

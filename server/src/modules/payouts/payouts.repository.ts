@@ -3,6 +3,7 @@ import type { PayoutMethod, PayoutStatus } from '@affiliate-attribution/contract
 import { sql as raw, type RawBuilder } from 'kysely';
 import { pageNewestFirst } from '../../db/created-order.js';
 import { effectiveStatusSql } from '../commissions/commission-lifecycle.js';
+import { compiled, countRows } from '../reports/report-contributions.js';
 import { kyselyOf, readFromReplica, type StoredRow } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
 import { Sql } from '../../db/sql.js';
@@ -290,12 +291,21 @@ export class PayoutsRepository {
   ): Promise<PayoutRecord> {
     return this.settle(organizationId, id, 'paid', from, async (sql, payout) => {
       // The entries are paid; their payout_items rows stay, the record of the payout that paid them.
+      // What they count in the reports moves with them (modules/reports): out before, in after.
+      const carried = {
+        commissions: (await sql.rows<{ id: string }>(ENTRIES_OF_PENDING_PAYOUT, carriedBy(payout))).map((r) => r.id),
+      };
+      const counting = (sign: 1 | -1) => countRows(payout.organization_id, carried, sign);
+      const out = counting(-1);
+      if (out) await sql.execute(compiled(out));
       await sql.rows(
         `with carried as (${ENTRIES_OF_PENDING_PAYOUT}),
          changed as (update commissions c set status = 'paid', updated_at = now() from carried k where c.id = k.id and c.organization_id = $1 returning c.*, $2::uuid as payout_id),
          ev as (${eventsOf('commission.updated', 'changed', '$1', true)}) select 1`,
         carriedBy(payout),
       );
+      const back = counting(1);
+      if (back) await sql.execute(compiled(back));
       return sql.one<PayoutRecord>(
         `with changed as (update payouts set status = 'paid', paid_at = now(), reference = coalesce(?, reference), provider_reference = coalesce(?, provider_reference) where id = ? and organization_id = ? returning *), ev as (${eventsOf('payout.paid', 'changed', payout.organization_id)}) select * from changed`,
         [reference ?? null, providerReference ?? null, payout.id, payout.organization_id],

@@ -2,27 +2,26 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { readFromReplica } from '../../db/database.js';
 import type { ReplicaRead } from '../../db/replica-reads.js';
 import { Sql } from '../../db/sql.js';
+import { foldOrganization, organizationsToFold } from './report-fold.js';
 import { affiliatesStatement, READING_SETTINGS, timeseriesStatement } from './reports.statements.js';
 
 /**
- * The reports' read model (its tables and functions: the baseline
- * migration's baseline/report-tables.ts and baseline/report-functions.ts): summaries folded in the background plus a live
- * aggregation of what is not folded yet, in one statement, so one snapshot: exact, and as fresh as
- * the raw tables.
+ * The reports' read model, per organization: day and month summaries folded in the background
+ * (report-fold.ts) from an insert-only log of what rows contribute (report_deltas, written with the
+ * rows: report-contributions.ts), plus the organization's deltas not folded yet, in one statement,
+ * so one snapshot: exact, and as fresh as the raw tables.
  *
- * A report over [from, to) splits the period at UTC day boundaries: [r1, r2) from the summaries
- * plus the rows the fold has not reached, each end of it the midnight nearer (in rows) to from and
- * to; the parts of a day between an end and its midnight are aggregated from the raw rows, added
- * when inside the period, subtracted when outside (reports.service.ts summarySpan):
+ * A report over [from, to) splits the period at UTC day boundaries: [r1, r2) from the summaries and
+ * the organization's due deltas, each end of it the midnight nearer (in rows) to from and to; the
+ * parts of a day between an end and its midnight are aggregated from the raw rows, added when
+ * inside the period, subtracted when outside (reports.service.ts summarySpan):
  * - the affiliates report: the running totals per affiliate at the month boundary nearest to r1
  *   and to r2 (report_affiliate_totals), plus or minus the days between each boundary and its month
  *   (report_affiliate_days): at most half a month of day rows at each end, however long the period;
  * - the time series: the days (report_program_days);
- * - entries still in their hold are folded as pending (listed in report_deferred_commissions until
- *   a fold finds them due); those whose approves_at has passed since the last fold are moved from
- *   pending to approved live (a handful, by the list's index on approves_at);
- * - clicks, customers, conversions and commissions created since the watermark (folded_before),
- *   found by their BRIN index on created_at (the last pages of each table).
+ * - an entry in its hold counts as pending, and its scheduled approval (a delta due at its
+ *   approves_at) moves it to approved once due, folded or not.
+ * Every part is filtered by the organization: one shard on Citus.
  */
 
 /** The figures of a report row or point, as PostgreSQL sums them (counts and amounts as exact text). */
@@ -121,44 +120,13 @@ export class ReportsRepository {
     return this.reading('GET /api/reports/timeseries', (sql) => sql.rows<PointRow>(text, values));
   }
 
-  /**
-   * One fold step (report_fold in the migration), if no other instance is folding: answers the new
-   * watermark, or undefined when another instance holds the fold. Its own transaction, with a
-   * statement timeout of its own (a catch-up step may take longer than a request's statement).
-   */
-  fold(lagSeconds: number, spanSeconds: number): Promise<Date | undefined> {
-    return Sql.of(this.orm).transaction(async (sql) => {
-      const [lock] = await sql.rows<{ locked: boolean }>(
-        `select pg_try_advisory_xact_lock(7262010002) as locked, set_config('statement_timeout', '60s', true), set_config('jit', 'off', true)`,
-      );
-      if (!lock?.locked) return undefined;
-      // New BRIN ranges summarized here, not by VACUUM (autovacuum may be off); needs the tables'
-      // owner, as the migrations are. The plan of the fold's scans by created_at relies on it.
-      await sql
-        .transaction((s) =>
-          s.rows(`select brin_summarize_new_values(i::regclass) from unnest(?::text[]) i`, [BRIN_INDEXES]),
-        )
-        .catch(() => undefined);
-      const [row] = await sql.rows<{ w: Date }>(
-        `select report_fold(make_interval(secs => ?), make_interval(secs => ?)) as w`,
-        [lagSeconds, spanSeconds],
-      );
-      return row.w;
-    });
+  /** Folds the organization's due deltas into its summaries (report-fold.ts). */
+  fold(organizationId: string): Promise<number> {
+    return foldOrganization(this.orm, organizationId);
   }
 
-  /** The watermark and the time of the last fold. */
-  async foldState(): Promise<{ folded_before: Date; folded_at: Date | null }> {
-    return (await Sql.of(this.orm).one<{ folded_before: Date; folded_at: Date | null }>(
-      `select folded_before, folded_at from report_fold_state`,
-    ))!;
+  /** Organizations with deltas due (report-fold.ts organizationsToFold). */
+  organizationsToFold(limit: number): Promise<string[]> {
+    return organizationsToFold(this.orm, limit);
   }
 }
-
-const BRIN_INDEXES = [
-  'clicks_created_at_brin',
-  'clicks_occurred_at_brin',
-  'customers_created_at_brin',
-  'conversions_created_at_brin',
-  'commissions_created_at_brin',
-];

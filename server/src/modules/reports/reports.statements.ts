@@ -35,28 +35,20 @@ const buckets = (status: string, amount: string) =>
 
 /**
  * The live part of a report, as rows (affiliate_id, program_id, currency or null for clicks and
- * customers, at, figures..., entries: 1, or -1 for a row subtracted at an edge, 0 for a correction).
- * Parameters: $1 organization, $4 from, $5 to, $6 r1, $7 r2.
+ * customers, at, figures..., entries: 1, or -1 for a row subtracted at an edge). Parameters: $1
+ * organization, $4 from, $5 to, $6 r1, $7 r2; `d1`, `d2` the parameters of r1 and r2 as dates.
  *
- * The scans of clicks and customers by created_at or occurred_at are in MATERIALIZED CTEs without
- * the organization's filter, so that the only index they can use is their BRIN (never an
- * (organization_id, ...) btree walked across the whole organization); the organization is filtered
- * right after. Conversions and commissions have (organization_id, occurred_at / created_at)
- * btrees, used as such; a sale entry's conversion is a lateral primary-key lookup, and a
- * conversion's entries lateral lookups of the two partial indexes by conversion (sales, clawbacks):
- * never a join planned over every row of the other table (a hash join over 2 M entries cost 3 s).
- * No planner setting steers the plan: indexes and the statement's shape do (ANALYZE after a bulk load).
- *
- * The entries still in their hold are in the summaries as pending (the
- * read model's functions: baseline/report-functions.ts); `due` corrects those whose approves_at has passed since the
- * last fold (still listed in report_deferred_commissions: a handful, by its index on approves_at):
- * pending minus their amount, approved plus it. Such a row counts as an entry of its key in the
- * affiliates report's ranking, which changes nothing: the entry itself is folded in the same period.
- */
-/**
- * The raw parts at the ends of a period: [from, r1) and [r2, to), or, where the summaries' span
- * reaches past an end to the nearer midnight (reports.service.ts summarySpan), [r1, from) and
- * [to, r2), subtracted: each edge row carries its sign.
+ * - `deltas`: the organization's deltas not folded yet (report-contributions.ts) whose days are in
+ *   [r1, r2), due ones only: an entry's scheduled approval counts from its approves_at on (a held
+ *   entry is pending until then, as commission_due says).
+ * - The edges: the raw rows of [from, r1) and [r2, to), or, where the summaries' span reaches past
+ *   an end to the nearer midnight (reports.service.ts summarySpan), of [r1, from) and [to, r2),
+ *   subtracted: each edge row carries its sign. Clicks and customers are found by their BRIN
+ *   indexes (occurred_at, created_at), conversions and adjustments by their (organization_id,
+ *   occurred_at / created_at) btrees; a conversion's entries are lateral lookups of the two partial
+ *   indexes by conversion (sales, clawbacks), never a join planned over every entry.
+ * Every part is filtered by the organization. No planner setting steers the plan: indexes and the
+ * statement's shape do (ANALYZE after a bulk load).
  */
 const E1_LO = 'least($4::timestamptz, $6::timestamptz)';
 const E1_HI = 'greatest($4::timestamptz, $6::timestamptz)';
@@ -68,39 +60,29 @@ const S2 = '(case when $7::timestamptz <= $5::timestamptz then 1 else -1 end)';
 const E1 = `(${E1_LO} < ${E1_HI})`;
 const E2 = `(${E2_LO} < ${E2_HI})`;
 
-const liveCtes = (scope: (column: string) => string = () => '') => `
-st as materialized (select folded_before as w, totals_through as through from report_fold_state),
-tail_clicks as materialized (
-  select organization_id, affiliate_id, program_id, occurred_at from clicks where created_at >= (select w from st)),
+const liveCtes = (d1: string, d2: string, scope: (column: string) => string = () => '') => `
+st as materialized (select through from report_totals_through where organization_id = $1),
+deltas as materialized (
+  select affiliate_id, program_id, nullif(currency, '') as currency, day::timestamp at time zone 'UTC' as at, ${figureList('d')}, entries
+  from report_deltas d where organization_id = $1 and due_at <= now() and day >= ${d1}::date and day < ${d2}::date),
 edge_clicks as materialized (
-  select organization_id, affiliate_id, program_id, occurred_at, case when occurred_at < ${E1_HI} then ${S1} else ${S2} end as sign from clicks
-  where (${E1} and occurred_at >= ${E1_LO} and occurred_at < ${E1_HI}) or (${E2} and occurred_at >= ${E2_LO} and occurred_at < ${E2_HI})),
-tail_customers as materialized (
-  select organization_id, affiliate_id, program_id, created_at from customers where created_at >= (select w from st)),
+  select affiliate_id, program_id, occurred_at, case when occurred_at < ${E1_HI} then ${S1} else ${S2} end as sign from clicks
+  where organization_id = $1 and ((${E1} and occurred_at >= ${E1_LO} and occurred_at < ${E1_HI}) or (${E2} and occurred_at >= ${E2_LO} and occurred_at < ${E2_HI}))),
 edge_customers as materialized (
-  select organization_id, affiliate_id, program_id, created_at, case when created_at < ${E1_HI} then ${S1} else ${S2} end as sign from customers
-  where (${E1} and created_at >= ${E1_LO} and created_at < ${E1_HI}) or (${E2} and created_at >= ${E2_LO} and created_at < ${E2_HI})),
-tail_conversions as materialized (
-  select organization_id, affiliate_id, program_id, currency, occurred_at, amount, refunded_amount from conversions where created_at >= (select w from st)),
+  select affiliate_id, program_id, created_at, case when created_at < ${E1_HI} then ${S1} else ${S2} end as sign from customers
+  where organization_id = $1 and ((${E1} and created_at >= ${E1_LO} and created_at < ${E1_HI}) or (${E2} and created_at >= ${E2_LO} and created_at < ${E2_HI}))),
 edge_conversions as materialized (
   select id, affiliate_id, program_id, currency, occurred_at, amount, refunded_amount, ${S1} as sign from conversions
   where organization_id = $1 and occurred_at >= ${E1_LO} and occurred_at < ${E1_HI}
   union all
   select id, affiliate_id, program_id, currency, occurred_at, amount, refunded_amount, ${S2} from conversions
   where organization_id = $1 and occurred_at >= ${E2_LO} and occurred_at < ${E2_HI}),
-tail_commissions as materialized (
-  select k.affiliate_id, k.program_id, k.currency, k.amount, k.status, k.approves_at, coalesce(v.occurred_at, k.created_at) as at
-  from commissions k
-  left join lateral (select v.occurred_at from conversions v where v.id = k.conversion_id and v.organization_id = k.organization_id) v on true
-  where k.organization_id = $1 and k.created_at >= (select w from st)),
 edge_adjustments as materialized (
   select affiliate_id, program_id, currency, amount, status, approves_at, created_at, ${S1} as sign from commissions
   where organization_id = $1 and type = 'adjustment' and created_at >= ${E1_LO} and created_at < ${E1_HI}
   union all
   select affiliate_id, program_id, currency, amount, status, approves_at, created_at, ${S2} from commissions
   where organization_id = $1 and type = 'adjustment' and created_at >= ${E2_LO} and created_at < ${E2_HI}),
-due as materialized (
-  select organization_id, affiliate_id, program_id, currency, period_at, amount from report_deferred_commissions where commission_due('pending', approves_at, now())),
 ${liveRows('live', scope)},
 programs_of as materialized (select id, currency::text as currency from programs where organization_id = $1)`;
 
@@ -112,12 +94,7 @@ programs_of as materialized (select id, currency::text as currency from programs
  */
 const liveRows = (name: string, scope: (column: string) => string) => `
 ${name}_commissions as (
-  select k.affiliate_id, k.program_id, k.currency::text as currency, k.at, k.amount, k.status, k.approves_at, 1 as sign
-  from tail_commissions k
-  where k.at >= $6 and k.at < $7 ${scope('k.affiliate_id')}
-
-  union all
-  select k.affiliate_id, k.program_id, k.currency::text, c.occurred_at, k.amount, k.status, k.approves_at, c.sign
+  select k.affiliate_id, k.program_id, k.currency::text as currency, c.occurred_at as at, k.amount, k.status, k.approves_at, c.sign
   from edge_conversions c
   cross join lateral (
     select k.* from commissions k where k.conversion_id = c.id and k.organization_id = $1 and k.type = 'sale'
@@ -129,27 +106,17 @@ ${name}_commissions as (
   from edge_adjustments k where true ${scope('k.affiliate_id')}
 ),
 ${name} as (
-  select affiliate_id, program_id, null::text as currency, occurred_at as at, 1::bigint as clicks, ${zeroFigures(1)}, 1::bigint as entries
-  from tail_clicks where organization_id = $1 and occurred_at >= $6 and occurred_at < $7 ${scope('affiliate_id')}
+  select affiliate_id, program_id, currency, at, ${FIGURES.join(', ')}, entries from deltas where true ${scope('affiliate_id')}
   union all
-  select affiliate_id, program_id, null::text, occurred_at, sign::bigint, ${zeroFigures(1)}, sign::bigint from edge_clicks where organization_id = $1 ${scope('affiliate_id')}
+  select affiliate_id, program_id, null::text, occurred_at, sign::bigint, ${zeroFigures(1)}, sign::bigint from edge_clicks where true ${scope('affiliate_id')}
   union all
-  select affiliate_id, program_id, null::text, created_at, 0::bigint, 1::bigint, ${zeroFigures(2)}, 1::bigint
-  from tail_customers where organization_id = $1 and created_at >= $6 and created_at < $7 ${scope('affiliate_id')}
-  union all
-  select affiliate_id, program_id, null::text, created_at, 0::bigint, sign::bigint, ${zeroFigures(2)}, sign::bigint from edge_customers where organization_id = $1 ${scope('affiliate_id')}
-  union all
-  select affiliate_id, program_id, currency::text, occurred_at, 0::bigint, 0::bigint, 1::bigint, amount, refunded_amount, ${zeroFigures(5)}, 1::bigint
-  from tail_conversions where organization_id = $1 and occurred_at >= $6 and occurred_at < $7 ${scope('affiliate_id')}
+  select affiliate_id, program_id, null::text, created_at, 0::bigint, sign::bigint, ${zeroFigures(2)}, sign::bigint from edge_customers where true ${scope('affiliate_id')}
   union all
   select affiliate_id, program_id, currency::text, occurred_at, 0::bigint, 0::bigint, sign::bigint, sign * amount, sign * refunded_amount, ${zeroFigures(5)}, sign::bigint
   from edge_conversions where true ${scope('affiliate_id')}
   union all
   select affiliate_id, program_id, currency, at, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric, ${buckets(effectiveStatusSql('lc'), 'lc.sign * lc.amount')}, sign::bigint
   from ${name}_commissions lc
-  union all
-  select affiliate_id, program_id, currency, period_at, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric, -amount, amount, ${zeroFigures(7)}, 0::bigint
-  from due where organization_id = $1 and period_at >= $6 and period_at < $7 ${scope('affiliate_id')}
 )`;
 
 /** The settings of a report's transaction (see ReportsRepository.reading). */
@@ -174,16 +141,15 @@ export function dayBoundary(d: Date): { month: Date; sign: 1 | -1; daysFrom: Dat
  * The folded figures of (affiliate, currency) keys over [r1, r2): the running totals at the
  * boundaries' months (report_affiliate_totals, two rows per key, skipped when both boundaries
  * round to the same month) and the days between each boundary and its month (report_affiliate_days),
- * signed. `columns` are the figures wanted; `filter` narrows every part (e.g. to a page's affiliates);
- * `totals` may be report_affiliate_revenue, the narrow copy of the revenue of the keys with a currency.
+ * signed. `columns` are the figures wanted; `filter` narrows every part (e.g. to a page's affiliates).
  */
-function foldedParts(columns: readonly string[], filter: string, totals = 'report_affiliate_totals'): string {
+function foldedParts(columns: readonly string[], filter: string): string {
   const cols = (alias: string, sign: string) => columns.map((c) => `${sign} * ${alias}.${c} as ${c}`).join(', ');
   return `
-    select t.affiliate_id, t.program_id, t.currency, ${cols('t', '1')} from ${totals} t
+    select t.affiliate_id, t.program_id, t.currency, ${cols('t', '1')} from report_affiliate_totals t
     where t.organization_id = $1 and t.before = (select b2 from bounds) and (select b1 <> b2 from bounds) ${filter.replaceAll('%', 't')}
     union all
-    select t.affiliate_id, t.program_id, t.currency, ${cols('t', '-1')} from ${totals} t
+    select t.affiliate_id, t.program_id, t.currency, ${cols('t', '-1')} from report_affiliate_totals t
     where t.organization_id = $1 and t.before = (select b1 from bounds) and (select b1 <> b2 from bounds) ${filter.replaceAll('%', 't')}
     union all
     select d.affiliate_id, d.program_id, d.currency, ${cols('d', '$17::int')} from report_affiliate_days d
@@ -197,10 +163,10 @@ function foldedParts(columns: readonly string[], filter: string, totals = 'repor
  * The affiliates report's statement (exported for the benchmark's EXPLAIN).
  *
  * The page is ranked in two tries. First on revenue alone (`by_revenue`): revenue is only ever
- * carried by rows with a currency (conversions), so the month boundaries are read from
- * report_affiliate_revenue (those keys' revenue alone, a tenth of the pages of
- * report_affiliate_totals), the day rows of clicks and customers (currency '') are skipped inside
- * the index (`currency > ''`, an index condition of the primary key), and the live part is the period's conversions alone (no entry
+ * carried by rows with a currency (conversions), so the month boundaries are read by an index-only
+ * scan of report_affiliate_totals_revenue_idx (partial: currency > '', with program_id and
+ * revenue included), the day rows of clicks and customers (currency '') are skipped, and the live
+ * part is the period's conversions and deltas with a currency alone (no entry
  * looked up). Every (affiliate, currency) with revenue > 0 ranks before any without (revenue is never
  * negative), so when that try fills the page, it is the page. Otherwise (the last keys, those with
  * activity but no revenue, or a list of affiliates: `filled` false) the full ranking runs, every folded
@@ -218,17 +184,17 @@ export function affiliatesStatement(
   const programFilter =
     'and ($2::uuid is null or %.program_id = $2::uuid) and ($20::uuid[] is null or %.affiliate_id = any ($20::uuid[]))';
   const text = `
-with ${liveCtes((column) => `and ($20::uuid[] is null or ${column} = any ($20::uuid[]))`)},
-bounds as materialized (select least($8::date, through) as b1, least($9::date, through) as b2 from st),
+with ${liveCtes('$21', '$22', (column) => `and ($20::uuid[] is null or ${column} = any ($20::uuid[]))`)},
+bounds as materialized (select least($8::date, (select through from st)) as b1, least($9::date, (select through from st)) as b2),
 by_revenue as (
   select x.affiliate_id, x.currency, sum(x.revenue) as revenue
   from (
     select f.affiliate_id, f.program_id, f.currency, f.revenue
-    from (${foldedParts(['revenue'], `${programFilter} and %.currency > ''`, 'report_affiliate_revenue')}
+    from (${foldedParts(['revenue'], `${programFilter} and %.currency > ''`)}
     ) f
     union all
-    select c.affiliate_id, c.program_id, c.currency::text, c.amount from tail_conversions c
-    where c.organization_id = $1 and c.occurred_at >= $6 and c.occurred_at < $7 ${programFilter.replaceAll('%', 'c')}
+    select d.affiliate_id, d.program_id, d.currency, d.revenue from deltas d
+    where d.currency is not null ${programFilter.replaceAll('%', 'd')}
     union all
     select c.affiliate_id, c.program_id, c.currency::text, c.sign * c.amount from edge_conversions c
     where true ${programFilter.replaceAll('%', 'c')}
@@ -317,6 +283,8 @@ order by page.revenue desc, page.affiliate_id, page.currency`;
     utcDate(b2.daysFrom),
     utcDate(b2.daysTo),
     affiliateIds,
+    utcDate(window.r1),
+    utcDate(window.r2),
   ];
   return { text, values };
 }
@@ -327,7 +295,7 @@ export function timeseriesStatement(
   interval: 'day' | 'week' | 'month',
 ): { text: string; values: unknown[] } {
   const text = `
-with ${liveCtes()},
+with ${liveCtes('$8', '$9')},
 rows_of as (
   select x.period, coalesce(x.currency, p.currency) as currency, ${figureList('x')}
   from (
