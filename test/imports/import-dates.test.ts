@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { merchant, runImport } from './import-helpers.js';
-import { Sql } from '../../server/src/db/sql.js';
+import { Db } from '../../server/src/db/sql.js';
 import { testServer } from '../support/server.js';
 import { startRewardfulStandin, type Standin } from './rewardful-standin.js';
+import { sql } from 'kysely';
 
 /**
  * Imported history keeps its source's dates: a partner who joined in June, June signups and June
@@ -71,18 +72,18 @@ afterAll(async () => {
 });
 
 /** Folds the report summaries up to now: the watermark passes June (and the import's own time). */
-async function fold(sql: Sql) {
-  await sql.rows(`select report_fold(interval '0 seconds', interval '100 years')`);
+async function fold(db: Db) {
+  await db.rows(sql`select report_fold(interval '0 seconds', interval '100 years')`);
 }
 
 describe('imported history keeps its dates', () => {
   it('June history is June in the lists and the reports, not today; a lead stays a signup', async () => {
-    const sql = Sql.of((await testServer()).db.orm);
+    const db = Db.of((await testServer()).db.orm);
     const m = await merchant();
-    await fold(sql);
+    await fold(db);
     const done = await runImport(m.api, m.programId, 'rewardful', { api_secret: SECRET });
     expect(done.status, done.error).toBe('succeeded');
-    await fold(sql);
+    await fold(db);
 
     const [june] = (await m.api.get('/api/affiliates')).body.data.affiliates;
     expect(june.created_at).toBe('2024-06-01T09:00:00.000Z');

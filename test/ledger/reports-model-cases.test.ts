@@ -11,6 +11,7 @@ import {
   reportSeries,
   world,
 } from './reports-model.support.js';
+import { sql } from 'kysely';
 
 /** Particular cases of the reports' read model against the straight aggregation (reports-model.support.ts). */
 describe('reports: entries folded in their hold', () => {
@@ -27,9 +28,10 @@ describe('reports: entries folded in their hold', () => {
       await foldNow(w);
       const listed = async () =>
         (
-          await w.sql.rows<{ n: string }>(
-            `select count(*)::text as n from report_deferred_commissions where organization_id = ?`,
-            [w.m.id],
+          await w.db.rows(
+            sql<{
+              n: string;
+            }>`select count(*)::text as n from report_deferred_commissions where organization_id = ${w.m.id}`,
           )
         )[0].n;
       expect(await listed()).toBe('2');
@@ -42,7 +44,7 @@ describe('reports: entries folded in their hold', () => {
       };
       // Folded, still in its hold: pending.
       expect(
-        (await w.sql.rows<{ status: string }>(`select status from commissions where id = ?`, [first]))[0].status,
+        (await w.db.rows(sql<{ status: string }>`select status from commissions where id = ${first}`))[0].status,
       ).toBe('pending');
       expect(await amountOf()).toMatchObject({ pending: 30, approved: 0 });
       await expectSame(w);
@@ -92,13 +94,11 @@ describe('reports: a period whose ends round outward to midnight', () => {
       });
       await apply(w, { kind: 'click', a: (i + 1) % 3, daysAgo: daysAgoOf(t) });
     }
-    await w.sql.rows(
-      `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, description, created_at, updated_at)
-      values (?, ?, 'adjustment', 'approved', 4, 'USD', ?, ?, 'bonus', ?, now())`,
-      [randomUUID(), w.m.id, w.affiliates[0].id, w.affiliates[0].program_id, new Date(times[3])],
-    );
+    await w.db
+      .rows(sql`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, description, created_at, updated_at)
+      values (${randomUUID()}, ${w.m.id}, 'adjustment', 'approved', 4, 'USD', ${w.affiliates[0].id}, ${w.affiliates[0].program_id}, 'bonus', ${new Date(times[3])}, now())`);
     // Back-dated (created_at behind the watermark of the earlier tests' folds): as a bulk import, it ends with report_reset.
-    await w.sql.rows('select report_reset()');
+    await w.db.rows(sql`select report_reset()`);
     const check = async () => {
       expect(await reportAffiliates(w, from, to)).toEqual(await naiveAffiliates(w, from, to));
       for (const interval of ['day', 'week', 'month'])

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { Sql } from '../../server/src/db/sql.js';
+import { Db } from '../../server/src/db/sql.js';
 import { ReportsRepository } from '../../server/src/modules/reports/reports.repository.js';
 import { createMerchant } from '../support/api.js';
 import { testServer } from '../support/server.js';
+import { sql } from 'kysely';
 
 /**
  * What the reports' model tests share (reports-model.test.ts, reports-model-cases.test.ts): a
@@ -20,7 +21,7 @@ export const DAY = 86_400_000;
 
 export interface World {
   m: Merchant;
-  sql: Sql;
+  db: Db;
   repo: ReportsRepository;
   affiliates: { id: string; program_id: string; currency: string; hold: number | null }[];
   conversions: string[];
@@ -47,7 +48,7 @@ export async function world(): Promise<World> {
     .data.affiliate;
   return {
     m,
-    sql: Sql.of(db.orm),
+    db: Db.of(db.orm),
     repo: new ReportsRepository(db.orm),
     affiliates: [
       { id: m.affiliate.id, program_id: m.program.id, currency: 'USD', hold: 10 },
@@ -122,17 +123,15 @@ export async function apply(w: World, action: Action): Promise<void> {
   switch (action.kind) {
     case 'click': {
       const a = w.affiliates[action.a];
-      await w.sql.rows(
-        `insert into clicks (id, organization_id, affiliate_id, program_id, cookie_id, occurred_at, created_at) values (?, ?, ?, ?, ?, now() - make_interval(secs => ?), clock_timestamp())`,
-        [randomUUID(), org, a.id, a.program_id, randomUUID(), action.daysAgo * 86_400],
+      await w.db.rows(
+        sql`insert into clicks (id, organization_id, affiliate_id, program_id, cookie_id, occurred_at, created_at) values (${randomUUID()}, ${org}, ${a.id}, ${a.program_id}, ${randomUUID()}, now() - make_interval(secs => ${action.daysAgo * 86_400}), clock_timestamp())`,
       );
       return;
     }
     case 'customer': {
       const a = w.affiliates[action.a];
-      await w.sql.rows(
-        `insert into customers (id, organization_id, customer_id, status, affiliate_id, program_id, created_at, updated_at) values (?, ?, ?, 'trial', ?, ?, clock_timestamp(), clock_timestamp())`,
-        [randomUUID(), org, `cus-${randomUUID()}`, a.id, a.program_id],
+      await w.db.rows(
+        sql`insert into customers (id, organization_id, customer_id, status, affiliate_id, program_id, created_at, updated_at) values (${randomUUID()}, ${org}, ${`cus-${randomUUID()}`}, 'trial', ${a.id}, ${a.program_id}, clock_timestamp(), clock_timestamp())`,
       );
       return;
     }
@@ -141,38 +140,12 @@ export async function apply(w: World, action: Action): Promise<void> {
       const currency = action.otherCurrency ? 'GBP' : a.currency;
       const conversionId = randomUUID();
       const commissionCents = Math.max(1, Math.round(action.cents * 0.3));
-      await w.sql.transaction(async (sql) => {
-        await sql.rows(
-          `insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, affiliate_id, program_id, occurred_at, created_at)
-           values (?, ?, ?, ?, ?, 'initial', ?, ?, ?, now() - make_interval(secs => ?), clock_timestamp())`,
-          [
-            conversionId,
-            org,
-            `ord-${conversionId}`,
-            money(action.cents),
-            currency,
-            money(commissionCents),
-            a.id,
-            a.program_id,
-            action.daysAgo * 86_400,
-          ],
-        );
+      await w.db.transaction(async (db) => {
+        await db.rows(sql`insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, affiliate_id, program_id, occurred_at, created_at)
+           values (${conversionId}, ${org}, ${`ord-${conversionId}`}, ${money(action.cents)}, ${currency}, 'initial', ${money(commissionCents)}, ${a.id}, ${a.program_id}, now() - make_interval(secs => ${action.daysAgo * 86_400}), clock_timestamp())`);
         const id = randomUUID();
-        await sql.rows(
-          `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, approves_at, created_at, updated_at)
-           values (?, ?, 'sale', 'pending', ?, ?, ?, ?, ?, case when ?::bigint is null then null else clock_timestamp() + make_interval(secs => ?::bigint / 1000.0) end, clock_timestamp(), clock_timestamp())`,
-          [
-            id,
-            org,
-            money(commissionCents),
-            currency,
-            a.id,
-            a.program_id,
-            conversionId,
-            action.approvesInMs,
-            action.approvesInMs,
-          ],
-        );
+        await db.rows(sql`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, approves_at, created_at, updated_at)
+           values (${id}, ${org}, 'sale', 'pending', ${money(commissionCents)}, ${currency}, ${a.id}, ${a.program_id}, ${conversionId}, case when ${action.approvesInMs}::bigint is null then null else clock_timestamp() + make_interval(secs => ${action.approvesInMs}::bigint / 1000.0) end, clock_timestamp(), clock_timestamp())`);
         w.commissions.push(id);
       });
       if (action.approvesInMs !== null && action.approvesInMs > 0 && action.approvesInMs < DAY)
@@ -184,12 +157,14 @@ export async function apply(w: World, action: Action): Promise<void> {
       if (w.conversions.length === 0) return;
       const conversionId = w.conversions[action.i % w.conversions.length];
       // What the ledger's refund rule does (commission-lifecycle.ts refundEffect), in SQL.
-      await w.sql.transaction(async (sql) => {
-        const [c] = await sql.rows<{ amount: string; refunded_amount: string }>(
-          `select amount, refunded_amount from conversions where id = ? for update`,
-          [conversionId],
+      await w.db.transaction(async (db) => {
+        const [c] = await db.rows(
+          sql<{
+            amount: string;
+            refunded_amount: string;
+          }>`select amount, refunded_amount from conversions where id = ${conversionId} for update`,
         );
-        const [sale] = await sql.rows<{
+        const [sale] = await db.rows(sql<{
           id: string;
           status: string;
           amount: string;
@@ -197,37 +172,28 @@ export async function apply(w: World, action: Action): Promise<void> {
           affiliate_id: string;
           program_id: string;
           currency: string;
-        }>(
-          // The payout carrying it, pending or paid: a row of payout_items.
-          `select k.id, k.status, k.amount, i.payout_id, k.affiliate_id, k.program_id, k.currency
+        }>`select k.id, k.status, k.amount, i.payout_id, k.affiliate_id, k.program_id, k.currency
              from commissions k left join payout_items i on i.organization_id = k.organization_id and i.commission_id = k.id
-            where k.conversion_id = ? and k.type = 'sale' for update of k`,
-          [conversionId],
-        );
+            where k.conversion_id = ${conversionId} and k.type = 'sale' for update of k`);
         if (!c || !sale || c.refunded_amount === c.amount) return;
         const refunded = action.full ? c.amount : (Math.round(Number(c.amount) * 50) / 100).toFixed(2);
         if (Number(refunded) <= Number(c.refunded_amount)) return;
-        await sql.rows(
-          `update conversions set refunded_amount = ?, status = case when ?::numeric >= amount then 'reversed' else status end where id = ?`,
-          [refunded, refunded, conversionId],
+        await db.rows(
+          sql`update conversions set refunded_amount = ${refunded}, status = case when ${refunded}::numeric >= amount then 'reversed' else status end where id = ${conversionId}`,
         );
         if (sale.status === 'rejected' || sale.status === 'reversed') return;
         const keep = action.full ? 0 : Math.round(Number(sale.amount) * 50) / 100;
         if (sale.payout_id !== null || sale.status === 'paid') {
           const claw = keep - Number(sale.amount);
           if (claw < 0)
-            await sql.rows(
-              `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, approved_at, created_at, updated_at)
-               values (?, ?, 'clawback', 'approved', ?, ?, ?, ?, ?, now(), clock_timestamp(), clock_timestamp())`,
-              [randomUUID(), org, claw.toFixed(2), sale.currency, sale.affiliate_id, sale.program_id, conversionId],
-            );
+            await db.rows(sql`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, approved_at, created_at, updated_at)
+               values (${randomUUID()}, ${org}, 'clawback', 'approved', ${claw.toFixed(2)}, ${sale.currency}, ${sale.affiliate_id}, ${sale.program_id}, ${conversionId}, now(), clock_timestamp(), clock_timestamp())`);
         } else if (action.full || keep <= 0) {
-          await sql.rows(`update commissions set status = 'reversed', updated_at = now() where id = ?`, [sale.id]);
+          await db.rows(sql`update commissions set status = 'reversed', updated_at = now() where id = ${sale.id}`);
         } else {
-          await sql.rows(`update commissions set amount = ?, updated_at = now() where id = ?`, [
-            keep.toFixed(2),
-            sale.id,
-          ]);
+          await db.rows(
+            sql`update commissions set amount = ${keep.toFixed(2)}, updated_at = now() where id = ${sale.id}`,
+          );
         }
       });
       return;
@@ -238,9 +204,8 @@ export async function apply(w: World, action: Action): Promise<void> {
       if (w.commissions.length === 0) return;
       const id = w.commissions[action.i % w.commissions.length];
       if (action.kind === 'hold') {
-        await w.sql.rows(
-          `update commissions set status = 'on_hold', updated_at = now() where id = ? and status = 'pending'`,
-          [id],
+        await w.db.rows(
+          sql`update commissions set status = 'on_hold', updated_at = now() where id = ${id} and status = 'pending'`,
         );
         return;
       }
@@ -338,7 +303,7 @@ export function normalise(
 }
 
 export async function naiveAffiliates(w: World, from: Date, to: Date) {
-  const rows = await w.sql.rows<NaiveRow>(
+  const rows = await w.db.rows<NaiveRow>(
     `select x.affiliate_id || ' ' || coalesce(x.currency, p.currency::text) as key, ${NAIVE_SUMS}
      from (${NAIVE_ROWS.replaceAll('$1', '?')}) x join programs p on p.id = x.program_id
      where x.at >= ? and x.at < ? group by 1 order by 1`,
@@ -348,7 +313,7 @@ export async function naiveAffiliates(w: World, from: Date, to: Date) {
 }
 
 export async function naiveSeries(w: World, from: Date, to: Date, interval: string) {
-  const rows = await w.sql.rows<NaiveRow>(
+  const rows = await w.db.rows<NaiveRow>(
     `select to_char(date_trunc(?, x.at at time zone 'UTC'), 'YYYY-MM-DD') || ' ' || coalesce(x.currency, p.currency::text) as key, ${NAIVE_SUMS}
      from (${NAIVE_ROWS.replaceAll('$1', '?')}) x join programs p on p.id = x.program_id
      where x.at >= ? and x.at < ? group by 1 order by 1`,
@@ -419,13 +384,12 @@ export function windows(): [Date, Date][] {
 
 export async function expectSame(w: World): Promise<void> {
   // The narrow copy of the running revenue (report_affiliate_revenue) mirrors the totals' rows with a currency.
-  const [drift] = await w.sql.rows<{ n: number }>(
-    `select count(*)::int as n from (select * from report_affiliate_totals where organization_id = ? and currency <> '') t
-     full join (select * from report_affiliate_revenue where organization_id = ?) r
+  const [drift] = await w.db.rows(sql<{
+    n: number;
+  }>`select count(*)::int as n from (select * from report_affiliate_totals where organization_id = ${w.m.id} and currency <> '') t
+     full join (select * from report_affiliate_revenue where organization_id = ${w.m.id}) r
        on r.before = t.before and r.affiliate_id = t.affiliate_id and r.currency = t.currency
-     where r.revenue is distinct from t.revenue or r.program_id is distinct from t.program_id`,
-    [w.m.id, w.m.id],
-  );
+     where r.revenue is distinct from t.revenue or r.program_id is distinct from t.program_id`);
   expect(drift.n, 'report_affiliate_revenue out of step').toBe(0);
   // The report and the straight aggregation are two statements: no entry may approve itself between them.
   const wait = w.soonUntil + 100 - Date.now();

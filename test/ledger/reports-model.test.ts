@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { actionArb, apply, expectSame, foldNow, world } from './reports-model.support.js';
+import { sql } from 'kysely';
 
 /**
  * The reports' read model (summaries folded in the background + a live part) against a straight
@@ -33,36 +34,20 @@ describe('reports: summaries rebuilt from back-dated rows, folded a week at a ti
       const a = w.affiliates[i % 3];
       const daysAgo = 150 - i * 2.5;
       const conversionId = randomUUID();
-      await w.sql.rows(
-        `insert into clicks (id, organization_id, affiliate_id, program_id, cookie_id, occurred_at, created_at)
-         values (?, ?, ?, ?, ?, now() - make_interval(secs => ?), now() - make_interval(secs => ?))`,
-        [randomUUID(), w.m.id, a.id, a.program_id, randomUUID(), daysAgo * 86_400 + 60, daysAgo * 86_400 + 60],
-      );
-      await w.sql.rows(
-        `insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, affiliate_id, program_id, occurred_at, created_at)
-         values (?, ?, ?, ?, ?, 'initial', 3, ?, ?, now() - make_interval(secs => ?), now() - make_interval(secs => ?))`,
-        [
-          conversionId,
-          w.m.id,
-          `ord-${conversionId}`,
-          (10 + i).toFixed(2),
-          a.currency,
-          a.id,
-          a.program_id,
-          daysAgo * 86_400,
-          daysAgo * 86_400,
-        ],
-      );
+      await w.db
+        .rows(sql`insert into clicks (id, organization_id, affiliate_id, program_id, cookie_id, occurred_at, created_at)
+         values (${randomUUID()}, ${w.m.id}, ${a.id}, ${a.program_id}, ${randomUUID()}, now() - make_interval(secs => ${daysAgo * 86_400 + 60}), now() - make_interval(secs => ${daysAgo * 86_400 + 60}))`);
+      await w.db
+        .rows(sql`insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, affiliate_id, program_id, occurred_at, created_at)
+         values (${conversionId}, ${w.m.id}, ${`ord-${conversionId}`}, ${(10 + i).toFixed(2)}, ${a.currency}, 'initial', 3, ${a.id}, ${a.program_id}, now() - make_interval(secs => ${daysAgo * 86_400}), now() - make_interval(secs => ${daysAgo * 86_400}))`);
       const id = randomUUID();
-      await w.sql.rows(
-        `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, approves_at, created_at, updated_at)
-         values (?, ?, 'sale', 'pending', 3, ?, ?, ?, ?, now() - make_interval(secs => ?) + interval '10 days', now() - make_interval(secs => ?), now())`,
-        [id, w.m.id, a.currency, a.id, a.program_id, conversionId, daysAgo * 86_400, daysAgo * 86_400],
-      );
+      await w.db
+        .rows(sql`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, approves_at, created_at, updated_at)
+         values (${id}, ${w.m.id}, 'sale', 'pending', 3, ${a.currency}, ${a.id}, ${a.program_id}, ${conversionId}, now() - make_interval(secs => ${daysAgo * 86_400}) + interval '10 days', now() - make_interval(secs => ${daysAgo * 86_400}), now())`);
       w.conversions.push(conversionId);
       w.commissions.push(id);
     }
-    await w.sql.rows('select report_reset()');
+    await w.db.rows(sql`select report_reset()`);
     let steps = 0;
     for (;;) {
       const before = Date.now();

@@ -1,6 +1,6 @@
 import { BRANDING_DEFAULT_COLOR, type Branding, type UpdateBrandingBody } from '@affiliate-attribution/contract';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import { NotFoundError } from '../../http/errors.js';
 
 /** What the portal and e-mails need of an organization's branding, with the defaults applied. */
@@ -34,8 +34,8 @@ const toBranding = (row: BrandingRow): Branding => ({
 });
 
 /** The look of an organization (live or test) for the portal and e-mails; undefined for an unknown one. */
-export async function brandingLook(sql: Sql, organizationId: string): Promise<BrandingLook | undefined> {
-  const row = await sql.one<BrandingRow>(ACCOUNT_BRANDING, [organizationId]);
+export async function brandingLook(db: Db, organizationId: string): Promise<BrandingLook | undefined> {
+  const row = await db.one<BrandingRow>(ACCOUNT_BRANDING, [organizationId]);
   if (!row) return undefined;
   return {
     organizationName: row.name,
@@ -48,13 +48,13 @@ export async function brandingLook(sql: Sql, organizationId: string): Promise<Br
 export class BrandingService {
   constructor(private readonly orm: MikroORM) {}
 
-  private get sql(): Sql {
-    return Sql.of(this.orm);
+  private get db(): Db {
+    return Db.of(this.orm);
   }
 
   /** GET /api/branding: `accountId`, the live organization's id (the same in both modes). */
   async get(accountId: string): Promise<Branding> {
-    const row = await this.sql.one<BrandingRow>(ACCOUNT_BRANDING, [accountId]);
+    const row = await this.db.one<BrandingRow>(ACCOUNT_BRANDING, [accountId]);
     if (!row) throw new NotFoundError('Organization not found');
     return toBranding(row);
   }
@@ -68,7 +68,7 @@ export class BrandingService {
     ];
     const set = columns.filter(([, value]) => value !== undefined);
     if (set.length > 0)
-      await this.sql.rows(`update organizations set ${set.map(([c]) => `${c} = ?`).join(', ')} where id = ?`, [
+      await this.db.rows(`update organizations set ${set.map(([c]) => `${c} = ?`).join(', ')} where id = ?`, [
         ...set.map(([, value]) => value),
         accountId,
       ]);

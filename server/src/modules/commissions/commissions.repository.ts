@@ -4,7 +4,7 @@ import { sql as raw, type ExpressionBuilder, type Kysely, type RawBuilder } from
 import { pageNewestFirst } from '../../db/created-order.js';
 import { kyselyOf, readFromReplica, type NewRow, type StoredRow, type Tables } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import { dueSql, refundEffect } from './commission-lifecycle.js';
 import { recordEvents, withEvents } from '../events/outbox.js';
@@ -201,7 +201,7 @@ export class CommissionsRepository {
 
   /** The ownership rule (db/owned-row.ts): 403 for another organization's entry, 404 for none. */
   async findOwned(organizationId: string, id: string): Promise<CommissionRecord> {
-    const row = await findOwnedRow<CommissionRecord>(Sql.of(this.orm), COMMISSIONS_BY_ID, organizationId, id);
+    const row = await findOwnedRow<CommissionRecord>(Db.of(this.orm), COMMISSIONS_BY_ID, organizationId, id);
     return (await resolvePayouts(kyselyOf(this.orm), organizationId, [row]))[0];
   }
 
@@ -221,15 +221,15 @@ export class CommissionsRepository {
       clawbacks: CommissionRecord[],
     ) => Partial<Pick<CommissionRecord, 'status' | 'approved_at' | 'rejection_reason'>> | undefined,
   ): Promise<CommissionRecord> {
-    return Sql.of(this.orm).transaction(async (sql) => {
-      const found = await findOwnedRow<CommissionRecord>(sql, COMMISSIONS_BY_ID, organizationId, id);
-      await sql.execute({ compile: () => payoutRunLock('shared', organizationId).compile(kyselyOf(this.orm)) });
-      const [locked] = await sql.execute(
+    return Db.of(this.orm).transaction(async (db) => {
+      const found = await findOwnedRow<CommissionRecord>(db, COMMISSIONS_BY_ID, organizationId, id);
+      await db.rows({ compile: () => payoutRunLock('shared', organizationId).compile(kyselyOf(this.orm)) });
+      const [locked] = await db.rows(
         kyselyOf(this.orm).selectFrom('commissions').selectAll().where('id', '=', found.id).forUpdate(),
       );
       const lockedClawbacks =
         locked.type === 'sale' && locked.conversion_id
-          ? await sql.execute(
+          ? await db.rows(
               kyselyOf(this.orm)
                 .selectFrom('commissions')
                 .selectAll()
@@ -240,7 +240,7 @@ export class CommissionsRepository {
                 .forUpdate(),
             )
           : [];
-      const [current, ...clawbacks] = await this.pendingPayouts(sql, organizationId, [locked, ...lockedClawbacks]);
+      const [current, ...clawbacks] = await this.pendingPayouts(db, organizationId, [locked, ...lockedClawbacks]);
       const changes = change(current, clawbacks);
       if (!changes) return current;
       // commission.updated events ride each update (modules/events/outbox.ts).
@@ -249,7 +249,7 @@ export class CommissionsRepository {
         .set({ ...changes, updated_at: raw<Date>`now()` })
         .where('id', '=', found.id)
         .returningAll();
-      const [updated] = await sql.execute({
+      const [updated] = await db.rows({
         compile: () => withEvents(update, 'commission.updated').compile(kyselyOf(this.orm)),
       });
       if (changes.status === 'rejected' && clawbacks.length > 0) {
@@ -262,22 +262,18 @@ export class CommissionsRepository {
             clawbacks.map((c) => c.id),
           )
           .returningAll();
-        await sql.execute({
+        await db.rows({
           compile: () => withEvents(rejectClawbacks, 'commission.updated').compile(kyselyOf(this.orm)),
         });
       }
-      return (await this.pendingPayouts(sql, organizationId, [updated]))[0];
+      return (await this.pendingPayouts(db, organizationId, [updated]))[0];
     });
   }
 
   /** resolvePayouts on a transaction's connection. */
-  private async pendingPayouts(
-    sql: Sql,
-    organizationId: string,
-    rows: CommissionRecord[],
-  ): Promise<CommissionRecord[]> {
+  private async pendingPayouts(db: Db, organizationId: string, rows: CommissionRecord[]): Promise<CommissionRecord[]> {
     const query = payoutsOf(organizationId, rows);
-    return query ? withPayouts(rows, await sql.execute({ compile: () => query.compile(kyselyOf(this.orm)) })) : rows;
+    return query ? withPayouts(rows, await db.rows({ compile: () => query.compile(kyselyOf(this.orm)) })) : rows;
   }
 
   /**

@@ -8,7 +8,7 @@ import type { AppliedRate } from '../../attribution/program-rules.js';
 import { InsertBatcher, writeBatching } from '../../db/batched-insert.js';
 import { kyselyOf, readFromReplica, type NewRow, type Tables } from '../../db/database.js';
 import { CONVERSIONS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import { NotFoundError } from '../../http/errors.js';
 import { CommissionsRepository } from '../commissions/commissions.repository.js';
 import { recordEvents } from '../events/outbox.js';
@@ -128,7 +128,7 @@ export class ConversionsRepository {
 
   /** By the service's UUID or the merchant's external_id; 403 when only another organization has it, else 404. */
   findOwned(organizationId: string, id: string): Promise<ConversionRecord> {
-    return findOwnedRow<ConversionRecord>(Sql.of(this.orm), CONVERSIONS_BY_MERCHANT_ID, organizationId, id);
+    return findOwnedRow<ConversionRecord>(Db.of(this.orm), CONVERSIONS_BY_MERCHANT_ID, organizationId, id);
   }
 
   /**

@@ -4,7 +4,7 @@ import { stringify, type Stringifier } from 'csv-stringify';
 import { Decimal } from 'decimal.js';
 import type { ExportKind } from '@affiliate-attribution/contract';
 import { minorUnitDigits } from '../../attribution/money.js';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import { dueSql } from '../commissions/commission-lifecycle.js';
 import { inert } from '../payouts/payout-files.js';
 
@@ -119,10 +119,10 @@ function cell(kind: Cell, value: string | number | Date | null | undefined, curr
 
 /** Every row of the organization, one page after another (the next page is read when the stream wants more). */
 async function* pages(orm: MikroORM, organizationId: string, shape: ExportShape): AsyncGenerator<string[]> {
-  const sql = Sql.of(orm);
+  const db = Db.of(orm);
   let after: Row | undefined;
   for (;;) {
-    const rows = await sql.rows<Row>(shape.page, [organizationId, after?.keyset_at ?? null, after?.id ?? null]);
+    const rows = await db.rows<Row>(shape.page, [organizationId, after?.keyset_at ?? null, after?.id ?? null]);
     for (const row of rows) yield shape.columns.map(([name, kind]) => cell(kind, row[name], row.currency));
     if (rows.length < EXPORT_PAGE_ROWS) return;
     after = rows[rows.length - 1];

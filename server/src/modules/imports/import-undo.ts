@@ -1,5 +1,5 @@
 import { notifyChanges, type CacheChange } from '../../db/change-notifications.js';
-import type { Sql } from '../../db/sql.js';
+import type { Db } from '../../db/sql.js';
 import { ConflictError } from '../../http/errors.js';
 
 /**
@@ -76,17 +76,17 @@ const DELETES = [
  * customers are free again: every instance drops what it cached under the organization when the
  * transaction commits; the caller drops this instance's after the commit (the change answered).
  */
-export async function undoImport(sql: Sql, organizationId: string, importId: string): Promise<CacheChange[]> {
+export async function undoImport(db: Db, organizationId: string, importId: string): Promise<CacheChange[]> {
   const held: string[] = [];
   for (const hold of HOLDS) {
-    const row = await sql.one<{ n: number | string }>(hold.query, [organizationId, importId]);
+    const row = await db.one<{ n: number | string }>(hold.query, [organizationId, importId]);
     const n = Number(row?.n ?? 0);
     if (n > 0) held.push(`${n} ${hold.what}`);
   }
   if (held.length) throw new ConflictError(`The import cannot be undone: ${held.join('; ')}`);
-  await sql.rows(FORGET_IN_REPORTS, [organizationId, importId]);
-  for (const statement of DELETES) await sql.rows(statement, [organizationId, importId]);
+  await db.rows(FORGET_IN_REPORTS, [organizationId, importId]);
+  for (const statement of DELETES) await db.rows(statement, [organizationId, importId]);
   const changes: CacheChange[] = [{ kind: 'organization_rows', id: organizationId }];
-  await notifyChanges((query, params) => sql.rows(query, params), changes);
+  await notifyChanges((query, params) => db.rows(query, params), changes);
   return changes;
 }

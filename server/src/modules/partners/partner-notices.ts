@@ -1,10 +1,11 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import type { Mail } from '../people/mailer.js';
 import { payoutAmountText } from '../payouts/failure-mail.js';
 import type { OrganizationMailer } from '../test-emails/test-emails.js';
 import { commissionEarnedMail, payoutSentMail } from './partner-notice-mails.js';
+import { sql } from 'kysely';
 
 /** The migration that made notices: nothing created before it was applied is announced (no e-mails about history on upgrade). */
 const NOTICES_MIGRATION = 'Migration20270124000000_partner_notices';
@@ -112,7 +113,7 @@ const PAYOUTS: Kind = {
  * it, and a mail server that is down fails no sale and no payout: the queue tries again.
  */
 export class PartnerNotices {
-  private readonly sql: Sql;
+  private readonly db: Db;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = true;
@@ -130,7 +131,7 @@ export class PartnerNotices {
     private readonly publicBaseUrl: string,
     options: PartnerNoticesOptions = {},
   ) {
-    this.sql = Sql.of(orm);
+    this.db = Db.of(orm);
     this.intervalMs = options.intervalMs ?? 5_000;
     this.lookbackHours = options.lookbackHours ?? 72;
     this.batchSize = options.batchSize ?? 200;
@@ -157,7 +158,7 @@ export class PartnerNotices {
     const since = await this.windowStart();
     let queued = 0;
     for (const kind of [COMMISSIONS, PAYOUTS]) {
-      const organizations = await this.sql.rows<{ organization_id: string }>(
+      const organizations = await this.db.rows<{ organization_id: string }>(
         `select distinct d.organization_id from (${kind.due(false)}) d limit 1000`,
         [since],
       );
@@ -185,8 +186,8 @@ export class PartnerNotices {
 
   private async announce(kind: Kind, organizationId: string, since: Date): Promise<{ noticed: number; sent: number }> {
     await this.mailer.ready?.();
-    const result = await this.sql.transaction(async (sql) => {
-      const rows = await sql.rows<NoticeRow & { sent: boolean }>(
+    const result = await this.db.transaction(async (db) => {
+      const rows = await db.rows<NoticeRow & { sent: boolean }>(
         `with due as (${kind.due(true)} order by at limit ?),
           noticed as (
             insert into partner_notices (organization_id, kind, subject_id, sent)
@@ -207,7 +208,7 @@ export class PartnerNotices {
       let sent = 0;
       for (const row of rows) {
         if (!row.sent) continue;
-        await this.mailer.send(organizationId, kind.mail(row, links), { transaction: sql });
+        await this.mailer.send(organizationId, kind.mail(row, links), { transaction: db });
         sent++;
       }
       return { noticed: rows.length, sent };
@@ -219,9 +220,8 @@ export class PartnerNotices {
   /** The lookback, never before notices existed (the migration's time): an upgrade announces nothing of the past. */
   private async windowStart(): Promise<Date> {
     if (!this.since) {
-      const row = await this.sql.one<{ executed_at: Date }>(
-        'select executed_at from mikro_orm_migrations where name = ?',
-        [NOTICES_MIGRATION],
+      const row = await this.db.one(
+        sql<{ executed_at: Date }>`select executed_at from mikro_orm_migrations where name = ${NOTICES_MIGRATION}`,
       );
       this.since = row?.executed_at ?? new Date();
     }

@@ -5,7 +5,7 @@ import { pageNewestFirst } from '../../db/created-order.js';
 import { effectiveStatusSql } from '../commissions/commission-lifecycle.js';
 import { kyselyOf, readFromReplica, type StoredRow } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import { ConflictError } from '../../http/errors.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import type { PayoutFileRow } from './payout-files.js';
@@ -162,9 +162,9 @@ export class PayoutsRepository {
 
   /** Creates the payouts of every payable group (CREATE_PAYOUTS), and answers those the tax form rule held; none when nothing qualifies. */
   create(organizationId: string, scope: PayoutScope): Promise<{ created: PayoutRecord[]; held: HeldPayoutRow[] }> {
-    return Sql.of(this.orm).transaction(async (sql) => {
-      await this.lockRuns(sql, organizationId);
-      return this.run(sql, organizationId, scope);
+    return Db.of(this.orm).transaction(async (db) => {
+      await this.lockRuns(db, organizationId);
+      return this.run(db, organizationId, scope);
     });
   }
 
@@ -178,37 +178,34 @@ export class PayoutsRepository {
     organizationId: string,
     failed: PayoutRecord,
   ): Promise<{ created: PayoutRecord[]; held: HeldPayoutRow[]; retried?: PayoutRecord }> {
-    return Sql.of(this.orm).transaction(async (sql) => {
-      await this.lockRuns(sql, organizationId);
-      const current = (await sql.one<PayoutRecord>(
-        `select * from payouts where id = ? and organization_id = ? for update`,
-        [failed.id, organizationId],
+    return Db.of(this.orm).transaction(async (db) => {
+      await this.lockRuns(db, organizationId);
+      const current = (await db.one(
+        raw<PayoutRecord>`select * from payouts where id = ${failed.id} and organization_id = ${organizationId} for update`,
       ))!;
       if (current.status !== 'failed' || current.retried_by_payout_id)
         return { created: [], held: [], retried: current };
-      const result = await this.run(sql, organizationId, {
+      const result = await this.run(db, organizationId, {
         affiliate_id: current.affiliate_id,
         program_id: current.program_id,
         currency: current.currency,
       });
       const [next] = result.created;
       if (next)
-        await sql.rows(`update payouts set retried_by_payout_id = $3 where organization_id = $1 and id = $2`, [
-          organizationId,
-          current.id,
-          next.id,
-        ]);
+        await db.rows(
+          raw`update payouts set retried_by_payout_id = ${next.id} where organization_id = ${organizationId} and id = ${current.id}`,
+        );
       return result;
     });
   }
 
   /** Taken before the run's statement, so that its snapshot sees what an earlier run committed. */
-  private async lockRuns(sql: Sql, organizationId: string): Promise<void> {
-    await sql.execute({ compile: () => payoutRunLock('exclusive', organizationId).compile(kyselyOf(this.orm)) });
+  private async lockRuns(db: Db, organizationId: string): Promise<void> {
+    await db.rows({ compile: () => payoutRunLock('exclusive', organizationId).compile(kyselyOf(this.orm)) });
   }
 
   private async run(
-    sql: Sql,
+    db: Db,
     organizationId: string,
     scope: PayoutScope,
   ): Promise<{ created: PayoutRecord[]; held: HeldPayoutRow[] }> {
@@ -219,9 +216,9 @@ export class PayoutsRepository {
       scope.approved_before ?? null,
       scope.affiliate_id ?? null,
     ];
-    await sql.rows(PAYOUT_RUN_SETTINGS);
-    const created = await sql.rows<PayoutRecord>(CREATE_PAYOUTS, values);
-    return { created, held: await sql.rows<HeldPayoutRow>(HELD_PAYOUTS, values) };
+    await db.rows(PAYOUT_RUN_SETTINGS);
+    const created = await db.rows<PayoutRecord>(CREATE_PAYOUTS, values);
+    return { created, held: await db.rows<HeldPayoutRow>(HELD_PAYOUTS, values) };
   }
 
   /** One page of the organization's payouts, newest first. */
@@ -270,7 +267,7 @@ export class PayoutsRepository {
 
   /** The ownership rule (db/owned-row.ts): 403 for another organization's payout, 404 for none. */
   findOwned(organizationId: string, id: string): Promise<PayoutRecord> {
-    return findOwnedRow<PayoutRecord>(Sql.of(this.orm), PAYOUTS_BY_ID, organizationId, id);
+    return findOwnedRow<PayoutRecord>(Db.of(this.orm), PAYOUTS_BY_ID, organizationId, id);
   }
 
   /**
@@ -286,17 +283,16 @@ export class PayoutsRepository {
     from: 'pending' | 'processing' = 'pending',
     providerReference?: string | null,
   ): Promise<PayoutRecord> {
-    return this.settle(organizationId, id, 'paid', from, async (sql, payout) => {
+    return this.settle(organizationId, id, 'paid', from, async (db, payout) => {
       // The entries are paid; their payout_items rows stay, the record of the payout that paid them.
-      await sql.rows(
+      await db.rows(
         `with carried as (${ENTRIES_OF_PENDING_PAYOUT}),
          changed as (update commissions c set status = 'paid', updated_at = now() from carried k where c.id = k.id and c.organization_id = $1 returning c.*, $2::uuid as payout_id),
          ev as (${eventsOf('commission.updated', 'changed')}) select 1`,
         carriedBy(payout),
       );
-      return sql.one<PayoutRecord>(
-        `with changed as (update payouts set status = 'paid', paid_at = now(), reference = coalesce(?, reference), provider_reference = coalesce(?, provider_reference) where id = ? and organization_id = ? returning *), ev as (${eventsOf('payout.paid', 'changed')}) select * from changed`,
-        [reference ?? null, providerReference ?? null, payout.id, payout.organization_id],
+      return db.one(
+        raw<PayoutRecord>`with changed as (update payouts set status = 'paid', paid_at = now(), reference = coalesce(${reference ?? null}, reference), provider_reference = coalesce(${providerReference ?? null}, provider_reference) where id = ${payout.id} and organization_id = ${payout.organization_id} returning *), ev as (${raw.raw(eventsOf('payout.paid', 'changed'))}) select * from changed`,
       );
     });
   }
@@ -312,22 +308,20 @@ export class PayoutsRepository {
     reason: string,
     providerReference?: string | null,
   ): Promise<PayoutRecord> {
-    return this.settle(organizationId, id, 'failed', 'processing', async (sql, payout) => {
-      await this.releaseEntries(sql, payout);
-      return sql.one<PayoutRecord>(
-        `with changed as (update payouts set status = 'failed', failed_at = now(), failure_reason = ?, provider_reference = coalesce(?, provider_reference) where id = ? and organization_id = ? returning *), ev as (${eventsOf('payout.failed', 'changed')}) select * from changed`,
-        [reason.slice(0, 1000), providerReference ?? null, payout.id, payout.organization_id],
+    return this.settle(organizationId, id, 'failed', 'processing', async (db, payout) => {
+      await this.releaseEntries(db, payout);
+      return db.one(
+        raw<PayoutRecord>`with changed as (update payouts set status = 'failed', failed_at = now(), failure_reason = ${reason.slice(0, 1000)}, provider_reference = coalesce(${providerReference ?? null}, provider_reference) where id = ${payout.id} and organization_id = ${payout.organization_id} returning *), ev as (${raw.raw(eventsOf('payout.failed', 'changed'))}) select * from changed`,
       );
     });
   }
 
   /** A pending payout canceled: its entries released (in no payout, approved as before). Canceled again: unchanged. Paid: 409. */
   cancel(organizationId: string, id: string): Promise<PayoutRecord> {
-    return this.settle(organizationId, id, 'canceled', 'pending', async (sql, payout) => {
-      await this.releaseEntries(sql, payout);
-      return sql.one<PayoutRecord>(
-        `with changed as (update payouts set status = 'canceled', canceled_at = now() where id = ? and organization_id = ? returning *), ev as (${eventsOf('payout.canceled', 'changed')}) select * from changed`,
-        [payout.id, payout.organization_id],
+    return this.settle(organizationId, id, 'canceled', 'pending', async (db, payout) => {
+      await this.releaseEntries(db, payout);
+      return db.one(
+        raw<PayoutRecord>`with changed as (update payouts set status = 'canceled', canceled_at = now() where id = ${payout.id} and organization_id = ${payout.organization_id} returning *), ev as (${raw.raw(eventsOf('payout.canceled', 'changed'))}) select * from changed`,
       );
     });
   }
@@ -337,8 +331,8 @@ export class PayoutsRepository {
    * entries' rows were not written when the payout took them; their updated_at records the change
    * of their payout_id).
    */
-  private async releaseEntries(sql: Sql, payout: PayoutRecord): Promise<void> {
-    await sql.rows(
+  private async releaseEntries(db: Db, payout: PayoutRecord): Promise<void> {
+    await db.rows(
       `with carried as (${ENTRIES_OF_PENDING_PAYOUT}),
        released as (delete from payout_items i using carried k where i.organization_id = $1 and i.commission_id = k.id returning i.commission_id),
        changed as (update commissions c set updated_at = now() from released r where c.id = r.commission_id and c.organization_id = $1 returning c.*, null::uuid as payout_id),
@@ -352,13 +346,12 @@ export class PayoutsRepository {
     id: string,
     to: 'paid' | 'canceled' | 'failed',
     from: 'pending' | 'processing',
-    apply: (sql: Sql, payout: PayoutRecord) => Promise<PayoutRecord | undefined>,
+    apply: (db: Db, payout: PayoutRecord) => Promise<PayoutRecord | undefined>,
   ): Promise<PayoutRecord> {
-    return Sql.of(this.orm).transaction(async (sql) => {
-      const found = await findOwnedRow<PayoutRecord>(sql, PAYOUTS_BY_ID, organizationId, id);
-      const payout = (await sql.one<PayoutRecord>(
-        `select * from payouts where id = ? and organization_id = ? for update`,
-        [found.id, organizationId],
+    return Db.of(this.orm).transaction(async (db) => {
+      const found = await findOwnedRow<PayoutRecord>(db, PAYOUTS_BY_ID, organizationId, id);
+      const payout = (await db.one(
+        raw<PayoutRecord>`select * from payouts where id = ${found.id} and organization_id = ${organizationId} for update`,
       ))!;
       if (payout.status === to) return payout;
       if (payout.status !== from) {
@@ -367,7 +360,7 @@ export class PayoutsRepository {
           payout.status === 'processing' ? ': it was sent through its payout rail, whose outcome decides' : '';
         throw new ConflictError(`A ${payout.status} payout cannot be ${action}${hint}`);
       }
-      return (await apply(sql, payout))!;
+      return (await apply(db, payout))!;
     });
   }
 }
