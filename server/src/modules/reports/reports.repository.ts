@@ -1,8 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { readFromReplica } from '../../db/database.js';
 import type { ReplicaRead } from '../../db/replica-reads.js';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import { affiliatesStatement, READING_SETTINGS, timeseriesStatement } from './reports.statements.js';
+import { sql } from 'kysely';
 
 /**
  * The reports' read model (its tables and functions: the baseline
@@ -74,10 +75,9 @@ export class ReportsRepository {
 
   /** Whether the program is this organization's. */
   async programExists(organizationId: string, programId: string): Promise<boolean> {
-    const row = await Sql.of(this.orm).one(`select 1 as found from programs where organization_id = ? and id = ?`, [
-      organizationId,
-      programId,
-    ]);
+    const row = await Db.of(this.orm).one(
+      sql`select 1 as found from programs where organization_id = ${organizationId} and id = ${programId}`,
+    );
     return row !== undefined;
   }
 
@@ -89,11 +89,11 @@ export class ReportsRepository {
    * one (db/replica-reads.ts): a report may be behind by its lag, never inconsistent (one statement,
    * one snapshot of the summaries and the raw rows alike).
    */
-  private reading<T>(read: ReplicaRead, fn: (sql: Sql) => Promise<T>): Promise<T> {
+  private reading<T>(read: ReplicaRead, fn: (db: Db) => Promise<T>): Promise<T> {
     return readFromReplica(this.orm, read, (source) =>
-      Sql.of(source).transaction(async (sql) => {
-        await sql.rows(READING_SETTINGS);
-        return fn(sql);
+      Db.of(source).transaction(async (db) => {
+        await db.rows(READING_SETTINGS);
+        return fn(db);
       }),
     );
   }
@@ -112,13 +112,13 @@ export class ReportsRepository {
     limit: number,
   ): Promise<AffiliateFigureRow[]> {
     const { text, values } = affiliatesStatement(window, affiliateIds, after, limit);
-    return this.reading('GET /api/reports/affiliates', (sql) => sql.rows<AffiliateFigureRow>(text, values));
+    return this.reading('GET /api/reports/affiliates', (db) => db.rows<AffiliateFigureRow>(text, values));
   }
 
   /** The time series: one point per period and currency, periods without activity as zeros. */
   timeseries(window: ReportWindow, interval: 'day' | 'week' | 'month'): Promise<PointRow[]> {
     const { text, values } = timeseriesStatement(window, interval);
-    return this.reading('GET /api/reports/timeseries', (sql) => sql.rows<PointRow>(text, values));
+    return this.reading('GET /api/reports/timeseries', (db) => db.rows<PointRow>(text, values));
   }
 
   /**
@@ -127,21 +127,24 @@ export class ReportsRepository {
    * statement timeout of its own (a catch-up step may take longer than a request's statement).
    */
   fold(lagSeconds: number, spanSeconds: number): Promise<Date | undefined> {
-    return Sql.of(this.orm).transaction(async (sql) => {
-      const [lock] = await sql.rows<{ locked: boolean }>(
-        `select pg_try_advisory_xact_lock(7262010002) as locked, set_config('statement_timeout', '60s', true), set_config('jit', 'off', true)`,
+    return Db.of(this.orm).transaction(async (db) => {
+      const [lock] = await db.rows(
+        sql<{
+          locked: boolean;
+        }>`select pg_try_advisory_xact_lock(7262010002) as locked, set_config('statement_timeout', '60s', true), set_config('jit', 'off', true)`,
       );
       if (!lock?.locked) return undefined;
       // New BRIN ranges summarized here, not by VACUUM (autovacuum may be off); needs the tables'
       // owner, as the migrations are. The plan of the fold's scans by created_at relies on it.
-      await sql
+      await db
         .transaction((s) =>
-          s.rows(`select brin_summarize_new_values(i::regclass) from unnest(?::text[]) i`, [BRIN_INDEXES]),
+          s.rows(sql`select brin_summarize_new_values(i::regclass) from unnest(${BRIN_INDEXES}::text[]) i`),
         )
         .catch(() => undefined);
-      const [row] = await sql.rows<{ w: Date }>(
-        `select report_fold(make_interval(secs => ?), make_interval(secs => ?)) as w`,
-        [lagSeconds, spanSeconds],
+      const [row] = await db.rows(
+        sql<{
+          w: Date;
+        }>`select report_fold(make_interval(secs => ${lagSeconds}), make_interval(secs => ${spanSeconds})) as w`,
       );
       return row.w;
     });
@@ -149,8 +152,8 @@ export class ReportsRepository {
 
   /** The watermark and the time of the last fold. */
   async foldState(): Promise<{ folded_before: Date; folded_at: Date | null }> {
-    return (await Sql.of(this.orm).one<{ folded_before: Date; folded_at: Date | null }>(
-      `select folded_before, folded_at from report_fold_state`,
+    return (await Db.of(this.orm).one(
+      sql<{ folded_before: Date; folded_at: Date | null }>`select folded_before, folded_at from report_fold_state`,
     ))!;
   }
 }
