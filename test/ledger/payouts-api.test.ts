@@ -250,7 +250,7 @@ describe('payouts', () => {
 
   it('the database itself holds an entry in one payout, and payout_items alone records which, pending or paid', async () => {
     const { db } = await testServer();
-    const sql = Db.of(db.orm);
+    const handle = Db.of(db.orm);
     const m = await createMerchant();
     const entry = await adjust(m, 15);
     const [first] = (await m.api.post('/api/payouts', {})).body.data.payouts;
@@ -264,7 +264,7 @@ describe('payouts', () => {
       ),
     ).toMatchObject({ payout_id: first.id });
     // A second payout for the same entry: refused by payout_items' primary key, whatever the code does.
-    const [other] = await sql.rows(
+    const [other] = await handle.rows(
       sql<{
         id: string;
       }>`insert into payouts (id, organization_id, affiliate_id, program_id, currency, amount, status, commission_count) values (gen_random_uuid(), ${m.id}, ${m.affiliate.id}, ${m.program.id}, 'USD', 15, 'pending', 1) returning id`,
@@ -272,7 +272,7 @@ describe('payouts', () => {
     expect(
       String(
         await rejection(
-          sql.rows(
+          handle.rows(
             sql`insert into payout_items (organization_id, commission_id, payout_id) values (${m.id}, ${entry.id}, ${other.id})`,
           ),
         ),
@@ -280,14 +280,14 @@ describe('payouts', () => {
     ).toMatch(/payout_items_pkey/);
     // One truth: no column of the entries names a payout (Migration20270117100000_one_payout_membership).
     expect(
-      await sql.rows(
+      await handle.rows(
         sql`select column_name from information_schema.columns where table_schema = current_schema() and table_name = 'commissions' and column_name like '%payout%'`,
       ),
     ).toEqual([]);
     // Paid, the entry stays in payout_items: the record of the payout that paid it.
     expect((await m.api.post(`/api/payouts/${first.id}/paid`, {})).status).toBe(200);
     expect(
-      await sql.rows(
+      await handle.rows(
         sql`select commission_id from payout_items where organization_id = ${m.id} and payout_id = ${first.id}`,
       ),
     ).toEqual([{ commission_id: entry.id }]);

@@ -243,17 +243,17 @@ export async function apply(w: World, action: Action): Promise<void> {
   }
 }
 
-export const NAIVE_ROWS = `
+export const naiveRows = (organizationId: string) => sql`
   select affiliate_id, program_id, null::text as currency, occurred_at as at, 1 as clicks, 0 as customers, 0 as conversions, 0::numeric as revenue, 0::numeric as refunded, null::text as status, 0::numeric as amount
-  from clicks where organization_id = $1
+  from clicks where organization_id = ${organizationId}
   union all
-  select affiliate_id, program_id, null, created_at, 0, 1, 0, 0, 0, null, 0 from customers where organization_id = $1
+  select affiliate_id, program_id, null, created_at, 0, 1, 0, 0, 0, null, 0 from customers where organization_id = ${organizationId}
   union all
-  select affiliate_id, program_id, currency::text, occurred_at, 0, 0, 1, amount, refunded_amount, null, 0 from conversions where organization_id = $1
+  select affiliate_id, program_id, currency::text, occurred_at, 0, 0, 1, amount, refunded_amount, null, 0 from conversions where organization_id = ${organizationId}
   union all
   select k.affiliate_id, k.program_id, k.currency::text, coalesce(v.occurred_at, k.created_at), 0, 0, 0, 0, 0,
     case when k.status = 'pending' and k.approves_at <= now() then 'approved' else k.status end, k.amount
-  from commissions k left join conversions v on v.id = k.conversion_id where k.organization_id = $1`;
+  from commissions k left join conversions v on v.id = k.conversion_id where k.organization_id = ${organizationId}`;
 
 export const NAIVE_SUMS = `sum(clicks)::int as clicks, sum(customers)::int as customers, sum(conversions)::int as conversions, sum(revenue)::text as revenue, sum(refunded)::text as refunded,
   ${['pending', 'approved', 'paid', 'reversed', 'rejected', 'on_hold'].map((s) => `coalesce(sum(amount) filter (where status = '${s}'), 0)::text as ${s}`).join(', ')}`;
@@ -303,21 +303,19 @@ export function normalise(
 }
 
 export async function naiveAffiliates(w: World, from: Date, to: Date) {
-  const rows = await w.db.rows<NaiveRow>(
-    `select x.affiliate_id || ' ' || coalesce(x.currency, p.currency::text) as key, ${NAIVE_SUMS}
-     from (${NAIVE_ROWS.replaceAll('$1', '?')}) x join programs p on p.id = x.program_id
-     where x.at >= ? and x.at < ? group by 1 order by 1`,
-    [w.m.id, w.m.id, w.m.id, w.m.id, from, to],
+  const rows = await w.db.rows(
+    sql<NaiveRow>`select x.affiliate_id || ' ' || coalesce(x.currency, p.currency::text) as key, ${sql.raw(NAIVE_SUMS)}
+     from (${naiveRows(w.m.id)}) x join programs p on p.id = x.program_id
+     where x.at >= ${from} and x.at < ${to} group by 1 order by 1`,
   );
   return rows.map(normalise);
 }
 
 export async function naiveSeries(w: World, from: Date, to: Date, interval: string) {
-  const rows = await w.db.rows<NaiveRow>(
-    `select to_char(date_trunc(?, x.at at time zone 'UTC'), 'YYYY-MM-DD') || ' ' || coalesce(x.currency, p.currency::text) as key, ${NAIVE_SUMS}
-     from (${NAIVE_ROWS.replaceAll('$1', '?')}) x join programs p on p.id = x.program_id
-     where x.at >= ? and x.at < ? group by 1 order by 1`,
-    [interval, w.m.id, w.m.id, w.m.id, w.m.id, from, to],
+  const rows = await w.db.rows(
+    sql<NaiveRow>`select to_char(date_trunc(${interval}, x.at at time zone 'UTC'), 'YYYY-MM-DD') || ' ' || coalesce(x.currency, p.currency::text) as key, ${sql.raw(NAIVE_SUMS)}
+     from (${naiveRows(w.m.id)}) x join programs p on p.id = x.program_id
+     where x.at >= ${from} and x.at < ${to} group by 1 order by 1`,
   );
   return rows.map(normalise);
 }

@@ -17,7 +17,7 @@ describe('batched writes: bounded by the pool', () => {
     { timeout: 60_000 },
     async () => {
       const { db } = await testServer();
-      const sql = Db.of(db.orm);
+      const handle = Db.of(db.orm);
       const poolMax = poolOf(db.orm).options.max;
       const bound = batchedWriteConnections(poolMax);
       let holding = 0;
@@ -27,7 +27,7 @@ describe('batched writes: bounded by the pool', () => {
         holding++;
         mostHeld = Math.max(mostHeld, holding);
         try {
-          await sql.rows(sql`select pg_sleep(0.03)`);
+          await handle.rows(sql`select pg_sleep(0.03)`);
           if (rows.some((row) => row.startsWith('bad'))) throw new Error('check constraint violated');
           return rows.map((row) => `stored ${row}`);
         } finally {
@@ -49,7 +49,7 @@ describe('batched writes: bounded by the pool', () => {
       // While every batcher is busy, an ordinary statement still gets a connection at once.
       await new Promise((r) => setTimeout(r, 50));
       const started = Date.now();
-      await sql.rows(sql`select 1`);
+      await handle.rows(sql`select 1`);
       const waitedMs = Date.now() - started;
 
       const settled = await Promise.all(results);

@@ -2,14 +2,20 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely';
 import { kyselyOf, type Tables } from './database.js';
 
-/** A statement as kysely writes it: a builder (`db.kysely.selectFrom(...)`) or the `sql` tag. */
-export type Statement<R> = RawBuilder<R> | { compile(): CompiledQuery<R> };
+/**
+ * A statement as kysely writes it: a builder (`db.kysely.selectFrom(...)`), the `sql` tag, or
+ * one of them compiled once (a CompiledQuery, for a statement built ahead of its calls).
+ */
+export type Statement<R> = RawBuilder<R> | { compile(): CompiledQuery<R> } | CompiledQuery<R>;
 
 /** A statement written by a library in PostgreSQL's own terms (`$1` placeholders): pg-boss, the rate limiter. */
 export interface LibraryResult<R> {
   rows: R[];
   rowCount: number;
 }
+
+/** The pool's handle of each ORM's kysely (Db.of). */
+const handles = new WeakMap<Kysely<Tables>, Db>();
 
 /**
  * The service's one way to the database: kysely (MikroORM's, on MikroORM's pool), its builder and
@@ -27,14 +33,22 @@ export class Db {
     private readonly savepoints = 0,
   ) {}
 
-  /** On the ORM's pool; an ORM that has been closed fails every statement (its pool has ended). */
+  /** On the ORM's pool (one handle per ORM); an ORM that has been closed fails every statement (its pool has ended). */
   static of(orm: MikroORM): Db {
-    return new Db(kyselyOf(orm));
+    const kysely = kyselyOf(orm);
+    let db = handles.get(kysely);
+    if (!db) handles.set(kysely, (db = new Db(kysely)));
+    return db;
   }
 
   /** The rows of a statement, run on this handle's connection (a builder made on another kysely included). */
   async rows<R>(statement: Statement<R>): Promise<R[]> {
-    const compiled = 'isRawBuilder' in statement ? statement.compile(this.kysely) : statement.compile();
+    const compiled =
+      'isRawBuilder' in statement
+        ? statement.compile(this.kysely)
+        : 'compile' in statement
+          ? statement.compile()
+          : statement;
     return (await this.kysely.executeQuery(compiled)).rows;
   }
 

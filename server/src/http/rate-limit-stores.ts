@@ -109,8 +109,7 @@ export function createRateLimiterFactory(
 function postgresStoreClient(orm: MikroORM) {
   const db = Db.of(orm);
   return {
-    query: (statement: { text: string; values?: unknown[] }) =>
-      db.query({ text: statement.text, values: statement.values }),
+    query: (statement: { text: string; values?: unknown[] }) => db.library(statement.text, statement.values),
   };
 }
 

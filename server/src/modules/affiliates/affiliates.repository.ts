@@ -136,9 +136,8 @@ export class AffiliatesRepository {
         compile: () => withEvents(update, 'affiliate.updated').compile(kyselyOf(this.orm)),
       });
       if (updated.status !== current.status || updated.commission_value !== current.commission_value)
-        await notifyChange((query, params) => db.rows(query, params), { kind: 'affiliate', id: current.id });
-      if (updated.slug !== current.slug)
-        await notifyChange((query, params) => db.rows(query, params), { kind: 'affiliate_links', id: current.id });
+        await notifyChange(db, { kind: 'affiliate', id: current.id });
+      if (updated.slug !== current.slug) await notifyChange(db, { kind: 'affiliate_links', id: current.id });
       return updated;
     });
   }

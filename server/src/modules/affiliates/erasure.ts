@@ -101,6 +101,6 @@ export async function erasePerson(
        'name', null, 'payout_email', null, 'stripe_account_id', null, 'portal_sign_in_ip', null, 'portal_sign_in_user_agent', null,
        'tax_form_status', null, 'tax_form_kind', null, 'tax_form_submitted_at', null, 'tax_form_decided_at', null, 'tax_form_rejection_reason', null)
      where organization_id = ${organizationId} and type in ('affiliate.created', 'affiliate.updated') and resource ->> 'id' = any (${ids}::text[])`);
-  for (const id of ids) await notifyChange((query, params) => db.rows(query, params), { kind: 'affiliate_links', id });
+  for (const id of ids) await notifyChange(db, { kind: 'affiliate_links', id });
   return erased;
 }

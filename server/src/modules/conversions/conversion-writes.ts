@@ -1,8 +1,15 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { sql } from 'kysely';
-import { columnArrays, columnTypeOf, providedColumns, type UnnestColumn } from '../../db/batched-insert.js';
+import { sql, type CompiledQuery } from 'kysely';
+import {
+  arrayParameter,
+  columnArrays,
+  columnTypeOf,
+  providedColumns,
+  withValues,
+  type UnnestColumn,
+} from '../../db/batched-insert.js';
 import { kyselyOf, metadataOf } from '../../db/database.js';
-import { ParameterisedStatement } from '../../db/statement.js';
+import { Db } from '../../db/sql.js';
 import { saleEntriesOfInserted } from '../commissions/commissions.repository.js';
 import { CommissionEntity } from '../commissions/commission.entity.js';
 import { batchedEventsOf, type BatchedEventType } from '../events/outbox.js';
@@ -44,7 +51,7 @@ function conversionWriteParts(orm: MikroORM, conversion: NewConversion, before: 
     ...after,
   ];
   const list = (columns: readonly UnnestColumn[]) => sql.join(columns.map((c) => sql.id(c.name)));
-  const parameters = sql.join(inputColumns.map((c, i) => sql.raw(`$${i + 1}::${c.type}[]`)));
+  const parameters = sql.join(inputColumns.map((c) => arrayParameter(c.type)));
   return {
     conversionColumns,
     inputColumns,
@@ -80,11 +87,13 @@ function inputArrays(writes: readonly NewSale[], conversionColumns: readonly Unn
  * conversion, or undefined where the external_id existed.
  */
 export class ConversionsByClickWrites {
-  private built?: { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement };
+  private built?: { conversionColumns: UnnestColumn[]; statement: CompiledQuery<unknown> };
 
   async run(orm: MikroORM, sales: readonly NewSale[]): Promise<(ConversionRecord | undefined)[]> {
     const { conversionColumns, statement } = this.build(orm, sales[0].conversion);
-    const inserted = await statement.run<ConversionRecord>(kyselyOf(orm), inputArrays(sales, conversionColumns));
+    const inserted = await Db.of(orm).rows(
+      withValues(statement, inputArrays(sales, conversionColumns)) as CompiledQuery<ConversionRecord>,
+    );
     const byId = new Map(inserted.map((row) => [row.id, row]));
     return sales.map((sale) => byId.get(sale.conversion.id));
   }
@@ -92,19 +101,18 @@ export class ConversionsByClickWrites {
   private build(
     orm: MikroORM,
     conversion: NewConversion,
-  ): { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement } {
+  ): { conversionColumns: UnnestColumn[]; statement: CompiledQuery<unknown> } {
     if (this.built) return this.built;
     const parts = conversionWriteParts(orm, conversion, [], []);
     const { conversionColumns, list, conversions } = parts;
-    const text = sql`with ${parts.input}, inserted as (
+    const statement = sql`with ${parts.input}, inserted as (
     insert into ${conversions} (${list(conversionColumns)})
     select ${list(conversionColumns)} from input
     order by external_id
     on conflict (organization_id, external_id) do nothing
     returning *
   ), ${parts.saleEntries}, ${parts.events()}
-  select * from inserted`.compile(kyselyOf(orm)).sql;
-    const statement = new ParameterisedStatement(text);
+  select * from inserted`.compile(kyselyOf(orm));
     this.built = { conversionColumns, statement };
     return this.built;
   }
@@ -135,7 +143,7 @@ export class ConversionsByClickWrites {
  * are still locked in id order.
  */
 export class GuardedConversionWrites {
-  private built?: { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement };
+  private built?: { conversionColumns: UnnestColumn[]; statement: CompiledQuery<unknown> };
 
   async run(orm: MikroORM, writes: readonly GuardedWrite[]): Promise<GuardedRow[]> {
     const { conversionColumns, statement } = this.build(orm, writes[0].conversion);
@@ -150,13 +158,13 @@ export class GuardedConversionWrites {
       customers.map((c) => c.nextStatus),
       customers.map((c) => c.nextPaidConversions),
     ];
-    return statement.run<GuardedRow>(kyselyOf(orm), values);
+    return Db.of(orm).rows(withValues(statement, values) as CompiledQuery<GuardedRow>);
   }
 
   private build(
     orm: MikroORM,
     conversion: NewConversion,
-  ): { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement } {
+  ): { conversionColumns: UnnestColumn[]; statement: CompiledQuery<unknown> } {
     if (this.built) return this.built;
     const type = (column: string) => columnTypeOf(orm, CustomerEntity, column);
     const parts = conversionWriteParts(
@@ -179,7 +187,7 @@ export class GuardedConversionWrites {
     // The guard compares the customer as the request saw it. `first_conversion_at` is null until the
     // customer's first conversion, so it is compared null-safely (`is not distinct from`: two nulls
     // are the same state); the other two columns are not null and compare with `=`.
-    const text = sql`with ${parts.input}, guard as (
+    const statement = sql`with ${parts.input}, guard as (
     select c.id from (select * from input order by customer_pk) i cross join lateral (
       select c.id from ${customers} c
       where c.id = i.customer_pk and c.organization_id = i.organization_id
@@ -205,8 +213,7 @@ export class GuardedConversionWrites {
   ), ${parts.events(['customer.updated', 'customer_update'])}
   select i.ord, i.customer_pk in (select id from guard) as guarded,
     (select row_to_json(x) from inserted x where x.id = i.id) as conversion
-  from input i order by i.ord`.compile(kyselyOf(orm)).sql;
-    const statement = new ParameterisedStatement(text);
+  from input i order by i.ord`.compile(kyselyOf(orm));
     this.built = { conversionColumns, statement };
     return this.built;
   }

@@ -127,21 +127,12 @@ export class EndpointsRepository {
     before: CursorPosition | undefined,
     limit: number,
   ): Promise<DeliveryRecord[]> {
-    const params: unknown[] = [endpointId];
-    let where = 'd.endpoint_id = ?';
-    if (status) {
-      where += ' and d.status = ?';
-      params.push(status);
-    }
-    if (before) {
-      where += ' and (d.created_at, d.id) < (?, ?::uuid)';
-      params.push(before.at, before.id);
-    }
-    params.push(limit + 1);
-    return this.db().rows<DeliveryRecord>(
-      `select ${DELIVERY_COLUMNS} from webhook_deliveries d join outbound_events ev on ev.id = d.event_id
-       where ${where} order by d.created_at desc, d.id desc limit ?`,
-      params,
+    const conditions = [sql`d.endpoint_id = ${endpointId}`];
+    if (status) conditions.push(sql`d.status = ${status}`);
+    if (before) conditions.push(sql`(d.created_at, d.id) < (${before.at}, ${before.id}::uuid)`);
+    return this.db().rows(
+      sql<DeliveryRecord>`select ${sql.raw(DELIVERY_COLUMNS)} from webhook_deliveries d join outbound_events ev on ev.id = d.event_id
+       where ${sql.join(conditions, sql` and `)} order by d.created_at desc, d.id desc limit ${limit + 1}`,
     );
   }
 
@@ -182,12 +173,14 @@ async function owned<R>(
   id: string,
 ): Promise<R> {
   if (!isUuid(id)) throw new NotFoundError(notFound);
-  const row = await db.one<Record<string, unknown> & { owned_by_caller: boolean }>(
-    `(select t.*, true as owned_by_caller from ${table} t where organization_id = ? and id = ?::uuid)
+  const from = sql.table(table);
+  const row = await db.one(
+    sql<
+      Record<string, unknown> & { owned_by_caller: boolean }
+    >`(select t.*, true as owned_by_caller from ${from} t where organization_id = ${organizationId} and id = ${id}::uuid)
       union all
-      (select t.*, false from ${table} t where id = ?::uuid and ${ofAnotherAccount('t')})
+      (select t.*, false from ${from} t where id = ${id}::uuid and ${ofAnotherAccount('t', organizationId)})
       limit 1`,
-    [organizationId, id, id, organizationId],
   );
   if (!row) throw new NotFoundError(notFound);
   if (!row.owned_by_caller) throw new ForbiddenError();

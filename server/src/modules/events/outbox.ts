@@ -18,6 +18,10 @@ export function subscribedSql(type: OutboundEventType, organizationId: string): 
   return `exists (select 1 from webhook_endpoints e where e.organization_id = ${organizationId} and e.enabled and '${type}' = any (e.events))`;
 }
 
+/** subscribedSql's test on the organization given as a parameter (kysely's `sql`): made once for the statement. */
+export const subscribedTo = (type: OutboundEventType, organizationId: string) =>
+  raw`exists (select 1 from webhook_endpoints e where e.organization_id = ${organizationId}::uuid and e.enabled and ${raw.lit(type)} = any (e.events))`;
+
 /** `source` is spliced into SQL text: only a CTE name written in code (lower case and underscores) is taken. */
 function cteName(caller: string, source: string): string {
   if (!/^[a-z_]+$/.test(source)) throw new Error(`${caller}: not a CTE name: ${source}`);

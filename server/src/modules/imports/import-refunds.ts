@@ -38,22 +38,10 @@ export async function writeRefund(writer: ImportWriter, r: SourceRefund): Promis
         null)
       : null;
   const id = randomUUID();
+  const createdAt = r.created_at ?? null;
   await writer.db.rows(
-    `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approved_at, import_id, created_at)
-     values ($1, $2, 'clawback', $3, -($4::numeric), $5, $6, $7, $8, $9, coalesce($11::timestamptz, now()), $10, coalesce($11::timestamptz, now()))`,
-    [
-      id,
-      organizationId,
-      payoutId ? 'paid' : 'approved',
-      amount,
-      currency,
-      sale.affiliate_id,
-      programId,
-      conversionId,
-      sale.customer_id,
-      importId,
-      r.created_at ?? null,
-    ],
+    sql`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approved_at, import_id, created_at)
+     values (${id}, ${organizationId}, 'clawback', ${payoutId ? 'paid' : 'approved'}, -(${amount}::numeric), ${currency}, ${sale.affiliate_id}, ${programId}, ${conversionId}, ${sale.customer_id}, coalesce(${createdAt}::timestamptz, now()), ${importId}, coalesce(${createdAt}::timestamptz, now()))`,
   );
   if (payoutId)
     await writer.db.rows(

@@ -113,10 +113,9 @@ export async function settleTerms(
     await db.rows(sql`update customers c set paid_conversions = (select count(*) from conversions v
          where v.organization_id = c.organization_id and v.customer_id = c.customer_id and v.amount > 0)
        where c.organization_id = ${target.organizationId} and c.program_id = ${target.programId}`);
-  await notifyChange((query, params) => db.rows(query, params), { kind: 'program', id: target.programId });
+  await notifyChange(db, { kind: 'program', id: target.programId });
   await db.rows(
-    `update programs set ${fields.map((f, i) => `${f} = $${i + 3}`).join(', ')}, updated_at = now() where organization_id = $1 and id = $2`,
-    [target.organizationId, target.programId, ...fields.map((f) => first.terms[f])],
+    sql`update programs set ${sql.join(fields.map((f) => sql`${sql.ref(f)} = ${first.terms[f]}`))}, updated_at = now() where organization_id = ${target.organizationId} and id = ${target.programId}`,
   );
   return { ...report, applied: 'source' };
 }

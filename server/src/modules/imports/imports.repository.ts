@@ -96,14 +96,11 @@ export class ImportsRepository {
   /** The ownership rule of every path (db/owned-row.ts): another organization's import 403, none (or only in the other mode) 404. */
   async findOwned(organizationId: string, id: string, db: Db = this.db, lock = false): Promise<ImportRow> {
     if (!isUuid(id)) throw new NotFoundError('Import not found');
-    const row = await db.one<ImportRow>(
-      `select * from imports where id = $1 and organization_id = $2${lock ? ' for update' : ''}`,
-      [id, organizationId],
+    const row = await db.one(
+      sql<ImportRow>`select * from imports where id = ${id} and organization_id = ${organizationId}${sql.raw(lock ? ' for update' : '')}`,
     );
     if (row) return row;
-    if (
-      await db.one(`select 1 from imports i where i.id = $1 and ${ofAnotherAccount('i', '$2')}`, [id, organizationId])
-    )
+    if (await db.one(sql`select 1 from imports i where i.id = ${id} and ${ofAnotherAccount('i', organizationId)}`))
       throw new ForbiddenError('This resource belongs to another organization');
     throw new NotFoundError('Import not found');
   }
@@ -118,10 +115,10 @@ export class ImportsRepository {
     limit: number,
   ): Promise<{ items: ImportRow[]; next_cursor: string | null }> {
     const after = decodeCursor(cursor);
-    const rows = await this.db.rows<ImportRow>(
-      `select * from imports where organization_id = $1 and ($2::timestamptz is null or (created_at, id) < ($2::timestamptz, $3::uuid))
-       order by created_at desc, id desc limit $4`,
-      [organizationId, after?.at ?? null, after?.id ?? null, limit + 1],
+    const at = after?.at ?? null;
+    const rows = await this.db.rows(
+      sql<ImportRow>`select * from imports where organization_id = ${organizationId} and (${at}::timestamptz is null or (created_at, id) < (${at}::timestamptz, ${after?.id ?? null}::uuid))
+       order by created_at desc, id desc limit ${limit + 1}`,
     );
     const items = rows.slice(0, limit);
     const last = items[items.length - 1];

@@ -1,12 +1,9 @@
-import { notifyChanges as notifyAll, type CacheChange } from '../../db/change-notifications.js';
+import { notifyChanges, type CacheChange } from '../../db/change-notifications.js';
 import { newRowId } from '../../db/row-ids.js';
 import { REFERENCE_TABLES } from '../../db/distribution.js';
 import type { Db } from '../../db/sql.js';
 import { ORGANIZATION_TABLES, TEST_DATA_KEPT, ownedRows, type OrganizationTable } from './organization-data.js';
 import { sql } from 'kysely';
-
-/** Sends every change to every instance in one statement of the caller's transaction (db/change-notifications.ts). */
-const notifyChanges = (db: Db, changes: CacheChange[]) => notifyAll((query, params) => db.rows(query, params), changes);
 
 /**
  * The tables whose rows the attribution caches hold under the organization (attribution/cache.ts:
@@ -227,21 +224,21 @@ export async function deleteBatch(
       }>`select status from data_deletions where organization_id = ${d.organization_id} and id = ${d.id} for update`,
     );
     if (state?.status !== 'running') throw new DeletionNotRunning(`deletion ${d.id} is not running`);
-    const owned = ownedRows(table);
+    const owned = ownedRows(table, organizationId);
     const cacheKind = table === 'programs' ? 'program' : table === 'affiliates' ? 'affiliate' : undefined;
-    const returning = cacheKind ? 'id' : 'null as id';
+    const returning = sql.raw(cacheKind ? 'id' : 'null as id');
+    const from = sql.table(table);
     // The rows by their physical position (ctid): one plan for every table, an index on the
     // owner's column to find them, a TID scan to delete them; `owned` again guards the delete.
     // The organization-level tables (keys, people, the organization itself: a few rows each) go in
     // one statement: on Citus they are reference tables, copied to every node, where a ctid names
     // a different row on each copy.
     const gone = (REFERENCE_TABLES as readonly string[]).includes(table)
-      ? await db.rows<{ id: string | null }>(`delete from ${table} where ${owned} returning ${returning}`, [
-          organizationId,
-        ])
-      : await db.rows<{ id: string | null }>(
-          `delete from ${table} where ctid = any(array(select ctid from ${table} where ${owned} limit ?)) and ${owned} returning ${returning}`,
-          [organizationId, limit, organizationId],
+      ? await db.rows(sql<{ id: string | null }>`delete from ${from} where ${owned} returning ${returning}`)
+      : await db.rows(
+          sql<{
+            id: string | null;
+          }>`delete from ${from} where ctid = any(array(select ctid from ${from} where ${owned} limit ${limit})) and ${owned} returning ${returning}`,
         );
     const changes: CacheChange[] = cacheKind ? gone.map((r) => ({ kind: cacheKind, id: r.id! })) : [];
     if (gone.length > 0 && CACHED_UNDER_ORGANIZATION.has(table))

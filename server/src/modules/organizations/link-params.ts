@@ -28,12 +28,12 @@ export const SOURCE_LINK_PARAMS: Readonly<Record<string, string>> = {
 };
 
 /** The account (live organization) of an organization id, a live one or a test twin. */
-const ACCOUNT_OF = '(select coalesce(live_organization_id, id) from organizations where id = ?)';
+const accountOf = (organizationId: string) =>
+  sql<string>`(select coalesce(live_organization_id, id) from organizations where id = ${organizationId})`;
 
 export async function linkParamsOf(db: Db, organizationId: string): Promise<string[]> {
-  const row = await db.one<{ link_params: string[] }>(
-    `select link_params from organizations where id = ${ACCOUNT_OF}`,
-    [organizationId],
+  const row = await db.one(
+    sql<{ link_params: string[] }>`select link_params from organizations where id = ${accountOf(organizationId)}`,
   );
   return row?.link_params ?? [...DEFAULT_LINK_PARAMS];
 }
@@ -45,9 +45,8 @@ export async function linkParamsOf(db: Db, organizationId: string): Promise<stri
  */
 export async function addLinkParam(db: Db, organizationId: string, name: string): Promise<void> {
   await db.rows(
-    `update organizations set link_params = array_append(link_params, ?::text)
-      where id = ${ACCOUNT_OF} and not (?::text = any(link_params)) and cardinality(link_params) < ?`,
-    [name, organizationId, name, LINK_PARAMS_MAX],
+    sql`update organizations set link_params = array_append(link_params, ${name}::text)
+      where id = ${accountOf(organizationId)} and not (${name}::text = any(link_params)) and cardinality(link_params) < ${LINK_PARAMS_MAX}`,
   );
 }
 
@@ -70,9 +69,10 @@ export class LinkParamsService {
 
   /** Replaces the list (validated by the contract: 1 to 10 distinct safe names). */
   async set(organizationId: string, names: string[]): Promise<string[]> {
-    const row = await this.db.one<{ link_params: string[] }>(
-      `update organizations set link_params = ?::text[] where id = ${ACCOUNT_OF} returning link_params`,
-      [names, organizationId],
+    const row = await this.db.one(
+      sql<{
+        link_params: string[];
+      }>`update organizations set link_params = ${names}::text[] where id = ${accountOf(organizationId)} returning link_params`,
     );
     return row?.link_params ?? [...DEFAULT_LINK_PARAMS];
   }

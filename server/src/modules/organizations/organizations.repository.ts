@@ -175,8 +175,7 @@ export class OrganizationsRepository {
           .where('k.id', '=', keyId)
           .returning([...API_KEY_SHOWN, 'k.key_hash']),
       );
-      if (revoked)
-        await notifyChange((query, params) => db.rows(query, params), { kind: 'api_key', keyHash: revoked.key_hash });
+      if (revoked) await notifyChange(db, { kind: 'api_key', keyHash: revoked.key_hash });
       return revoked;
     });
   }

@@ -7,7 +7,7 @@ import { isUuid } from '../../http/serialize.js';
 import { effectiveStatusSql } from '../commissions/commission-lifecycle.js';
 import { earnedSql } from '../commissions/earned.js';
 import { PeopleRepository } from '../people/people.repository.js';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 
 /** Whether the entry `k` is in a pending payout (a row of payout_items; a paid entry is `paid`). */
 const IN_PENDING_PAYOUT = `exists (select 1 from payout_items i where i.organization_id = k.organization_id and i.commission_id = k.id)`;
@@ -63,8 +63,14 @@ const PROGRAM_COLUMNS = `p.id, p.organization_id, o.name as organization_name, o
   p.click_window_days, p.hold_days, p.minimum_payout, p.signup, p.terms, p.website_url`;
 
 /** Which of the partner's memberships a read covers: all, or those of one program. */
-const membershipFilter = (alias: string, first: number) =>
-  `${alias}.organization_id = $${first} and ${alias}.affiliate_id in (select id from affiliates where organization_id = $${first} and email = $${first + 1} and ($${first + 2}::uuid is null or program_id = $${first + 2}::uuid))`;
+const membershipFilter = (alias: string, partner: PartnerKey, programId: string | null) =>
+  sql`${sql.ref(`${alias}.organization_id`)} = ${partner.organizationId} and ${sql.ref(`${alias}.affiliate_id`)} in (select id from affiliates where organization_id = ${partner.organizationId} and email = ${partner.email} and (${programId}::uuid is null or program_id = ${programId}::uuid))`;
+
+/** The page before the cursor, newest first. */
+const before = (alias: string, after: CursorPosition | undefined) => {
+  const at = after?.at ?? null;
+  return sql`(${at}::timestamptz is null or (${sql.ref(`${alias}.created_at`)}, ${sql.ref(`${alias}.id`)}) < (${at}::timestamptz, ${after?.id ?? null}::uuid))`;
+};
 
 /** The partner portal's only way to the database: it reads only rows of the partner's own memberships. */
 export class PartnersRepository {
@@ -215,8 +221,7 @@ export class PartnersRepository {
           id: string;
         }>`update affiliates set portal_sign_in_ip = ${session.ip_address}, portal_sign_in_user_agent = ${session.user_agent} where organization_id = ${organizationId} and lower(email) = lower(${link.email}) returning id`,
       );
-      for (const { id } of memberships)
-        await notifyChange((query, params) => db.rows(query, params), { kind: 'affiliate', id });
+      for (const { id } of memberships) await notifyChange(db, { kind: 'affiliate', id });
       return link;
     });
   }
@@ -249,87 +254,88 @@ export class PartnersRepository {
   }
 
   customers(partner: PartnerKey, programId: string | null, after: CursorPosition | undefined, limit: number) {
-    return this.db.rows<{
-      id: string;
-      customer_id: string;
-      program_id: string;
-      status: string;
-      created_at: Date;
-      first_conversion_at: Date | null;
-    }>(
-      `select c.id, c.customer_id, c.program_id, c.status, c.created_at, c.first_conversion_at from customers c
-        where ${membershipFilter('c', 1)} and ($4::timestamptz is null or (c.created_at, c.id) < ($4::timestamptz, $5::uuid))
-        order by c.created_at desc, c.id desc limit $6`,
-      [partner.organizationId, partner.email, programId, after?.at ?? null, after?.id ?? null, limit],
+    return this.db.rows(
+      sql<{
+        id: string;
+        customer_id: string;
+        program_id: string;
+        status: string;
+        created_at: Date;
+        first_conversion_at: Date | null;
+      }>`select c.id, c.customer_id, c.program_id, c.status, c.created_at, c.first_conversion_at from customers c
+        where ${membershipFilter('c', partner, programId)} and ${before('c', after)}
+        order by c.created_at desc, c.id desc limit ${limit}`,
     );
   }
 
   commissions(partner: PartnerKey, programId: string | null, after: CursorPosition | undefined, limit: number) {
-    return this.db.rows<{
-      id: string;
-      program_id: string;
-      type: string;
-      status: string;
-      amount: string;
-      currency: string;
-      customer_id: string | null;
-      approves_at: Date | null;
-      created_at: Date;
-    }>(
-      `select k.id, k.program_id, k.type, ${effectiveStatusSql('k')} as status, k.amount, k.currency, k.customer_id, k.approves_at, k.created_at from commissions k
-        where ${membershipFilter('k', 1)} and ($4::timestamptz is null or (k.created_at, k.id) < ($4::timestamptz, $5::uuid))
-        order by k.created_at desc, k.id desc limit $6`,
-      [partner.organizationId, partner.email, programId, after?.at ?? null, after?.id ?? null, limit],
+    return this.db.rows(
+      sql<{
+        id: string;
+        program_id: string;
+        type: string;
+        status: string;
+        amount: string;
+        currency: string;
+        customer_id: string | null;
+        approves_at: Date | null;
+        created_at: Date;
+      }>`select k.id, k.program_id, k.type, ${sql.raw(effectiveStatusSql('k'))} as status, k.amount, k.currency, k.customer_id, k.approves_at, k.created_at from commissions k
+        where ${membershipFilter('k', partner, programId)} and ${before('k', after)}
+        order by k.created_at desc, k.id desc limit ${limit}`,
     );
   }
 
   payouts(partner: PartnerKey, programId: string | null, after: CursorPosition | undefined, limit: number) {
-    return this.db.rows<{
-      id: string;
-      program_id: string;
-      amount: string;
-      currency: string;
-      status: string;
-      failure_reason: string | null;
-      retried_by_payout_id: string | null;
-      commission_count: number;
-      created_at: Date;
-      paid_at: Date | null;
-    }>(
-      `select k.id, k.program_id, k.amount, k.currency, k.status, k.failure_reason, k.retried_by_payout_id, k.commission_count, k.created_at, k.paid_at from payouts k
-        where ${membershipFilter('k', 1)} and ($4::timestamptz is null or (k.created_at, k.id) < ($4::timestamptz, $5::uuid))
-        order by k.created_at desc, k.id desc limit $6`,
-      [partner.organizationId, partner.email, programId, after?.at ?? null, after?.id ?? null, limit],
+    return this.db.rows(
+      sql<{
+        id: string;
+        program_id: string;
+        amount: string;
+        currency: string;
+        status: string;
+        failure_reason: string | null;
+        retried_by_payout_id: string | null;
+        commission_count: number;
+        created_at: Date;
+        paid_at: Date | null;
+      }>`select k.id, k.program_id, k.amount, k.currency, k.status, k.failure_reason, k.retried_by_payout_id, k.commission_count, k.created_at, k.paid_at from payouts k
+        where ${membershipFilter('k', partner, programId)} and ${before('k', after)}
+        order by k.created_at desc, k.id desc limit ${limit}`,
     );
   }
 
   /** The partner's unpaid and paid totals per program and currency (in_payout: approved, in a pending payout), and their pending entries by approval date. */
   async balances(partner: PartnerKey, programId: string | null) {
-    const params = [partner.organizationId, partner.email, programId];
-    const totals = await this.db.rows<{
-      program_id: string;
-      currency: string;
-      pending: string;
-      on_hold: string;
-      approved: string;
-      in_payout: string;
-      paid: string;
-    }>(
-      `select k.program_id, k.currency,
-              coalesce(sum(k.amount) filter (where ${effectiveStatusSql('k')} = 'pending'), 0) as pending,
+    const status = sql.raw(effectiveStatusSql('k'));
+    const inPendingPayout = sql.raw(IN_PENDING_PAYOUT);
+    const totals = await this.db.rows(
+      sql<{
+        program_id: string;
+        currency: string;
+        pending: string;
+        on_hold: string;
+        approved: string;
+        in_payout: string;
+        paid: string;
+      }>`select k.program_id, k.currency,
+              coalesce(sum(k.amount) filter (where ${status} = 'pending'), 0) as pending,
               coalesce(sum(k.amount) filter (where k.status = 'on_hold'), 0) as on_hold,
-              coalesce(sum(k.amount) filter (where ${effectiveStatusSql('k')} = 'approved' and not ${IN_PENDING_PAYOUT}), 0) as approved,
-              coalesce(sum(k.amount) filter (where ${effectiveStatusSql('k')} = 'approved' and ${IN_PENDING_PAYOUT}), 0) as in_payout,
+              coalesce(sum(k.amount) filter (where ${status} = 'approved' and not ${inPendingPayout}), 0) as approved,
+              coalesce(sum(k.amount) filter (where ${status} = 'approved' and ${inPendingPayout}), 0) as in_payout,
               coalesce(sum(k.amount) filter (where k.status = 'paid'), 0) as paid
-         from commissions k where ${membershipFilter('k', 1)}
+         from commissions k where ${membershipFilter('k', partner, programId)}
         group by k.program_id, k.currency order by k.program_id, k.currency`,
-      params,
     );
-    const pending = await this.db.rows<{ program_id: string; currency: string; amount: string; approves_at: Date }>(
-      `select k.program_id, k.currency, k.amount, k.approves_at from commissions k
-        where ${membershipFilter('k', 1)} and ${effectiveStatusSql('k')} = 'pending' and k.approves_at is not null
+    const pending = await this.db.rows(
+      sql<{
+        program_id: string;
+        currency: string;
+        amount: string;
+        approves_at: Date;
+      }>`select k.program_id, k.currency, k.amount, k.approves_at from commissions k
+        where ${membershipFilter('k', partner, programId)} and ${status} = 'pending' and k.approves_at is not null
         order by k.approves_at, k.id`,
-      params,
     );
     return { totals, pending };
   }
@@ -342,28 +348,37 @@ export class PartnersRepository {
     to: Date,
     interval: 'day' | 'week' | 'month',
   ) {
-    const params = [partner.organizationId, partner.email, programId, from, to, interval];
-    const period = (column: string) => `(date_trunc($6::text, ${column} at time zone 'UTC') at time zone 'UTC')`;
-    const counts = (table: string, column: string) =>
-      this.db.rows<{ period: Date; n: string }>(
-        `select ${period(`t.${column}`)} as period, count(*) as n from ${table} t
-          where ${membershipFilter('t', 1)} and t.${column} >= $4 and t.${column} < $5 group by 1`,
-        params,
+    const period = (column: RawBuilder<unknown>) =>
+      sql`(date_trunc(${interval}::text, ${column} at time zone 'UTC') at time zone 'UTC')`;
+    const counts = (table: 'clicks' | 'customers' | 'conversions', column: 'occurred_at' | 'created_at') => {
+      const at = sql.ref(`t.${column}`);
+      return this.db.rows(
+        sql<{
+          period: Date;
+          n: string;
+        }>`select ${period(sql`${at}`)} as period, count(*) as n from ${sql.table(table)} t
+          where ${membershipFilter('t', partner, programId)} and ${at} >= ${from} and ${at} < ${to} group by 1`,
       );
+    };
+    const earned = sql.raw(earnedSql('k'));
     const [clicks, signups, conversions, earnings] = await Promise.all([
       counts('clicks', 'occurred_at'),
       counts('customers', 'created_at'),
       counts('conversions', 'occurred_at'),
       // A sale's entries (its clawbacks too) count in the period of the sale, an adjustment in that of its creation: as the merchant's reports.
-      this.db.rows<{ period: Date; currency: string; earned: string; on_hold: string }>(
-        `select ${period('coalesce(v.occurred_at, k.created_at)')} as period, k.currency,
-                coalesce(sum(k.amount) filter (where ${earnedSql('k')}), 0) as earned,
+      this.db.rows(
+        sql<{
+          period: Date;
+          currency: string;
+          earned: string;
+          on_hold: string;
+        }>`select ${period(sql`coalesce(v.occurred_at, k.created_at)`)} as period, k.currency,
+                coalesce(sum(k.amount) filter (where ${earned}), 0) as earned,
                 coalesce(sum(k.amount) filter (where k.status = 'on_hold'), 0) as on_hold
            from commissions k left join conversions v on v.organization_id = k.organization_id and v.id = k.conversion_id
-          where ${membershipFilter('k', 1)} and (${earnedSql('k')} or k.status = 'on_hold')
-            and coalesce(v.occurred_at, k.created_at) >= $4 and coalesce(v.occurred_at, k.created_at) < $5
+          where ${membershipFilter('k', partner, programId)} and (${earned} or k.status = 'on_hold')
+            and coalesce(v.occurred_at, k.created_at) >= ${from} and coalesce(v.occurred_at, k.created_at) < ${to}
           group by 1, 2`,
-        params,
       ),
     ]);
     return { clicks, signups, conversions, earnings };

@@ -52,11 +52,12 @@ export class PayoutSendsRepository {
         sql<SendCandidate>`select ${sql.raw(CANDIDATE_COLUMNS)} where p.organization_id = ${organizationId} and p.id = any(${scope.payout_ids}::uuid[]) order by p.created_at, p.id`,
       );
     }
-    return db.rows<SendCandidate>(
-      `select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.status = 'pending' and a.payout_method <> 'manual'
-         and ($2::uuid is null or p.program_id = $2::uuid) and ($3::text is null or p.currency = $3::text)
+    const programId = scope.program_id ?? null;
+    const currency = scope.currency ?? null;
+    return db.rows(
+      sql<SendCandidate>`select ${sql.raw(CANDIDATE_COLUMNS)} where p.organization_id = ${organizationId} and p.status = 'pending' and a.payout_method <> 'manual'
+         and (${programId}::uuid is null or p.program_id = ${programId}::uuid) and (${currency}::text is null or p.currency = ${currency}::text)
        order by p.created_at, p.id limit 1000`,
-      [organizationId, scope.program_id ?? null, scope.currency ?? null],
     );
   }
 

@@ -9,7 +9,7 @@ import { Db } from '../../db/sql.js';
 import { ConflictError } from '../../http/errors.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import type { PayoutFileRow } from './payout-files.js';
-import { eventsOf, subscribedSql } from '../events/outbox.js';
+import { eventsOf, subscribedTo } from '../events/outbox.js';
 import { payoutHoldSql } from '../tax-forms/tax-form-rules.js';
 
 /** A payout file's row as stored: its times as timestamps (the service writes them as ISO-8601, like every answer). */
@@ -21,6 +21,15 @@ export type StoredPayoutFileRow = Omit<PayoutFileRow, 'created_at' | 'paid_at'> 
 export type PayoutRecord = StoredRow<'payouts'>;
 
 const PAYOUTS_BY_ID: OwnedTable = { table: 'payouts', notFound: 'Payout not found' };
+
+/** A payout run's parameters: the organization, and the scope's filters (null: any). */
+interface PayoutRun {
+  organizationId: string;
+  programId: string | null;
+  currency: string | null;
+  approvedBefore: Date | null;
+  affiliateId: string | null;
+}
 
 export interface PayoutScope {
   program_id?: string;
@@ -72,63 +81,63 @@ export const payoutRunLock = (mode: 'exclusive' | 'shared', organizationId: stri
  * - Events: payout.created per payout; commission.updated per entry (its payout_id set) only when
  *   an endpoint subscribes to it, the entries then read by primary key.
  */
-const PAYABLE = `payable as materialized (
+const payable = (r: PayoutRun) => raw`payable as materialized (
   select c.id, c.affiliate_id, c.program_id, c.currency, c.amount
   from commissions c
-  where c.organization_id = $1
-    and c.status in ('approved', 'pending') and ${effectiveStatusSql('c')} = 'approved'
-    and ($2::uuid is null or c.program_id = $2::uuid)
-    and ($3::text is null or c.currency = $3::text)
-    and ($4::timestamptz is null or coalesce(c.approved_at, c.approves_at) < $4::timestamptz)
-    and ($5::uuid is null or c.affiliate_id = $5::uuid)
-    and c.id not in (select i.commission_id from payout_items i where i.organization_id = $1)
+  where c.organization_id = ${r.organizationId}::uuid
+    and c.status in ('approved', 'pending') and ${raw.raw(effectiveStatusSql('c'))} = 'approved'
+    and (${r.programId}::uuid is null or c.program_id = ${r.programId}::uuid)
+    and (${r.currency}::text is null or c.currency = ${r.currency}::text)
+    and (${r.approvedBefore}::timestamptz is null or coalesce(c.approved_at, c.approves_at) < ${r.approvedBefore}::timestamptz)
+    and (${r.affiliateId}::uuid is null or c.affiliate_id = ${r.affiliateId}::uuid)
+    and c.id not in (select i.commission_id from payout_items i where i.organization_id = ${r.organizationId}::uuid)
 )`;
 
 /** The payable groups that reach their program's minimum, each with its program `p` and affiliate `a` (for the tax form hold). */
-const QUALIFYING_GROUPS = `from (
+const qualifyingGroups = (r: PayoutRun) => raw`from (
     select affiliate_id, program_id, currency, sum(amount) as net, count(*)::int as n, array_agg(id) as ids
     from payable group by affiliate_id, program_id, currency
   ) g
-  join programs p on p.id = g.program_id and p.organization_id = $1
-  join affiliates a on a.id = g.affiliate_id and a.organization_id = $1
+  join programs p on p.id = g.program_id and p.organization_id = ${r.organizationId}::uuid
+  join affiliates a on a.id = g.affiliate_id and a.organization_id = ${r.organizationId}::uuid
   where g.net > 0 and (g.currency <> p.currency or g.net >= p.minimum_payout)`;
 
-export const CREATE_PAYOUTS = `
-with ${PAYABLE}, eligible as materialized (
+export const createPayouts = (r: PayoutRun) => raw<PayoutRecord>`
+with ${payable(r)}, eligible as materialized (
   select gen_random_uuid() as payout_id, g.*
-  ${QUALIFYING_GROUPS}
-    and ${payoutHoldSql('a', 'p')} is null
+  ${qualifyingGroups(r)}
+    and ${raw.raw(payoutHoldSql('a', 'p'))} is null
 ), created as (
   insert into payouts (id, organization_id, affiliate_id, program_id, currency, amount, status, commission_count, created_at, method)
-  select e.payout_id, $1, e.affiliate_id, e.program_id, e.currency, e.net, 'pending', e.n, now(), a.payout_method
-  from eligible e join affiliates a on a.id = e.affiliate_id and a.organization_id = $1
+  select e.payout_id, ${r.organizationId}::uuid, e.affiliate_id, e.program_id, e.currency, e.net, 'pending', e.n, now(), a.payout_method
+  from eligible e join affiliates a on a.id = e.affiliate_id and a.organization_id = ${r.organizationId}::uuid
   returning *
 ), items as (
   insert into payout_items (organization_id, commission_id, payout_id)
-  select $1, t.id, e.payout_id from eligible e cross join lateral unnest(e.ids) t(id) order by t.id
+  select ${r.organizationId}::uuid, t.id, e.payout_id from eligible e cross join lateral unnest(e.ids) t(id) order by t.id
   returning commission_id, payout_id
-), payout_events as (${eventsOf('payout.created', 'created')}
+), payout_events as (${raw.raw(eventsOf('payout.created', 'created'))}
 ), commission_events as (
   insert into outbound_events (id, organization_id, type, resource, created_at)
-  select gen_random_uuid(), $1, 'commission.updated', k.resource, statement_timestamp()
+  select gen_random_uuid(), ${r.organizationId}::uuid, 'commission.updated', k.resource, statement_timestamp()
   from items i
   cross join lateral (
     select to_jsonb(c) || jsonb_build_object('payout_id', i.payout_id, 'updated_at', now()) as resource
-    from commissions c where c.id = i.commission_id and c.organization_id = $1) k
-  where ${subscribedSql('commission.updated', '$1')}
+    from commissions c where c.id = i.commission_id and c.organization_id = ${r.organizationId}::uuid) k
+  where ${subscribedTo('commission.updated', r.organizationId)}
 )
 select * from created order by amount desc, id`;
 
 /**
  * The groups a run would have paid but the tax form rule holds (tax-forms/tax-form-rules.ts): same
- * parameters as CREATE_PAYOUTS, read after it in its transaction (under the run's lock, which a
+ * parameters as createPayouts, read after it in its transaction (under the run's lock, which a
  * tax form decision takes shared), so they are exactly the qualifying groups it left.
  */
-const HELD_PAYOUTS = `
-with ${PAYABLE}
-select g.affiliate_id, g.program_id, g.currency, g.net::text as amount, g.n as commission_count, ${payoutHoldSql('a', 'p')} as reason
-  ${QUALIFYING_GROUPS}
-    and ${payoutHoldSql('a', 'p')} is not null
+const heldPayouts = (r: PayoutRun) => raw<HeldPayoutRow>`
+with ${payable(r)}
+select g.affiliate_id, g.program_id, g.currency, g.net::text as amount, g.n as commission_count, ${raw.raw(payoutHoldSql('a', 'p'))} as reason
+  ${qualifyingGroups(r)}
+    and ${raw.raw(payoutHoldSql('a', 'p'))} is not null
 order by g.net desc, g.affiliate_id, g.program_id, g.currency`;
 
 /** A group held by the tax form rule, as HELD_PAYOUTS reads it. */
@@ -141,20 +150,18 @@ export interface HeldPayoutRow {
   reason: 'tax_form_missing' | 'tax_form_submitted' | 'tax_form_rejected';
 }
 
-/** A run's statement settings, local to its transaction (see CREATE_PAYOUTS). */
-const PAYOUT_RUN_SETTINGS = `select set_config('work_mem', '64MB', true), set_config('jit', 'off', true)`;
+/** A run's statement settings, local to its transaction (see createPayouts). */
+const PAYOUT_RUN_SETTINGS = raw`select set_config('work_mem', '64MB', true), set_config('jit', 'off', true)`;
 
 /**
  * A payout's entries (while it is pending): its affiliate's unpaid entries in its program and
  * currency (commissions_unpaid_idx) that payout_items puts in it. Parameters: the payout's
  * organization, id, affiliate, program, currency.
  */
-const ENTRIES_OF_PENDING_PAYOUT = `select c.id from commissions c
-  join payout_items i on i.organization_id = c.organization_id and i.commission_id = c.id and i.payout_id = $2
-  where c.organization_id = $1 and c.affiliate_id = $3 and c.program_id = $4 and c.currency = $5
+const entriesOfPendingPayout = (p: PayoutRecord) => raw`select c.id from commissions c
+  join payout_items i on i.organization_id = c.organization_id and i.commission_id = c.id and i.payout_id = ${p.id}
+  where c.organization_id = ${p.organization_id} and c.affiliate_id = ${p.affiliate_id} and c.program_id = ${p.program_id} and c.currency = ${p.currency}
     and c.status in ('pending', 'approved')`;
-
-const carriedBy = (p: PayoutRecord) => [p.organization_id, p.id, p.affiliate_id, p.program_id, p.currency];
 
 /** The payouts module's only way to the database. */
 export class PayoutsRepository {
@@ -209,16 +216,16 @@ export class PayoutsRepository {
     organizationId: string,
     scope: PayoutScope,
   ): Promise<{ created: PayoutRecord[]; held: HeldPayoutRow[] }> {
-    const values = [
+    const run: PayoutRun = {
       organizationId,
-      scope.program_id ?? null,
-      scope.currency ?? null,
-      scope.approved_before ?? null,
-      scope.affiliate_id ?? null,
-    ];
+      programId: scope.program_id ?? null,
+      currency: scope.currency ?? null,
+      approvedBefore: scope.approved_before ?? null,
+      affiliateId: scope.affiliate_id ?? null,
+    };
     await db.rows(PAYOUT_RUN_SETTINGS);
-    const created = await db.rows<PayoutRecord>(CREATE_PAYOUTS, values);
-    return { created, held: await db.rows<HeldPayoutRow>(HELD_PAYOUTS, values) };
+    const created = await db.rows(createPayouts(run));
+    return { created, held: await db.rows(heldPayouts(run)) };
   }
 
   /** One page of the organization's payouts, newest first. */
@@ -286,10 +293,9 @@ export class PayoutsRepository {
     return this.settle(organizationId, id, 'paid', from, async (db, payout) => {
       // The entries are paid; their payout_items rows stay, the record of the payout that paid them.
       await db.rows(
-        `with carried as (${ENTRIES_OF_PENDING_PAYOUT}),
-         changed as (update commissions c set status = 'paid', updated_at = now() from carried k where c.id = k.id and c.organization_id = $1 returning c.*, $2::uuid as payout_id),
-         ev as (${eventsOf('commission.updated', 'changed')}) select 1`,
-        carriedBy(payout),
+        raw`with carried as (${entriesOfPendingPayout(payout)}),
+         changed as (update commissions c set status = 'paid', updated_at = now() from carried k where c.id = k.id and c.organization_id = ${payout.organization_id} returning c.*, ${payout.id}::uuid as payout_id),
+         ev as (${raw.raw(eventsOf('commission.updated', 'changed'))}) select 1`,
       );
       return db.one(
         raw<PayoutRecord>`with changed as (update payouts set status = 'paid', paid_at = now(), reference = coalesce(${reference ?? null}, reference), provider_reference = coalesce(${providerReference ?? null}, provider_reference) where id = ${payout.id} and organization_id = ${payout.organization_id} returning *), ev as (${raw.raw(eventsOf('payout.paid', 'changed'))}) select * from changed`,
@@ -333,11 +339,10 @@ export class PayoutsRepository {
    */
   private async releaseEntries(db: Db, payout: PayoutRecord): Promise<void> {
     await db.rows(
-      `with carried as (${ENTRIES_OF_PENDING_PAYOUT}),
-       released as (delete from payout_items i using carried k where i.organization_id = $1 and i.commission_id = k.id returning i.commission_id),
-       changed as (update commissions c set updated_at = now() from released r where c.id = r.commission_id and c.organization_id = $1 returning c.*, null::uuid as payout_id),
-       ev as (${eventsOf('commission.updated', 'changed')}) select 1`,
-      carriedBy(payout),
+      raw`with carried as (${entriesOfPendingPayout(payout)}),
+       released as (delete from payout_items i using carried k where i.organization_id = ${payout.organization_id} and i.commission_id = k.id returning i.commission_id),
+       changed as (update commissions c set updated_at = now() from released r where c.id = r.commission_id and c.organization_id = ${payout.organization_id} returning c.*, null::uuid as payout_id),
+       ev as (${raw.raw(eventsOf('commission.updated', 'changed'))}) select 1`,
     );
   }
 

@@ -78,7 +78,7 @@ export class ProgramsRepository {
              where v.organization_id = c.organization_id and v.customer_id = c.customer_id and v.amount > 0)
            where c.organization_id = ${organizationId} and c.program_id = ${current.id}`);
       }
-      await notifyChange((query, params) => db.rows(query, params), { kind: 'program', id: current.id });
+      await notifyChange(db, { kind: 'program', id: current.id });
       return updated;
     });
   }
