@@ -3,7 +3,7 @@ import { readFromReplica } from '../../db/database.js';
 import type { ReplicaRead } from '../../db/replica-reads.js';
 import { Db } from '../../db/sql.js';
 import { affiliatesStatement, READING_SETTINGS, timeseriesStatement } from './reports.statements.js';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 
 /**
  * The reports' read model (its tables and functions: the baseline
@@ -92,7 +92,7 @@ export class ReportsRepository {
   private reading<T>(read: ReplicaRead, fn: (db: Db) => Promise<T>): Promise<T> {
     return readFromReplica(this.orm, read, (source) =>
       Db.of(source).transaction(async (db) => {
-        await db.rows(READING_SETTINGS);
+        await db.rows(CompiledQuery.raw(READING_SETTINGS));
         return fn(db);
       }),
     );
@@ -112,13 +112,17 @@ export class ReportsRepository {
     limit: number,
   ): Promise<AffiliateFigureRow[]> {
     const { text, values } = affiliatesStatement(window, affiliateIds, after, limit);
-    return this.reading('GET /api/reports/affiliates', (db) => db.rows<AffiliateFigureRow>(text, values));
+    return this.reading('GET /api/reports/affiliates', (db) =>
+      db.rows(CompiledQuery.raw(text, values) as CompiledQuery<AffiliateFigureRow>),
+    );
   }
 
   /** The time series: one point per period and currency, periods without activity as zeros. */
   timeseries(window: ReportWindow, interval: 'day' | 'week' | 'month'): Promise<PointRow[]> {
     const { text, values } = timeseriesStatement(window, interval);
-    return this.reading('GET /api/reports/timeseries', (db) => db.rows<PointRow>(text, values));
+    return this.reading('GET /api/reports/timeseries', (db) =>
+      db.rows(CompiledQuery.raw(text, values) as CompiledQuery<PointRow>),
+    );
   }
 
   /**
