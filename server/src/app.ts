@@ -199,6 +199,7 @@ export function createApp(deps: AppDeps): App {
     publicBaseUrl,
   });
   const partners = new Partners(deps.orm, {
+    people: people.repository,
     affiliates: services.affiliates,
     partnerPayouts,
     mailer: testEmails,

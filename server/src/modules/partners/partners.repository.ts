@@ -6,7 +6,7 @@ import type { CursorPosition } from '../../http/pagination.js';
 import { isUuid } from '../../http/serialize.js';
 import { effectiveStatusSql } from '../commissions/commission-lifecycle.js';
 import { earnedSql } from '../commissions/earned.js';
-import { PeopleRepository } from '../people/people.repository.js';
+import type { PeopleRepository } from '../people/people.repository.js';
 import { sql, type RawBuilder } from 'kysely';
 
 /** Whether the entry `k` is in a pending payout (a row of payout_items; a paid entry is `paid`). */
@@ -74,12 +74,11 @@ const before = (alias: string, after: CursorPosition | undefined) => {
 
 /** The partner portal's only way to the database: it reads only rows of the partner's own memberships. */
 export class PartnersRepository {
-  /** The organization's name, as the dashboard's people module reads it. */
-  private readonly people: PeopleRepository;
-
-  constructor(private readonly orm: MikroORM) {
-    this.people = new PeopleRepository(orm);
-  }
+  constructor(
+    private readonly orm: MikroORM,
+    /** The organization's name, as the dashboard's people module reads it (given by app.ts). */
+    private readonly people: Pick<PeopleRepository, 'organizationName'>,
+  ) {}
 
   private get db(): Db {
     return Db.of(this.orm);
