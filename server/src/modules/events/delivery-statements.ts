@@ -1,18 +1,22 @@
+import { sql } from 'kysely';
+import type { DeliveryRow } from './delivery-records.js';
 import { batchEventsSql } from './outbox.js';
 
 /**
  * The statements of event delivery (delivery.ts): the relay from the outbox to deliveries, the
- * load of a batch of attempts, and the recording of their outcomes. Plain SQL on pg's pool or on
- * one connection of it, so that pg-boss's own statements and these share its bounds.
+ * load of a batch of attempts, and the recording of their outcomes. kysely's `sql`, run through
+ * the Db handle (db/sql.ts) on the pool or in a transaction, within the delivery's bound on
+ * connections, which pg-boss's own statements share.
  */
 
 /**
  * What an attempt needs of a delivery: its row, its event's snapshot, its endpoint's URL and
  * secrets, and its organization's mode (test data's events say `livemode: false`).
  */
-const ATTEMPT_COLUMNS = `d.id, d.endpoint_id, d.event_id, d.attempts, d.status, ev.type, ev.resource, ev.created_at as event_at,
+const ATTEMPT_COLUMNS =
+  sql.raw(`d.id, d.endpoint_id, d.event_id, d.attempts, d.status, ev.type, ev.resource, ev.created_at as event_at,
   e.url, e.enabled, e.secret, e.previous_secret, e.previous_secret_expires_at,
-  (select o.livemode from organizations o where o.id = d.organization_id) as livemode`;
+  (select o.livemode from organizations o where o.id = d.organization_id) as livemode`);
 
 /**
  * Expands the oldest outbox batches (outbox.ts batchedEventsOf) into `outbound_events` rows, one
@@ -21,14 +25,14 @@ const ATTEMPT_COLUMNS = `d.id, d.endpoint_id, d.event_id, d.attempts, d.status, 
  * whichever instance's relay takes its batch (SKIP LOCKED), and keeps its batch's time. Run by
  * the relay before RELAY, in the same transaction.
  */
-export const EXPAND_BATCHES = `with taken as (
+export const expandBatches = (limit: number) => sql`with taken as (
   delete from outbound_event_batches where ctid = any (array(
-    select ctid from outbound_event_batches order by created_at limit $1 for update skip locked))
+    select ctid from outbound_event_batches order by created_at limit ${limit} for update skip locked))
   returning *
 )
 insert into outbound_events (id, organization_id, type, resource, created_at)
 select gen_random_uuid(), e.organization_id, e.type, e.resource, e.created_at
-from (${batchEventsSql('taken')}) e`;
+from (${sql.raw(batchEventsSql('taken'))}) e`;
 
 /**
  * Moves outbox rows into deliveries, one per enabled endpoint subscribed to the event, and answers
@@ -36,9 +40,9 @@ from (${batchEventsSql('taken')}) e`;
  * also queues the backstop job: a crash before commit leaves the rows for the next pass); also
  * takes the deliveries a merchant asked to retry.
  */
-export const RELAY = `with ev as (
+export const relay = (limit: number) => sql<DeliveryRow>`with ev as (
   select id, organization_id, type, resource, created_at from outbound_events
-  where dispatched_at is null order by created_at, id limit $1 for update skip locked
+  where dispatched_at is null order by created_at, id limit ${limit} for update skip locked
 ), marked as (
   update outbound_events o set dispatched_at = now() from ev where o.id = ev.id and o.organization_id = ev.organization_id
 ), fresh as (
@@ -49,7 +53,7 @@ export const RELAY = `with ev as (
   returning id, organization_id, endpoint_id, event_id, attempts, status
 ), again as (
   update webhook_deliveries d set requeue = false
-  where d.id in (select id from webhook_deliveries where requeue order by created_at limit $1 for update skip locked)
+  where d.id in (select id from webhook_deliveries where requeue order by created_at limit ${limit} for update skip locked)
   returning d.id, d.organization_id, d.endpoint_id, d.event_id, d.attempts, d.status
 )
 select ${ATTEMPT_COLUMNS}
@@ -60,34 +64,56 @@ from again d join outbound_events ev on ev.id = d.event_id and ev.organization_i
 join webhook_endpoints e on e.id = d.endpoint_id and e.organization_id = d.organization_id`;
 
 /** The pending ones of a job's deliveries, with what their attempts need (those recorded meanwhile are not loaded). */
-export const LOAD = `select ${ATTEMPT_COLUMNS}
+export const load = (deliveryIds: string[]) => sql<DeliveryRow>`select ${ATTEMPT_COLUMNS}
 from webhook_deliveries d
 join outbound_events ev on ev.id = d.event_id and ev.organization_id = d.organization_id
 join webhook_endpoints e on e.id = d.endpoint_id and e.organization_id = d.organization_id
-where d.id = any ($1::uuid[]) and d.status = 'pending'`;
+where d.id = any (${deliveryIds}::uuid[]) and d.status = 'pending'`;
 
 /** Successful attempts of a batch, in one statement: the deliveries, and their endpoints no longer failing. */
-export const SUCCEEDED = `with done as (
+export const succeeded = (batch: {
+  ids: string[];
+  statuses: number[];
+  bodies: (string | null)[];
+  attempts: number[];
+  at: Date[];
+}) => sql`with done as (
   update webhook_deliveries d set status = 'succeeded', attempts = d.attempts + 1, last_response_status = u.status,
     last_response_body = u.body, last_error = null, last_attempt_at = u.at, next_attempt_at = null
-  from unnest($1::uuid[], $2::int[], $3::text[], $4::int[], $5::timestamptz[]) as u (id, status, body, attempts, at)
+  from unnest(${batch.ids}::uuid[], ${batch.statuses}::int[], ${batch.bodies}::text[], ${batch.attempts}::int[], ${batch.at}::timestamptz[]) as u (id, status, body, attempts, at)
   where d.id = u.id and d.attempts = u.attempts
   returning d.endpoint_id
 )
 update webhook_endpoints set failing_since = null where id in (select endpoint_id from done) and failing_since is not null`;
 
-export const FAILED = `update webhook_deliveries set status = $2, attempts = attempts + 1, last_response_status = $3, last_response_body = $4,
-  last_error = $5, last_attempt_at = $6, next_attempt_at = $7
-where id = $1 and attempts = $8 returning attempts`;
+/** A failed attempt recorded, if the delivery is still at `attempts` (none: recorded meanwhile). */
+export const failed = (f: {
+  id: string;
+  status: 'failed' | 'pending';
+  responseStatus: number | null;
+  body: string | null;
+  error: string | null;
+  at: Date;
+  nextAt: Date | null;
+  attempts: number;
+}) => sql`update webhook_deliveries set status = ${f.status}, attempts = attempts + 1, last_response_status = ${f.responseStatus}, last_response_body = ${f.body},
+  last_error = ${f.error}, last_attempt_at = ${f.at}, next_attempt_at = ${f.nextAt}
+where id = ${f.id} and attempts = ${f.attempts} returning attempts`;
 
-/** A failed attempt's endpoint: failing since its first failure; disabled by a 410, or after failing for `$4` ms. */
-export const ENDPOINT_FAILED = `update webhook_endpoints set
-  failing_since = coalesce(failing_since, $2),
+/** A failed attempt's endpoint: failing since its first failure; disabled by a 410, or after failing for `disableAfterMs`. */
+export const endpointFailed = (endpointId: string, at: Date, gone: boolean, disableAfterMs: number) => {
+  const now = sql`${at}::timestamptz`;
+  const since = sql`coalesce(failing_since, ${now})`;
+  const tooLong = sql`${since} <= ${now} - ${disableAfterMs}::float8 * interval '1 millisecond'`;
+  const isGone = sql`${gone}::boolean`;
+  return sql`update webhook_endpoints set
+  failing_since = ${since},
   disabled_reason = case
     when not enabled then disabled_reason
-    when $3 then 'The endpoint answered 410 Gone'
-    when coalesce(failing_since, $2) <= $2 - $4 * interval '1 millisecond' then 'Every delivery failed for 3 days'
+    when ${isGone} then 'The endpoint answered 410 Gone'
+    when ${tooLong} then 'Every delivery failed for 3 days'
     else disabled_reason end,
-  enabled = enabled and not $3 and coalesce(failing_since, $2) > $2 - $4 * interval '1 millisecond',
-  updated_at = case when enabled and ($3 or coalesce(failing_since, $2) <= $2 - $4 * interval '1 millisecond') then now() else updated_at end
-where id = $1`;
+  enabled = enabled and not ${isGone} and not (${tooLong}),
+  updated_at = case when enabled and (${isGone} or ${tooLong}) then now() else updated_at end
+where id = ${endpointId}`;
+};

@@ -1,9 +1,9 @@
-import type pg from 'pg';
-
-/** Runs one statement (delivery's: within its bound on pooled connections). */
-export type Query = <R extends pg.QueryResultRow>(text: string, values: unknown[]) => Promise<pg.QueryResult<R>>;
+import { sql, type RawBuilder } from 'kysely';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
+
+/** Runs one statement and answers its rows (delivery's: Db.rows within its bound on pooled connections). */
+export type Query = <R>(statement: RawBuilder<R>) => Promise<R[]>;
 
 /**
  * Retention of the outbox and the delivery log: a pg-boss schedule (every hour, at minute 17)
@@ -23,10 +23,14 @@ export const RETENTION_DEFAULTS = {
   maxRunMs: 60_000,
 } as const;
 
-/** One batch: the oldest `$2` events dispatched before `$1`, their finished deliveries, and the events themselves unless a delivery is pending. */
-export const PRUNE = `with old as (
+/** One batch: the oldest `batch` events dispatched before `cutoff`, their finished deliveries, and the events themselves unless a delivery is pending. */
+export const prune = (cutoff: Date, batch: number) => sql<{
+  examined: number;
+  deliveries: number;
+  events: number;
+}>`with old as (
   select id, organization_id from outbound_events
-  where dispatched_at < $1 order by dispatched_at limit $2 for update skip locked
+  where dispatched_at < ${cutoff} order by dispatched_at limit ${batch} for update skip locked
 ), kept as (
   select distinct d.event_id from webhook_deliveries d join old on d.event_id = old.id and d.organization_id = old.organization_id
   where d.status = 'pending'
@@ -59,7 +63,7 @@ export async function pruneDelivered(
   const until = Date.now() + (options.maxRunMs ?? RETENTION_DEFAULTS.maxRunMs);
   const total: Pruned = { events: 0, deliveries: 0 };
   for (;;) {
-    const { rows } = await query<{ examined: number; deliveries: number; events: number }>(PRUNE, [cutoff, batch]);
+    const rows = await query(prune(cutoff, batch));
     const { examined, deliveries, events } = rows[0];
     total.events += events;
     total.deliveries += deliveries;
