@@ -41,11 +41,10 @@ export class OrganizationsRepository {
    * together or not at all: no live organization exists without its twin.
    */
   insertWithTwin(organization: NewOrganization, twin: NewOrganization, keys: NewRow<'api_keys'>[]): Promise<void> {
-    return Db.of(this.orm).transaction(async (sql) => {
-      const db = kyselyOf(this.orm);
+    return Db.of(this.orm).transaction(async (db) => {
       // livemode is PostgreSQL's to generate; the entity types it as a plain column (read, never written).
-      await sql.rows(db.insertInto('organizations').values([organization, twin] as NewRow<'organizations'>[]));
-      await sql.rows(db.insertInto('api_keys').values(keys));
+      await db.rows(db.kysely.insertInto('organizations').values([organization, twin] as NewRow<'organizations'>[]));
+      await db.rows(db.kysely.insertInto('api_keys').values(keys));
     });
   }
 
