@@ -62,8 +62,22 @@ export class Db {
    * this handle's connection: pg-boss's (jobDatabase) and rate-limiter-flexible's.
    */
   async library<R = Record<string, unknown>>(text: string, values: readonly unknown[] = []): Promise<LibraryResult<R>> {
-    const result = await this.kysely.executeQuery<R>(CompiledQuery.raw(text, [...values]));
-    return { rows: result.rows, rowCount: Number(result.numAffectedRows ?? result.rows.length) };
+    const run = async (kysely: Kysely<Tables>) => {
+      const result = await kysely.executeQuery<R>(CompiledQuery.raw(text, [...values]));
+      return { rows: result.rows, rowCount: Number(result.numAffectedRows ?? result.rows.length) };
+    };
+    if (this.kysely.isTransaction) return run(this.kysely);
+    return this.kysely.connection().execute(async (connection) => {
+      try {
+        return await run(connection);
+      } catch (err) {
+        // A library's script may open a transaction of its own and fail inside it (pg-boss installs
+        // its schema with `BEGIN; ...; COMMIT`): rolled back here, so that the connection goes
+        // back to the pool clean, not stuck in an aborted transaction for the next statement.
+        await sql`rollback`.execute(connection).catch(() => undefined);
+        throw err;
+      }
+    });
   }
 
   /**
