@@ -212,7 +212,7 @@ export function unnestSelections(columns: readonly UnnestColumn[]) {
  * run with these values for its parameters, in their order. Nothing is created in the database for
  * it (no function, no named prepared statement): any pooler and the embedded database serve it.
  */
-export function withValues<R>(compiled: CompiledQuery<R>, values: readonly unknown[]): CompiledQuery<R> {
+export function withValues<R>(compiled: CompiledQuery<unknown>, values: readonly unknown[]): CompiledQuery<R> {
   if (values.length !== compiled.parameters.length)
     throw new Error(`${compiled.parameters.length} parameters expected, ${values.length} given`);
   return { ...compiled, parameters: values };
@@ -255,8 +255,7 @@ export class UnnestInsert<E extends Entity> {
   async run(orm: MikroORM, rows: readonly NewRow<TableOf<E>>[]): Promise<StoredRow<TableOf<E>>[]> {
     if (rows.length === 0) return [];
     const { columns, statement } = this.statementFor(orm, rows[0]);
-    const inserted = withValues(statement, columnArrays(rows, columns)) as CompiledQuery<StoredRow<TableOf<E>>>;
-    return Db.of(orm).rows(inserted);
+    return Db.of(orm).rows(withValues<StoredRow<TableOf<E>>>(statement, columnArrays(rows, columns)));
   }
 
   /**

@@ -24,8 +24,9 @@ export const QUEUE_SCHEMA = 'pgboss';
  * instead (`{ db: db.jobDatabase() }`, db/sql.ts), so it commits or rolls back with it.
  */
 export function queueDatabase(db: Db, limit?: LimitFunction): IDatabase {
-  const { executeSql } = db.jobDatabase();
-  return { executeSql: (text, values) => (limit ? limit(() => executeSql(text, values)) : executeSql(text, values)) };
+  const database = db.jobDatabase();
+  const run = (text: string, values?: unknown[]) => database.executeSql(text, values);
+  return { executeSql: (text, values) => (limit ? limit(() => run(text, values)) : run(text, values)) };
 }
 
 export interface QueueOptions {

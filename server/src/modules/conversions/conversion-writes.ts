@@ -92,7 +92,7 @@ export class ConversionsByClickWrites {
   async run(orm: MikroORM, sales: readonly NewSale[]): Promise<(ConversionRecord | undefined)[]> {
     const { conversionColumns, statement } = this.build(orm, sales[0].conversion);
     const inserted = await Db.of(orm).rows(
-      withValues(statement, inputArrays(sales, conversionColumns)) as CompiledQuery<ConversionRecord>,
+      withValues<ConversionRecord>(statement, inputArrays(sales, conversionColumns)),
     );
     const byId = new Map(inserted.map((row) => [row.id, row]));
     return sales.map((sale) => byId.get(sale.conversion.id));
@@ -158,7 +158,7 @@ export class GuardedConversionWrites {
       customers.map((c) => c.nextStatus),
       customers.map((c) => c.nextPaidConversions),
     ];
-    return Db.of(orm).rows(withValues(statement, values) as CompiledQuery<GuardedRow>);
+    return Db.of(orm).rows(withValues<GuardedRow>(statement, values));
   }
 
   private build(

@@ -134,9 +134,7 @@ async function* pages(orm: MikroORM, organizationId: string, shape: ExportShape)
   const db = Db.of(orm);
   let after: Row | undefined;
   for (;;) {
-    const rows = await db.rows(
-      shape.page({ organizationId, at: (after?.keyset_at as string | undefined) ?? null, id: after?.id ?? null }),
-    );
+    const rows = await db.rows(shape.page({ organizationId, at: after?.keyset_at ?? null, id: after?.id ?? null }));
     for (const row of rows) yield shape.columns.map(([name, kind]) => cell(kind, row[name], row.currency));
     if (rows.length < EXPORT_PAGE_ROWS) return;
     after = rows[rows.length - 1];
