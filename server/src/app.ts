@@ -18,6 +18,8 @@ import type { RateLimiter } from './http/rate-limit.js';
 import { HotLane, hotRoute } from './http/hot-routes.js';
 import { createRateLimiterFactory, type RateLimiterFactory } from './http/rate-limit-stores.js';
 import { poolOf, replicaRoutingOf } from './db/database.js';
+import { Db } from './db/sql.js';
+import { sql } from 'kysely';
 import { Metrics } from './http/metrics.js';
 import { Readiness, healthHandler, readinessHandler } from './http/health.js';
 import { mountPipeline, type PipelineStep } from './http/pipeline.js';
@@ -156,13 +158,13 @@ export function createApp(deps: AppDeps): App {
           logger,
           // From the pool every write uses, so a probe travels the way a change does.
           sendProbe: async (payload) => {
-            await poolOf(deps.orm).query('select pg_notify($1, $2)', [CACHE_CHANGES_CHANNEL, payload]);
+            await Db.of(deps.orm).rows(sql`select pg_notify(${CACHE_CHANGES_CHANNEL}, ${payload})`);
           },
         });
   const metrics = deps.metrics ?? new Metrics();
   const replicas = replicaRoutingOf(deps.orm);
   if (replicas) metrics.watchReplicas(replicas);
-  metrics.watchOperations(poolOf(deps.orm));
+  metrics.watchOperations(poolOf(deps.orm), Db.of(deps.orm));
   const readiness = deps.readiness ?? new Readiness();
   const rateLimiters = deps.rateLimiters ?? createRateLimiterFactory({}, logger);
   const apiKeyRateLimiter =
@@ -199,6 +201,7 @@ export function createApp(deps: AppDeps): App {
     publicBaseUrl,
   });
   const partners = new Partners(deps.orm, {
+    people: people.repository,
     affiliates: services.affiliates,
     partnerPayouts,
     mailer: testEmails,

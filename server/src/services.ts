@@ -25,6 +25,7 @@ import { ChargeRecorder } from './modules/conversions/charge-recorder.js';
 import { IntegrationsService } from './modules/integrations/integrations.service.js';
 import { IntegrationsRepository } from './modules/integrations/integrations.repository.js';
 import { CommissionsRepository } from './modules/commissions/commissions.repository.js';
+import { ConversionsRepository } from './modules/conversions/conversions.repository.js';
 import { CommissionsService } from './modules/commissions/commissions.service.js';
 import { CouponsService } from './modules/coupons/coupons.service.js';
 import { CouponsRepository } from './modules/coupons/coupons.repository.js';
@@ -114,7 +115,14 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
   const authenticator = new ApiKeyAuthenticator(organizations, ttls.apiKeyCacheTtlMs);
   const customerInserter = new CustomerInserter(customersRepository);
   const customers = new CustomersService(customersRepository, resolver, customerInserter);
-  const conversions = new ConversionsService(orm, resolver, customerInserter, clicksRepository);
+  const commissionsRepository = new CommissionsRepository(orm);
+  const conversions = new ConversionsService(
+    orm,
+    new ConversionsRepository(orm, commissionsRepository),
+    resolver,
+    customerInserter,
+    clicksRepository,
+  );
   const integrations = new IntegrationsService(new IntegrationsRepository(orm), secrets, railCredentialCheck());
   const payoutsRepository = new PayoutsRepository(orm);
   const caches: CacheChangeHandler = {
@@ -145,7 +153,7 @@ export function createServices(orm: MikroORM, ttls: CacheTtls, secretSettings: S
     conversions,
     charges: new ChargeRecorder(conversions, customers, customersRepository),
     integrations,
-    commissions: new CommissionsService(new CommissionsRepository(orm)),
+    commissions: new CommissionsService(commissionsRepository),
     coupons: new CouponsService(couponsRepository, affiliatesRepository),
     payouts: new PayoutsService(payoutsRepository),
     payoutSender: new PayoutSender(

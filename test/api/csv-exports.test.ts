@@ -1,9 +1,10 @@
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { Sql } from '../../server/src/db/sql.js';
+import { Db } from '../../server/src/db/sql.js';
 import { EXPORT_PAGE_ROWS } from '../../server/src/modules/exports/csv-exports.js';
 import { createMerchant, createOrganization, request } from '../support/api.js';
 import { testServer } from '../support/server.js';
+import { sql } from 'kysely';
 
 /** GET /api/exports/{kind}: affiliates, commissions and conversions as CSV, streamed page by page. */
 async function csv(key: string, kind: string, headers: Record<string, string> = {}) {
@@ -102,12 +103,9 @@ describe('CSV exports', () => {
     const { db } = await testServer();
     const total = EXPORT_PAGE_ROWS * 2 + 37;
     // One statement: every row has the same created_at, so the pages are told apart by id alone.
-    await Sql.of(db.orm).rows(
-      `insert into affiliates (id, organization_id, program_id, email, slug, created_at)
-       select gen_random_uuid(), $1, $2, 'bulk-' || n || '@example.com', 'bulk-' || n, now()
-       from generate_series(1, $3::int) n`,
-      [m.id, m.program.id, total],
-    );
+    await Db.of(db.orm).rows(sql`insert into affiliates (id, organization_id, program_id, email, slug, created_at)
+       select gen_random_uuid(), ${m.id}, ${m.program.id}, 'bulk-' || n || '@example.com', 'bulk-' || n, now()
+       from generate_series(1, ${total}::int) n`);
     const rows = await csv(m.key, 'affiliates');
     expect(rows).toHaveLength(total + 1);
     expect(new Set(rows.map((r) => r.id)).size).toBe(total + 1);

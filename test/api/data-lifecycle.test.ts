@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { poolOf } from '../../server/src/db/database.js';
+import { Db } from '../../server/src/db/sql.js';
 import { pruneClicks } from '../../server/src/modules/clicks/click-retention.js';
 import { hashToken } from '../../server/src/modules/partners/partners.service.js';
 import { admin, createMerchant, expectError, request } from '../support/api.js';
@@ -87,7 +88,7 @@ describe('click retention', () => {
       await connection()
     ).execute(`select id, amount, status from commissions where organization_id = ? order by id`, [m.id]);
 
-    const pruned = await pruneClicks((text, values) => poolOf(db.orm).query(text, values), new Date(), { batch: 2 });
+    const pruned = await pruneClicks((statement) => Db.of(db.orm).rows(statement), new Date(), { batch: 2 });
     expect(pruned.deleted).toBeGreaterThanOrEqual(1);
     expect(pruned.cleared).toBeGreaterThanOrEqual(1);
 
@@ -105,7 +106,7 @@ describe('click retention', () => {
       ).execute(`select id, amount, status from commissions where organization_id = ? order by id`, [m.id]),
     ).toEqual(commissionsBefore);
     // A second run finds nothing more to do for them.
-    const again = await pruneClicks((text, values) => poolOf(db.orm).query(text, values), new Date());
+    const again = await pruneClicks((statement) => Db.of(db.orm).rows(statement), new Date());
     expect(await clickRow(converted.id)).toEqual({ ip: null, user_agent: null });
     expect(again.cleared).toBe(0);
   });

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { Sql } from '../../server/src/db/sql.js';
+import { Db } from '../../server/src/db/sql.js';
 import { addSourceLinkParam } from '../../server/src/modules/organizations/link-params.js';
 import { createOrganization, expectError, request } from '../support/api.js';
 import { testServer } from '../support/server.js';
+import { sql } from 'kysely';
 
 /** The organization's link parameters (issue 47, item 4): the query parameters that name a partner. */
 describe('link parameters', () => {
@@ -67,22 +68,22 @@ describe('link parameters', () => {
 
 describe('an import extends the link parameters with its source’s', () => {
   it('adds it once, at the end, to the account (from live or test data), never past ten; CSV and ref sources add nothing', async () => {
-    const sql = Sql.of((await testServer()).db.orm);
+    const db = Db.of((await testServer()).db.orm);
     const org = await createOrganization();
     const params = async () => (await org.api.get('/api/link-params')).body.data.link_params;
-    await addSourceLinkParam(sql, org.id, 'rewardful');
-    await addSourceLinkParam(sql, org.id, 'rewardful');
+    await addSourceLinkParam(db, org.id, 'rewardful');
+    await addSourceLinkParam(db, org.id, 'rewardful');
     expect(await params()).toEqual(['ref', 'via']);
     // An import in test mode writes the twin's rows; the list is the account's.
-    const twin = await sql.one<{ id: string }>('select id from organizations where live_organization_id = ?', [org.id]);
-    await addSourceLinkParam(sql, twin!.id, 'firstpromoter');
-    await addSourceLinkParam(sql, org.id, 'partnerstack');
-    for (const source of ['tolt', 'tapfiliate', 'csv']) await addSourceLinkParam(sql, org.id, source);
+    const twin = await db.one(sql<{ id: string }>`select id from organizations where live_organization_id = ${org.id}`);
+    await addSourceLinkParam(db, twin!.id, 'firstpromoter');
+    await addSourceLinkParam(db, org.id, 'partnerstack');
+    for (const source of ['tolt', 'tapfiliate', 'csv']) await addSourceLinkParam(db, org.id, source);
     expect(await params()).toEqual(['ref', 'via', 'fpr', 'gspk']);
 
     const full = Array.from({ length: 10 }, (_, i) => `p${i}`);
     await org.api.put('/api/link-params', { link_params: full });
-    await addSourceLinkParam(sql, org.id, 'rewardful');
+    await addSourceLinkParam(db, org.id, 'rewardful');
     expect(await params()).toEqual(full);
   });
 });

@@ -1,9 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
-import { Sql } from '../../server/src/db/sql.js';
+import { Db } from '../../server/src/db/sql.js';
 import { ImportWriter } from '../../server/src/modules/imports/import-writer.js';
 import { finished } from '../imports/import-helpers.js';
 import { createOrganization, expectError, request, type Api } from '../support/api.js';
 import { testServer } from '../support/server.js';
+import { sql } from 'kysely';
 
 /**
  * Issue 47, item 1: a partner's slug and every alias are one namespace per organization (per mode:
@@ -149,30 +150,30 @@ describe('link tokens: slugs and aliases are one namespace', () => {
       ),
     );
     expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
-    const sql = Sql.of((await testServer()).db.orm);
+    const db = Db.of((await testServer()).db.orm);
     // Every slug and alias of the organization is held, by its own partner, in one table keyed by the token.
-    const held = await sql.rows<{ token: string; affiliate_id: string }>(
-      `select token, affiliate_id from affiliate_link_tokens where organization_id = $1 order by token`,
-      [m.id],
+    const held = await db.rows(
+      sql<{
+        token: string;
+        affiliate_id: string;
+      }>`select token, affiliate_id from affiliate_link_tokens where organization_id = ${m.id} order by token`,
     );
-    const expected = await sql.rows<{ token: string; affiliate_id: string }>(
-      `select slug as token, id as affiliate_id from affiliates where organization_id = $1
-       union all select token, affiliate_id from affiliate_link_aliases where organization_id = $1 order by token`,
-      [m.id],
-    );
+    const expected = await db.rows(sql<{
+      token: string;
+      affiliate_id: string;
+    }>`select slug as token, id as affiliate_id from affiliates where organization_id = ${m.id}
+       union all select token, affiliate_id from affiliate_link_aliases where organization_id = ${m.id} order by token`);
     expect(held).toEqual(expected);
     const winner = answers.find((a) => a.status === 201)!.body.data.affiliate;
     // Not only the code: an alias for Ada with the winner's slug is refused by the database itself.
     await expect(
-      sql.rows(
-        `insert into affiliate_link_tokens (organization_id, token, affiliate_id, program_id) values ($1, $2, $3, $4)`,
-        [m.id, winner.slug, m.ada.id, m.program.id],
+      db.rows(
+        sql`insert into affiliate_link_tokens (organization_id, token, affiliate_id, program_id) values (${m.id}, ${winner.slug}, ${m.ada.id}, ${m.program.id})`,
       ),
     ).rejects.toMatchObject({ code: '23505' });
     await expect(
-      sql.rows(
-        `insert into affiliate_link_aliases (organization_id, token, affiliate_id, program_id) values ($1, $2, $3, $4)`,
-        [m.id, winner.slug, m.ada.id, m.program.id],
+      db.rows(
+        sql`insert into affiliate_link_aliases (organization_id, token, affiliate_id, program_id) values (${m.id}, ${winner.slug}, ${m.ada.id}, ${m.program.id})`,
       ),
     ).rejects.toMatchObject({ code: '23503' });
   });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect } from 'vitest';
-import { Sql } from '../../server/src/db/sql.js';
+import { Db } from '../../server/src/db/sql.js';
 import { createMerchant, request } from '../support/api.js';
 import { testServer } from '../support/server.js';
+import { sql } from 'kysely';
 
 export type Merchant = Awaited<ReturnType<typeof createMerchant>>;
 
@@ -60,9 +61,10 @@ export async function reconcileNow() {
 /** The outbox's events of a type for the organization (written only for subscribed types). */
 export async function outboxEvents(organizationId: string, type: string) {
   const { db } = await testServer();
-  return Sql.of(db.orm).rows<{ resource: any }>(
-    `select resource from outbound_events where organization_id = $1 and type = $2 order by created_at`,
-    [organizationId, type],
+  return Db.of(db.orm).rows(
+    sql<{
+      resource: any;
+    }>`select resource from outbound_events where organization_id = ${organizationId} and type = ${type} order by created_at`,
   );
 }
 

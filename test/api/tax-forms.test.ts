@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { Sql } from '../../server/src/db/sql.js';
+import { Db } from '../../server/src/db/sql.js';
 import { createMerchant, createOrganization, expectError, request } from '../support/api.js';
 import { partnerSession } from '../support/partner-session.js';
 import { testServer } from '../support/server.js';
+import { sql } from 'kysely';
 
 /**
  * Tax forms (shared/spec/payout-rails.md, "Partners"): the partner uploads a W-9 / W-8BEN /
@@ -30,9 +31,8 @@ async function storedDocuments(
   organizationId: string,
 ): Promise<{ affiliate_id: string; document: Buffer; size_bytes: number; content_type: string }[]> {
   const { db } = await testServer();
-  return Sql.of(db.orm).rows(
-    'select affiliate_id, document, size_bytes, content_type from tax_forms where organization_id = ? order by affiliate_id',
-    [organizationId],
+  return Db.of(db.orm).rows(
+    sql`select affiliate_id, document, size_bytes, content_type from tax_forms where organization_id = ${organizationId} order by affiliate_id`,
   );
 }
 

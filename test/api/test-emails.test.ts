@@ -1,10 +1,11 @@
 import { TEST_EMAILS_LIVE_MESSAGE } from '@affiliate-attribution/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Sql } from '../../server/src/db/sql.js';
+import { Db } from '../../server/src/db/sql.js';
 import { TEST_ADMIN_TOKEN } from '../support/server.js';
 import { call, ownerSession, session, startService, type PeopleServer } from '../web/support/people.js';
 import { affiliateIdOf, apply, fromPortal, partnerCookieOf, unique } from '../web/support/portal.js';
 import { signInLinkOf, startSmtpReceiver, type SmtpReceiver } from '../web/support/smtp.js';
+import { sql } from 'kysely';
 
 /**
  * Test mode never e-mails a partner (spec/test-mode.md): the e-mails of a test organization's data
@@ -48,9 +49,8 @@ async function merchant(program: Record<string, unknown> = {}) {
   };
   const liveId = org.body.data.organization.id as string;
   // The API shows the account's (live) id in both modes; test partners' portal is the test organization's own id.
-  const [twin] = await Sql.of(service.db.orm).rows<{ id: string }>(
-    'select id from organizations where live_organization_id = ?',
-    [liveId],
+  const [twin] = await Db.of(service.db.orm).rows(
+    sql<{ id: string }>`select id from organizations where live_organization_id = ${liveId}`,
   );
   return {
     liveId,

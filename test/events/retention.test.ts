@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { poolOf } from '../../server/src/db/database.js';
+import { Db } from '../../server/src/db/sql.js';
 import { RETENTION_CRON, RETENTION_QUEUE, pruneDelivered } from '../../server/src/modules/events/retention.js';
 import { Receiver, until } from './support/receiver.js';
 import { merchant, startEventsApp, type EventsApp } from './support/app.js';
@@ -67,7 +68,7 @@ describe('retention of outbound events and deliveries', () => {
       [m.organizationId],
     );
     const cutoff = new Date(Date.now() - 30 * 24 * 60 * 60 * 1000);
-    const pruned = await pruneDelivered((text, values) => pool.query(text, values), cutoff, { batch: 2 });
+    const pruned = await pruneDelivered((statement) => Db.of(app.db.orm).rows(statement), cutoff, { batch: 2 });
     expect(pruned).toEqual({ events: 3, deliveries: 3 });
     expect(await state()).toEqual([
       { external_id: 'recent', status: 'succeeded' },
@@ -78,7 +79,7 @@ describe('retention of outbound events and deliveries', () => {
       `update webhook_deliveries set status = 'failed' where organization_id = $1 and status = 'pending'`,
       [m.organizationId],
     );
-    expect(await pruneDelivered((text, values) => pool.query(text, values), cutoff, { batch: 2 })).toEqual({
+    expect(await pruneDelivered((statement) => Db.of(app.db.orm).rows(statement), cutoff, { batch: 2 })).toEqual({
       events: 1,
       deliveries: 1,
     });

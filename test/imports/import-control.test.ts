@@ -1,9 +1,10 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { Sql } from '../../server/src/db/sql.js';
+import { Db } from '../../server/src/db/sql.js';
 import { expectError, type Api } from '../support/api.js';
 import { testServer } from '../support/server.js';
 import { finished, merchant } from './import-helpers.js';
 import { startToltStandin, type ToltData, type ToltStandin } from './tolt-standin.js';
+import { sql } from 'kysely';
 
 /**
  * What keeps one organization's import from harming another's, or its owner: a credential that
@@ -92,9 +93,8 @@ describe('an import credential that cannot be sent', () => {
     expect(done.progress.retry).toBeNull();
     expect(standin.requests).toEqual([]);
     const { db } = await testServer();
-    const stored = await Sql.of(db.orm).one<Record<string, unknown>>(
-      `select error, progress, skipped, sealed_credentials from imports where id = $1`,
-      [id],
+    const stored = await Db.of(db.orm).one(
+      sql<Record<string, unknown>>`select error, progress, skipped, sealed_credentials from imports where id = ${id}`,
     );
     expect(stored?.sealed_credentials).toBeNull();
     const listed = await m.api.get('/api/imports');

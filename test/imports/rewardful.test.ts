@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { merchant, runImport as runImportOf } from './import-helpers.js';
-import { Sql } from '../../server/src/db/sql.js';
+import { Db } from '../../server/src/db/sql.js';
 import { expectError, type Api } from '../support/api.js';
 import { testServer } from '../support/server.js';
 import { startRewardfulStandin, type Standin } from './rewardful-standin.js';
+import { sql } from 'kysely';
 
 /**
  * Imports from Rewardful's REST API (https://developers.rewardful.com/rest-api/overview), against
@@ -196,19 +197,20 @@ describe('Rewardful import', () => {
     expect(done.status, done.error).toBe('succeeded');
     expect(done.counts).toEqual(EXPECTED);
     // History, not new events: no webhook is queued for the imported rows.
-    const sql = Sql.of((await testServer()).db.orm);
-    const events = await sql.one<{ n: number }>(
-      `select (select count(*) from outbound_events where organization_id = $1) + (select count(*) from outbound_event_batches where organization_id = $1) as n`,
-      [m.id],
+    const db = Db.of((await testServer()).db.orm);
+    const events = await db.one(
+      sql<{
+        n: number;
+      }>`select (select count(*) from outbound_events where organization_id = ${m.id}) + (select count(*) from outbound_event_batches where organization_id = ${m.id}) as n`,
     );
     expect(Number(events!.n)).toBe(0);
     // While a partner created through the API is announced (the subscription works).
     expect((await m.api.post('/api/affiliates', { email: 'native@example.com', program_id: m.programId })).status).toBe(
       201,
     );
-    const after = await sql.one<{ n: number }>(`select count(*) as n from outbound_events where organization_id = $1`, [
-      m.id,
-    ]);
+    const after = await db.one(
+      sql<{ n: number }>`select count(*) as n from outbound_events where organization_id = ${m.id}`,
+    );
     expect(Number(after!.n)).toBe(1);
     // The source's 429 was waited out, not a failure.
     expect(standin.requests.some((r) => r.path.startsWith('/v1/commissions') && r.status === 429)).toBe(true);

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { Sql } from '../../server/src/db/sql.js';
+import { Db } from '../../server/src/db/sql.js';
 import { createMerchant, createOrganization, expectError, request } from '../support/api.js';
 import { rejection } from '../support/rejection.js';
 import { testServer } from '../support/server.js';
+import { sql } from 'kysely';
 
 type Merchant = Awaited<ReturnType<typeof createMerchant>>;
 
@@ -249,7 +250,7 @@ describe('payouts', () => {
 
   it('the database itself holds an entry in one payout, and payout_items alone records which, pending or paid', async () => {
     const { db } = await testServer();
-    const sql = Sql.of(db.orm);
+    const handle = Db.of(db.orm);
     const m = await createMerchant();
     const entry = await adjust(m, 15);
     const [first] = (await m.api.post('/api/payouts', {})).body.data.payouts;
@@ -263,34 +264,32 @@ describe('payouts', () => {
       ),
     ).toMatchObject({ payout_id: first.id });
     // A second payout for the same entry: refused by payout_items' primary key, whatever the code does.
-    const [other] = await sql.rows<{ id: string }>(
-      `insert into payouts (id, organization_id, affiliate_id, program_id, currency, amount, status, commission_count) values (gen_random_uuid(), ?, ?, ?, 'USD', 15, 'pending', 1) returning id`,
-      [m.id, m.affiliate.id, m.program.id],
+    const [other] = await handle.rows(
+      sql<{
+        id: string;
+      }>`insert into payouts (id, organization_id, affiliate_id, program_id, currency, amount, status, commission_count) values (gen_random_uuid(), ${m.id}, ${m.affiliate.id}, ${m.program.id}, 'USD', 15, 'pending', 1) returning id`,
     );
     expect(
       String(
         await rejection(
-          sql.rows(`insert into payout_items (organization_id, commission_id, payout_id) values (?, ?, ?)`, [
-            m.id,
-            entry.id,
-            other.id,
-          ]),
+          handle.rows(
+            sql`insert into payout_items (organization_id, commission_id, payout_id) values (${m.id}, ${entry.id}, ${other.id})`,
+          ),
         ),
       ),
     ).toMatch(/payout_items_pkey/);
     // One truth: no column of the entries names a payout (Migration20270117100000_one_payout_membership).
     expect(
-      await sql.rows(
-        `select column_name from information_schema.columns where table_schema = current_schema() and table_name = 'commissions' and column_name like '%payout%'`,
+      await handle.rows(
+        sql`select column_name from information_schema.columns where table_schema = current_schema() and table_name = 'commissions' and column_name like '%payout%'`,
       ),
     ).toEqual([]);
     // Paid, the entry stays in payout_items: the record of the payout that paid it.
     expect((await m.api.post(`/api/payouts/${first.id}/paid`, {})).status).toBe(200);
     expect(
-      await sql.rows(`select commission_id from payout_items where organization_id = ? and payout_id = ?`, [
-        m.id,
-        first.id,
-      ]),
+      await handle.rows(
+        sql`select commission_id from payout_items where organization_id = ${m.id} and payout_id = ${first.id}`,
+      ),
     ).toEqual([{ commission_id: entry.id }]);
     expect((await m.api.get(`/api/commissions/${entry.id}`)).body.data.commission).toMatchObject({
       status: 'paid',

@@ -31,7 +31,7 @@ describe('reports: entries folded in their hold', () => {
       // Scheduled approvals in the log, not yet folded (those that cancel out, of an entry taken out, are none).
       const listed = async () =>
         (
-          await w.sql.execute(
+          await w.db.rows(
             compiled(
               raw<{ n: string }>`select count(*)::text as n from (
                 select 1 from report_deltas where organization_id = ${w.m.id} and due_at > '-infinity'
@@ -49,7 +49,7 @@ describe('reports: entries folded in their hold', () => {
       };
       // Folded, still in its hold: pending.
       expect(
-        (await w.sql.rows<{ status: string }>(`select status from commissions where id = ?`, [first]))[0].status,
+        (await w.db.rows(raw<{ status: string }>`select status from commissions where id = ${first}`))[0].status,
       ).toBe('pending');
       expect(await amountOf()).toMatchObject({ pending: 30, approved: 0 });
       await expectSame(w);
@@ -101,13 +101,10 @@ describe('reports: a period whose ends round outward to midnight', () => {
     }
     // Back-dated (created_at days ago), counted as an import counts its rows.
     const adjustment = randomUUID();
-    await w.sql.transaction(async (sql) => {
-      await sql.rows(
-        `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, description, created_at, updated_at)
-        values (?, ?, 'adjustment', 'approved', 4, 'USD', ?, ?, 'bonus', ?, now())`,
-        [adjustment, w.m.id, w.affiliates[0].id, w.affiliates[0].program_id, new Date(times[3])],
-      );
-      await counted(sql, w.m.id, { commissions: [adjustment] }, 1);
+    await w.db.transaction(async (db) => {
+      await db.rows(raw`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, description, created_at, updated_at)
+        values (${adjustment}, ${w.m.id}, 'adjustment', 'approved', 4, 'USD', ${w.affiliates[0].id}, ${w.affiliates[0].program_id}, 'bonus', ${new Date(times[3])}, now())`);
+      await counted(db, w.m.id, { commissions: [adjustment] }, 1);
     });
     const check = async () => {
       expect(await reportAffiliates(w, from, to)).toEqual(await naiveAffiliates(w, from, to));

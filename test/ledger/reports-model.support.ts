@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { sql as raw } from 'kysely';
 import { expect } from 'vitest';
-import { Sql } from '../../server/src/db/sql.js';
+import { Db } from '../../server/src/db/sql.js';
 import { ReportsRepository } from '../../server/src/modules/reports/reports.repository.js';
 import { compiled, countRows, type CountedRows } from '../../server/src/modules/reports/report-contributions.js';
 import { createMerchant } from '../support/api.js';
@@ -20,8 +20,8 @@ import { testServer } from '../support/server.js';
  */
 
 /** What `rows` count in the reports, added (1) or taken out (-1), in the transaction `sql`. */
-export async function counted(sql: Sql, organizationId: string, rows: CountedRows, sign: 1 | -1): Promise<void> {
-  await sql.execute(compiled(countRows(organizationId, rows, sign)!));
+export async function counted(db: Db, organizationId: string, rows: CountedRows, sign: 1 | -1): Promise<void> {
+  await db.rows(compiled(countRows(organizationId, rows, sign)!));
 }
 
 export type Merchant = Awaited<ReturnType<typeof createMerchant>>;
@@ -29,7 +29,7 @@ export const DAY = 86_400_000;
 
 export interface World {
   m: Merchant;
-  sql: Sql;
+  db: Db;
   repo: ReportsRepository;
   affiliates: { id: string; program_id: string; currency: string; hold: number | null }[];
   conversions: string[];
@@ -56,7 +56,7 @@ export async function world(): Promise<World> {
     .data.affiliate;
   return {
     m,
-    sql: Sql.of(db.orm),
+    db: Db.of(db.orm),
     repo: new ReportsRepository(db.orm),
     affiliates: [
       { id: m.affiliate.id, program_id: m.program.id, currency: 'USD', hold: 10 },
@@ -132,24 +132,22 @@ export async function apply(w: World, action: Action): Promise<void> {
     case 'click': {
       const a = w.affiliates[action.a];
       const id = randomUUID();
-      await w.sql.transaction(async (sql) => {
-        await sql.rows(
-          `insert into clicks (id, organization_id, affiliate_id, program_id, cookie_id, occurred_at, created_at) values (?, ?, ?, ?, ?, now() - make_interval(secs => ?), clock_timestamp())`,
-          [id, org, a.id, a.program_id, randomUUID(), action.daysAgo * 86_400],
+      await w.db.transaction(async (db) => {
+        await db.rows(
+          raw`insert into clicks (id, organization_id, affiliate_id, program_id, cookie_id, occurred_at, created_at) values (${id}, ${org}, ${a.id}, ${a.program_id}, ${randomUUID()}, now() - make_interval(secs => ${action.daysAgo * 86_400}), clock_timestamp())`,
         );
-        await counted(sql, org, { clicks: [id] }, 1);
+        await counted(db, org, { clicks: [id] }, 1);
       });
       return;
     }
     case 'customer': {
       const a = w.affiliates[action.a];
       const id = randomUUID();
-      await w.sql.transaction(async (sql) => {
-        await sql.rows(
-          `insert into customers (id, organization_id, customer_id, status, affiliate_id, program_id, created_at, updated_at) values (?, ?, ?, 'trial', ?, ?, clock_timestamp(), clock_timestamp())`,
-          [id, org, `cus-${randomUUID()}`, a.id, a.program_id],
+      await w.db.transaction(async (db) => {
+        await db.rows(
+          raw`insert into customers (id, organization_id, customer_id, status, affiliate_id, program_id, created_at, updated_at) values (${id}, ${org}, ${`cus-${randomUUID()}`}, 'trial', ${a.id}, ${a.program_id}, clock_timestamp(), clock_timestamp())`,
         );
-        await counted(sql, org, { customers: [id] }, 1);
+        await counted(db, org, { customers: [id] }, 1);
       });
       return;
     }
@@ -158,39 +156,13 @@ export async function apply(w: World, action: Action): Promise<void> {
       const currency = action.otherCurrency ? 'GBP' : a.currency;
       const conversionId = randomUUID();
       const commissionCents = Math.max(1, Math.round(action.cents * 0.3));
-      await w.sql.transaction(async (sql) => {
-        await sql.rows(
-          `insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, affiliate_id, program_id, occurred_at, created_at)
-           values (?, ?, ?, ?, ?, 'initial', ?, ?, ?, now() - make_interval(secs => ?), clock_timestamp())`,
-          [
-            conversionId,
-            org,
-            `ord-${conversionId}`,
-            money(action.cents),
-            currency,
-            money(commissionCents),
-            a.id,
-            a.program_id,
-            action.daysAgo * 86_400,
-          ],
-        );
+      await w.db.transaction(async (db) => {
+        await db.rows(raw`insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, affiliate_id, program_id, occurred_at, created_at)
+           values (${conversionId}, ${org}, ${`ord-${conversionId}`}, ${money(action.cents)}, ${currency}, 'initial', ${money(commissionCents)}, ${a.id}, ${a.program_id}, now() - make_interval(secs => ${action.daysAgo * 86_400}), clock_timestamp())`);
         const id = randomUUID();
-        await sql.rows(
-          `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, approves_at, created_at, updated_at)
-           values (?, ?, 'sale', 'pending', ?, ?, ?, ?, ?, case when ?::bigint is null then null else clock_timestamp() + make_interval(secs => ?::bigint / 1000.0) end, clock_timestamp(), clock_timestamp())`,
-          [
-            id,
-            org,
-            money(commissionCents),
-            currency,
-            a.id,
-            a.program_id,
-            conversionId,
-            action.approvesInMs,
-            action.approvesInMs,
-          ],
-        );
-        await counted(sql, org, { conversions: [conversionId], commissions: [id] }, 1);
+        await db.rows(raw`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, approves_at, created_at, updated_at)
+           values (${id}, ${org}, 'sale', 'pending', ${money(commissionCents)}, ${currency}, ${a.id}, ${a.program_id}, ${conversionId}, case when ${action.approvesInMs}::bigint is null then null else clock_timestamp() + make_interval(secs => ${action.approvesInMs}::bigint / 1000.0) end, clock_timestamp(), clock_timestamp())`);
+        await counted(db, org, { conversions: [conversionId], commissions: [id] }, 1);
         w.commissions.push(id);
       });
       if (action.approvesInMs !== null && action.approvesInMs > 0 && action.approvesInMs < DAY)
@@ -202,12 +174,14 @@ export async function apply(w: World, action: Action): Promise<void> {
       if (w.conversions.length === 0) return;
       const conversionId = w.conversions[action.i % w.conversions.length];
       // What the ledger's refund rule does (commission-lifecycle.ts refundEffect), in SQL.
-      await w.sql.transaction(async (sql) => {
-        const [c] = await sql.rows<{ amount: string; refunded_amount: string }>(
-          `select amount, refunded_amount from conversions where id = ? for update`,
-          [conversionId],
+      await w.db.transaction(async (db) => {
+        const [c] = await db.rows(
+          raw<{
+            amount: string;
+            refunded_amount: string;
+          }>`select amount, refunded_amount from conversions where id = ${conversionId} for update`,
         );
-        const [sale] = await sql.rows<{
+        const [sale] = await db.rows(raw<{
           id: string;
           status: string;
           amount: string;
@@ -215,46 +189,37 @@ export async function apply(w: World, action: Action): Promise<void> {
           affiliate_id: string;
           program_id: string;
           currency: string;
-        }>(
-          // The payout carrying it, pending or paid: a row of payout_items.
-          `select k.id, k.status, k.amount, i.payout_id, k.affiliate_id, k.program_id, k.currency
+        }>`select k.id, k.status, k.amount, i.payout_id, k.affiliate_id, k.program_id, k.currency
              from commissions k left join payout_items i on i.organization_id = k.organization_id and i.commission_id = k.id
-            where k.conversion_id = ? and k.type = 'sale' for update of k`,
-          [conversionId],
-        );
+            where k.conversion_id = ${conversionId} and k.type = 'sale' for update of k`);
         if (!c || !sale || c.refunded_amount === c.amount) return;
         const refunded = action.full ? c.amount : (Math.round(Number(c.amount) * 50) / 100).toFixed(2);
         if (Number(refunded) <= Number(c.refunded_amount)) return;
-        await counted(sql, org, { conversions: [conversionId] }, -1);
-        await sql.rows(
-          `update conversions set refunded_amount = ?, status = case when ?::numeric >= amount then 'reversed' else status end where id = ?`,
-          [refunded, refunded, conversionId],
+        await counted(db, org, { conversions: [conversionId] }, -1);
+        await db.rows(
+          raw`update conversions set refunded_amount = ${refunded}, status = case when ${refunded}::numeric >= amount then 'reversed' else status end where id = ${conversionId}`,
         );
-        await counted(sql, org, { conversions: [conversionId] }, 1);
+        await counted(db, org, { conversions: [conversionId] }, 1);
         if (sale.status === 'rejected' || sale.status === 'reversed') return;
         const keep = action.full ? 0 : Math.round(Number(sale.amount) * 50) / 100;
         if (sale.payout_id !== null || sale.status === 'paid') {
           const claw = keep - Number(sale.amount);
           if (claw < 0) {
             const clawbackId = randomUUID();
-            await sql.rows(
-              `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, approved_at, created_at, updated_at)
-               values (?, ?, 'clawback', 'approved', ?, ?, ?, ?, ?, now(), clock_timestamp(), clock_timestamp())`,
-              [clawbackId, org, claw.toFixed(2), sale.currency, sale.affiliate_id, sale.program_id, conversionId],
-            );
-            await counted(sql, org, { commissions: [clawbackId] }, 1);
+            await db.rows(raw`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, approved_at, created_at, updated_at)
+               values (${clawbackId}, ${org}, 'clawback', 'approved', ${claw.toFixed(2)}, ${sale.currency}, ${sale.affiliate_id}, ${sale.program_id}, ${conversionId}, now(), clock_timestamp(), clock_timestamp())`);
+            await counted(db, org, { commissions: [clawbackId] }, 1);
           }
         } else if (action.full || keep <= 0) {
-          await counted(sql, org, { commissions: [sale.id] }, -1);
-          await sql.rows(`update commissions set status = 'reversed', updated_at = now() where id = ?`, [sale.id]);
-          await counted(sql, org, { commissions: [sale.id] }, 1);
+          await counted(db, org, { commissions: [sale.id] }, -1);
+          await db.rows(raw`update commissions set status = 'reversed', updated_at = now() where id = ${sale.id}`);
+          await counted(db, org, { commissions: [sale.id] }, 1);
         } else {
-          await counted(sql, org, { commissions: [sale.id] }, -1);
-          await sql.rows(`update commissions set amount = ?, updated_at = now() where id = ?`, [
-            keep.toFixed(2),
-            sale.id,
-          ]);
-          await counted(sql, org, { commissions: [sale.id] }, 1);
+          await counted(db, org, { commissions: [sale.id] }, -1);
+          await db.rows(
+            raw`update commissions set amount = ${keep.toFixed(2)}, updated_at = now() where id = ${sale.id}`,
+          );
+          await counted(db, org, { commissions: [sale.id] }, 1);
         }
       });
       return;
@@ -265,13 +230,12 @@ export async function apply(w: World, action: Action): Promise<void> {
       if (w.commissions.length === 0) return;
       const id = w.commissions[action.i % w.commissions.length];
       if (action.kind === 'hold') {
-        await w.sql.transaction(async (sql) => {
-          await counted(sql, org, { commissions: [id] }, -1);
-          await sql.rows(
-            `update commissions set status = 'on_hold', updated_at = now() where id = ? and status = 'pending'`,
-            [id],
+        await w.db.transaction(async (db) => {
+          await counted(db, org, { commissions: [id] }, -1);
+          await db.rows(
+            raw`update commissions set status = 'on_hold', updated_at = now() where id = ${id} and status = 'pending'`,
           );
-          await counted(sql, org, { commissions: [id] }, 1);
+          await counted(db, org, { commissions: [id] }, 1);
         });
         return;
       }
@@ -317,7 +281,7 @@ export * from './reports-model.compare.js';
  */
 export async function foldNow(w: World): Promise<void> {
   await w.repo.fold(w.m.id);
-  const [left] = await w.sql.execute(
+  const [left] = await w.db.rows(
     compiled(
       raw<{ n: number }>`select count(*)::int as n from report_deltas
         where organization_id = ${w.m.id} and due_at <= now() - interval '1 second'`,

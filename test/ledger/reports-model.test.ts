@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { actionArb, apply, counted, expectSame, foldNow, world } from './reports-model.support.js';
+import { sql } from 'kysely';
 
 /**
  * The reports' read model (summaries folded in the background + the deltas not folded yet) against a straight
@@ -35,33 +36,14 @@ describe('reports: back-dated rows counted as an import counts them, folded betw
       const clickId = randomUUID();
       const conversionId = randomUUID();
       const id = randomUUID();
-      await w.sql.transaction(async (sql) => {
-        await sql.rows(
-          `insert into clicks (id, organization_id, affiliate_id, program_id, cookie_id, occurred_at, created_at)
-           values (?, ?, ?, ?, ?, now() - make_interval(secs => ?), now() - make_interval(secs => ?))`,
-          [clickId, w.m.id, a.id, a.program_id, randomUUID(), daysAgo * 86_400 + 60, daysAgo * 86_400 + 60],
-        );
-        await sql.rows(
-          `insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, affiliate_id, program_id, occurred_at, created_at)
-           values (?, ?, ?, ?, ?, 'initial', 3, ?, ?, now() - make_interval(secs => ?), now() - make_interval(secs => ?))`,
-          [
-            conversionId,
-            w.m.id,
-            `ord-${conversionId}`,
-            (10 + i).toFixed(2),
-            a.currency,
-            a.id,
-            a.program_id,
-            daysAgo * 86_400,
-            daysAgo * 86_400,
-          ],
-        );
-        await sql.rows(
-          `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, approves_at, created_at, updated_at)
-           values (?, ?, 'sale', 'pending', 3, ?, ?, ?, ?, now() - make_interval(secs => ?) + interval '10 days', now() - make_interval(secs => ?), now())`,
-          [id, w.m.id, a.currency, a.id, a.program_id, conversionId, daysAgo * 86_400, daysAgo * 86_400],
-        );
-        await counted(sql, w.m.id, { clicks: [clickId], conversions: [conversionId], commissions: [id] }, 1);
+      await w.db.transaction(async (db) => {
+        await db.rows(sql`insert into clicks (id, organization_id, affiliate_id, program_id, cookie_id, occurred_at, created_at)
+           values (${clickId}, ${w.m.id}, ${a.id}, ${a.program_id}, ${randomUUID()}, now() - make_interval(secs => ${daysAgo * 86_400 + 60}), now() - make_interval(secs => ${daysAgo * 86_400 + 60}))`);
+        await db.rows(sql`insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, affiliate_id, program_id, occurred_at, created_at)
+           values (${conversionId}, ${w.m.id}, ${`ord-${conversionId}`}, ${(10 + i).toFixed(2)}, ${a.currency}, 'initial', 3, ${a.id}, ${a.program_id}, now() - make_interval(secs => ${daysAgo * 86_400}), now() - make_interval(secs => ${daysAgo * 86_400}))`);
+        await db.rows(sql`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, approves_at, created_at, updated_at)
+           values (${id}, ${w.m.id}, 'sale', 'pending', 3, ${a.currency}, ${a.id}, ${a.program_id}, ${conversionId}, now() - make_interval(secs => ${daysAgo * 86_400}) + interval '10 days', now() - make_interval(secs => ${daysAgo * 86_400}), now())`);
+        await counted(db, w.m.id, { clicks: [clickId], conversions: [conversionId], commissions: [id] }, 1);
       });
       w.conversions.push(conversionId);
       w.commissions.push(id);

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { compiled } from '../../server/src/modules/reports/report-contributions.js';
 import { createMerchant } from '../support/api.js';
 import { testServer } from '../support/server.js';
-import { Sql } from '../../server/src/db/sql.js';
+import { Db } from '../../server/src/db/sql.js';
 import { ReportsRepository } from '../../server/src/modules/reports/reports.repository.js';
 import { DAY, apply, expectSame, foldNow, world, type World } from './reports-model.support.js';
 
@@ -83,8 +83,8 @@ describe('reports: every write path of the API keeps them equal to a recomputati
   it('a test-data reset empties the test organization’s reports, which count again from zero', async () => {
     const m = await createMerchant();
     const { db } = await testServer();
-    const sql = Sql.of(db.orm);
-    const [twin] = await sql.execute(
+    const sql = Db.of(db.orm);
+    const [twin] = await sql.rows(
       compiled(raw<{ id: string }>`select id from organizations where live_organization_id = ${m.id}`),
     );
     const testWorld = async (): Promise<World> => {
@@ -98,7 +98,7 @@ describe('reports: every write path of the API keeps them equal to a recomputati
       expect(affiliate.status, JSON.stringify(affiliate.body)).toBe(201);
       return {
         m: { ...m, id: twin.id, api: m.testApi },
-        sql,
+        db: sql,
         repo: new ReportsRepository(db.orm),
         affiliates: [
           {
@@ -119,7 +119,7 @@ describe('reports: every write path of the API keeps them equal to a recomputati
     await sales(before, [m.slug], 'more');
     const reset = await m.testApi.delete('/api/test-data');
     expect(reset.status, JSON.stringify(reset.body)).toBe(200);
-    const [left] = await sql.execute(
+    const [left] = await sql.rows(
       compiled(
         raw<{ n: number }>`select (select count(*) from report_deltas where organization_id = ${twin.id})
           + (select count(*) from report_affiliate_days where organization_id = ${twin.id})

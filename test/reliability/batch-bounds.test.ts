@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { InsertBatcher, writeBatching } from '../../server/src/db/batched-insert.js';
 import { batchedWriteConnections, poolOf } from '../../server/src/db/database.js';
-import { Sql } from '../../server/src/db/sql.js';
+import { Db } from '../../server/src/db/sql.js';
 import { testServer } from '../support/server.js';
+import { sql } from 'kysely';
 
 /**
  * Batched writes share one bound on connections per database (db/database.ts): however many
@@ -16,7 +17,7 @@ describe('batched writes: bounded by the pool', () => {
     { timeout: 60_000 },
     async () => {
       const { db } = await testServer();
-      const sql = Sql.of(db.orm);
+      const handle = Db.of(db.orm);
       const poolMax = poolOf(db.orm).options.max;
       const bound = batchedWriteConnections(poolMax);
       let holding = 0;
@@ -26,7 +27,7 @@ describe('batched writes: bounded by the pool', () => {
         holding++;
         mostHeld = Math.max(mostHeld, holding);
         try {
-          await sql.rows('select pg_sleep(0.03)');
+          await handle.rows(sql`select pg_sleep(0.03)`);
           if (rows.some((row) => row.startsWith('bad'))) throw new Error('check constraint violated');
           return rows.map((row) => `stored ${row}`);
         } finally {
@@ -48,7 +49,7 @@ describe('batched writes: bounded by the pool', () => {
       // While every batcher is busy, an ordinary statement still gets a connection at once.
       await new Promise((r) => setTimeout(r, 50));
       const started = Date.now();
-      await sql.rows('select 1');
+      await handle.rows(sql`select 1`);
       const waitedMs = Date.now() - started;
 
       const settled = await Promise.all(results);

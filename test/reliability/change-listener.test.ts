@@ -1,11 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import pino from 'pino';
+import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
+import type { Tables } from '../../server/src/db/database.js';
 import {
   CACHE_CHANGES_CHANNEL,
   CHANGE_LISTENER_APPLICATION_NAME,
   ChangeListener,
-  notifyChange,
+  changeNotification,
   parseChange,
   type CacheChange,
 } from '../../server/src/db/change-notifications.js';
@@ -93,17 +95,24 @@ describeWithPostgres('ChangeListener', () => {
     return listener;
   }
 
-  /** notifyChange's statement (`?` placeholders) on a plain pg client. */
-  const on = (client: pg.Client) => (query: string, params: unknown[]) => {
-    let n = 0;
-    return client.query(
-      query.replace(/\?/g, () => `$${++n}`),
-      params,
-    );
+  /** notifyChange's statement (kysely's `sql`, compiled for PostgreSQL) on a plain pg client. */
+  const on = (client: pg.Client) => {
+    const compiler = new Kysely<Tables>({
+      dialect: {
+        createAdapter: () => new PostgresAdapter(),
+        createDriver: () => new DummyDriver(),
+        createIntrospector: (k) => new PostgresIntrospector(k),
+        createQueryCompiler: () => new PostgresQueryCompiler(),
+      },
+    });
+    return (change: CacheChange) => {
+      const { sql, parameters } = changeNotification(change).compile(compiler);
+      return client.query(sql, [...parameters]);
+    };
   };
 
   /** Sends a change from another connection, as another instance would. */
-  const send = (change: CacheChange) => withDatabase(db.url, (client) => notifyChange(on(client), change));
+  const send = (change: CacheChange) => withDatabase(db.url, (client) => on(client)(change));
 
   /** The listener's own backend(s) in this test's database, terminated as an operator or a failover would. */
   const terminateListener = () =>
@@ -126,7 +135,7 @@ describeWithPostgres('ChangeListener', () => {
       await send({ kind: 'program', id: 'p-committed' });
       await withDatabase(db.url, async (client) => {
         await client.query('begin');
-        await notifyChange(on(client), { kind: 'program', id: 'p-rolled-back' });
+        await on(client)({ kind: 'program', id: 'p-rolled-back' });
         await client.query('rollback');
       });
       await send({ kind: 'api_key', keyHash: 'h-committed' });

@@ -2,6 +2,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { poolOf } from '../../server/src/db/database.js';
+import { Db } from '../../server/src/db/sql.js';
 import { CLICK_RETENTION_DEFAULTS, runClickRetention } from '../../server/src/modules/clicks/click-retention.js';
 import { isolatedTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/server.js';
 import { describeWithPostgres } from './support/service.js';
@@ -174,7 +175,8 @@ describeWithPostgres('click retention at scale', () => {
       const started = performance.now();
       let pruned;
       try {
-        pruned = await runClickRetention(q as never, logger, undefined, { maxRunMs: WINDOW_MS });
+        const db = Db.of(server.db.orm);
+        pruned = await runClickRetention((statement) => db.rows(statement), logger, undefined, { maxRunMs: WINDOW_MS });
       } finally {
         running = false;
         await Promise.all(clients);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../../server/src/db/embedded.js';
 import { closeOrm, initOrm } from '../../server/src/db/orm.js';
-import { Sql } from '../../server/src/db/sql.js';
+import { Db } from '../../server/src/db/sql.js';
+import { sql } from 'kysely';
 
 /**
  * Every start migrates on a connection of its own, closes it, then opens the serving pool. The
@@ -17,7 +18,7 @@ describe('embedded database: starting', () => {
       for (let start = 0; start < 3; start++) {
         const orm = await initOrm(embedded.url, 1);
         try {
-          expect(await Sql.of(orm).one('select count(*)::int as n from mikro_orm_migrations')).toMatchObject({
+          expect(await Db.of(orm).one(sql`select count(*)::int as n from mikro_orm_migrations`)).toMatchObject({
             n: expect.any(Number),
           });
         } finally {

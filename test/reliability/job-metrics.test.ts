@@ -4,7 +4,9 @@ import { type Server, createServer } from 'node:http';
 import type { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createApp } from '../../server/src/app.js';
+import { sql, type RawBuilder } from 'kysely';
 import { poolOf } from '../../server/src/db/database.js';
+import { Db } from '../../server/src/db/sql.js';
 import { createLogger } from '../../server/src/http/logging.js';
 import { Metrics } from '../../server/src/http/metrics.js';
 import { startQueue } from '../../server/src/jobs/queue.js';
@@ -163,25 +165,14 @@ describeWithPostgres('metrics of the background work', () => {
     try {
       await holder.query('begin');
       await holder.query('lock table organizations in access exclusive mode');
-      const pool = poolOf(server.db.orm);
-      const query = async (text: string, values: unknown[]) => {
-        const client = await pool.connect();
-        try {
-          await client.query('begin');
-          await client.query(`set local lock_timeout = '100ms'`);
-          const result = await client.query(text, values);
-          await client.query('commit');
-          return result;
-        } catch (err) {
-          await client.query('rollback');
-          throw err;
-        } finally {
-          client.release();
-        }
-      };
+      const query = <R>(statement: RawBuilder<R>) =>
+        Db.of(server.db.orm).transaction(async (db) => {
+          await db.rows(sql`set local lock_timeout = '100ms'`);
+          return db.rows(statement);
+        });
       await boss.createQueue(CLICK_RETENTION_QUEUE, { retryLimit: 3, retryDelay: 300, expireInSeconds: 30 * 60 });
       await boss.send(CLICK_RETENTION_QUEUE, {});
-      await startClickRetention(boss, query as never, logger, metrics.jobFailed);
+      await startClickRetention(boss, query, logger, metrics.jobFailed);
       expect(
         await until(`job_failures_total{queue="${CLICK_RETENTION_QUEUE}"}`, (v) => v === 1, 'the failure counted'),
       ).toBe(1);

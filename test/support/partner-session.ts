@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { expect } from 'vitest';
-import { Sql } from '../../server/src/db/sql.js';
+import { Db } from '../../server/src/db/sql.js';
 import { hashToken } from '../../server/src/modules/partners/partners.service.js';
 import { request } from './api.js';
 import { testServer } from './server.js';
+import { sql } from 'kysely';
 
 /**
  * The session cookie of a partner signed in to the portal of the service at `baseUrl`: a one-time
@@ -19,9 +20,8 @@ export async function partnerCookie(
   email: string,
 ): Promise<string> {
   const token = randomBytes(32).toString('base64url');
-  await Sql.of(orm).rows(
-    'insert into partner_sign_in_links (id, organization_id, email, token_hash, expires_at) values (?, ?, ?, ?, ?)',
-    [randomUUID(), organizationId, email, hashToken(token), new Date(Date.now() + 60_000)],
+  await Db.of(orm).rows(
+    sql`insert into partner_sign_in_links (id, organization_id, email, token_hash, expires_at) values (${randomUUID()}, ${organizationId}, ${email}, ${hashToken(token)}, ${new Date(Date.now() + 60_000)})`,
   );
   const res = await fetch(`${baseUrl}/partner/api/sign-in`, {
     method: 'POST',

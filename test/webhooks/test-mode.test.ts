@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Sql } from '../../server/src/db/sql.js';
+import { Db } from '../../server/src/db/sql.js';
 import { admin, api, type Api } from '../support/api.js';
 import { testServer } from '../support/server.js';
 import { nowSeconds } from './helpers.js';
@@ -12,6 +12,7 @@ import {
   stripeSigned,
   type Signed,
 } from './signers.js';
+import { sql } from 'kysely';
 
 /**
  * Test mode with a payment provider (spec/test-mode.md, "Payment providers"; server/src/webhooks/mode.ts):
@@ -288,9 +289,8 @@ describe.each(PROVIDERS)('test mode with $provider', ({ provider, flagged }) => 
     const m = await merchant();
     // The API shows the account's (live) id in both modes; the twin's own id is the database's.
     const { db } = await testServer();
-    const [twin] = await Sql.of(db.orm).rows<{ id: string }>(
-      'select id from organizations where live_organization_id = ?',
-      [m.liveId],
+    const [twin] = await Db.of(db.orm).rows(
+      sql<{ id: string }>`select id from organizations where live_organization_id = ${m.liveId}`,
     );
     const testId = twin.id;
     const test = charge(m, 'test');

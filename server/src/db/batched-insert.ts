@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { sql, type Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { LimitFunction } from 'p-limit';
 import {
   batchedWritesOf,
@@ -11,8 +11,7 @@ import {
   type StoredRow,
   type TableOf,
 } from './database.js';
-import { databaseTimeoutOf, isDatabaseUnavailable } from './sql.js';
-import { ParameterisedStatement } from './statement.js';
+import { Db, databaseTimeoutOf, isDatabaseUnavailable } from './sql.js';
 
 export interface InsertBatcherOptions<Row> {
   /** Rows per statement at most. */
@@ -208,9 +207,26 @@ export function columnArrays(rows: readonly object[], columns: readonly UnnestCo
   return columns.map((column) => rows.map((row) => (row as Record<string, unknown>)[column.name] ?? null));
 }
 
+/**
+ * One array parameter of a statement compiled once (withValues gives it its value at each run):
+ * `$n::uuid[]`, numbered by kysely in the order the parameters appear in the statement.
+ */
+export const arrayParameter = (type: string) => sql`${null}::${sql.raw(type)}[]`;
+
 /** `unnest($1::uuid[]) as id, unnest($2::text[]) as cookie_id, …`: parameter i is column i's array. */
 export function unnestSelections(columns: readonly UnnestColumn[]) {
-  return columns.map((column, i) => sql`unnest(${sql.raw(`$${i + 1}`)}::${sql.raw(column.type)}[])`.as(column.name));
+  return columns.map((column) => sql`unnest(${arrayParameter(column.type)})`.as(column.name));
+}
+
+/**
+ * A hot statement compiled once by kysely (its text with `$1…` placeholders, no compile per call),
+ * run with these values for its parameters, in their order. Nothing is created in the database for
+ * it (no function, no named prepared statement): any pooler and the embedded database serve it.
+ */
+export function withValues<R>(compiled: CompiledQuery<unknown>, values: readonly unknown[]): CompiledQuery<R> {
+  if (values.length !== compiled.parameters.length)
+    throw new Error(`${compiled.parameters.length} parameters expected, ${values.length} given`);
+  return { ...compiled, parameters: values };
 }
 
 export interface UnnestInsertOptions<E extends Entity> {
@@ -236,12 +252,12 @@ export interface UnnestInsertOptions<E extends Entity> {
 /**
  * A multi-row INSERT of an entity's rows whose text does not depend on the number of rows: one
  * array parameter per column, unnested into rows. It is built with MikroORM's kysely from the
- * entity's metadata (the columns are those the rows provide, typed from the entity definition) and
- * run as a plain parameterised statement (db/statement.ts).
+ * entity's metadata (the columns are those the rows provide, typed from the entity definition),
+ * compiled once, and run with the rows' arrays as its parameters (withValues).
  */
 export class UnnestInsert<E extends Entity> {
   /** One statement per set of columns provided (in practice, one per call site). */
-  private readonly statements = new Map<string, { columns: UnnestColumn[]; statement: ParameterisedStatement }>();
+  private readonly statements = new Map<string, { columns: UnnestColumn[]; statement: CompiledQuery<unknown> }>();
 
   constructor(
     private readonly entity: E,
@@ -252,14 +268,14 @@ export class UnnestInsert<E extends Entity> {
   async run(orm: MikroORM, rows: readonly NewRow<TableOf<E>>[]): Promise<StoredRow<TableOf<E>>[]> {
     if (rows.length === 0) return [];
     const { columns, statement } = this.statementFor(orm, rows[0]);
-    const parameters: unknown[] = columnArrays(rows, columns);
+    const values: unknown[] = columnArrays(rows, columns);
     if (this.options.alsoWrite) {
       const organizationId = (rows[0] as { organization_id?: string }).organization_id;
       if (rows.some((row) => (row as { organization_id?: string }).organization_id !== organizationId))
         throw new Error('UnnestInsert: rows of a statement with alsoWrite must be one organization’s');
-      parameters.push(organizationId);
+      values.push(organizationId);
     }
-    return statement.run<StoredRow<TableOf<E>>>(kyselyOf(orm), parameters);
+    return Db.of(orm).rows(withValues<StoredRow<TableOf<E>>>(statement, values));
   }
 
   /**
@@ -274,7 +290,7 @@ export class UnnestInsert<E extends Entity> {
     return rows.map((row) => inserted.get(row.id));
   }
 
-  private statementFor(orm: MikroORM, row: object): { columns: UnnestColumn[]; statement: ParameterisedStatement } {
+  private statementFor(orm: MikroORM, row: object): { columns: UnnestColumn[]; statement: CompiledQuery<unknown> } {
     const key = Object.keys(row).join(',');
     let entry = this.statements.get(key);
     if (!entry) {
@@ -289,14 +305,19 @@ export class UnnestInsert<E extends Entity> {
         .columns(columns.map((c) => c.name))
         .expression(rowsInOrder);
       if (skipConflictsOn) insert = insert.onConflict((conflict) => conflict.columns([...skipConflictsOn]).doNothing());
-      let text = (returning || this.options.alsoWrite ? insert.returningAll() : insert).compile().sql;
+      const written = returning || this.options.alsoWrite ? insert.returningAll() : insert;
+      let statement: CompiledQuery<unknown> = written.compile();
       if (this.options.alsoWrite) {
-        const organization = `$${columns.length + 1}::uuid`;
+        // The organization is the statement's last parameter (run() appends its value): one
+        // placeholder after the insert's own, named as often as the other writes need it.
+        const organization = `$${statement.parameters.length + 1}::uuid`;
         const also = this.options.alsoWrite('inserted', organization).map((body, i) => `also_written_${i} as (${body})`);
         // Without `returning`, nothing comes back (the CTEs run all the same).
-        text = `with inserted as (${text}), ${also.join(', ')} select * from inserted${returning ? '' : ' where false'}`;
+        const withAlso = sql`with inserted as (${written}), ${sql.raw(also.join(', '))} select * from inserted${sql.raw(returning ? '' : ' where false')}`.compile(
+          db,
+        );
+        statement = { ...withAlso, parameters: [...withAlso.parameters, null] };
       }
-      const statement = new ParameterisedStatement(text);
       entry = { columns, statement };
       this.statements.set(key, entry);
     }

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import type { Db } from './sql.js';
 
 /**
  * Cache invalidation across instances with PostgreSQL's LISTEN/NOTIFY.
@@ -34,15 +36,16 @@ export type CacheChange =
   | { kind: 'organization_rows'; id: string }
   | { kind: 'api_key'; keyHash: string };
 
-/** Runs one statement (`?` placeholders) on the writer's transaction: Sql.rows, or MikroORM's em.execute. */
-export type StatementRunner = (query: string, params: unknown[]) => Promise<unknown>;
+/** The notification of one change, as a statement (kysely's `sql`). */
+export const changeNotification = (change: CacheChange) =>
+  sql`select pg_notify(${CACHE_CHANGES_CHANNEL}, ${JSON.stringify(change)})`;
 
 /**
  * Sends `change` to every listening instance, the sender's included. Inside a transaction it is
  * delivered when that transaction commits (never if it rolls back); outside one, at once.
  */
-export async function notifyChange(run: StatementRunner, change: CacheChange): Promise<void> {
-  await run('select pg_notify(?, ?)', [CACHE_CHANGES_CHANNEL, JSON.stringify(change)]);
+export async function notifyChange(db: Db, change: CacheChange): Promise<void> {
+  await db.rows(changeNotification(change));
 }
 
 /**
@@ -50,12 +53,12 @@ export async function notifyChange(run: StatementRunner, change: CacheChange): P
  * notifyChange): a deletion may drop thousands of entries, and a round trip each would outlast the
  * statement timeout.
  */
-export async function notifyChanges(run: StatementRunner, changes: CacheChange[]): Promise<void> {
+export async function notifyChanges(db: Db, changes: CacheChange[]): Promise<void> {
   if (changes.length === 0) return;
-  await run('select count(pg_notify(?, payload)) from unnest(?::text[]) payload', [
-    CACHE_CHANGES_CHANNEL,
-    changes.map((c) => JSON.stringify(c)),
-  ]);
+  const payloads = changes.map((c) => JSON.stringify(c));
+  await db.rows(
+    sql`select count(pg_notify(${CACHE_CHANGES_CHANNEL}, payload)) from unnest(${payloads}::text[]) payload`,
+  );
 }
 
 /** A notification's payload as a change, or undefined when it is not one this version sends. */

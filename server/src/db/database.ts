@@ -65,7 +65,7 @@ function connectionOf(orm: MikroORM): Connection {
 /** The bound on the connections this ORM's batched writes hold at once (batchedWriteConnections). */
 export const batchedWritesOf = (orm: MikroORM): LimitFunction => connectionOf(orm).batchedWrites;
 
-/** The pg pool MikroORM opened: db/sql.ts lends its connections. */
+/** The pg pool MikroORM opened (its size and counts: the metrics, the bounds on batched writes and delivery). */
 export const poolOf = (orm: MikroORM): pg.Pool => connectionOf(orm).pool;
 
 /**
@@ -86,10 +86,10 @@ export const replicaRoutingOf = (orm: MikroORM): ReplicaRouting | undefined => c
 
 /**
  * A read that tolerates lag, named by its entry of REPLICA_READS (db/replica-reads.ts, the one
- * list of them): `fn` runs on a read replica's ORM (kyselyOf / Sql.of on it), or on the primary's
+ * list of them): `fn` runs on a read replica's ORM (kyselyOf / Db.of on it), or on the primary's
  * when there are none or none answers (ReplicaRouting). A list read there may be behind by the
  * replica's lag: a conversion just recorded may not be listed yet. Everything else stays on the
- * primary (kyselyOf, Sql.of on the ORM itself).
+ * primary (kyselyOf, Db.of on the ORM itself).
  */
 export function readFromReplica<T>(orm: MikroORM, read: ReplicaRead, fn: (source: MikroORM) => Promise<T>): Promise<T> {
   const routing = connectionOf(orm).replicas;

@@ -1,6 +1,7 @@
 import { ForbiddenError, NotFoundError } from '../http/errors.js';
 import { isUuid } from '../http/serialize.js';
-import type { Sql } from './sql.js';
+import { sql, type RawBuilder } from 'kysely';
+import type { Db } from './sql.js';
 
 /** A tenant table whose rows a merchant addresses in a path: by the service's UUID, and for some also by an id it chose. */
 export interface OwnedTable {
@@ -20,14 +21,14 @@ export interface OwnedTable {
 
 /**
  * "Another organization's row" in the ownership rule: a row of `alias` whose organization is not
- * the caller's (the one `?` placeholder, or `param`) in either mode. A live organization and its
+ * the caller's (`organizationId`) in either mode. A live organization and its
  * test twin (Migration20270105000000_test_mode) are one account: a test row seen with a live key
  * (or the reverse) is not another merchant's, it is simply not there (404, never 403: the
  * spec's test mode). Used in the fallback branch only, when the caller's own organization has no
  * such row, so it costs the found rows nothing.
  */
-export function ofAnotherAccount(alias: string, param = '?'): string {
-  return `not exists (select 1 from organizations row_org join organizations caller on coalesce(row_org.live_organization_id, row_org.id) = coalesce(caller.live_organization_id, caller.id) where row_org.id = ${alias}.organization_id and caller.id = ${param})`;
+export function ofAnotherAccount(alias: string, organizationId: string): RawBuilder<unknown> {
+  return sql`not exists (select 1 from organizations row_org join organizations caller on coalesce(row_org.live_organization_id, row_org.id) = coalesce(caller.live_organization_id, caller.id) where row_org.id = ${sql.ref(`${alias}.organization_id`)} and caller.id = ${organizationId})`;
 }
 
 /**
@@ -45,35 +46,36 @@ export function ofAnotherAccount(alias: string, param = '?'): string {
  * the first finds nothing: the LIMIT above the UNION ALL stops at the first row. A UUID that is
  * also another row's merchant id prefers the UUID match.
  */
-export async function findOwnedRow<R>(sql: Sql, spec: OwnedTable, organizationId: string, id: string): Promise<R> {
+export async function findOwnedRow<R>(db: Db, spec: OwnedTable, organizationId: string, id: string): Promise<R> {
   const { table, merchantIdColumn } = spec;
   const byUuid = isUuid(id);
   if (!byUuid && !merchantIdColumn) throw new NotFoundError(spec.notFound);
-  const match = !merchantIdColumn
-    ? 'id = ?::uuid'
+  const merchantId = merchantIdColumn && sql.ref(merchantIdColumn);
+  const match = !merchantId
+    ? sql`id = ${id}::uuid`
     : byUuid
-      ? `(id = ?::uuid or ${merchantIdColumn} = ?)`
-      : `${merchantIdColumn} = ?`;
-  const matchParams = byUuid && merchantIdColumn ? [id, id] : [id];
-  const preferUuid = byUuid && merchantIdColumn ? `order by (id = ?::uuid) desc ` : '';
+      ? sql`(id = ${id}::uuid or ${merchantId} = ${id})`
+      : sql`${merchantId} = ${id}`;
+  const preferUuid = byUuid && merchantIdColumn ? sql`order by (id = ${id}::uuid) desc ` : sql``;
   // A UUID (the caller's organization, from its key or session) as a literal for extraColumns.
   if (!isUuid(organizationId)) throw new NotFoundError(spec.notFound);
-  const extra = spec.extraColumns ? `, ${spec.extraColumns(`'${organizationId}'::uuid`)}` : '';
+  const extra = sql.raw(spec.extraColumns ? `, ${spec.extraColumns(`'${organizationId}'::uuid`)}` : '');
+  const from = sql.table(table);
   const own = () =>
-    sql.one<Record<string, unknown>>(
-      `select t.*${extra} from ${table} t where organization_id = ? and ${match} ${preferUuid}limit 1`,
-      [organizationId, ...matchParams, ...(preferUuid ? [id] : [])],
+    db.one(
+      sql<
+        Record<string, unknown>
+      >`select t.*${extra} from ${from} t where organization_id = ${organizationId} and ${match} ${preferUuid}limit 1`,
     );
   const found = await own();
   if (found) return found as R;
   // The rule's statement answers only whose the row is (the row itself, found in the caller's
   // organization after all, is read again): on Citus its anywhere branch reads every shard.
-  const rule = await sql.one<{ owned_by_caller: boolean }>(
-    `(select true as owned_by_caller from ${table} t where organization_id = ? and ${match} limit 1)
+  const rule = await db.one(
+    sql<{ owned_by_caller: boolean }>`(select true as owned_by_caller from ${from} t where organization_id = ${organizationId} and ${match} limit 1)
       union all
-      (select false from ${table} t where ${match} and ${ofAnotherAccount('t')} limit 1)
+      (select false from ${from} t where ${match} and ${ofAnotherAccount('t', organizationId)} limit 1)
       limit 1`,
-    [organizationId, ...matchParams, ...matchParams, organizationId],
   );
   if (!rule) throw new NotFoundError(spec.notFound);
   if (!rule.owned_by_caller) throw new ForbiddenError();

@@ -8,7 +8,7 @@ import { isDatabaseUnavailable } from './sql.js';
  * lag: the lists and the reports a dashboard loads on every page. Never a read a write depends on:
  * idempotent repeats, attribution, ownership checks, reads by id, refunds, payout runs and their
  * export, the partner portal, anything read right after a write in the same request; those stay on
- * the primary (kyselyOf, Sql.of). A call site names its entry (readFromReplica in db/database.ts),
+ * the primary (kyselyOf, Db.of). A call site names its entry (readFromReplica in db/database.ts),
  * so a read leaves this list only by changing its call site too.
  */
 export const REPLICA_READS = [

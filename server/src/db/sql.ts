@@ -1,132 +1,109 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { CompiledQuery } from 'kysely';
-import type pg from 'pg';
-import { poolOf } from './database.js';
-
-/** A statement without per-connection state: no `name` (see Sql.query). */
-export type UnnamedQuery = Omit<pg.QueryConfig, 'name'> & { name?: never };
-
-/** `?` placeholders as PostgreSQL's `$1, $2…` (every `?` is one), converted once per statement text. */
-const positionalTexts = new Map<string, string>();
-
-function positional(query: string): string {
-  let text = positionalTexts.get(query);
-  if (text === undefined) {
-    if (/\?\?|\\\?/.test(query)) throw new Error(`Sql: ?? identifiers and escaped \\? are not supported: ${query}`);
-    let n = 0;
-    text = query.replace(/\?/g, () => `$${++n}`);
-    if (positionalTexts.size < 1000) positionalTexts.set(query, text);
-  }
-  return text;
-}
+import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely';
+import { kyselyOf, type Tables } from './database.js';
 
 /**
- * Parameterised SQL on MikroORM's connection pool (the one its kysely runs on), for the statements
- * that must be atomic on their own (INSERT ... ON CONFLICT, guarded writes) and transactions of a
- * few statements, where the ORM's unit of work would only cost time. Placeholders are `?`; values
- * are bound by PostgreSQL ($1…), never formatted into the SQL text. Every statement goes straight
- * to a pooled `pg` connection, unnamed and with no session state left behind (see query()). It
- * works on the pool directly, not through an EntityManager fork or MikroORM's AsyncLocalStorage
- * contexts. The hot and batched statements are built with kysely instead (db/batched-insert.ts).
+ * A statement as kysely writes it: a builder (`db.kysely.selectFrom(...)`), the `sql` tag, or
+ * one of them compiled once (a CompiledQuery, for a statement built ahead of its calls).
  */
-export class Sql {
+export type Statement<R> = RawBuilder<R> | { compile(): CompiledQuery<R> } | CompiledQuery<R>;
+
+/** A statement written by a library in PostgreSQL's own terms (`$1` placeholders): pg-boss, the rate limiter. */
+export interface LibraryResult<R> {
+  rows: R[];
+  rowCount: number;
+}
+
+/** The pool's handle of each ORM's kysely (Db.of). */
+const handles = new WeakMap<Kysely<Tables>, Db>();
+
+/**
+ * The service's one way to the database: kysely (MikroORM's, on MikroORM's pool), its builder and
+ * its `sql` tag for what the builder cannot say. Values are always bound by PostgreSQL, never
+ * formatted into the text, and every statement is unnamed (nothing is left on a connection, so
+ * any pooler and the embedded database serve it). Outside a transaction each statement takes a
+ * pooled connection and returns it; inside one (transaction()), every statement runs on the
+ * transaction's connection. Repositories receive it (or the ORM it is taken from) from their
+ * module's composition root (services.ts).
+ */
+export class Db {
   private constructor(
-    private readonly pool: pg.Pool,
-    /** Set inside a transaction: every statement runs on this connection. */
-    private readonly connection?: pg.PoolClient,
+    /** kysely on the pool, or a transaction's (then every statement runs on its connection). */
+    readonly kysely: Kysely<Tables>,
     private readonly savepoints = 0,
   ) {}
 
-  /** On the ORM's pool; an ORM that has been closed fails every statement (its pool has ended). */
-  static of(orm: MikroORM): Sql {
-    return new Sql(poolOf(orm));
+  /** On the ORM's pool (one handle per ORM); an ORM that has been closed fails every statement (its pool has ended). */
+  static of(orm: MikroORM): Db {
+    const kysely = kyselyOf(orm);
+    let db = handles.get(kysely);
+    if (!db) handles.set(kysely, (db = new Db(kysely)));
+    return db;
   }
 
-  async rows<T = Record<string, unknown>>(query: string, params: readonly unknown[] = []): Promise<T[]> {
-    return (await this.run<T>({ text: positional(query), values: params as unknown[] })).rows;
+  /** The rows of a statement, run on this handle's connection (a builder made on another kysely included). */
+  async rows<R>(statement: Statement<R>): Promise<R[]> {
+    const compiled =
+      'isRawBuilder' in statement
+        ? statement.compile(this.kysely)
+        : 'compile' in statement
+          ? statement.compile()
+          : statement;
+    return (await this.kysely.executeQuery(compiled)).rows;
   }
 
-  async one<T = Record<string, unknown>>(query: string, params: readonly unknown[] = []): Promise<T | undefined> {
-    const rows = await this.rows<T>(query, params);
-    return rows[0];
+  /** The first row of a statement, if any. */
+  async one<R>(statement: Statement<R>): Promise<R | undefined> {
+    return (await this.rows(statement))[0];
   }
 
   /**
-   * A statement built with kysely (db/database.ts, kyselyOf), typed by its builder, run here: on
-   * this transaction's connection inside one. Only the compiled text and parameters are used.
+   * A library's own statement (`$1` placeholders, as PostgreSQL takes them), passed as it is, on
+   * this handle's connection: pg-boss's (jobDatabase) and rate-limiter-flexible's.
    */
-  async execute<R>(query: { compile(): CompiledQuery<R> }): Promise<R[]> {
-    const { sql, parameters } = query.compile();
-    return (await this.run<R>({ text: sql, values: parameters as unknown[] })).rows;
+  async library<R = Record<string, unknown>>(text: string, values: readonly unknown[] = []): Promise<LibraryResult<R>> {
+    const run = async (kysely: Kysely<Tables>) => {
+      const result = await kysely.executeQuery<R>(CompiledQuery.raw(text, [...values]));
+      return { rows: result.rows, rowCount: Number(result.numAffectedRows ?? result.rows.length) };
+    };
+    if (this.kysely.isTransaction) return run(this.kysely);
+    return this.kysely.connection().execute(async (connection) => {
+      try {
+        return await run(connection);
+      } catch (err) {
+        // A library's script may open a transaction of its own and fail inside it (pg-boss installs
+        // its schema with `BEGIN; ...; COMMIT`): rolled back here, so that the connection goes
+        // back to the pool clean, not stuck in an aborted transaction for the next statement.
+        await sql`rollback`.execute(connection).catch(() => undefined);
+        throw err;
+      }
+    });
   }
 
   /**
-   * A statement in PostgreSQL's own terms (`$1` placeholders, array parameters as arrays), on a
-   * pooled connection. Not in a transaction. Never named: a named prepared statement lives on one
-   * server connection, and neither a transaction pooler (PgBouncer hands each transaction to any
-   * server connection) nor the embedded database (one session that outlives every client
-   * connection the pool opens and drops) keeps that promise, so the type leaves `name` out.
-   */
-  async query<T = Record<string, unknown>>(config: UnnamedQuery): Promise<pg.QueryResult<T & pg.QueryResultRow>> {
-    if (this.connection) throw new Error('Sql.query runs outside transactions');
-    return this.run<T>(config);
-  }
-
-  /**
-   * This Sql as the job queue's database handle (pg-boss's `db` option, jobs/queue.ts): inside a
-   * transaction, a job inserted through it commits or rolls back with the transaction's rows.
-   * Statements are pg-boss's own, in PostgreSQL's `$1` terms, passed as they are.
+   * This handle as the job queue's database handle (pg-boss's `db` option, jobs/queue.ts): inside
+   * a transaction, a job inserted through it commits or rolls back with the transaction's rows.
    */
   jobDatabase(): { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> } {
-    return { executeSql: (text, values) => this.run({ text, values: values ?? [] }) };
-  }
-
-  private async run<T>(config: UnnamedQuery): Promise<pg.QueryResult<T & pg.QueryResultRow>> {
-    if (this.connection) return this.connection.query<T & pg.QueryResultRow>(config);
-    const connection = await this.pool.connect();
-    try {
-      return await connection.query<T & pg.QueryResultRow>(config);
-    } finally {
-      connection.release();
-    }
+    return { executeSql: (text, values) => this.library(text, values) };
   }
 
   /**
-   * Runs fn in one transaction on one pooled connection (a savepoint when already inside one);
-   * fn's Sql is bound to it. Committed when fn resolves, rolled back when it throws.
+   * Runs fn in one transaction (kysely's) on one pooled connection, or in a savepoint when this
+   * handle is already a transaction's; fn's handle is bound to it. Committed (released) when fn
+   * resolves, rolled back when it throws.
    */
-  async transaction<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
-    if (this.connection) {
-      const savepoint = `sql_savepoint_${this.savepoints + 1}`;
-      await this.connection.query(`savepoint ${savepoint}`);
-      try {
-        const result = await fn(new Sql(this.pool, this.connection, this.savepoints + 1));
-        await this.connection.query(`release savepoint ${savepoint}`);
-        return result;
-      } catch (err) {
-        await this.connection.query(`rollback to savepoint ${savepoint}`);
-        throw err;
-      }
-    }
-    const connection = await this.pool.connect();
-    // A connection that cannot even roll back is in an unknown state: released with the error,
-    // pg-pool closes it instead of lending it again.
-    let broken: Error | undefined;
+  async transaction<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+    if (!this.kysely.isTransaction) return this.kysely.transaction().execute((trx) => fn(new Db(trx)));
+    const savepoint = sql.raw(`savepoint_${this.savepoints + 1}`);
+    await sql`savepoint ${savepoint}`.execute(this.kysely);
     try {
-      await connection.query('begin');
-      let result: T;
-      try {
-        result = await fn(new Sql(this.pool, connection));
-      } catch (err) {
-        await connection.query('rollback').catch((rollbackError: unknown) => {
-          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-        });
-        throw err;
-      }
-      await connection.query('commit');
+      const result = await fn(new Db(this.kysely, this.savepoints + 1));
+      await sql`release savepoint ${savepoint}`.execute(this.kysely);
       return result;
-    } finally {
-      connection.release(broken);
+    } catch (err) {
+      await sql`rollback to savepoint ${savepoint}`.execute(this.kysely);
+      throw err;
     }
   }
 }

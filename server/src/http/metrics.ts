@@ -3,6 +3,7 @@ import type { RequestHandler, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type pg from 'pg';
 import type { ReplicaRouting } from '../db/replica-reads.js';
+import type { Db } from '../db/sql.js';
 import { watchOperations } from './operational-metrics.js';
 import { contract } from '@affiliate-attribution/contract';
 import { sendError } from './error-handler.js';
@@ -139,10 +140,10 @@ export class Metrics {
   private operationsWatched = false;
 
   /** The database-backed gauges (job queue, payouts in processing, report lag, webhook backlog) and the pool's (http/operational-metrics.ts). */
-  watchOperations(pool: pg.Pool): void {
+  watchOperations(pool: pg.Pool, db: Db): void {
     if (this.operationsWatched) return;
     this.operationsWatched = true;
-    watchOperations(this.registry, pool);
+    watchOperations(this.registry, pool, db);
   }
 
   private replicasWatched = false;

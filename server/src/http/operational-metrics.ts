@@ -1,5 +1,7 @@
+import { sql } from 'kysely';
 import type pg from 'pg';
 import { Gauge, type Registry } from 'prom-client';
+import type { Db } from '../db/sql.js';
 import { QUEUE_SCHEMA } from '../jobs/queue.js';
 
 /**
@@ -19,33 +21,33 @@ import { QUEUE_SCHEMA } from '../jobs/queue.js';
 export const COUNT_CAP = 100_000;
 const COLLECT_TIMEOUT_MS = 2_000;
 
-const SERVICE_STATE = `select
-  (select count(*) from (select 1 from payouts where status = 'processing' limit ${COUNT_CAP}) s)::int as payouts_processing,
+const SERVICE_STATE = sql<ServiceState>`select
+  (select count(*) from (select 1 from payouts where status = 'processing' limit ${sql.lit(COUNT_CAP)}) s)::int as payouts_processing,
   (select extract(epoch from now() - min(sent_at)) from payouts where status = 'processing')::float8 as payouts_processing_oldest_seconds,
-  (select count(*) from (select 1 from report_deltas where due_at <= now() limit ${COUNT_CAP}) s)::int as reports_unfolded,
-  (select count(*) from (select 1 from webhook_deliveries where status = 'pending' limit ${COUNT_CAP}) s)::int as deliveries_pending,
+  (select count(*) from (select 1 from report_deltas where due_at <= now() limit ${sql.lit(COUNT_CAP)}) s)::int as reports_unfolded,
+  (select count(*) from (select 1 from webhook_deliveries where status = 'pending' limit ${sql.lit(COUNT_CAP)}) s)::int as deliveries_pending,
   (select extract(epoch from now() - min(created_at)) from webhook_deliveries where status = 'pending')::float8 as deliveries_oldest_seconds,
-  (select count(*) from (select 1 from outbound_events where dispatched_at is null limit ${COUNT_CAP}) s)::int
-    + (select count(*) from (select 1 from outbound_event_batches limit ${COUNT_CAP}) s)::int as outbox_pending,
+  (select count(*) from (select 1 from outbound_events where dispatched_at is null limit ${sql.lit(COUNT_CAP)}) s)::int
+    + (select count(*) from (select 1 from outbound_event_batches limit ${sql.lit(COUNT_CAP)}) s)::int as outbox_pending,
   greatest(
     (select extract(epoch from now() - min(created_at)) from outbound_events where dispatched_at is null),
     (select extract(epoch from now() - min(created_at)) from outbound_event_batches)
   )::float8 as outbox_oldest_seconds,
-  to_regclass('${QUEUE_SCHEMA}.job') is not null as has_queue`;
+  to_regclass(${sql.lit(`${QUEUE_SCHEMA}.job`)}) is not null as has_queue`;
 
 /**
  * Per pg-boss queue: jobs by state (created: waiting, counting those due later; retry: failed and
  * waiting for their next attempt; active; failed: failed for good, kept until pg-boss's deletion),
  * and the age of the oldest job due to run and not taken (created or retry, start_after passed).
  */
-const QUEUE_STATE = `select q.name,
-  (select count(*) from (select 1 from ${QUEUE_SCHEMA}.job j where j.name = q.name and j.state = 'created' limit ${COUNT_CAP}) s)::int as created,
-  (select count(*) from (select 1 from ${QUEUE_SCHEMA}.job j where j.name = q.name and j.state = 'retry' limit ${COUNT_CAP}) s)::int as retry,
-  (select count(*) from (select 1 from ${QUEUE_SCHEMA}.job j where j.name = q.name and j.state = 'active' limit ${COUNT_CAP}) s)::int as active,
-  (select count(*) from (select 1 from ${QUEUE_SCHEMA}.job j where j.name = q.name and j.state = 'failed' limit ${COUNT_CAP}) s)::int as failed,
-  (select extract(epoch from now() - min(j.start_after)) from ${QUEUE_SCHEMA}.job j
+const QUEUE_STATE = sql<QueueState>`select q.name,
+  (select count(*) from (select 1 from ${sql.table(`${QUEUE_SCHEMA}.job`)} j where j.name = q.name and j.state = 'created' limit ${sql.lit(COUNT_CAP)}) s)::int as created,
+  (select count(*) from (select 1 from ${sql.table(`${QUEUE_SCHEMA}.job`)} j where j.name = q.name and j.state = 'retry' limit ${sql.lit(COUNT_CAP)}) s)::int as retry,
+  (select count(*) from (select 1 from ${sql.table(`${QUEUE_SCHEMA}.job`)} j where j.name = q.name and j.state = 'active' limit ${sql.lit(COUNT_CAP)}) s)::int as active,
+  (select count(*) from (select 1 from ${sql.table(`${QUEUE_SCHEMA}.job`)} j where j.name = q.name and j.state = 'failed' limit ${sql.lit(COUNT_CAP)}) s)::int as failed,
+  (select extract(epoch from now() - min(j.start_after)) from ${sql.table(`${QUEUE_SCHEMA}.job`)} j
     where j.name = q.name and j.state in ('created', 'retry') and j.start_after <= now())::float8 as oldest_pending_seconds
-  from ${QUEUE_SCHEMA}.queue q order by q.name`;
+  from ${sql.table(`${QUEUE_SCHEMA}.queue`)} q order by q.name`;
 
 interface ServiceState {
   payouts_processing: number;
@@ -74,12 +76,12 @@ interface Reading {
 
 const JOB_STATES = ['created', 'retry', 'active', 'failed'] as const;
 
-/** Registers the gauges on `registry`, read from `pool` on each scrape. */
-export function watchOperations(registry: Registry, pool: pg.Pool, options: { cacheMs?: number } = {}): void {
+/** Registers the gauges on `registry`, read through `db` (and the pool's own counts from `pool`) on each scrape. */
+export function watchOperations(registry: Registry, pool: pg.Pool, db: Db, options: { cacheMs?: number } = {}): void {
   const cacheMs = options.cacheMs ?? 1_000;
   let last: { at: number; reading: Promise<Reading | undefined> } | undefined;
   const reading = (): Promise<Reading | undefined> => {
-    if (!last || Date.now() - last.at > cacheMs) last = { at: Date.now(), reading: read(pool).catch(() => undefined) };
+    if (!last || Date.now() - last.at > cacheMs) last = { at: Date.now(), reading: read(db).catch(() => undefined) };
     return last.reading;
   };
   const registers = [registry];
@@ -177,24 +179,12 @@ export function watchOperations(registry: Registry, pool: pg.Pool, options: { ca
 }
 
 /** One reading, in one read-only transaction whose statements PostgreSQL cancels past COLLECT_TIMEOUT_MS. */
-async function read(pool: pg.Pool): Promise<Reading> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query('begin read only');
-    try {
-      await client.query(`set local statement_timeout = ${COLLECT_TIMEOUT_MS}`);
-      const service = (await client.query<ServiceState>(SERVICE_STATE)).rows[0];
-      const queues = service.has_queue ? (await client.query<QueueState>(QUEUE_STATE)).rows : [];
-      await client.query('commit');
-      return { service, queues };
-    } catch (err) {
-      await client.query('rollback').catch((rollbackError: unknown) => {
-        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-      });
-      throw err;
-    }
-  } finally {
-    client.release(broken);
-  }
+function read(db: Db): Promise<Reading> {
+  return db.transaction(async (trx) => {
+    await trx.rows(sql`set transaction read only`);
+    await trx.rows(sql`set local statement_timeout = ${sql.lit(COLLECT_TIMEOUT_MS)}`);
+    const [service] = await trx.rows(SERVICE_STATE);
+    const queues = service.has_queue ? await trx.rows(QUEUE_STATE) : [];
+    return { service, queues };
+  });
 }

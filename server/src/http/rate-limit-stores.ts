@@ -3,7 +3,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis } from 'rate-limiter-flexible';
-import { Sql } from '../db/sql.js';
+import { Db } from '../db/sql.js';
 import type { RateLimiter } from './rate-limit.js';
 import { LeasedRateLimiter, checkOptions, memoryRateLimiter } from './rate-limit-flexible.js';
 
@@ -107,10 +107,9 @@ export function createRateLimiterFactory(
  * PgBouncer in transaction mode does not keep (ARCHITECTURE: no state on a connection).
  */
 function postgresStoreClient(orm: MikroORM) {
-  const sql = Sql.of(orm);
+  const db = Db.of(orm);
   return {
-    query: (statement: { text: string; values?: unknown[] }) =>
-      sql.query({ text: statement.text, values: statement.values }),
+    query: (statement: { text: string; values?: unknown[] }) => db.library(statement.text, statement.values),
   };
 }
 

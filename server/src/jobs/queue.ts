@@ -1,9 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { LimitFunction } from 'p-limit';
-import type pg from 'pg';
 import { PgBoss, type Db as IDatabase } from 'pg-boss';
 import type { Logger } from 'pino';
-import { poolOf } from '../db/database.js';
+import { Db } from '../db/sql.js';
 
 /**
  * The service's one job queue: pg-boss, on the service's own PostgreSQL (schema `pgboss`, which
@@ -19,9 +18,14 @@ import { poolOf } from '../db/database.js';
  */
 export const QUEUE_SCHEMA = 'pgboss';
 
-/** A pg-boss database handle on a pg pool (each statement takes a pooled connection) or on one connection (a transaction). */
-export function databaseOn(client: pg.Pool | pg.PoolClient, limit?: LimitFunction): IDatabase {
-  const run = (text: string, values: unknown[] | undefined) => client.query(text, values);
+/**
+ * pg-boss's database handle on the service's pool (each statement takes a pooled connection), its
+ * statements within `limit`. Inside a transaction a job is sent with that transaction's handle
+ * instead (`{ db: db.jobDatabase() }`, db/sql.ts), so it commits or rolls back with it.
+ */
+export function queueDatabase(db: Db, limit?: LimitFunction): IDatabase {
+  const database = db.jobDatabase();
+  const run = (text: string, values?: unknown[]) => database.executeSql(text, values);
   return { executeSql: (text, values) => (limit ? limit(() => run(text, values)) : run(text, values)) };
 }
 
@@ -65,7 +69,7 @@ export async function startQueue(orm: MikroORM, logger: Logger, options: QueueOp
 
 function newQueue(orm: MikroORM, logger: Logger, options: QueueOptions): PgBoss {
   const boss = new PgBoss({
-    db: databaseOn(poolOf(orm), options.connections),
+    db: queueDatabase(Db.of(orm), options.connections),
     schema: QUEUE_SCHEMA,
     schedule: options.schedule ?? false,
     superviseIntervalSeconds: options.superviseIntervalSeconds ?? 10,

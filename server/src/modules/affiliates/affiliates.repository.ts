@@ -5,13 +5,14 @@ import { pageInCreationOrder } from '../../db/created-order.js';
 import { kyselyOf, readFromReplica, type NewRow, type StoredRow } from '../../db/database.js';
 import { insertOnce, type Once } from '../../db/insert-once.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import { isUuid } from '../../http/serialize.js';
 import { withEvents } from '../events/outbox.js';
 import { lockPartnerForm, partnerFormOf } from '../tax-forms/partner-form.js';
 import { erasePerson, erasureScope } from './erasure.js';
 import { aliasesOf, holdToken, isTokenTaken, moveSlug, TokenTakenError } from './link-tokens.js';
+import { sql } from 'kysely';
 
 export type AffiliateRecord = StoredRow<'affiliates'>;
 
@@ -55,17 +56,17 @@ export class AffiliatesRepository {
         // The affiliate.created event rides the insert (modules/events/outbox.ts). The new
         // membership starts with the partner's current tax form (one per e-mail: tax-forms/partner-form.ts).
         () =>
-          Sql.of(this.orm).transaction(async (sql) => {
-            await lockPartnerForm(sql, row.organization_id, row.email);
+          Db.of(this.orm).transaction(async (db) => {
+            await lockPartnerForm(db, row.organization_id, row.email);
             const insert = kyselyOf(this.orm)
               .insertInto('affiliates')
-              .values({ ...row, ...(await partnerFormOf(sql, row.organization_id, row.email)) })
+              .values({ ...row, ...(await partnerFormOf(db, row.organization_id, row.email)) })
               .onConflict((conflict) => conflict.columns(['organization_id', 'program_id', 'email']).doNothing())
               .returningAll();
-            const [inserted] = await sql.execute({
+            const [inserted] = await db.rows({
               compile: () => withEvents(insert, 'affiliate.created', row.organization_id).compile(kyselyOf(this.orm)),
             });
-            if (inserted) await holdToken(sql, ownerOf(inserted), inserted.slug);
+            if (inserted) await holdToken(db, ownerOf(inserted), inserted.slug);
             return inserted;
           }),
         existing,
@@ -95,7 +96,7 @@ export class AffiliatesRepository {
 
   /** The ownership rule (db/owned-row.ts): 403 for another organization's affiliate, 404 for none. */
   findOwned(organizationId: string, id: string): Promise<AffiliateRecord> {
-    return findOwnedRow<AffiliateRecord>(Sql.of(this.orm), AFFILIATES_BY_ID, organizationId, id);
+    return findOwnedRow<AffiliateRecord>(Db.of(this.orm), AFFILIATES_BY_ID, organizationId, id);
   }
 
   /**
@@ -116,12 +117,12 @@ export class AffiliatesRepository {
       'name' | 'payout_email' | 'status' | 'commission_value' | 'payout_method' | 'stripe_account_id' | 'slug'
     >,
   ): Promise<AffiliateRecord> {
-    return Sql.of(this.orm).transaction(async (sql) => {
-      const current = await findOwnedRow<AffiliateRecord>(sql, AFFILIATES_BY_ID, organizationId, id);
+    return Db.of(this.orm).transaction(async (db) => {
+      const current = await findOwnedRow<AffiliateRecord>(db, AFFILIATES_BY_ID, organizationId, id);
       const changes = change(current);
       if (changes.slug !== current.slug) {
         try {
-          await moveSlug(sql, ownerOf(current), current.slug, changes.slug);
+          await moveSlug(db, ownerOf(current), current.slug, changes.slug);
         } catch (err) {
           if (err instanceof TokenTakenError || isTokenTaken(err)) throw new SlugTakenError(changes.slug);
           throw err;
@@ -133,13 +134,13 @@ export class AffiliatesRepository {
         .where('organization_id', '=', current.organization_id)
         .where('id', '=', current.id)
         .returningAll();
-      const [updated] = await sql.execute({
+      const [updated] = await db.rows({
         compile: () => withEvents(update, 'affiliate.updated', current.organization_id).compile(kyselyOf(this.orm)),
       });
       if (updated.status !== current.status || updated.commission_value !== current.commission_value)
-        await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate', id: current.id });
+        await notifyChange(db, { kind: 'affiliate', id: current.id });
       if (updated.slug !== current.slug)
-        await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate_links', id: current.id });
+        await notifyChange(db, { kind: 'affiliate_links', id: current.id });
       return updated;
     });
   }
@@ -151,12 +152,12 @@ export class AffiliatesRepository {
    * Answers the requested membership and the ids of every membership erased.
    */
   eraseOwned(organizationId: string, id: string, at: Date): Promise<{ erased: AffiliateRecord; ids: string[] }> {
-    return Sql.of(this.orm).transaction(async (sql) => {
-      const current = await findOwnedRow<AffiliateRecord>(sql, AFFILIATES_BY_ID, organizationId, id);
+    return Db.of(this.orm).transaction(async (db) => {
+      const current = await findOwnedRow<AffiliateRecord>(db, AFFILIATES_BY_ID, organizationId, id);
       if (current.erased_at) return { erased: current, ids: [] };
       const erased: AffiliateRecord[] = [];
-      for (const scope of await erasureScope(sql, organizationId))
-        erased.push(...(await erasePerson(sql, this.orm, scope, current.email, at)));
+      for (const scope of await erasureScope(db, organizationId))
+        erased.push(...(await erasePerson(db, this.orm, scope, current.email, at)));
       return { erased: erased.find((row) => row.id === current.id)!, ids: erased.map((row) => row.id) };
     });
   }
@@ -167,15 +168,14 @@ export class AffiliatesRepository {
    * brought, a slug changed since): one namespace, so no two affiliates answer the same token.
    */
   async findBySlug(organizationId: string, slug: string): Promise<CachedAffiliate | undefined> {
-    return Sql.of(this.orm).one<CachedAffiliate>(
-      `select affiliate_id as id, program_id from affiliate_link_tokens where organization_id = $1 and token = $2`,
-      [organizationId, slug],
+    return Db.of(this.orm).one(
+      sql<CachedAffiliate>`select affiliate_id as id, program_id from affiliate_link_tokens where organization_id = ${organizationId} and token = ${slug}`,
     );
   }
 
   /** An affiliate's aliases (link-tokens.ts), for showing. */
   aliases(organizationId: string, id: string): Promise<string[]> {
-    return aliasesOf(Sql.of(this.orm), organizationId, id);
+    return aliasesOf(Db.of(this.orm), organizationId, id);
   }
 
   /** An owned affiliate (the ownership rule, as findOwned) with its aliases, in one statement. */
@@ -184,7 +184,7 @@ export class AffiliatesRepository {
     id: string,
   ): Promise<{ affiliate: AffiliateRecord; aliases: string[] }> {
     const { aliases, ...affiliate } = await findOwnedRow<AffiliateRecord & { aliases: string[] }>(
-      Sql.of(this.orm),
+      Db.of(this.orm),
       AFFILIATES_WITH_ALIASES_BY_ID,
       organizationId,
       id,

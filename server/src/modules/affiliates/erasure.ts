@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { sql as raw } from 'kysely';
 import { notifyChange } from '../../db/change-notifications.js';
 import { kyselyOf, type StoredRow } from '../../db/database.js';
-import type { Sql } from '../../db/sql.js';
+import type { Db } from '../../db/sql.js';
 import { releaseUnusedTokens } from './link-tokens.js';
 import { withEvents } from '../events/outbox.js';
 import { lockPartnerForm } from '../tax-forms/partner-form.js';
@@ -20,10 +20,10 @@ const ERASED_TOKEN = `'erased-' || replace(id::text, '-', '')`;
  * live one, its test twin (organizations.live_organization_id, spec/test-mode.md), where the
  * merchant may have tried the partner's side with the same e-mail.
  */
-export async function erasureScope(sql: Sql, organizationId: string): Promise<string[]> {
-  const twins = await sql.rows<{ id: string }>('select id from organizations where live_organization_id = ?', [
-    organizationId,
-  ]);
+export async function erasureScope(db: Db, organizationId: string): Promise<string[]> {
+  const twins = await db.rows(
+    raw<{ id: string }>`select id from organizations where live_organization_id = ${organizationId}`,
+  );
   return [organizationId, ...twins.map((t) => t.id)];
 }
 
@@ -45,13 +45,13 @@ export async function erasureScope(sql: Sql, organizationId: string): Promise<st
  * commits. Answers the erased memberships.
  */
 export async function erasePerson(
-  sql: Sql,
+  db: Db,
   orm: MikroORM,
   organizationId: string,
   email: string,
   at: Date,
 ): Promise<AffiliateRecord[]> {
-  await lockPartnerForm(sql, organizationId, email);
+  await lockPartnerForm(db, organizationId, email);
   const update = kyselyOf(orm)
     .updateTable('affiliates')
     .set({
@@ -74,35 +74,28 @@ export async function erasePerson(
     .where('organization_id', '=', organizationId)
     .where('email', '=', email)
     .returningAll();
-  const erased = (await sql.execute({
+  const erased = (await db.rows({
     compile: () => withEvents(update, 'affiliate.updated', organizationId).compile(kyselyOf(orm)),
   })) as AffiliateRecord[];
   const ids = erased.map((row) => row.id);
-  await sql.rows('delete from tax_forms where organization_id = ? and affiliate_id = any (?::uuid[])', [
-    organizationId,
-    ids,
-  ]);
-  await sql.rows('delete from affiliate_link_aliases where organization_id = ? and affiliate_id = any (?::uuid[])', [
-    organizationId,
-    ids,
-  ]);
+  await db.rows(
+    raw`delete from tax_forms where organization_id = ${organizationId} and affiliate_id = any (${ids}::uuid[])`,
+  );
+  await db.rows(
+    raw`delete from affiliate_link_aliases where organization_id = ${organizationId} and affiliate_id = any (${ids}::uuid[])`,
+  );
   // The link tokens (link-tokens.ts): the `erased-` slugs held, the old slugs and aliases free again.
-  await sql.rows(
-    `insert into affiliate_link_tokens (organization_id, token, affiliate_id, program_id)
-     select organization_id, slug, id, program_id from affiliates where organization_id = ? and id = any (?::uuid[]) on conflict do nothing`,
-    [organizationId, ids],
+  await db.rows(raw`insert into affiliate_link_tokens (organization_id, token, affiliate_id, program_id)
+     select organization_id, slug, id, program_id from affiliates where organization_id = ${organizationId} and id = any (${ids}::uuid[]) on conflict do nothing`);
+  await releaseUnusedTokens(db, organizationId, ids);
+  await db.rows(
+    raw`update coupons set code = ${raw.raw(ERASED_TOKEN)} where organization_id = ${organizationId} and affiliate_id = any (${ids}::uuid[])`,
   );
-  await releaseUnusedTokens(sql, organizationId, ids);
-  await sql.rows(
-    `update coupons set code = ${ERASED_TOKEN} where organization_id = ? and affiliate_id = any (?::uuid[])`,
-    [organizationId, ids],
+  await db.rows(raw`delete from partner_sessions where organization_id = ${organizationId} and email = ${email}`);
+  await db.rows(raw`delete from partner_sign_in_links where organization_id = ${organizationId} and email = ${email}`);
+  await db.rows(
+    raw`delete from test_emails where organization_id = ${organizationId} and lower(recipient) = ${email.toLowerCase()}`,
   );
-  await sql.rows('delete from partner_sessions where organization_id = ? and email = ?', [organizationId, email]);
-  await sql.rows('delete from partner_sign_in_links where organization_id = ? and email = ?', [organizationId, email]);
-  await sql.rows('delete from test_emails where organization_id = ? and lower(recipient) = ?', [
-    organizationId,
-    email.toLowerCase(),
-  ]);
   // What each erased affiliate's past events become, made here per id: Citus cannot run a STABLE
   // function (jsonb_build_object) over a column in an UPDATE, and `->` and `||` are immutable.
   const patches = Object.fromEntries(
@@ -124,11 +117,8 @@ export async function erasePerson(
       },
     ]),
   );
-  await sql.rows(
-    `update outbound_events set resource = resource || (?::jsonb -> (resource ->> 'id'))
-     where organization_id = ? and type in ('affiliate.created', 'affiliate.updated') and resource ->> 'id' = any (?::text[])`,
-    [JSON.stringify(patches), organizationId, ids],
-  );
-  for (const id of ids) await notifyChange((query, params) => sql.rows(query, params), { kind: 'affiliate_links', id });
+  await db.rows(raw`update outbound_events set resource = resource || (${JSON.stringify(patches)}::jsonb -> (resource ->> 'id'))
+     where organization_id = ${organizationId} and type in ('affiliate.created', 'affiliate.updated') and resource ->> 'id' = any (${ids}::text[])`);
+  for (const id of ids) await notifyChange(db, { kind: 'affiliate_links', id });
   return erased;
 }

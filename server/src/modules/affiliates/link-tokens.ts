@@ -1,4 +1,5 @@
-import { isUniqueViolation, type Sql } from '../../db/sql.js';
+import { isUniqueViolation, type Db } from '../../db/sql.js';
+import { sql } from 'kysely';
 
 /**
  * An organization's link tokens (Migration20270121000000_link_tokens): every partner's slug and
@@ -29,28 +30,26 @@ export interface TokenOwner {
  * another affiliate holds is a TokenTakenError (after waiting for a concurrent holder to commit or
  * roll back, as the key does).
  */
-export async function holdToken(sql: Sql, owner: TokenOwner, token: string): Promise<void> {
+export async function holdToken(db: Db, owner: TokenOwner, token: string): Promise<void> {
   // One statement: the insert, else the holder as this statement's snapshot saw it. A holder that
   // committed concurrently (the insert waited for it, then did nothing) is not in that snapshot:
   // no row at all, which is just as much "taken".
-  const row = await sql.one<{ affiliate_id: string }>(
-    `with held as (
-       insert into affiliate_link_tokens (organization_id, token, affiliate_id, program_id) values ($1, $2, $3, $4)
+  const row = await db.one(sql<{ affiliate_id: string }>`with held as (
+       insert into affiliate_link_tokens (organization_id, token, affiliate_id, program_id) values (${owner.organizationId}, ${token}, ${owner.affiliateId}, ${owner.programId})
        on conflict do nothing returning affiliate_id)
      select affiliate_id from held
      union all
-     select affiliate_id from affiliate_link_tokens where organization_id = $1 and token = $2
-     limit 1`,
-    [owner.organizationId, token, owner.affiliateId, owner.programId],
-  );
+     select affiliate_id from affiliate_link_tokens where organization_id = ${owner.organizationId} and token = ${token}
+     limit 1`);
   if (row?.affiliate_id !== owner.affiliateId) throw new TokenTakenError(token);
 }
 
 /** The affiliate holding `token` in the organization, if any. */
-export async function tokenHolder(sql: Sql, organizationId: string, token: string): Promise<string | undefined> {
-  const row = await sql.one<{ affiliate_id: string }>(
-    `select affiliate_id from affiliate_link_tokens where organization_id = $1 and token = $2`,
-    [organizationId, token],
+export async function tokenHolder(db: Db, organizationId: string, token: string): Promise<string | undefined> {
+  const row = await db.one(
+    sql<{
+      affiliate_id: string;
+    }>`select affiliate_id from affiliate_link_tokens where organization_id = ${organizationId} and token = ${token}`,
   );
   return row?.affiliate_id;
 }
@@ -59,20 +58,18 @@ export async function tokenHolder(sql: Sql, organizationId: string, token: strin
  * Releases the tokens of these affiliates that are no longer their slug or one of their aliases
  * (after an erasure replaced the slug and deleted the aliases): free for anyone again.
  */
-export async function releaseUnusedTokens(sql: Sql, organizationId: string, affiliateIds: string[]): Promise<void> {
-  await sql.rows(
-    `delete from affiliate_link_tokens t where t.organization_id = $1 and t.affiliate_id = any ($2::uuid[])
+export async function releaseUnusedTokens(db: Db, organizationId: string, affiliateIds: string[]): Promise<void> {
+  await db.rows(sql`delete from affiliate_link_tokens t where t.organization_id = ${organizationId} and t.affiliate_id = any (${affiliateIds}::uuid[])
        and not exists (select 1 from affiliates a where a.organization_id = t.organization_id and a.id = t.affiliate_id and a.slug = t.token)
-       and not exists (select 1 from affiliate_link_aliases l where l.organization_id = t.organization_id and l.token = t.token)`,
-    [organizationId, affiliateIds],
-  );
+       and not exists (select 1 from affiliate_link_aliases l where l.organization_id = t.organization_id and l.token = t.token)`);
 }
 
 /** An affiliate's aliases: its other link tokens, still attributing to it, in order. */
-export async function aliasesOf(sql: Sql, organizationId: string, affiliateId: string): Promise<string[]> {
-  const rows = await sql.rows<{ token: string }>(
-    `select token from affiliate_link_aliases where organization_id = $1 and affiliate_id = $2 order by token`,
-    [organizationId, affiliateId],
+export async function aliasesOf(db: Db, organizationId: string, affiliateId: string): Promise<string[]> {
+  const rows = await db.rows(
+    sql<{
+      token: string;
+    }>`select token from affiliate_link_aliases where organization_id = ${organizationId} and affiliate_id = ${affiliateId} order by token`,
   );
   return rows.map((r) => r.token);
 }
@@ -83,17 +80,14 @@ export async function aliasesOf(sql: Sql, organizationId: string, affiliateId: s
  * affiliate holds is a TokenTakenError. The caller updates `affiliates.slug` in the same
  * transaction, after this.
  */
-export async function moveSlug(sql: Sql, owner: TokenOwner, from: string, to: string): Promise<void> {
+export async function moveSlug(db: Db, owner: TokenOwner, from: string, to: string): Promise<void> {
   if (from === to) return;
-  await holdToken(sql, owner, from);
-  await holdToken(sql, owner, to);
-  await sql.rows(`delete from affiliate_link_aliases where organization_id = $1 and token = $2 and affiliate_id = $3`, [
-    owner.organizationId,
-    to,
-    owner.affiliateId,
-  ]);
-  await sql.rows(
-    `insert into affiliate_link_aliases (organization_id, token, affiliate_id, program_id) values ($1, $2, $3, $4) on conflict do nothing`,
-    [owner.organizationId, from, owner.affiliateId, owner.programId],
+  await holdToken(db, owner, from);
+  await holdToken(db, owner, to);
+  await db.rows(
+    sql`delete from affiliate_link_aliases where organization_id = ${owner.organizationId} and token = ${to} and affiliate_id = ${owner.affiliateId}`,
+  );
+  await db.rows(
+    sql`insert into affiliate_link_aliases (organization_id, token, affiliate_id, program_id) values (${owner.organizationId}, ${from}, ${owner.affiliateId}, ${owner.programId}) on conflict do nothing`,
   );
 }

@@ -1,6 +1,7 @@
 import { BRANDING_DEFAULT_COLOR, type Branding, type UpdateBrandingBody } from '@affiliate-attribution/contract';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { Sql } from '../../db/sql.js';
+import { sql } from 'kysely';
+import { Db } from '../../db/sql.js';
 import { NotFoundError } from '../../http/errors.js';
 
 /** What the portal and e-mails need of an organization's branding, with the defaults applied. */
@@ -23,9 +24,11 @@ interface BrandingRow {
  * The merchant's branding (issue 47, item 10): kept on the live organization (the account), which
  * its test twin shows too, so that a test partner sees the portal and e-mails as a real one will.
  */
-const ACCOUNT_BRANDING = `select a.name, a.brand_logo_url, a.brand_color, a.mail_sender_name
+const accountBranding = (
+  organizationId: string,
+) => sql<BrandingRow>`select a.name, a.brand_logo_url, a.brand_color, a.mail_sender_name
   from organizations o join organizations a on a.id = coalesce(o.live_organization_id, o.id)
- where o.id = ?`;
+ where o.id = ${organizationId}`;
 
 const toBranding = (row: BrandingRow): Branding => ({
   logo_url: row.brand_logo_url,
@@ -34,8 +37,8 @@ const toBranding = (row: BrandingRow): Branding => ({
 });
 
 /** The look of an organization (live or test) for the portal and e-mails; undefined for an unknown one. */
-export async function brandingLook(sql: Sql, organizationId: string): Promise<BrandingLook | undefined> {
-  const row = await sql.one<BrandingRow>(ACCOUNT_BRANDING, [organizationId]);
+export async function brandingLook(db: Db, organizationId: string): Promise<BrandingLook | undefined> {
+  const row = await db.one(accountBranding(organizationId));
   if (!row) return undefined;
   return {
     organizationName: row.name,
@@ -48,13 +51,13 @@ export async function brandingLook(sql: Sql, organizationId: string): Promise<Br
 export class BrandingService {
   constructor(private readonly orm: MikroORM) {}
 
-  private get sql(): Sql {
-    return Sql.of(this.orm);
+  private get db(): Db {
+    return Db.of(this.orm);
   }
 
   /** GET /api/branding: `accountId`, the live organization's id (the same in both modes). */
   async get(accountId: string): Promise<Branding> {
-    const row = await this.sql.one<BrandingRow>(ACCOUNT_BRANDING, [accountId]);
+    const row = await this.db.one(accountBranding(accountId));
     if (!row) throw new NotFoundError('Organization not found');
     return toBranding(row);
   }
@@ -68,10 +71,9 @@ export class BrandingService {
     ];
     const set = columns.filter(([, value]) => value !== undefined);
     if (set.length > 0)
-      await this.sql.rows(`update organizations set ${set.map(([c]) => `${c} = ?`).join(', ')} where id = ?`, [
-        ...set.map(([, value]) => value),
-        accountId,
-      ]);
+      await this.db.rows(
+        sql`update organizations set ${sql.join(set.map(([c, value]) => sql`${sql.ref(c)} = ${value}`))} where id = ${accountId}`,
+      );
     return this.get(accountId);
   }
 }

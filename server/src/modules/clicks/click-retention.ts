@@ -1,5 +1,6 @@
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
+import { sql, type RawBuilder } from 'kysely';
 import type { Query } from '../events/retention.js';
 
 /**
@@ -36,64 +37,81 @@ export const CLICK_RETENTION_DEFAULTS = {
   maxRunMs: 10 * 60_000,
 } as const;
 
-/** Each organization with a retention, and its cut-off as of `$1`. */
-export const DUE_ORGANIZATIONS = `select o.id as organization_id,
-    $1::timestamptz - greatest(o.click_retention_days, coalesce(p.window_days, 0)) * interval '1 day' as cutoff
+/** Each organization with a retention, and its cut-off as of `now`. */
+export const dueOrganizations = (now: Date) => sql<{
+  organization_id: string;
+  cutoff: Date;
+}>`select o.id as organization_id,
+    ${now}::timestamptz - greatest(o.click_retention_days, coalesce(p.window_days, 0)) * interval '1 day' as cutoff
   from organizations o
   left join (select organization_id, max(click_window_days) as window_days from programs group by organization_id) p on p.organization_id = o.id
   where o.click_retention_days is not null order by o.id`;
 
+/** Where a batch starts and what it keeps: the organization, the cursor, the batch's size and the cut-off. */
+export interface Walk {
+  organization: string;
+  createdAt: Date | string;
+  id: string;
+  batch: number;
+  cutoff: Date;
+}
+
 /**
- * The next `$4` index entries of organization $1 in `table` after the cursor ($2 created_at, $3
- * id), in index order; `due` keeps those created before the cut-off $5. The subquery's LIMIT keeps
- * the outer conditions out of the walk's estimate (see above). Every table the statement reads
- * is named with organization $1, so that on Citus the whole batch runs on that organization's
- * shard (one router statement).
+ * The next `batch` index entries of the organization in `table` after the cursor (created_at,
+ * id), in index order; `due` keeps those created before the cut-off. The subquery's LIMIT keeps
+ * the outer conditions out of the walk's estimate (see above). Every table the statement reads is
+ * named with the organization, so that on Citus the whole batch runs on that organization's shard
+ * (one router statement).
  */
-const walk = (table: 'clicks' | 'suppressed_clicks') => `walked as (
-  select w.id, w.organization_id, w.created_at from ${table} w
-  where w.organization_id = $1::uuid and (w.created_at, w.id) > ($2::timestamptz, $3::uuid)
+const walk = (table: 'clicks' | 'suppressed_clicks', w: Walk) => sql`walked as (
+  select w.id, w.organization_id, w.created_at from ${sql.table(table)} w
+  where w.organization_id = ${w.organization}::uuid and (w.created_at, w.id) > (${w.createdAt}::timestamptz, ${w.id}::uuid)
   order by w.organization_id, w.created_at, w.id
-  limit $4
+  limit ${w.batch}
 ), due as (
-  select id, organization_id from walked where created_at < $5::timestamptz
+  select id, organization_id from walked where created_at < ${w.cutoff}::timestamptz
 ), last as (
   select organization_id, created_at, id from walked order by organization_id desc, created_at desc, id desc limit 1
 )`;
 
-const REFERENCED = `exists (select 1 from conversions v where v.click_id = d.id and v.organization_id = $1::uuid)
-    or exists (select 1 from customers c where c.click_id = d.id and c.organization_id = $1::uuid)`;
+const referenced = (w: Walk) =>
+  sql`exists (select 1 from conversions v where v.click_id = d.id and v.organization_id = ${w.organization}::uuid)
+    or exists (select 1 from customers c where c.click_id = d.id and c.organization_id = ${w.organization}::uuid)`;
 
-const SUMMARY = `(select count(*) from walked)::int as walked, (select count(*) from due)::int as due,
-  (select organization_id from last) as last_organization_id, (select created_at from last) as last_created_at, (select id from last) as last_id`;
+const SUMMARY = sql.raw(`(select count(*) from walked)::int as walked, (select count(*) from due)::int as due,
+  (select organization_id from last) as last_organization_id, (select created_at from last) as last_created_at, (select id from last) as last_id`);
 
 /**
  * One batch of clicks: those past the cut-off that nothing refers to are deleted; those a customer
  * or conversion refers to have their IP and user agent cleared (if not yet). Each row is locked by
  * its primary key (a lateral lookup: one index probe per row, whatever the estimates).
  */
-export const PRUNE_CLICKS = `with ${walk('clicks')}, examined as (
-  select d.id, d.organization_id, ${REFERENCED} as referenced from due d
+export const pruneClicksBatch = (
+  w: Walk,
+): RawBuilder<BatchRow> => sql<BatchRow>`with ${walk('clicks', w)}, examined as (
+  select d.id, d.organization_id, ${referenced(w)} as referenced from due d
 ), claimed as (
   select k.id, k.organization_id, e.referenced from examined e
   cross join lateral (
     select k.id, k.organization_id from clicks k
-    where k.id = e.id and k.organization_id = $1::uuid and (not e.referenced or k.ip is not null or k.user_agent is not null)
+    where k.id = e.id and k.organization_id = ${w.organization}::uuid and (not e.referenced or k.ip is not null or k.user_agent is not null)
     for update skip locked
   ) k
 ), deleted as (
-  delete from clicks k using claimed c where k.id = c.id and k.organization_id = $1::uuid and not c.referenced returning 1
+  delete from clicks k using claimed c where k.id = c.id and k.organization_id = ${w.organization}::uuid and not c.referenced returning 1
 ), cleared as (
-  update clicks k set ip = null, user_agent = null from claimed c where k.id = c.id and k.organization_id = $1::uuid and c.referenced returning 1
+  update clicks k set ip = null, user_agent = null from claimed c where k.id = c.id and k.organization_id = ${w.organization}::uuid and c.referenced returning 1
 )
 select ${SUMMARY}, (select count(*) from deleted)::int as deleted, (select count(*) from cleared)::int as cleared`;
 
 /** One batch of suppressed clicks past the cut-off (nothing refers to them): deleted. */
-export const PRUNE_SUPPRESSED_CLICKS = `with ${walk('suppressed_clicks')}, claimed as (
+export const pruneSuppressedClicksBatch = (
+  w: Walk,
+): RawBuilder<BatchRow> => sql<BatchRow>`with ${walk('suppressed_clicks', w)}, claimed as (
   select s.id, s.organization_id from due d
-  cross join lateral (select s.id, s.organization_id from suppressed_clicks s where s.id = d.id and s.organization_id = $1::uuid for update skip locked) s
+  cross join lateral (select s.id, s.organization_id from suppressed_clicks s where s.id = d.id and s.organization_id = ${w.organization}::uuid for update skip locked) s
 ), deleted as (
-  delete from suppressed_clicks s using claimed c where s.id = c.id and s.organization_id = $1::uuid returning 1
+  delete from suppressed_clicks s using claimed c where s.id = c.id and s.organization_id = ${w.organization}::uuid returning 1
 )
 select ${SUMMARY}, (select count(*) from deleted)::int as deleted, 0 as cleared`;
 
@@ -134,14 +152,14 @@ export async function pruneClicks(
   const batch = options.batch ?? CLICK_RETENTION_DEFAULTS.batch;
   const until = Date.now() + (options.maxRunMs ?? CLICK_RETENTION_DEFAULTS.maxRunMs);
   const total: PrunedClicks = { deleted: 0, cleared: 0, suppressedDeleted: 0, finished: true };
-  const { rows: organizations } = await query<{ organization_id: string; cutoff: Date }>(DUE_ORGANIZATIONS, [now]);
-  for (const statement of [PRUNE_CLICKS, PRUNE_SUPPRESSED_CLICKS]) {
+  const organizations = await query(dueOrganizations(now));
+  for (const statement of [pruneClicksBatch, pruneSuppressedClicksBatch]) {
     for (const { organization_id: organization, cutoff } of organizations) {
       let cursor: { createdAt: Date | string; id: string } = START;
       for (;;) {
         if (Date.now() > until) return { ...total, finished: false };
-        const row = await pruneBatch(query, statement, [organization, cursor.createdAt, cursor.id, batch, cutoff]);
-        if (statement === PRUNE_CLICKS) {
+        const row = await pruneBatch(query, statement({ organization, ...cursor, batch, cutoff }));
+        if (statement === pruneClicksBatch) {
           total.deleted += row.deleted;
           total.cleared += row.cleared;
         } else total.suppressedDeleted += row.deleted;
@@ -155,10 +173,10 @@ export async function pruneClicks(
 }
 
 /** One batch; run again when a customer or conversion referring to one of its clicks committed meanwhile (the next snapshot sees it). */
-async function pruneBatch(query: Query, statement: string, values: unknown[]): Promise<BatchRow> {
+async function pruneBatch(query: Query, statement: RawBuilder<BatchRow>): Promise<BatchRow> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const { rows } = await query<BatchRow>(statement, values);
+      const rows = await query(statement);
       return rows[0];
     } catch (err) {
       if ((err as { code?: unknown }).code !== FOREIGN_KEY_VIOLATION || attempt >= 3) throw err;

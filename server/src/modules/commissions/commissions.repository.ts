@@ -4,7 +4,7 @@ import { sql as raw, type ExpressionBuilder, type Kysely, type RawBuilder } from
 import { pageNewestFirst } from '../../db/created-order.js';
 import { kyselyOf, readFromReplica, type NewRow, type StoredRow, type Tables } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import { dueSql, refundEffect } from './commission-lifecycle.js';
 import { recordEvents, withEvents } from '../events/outbox.js';
@@ -209,7 +209,7 @@ export class CommissionsRepository {
 
   /** The ownership rule (db/owned-row.ts): 403 for another organization's entry, 404 for none. */
   async findOwned(organizationId: string, id: string): Promise<CommissionRecord> {
-    const row = await findOwnedRow<CommissionRecord>(Sql.of(this.orm), COMMISSIONS_BY_ID, organizationId, id);
+    const row = await findOwnedRow<CommissionRecord>(Db.of(this.orm), COMMISSIONS_BY_ID, organizationId, id);
     return (await resolvePayouts(kyselyOf(this.orm), organizationId, [row]))[0];
   }
 
@@ -229,10 +229,10 @@ export class CommissionsRepository {
       clawbacks: CommissionRecord[],
     ) => Partial<Pick<CommissionRecord, 'status' | 'approved_at' | 'rejection_reason'>> | undefined,
   ): Promise<CommissionRecord> {
-    return Sql.of(this.orm).transaction(async (sql) => {
-      const found = await findOwnedRow<CommissionRecord>(sql, COMMISSIONS_BY_ID, organizationId, id);
-      await sql.execute({ compile: () => payoutRunLock('shared', organizationId).compile(kyselyOf(this.orm)) });
-      const [locked] = await sql.execute(
+    return Db.of(this.orm).transaction(async (db) => {
+      const found = await findOwnedRow<CommissionRecord>(db, COMMISSIONS_BY_ID, organizationId, id);
+      await db.rows({ compile: () => payoutRunLock('shared', organizationId).compile(kyselyOf(this.orm)) });
+      const [locked] = await db.rows(
         kyselyOf(this.orm)
           .selectFrom('commissions')
           .selectAll()
@@ -242,7 +242,7 @@ export class CommissionsRepository {
       );
       const lockedClawbacks =
         locked.type === 'sale' && locked.conversion_id
-          ? await sql.execute(
+          ? await db.rows(
               kyselyOf(this.orm)
                 .selectFrom('commissions')
                 .selectAll()
@@ -254,14 +254,14 @@ export class CommissionsRepository {
                 .forUpdate(),
             )
           : [];
-      const [current, ...clawbacks] = await this.pendingPayouts(sql, organizationId, [locked, ...lockedClawbacks]);
+      const [current, ...clawbacks] = await this.pendingPayouts(db, organizationId, [locked, ...lockedClawbacks]);
       const changes = change(current, clawbacks);
       if (!changes) return current;
       // What the entries count in the reports moves with them (modules/reports): out before, in after.
       const changing = {
         commissions: [found.id, ...(changes.status === 'rejected' ? clawbacks.map((c) => c.id) : [])],
       };
-      await sql.execute(compiled(countRows(organizationId, changing, -1)!));
+      await db.rows(compiled(countRows(organizationId, changing, -1)!));
       // commission.updated events ride each update (modules/events/outbox.ts).
       const update = kyselyOf(this.orm)
         .updateTable('commissions')
@@ -269,7 +269,7 @@ export class CommissionsRepository {
         .where('organization_id', '=', organizationId)
         .where('id', '=', found.id)
         .returningAll();
-      const [updated] = await sql.execute({
+      const [updated] = await db.rows({
         compile: () => withEvents(update, 'commission.updated', organizationId).compile(kyselyOf(this.orm)),
       });
       if (changes.status === 'rejected' && clawbacks.length > 0) {
@@ -283,23 +283,19 @@ export class CommissionsRepository {
             clawbacks.map((c) => c.id),
           )
           .returningAll();
-        await sql.execute({
+        await db.rows({
           compile: () => withEvents(rejectClawbacks, 'commission.updated', organizationId).compile(kyselyOf(this.orm)),
         });
       }
-      await sql.execute(compiled(countRows(organizationId, changing, 1)!));
-      return (await this.pendingPayouts(sql, organizationId, [updated]))[0];
+      await db.rows(compiled(countRows(organizationId, changing, 1)!));
+      return (await this.pendingPayouts(db, organizationId, [updated]))[0];
     });
   }
 
   /** resolvePayouts on a transaction's connection. */
-  private async pendingPayouts(
-    sql: Sql,
-    organizationId: string,
-    rows: CommissionRecord[],
-  ): Promise<CommissionRecord[]> {
+  private async pendingPayouts(db: Db, organizationId: string, rows: CommissionRecord[]): Promise<CommissionRecord[]> {
     const query = payoutsOf(organizationId, rows);
-    return query ? withPayouts(rows, await sql.execute({ compile: () => query.compile(kyselyOf(this.orm)) })) : rows;
+    return query ? withPayouts(rows, await db.rows({ compile: () => query.compile(kyselyOf(this.orm)) })) : rows;
   }
 
   /**

@@ -1,8 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { sql } from 'kysely';
-import { columnArrays, columnTypeOf, providedColumns, type UnnestColumn } from '../../db/batched-insert.js';
+import { sql, type CompiledQuery } from 'kysely';
+import { columnArrays, columnTypeOf, providedColumns, withValues, type UnnestColumn } from '../../db/batched-insert.js';
 import { kyselyOf, metadataOf } from '../../db/database.js';
-import { ParameterisedStatement } from '../../db/statement.js';
+import { Db } from '../../db/sql.js';
 import { saleEntriesOfInserted } from '../commissions/commissions.repository.js';
 import { CommissionEntity } from '../commissions/commission.entity.js';
 import { batchedEventsOf, type BatchedEventType } from '../events/outbox.js';
@@ -89,6 +89,16 @@ function inputArrays(writes: readonly NewSale[], conversionColumns: readonly Unn
   ];
 }
 
+/**
+ * A statement whose parameters are numbered in its text (`$1::uuid[]`…: the input's arrays, each
+ * named where the statement needs it, then the organization), compiled once by kysely and given
+ * its values at each run by withValues: `count` parameters.
+ */
+function positional(compiled: CompiledQuery<unknown>, count: number): CompiledQuery<unknown> {
+  if (compiled.parameters.length !== 0) throw new Error('a positional statement takes no kysely parameters');
+  return { ...compiled, parameters: new Array<unknown>(count).fill(null) };
+}
+
 /** The organization of a statement's writes, its last parameter: one, as the batchers group them. */
 function organizationOf(writes: readonly NewSale[]): string {
   const organizationId = writes[0].conversion.organization_id;
@@ -104,14 +114,13 @@ function organizationOf(writes: readonly NewSale[]): string {
  * conversion, or undefined where the external_id existed.
  */
 export class ConversionsByClickWrites {
-  private built?: { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement };
+  private built?: { conversionColumns: UnnestColumn[]; statement: CompiledQuery<unknown> };
 
   async run(orm: MikroORM, sales: readonly NewSale[]): Promise<(ConversionRecord | undefined)[]> {
     const { conversionColumns, statement } = this.build(orm, sales[0].conversion);
-    const inserted = await statement.run<ConversionRecord>(kyselyOf(orm), [
-      ...inputArrays(sales, conversionColumns),
-      organizationOf(sales),
-    ]);
+    const inserted = await Db.of(orm).rows(
+      withValues<ConversionRecord>(statement, [...inputArrays(sales, conversionColumns), organizationOf(sales)]),
+    );
     const byId = new Map(inserted.map((row) => [row.id, row]));
     return sales.map((sale) => byId.get(sale.conversion.id));
   }
@@ -119,7 +128,7 @@ export class ConversionsByClickWrites {
   private build(
     orm: MikroORM,
     conversion: NewConversion,
-  ): { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement } {
+  ): { conversionColumns: UnnestColumn[]; statement: CompiledQuery<unknown> } {
     if (this.built) return this.built;
     const parts = conversionWriteParts(orm, conversion, [], []);
     const { conversionColumns, list, conversions } = parts;
@@ -130,8 +139,8 @@ export class ConversionsByClickWrites {
     on conflict (organization_id, external_id) do nothing
     returning *
   ), ${parts.saleEntries}, ${parts.reportDeltas}, ${parts.events()}
-  select * from inserted`.compile(kyselyOf(orm)).sql;
-    const statement = new ParameterisedStatement(text);
+  select * from inserted`;
+    const statement = positional(text.compile(kyselyOf(orm)), parts.inputColumns.length + 1);
     this.built = { conversionColumns, statement };
     return this.built;
   }
@@ -159,7 +168,7 @@ export class ConversionsByClickWrites {
  * its customers in id order: concurrent statements lock them in the same order.
  */
 export class GuardedConversionWrites {
-  private built?: { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement };
+  private built?: { conversionColumns: UnnestColumn[]; statement: CompiledQuery<unknown> };
 
   async run(orm: MikroORM, writes: readonly GuardedWrite[]): Promise<GuardedRow[]> {
     const { conversionColumns, statement } = this.build(orm, writes[0].conversion);
@@ -175,13 +184,13 @@ export class GuardedConversionWrites {
       customers.map((c) => c.nextPaidConversions),
       organizationOf(writes),
     ];
-    return statement.run<GuardedRow>(kyselyOf(orm), values);
+    return Db.of(orm).rows(withValues<GuardedRow>(statement, values));
   }
 
   private build(
     orm: MikroORM,
     conversion: NewConversion,
-  ): { conversionColumns: UnnestColumn[]; statement: ParameterisedStatement } {
+  ): { conversionColumns: UnnestColumn[]; statement: CompiledQuery<unknown> } {
     if (this.built) return this.built;
     const type = (column: string) => columnTypeOf(orm, CustomerEntity, column);
     const parts = conversionWriteParts(
@@ -236,8 +245,8 @@ export class GuardedConversionWrites {
   ), ${parts.reportDeltas}, ${parts.events(['customer.updated', 'customer_update'])}
   select i.ord, i.customer_pk in (select id from guard) as guarded,
     (select row_to_json(x) from inserted x where x.id = i.id) as conversion
-  from input i order by i.ord`.compile(kyselyOf(orm)).sql;
-    const statement = new ParameterisedStatement(text);
+  from input i order by i.ord`;
+    const statement = positional(text.compile(kyselyOf(orm)), inputColumns.length + 1);
     this.built = { conversionColumns, statement };
     return this.built;
   }

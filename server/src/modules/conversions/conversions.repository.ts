@@ -8,11 +8,11 @@ import type { AppliedRate } from '../../attribution/program-rules.js';
 import { InsertBatcher, writeBatching } from '../../db/batched-insert.js';
 import { kyselyOf, readFromReplica, type NewRow, type Tables } from '../../db/database.js';
 import { CONVERSIONS_BY_MERCHANT_ID, findOwnedRow } from '../../db/owned-row.js';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import { NotFoundError } from '../../http/errors.js';
-import { CommissionsRepository } from '../commissions/commissions.repository.js';
-import { countRows } from '../reports/report-contributions.js';
+import type { CommissionsRepository } from '../commissions/commissions.repository.js';
 import { recordEvents } from '../events/outbox.js';
+import { countRows } from '../reports/report-contributions.js';
 import type { CustomerStatus } from '../customers/customers.service.js';
 import { ConversionEntity } from './conversion.entity.js';
 import {
@@ -90,10 +90,11 @@ export class ConversionsRepository {
   /** Guarded writes by customer of concurrent requests, one statement for all (GuardedConversionWrites). */
   private readonly guardedWrites: InsertBatcher<GuardedWrite, GuardedRow>;
 
-  private readonly commissions: CommissionsRepository;
-
-  constructor(private readonly orm: MikroORM) {
-    this.commissions = new CommissionsRepository(orm);
+  constructor(
+    private readonly orm: MikroORM,
+    /** A refund's effect on the sale's entries, in the refund's transaction (the commissions module's). */
+    private readonly commissions: Pick<CommissionsRepository, 'applyRefund'>,
+  ) {
     const byClick = new ConversionsByClickWrites();
     this.insertsByClick = new InsertBatcher((sales) => byClick.run(this.orm, sales), {
       ...writeBatching(this.orm),
@@ -133,7 +134,7 @@ export class ConversionsRepository {
 
   /** By the service's UUID or the merchant's external_id; 403 when only another organization has it, else 404. */
   findOwned(organizationId: string, id: string): Promise<ConversionRecord> {
-    return findOwnedRow<ConversionRecord>(Sql.of(this.orm), CONVERSIONS_BY_MERCHANT_ID, organizationId, id);
+    return findOwnedRow<ConversionRecord>(Db.of(this.orm), CONVERSIONS_BY_MERCHANT_ID, organizationId, id);
   }
 
   /**
@@ -193,67 +194,66 @@ export class ConversionsRepository {
     decide: (conversion: ConversionRecord, recorded: readonly RecordedRefund[]) => RefundDecision,
   ): Promise<{ conversion: ConversionRecord; changed: boolean }> {
     const target = await this.findOwned(organizationId, id);
-    return this.db()
-      .transaction()
-      .execute(async (trx) => {
-        const conversion = (await trx
-          .selectFrom('conversions')
-          .selectAll()
-          .where('organization_id', '=', organizationId)
-          .where('id', '=', target.id)
-          .forUpdate()
-          .executeTakeFirst()) as ConversionRecord | undefined;
-        if (!conversion) throw new NotFoundError(CONVERSIONS_BY_MERCHANT_ID.notFound);
-        const recorded = await trx
-          .selectFrom('conversion_refunds')
-          .select(['refund_key as key', sql<string>`amount::text`.as('amount')])
-          .where('organization_id', '=', organizationId)
-          .where('conversion_id', '=', conversion.id)
+    return Db.of(this.orm).transaction(async ({ kysely: trx }) => {
+      const conversion = (await trx
+        .selectFrom('conversions')
+        .selectAll()
+        .where('organization_id', '=', organizationId)
+        .where('id', '=', target.id)
+        .forUpdate()
+        .executeTakeFirst()) as ConversionRecord | undefined;
+      if (!conversion) throw new NotFoundError(CONVERSIONS_BY_MERCHANT_ID.notFound);
+      const recorded = await trx
+        .selectFrom('conversion_refunds')
+        .select(['refund_key as key', sql<string>`amount::text`.as('amount')])
+        .where('organization_id', '=', organizationId)
+        .where('conversion_id', '=', conversion.id)
+        .execute();
+      const { report, next } = decide(conversion, recorded);
+      const now = new Date();
+      if (report) {
+        await trx
+          .insertInto('conversion_refunds')
+          .values({
+            organization_id: organizationId,
+            conversion_id: conversion.id,
+            refund_key: report.key,
+            amount: report.amount,
+            created_at: now,
+            updated_at: now,
+          })
+          .onConflict((conflict) =>
+            conflict
+              .columns(['organization_id', 'conversion_id', 'refund_key'])
+              .doUpdateSet((eb) => ({ amount: eb.ref('excluded.amount'), updated_at: eb.ref('excluded.updated_at') }))
+              .where('conversion_refunds.amount', '<', (eb) => eb.ref('excluded.amount')),
+          )
           .execute();
-        const { report, next } = decide(conversion, recorded);
-        const now = new Date();
-        if (report) {
-          await trx
-            .insertInto('conversion_refunds')
-            .values({
-              organization_id: organizationId,
-              conversion_id: conversion.id,
-              refund_key: report.key,
-              amount: report.amount,
-              created_at: now,
-              updated_at: now,
-            })
-            .onConflict((conflict) =>
-              conflict
-                .columns(['organization_id', 'conversion_id', 'refund_key'])
-                .doUpdateSet((eb) => ({ amount: eb.ref('excluded.amount'), updated_at: eb.ref('excluded.updated_at') }))
-                .where('conversion_refunds.amount', '<', (eb) => eb.ref('excluded.amount')),
-            )
-            .execute();
-        }
-        if (!next) return { conversion, changed: false };
-        // What the conversion counts in the reports moves with it (modules/reports): out before, in after.
-        const counted = { conversions: [conversion.id] };
-        await countRows(conversion.organization_id, counted, -1)!.execute(trx);
-        const updated = (await trx
-          .updateTable('conversions')
-          .set(next)
-          .where('id', '=', conversion.id)
-          .returningAll()
-          .executeTakeFirstOrThrow()) as ConversionRecord;
-        await countRows(conversion.organization_id, counted, 1)!.execute(trx);
-        await recordEvents(trx, 'conversion.refunded', [updated]);
-        await this.commissions.applyRefund(
-          trx,
-          {
-            ...updated,
-            customer_id: updated.customer_id ?? null,
-            commissionBefore: String(conversion.commission_amount),
-            commissionAfter: String(updated.commission_amount),
-          },
-          now,
-        );
-        return { conversion: updated, changed: true };
-      });
+      }
+      if (!next) return { conversion, changed: false };
+      // What the conversion counts in the reports moves with it (modules/reports): out before, in after.
+      const counted = { conversions: [conversion.id] };
+      await countRows(conversion.organization_id, counted, -1)!.execute(trx);
+      const updated = (await trx
+        .updateTable('conversions')
+        .set(next)
+        .where('organization_id', '=', organizationId)
+        .where('id', '=', conversion.id)
+        .returningAll()
+        .executeTakeFirstOrThrow()) as ConversionRecord;
+      await countRows(conversion.organization_id, counted, 1)!.execute(trx);
+      await recordEvents(trx, 'conversion.refunded', [updated]);
+      await this.commissions.applyRefund(
+        trx,
+        {
+          ...updated,
+          customer_id: updated.customer_id ?? null,
+          commissionBefore: String(conversion.commission_amount),
+          commissionAfter: String(updated.commission_amount),
+        },
+        now,
+      );
+      return { conversion: updated, changed: true };
+    });
   }
 }

@@ -28,7 +28,7 @@ import {
   type CustomerRecord,
 } from '../customers/customers.service.js';
 import { orRepeatOnRefusal } from '../idempotent-repeat.js';
-import { ConversionsRepository, type ConversionRecord, type NewSale } from './conversions.repository.js';
+import type { ConversionsRepository, ConversionRecord, NewSale } from './conversions.repository.js';
 import { newRowId } from '../../db/row-ids.js';
 
 export type { ConversionRecord } from './conversions.repository.js';
@@ -86,7 +86,6 @@ const MAX_OPTIMISTIC_ATTEMPTS = 20;
  * reach them through charge-recorder.ts, with their policy (charges/channels.ts).
  */
 export class ConversionsService {
-  private readonly repository: ConversionsRepository;
   /**
    * Customers as this instance last wrote or read them, by `organization:customer_id`: a renewal
    * decides on this copy and skips reading the customer. Safe when stale (another instance, a
@@ -117,11 +116,12 @@ export class ConversionsService {
 
   constructor(
     private readonly orm: MikroORM,
+    /** The module's repository, given by the composition root (services.ts). */
+    private readonly repository: ConversionsRepository,
     private readonly resolver: AttributionResolver,
     private readonly customers: CustomerInserter,
     clicks: Pick<ClicksRepository, 'findFacts'>,
   ) {
-    this.repository = new ConversionsRepository(orm);
     this.terms = new SaleTerms(resolver, {
       tierMetric: (...args) => this.repository.tierMetric(...args),
       clickFacts: (organizationId, clickId) => clicks.findFacts(organizationId, clickId),

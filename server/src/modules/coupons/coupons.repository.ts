@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { pageInCreationOrder } from '../../db/created-order.js';
 import { kyselyOf, readFromReplica, type NewRow, type StoredRow } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
 
 export type CouponRecord = StoredRow<'coupons'>;
@@ -34,7 +34,7 @@ export class CouponsRepository {
 
   /** The ownership rule (db/owned-row.ts): 403 for another organization's coupon, 404 for none. */
   findOwned(organizationId: string, id: string): Promise<CouponRecord> {
-    return findOwnedRow<CouponRecord>(Sql.of(this.orm), COUPONS_BY_ID, organizationId, id);
+    return findOwnedRow<CouponRecord>(Db.of(this.orm), COUPONS_BY_ID, organizationId, id);
   }
 
   async delete(organizationId: string, id: string): Promise<void> {

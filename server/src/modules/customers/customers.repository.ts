@@ -3,7 +3,7 @@ import { InsertBatcher, UnnestInsert, writeBatching } from '../../db/batched-ins
 import { kyselyOf, type NewRow, type StoredRow } from '../../db/database.js';
 import { insertOnce, type Once } from '../../db/insert-once.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import { CustomerEntity } from './customer.entity.js';
 import { batchedEventsOf, withEvents } from '../events/outbox.js';
 import { contributionsSql, deltasInsertSql } from '../reports/report-contributions.js';
@@ -74,7 +74,7 @@ export class CustomersRepository {
 
   /** By the service's UUID or the merchant's customer_id, by the ownership rule (db/owned-row.ts). */
   findOwned(organizationId: string, id: string): Promise<CustomerRecord> {
-    return findOwnedRow<CustomerRecord>(Sql.of(this.orm), CUSTOMERS_BY_MERCHANT_ID, organizationId, id);
+    return findOwnedRow<CustomerRecord>(Db.of(this.orm), CUSTOMERS_BY_MERCHANT_ID, organizationId, id);
   }
 
   /** The owned customer with its status set (the ownership rule first: 403/404). */

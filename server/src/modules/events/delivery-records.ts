@@ -1,9 +1,9 @@
 import type { OutboundEventType } from '@affiliate-attribution/contract';
-import type pg from 'pg';
+import { sql } from 'kysely';
 import type { PgBoss } from 'pg-boss';
-import { databaseOn } from '../../jobs/queue.js';
+import type { Db } from '../../db/sql.js';
 import { jittered } from './delivery-settings.js';
-import { ENDPOINT_FAILED, FAILED } from './delivery-statements.js';
+import { endpointFailed, failed } from './delivery-statements.js';
 import type { Outcome } from './poster.js';
 
 // The outbound events' delivery records (delivery.ts runs the delivery): the shapes of its rows and
@@ -45,30 +45,9 @@ export interface DeliveryRow {
   livemode: boolean;
 }
 
-/** `work` in one transaction on one pooled connection (a connection whose rollback failed is discarded). */
-export async function transactionOn<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query('begin');
-    try {
-      const result = await work(client);
-      await client.query('commit');
-      return result;
-    } catch (err) {
-      await client.query('rollback').catch((rollbackError: unknown) => {
-        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-      });
-      throw err;
-    }
-  } finally {
-    client.release(broken);
-  }
-}
-
-/** What recording a failed attempt needs from the delivery: its pool, its queue and its retry settings. */
+/** What recording a failed attempt needs from the delivery: its database handle, its queue and its retry settings. */
 export interface FailureRecording {
-  pool: pg.Pool;
+  db: Db;
   boss: PgBoss;
   retryDelaysMs: readonly number[];
   jitter: number;
@@ -88,9 +67,8 @@ export async function recordFailedAttempt(
 ): Promise<void> {
   if (!row.enabled) {
     // Not attempted: the log keeps the last real attempt's answer, and says why it stops.
-    await to.pool.query(
-      `update webhook_deliveries set status = 'failed', next_attempt_at = null, last_error = $3 where id = $1 and attempts = $2`,
-      [row.id, row.attempts, outcome.error ?? 'The endpoint is disabled'],
+    await to.db.rows(
+      sql`update webhook_deliveries set status = 'failed', next_attempt_at = null, last_error = ${outcome.error ?? 'The endpoint is disabled'} where id = ${row.id} and attempts = ${row.attempts}`,
     );
     return;
   }
@@ -98,29 +76,25 @@ export async function recordFailedAttempt(
   const delays = to.retryDelaysMs;
   const final = !row.enabled || gone || row.attempts >= delays.length;
   const nextAt = final ? null : new Date(at.getTime() + jittered(delays[row.attempts], to.jitter));
-  await transactionOn(to.pool, async (client) => {
-    const { rows } = await client.query(FAILED, [
-      row.id,
-      final ? 'failed' : 'pending',
-      outcome.status ?? null,
-      outcome.body ?? null,
-      outcome.status === undefined ? (outcome.error ?? null) : null,
-      at,
-      nextAt,
-      row.attempts,
-    ]);
+  await to.db.transaction(async (db) => {
+    const rows = await db.rows(
+      failed({
+        id: row.id,
+        status: final ? 'failed' : 'pending',
+        responseStatus: outcome.status ?? null,
+        body: outcome.body ?? null,
+        error: outcome.status === undefined ? (outcome.error ?? null) : null,
+        at,
+        nextAt,
+        attempts: row.attempts,
+      }),
+    );
     if (rows.length > 0) {
       if (nextAt) {
         const retry: JobData = { attempts: [{ delivery_id: row.id, attempt: row.attempts + 1 }] };
-        await to.boss.send(DELIVERY_QUEUE, retry, { startAfter: nextAt, db: databaseOn(client) });
+        await to.boss.send(DELIVERY_QUEUE, retry, { startAfter: nextAt, db: db.jobDatabase() });
       }
-      if (row.enabled)
-        await client.query(ENDPOINT_FAILED, [
-          row.endpoint_id,
-          at,
-          gone,
-          new Date(at.getTime() - to.disableAfterFailingMs),
-        ]);
+      if (row.enabled) await db.rows(endpointFailed(row.endpoint_id, at, gone, to.disableAfterFailingMs));
     }
   });
 }

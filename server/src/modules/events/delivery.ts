@@ -1,13 +1,13 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import pLimit, { type LimitFunction } from 'p-limit';
-import type pg from 'pg';
 import type { Job, PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import { poolOf } from '../../db/database.js';
-import { databaseOn, startQueue } from '../../jobs/queue.js';
+import { Db } from '../../db/sql.js';
+import { startQueue } from '../../jobs/queue.js';
 import { SECRET_PURPOSE, type SecretBox } from '../../security/secret-box.js';
 import { DELIVERY_DEFAULTS, RETRY_DELAYS_MS } from './delivery-settings.js';
-import { EXPAND_BATCHES, LOAD, RELAY, RELAY_ORGANIZATIONS, SUCCEEDED } from './delivery-statements.js';
+import { expandBatches, load, relay, relayOrganizations, succeeded } from './delivery-statements.js';
 import { EndpointSlots } from './endpoint-slots.js';
 import { eventBody } from './payloads.js';
 import { WebhookPoster, isSuccess, type Outcome } from './poster.js';
@@ -19,7 +19,6 @@ import { UrlGuard } from './url-guard.js';
 import {
   DELIVERY_QUEUE,
   recordFailedAttempt,
-  transactionOn,
   type DeliveryRow,
   type DueAttempt,
   type JobData,
@@ -70,7 +69,7 @@ export interface DeliveryOptions {
  */
 export class EventDelivery {
   private boss: PgBoss | undefined;
-  private readonly pool: pg.Pool;
+  private readonly db: Db;
   private readonly options: Required<Omit<DeliveryOptions, 'superviseIntervalSeconds' | 'jobFailed'>> &
     Pick<DeliveryOptions, 'superviseIntervalSeconds' | 'jobFailed'>;
   private readonly poster: WebhookPoster;
@@ -100,8 +99,8 @@ export class EventDelivery {
     private readonly logger: Logger,
     options: DeliveryOptions = {},
   ) {
-    this.pool = poolOf(orm);
-    this.connections = pLimit(Math.max(1, Math.floor((this.pool.options.max ?? 10) / 3)));
+    this.db = Db.of(orm);
+    this.connections = pLimit(Math.max(1, Math.floor((poolOf(orm).options.max ?? 10) / 3)));
     const timeoutMs = options.timeoutMs ?? DELIVERY_DEFAULTS.timeoutMs;
     this.options = {
       timeoutMs,
@@ -132,13 +131,15 @@ export class EventDelivery {
     this.successes = new SuccessBatch(
       (batch) =>
         this.connections(() =>
-          this.pool.query(SUCCEEDED, [
-            batch.map((o) => o.id),
-            batch.map((o) => o.status),
-            batch.map((o) => o.body),
-            batch.map((o) => o.attempts),
-            batch.map((o) => o.at),
-          ]),
+          this.db.rows(
+            succeeded({
+              ids: batch.map((o) => o.id),
+              statuses: batch.map((o) => o.status),
+              bodies: batch.map((o) => o.body),
+              attempts: batch.map((o) => o.attempts),
+              at: batch.map((o) => o.at),
+            }),
+          ),
         ),
       logger,
       { max: DELIVERY_DEFAULTS.recordBatch, afterMs: DELIVERY_DEFAULTS.recordAfterMs },
@@ -174,7 +175,7 @@ export class EventDelivery {
     }
     await startRetention(
       boss,
-      (text, values) => this.connections(() => this.pool.query(text, values)),
+      (statement) => this.connections(() => this.db.rows(statement)),
       this.options.retentionDays,
       this.logger,
       this.options.jobFailed,
@@ -182,7 +183,7 @@ export class EventDelivery {
     // The queue's other schedule: the organizations' click retention (docs/data-lifecycle.md).
     await startClickRetention(
       boss,
-      (text, values) => this.connections(() => this.pool.query(text, values)),
+      (statement) => this.connections(() => this.db.rows(statement)),
       this.logger,
       this.options.jobFailed,
     );
@@ -240,7 +241,7 @@ export class EventDelivery {
 
   /** One pass, organization by organization (each its own transaction: one shard's on Citus), up to `limit` deliveries. */
   private async relay(limit: number): Promise<DeliveryRow[]> {
-    const { rows: organizations } = await this.pool.query<{ organization_id: string }>(RELAY_ORGANIZATIONS, [limit]);
+    const organizations = await this.db.rows(relayOrganizations(limit));
     const taken: DeliveryRow[] = [];
     for (const { organization_id: organization } of organizations) {
       if (taken.length >= limit) break;
@@ -252,15 +253,15 @@ export class EventDelivery {
   private async relayOrganization(organization: string, limit: number): Promise<DeliveryRow[]> {
     const boss = this.boss;
     if (!boss) throw new Error('EventDelivery not started');
-    return transactionOn(this.pool, async (client) => {
-      await client.query(EXPAND_BATCHES, [limit, organization]);
-      const { rows } = await client.query<DeliveryRow>(RELAY, [limit, organization]);
+    return this.db.transaction(async (db) => {
+      await db.rows(expandBatches(limit, organization));
+      const rows = await db.rows(relay(limit, organization));
       if (rows.length > 0) {
         const backstop: JobData = { attempts: rows.map((r) => ({ delivery_id: r.id, attempt: r.attempts })) };
         await boss.insert(
           DELIVERY_QUEUE,
           [{ data: backstop, startAfter: new Date(Date.now() + this.options.backstopAfterMs) }],
-          { db: databaseOn(client) },
+          { db: db.jobDatabase() },
         );
       }
       return rows;
@@ -270,9 +271,7 @@ export class EventDelivery {
   /** Retry and backstop jobs: their deliveries still pending at the expected attempt, attempted; the job ends once all are recorded. */
   private async attemptJobs(jobs: Job<JobData>[]): Promise<void> {
     const attempts = jobs.flatMap((job) => job.data.attempts);
-    const { rows } = await this.connections(() =>
-      this.pool.query<DeliveryRow>(LOAD, [attempts.map((a) => a.delivery_id)]),
-    );
+    const rows = await this.connections(() => this.db.rows(load(attempts.map((a) => a.delivery_id))));
     const byId = new Map(rows.map((r) => [r.id, r]));
     const due = attempts
       .map((attempt) => ({ attempt, row: byId.get(attempt.delivery_id) }))
@@ -351,7 +350,7 @@ export class EventDelivery {
     return this.connections(() =>
       recordFailedAttempt(
         {
-          pool: this.pool,
+          db: this.db,
           boss: this.boss!,
           retryDelaysMs: this.options.retryDelaysMs,
           jitter: this.options.jitter,

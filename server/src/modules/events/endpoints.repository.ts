@@ -1,10 +1,11 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { OutboundEventType, WebhookDeliveryStatus } from '@affiliate-attribution/contract';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import { ofAnotherAccount } from '../../db/owned-row.js';
 import { ForbiddenError, NotFoundError } from '../../http/errors.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import { isUuid } from '../../http/serialize.js';
+import { sql } from 'kysely';
 
 /**
  * The events module's way to the endpoints and the delivery log, in plain SQL on the service's
@@ -57,16 +58,15 @@ const DELIVERY_COLUMNS = `d.id, d.organization_id, d.endpoint_id, d.event_id, ev
 export class EndpointsRepository {
   constructor(private readonly orm: MikroORM) {}
 
-  private sql(): Sql {
-    return Sql.of(this.orm);
+  private db(): Db {
+    return Db.of(this.orm);
   }
 
   async insert(
     row: Pick<EndpointRecord, 'id' | 'organization_id' | 'url' | 'description' | 'events' | 'secret'>,
   ): Promise<EndpointRecord> {
-    const [created] = await this.sql().rows<EndpointRecord>(
-      `insert into webhook_endpoints (id, organization_id, url, description, events, secret) values (?, ?, ?, ?, ?::text[], ?) returning *`,
-      [row.id, row.organization_id, row.url, row.description, row.events, row.secret],
+    const [created] = await this.db().rows(
+      sql<EndpointRecord>`insert into webhook_endpoints (id, organization_id, url, description, events, secret) values (${row.id}, ${row.organization_id}, ${row.url}, ${row.description}, ${row.events}::text[], ${row.secret}) returning *`,
     );
     return created;
   }
@@ -74,62 +74,48 @@ export class EndpointsRepository {
   /** Oldest first, one more than the page. */
   page(organizationId: string, after: CursorPosition | undefined, limit: number): Promise<EndpointRecord[]> {
     return after
-      ? this.sql().rows<EndpointRecord>(
-          `select * from webhook_endpoints where organization_id = ? and (created_at, id) > (?, ?::uuid) order by created_at, id limit ?`,
-          [organizationId, after.at, after.id, limit + 1],
+      ? this.db().rows(
+          sql<EndpointRecord>`select * from webhook_endpoints where organization_id = ${organizationId} and (created_at, id) > (${after.at}, ${after.id}::uuid) order by created_at, id limit ${limit + 1}`,
         )
-      : this.sql().rows<EndpointRecord>(
-          `select * from webhook_endpoints where organization_id = ? order by created_at, id limit ?`,
-          [organizationId, limit + 1],
+      : this.db().rows(
+          sql<EndpointRecord>`select * from webhook_endpoints where organization_id = ${organizationId} order by created_at, id limit ${limit + 1}`,
         );
   }
 
   /** The ownership rule (as db/owned-row.ts): this organization's endpoint; another's: 403; none, or only in the other mode: 404. One statement. */
-  async findOwned(organizationId: string, id: string, sql: Sql = this.sql()): Promise<EndpointRecord> {
-    return owned<EndpointRecord>(sql, 'webhook_endpoints', 'Webhook endpoint not found', organizationId, id);
+  async findOwned(organizationId: string, id: string, db: Db = this.db()): Promise<EndpointRecord> {
+    return owned<EndpointRecord>(db, 'webhook_endpoints', 'Webhook endpoint not found', organizationId, id);
   }
 
   update(organizationId: string, id: string, changes: EndpointChanges): Promise<EndpointRecord> {
-    return this.sql().transaction(async (sql) => {
-      const current = await this.findOwned(organizationId, id, sql);
+    return this.db().transaction(async (db) => {
+      const current = await this.findOwned(organizationId, id, db);
       const enabling = changes.enabled === true && !current.enabled;
-      const [updated] = await sql.rows<EndpointRecord>(
-        `update webhook_endpoints set url = ?, events = ?::text[], description = ?, enabled = ?,
-           disabled_reason = case when ? then null else disabled_reason end,
-           failing_since = case when ? then null else failing_since end,
+      const [updated] =
+        await db.rows(sql<EndpointRecord>`update webhook_endpoints set url = ${changes.url ?? current.url}, events = ${changes.events ?? current.events}::text[], description = ${changes.description === undefined ? current.description : changes.description}, enabled = ${changes.enabled ?? current.enabled},
+           disabled_reason = case when ${enabling || changes.enabled === false} then null else disabled_reason end,
+           failing_since = case when ${enabling} then null else failing_since end,
            updated_at = now()
-         where id = ? returning *`,
-        [
-          changes.url ?? current.url,
-          changes.events ?? current.events,
-          changes.description === undefined ? current.description : changes.description,
-          changes.enabled ?? current.enabled,
-          enabling || changes.enabled === false,
-          enabling,
-          current.id,
-        ],
-      );
+         where id = ${current.id} returning *`);
       return updated;
     });
   }
 
   async delete(organizationId: string, id: string): Promise<EndpointRecord> {
-    return this.sql().transaction(async (sql) => {
-      const current = await this.findOwned(organizationId, id, sql);
-      await sql.rows(`delete from webhook_endpoints where id = ?`, [current.id]);
+    return this.db().transaction(async (db) => {
+      const current = await this.findOwned(organizationId, id, db);
+      await db.rows(sql`delete from webhook_endpoints where id = ${current.id}`);
       return current;
     });
   }
 
   /** The new secret signs from now on; the current one alongside it until `previousUntil`. */
   rotate(organizationId: string, id: string, secret: string, previousUntil: Date): Promise<EndpointRecord> {
-    return this.sql().transaction(async (sql) => {
-      const current = await this.findOwned(organizationId, id, sql);
-      const [updated] = await sql.rows<EndpointRecord>(
-        `update webhook_endpoints set previous_secret = secret, previous_secret_expires_at = ?, secret = ?, secret_rotated_at = now(), updated_at = now()
-         where id = ? returning *`,
-        [previousUntil, secret, current.id],
-      );
+    return this.db().transaction(async (db) => {
+      const current = await this.findOwned(organizationId, id, db);
+      const [updated] =
+        await db.rows(sql<EndpointRecord>`update webhook_endpoints set previous_secret = secret, previous_secret_expires_at = ${previousUntil}, secret = ${secret}, secret_rotated_at = now(), updated_at = now()
+         where id = ${current.id} returning *`);
       return updated;
     });
   }
@@ -142,21 +128,12 @@ export class EndpointsRepository {
     before: CursorPosition | undefined,
     limit: number,
   ): Promise<DeliveryRecord[]> {
-    const params: unknown[] = [organizationId, endpointId];
-    let where = 'd.organization_id = ? and d.endpoint_id = ?';
-    if (status) {
-      where += ' and d.status = ?';
-      params.push(status);
-    }
-    if (before) {
-      where += ' and (d.created_at, d.id) < (?, ?::uuid)';
-      params.push(before.at, before.id);
-    }
-    params.push(limit + 1);
-    return this.sql().rows<DeliveryRecord>(
-      `select ${DELIVERY_COLUMNS} from webhook_deliveries d join outbound_events ev on ev.id = d.event_id and ev.organization_id = d.organization_id
-       where ${where} order by d.created_at desc, d.id desc limit ?`,
-      params,
+    const conditions = [sql`d.organization_id = ${organizationId}`, sql`d.endpoint_id = ${endpointId}`];
+    if (status) conditions.push(sql`d.status = ${status}`);
+    if (before) conditions.push(sql`(d.created_at, d.id) < (${before.at}, ${before.id}::uuid)`);
+    return this.db().rows(
+      sql<DeliveryRecord>`select ${sql.raw(DELIVERY_COLUMNS)} from webhook_deliveries d join outbound_events ev on ev.id = d.event_id and ev.organization_id = d.organization_id
+       where ${sql.join(conditions, sql` and `)} order by d.created_at desc, d.id desc limit ${limit + 1}`,
     );
   }
 
@@ -165,28 +142,25 @@ export class EndpointsRepository {
    * when its endpoint is disabled.
    */
   requeue(organizationId: string, id: string): Promise<{ delivery: DeliveryRecord; endpointEnabled: boolean }> {
-    return this.sql().transaction(async (sql) => {
+    return this.db().transaction(async (db) => {
       const found = await owned<{ id: string; endpoint_id: string }>(
-        sql,
+        db,
         'webhook_deliveries',
         'Webhook delivery not found',
         organizationId,
         id,
       );
-      const [endpoint] = await sql.rows<{ enabled: boolean }>(
-        `select enabled from webhook_endpoints where organization_id = ? and id = ? for share`,
-        [organizationId, found.endpoint_id],
+      const [endpoint] = await db.rows(
+        sql<{ enabled: boolean }>`select enabled from webhook_endpoints where organization_id = ${organizationId} and id = ${found.endpoint_id} for share`,
       );
       if (endpoint?.enabled) {
-        await sql.rows(
-          `update webhook_deliveries set requeue = true, status = 'pending', next_attempt_at = now() where organization_id = ? and id = ?`,
-          [organizationId, found.id],
+        await db.rows(
+          sql`update webhook_deliveries set requeue = true, status = 'pending', next_attempt_at = now() where organization_id = ${organizationId} and id = ${found.id}`,
         );
       }
-      const [delivery] = await sql.rows<DeliveryRecord>(
-        `select ${DELIVERY_COLUMNS} from webhook_deliveries d join outbound_events ev on ev.id = d.event_id and ev.organization_id = d.organization_id
-         where d.organization_id = ? and d.id = ?`,
-        [organizationId, found.id],
+      const [delivery] = await db.rows(
+        sql<DeliveryRecord>`select ${sql.raw(DELIVERY_COLUMNS)} from webhook_deliveries d join outbound_events ev on ev.id = d.event_id and ev.organization_id = d.organization_id
+         where d.organization_id = ${organizationId} and d.id = ${found.id}`,
       );
       return { delivery: delivery, endpointEnabled: !!endpoint?.enabled };
     });
@@ -194,19 +168,21 @@ export class EndpointsRepository {
 }
 
 async function owned<R>(
-  sql: Sql,
+  db: Db,
   table: 'webhook_endpoints' | 'webhook_deliveries',
   notFound: string,
   organizationId: string,
   id: string,
 ): Promise<R> {
   if (!isUuid(id)) throw new NotFoundError(notFound);
-  const row = await sql.one<Record<string, unknown> & { owned_by_caller: boolean }>(
-    `(select t.*, true as owned_by_caller from ${table} t where organization_id = ? and id = ?::uuid)
+  const from = sql.table(table);
+  const row = await db.one(
+    sql<
+      Record<string, unknown> & { owned_by_caller: boolean }
+    >`(select t.*, true as owned_by_caller from ${from} t where organization_id = ${organizationId} and id = ${id}::uuid)
       union all
-      (select t.*, false from ${table} t where id = ?::uuid and ${ofAnotherAccount('t')})
+      (select t.*, false from ${from} t where id = ${id}::uuid and ${ofAnotherAccount('t', organizationId)})
       limit 1`,
-    [organizationId, id, id, organizationId],
   );
   if (!row) throw new NotFoundError(notFound);
   if (!row.owned_by_caller) throw new ForbiddenError();

@@ -18,6 +18,10 @@ export function subscribedSql(type: OutboundEventType, organizationId: string): 
   return `exists (select 1 from webhook_endpoints e where e.organization_id = ${organizationId} and e.enabled and '${type}' = any (e.events))`;
 }
 
+/** subscribedSql's test on the organization given as a parameter (kysely's `sql`): made once for the statement. */
+export const subscribedTo = (type: OutboundEventType, organizationId: string) =>
+  raw`exists (select 1 from webhook_endpoints e where e.organization_id = ${organizationId}::uuid and e.enabled and ${raw.lit(type)} = any (e.events))`;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**

@@ -1,9 +1,9 @@
-import type pg from 'pg';
-
-/** Runs one statement (delivery's: within its bound on pooled connections). */
-export type Query = <R extends pg.QueryResultRow>(text: string, values: unknown[]) => Promise<pg.QueryResult<R>>;
+import { sql, type RawBuilder } from 'kysely';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
+
+/** Runs one statement and answers its rows (delivery's: Db.rows within its bound on pooled connections). */
+export type Query = <R>(statement: RawBuilder<R>) => Promise<R[]>;
 
 /**
  * Retention of the outbox and the delivery log: a pg-boss schedule (every hour, at minute 17)
@@ -24,27 +24,35 @@ export const RETENTION_DEFAULTS = {
 } as const;
 
 /**
- * The organizations with events dispatched before `$1`: the round goes organization by
+ * The organizations with events dispatched before `cutoff`: the round goes organization by
  * organization (on Citus each batch is then one shard's, and SKIP LOCKED needs the organization).
  */
-export const PRUNE_ORGANIZATIONS = `select distinct organization_id from outbound_events where dispatched_at < $1`;
+export const pruneOrganizations = (cutoff: Date) =>
+  sql<{ organization_id: string }>`select distinct organization_id from outbound_events where dispatched_at < ${cutoff}`;
 
-/** One batch of organization `$3`: its oldest `$2` events dispatched before `$1`, their finished deliveries, and the events themselves unless a delivery is pending. */
-export const PRUNE = `with old as (
+/** One batch of one organization: its oldest `batch` events dispatched before `cutoff`, their finished deliveries, and the events themselves unless a delivery is pending. */
+export const prune = (cutoff: Date, batch: number, organizationId: string) => {
+  const org = sql`${organizationId}::uuid`;
+  return sql<{
+    examined: number;
+    deliveries: number;
+    events: number;
+  }>`with old as (
   select id, organization_id from outbound_events
-  where organization_id = $3 and dispatched_at < $1 order by dispatched_at limit $2 for update skip locked
+  where organization_id = ${org} and dispatched_at < ${cutoff} order by dispatched_at limit ${batch} for update skip locked
 ), kept as (
-  select distinct d.event_id from webhook_deliveries d join old on d.event_id = old.id and d.organization_id = $3
+  select distinct d.event_id from webhook_deliveries d join old on d.event_id = old.id and d.organization_id = ${org}
   where d.status = 'pending'
 ), deliveries as (
-  delete from webhook_deliveries d using old where d.event_id = old.id and d.organization_id = $3 and d.status <> 'pending'
+  delete from webhook_deliveries d using old where d.event_id = old.id and d.organization_id = ${org} and d.status <> 'pending'
   returning 1
 ), events as (
   delete from outbound_events o using old
-  where o.id = old.id and o.organization_id = $3 and not exists (select 1 from kept where kept.event_id = old.id)
+  where o.id = old.id and o.organization_id = ${org} and not exists (select 1 from kept where kept.event_id = old.id)
   returning 1
 )
 select (select count(*) from old)::int as examined, (select count(*) from deliveries)::int as deliveries, (select count(*) from events)::int as events`;
+};
 
 export interface Pruned {
   events: number;
@@ -64,14 +72,9 @@ export async function pruneDelivered(
   const batch = options.batch ?? RETENTION_DEFAULTS.batch;
   const until = Date.now() + (options.maxRunMs ?? RETENTION_DEFAULTS.maxRunMs);
   const total: Pruned = { events: 0, deliveries: 0 };
-  const { rows: organizations } = await query<{ organization_id: string }>(PRUNE_ORGANIZATIONS, [cutoff]);
-  for (const { organization_id: organization } of organizations) {
+  for (const { organization_id: organization } of await query(pruneOrganizations(cutoff))) {
     for (;;) {
-      const { rows } = await query<{ examined: number; deliveries: number; events: number }>(PRUNE, [
-        cutoff,
-        batch,
-        organization,
-      ]);
+      const rows = await query(prune(cutoff, batch, organization));
       const { examined, deliveries, events } = rows[0];
       total.events += events;
       total.deliveries += deliveries;

@@ -4,7 +4,8 @@ import { stringify, type Stringifier } from 'csv-stringify';
 import { Decimal } from 'decimal.js';
 import type { ExportKind } from '@affiliate-attribution/contract';
 import { minorUnitDigits } from '../../attribution/money.js';
-import { Sql } from '../../db/sql.js';
+import { sql, type RawBuilder } from 'kysely';
+import { Db } from '../../db/sql.js';
 import { dueSql } from '../commissions/commission-lifecycle.js';
 import { inert } from '../payouts/payout-files.js';
 
@@ -20,13 +21,20 @@ type Cell = 'text' | 'id' | 'date' | 'money';
 
 interface ExportShape {
   columns: [name: string, cell: Cell][];
-  /** The page after the keyset ($2, $3) of the organization ($1), oldest first. */
-  page: string;
+  /** The page of the organization's rows after the keyset, oldest first. */
+  page: (keyset: Keyset) => RawBuilder<Row>;
 }
 
-const KEYSET = (alias: string) =>
-  `($2::timestamptz is null or (${alias}.created_at, ${alias}.id) > ($2::timestamptz, $3::uuid))
-   order by ${alias}.created_at, ${alias}.id limit ${EXPORT_PAGE_ROWS}`;
+/** Where a page starts: the organization, and the last row of the page before (none: the first page). */
+interface Keyset {
+  organizationId: string;
+  at: string | null;
+  id: string | null;
+}
+
+const KEYSET = (alias: string, { at, id }: Keyset) =>
+  sql`(${at}::timestamptz is null or (${sql.ref(`${alias}.created_at`)}, ${sql.ref(`${alias}.id`)}) > (${at}::timestamptz, ${id}::uuid))
+   order by ${sql.ref(`${alias}.created_at`)}, ${sql.ref(`${alias}.id`)} limit ${sql.lit(EXPORT_PAGE_ROWS)}`;
 
 const SHAPES: Record<Kind, ExportShape> = {
   affiliates: {
@@ -43,10 +51,12 @@ const SHAPES: Record<Kind, ExportShape> = {
       ['created_at', 'date'],
       ['terms_accepted_at', 'date'],
     ],
-    page: `select a.created_at::text as keyset_at, a.id, a.email, a.name, a.slug, a.status, a.program_id, pg.name as program_name, a.payout_email,
+    page: (
+      k,
+    ) => sql<Row>`select a.created_at::text as keyset_at, a.id, a.email, a.name, a.slug, a.status, a.program_id, pg.name as program_name, a.payout_email,
              a.payout_method, a.created_at, a.terms_accepted_at
            from affiliates a join programs pg on pg.id = a.program_id and pg.organization_id = a.organization_id
-           where a.organization_id = $1 and ${KEYSET('a')}`,
+           where a.organization_id = ${k.organizationId} and ${KEYSET('a', k)}`,
   },
   commissions: {
     columns: [
@@ -66,15 +76,15 @@ const SHAPES: Record<Kind, ExportShape> = {
       ['approved_at', 'date'],
     ],
     // The status as GET /api/commissions shows it: a pending entry whose approves_at has passed is approved, then.
-    page: `select c.created_at::text as keyset_at, c.id, c.type,
-             case when ${dueSql('c')} then 'approved' else c.status end as status,
+    page: (k) => sql<Row>`select c.created_at::text as keyset_at, c.id, c.type,
+             case when ${sql.raw(dueSql('c'))} then 'approved' else c.status end as status,
              c.amount::text as amount, c.currency, c.affiliate_id, a.email as affiliate_email, c.program_id,
              v.external_id as order_id, c.customer_id, c.description, c.created_at, c.approves_at,
-             coalesce(c.approved_at, case when ${dueSql('c')} then c.approves_at end) as approved_at
+             coalesce(c.approved_at, case when ${sql.raw(dueSql('c'))} then c.approves_at end) as approved_at
            from commissions c
            join affiliates a on a.id = c.affiliate_id and a.organization_id = c.organization_id
            left join conversions v on v.id = c.conversion_id and v.organization_id = c.organization_id
-           where c.organization_id = $1 and ${KEYSET('c')}`,
+           where c.organization_id = ${k.organizationId} and ${KEYSET('c', k)}`,
   },
   conversions: {
     columns: [
@@ -95,14 +105,16 @@ const SHAPES: Record<Kind, ExportShape> = {
       ['reversed_at', 'date'],
       ['commission_approved_at', 'date'],
     ],
-    page: `select v.created_at::text as keyset_at, v.id, v.external_id as order_id, v.customer_id, v.kind, v.status, v.amount::text as amount,
+    page: (
+      k,
+    ) => sql<Row>`select v.created_at::text as keyset_at, v.id, v.external_id as order_id, v.customer_id, v.kind, v.status, v.amount::text as amount,
              v.refunded_amount::text as refunded_amount, v.currency, v.commission_amount::text as commission_amount,
              v.affiliate_id, a.email as affiliate_email, v.program_id, v.occurred_at, v.created_at, v.reversed_at,
-             coalesce(s.approved_at, case when ${dueSql('s')} then s.approves_at end) as commission_approved_at
+             coalesce(s.approved_at, case when ${sql.raw(dueSql('s'))} then s.approves_at end) as commission_approved_at
            from conversions v
            left join affiliates a on a.id = v.affiliate_id and a.organization_id = v.organization_id
            left join commissions s on s.conversion_id = v.id and s.organization_id = v.organization_id and s.type = 'sale'
-           where v.organization_id = $1 and ${KEYSET('v')}`,
+           where v.organization_id = ${k.organizationId} and ${KEYSET('v', k)}`,
   },
 };
 
@@ -119,10 +131,10 @@ function cell(kind: Cell, value: string | number | Date | null | undefined, curr
 
 /** Every row of the organization, one page after another (the next page is read when the stream wants more). */
 async function* pages(orm: MikroORM, organizationId: string, shape: ExportShape): AsyncGenerator<string[]> {
-  const sql = Sql.of(orm);
+  const db = Db.of(orm);
   let after: Row | undefined;
   for (;;) {
-    const rows = await sql.rows<Row>(shape.page, [organizationId, after?.keyset_at ?? null, after?.id ?? null]);
+    const rows = await db.rows(shape.page({ organizationId, at: after?.keyset_at ?? null, id: after?.id ?? null }));
     for (const row of rows) yield shape.columns.map(([name, kind]) => cell(kind, row[name], row.currency));
     if (rows.length < EXPORT_PAGE_ROWS) return;
     after = rows[rows.length - 1];

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SourceCommission } from './import-model.js';
 import type { ImportWriter } from './import-writer.js';
+import { sql } from 'kysely';
 
 /**
  * A commission's sale as our conversion (import-writer.ts calls it before the commission's entry),
@@ -27,33 +28,17 @@ export async function writeConversion(
     if (row) customerId = sale.customer.customer_id;
   }
   const earlier = customerId
-    ? await writer.sql.one(
-        `select 1 from conversions where organization_id = $1 and customer_id = $2 and occurred_at < $3 limit 1`,
-        [organizationId, customerId, sale.occurred_at],
+    ? await writer.db.one(
+        sql`select 1 from conversions where organization_id = ${organizationId} and customer_id = ${customerId} and occurred_at < ${sale.occurred_at} limit 1`,
       )
     : undefined;
-  const inserted = await writer.sql.one<{ id: string }>(
-    `insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, customer_id, affiliate_id, program_id, refunded_amount, occurred_at, import_id, status, reversed_at, created_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-       case when $11::numeric >= $4::numeric and $4::numeric > 0 then 'reversed' else 'approved' end,
-       case when $11::numeric >= $4::numeric and $4::numeric > 0 then $12::timestamptz end, $12)
-     on conflict (external_id, organization_id) do nothing returning id`,
-    [
-      randomUUID(),
-      organizationId,
-      sale.external_id,
-      sale.amount,
-      sale.currency,
-      earlier ? 'recurring' : 'initial',
-      c.currency === sale.currency ? c.amount : '0',
-      customerId,
-      affiliateId,
-      programId,
-      sale.refunded_amount,
-      sale.occurred_at,
-      importId,
-    ],
-  );
+  const inserted = await writer.db.one(sql<{
+    id: string;
+  }>`insert into conversions (id, organization_id, external_id, amount, currency, kind, commission_amount, customer_id, affiliate_id, program_id, refunded_amount, occurred_at, import_id, status, reversed_at, created_at)
+     values (${randomUUID()}, ${organizationId}, ${sale.external_id}, ${sale.amount}, ${sale.currency}, ${earlier ? 'recurring' : 'initial'}, ${c.currency === sale.currency ? c.amount : '0'}, ${customerId}, ${affiliateId}, ${programId}, ${sale.refunded_amount}, ${sale.occurred_at}, ${importId},
+       case when ${sale.refunded_amount}::numeric >= ${sale.amount}::numeric and ${sale.amount}::numeric > 0 then 'reversed' else 'approved' end,
+       case when ${sale.refunded_amount}::numeric >= ${sale.amount}::numeric and ${sale.amount}::numeric > 0 then ${sale.occurred_at}::timestamptz end, ${sale.occurred_at})
+     on conflict (external_id, organization_id) do nothing returning id`);
   if (!inserted) {
     writer.skip(
       'conversions',
@@ -67,11 +52,9 @@ export async function writeConversion(
   await writer.remember('conversions', sale.source_id, inserted.id);
   // The imported customer's first sale, and a paid one makes them a paying customer (charges/decision.ts).
   if (customerId)
-    await writer.sql.rows(
-      `update customers set first_conversion_at = least(coalesce(first_conversion_at, $3), $3),
-         status = case when status = 'trial' and $4::numeric > 0 then 'active' else status end, updated_at = now()
-       where organization_id = $1 and customer_id = $2 and import_id = $5`,
-      [organizationId, customerId, sale.occurred_at, sale.amount, importId],
-    );
+    await writer.db
+      .rows(sql`update customers set first_conversion_at = least(coalesce(first_conversion_at, ${sale.occurred_at}), ${sale.occurred_at}),
+         status = case when status = 'trial' and ${sale.amount}::numeric > 0 then 'active' else status end, updated_at = now()
+       where organization_id = ${organizationId} and customer_id = ${customerId} and import_id = ${importId}`);
   return inserted.id;
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { SourceRefund } from './import-model.js';
 import type { ImportWriter } from './import-writer.js';
 import { compiled, countRows } from '../reports/report-contributions.js';
+import { sql } from 'kysely';
 
 /**
  * Writes a refund the source keeps as a row of its own (SourceRefund), inside the page's
@@ -22,16 +23,16 @@ export async function writeRefund(writer: ImportWriter, r: SourceRefund): Promis
     return writer.skip('commissions', r.source_id, `a refund of sale ${r.sale_source_id}, which is not imported`);
   // What the sale counts in the reports moves with its refund (modules/reports): out before, in after.
   const counted = { conversions: [conversionId] };
-  await writer.sql.execute(compiled(countRows(organizationId, counted, -1)!));
-  const sale = (await writer.sql.one<{ affiliate_id: string; customer_id: string | null }>(
-    `with next as (select id, least(amount, refunded_amount + coalesce($3::numeric, amount)) as refunded from conversions where organization_id = $1 and id = $2)
+  await writer.db.rows(compiled(countRows(organizationId, counted, -1)!));
+  const sale = (await writer.db.one(sql<{
+    affiliate_id: string;
+    customer_id: string | null;
+  }>`with next as (select id, least(amount, refunded_amount + coalesce(${r.amount}::numeric, amount)) as refunded from conversions where organization_id = ${organizationId} and id = ${conversionId})
      update conversions c set refunded_amount = n.refunded,
        status = case when n.refunded >= c.amount and c.amount > 0 then 'reversed' else c.status end,
        reversed_at = case when n.refunded >= c.amount and c.amount > 0 then coalesce(c.reversed_at, now()) else c.reversed_at end
-     from next n where c.organization_id = $1 and c.id = n.id returning c.affiliate_id, c.customer_id`,
-    [organizationId, conversionId, r.amount],
-  ))!;
-  await writer.sql.execute(compiled(countRows(organizationId, counted, 1)!));
+     from next n where c.organization_id = ${organizationId} and c.id = n.id returning c.affiliate_id, c.customer_id`))!;
+  await writer.db.rows(compiled(countRows(organizationId, counted, 1)!));
   await writer.remember('conversions', key, conversionId);
   if (!r.clawback) return;
   const { amount, currency, status, payout_source_id } = r.clawback;
@@ -42,29 +43,15 @@ export async function writeRefund(writer: ImportWriter, r: SourceRefund): Promis
         null)
       : null;
   const id = randomUUID();
-  await writer.sql.rows(
-    `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approved_at, import_id, created_at)
-     values ($1, $2, 'clawback', $3, -($4::numeric), $5, $6, $7, $8, $9, coalesce($11::timestamptz, now()), $10, coalesce($11::timestamptz, now()))`,
-    [
-      id,
-      organizationId,
-      payoutId ? 'paid' : 'approved',
-      amount,
-      currency,
-      sale.affiliate_id,
-      programId,
-      conversionId,
-      sale.customer_id,
-      importId,
-      r.created_at ?? null,
-    ],
+  const createdAt = r.created_at ?? null;
+  await writer.db.rows(
+    sql`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approved_at, import_id, created_at)
+     values (${id}, ${organizationId}, 'clawback', ${payoutId ? 'paid' : 'approved'}, -(${amount}::numeric), ${currency}, ${sale.affiliate_id}, ${programId}, ${conversionId}, ${sale.customer_id}, coalesce(${createdAt}::timestamptz, now()), ${importId}, coalesce(${createdAt}::timestamptz, now()))`,
   );
   if (payoutId)
-    await writer.sql.rows(`insert into payout_items (organization_id, commission_id, payout_id) values ($1, $2, $3)`, [
-      organizationId,
-      id,
-      payoutId,
-    ]);
+    await writer.db.rows(
+      sql`insert into payout_items (organization_id, commission_id, payout_id) values (${organizationId}, ${id}, ${payoutId})`,
+    );
   writer.counts.commissions.created++;
   writer.fresh.commissions.push(id);
   await writer.remember('commissions', key, id);

@@ -202,13 +202,13 @@ export class ImportRunner {
       };
       if (!row.terms) {
         const campaigns = source.readTerms ? await source.readTerms() : null;
-        const terms = await this.imports.sql.transaction(async (sql) => {
+        const terms = await this.imports.db.transaction(async (db) => {
           const terms = await settleTerms(
-            sql,
+            db,
             { ...this.target(row), dryRun: row.dry_run, choice: row.terms_choice },
             campaigns,
           );
-          await this.imports.settled(sql, row.id, row.organization_id, terms);
+          await this.imports.settled(db, row.id, row.organization_id, terms);
           return terms;
         });
         if (terms.applied === 'source') this.options.onChange?.({ kind: 'program', id: row.program_id });
@@ -307,12 +307,12 @@ export class ImportRunner {
         const read = await reader.readPage(phase, page);
         pages++;
         const next = read.next;
-        await this.imports.sql.transaction(async (sql) => {
-          if (!(await this.imports.lockRunning(sql, row.id, row.organization_id))) throw new ImportCancelled();
-          await new ImportWriter(sql, this.target(row), counts, skipped).write(read.batch);
+        await this.imports.db.transaction(async (db) => {
+          if (!(await this.imports.lockRunning(db, row.id, row.organization_id))) throw new ImportCancelled();
+          await new ImportWriter(db, this.target(row), counts, skipped).write(read.batch);
           const progress =
             next === null ? { phase: PHASES[p + 1] ?? 'done', pages, page: 1 } : { phase, pages, page: next };
-          await this.imports.progress(sql, row.id, row.organization_id, progress, counts, skipped);
+          await this.imports.progress(db, row.id, row.organization_id, progress, counts, skipped);
         });
         page = next;
       }
@@ -332,7 +332,7 @@ export class ImportRunner {
         pages++;
         if (
           !(await this.imports.progress(
-            this.imports.sql,
+            this.imports.db,
             row.id,
             row.organization_id,
             { phase, pages },
@@ -348,7 +348,7 @@ export class ImportRunner {
     const skipped: Skip[] = [];
     if (
       !(await this.imports.progress(
-        this.imports.sql,
+        this.imports.db,
         row.id,
         row.organization_id,
         { phase: 'writing', pages },
@@ -358,8 +358,8 @@ export class ImportRunner {
     )
       throw new ImportCancelled();
     try {
-      await this.imports.sql.transaction(async (sql) => {
-        const writer = new ImportWriter(sql, this.target(row), counts, skipped);
+      await this.imports.db.transaction(async (db) => {
+        const writer = new ImportWriter(db, this.target(row), counts, skipped);
         for (const batch of batches) await writer.write(batch);
         throw new DryRunDone();
       });
@@ -367,7 +367,7 @@ export class ImportRunner {
       if (!(err instanceof DryRunDone)) throw err;
     }
     await this.imports.progress(
-      this.imports.sql,
+      this.imports.db,
       row.id,
       row.organization_id,
       { phase: 'done', pages },

@@ -1,7 +1,8 @@
 import type { ImportTerms, ImportTermsChoice } from '@affiliate-attribution/contract';
 import { notifyChange } from '../../db/change-notifications.js';
-import type { Sql } from '../../db/sql.js';
+import type { Db } from '../../db/sql.js';
 import { ImportSourceError, type SourceTerms } from './import-model.js';
+import { sql } from 'kysely';
 
 /**
  * A source's campaign terms against the program's (shared/spec/imports.md; issue 47 item 5). An
@@ -63,12 +64,9 @@ export function differencesOf(program: ProgramTerms, campaigns: SourceTerms[]): 
   return out;
 }
 
-async function programTerms(sql: Sql, organizationId: string, programId: string): Promise<ProgramTerms> {
-  return (await sql.one<ProgramTerms>(
-    `select commission_type, commission_value::text, minimum_payout::text, commission_window_months,
-       commission_max_conversions, hold_days, click_window_days, currency from programs where organization_id = $1 and id = $2`,
-    [organizationId, programId],
-  ))!;
+async function programTerms(db: Db, organizationId: string, programId: string): Promise<ProgramTerms> {
+  return (await db.one(sql<ProgramTerms>`select commission_type, commission_value::text, minimum_payout::text, commission_window_months,
+       commission_max_conversions, hold_days, click_window_days, currency from programs where organization_id = ${organizationId} and id = ${programId}`))!;
 }
 
 /**
@@ -76,7 +74,7 @@ async function programTerms(sql: Sql, organizationId: string, programId: string)
  * the report to keep, or an ImportSourceError when a real run must not go on.
  */
 export async function settleTerms(
-  sql: Sql,
+  db: Db,
   target: {
     organizationId: string;
     programId: string;
@@ -87,7 +85,7 @@ export async function settleTerms(
   campaigns: SourceTerms[] | null,
 ): Promise<ImportTerms> {
   if (campaigns === null) return { read: false, campaigns: 0, differences: [], applied: null };
-  const program = await programTerms(sql, target.organizationId, target.programId);
+  const program = await programTerms(db, target.organizationId, target.programId);
   const differences = differencesOf(program, campaigns);
   const report: ImportTerms = { read: true, campaigns: campaigns.length, differences, applied: null };
   if (target.dryRun || differences.length === 0) return report;
@@ -112,16 +110,12 @@ export async function settleTerms(
   // As the programs' own update does (programs.repository.ts updateOwned): a cap by count set now
   // counts what its customers were paid already, and every instance drops its cached rule on commit.
   if (first.terms.commission_max_conversions != null && program.commission_max_conversions == null)
-    await sql.rows(
-      `update customers c set paid_conversions = (select count(*) from conversions v
+    await db.rows(sql`update customers c set paid_conversions = (select count(*) from conversions v
          where v.organization_id = c.organization_id and v.customer_id = c.customer_id and v.amount > 0)
-       where c.organization_id = $1 and c.program_id = $2`,
-      [target.organizationId, target.programId],
-    );
-  await notifyChange((query, params) => sql.rows(query, params), { kind: 'program', id: target.programId });
-  await sql.rows(
-    `update programs set ${fields.map((f, i) => `${f} = $${i + 3}`).join(', ')}, updated_at = now() where organization_id = $1 and id = $2`,
-    [target.organizationId, target.programId, ...fields.map((f) => first.terms[f])],
+       where c.organization_id = ${target.organizationId} and c.program_id = ${target.programId}`);
+  await notifyChange(db, { kind: 'program', id: target.programId });
+  await db.rows(
+    sql`update programs set ${sql.join(fields.map((f) => sql`${sql.ref(f)} = ${first.terms[f]}`))}, updated_at = now() where organization_id = ${target.organizationId} and id = ${target.programId}`,
   );
   return { ...report, applied: 'source' };
 }

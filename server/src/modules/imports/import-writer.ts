@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ImportKind } from '@affiliate-attribution/contract';
-import type { Sql } from '../../db/sql.js';
+import type { Db } from '../../db/sql.js';
 import { compiled, countRows } from '../reports/report-contributions.js';
 import { lockPartnerForm, partnerFormOf } from '../tax-forms/partner-form.js';
 import { SLUG_PATTERN } from '@affiliate-attribution/contract';
@@ -18,6 +18,7 @@ import type {
   SourceCustomer,
   SourcePayout,
 } from './import-model.js';
+import { sql } from 'kysely';
 
 export interface ImportTarget {
   organizationId: string;
@@ -45,7 +46,7 @@ export const SKIPPED_KEPT = 1000;
  */
 export class ImportWriter {
   constructor(
-    readonly sql: Sql,
+    readonly db: Db,
     readonly target: ImportTarget,
     readonly counts: Counts,
     private readonly skipped: Skip[],
@@ -74,7 +75,7 @@ export class ImportWriter {
     const { customers, conversions, commissions } = this.fresh;
     const add = countRows(this.target.organizationId, { customers, conversions, commissions }, 1);
     if (!add) return;
-    await this.sql.execute(compiled(add));
+    await this.db.rows(compiled(add));
     this.fresh.customers = [];
     this.fresh.conversions = [];
     this.fresh.commissions = [];
@@ -97,31 +98,23 @@ export class ImportWriter {
   }
 
   async known(kind: ImportKind, sourceId: string): Promise<string | undefined> {
-    const row = await this.sql.one<{ row_id: string }>(
-      `select row_id from import_rows where organization_id = $1 and program_id = $2 and source = $3 and kind = $4 and source_id = $5`,
-      [this.target.organizationId, this.target.programId, this.target.source, kind, sourceId],
+    const row = await this.db.one(
+      sql<{
+        row_id: string;
+      }>`select row_id from import_rows where organization_id = ${this.target.organizationId} and program_id = ${this.target.programId} and source = ${this.target.source} and kind = ${kind} and source_id = ${sourceId}`,
     );
     return row?.row_id;
   }
 
   async remember(kind: ImportKind, sourceId: string, rowId: string): Promise<void> {
-    await this.sql.rows(
-      `insert into import_rows (organization_id, program_id, source, kind, source_id, row_id, import_id) values ($1, $2, $3, $4, $5, $6, $7) on conflict do nothing`,
-      [
-        this.target.organizationId,
-        this.target.programId,
-        this.target.source,
-        kind,
-        sourceId,
-        rowId,
-        this.target.importId,
-      ],
+    await this.db.rows(
+      sql`insert into import_rows (organization_id, program_id, source, kind, source_id, row_id, import_id) values (${this.target.organizationId}, ${this.target.programId}, ${this.target.source}, ${kind}, ${sourceId}, ${rowId}, ${this.target.importId}) on conflict do nothing`,
     );
   }
 
   /** A token free for this partner: no other partner's slug or alias here (one namespace: link-tokens.ts). */
   private async tokenFree(token: string, affiliateId: string | null): Promise<boolean> {
-    const holder = await tokenHolder(this.sql, this.target.organizationId, token);
+    const holder = await tokenHolder(this.db, this.target.organizationId, token);
     return holder === undefined || holder === affiliateId;
   }
 
@@ -140,9 +133,10 @@ export class ImportWriter {
         `link token "${t}" cannot be a slug here (2 to 64 of a-z, 0-9, "-"): that link will not attribute`,
       );
     const usable = tokens.filter((t) => SLUG_PATTERN.test(t));
-    const existing = await this.sql.one<{ id: string }>(
-      `select id from affiliates where organization_id = $1 and program_id = $2 and email = $3`,
-      [organizationId, programId, a.email],
+    const existing = await this.db.one(
+      sql<{
+        id: string;
+      }>`select id from affiliates where organization_id = ${organizationId} and program_id = ${programId} and email = ${a.email}`,
     );
     let affiliateId: string;
     if (existing) {
@@ -155,36 +149,17 @@ export class ImportWriter {
       for (const t of usable) if (await this.tokenFree(t, null)) candidates.push(t);
       affiliateId = randomUUID();
       // A partner already here by e-mail brings their tax form to the new membership (tax-forms/partner-form.ts).
-      await lockPartnerForm(this.sql, organizationId, a.email);
-      const form = await partnerFormOf(this.sql, organizationId, a.email);
+      await lockPartnerForm(this.db, organizationId, a.email);
+      const form = await partnerFormOf(this.db, organizationId, a.email);
       for (let attempt = 0; ; attempt++) {
         if (attempt >= candidates.length + SLUG_ATTEMPTS) throw new Error('could not allocate a unique slug');
         const slug = candidates[attempt] ?? generateSlug(a.email);
         const id = affiliateId;
         try {
-          await this.sql.transaction(async (sp) => {
-            await sp.rows(
-              `insert into affiliates (id, organization_id, program_id, email, name, slug, status, payout_email, import_id,
+          await this.db.transaction(async (sp) => {
+            await sp.rows(sql`insert into affiliates (id, organization_id, program_id, email, name, slug, status, payout_email, import_id,
                  tax_form_status, tax_form_kind, tax_form_submitted_at, tax_form_decided_at, tax_form_rejection_reason, created_at)
-               values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, coalesce($15::timestamptz, now()))`,
-              [
-                id,
-                organizationId,
-                programId,
-                a.email,
-                a.name,
-                slug,
-                a.status,
-                a.payout_email,
-                importId,
-                form.tax_form_status,
-                form.tax_form_kind,
-                form.tax_form_submitted_at,
-                form.tax_form_decided_at,
-                form.tax_form_rejection_reason,
-                a.created_at ?? null,
-              ],
-            );
+               values (${id}, ${organizationId}, ${programId}, ${a.email}, ${a.name}, ${slug}, ${a.status}, ${a.payout_email}, ${importId}, ${form.tax_form_status}, ${form.tax_form_kind}, ${form.tax_form_submitted_at}, ${form.tax_form_decided_at}, ${form.tax_form_rejection_reason}, coalesce(${a.created_at ?? null}::timestamptz, now()))`);
             await holdToken(sp, { organizationId, affiliateId: id, programId }, slug);
           });
           break;
@@ -195,7 +170,7 @@ export class ImportWriter {
       this.counts.affiliates.created++;
     }
     for (const token of usable) {
-      const holder = await tokenHolder(this.sql, organizationId, token);
+      const holder = await tokenHolder(this.db, organizationId, token);
       if (holder === affiliateId) continue;
       // Held by another partner (or taken by one concurrently, which the key decides): reported, never taken over.
       const taken = holder !== undefined || !(await this.holdToken(token, affiliateId));
@@ -207,9 +182,8 @@ export class ImportWriter {
         );
         continue;
       }
-      await this.sql.rows(
-        `insert into affiliate_link_aliases (organization_id, token, affiliate_id, program_id, import_id) values ($1, $2, $3, $4, $5)`,
-        [organizationId, token, affiliateId, programId, importId],
+      await this.db.rows(
+        sql`insert into affiliate_link_aliases (organization_id, token, affiliate_id, program_id, import_id) values (${organizationId}, ${token}, ${affiliateId}, ${programId}, ${importId})`,
       );
     }
     await this.remember('affiliates', a.source_id, affiliateId);
@@ -219,7 +193,7 @@ export class ImportWriter {
   private async holdToken(token: string, affiliateId: string): Promise<boolean> {
     const { organizationId, programId } = this.target;
     try {
-      await holdToken(this.sql, { organizationId, affiliateId, programId }, token);
+      await holdToken(this.db, { organizationId, affiliateId, programId }, token);
       return true;
     } catch (err) {
       if (err instanceof TokenTakenError) return false;
@@ -249,30 +223,20 @@ export class ImportWriter {
       return undefined;
     }
     // A signup until an imported sale of theirs makes them a paying customer (conversion()).
-    const inserted = await this.sql.one<{ id: string }>(
-      `insert into customers (id, organization_id, customer_id, status, affiliate_id, program_id, email, name, import_id, created_at)
-       values ($1, $2, $3, 'trial', $4, $5, $6, $7, $8, coalesce($9::timestamptz, now())) on conflict (customer_id, organization_id) do nothing returning id`,
-      [
-        randomUUID(),
-        organizationId,
-        c.customer_id,
-        affiliateId,
-        programId,
-        c.email,
-        c.name,
-        importId,
-        c.created_at ?? saleAt,
-      ],
-    );
+    const inserted = await this.db.one(sql<{
+      id: string;
+    }>`insert into customers (id, organization_id, customer_id, status, affiliate_id, program_id, email, name, import_id, created_at)
+       values (${randomUUID()}, ${organizationId}, ${c.customer_id}, 'trial', ${affiliateId}, ${programId}, ${c.email}, ${c.name}, ${importId}, coalesce(${c.created_at ?? saleAt}::timestamptz, now())) on conflict (customer_id, organization_id) do nothing returning id`);
     let id = inserted?.id;
     if (id) {
       this.counts.customers.created++;
       this.fresh.customers.push(id);
     } else {
       // Already a customer here (tracked before the import): its attribution stays as it is.
-      id = (await this.sql.one<{ id: string }>(
-        `select id from customers where organization_id = $1 and customer_id = $2`,
-        [organizationId, c.customer_id],
+      id = (await this.db.one(
+        sql<{
+          id: string;
+        }>`select id from customers where organization_id = ${organizationId} and customer_id = ${c.customer_id}`,
       ))!.id;
       this.counts.customers.already_present++;
     }
@@ -291,21 +255,9 @@ export class ImportWriter {
       return this.skip('payouts', p.source_id, `its affiliate ${p.affiliate_source_id} was not imported`);
     if (!(Number(p.amount) > 0)) return this.skip('payouts', p.source_id, `amount ${p.amount} is not above 0`);
     const id = randomUUID();
-    await this.sql.rows(
-      `insert into payouts (id, organization_id, affiliate_id, program_id, currency, amount, status, commission_count, paid_at, import_id, created_at)
-       values ($1, $2, $3, $4, $5, $6, 'paid', $7, $8, $9, $8)`,
-      [
-        id,
-        organizationId,
-        affiliateId,
-        programId,
-        p.currency,
-        p.amount,
-        p.commission_source_ids.length,
-        p.paid_at,
-        importId,
-      ],
-    );
+    await this.db
+      .rows(sql`insert into payouts (id, organization_id, affiliate_id, program_id, currency, amount, status, commission_count, paid_at, import_id, created_at)
+       values (${id}, ${organizationId}, ${affiliateId}, ${programId}, ${p.currency}, ${p.amount}, 'paid', ${p.commission_source_ids.length}, ${p.paid_at}, ${importId}, ${p.paid_at})`);
     this.counts.payouts.created++;
     await this.remember('payouts', p.source_id, id);
     // Which payout carried each commission, for the commissions phase (and a resumed job).
@@ -334,9 +286,8 @@ export class ImportWriter {
     const conversionId = await writeConversion(this, c, affiliateId);
     if (!conversionId)
       return this.skip('commissions', c.source_id, `its sale ${c.sale.source_id} could not be imported`);
-    const taken = await this.sql.one(
-      `select 1 from commissions where organization_id = $1 and conversion_id = $2 and type = 'sale'`,
-      [organizationId, conversionId],
+    const taken = await this.db.one(
+      sql`select 1 from commissions where organization_id = ${organizationId} and conversion_id = ${conversionId} and type = 'sale'`,
     );
     if (taken)
       return this.skip(
@@ -352,33 +303,15 @@ export class ImportWriter {
         null;
     }
     const id = randomUUID();
-    await this.sql.rows(
-      `insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approves_at, approved_at, import_id, created_at)
-       values ($1, $2, 'sale', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-      [
-        id,
-        organizationId,
-        c.status,
-        c.amount,
-        c.currency,
-        affiliateId,
-        programId,
-        conversionId,
-        c.sale.customer?.customer_id ?? null,
-        c.approves_at,
-        c.approved_at,
-        importId,
-        c.created_at ?? c.sale.occurred_at,
-      ],
-    );
+    await this.db
+      .rows(sql`insert into commissions (id, organization_id, type, status, amount, currency, affiliate_id, program_id, conversion_id, customer_id, approves_at, approved_at, import_id, created_at)
+       values (${id}, ${organizationId}, 'sale', ${c.status}, ${c.amount}, ${c.currency}, ${affiliateId}, ${programId}, ${conversionId}, ${c.sale.customer?.customer_id ?? null}, ${c.approves_at}, ${c.approved_at}, ${importId}, ${c.created_at ?? c.sale.occurred_at})`);
     this.fresh.commissions.push(id);
     // The payout that paid it: payout_items is the one record of which payout holds an entry.
     if (payoutId)
-      await this.sql.rows(`insert into payout_items (organization_id, commission_id, payout_id) values ($1, $2, $3)`, [
-        organizationId,
-        id,
-        payoutId,
-      ]);
+      await this.db.rows(
+        sql`insert into payout_items (organization_id, commission_id, payout_id) values (${organizationId}, ${id}, ${payoutId})`,
+      );
     this.counts.commissions.created++;
     await this.remember('commissions', c.source_id, id);
   }

@@ -3,12 +3,13 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ImportSource, ImportTerms, ImportTermsChoice } from '@affiliate-attribution/contract';
 import type { Import } from '../../resources.js';
 import { ofAnotherAccount } from '../../db/owned-row.js';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import { encodeCursor, decodeCursor } from '../../http/pagination.js';
 import { ForbiddenError, NotFoundError } from '../../http/errors.js';
 import { isUuid } from '../../http/serialize.js';
 import type { Counts, Skip } from './import-model.js';
 import { emptyCounts } from './import-model.js';
+import { sql } from 'kysely';
 
 export interface ImportRow {
   id: string;
@@ -63,67 +64,49 @@ export function toImportDto(row: ImportRow): Import {
 export class ImportsRepository {
   constructor(private readonly orm: MikroORM) {}
 
-  get sql(): Sql {
-    return Sql.of(this.orm);
+  get db(): Db {
+    return Db.of(this.orm);
   }
 
   async programExists(organizationId: string, programId: string): Promise<boolean> {
-    return !!(await this.sql.one(`select 1 from programs where id = $1 and organization_id = $2`, [
-      programId,
-      organizationId,
-    ]));
+    return !!(await this.db.one(
+      sql`select 1 from programs where id = ${programId} and organization_id = ${organizationId}`,
+    ));
   }
 
   async insert(
-    sql: Sql,
+    db: Db,
     row: Pick<
       ImportRow,
       'organization_id' | 'program_id' | 'source' | 'dry_run' | 'sealed_credentials' | 'terms_choice'
     >,
   ): Promise<ImportRow> {
-    return (await sql.one<ImportRow>(
-      `insert into imports (id, organization_id, program_id, source, dry_run, status, sealed_credentials, terms_choice) values ($1, $2, $3, $4, $5, 'running', $6, $7) returning *`,
-      [
-        randomUUID(),
-        row.organization_id,
-        row.program_id,
-        row.source,
-        row.dry_run,
-        row.sealed_credentials,
-        row.terms_choice,
-      ],
+    return (await db.one(
+      sql<ImportRow>`insert into imports (id, organization_id, program_id, source, dry_run, status, sealed_credentials, terms_choice) values (${randomUUID()}, ${row.organization_id}, ${row.program_id}, ${row.source}, ${row.dry_run}, 'running', ${row.sealed_credentials}, ${row.terms_choice}) returning *`,
     ))!;
   }
 
   /** Keeps the terms compared at the start of a running import (in the caller's transaction: with the program's update, if any). */
-  async settled(sql: Sql, id: string, organizationId: string, terms: ImportTerms): Promise<void> {
-    await sql.rows(`update imports set terms = $3 where id = $1 and organization_id = $2 and status = 'running'`, [
-      id,
-      organizationId,
-      JSON.stringify(terms),
-    ]);
+  async settled(db: Db, id: string, organizationId: string, terms: ImportTerms): Promise<void> {
+    await db.rows(
+      sql`update imports set terms = ${JSON.stringify(terms)} where id = ${id} and organization_id = ${organizationId} and status = 'running'`,
+    );
   }
 
   /** The ownership rule of every path (db/owned-row.ts): another organization's import 403, none (or only in the other mode) 404. */
-  async findOwned(organizationId: string, id: string, sql: Sql = this.sql, lock = false): Promise<ImportRow> {
+  async findOwned(organizationId: string, id: string, db: Db = this.db, lock = false): Promise<ImportRow> {
     if (!isUuid(id)) throw new NotFoundError('Import not found');
-    const row = await sql.one<ImportRow>(
-      `select * from imports where id = $1 and organization_id = $2${lock ? ' for update' : ''}`,
-      [id, organizationId],
+    const row = await db.one(
+      sql<ImportRow>`select * from imports where id = ${id} and organization_id = ${organizationId}${sql.raw(lock ? ' for update' : '')}`,
     );
     if (row) return row;
-    if (
-      await sql.one(`select 1 from imports i where i.id = $1 and ${ofAnotherAccount('i', '$2')}`, [id, organizationId])
-    )
+    if (await db.one(sql`select 1 from imports i where i.id = ${id} and ${ofAnotherAccount('i', organizationId)}`))
       throw new ForbiddenError('This resource belongs to another organization');
     throw new NotFoundError('Import not found');
   }
 
   async find(organizationId: string, id: string): Promise<ImportRow | undefined> {
-    return this.sql.one<ImportRow>(`select * from imports where id = $1 and organization_id = $2`, [
-      id,
-      organizationId,
-    ]);
+    return this.db.one(sql<ImportRow>`select * from imports where id = ${id} and organization_id = ${organizationId}`);
   }
 
   async page(
@@ -132,10 +115,10 @@ export class ImportsRepository {
     limit: number,
   ): Promise<{ items: ImportRow[]; next_cursor: string | null }> {
     const after = decodeCursor(cursor);
-    const rows = await this.sql.rows<ImportRow>(
-      `select * from imports where organization_id = $1 and ($2::timestamptz is null or (created_at, id) < ($2::timestamptz, $3::uuid))
-       order by created_at desc, id desc limit $4`,
-      [organizationId, after?.at ?? null, after?.id ?? null, limit + 1],
+    const at = after?.at ?? null;
+    const rows = await this.db.rows(
+      sql<ImportRow>`select * from imports where organization_id = ${organizationId} and (${at}::timestamptz is null or (created_at, id) < (${at}::timestamptz, ${after?.id ?? null}::uuid))
+       order by created_at desc, id desc limit ${limit + 1}`,
     );
     const items = rows.slice(0, limit);
     const last = items[items.length - 1];
@@ -150,40 +133,33 @@ export class ImportsRepository {
    * it was cancelled (or ended). A page's transaction starts with it, so a cancel waits for the page
    * being written to commit, and no page is written after the cancel.
    */
-  async lockRunning(sql: Sql, id: string, organizationId: string): Promise<boolean> {
-    return !!(await sql.one(
-      `select 1 from imports where id = $1 and organization_id = $2 and status = 'running' for update`,
-      [id, organizationId],
+  async lockRunning(db: Db, id: string, organizationId: string): Promise<boolean> {
+    return !!(await db.one(
+      sql`select 1 from imports where id = ${id} and organization_id = ${organizationId} and status = 'running' for update`,
     ));
   }
 
   async statusOf(organizationId: string, id: string): Promise<ImportRow['status'] | undefined> {
     return (
-      await this.sql.one<{ status: ImportRow['status'] }>(
-        `select status from imports where id = $1 and organization_id = $2`,
-        [id, organizationId],
+      await this.db.one(
+        sql<{
+          status: ImportRow['status'];
+        }>`select status from imports where id = ${id} and organization_id = ${organizationId}`,
       )
     )?.status;
   }
 
   /** In the page's own transaction (`sql`), so the counts and the rows they count commit together. False: the import is no longer running. */
   async progress(
-    sql: Sql,
+    db: Db,
     id: string,
     organizationId: string,
     progress: ImportRow['progress'],
     counts: Counts,
     skipped: Skip[],
   ): Promise<boolean> {
-    const updated = await sql.rows(
-      `update imports set progress = $3, counts = $4, skipped = $5, error = null where id = $1 and organization_id = $2 and status = 'running' returning id`,
-      [
-        id,
-        organizationId,
-        JSON.stringify({ ...progress, retry: null }),
-        JSON.stringify(counts),
-        JSON.stringify(skipped),
-      ],
+    const updated = await db.rows(
+      sql`update imports set progress = ${JSON.stringify({ ...progress, retry: null })}, counts = ${JSON.stringify(counts)}, skipped = ${JSON.stringify(skipped)}, error = null where id = ${id} and organization_id = ${organizationId} and status = 'running' returning id`,
     );
     return updated.length > 0;
   }
@@ -193,19 +169,16 @@ export class ImportsRepository {
    * so that the wait is visible at once; a page read later clears it (progress()).
    */
   async waiting(id: string, organizationId: string, retry: ImportRetry, error: string): Promise<void> {
-    await this.sql.rows(
-      `update imports set progress = jsonb_set(progress, '{retry}', $3::jsonb), error = $4 where id = $1 and organization_id = $2 and status = 'running'`,
-      [id, organizationId, JSON.stringify(retry), error],
+    await this.db.rows(
+      sql`update imports set progress = jsonb_set(progress, '{retry}', ${JSON.stringify(retry)}::jsonb), error = ${error} where id = ${id} and organization_id = ${organizationId} and status = 'running'`,
     );
   }
 
   /** Says in `error` why a running import is stopped for now (it is tried again). */
   async note(id: string, organizationId: string, error: string): Promise<void> {
-    await this.sql.rows(`update imports set error = $3 where id = $1 and organization_id = $2 and status = 'running'`, [
-      id,
-      organizationId,
-      error,
-    ]);
+    await this.db.rows(
+      sql`update imports set error = ${error} where id = ${id} and organization_id = ${organizationId} and status = 'running'`,
+    );
   }
 
   /** Ends a running import: its credentials are erased, succeeded or failed. */
@@ -216,17 +189,15 @@ export class ImportsRepository {
     error: string | null,
     progress?: ImportRow['progress'],
   ): Promise<void> {
-    await this.sql.rows(
-      `update imports set status = $3, error = $4, sealed_credentials = null, finished_at = now(), progress = coalesce($5::jsonb, progress) - 'retry' where id = $1 and organization_id = $2 and status = 'running'`,
-      [id, organizationId, status, error, progress ? JSON.stringify(progress) : null],
+    await this.db.rows(
+      sql`update imports set status = ${status}, error = ${error}, sealed_credentials = null, finished_at = now(), progress = coalesce(${progress ? JSON.stringify(progress) : null}::jsonb, progress) - 'retry' where id = ${id} and organization_id = ${organizationId} and status = 'running'`,
     );
   }
 
   /** Cancels a running import in the caller's transaction (its row locked by findOwned): credentials erased. */
-  async cancel(sql: Sql, id: string, organizationId: string): Promise<ImportRow> {
-    return (await sql.one<ImportRow>(
-      `update imports set status = 'cancelled', error = null, sealed_credentials = null, finished_at = now(), progress = progress - 'retry' where id = $1 and organization_id = $2 and status = 'running' returning *`,
-      [id, organizationId],
+  async cancel(db: Db, id: string, organizationId: string): Promise<ImportRow> {
+    return (await db.one(
+      sql<ImportRow>`update imports set status = 'cancelled', error = null, sealed_credentials = null, finished_at = now(), progress = progress - 'retry' where id = ${id} and organization_id = ${organizationId} and status = 'running' returning *`,
     ))!;
   }
 }

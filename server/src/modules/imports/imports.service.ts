@@ -10,6 +10,7 @@ import { undoImport } from './import-undo.js';
 import { toImportDto, type ImportRow, type ImportsRepository } from './imports.repository.js';
 import { IMPLEMENTED_SOURCES, readerFor, type SourceBaseUrls } from './sources/readers.js';
 import { addSourceLinkParam } from '../organizations/link-params.js';
+import { sql } from 'kysely';
 
 const ENDED: Record<Exclude<Import['status'], 'running'>, string> = {
   succeeded: 'has already succeeded',
@@ -42,7 +43,7 @@ export class ImportsService {
     }
     if (!(await this.imports.programExists(organizationId, body.program_id)))
       throw new NotFoundError('Program not found');
-    const row = await this.imports.insert(this.imports.sql, {
+    const row = await this.imports.insert(this.imports.db, {
       organization_id: organizationId,
       program_id: body.program_id,
       source: body.source,
@@ -51,7 +52,7 @@ export class ImportsService {
       terms_choice: body.terms ?? null,
     });
     // The partners' published links keep working: `?via=` once a Rewardful import ran (issue 47).
-    if (!body.dry_run) await addSourceLinkParam(this.imports.sql, organizationId, body.source);
+    if (!body.dry_run) await addSourceLinkParam(this.imports.db, organizationId, body.source);
     try {
       await this.runner.enqueue(row);
     } catch (err) {
@@ -79,11 +80,11 @@ export class ImportsService {
    * page after it (import-runner.ts), so the counts are exactly what was written, and undo removes it.
    */
   async cancel(organizationId: string, id: string): Promise<Import> {
-    const row = await this.imports.sql.transaction(async (sql) => {
-      const found = await this.imports.findOwned(organizationId, id, sql, true);
+    const row = await this.imports.db.transaction(async (db) => {
+      const found = await this.imports.findOwned(organizationId, id, db, true);
       if (found.status !== 'running')
         throw new ConflictError(`The import ${ENDED[found.status]}: only a running import can be cancelled`);
-      return this.imports.cancel(sql, id, organizationId);
+      return this.imports.cancel(db, id, organizationId);
     });
     this.runner.cancelled(row.id);
     return toImportDto(row);
@@ -94,15 +95,14 @@ export class ImportsService {
    * its rows, or when it was undone already. The import stays listed, `undone`, with its counts.
    */
   async undo(organizationId: string, id: string): Promise<Import> {
-    const { row, changes } = await this.imports.sql.transaction(async (sql) => {
-      const found = await this.imports.findOwned(organizationId, id, sql, true);
+    const { row, changes } = await this.imports.db.transaction(async (db) => {
+      const found = await this.imports.findOwned(organizationId, id, db, true);
       if (found.status === 'running')
         throw new ConflictError('The import is still running: cancel it first, or undo it once it has finished');
       if (found.status === 'undone') throw new ConflictError('The import was already undone');
-      const changes = found.dry_run ? [] : await undoImport(sql, organizationId, id);
-      const row = (await sql.one<ImportRow>(
-        `update imports set status = 'undone', undone_at = now(), sealed_credentials = null where organization_id = $1 and id = $2 returning *`,
-        [organizationId, id],
+      const changes = found.dry_run ? [] : await undoImport(db, organizationId, id);
+      const row = (await db.one(
+        sql<ImportRow>`update imports set status = 'undone', undone_at = now(), sealed_credentials = null where organization_id = ${organizationId} and id = ${id} returning *`,
       ))!;
       return { row, changes };
     });

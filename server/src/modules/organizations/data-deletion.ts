@@ -1,12 +1,9 @@
-import { notifyChanges as notifyAll, type CacheChange } from '../../db/change-notifications.js';
+import { notifyChanges, type CacheChange } from '../../db/change-notifications.js';
 import { newRowId } from '../../db/row-ids.js';
 import { REFERENCE_TABLES } from '../../db/distribution.js';
-import type { Sql } from '../../db/sql.js';
+import type { Db } from '../../db/sql.js';
 import { ORGANIZATION_TABLES, TEST_DATA_KEPT, ownedRows, type OrganizationTable } from './organization-data.js';
-
-/** Sends every change to every instance in one statement of the caller's transaction (db/change-notifications.ts). */
-const notifyChanges = (sql: Sql, changes: CacheChange[]) =>
-  notifyAll((query, params) => sql.rows(query, params), changes);
+import { sql } from 'kysely';
 
 /**
  * The tables whose rows the attribution caches hold under the organization (attribution/cache.ts:
@@ -52,38 +49,34 @@ const zeroCounts = (kind: DeletionKind): Record<string, number> =>
   Object.fromEntries(tablesOf(kind).map((t) => [t, 0]));
 
 /** The organization's unfinished deletion, if any (the caller holds the organization's row locked). */
-function unfinished(sql: Sql, organizationId: string): Promise<DeletionRecord | undefined> {
-  return sql.one<DeletionRecord>(
-    `select ${RECORD_COLUMNS} from data_deletions where organization_id = ? and finished_at is null`,
-    [organizationId],
+function unfinished(db: Db, organizationId: string): Promise<DeletionRecord | undefined> {
+  return db.one(
+    sql<DeletionRecord>`select ${sql.raw(RECORD_COLUMNS)} from data_deletions where organization_id = ${organizationId} and finished_at is null`,
   );
 }
 
-async function insertRecord(sql: Sql, organizationId: string, kind: DeletionKind): Promise<DeletionRecord> {
-  const [row] = await sql.rows<DeletionRecord>(
-    `insert into data_deletions (organization_id, id, kind, deleted) values (?, ?, ?, ?::jsonb) returning ${RECORD_COLUMNS}`,
-    [organizationId, newRowId(), kind, JSON.stringify(zeroCounts(kind))],
+async function insertRecord(db: Db, organizationId: string, kind: DeletionKind): Promise<DeletionRecord> {
+  const [row] = await db.rows(
+    sql<DeletionRecord>`insert into data_deletions (organization_id, id, kind, deleted) values (${organizationId}, ${newRowId()}, ${kind}, ${JSON.stringify(zeroCounts(kind))}::jsonb) returning ${sql.raw(RECORD_COLUMNS)}`,
   );
   return row;
 }
 
 /** The latest deletion of this kind recorded for the organization (the poll routes), or undefined. */
 export function latestDeletion(
-  sql: Sql,
+  db: Db,
   organizationId: string,
   kind: DeletionKind,
 ): Promise<DeletionRecord | undefined> {
-  return sql.one<DeletionRecord>(
-    `select ${RECORD_COLUMNS} from data_deletions where organization_id = ? and kind = ? order by requested_at desc, id desc limit 1`,
-    [organizationId, kind],
+  return db.one(
+    sql<DeletionRecord>`select ${sql.raw(RECORD_COLUMNS)} from data_deletions where organization_id = ${organizationId} and kind = ${kind} order by requested_at desc, id desc limit 1`,
   );
 }
 
-export function findDeletion(sql: Sql, organizationId: string, id: string): Promise<DeletionRecord | undefined> {
-  return sql.one<DeletionRecord>(`select ${RECORD_COLUMNS} from data_deletions where organization_id = ? and id = ?`, [
-    organizationId,
-    id,
-  ]);
+export function findDeletion(db: Db, organizationId: string, id: string): Promise<DeletionRecord | undefined> {
+  return db.one(
+    sql<DeletionRecord>`select ${sql.raw(RECORD_COLUMNS)} from data_deletions where organization_id = ${organizationId} and id = ${id}`,
+  );
 }
 
 export interface RequestedDeletion {
@@ -105,52 +98,47 @@ export interface RequestedDeletion {
  * such live organization.
  */
 export async function requestOrganizationDeletion(
-  sql: Sql,
+  db: Db,
   organizationId: string,
 ): Promise<RequestedDeletion | undefined> {
-  const found = await sql.rows<{ id: string; livemode: boolean }>(
-    'select id, livemode from organizations where (id = ? and livemode) or live_organization_id = ? order by livemode for update',
-    [organizationId, organizationId],
+  const found = await db.rows(
+    sql<{
+      id: string;
+      livemode: boolean;
+    }>`select id, livemode from organizations where (id = ${organizationId} and livemode) or live_organization_id = ${organizationId} order by livemode for update`,
   );
   if (!found.some((o) => o.id === organizationId)) return undefined;
-  const open = await unfinished(sql, organizationId);
+  const open = await unfinished(db, organizationId);
   if (open) return { deletion: open, created: false, changes: [] };
   const ids = found.map((o) => o.id);
-  await sql.rows(
-    // Set where unset, not coalesce(…, now()): Citus refuses now() inside COALESCE or CASE.
-    'update organizations set deletion_requested_at = now() where id = any(?::uuid[]) and deletion_requested_at is null',
-    [ids],
+  // Set where unset, not coalesce(…, now()): Citus refuses now() inside COALESCE or CASE.
+  await db.rows(
+    sql`update organizations set deletion_requested_at = now() where id = any(${ids}::uuid[]) and deletion_requested_at is null`,
   );
-  await sql.rows(
-    'update api_keys set revoked_at = now() where organization_id = any(?::uuid[]) and revoked_at is null',
-    [ids],
+  await db.rows(sql`update api_keys set revoked_at = now() where organization_id = any(${ids}::uuid[]) and revoked_at is null`);
+  const keys = await db.rows(sql<{ key_hash: string }>`select key_hash from api_keys where organization_id = any(${ids}::uuid[])`);
+  await db.rows(
+    sql`delete from sessions where user_id in (select id from users where organization_id = any(${ids}::uuid[]))`,
   );
-  const keys = await sql.rows<{ key_hash: string }>(
-    'select key_hash from api_keys where organization_id = any(?::uuid[])',
-    [ids],
-  );
-  await sql.rows(
-    'delete from sessions where user_id in (select id from users where organization_id = any(?::uuid[]))',
-    [ids],
-  );
-  await sql.rows('delete from partner_sessions where organization_id = any(?::uuid[])', [ids]);
+  await db.rows(sql`delete from partner_sessions where organization_id = any(${ids}::uuid[])`);
   // Its partners stop attributing (isAttributing: only `active` ones do), so that its snippet,
   // still on the merchant's pages, and its public endpoints record no new click, customer or sale
   // while the job deletes: nothing written meanwhile holds up the deletion of what it refers to.
-  const affiliates = await sql.rows<{ id: string }>(
-    `update affiliates set status = 'disabled' where organization_id = any(?::uuid[]) returning id`,
-    [ids],
+  const affiliates = await db.rows(
+    sql<{
+      id: string;
+    }>`update affiliates set status = 'disabled' where organization_id = any(${ids}::uuid[]) returning id`,
   );
-  const programs = await sql.rows<{ id: string }>('select id from programs where organization_id = any(?::uuid[])', [
-    ids,
-  ]);
+  const programs = await db.rows(
+    sql<{ id: string }>`select id from programs where organization_id = any(${ids}::uuid[])`,
+  );
   const cached: CacheChange[] = [
     ...programs.map((p) => ({ kind: 'program' as const, id: p.id })),
     ...affiliates.map((a) => ({ kind: 'affiliate' as const, id: a.id })),
   ];
   const changes: CacheChange[] = [...keys.map((k) => ({ kind: 'api_key' as const, keyHash: k.key_hash })), ...cached];
-  await notifyChanges(sql, changes);
-  return { deletion: await insertRecord(sql, organizationId, 'organization'), created: true, changes };
+  await notifyChanges(db, changes);
+  return { deletion: await insertRecord(db, organizationId, 'organization'), created: true, changes };
 }
 
 /**
@@ -158,59 +146,57 @@ export async function requestOrganizationDeletion(
  * transaction, or answers the one already under way. Refuses a live organization: this never
  * deletes live data, whatever the caller passes.
  */
-export async function requestTestDataDeletion(sql: Sql, testOrganizationId: string): Promise<RequestedDeletion> {
-  const [found] = await sql.rows<{ livemode: boolean }>('select livemode from organizations where id = ? for update', [
-    testOrganizationId,
-  ]);
+export async function requestTestDataDeletion(db: Db, testOrganizationId: string): Promise<RequestedDeletion> {
+  const [found] = await db.rows(
+    sql<{ livemode: boolean }>`select livemode from organizations where id = ${testOrganizationId} for update`,
+  );
   if (!found || found.livemode) throw new Error('requestTestDataDeletion: not a test organization');
-  const open = await unfinished(sql, testOrganizationId);
+  const open = await unfinished(db, testOrganizationId);
   if (open) return { deletion: open, created: false, changes: [] };
-  return { deletion: await insertRecord(sql, testOrganizationId, 'test_data'), created: true, changes: [] };
+  return { deletion: await insertRecord(db, testOrganizationId, 'test_data'), created: true, changes: [] };
 }
 
 /** Unfinished deletions (a restarted runner queues them again). */
-export function unfinishedDeletions(sql: Sql): Promise<{ organization_id: string; id: string }[]> {
-  return sql.rows('select organization_id, id from data_deletions where finished_at is null order by requested_at');
+export function unfinishedDeletions(db: Db): Promise<{ organization_id: string; id: string }[]> {
+  return db.rows(sql`select organization_id, id from data_deletions where finished_at is null order by requested_at`);
 }
 
 export async function markRunning(
-  sql: Sql,
+  db: Db,
   d: { organization_id: string; id: string },
 ): Promise<DeletionRecord | undefined> {
   // started_at set where unset by a statement of its own: Citus refuses now() inside COALESCE.
-  await sql.rows(
-    'update data_deletions set started_at = now() where organization_id = ? and id = ? and finished_at is null and started_at is null',
-    [d.organization_id, d.id],
+  await db.rows(
+    sql`update data_deletions set started_at = now() where organization_id = ${d.organization_id} and id = ${d.id} and finished_at is null and started_at is null`,
   );
-  return sql.one<DeletionRecord>(
-    `update data_deletions set status = 'running' where organization_id = ? and id = ? and finished_at is null returning ${RECORD_COLUMNS}`,
-    [d.organization_id, d.id],
+  return db.one(
+    sql<DeletionRecord>`update data_deletions set status = 'running' where organization_id = ${d.organization_id} and id = ${d.id} and finished_at is null returning ${sql.raw(RECORD_COLUMNS)}`,
   );
 }
 
 export async function markFinished(
-  sql: Sql,
+  db: Db,
   d: { organization_id: string; id: string },
   status: 'completed' | 'failed',
   error: string | null,
 ): Promise<void> {
-  await sql.rows(
-    `update data_deletions set status = ?, phase = null, error = ?, finished_at = now() where organization_id = ? and id = ? and finished_at is null`,
-    [status, error, d.organization_id, d.id],
+  await db.rows(
+    sql`update data_deletions set status = ${status}, phase = null, error = ${error}, finished_at = now() where organization_id = ${d.organization_id} and id = ${d.id} and finished_at is null`,
   );
 }
 
 /** The organizations a deletion deletes from, in order (a twin before its live organization: its row refers to it); empty once they are gone. */
-export async function targetsOf(sql: Sql, d: DeletionRecord): Promise<string[]> {
+export async function targetsOf(db: Db, d: DeletionRecord): Promise<string[]> {
   if (d.kind === 'test_data') {
-    const rows = await sql.rows<{ id: string }>('select id from organizations where id = ? and not livemode', [
-      d.organization_id,
-    ]);
+    const rows = await db.rows(
+      sql<{ id: string }>`select id from organizations where id = ${d.organization_id} and not livemode`,
+    );
     return rows.map((r) => r.id);
   }
-  const rows = await sql.rows<{ id: string }>(
-    'select id from organizations where id = ? or live_organization_id = ? order by livemode',
-    [d.organization_id, d.organization_id],
+  const rows = await db.rows(
+    sql<{
+      id: string;
+    }>`select id from organizations where id = ${d.organization_id} or live_organization_id = ${d.organization_id} order by livemode`,
   );
   return rows.map((r) => r.id);
 }
@@ -227,42 +213,42 @@ export class DeletionNotRunning extends Error {}
  * deletes slugs, clicks or customers (CACHED_UNDER_ORGANIZATION) (and answered, for this instance's). Answers the rows deleted.
  */
 export async function deleteBatch(
-  root: Sql,
+  root: Db,
   d: DeletionRecord,
   organizationId: string,
   table: OrganizationTable,
   limit: number,
 ): Promise<{ n: number; changes: CacheChange[] }> {
-  return root.transaction(async (sql) => {
-    const [state] = await sql.rows<{ status: string }>(
-      'select status from data_deletions where organization_id = ? and id = ? for update',
-      [d.organization_id, d.id],
+  return root.transaction(async (db) => {
+    const [state] = await db.rows(
+      sql<{
+        status: string;
+      }>`select status from data_deletions where organization_id = ${d.organization_id} and id = ${d.id} for update`,
     );
     if (state?.status !== 'running') throw new DeletionNotRunning(`deletion ${d.id} is not running`);
-    const owned = ownedRows(table);
+    const owned = ownedRows(table, organizationId);
     const cacheKind = table === 'programs' ? 'program' : table === 'affiliates' ? 'affiliate' : undefined;
-    const returning = cacheKind ? 'id' : 'null as id';
+    const returning = sql.raw(cacheKind ? 'id' : 'null as id');
+    const from = sql.table(table);
     // The rows by their physical position (ctid): one plan for every table, an index on the
     // owner's column to find them, a TID scan to delete them; `owned` again guards the delete.
     // The organization-level tables (keys, people, the organization itself: a few rows each) go in
     // one statement: on Citus they are reference tables, copied to every node, where a ctid names
     // a different row on each copy.
     const gone = (REFERENCE_TABLES as readonly string[]).includes(table)
-      ? await sql.rows<{ id: string | null }>(`delete from ${table} where ${owned} returning ${returning}`, [
-          organizationId,
-        ])
-      : await sql.rows<{ id: string | null }>(
-          `delete from ${table} where ctid = any(array(select ctid from ${table} where ${owned} limit ?)) and ${owned} returning ${returning}`,
-          [organizationId, limit, organizationId],
+      ? await db.rows(sql<{ id: string | null }>`delete from ${from} where ${owned} returning ${returning}`)
+      : await db.rows(
+          sql<{
+            id: string | null;
+          }>`delete from ${from} where ctid = any(array(select ctid from ${from} where ${owned} limit ${limit})) and ${owned} returning ${returning}`,
         );
     const changes: CacheChange[] = cacheKind ? gone.map((r) => ({ kind: cacheKind, id: r.id! })) : [];
     if (gone.length > 0 && CACHED_UNDER_ORGANIZATION.has(table))
       changes.push({ kind: 'organization_rows', id: organizationId });
-    await notifyChanges(sql, changes);
+    await notifyChanges(db, changes);
     if (gone.length === 0) return { n: 0, changes };
-    await sql.rows(
-      `update data_deletions set phase = ?, deleted = jsonb_set(deleted, array[?::text], to_jsonb(coalesce((deleted ->> ?)::bigint, 0) + ?)) where organization_id = ? and id = ?`,
-      [table, table, table, gone.length, d.organization_id, d.id],
+    await db.rows(
+      sql`update data_deletions set phase = ${table}, deleted = jsonb_set(deleted, array[${table}::text], to_jsonb(coalesce((deleted ->> ${table})::bigint, 0) + ${gone.length})) where organization_id = ${d.organization_id} and id = ${d.id}`,
     );
     return { n: gone.length, changes };
   });

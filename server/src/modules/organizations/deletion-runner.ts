@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { CacheChange } from '../../db/change-notifications.js';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import { startQueue } from '../../jobs/queue.js';
 import {
   DeletionNotRunning,
@@ -58,7 +58,7 @@ const isStatementTimeout = (err: unknown) => (err as { code?: string } | null)?.
 export class DeletionRunner {
   private boss: Promise<PgBoss> | undefined;
   private workerId: string | undefined;
-  private readonly sql: Sql;
+  private readonly db: Db;
   private readonly maxBatchRows: number;
 
   constructor(
@@ -66,7 +66,7 @@ export class DeletionRunner {
     private readonly logger: Logger,
     private readonly options: DeletionRunnerOptions = {},
   ) {
-    this.sql = Sql.of(orm);
+    this.db = Db.of(orm);
     this.maxBatchRows = options.maxBatchRows ?? 5_000;
   }
 
@@ -93,7 +93,7 @@ export class DeletionRunner {
       );
       // A deletion whose worker died is handed out again once its heartbeat is late; queued
       // again here too, so that a restarted instance goes on at once.
-      for (const d of await unfinishedDeletions(this.sql))
+      for (const d of await unfinishedDeletions(this.db))
         await boss.send(DATA_DELETION_QUEUE, {
           organization_id: d.organization_id,
           deletion_id: d.id,
@@ -117,7 +117,7 @@ export class DeletionRunner {
 
   private async runJob(data: JobData, retryCount: number): Promise<void> {
     const ref = { organization_id: data.organization_id, id: data.deletion_id };
-    const d = await markRunning(this.sql, ref);
+    const d = await markRunning(this.db, ref);
     if (!d) return; // finished already (by another job of the same deletion)
     const startedAt = Date.now();
     const log = this.logger.child({ deletionId: d.id, organizationId: d.organization_id, kind: d.kind });
@@ -132,13 +132,13 @@ export class DeletionRunner {
           log.info({ err, pass }, 'data deletion: a row written meanwhile holds a key; starting the pass again');
         }
       }
-      await markFinished(this.sql, ref, 'completed', null);
+      await markFinished(this.db, ref, 'completed', null);
       log.info({ ms: Date.now() - startedAt }, 'data deletion: completed');
     } catch (err) {
       if (err instanceof DeletionNotRunning) return;
       if (retryCount >= RETRY_LIMIT) {
         log.error({ err }, 'data deletion failed; it may be asked for again');
-        await markFinished(this.sql, ref, 'failed', (err as Error).message);
+        await markFinished(this.db, ref, 'failed', (err as Error).message);
         return;
       }
       log.warn({ err, retryCount }, 'data deletion stopped; the job will be tried again and go on where it stopped');
@@ -148,7 +148,7 @@ export class DeletionRunner {
 
   /** One pass over every table of every organization the deletion deletes from, each table until none of its rows is left. */
   private async pass(d: DeletionRecord, log: Logger): Promise<void> {
-    for (const organizationId of await targetsOf(this.sql, d)) {
+    for (const organizationId of await targetsOf(this.db, d)) {
       for (const table of tablesOf(d.kind)) {
         let limit = this.maxBatchRows;
         let rows = 0;
@@ -156,7 +156,7 @@ export class DeletionRunner {
           const started = Date.now();
           let n: number;
           try {
-            const batch = await deleteBatch(this.sql, d, organizationId, table, limit);
+            const batch = await deleteBatch(this.db, d, organizationId, table, limit);
             for (const change of batch.changes) this.options.onChange?.(change);
             n = batch.n;
           } catch (err) {

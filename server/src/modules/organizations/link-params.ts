@@ -1,7 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { LINK_PARAMS_MAX } from '@affiliate-attribution/contract';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import { isUuid } from '../../http/serialize.js';
+import { sql } from 'kysely';
 
 /**
  * An organization's link parameters: the query parameters whose value names a partner (`?ref=ada`,
@@ -27,12 +28,12 @@ export const SOURCE_LINK_PARAMS: Readonly<Record<string, string>> = {
 };
 
 /** The account (live organization) of an organization id, a live one or a test twin. */
-const ACCOUNT_OF = '(select coalesce(live_organization_id, id) from organizations where id = ?)';
+const accountOf = (organizationId: string) =>
+  sql<string>`(select coalesce(live_organization_id, id) from organizations where id = ${organizationId})`;
 
-export async function linkParamsOf(sql: Sql, organizationId: string): Promise<string[]> {
-  const row = await sql.one<{ link_params: string[] }>(
-    `select link_params from organizations where id = ${ACCOUNT_OF}`,
-    [organizationId],
+export async function linkParamsOf(db: Db, organizationId: string): Promise<string[]> {
+  const row = await db.one(
+    sql<{ link_params: string[] }>`select link_params from organizations where id = ${accountOf(organizationId)}`,
   );
   return row?.link_params ?? [...DEFAULT_LINK_PARAMS];
 }
@@ -42,36 +43,36 @@ export async function linkParamsOf(sql: Sql, organizationId: string): Promise<st
  * full (the merchant then chooses what to drop in the dashboard); one statement, so two imports
  * starting together cannot lose one another's name.
  */
-export async function addLinkParam(sql: Sql, organizationId: string, name: string): Promise<void> {
-  await sql.rows(
-    `update organizations set link_params = array_append(link_params, ?::text)
-      where id = ${ACCOUNT_OF} and not (?::text = any(link_params)) and cardinality(link_params) < ?`,
-    [name, organizationId, name, LINK_PARAMS_MAX],
+export async function addLinkParam(db: Db, organizationId: string, name: string): Promise<void> {
+  await db.rows(
+    sql`update organizations set link_params = array_append(link_params, ${name}::text)
+      where id = ${accountOf(organizationId)} and not (${name}::text = any(link_params)) and cardinality(link_params) < ${LINK_PARAMS_MAX}`,
   );
 }
 
 /** The import's one call when it starts: its source's parameter joins the account's list. */
-export async function addSourceLinkParam(sql: Sql, organizationId: string, source: string): Promise<void> {
+export async function addSourceLinkParam(db: Db, organizationId: string, source: string): Promise<void> {
   const name = SOURCE_LINK_PARAMS[source];
-  if (name) await addLinkParam(sql, organizationId, name);
+  if (name) await addLinkParam(db, organizationId, name);
 }
 
 export class LinkParamsService {
-  private readonly sql: Sql;
+  private readonly db: Db;
 
   constructor(orm: MikroORM) {
-    this.sql = Sql.of(orm);
+    this.db = Db.of(orm);
   }
 
   get(organizationId: string): Promise<string[]> {
-    return linkParamsOf(this.sql, organizationId);
+    return linkParamsOf(this.db, organizationId);
   }
 
   /** Replaces the list (validated by the contract: 1 to 10 distinct safe names). */
   async set(organizationId: string, names: string[]): Promise<string[]> {
-    const row = await this.sql.one<{ link_params: string[] }>(
-      `update organizations set link_params = ?::text[] where id = ${ACCOUNT_OF} returning link_params`,
-      [names, organizationId],
+    const row = await this.db.one(
+      sql<{
+        link_params: string[];
+      }>`update organizations set link_params = ${names}::text[] where id = ${accountOf(organizationId)} returning link_params`,
     );
     return row?.link_params ?? [...DEFAULT_LINK_PARAMS];
   }
@@ -82,9 +83,10 @@ export class LinkParamsService {
    */
   async ofAccount(accountId: string): Promise<string[]> {
     if (!isUuid(accountId)) return [...DEFAULT_LINK_PARAMS];
-    const row = await this.sql.one<{ link_params: string[] }>(
-      'select link_params from organizations where id = ? and live_organization_id is null and deletion_requested_at is null',
-      [accountId],
+    const row = await this.db.one(
+      sql<{
+        link_params: string[];
+      }>`select link_params from organizations where id = ${accountId} and live_organization_id is null and deletion_requested_at is null`,
     );
     return row?.link_params ?? [...DEFAULT_LINK_PARAMS];
   }

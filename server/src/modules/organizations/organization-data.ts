@@ -1,3 +1,4 @@
+import { sql, type RawBuilder } from 'kysely';
 /**
  * Every table holding an organization's rows, in the order they are deleted: a table before every
  * table it refers to, so that each DELETE leaves no row referring to what the next one deletes.
@@ -53,11 +54,11 @@ export const ORGANIZATION_TABLES = [
 export type OrganizationTable = (typeof ORGANIZATION_TABLES)[number];
 
 /** The rows of `table` that the organization (the one parameter) owns: by organization_id, or by its users for theirs. */
-export function ownedRows(table: OrganizationTable): string {
-  if (table === 'organizations') return 'id = ?';
+export function ownedRows(table: OrganizationTable, organizationId: string): RawBuilder<unknown> {
+  if (table === 'organizations') return sql`id = ${organizationId}`;
   if (table === 'sessions' || table === 'accounts')
-    return 'user_id in (select id from users where organization_id = ?)';
-  return 'organization_id = ?';
+    return sql`user_id in (select id from users where organization_id = ${organizationId})`;
+  return sql`organization_id = ${organizationId}`;
 }
 
 /**

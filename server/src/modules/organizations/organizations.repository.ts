@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { notifyChange } from '../../db/change-notifications.js';
 import { kyselyOf, type NewRow, type StoredRow } from '../../db/database.js';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import type { Mode } from '@affiliate-attribution/contract';
 import type { CursorPosition } from '../../http/pagination.js';
 import { isUuid } from '../../http/serialize.js';
@@ -41,11 +41,10 @@ export class OrganizationsRepository {
    * together or not at all: no live organization exists without its twin.
    */
   insertWithTwin(organization: NewOrganization, twin: NewOrganization, keys: NewRow<'api_keys'>[]): Promise<void> {
-    return Sql.of(this.orm).transaction(async (sql) => {
-      const db = kyselyOf(this.orm);
+    return Db.of(this.orm).transaction(async (db) => {
       // livemode is PostgreSQL's to generate; the entity types it as a plain column (read, never written).
-      await sql.execute(db.insertInto('organizations').values([organization, twin] as NewRow<'organizations'>[]));
-      await sql.execute(db.insertInto('api_keys').values(keys));
+      await db.rows(db.kysely.insertInto('organizations').values([organization, twin] as NewRow<'organizations'>[]));
+      await db.rows(db.kysely.insertInto('api_keys').values(keys));
     });
   }
 
@@ -164,8 +163,8 @@ export class OrganizationsRepository {
    */
   revokeKey(accountId: string, keyId: string, at: Date): Promise<(ApiKeyRecord & { key_hash: string }) | undefined> {
     if (!isUuid(accountId) || !isUuid(keyId)) return Promise.resolve(undefined);
-    return Sql.of(this.orm).transaction(async (sql) => {
-      const [revoked] = await sql.execute(
+    return Db.of(this.orm).transaction(async (db) => {
+      const [revoked] = await db.rows(
         kyselyOf(this.orm)
           .updateTable('api_keys as k')
           .from('organizations as o')
@@ -175,8 +174,7 @@ export class OrganizationsRepository {
           .where('k.id', '=', keyId)
           .returning([...API_KEY_SHOWN, 'k.key_hash']),
       );
-      if (revoked)
-        await notifyChange((query, params) => sql.rows(query, params), { kind: 'api_key', keyHash: revoked.key_hash });
+      if (revoked) await notifyChange(db, { kind: 'api_key', keyHash: revoked.key_hash });
       return revoked;
     });
   }
@@ -199,22 +197,22 @@ export class OrganizationsRepository {
   /** Makes a live organization and its twin unusable and records their deletion, in one short transaction (data-deletion.ts); undefined when there is none. */
   requestDeletion(organizationId: string): Promise<RequestedDeletion | undefined> {
     if (!isUuid(organizationId)) return Promise.resolve(undefined);
-    return Sql.of(this.orm).transaction((sql) => requestOrganizationDeletion(sql, organizationId));
+    return Db.of(this.orm).transaction((db) => requestOrganizationDeletion(db, organizationId));
   }
 
   /** Records the deletion of a test organization's data (data-deletion.ts), or answers the one under way. */
   requestTestDataDeletion(testOrganizationId: string): Promise<RequestedDeletion> {
-    return Sql.of(this.orm).transaction((sql) => requestTestDataDeletion(sql, testOrganizationId));
+    return Db.of(this.orm).transaction((db) => requestTestDataDeletion(db, testOrganizationId));
   }
 
   /** The latest deletion of this kind of the organization (its receipt outlives the organization), or undefined. */
   latestDeletion(organizationId: string, kind: DeletionKind): Promise<DeletionRecord | undefined> {
     if (!isUuid(organizationId)) return Promise.resolve(undefined);
-    return latestDeletion(Sql.of(this.orm), organizationId, kind);
+    return latestDeletion(Db.of(this.orm), organizationId, kind);
   }
 
   findDeletion(organizationId: string, id: string): Promise<DeletionRecord | undefined> {
-    return findDeletion(Sql.of(this.orm), organizationId, id);
+    return findDeletion(Db.of(this.orm), organizationId, id);
   }
 
   /** The organization's retention of clicks in days; null keeps them; undefined when there is no such organization. */

@@ -1,10 +1,11 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import type { Mail } from '../people/mailer.js';
 import { payoutAmountText } from '../payouts/failure-mail.js';
 import type { OrganizationMailer } from '../test-emails/test-emails.js';
 import { commissionEarnedMail, payoutSentMail } from './partner-notice-mails.js';
+import { sql, type RawBuilder } from 'kysely';
 
 /** The migration that made notices: nothing created before it was applied is announced (no e-mails about history on upgrade). */
 const NOTICES_MIGRATION = 'Migration20270124000000_partner_notices';
@@ -21,7 +22,8 @@ export interface PartnerNoticesOptions {
 interface Kind {
   kind: 'commission_earned' | 'payout_sent';
   /** The rows to announce since `?` (of organization `?` first, when `scoped`): id, affiliate_id, program_id, and what the e-mail says. */
-  due: (scoped: boolean) => string;
+  /** The kind's rows not announced yet since `since`, of one organization or (none) of all. */
+  due: (since: Date, organizationId?: string) => RawBuilder<unknown>;
   /** The affiliate's setting that lets the e-mail go. */
   setting: 'email_commissions' | 'email_payouts';
   mail: (row: NoticeRow, links: { baseUrl: string; organizationId: string }) => Mail;
@@ -43,7 +45,11 @@ interface NoticeRow {
 }
 
 const notNoticed = (kind: Kind['kind'], alias: string) =>
-  `not exists (select 1 from partner_notices n where n.organization_id = ${alias}.organization_id and n.kind = '${kind}' and n.subject_id = ${alias}.id)`;
+  sql`not exists (select 1 from partner_notices n where n.organization_id = ${sql.ref(`${alias}.organization_id`)} and n.kind = ${sql.lit(kind)} and n.subject_id = ${sql.ref(`${alias}.id`)})`;
+
+/** `alias`'s rows of one organization, or of all. */
+const scope = (alias: string, organizationId: string | undefined) =>
+  organizationId === undefined ? sql`` : sql`${sql.ref(`${alias}.organization_id`)} = ${organizationId} and `;
 
 /**
  * A commission earned: a sale's (or a positive adjustment's) entry that counts as earned (pending,
@@ -54,11 +60,12 @@ const COMMISSIONS: Kind = {
   kind: 'commission_earned',
   setting: 'email_commissions',
   due: (
-    scoped,
-  ) => `select c.id, c.organization_id, c.affiliate_id, c.program_id, c.amount::text as amount, c.currency, c.status, c.description, c.approves_at,
+    since,
+    organizationId,
+  ) => sql`select c.id, c.organization_id, c.affiliate_id, c.program_id, c.amount::text as amount, c.currency, c.status, c.description, c.approves_at,
       '' as method, null::text as reference, c.created_at as at
     from commissions c
-    where ${scoped ? 'c.organization_id = ? and ' : ''}c.created_at >= ? and c.import_id is null and c.amount > 0
+    where ${scope('c', organizationId)}c.created_at >= ${since} and c.import_id is null and c.amount > 0
       and c.status in ('pending', 'approved', 'paid') and ${notNoticed('commission_earned', 'c')}`,
   mail: (row, links) =>
     commissionEarnedMail(
@@ -80,11 +87,12 @@ const PAYOUTS: Kind = {
   kind: 'payout_sent',
   setting: 'email_payouts',
   due: (
-    scoped,
-  ) => `select p.id, p.organization_id, p.affiliate_id, p.program_id, p.amount::text as amount, p.currency, p.status, null::text as description, null::timestamptz as approves_at,
+    since,
+    organizationId,
+  ) => sql`select p.id, p.organization_id, p.affiliate_id, p.program_id, p.amount::text as amount, p.currency, p.status, null::text as description, null::timestamptz as approves_at,
       p.method, coalesce(p.provider_reference, p.reference) as reference, coalesce(p.paid_at, p.created_at) as at
     from payouts p
-    where ${scoped ? 'p.organization_id = ? and ' : ''}coalesce(p.paid_at, p.created_at) >= ? and p.import_id is null
+    where ${scope('p', organizationId)}coalesce(p.paid_at, p.created_at) >= ${since} and p.import_id is null
       and p.status = 'paid' and ${notNoticed('payout_sent', 'p')}`,
   mail: (row, links) =>
     payoutSentMail(
@@ -112,7 +120,7 @@ const PAYOUTS: Kind = {
  * it, and a mail server that is down fails no sale and no payout: the queue tries again.
  */
 export class PartnerNotices {
-  private readonly sql: Sql;
+  private readonly db: Db;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = true;
@@ -130,7 +138,7 @@ export class PartnerNotices {
     private readonly publicBaseUrl: string,
     options: PartnerNoticesOptions = {},
   ) {
-    this.sql = Sql.of(orm);
+    this.db = Db.of(orm);
     this.intervalMs = options.intervalMs ?? 5_000;
     this.lookbackHours = options.lookbackHours ?? 72;
     this.batchSize = options.batchSize ?? 200;
@@ -157,9 +165,8 @@ export class PartnerNotices {
     const since = await this.windowStart();
     let queued = 0;
     for (const kind of [COMMISSIONS, PAYOUTS]) {
-      const organizations = await this.sql.rows<{ organization_id: string }>(
-        `select distinct d.organization_id from (${kind.due(false)}) d limit 1000`,
-        [since],
+      const organizations = await this.db.rows(
+        sql<{ organization_id: string }>`select distinct d.organization_id from (${kind.due(since)}) d limit 1000`,
       );
       for (const { organization_id } of organizations) {
         // A stop ends the round between two batches: under steady sales the batches of a busy
@@ -185,12 +192,14 @@ export class PartnerNotices {
 
   private async announce(kind: Kind, organizationId: string, since: Date): Promise<{ noticed: number; sent: number }> {
     await this.mailer.ready?.();
-    const result = await this.sql.transaction(async (sql) => {
-      const rows = await sql.rows<NoticeRow & { sent: boolean }>(
-        `with due as (${kind.due(true)} order by at limit ?),
+    const result = await this.db.transaction(async (db) => {
+      const rows = await db.rows(
+        sql<
+          NoticeRow & { sent: boolean }
+        >`with due as (${kind.due(since, organizationId)} order by at limit ${this.batchSize}),
           noticed as (
             insert into partner_notices (organization_id, kind, subject_id, sent)
-            select d.organization_id, '${kind.kind}', d.id, a.${kind.setting} and a.erased_at is null
+            select d.organization_id, ${sql.lit(kind.kind)}, d.id, ${sql.ref(`a.${kind.setting}`)} and a.erased_at is null
             from due d join affiliates a on a.organization_id = d.organization_id and a.id = d.affiliate_id
             on conflict do nothing
             returning subject_id, sent)
@@ -201,13 +210,12 @@ export class PartnerNotices {
         join affiliates a on a.organization_id = d.organization_id and a.id = d.affiliate_id
         join programs p on p.organization_id = d.organization_id and p.id = d.program_id
         join organizations o on o.id = d.organization_id`,
-        [organizationId, since, this.batchSize],
       );
       const links = { baseUrl: this.publicBaseUrl, organizationId };
       let sent = 0;
       for (const row of rows) {
         if (!row.sent) continue;
-        await this.mailer.send(organizationId, kind.mail(row, links), { transaction: sql });
+        await this.mailer.send(organizationId, kind.mail(row, links), { transaction: db });
         sent++;
       }
       return { noticed: rows.length, sent };
@@ -219,9 +227,8 @@ export class PartnerNotices {
   /** The lookback, never before notices existed (the migration's time): an upgrade announces nothing of the past. */
   private async windowStart(): Promise<Date> {
     if (!this.since) {
-      const row = await this.sql.one<{ executed_at: Date }>(
-        'select executed_at from mikro_orm_migrations where name = ?',
-        [NOTICES_MIGRATION],
+      const row = await this.db.one(
+        sql<{ executed_at: Date }>`select executed_at from mikro_orm_migrations where name = ${NOTICES_MIGRATION}`,
       );
       this.since = row?.executed_at ?? new Date();
     }

@@ -18,6 +18,7 @@ import {
   partnerSessionMiddleware,
   requirePartner,
 } from './partner-session.js';
+import type { PeopleRepository } from '../people/people.repository.js';
 import { PartnersRepository } from './partners.repository.js';
 import { normalizeEmail, PartnersService, SIGN_IN_LINK_MINUTES } from './partners.service.js';
 import { PartnerFigures } from './partner-figures.js';
@@ -52,9 +53,11 @@ export class Partners {
       mailer: OrganizationMailer;
       logger: Logger;
       publicBaseUrl: string;
+      /** The people module's repository: the organization's name. */
+      people: Pick<PeopleRepository, 'organizationName'>;
     },
   ) {
-    const repository = new PartnersRepository(orm);
+    const repository = new PartnersRepository(orm, deps.people);
     this.service = new PartnersService(repository, deps.affiliates, deps.mailer, deps.logger);
     this.figures = new PartnerFigures(repository);
     this.figures.payoutHolds = (partner) =>

@@ -253,7 +253,7 @@ export class PartnersService {
     const expiresAt = new Date(Date.now() + validMs);
     const url = `${baseUrl}/portal/${partner.organizationId}/${page}?token=${token}`;
     if (mail) await this.mailer.ready?.();
-    await this.partners.transaction(async (sql) => {
+    await this.partners.transaction(async (db) => {
       await this.partners.insertSignInLink(
         {
           id: newRowId(),
@@ -262,9 +262,9 @@ export class PartnersService {
           token_hash: hashToken(token),
           expires_at: expiresAt,
         },
-        sql,
+        db,
       );
-      if (mail) await this.mailer.send(partner.organizationId, mail(url), { transaction: sql });
+      if (mail) await this.mailer.send(partner.organizationId, mail(url), { transaction: db });
     });
     if (mail) this.mailer.wake?.();
     this.partners

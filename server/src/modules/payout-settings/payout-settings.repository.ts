@@ -1,8 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import { eventsOf } from '../events/outbox.js';
 import type { AffiliateRecord } from '../affiliates/affiliates.repository.js';
+import { sql } from 'kysely';
 
 const AFFILIATES_BY_ID: OwnedTable = { table: 'affiliates', notFound: 'Affiliate not found' };
 
@@ -20,26 +21,26 @@ export interface PartnerPayoutRow {
 export class PayoutSettingsRepository {
   constructor(private readonly orm: MikroORM) {}
 
-  private get sql(): Sql {
-    return Sql.of(this.orm);
+  private get db(): Db {
+    return Db.of(this.orm);
   }
 
   ownedAffiliate(organizationId: string, id: string): Promise<AffiliateRecord> {
-    return findOwnedRow<AffiliateRecord>(this.sql, AFFILIATES_BY_ID, organizationId, id);
+    return findOwnedRow<AffiliateRecord>(this.db, AFFILIATES_BY_ID, organizationId, id);
   }
 
   partnerRows(organizationId: string, email: string): Promise<PartnerPayoutRow[]> {
-    return this.sql.rows<PartnerPayoutRow>(
-      'select id, payout_method, payout_email, stripe_account_id from affiliates where organization_id = ? and email = ? order by created_at, id',
-      [organizationId, email],
+    return this.db.rows(
+      sql<PartnerPayoutRow>`select id, payout_method, payout_email, stripe_account_id from affiliates where organization_id = ${organizationId} and email = ${email} order by created_at, id`,
     );
   }
 
   /** The payout rails the merchant configured (integrations). */
   async rails(organizationId: string): Promise<string[]> {
-    const rows = await this.sql.rows<{ provider: string }>(
-      `select provider from integrations where organization_id = ? and provider in ('paypal_payouts', 'stripe_connect', 'wise')`,
-      [organizationId],
+    const rows = await this.db.rows(
+      sql<{
+        provider: string;
+      }>`select provider from integrations where organization_id = ${organizationId} and provider in ('paypal_payouts', 'stripe_connect', 'wise')`,
     );
     return rows.map((r) => r.provider);
   }
@@ -50,15 +51,13 @@ export class PayoutSettingsRepository {
    * when two requests race (both asked Stripe under the same idempotency key, so it is the same).
    */
   async storeStripeAccount(organizationId: string, email: string, account: string): Promise<string> {
-    return this.sql.transaction(async (sql) => {
-      await sql.rows(
-        `with changed as (update affiliates set stripe_account_id = ? where organization_id = ? and email = ? and stripe_account_id is null returning *),
-         ev as (${eventsOf('affiliate.updated', 'changed', organizationId)}) select 1`,
-        [account, organizationId, email],
-      );
-      const stored = await sql.one<{ stripe_account_id: string }>(
-        'select stripe_account_id from affiliates where organization_id = ? and email = ? and stripe_account_id is not null order by created_at, id limit 1',
-        [organizationId, email],
+    return this.db.transaction(async (db) => {
+      await db.rows(sql`with changed as (update affiliates set stripe_account_id = ${account} where organization_id = ${organizationId} and email = ${email} and stripe_account_id is null returning *),
+         ev as (${sql.raw(eventsOf('affiliate.updated', 'changed', organizationId))}) select 1`);
+      const stored = await db.one(
+        sql<{
+          stripe_account_id: string;
+        }>`select stripe_account_id from affiliates where organization_id = ${organizationId} and email = ${email} and stripe_account_id is not null order by created_at, id limit 1`,
       );
       return stored?.stripe_account_id ?? account;
     });
@@ -71,10 +70,8 @@ export class PayoutSettingsRepository {
     method: PayoutMethod,
     payoutEmail: string | undefined,
   ): Promise<void> {
-    await this.sql.rows(
-      `with changed as (update affiliates set payout_method = ?, payout_email = coalesce(?, payout_email) where organization_id = ? and email = ? returning *),
-       ev as (${eventsOf('affiliate.updated', 'changed', organizationId)}) select 1`,
-      [method, payoutEmail ?? null, organizationId, email],
-    );
+    await this.db
+      .rows(sql`with changed as (update affiliates set payout_method = ${method}, payout_email = coalesce(${payoutEmail ?? null}, payout_email) where organization_id = ${organizationId} and email = ${email} returning *),
+       ev as (${sql.raw(eventsOf('affiliate.updated', 'changed', organizationId))}) select 1`);
   }
 }

@@ -1,10 +1,11 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { PayoutHoldReason, PayoutMethod } from '@affiliate-attribution/contract';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import { ConflictError } from '../../http/errors.js';
 import { holdMessage, payoutHoldSql } from '../tax-forms/tax-form-rules.js';
 import type { PayoutRecord } from './payouts.repository.js';
 import type { RailMethod } from './rails/rail.js';
+import { sql } from 'kysely';
 
 /** A payout with what sending it needs of its affiliate, and what holds it now (its program's require_tax_form). */
 export type SendCandidate = PayoutRecord & {
@@ -45,18 +46,18 @@ export class PayoutSendsRepository {
     organizationId: string,
     scope: { payout_ids?: string[]; program_id?: string; currency?: string },
   ): Promise<SendCandidate[]> {
-    const sql = Sql.of(this.orm);
+    const db = Db.of(this.orm);
     if (scope.payout_ids) {
-      return sql.rows<SendCandidate>(
-        `select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.id = any($2::uuid[]) order by p.created_at, p.id`,
-        [organizationId, scope.payout_ids],
+      return db.rows(
+        sql<SendCandidate>`select ${sql.raw(CANDIDATE_COLUMNS)} where p.organization_id = ${organizationId} and p.id = any(${scope.payout_ids}::uuid[]) order by p.created_at, p.id`,
       );
     }
-    return sql.rows<SendCandidate>(
-      `select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.status = 'pending' and a.payout_method <> 'manual'
-         and ($2::uuid is null or p.program_id = $2::uuid) and ($3::text is null or p.currency = $3::text)
+    const programId = scope.program_id ?? null;
+    const currency = scope.currency ?? null;
+    return db.rows(
+      sql<SendCandidate>`select ${sql.raw(CANDIDATE_COLUMNS)} where p.organization_id = ${organizationId} and p.status = 'pending' and a.payout_method <> 'manual'
+         and (${programId}::uuid is null or p.program_id = ${programId}::uuid) and (${currency}::text is null or p.currency = ${currency}::text)
        order by p.created_at, p.id limit 1000`,
-      [organizationId, scope.program_id ?? null, scope.currency ?? null],
     );
   }
 
@@ -68,22 +69,19 @@ export class PayoutSendsRepository {
    * require_tax_form (a form rejected meanwhile): 409, nothing changes.
    */
   claim(organizationId: string, plans: SendPlan[], simulated: boolean): Promise<PayoutRecord[]> {
-    return Sql.of(this.orm).transaction(async (sql) => {
-      const rows = await sql.rows<PayoutRecord>(
-        `update payouts p set status = 'processing', method = x.method, send_key = x.send_key, sent_at = now(), simulated = $5
-           from unnest($2::uuid[], $3::text[], $4::text[]) as x(id, method, send_key), affiliates a, programs pg
-          where p.organization_id = $1 and p.id = x.id and p.status = 'pending'
+    return Db.of(this.orm).transaction(async (db) => {
+      const rows =
+        await db.rows(sql<PayoutRecord>`update payouts p set status = 'processing', method = x.method, send_key = x.send_key, sent_at = now(), simulated = ${simulated}
+           from unnest(${plans.map((p) => p.id)}::uuid[], ${plans.map((p) => p.method)}::text[], ${plans.map((p) => p.send_key)}::text[]) as x(id, method, send_key), affiliates a, programs pg
+          where p.organization_id = ${organizationId} and p.id = x.id and p.status = 'pending'
             and a.organization_id = p.organization_id and a.id = p.affiliate_id and pg.organization_id = p.organization_id and pg.id = p.program_id
-            and ${payoutHoldSql('a', 'pg')} is null
-          returning p.*`,
-        [organizationId, plans.map((p) => p.id), plans.map((p) => p.method), plans.map((p) => p.send_key), simulated],
-      );
+            and ${sql.raw(payoutHoldSql('a', 'pg'))} is null
+          returning p.*`);
       if (rows.length !== plans.length) {
         const claimed = new Set(rows.map((r) => r.id));
         const lost = plans.find((p) => !claimed.has(p.id))!;
-        const now = await sql.one<SendCandidate>(
-          `select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.id = $2`,
-          [organizationId, lost.id],
+        const now = await db.one(
+          sql<SendCandidate>`select ${sql.raw(CANDIDATE_COLUMNS)} where p.organization_id = ${organizationId} and p.id = ${lost.id}`,
         );
         if (now?.status === 'pending' && now.hold_reason) throw new ConflictError(heldRefusal(now, now.hold_reason));
         throw new ConflictError(
@@ -96,50 +94,45 @@ export class PayoutSendsRepository {
 
   /** The provider's ids of a payout in flight, once known. */
   async recordReference(organizationId: string, id: string, reference: string): Promise<void> {
-    await Sql.of(this.orm).rows(
-      `update payouts set provider_reference = $3 where organization_id = $1 and id = $2 and status = 'processing'`,
-      [organizationId, id, reference],
+    await Db.of(this.orm).rows(
+      sql`update payouts set provider_reference = ${reference} where organization_id = ${organizationId} and id = ${id} and status = 'processing'`,
     );
   }
 
   /** A payout in flight with what its rail needs, by id (a webhook's, a reconciliation's). */
   inFlight(organizationId: string, ids: string[]): Promise<SendCandidate[]> {
-    return Sql.of(this.orm).rows<SendCandidate>(
-      `select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.id = any($2::uuid[]) and p.status = 'processing'`,
-      [organizationId, ids],
+    return Db.of(this.orm).rows(
+      sql<SendCandidate>`select ${sql.raw(CANDIDATE_COLUMNS)} where p.organization_id = ${organizationId} and p.id = any(${ids}::uuid[]) and p.status = 'processing'`,
     );
   }
 
   /** PayPal payouts in flight of one batch (provider_reference `<batch>` or `<batch>/<item>`). */
   inFlightOfPayPalBatch(organizationId: string, batchId: string): Promise<SendCandidate[]> {
-    return Sql.of(this.orm).rows<SendCandidate>(
-      `select ${CANDIDATE_COLUMNS} where p.organization_id = $1 and p.status = 'processing' and p.method = 'paypal'
-         and (p.provider_reference = $2 or p.provider_reference like $3)`,
-      [organizationId, batchId, `${batchId.replace(/[\\%_]/g, '\\$&')}/%`],
-    );
+    return Db.of(this.orm)
+      .rows(sql<SendCandidate>`select ${sql.raw(CANDIDATE_COLUMNS)} where p.organization_id = ${organizationId} and p.status = 'processing' and p.method = 'paypal'
+         and (p.provider_reference = ${batchId} or p.provider_reference like ${`${batchId.replace(/[\\%_]/g, '\\$&')}/%`})`);
   }
 
   /** A payout of this organization by its provider reference (a Stripe or Wise transfer id), whatever its status. */
   byReference(organizationId: string, method: RailMethod, reference: string): Promise<PayoutRecord | undefined> {
-    return Sql.of(this.orm).one<PayoutRecord>(
-      `select * from payouts where organization_id = $1 and provider_reference = $2 and method = $3 limit 1`,
-      [organizationId, reference, method],
+    return Db.of(this.orm).one(
+      sql<PayoutRecord>`select * from payouts where organization_id = ${organizationId} and provider_reference = ${reference} and method = ${method} limit 1`,
     );
   }
 
   /** Payouts in flight across organizations, sent before `sentBefore`, oldest first (payouts_processing_idx). */
   allInFlight(sentBefore: Date, limit: number): Promise<SendCandidate[]> {
-    return Sql.of(this.orm).rows<SendCandidate>(
-      `select ${CANDIDATE_COLUMNS} where p.status = 'processing' and p.simulated = false and p.sent_at < $1 order by p.sent_at limit $2`,
-      [sentBefore, limit],
+    return Db.of(this.orm).rows(
+      sql<SendCandidate>`select ${sql.raw(CANDIDATE_COLUMNS)} where p.status = 'processing' and p.simulated = false and p.sent_at < ${sentBefore} order by p.sent_at limit ${limit}`,
     );
   }
 
   /** Test data lives in a twin organization: `live_organization_id` names its live one (shared/spec/test-mode.md). */
   async isTestOrganization(organizationId: string): Promise<boolean> {
-    const row = await Sql.of(this.orm).one<{ live_organization_id: string | null }>(
-      `select live_organization_id from organizations where id = $1`,
-      [organizationId],
+    const row = await Db.of(this.orm).one(
+      sql<{
+        live_organization_id: string | null;
+      }>`select live_organization_id from organizations where id = ${organizationId}`,
     );
     return row?.live_organization_id != null;
   }

@@ -6,11 +6,11 @@ import { effectiveStatusSql } from '../commissions/commission-lifecycle.js';
 import { compiled, countRows } from '../reports/report-contributions.js';
 import { kyselyOf, readFromReplica, type StoredRow } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import { ConflictError } from '../../http/errors.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import type { PayoutFileRow } from './payout-files.js';
-import { eventsOf, subscribedSql } from '../events/outbox.js';
+import { eventsOf, subscribedTo } from '../events/outbox.js';
 import { payoutHoldSql } from '../tax-forms/tax-form-rules.js';
 
 /** A payout file's row as stored: its times as timestamps (the service writes them as ISO-8601, like every answer). */
@@ -22,6 +22,15 @@ export type StoredPayoutFileRow = Omit<PayoutFileRow, 'created_at' | 'paid_at'> 
 export type PayoutRecord = StoredRow<'payouts'>;
 
 const PAYOUTS_BY_ID: OwnedTable = { table: 'payouts', notFound: 'Payout not found' };
+
+/** A payout run's parameters: the organization, and the scope's filters (null: any). */
+interface PayoutRun {
+  organizationId: string;
+  programId: string | null;
+  currency: string | null;
+  approvedBefore: Date | null;
+  affiliateId: string | null;
+}
 
 export interface PayoutScope {
   program_id?: string;
@@ -73,63 +82,63 @@ export const payoutRunLock = (mode: 'exclusive' | 'shared', organizationId: stri
  * - Events: payout.created per payout; commission.updated per entry (its payout_id set) only when
  *   an endpoint subscribes to it, the entries then read by primary key.
  */
-const PAYABLE = `payable as materialized (
+const payable = (r: PayoutRun) => raw`payable as materialized (
   select c.id, c.affiliate_id, c.program_id, c.currency, c.amount
   from commissions c
-  where c.organization_id = $1
-    and c.status in ('approved', 'pending') and ${effectiveStatusSql('c')} = 'approved'
-    and ($2::uuid is null or c.program_id = $2::uuid)
-    and ($3::text is null or c.currency = $3::text)
-    and ($4::timestamptz is null or coalesce(c.approved_at, c.approves_at) < $4::timestamptz)
-    and ($5::uuid is null or c.affiliate_id = $5::uuid)
-    and c.id not in (select i.commission_id from payout_items i where i.organization_id = $1)
+  where c.organization_id = ${r.organizationId}::uuid
+    and c.status in ('approved', 'pending') and ${raw.raw(effectiveStatusSql('c'))} = 'approved'
+    and (${r.programId}::uuid is null or c.program_id = ${r.programId}::uuid)
+    and (${r.currency}::text is null or c.currency = ${r.currency}::text)
+    and (${r.approvedBefore}::timestamptz is null or coalesce(c.approved_at, c.approves_at) < ${r.approvedBefore}::timestamptz)
+    and (${r.affiliateId}::uuid is null or c.affiliate_id = ${r.affiliateId}::uuid)
+    and c.id not in (select i.commission_id from payout_items i where i.organization_id = ${r.organizationId}::uuid)
 )`;
 
 /** The payable groups that reach their program's minimum, each with its program `p` and affiliate `a` (for the tax form hold). */
-const QUALIFYING_GROUPS = `from (
+const qualifyingGroups = (r: PayoutRun) => raw`from (
     select affiliate_id, program_id, currency, sum(amount) as net, count(*)::int as n, array_agg(id) as ids
     from payable group by affiliate_id, program_id, currency
   ) g
-  join programs p on p.id = g.program_id and p.organization_id = $1
-  join affiliates a on a.id = g.affiliate_id and a.organization_id = $1
+  join programs p on p.id = g.program_id and p.organization_id = ${r.organizationId}::uuid
+  join affiliates a on a.id = g.affiliate_id and a.organization_id = ${r.organizationId}::uuid
   where g.net > 0 and (g.currency <> p.currency or g.net >= p.minimum_payout)`;
 
-export const CREATE_PAYOUTS = `
-with ${PAYABLE}, eligible as materialized (
+export const createPayouts = (r: PayoutRun) => raw<PayoutRecord>`
+with ${payable(r)}, eligible as materialized (
   select gen_random_uuid() as payout_id, g.*
-  ${QUALIFYING_GROUPS}
-    and ${payoutHoldSql('a', 'p')} is null
+  ${qualifyingGroups(r)}
+    and ${raw.raw(payoutHoldSql('a', 'p'))} is null
 ), created as (
   insert into payouts (id, organization_id, affiliate_id, program_id, currency, amount, status, commission_count, created_at, method)
-  select e.payout_id, $1, e.affiliate_id, e.program_id, e.currency, e.net, 'pending', e.n, now(), a.payout_method
-  from eligible e join affiliates a on a.id = e.affiliate_id and a.organization_id = $1
+  select e.payout_id, ${r.organizationId}::uuid, e.affiliate_id, e.program_id, e.currency, e.net, 'pending', e.n, now(), a.payout_method
+  from eligible e join affiliates a on a.id = e.affiliate_id and a.organization_id = ${r.organizationId}::uuid
   returning *
 ), items as (
   insert into payout_items (organization_id, commission_id, payout_id)
-  select $1, t.id, e.payout_id from eligible e cross join lateral unnest(e.ids) t(id) order by t.id
+  select ${r.organizationId}::uuid, t.id, e.payout_id from eligible e cross join lateral unnest(e.ids) t(id) order by t.id
   returning commission_id, payout_id
-), payout_events as (${eventsOf('payout.created', 'created', '$1', true)}
+), payout_events as (${raw.raw(eventsOf('payout.created', 'created', r.organizationId))}
 ), commission_events as (
   insert into outbound_events (id, organization_id, type, resource, created_at)
-  select gen_random_uuid(), $1, 'commission.updated', k.resource, statement_timestamp()
+  select gen_random_uuid(), ${r.organizationId}::uuid, 'commission.updated', k.resource, statement_timestamp()
   from items i
   cross join lateral (
     select to_jsonb(c) || jsonb_build_object('payout_id', i.payout_id, 'updated_at', now()) as resource
-    from commissions c where c.id = i.commission_id and c.organization_id = $1) k
-  where ${subscribedSql('commission.updated', '$1')}
+    from commissions c where c.id = i.commission_id and c.organization_id = ${r.organizationId}::uuid) k
+  where ${subscribedTo('commission.updated', r.organizationId)}
 )
 select * from created order by amount desc, id`;
 
 /**
  * The groups a run would have paid but the tax form rule holds (tax-forms/tax-form-rules.ts): same
- * parameters as CREATE_PAYOUTS, read after it in its transaction (under the run's lock, which a
+ * parameters as createPayouts, read after it in its transaction (under the run's lock, which a
  * tax form decision takes shared), so they are exactly the qualifying groups it left.
  */
-const HELD_PAYOUTS = `
-with ${PAYABLE}
-select g.affiliate_id, g.program_id, g.currency, g.net::text as amount, g.n as commission_count, ${payoutHoldSql('a', 'p')} as reason
-  ${QUALIFYING_GROUPS}
-    and ${payoutHoldSql('a', 'p')} is not null
+const heldPayouts = (r: PayoutRun) => raw<HeldPayoutRow>`
+with ${payable(r)}
+select g.affiliate_id, g.program_id, g.currency, g.net::text as amount, g.n as commission_count, ${raw.raw(payoutHoldSql('a', 'p'))} as reason
+  ${qualifyingGroups(r)}
+    and ${raw.raw(payoutHoldSql('a', 'p'))} is not null
 order by g.net desc, g.affiliate_id, g.program_id, g.currency`;
 
 /** A group held by the tax form rule, as HELD_PAYOUTS reads it. */
@@ -142,20 +151,18 @@ export interface HeldPayoutRow {
   reason: 'tax_form_missing' | 'tax_form_submitted' | 'tax_form_rejected';
 }
 
-/** A run's statement settings, local to its transaction (see CREATE_PAYOUTS). */
-const PAYOUT_RUN_SETTINGS = `select set_config('work_mem', '64MB', true), set_config('jit', 'off', true)`;
+/** A run's statement settings, local to its transaction (see createPayouts). */
+const PAYOUT_RUN_SETTINGS = raw`select set_config('work_mem', '64MB', true), set_config('jit', 'off', true)`;
 
 /**
  * A payout's entries (while it is pending): its affiliate's unpaid entries in its program and
  * currency (commissions_unpaid_idx) that payout_items puts in it. Parameters: the payout's
  * organization, id, affiliate, program, currency.
  */
-const ENTRIES_OF_PENDING_PAYOUT = `select c.id from commissions c
-  join payout_items i on i.organization_id = c.organization_id and i.commission_id = c.id and i.payout_id = $2
-  where c.organization_id = $1 and c.affiliate_id = $3 and c.program_id = $4 and c.currency = $5
+const entriesOfPendingPayout = (p: PayoutRecord) => raw<{ id: string }>`select c.id from commissions c
+  join payout_items i on i.organization_id = c.organization_id and i.commission_id = c.id and i.payout_id = ${p.id}
+  where c.organization_id = ${p.organization_id} and c.affiliate_id = ${p.affiliate_id} and c.program_id = ${p.program_id} and c.currency = ${p.currency}
     and c.status in ('pending', 'approved')`;
-
-const carriedBy = (p: PayoutRecord) => [p.organization_id, p.id, p.affiliate_id, p.program_id, p.currency];
 
 /** The payouts module's only way to the database. */
 export class PayoutsRepository {
@@ -163,9 +170,9 @@ export class PayoutsRepository {
 
   /** Creates the payouts of every payable group (CREATE_PAYOUTS), and answers those the tax form rule held; none when nothing qualifies. */
   create(organizationId: string, scope: PayoutScope): Promise<{ created: PayoutRecord[]; held: HeldPayoutRow[] }> {
-    return Sql.of(this.orm).transaction(async (sql) => {
-      await this.lockRuns(sql, organizationId);
-      return this.run(sql, organizationId, scope);
+    return Db.of(this.orm).transaction(async (db) => {
+      await this.lockRuns(db, organizationId);
+      return this.run(db, organizationId, scope);
     });
   }
 
@@ -179,50 +186,47 @@ export class PayoutsRepository {
     organizationId: string,
     failed: PayoutRecord,
   ): Promise<{ created: PayoutRecord[]; held: HeldPayoutRow[]; retried?: PayoutRecord }> {
-    return Sql.of(this.orm).transaction(async (sql) => {
-      await this.lockRuns(sql, organizationId);
-      const current = (await sql.one<PayoutRecord>(
-        `select * from payouts where id = ? and organization_id = ? for update`,
-        [failed.id, organizationId],
+    return Db.of(this.orm).transaction(async (db) => {
+      await this.lockRuns(db, organizationId);
+      const current = (await db.one(
+        raw<PayoutRecord>`select * from payouts where id = ${failed.id} and organization_id = ${organizationId} for update`,
       ))!;
       if (current.status !== 'failed' || current.retried_by_payout_id)
         return { created: [], held: [], retried: current };
-      const result = await this.run(sql, organizationId, {
+      const result = await this.run(db, organizationId, {
         affiliate_id: current.affiliate_id,
         program_id: current.program_id,
         currency: current.currency,
       });
       const [next] = result.created;
       if (next)
-        await sql.rows(`update payouts set retried_by_payout_id = $3 where organization_id = $1 and id = $2`, [
-          organizationId,
-          current.id,
-          next.id,
-        ]);
+        await db.rows(
+          raw`update payouts set retried_by_payout_id = ${next.id} where organization_id = ${organizationId} and id = ${current.id}`,
+        );
       return result;
     });
   }
 
   /** Taken before the run's statement, so that its snapshot sees what an earlier run committed. */
-  private async lockRuns(sql: Sql, organizationId: string): Promise<void> {
-    await sql.execute({ compile: () => payoutRunLock('exclusive', organizationId).compile(kyselyOf(this.orm)) });
+  private async lockRuns(db: Db, organizationId: string): Promise<void> {
+    await db.rows({ compile: () => payoutRunLock('exclusive', organizationId).compile(kyselyOf(this.orm)) });
   }
 
   private async run(
-    sql: Sql,
+    db: Db,
     organizationId: string,
     scope: PayoutScope,
   ): Promise<{ created: PayoutRecord[]; held: HeldPayoutRow[] }> {
-    const values = [
+    const run: PayoutRun = {
       organizationId,
-      scope.program_id ?? null,
-      scope.currency ?? null,
-      scope.approved_before ?? null,
-      scope.affiliate_id ?? null,
-    ];
-    await sql.rows(PAYOUT_RUN_SETTINGS);
-    const created = await sql.rows<PayoutRecord>(CREATE_PAYOUTS, values);
-    return { created, held: await sql.rows<HeldPayoutRow>(HELD_PAYOUTS, values) };
+      programId: scope.program_id ?? null,
+      currency: scope.currency ?? null,
+      approvedBefore: scope.approved_before ?? null,
+      affiliateId: scope.affiliate_id ?? null,
+    };
+    await db.rows(PAYOUT_RUN_SETTINGS);
+    const created = await db.rows(createPayouts(run));
+    return { created, held: await db.rows(heldPayouts(run)) };
   }
 
   /** One page of the organization's payouts, newest first. */
@@ -273,7 +277,7 @@ export class PayoutsRepository {
 
   /** The ownership rule (db/owned-row.ts): 403 for another organization's payout, 404 for none. */
   findOwned(organizationId: string, id: string): Promise<PayoutRecord> {
-    return findOwnedRow<PayoutRecord>(Sql.of(this.orm), PAYOUTS_BY_ID, organizationId, id);
+    return findOwnedRow<PayoutRecord>(Db.of(this.orm), PAYOUTS_BY_ID, organizationId, id);
   }
 
   /**
@@ -289,26 +293,22 @@ export class PayoutsRepository {
     from: 'pending' | 'processing' = 'pending',
     providerReference?: string | null,
   ): Promise<PayoutRecord> {
-    return this.settle(organizationId, id, 'paid', from, async (sql, payout) => {
+    return this.settle(organizationId, id, 'paid', from, async (db, payout) => {
       // The entries are paid; their payout_items rows stay, the record of the payout that paid them.
       // What they count in the reports moves with them (modules/reports): out before, in after.
-      const carried = {
-        commissions: (await sql.rows<{ id: string }>(ENTRIES_OF_PENDING_PAYOUT, carriedBy(payout))).map((r) => r.id),
-      };
+      const carried = { commissions: (await db.rows(entriesOfPendingPayout(payout))).map((r) => r.id) };
       const counting = (sign: 1 | -1) => countRows(payout.organization_id, carried, sign);
       const out = counting(-1);
-      if (out) await sql.execute(compiled(out));
-      await sql.rows(
-        `with carried as (${ENTRIES_OF_PENDING_PAYOUT}),
-         changed as (update commissions c set status = 'paid', updated_at = now() from carried k where c.id = k.id and c.organization_id = $1 returning c.*, $2::uuid as payout_id),
-         ev as (${eventsOf('commission.updated', 'changed', '$1', true)}) select 1`,
-        carriedBy(payout),
+      if (out) await db.rows(compiled(out));
+      await db.rows(
+        raw`with carried as (${entriesOfPendingPayout(payout)}),
+         changed as (update commissions c set status = 'paid', updated_at = now() from carried k where c.id = k.id and c.organization_id = ${payout.organization_id} returning c.*, ${payout.id}::uuid as payout_id),
+         ev as (${raw.raw(eventsOf('commission.updated', 'changed', payout.organization_id))}) select 1`,
       );
       const back = counting(1);
-      if (back) await sql.execute(compiled(back));
-      return sql.one<PayoutRecord>(
-        `with changed as (update payouts set status = 'paid', paid_at = now(), reference = coalesce(?, reference), provider_reference = coalesce(?, provider_reference) where id = ? and organization_id = ? returning *), ev as (${eventsOf('payout.paid', 'changed', payout.organization_id)}) select * from changed`,
-        [reference ?? null, providerReference ?? null, payout.id, payout.organization_id],
+      if (back) await db.rows(compiled(back));
+      return db.one(
+        raw<PayoutRecord>`with changed as (update payouts set status = 'paid', paid_at = now(), reference = coalesce(${reference ?? null}, reference), provider_reference = coalesce(${providerReference ?? null}, provider_reference) where id = ${payout.id} and organization_id = ${payout.organization_id} returning *), ev as (${raw.raw(eventsOf('payout.paid', 'changed', payout.organization_id))}) select * from changed`,
       );
     });
   }
@@ -324,22 +324,20 @@ export class PayoutsRepository {
     reason: string,
     providerReference?: string | null,
   ): Promise<PayoutRecord> {
-    return this.settle(organizationId, id, 'failed', 'processing', async (sql, payout) => {
-      await this.releaseEntries(sql, payout);
-      return sql.one<PayoutRecord>(
-        `with changed as (update payouts set status = 'failed', failed_at = now(), failure_reason = ?, provider_reference = coalesce(?, provider_reference) where id = ? and organization_id = ? returning *), ev as (${eventsOf('payout.failed', 'changed', payout.organization_id)}) select * from changed`,
-        [reason.slice(0, 1000), providerReference ?? null, payout.id, payout.organization_id],
+    return this.settle(organizationId, id, 'failed', 'processing', async (db, payout) => {
+      await this.releaseEntries(db, payout);
+      return db.one(
+        raw<PayoutRecord>`with changed as (update payouts set status = 'failed', failed_at = now(), failure_reason = ${reason.slice(0, 1000)}, provider_reference = coalesce(${providerReference ?? null}, provider_reference) where id = ${payout.id} and organization_id = ${payout.organization_id} returning *), ev as (${raw.raw(eventsOf('payout.failed', 'changed', payout.organization_id))}) select * from changed`,
       );
     });
   }
 
   /** A pending payout canceled: its entries released (in no payout, approved as before). Canceled again: unchanged. Paid: 409. */
   cancel(organizationId: string, id: string): Promise<PayoutRecord> {
-    return this.settle(organizationId, id, 'canceled', 'pending', async (sql, payout) => {
-      await this.releaseEntries(sql, payout);
-      return sql.one<PayoutRecord>(
-        `with changed as (update payouts set status = 'canceled', canceled_at = now() where id = ? and organization_id = ? returning *), ev as (${eventsOf('payout.canceled', 'changed', payout.organization_id)}) select * from changed`,
-        [payout.id, payout.organization_id],
+    return this.settle(organizationId, id, 'canceled', 'pending', async (db, payout) => {
+      await this.releaseEntries(db, payout);
+      return db.one(
+        raw<PayoutRecord>`with changed as (update payouts set status = 'canceled', canceled_at = now() where id = ${payout.id} and organization_id = ${payout.organization_id} returning *), ev as (${raw.raw(eventsOf('payout.canceled', 'changed', payout.organization_id))}) select * from changed`,
       );
     });
   }
@@ -349,13 +347,12 @@ export class PayoutsRepository {
    * entries' rows were not written when the payout took them; their updated_at records the change
    * of their payout_id).
    */
-  private async releaseEntries(sql: Sql, payout: PayoutRecord): Promise<void> {
-    await sql.rows(
-      `with carried as (${ENTRIES_OF_PENDING_PAYOUT}),
-       released as (delete from payout_items i using carried k where i.organization_id = $1 and i.commission_id = k.id returning i.commission_id),
-       changed as (update commissions c set updated_at = now() from released r where c.id = r.commission_id and c.organization_id = $1 returning c.*, null::uuid as payout_id),
-       ev as (${eventsOf('commission.updated', 'changed', '$1', true)}) select 1`,
-      carriedBy(payout),
+  private async releaseEntries(db: Db, payout: PayoutRecord): Promise<void> {
+    await db.rows(
+      raw`with carried as (${entriesOfPendingPayout(payout)}),
+       released as (delete from payout_items i using carried k where i.organization_id = ${payout.organization_id} and i.commission_id = k.id returning i.commission_id),
+       changed as (update commissions c set updated_at = now() from released r where c.id = r.commission_id and c.organization_id = ${payout.organization_id} returning c.*, null::uuid as payout_id),
+       ev as (${raw.raw(eventsOf('commission.updated', 'changed', payout.organization_id))}) select 1`,
     );
   }
 
@@ -364,13 +361,12 @@ export class PayoutsRepository {
     id: string,
     to: 'paid' | 'canceled' | 'failed',
     from: 'pending' | 'processing',
-    apply: (sql: Sql, payout: PayoutRecord) => Promise<PayoutRecord | undefined>,
+    apply: (db: Db, payout: PayoutRecord) => Promise<PayoutRecord | undefined>,
   ): Promise<PayoutRecord> {
-    return Sql.of(this.orm).transaction(async (sql) => {
-      const found = await findOwnedRow<PayoutRecord>(sql, PAYOUTS_BY_ID, organizationId, id);
-      const payout = (await sql.one<PayoutRecord>(
-        `select * from payouts where id = ? and organization_id = ? for update`,
-        [found.id, organizationId],
+    return Db.of(this.orm).transaction(async (db) => {
+      const found = await findOwnedRow<PayoutRecord>(db, PAYOUTS_BY_ID, organizationId, id);
+      const payout = (await db.one(
+        raw<PayoutRecord>`select * from payouts where id = ${found.id} and organization_id = ${organizationId} for update`,
       ))!;
       if (payout.status === to) return payout;
       if (payout.status !== from) {
@@ -379,7 +375,7 @@ export class PayoutsRepository {
           payout.status === 'processing' ? ': it was sent through its payout rail, whose outcome decides' : '';
         throw new ConflictError(`A ${payout.status} payout cannot be ${action}${hint}`);
       }
-      return (await apply(sql, payout))!;
+      return (await apply(db, payout))!;
     });
   }
 }

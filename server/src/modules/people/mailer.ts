@@ -1,6 +1,6 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
-import type { Sql } from '../../db/sql.js';
+import type { Db } from '../../db/sql.js';
 
 export interface Mail {
   to: string;
@@ -17,7 +17,7 @@ export interface SendOptions {
    * The transaction that writes the row the e-mail is about (an invitation, a sign-in link): a
    * queued e-mail is queued in it, so it exists exactly when the row does.
    */
-  transaction?: Sql;
+  transaction?: Db;
 }
 
 export interface Mailer {

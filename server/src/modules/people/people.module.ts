@@ -44,7 +44,8 @@ export class People {
   readonly auth: Auth;
   readonly service: PeopleService;
   readonly stage: Stage;
-  private readonly repository: PeopleRepository;
+  /** The module's repository, also what the partner portal reads the organization's name from. */
+  readonly repository: PeopleRepository;
 
   constructor(
     orm: MikroORM,

@@ -1,7 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
 import { isUuid } from '../../http/serialize.js';
+import { sql } from 'kysely';
 
 export type Role = 'owner' | 'member';
 
@@ -32,30 +33,28 @@ const INVITATION = 'id, organization_id, email, role, created_at, expires_at, ac
 export class PeopleRepository {
   constructor(private readonly orm: MikroORM) {}
 
-  private get sql(): Sql {
-    return Sql.of(this.orm);
+  private get db(): Db {
+    return Db.of(this.orm);
   }
 
   async organizationName(organizationId: string): Promise<string | undefined> {
     if (!isUuid(organizationId)) return undefined;
-    return (await this.sql.one<{ name: string }>('select name from organizations where id = ?', [organizationId]))
+    return (await this.db.one(sql<{ name: string }>`select name from organizations where id = ${organizationId}`))
       ?.name;
   }
 
   listUsers(organizationId: string, after: CursorPosition | undefined, limit: number): Promise<UserRow[]> {
     return after
-      ? this.sql.rows<UserRow>(
-          `select ${USER} from users where organization_id = ? and (created_at, id) > (?, ?) order by created_at, id limit ?`,
-          [organizationId, after.at, after.id, limit],
+      ? this.db.rows(
+          sql<UserRow>`select ${sql.raw(USER)} from users where organization_id = ${organizationId} and (created_at, id) > (${after.at}, ${after.id}) order by created_at, id limit ${limit}`,
         )
-      : this.sql.rows<UserRow>(`select ${USER} from users where organization_id = ? order by created_at, id limit ?`, [
-          organizationId,
-          limit,
-        ]);
+      : this.db.rows(
+          sql<UserRow>`select ${sql.raw(USER)} from users where organization_id = ${organizationId} order by created_at, id limit ${limit}`,
+        );
   }
 
   async userExists(email: string): Promise<boolean> {
-    return (await this.sql.one('select 1 from users where email = ?', [email])) !== undefined;
+    return (await this.db.one(sql`select 1 from users where email = ${email}`)) !== undefined;
   }
 
   /**
@@ -64,20 +63,19 @@ export class PeopleRepository {
    */
   changeRole(organizationId: string, userId: string, role: Role): Promise<UserRow | 'not found' | 'last owner'> {
     if (!isUuid(userId)) return Promise.resolve('not found');
-    return this.sql.transaction(async (sql) => {
-      const owners = await sql.rows<{ id: string }>(
-        `select id from users where organization_id = ? and role = 'owner' order by id for update`,
-        [organizationId],
+    return this.db.transaction(async (db) => {
+      const owners = await db.rows(
+        sql<{
+          id: string;
+        }>`select id from users where organization_id = ${organizationId} and role = 'owner' order by id for update`,
       );
-      const user = await sql.one<UserRow>(`select ${USER} from users where organization_id = ? and id = ? for update`, [
-        organizationId,
-        userId,
-      ]);
+      const user = await db.one(
+        sql<UserRow>`select ${sql.raw(USER)} from users where organization_id = ${organizationId} and id = ${userId} for update`,
+      );
       if (!user) return 'not found';
       if (role === 'member' && user.role === 'owner' && owners.length === 1) return 'last owner';
-      return (await sql.one<UserRow>(
-        `update users set role = ?, updated_at = now() where organization_id = ? and id = ? returning ${USER}`,
-        [role, organizationId, userId],
+      return (await db.one(
+        sql<UserRow>`update users set role = ${role}, updated_at = now() where organization_id = ${organizationId} and id = ${userId} returning ${sql.raw(USER)}`,
       ))!;
     });
   }
@@ -85,63 +83,50 @@ export class PeopleRepository {
   /** Deletes a user, their password and every session (cascade): signed out everywhere at once. */
   removeUser(organizationId: string, userId: string): Promise<UserRow | 'not found' | 'last owner'> {
     if (!isUuid(userId)) return Promise.resolve('not found');
-    return this.sql.transaction(async (sql) => {
-      const owners = await sql.rows<{ id: string }>(
-        `select id from users where organization_id = ? and role = 'owner' order by id for update`,
-        [organizationId],
+    return this.db.transaction(async (db) => {
+      const owners = await db.rows(
+        sql<{
+          id: string;
+        }>`select id from users where organization_id = ${organizationId} and role = 'owner' order by id for update`,
       );
-      const user = await sql.one<UserRow>(`select ${USER} from users where organization_id = ? and id = ? for update`, [
-        organizationId,
-        userId,
-      ]);
+      const user = await db.one(
+        sql<UserRow>`select ${sql.raw(USER)} from users where organization_id = ${organizationId} and id = ${userId} for update`,
+      );
       if (!user) return 'not found';
       if (user.role === 'owner' && owners.length === 1) return 'last owner';
-      await sql.rows('delete from users where organization_id = ? and id = ?', [organizationId, userId]);
+      await db.rows(sql`delete from users where organization_id = ${organizationId} and id = ${userId}`);
       return user;
     });
   }
 
   /** Runs fn in one transaction (an invitation and the e-mail queued for it: people.service.ts). */
-  transaction<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
-    return this.sql.transaction(fn);
+  transaction<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+    return this.db.transaction(fn);
   }
 
   async insertInvitation(
     row: Omit<InvitationRow, 'accepted_at' | 'revoked_at'> & { token_hash: string; invited_by: string | null },
-    sql: Sql = this.sql,
+    db: Db = this.db,
   ): Promise<InvitationRow> {
-    return (await sql.one<InvitationRow>(
-      `insert into invitations (id, organization_id, email, role, token_hash, invited_by, expires_at, created_at) values (?, ?, ?, ?, ?, ?, ?, ?) returning ${INVITATION}`,
-      [
-        row.id,
-        row.organization_id,
-        row.email,
-        row.role,
-        row.token_hash,
-        row.invited_by,
-        row.expires_at,
-        row.created_at,
-      ],
+    return (await db.one(
+      sql<InvitationRow>`insert into invitations (id, organization_id, email, role, token_hash, invited_by, expires_at, created_at) values (${row.id}, ${row.organization_id}, ${row.email}, ${row.role}, ${row.token_hash}, ${row.invited_by}, ${row.expires_at}, ${row.created_at}) returning ${sql.raw(INVITATION)}`,
     ))!;
   }
 
   listInvitations(organizationId: string, after: CursorPosition | undefined, limit: number): Promise<InvitationRow[]> {
     return after
-      ? this.sql.rows<InvitationRow>(
-          `select ${INVITATION} from invitations where organization_id = ? and (created_at, id) < (?, ?) order by created_at desc, id desc limit ?`,
-          [organizationId, after.at, after.id, limit],
+      ? this.db.rows(
+          sql<InvitationRow>`select ${sql.raw(INVITATION)} from invitations where organization_id = ${organizationId} and (created_at, id) < (${after.at}, ${after.id}) order by created_at desc, id desc limit ${limit}`,
         )
-      : this.sql.rows<InvitationRow>(
-          `select ${INVITATION} from invitations where organization_id = ? order by created_at desc, id desc limit ?`,
-          [organizationId, limit],
+      : this.db.rows(
+          sql<InvitationRow>`select ${sql.raw(INVITATION)} from invitations where organization_id = ${organizationId} order by created_at desc, id desc limit ${limit}`,
         );
   }
 
   async revokeInvitation(organizationId: string, id: string, at: Date): Promise<InvitationRow | undefined> {
     if (!isUuid(id)) return undefined;
-    return this.sql.one<InvitationRow>(
-      `update invitations set revoked_at = coalesce(revoked_at, ?) where organization_id = ? and id = ? returning ${INVITATION}`,
-      [at, organizationId, id],
+    return this.db.one(
+      sql<InvitationRow>`update invitations set revoked_at = coalesce(revoked_at, ${at}) where organization_id = ${organizationId} and id = ${id} returning ${sql.raw(INVITATION)}`,
     );
   }
 
@@ -154,22 +139,18 @@ export class PeopleRepository {
     user: { id: string; name: string; passwordHash: string },
     at: Date,
   ): Promise<UserRow | 'not found' | 'email taken'> {
-    return this.sql
-      .transaction(async (sql) => {
-        const invitation = await sql.one<InvitationRow>(
-          `update invitations set accepted_at = ? where token_hash = ? and accepted_at is null and revoked_at is null and expires_at > ? returning ${INVITATION}`,
-          [at, tokenHash, at],
+    return this.db
+      .transaction(async (db) => {
+        const invitation = await db.one(
+          sql<InvitationRow>`update invitations set accepted_at = ${at} where token_hash = ${tokenHash} and accepted_at is null and revoked_at is null and expires_at > ${at} returning ${sql.raw(INVITATION)}`,
         );
         if (!invitation) return 'not found';
-        const created = await sql.one<UserRow>(
-          `insert into users (id, organization_id, email, name, email_verified, role, created_at, updated_at) values (?, ?, ?, ?, true, ?, ?, ?)
-         on conflict (email) do nothing returning ${USER}`,
-          [user.id, invitation.organization_id, invitation.email, user.name, invitation.role, at, at],
-        );
+        const created =
+          await db.one(sql<UserRow>`insert into users (id, organization_id, email, name, email_verified, role, created_at, updated_at) values (${user.id}, ${invitation.organization_id}, ${invitation.email}, ${user.name}, true, ${invitation.role}, ${at}, ${at})
+         on conflict (email) do nothing returning ${sql.raw(USER)}`);
         if (!created) throw new EmailTaken();
-        await sql.rows(
-          `insert into accounts (id, user_id, account_id, provider_id, password, created_at, updated_at) values (gen_random_uuid(), ?, ?, 'credential', ?, ?, ?)`,
-          [user.id, user.id, user.passwordHash, at, at],
+        await db.rows(
+          sql`insert into accounts (id, user_id, account_id, provider_id, password, created_at, updated_at) values (gen_random_uuid(), ${user.id}, ${user.id}, 'credential', ${user.passwordHash}, ${at}, ${at})`,
         );
         return created;
       })

@@ -91,7 +91,7 @@ export class PeopleService {
     // (mail-queue.ts), so a mail server that is down neither fails the request after the invitation
     // is saved nor loses the e-mail.
     await this.mailer.ready?.();
-    const row = await this.people.transaction(async (sql) => {
+    const row = await this.people.transaction(async (db) => {
       const inserted = await this.people.insertInvitation(
         {
           id: newRowId(),
@@ -103,7 +103,7 @@ export class PeopleService {
           created_at: now,
           expires_at: new Date(now.getTime() + INVITATION_DAYS * 86_400_000),
         },
-        sql,
+        db,
       );
       await this.mailer.send(
         {
@@ -111,7 +111,7 @@ export class PeopleService {
           subject: `You are invited to ${organizationName}'s affiliate dashboard`,
           text: `Accept the invitation (valid ${INVITATION_DAYS} days) and choose your password: ${accept_url}`,
         },
-        { transaction: sql },
+        { transaction: db },
       );
       return inserted;
     });

@@ -4,8 +4,9 @@ import { notifyChange } from '../../db/change-notifications.js';
 import { pageInCreationOrder } from '../../db/created-order.js';
 import { kyselyOf, readFromReplica, type NewRow, type StoredRow } from '../../db/database.js';
 import { findOwnedRow, type OwnedTable } from '../../db/owned-row.js';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import type { CursorPosition } from '../../http/pagination.js';
+import { sql } from 'kysely';
 
 export type ProgramRecord = StoredRow<'programs'>;
 
@@ -51,7 +52,7 @@ export class ProgramsRepository {
 
   /** The ownership rule (db/owned-row.ts): 403 for another organization's program, 404 for none. */
   findOwned(organizationId: string, id: string): Promise<ProgramRecord> {
-    return findOwnedRow<ProgramRecord>(Sql.of(this.orm), PROGRAMS_BY_ID, organizationId, id);
+    return findOwnedRow<ProgramRecord>(Db.of(this.orm), PROGRAMS_BY_ID, organizationId, id);
   }
 
   /**
@@ -64,23 +65,20 @@ export class ProgramsRepository {
     id: string,
     change: (current: ProgramRecord) => ProgramChanges,
   ): Promise<ProgramRecord> {
-    return Sql.of(this.orm).transaction(async (sql) => {
-      const current = await findOwnedRow<ProgramRecord>(sql, PROGRAMS_BY_ID, organizationId, id);
+    return Db.of(this.orm).transaction(async (db) => {
+      const current = await findOwnedRow<ProgramRecord>(db, PROGRAMS_BY_ID, organizationId, id);
       const changes = change(current);
-      const [updated] = await sql.execute(
+      const [updated] = await db.rows(
         kyselyOf(this.orm).updateTable('programs').set(changes).where('id', '=', current.id).returningAll(),
       );
       if (changes.commission_max_conversions != null && current.commission_max_conversions == null) {
         // A cap by count set now counts what its customers were paid already (ConversionsService
         // counts from then on, in the guarded write that decides each charge).
-        await sql.rows(
-          `update customers c set paid_conversions = (select count(*) from conversions v
+        await db.rows(sql`update customers c set paid_conversions = (select count(*) from conversions v
              where v.organization_id = c.organization_id and v.customer_id = c.customer_id and v.amount > 0)
-           where c.organization_id = $1 and c.program_id = $2`,
-          [organizationId, current.id],
-        );
+           where c.organization_id = ${organizationId} and c.program_id = ${current.id}`);
       }
-      await notifyChange((query, params) => sql.rows(query, params), { kind: 'program', id: current.id });
+      await notifyChange(db, { kind: 'program', id: current.id });
       return updated;
     });
   }

@@ -1,9 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { readFromReplica } from '../../db/database.js';
 import type { ReplicaRead } from '../../db/replica-reads.js';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import { foldOrganization, organizationsToFold } from './report-fold.js';
 import { affiliatesStatement, READING_SETTINGS, timeseriesStatement } from './reports.statements.js';
+import { CompiledQuery, sql } from 'kysely';
 
 /**
  * The reports' read model, per organization: day and month summaries folded in the background
@@ -73,10 +74,9 @@ export class ReportsRepository {
 
   /** Whether the program is this organization's. */
   async programExists(organizationId: string, programId: string): Promise<boolean> {
-    const row = await Sql.of(this.orm).one(`select 1 as found from programs where organization_id = ? and id = ?`, [
-      organizationId,
-      programId,
-    ]);
+    const row = await Db.of(this.orm).one(
+      sql`select 1 as found from programs where organization_id = ${organizationId} and id = ${programId}`,
+    );
     return row !== undefined;
   }
 
@@ -88,11 +88,11 @@ export class ReportsRepository {
    * one (db/replica-reads.ts): a report may be behind by its lag, never inconsistent (one statement,
    * one snapshot of the summaries and the raw rows alike).
    */
-  private reading<T>(read: ReplicaRead, fn: (sql: Sql) => Promise<T>): Promise<T> {
+  private reading<T>(read: ReplicaRead, fn: (db: Db) => Promise<T>): Promise<T> {
     return readFromReplica(this.orm, read, (source) =>
-      Sql.of(source).transaction(async (sql) => {
-        await sql.rows(READING_SETTINGS);
-        return fn(sql);
+      Db.of(source).transaction(async (db) => {
+        await db.rows(CompiledQuery.raw(READING_SETTINGS));
+        return fn(db);
       }),
     );
   }
@@ -111,13 +111,17 @@ export class ReportsRepository {
     limit: number,
   ): Promise<AffiliateFigureRow[]> {
     const { text, values } = affiliatesStatement(window, affiliateIds, after, limit);
-    return this.reading('GET /api/reports/affiliates', (sql) => sql.rows<AffiliateFigureRow>(text, values));
+    return this.reading('GET /api/reports/affiliates', (db) =>
+      db.rows(CompiledQuery.raw(text, values) as CompiledQuery<AffiliateFigureRow>),
+    );
   }
 
   /** The time series: one point per period and currency, periods without activity as zeros. */
   timeseries(window: ReportWindow, interval: 'day' | 'week' | 'month'): Promise<PointRow[]> {
     const { text, values } = timeseriesStatement(window, interval);
-    return this.reading('GET /api/reports/timeseries', (sql) => sql.rows<PointRow>(text, values));
+    return this.reading('GET /api/reports/timeseries', (db) =>
+      db.rows(CompiledQuery.raw(text, values) as CompiledQuery<PointRow>),
+    );
   }
 
   /** Folds the organization's due deltas into its summaries (report-fold.ts). */

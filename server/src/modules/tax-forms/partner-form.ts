@@ -1,4 +1,5 @@
-import type { Sql } from '../../db/sql.js';
+import type { Db } from '../../db/sql.js';
+import { sql } from 'kysely';
 
 /** The affiliates' tax_form_* columns as stored (Migration20270108000000_tax_forms). */
 export interface PartnerForm {
@@ -21,18 +22,16 @@ export interface PartnerForm {
  * decision, an erasure and a new membership of that e-mail take it, so that a new membership
  * takes the form either before or after a change, and the change then reaches it.
  */
-export async function lockPartnerForm(sql: Sql, organizationId: string, email: string): Promise<void> {
-  await sql.rows('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`tax-form:${organizationId}:${email}`]);
+export async function lockPartnerForm(db: Db, organizationId: string, email: string): Promise<void> {
+  await db.rows(sql`select pg_advisory_xact_lock(hashtextextended(${`tax-form:${organizationId}:${email}`}, 0))`);
 }
 
 /** The form the partner has now (from their latest-submitted membership), or every column null (`missing`). Read under lockPartnerForm. */
-export async function partnerFormOf(sql: Sql, organizationId: string, email: string): Promise<PartnerForm> {
-  const row = await sql.one<PartnerForm>(
-    `select tax_form_status, tax_form_kind, tax_form_submitted_at, tax_form_decided_at, tax_form_rejection_reason
-       from affiliates where organization_id = ? and email = ? and tax_form_status is not null
-      order by tax_form_submitted_at desc, tax_form_decided_at desc nulls last limit 1`,
-    [organizationId, email],
-  );
+export async function partnerFormOf(db: Db, organizationId: string, email: string): Promise<PartnerForm> {
+  const row =
+    await db.one(sql<PartnerForm>`select tax_form_status, tax_form_kind, tax_form_submitted_at, tax_form_decided_at, tax_form_rejection_reason
+       from affiliates where organization_id = ${organizationId} and email = ${email} and tax_form_status is not null
+      order by tax_form_submitted_at desc, tax_form_decided_at desc nulls last limit 1`);
   return (
     row ?? {
       tax_form_status: null,

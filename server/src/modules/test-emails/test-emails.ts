@@ -1,7 +1,7 @@
 import { TEST_EMAILS_LIVE_MESSAGE, type TestEmail } from '@affiliate-attribution/contract';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { Sql } from '../../db/sql.js';
+import { Db } from '../../db/sql.js';
 import { newRowId } from '../../db/row-ids.js';
 import { ForbiddenError } from '../../http/errors.js';
 import { decodeCursor, pageLimit, pageOf } from '../../http/pagination.js';
@@ -9,6 +9,7 @@ import { iso } from '../../http/serialize.js';
 import type { Mail, Mailer, SendOptions } from '../people/mailer.js';
 import { brandingLook } from '../branding/branding.js';
 import { brandedMail } from '../branding/branded-mail.js';
+import { sql } from 'kysely';
 
 interface TestEmailRow {
   id: string;
@@ -36,14 +37,14 @@ export interface OrganizationMailer {
  * are no test data and do not come here: they go to the mailer directly.
  */
 export class TestEmails implements OrganizationMailer {
-  private readonly sql: Sql;
+  private readonly db: Db;
 
   constructor(
     orm: MikroORM,
     private readonly mailer: Mailer,
     private readonly logger: Logger,
   ) {
-    this.sql = Sql.of(orm);
+    this.db = Db.of(orm);
   }
 
   /**
@@ -51,18 +52,14 @@ export class TestEmails implements OrganizationMailer {
    * (brandedMail: their sender name, logo and colour), whichever module wrote it.
    */
   async send(organizationId: string, written: Mail, options: SendOptions = {}): Promise<void> {
-    const sql = options.transaction ?? this.sql;
-    const look = await brandingLook(sql, organizationId);
+    const db = options.transaction ?? this.db;
+    const look = await brandingLook(db, organizationId);
     const mail = look ? brandedMail(written, look) : written;
-    if (!(await this.isTest(organizationId, sql))) return this.mailer.send(mail, options);
+    if (!(await this.isTest(organizationId, db))) return this.mailer.send(mail, options);
     const id = newRowId();
-    await sql.rows(`insert into test_emails (id, organization_id, recipient, subject, text) values (?, ?, ?, ?, ?)`, [
-      id,
-      organizationId,
-      mail.to,
-      mail.subject,
-      mail.text,
-    ]);
+    await db.rows(
+      sql`insert into test_emails (id, organization_id, recipient, subject, text) values (${id}, ${organizationId}, ${mail.to}, ${mail.subject}, ${mail.text})`,
+    );
     // Logged without its text, which may carry a sign-in link: GET /api/test-emails shows it whole.
     this.logger.info(
       { mail: { to: mail.to, subject: mail.subject }, organization_id: organizationId, test_email_id: id },
@@ -80,13 +77,11 @@ export class TestEmails implements OrganizationMailer {
     const after = decodeCursor(query.cursor);
     const columns = 'id, recipient, subject, text, created_at';
     const rows = after
-      ? await this.sql.rows<TestEmailRow>(
-          `select ${columns} from test_emails where organization_id = ? and (created_at, id) < (?, ?) order by created_at desc, id desc limit ?`,
-          [organizationId, after.at, after.id, limit + 1],
+      ? await this.db.rows(
+          sql<TestEmailRow>`select ${sql.raw(columns)} from test_emails where organization_id = ${organizationId} and (created_at, id) < (${after.at}, ${after.id}) order by created_at desc, id desc limit ${limit + 1}`,
         )
-      : await this.sql.rows<TestEmailRow>(
-          `select ${columns} from test_emails where organization_id = ? order by created_at desc, id desc limit ?`,
-          [organizationId, limit + 1],
+      : await this.db.rows(
+          sql<TestEmailRow>`select ${sql.raw(columns)} from test_emails where organization_id = ${organizationId} order by created_at desc, id desc limit ${limit + 1}`,
         );
     const page = pageOf(rows, limit, (row) => ({ at: row.created_at, id: row.id }));
     return {
@@ -110,10 +105,10 @@ export class TestEmails implements OrganizationMailer {
     this.mailer.wake?.();
   }
 
-  private async isTest(organizationId: string, sql: Sql = this.sql): Promise<boolean> {
-    const row = await sql.one<{ livemode: boolean }>(`select livemode from organizations where id = ?`, [
-      organizationId,
-    ]);
+  private async isTest(organizationId: string, db: Db = this.db): Promise<boolean> {
+    const row = await db.one(
+      sql<{ livemode: boolean }>`select livemode from organizations where id = ${organizationId}`,
+    );
     return row?.livemode === false;
   }
 }
