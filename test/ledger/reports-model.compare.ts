@@ -70,25 +70,25 @@ export function normalise(
 
 export async function naiveAffiliates(w: World, from: Date, to: Date) {
   // NAIVE_ROWS names the organization $1 (reports-migration.test.ts runs it on a pg client too).
-  const rows = await w.db.rows(
+  const rows: NaiveRow[] = await w.db.rows(
     CompiledQuery.raw(
       `select x.affiliate_id || ' ' || coalesce(x.currency, p.currency::text) as key, ${NAIVE_SUMS}
      from (${NAIVE_ROWS}) x join programs p on p.id = x.program_id
      where x.at >= $2 and x.at < $3 group by 1 order by 1`,
       [w.m.id, from, to],
-    ) as CompiledQuery<NaiveRow>,
+    ),
   );
   return rows.map(normalise);
 }
 
 export async function naiveSeries(w: World, from: Date, to: Date, interval: string) {
-  const rows = await w.db.rows(
+  const rows: NaiveRow[] = await w.db.rows(
     CompiledQuery.raw(
       `select to_char(date_trunc($4, x.at at time zone 'UTC'), 'YYYY-MM-DD') || ' ' || coalesce(x.currency, p.currency::text) as key, ${NAIVE_SUMS}
      from (${NAIVE_ROWS}) x join programs p on p.id = x.program_id
      where x.at >= $2 and x.at < $3 group by 1 order by 1`,
       [w.m.id, from, to, interval],
-    ) as CompiledQuery<NaiveRow>,
+    ),
   );
   return rows.map(normalise);
 }

@@ -311,11 +311,14 @@ export class UnnestInsert<E extends Entity> {
         // The organization is the statement's last parameter (run() appends its value): one
         // placeholder after the insert's own, named as often as the other writes need it.
         const organization = `$${statement.parameters.length + 1}::uuid`;
-        const also = this.options.alsoWrite('inserted', organization).map((body, i) => `also_written_${i} as (${body})`);
+        const also = this.options
+          .alsoWrite('inserted', organization)
+          .map((body, i) => `also_written_${i} as (${body})`);
         // Without `returning`, nothing comes back (the CTEs run all the same).
-        const withAlso = sql`with inserted as (${written}), ${sql.raw(also.join(', '))} select * from inserted${sql.raw(returning ? '' : ' where false')}`.compile(
-          db,
-        );
+        const withAlso =
+          sql`with inserted as (${written}), ${sql.raw(also.join(', '))} select * from inserted${sql.raw(returning ? '' : ' where false')}`.compile(
+            db,
+          );
         statement = { ...withAlso, parameters: [...withAlso.parameters, null] };
       }
       entry = { columns, statement };

@@ -72,7 +72,9 @@ export async function findOwnedRow<R>(db: Db, spec: OwnedTable, organizationId: 
   // The rule's statement answers only whose the row is (the row itself, found in the caller's
   // organization after all, is read again): on Citus its anywhere branch reads every shard.
   const rule = await db.one(
-    sql<{ owned_by_caller: boolean }>`(select true as owned_by_caller from ${from} t where organization_id = ${organizationId} and ${match} limit 1)
+    sql<{
+      owned_by_caller: boolean;
+    }>`(select true as owned_by_caller from ${from} t where organization_id = ${organizationId} and ${match} limit 1)
       union all
       (select false from ${from} t where ${match} and ${ofAnotherAccount('t', organizationId)} limit 1)
       limit 1`,

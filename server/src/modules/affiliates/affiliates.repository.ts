@@ -139,8 +139,7 @@ export class AffiliatesRepository {
       });
       if (updated.status !== current.status || updated.commission_value !== current.commission_value)
         await notifyChange(db, { kind: 'affiliate', id: current.id });
-      if (updated.slug !== current.slug)
-        await notifyChange(db, { kind: 'affiliate_links', id: current.id });
+      if (updated.slug !== current.slug) await notifyChange(db, { kind: 'affiliate_links', id: current.id });
       return updated;
     });
   }

@@ -151,7 +151,9 @@ export class EndpointsRepository {
         id,
       );
       const [endpoint] = await db.rows(
-        sql<{ enabled: boolean }>`select enabled from webhook_endpoints where organization_id = ${organizationId} and id = ${found.endpoint_id} for share`,
+        sql<{
+          enabled: boolean;
+        }>`select enabled from webhook_endpoints where organization_id = ${organizationId} and id = ${found.endpoint_id} for share`,
       );
       if (endpoint?.enabled) {
         await db.rows(

@@ -28,7 +28,9 @@ export const RETENTION_DEFAULTS = {
  * organization (on Citus each batch is then one shard's, and SKIP LOCKED needs the organization).
  */
 export const pruneOrganizations = (cutoff: Date) =>
-  sql<{ organization_id: string }>`select distinct organization_id from outbound_events where dispatched_at < ${cutoff}`;
+  sql<{
+    organization_id: string;
+  }>`select distinct organization_id from outbound_events where dispatched_at < ${cutoff}`;
 
 /** One batch of one organization: its oldest `batch` events dispatched before `cutoff`, their finished deliveries, and the events themselves unless a delivery is pending. */
 export const prune = (cutoff: Date, batch: number, organizationId: string) => {

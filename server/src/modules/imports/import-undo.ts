@@ -72,7 +72,10 @@ const COUNTED_ROWS: OfImport<{
   conversions: string[];
   commissions: string[];
   affiliates: string[];
-}> = (o, i) => sql`select array(select id from customers where organization_id = ${o} and import_id = ${i}) as customers,
+}> = (
+  o,
+  i,
+) => sql`select array(select id from customers where organization_id = ${o} and import_id = ${i}) as customers,
   array(select id from conversions where organization_id = ${o} and import_id = ${i}) as conversions,
   array(select id from commissions where organization_id = ${o} and import_id = ${i}) as commissions,
   array(select id from affiliates where organization_id = ${o} and import_id = ${i}) as affiliates`;

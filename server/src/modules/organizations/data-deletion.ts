@@ -115,8 +115,12 @@ export async function requestOrganizationDeletion(
   await db.rows(
     sql`update organizations set deletion_requested_at = now() where id = any(${ids}::uuid[]) and deletion_requested_at is null`,
   );
-  await db.rows(sql`update api_keys set revoked_at = now() where organization_id = any(${ids}::uuid[]) and revoked_at is null`);
-  const keys = await db.rows(sql<{ key_hash: string }>`select key_hash from api_keys where organization_id = any(${ids}::uuid[])`);
+  await db.rows(
+    sql`update api_keys set revoked_at = now() where organization_id = any(${ids}::uuid[]) and revoked_at is null`,
+  );
+  const keys = await db.rows(
+    sql<{ key_hash: string }>`select key_hash from api_keys where organization_id = any(${ids}::uuid[])`,
+  );
   await db.rows(
     sql`delete from sessions where user_id in (select id from users where organization_id = any(${ids}::uuid[]))`,
   );
