@@ -269,7 +269,7 @@ export class UnnestInsert<E extends Entity> {
     if (rows.length === 0) return [];
     const { columns, statement } = this.statementFor(orm, rows[0]);
     const values: unknown[] = columnArrays(rows, columns);
-    if (this.options.alsoWrite) {
+    if (this.options.alsoWrite && statement.parameters.length > columns.length) {
       const organizationId = (rows[0] as { organization_id?: string }).organization_id;
       if (rows.some((row) => (row as { organization_id?: string }).organization_id !== organizationId))
         throw new Error('UnnestInsert: rows of a statement with alsoWrite must be one organization’s');
@@ -311,15 +311,17 @@ export class UnnestInsert<E extends Entity> {
         // The organization is the statement's last parameter (run() appends its value): one
         // placeholder after the insert's own, named as often as the other writes need it.
         const organization = `$${statement.parameters.length + 1}::uuid`;
-        const also = this.options
-          .alsoWrite('inserted', organization)
-          .map((body, i) => `also_written_${i} as (${body})`);
+        const bodies = this.options.alsoWrite('inserted', organization);
+        const also = bodies.map((body, i) => `also_written_${i} as (${body})`);
         // Without `returning`, nothing comes back (the CTEs run all the same).
         const withAlso =
           sql`with inserted as (${written}), ${sql.raw(also.join(', '))} select * from inserted${sql.raw(returning ? '' : ' where false')}`.compile(
             db,
           );
-        statement = { ...withAlso, parameters: [...withAlso.parameters, null] };
+        // A parameter PostgreSQL sees nowhere in the text has no type it can infer: only a
+        // statement that names the organization takes it.
+        const namesOrganization = bodies.some((body) => body.includes(organization));
+        statement = namesOrganization ? { ...withAlso, parameters: [...withAlso.parameters, null] } : withAlso;
       }
       entry = { columns, statement };
       this.statements.set(key, entry);
