@@ -1,8 +1,7 @@
-import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DISTRIBUTED_TABLES } from '../../server/src/db/distribution.js';
 import { createMerchant, type Api } from '../support/api.js';
-import { citusNodesOf } from '../support/citus.js';
+import { citusNodesOf, withClient } from '../support/citus.js';
 import { testServer } from '../support/server.js';
 import { citusUnavailable } from './support/citus-cluster.js';
 import { multiShard, plansOf, recordStatements } from './support/citus-plans.js';
@@ -27,16 +26,6 @@ if (!nodes)
   console.info(
     `citus-cluster.test.ts skipped: DATABASE_URL is not a Citus coordinator (${missing ?? 'run it with npx tsx test/reliability/citus-suites.ts'})`,
   );
-
-async function withClient<T>(url: string, use: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end();
-  }
-}
 
 /** The worker ports that hold the organization's shard of each tenant table. */
 async function placementsOf(url: string, organizationId: string): Promise<Map<string, number[]>> {

@@ -18,7 +18,8 @@ export interface CitusNodes {
   workers: CitusNode[];
 }
 
-async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+/** A short-lived client on `url`, ended whatever `use` does. */
+export async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -1,5 +1,6 @@
 import { effectiveStatusSql } from '../commissions/commission-lifecycle.js';
 import type { AffiliateCursor, ReportWindow } from './reports.repository.js';
+import { DELTA_FIGURES } from './report-contributions.js';
 
 /**
  * The reports' statements (ReportsRepository runs them; the benchmark prints their plans): the live
@@ -7,19 +8,8 @@ import type { AffiliateCursor, ReportWindow } from './reports.repository.js';
  * for the read model they combine.
  */
 
-const FIGURES = [
-  'clicks',
-  'customers',
-  'conversions',
-  'revenue',
-  'refunded',
-  'pending',
-  'approved',
-  'paid',
-  'reversed',
-  'rejected',
-  'on_hold',
-] as const;
+/** The figures a report answers: the deltas' (report-contributions.ts), without their entries count. */
+const FIGURES = DELTA_FIGURES.filter((f) => f !== 'entries');
 const sums = (alias: string) => FIGURES.map((f) => `sum(${alias}.${f})::text as ${f}`).join(', ');
 const figureList = (alias: string) => FIGURES.map((f) => `${alias}.${f}`).join(', ');
 const zeroFigures = (from: number) =>
