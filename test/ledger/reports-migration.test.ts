@@ -95,7 +95,7 @@ async function naive(db: pg.Client, org: string, from: Date, to: Date, interval?
     : 'x.affiliate_id::text';
   const { rows } = await db.query<NaiveRow>(
     `select ${key} || ' ' || coalesce(x.currency, p.currency::text) as key, ${NAIVE_SUMS}
-     from (${NAIVE_ROWS}) x join programs p on p.id = x.program_id
+     from (${NAIVE_ROWS}) x join programs p on p.id = x.program_id and p.organization_id = $1
      where x.at >= $2 and x.at < $3 group by 1 order by 1`,
     [org, from, to],
   );

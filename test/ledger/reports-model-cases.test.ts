@@ -49,7 +49,11 @@ describe('reports: entries folded in their hold', () => {
       };
       // Folded, still in its hold: pending.
       expect(
-        (await w.db.rows(raw<{ status: string }>`select status from commissions where id = ${first}`))[0].status,
+        (
+          await w.db.rows(
+            raw<{ status: string }>`select status from commissions where organization_id = ${w.m.id} and id = ${first}`,
+          )
+        )[0].status,
       ).toBe('pending');
       expect(await amountOf()).toMatchObject({ pending: 30, approved: 0 });
       await expectSame(w);

@@ -19,7 +19,7 @@ export const NAIVE_ROWS = `
   union all
   select k.affiliate_id, k.program_id, k.currency::text, coalesce(v.occurred_at, k.created_at), 0, 0, 0, 0, 0,
     case when k.status = 'pending' and k.approves_at <= now() then 'approved' else k.status end, k.amount
-  from commissions k left join conversions v on v.id = k.conversion_id where k.organization_id = $1`;
+  from commissions k left join conversions v on v.id = k.conversion_id and v.organization_id = k.organization_id where k.organization_id = $1`;
 
 export const NAIVE_SUMS = `sum(clicks)::int as clicks, sum(customers)::int as customers, sum(conversions)::int as conversions, sum(revenue)::text as revenue, sum(refunded)::text as refunded,
   ${['pending', 'approved', 'paid', 'reversed', 'rejected', 'on_hold'].map((s) => `coalesce(sum(amount) filter (where status = '${s}'), 0)::text as ${s}`).join(', ')}`;
@@ -73,7 +73,7 @@ export async function naiveAffiliates(w: World, from: Date, to: Date) {
   const rows: NaiveRow[] = await w.db.rows(
     CompiledQuery.raw(
       `select x.affiliate_id || ' ' || coalesce(x.currency, p.currency::text) as key, ${NAIVE_SUMS}
-     from (${NAIVE_ROWS}) x join programs p on p.id = x.program_id
+     from (${NAIVE_ROWS}) x join programs p on p.id = x.program_id and p.organization_id = $1
      where x.at >= $2 and x.at < $3 group by 1 order by 1`,
       [w.m.id, from, to],
     ),
@@ -85,7 +85,7 @@ export async function naiveSeries(w: World, from: Date, to: Date, interval: stri
   const rows: NaiveRow[] = await w.db.rows(
     CompiledQuery.raw(
       `select to_char(date_trunc($4, x.at at time zone 'UTC'), 'YYYY-MM-DD') || ' ' || coalesce(x.currency, p.currency::text) as key, ${NAIVE_SUMS}
-     from (${NAIVE_ROWS}) x join programs p on p.id = x.program_id
+     from (${NAIVE_ROWS}) x join programs p on p.id = x.program_id and p.organization_id = $1
      where x.at >= $2 and x.at < $3 group by 1 order by 1`,
       [w.m.id, from, to, interval],
     ),

@@ -179,7 +179,7 @@ export async function apply(w: World, action: Action): Promise<void> {
           raw<{
             amount: string;
             refunded_amount: string;
-          }>`select amount, refunded_amount from conversions where id = ${conversionId} for update`,
+          }>`select amount, refunded_amount from conversions where organization_id = ${org} and id = ${conversionId} for update`,
         );
         const [sale] = await db.rows(raw<{
           id: string;
@@ -191,13 +191,13 @@ export async function apply(w: World, action: Action): Promise<void> {
           currency: string;
         }>`select k.id, k.status, k.amount, i.payout_id, k.affiliate_id, k.program_id, k.currency
              from commissions k left join payout_items i on i.organization_id = k.organization_id and i.commission_id = k.id
-            where k.conversion_id = ${conversionId} and k.type = 'sale' for update of k`);
+            where k.organization_id = ${org} and k.conversion_id = ${conversionId} and k.type = 'sale' for update of k`);
         if (!c || !sale || c.refunded_amount === c.amount) return;
         const refunded = action.full ? c.amount : (Math.round(Number(c.amount) * 50) / 100).toFixed(2);
         if (Number(refunded) <= Number(c.refunded_amount)) return;
         await counted(db, org, { conversions: [conversionId] }, -1);
         await db.rows(
-          raw`update conversions set refunded_amount = ${refunded}, status = case when ${refunded}::numeric >= amount then 'reversed' else status end where id = ${conversionId}`,
+          raw`update conversions set refunded_amount = ${refunded}, status = case when ${refunded}::numeric >= amount then 'reversed' else status end where organization_id = ${org} and id = ${conversionId}`,
         );
         await counted(db, org, { conversions: [conversionId] }, 1);
         if (sale.status === 'rejected' || sale.status === 'reversed') return;
@@ -212,12 +212,14 @@ export async function apply(w: World, action: Action): Promise<void> {
           }
         } else if (action.full || keep <= 0) {
           await counted(db, org, { commissions: [sale.id] }, -1);
-          await db.rows(raw`update commissions set status = 'reversed', updated_at = now() where id = ${sale.id}`);
+          await db.rows(
+            raw`update commissions set status = 'reversed', updated_at = now() where organization_id = ${org} and id = ${sale.id}`,
+          );
           await counted(db, org, { commissions: [sale.id] }, 1);
         } else {
           await counted(db, org, { commissions: [sale.id] }, -1);
           await db.rows(
-            raw`update commissions set amount = ${keep.toFixed(2)}, updated_at = now() where id = ${sale.id}`,
+            raw`update commissions set amount = ${keep.toFixed(2)}, updated_at = now() where organization_id = ${org} and id = ${sale.id}`,
           );
           await counted(db, org, { commissions: [sale.id] }, 1);
         }
@@ -233,7 +235,7 @@ export async function apply(w: World, action: Action): Promise<void> {
         await w.db.transaction(async (db) => {
           await counted(db, org, { commissions: [id] }, -1);
           await db.rows(
-            raw`update commissions set status = 'on_hold', updated_at = now() where id = ${id} and status = 'pending'`,
+            raw`update commissions set status = 'on_hold', updated_at = now() where organization_id = ${org} and id = ${id} and status = 'pending'`,
           );
           await counted(db, org, { commissions: [id] }, 1);
         });

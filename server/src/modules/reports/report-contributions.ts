@@ -152,17 +152,18 @@ export type CountedRows = Partial<Record<CountedKind, readonly string[]>>;
 export function countRows(organizationId: string, rows: CountedRows, sign: 1 | -1): RawBuilder<unknown> | undefined {
   const kinds = COUNTED_KINDS.filter((k) => (rows[k]?.length ?? 0) > 0);
   if (kinds.length === 0) return undefined;
-  const ctes = kinds.map(
-    (kind) =>
-      sql`${sql.raw(`counted_${kind}`)} as materialized (select * from ${sql.table(kind)} where organization_id = ${organizationId} and id = any (${[...rows[kind]!]}::uuid[]) order by id for update)`,
-  );
-  const parts = kinds.map((kind) =>
-    contributionsSql(
-      kind,
-      kind === 'commissions' ? commissionsWithPeriod('counted_commissions') : `counted_${kind}`,
-      sign,
-    ),
-  );
+  // An entry's period (its conversion's occurred_at) is joined inside its CTE, on the same
+  // organization: on Citus one shard's join, where a lateral outer join from the CTE's rows to
+  // conversions is refused ("cannot perform a lateral outer join ... CTEs").
+  const ctes = kinds.map((kind) => {
+    const ids = sql`${[...rows[kind]!]}::uuid[]`;
+    return kind === 'commissions'
+      ? sql`counted_commissions as materialized (select k.*, coalesce(v.occurred_at, k.created_at) as period_at from commissions k
+          left join conversions v on v.organization_id = k.organization_id and v.id = k.conversion_id
+          where k.organization_id = ${organizationId} and k.id = any (${ids}) order by k.id for update of k)`
+      : sql`${sql.raw(`counted_${kind}`)} as materialized (select * from ${sql.table(kind)} where organization_id = ${organizationId} and id = any (${ids}) order by id for update)`;
+  });
+  const parts = kinds.map((kind) => contributionsSql(kind, `counted_${kind}`, sign));
   return sql`with ${sql.join(ctes)} ${sql.raw(deltasInsertSql(parts))}`;
 }
 

@@ -81,12 +81,15 @@ export async function foldIn(run: Run, organizationId: string, stepRows = FOLD_S
 
 /** One step: at most `limit` due deltas, taken and folded; answers how many were taken. */
 async function foldStep(run: Run, organizationId: string, limit: number): Promise<number> {
+  // The boundary as days since 2000-01-01 (date minus date, an immutable operator: Citus allows
+  // no STABLE function, such as to_char, in RETURNING).
   const [state] = await run(
-    sql<{ through: string }>`insert into report_totals_through (organization_id, through)
+    sql<{ through_days: number }>`insert into report_totals_through (organization_id, through)
       values (${organizationId}::uuid, (date_trunc('month', now() at time zone 'UTC' + interval '1 day') + interval '1 month')::date)
       on conflict (organization_id) do update set through = report_totals_through.through
-      returning to_char(through, 'YYYY-MM-DD') as through`,
+      returning through - date '2000-01-01' as through_days`,
   );
+  const through = new Date(Date.UTC(2000, 0, 1) + state.through_days * 86_400_000).toISOString().slice(0, 10);
   const rows = await run(
     sql<MonthSums & { taken: number }>`with taken as (
         delete from report_deltas where organization_id = ${organizationId}::uuid and (due_at, id) in (
@@ -113,7 +116,7 @@ async function foldStep(run: Run, organizationId: string, limit: number): Promis
       select c.taken, s.* from (select count(*)::int as taken from taken) c left join sums s on true`,
   );
   const sums = rows.filter((r) => r.month !== null);
-  if (sums.length > 0) await addToTotals(run, organizationId, state.through, sums);
+  if (sums.length > 0) await addToTotals(run, organizationId, through, sums);
   return rows[0]?.taken ?? 0;
 }
 
@@ -176,14 +179,16 @@ function nextMonth(month: string): string {
 }
 
 /**
- * The organizations with deltas due, at most `limit`: found from the organizations (one probe of
- * report_deltas' primary key each), so that the search never reads the log's held approvals.
- * The one statement of the read model that is not one organization's: it only finds whose turn it is.
+ * The organizations with deltas due, at most `limit`. It reads the log's primary key, held
+ * approvals (deltas due later) included: what is not folded yet, a few rows per organization
+ * between two rounds, plus one per entry still in its hold. The one statement of the read model
+ * that is not one organization's: it only finds whose turn it is.
  */
 export async function organizationsToFold(orm: MikroORM, limit: number): Promise<string[]> {
-  const { rows } = await sql<{ id: string }>`select o.id from organizations o
-      where exists (select 1 from report_deltas d where d.organization_id = o.id and d.due_at <= now())
-      limit ${limit}`.execute(kyselyOf(orm));
+  // Read from report_deltas alone (on Citus every shard's; a correlated probe from the
+  // organizations reference table is refused): only what is not yet folded is there.
+  const { rows } = await sql<{ id: string }>`select organization_id as id from report_deltas
+      where due_at <= now() group by organization_id limit ${limit}`.execute(kyselyOf(orm));
   return rows.map((r) => r.id);
 }
 
