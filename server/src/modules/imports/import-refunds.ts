@@ -24,13 +24,14 @@ export async function writeRefund(writer: ImportWriter, r: SourceRefund): Promis
   // What the sale counts in the reports moves with its refund (modules/reports): out before, in after.
   const counted = { conversions: [conversionId] };
   await writer.db.rows(compiled(countRows(organizationId, counted, -1)!));
+  // The time as a parameter, not now(): Citus allows no STABLE function inside CASE or COALESCE in an UPDATE.
   const sale = (await writer.db.one(sql<{
     affiliate_id: string;
     customer_id: string | null;
   }>`with next as (select id, least(amount, refunded_amount + coalesce(${r.amount}::numeric, amount)) as refunded from conversions where organization_id = ${organizationId} and id = ${conversionId})
      update conversions c set refunded_amount = n.refunded,
        status = case when n.refunded >= c.amount and c.amount > 0 then 'reversed' else c.status end,
-       reversed_at = case when n.refunded >= c.amount and c.amount > 0 then coalesce(c.reversed_at, now()) else c.reversed_at end
+       reversed_at = case when n.refunded >= c.amount and c.amount > 0 then coalesce(c.reversed_at, ${new Date()}::timestamptz) else c.reversed_at end
      from next n where c.organization_id = ${organizationId} and c.id = n.id returning c.affiliate_id, c.customer_id`))!;
   await writer.db.rows(compiled(countRows(organizationId, counted, 1)!));
   await writer.remember('conversions', key, conversionId);
