@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { closeOrm, initOrm, ormOptions } from '../../server/src/db/orm.js';
+import { closeOrm, defaultDatabaseTimeouts, initOrm, ormOptions } from '../../server/src/db/orm.js';
 import { foldOrganization } from '../../server/src/modules/reports/report-fold.js';
 import { ReportsRepository } from '../../server/src/modules/reports/reports.repository.js';
 import { ReportsService } from '../../server/src/modules/reports/reports.service.js';
@@ -31,7 +31,10 @@ describe('the migration to per-organization report deltas', () => {
     const db = new pg.Client({ connectionString: url.toString() });
     let orm: MikroORM | undefined;
     try {
-      const old = await MikroORM.init(ormOptions(url.toString(), 2));
+      // No statement_timeout start-up parameter (PgBouncer refuses it), as initOrm migrates.
+      const old = await MikroORM.init(
+        ormOptions(url.toString(), 2, { ...defaultDatabaseTimeouts, statementMs: 0, queryMs: 0 }),
+      );
       await old.migrator.up({ to: LAST_BEFORE });
       await closeOrm(old);
       await db.connect();
