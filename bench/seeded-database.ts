@@ -19,12 +19,7 @@ import { createServer } from 'node:net';
 import pg from 'pg';
 import { bundle } from '../server/bundle.js';
 import { startNodeFlags, waitFor } from './service-process.js';
-import {
-  commissionsWithPeriod,
-  compiled,
-  contributionsSql,
-  deltasInsertSql,
-} from '../server/src/modules/reports/report-contributions.js';
+import { compiled, contributionsOfRows, deltasInsertSql } from '../server/src/modules/reports/report-contributions.js';
 import { foldIn } from '../server/src/modules/reports/report-fold.js';
 
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -300,15 +295,7 @@ async function seedOrganization(
   // The seed writes the rows with SQL: what they count in the reports is written as their writers
   // write it (report-contributions.ts), then folded (foldAll).
   const own = (table: string) => `(select * from ${table} where organization_id = $1::uuid)`;
-  await db.query(
-    deltasInsertSql([
-      contributionsSql('clicks', own('clicks'), 1),
-      contributionsSql('customers', own('customers'), 1),
-      contributionsSql('conversions', own('conversions'), 1),
-      contributionsSql('commissions', commissionsWithPeriod(own('commissions')), 1),
-    ]),
-    [organizationId],
-  );
+  await db.query(deltasInsertSql(contributionsOfRows(own)), [organizationId]);
   await db.query('checkpoint').catch(() => undefined);
   const counts = (
     await db.query(`select (select count(*) from clicks) as clicks, (select count(*) from customers) as customers, (select count(*) from conversions) as conversions,

@@ -93,17 +93,18 @@ export async function naiveSeries(w: World, from: Date, to: Date, interval: stri
   return rows.map(normalise);
 }
 
+/** The figures of a report's row (an affiliate's, or a period's), as the API answers them. */
+interface ReportFigures {
+  clicks: number;
+  customers: number;
+  conversions: number;
+  revenue: number;
+  refunded: number;
+  commissions: Record<string, number>;
+}
+
 export async function reportAffiliates(w: World, from: Date, to: Date, affiliateIds?: string[]) {
-  const rows: {
-    affiliate_id: string;
-    currency: string;
-    clicks: number;
-    customers: number;
-    conversions: number;
-    revenue: number;
-    refunded: number;
-    commissions: Record<string, number>;
-  }[] = [];
+  const rows: (ReportFigures & { affiliate_id: string; currency: string })[] = [];
   let cursor: string | null = null;
   do {
     const res: { status: number; body: any } = await w.m.api.get(
@@ -125,16 +126,7 @@ export async function reportSeries(w: World, from: Date, to: Date, interval: str
     `/api/reports/timeseries?from=${from.toISOString()}&to=${to.toISOString()}&interval=${interval}`,
   );
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-  const points = res.body.data.points as {
-    period: string;
-    currency: string;
-    clicks: number;
-    customers: number;
-    conversions: number;
-    revenue: number;
-    refunded: number;
-    commissions: Record<string, number>;
-  }[];
+  const points = res.body.data.points as (ReportFigures & { period: string; currency: string })[];
   return points
     .map((p) => normalise({ ...p, key: `${p.period.slice(0, 10)} ${p.currency}` }))
     .filter((p) => p.figures.some((f) => f !== 0))

@@ -2,9 +2,8 @@ import type pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ORGANIZATION_TABLES } from '../../server/src/modules/organizations/organization-data.js';
 import {
-  commissionsWithPeriod,
   compiled,
-  contributionsSql,
+  contributionsOfRows,
   deltasInsertSql,
 } from '../../server/src/modules/reports/report-contributions.js';
 import { foldIn } from '../../server/src/modules/reports/report-fold.js';
@@ -104,15 +103,7 @@ async function generate(
     await client.query('reset session_replication_role');
     await client.query('analyze clicks, customers, conversions, commissions, affiliates');
     const own = (table: string) => `(select * from ${table} where organization_id = $1::uuid)`;
-    await client.query(
-      deltasInsertSql([
-        contributionsSql('clicks', own('clicks'), 1),
-        contributionsSql('customers', own('customers'), 1),
-        contributionsSql('conversions', own('conversions'), 1),
-        contributionsSql('commissions', commissionsWithPeriod(own('commissions')), 1),
-      ]),
-      [organizationId],
-    );
+    await client.query(deltasInsertSql(contributionsOfRows(own)), [organizationId]);
     await foldIn(async (query) => {
       const { sql, parameters } = compiled(query).compile();
       return (await client.query(sql, [...parameters])).rows;

@@ -1,9 +1,5 @@
 import { Migration } from '@mikro-orm/migrations';
-import {
-  commissionsWithPeriod,
-  contributionsSql,
-  deltasInsertSql,
-} from '../../modules/reports/report-contributions.js';
+import { contributionsOfRows, deltasInsertSql } from '../../modules/reports/report-contributions.js';
 
 /**
  * The reports' read model per organization, written by the application (issue 46, item 3): no
@@ -75,10 +71,7 @@ select distinct t.organization_id, s.totals_through from report_affiliate_totals
       `(select * from ${table} where created_at >= (select folded_before from report_fold_state))`;
     this.addSql(
       `${deltasInsertSql([
-        contributionsSql('clicks', unfolded('clicks'), 1),
-        contributionsSql('customers', unfolded('customers'), 1),
-        contributionsSql('conversions', unfolded('conversions'), 1),
-        contributionsSql('commissions', commissionsWithPeriod(unfolded('commissions')), 1),
+        ...contributionsOfRows(unfolded),
         `select organization_id, (period_at at time zone 'UTC')::date, approves_at, affiliate_id, program_id, currency,
            0::bigint, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric, -amount, amount, 0::numeric, 0::numeric, 0::numeric, 0::numeric
          from report_deferred_commissions`,

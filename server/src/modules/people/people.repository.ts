@@ -27,6 +27,22 @@ export interface InvitationRow {
 }
 
 const USER = 'id, organization_id, email, name, role, created_at';
+
+/**
+ * The organization's owners, then the user, locked in that order (FOR UPDATE): a role change and a
+ * removal that could leave no owner take their turns instead of both passing the "last owner" check.
+ */
+async function lockOwnersAndUser(db: Db, organizationId: string, userId: string) {
+  const owners = await db.rows(
+    sql<{
+      id: string;
+    }>`select id from users where organization_id = ${organizationId} and role = 'owner' order by id for update`,
+  );
+  const user = await db.one(
+    sql<UserRow>`select ${sql.raw(USER)} from users where organization_id = ${organizationId} and id = ${userId} for update`,
+  );
+  return { owners, user };
+}
 const INVITATION = 'id, organization_id, email, role, created_at, expires_at, accepted_at, revoked_at';
 
 /** The people module's only way to the database: users, invitations, sessions (the rows better-auth also reads). */
@@ -64,14 +80,7 @@ export class PeopleRepository {
   changeRole(organizationId: string, userId: string, role: Role): Promise<UserRow | 'not found' | 'last owner'> {
     if (!isUuid(userId)) return Promise.resolve('not found');
     return this.db.transaction(async (db) => {
-      const owners = await db.rows(
-        sql<{
-          id: string;
-        }>`select id from users where organization_id = ${organizationId} and role = 'owner' order by id for update`,
-      );
-      const user = await db.one(
-        sql<UserRow>`select ${sql.raw(USER)} from users where organization_id = ${organizationId} and id = ${userId} for update`,
-      );
+      const { owners, user } = await lockOwnersAndUser(db, organizationId, userId);
       if (!user) return 'not found';
       if (role === 'member' && user.role === 'owner' && owners.length === 1) return 'last owner';
       return (await db.one(
@@ -84,14 +93,7 @@ export class PeopleRepository {
   removeUser(organizationId: string, userId: string): Promise<UserRow | 'not found' | 'last owner'> {
     if (!isUuid(userId)) return Promise.resolve('not found');
     return this.db.transaction(async (db) => {
-      const owners = await db.rows(
-        sql<{
-          id: string;
-        }>`select id from users where organization_id = ${organizationId} and role = 'owner' order by id for update`,
-      );
-      const user = await db.one(
-        sql<UserRow>`select ${sql.raw(USER)} from users where organization_id = ${organizationId} and id = ${userId} for update`,
-      );
+      const { owners, user } = await lockOwnersAndUser(db, organizationId, userId);
       if (!user) return 'not found';
       if (user.role === 'owner' && owners.length === 1) return 'last owner';
       await db.rows(sql`delete from users where organization_id = ${organizationId} and id = ${userId}`);

@@ -123,6 +123,17 @@ export function commissionsWithPeriod(source: string): string {
 }
 
 /**
+ * The contributions of every counted row that `rowsOf(table)` selects (a subquery of the table's
+ * whole rows: an organization's, or those an old model had not folded), one part per kind, for
+ * deltasInsertSql: how a bulk writer (a migration, a seed) counts rows it wrote with plain SQL.
+ */
+export function contributionsOfRows(rowsOf: (table: CountedKind) => string): string[] {
+  return COUNTED_KINDS.map((kind) =>
+    contributionsSql(kind, kind === 'commissions' ? commissionsWithPeriod(rowsOf(kind)) : rowsOf(kind), 1),
+  );
+}
+
+/**
  * The INSERT of the contributions `parts` (contributionsSql texts) into report_deltas, summed per
  * key: the body of a data-modifying CTE, or a statement of its own.
  */
